@@ -1,0 +1,69 @@
+use std::fmt;
+
+/// Why a configuration (attempts, durations) was refused.
+///
+/// Every binding maps these to its own error: a status code in C, `ValueError` in Python
+/// and PHP. The [`code`](ConfigError::code) is stable across releases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The number of attempts was below 1.
+    ZeroAttempts,
+    /// A duration was negative.
+    NegativeDuration,
+    /// A duration was NaN.
+    NotANumber,
+    /// A duration was infinite or too large to count in milliseconds.
+    DurationTooLarge,
+    /// The cap (maximum window) was below the base.
+    CapBelowBase {
+        /// The base, in milliseconds.
+        base_ms: u64,
+        /// The cap, in milliseconds.
+        cap_ms: u64,
+    },
+}
+
+impl ConfigError {
+    /// A stable number for this error, shared by every binding (C status codes are
+    /// `100 + code`).
+    pub const fn code(&self) -> u32 {
+        match self {
+            ConfigError::ZeroAttempts => 1,
+            ConfigError::NegativeDuration => 2,
+            ConfigError::NotANumber => 3,
+            ConfigError::DurationTooLarge => 4,
+            ConfigError::CapBelowBase { .. } => 5,
+        }
+    }
+
+    /// A stable lower-case name for this error (`"zero_attempts"`, …).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            ConfigError::ZeroAttempts => "zero_attempts",
+            ConfigError::NegativeDuration => "negative_duration",
+            ConfigError::NotANumber => "not_a_number",
+            ConfigError::DurationTooLarge => "duration_too_large",
+            ConfigError::CapBelowBase { .. } => "cap_below_base",
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::ZeroAttempts => f.write_str("attempts must be at least 1"),
+            ConfigError::NegativeDuration => f.write_str("a duration must not be negative"),
+            ConfigError::NotANumber => f.write_str("a duration must be a number, not NaN"),
+            ConfigError::DurationTooLarge => {
+                f.write_str("a duration must be finite and at most u64::MAX milliseconds")
+            }
+            ConfigError::CapBelowBase { base_ms, cap_ms } => write!(
+                f,
+                "the maximum ({cap_ms} ms) must not be below the base ({base_ms} ms)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,309 @@
+//! The two guides' functions, exactly: guide A's `com_retry` loop and guide B's
+//! `retry_delay_ms`.
+
+use std::time::Duration;
+
+use rand::RngCore;
+
+use crate::{parse_retry_after, Backoff, ConfigError, JitterRng};
+
+/// Guide B's base window: 1000 ms.
+pub const GUIDE_B_BASE_MS: u64 = 1000;
+/// Guide B's largest window: 8000 ms.
+pub const GUIDE_B_CAP_MS: u64 = 8000;
+
+/// Guide B's `retryDelayMs`: how long to wait before retry index `attempt`, in milliseconds.
+///
+/// A `Retry-After` of seconds or a date gives the server's wait exactly (a past date is 0);
+/// a wait over 2^53 − 1 ms gives `f64::INFINITY`; a missing or invalid value gives a
+/// full-jitter draw from `[0, min(8000, 1000 · 2^attempt)]` taken from `rng`.
+/// `now_unix_ms` is the current time in milliseconds since the Unix epoch.
+pub fn retry_delay_ms<R: RngCore + ?Sized>(
+    retry_after: Option<&str>,
+    attempt: u32,
+    now_unix_ms: i64,
+    rng: &mut R,
+) -> f64 {
+    parse_retry_after(retry_after.unwrap_or(""), now_unix_ms).guide_b_delay_ms(attempt, rng)
+}
+
+/// Guide A's retry loop: `tentativas` attempts with full-jitter backoff between them.
+///
+/// # Defaults
+/// [`ComRetry::GUIDE_A`]: 5 attempts, base 200 ms, maximum 5000 ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ComRetry {
+    tentativas: u32,
+    backoff: Backoff,
+}
+
+impl ComRetry {
+    /// Guide A's defaults: 5 attempts, 200 ms base, 5000 ms maximum, full jitter.
+    pub const GUIDE_A: ComRetry = ComRetry {
+        tentativas: 5,
+        backoff: Backoff::new(),
+    };
+
+    /// A loop of `tentativas` attempts whose delay before attempt `i + 1` is drawn uniformly
+    /// from `[0, min(maximo_ms, base_ms · 2^i)]`.
+    ///
+    /// # Errors
+    /// [`ConfigError::ZeroAttempts`] when `tentativas` is 0, [`ConfigError::CapBelowBase`]
+    /// when `maximo_ms < base_ms`.
+    pub const fn new(tentativas: u32, base_ms: u64, maximo_ms: u64) -> Result<Self, ConfigError> {
+        if tentativas == 0 {
+            return Err(ConfigError::ZeroAttempts);
+        }
+        match Backoff::new()
+            .with_base_ms(base_ms)
+            .with_cap_ms(maximo_ms)
+            .validate()
+        {
+            Ok(backoff) => Ok(ComRetry {
+                tentativas,
+                backoff,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The number of attempts.
+    pub const fn tentativas(&self) -> u32 {
+        self.tentativas
+    }
+
+    /// The backoff schedule between attempts.
+    pub const fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// Runs the loop with every effect supplied by the caller.
+    ///
+    /// Calls `tarefa` until it succeeds, `repetir_se` answers `false` for its error, or the
+    /// attempts are spent, and returns its value or its **last error unchanged**. Between
+    /// attempts it draws the delay from `rng` and calls `sleep` with it — but never for a
+    /// zero delay. `repetir_se` is not asked after the last attempt.
+    ///
+    /// `repetir_se` and `sleep` may fail (a predicate that raises, a sleep interrupted by
+    /// Ctrl-C); their error ends the loop at once and is returned as is.
+    pub fn run_with<T, E, R>(
+        &self,
+        rng: &mut R,
+        mut tarefa: impl FnMut() -> Result<T, E>,
+        mut repetir_se: impl FnMut(&E) -> Result<bool, E>,
+        mut sleep: impl FnMut(Duration) -> Result<(), E>,
+    ) -> Result<T, E>
+    where
+        R: RngCore + ?Sized,
+    {
+        let mut previous_ms = self.backoff.base_ms();
+        for i in 0..self.tentativas {
+            let erro = match tarefa() {
+                Ok(value) => return Ok(value),
+                Err(erro) => erro,
+            };
+            if i + 1 == self.tentativas || !repetir_se(&erro)? {
+                return Err(erro);
+            }
+            let delay_ms = self.backoff.delay_ms(i, previous_ms, rng);
+            previous_ms = delay_ms;
+            if delay_ms > 0 {
+                sleep(Duration::from_millis(delay_ms))?;
+            }
+        }
+        unreachable!("tentativas is at least 1, so the last attempt returns")
+    }
+
+    /// Runs the loop with real sleeps and jitter seeded from the operating system.
+    pub fn run<T, E>(
+        &self,
+        tarefa: impl FnMut() -> Result<T, E>,
+        mut repetir_se: impl FnMut(&E) -> bool,
+    ) -> Result<T, E> {
+        self.run_with(
+            &mut JitterRng::from_entropy(),
+            tarefa,
+            |e| Ok(repetir_se(e)),
+            |d| {
+                std::thread::sleep(d);
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Guide A's `comRetry`: calls `tarefa` up to `tentativas` times, sleeping a full-jitter
+/// delay from `[0, min(maximo, base · 2^i)]` between attempts while `repetir_se` answers
+/// `true` for the error, and returns the value or the **last error unchanged**.
+///
+/// # Errors
+/// The outer `Err` is a bad configuration ([`ConfigError`]): no attempt was made. The inner
+/// result is the task's own.
+pub fn com_retry<T, E>(
+    tarefa: impl FnMut() -> Result<T, E>,
+    tentativas: u32,
+    base: Duration,
+    maximo: Duration,
+    repetir_se: impl FnMut(&E) -> bool,
+) -> Result<Result<T, E>, ConfigError> {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).map_err(|_| ConfigError::DurationTooLarge);
+    let policy = ComRetry::new(tentativas, ms(base)?, ms(maximo)?)?;
+    Ok(policy.run(tarefa, repetir_se))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `policy` over a task that fails `failures` times, recording the sleeps.
+    fn scripted(policy: ComRetry, failures: u32, seed: u64) -> (Result<u32, String>, u32, Vec<u64>) {
+        let mut calls = 0;
+        let mut slept = Vec::new();
+        let result = policy.run_with(
+            &mut JitterRng::seeded(seed),
+            || {
+                calls += 1;
+                if calls <= failures {
+                    Err(format!("failure {calls}"))
+                } else {
+                    Ok(calls)
+                }
+            },
+            |_| Ok(true),
+            |d| {
+                slept.push(d.as_millis() as u64);
+                Ok(())
+            },
+        );
+        (result, calls, slept)
+    }
+
+    #[test]
+    fn succeeds_on_the_third_attempt() {
+        let (result, calls, slept) = scripted(ComRetry::GUIDE_A, 2, 9);
+        assert_eq!(result, Ok(3));
+        assert_eq!(calls, 3);
+        assert_eq!(slept.len(), 2);
+        assert!(slept[0] <= 200 && slept[1] <= 400, "{slept:?}");
+    }
+
+    #[test]
+    fn sleeps_are_the_seeded_full_jitter_draws() {
+        let (_, _, slept) = scripted(ComRetry::GUIDE_A, 10, 5);
+        let mut rng = JitterRng::seeded(5);
+        let expected: Vec<u64> = (0..4)
+            .map(|i| crate::rng::uniform_inclusive(&mut rng, 0, Backoff::new().window_ms(i)))
+            .filter(|&d| d > 0)
+            .collect();
+        assert_eq!(slept, expected);
+    }
+
+    #[test]
+    fn gives_back_the_last_error_unchanged() {
+        let (result, calls, slept) = scripted(ComRetry::GUIDE_A, 10, 1);
+        assert_eq!(result, Err("failure 5".to_string()));
+        assert_eq!(calls, 5);
+        assert!(slept.len() <= 4);
+    }
+
+    #[test]
+    fn the_predicate_stops_the_loop() {
+        let mut calls = 0;
+        let mut asked = 0;
+        let result: Result<(), &str> = ComRetry::GUIDE_A.run_with(
+            &mut JitterRng::seeded(0),
+            || {
+                calls += 1;
+                Err(if calls == 2 { "400" } else { "503" })
+            },
+            |e| {
+                asked += 1;
+                Ok(*e == "503")
+            },
+            |_| Ok(()),
+        );
+        assert_eq!((result, calls, asked), (Err("400"), 2, 2));
+    }
+
+    #[test]
+    fn a_failing_sleep_ends_the_loop_with_its_error() {
+        let mut calls = 0;
+        let result: Result<(), &str> = ComRetry::new(5, 10, 10).unwrap().run_with(
+            &mut JitterRng::seeded(0),
+            || {
+                calls += 1;
+                Err("task")
+            },
+            |_| Ok(true),
+            |_| Err("interrupted"),
+        );
+        // With base 10 every window is 10 ms; seed 0 may draw 0 for the first delay, so the
+        // sleep that fails is the first non-zero one.
+        assert_eq!(result, Err("interrupted"));
+        assert!(calls < 5);
+    }
+
+    #[test]
+    fn zero_delays_never_sleep() {
+        let mut slept = 0;
+        let result: Result<(), ()> = ComRetry::new(4, 0, 0).unwrap().run_with(
+            &mut JitterRng::seeded(0),
+            || Err(()),
+            |_| Ok(true),
+            |_| {
+                slept += 1;
+                Ok(())
+            },
+        );
+        assert_eq!((result, slept), (Err(()), 0));
+    }
+
+    #[test]
+    fn bad_configuration_is_refused() {
+        assert_eq!(ComRetry::new(0, 200, 5000), Err(ConfigError::ZeroAttempts));
+        assert_eq!(
+            ComRetry::new(5, 200, 100),
+            Err(ConfigError::CapBelowBase {
+                base_ms: 200,
+                cap_ms: 100
+            })
+        );
+        let r = com_retry(
+            || Ok::<_, ()>(1),
+            5,
+            Duration::from_millis(1),
+            Duration::MAX,
+            |_| true,
+        );
+        assert_eq!(r, Err(ConfigError::DurationTooLarge));
+    }
+
+    #[test]
+    fn com_retry_with_real_sleeps() {
+        let mut calls = 0;
+        let r = com_retry(
+            || {
+                calls += 1;
+                if calls < 3 {
+                    Err("boom")
+                } else {
+                    Ok("ok")
+                }
+            },
+            5,
+            Duration::from_millis(1),
+            Duration::from_millis(2),
+            |_| true,
+        );
+        assert_eq!(r, Ok(Ok("ok")));
+        assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn retry_delay_ms_reads_the_header() {
+        let mut rng = JitterRng::seeded(0);
+        assert_eq!(retry_delay_ms(Some("12"), 0, 0, &mut rng), 12_000.0);
+        assert_eq!(retry_delay_ms(Some("1e3"), 9, 0, &mut rng) <= 8000.0, true);
+        assert!(retry_delay_ms(None, 0, 0, &mut rng) <= 1000.0);
+    }
+}
