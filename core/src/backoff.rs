@@ -39,9 +39,14 @@ impl Jitter {
 
     /// The mode named `name` (as [`Jitter::name`] spells it), or `None`.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None]
-            .into_iter()
-            .find(|j| j.name() == name)
+        [
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::None,
+        ]
+        .into_iter()
+        .find(|j| j.name() == name)
     }
 }
 
@@ -267,7 +272,10 @@ mod tests {
                 let e = equal.next_ms().unwrap();
                 assert!(e >= w / 2 && e <= w, "equal {e} outside [{}, {w}]", w / 2);
                 let d = deco.next_ms().unwrap();
-                assert!(d >= 100 && d <= 3000 && d <= prev * 3, "decorrelated {d}");
+                assert!(
+                    (100..=3000).contains(&d) && d <= prev * 3,
+                    "decorrelated {d}"
+                );
                 prev = d;
             }
         }
@@ -284,8 +292,14 @@ mod tests {
 
     #[test]
     fn retry_limit_ends_the_iterator() {
-        assert_eq!(Backoff::new().with_max_retries(Some(4)).seeded(0).count(), 4);
-        assert_eq!(Backoff::new().with_max_retries(Some(0)).seeded(0).count(), 0);
+        assert_eq!(
+            Backoff::new().with_max_retries(Some(4)).seeded(0).count(),
+            4
+        );
+        assert_eq!(
+            Backoff::new().with_max_retries(Some(0)).seeded(0).count(),
+            0
+        );
     }
 
     #[test]
@@ -297,12 +311,21 @@ mod tests {
                 cap_ms: 5
             })
         );
-        assert!(Backoff::new().with_base_ms(5).with_cap_ms(5).validate().is_ok());
+        assert!(Backoff::new()
+            .with_base_ms(5)
+            .with_cap_ms(5)
+            .validate()
+            .is_ok());
     }
 
     #[test]
     fn jitter_names_round_trip() {
-        for j in [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None] {
+        for j in [
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::None,
+        ] {
             assert_eq!(Jitter::from_name(j.name()), Some(j));
         }
         assert_eq!(Jitter::from_name("Full"), None);

@@ -24,8 +24,8 @@ const MONTHS: [&[u8]; 12] = [
 /// is not an HTTP-date of RFC 9110 §5.6.7.
 ///
 /// `now_unix_ms` is only read for the obsolete RFC 850 form, whose two-digit year is taken
-/// in the current century unless that puts it more than 50 years after now's year, in which
-/// case it is the century before.
+/// as the year with those last digits that lies within 50 years of now's year: never more
+/// than 50 years ahead (RFC 9110 §5.6.7), otherwise the nearest.
 pub fn parse_http_date(value: &[u8], now_unix_ms: i64) -> Option<i64> {
     match value.len() {
         29 => parse_imf_fixdate(value),
@@ -85,9 +85,12 @@ fn parse_rfc850(s: &[u8], now_unix_ms: i64) -> Option<i64> {
     let secs = time_of_day(&rest[12..20])?;
     expect(rest, 20, b" GMT")?;
     let now_year = civil_from_days(now_unix_ms.div_euclid(86_400_000)).0;
+    // The year with these two last digits within (now − 50, now + 50].
     let mut year = now_year.div_euclid(100) * 100 + yy;
     if year > now_year + 50 {
         year -= 100;
+    } else if year <= now_year - 50 {
+        year += 100;
     }
     instant(year, month, day, secs, wday)
 }

@@ -25,7 +25,7 @@ pub use error::ConfigError;
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
 pub use http_date::parse_http_date;
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
-pub use rng::JitterRng;
+pub use rng::{JitterRng, LazyJitterRng};
 
 /// The version of this crate, which every binding reports as its own.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -184,7 +184,9 @@ mod tests {
 
     #[test]
     fn everything_else_is_invalid() {
-        for bad in ["", " ", "-5", "+5", "1.5", "5s", "1e3", "soon", "١٢", "12\0", "0x10"] {
+        for bad in [
+            "", " ", "-5", "+5", "1.5", "5s", "1e3", "soon", "١٢", "12\0", "0x10",
+        ] {
             assert_eq!(parse_retry_after(bad, NOW), RetryAfter::Invalid, "{bad:?}");
         }
         assert_eq!(parse_retry_after([0xffu8, b'1'], NOW), RetryAfter::Invalid);

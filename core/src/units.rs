@@ -52,8 +52,14 @@ mod tests {
     fn bad_seconds_are_refused() {
         assert_eq!(ms_from_secs_f64(f64::NAN), Err(ConfigError::NotANumber));
         assert_eq!(ms_from_secs_f64(-0.001), Err(ConfigError::NegativeDuration));
-        assert_eq!(ms_from_secs_f64(f64::NEG_INFINITY), Err(ConfigError::NegativeDuration));
-        assert_eq!(ms_from_secs_f64(f64::INFINITY), Err(ConfigError::DurationTooLarge));
+        assert_eq!(
+            ms_from_secs_f64(f64::NEG_INFINITY),
+            Err(ConfigError::NegativeDuration)
+        );
+        assert_eq!(
+            ms_from_secs_f64(f64::INFINITY),
+            Err(ConfigError::DurationTooLarge)
+        );
         assert_eq!(ms_from_secs_f64(1e17), Err(ConfigError::DurationTooLarge));
     }
 

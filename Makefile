@@ -1,0 +1,36 @@
+# recuo — every entry point. `make help` lists them.
+# The language parts live in mk/*.mk; this file ties them together.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+ROOT := $(abspath .)
+VENV := $(ROOT)/.venv
+CARGO ?= cargo
+export CARGO_TERM_COLOR ?= never
+
+include mk/c.mk mk/python.mk mk/php.mk
+
+.PHONY: help deps test demo test-rust lint-rust fmt
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+deps: ## install what the build and the tests need (apt, .venv); quiet when present
+	@scripts/install-deps.sh
+
+test: deps ## run every test: Rust, C, header drift, Python, PHP
+	@$(MAKE) --no-print-directory lint-rust test-rust test-c test-python test-php
+	@echo "make test: all suites passed"
+
+demo: deps ## build and run the guide examples in C, Python and PHP
+	@$(MAKE) --no-print-directory demo-c demo-python demo-php
+
+test-rust: ## Rust unit, vector and property tests (core and ffi)
+	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php
+
+lint-rust: ## rustfmt and clippy, warnings are errors
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --all-targets -- -D warnings
+
+fmt: ## format the Rust code
+	$(CARGO) fmt --all

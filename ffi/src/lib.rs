@@ -1,0 +1,1 @@
+//! placeholder: the C ABI (being written)

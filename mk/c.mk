@@ -1,0 +1,1 @@
+# mk/c.mk — owned by the c part (being written)

@@ -1,0 +1,1 @@
+# mk/php.mk — owned by the php part (being written)

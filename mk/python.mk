@@ -1,0 +1,1 @@
+# mk/python.mk — owned by the python part (being written)

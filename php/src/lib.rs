@@ -1,0 +1,1 @@
+//! placeholder: the PHP extension (being written)

@@ -1,0 +1,1 @@
+//! placeholder: the Python module (being written)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what recuo's build and tests need on Debian 12, and nothing that is already there.
+# Safe to run again: it prints only when it installs something.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential pkg-config       # cc, make
+  clang libclang-dev               # bindgen for ext-php-rs
+  php-dev php-cli phpunit          # the PHP extension and its tests
+  valgrind libcjson-dev            # the C tests (cJSON reads the shared vectors)
+  redis-server                     # the distributed regulator's tests
+  python3 python3-venv             # the .venv for maturin, pytest and mypy
+)
+# Pinned: the Python build and test tools.
+PY_PACKAGES=(maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v cargo >/dev/null || { echo "install-deps: cargo is missing: install Rust stable (rustup)" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+  echo "install-deps: creating .venv"
+  python3 -m venv .venv
+fi
+have=$(.venv/bin/python -m pip freeze 2>/dev/null | grep -cxF -f <(printf '%s\n' "${PY_PACKAGES[@]}") || true)
+if [ "$have" -ne ${#PY_PACKAGES[@]} ]; then
+  echo "install-deps: pip install ${PY_PACKAGES[*]}"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
+fi
