@@ -10,7 +10,7 @@ export CARGO_TERM_COLOR ?= never
 
 include mk/c.mk mk/python.mk mk/php.mk
 
-.PHONY: help deps test demo test-rust lint-rust fmt
+.PHONY: help deps test demo test-rust lint-rust fmt test-readme
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -18,8 +18,8 @@ help: ## list the targets
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
 
-test: deps ## run every test: Rust, C, header drift, Python, PHP
-	@$(MAKE) --no-print-directory lint-rust test-rust test-c test-python test-php
+test: deps ## run every test: Rust, C, header drift, Python, PHP, README examples
+	@$(MAKE) --no-print-directory lint-rust test-rust test-c test-python test-php test-readme
 	@echo "make test: all suites passed"
 
 demo: deps ## build and run the guide examples in C, Python and PHP
@@ -34,3 +34,6 @@ lint-rust: ## rustfmt and clippy, warnings are errors
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all
+
+test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
+	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)

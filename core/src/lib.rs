@@ -27,5 +27,10 @@ pub use http_date::parse_http_date;
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
 
+/// The README's Rust example, compiled and run by `cargo test` so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;
+
 /// The version of this crate, which every binding reports as its own.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
