@@ -22,6 +22,8 @@ pub enum ConfigError {
         /// The cap, in milliseconds.
         cap_ms: u64,
     },
+    /// A header name was empty or not an HTTP token.
+    EmptyHeaderName,
 }
 
 impl ConfigError {
@@ -34,6 +36,7 @@ impl ConfigError {
             ConfigError::NotANumber => 3,
             ConfigError::DurationTooLarge => 4,
             ConfigError::CapBelowBase { .. } => 5,
+            ConfigError::EmptyHeaderName => 6,
         }
     }
 
@@ -45,6 +48,7 @@ impl ConfigError {
             ConfigError::NotANumber => "not_a_number",
             ConfigError::DurationTooLarge => "duration_too_large",
             ConfigError::CapBelowBase { .. } => "cap_below_base",
+            ConfigError::EmptyHeaderName => "invalid_header_name",
         }
     }
 }
@@ -62,6 +66,9 @@ impl fmt::Display for ConfigError {
                 f,
                 "the maximum ({cap_ms} ms) must not be below the base ({base_ms} ms)"
             ),
+            ConfigError::EmptyHeaderName => {
+                f.write_str("a header name must be a non-empty HTTP token")
+            }
         }
     }
 }

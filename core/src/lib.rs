@@ -8,24 +8,49 @@
 //! * [`backoff`] — exponential windows and jitter (SPEC §2).
 //! * [`retry_after`] — `Retry-After` as seconds or HTTP-date (SPEC §3).
 //! * [`guide`] — the two guides' functions: [`com_retry`] and [`retry_delay_ms`].
+//! * [`classify`] — outcomes → verdicts, idempotency (SPEC §5); [`server_wait`] — the
+//!   server's minimum wait from `Retry-After` and rate-limit headers (SPEC §3, §4).
+//! * [`policy`] — the policy and its validation (SPEC §6, §10).
+//! * [`attempts`] — the sans-IO retry state machine every runner drives.
+//! * [`run`] — the blocking runner: sleeps, deadline, cancellation, hooks, nested limits.
 //! * [`units`] — checked conversions from the caller's numbers (seconds as floats).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod attempts;
 pub mod backoff;
+pub mod classify;
+pub mod clock;
 mod error;
 pub mod guide;
+pub mod headers;
 mod http_date;
+pub mod idempotency;
+pub mod policy;
+pub mod pool;
 pub mod retry_after;
 pub mod rng;
+pub mod run;
+pub mod server_wait;
 pub mod units;
 
+pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
 pub use backoff::{window_ms, Backoff, Jitter};
+pub use classify::{
+    Cause, MethodSet, Outcome, Request, Rules, StatusSet, Transport, TransportSet, Verdict,
+};
+pub use clock::{unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
 pub use error::ConfigError;
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
+pub use headers::header;
 pub use http_date::parse_http_date;
+pub use idempotency::IdempotencyKey;
+pub use policy::{Policy, PolicyBuilder};
+pub use pool::AttemptPool;
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
+pub use run::{retry, AttemptContext, Retry, RetryError};
+pub use server_wait::{quota_spent, server_wait, ServerWait};
 
 /// The README's Rust example, compiled and run by `cargo test` so it cannot rot.
 #[cfg(doctest)]

@@ -1,0 +1,285 @@
+//! The sans-IO retry state machine (SPEC §6): outcomes and times go in, decisions come out.
+//!
+//! It reads no clock and sleeps never: the caller says when each attempt starts and what it
+//! came to, and is told whether to retry after a delay, or to stop and why. Every runner —
+//! the blocking one in [`crate::run`], Python's asyncio loop, PHP, a C program with its own
+//! HTTP client — drives this same machine, so they all decide alike.
+//!
+//! ```
+//! use recuo::{Attempts, Decision, Outcome, Policy, Request, JitterRng};
+//!
+//! let policy = Policy::guide_b();
+//! let mut attempts = Attempts::new(&policy);
+//! let mut rng = JitterRng::seeded(1);
+//! let mut now = 0; // monotonic milliseconds, from the caller's clock
+//! attempts.begin(now).unwrap();
+//! let verdict = policy.classify(Outcome::Status(429), Request::GET, &[("Retry-After", "3")], 0);
+//! match attempts.decide(verdict, now, &mut rng) {
+//!     Decision::Retry { delay_ms, .. } => assert!((3000..=4000).contains(&delay_ms)),
+//!     other => panic!("{other:?}"),
+//! }
+//! ```
+
+use rand::RngCore;
+
+use crate::classify::Verdict;
+use crate::pool::AttemptPool;
+use crate::rng::uniform_inclusive;
+use crate::server_wait::ServerWait;
+use crate::Policy;
+
+/// Why an operation stopped without succeeding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GiveUpReason {
+    /// The outcome is not worth repeating (4xx, 501, TLS, an unsafe repeat, the caller's
+    /// predicate said no).
+    Permanent,
+    /// The attempts are spent (this loop's, or the enclosing loop's).
+    AttemptsExhausted,
+    /// The wait needed would pass the deadline, or the server's wait is unbounded.
+    WaitExceedsDeadline,
+    /// The retry budget has no token left (SPEC §9).
+    BudgetExhausted,
+    /// The operation was cancelled.
+    Cancelled,
+}
+
+impl GiveUpReason {
+    /// The reason's name: `permanent`, `attempts_exhausted`, `wait_exceeds_deadline`,
+    /// `budget_exhausted` or `cancelled`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            GiveUpReason::Permanent => "permanent",
+            GiveUpReason::AttemptsExhausted => "attempts_exhausted",
+            GiveUpReason::WaitExceedsDeadline => "wait_exceeds_deadline",
+            GiveUpReason::BudgetExhausted => "budget_exhausted",
+            GiveUpReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What the caller should do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Decision {
+    /// The operation succeeded: stop.
+    Done,
+    /// Sleep `delay_ms`, then make attempt number `next_attempt`.
+    Retry {
+        /// The delay before the next attempt, in milliseconds.
+        delay_ms: u64,
+        /// The number of the next attempt (attempts are numbered from 0).
+        next_attempt: u32,
+    },
+    /// Stop without success.
+    GiveUp {
+        /// Why.
+        reason: GiveUpReason,
+        /// For `wait_exceeds_deadline`: the monotonic instant (the caller's clock, ms) from
+        /// which the server would accept a retry — so the caller can reschedule. `None` when
+        /// the wait is unbounded or the reason is another.
+        retry_at_ms: Option<u64>,
+    },
+}
+
+/// Something that may refuse a retry: a retry budget (SPEC §9).
+pub trait RetryAllowance {
+    /// Takes one retry from the allowance; `false` when none is left.
+    fn try_withdraw(&self) -> bool;
+}
+
+/// What happened to one operation: attempts, why it stopped, how long it took, and the
+/// delays slept between attempts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    /// Attempts made.
+    pub attempts: u32,
+    /// Why it stopped without success; `None` when it succeeded (or has not stopped).
+    pub reason: Option<GiveUpReason>,
+    /// Milliseconds from the start of the first attempt to the last decision.
+    pub elapsed_ms: u64,
+    /// The delays decided between attempts, in order.
+    pub delays_ms: Vec<u64>,
+}
+
+/// The retry state of one operation under a [`Policy`].
+#[derive(Debug)]
+pub struct Attempts<'p> {
+    policy: &'p Policy,
+    /// Attempts begun so far.
+    begun: u32,
+    started_ms: Option<u64>,
+    last_ms: u64,
+    previous_delay_ms: u64,
+    delays_ms: Vec<u64>,
+    reason: Option<GiveUpReason>,
+    cancelled: bool,
+    pool: Option<(AttemptPool, bool)>,
+}
+
+impl<'p> Attempts<'p> {
+    /// A fresh operation under `policy`: no attempt begun yet.
+    pub fn new(policy: &'p Policy) -> Self {
+        Attempts {
+            policy,
+            begun: 0,
+            started_ms: None,
+            last_ms: 0,
+            previous_delay_ms: policy.backoff().base_ms(),
+            delays_ms: Vec::new(),
+            reason: None,
+            cancelled: false,
+            pool: None,
+        }
+    }
+
+    /// The same operation, drawing its attempts from `pool` (nested loops share one limit,
+    /// SPEC §6). `nested` says the operation runs inside an attempt of an enclosing loop that
+    /// already drew from the pool: its first attempt is that one, and draws nothing.
+    pub fn with_pool(mut self, pool: AttemptPool, nested: bool) -> Self {
+        self.pool = Some((pool, nested));
+        self
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &'p Policy {
+        self.policy
+    }
+
+    /// Attempts begun so far.
+    pub const fn attempts(&self) -> u32 {
+        self.begun
+    }
+
+    /// Marks the operation cancelled: the next [`begin`](Self::begin) or
+    /// [`decide`](Self::decide) gives up with [`GiveUpReason::Cancelled`].
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+
+    /// Starts the next attempt at monotonic time `now_ms` and answers its number.
+    ///
+    /// # Errors
+    /// The give-up decision when the operation was cancelled, its attempts are spent, or the
+    /// shared pool of an enclosing loop is empty.
+    pub fn begin(&mut self, now_ms: u64) -> Result<u32, Decision> {
+        self.started_ms.get_or_insert(now_ms);
+        self.last_ms = now_ms;
+        if self.cancelled {
+            return Err(self.give_up(GiveUpReason::Cancelled, None));
+        }
+        if self.begun >= self.policy.max_attempts() {
+            return Err(self.give_up(GiveUpReason::AttemptsExhausted, None));
+        }
+        if let Some((pool, nested)) = &self.pool {
+            let free = *nested && self.begun == 0;
+            if !free && !pool.try_take() {
+                return Err(self.give_up(GiveUpReason::AttemptsExhausted, None));
+            }
+        }
+        let n = self.begun;
+        self.begun += 1;
+        Ok(n)
+    }
+
+    /// Decides what follows the attempt just made, whose verdict is `verdict`, at monotonic
+    /// time `now_ms`, drawing any jitter from `rng`.
+    pub fn decide<R: RngCore + ?Sized>(
+        &mut self,
+        verdict: Verdict,
+        now_ms: u64,
+        rng: &mut R,
+    ) -> Decision {
+        self.decide_with(verdict, now_ms, rng, None)
+    }
+
+    /// As [`decide`](Self::decide), taking a token from `allowance` for any retry (step 6 of
+    /// SPEC §6).
+    pub fn decide_with<R: RngCore + ?Sized>(
+        &mut self,
+        verdict: Verdict,
+        now_ms: u64,
+        rng: &mut R,
+        allowance: Option<&dyn RetryAllowance>,
+    ) -> Decision {
+        self.started_ms.get_or_insert(now_ms);
+        self.last_ms = now_ms;
+        let server_wait = match verdict {
+            Verdict::Success => {
+                self.reason = None;
+                return Decision::Done;
+            }
+            Verdict::GiveUp { .. } => return self.give_up(GiveUpReason::Permanent, None),
+            Verdict::Retry { server_wait, .. } => server_wait,
+        };
+        if self.cancelled {
+            return self.give_up(GiveUpReason::Cancelled, None);
+        }
+        if self.begun >= self.policy.max_attempts()
+            || self
+                .pool
+                .as_ref()
+                .is_some_and(|(pool, _)| pool.remaining() == 0)
+        {
+            return self.give_up(GiveUpReason::AttemptsExhausted, None);
+        }
+        let n = self.begun.saturating_sub(1);
+        let (delay_ms, earliest_ms) = match server_wait {
+            Some(ServerWait::Unbounded) => {
+                return self.give_up(GiveUpReason::WaitExceedsDeadline, None)
+            }
+            Some(ServerWait::Ms(w)) => {
+                let spread = uniform_inclusive(rng, 0, self.policy.spread_cap_ms(n));
+                (w.saturating_add(spread), w)
+            }
+            None => {
+                let d = self
+                    .policy
+                    .backoff()
+                    .delay_ms(n, self.previous_delay_ms, rng);
+                (d, d)
+            }
+        };
+        if let (Some(deadline), Some(start)) = (self.policy.deadline_ms(), self.started_ms) {
+            if now_ms.saturating_add(delay_ms) > start.saturating_add(deadline) {
+                let retry_at = now_ms.saturating_add(earliest_ms);
+                return self.give_up(GiveUpReason::WaitExceedsDeadline, Some(retry_at));
+            }
+        }
+        if allowance.is_some_and(|a| !a.try_withdraw()) {
+            return self.give_up(GiveUpReason::BudgetExhausted, None);
+        }
+        self.previous_delay_ms = delay_ms;
+        self.delays_ms.push(delay_ms);
+        Decision::Retry {
+            delay_ms,
+            next_attempt: self.begun,
+        }
+    }
+
+    /// Gives up because the caller's own predicate refused to retry (a permanent error).
+    pub fn refuse(&mut self, now_ms: u64) -> Decision {
+        self.last_ms = now_ms;
+        self.give_up(GiveUpReason::Permanent, None)
+    }
+
+    fn give_up(&mut self, reason: GiveUpReason, retry_at_ms: Option<u64>) -> Decision {
+        self.reason = Some(reason);
+        Decision::GiveUp {
+            reason,
+            retry_at_ms,
+        }
+    }
+
+    /// What has happened so far.
+    pub fn report(&self) -> Report {
+        Report {
+            attempts: self.begun,
+            reason: self.reason,
+            elapsed_ms: self
+                .started_ms
+                .map_or(0, |s| self.last_ms.saturating_sub(s)),
+            delays_ms: self.delays_ms.clone(),
+        }
+    }
+}

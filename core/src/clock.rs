@@ -1,0 +1,157 @@
+//! Time for the runners: a monotonic clock, the wall clock, and a sleep that cancellation
+//! interrupts. The decisions never read it; the runners pass its readings in.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A flag that cancels an operation, and wakes it at once if it is sleeping. Clones share
+/// the flag; it is safe to cancel from another thread.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<(Mutex<bool>, Condvar)>);
+
+impl CancelToken {
+    /// A token not yet cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancels: every sleep on this token ends now, and every later check sees it.
+    pub fn cancel(&self) {
+        let (flag, woken) = &*self.0;
+        *flag.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        woken.notify_all();
+    }
+
+    /// Whether [`cancel`](Self::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        *self.0 .0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sleeps for `d` unless cancelled first; answers `true` when it was cancelled.
+    pub fn sleep(&self, d: Duration) -> bool {
+        let (flag, woken) = &*self.0;
+        let guard = flag.lock().unwrap_or_else(PoisonError::into_inner);
+        let (guard, _) = woken
+            .wait_timeout_while(guard, d, |cancelled| !*cancelled)
+            .unwrap_or_else(PoisonError::into_inner);
+        *guard
+    }
+}
+
+/// The time a runner works with.
+pub trait Clock {
+    /// Milliseconds on a monotonic clock (any origin).
+    fn now_ms(&self) -> u64;
+    /// Milliseconds since the Unix epoch (for HTTP-dates and rate-limit resets).
+    fn unix_ms(&self) -> i64;
+    /// Sleeps `d`, waking early when `cancel` is cancelled; answers `true` when cancelled.
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> bool;
+}
+
+/// The real clocks: [`Instant`] and [`SystemTime`].
+#[derive(Debug, Clone, Copy)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+    fn unix_ms(&self) -> i64 {
+        unix_now_ms()
+    }
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> bool {
+        cancel.sleep(d)
+    }
+}
+
+/// Milliseconds since the Unix epoch by the system clock (negative before 1970).
+pub fn unix_now_ms() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+/// A clock that moves only when slept on: virtual time for tests and simulations. Clones
+/// share the time.
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock {
+    now_ms: Arc<AtomicU64>,
+    unix_origin_ms: i64,
+}
+
+impl ManualClock {
+    /// A clock at monotonic 0, whose wall time is `unix_origin_ms` plus the monotonic time.
+    pub fn new(unix_origin_ms: i64) -> Self {
+        ManualClock {
+            now_ms: Arc::new(AtomicU64::new(0)),
+            unix_origin_ms,
+        }
+    }
+
+    /// Moves the clock forward by `ms`.
+    pub fn advance(&self, ms: u64) {
+        self.now_ms.fetch_add(ms, Ordering::AcqRel);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now_ms.load(Ordering::Acquire)
+    }
+    fn unix_ms(&self) -> i64 {
+        self.unix_origin_ms
+            .saturating_add(i64::try_from(self.now_ms()).unwrap_or(i64::MAX))
+    }
+    fn sleep(&self, d: Duration, cancel: &CancelToken) -> bool {
+        if cancel.is_cancelled() {
+            return true;
+        }
+        self.advance(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancelling_wakes_a_sleeper_at_once() {
+        let token = CancelToken::new();
+        let other = token.clone();
+        let t = std::thread::spawn(move || other.sleep(Duration::from_secs(30)));
+        std::thread::sleep(Duration::from_millis(20));
+        token.cancel();
+        assert!(t.join().unwrap());
+        assert!(token.is_cancelled());
+        assert!(token.sleep(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn an_uncancelled_sleep_runs_out() {
+        assert!(!CancelToken::new().sleep(Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn manual_clock_moves_when_slept_on() {
+        let c = ManualClock::new(1_000);
+        assert!(!c.sleep(Duration::from_millis(250), &CancelToken::new()));
+        assert_eq!((c.now_ms(), c.unix_ms()), (250, 1_250));
+        let cancelled = CancelToken::new();
+        cancelled.cancel();
+        assert!(c.sleep(Duration::from_millis(250), &cancelled));
+        assert_eq!(c.now_ms(), 250);
+    }
+}
