@@ -131,3 +131,152 @@ fn seeded_com_retry_loops() {
         assert!(sleeps.iter().all(|&s| s > 0 && s <= max_ms), "{case}");
     }
 }
+
+fn outcome_of(v: &Value) -> recuo::Outcome {
+    match v {
+        Value::String(s) => recuo::Outcome::Transport(recuo::Transport::from_name(s).unwrap()),
+        n => recuo::Outcome::Status(u16::try_from(u64_of(n)).unwrap()),
+    }
+}
+
+fn headers_of(v: &Value) -> Vec<(String, String)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| {
+            let p = pair.as_array().unwrap();
+            (
+                p[0].as_str().unwrap().to_string(),
+                p[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn classification_cases() {
+    let doc = vectors("classify.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 40);
+    for case in cases {
+        let request = recuo::Request {
+            method: case["method"].as_str().unwrap(),
+            has_idempotency_key: case["idempotency_key"].as_bool().unwrap(),
+        };
+        let verdict = recuo::Rules::DEFAULT.classify(
+            outcome_of(&case["outcome"]),
+            request,
+            &headers_of(&case["headers"]),
+            case["now_ms"].as_i64().unwrap(),
+            false,
+        );
+        let name = case["name"].as_str().unwrap();
+        assert_eq!(verdict.name(), case["verdict"], "{name}");
+        assert_eq!(verdict.cause().name(), case["reason"], "{name}");
+        let wait = verdict.server_wait();
+        assert_eq!(
+            wait.and_then(|w| w.ms()),
+            case["wait_ms"].as_u64(),
+            "{name}"
+        );
+        let unbounded = wait == Some(recuo::ServerWait::Unbounded);
+        assert_eq!(
+            unbounded,
+            case["wait_unbounded"].as_bool().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+/// Builds the policy of a scenario.
+fn policy_of(p: &Value) -> recuo::Policy {
+    use std::time::Duration;
+    let ms = |v: &Value| v.as_u64().map(Duration::from_millis);
+    recuo::Policy::builder()
+        .max_attempts(u32::try_from(u64_of(&p["max_attempts"])).unwrap())
+        .base(ms(&p["base_ms"]).unwrap())
+        .cap(ms(&p["cap_ms"]).unwrap())
+        .jitter(recuo::Jitter::from_name(p["jitter"].as_str().unwrap()).unwrap())
+        .deadline(ms(&p["deadline_ms"]))
+        .spread(ms(&p["spread_ms"]))
+        .use_date_header(p["use_date_header"].as_bool().unwrap())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn state_machine_scenarios() {
+    let doc = vectors("scenarios.json");
+    for sc in doc["scenarios"].as_array().unwrap() {
+        let name = sc["name"].as_str().unwrap();
+        let policy = policy_of(&sc["policy"]);
+        let wall0 = sc["now_ms"].as_i64().unwrap();
+        let mut attempts = recuo::Attempts::new(&policy);
+        let mut rng = JitterRng::seeded(0);
+        for step in sc["steps"].as_array().unwrap() {
+            attempts.begin(u64_of(&step["begin_ms"])).unwrap();
+            let end = u64_of(&step["end_ms"]);
+            let request = recuo::Request {
+                method: step["method"].as_str().unwrap(),
+                has_idempotency_key: step["idempotency_key"].as_bool().unwrap(),
+            };
+            let verdict = policy.classify(
+                outcome_of(&step["outcome"]),
+                request,
+                &headers_of(&step["headers"]),
+                wall0 + end as i64,
+            );
+            if step["cancel"].as_bool().unwrap() {
+                attempts.cancel();
+            }
+            let decision = attempts.decide(verdict, end, &mut rng);
+            let e = &step["expect"];
+            let expected = match e["decision"].as_str().unwrap() {
+                "done" => recuo::Decision::Done,
+                "retry" => recuo::Decision::Retry {
+                    delay_ms: u64_of(&e["delay_ms"]),
+                    next_attempt: u32::try_from(u64_of(&e["next_attempt"])).unwrap(),
+                },
+                _ => recuo::Decision::GiveUp {
+                    reason: reason_of(e["reason"].as_str().unwrap()),
+                    retry_at_ms: e["retry_at_ms"].as_u64(),
+                },
+            };
+            assert_eq!(decision, expected, "{name}: {step}");
+        }
+        let r = attempts.report();
+        let want = &sc["report"];
+        assert_eq!(
+            r.attempts,
+            u32::try_from(u64_of(&want["attempts"])).unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            r.reason.map(|x| x.name()),
+            want["reason"].as_str(),
+            "{name}"
+        );
+        assert_eq!(r.elapsed_ms, u64_of(&want["elapsed_ms"]), "{name}");
+        let delays: Vec<u64> = want["delays_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(u64_of)
+            .collect();
+        assert_eq!(r.delays_ms, delays, "{name}");
+    }
+}
+
+fn reason_of(name: &str) -> recuo::GiveUpReason {
+    use recuo::GiveUpReason::*;
+    [
+        Permanent,
+        AttemptsExhausted,
+        WaitExceedsDeadline,
+        BudgetExhausted,
+        Cancelled,
+    ]
+    .into_iter()
+    .find(|r| r.name() == name)
+    .unwrap()
+}
