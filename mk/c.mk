@@ -1,1 +1,77 @@
-# mk/c.mk — owned by the c part (being written)
+# mk/c.mk — the C ABI: librecuo (ffi/), include/recuo.h, the C tests (tests/c/), the C demo
+# (examples/c/) and the pkg-config file. Included by the top-level Makefile, which defines
+# ROOT and CARGO. Everything built here lands in target/c/, never in the source tree.
+
+C_LIBDIR  := $(ROOT)/target/debug
+C_OUT     := $(ROOT)/target/c
+C_PCDIR   := $(C_OUT)/pkgconfig
+C_VECTORS := $(ROOT)/tests/vectors
+C_FLAGS   := -std=c11 -Wall -Wextra -Werror -pedantic -g -I$(ROOT)/include
+C_SHARED  := -L$(C_LIBDIR) -Wl,-rpath,$(C_LIBDIR) -lrecuo
+C_STATIC  := $(C_LIBDIR)/librecuo.a -lpthread -ldl -lm
+C_VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all
+C_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+# The workspace version (root Cargo.toml, [workspace.package]): the C tests _Static_assert the
+# header's RECUO_VERSION_* macros against it, so a stale header cannot even compile.
+C_VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' $(ROOT)/Cargo.toml | head -n 1)
+C_VERSION_NUMBERS := $(subst ., ,$(firstword $(subst -, ,$(subst +, ,$(C_VERSION)))))
+C_EXPECT := -DRECUO_EXPECT_VERSION='"$(C_VERSION)"' \
+	-DRECUO_EXPECT_MAJOR=$(word 1,$(C_VERSION_NUMBERS)) \
+	-DRECUO_EXPECT_MINOR=$(word 2,$(C_VERSION_NUMBERS)) \
+	-DRECUO_EXPECT_PATCH=$(word 3,$(C_VERSION_NUMBERS))
+
+C_TEST_API     := $(ROOT)/tests/c/test_api.c
+C_TEST_VECTORS := $(ROOT)/tests/c/test_vectors.c
+
+.PHONY: build-c header header-check pkgconfig-c test-c demo-c
+
+build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
+	@$(CARGO) build -q -p recuo-ffi
+
+header: ## regenerate include/recuo.h with the pinned cbindgen
+	@RECUO_UPDATE_HEADER=1 $(CARGO) test -q -p recuo-ffi --test header -- --test-threads=1
+
+header-check: ## fail when include/recuo.h differs from what cbindgen generates now
+	@$(CARGO) test -q -p recuo-ffi --test header
+
+pkgconfig-c: ## write target/c/pkgconfig/recuo.pc for the library in target/debug
+	@mkdir -p $(C_PCDIR)
+	@sed -e 's|@prefix@|$(ROOT)|' \
+	     -e 's|@includedir@|$${prefix}/include|' \
+	     -e 's|@libdir@|$${prefix}/target/debug|' \
+	     -e 's|@version@|$(C_VERSION)|' \
+	     $(ROOT)/ffi/recuo.pc.in > $(C_PCDIR)/recuo.pc.tmp
+	@mv $(C_PCDIR)/recuo.pc.tmp $(C_PCDIR)/recuo.pc
+
+test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-config, valgrind, ASan
+	@mkdir -p $(C_OUT)
+	@$(CC) $(C_FLAGS) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors $(C_SHARED) -lcjson -lm
+	@$(CC) $(C_FLAGS) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api $(C_SHARED) -lm
+	@$(CC) $(C_FLAGS) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api_static $(C_STATIC)
+	@PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --exists --print-errors 'recuo = $(C_VERSION)'
+	@$(CC) $(C_EXPECT) $(filter-out -I%,$(C_FLAGS)) \
+	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --cflags recuo) \
+	    $(C_TEST_API) -o $(C_OUT)/test_api_pkgconfig \
+	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --libs recuo) -lm
+	@$(C_VALGRIND) $(C_OUT)/test_vectors $(C_VECTORS)
+	@$(C_VALGRIND) $(C_OUT)/test_api
+	@$(C_VALGRIND) $(C_OUT)/test_api_static
+	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
+	    $(C_VALGRIND) $(C_OUT)/test_api_pkgconfig
+	@if echo 'int main(void) { return 0; }' | \
+	    $(CC) $(C_SANITIZE) -x c - -o $(C_OUT)/sanitize_probe 2>/dev/null; then \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors_asan \
+	        $(C_SHARED) -lcjson -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api_asan \
+	        $(C_SHARED) -lm && \
+	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
+	    $(C_OUT)/test_api_asan; \
+	else \
+	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
+	fi
+
+demo-c: build-c ## build and run the C example (examples/c/demo.c)
+	@mkdir -p $(C_OUT)
+	@$(CC) $(C_FLAGS) $(ROOT)/examples/c/demo.c -o $(C_OUT)/demo $(C_SHARED)
+	@$(C_OUT)/demo

@@ -1,0 +1,344 @@
+//! The one status enum of the C ABI, its messages and its predicates.
+
+use std::ffi::{c_char, CStr};
+use std::fmt::{self, Write as _};
+
+use recuo::ConfigError;
+
+use crate::panic::boundary;
+
+/// The answer of every recuo function that can fail.
+///
+/// The numbers are stable: a code is never renumbered nor reused, and a retired code stays
+/// listed as reserved. They are grouped in ranges, which the `recuo_status_is_*` predicates
+/// test so that C code never hard-codes them:
+///
+/// * `0`: success.
+/// * `1`–`99`: an argument was unusable (a NULL pointer, a buffer too small, a length too
+///   large).
+/// * `100`–`199`: a configuration was refused; the code is `100 +` the core's stable
+///   configuration-error code, as in Python's and PHP's exceptions.
+/// * `200`–`299`: the operation itself did not succeed.
+/// * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
+///
+/// `recuo_status_message` describes a code in words, `recuo_status_name` names it.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_status {
+    /// Success.
+    RECUO_OK = 0,
+    /// A pointer that must not be NULL was NULL.
+    RECUO_ERR_NULL_ARGUMENT = 1,
+    /// The caller's buffer was too small: what fits was written (still NUL-terminated).
+    RECUO_ERR_BUFFER_TOO_SMALL = 2,
+    /// A length was larger than `PTRDIFF_MAX`.
+    RECUO_ERR_LENGTH_TOO_LARGE = 3,
+    /// A configuration error that this version of the header has no name for.
+    RECUO_ERR_INVALID_CONFIG = 100,
+    /// The number of attempts was 0 (it must be at least 1).
+    RECUO_ERR_ZERO_ATTEMPTS = 101,
+    /// A duration was negative.
+    RECUO_ERR_NEGATIVE_DURATION = 102,
+    /// A duration was NaN.
+    RECUO_ERR_NOT_A_NUMBER = 103,
+    /// A duration was infinite or too large to count in milliseconds.
+    RECUO_ERR_DURATION_TOO_LARGE = 104,
+    /// The maximum (cap) was below the base.
+    RECUO_ERR_CAP_BELOW_BASE = 105,
+    /// The task failed on its last attempt, or the predicate declined to retry its failure;
+    /// the task's own failure code is in the `last_error_out` parameter.
+    RECUO_ERR_TASK_FAILED = 200,
+    /// recuo panicked (a bug: please report it); the panic was caught and nothing was
+    /// written to the outputs.
+    RECUO_ERR_PANIC = 900,
+}
+
+use recuo_status::*;
+
+/// Every status, in numeric order.
+const ALL: [recuo_status; 12] = [
+    RECUO_OK,
+    RECUO_ERR_NULL_ARGUMENT,
+    RECUO_ERR_BUFFER_TOO_SMALL,
+    RECUO_ERR_LENGTH_TOO_LARGE,
+    RECUO_ERR_INVALID_CONFIG,
+    RECUO_ERR_ZERO_ATTEMPTS,
+    RECUO_ERR_NEGATIVE_DURATION,
+    RECUO_ERR_NOT_A_NUMBER,
+    RECUO_ERR_DURATION_TOO_LARGE,
+    RECUO_ERR_CAP_BELOW_BASE,
+    RECUO_ERR_TASK_FAILED,
+    RECUO_ERR_PANIC,
+];
+
+impl recuo_status {
+    /// The status numbered `code`, if there is one. (C may pass any integer: it is never
+    /// transmuted into the enum.)
+    pub fn from_code(code: u32) -> Option<Self> {
+        ALL.into_iter().find(|s| *s as u32 == code)
+    }
+
+    /// The stable lower-case name: `ok`, `null_argument`, …, `cap_below_base`, ….
+    /// Configuration errors carry the core's own names.
+    pub const fn name(self) -> &'static CStr {
+        match self {
+            RECUO_OK => c"ok",
+            RECUO_ERR_NULL_ARGUMENT => c"null_argument",
+            RECUO_ERR_BUFFER_TOO_SMALL => c"buffer_too_small",
+            RECUO_ERR_LENGTH_TOO_LARGE => c"length_too_large",
+            RECUO_ERR_INVALID_CONFIG => c"invalid_config",
+            RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
+            RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
+            RECUO_ERR_NOT_A_NUMBER => c"not_a_number",
+            RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
+            RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
+            RECUO_ERR_TASK_FAILED => c"task_failed",
+            RECUO_ERR_PANIC => c"panic",
+        }
+    }
+
+    /// Whether this status is in the configuration range (`100`–`199`).
+    pub const fn is_config_error(self) -> bool {
+        matches!(self as u32, 100..=199)
+    }
+
+    /// Whether this status is in the argument range (`1`–`99`).
+    pub const fn is_argument_error(self) -> bool {
+        matches!(self as u32, 1..=99)
+    }
+
+    /// Writes the human-readable description. Configuration errors use the core's messages.
+    fn describe(self, w: &mut impl fmt::Write) -> fmt::Result {
+        let config = |e: ConfigError, w: &mut dyn fmt::Write| write!(w, "{e}");
+        match self {
+            RECUO_OK => w.write_str("success"),
+            RECUO_ERR_NULL_ARGUMENT => w.write_str("a required pointer argument was NULL"),
+            RECUO_ERR_BUFFER_TOO_SMALL => {
+                w.write_str("the output buffer was too small; the text was truncated")
+            }
+            RECUO_ERR_LENGTH_TOO_LARGE => w.write_str("a length was larger than PTRDIFF_MAX"),
+            RECUO_ERR_INVALID_CONFIG => w.write_str("the configuration was refused"),
+            RECUO_ERR_ZERO_ATTEMPTS => config(ConfigError::ZeroAttempts, w),
+            RECUO_ERR_NEGATIVE_DURATION => config(ConfigError::NegativeDuration, w),
+            RECUO_ERR_NOT_A_NUMBER => config(ConfigError::NotANumber, w),
+            RECUO_ERR_DURATION_TOO_LARGE => config(ConfigError::DurationTooLarge, w),
+            // The core's message names the two values, which a bare code no longer has.
+            RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
+            RECUO_ERR_TASK_FAILED => w.write_str(
+                "the task failed on its last attempt, or its failure was not to be retried",
+            ),
+            RECUO_ERR_PANIC => w.write_str("recuo panicked (a bug in recuo, please report it)"),
+        }
+    }
+}
+
+impl From<ConfigError> for recuo_status {
+    fn from(e: ConfigError) -> Self {
+        match e {
+            ConfigError::ZeroAttempts => RECUO_ERR_ZERO_ATTEMPTS,
+            ConfigError::NegativeDuration => RECUO_ERR_NEGATIVE_DURATION,
+            ConfigError::NotANumber => RECUO_ERR_NOT_A_NUMBER,
+            ConfigError::DurationTooLarge => RECUO_ERR_DURATION_TOO_LARGE,
+            ConfigError::CapBelowBase { .. } => RECUO_ERR_CAP_BELOW_BASE,
+            _ => RECUO_ERR_INVALID_CONFIG,
+        }
+    }
+}
+
+/// `fmt::Write` into a C buffer, keeping one byte for the NUL and cutting at a character
+/// boundary; `truncated` tells whether anything was left out.
+struct CBuffer<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    truncated: bool,
+}
+
+impl fmt::Write for CBuffer<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.buf.len().saturating_sub(1) - self.len;
+        let mut n = s.len().min(room);
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        self.truncated |= n < s.len();
+        Ok(())
+    }
+}
+
+/// Writes a description of the status `code` into the caller's buffer `buf` of `len` bytes,
+/// always NUL-terminated, and stores the number of bytes written (without the NUL) in
+/// `*written` when `written` is not NULL.
+///
+/// Returns `RECUO_OK` when the whole message fitted, `RECUO_ERR_BUFFER_TOO_SMALL` when it was
+/// truncated (what fits is still written and terminated; with `len == 0` nothing is written),
+/// and `RECUO_ERR_NULL_ARGUMENT` when `buf` is NULL. 128 bytes always suffice. An unknown
+/// code gets a message saying so. The text is ASCII English, for humans: compare codes, or
+/// `recuo_status_name`, never messages.
+///
+/// # Safety
+/// `buf` must point to `len` writable bytes; `written` must be NULL or point to a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_status_message(
+    code: u32,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        if buf.is_null() {
+            return RECUO_ERR_NULL_ARGUMENT;
+        }
+        if len > isize::MAX as usize {
+            return RECUO_ERR_LENGTH_TOO_LARGE;
+        }
+        // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for `len` writable bytes.
+        let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
+        let mut w = CBuffer {
+            buf,
+            len: 0,
+            truncated: len == 0,
+        };
+        let _ = match recuo_status::from_code(code) {
+            Some(status) => status.describe(&mut w),
+            None => write!(w, "unknown recuo status code {code}"),
+        };
+        if let Some(nul) = w.buf.get_mut(w.len) {
+            *nul = 0;
+        }
+        if let Some(out) = crate::ptr::optional_out(written) {
+            // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
+            unsafe { out.write(w.len) };
+        }
+        if w.truncated {
+            RECUO_ERR_BUFFER_TOO_SMALL
+        } else {
+            RECUO_OK
+        }
+    })
+}
+
+/// The stable name of the status `code` (`"ok"`, `"null_argument"`, `"cap_below_base"`, …), or
+/// `"unknown"` for a number that is no status.
+///
+/// The string is static: never free it. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_status_name(code: u32) -> *const c_char {
+    boundary(|| {
+        recuo_status::from_code(code)
+            .map_or(c"unknown", recuo_status::name)
+            .as_ptr()
+    })
+}
+
+/// Whether `code` is a configuration error (`100`–`199`): the arguments were well-formed but
+/// the values are refused (zero attempts, a maximum below the base, …).
+#[no_mangle]
+pub extern "C" fn recuo_status_is_config_error(code: u32) -> bool {
+    boundary(|| recuo_status::from_code(code).is_some_and(recuo_status::is_config_error))
+}
+
+/// Whether `code` is an argument error (`1`–`99`): a NULL pointer, a buffer too small, a
+/// length too large.
+#[no_mangle]
+pub extern "C" fn recuo_status_is_argument_error(code: u32) -> bool {
+    boundary(|| recuo_status::from_code(code).is_some_and(recuo_status::is_argument_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL_CONFIG_ERRORS: [ConfigError; 5] = [
+        ConfigError::ZeroAttempts,
+        ConfigError::NegativeDuration,
+        ConfigError::NotANumber,
+        ConfigError::DurationTooLarge,
+        ConfigError::CapBelowBase {
+            base_ms: 2,
+            cap_ms: 1,
+        },
+    ];
+
+    #[test]
+    fn config_errors_are_100_plus_the_core_code_and_share_its_names() {
+        for e in ALL_CONFIG_ERRORS {
+            let s = recuo_status::from(e);
+            assert_eq!(s as u32, 100 + e.code(), "{e:?}");
+            assert_eq!(s.name().to_str(), Ok(e.name()), "{e:?}");
+            assert!(s.is_config_error() && !s.is_argument_error(), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn codes_are_unique_sorted_and_round_trip() {
+        let codes: Vec<u32> = ALL.iter().map(|s| *s as u32).collect();
+        assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
+        for s in ALL {
+            assert_eq!(recuo_status::from_code(s as u32), Some(s));
+        }
+        assert_eq!(recuo_status::from_code(4), None);
+        assert_eq!(recuo_status::from_code(u32::MAX), None);
+    }
+
+    fn message(code: u32, len: usize) -> (recuo_status, String, usize) {
+        let mut buf = vec![0xAAu8; len];
+        let mut written = usize::MAX;
+        // SAFETY: `buf` holds `len` bytes and `written` is a live usize.
+        let rc = unsafe { recuo_status_message(code, buf.as_mut_ptr().cast(), len, &mut written) };
+        let text = if len == 0 {
+            String::new()
+        } else {
+            let nul = buf.iter().position(|&b| b == 0).expect("NUL-terminated");
+            String::from_utf8(buf[..nul].to_vec()).unwrap()
+        };
+        (rc, text, written)
+    }
+
+    #[test]
+    fn messages_fit_in_128_bytes_and_use_the_core_text() {
+        for s in ALL {
+            let (rc, text, written) = message(s as u32, 128);
+            assert_eq!(rc, RECUO_OK, "{s:?}");
+            assert_eq!(written, text.len());
+            assert!(!text.is_empty());
+        }
+        let (_, text, _) = message(RECUO_ERR_ZERO_ATTEMPTS as u32, 128);
+        assert_eq!(text, ConfigError::ZeroAttempts.to_string());
+    }
+
+    #[test]
+    fn truncation_is_reported_and_terminated() {
+        let (rc, text, written) = message(RECUO_OK as u32, 4);
+        assert_eq!(
+            (rc, text.as_str(), written),
+            (RECUO_ERR_BUFFER_TOO_SMALL, "suc", 3)
+        );
+        let (rc, text, written) = message(RECUO_OK as u32, 8);
+        assert_eq!((rc, text.as_str(), written), (RECUO_OK, "success", 7));
+        let (rc, _, written) = message(RECUO_OK as u32, 0);
+        assert_eq!((rc, written), (RECUO_ERR_BUFFER_TOO_SMALL, 0));
+        let (rc, text, _) = message(4242, 128);
+        assert_eq!(
+            (rc, text.as_str()),
+            (RECUO_OK, "unknown recuo status code 4242")
+        );
+    }
+
+    #[test]
+    fn names_and_predicates_through_the_c_functions() {
+        // SAFETY: recuo_status_name returns a static NUL-terminated string.
+        let name = |c| {
+            unsafe { CStr::from_ptr(recuo_status_name(c)) }
+                .to_str()
+                .unwrap()
+        };
+        assert_eq!(name(0), "ok");
+        assert_eq!(name(105), "cap_below_base");
+        assert_eq!(name(7), "unknown");
+        assert!(recuo_status_is_config_error(101) && !recuo_status_is_config_error(1));
+        assert!(recuo_status_is_argument_error(1) && !recuo_status_is_argument_error(0));
+        assert!(!recuo_status_is_config_error(150) && !recuo_status_is_argument_error(50));
+    }
+}

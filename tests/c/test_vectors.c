@@ -1,0 +1,392 @@
+/*
+ * test_vectors.c — the shared vectors (the JSON files in tests/vectors), as the C ABI answers them.
+ *
+ * Usage: test_vectors VECTORS_DIR
+ *
+ * cJSON keeps strings NUL-terminated without a length, so a Retry-After value holding
+ * "\u0000" would be cut short ("12\u0000" would read as "12"). The values are therefore also
+ * decoded here, with their exact length, straight from the JSON text, and checked against
+ * cJSON's reading up to the first NUL.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recuo.h"
+
+#include "check.h"
+
+static char *read_file(const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        exit(2);
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    size_t n;
+    while (text != NULL && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *bigger = realloc(text, cap * 2);
+            if (bigger == NULL) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (text == NULL) {
+        fprintf(stderr, "%s: out of memory\n", path);
+        exit(2);
+    }
+    text[len] = '\0';
+    return text;
+}
+
+static cJSON *parse(const char *text, const char *name) {
+    cJSON *doc = cJSON_Parse(text);
+    if (doc == NULL) {
+        fprintf(stderr, "%s: invalid JSON near: %.40s\n", name, cJSON_GetErrorPtr());
+        exit(2);
+    }
+    return doc;
+}
+
+static cJSON *field(const cJSON *object, const char *name) {
+    cJSON *item = cJSON_GetObjectItemCaseSensitive(object, name);
+    if (item == NULL) {
+        fprintf(stderr, "vector without \"%s\"\n", name);
+        exit(2);
+    }
+    return item;
+}
+
+/* An integer field: cJSON reads numbers as doubles, exact up to 2^53, which the vectors
+ * respect. */
+static double number(const cJSON *object, const char *name) {
+    cJSON *item = field(object, name);
+    if (!cJSON_IsNumber(item) || item->valuedouble != floor(item->valuedouble)) {
+        fprintf(stderr, "\"%s\" is not an integer\n", name);
+        exit(2);
+    }
+    return item->valuedouble;
+}
+
+static int hex4(const char *p, unsigned *out) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') {
+            v |= (unsigned)(c - '0');
+        } else if (c >= 'a' && c <= 'f') {
+            v |= (unsigned)(c - 'a' + 10);
+        } else if (c >= 'A' && c <= 'F') {
+            v |= (unsigned)(c - 'A' + 10);
+        } else {
+            return 0;
+        }
+    }
+    *out = v;
+    return 1;
+}
+
+static size_t put_utf8(unsigned cp, char *out) {
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decodes the JSON string literal starting at the quote `p` into `out` (UTF-8, NULs kept).
+ * Returns the length, or (size_t)-1 on a malformed literal or a value longer than `cap`. */
+static size_t decode_json_string(const char *p, char *out, size_t cap) {
+    size_t len = 0;
+    if (*p++ != '"') {
+        return (size_t)-1;
+    }
+    while (*p != '"') {
+        if (*p == '\0' || len + 4 > cap) {
+            return (size_t)-1;
+        }
+        if (*p != '\\') {
+            out[len++] = *p++;
+            continue;
+        }
+        p++;
+        char c = *p++;
+        unsigned cp;
+        switch (c) {
+        case '"': case '\\': case '/': out[len++] = c; break;
+        case 'b': out[len++] = '\b'; break;
+        case 'f': out[len++] = '\f'; break;
+        case 'n': out[len++] = '\n'; break;
+        case 'r': out[len++] = '\r'; break;
+        case 't': out[len++] = '\t'; break;
+        case 'u':
+            if (!hex4(p, &cp)) {
+                return (size_t)-1;
+            }
+            p += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                unsigned low;
+                if (p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, &low) || low < 0xDC00 ||
+                    low > 0xDFFF) {
+                    return (size_t)-1;
+                }
+                p += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            }
+            len += put_utf8(cp, out + len);
+            break;
+        default:
+            return (size_t)-1;
+        }
+    }
+    return len;
+}
+
+/* The raw literal of the next `"value":` key at or after `*cursor`, advancing the cursor. A
+ * key is a quoted name followed by a colon, which no string content can imitate (quotes
+ * inside strings are escaped). */
+static const char *next_value_literal(const char **cursor) {
+    const char *p = *cursor;
+    while ((p = strstr(p, "\"value\"")) != NULL) {
+        const char *q = p + strlen("\"value\"");
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
+            q++;
+        }
+        if (*q == ':') {
+            q++;
+            while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') {
+                q++;
+            }
+            *cursor = q;
+            return q;
+        }
+        p = q;
+    }
+    return NULL;
+}
+
+static recuo_retry_after_kind kind_named(const char *name) {
+    if (strcmp(name, "seconds") == 0) return RECUO_RETRY_AFTER_SECONDS;
+    if (strcmp(name, "date") == 0) return RECUO_RETRY_AFTER_DATE;
+    if (strcmp(name, "unbounded") == 0) return RECUO_RETRY_AFTER_UNBOUNDED;
+    if (strcmp(name, "invalid") == 0) return RECUO_RETRY_AFTER_INVALID;
+    fprintf(stderr, "unknown kind \"%s\"\n", name);
+    exit(2);
+}
+
+static void retry_after_cases(const char *dir) {
+    char *text = read_file(dir, "retry_after.json");
+    cJSON *doc = parse(text, "retry_after.json");
+    const cJSON *cases = field(doc, "cases");
+    const char *cursor = text;
+    /* A decoded literal is never longer than the JSON text holding it. */
+    size_t value_cap = strlen(text) + 4;
+    char *value = malloc(value_cap);
+    if (value == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    int count = 0, with_nul = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *name = cJSON_GetStringValue(field(c, "name"));
+        const char *cjson_value = cJSON_GetStringValue(field(c, "value"));
+        const char *literal = next_value_literal(&cursor);
+        size_t len = literal ? decode_json_string(literal, value, value_cap) : (size_t)-1;
+        count++;
+        CHECK_CTX(name != NULL && cjson_value != NULL && len != (size_t)-1, "case %d", count);
+        if (name == NULL || cjson_value == NULL || len == (size_t)-1) {
+            continue;
+        }
+        /* The raw decoding and cJSON's must agree up to the first NUL. */
+        size_t visible = strlen(cjson_value);
+        CHECK_CTX(visible <= len && memcmp(value, cjson_value, visible) == 0 &&
+                      (visible == len || value[visible] == '\0'),
+                  "%s: raw and cJSON readings differ", name);
+        with_nul += visible != len;
+
+        int64_t now_ms = (int64_t)number(c, "now_ms");
+        recuo_retry_after_kind kind = kind_named(cJSON_GetStringValue(field(c, "kind")));
+        const cJSON *wait = field(c, "wait_ms");
+        recuo_retry_after out = {0, 12345};
+        recuo_status rc = recuo_parse_retry_after(value, len, now_ms, &out);
+        CHECK_CTX(rc == RECUO_OK, "%s: status %s", name, recuo_status_name(rc));
+        CHECK_CTX(out.kind == kind, "%s: kind %u, expected %u", name, (unsigned)out.kind,
+                  (unsigned)kind);
+        if (cJSON_IsNull(wait)) {
+            CHECK_CTX(out.wait_ms == 0, "%s: wait %" PRIu64 " for a kind without a wait", name,
+                      out.wait_ms);
+        } else {
+            uint64_t expected = (uint64_t)number(c, "wait_ms");
+            CHECK_CTX(out.wait_ms == expected, "%s: wait %" PRIu64 ", expected %" PRIu64, name,
+                      out.wait_ms, expected);
+        }
+    }
+    CHECK_CTX(count >= 60, "only %d Retry-After cases", count);
+    CHECK_CTX(next_value_literal(&cursor) == NULL, "more \"value\" keys than cases");
+    CHECK_CTX(with_nul > 0, "no case with a NUL byte: the explicit length went untested");
+    free(value);
+    cJSON_Delete(doc);
+    free(text);
+}
+
+static void backoff_cases(const char *dir) {
+    char *text = read_file(dir, "backoff.json");
+    cJSON *doc = parse(text, "backoff.json");
+    const cJSON *c;
+    int windows = 0, errors = 0;
+    cJSON_ArrayForEach(c, field(doc, "windows")) {
+        uint64_t base = (uint64_t)number(c, "base_ms"), cap = (uint64_t)number(c, "cap_ms");
+        uint32_t n = (uint32_t)number(c, "n");
+        uint64_t expected = (uint64_t)number(c, "window_ms"), got = 0;
+        recuo_status rc = recuo_backoff_window_ms(base, cap, n, &got);
+        CHECK_CTX(rc == RECUO_OK && got == expected,
+                  "window(%" PRIu64 ", %" PRIu64 ", %" PRIu32 ") = %" PRIu64 " (%s), expected %"
+                  PRIu64, base, cap, n, got, recuo_status_name(rc), expected);
+        windows++;
+    }
+    cJSON_ArrayForEach(c, field(doc, "errors")) {
+        uint64_t base = (uint64_t)number(c, "base_ms"), cap = (uint64_t)number(c, "cap_ms");
+        const char *error = cJSON_GetStringValue(field(c, "error"));
+        uint64_t got = 777;
+        recuo_status rc = recuo_backoff_window_ms(base, cap, 0, &got);
+        CHECK_CTX(error != NULL && strcmp(recuo_status_name(rc), error) == 0,
+                  "window(%" PRIu64 ", %" PRIu64 ") answered %s, expected %s", base, cap,
+                  recuo_status_name(rc), error ? error : "?");
+        CHECK(recuo_status_is_config_error(rc));
+        CHECK_CTX(got == 777, "the output was written on an error");
+        errors++;
+    }
+    CHECK(windows > 0 && errors > 0);
+    cJSON_Delete(doc);
+    free(text);
+}
+
+struct recorder {
+    uint64_t failures;
+    uint64_t calls;
+    uint64_t sleeps[64];
+    size_t nsleeps;
+    int overflow;
+};
+
+static int fails_then_succeeds(void *user_data) {
+    struct recorder *r = user_data;
+    r->calls++;
+    return r->calls <= r->failures ? (int)r->calls : 0;
+}
+
+static void record_sleep(uint64_t ms, void *user_data) {
+    struct recorder *r = user_data;
+    if (r->nsleeps < sizeof r->sleeps / sizeof r->sleeps[0]) {
+        r->sleeps[r->nsleeps++] = ms;
+    } else {
+        r->overflow = 1;
+    }
+}
+
+static void seeded_cases(const char *dir) {
+    char *text = read_file(dir, "seeded.json");
+    cJSON *doc = parse(text, "seeded.json");
+    const cJSON *c;
+    int delays = 0, loops = 0;
+    cJSON_ArrayForEach(c, field(doc, "retry_delay_ms")) {
+        const cJSON *header = field(c, "retry_after");
+        const char *value = cJSON_IsNull(header) ? NULL : cJSON_GetStringValue(header);
+        CHECK(cJSON_IsNull(header) || value != NULL);
+        uint32_t attempt = (uint32_t)number(c, "attempt");
+        int64_t now_ms = (int64_t)number(c, "now_ms");
+        uint64_t seed = (uint64_t)number(c, "seed");
+        double d = recuo_retry_delay_ms_seeded(value, attempt, now_ms, seed);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "unbounded"))) {
+            CHECK_CTX(isinf(d) && d > 0, "%s (seed %" PRIu64 "): %f, expected +inf",
+                      value ? value : "NULL", seed, d);
+        } else {
+            double expected = number(c, "delay_ms");
+            CHECK_CTX(d == expected, "%s attempt %" PRIu32 " (seed %" PRIu64 "): %f, expected %f",
+                      value ? value : "NULL", attempt, seed, d, expected);
+        }
+        delays++;
+    }
+    recuo_com_retry_options *options = recuo_com_retry_options_new();
+    CHECK(options != NULL);
+    CHECK_STATUS(recuo_com_retry_options_set_sleep(options, record_sleep), RECUO_OK);
+    cJSON_ArrayForEach(c, field(doc, "com_retry")) {
+        uint64_t seed = (uint64_t)number(c, "seed");
+        struct recorder r = {.failures = (uint64_t)number(c, "failures")};
+        int last_error = -1;
+        uint32_t attempts = 0;
+        CHECK_STATUS(recuo_com_retry_options_set_seed(options, seed), RECUO_OK);
+        recuo_status rc = recuo_com_retry_with_options(
+            fails_then_succeeds, &r, (uint32_t)number(c, "tentativas"),
+            (uint64_t)number(c, "base_ms"), (uint64_t)number(c, "max_ms"), NULL, options,
+            &last_error, &attempts);
+        const char *outcome = cJSON_GetStringValue(field(c, "outcome"));
+        int ok = outcome != NULL && strcmp(outcome, "ok") == 0;
+        CHECK_CTX(rc == (ok ? RECUO_OK : RECUO_ERR_TASK_FAILED), "seed %" PRIu64 ": %s", seed,
+                  recuo_status_name(rc));
+        CHECK_CTX(r.calls == (uint64_t)number(c, "calls") && attempts == r.calls,
+                  "seed %" PRIu64 ": %" PRIu64 " calls, %" PRIu32 " attempts", seed, r.calls,
+                  attempts);
+        CHECK_CTX(last_error == (ok ? 0 : (int)r.calls), "seed %" PRIu64 ": last error %d", seed,
+                  last_error);
+        const cJSON *expected = field(c, "sleeps_ms");
+        CHECK_CTX(!r.overflow && (size_t)cJSON_GetArraySize(expected) == r.nsleeps,
+                  "seed %" PRIu64 ": %zu sleeps, expected %d", seed, r.nsleeps,
+                  cJSON_GetArraySize(expected));
+        size_t i = 0;
+        const cJSON *ms;
+        cJSON_ArrayForEach(ms, expected) {
+            if (i < r.nsleeps) {
+                CHECK_CTX(r.sleeps[i] == (uint64_t)ms->valuedouble,
+                          "seed %" PRIu64 ": sleep %zu = %" PRIu64 ", expected %.0f", seed, i,
+                          r.sleeps[i], ms->valuedouble);
+            }
+            i++;
+        }
+        loops++;
+    }
+    recuo_com_retry_options_free(options);
+    CHECK(delays > 0 && loops > 0);
+    cJSON_Delete(doc);
+    free(text);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
+        return 2;
+    }
+    retry_after_cases(argv[1]);
+    backoff_cases(argv[1]);
+    seeded_cases(argv[1]);
+    return check_summary(argv[0]);
+}
