@@ -23,6 +23,7 @@
 use rand::RngCore;
 
 use crate::classify::Verdict;
+use crate::idempotency::IdempotencyKey;
 use crate::pool::AttemptPool;
 use crate::rng::uniform_inclusive;
 use crate::server_wait::ServerWait;
@@ -102,10 +103,11 @@ pub struct Report {
     pub delays_ms: Vec<u64>,
 }
 
-/// The retry state of one operation under a [`Policy`].
-#[derive(Debug)]
-pub struct Attempts<'p> {
-    policy: &'p Policy,
+/// The retry state of one operation under a [`Policy`] (it keeps its own copy).
+#[derive(Debug, Clone)]
+pub struct Attempts {
+    policy: Policy,
+    key: Option<IdempotencyKey>,
     /// Attempts begun so far.
     begun: u32,
     started_ms: Option<u64>,
@@ -117,11 +119,12 @@ pub struct Attempts<'p> {
     pool: Option<(AttemptPool, bool)>,
 }
 
-impl<'p> Attempts<'p> {
+impl Attempts {
     /// A fresh operation under `policy`: no attempt begun yet.
-    pub fn new(policy: &'p Policy) -> Self {
+    pub fn new(policy: &Policy) -> Self {
         Attempts {
-            policy,
+            policy: policy.clone(),
+            key: None,
             begun: 0,
             started_ms: None,
             last_ms: 0,
@@ -142,8 +145,16 @@ impl<'p> Attempts<'p> {
     }
 
     /// The policy.
-    pub fn policy(&self) -> &'p Policy {
-        self.policy
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The operation's idempotency key: drawn from `rng` at the first call, then the same on
+    /// every attempt of this operation.
+    pub fn idempotency_key<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> IdempotencyKey {
+        *self
+            .key
+            .get_or_insert_with(|| IdempotencyKey::generate(rng))
     }
 
     /// Attempts begun so far.

@@ -291,7 +291,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         &mut self,
         decision: Decision,
         error: Option<E>,
-        attempts: &Attempts<'_>,
+        attempts: &Attempts,
     ) -> RetryError<E> {
         let (reason, retry_at_ms) = match decision {
             Decision::GiveUp {
