@@ -162,6 +162,23 @@ impl Attempts {
         self.begun
     }
 
+    /// Whether no attempt is left after the ones begun: this loop's are spent, or the shared
+    /// pool of the enclosing loops is empty. A failure now can only end in
+    /// `attempts_exhausted`.
+    pub fn is_spent(&self) -> bool {
+        self.begun >= self.policy.max_attempts()
+            || self
+                .pool
+                .as_ref()
+                .is_some_and(|(pool, _)| pool.remaining() == 0)
+    }
+
+    /// Gives up because the attempts are spent (see [`is_spent`](Self::is_spent)).
+    pub fn exhaust(&mut self, now_ms: u64) -> Decision {
+        self.last_ms = now_ms;
+        self.give_up(GiveUpReason::AttemptsExhausted, None)
+    }
+
     /// Marks the operation cancelled: the next [`begin`](Self::begin) or
     /// [`decide`](Self::decide) gives up with [`GiveUpReason::Cancelled`].
     pub fn cancel(&mut self) {

@@ -285,6 +285,21 @@ impl Verdict {
         }
     }
 
+    /// The verdict of a caller's own predicate (guide A's `repetir_se`): `true` retries (with
+    /// no server wait), `false` gives up as permanent.
+    pub const fn from_predicate(retry: bool) -> Self {
+        if retry {
+            Verdict::Retry {
+                cause: Cause::ServerError,
+                server_wait: None,
+            }
+        } else {
+            Verdict::GiveUp {
+                cause: Cause::Permanent,
+            }
+        }
+    }
+
     /// Why the verdict was reached.
     pub const fn cause(&self) -> Cause {
         match *self {

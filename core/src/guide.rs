@@ -5,10 +5,14 @@ use std::time::Duration;
 
 use rand::RngCore;
 
+use crate::attempts::Attempts;
+use crate::classify::Verdict;
+use crate::clock::{Clock, SystemClock};
+use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 use crate::rng::LazyJitterRng;
 #[cfg(test)]
 use crate::JitterRng;
-use crate::{parse_retry_after, Backoff, ConfigError};
+use crate::{parse_retry_after, Backoff, ConfigError, Policy};
 
 /// Guide B's base window: 1000 ms.
 pub const GUIDE_B_BASE_MS: u64 = 1000;
@@ -30,14 +34,16 @@ pub fn retry_delay_ms<R: RngCore + ?Sized>(
     parse_retry_after(retry_after.unwrap_or(""), now_unix_ms).guide_b_delay_ms(attempt, rng)
 }
 
-/// Guide A's retry loop: `tentativas` attempts with full-jitter backoff between them.
+/// Guide A's retry loop: `tentativas` attempts with full-jitter backoff between them, and an
+/// optional limit on the total time (`prazo`).
 ///
 /// # Defaults
-/// [`ComRetry::GUIDE_A`]: 5 attempts, base 200 ms, maximum 5000 ms.
+/// [`ComRetry::GUIDE_A`]: 5 attempts, base 200 ms, maximum 5000 ms, no deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ComRetry {
     tentativas: u32,
     backoff: Backoff,
+    deadline_ms: Option<u64>,
 }
 
 impl ComRetry {
@@ -45,6 +51,7 @@ impl ComRetry {
     pub const GUIDE_A: ComRetry = ComRetry {
         tentativas: 5,
         backoff: Backoff::new(),
+        deadline_ms: None,
     };
 
     /// A loop of `tentativas` attempts whose delay before attempt `i + 1` is drawn uniformly
@@ -65,9 +72,17 @@ impl ComRetry {
             Ok(backoff) => Ok(ComRetry {
                 tentativas,
                 backoff,
+                deadline_ms: None,
             }),
             Err(e) => Err(e),
         }
+    }
+
+    /// The same loop, giving up (`wait_exceeds_deadline`) rather than sleeping past
+    /// `deadline_ms` after the start of the first attempt; `None` for no limit.
+    pub const fn with_deadline_ms(mut self, deadline_ms: Option<u64>) -> Self {
+        self.deadline_ms = deadline_ms;
+        self
     }
 
     /// The number of attempts.
@@ -80,51 +95,80 @@ impl ComRetry {
         self.backoff
     }
 
+    /// The deadline, in milliseconds from the start of the first attempt.
+    pub const fn deadline_ms(&self) -> Option<u64> {
+        self.deadline_ms
+    }
+
+    /// This loop as a [`Policy`]: what the bindings hand to [`drive`] with their own effects.
+    pub const fn policy(&self) -> Policy {
+        Policy::with_parts(self.tentativas, self.backoff, self.deadline_ms)
+    }
+
     /// Runs the loop with every effect supplied by the caller.
     ///
     /// Calls `tarefa` until it succeeds, `repetir_se` answers `false` for its error, or the
     /// attempts are spent, and returns its value or its **last error unchanged**. Between
     /// attempts it draws the delay from `rng` and calls `sleep` with it — but never for a
-    /// zero delay. `repetir_se` is not asked after the last attempt.
+    /// zero delay. `repetir_se` is not asked after the last attempt. With no clock, the
+    /// deadline (if any) is never reached.
     ///
     /// `repetir_se` and `sleep` may fail (a predicate that raises, a sleep interrupted by
     /// Ctrl-C); their error ends the loop at once and is returned as is.
     pub fn run_with<T, E, R>(
         &self,
         rng: &mut R,
-        mut tarefa: impl FnMut() -> Result<T, E>,
-        mut repetir_se: impl FnMut(&E) -> Result<bool, E>,
-        mut sleep: impl FnMut(Duration) -> Result<(), E>,
+        tarefa: impl FnMut() -> Result<T, E>,
+        repetir_se: impl FnMut(&E) -> Result<bool, E>,
+        sleep: impl FnMut(Duration) -> Result<(), E>,
     ) -> Result<T, E>
     where
         R: RngCore + ?Sized,
     {
-        let mut previous_ms = self.backoff.base_ms();
-        for i in 0..self.tentativas {
-            let erro = match tarefa() {
-                Ok(value) => return Ok(value),
-                Err(erro) => erro,
-            };
-            if i + 1 == self.tentativas || !repetir_se(&erro)? {
-                return Err(erro);
-            }
-            let delay_ms = self.backoff.delay_ms(i, previous_ms, rng);
-            previous_ms = delay_ms;
-            if delay_ms > 0 {
-                sleep(Duration::from_millis(delay_ms))?;
-            }
-        }
-        unreachable!("tentativas is at least 1, so the last attempt returns")
+        self.run_timed(rng, || 0, tarefa, repetir_se, sleep)
     }
 
-    /// Runs the loop with real sleeps and jitter seeded from the operating system.
+    /// As [`run_with`](Self::run_with), reading the time from `now_ms` (a monotonic clock in
+    /// milliseconds), so that the deadline applies.
+    pub fn run_timed<T, E, R>(
+        &self,
+        rng: &mut R,
+        now_ms: impl FnMut() -> u64,
+        tarefa: impl FnMut() -> Result<T, E>,
+        repetir_se: impl FnMut(&E) -> Result<bool, E>,
+        sleep: impl FnMut(Duration) -> Result<(), E>,
+    ) -> Result<T, E>
+    where
+        R: RngCore + ?Sized,
+    {
+        let mut driver = GuideDriver {
+            now_ms,
+            tarefa,
+            repetir_se,
+            sleep,
+        };
+        match drive(Attempts::new(&self.policy()), rng, None, &mut driver) {
+            Ok(value) => Ok(value),
+            Err(Stopped::Aborted(e)) => Err(e),
+            Err(Stopped::GaveUp(RetryError { error, .. })) => match error {
+                Some(e) => Err(e),
+                // drive makes at least one attempt: nothing cancels it and no pool limits it.
+                None => unreachable!("guide A's loop always makes its first attempt"),
+            },
+        }
+    }
+
+    /// Runs the loop with real sleeps, the real monotonic clock and jitter seeded from the
+    /// operating system.
     pub fn run<T, E>(
         &self,
         tarefa: impl FnMut() -> Result<T, E>,
         mut repetir_se: impl FnMut(&E) -> bool,
     ) -> Result<T, E> {
-        self.run_with(
+        let clock = SystemClock::default();
+        self.run_timed(
             &mut LazyJitterRng::new(None),
+            || clock.now_ms(),
             tarefa,
             |e| Ok(repetir_se(e)),
             |d| {
@@ -132,6 +176,38 @@ impl ComRetry {
                 Ok(())
             },
         )
+    }
+}
+
+/// Guide A's closures as the effects of [`drive`].
+struct GuideDriver<N, F, P, S> {
+    now_ms: N,
+    tarefa: F,
+    repetir_se: P,
+    sleep: S,
+}
+
+impl<T, E, N, F, P, S> Driver for GuideDriver<N, F, P, S>
+where
+    N: FnMut() -> u64,
+    F: FnMut() -> Result<T, E>,
+    P: FnMut(&E) -> Result<bool, E>,
+    S: FnMut(Duration) -> Result<(), E>,
+{
+    type Value = T;
+    type Error = E;
+
+    fn now_ms(&mut self) -> u64 {
+        (self.now_ms)()
+    }
+    fn attempt(&mut self, _: &AttemptContext<'_>) -> Result<T, E> {
+        (self.tarefa)()
+    }
+    fn classify(&mut self, error: &E) -> Result<Verdict, E> {
+        (self.repetir_se)(error).map(Verdict::from_predicate)
+    }
+    fn sleep(&mut self, delay: Duration) -> Result<bool, E> {
+        (self.sleep)(delay).map(|()| false)
     }
 }
 
@@ -248,6 +324,51 @@ mod tests {
         // sleep that fails is the first non-zero one.
         assert_eq!(result, Err("interrupted"));
         assert!(calls < 5);
+    }
+
+    #[test]
+    fn the_deadline_stops_the_loop_instead_of_sleeping_past_it() {
+        let now = std::cell::Cell::new(0u64);
+        let mut calls = 0;
+        let mut slept = Vec::new();
+        let policy = ComRetry::new(10, 100, 100)
+            .unwrap()
+            .with_deadline_ms(Some(250));
+        let result: Result<(), u32> = policy.run_timed(
+            &mut JitterRng::seeded(2),
+            || now.get(),
+            || {
+                calls += 1;
+                Err(calls)
+            },
+            |_| Ok(true),
+            |d| {
+                let ms = d.as_millis() as u64;
+                slept.push(ms);
+                now.set(now.get() + ms);
+                Ok(())
+            },
+        );
+        // Replay the rule by hand: draw each delay; stop when it would pass 250 ms.
+        let mut rng = JitterRng::seeded(2);
+        let (mut t, mut expected_calls, mut expected_sleeps) = (0, 0, Vec::new());
+        loop {
+            expected_calls += 1;
+            let d = crate::rng::uniform_inclusive(&mut rng, 0, 100);
+            if t + d > 250 {
+                break;
+            }
+            t += d;
+            if d > 0 {
+                expected_sleeps.push(d);
+            }
+        }
+        assert_eq!(result, Err(calls));
+        assert_eq!(
+            (calls, slept, now.get()),
+            (expected_calls, expected_sleeps, t)
+        );
+        assert!(calls > 2, "the deadline, not the attempts, ended it");
     }
 
     #[test]

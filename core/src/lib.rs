@@ -21,6 +21,7 @@ pub mod attempts;
 pub mod backoff;
 pub mod classify;
 pub mod clock;
+pub mod drive;
 mod error;
 pub mod guide;
 pub mod headers;
@@ -40,6 +41,7 @@ pub use classify::{
     Cause, MethodSet, Outcome, Request, Rules, StatusSet, Transport, TransportSet, Verdict,
 };
 pub use clock::{unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
+pub use drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 pub use error::ConfigError;
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
 pub use headers::header;
@@ -49,7 +51,7 @@ pub use policy::{Policy, PolicyBuilder};
 pub use pool::AttemptPool;
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
-pub use run::{retry, AttemptContext, Retry, RetryError};
+pub use run::{retry, Retry};
 pub use server_wait::{quota_spent, server_wait, ServerWait};
 
 /// The README's Rust example, compiled and run by `cargo test` so it cannot rot.

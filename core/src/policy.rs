@@ -56,6 +56,19 @@ impl Policy {
         p
     }
 
+    /// Guide A's policy with these attempts, backoff and deadline (already validated).
+    pub(crate) const fn with_parts(
+        max_attempts: u32,
+        backoff: Backoff,
+        deadline_ms: Option<u64>,
+    ) -> Self {
+        let mut p = Self::guide_a();
+        p.max_attempts = max_attempts;
+        p.backoff = backoff;
+        p.deadline_ms = deadline_ms;
+        p
+    }
+
     /// A builder starting from [`Policy::guide_a`].
     pub fn builder() -> PolicyBuilder {
         PolicyBuilder {

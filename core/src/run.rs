@@ -1,85 +1,16 @@
 //! The blocking runner (SPEC §6): calls the operation, sleeps between attempts, honours the
 //! deadline and cancellation, and shares one attempt limit between nested loops on a thread.
 
-use std::cell::{OnceCell, RefCell};
-use std::fmt;
+use std::cell::RefCell;
 use std::time::Duration;
 
-use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
+use crate::attempts::{Attempts, GiveUpReason, Report, RetryAllowance};
 use crate::classify::{Cause, Verdict};
 use crate::clock::{CancelToken, Clock, SystemClock};
-use crate::idempotency::IdempotencyKey;
+use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 use crate::pool::AttemptPool;
 use crate::rng::LazyJitterRng;
 use crate::Policy;
-
-/// What the operation knows about the attempt it is making.
-#[derive(Debug)]
-pub struct AttemptContext<'a> {
-    attempt: u32,
-    key: &'a OnceCell<IdempotencyKey>,
-    rng: &'a RefCell<LazyJitterRng>,
-    header: &'a str,
-}
-
-impl AttemptContext<'_> {
-    /// The attempt's number, from 0.
-    pub fn attempt(&self) -> u32 {
-        self.attempt
-    }
-
-    /// The operation's idempotency key: created at the first call, the same on every attempt
-    /// of this operation, never shared with another operation.
-    pub fn idempotency_key(&self) -> IdempotencyKey {
-        *self
-            .key
-            .get_or_init(|| IdempotencyKey::generate(&mut *self.rng.borrow_mut()))
-    }
-
-    /// The header to send the key in (the policy's, `Idempotency-Key` by default).
-    pub fn idempotency_header(&self) -> &str {
-        self.header
-    }
-}
-
-/// An operation that did not succeed: its own last error, unchanged, and why it stopped.
-#[derive(Debug)]
-pub struct RetryError<E> {
-    /// The operation's last error; `None` only when no attempt was made (cancelled before
-    /// the first, or an enclosing loop had no attempts left).
-    pub error: Option<E>,
-    /// Why the loop stopped.
-    pub reason: GiveUpReason,
-    /// For `wait_exceeds_deadline`: the monotonic instant (the runner clock's ms) from which
-    /// a retry would be allowed.
-    pub retry_at_ms: Option<u64>,
-    /// Attempts, elapsed time and the delays slept.
-    pub report: Report,
-}
-
-impl<E> RetryError<E> {
-    /// The operation's last error, dropping the rest.
-    pub fn into_error(self) -> Option<E> {
-        self.error
-    }
-}
-
-impl<E: fmt::Display> fmt::Display for RetryError<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "gave up after {} attempt(s) ({})",
-            self.report.attempts,
-            self.reason.name()
-        )?;
-        match &self.error {
-            Some(e) => write!(f, ": {e}"),
-            None => Ok(()),
-        }
-    }
-}
-
-impl<E: fmt::Debug + fmt::Display> std::error::Error for RetryError<E> {}
 
 thread_local! {
     static CURRENT_POOL: RefCell<Option<AttemptPool>> = const { RefCell::new(None) };
@@ -200,18 +131,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
 
     /// Retries only the errors for which `f` answers `true` (guide A's `repetir_se`).
     pub fn retry_if(self, mut f: impl FnMut(&E) -> bool + 'h) -> Self {
-        self.classify(move |e| {
-            if f(e) {
-                Verdict::Retry {
-                    cause: Cause::ServerError,
-                    server_wait: None,
-                }
-            } else {
-                Verdict::GiveUp {
-                    cause: Cause::Permanent,
-                }
-            }
-        })
+        self.classify(move |e| Verdict::from_predicate(f(e)))
     }
 
     /// Called before each sleep with the attempt just failed, its error and the delay.
@@ -238,77 +158,66 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
     /// The operation's own last error, unchanged, inside a [`RetryError`] with the reason
     /// and the report.
     pub fn call<T>(
-        mut self,
-        mut op: impl FnMut(&AttemptContext<'_>) -> Result<T, E>,
+        self,
+        op: impl FnMut(&AttemptContext<'_>) -> Result<T, E>,
     ) -> Result<T, RetryError<E>> {
         let (_scope, pool, nested) = PoolScope::enter(self.policy.max_attempts());
-        let mut attempts = Attempts::new(self.policy).with_pool(pool, nested);
-        let rng = RefCell::new(LazyJitterRng::new(self.seed));
-        let key = OnceCell::new();
-        let mut last_error = None;
-        loop {
-            if self.cancel.is_cancelled() {
-                attempts.cancel();
-            }
-            let attempt = match attempts.begin(self.clock.now_ms()) {
-                Ok(n) => n,
-                Err(decision) => return Err(self.give_up(decision, last_error, &attempts)),
-            };
-            let ctx = AttemptContext {
-                attempt,
-                key: &key,
-                rng: &rng,
-                header: self.policy.idempotency_header(),
-            };
-            let error = match op(&ctx) {
-                Ok(value) => return Ok(value),
-                Err(e) => e,
-            };
-            let verdict = (self.classify)(&error);
-            if self.cancel.is_cancelled() {
-                attempts.cancel();
-            }
-            let now = self.clock.now_ms();
-            let decision =
-                attempts.decide_with(verdict, now, &mut *rng.borrow_mut(), self.allowance);
-            match decision {
-                Decision::Retry { delay_ms, .. } => {
-                    let delay = Duration::from_millis(delay_ms);
-                    if let Some(hook) = &mut self.on_retry {
-                        hook(attempt, &error, delay);
-                    }
-                    last_error = Some(error);
-                    if delay_ms > 0 && self.clock.sleep(delay, &self.cancel) {
-                        attempts.cancel();
-                    }
-                }
-                other => return Err(self.give_up(other, Some(error), &attempts)),
-            }
+        let attempts = Attempts::new(self.policy).with_pool(pool, nested);
+        let rng = LazyJitterRng::new(self.seed);
+        let allowance = self.allowance;
+        let mut driver = Hooks { retry: self, op };
+        match drive(attempts, rng, allowance, &mut driver) {
+            Ok(value) => Ok(value),
+            Err(Stopped::GaveUp(e)) => Err(e),
+            // The runner's effects never fail, so nothing aborts; were one to, its error would
+            // still reach the caller.
+            Err(Stopped::Aborted(e)) => Err(RetryError {
+                error: Some(e),
+                reason: GiveUpReason::Permanent,
+                retry_at_ms: None,
+                report: Report::default(),
+            }),
         }
     }
+}
 
-    fn give_up(
-        &mut self,
-        decision: Decision,
-        error: Option<E>,
-        attempts: &Attempts,
-    ) -> RetryError<E> {
-        let (reason, retry_at_ms) = match decision {
-            Decision::GiveUp {
-                reason,
-                retry_at_ms,
-            } => (reason, retry_at_ms),
-            _ => (GiveUpReason::Permanent, None),
-        };
-        let report = attempts.report();
-        if let Some(hook) = &mut self.on_give_up {
-            hook(&report);
+/// The runner's closures as the effects of [`drive`].
+struct Hooks<'p, 'h, E, C, F> {
+    retry: Retry<'p, 'h, E, C>,
+    op: F,
+}
+
+impl<E, C: Clock, T, F> Driver for Hooks<'_, '_, E, C, F>
+where
+    F: FnMut(&AttemptContext<'_>) -> Result<T, E>,
+{
+    type Value = T;
+    type Error = E;
+
+    fn now_ms(&mut self) -> u64 {
+        self.retry.clock.now_ms()
+    }
+    fn is_cancelled(&mut self) -> bool {
+        self.retry.cancel.is_cancelled()
+    }
+    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<T, E> {
+        (self.op)(ctx)
+    }
+    fn classify(&mut self, error: &E) -> Result<Verdict, E> {
+        Ok((self.retry.classify)(error))
+    }
+    fn on_retry(&mut self, attempt: u32, error: &E, delay: Duration) -> Result<(), E> {
+        if let Some(hook) = &mut self.retry.on_retry {
+            hook(attempt, error, delay);
         }
-        RetryError {
-            error,
-            reason,
-            retry_at_ms,
-            report,
+        Ok(())
+    }
+    fn sleep(&mut self, delay: Duration) -> Result<bool, E> {
+        Ok(self.retry.clock.sleep(delay, &self.retry.cancel))
+    }
+    fn on_give_up(&mut self, report: &Report) {
+        if let Some(hook) = &mut self.retry.on_give_up {
+            hook(report);
         }
     }
 }
