@@ -59,5 +59,10 @@ pub use server_wait::{quota_spent, server_wait, ServerWait};
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExamples;
 
+/// The Rust examples of `docs/`, compiled and run by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/policy.md")]
+pub struct PolicyDocExamples;
+
 /// The version of this crate, which every binding reports as its own.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
