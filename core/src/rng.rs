@@ -18,9 +18,10 @@ impl JitterRng {
         JitterRng(StdRng::seed_from_u64(seed))
     }
 
-    /// A generator seeded from the operating system's entropy.
+    /// A generator seeded from the thread's own generator, which the operating system seeds
+    /// (and reseeds) — so making one costs no system call.
     pub fn from_entropy() -> Self {
-        JitterRng(StdRng::from_os_rng())
+        JitterRng(StdRng::from_rng(&mut rand::rng()))
     }
 
     /// `Some(seed)` gives [`JitterRng::seeded`], `None` gives [`JitterRng::from_entropy`].
