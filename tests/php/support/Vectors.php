@@ -1,0 +1,92 @@
+<?php
+
+declare(strict_types=1);
+
+namespace RecuoTests;
+
+/**
+ * The shared cases in tests/vectors/, as every surface of recuo reads them. JSON strings
+ * decode to the UTF-8 bytes they spell, NUL bytes included, so every value reaches the
+ * extension byte for byte.
+ */
+final class Vectors
+{
+    /** @return array<string, mixed> */
+    public static function load(string $file): array
+    {
+        $path = RECUO_ROOT . '/tests/vectors/' . $file;
+        $text = file_get_contents($path);
+        if ($text === false) {
+            throw new \RuntimeException("cannot read $path");
+        }
+        $doc = json_decode($text, true, 512, JSON_THROW_ON_ERROR | JSON_BIGINT_AS_STRING);
+        if (!is_array($doc)) {
+            throw new \RuntimeException("$path: not a JSON object");
+        }
+        return $doc;
+    }
+
+    /**
+     * The entries of `$list` in `$file`, keyed for data providers by index and a label.
+     *
+     * @return array<string, array{array<string, mixed>}>
+     */
+    public static function cases(string $file, string $list, callable $label): array
+    {
+        $cases = [];
+        foreach (self::load($file)[$list] as $i => $case) {
+            $cases[sprintf('#%d %s', $i, $label($case))] = [$case];
+        }
+        if ($cases === []) {
+            throw new \RuntimeException("$file: no $list");
+        }
+        return $cases;
+    }
+}
+
+/** Runs a command without a shell and gives back its exit status and output. */
+final class Process
+{
+    /**
+     * @param list<string> $command
+     * @return array{int, string, string} exit status, stdout, stderr
+     */
+    public static function run(array $command): array
+    {
+        $pipes = [];
+        $process = proc_open($command, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        if (!is_resource($process)) {
+            throw new \RuntimeException('cannot start ' . implode(' ', $command));
+        }
+        $stdout = (string) stream_get_contents($pipes[1]);
+        $stderr = (string) stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+        return [proc_close($process), $stdout, $stderr];
+    }
+
+    /**
+     * Runs `$code` in a fresh `php` with only the extension under test loaded.
+     *
+     * @return array{int, string, string}
+     */
+    public static function php(string $code): array
+    {
+        return self::run([PHP_BINARY, '-n', '-d', 'extension=' . RECUO_EXTENSION, '-r', $code]);
+    }
+}
+
+/** For tests about what is thrown: the exact object, not only its class. */
+trait Throws
+{
+    /** What `$call` threw; the test fails when it returned instead. */
+    private function thrownBy(callable $call): \Throwable
+    {
+        try {
+            $call();
+        } catch (\Throwable $e) {
+            return $e;
+        }
+        $this->fail('nothing was thrown');
+    }
+}
