@@ -1,1 +1,51 @@
-# mk/python.mk — owned by the python part (being written)
+# mk/python.mk — the recuo Python package (python/, tests/python/, examples/python/).
+# Included by the top-level Makefile, which defines ROOT, VENV and CARGO.
+#
+# build-python installs the package into .venv as editable (maturin develop, dev profile):
+# python/recuo/ is imported from the source tree, the native module is copied beside it as
+# python/recuo/_recuo.abi3.so. Each step prints only when it fails.
+
+.PHONY: build-python lint-python test-python demo-python
+
+# maturin finds the virtualenv through VIRTUAL_ENV; the tools come from .venv/bin.
+PY_ENV := VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH"
+PY := $(VENV)/bin/python
+MATURIN := $(VENV)/bin/maturin
+# mypy's cache goes under target/, not into the source tree.
+PY_MYPY := $(PY_ENV) MYPY_CACHE_DIR=$(ROOT)/target/mypy $(PY) -m mypy
+
+# Installing (the .pth file and the metadata, which carries the version) is redone when the
+# venv or the version changes; rebuilding the module in place is left to cargo, which makes
+# it a no-op when nothing changed.
+PY_INSTALLED := $(VENV)/.recuo-python-installed
+
+# Runs a command, printing its output only when it fails.
+py_quiet = out=$$($(1) 2>&1) || { printf '%s\n' "$$out"; exit 1; }
+
+# The same pyo3 build environment maturin uses, so `cargo clippy` of the crate does not make
+# cargo rerun pyo3's build script and rebuild pyo3 for the next `maturin develop` (and back).
+PY_PYO3_ENV = PYO3_BUILD_EXTENSION_MODULE=1 PYO3_PYTHON=$(PY) \
+	PYO3_ENVIRONMENT_SIGNATURE=$$($(PY) -c 'import sys; v = sys.version_info; \
+	print(f"{sys.implementation.name}-{v[0]}.{v[1]}-{64 if sys.maxsize > 2**32 else 32}bit")') \
+	$(addprefix PYO3_CONFIG_FILE=,$(firstword $(wildcard $(ROOT)/target/maturin/pyo3-config-*-abi3.txt)))
+
+$(PY_INSTALLED): python/pyproject.toml python/Cargo.toml Cargo.toml
+	@cd python && $(call py_quiet,$(PY_ENV) $(MATURIN) develop)
+	@touch $@
+
+build-python: $(PY_INSTALLED) ## build the Python package into .venv (maturin develop)
+	@cd python && $(call py_quiet,$(PY_ENV) $(MATURIN) develop --skip-install)
+
+lint-python: build-python ## clippy and rustfmt for recuo-python; mypy --strict and stubtest
+	@$(CARGO) fmt -p recuo-python -- --check
+	@$(PY_PYO3_ENV) $(CARGO) clippy --quiet -p recuo-python --all-targets -- -D warnings
+	@$(call py_quiet,$(PY_MYPY) --config-file $(ROOT)/python/pyproject.toml tests/python examples/python)
+	@# stubtest leaves a .mypy_cache in its working directory: run it under target/.
+	@cd $(ROOT)/target && $(call py_quiet,$(PY_ENV) MYPY_CACHE_DIR=$(ROOT)/target/mypy \
+		$(PY) -m mypy.stubtest recuo --mypy-config-file $(ROOT)/python/pyproject.toml)
+
+test-python: build-python lint-python ## build, lint, then pytest tests/python
+	@$(PY_ENV) $(PY) -m pytest -q tests/python
+
+demo-python: build-python ## guide B's delays and guide A's loop, from Python
+	@$(PY_ENV) $(PY) examples/python/demo.py

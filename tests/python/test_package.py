@@ -1,0 +1,146 @@
+"""The package itself: version, exports, documentation, typing files."""
+
+from __future__ import annotations
+
+import doctest
+import importlib.metadata
+import inspect
+import pydoc
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import recuo
+import recuo._recuo
+from conftest import ROOT
+
+PACKAGE = Path(recuo.__file__).parent
+
+
+def workspace_version() -> str:
+    """[workspace.package] version in the root Cargo.toml."""
+    text = (ROOT / "Cargo.toml").read_text(encoding="utf-8")
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        pass
+    else:
+        return str(tomllib.loads(text)["workspace"]["package"]["version"])
+    section = text.split("[workspace.package]", 1)[1].split("\n[", 1)[0]
+    found = re.search(r'^version\s*=\s*"([^"]+)"', section, re.MULTILINE)
+    assert found, "no version in [workspace.package]"
+    return found.group(1)
+
+
+def test_version_is_the_workspace_version() -> None:
+    assert recuo.__version__ == workspace_version()
+    assert importlib.metadata.version("recuo") == recuo.__version__
+
+
+def test_all_lists_every_public_name_and_only_those() -> None:
+    public = {name for name in vars(recuo) if not name.startswith("_")} - {"_recuo"}
+    assert set(recuo.__all__) == public | {"__version__"}
+    assert sorted(recuo.__all__) == recuo.__all__
+    for name in recuo.__all__:
+        assert getattr(recuo, name) is getattr(recuo._recuo, name)
+    assert set(recuo._recuo.__all__) == set(recuo.__all__)
+
+
+def test_config_error_is_a_value_error_named_in_recuo() -> None:
+    assert issubclass(recuo.ConfigError, ValueError)
+    assert recuo.ConfigError.__module__ == "recuo"
+    assert recuo.ConfigError.__qualname__ == "ConfigError"
+    assert "code" in (recuo.ConfigError.__doc__ or "")
+    assert recuo.RetryAfter.__module__ == "recuo"
+
+
+def test_every_config_error_code_and_name() -> None:
+    cases: dict[tuple[int, str], Callable[[], object]] = {
+        (1, "zero_attempts"): lambda: recuo.com_retry(dict, 0),
+        (2, "negative_duration"): lambda: recuo.com_retry(dict, base=-1),
+        (3, "not_a_number"): lambda: recuo.com_retry(dict, base=float("nan")),
+        (4, "duration_too_large"): lambda: recuo.com_retry(dict, maximo=float("inf")),
+        (5, "cap_below_base"): lambda: recuo.backoff_window_ms(0, 2, 1),
+    }
+    for (code, name), call in cases.items():
+        with pytest.raises(recuo.ConfigError) as caught:
+            call()
+        assert (caught.value.code, caught.value.name) == (code, name)
+        assert type(caught.value.code) is int
+        assert caught.value.args == (str(caught.value),)
+
+
+@pytest.mark.parametrize(
+    ("function", "signature"),
+    [
+        (
+            recuo.com_retry,
+            "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, seed=None, sleep=None)",
+        ),
+        (recuo.retry_delay_ms, "(retry_after, attempt, now_ms=None, *, seed=None)"),
+        (recuo.parse_retry_after, "(value, now_ms=None)"),
+        (recuo.backoff_window_ms, "(attempt, base_ms=200, cap_ms=5000)"),
+    ],
+    ids=lambda v: getattr(v, "__name__", "signature"),
+)
+def test_signatures_and_docstrings(function: object, signature: str) -> None:
+    assert str(inspect.signature(function)) == signature  # type: ignore[arg-type]
+    doc = inspect.getdoc(function)
+    assert doc and len(doc.splitlines()) >= 3
+
+
+def test_help_shows_com_retry_signature_and_doc() -> None:
+    # What `python -c "import recuo; help(recuo.com_retry)"` prints.
+    text = subprocess.run(
+        [sys.executable, "-c", "import recuo; help(recuo.com_retry)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PAGER": "cat", "TERM": "dumb", "PATH": ""},
+    ).stdout
+    assert "com_retry(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, seed=None, sleep=None)" in text
+    assert "Guide A's retry loop" in text
+    assert "KeyboardInterrupt" in text
+    assert pydoc.render_doc(recuo.RetryAfter).count("wait_ms") >= 1
+
+
+def test_the_typing_files_ship_with_the_package() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+    stub = (PACKAGE / "_recuo.pyi").read_text(encoding="utf-8")
+    for name in recuo.__all__:
+        assert re.search(rf"^(def|class) {name}\b|^{name}:", stub, re.MULTILINE), name
+
+
+def test_the_typed_usage_file_runs() -> None:
+    # tests/python/typed_usage.py is checked by mypy --strict (make lint-python); here it runs.
+    from typed_usage import main
+
+    main()
+
+
+def test_the_demo_runs_and_shows_both_guides() -> None:
+    # examples/python/demo.py is what `make demo` prints: it must not rot.
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "demo.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    assert f"recuo {recuo.__version__} (Python)" in out
+    assert re.search(r"'12' +seconds +-> +12000 ms", out)
+    assert re.search(r"date +-> +30000 ms", out)
+    assert re.search(r"date +-> +0 ms", out)
+    assert re.search(r"'9{20}' +unbounded +-> +inf ms", out)
+    assert "attempt 3: ok" in out and "attempt 4" not in out
+    assert "after 3 attempts" in out
+
+
+def test_the_package_docstring_examples_run() -> None:
+    result = doctest.testmod(recuo, raise_on_error=False, verbose=False)
+    assert result.attempted >= 3
+    assert result.failed == 0
