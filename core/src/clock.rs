@@ -75,6 +75,25 @@ impl Clock for SystemClock {
     }
 }
 
+/// Nanoseconds on the system's monotonic clock (`CLOCK_MONOTONIC`): the same clock in every
+/// process on the machine, which is what lets processes share a regulator.
+#[allow(unsafe_code)]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    u64::try_from(ts.tv_sec)
+        .unwrap_or(0)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
+}
+
 /// Milliseconds since the Unix epoch by the system clock (negative before 1970).
 pub fn unix_now_ms() -> i64 {
     match SystemTime::now().duration_since(UNIX_EPOCH) {

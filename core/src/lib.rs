@@ -15,7 +15,7 @@
 //! * [`run`] — the blocking runner: sleeps, deadline, cancellation, hooks, nested limits.
 //! * [`units`] — checked conversions from the caller's numbers (seconds as floats).
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod attempts;
 pub mod backoff;
@@ -27,12 +27,16 @@ pub mod guide;
 pub mod headers;
 mod http_date;
 pub mod idempotency;
+pub mod plan;
 pub mod policy;
 pub mod pool;
+pub mod rate;
+pub mod regulator;
 pub mod retry_after;
 pub mod rng;
 pub mod run;
 pub mod server_wait;
+mod shm;
 pub mod units;
 
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
@@ -40,19 +44,23 @@ pub use backoff::{window_ms, Backoff, Jitter};
 pub use classify::{
     Cause, MethodSet, Outcome, Request, Rules, StatusSet, Transport, TransportSet, Verdict,
 };
-pub use clock::{unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
+pub use clock::{monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
 pub use drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 pub use error::ConfigError;
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
 pub use headers::header;
 pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
+pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
 pub use pool::AttemptPool;
+pub use rate::{Rate, RateError};
+pub use regulator::{Regulator, RegulatorError};
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
 pub use run::{retry, Retry};
 pub use server_wait::{quota_spent, server_wait, ServerWait};
+pub use shm::SharedError;
 
 /// The README's Rust example, compiled and run by `cargo test` so it cannot rot.
 #[cfg(doctest)]

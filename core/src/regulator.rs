@@ -1,0 +1,448 @@
+//! The regulator (SPEC §9): limits request *starts* to a rate with a burst, by GCRA — one
+//! "theoretical arrival time" updated with a compare-and-swap, no lock and no timer thread.
+//! It can live in this process or in a file shared by every process that opens it.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clock::{monotonic_ns, CancelToken};
+use crate::rate::Rate;
+use crate::shm::{Header, Mapping, SharedError, SharedState};
+
+/// Why a regulator could not be made or used.
+#[derive(Debug)]
+pub enum RegulatorError {
+    /// The burst was 0.
+    ZeroBurst,
+    /// A start weighs more than the burst: it could never be allowed.
+    CostAboveBurst {
+        /// The start's cost.
+        cost: u32,
+        /// The burst.
+        burst: u32,
+    },
+    /// The shared file could not be used.
+    Shared(SharedError),
+}
+
+impl std::fmt::Display for RegulatorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegulatorError::ZeroBurst => f.write_str("the burst must be at least 1"),
+            RegulatorError::CostAboveBurst { cost, burst } => write!(
+                f,
+                "a start of cost {cost} can never pass a regulator whose burst is {burst}"
+            ),
+            RegulatorError::Shared(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for RegulatorError {}
+
+/// The regulator's state: plain atomics, so it can be shared between processes.
+#[repr(C)]
+pub(crate) struct RegulatorState {
+    header: Header,
+    /// The configured interval between starts, ns.
+    interval_ns: AtomicU64,
+    /// The burst.
+    burst: AtomicU32,
+    /// 1 when the rate adapts to throttling.
+    adaptive: AtomicU32,
+    /// The interval in force (differs from `interval_ns` only when adaptive), ns.
+    current_interval_ns: AtomicU64,
+    /// The theoretical arrival time of the next start, ns on the monotonic clock.
+    tat_ns: AtomicU64,
+}
+
+// SAFETY: repr(C), integers and atomics only, valid when zeroed.
+#[allow(unsafe_code)]
+unsafe impl SharedState for RegulatorState {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+const KIND_REGULATOR: u32 = 0x0001_0001;
+
+enum Storage {
+    Local(Arc<RegulatorState>),
+    Shared(Arc<Mapping<RegulatorState>>),
+}
+
+/// Limits request starts to a rate with a burst. Clones share the allowance; so do all
+/// [`Regulator::shared`] regulators opened on the same file, in any process.
+///
+/// Every start — first attempt or retry — passes the same regulator. Times are
+/// nanoseconds on the system's monotonic clock ([`monotonic_ns`]), which every process on
+/// the machine shares.
+#[derive(Clone)]
+pub struct Regulator {
+    state: Arc<Storage>,
+}
+
+impl std::fmt::Debug for Regulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Regulator")
+            .field("rate", &self.rate().to_string())
+            .field("burst", &self.burst())
+            .field("shared", &matches!(*self.state, Storage::Shared(_)))
+            .finish()
+    }
+}
+
+impl Regulator {
+    /// A regulator for this process: `rate` starts per second on average, up to `burst` at
+    /// once.
+    ///
+    /// # Errors
+    /// [`RegulatorError::ZeroBurst`].
+    pub fn new(rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
+        if burst == 0 {
+            return Err(RegulatorError::ZeroBurst);
+        }
+        let state = RegulatorState {
+            header: Header::new(KIND_REGULATOR),
+            interval_ns: AtomicU64::new(rate.interval_ns()),
+            burst: AtomicU32::new(burst),
+            adaptive: AtomicU32::new(0),
+            current_interval_ns: AtomicU64::new(rate.interval_ns()),
+            tat_ns: AtomicU64::new(0),
+        };
+        Ok(Regulator {
+            state: Arc::new(Storage::Local(Arc::new(state))),
+        })
+    }
+
+    /// A regulator in the file at `path` (created if missing), shared by every process and
+    /// thread that opens the same file: one allowance for PHP-FPM workers, Python
+    /// `multiprocessing` workers and C programs alike.
+    ///
+    /// # Errors
+    /// [`RegulatorError::ZeroBurst`]; [`RegulatorError::Shared`] when the file cannot be
+    /// mapped, holds something else, or was set up with another rate or burst — two
+    /// processes must not believe in two different allowances.
+    pub fn shared(path: impl AsRef<Path>, rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
+        if burst == 0 {
+            return Err(RegulatorError::ZeroBurst);
+        }
+        let interval = rate.interval_ns();
+        let mapping = Mapping::open(
+            path.as_ref(),
+            KIND_REGULATOR,
+            |s: &RegulatorState| {
+                s.interval_ns.store(interval, Ordering::Release);
+                s.current_interval_ns.store(interval, Ordering::Release);
+                s.burst.store(burst, Ordering::Release);
+                s.tat_ns.store(0, Ordering::Release);
+            },
+            |s| {
+                let (i, b) = (
+                    s.interval_ns.load(Ordering::Acquire),
+                    s.burst.load(Ordering::Acquire),
+                );
+                if i == interval && b == burst {
+                    Ok(())
+                } else {
+                    Err(SharedError::Mismatch(format!(
+                        "{} regulates {:.6}/s with a burst of {b}; this process asked for \
+                         {:.6}/s with a burst of {burst}",
+                        path.as_ref().display(),
+                        1e9 / i as f64,
+                        1e9 / interval as f64
+                    )))
+                }
+            },
+        )
+        .map_err(RegulatorError::Shared)?;
+        Ok(Regulator {
+            state: Arc::new(Storage::Shared(Arc::new(mapping))),
+        })
+    }
+
+    fn s(&self) -> &RegulatorState {
+        match &*self.state {
+            Storage::Local(s) => s,
+            Storage::Shared(m) => m,
+        }
+    }
+
+    /// The rate in force (lower than the configured one while adapting to throttling).
+    pub fn rate(&self) -> Rate {
+        Rate::from_interval_ns(self.s().current_interval_ns.load(Ordering::Acquire))
+    }
+
+    /// The burst: how many starts may go at once after a quiet spell.
+    pub fn burst(&self) -> u32 {
+        self.s().burst.load(Ordering::Acquire)
+    }
+
+    /// Makes the regulator slow down when told to: after [`on_throttled`](Self::on_throttled)
+    /// the rate halves (down to 1/64 of the configured rate), and each
+    /// [`on_success`](Self::on_success) gives back 1/16 of the configured rate, up to it.
+    pub fn with_adaptive(self, adaptive: bool) -> Self {
+        self.s()
+            .adaptive
+            .store(u32::from(adaptive), Ordering::Release);
+        self
+    }
+
+    /// A 429 (or 503) was seen: when adaptive, halve the rate.
+    pub fn on_throttled(&self) {
+        let s = self.s();
+        if s.adaptive.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let base = s.interval_ns.load(Ordering::Acquire);
+        let _ = s
+            .current_interval_ns
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                Some(cur.saturating_mul(2).min(base.saturating_mul(64)))
+            });
+    }
+
+    /// A start succeeded: when adaptive, give back part of the configured rate.
+    pub fn on_success(&self) {
+        let s = self.s();
+        if s.adaptive.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let base = s.interval_ns.load(Ordering::Acquire);
+        let _ = s
+            .current_interval_ns
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                if cur <= base {
+                    return None;
+                }
+                // rate' = rate + base_rate/16, i.e. interval' = 1 / (1/cur + 1/(16·base)).
+                let next = (cur as f64 * 16.0 * base as f64) / (16.0 * base as f64 + cur as f64);
+                Some((next.round() as u64).max(base))
+            });
+    }
+
+    /// Reserves a start of weight `cost` at `now_ns` if it can go within `max_wait_ns`:
+    /// answers the wait before it may go (0: now). When the wait needed is longer, nothing
+    /// is reserved and `Err(Ok(needed_ns))` says how long it would be.
+    ///
+    /// # Errors
+    /// `Err(Ok(ns))`: not within `max_wait_ns`; `Err(Err(_))`: the cost exceeds the burst.
+    pub fn reserve_at(
+        &self,
+        now_ns: u64,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<u64, Result<u64, RegulatorError>> {
+        let s = self.s();
+        let burst = s.burst.load(Ordering::Acquire);
+        if cost > burst {
+            return Err(Err(RegulatorError::CostAboveBurst { cost, burst }));
+        }
+        let interval = s.current_interval_ns.load(Ordering::Acquire);
+        let increment = interval.saturating_mul(u64::from(cost));
+        let tolerance = interval.saturating_mul(u64::from(burst));
+        let mut tat = s.tat_ns.load(Ordering::Acquire);
+        loop {
+            let next = tat.max(now_ns).saturating_add(increment);
+            let wait = next.saturating_sub(tolerance).saturating_sub(now_ns);
+            if wait > max_wait_ns {
+                return Err(Ok(wait));
+            }
+            match s
+                .tat_ns
+                .compare_exchange_weak(tat, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Ok(wait),
+                Err(current) => tat = current,
+            }
+        }
+    }
+
+    /// Answers at once: `Ok(())` when a start of weight `cost` may go at `now_ns` (and takes
+    /// it), else the wait needed.
+    ///
+    /// # Errors
+    /// `Err(Ok(wait))`, or the cost exceeds the burst.
+    pub fn try_acquire_at(
+        &self,
+        now_ns: u64,
+        cost: u32,
+    ) -> Result<(), Result<Duration, RegulatorError>> {
+        self.reserve_at(now_ns, cost, 0)
+            .map(|_| ())
+            .map_err(|e| e.map(Duration::from_nanos))
+    }
+
+    /// [`try_acquire_at`](Self::try_acquire_at) now, with a cost of 1: `Ok(())` or the wait.
+    ///
+    /// # Errors
+    /// The wait needed before a start may go.
+    pub fn try_acquire(&self) -> Result<(), Duration> {
+        match self.try_acquire_at(monotonic_ns(), 1) {
+            Ok(()) => Ok(()),
+            Err(Ok(wait)) => Err(wait),
+            Err(Err(_)) => unreachable!("a cost of 1 never exceeds a burst of at least 1"),
+        }
+    }
+
+    /// Waits for a start slot of weight `cost`, and takes it. Slots are handed out in the
+    /// order they are asked for, so no caller starves. Answers `false` when `cancel` was
+    /// cancelled during the wait (the reserved slot is then spent unused: the regulator
+    /// errs on the side of fewer starts, never more).
+    ///
+    /// # Errors
+    /// The cost exceeds the burst.
+    pub fn acquire(&self, cost: u32, cancel: &CancelToken) -> Result<bool, RegulatorError> {
+        self.acquire_within(cost, u64::MAX, cancel)
+            .map(|r| r == Some(true))
+    }
+
+    /// Waits for a start slot of weight `cost` only if it comes within `timeout`: answers
+    /// `None` (and reserves nothing) when it would not, `Some(false)` when cancelled during
+    /// the wait, `Some(true)` when the start may go.
+    ///
+    /// # Errors
+    /// The cost exceeds the burst.
+    pub fn acquire_until(
+        &self,
+        cost: u32,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Option<bool>, RegulatorError> {
+        let max = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.acquire_within(cost, max, cancel)
+    }
+
+    fn acquire_within(
+        &self,
+        cost: u32,
+        max_wait_ns: u64,
+        cancel: &CancelToken,
+    ) -> Result<Option<bool>, RegulatorError> {
+        if cancel.is_cancelled() {
+            return Ok(Some(false));
+        }
+        match self.reserve_at(monotonic_ns(), cost, max_wait_ns) {
+            Ok(0) => Ok(Some(true)),
+            Ok(wait) => Ok(Some(!cancel.sleep(Duration::from_nanos(wait)))),
+            Err(Ok(_)) => Ok(None),
+            Err(Err(e)) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(rate: &str, burst: u32) -> Regulator {
+        Regulator::new(rate.parse().unwrap(), burst).unwrap()
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_burst_then_one_per_interval() {
+        let r = reg("2/s", 3);
+        let t0 = 10 * S;
+        for _ in 0..3 {
+            assert!(r.try_acquire_at(t0, 1).is_ok());
+        }
+        assert_eq!(
+            r.try_acquire_at(t0, 1).unwrap_err().unwrap(),
+            Duration::from_millis(500)
+        );
+        assert!(r.try_acquire_at(t0 + S / 2 - 1, 1).is_err());
+        assert!(r.try_acquire_at(t0 + S / 2, 1).is_ok());
+        assert!(r.try_acquire_at(t0 + S / 2, 1).is_err());
+        // After a quiet spell the burst is back, never more.
+        let later = t0 + 100 * S;
+        for _ in 0..3 {
+            assert!(r.try_acquire_at(later, 1).is_ok());
+        }
+        assert!(r.try_acquire_at(later, 1).is_err());
+    }
+
+    #[test]
+    fn costs_weigh_several_starts() {
+        let r = reg("10/s", 10);
+        assert!(r.try_acquire_at(S, 7).is_ok());
+        assert_eq!(
+            r.try_acquire_at(S, 4).unwrap_err().unwrap(),
+            Duration::from_millis(100)
+        );
+        assert!(r.try_acquire_at(S, 3).is_ok());
+        assert!(matches!(
+            r.try_acquire_at(S, 11),
+            Err(Err(RegulatorError::CostAboveBurst {
+                cost: 11,
+                burst: 10
+            }))
+        ));
+    }
+
+    #[test]
+    fn reservations_queue_in_order() {
+        let r = reg("1/s", 1);
+        assert_eq!(r.reserve_at(S, 1, u64::MAX).unwrap(), 0);
+        assert_eq!(r.reserve_at(S, 1, u64::MAX).unwrap(), S);
+        assert_eq!(r.reserve_at(S, 1, u64::MAX).unwrap(), 2 * S);
+        // One that would wait past its limit reserves nothing.
+        assert_eq!(r.reserve_at(S, 1, S).unwrap_err().unwrap(), 3 * S);
+        assert_eq!(r.reserve_at(S, 1, u64::MAX).unwrap(), 3 * S);
+    }
+
+    #[test]
+    fn adaptive_halves_and_recovers() {
+        let r = reg("8/s", 1).with_adaptive(true);
+        r.on_throttled();
+        assert!((r.rate().as_per_second() - 4.0).abs() < 1e-6);
+        r.on_throttled();
+        assert!((r.rate().as_per_second() - 2.0).abs() < 1e-6);
+        for _ in 0..12 {
+            r.on_success();
+        }
+        assert!(
+            (r.rate().as_per_second() - 8.0).abs() < 1e-6,
+            "{}",
+            r.rate()
+        );
+        for _ in 0..20 {
+            r.on_throttled();
+        }
+        assert!((r.rate().as_per_second() - 8.0 / 64.0).abs() < 1e-9);
+        let fixed = reg("8/s", 1);
+        fixed.on_throttled();
+        assert_eq!(fixed.rate().as_per_second(), 8.0);
+    }
+
+    #[test]
+    fn zero_burst_is_refused() {
+        assert!(matches!(
+            Regulator::new("1/s".parse().unwrap(), 0),
+            Err(RegulatorError::ZeroBurst)
+        ));
+    }
+
+    #[test]
+    fn acquire_waits_and_cancellation_wakes_it() {
+        let r = reg("1000/s", 1);
+        let cancel = CancelToken::new();
+        assert!(r.acquire(1, &cancel).unwrap());
+        assert!(r.acquire(1, &cancel).unwrap());
+        assert_eq!(r.acquire_until(1, Duration::ZERO, &cancel).unwrap(), None);
+        let slow = reg("1/min", 1);
+        assert!(slow.acquire(1, &cancel).unwrap());
+        let c = cancel.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            c.cancel();
+        });
+        let started = std::time::Instant::now();
+        assert!(!slow.acquire(1, &cancel).unwrap());
+        assert!(started.elapsed() < Duration::from_secs(30));
+        t.join().unwrap();
+    }
+}

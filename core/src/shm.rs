@@ -1,0 +1,212 @@
+//! File-backed shared memory: a small `#[repr(C)]` state of atomics mapped from a file, so
+//! that processes that open the same file share it. Only atomics are ever written in the
+//! mapping after it is set up, so a process that dies mid-operation leaves nothing locked;
+//! set-up itself holds an `flock`, which the kernel releases when a process dies.
+#![allow(unsafe_code)]
+
+use std::fs::{File, OpenOptions};
+use std::marker::PhantomData;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A state that can live in a shared mapping: plain data and atomics, valid when zeroed.
+///
+/// # Safety
+/// The type must be `#[repr(C)]`, contain only integers and atomics (no pointers), and every
+/// bit pattern — in particular all zeros — must be a valid value.
+pub(crate) unsafe trait SharedState: Sync + Sized {
+    /// The header every state starts with.
+    fn header(&self) -> &Header;
+}
+
+/// The first bytes of every shared state.
+#[repr(C)]
+pub(crate) struct Header {
+    /// `MAGIC` once set up.
+    pub magic: std::sync::atomic::AtomicU64,
+    /// The layout version and kind, e.g. `KIND_REGULATOR << 16 | 1`.
+    pub kind: AtomicU32,
+    _pad: u32,
+}
+
+impl Header {
+    /// A header not yet set up (magic 0) for a state of `kind`.
+    pub(crate) const fn new(kind: u32) -> Self {
+        Header {
+            magic: std::sync::atomic::AtomicU64::new(0),
+            kind: AtomicU32::new(kind),
+            _pad: 0,
+        }
+    }
+}
+
+/// "RECUOSHM" in ASCII.
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"RECUOSHM");
+
+/// Why a shared region could not be used.
+#[derive(Debug)]
+pub enum SharedError {
+    /// The file could not be opened, sized, locked or mapped.
+    Io(std::io::Error),
+    /// The file holds another kind of state, or another layout version.
+    WrongKind {
+        /// What the file says it holds.
+        found: u32,
+        /// What was asked for.
+        expected: u32,
+    },
+    /// The file was set up with other settings (say, another rate): sharing it would make
+    /// the processes disagree about the allowance.
+    Mismatch(String),
+}
+
+impl std::fmt::Display for SharedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SharedError::Io(e) => write!(f, "shared state: {e}"),
+            SharedError::WrongKind { found, expected } => write!(
+                f,
+                "shared state: the file holds state of kind {found:#x}, not {expected:#x} \
+                 (another recuo object or version uses it)"
+            ),
+            SharedError::Mismatch(what) => write!(f, "shared state: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for SharedError {}
+
+impl From<std::io::Error> for SharedError {
+    fn from(e: std::io::Error) -> Self {
+        SharedError::Io(e)
+    }
+}
+
+/// A state of type `T` mapped from a file.
+pub(crate) struct Mapping<T: SharedState> {
+    ptr: NonNull<T>,
+    _file: File,
+    _marker: PhantomData<T>,
+}
+
+// SAFETY: the mapping is shared memory holding only atomics and plain integers (SharedState).
+unsafe impl<T: SharedState> Send for Mapping<T> {}
+// SAFETY: as above; all mutation goes through atomics.
+unsafe impl<T: SharedState> Sync for Mapping<T> {}
+
+impl<T: SharedState> std::ops::Deref for Mapping<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: ptr points to a live mapping of size_of::<T>() bytes, valid for any bits.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: SharedState> Drop for Mapping<T> {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what open() mapped; nothing refers to it after drop.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), std::mem::size_of::<T>());
+        }
+    }
+}
+
+/// An exclusive `flock` held until dropped (and released by the kernel if the process dies).
+struct FileLock<'f>(&'f File);
+
+impl<'f> FileLock<'f> {
+    fn lock(file: &'f File) -> std::io::Result<Self> {
+        loop {
+            // SAFETY: flock on a valid open descriptor.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                return Ok(FileLock(file));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for FileLock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: unlocking the descriptor locked in lock().
+        unsafe {
+            libc::flock(self.0.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}
+
+impl<T: SharedState> Mapping<T> {
+    /// Maps `path` (created if missing) as a `T`. The first opener runs `init` on the zeroed
+    /// state; every opener then runs `check` on the state, under the file lock.
+    pub(crate) fn open(
+        path: &Path,
+        kind: u32,
+        init: impl FnOnce(&T),
+        check: impl FnOnce(&T) -> Result<(), SharedError>,
+    ) -> Result<Self, SharedError> {
+        let size = std::mem::size_of::<T>();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let lock = FileLock::lock(&file)?;
+        let len = file.metadata()?.len();
+        if len != 0 && len != size as u64 {
+            return Err(SharedError::Mismatch(format!(
+                "{} is {len} bytes, not the {size} of this kind of state",
+                path.display()
+            )));
+        }
+        if len == 0 {
+            file.set_len(size as u64)?;
+        }
+        // SAFETY: mapping `size` bytes of a file that is at least that long, shared.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        let ptr = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
+            SharedError::Io(std::io::Error::other("mmap returned a null pointer"))
+        })?;
+        drop(lock);
+        let mapping = Mapping {
+            ptr,
+            _file: file,
+            _marker: PhantomData,
+        };
+        {
+            let _lock = FileLock::lock(&mapping._file)?;
+            let header = mapping.header();
+            if header.magic.load(Ordering::Acquire) != MAGIC {
+                init(&mapping);
+                header.kind.store(kind, Ordering::Release);
+                header.magic.store(MAGIC, Ordering::Release);
+            }
+            let found = header.kind.load(Ordering::Acquire);
+            if found != kind {
+                return Err(SharedError::WrongKind {
+                    found,
+                    expected: kind,
+                });
+            }
+            check(&mapping)?;
+        }
+        Ok(mapping)
+    }
+}
