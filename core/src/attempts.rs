@@ -291,6 +291,12 @@ impl Attempts {
         self.give_up(GiveUpReason::Permanent, None)
     }
 
+    /// Gives up because the operation was cancelled before its attempt could start.
+    pub fn refuse_cancelled(&mut self, now_ms: u64) -> Decision {
+        self.last_ms = now_ms;
+        self.give_up(GiveUpReason::Cancelled, None)
+    }
+
     fn give_up(&mut self, reason: GiveUpReason, retry_at_ms: Option<u64>) -> Decision {
         self.reason = Some(reason);
         Decision::GiveUp {

@@ -112,6 +112,17 @@ pub trait Driver {
         false
     }
 
+    /// Called before each attempt (after the cancellation check): waits for whatever must
+    /// come first — the gate's place and start slot. `Ok(false)` means the operation was
+    /// cancelled meanwhile.
+    ///
+    /// # Errors
+    /// Ends the loop at once with this error.
+    fn before_attempt(&mut self, attempt: u32) -> Result<bool, Self::Error> {
+        let _ = attempt;
+        Ok(true)
+    }
+
     /// Makes one attempt.
     ///
     /// # Errors
@@ -174,6 +185,11 @@ pub fn drive<D: Driver, R: RngCore>(
             Ok(n) => n,
             Err(decision) => return Err(give_up(driver, decision, last_error, &attempts)),
         };
+        if !driver.before_attempt(attempt).map_err(Stopped::Aborted)? {
+            attempts.cancel();
+            let decision = attempts.refuse_cancelled(driver.now_ms());
+            return Err(give_up(driver, decision, last_error, &attempts));
+        }
         let ctx = AttemptContext {
             attempt,
             key: &key,

@@ -19,14 +19,17 @@
 
 pub mod attempts;
 pub mod backoff;
+pub mod budget;
 pub mod classify;
 pub mod clock;
 pub mod drive;
 mod error;
+pub mod gate;
 pub mod guide;
 pub mod headers;
 mod http_date;
 pub mod idempotency;
+pub mod limit;
 pub mod plan;
 pub mod policy;
 pub mod pool;
@@ -41,16 +44,19 @@ pub mod units;
 
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
 pub use backoff::{window_ms, Backoff, Jitter};
+pub use budget::{BudgetError, RetryBudget};
 pub use classify::{
     Cause, MethodSet, Outcome, Request, Rules, StatusSet, Transport, TransportSet, Verdict,
 };
 pub use clock::{monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
 pub use drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 pub use error::ConfigError;
+pub use gate::{Gate, Pass};
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
 pub use headers::header;
 pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
+pub use limit::{ConcurrencyLimit, Permit};
 pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
 pub use pool::AttemptPool;

@@ -8,6 +8,7 @@ use crate::attempts::{Attempts, GiveUpReason, Report, RetryAllowance};
 use crate::classify::{Cause, Verdict};
 use crate::clock::{CancelToken, Clock, SystemClock};
 use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
+use crate::gate::{Gate, Pass};
 use crate::pool::AttemptPool;
 use crate::rng::LazyJitterRng;
 use crate::Policy;
@@ -74,6 +75,7 @@ pub struct Retry<'p, 'h, E, C = SystemClock> {
     on_retry: Option<RetryHook<'h, E>>,
     on_give_up: Option<GiveUpHook<'h>>,
     allowance: Option<&'h dyn RetryAllowance>,
+    gate: Option<&'h Gate>,
 }
 
 impl<'p, 'h, E> Retry<'p, 'h, E, SystemClock> {
@@ -91,6 +93,7 @@ impl<'p, 'h, E> Retry<'p, 'h, E, SystemClock> {
             on_retry: None,
             on_give_up: None,
             allowance: None,
+            gate: None,
         }
     }
 }
@@ -107,6 +110,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
             allowance: self.allowance,
+            gate: self.gate,
         }
     }
 
@@ -146,6 +150,17 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         self
     }
 
+    /// Sends every attempt through `gate`: a place in flight and a start slot before it, the
+    /// gate's budget for every retry, and — with an adaptive regulator — slowing down on
+    /// `rate_limited` verdicts and speeding back up on successes.
+    pub fn gate(mut self, gate: &'h Gate) -> Self {
+        self.gate = Some(gate);
+        if let Some(budget) = gate.budget() {
+            self.allowance = Some(budget);
+        }
+        self
+    }
+
     /// Takes a token from `allowance` (a retry budget) for every retry.
     pub fn allowance(mut self, allowance: &'h dyn RetryAllowance) -> Self {
         self.allowance = Some(allowance);
@@ -165,7 +180,11 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         let attempts = Attempts::new(self.policy).with_pool(pool, nested);
         let rng = LazyJitterRng::new(self.seed);
         let allowance = self.allowance;
-        let mut driver = Hooks { retry: self, op };
+        let mut driver = Hooks {
+            retry: self,
+            op,
+            pass: None,
+        };
         match drive(attempts, rng, allowance, &mut driver) {
             Ok(value) => Ok(value),
             Err(Stopped::GaveUp(e)) => Err(e),
@@ -185,6 +204,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
 struct Hooks<'p, 'h, E, C, F> {
     retry: Retry<'p, 'h, E, C>,
     op: F,
+    pass: Option<Pass>,
 }
 
 impl<E, C: Clock, T, F> Driver for Hooks<'_, '_, E, C, F>
@@ -200,11 +220,37 @@ where
     fn is_cancelled(&mut self) -> bool {
         self.retry.cancel.is_cancelled()
     }
+    fn before_attempt(&mut self, attempt: u32) -> Result<bool, E> {
+        let Some(gate) = self.retry.gate else {
+            return Ok(true);
+        };
+        // A regulator error needs a cost above the burst; the runner asks for 1.
+        match gate.enter(attempt, &self.retry.cancel) {
+            Ok(Some(pass)) => {
+                self.pass = Some(pass);
+                Ok(true)
+            }
+            Ok(None) | Err(_) => Ok(false),
+        }
+    }
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<T, E> {
-        (self.op)(ctx)
+        let result = (self.op)(ctx);
+        self.pass = None; // the place in flight is given back before any waiting
+        if result.is_ok() {
+            if let Some(r) = self.retry.gate.and_then(Gate::regulator) {
+                r.on_success();
+            }
+        }
+        result
     }
     fn classify(&mut self, error: &E) -> Result<Verdict, E> {
-        Ok((self.retry.classify)(error))
+        let verdict = (self.retry.classify)(error);
+        if verdict.cause() == Cause::RateLimited {
+            if let Some(r) = self.retry.gate.and_then(Gate::regulator) {
+                r.on_throttled();
+            }
+        }
+        Ok(verdict)
     }
     fn on_retry(&mut self, attempt: u32, error: &E, delay: Duration) -> Result<(), E> {
         if let Some(hook) = &mut self.retry.on_retry {

@@ -245,3 +245,90 @@ fn a_zero_server_wait_still_spreads_and_counts() {
     let d = &err.report.delays_ms;
     assert!(d[0] <= 200 && d[1] <= 400, "{d:?}");
 }
+
+#[test]
+fn the_gate_place_is_given_back_before_the_backoff_sleep() {
+    let p = policy(3);
+    let limit = recuo::ConcurrencyLimit::new(1).unwrap();
+    let gate = recuo::Gate::new().with_limit(limit.clone());
+    let mut in_flight_during_attempt = Vec::new();
+    let mut in_flight_before_sleep = Vec::new();
+    let _ = Retry::new(&p)
+        .clock(ManualClock::new(0))
+        .gate(&gate)
+        .on_retry(|_, _: &(), _| in_flight_before_sleep.push(limit.in_flight()))
+        .call(|_| {
+            in_flight_during_attempt.push(limit.in_flight());
+            Err::<(), _>(())
+        });
+    assert_eq!(in_flight_during_attempt, [1, 1, 1]);
+    assert_eq!(in_flight_before_sleep, [0, 0]);
+    assert_eq!(limit.max_in_flight(), 1);
+}
+
+#[test]
+fn the_gate_budget_refuses_retries_it_cannot_afford() {
+    let p = policy(5);
+    let budget = recuo::RetryBudget::new(0.0, 0.0, 10).unwrap();
+    let gate = recuo::Gate::new().with_budget(budget);
+    let err = Retry::new(&p)
+        .clock(ManualClock::new(0))
+        .gate(&gate)
+        .call(|_| Err::<(), _>(()))
+        .unwrap_err();
+    assert_eq!(
+        (err.reason, err.report.attempts),
+        (GiveUpReason::BudgetExhausted, 1)
+    );
+}
+
+#[test]
+fn an_adaptive_gate_slows_down_on_rate_limits() {
+    let p = policy(3);
+    let regulator = recuo::Regulator::new("1000/s".parse().unwrap(), 10)
+        .unwrap()
+        .with_adaptive(true);
+    let gate = recuo::Gate::new().with_regulator(regulator.clone());
+    let _ = Retry::new(&p)
+        .clock(ManualClock::new(0))
+        .gate(&gate)
+        .classify(|_: &()| Verdict::Retry {
+            cause: recuo::Cause::RateLimited,
+            server_wait: Some(recuo::ServerWait::Ms(0)),
+        })
+        .call(|_| Err::<(), _>(()));
+    // Two rate-limited verdicts were acted on (the third attempt was the last): 1000 → 250.
+    assert!(
+        (regulator.rate().as_per_second() - 250.0).abs() < 1e-6,
+        "{}",
+        regulator.rate()
+    );
+}
+
+#[test]
+fn a_cancelled_gate_wait_gives_up_cancelled() {
+    let p = policy(3);
+    let regulator = recuo::Regulator::new("1/min".parse().unwrap(), 1).unwrap();
+    assert!(regulator.try_acquire().is_ok());
+    let gate = recuo::Gate::new().with_regulator(regulator);
+    let token = CancelToken::new();
+    let c = token.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        c.cancel();
+    });
+    let mut calls = 0;
+    let err = Retry::new(&p)
+        .gate(&gate)
+        .cancel_token(token)
+        .call(|_| {
+            calls += 1;
+            Ok::<(), ()>(())
+        })
+        .unwrap_err();
+    t.join().unwrap();
+    assert_eq!(
+        (calls, err.reason, err.error),
+        (0, GiveUpReason::Cancelled, None)
+    );
+}

@@ -1,0 +1,325 @@
+//! The retry budget (SPEC §9): retries may be at most a ratio of recent requests plus a small
+//! floor per second, so that when everything fails, clients stop multiplying the load (as in
+//! Finagle's RetryBudget, gRPC retry throttling and the AWS retry quota).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::attempts::RetryAllowance;
+use crate::clock::monotonic_ns;
+use crate::shm::{Header, Mapping, SharedError, SharedState};
+
+/// The longest window a budget remembers, in seconds.
+pub const MAX_WINDOW_S: u32 = 60;
+
+#[repr(C)]
+struct Bucket {
+    second: AtomicU64,
+    requests: AtomicU64,
+    retries: AtomicU64,
+}
+
+#[repr(C)]
+pub(crate) struct BudgetState {
+    header: Header,
+    ratio_ppm: AtomicU64,
+    floor_milli_per_s: AtomicU64,
+    window_s: AtomicU32,
+    _pad: u32,
+    buckets: [Bucket; MAX_WINDOW_S as usize],
+}
+
+// SAFETY: repr(C), integers and atomics only, valid when zeroed.
+#[allow(unsafe_code)]
+unsafe impl SharedState for BudgetState {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+}
+
+const KIND_BUDGET: u32 = 0x0002_0001;
+
+/// Why a budget could not be made.
+#[derive(Debug)]
+pub enum BudgetError {
+    /// The ratio is not a number in `[0, 1000]`, the floor is negative or not a number, or
+    /// the window is not 1–60 s.
+    Invalid(String),
+    /// The shared file could not be used, or was set up with other settings.
+    Shared(SharedError),
+}
+
+impl std::fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BudgetError::Invalid(s) => f.write_str(s),
+            BudgetError::Shared(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for BudgetError {}
+
+enum Storage {
+    Local(Box<BudgetState>),
+    Shared(Mapping<BudgetState>),
+}
+
+/// Allows a retry only while retries in the last `window` seconds stay within
+/// `ratio × requests + floor × window`. Clones share the budget; so do all
+/// [`RetryBudget::shared`] budgets on the same file.
+///
+/// # Defaults
+/// [`RetryBudget::default`]: ratio 0.1 (10%), floor 1 retry per second, window 10 s.
+///
+/// Counting is per second and lock-free; threads that withdraw at the very same instant may
+/// overshoot the budget by at most one retry each.
+#[derive(Clone)]
+pub struct RetryBudget(Arc<Storage>);
+
+impl std::fmt::Debug for RetryBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.s();
+        f.debug_struct("RetryBudget")
+            .field("ratio", &(s.ratio_ppm.load(Ordering::Relaxed) as f64 / 1e6))
+            .field(
+                "floor_per_s",
+                &(s.floor_milli_per_s.load(Ordering::Relaxed) as f64 / 1e3),
+            )
+            .field("window_s", &s.window_s.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Default for RetryBudget {
+    fn default() -> Self {
+        Self::new(0.1, 1.0, 10).unwrap_or_else(|_| unreachable!("the defaults are valid"))
+    }
+}
+
+fn settings(ratio: f64, floor_per_s: f64, window_s: u32) -> Result<(u64, u64, u32), BudgetError> {
+    if !(0.0..=1000.0).contains(&ratio) {
+        return Err(BudgetError::Invalid(format!(
+            "the retry ratio must be between 0 and 1000, not {ratio}"
+        )));
+    }
+    if !(0.0..=1e9).contains(&floor_per_s) {
+        return Err(BudgetError::Invalid(format!(
+            "the floor must be 0 or more retries per second, not {floor_per_s}"
+        )));
+    }
+    if !(1..=MAX_WINDOW_S).contains(&window_s) {
+        return Err(BudgetError::Invalid(format!(
+            "the window must be 1 to {MAX_WINDOW_S} seconds, not {window_s}"
+        )));
+    }
+    Ok((
+        (ratio * 1e6).round() as u64,
+        (floor_per_s * 1e3).round() as u64,
+        window_s,
+    ))
+}
+
+impl RetryBudget {
+    /// A budget for this process.
+    ///
+    /// # Errors
+    /// [`BudgetError::Invalid`] for a ratio outside `[0, 1000]`, a negative or NaN floor, or
+    /// a window outside 1–60 s.
+    pub fn new(ratio: f64, floor_per_s: f64, window_s: u32) -> Result<Self, BudgetError> {
+        let (r, f, w) = settings(ratio, floor_per_s, window_s)?;
+        // SAFETY: BudgetState is valid when zeroed (SharedState); built on the heap to avoid a
+        // large stack copy.
+        let state: Box<BudgetState> = zeroed_box();
+        state.ratio_ppm.store(r, Ordering::Release);
+        state.floor_milli_per_s.store(f, Ordering::Release);
+        state.window_s.store(w, Ordering::Release);
+        Ok(RetryBudget(Arc::new(Storage::Local(state))))
+    }
+
+    /// A budget in the file at `path`, shared by every process that opens it.
+    ///
+    /// # Errors
+    /// As [`RetryBudget::new`]; [`BudgetError::Shared`] when the file cannot be used or was
+    /// set up with other settings.
+    pub fn shared(
+        path: impl AsRef<Path>,
+        ratio: f64,
+        floor_per_s: f64,
+        window_s: u32,
+    ) -> Result<Self, BudgetError> {
+        let (r, f, w) = settings(ratio, floor_per_s, window_s)?;
+        let path = path.as_ref();
+        let mapping = Mapping::open(
+            path,
+            KIND_BUDGET,
+            |s: &BudgetState| {
+                s.ratio_ppm.store(r, Ordering::Release);
+                s.floor_milli_per_s.store(f, Ordering::Release);
+                s.window_s.store(w, Ordering::Release);
+            },
+            |s| {
+                let found = (
+                    s.ratio_ppm.load(Ordering::Acquire),
+                    s.floor_milli_per_s.load(Ordering::Acquire),
+                    s.window_s.load(Ordering::Acquire),
+                );
+                if found == (r, f, w) {
+                    Ok(())
+                } else {
+                    Err(SharedError::Mismatch(format!(
+                        "{} holds a budget of ratio {}, floor {}/s, window {} s; this process \
+                         asked for ratio {ratio}, floor {floor_per_s}/s, window {window_s} s",
+                        path.display(),
+                        found.0 as f64 / 1e6,
+                        found.1 as f64 / 1e3,
+                        found.2
+                    )))
+                }
+            },
+        )
+        .map_err(BudgetError::Shared)?;
+        Ok(RetryBudget(Arc::new(Storage::Shared(mapping))))
+    }
+
+    fn s(&self) -> &BudgetState {
+        match &*self.0 {
+            Storage::Local(s) => s,
+            Storage::Shared(m) => m,
+        }
+    }
+
+    fn bucket(&self, now_ns: u64) -> &Bucket {
+        let s = self.s();
+        let second = now_ns / 1_000_000_000;
+        let window = u64::from(s.window_s.load(Ordering::Acquire).clamp(1, MAX_WINDOW_S));
+        let b = &s.buckets[(second % window) as usize];
+        let seen = b.second.load(Ordering::Acquire);
+        // +1 so that second 0 is never mistaken for an unused (zeroed) bucket.
+        if seen != second + 1
+            && b.second
+                .compare_exchange(seen, second + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            b.requests.store(0, Ordering::Release);
+            b.retries.store(0, Ordering::Release);
+        }
+        b
+    }
+
+    /// Counts a first attempt at `now_ns` (the monotonic clock): it earns retries.
+    pub fn record_request_at(&self, now_ns: u64) {
+        self.bucket(now_ns).requests.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Counts a first attempt now.
+    pub fn record_request(&self) {
+        self.record_request_at(monotonic_ns());
+    }
+
+    /// Requests and retries counted in the window ending at `now_ns`.
+    pub fn counts_at(&self, now_ns: u64) -> (u64, u64) {
+        let s = self.s();
+        let second = now_ns / 1_000_000_000;
+        let window = u64::from(s.window_s.load(Ordering::Acquire).clamp(1, MAX_WINDOW_S));
+        s.buckets[..window as usize]
+            .iter()
+            .filter(|b| {
+                let stamp = b.second.load(Ordering::Acquire);
+                stamp != 0 && stamp - 1 + window > second && stamp - 1 <= second
+            })
+            .fold((0, 0), |(req, ret), b| {
+                (
+                    req + b.requests.load(Ordering::Acquire),
+                    ret + b.retries.load(Ordering::Acquire),
+                )
+            })
+    }
+
+    /// Takes one retry at `now_ns` if the budget allows it.
+    pub fn try_withdraw_at(&self, now_ns: u64) -> bool {
+        let s = self.s();
+        let (requests, retries) = self.counts_at(now_ns);
+        let ratio = s.ratio_ppm.load(Ordering::Acquire) as f64 / 1e6;
+        let floor = s.floor_milli_per_s.load(Ordering::Acquire) as f64 / 1e3;
+        let window = f64::from(s.window_s.load(Ordering::Acquire));
+        let allowed = ratio * requests as f64 + floor * window;
+        if (retries + 1) as f64 > allowed + 1e-9 {
+            return false;
+        }
+        self.bucket(now_ns).retries.fetch_add(1, Ordering::AcqRel);
+        true
+    }
+}
+
+impl RetryAllowance for RetryBudget {
+    fn try_withdraw(&self) -> bool {
+        self.try_withdraw_at(monotonic_ns())
+    }
+}
+
+/// A zeroed `BudgetState` on the heap.
+#[allow(unsafe_code)]
+fn zeroed_box() -> Box<BudgetState> {
+    let layout = std::alloc::Layout::new::<BudgetState>();
+    // SAFETY: BudgetState is valid when all zeros (SharedState) and has a non-zero size; the
+    // allocation is checked and handed to Box with the same layout.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout).cast::<BudgetState>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn retries_are_a_ratio_of_requests_plus_a_floor() {
+        let b = RetryBudget::new(0.1, 0.5, 10).unwrap();
+        let t = 100 * S;
+        // The floor alone: 0.5/s × 10 s = 5 retries.
+        for _ in 0..5 {
+            assert!(b.try_withdraw_at(t));
+        }
+        assert!(!b.try_withdraw_at(t));
+        // 100 requests earn 10 more.
+        for _ in 0..100 {
+            b.record_request_at(t);
+        }
+        for _ in 0..10 {
+            assert!(b.try_withdraw_at(t));
+        }
+        assert!(!b.try_withdraw_at(t));
+        assert_eq!(b.counts_at(t), (100, 15));
+    }
+
+    #[test]
+    fn old_seconds_fall_out_of_the_window() {
+        let b = RetryBudget::new(0.0, 0.1, 10).unwrap();
+        let t = 50 * S;
+        assert!(b.try_withdraw_at(t));
+        assert!(!b.try_withdraw_at(t + 9 * S));
+        assert!(b.try_withdraw_at(t + 10 * S), "the first retry is 10 s old");
+        assert_eq!(b.counts_at(t + 10 * S), (0, 1));
+    }
+
+    #[test]
+    fn defaults_and_bad_settings() {
+        let b = RetryBudget::default();
+        let t = 7 * S;
+        let granted = (0..100).filter(|_| b.try_withdraw_at(t)).count();
+        assert_eq!(granted, 10);
+        assert!(RetryBudget::new(-0.1, 1.0, 10).is_err());
+        assert!(RetryBudget::new(f64::NAN, 1.0, 10).is_err());
+        assert!(RetryBudget::new(0.1, -1.0, 10).is_err());
+        assert!(RetryBudget::new(0.1, 1.0, 0).is_err());
+        assert!(RetryBudget::new(0.1, 1.0, 61).is_err());
+    }
+}

@@ -1,0 +1,94 @@
+//! The gate every attempt passes (SPEC §6 step 2, §9): a place among the requests in flight,
+//! then a start slot from the regulator; and the retry budget that retries draw on.
+
+use crate::budget::RetryBudget;
+use crate::clock::CancelToken;
+use crate::limit::{ConcurrencyLimit, Permit};
+use crate::regulator::{Regulator, RegulatorError};
+
+/// A regulator, a concurrency limit and a retry budget, each optional. Clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct Gate {
+    regulator: Option<Regulator>,
+    limit: Option<ConcurrencyLimit>,
+    budget: Option<RetryBudget>,
+}
+
+/// Passage through a gate: holds the place in flight until dropped.
+#[derive(Debug)]
+#[must_use = "the place in flight is given back when this is dropped"]
+pub struct Pass {
+    _permit: Option<Permit>,
+}
+
+impl Gate {
+    /// A gate that lets everything through.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same gate, with starts limited by `regulator`.
+    pub fn with_regulator(mut self, regulator: Regulator) -> Self {
+        self.regulator = Some(regulator);
+        self
+    }
+
+    /// The same gate, with requests in flight limited by `limit`.
+    pub fn with_limit(mut self, limit: ConcurrencyLimit) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// The same gate, with retries drawing on `budget`.
+    pub fn with_budget(mut self, budget: RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The regulator, if any.
+    pub fn regulator(&self) -> Option<&Regulator> {
+        self.regulator.as_ref()
+    }
+
+    /// The concurrency limit, if any.
+    pub fn limit(&self) -> Option<&ConcurrencyLimit> {
+        self.limit.as_ref()
+    }
+
+    /// The retry budget, if any.
+    pub fn budget(&self) -> Option<&RetryBudget> {
+        self.budget.as_ref()
+    }
+
+    /// Waits for a place in flight, then for a start slot — in that order, so that the
+    /// start happens when its slot comes and starts stay spaced as the regulator says. A
+    /// first attempt (`attempt == 0`) is counted by the budget. `None` when `cancel` was
+    /// cancelled meanwhile.
+    ///
+    /// # Errors
+    /// The regulator refused the cost (never with the cost of 1 used here).
+    pub fn enter(
+        &self,
+        attempt: u32,
+        cancel: &CancelToken,
+    ) -> Result<Option<Pass>, RegulatorError> {
+        let permit = match &self.limit {
+            Some(limit) => match limit.acquire(None, cancel) {
+                Some(p) => Some(p),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        if let Some(regulator) = &self.regulator {
+            if !regulator.acquire(1, cancel)? {
+                return Ok(None);
+            }
+        }
+        if attempt == 0 {
+            if let Some(budget) = &self.budget {
+                budget.record_request();
+            }
+        }
+        Ok(Some(Pass { _permit: permit }))
+    }
+}
