@@ -291,9 +291,11 @@ impl Attempts {
         self.give_up(GiveUpReason::Permanent, None)
     }
 
-    /// Gives up because the operation was cancelled before its attempt could start.
+    /// Gives up because the operation was cancelled after [`begin`](Self::begin) but before
+    /// its attempt could start (say, while waiting at the gate): that attempt is not counted.
     pub fn refuse_cancelled(&mut self, now_ms: u64) -> Decision {
         self.last_ms = now_ms;
+        self.begun = self.begun.saturating_sub(1);
         self.give_up(GiveUpReason::Cancelled, None)
     }
 

@@ -19,6 +19,7 @@
 
 pub mod attempts;
 pub mod backoff;
+pub mod batch;
 pub mod budget;
 pub mod classify;
 pub mod clock;
@@ -40,10 +41,12 @@ pub mod rng;
 pub mod run;
 pub mod server_wait;
 mod shm;
+pub mod stats;
 pub mod units;
 
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
 pub use backoff::{window_ms, Backoff, Jitter};
+pub use batch::{Batch, BatchReport, BatchResult};
 pub use budget::{BudgetError, RetryBudget};
 pub use classify::{
     Cause, MethodSet, Outcome, Request, Rules, StatusSet, Transport, TransportSet, Verdict,
@@ -67,6 +70,7 @@ pub use rng::{JitterRng, LazyJitterRng};
 pub use run::{retry, Retry};
 pub use server_wait::{quota_spent, server_wait, ServerWait};
 pub use shm::SharedError;
+pub use stats::{Stats, StatsRecorder};
 
 /// The README's Rust example, compiled and run by `cargo test` so it cannot rot.
 #[cfg(doctest)]

@@ -1,0 +1,153 @@
+//! The batch runner: every operation through one policy and one gate, a deadline for all.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use recuo::{
+    Batch, BatchResult, Cause, ConcurrencyLimit, Gate, GiveUpReason, Jitter, Policy, Regulator,
+    ServerWait, Verdict,
+};
+
+fn quick_policy() -> Policy {
+    Policy::builder()
+        .base(Duration::from_millis(1))
+        .cap(Duration::from_millis(2))
+        .jitter(Jitter::None)
+        .spread(Some(Duration::ZERO))
+        .build()
+        .unwrap()
+}
+
+/// The failure every operation reports: an HTTP status.
+#[derive(Debug, PartialEq)]
+struct Status(u16);
+
+fn classify(e: &Status) -> Verdict {
+    match e.0 {
+        503 => Verdict::Retry {
+            cause: Cause::Unavailable,
+            server_wait: Some(ServerWait::Ms(0)),
+        },
+        429 => Verdict::Retry {
+            cause: Cause::RateLimited,
+            server_wait: Some(ServerWait::Ms(1)),
+        },
+        _ => Verdict::GiveUp {
+            cause: Cause::Permanent,
+        },
+    }
+}
+
+#[test]
+fn every_operation_retries_once_and_succeeds() {
+    let policy = quick_policy();
+    let limit = ConcurrencyLimit::new(3).unwrap();
+    let in_op = Arc::new(AtomicU32::new(0));
+    let ops: Vec<_> = (0..20)
+        .map(|i| {
+            let in_op = in_op.clone();
+            let mut calls = 0;
+            move |_: &recuo::AttemptContext<'_>| {
+                let now = in_op.fetch_add(1, Ordering::AcqRel) + 1;
+                assert!(now <= 3, "{now} in flight");
+                std::thread::sleep(Duration::from_millis(1));
+                in_op.fetch_sub(1, Ordering::AcqRel);
+                calls += 1;
+                match (calls, i % 2) {
+                    (1, 0) => Err(Status(503)),
+                    (1, _) => Err(Status(429)),
+                    _ => Ok(i),
+                }
+            }
+        })
+        .collect();
+    let report = Batch::new(&policy)
+        .gate(Gate::new().with_limit(limit))
+        .workers(5)
+        .run(ops, classify);
+    let values: Vec<u32> = report
+        .results
+        .iter()
+        .map(|r| match r {
+            BatchResult::Succeeded(v) => *v,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(values, (0..20).collect::<Vec<_>>());
+    let s = &report.stats;
+    assert_eq!(
+        (s.initial, s.retries, s.successes, s.failures, s.not_started),
+        (20, 20, 20, 0, 0)
+    );
+    assert_eq!((s.unavailable, s.throttled), (10, 10));
+    assert!(
+        s.max_in_flight <= 3 && s.max_in_flight >= 1,
+        "{}",
+        s.max_in_flight
+    );
+    assert!(s.min_spacing_ns.is_some() && s.mean_spacing_ns().is_some());
+}
+
+#[test]
+fn the_deadline_leaves_the_rest_not_started() {
+    let policy = quick_policy();
+    let regulator = Regulator::new("1/min".parse().unwrap(), 2).unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let ops: Vec<_> = (0..5)
+        .map(|_| {
+            let calls = calls.clone();
+            move |_: &recuo::AttemptContext<'_>| {
+                calls.fetch_add(1, Ordering::AcqRel);
+                Ok::<_, Status>(())
+            }
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let report = Batch::new(&policy)
+        .gate(Gate::new().with_regulator(regulator))
+        .deadline(Some(Duration::from_millis(150)))
+        .run(ops, classify);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the gate wait was cut at the deadline"
+    );
+    let kinds: Vec<&str> = report
+        .results
+        .iter()
+        .map(|r| match r {
+            BatchResult::Succeeded(()) => "ok",
+            BatchResult::GaveUp(_) => "gave up",
+            BatchResult::NotStarted => "not started",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["ok", "ok", "not started", "not started", "not started"]
+    );
+    assert_eq!(calls.load(Ordering::Acquire), 2);
+    let s = &report.stats;
+    assert_eq!((s.initial, s.successes, s.not_started), (2, 2, 3));
+}
+
+#[test]
+fn permanent_failures_are_reported_with_their_error() {
+    let policy = quick_policy();
+    let ops: Vec<_> = (0..3)
+        .map(|i| move |_: &recuo::AttemptContext<'_>| if i == 1 { Err(Status(404)) } else { Ok(i) })
+        .collect();
+    let report = Batch::new(&policy).workers(2).run(ops, classify);
+    match &report.results[1] {
+        BatchResult::GaveUp(e) => {
+            assert_eq!(
+                (e.reason, &e.error, e.report.attempts),
+                (GiveUpReason::Permanent, &Some(Status(404)), 1)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((report.stats.successes, report.stats.failures), (2, 1));
+    type Op = fn(&recuo::AttemptContext<'_>) -> Result<(), Status>;
+    let empty: Vec<Op> = Vec::new();
+    assert!(Batch::new(&policy).run(empty, classify).results.is_empty());
+}
