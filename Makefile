@@ -10,7 +10,7 @@ export CARGO_TERM_COLOR ?= never
 
 include mk/c.mk mk/python.mk mk/php.mk
 
-.PHONY: help deps test demo test-rust lint-rust fmt test-readme
+.PHONY: help deps test demo test-rust lint-rust fmt test-readme bench bench-rust
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -26,14 +26,20 @@ demo: deps ## build and run the guide examples in C, Python and PHP
 	@$(MAKE) --no-print-directory demo-c demo-python demo-php
 
 test-rust: ## Rust unit, vector and property tests (core and ffi)
-	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php
+	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench
 
 lint-rust: ## rustfmt and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --all-targets -- -D warnings
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all
 
 test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
 	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)
+
+bench: bench-rust ## measure recuo beside its peers (ratios in one run; never part of make test)
+
+bench-rust: ## criterion: the regulator's try_acquire beside governor's check(), 1 and 2 threads
+	$(CARGO) clippy -q -p recuo-bench --all-targets -- -D warnings
+	$(CARGO) bench -p recuo-bench
