@@ -8,11 +8,14 @@
 //! * [`backoff`] — exponential windows and jitter (SPEC §2).
 //! * [`retry_after`] — `Retry-After` as seconds or HTTP-date (SPEC §3).
 //! * [`guide`] — the two guides' functions: [`com_retry`] and [`retry_delay_ms`].
-//! * [`classify`] — outcomes → verdicts, idempotency (SPEC §5); [`server_wait`] — the
+//! * [`classify`] — outcomes → verdicts, idempotency (SPEC §5); [`server_wait`](mod@server_wait) — the
 //!   server's minimum wait from `Retry-After` and rate-limit headers (SPEC §3, §4).
 //! * [`policy`] — the policy and its validation (SPEC §6, §10).
 //! * [`attempts`] — the sans-IO retry state machine every runner drives.
 //! * [`run`] — the blocking runner: sleeps, deadline, cancellation, hooks, nested limits.
+//! * [`regulator`], [`limit`], [`budget`], [`gate`] — the shared limits (SPEC §9);
+//!   [`plan`](mod@plan) — the planning arithmetic (SPEC §8); [`batch`] and [`stats`] — a queue of
+//!   operations through one policy and gate, and what it did.
 //! * [`units`] — checked conversions from the caller's numbers (seconds as floats).
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -81,6 +84,11 @@ pub struct ReadmeExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/policy.md")]
 pub struct PolicyDocExamples;
+
+/// The Rust example of `docs/limits.md`, compiled and run by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/limits.md")]
+pub struct LimitsDocExamples;
 
 /// The version of this crate, which every binding reports as its own.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
