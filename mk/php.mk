@@ -13,7 +13,7 @@ PHP_SOURCES = $(ROOT)/php/recuo.stub.php $(wildcard $(ROOT)/tests/php/*.php $(RO
 build-php: ## build the PHP extension (target/debug/librecuo_php.so)
 	@cd $(ROOT) && $(CARGO) build --quiet -p recuo-php
 
-lint-php: ## rustfmt and clippy for the PHP extension; php -l on the stub, tests and example
+lint-php: ## rustfmt and clippy for the PHP extension; php -l on the stub, tests and examples
 	@cd $(ROOT) && $(CARGO) fmt -p recuo-php -- --check
 	@cd $(ROOT) && $(CARGO) clippy --quiet -p recuo-php --all-targets -- -D warnings
 	@for f in $(PHP_SOURCES); do \
@@ -23,5 +23,5 @@ lint-php: ## rustfmt and clippy for the PHP extension; php -l on the stub, tests
 test-php: build-php lint-php ## run the PHP tests (phpunit) against the freshly built extension
 	@cd $(ROOT) && RECUO_PHP_EXTENSION=$(PHP_EXTENSION) $(PHP_WITH_RECUO) $(PHPUNIT) --configuration tests/php/phpunit.xml
 
-demo-php: build-php ## PHP: guide B's delays for a few Retry-After values, comRetry succeeding on the third attempt
+demo-php: build-php ## PHP: guide B's delays, comRetry succeeding on the third attempt, retry honouring server waits
 	@$(PHP_WITH_RECUO) $(ROOT)/examples/php/demo.php

@@ -1,8 +1,9 @@
 <?php
 
 /**
- * IDE stubs for the `recuo` PHP extension: careful retries (backoff with full jitter,
- * Retry-After read right). The functions are implemented in Rust (php/src/lib.rs); this file
+ * IDE stubs for the `recuo` PHP extension: careful retries (backoff with jitter, Retry-After
+ * and rate-limit headers read right, safe repeats, deadlines, nested loops that share one
+ * limit). docs/php.md is the guide. The functions are implemented in Rust (php/src/lib.rs); this file
  * only declares them, for IDEs and static analysers. Never include it where the extension is
  * loaded. tests/php/ApiTest.php checks that it declares exactly what `php --re recuo` shows.
  */
@@ -21,6 +22,12 @@ namespace Recuo {
      * rethrows the task's last `\Throwable`: the very same object, trace intact. A
      * `\Throwable` from `$repetirSe` or `$sleep` ends the loop and propagates as is.
      *
+     * `$prazoMs` limits the operation's total time: a delay that would end past it gives up
+     * at once (reason `wait_exceeds_deadline`) instead of sleeping. `$aoRepetir` is called
+     * before each sleep. Inside another `retry()` or `comRetry()` (in the same request and
+     * fiber), the attempts are drawn from the enclosing loop's: nested loops never multiply
+     * them.
+     *
      * @template T
      * @param callable(): T $tarefa the operation; any \Throwable it throws is a failure
      * @param int $tentativas attempts in total, at least 1
@@ -29,8 +36,10 @@ namespace Recuo {
      * @param (callable(\Throwable): bool)|null $repetirSe whether a failure is worth another attempt
      * @param int|null $seed fixes the jitter (>= 0), for tests and reproducible runs
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0)
+     * @param int|null $prazoMs the deadline, in milliseconds from the start of the first attempt (>= 0)
+     * @param (callable(int, \Throwable, int): mixed)|null $aoRepetir `($attempt, $e, $delayMs)` before each sleep; `$attempt` is the one that failed, from 0
      * @return T what `$tarefa` returned
-     * @throws \Throwable the task's last failure, or what `$repetirSe` or `$sleep` threw
+     * @throws \Throwable the task's last failure, or what `$repetirSe`, `$aoRepetir` or `$sleep` threw
      * @throws Exception\ConfigError when `$tentativas < 1`, a duration is negative, or `$maxMs < $baseMs`
      * @throws \ValueError when `$seed` is negative or `$tentativas` exceeds 4294967295
      */
@@ -42,7 +51,79 @@ namespace Recuo {
         ?callable $repetirSe = null,
         ?int $seed = null,
         ?callable $sleep = null,
+        ?int $prazoMs = null,
+        ?callable $aoRepetir = null,
     ): mixed {
+    }
+
+    /**
+     * Runs `$operation` under `$policy` (guide A's when null) until it returns or the policy
+     * gives up: the retry loop of SPEC §6, the same in every language recuo speaks.
+     *
+     * Every `\Throwable` from the operation is a failure. `$classify($e)` judges it: a
+     * {@see Verdict} (from {@see classify()}, so that 429 and 503 waits are honoured and
+     * unsafe repeats refused) or a bool; null retries every failure. A `success` verdict
+     * for a failure means there is nothing to retry: the loop gives up (`permanent`). A delay that would end
+     * past the policy's deadline, or a server wait too long to count, gives up at once
+     * (`wait_exceeds_deadline`) without sleeping. Giving up calls `$onGiveUp` with the report,
+     * then rethrows the operation's last `\Throwable`: the very same object, trace intact.
+     * A `\Throwable` from `$classify`, `$onRetry`, `$onGiveUp` or `$sleep` propagates as is
+     * and ends the loop.
+     *
+     * Inside another `retry()` or `comRetry()` (in the same request and fiber), the attempts
+     * are drawn from the enclosing loop's: an outer loop of 5 around an inner loop of 5
+     * around an operation that always fails calls it 5 times, not 25.
+     *
+     * @template T
+     * @param callable(Attempt): T $operation receives the attempt's number and the operation's idempotency key
+     * @param Policy|null $policy attempts, backoff, deadline, classification (null: {@see Policy::guideA()})
+     * @param (callable(\Throwable): (Verdict|bool))|null $classify whether a failure is worth another attempt
+     * @param (callable(int, \Throwable, int): mixed)|null $onRetry `($attempt, $e, $delayMs)` before each sleep; `$attempt` is the one that failed, from 0
+     * @param (callable(Report): mixed)|null $onGiveUp called once when the loop gives up, before the rethrow
+     * @param int|null $seed fixes the jitter and the idempotency key (>= 0), for tests
+     * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels the loop
+     * @return T what `$operation` returned
+     * @throws \Throwable the operation's last failure, or what a callback threw
+     * @throws \TypeError when `$classify` answers something other than a Verdict or a bool
+     * @throws \ValueError when `$seed` is negative
+     */
+    function retry(
+        callable $operation,
+        ?Policy $policy = null,
+        ?callable $classify = null,
+        ?callable $onRetry = null,
+        ?callable $onGiveUp = null,
+        ?int $seed = null,
+        ?callable $sleep = null,
+    ): mixed {
+    }
+
+    /**
+     * The verdict on one outcome of an HTTP request (SPEC §5): retry, give up, or success,
+     * with the reason and the wait the server asked for (Retry-After, then the rate-limit
+     * headers).
+     *
+     * @param int|null $status the response's status (outside 100-599 counts as 500); or null with `$error`
+     * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error the transport failure, when no status came back
+     * @param string $method the request's method (case does not matter)
+     * @param bool $idempotencyKey whether the request carried an idempotency key (then any method is safe to repeat)
+     * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers
+     *        the response's headers: name => value, name => list of values (PSR-7's `getHeaders()`),
+     *        or a list of [name, value] pairs
+     * @param int|null $nowMs now, in milliseconds since the Unix epoch (null: the system clock)
+     * @param Policy|null $policy whose rules apply (null: the table of SPEC §5)
+     * @throws \ValueError unless exactly one of `$status` and `$error` is given, or for an unknown `$error`
+     * @throws \TypeError when `$headers` has another shape
+     */
+    function classify(
+        ?int $status = null,
+        ?string $error = null,
+        string $method = 'GET',
+        bool $idempotencyKey = false,
+        array $headers = [],
+        ?int $nowMs = null,
+        ?Policy $policy = null,
+    ): Verdict {
     }
 
     /**
@@ -104,12 +185,320 @@ namespace Recuo {
         {
         }
     }
+
+    /**
+     * How an operation is retried (SPEC §6): attempts, backoff, deadline, the spread added
+     * to server waits, which outcomes are worth another attempt (SPEC §5) and the
+     * idempotency header. Immutable: the `with*` methods answer a changed copy.
+     */
+    final class Policy
+    {
+        /** Attempts in all, the first included (>= 1). */
+        public readonly int $maxAttempts;
+
+        /** The first backoff window, in milliseconds. */
+        public readonly int $baseMs;
+
+        /** The largest backoff window, in milliseconds; it never shortens a server's wait. */
+        public readonly int $capMs;
+
+        /** @var 'full'|'equal'|'decorrelated'|'none' */
+        public readonly string $jitter;
+
+        /** The limit on the operation's total time in milliseconds, from the start of its first attempt; null for none. */
+        public readonly ?int $deadlineMs;
+
+        /** The fixed spread added to server waits in milliseconds; null for `min(window(n), 1000)`. */
+        public readonly ?int $spreadMs;
+
+        /** The header the idempotency key is sent in. */
+        public readonly string $idempotencyHeader;
+
+        /** Whether a response's `Date` header is "now" when server waits are measured. */
+        public readonly bool $useDateHeader;
+
+        /** Whether a 403 whose rate-limit headers say the quota is spent counts as a 429. */
+        public readonly bool $quota403IsRateLimit;
+
+        /**
+         * The defaults are guide A's: 5 attempts, 200 ms, 5 s, full jitter, no deadline.
+         *
+         * @param int $maxAttempts attempts in all (>= 1)
+         * @param int $baseMs the first backoff window, in milliseconds (>= 0)
+         * @param int $capMs the largest backoff window, in milliseconds (>= $baseMs)
+         * @param 'full'|'equal'|'decorrelated'|'none' $jitter how delays are drawn from the windows
+         * @param int|null $deadlineMs the limit on the total time, in milliseconds (>= 0); null for none
+         * @param int|null $spreadMs the spread added to server waits, in milliseconds (>= 0); null for `min(window(n), 1000)`
+         * @param string $idempotencyHeader an HTTP token
+         * @param bool $useDateHeader measure server waits from the response's `Date`
+         * @throws Exception\ConfigError for attempts below 1 (`ZERO_ATTEMPTS`), a negative duration
+         *         (`NEGATIVE_DURATION`), `$capMs < $baseMs` (`CAP_BELOW_BASE`) or a header name that is
+         *         not an HTTP token (`INVALID_HEADER_NAME`)
+         * @throws \ValueError for an unknown `$jitter` or more than 4294967295 attempts
+         */
+        public function __construct(
+            int $maxAttempts = 5,
+            int $baseMs = 200,
+            int $capMs = 5000,
+            string $jitter = 'full',
+            ?int $deadlineMs = null,
+            ?int $spreadMs = null,
+            string $idempotencyHeader = 'Idempotency-Key',
+            bool $useDateHeader = false,
+        ) {
+        }
+
+        /** Guide A: 5 attempts, 200 ms base, 5 s cap, full jitter, no deadline. */
+        public static function guideA(): Policy
+        {
+        }
+
+        /** Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, a 30 s deadline. */
+        public static function guideB(): Policy
+        {
+        }
+
+        /**
+         * When a status is retried.
+         *
+         * @param int $status 400 to 599
+         * @return 'never'|'if_idempotent'|'always'
+         * @throws \ValueError for a status outside 400-599
+         */
+        public function statusRetry(int $status): string
+        {
+        }
+
+        /**
+         * A copy in which `$status` is retried `$rule` (1xx-3xx are always a success).
+         *
+         * @param int $status 400 to 599
+         * @param 'never'|'if_idempotent'|'always' $rule
+         * @throws \ValueError for a status outside 400-599 or an unknown rule
+         */
+        public function withStatusRetry(int $status, string $rule): Policy
+        {
+        }
+
+        /**
+         * When a transport failure is retried.
+         *
+         * @param 'connect'|'tls'|'timeout'|'reset'|'other' $error
+         * @return 'never'|'if_idempotent'|'always'
+         * @throws \ValueError for an unknown kind
+         */
+        public function transportRetry(string $error): string
+        {
+        }
+
+        /**
+         * A copy in which the transport failure `$error` is retried `$rule`.
+         *
+         * @param 'connect'|'tls'|'timeout'|'reset'|'other' $error
+         * @param 'never'|'if_idempotent'|'always' $rule
+         * @throws \ValueError for an unknown kind or rule
+         */
+        public function withTransportRetry(string $error, string $rule): Policy
+        {
+        }
+
+        /** Whether `$method` (any case) is safe to repeat without an idempotency key. */
+        public function isMethodIdempotent(string $method): bool
+        {
+        }
+
+        /**
+         * A copy in which `$method` is (or is not) safe to repeat without a key.
+         *
+         * @param string $method GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH or CONNECT (any case)
+         * @throws \ValueError when `$idempotent` is true for a method recuo does not know
+         */
+        public function withMethodIdempotent(string $method, bool $idempotent = true): Policy
+        {
+        }
+
+        /** A copy in which a 403 with a spent quota does (or does not) count as a 429. */
+        public function withQuota403IsRateLimit(bool $enabled): Policy
+        {
+        }
+    }
+
+    /**
+     * What to do about one outcome. Made by {@see classify()} for HTTP outcomes, or by the
+     * static constructors for anything else; read-only.
+     */
+    final class Verdict
+    {
+        /** @var 'retry'|'give_up'|'success' */
+        public readonly string $verdict;
+
+        /**
+         * Why: `rate_limited`, `unavailable`, `server_error`, `connect`, `timeout`, `reset`,
+         * `other`, `not_idempotent`, `permanent`, `tls` or `success`.
+         */
+        public readonly string $reason;
+
+        /** The wait the server asked for, in milliseconds; null for none or an unbounded one. */
+        public readonly ?int $waitMs;
+
+        /** Whether the server asked for a wait too long to honour: retrying gives up (`wait_exceeds_deadline`). */
+        public readonly bool $waitUnbounded;
+
+        /** Not constructible from PHP: use {@see classify()} or the static constructors. */
+        private function __construct()
+        {
+        }
+
+        /** A success: nothing to retry. */
+        public static function success(): Verdict
+        {
+        }
+
+        /**
+         * Worth another attempt (reason `server_error`), after at least `$waitMs` when given.
+         *
+         * @param int|null $waitMs the other side's minimum wait, in milliseconds (>= 0)
+         * @throws \ValueError when `$waitMs` is negative
+         */
+        public static function retry(?int $waitMs = null): Verdict
+        {
+        }
+
+        /** Not worth another attempt (reason `permanent`). */
+        public static function giveUp(): Verdict
+        {
+        }
+    }
+
+    /** What {@see retry()}'s operation knows about the attempt it is making. Read-only. */
+    final class Attempt
+    {
+        /** The attempt's number: 0 for the first. */
+        public readonly int $number;
+
+        /** The operation's idempotency key: a UUID v4 (lower case), the same on every attempt. */
+        public readonly string $idempotencyKey;
+
+        /** The header to send the key in (the policy's; `Idempotency-Key` by default). */
+        public readonly string $idempotencyHeader;
+
+        /** Not constructible from PHP: {@see retry()} makes one per attempt. */
+        private function __construct()
+        {
+        }
+    }
+
+    /** What happened to one operation. Read-only. */
+    final class Report
+    {
+        /** Attempts made. */
+        public readonly int $attempts;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null why it gave up; null when it did not */
+        public readonly ?string $reason;
+
+        /** Milliseconds from the start of the first attempt to the last decision. */
+        public readonly int $elapsedMs;
+
+        /** @var list<int> the delays decided between attempts, in milliseconds */
+        public readonly array $delaysMs;
+
+        /** Not constructible from PHP: see {@see retry()}'s `$onGiveUp` and {@see Attempts::report()}. */
+        private function __construct()
+        {
+        }
+    }
+
+    /** What to do next, as {@see Attempts} decides it. Read-only. */
+    final class Decision
+    {
+        /** @var 'done'|'retry'|'give_up' */
+        public readonly string $kind;
+
+        /** For `retry`: the delay before the next attempt, in milliseconds. */
+        public readonly ?int $delayMs;
+
+        /** For `retry`: the number of the next attempt (from 0). */
+        public readonly ?int $nextAttempt;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null for `give_up`: why */
+        public readonly ?string $reason;
+
+        /**
+         * For `give_up` with `wait_exceeds_deadline`: the instant on the caller's clock (ms)
+         * from which the server would accept a retry; null when unbounded or otherwise.
+         */
+        public readonly ?int $retryAtMs;
+
+        /** Not constructible from PHP: {@see Attempts} makes them. */
+        private function __construct()
+        {
+        }
+    }
+
+    /**
+     * The retry state machine (sans-IO), for code with its own event loop or HTTP client:
+     * say when each attempt begins and what it came to, on your own monotonic clock in
+     * milliseconds, and be told to go on, retry after a delay, or stop and why. It sleeps
+     * never and reads no clock.
+     */
+    final class Attempts
+    {
+        /** Attempts begun so far. */
+        public readonly int $attempts;
+
+        /**
+         * @param int|null $seed fixes the jitter and the idempotency key (>= 0)
+         * @throws \ValueError when `$seed` is negative
+         */
+        public function __construct(Policy $policy, ?int $seed = null)
+        {
+        }
+
+        /**
+         * Begins the next attempt.
+         *
+         * @param int $nowMs the caller's monotonic clock, in milliseconds (>= 0)
+         * @return Decision|null null to go ahead; else the give-up decision (`cancelled`, `attempts_exhausted`)
+         * @throws \ValueError when `$nowMs` is negative
+         */
+        public function begin(int $nowMs): ?Decision
+        {
+        }
+
+        /**
+         * Decides what follows the attempt just made.
+         *
+         * @param Verdict $verdict the attempt's outcome, judged (by {@see classify()})
+         * @param int $nowMs the caller's monotonic clock, in milliseconds (>= 0)
+         * @throws \ValueError when `$nowMs` is negative
+         */
+        public function decide(Verdict $verdict, int $nowMs): Decision
+        {
+        }
+
+        /** Cancels the operation: the next `begin()` or `decide()` gives up (`cancelled`). */
+        public function cancel(): void
+        {
+        }
+
+        /** The operation's idempotency key: a UUID v4, drawn at the first call, then the same. */
+        public function idempotencyKey(): string
+        {
+        }
+
+        /** What has happened so far. */
+        public function report(): Report
+        {
+        }
+    }
 }
 
 namespace Recuo\Exception {
     /**
-     * A bad configuration: attempts below 1, a negative duration, a cap below the base.
-     * `getCode()` is the core's stable code, one of the constants below.
+     * A bad configuration: attempts below 1, a negative duration, a cap below the base, a
+     * header name that is not an HTTP token. `getCode()` is the core's stable code, one of
+     * the constants below.
      */
     class ConfigError extends \ValueError
     {
@@ -118,5 +507,6 @@ namespace Recuo\Exception {
         public const NOT_A_NUMBER = 3;
         public const DURATION_TOO_LARGE = 4;
         public const CAP_BELOW_BASE = 5;
+        public const INVALID_HEADER_NAME = 6;
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rand::RngCore;
 
 use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
-use crate::classify::Verdict;
+use crate::classify::{Cause, Verdict};
 use crate::idempotency::IdempotencyKey;
 
 /// What the operation knows about the attempt it is making.
@@ -206,7 +206,13 @@ pub fn drive<D: Driver, R: RngCore>(
         let decision = if attempts.is_spent() {
             attempts.exhaust(driver.now_ms())
         } else {
-            let verdict = driver.classify(&error).map_err(Stopped::Aborted)?;
+            let verdict = match driver.classify(&error).map_err(Stopped::Aborted)? {
+                // An error the caller calls a success is final: nothing to retry.
+                Verdict::Success => Verdict::GiveUp {
+                    cause: Cause::Success,
+                },
+                v => v,
+            };
             let now = driver.now_ms();
             attempts.decide_with(verdict, now, &mut *rng.borrow_mut(), allowance)
         };

@@ -332,3 +332,20 @@ fn a_cancelled_gate_wait_gives_up_cancelled() {
         (0, GiveUpReason::Cancelled, None)
     );
 }
+
+#[test]
+fn an_error_classified_as_success_ends_the_loop_as_permanent() {
+    let p = policy(5);
+    let mut reported = None;
+    let err = Retry::new(&p)
+        .clock(ManualClock::new(0))
+        .classify(|_: &()| Verdict::Success)
+        .on_give_up(|r| reported = Some(r.reason))
+        .call(|_| Err::<(), _>(()))
+        .unwrap_err();
+    assert_eq!(
+        (err.reason, err.report.attempts),
+        (GiveUpReason::Permanent, 1)
+    );
+    assert_eq!(reported, Some(Some(GiveUpReason::Permanent)));
+}

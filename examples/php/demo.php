@@ -2,8 +2,9 @@
 
 declare(strict_types=1);
 
-// recuo in PHP: guide B's delays for a few Retry-After values, and guide A's comRetry
-// succeeding on its third attempt. Run with `make demo-php`.
+// recuo in PHP: guide B's delays for a few Retry-After values, guide A's comRetry
+// succeeding on its third attempt, and the policy engine (Recuo\retry with Recuo\classify)
+// honouring a server's wait and refusing an unsafe repeat. Run with `make demo-php`.
 
 use function Recuo\comRetry;
 use function Recuo\retryDelayMs;
@@ -51,3 +52,44 @@ $result = comRetry(
     },
 );
 echo "  comRetry returned: $result\n";
+
+echo "\nThe policy engine: Recuo\\retry with Recuo\\classify (a POST with an idempotency key)\n";
+// A stand-in for an HTTP client: 503 and 429 with Retry-After: 0, then 201.
+$answers = [[503, ['Retry-After' => '0']], [429, ['Retry-After' => '0']], [201, []]];
+$headers = [];
+$policy = new Recuo\Policy(baseMs: 20, capMs: 40, deadlineMs: 30_000);
+$result = Recuo\retry(
+    function (Recuo\Attempt $attempt) use (&$answers, &$headers): string {
+        [$status, $headers] = array_shift($answers);
+        printf("  attempt %d, %s: %s -> HTTP %d\n", $attempt->number, $attempt->idempotencyHeader, $attempt->idempotencyKey, $status);
+        if ($status >= 400) {
+            throw new RuntimeException("HTTP $status", $status);
+        }
+        return "created";
+    },
+    policy: $policy,
+    classify: function (Throwable $e) use (&$headers): Recuo\Verdict {
+        $verdict = Recuo\classify($e->getCode(), method: 'POST', idempotencyKey: true, headers: $headers);
+        echo "  classify: $verdict->verdict ($verdict->reason), server wait $verdict->waitMs ms\n";
+        return $verdict;
+    },
+    onRetry: function (int $attempt, Throwable $e, int $delayMs): void {
+        echo "  waiting $delayMs ms (the server's wait plus a spread)\n";
+    },
+    seed: 4,
+);
+echo "  retry returned: $result\n";
+
+// A POST without a key that timed out may have been processed: not repeated.
+try {
+    Recuo\retry(
+        fn () => throw new RuntimeException('timed out'),
+        policy: $policy,
+        classify: fn (Throwable $e) => Recuo\classify(error: 'timeout', method: 'POST'),
+        onGiveUp: function (Recuo\Report $report): void {
+            echo "  a POST without a key timed out: gave up after $report->attempts attempt ($report->reason)\n";
+        },
+    );
+} catch (RuntimeException $e) {
+    echo "  retry rethrew the operation's own exception: {$e->getMessage()}\n";
+}

@@ -1,14 +1,15 @@
 //! Conversions from PHP arguments to the core's numbers. Validation of durations is the
 //! core's ([`recuo::units`]); this module only says which argument was at fault.
 
+use std::borrow::Cow;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ext_php_rs::convert::FromZval;
+use ext_php_rs::convert::{FromZval, StubLiteral};
 use ext_php_rs::flags::DataType;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::Zval;
+use ext_php_rs::types::{ZendHashTable, Zval};
 
-use crate::errors::{config_error, value_error};
+use crate::errors::{config_error, type_error, value_error};
 
 /// A PHP `string` argument read as the bytes it holds: PHP strings are byte strings, and a
 /// `Retry-After` value that is not UTF-8 is simply invalid, never a `TypeError`.
@@ -21,6 +22,192 @@ impl<'a> FromZval<'a> for Bytes<'a> {
     fn from_zval(zval: &'a Zval) -> Option<Self> {
         zval.zend_str().map(|s| Bytes(s.as_bytes()))
     }
+}
+
+impl Bytes<'_> {
+    /// The bytes as text; anything that is not UTF-8 becomes U+FFFD, which no name recuo
+    /// knows and no valid header value contains.
+    pub fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(self.0)
+    }
+}
+
+/// A default value for a `string` parameter (`string $method = 'GET'`).
+impl From<&'static str> for Bytes<'_> {
+    fn from(s: &'static str) -> Self {
+        Bytes(s.as_bytes())
+    }
+}
+
+impl StubLiteral for Bytes<'_> {
+    fn stub_literal(&self) -> String {
+        self.text().stub_literal()
+    }
+}
+
+/// An `array` parameter that defaults to `[]`: a PHP array, borrowed, or none at all.
+#[derive(Debug, Clone, Copy)]
+pub struct Array<'a>(pub Option<&'a ZendHashTable>);
+
+impl Array<'_> {
+    /// The default: an empty array.
+    pub const EMPTY: Self = Array(None);
+}
+
+impl<'a> FromZval<'a> for Array<'a> {
+    const TYPE: DataType = DataType::Array;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        zval.array().map(|a| Array(Some(a)))
+    }
+}
+
+impl StubLiteral for Array<'_> {
+    fn stub_literal(&self) -> String {
+        "[]".to_string()
+    }
+}
+
+/// Response headers as `[name, value]` pairs, from the three shapes PHP code holds them in:
+/// `['Retry-After' => '5']`, PSR-7's `getHeaders()` (`['Retry-After' => ['5']]`) and a list
+/// of pairs (`[['Retry-After', '5']]`). Values may be strings or ints; bytes that are not
+/// UTF-8 become U+FFFD, so such a value is simply invalid.
+///
+/// # Errors
+/// A `\TypeError` naming the entry that has none of these shapes.
+pub fn header_pairs(
+    function: &str,
+    position: u32,
+    name: &str,
+    headers: Array<'_>,
+) -> PhpResult<Vec<(String, String)>> {
+    let Some(table) = headers.0 else {
+        return Ok(Vec::new());
+    };
+    let wrong = |key: &str, what: &str| {
+        type_error(format!(
+            "{function}(): Argument #{position} (${name}) must map header names to strings \
+             (or to lists of strings) or list [name, value] pairs; {key} holds {what}"
+        ))
+    };
+    let mut pairs = Vec::with_capacity(table.len());
+    // `next_zval` rather than the iterator: it gives the key as a zval, so a key that is
+    // not UTF-8 is read as bytes instead of failing.
+    let mut entries = table.iter();
+    while let Some((key, value)) = entries.next_zval() {
+        let value = value.dereference();
+        if let Some(bytes) = key.zend_str() {
+            let header = String::from_utf8_lossy(bytes.as_bytes()).into_owned();
+            let key_label = || format!("key {:?}", header);
+            if let Some(list) = value.array() {
+                let mut values = list.iter();
+                while let Some((_, item)) = values.next_zval() {
+                    let item = header_value(item.dereference()).ok_or_else(|| {
+                        wrong(&key_label(), &format!("a list with {}", type_name(item)))
+                    })?;
+                    pairs.push((header.clone(), item));
+                }
+            } else {
+                let text =
+                    header_value(value).ok_or_else(|| wrong(&key_label(), &type_name(value)))?;
+                pairs.push((header, text));
+            }
+        } else {
+            let index = key.long().unwrap_or_default();
+            let label = format!("index {index}");
+            let pair = value
+                .array()
+                .filter(|pair| pair.len() == 2)
+                .and_then(|pair| Some((pair.get_index(0)?, pair.get_index(1)?)))
+                .ok_or_else(|| wrong(&label, &type_name(value)))?;
+            let header = pair
+                .0
+                .dereference()
+                .zend_str()
+                .map(|s| String::from_utf8_lossy(s.as_bytes()).into_owned())
+                .ok_or_else(|| wrong(&label, "a pair whose name is not a string"))?;
+            let text = header_value(pair.1.dereference())
+                .ok_or_else(|| wrong(&label, "a pair whose value is not a string"))?;
+            pairs.push((header, text));
+        }
+    }
+    Ok(pairs)
+}
+
+/// A header value: a string (as text) or an int (in decimal).
+fn header_value(value: &Zval) -> Option<String> {
+    if let Some(s) = value.zend_str() {
+        Some(String::from_utf8_lossy(s.as_bytes()).into_owned())
+    } else if value.is_long() {
+        value.long().map(|n| n.to_string())
+    } else {
+        None
+    }
+}
+
+/// The type of a PHP value as PHP's own messages name it: `int`, `string`, a class name.
+pub fn type_name(value: &Zval) -> String {
+    let value = value.dereference();
+    if let Some(object) = value.object() {
+        return object
+            .get_class_name()
+            .unwrap_or_else(|_| "object".to_string());
+    }
+    let name = if value.is_null() {
+        "null"
+    } else if value.is_bool() {
+        "bool"
+    } else if value.is_long() {
+        "int"
+    } else if value.is_double() {
+        "float"
+    } else if value.is_string() {
+        "string"
+    } else if value.is_array() {
+        "array"
+    } else {
+        "a value of another type"
+    };
+    name.to_string()
+}
+
+/// A number of attempts: below 1 is left for the core to refuse (`ZERO_ATTEMPTS`); above
+/// 4294967295 is a `\ValueError`.
+pub fn attempts(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u32> {
+    match u32::try_from(value) {
+        Ok(n) => Ok(n),
+        Err(_) if value < 0 => Ok(0),
+        Err(_) => Err(value_error(
+            function,
+            position,
+            name,
+            "must be less than or equal to 4294967295",
+        )),
+    }
+}
+
+/// An optional duration in milliseconds (null: none), checked like [`millis`].
+pub fn optional_millis(
+    function: &str,
+    position: u32,
+    name: &str,
+    value: Option<i64>,
+) -> PhpResult<Option<u64>> {
+    value
+        .map(|v| millis(function, position, name, v))
+        .transpose()
+}
+
+/// A reading of the caller's monotonic clock in milliseconds: never negative.
+pub fn instant(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u64> {
+    u64::try_from(value).map_err(|_| {
+        value_error(
+            function,
+            position,
+            name,
+            "must be greater than or equal to 0",
+        )
+    })
 }
 
 /// A retry index (`$attempt`): negative is a `\ValueError`; beyond `u32::MAX` it saturates,

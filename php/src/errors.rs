@@ -4,7 +4,8 @@
 //! [`ClassBuilder`] at module startup. It carries no Rust state, so PHP creates its objects
 //! the way it creates every `\ValueError` (file, line and trace included) and user code may
 //! construct one too. Its code is the core's stable [`recuo::ConfigError::code`], and the class
-//! declares one constant per code so PHP code never hard-codes the numbers.
+//! declares one constant per code (named after [`recuo::ConfigError::name`]) so PHP code
+//! never hard-codes the numbers.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -20,7 +21,7 @@ use ext_php_rs::zend::{ce, ClassEntry};
 pub const CONFIG_ERROR_CLASS: &str = "Recuo\\Exception\\ConfigError";
 
 /// Every [`recuo::ConfigError`] the core defines, for the class constants.
-const CONFIG_ERRORS: [recuo::ConfigError; 5] = [
+const CONFIG_ERRORS: [recuo::ConfigError; 6] = [
     recuo::ConfigError::ZeroAttempts,
     recuo::ConfigError::NegativeDuration,
     recuo::ConfigError::NotANumber,
@@ -29,6 +30,7 @@ const CONFIG_ERRORS: [recuo::ConfigError; 5] = [
         base_ms: 0,
         cap_ms: 0,
     },
+    recuo::ConfigError::EmptyHeaderName,
 ];
 
 /// The class entry of `Recuo\Exception\ConfigError`, set once at module startup.
@@ -114,4 +116,14 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
     } else {
         "non-string payload"
     }
+}
+
+/// A `\TypeError` with this message (`f(): Argument #5 ($headers) must ...`).
+pub fn type_error(message: String) -> PhpException {
+    PhpException::new(message, 0, ce::type_error())
+}
+
+/// A `\ValueError` with this message, for values no single argument is to blame for.
+pub fn value_error_message(message: String) -> PhpException {
+    PhpException::new(message, 0, ce::value_error())
 }

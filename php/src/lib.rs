@@ -1,56 +1,69 @@
 //! # recuo for PHP
 //!
 //! The PHP extension `recuo`, built with ext-php-rs. Every function is a thin shim over the
-//! core crate [`recuo`]: it converts PHP values, calls the core once, and turns the core's
-//! errors into PHP exceptions. No retry rule lives here.
+//! core crate [`recuo`]: it converts PHP values, calls the core, and turns the core's errors
+//! into PHP exceptions. No retry rule lives here: both loops run the core's one loop,
+//! [`recuo::drive()`], with PHP callables as its effects.
 //!
 //! | PHP | core |
 //! |---|---|
-//! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null): mixed` | [`recuo::ComRetry::run_with`] |
+//! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null, ?int $prazoMs = null, ?callable $aoRepetir = null): mixed` | [`recuo::ComRetry::policy`] + [`recuo::drive()`] |
+//! | `Recuo\retry(callable $operation, ?Policy $policy = null, ?callable $classify = null, ?callable $onRetry = null, ?callable $onGiveUp = null, ?int $seed = null, ?callable $sleep = null): mixed` | [`recuo::drive()`] |
+//! | `Recuo\classify(?int $status = null, ?string $error = null, string $method = 'GET', bool $idempotencyKey = false, array $headers = [], ?int $nowMs = null, ?Policy $policy = null): Verdict` | [`recuo::Policy::classify`] |
+//! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Attempts`, `Recuo\Decision`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Attempts`], [`recuo::Decision`], [`recuo::Report`], [`recuo::AttemptContext`] |
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
 //! | `Recuo\parseRetryAfter(string $value, ?int $nowMs = null): Recuo\RetryAfter` | [`recuo::parse_retry_after`] |
 //! | `Recuo\backoffWindowMs(int $attempt, int $baseMs = 200, int $capMs = 5000): int` | [`recuo::Backoff::window_ms`] |
 //! | `Recuo\VERSION` | [`recuo::VERSION`] |
 //!
 //! Bad configuration throws `Recuo\Exception\ConfigError` (a `\ValueError` whose code is
-//! [`recuo::ConfigError::code`]); a negative retry index or seed throws `\ValueError`; an
+//! [`recuo::ConfigError::code`]); an out-of-range or unknown value throws `\ValueError`; an
 //! argument of the wrong type throws `\TypeError`. Every entry point catches Rust panics
-//! itself and throws `\Error` instead. `php/recuo.stub.php` describes the API for IDEs.
+//! itself and throws `\Error` instead. `php/recuo.stub.php` describes the API for IDEs, and
+//! `docs/php.md` is the guide.
 
 // The functions' Rust parameter names are their PHP names ($baseMs, $repetirSe), and the
 // handlers #[php_function] generates from them bind variables of the same names.
 #![allow(non_snake_case)]
 #![warn(missing_docs)]
 
-mod com_retry;
+mod attempts;
 mod convert;
+mod driver;
 mod errors;
+mod policy;
+mod verdict;
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use recuo::{Backoff, ComRetry};
 
-use crate::convert::{millis, now_ms, php_int, retry_index, seed as seed_arg, Bytes};
-use crate::errors::{config_error, guarded, value_error};
-
-/// Guide A's default number of attempts (5), as a PHP default value.
-const DEFAULT_TENTATIVAS: i64 = ComRetry::GUIDE_A.tentativas() as i64;
-/// Guide A's default base window in milliseconds (200).
-const DEFAULT_BASE_MS: i64 = ComRetry::GUIDE_A.backoff().base_ms() as i64;
-/// Guide A's default largest window in milliseconds (5000).
-const DEFAULT_MAX_MS: i64 = ComRetry::GUIDE_A.backoff().cap_ms() as i64;
+use crate::attempts::{Attempt, Attempts, Decision, Report};
+use crate::convert::{
+    attempts as attempts_arg, millis, now_ms, optional_millis, php_int, retry_index,
+    seed as seed_arg, Array, Bytes,
+};
+use crate::driver::{Callbacks, Judge};
+use crate::errors::{config_error, guarded};
+use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
+use crate::verdict::Verdict;
 
 /// Calls `$tarefa` until it returns, at most `$tentativas` times, sleeping a full-jitter
 /// delay drawn from `[0, min($maxMs, $baseMs * 2^i)]` milliseconds between attempts.
 ///
 /// Every `Throwable` from the task is caught; `$repetirSe($e)` decides whether to try again
 /// (null: always). Giving up rethrows the task's last `Throwable`, the very same object.
-/// A `Throwable` from `$repetirSe` or `$sleep` ends the loop and propagates. `$seed` fixes
-/// the jitter; `$sleep(int $ms)` replaces the real sleep, and a zero delay sleeps not at all.
+/// `$prazoMs` limits the total time: a delay that would pass it gives up at once, without
+/// sleeping. `$aoRepetir($attempt, $e, $delayMs)` is called before each sleep. A
+/// `Throwable` from `$repetirSe`, `$aoRepetir` or `$sleep` ends the loop and propagates.
+/// `$seed` fixes the jitter; `$sleep(int $ms)` replaces the real sleep, and a zero delay
+/// sleeps not at all. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts are
+/// drawn from the enclosing loop's.
 #[php_function]
 #[php(name = "Recuo\\comRetry")]
-#[php(defaults(tentativas = DEFAULT_TENTATIVAS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_MAX_MS))]
+#[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS))]
+#[allow(clippy::too_many_arguments)]
 pub fn com_retry(
     tarefa: ZendCallable,
     tentativas: i64,
@@ -59,29 +72,121 @@ pub fn com_retry(
     repetirSe: Option<ZendCallable>,
     seed: Option<i64>,
     sleep: Option<ZendCallable>,
+    prazoMs: Option<i64>,
+    aoRepetir: Option<ZendCallable>,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
     guarded(F, || {
-        let tentativas = match u32::try_from(tentativas) {
-            Ok(n) => n,
-            Err(_) if tentativas < 0 => 0, // the core refuses it: ZERO_ATTEMPTS
-            Err(_) => {
-                return Err(value_error(
-                    F,
-                    2,
-                    "tentativas",
-                    "must be less than or equal to 4294967295",
-                ))
-            }
-        };
+        let tentativas = attempts_arg(F, 2, "tentativas", tentativas)?;
         let base = millis(F, 3, "baseMs", baseMs)?;
         let max = millis(F, 4, "maxMs", maxMs)?;
         let seed = seed_arg(F, 6, seed)?;
-        let policy = ComRetry::new(tentativas, base, max).map_err(|e| match e {
+        let prazo = optional_millis(F, 8, "prazoMs", prazoMs)?;
+        let loop_ = ComRetry::new(tentativas, base, max).map_err(|e| match e {
             recuo::ConfigError::ZeroAttempts => config_error(F, Some((2, "tentativas")), e),
             _ => config_error(F, None, e),
         })?;
-        com_retry::run(F, policy, seed, &tarefa, repetirSe.as_ref(), sleep.as_ref())
+        let judge = match &repetirSe {
+            Some(predicate) => Judge::Predicate(predicate),
+            None => Judge::RetryAll,
+        };
+        driver::run(
+            &loop_.with_deadline_ms(prazo).policy(),
+            seed,
+            Callbacks {
+                function: F,
+                operation: (&tarefa, "$tarefa"),
+                pass_attempt: false,
+                judge: (judge, "$repetirSe"),
+                on_retry: aoRepetir.as_ref().map(|hook| (hook, "$aoRepetir")),
+                on_give_up: None,
+                sleep: sleep.as_ref(),
+                sleep_false_cancels: false,
+            },
+        )
+    })
+}
+
+/// Runs `$operation(Recuo\Attempt $attempt)` under `$policy` (guide A's when null) until it
+/// returns or the policy gives up.
+///
+/// A `Throwable` from the operation is a failure; `$classify($e)` judges it with a
+/// `Recuo\Verdict` (from `Recuo\classify`, server waits included) or a bool (null: retry
+/// every failure). Giving up rethrows the operation's last `Throwable`, the very same
+/// object, after `$onGiveUp(Recuo\Report $report)`; `$onRetry($attempt, $e, $delayMs)` is
+/// called before each sleep. `$sleep(int $ms)` replaces the real sleep, and cancels the
+/// loop by answering `false`. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts
+/// are drawn from the enclosing loop's.
+#[php_function]
+#[php(name = "Recuo\\retry")]
+pub fn retry(
+    operation: ZendCallable,
+    policy: Option<&Policy>,
+    classify: Option<ZendCallable>,
+    onRetry: Option<ZendCallable>,
+    onGiveUp: Option<ZendCallable>,
+    seed: Option<i64>,
+    sleep: Option<ZendCallable>,
+) -> PhpResult<Zval> {
+    const F: &str = "Recuo\\retry";
+    guarded(F, || {
+        let seed = seed_arg(F, 6, seed)?;
+        let policy = policy.map_or_else(Policy::default_policy, |p| p.inner.clone());
+        let judge = match &classify {
+            Some(classifier) => Judge::Classifier(classifier),
+            None => Judge::RetryAll,
+        };
+        driver::run(
+            &policy,
+            seed,
+            Callbacks {
+                function: F,
+                operation: (&operation, "$operation"),
+                pass_attempt: true,
+                judge: (judge, "$classify"),
+                on_retry: onRetry.as_ref().map(|hook| (hook, "$onRetry")),
+                on_give_up: onGiveUp.as_ref(),
+                sleep: sleep.as_ref(),
+                sleep_false_cancels: true,
+            },
+        )
+    })
+}
+
+/// The method `Recuo\\classify` assumes: a read.
+const DEFAULT_METHOD: &str = recuo::Request::GET.method;
+
+/// The verdict on one outcome under `$policy` (guide A's rules when null): exactly one of
+/// `$status` (an HTTP status; outside 100-599 counts as 500) and `$error` (`"connect"`,
+/// `"tls"`, `"timeout"`, `"reset"`, `"other"`). `$method` and `$idempotencyKey` say whether
+/// the request is safe to repeat; `$headers` (name => value, name => list of values, or a
+/// list of [name, value] pairs) carry the server's wait, read as of `$nowMs` (milliseconds
+/// since the Unix epoch; the system clock when null).
+#[php_function]
+#[php(name = "Recuo\\classify")]
+#[php(defaults(method = DEFAULT_METHOD, idempotencyKey = false, headers = Array::EMPTY))]
+#[allow(clippy::too_many_arguments)]
+pub fn classify(
+    status: Option<i64>,
+    error: Option<Bytes>,
+    method: Bytes,
+    idempotencyKey: bool,
+    headers: Array,
+    nowMs: Option<i64>,
+    policy: Option<&Policy>,
+) -> PhpResult<Verdict> {
+    const F: &str = "Recuo\\classify";
+    guarded(F, || {
+        verdict::classify(
+            F,
+            status,
+            error,
+            method,
+            idempotencyKey,
+            headers,
+            nowMs,
+            policy,
+        )
     })
 }
 
@@ -149,7 +254,7 @@ pub fn parse_retry_after(value: Bytes, nowMs: Option<i64>) -> PhpResult<RetryAft
 /// The backoff window `min($capMs, $baseMs * 2^$attempt)` in milliseconds, saturating.
 #[php_function]
 #[php(name = "Recuo\\backoffWindowMs")]
-#[php(defaults(baseMs = DEFAULT_BASE_MS, capMs = DEFAULT_MAX_MS))]
+#[php(defaults(baseMs = DEFAULT_BASE_MS, capMs = DEFAULT_CAP_MS))]
 pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64> {
     const F: &str = "Recuo\\backoffWindowMs";
     guarded(F, || {
@@ -161,6 +266,14 @@ pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64
             .map_err(|e| config_error(F, None, e))?;
         Ok(php_int(backoff.window_ms(attempt)))
     })
+}
+
+/// Request startup and shutdown: no attempt pool of nested loops outlives a request.
+extern "C" fn request_boundary(_type: i32, _module_number: i32) -> i32 {
+    const SUCCESS: i32 = 0;
+    // Never fails a request: at worst a pool is left for the next one to clear.
+    let _ = std::panic::catch_unwind(driver::reset_pools);
+    SUCCESS
 }
 
 /// Module startup: registers the exception classes the macros do not declare.
@@ -185,16 +298,26 @@ extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
 mod entry {
     use super::*;
 
-    /// The extension's entry: the functions, the class and `Recuo\VERSION`.
+    /// The extension's entry: the functions, the classes and `Recuo\VERSION`.
     #[php_module]
     pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         module
             .name("recuo")
             .version(recuo::VERSION)
             .startup_function(startup)
+            .request_startup_function(request_boundary)
+            .request_shutdown_function(request_boundary)
             .constant(("Recuo\\VERSION", recuo::VERSION, &[]))
             .class::<RetryAfter>()
+            .class::<Policy>()
+            .class::<Verdict>()
+            .class::<Attempt>()
+            .class::<Report>()
+            .class::<Decision>()
+            .class::<Attempts>()
             .function(wrap_function!(com_retry))
+            .function(wrap_function!(retry))
+            .function(wrap_function!(classify))
             .function(wrap_function!(retry_delay_ms))
             .function(wrap_function!(parse_retry_after))
             .function(wrap_function!(backoff_window_ms))

@@ -41,6 +41,7 @@ final class ApiTest extends TestCase
                 'NOT_A_NUMBER' => 3,
                 'DURATION_TOO_LARGE' => 4,
                 'CAP_BELOW_BASE' => 5,
+                'INVALID_HEADER_NAME' => 6,
             ],
             $class->getConstants(),
         );
@@ -59,9 +60,37 @@ final class ApiTest extends TestCase
             $defaults[$p->getName()] = $p->isDefaultValueAvailable() ? $p->getDefaultValue() : 'required';
         }
         $this->assertSame(
-            ['tarefa' => 'required', 'tentativas' => 5, 'baseMs' => 200, 'maxMs' => 5000, 'repetirSe' => null, 'seed' => null, 'sleep' => null],
+            [
+                'tarefa' => 'required', 'tentativas' => 5, 'baseMs' => 200, 'maxMs' => 5000, 'repetirSe' => null,
+                'seed' => null, 'sleep' => null, 'prazoMs' => null, 'aoRepetir' => null,
+            ],
             $defaults,
         );
+    }
+
+    /** The Policy constructor's defaults are the core's guide A, as Policy::guideA() reads it. */
+    public function testPolicyDefaultsAreGuideAs(): void
+    {
+        $defaults = [];
+        foreach ((new \ReflectionMethod(\Recuo\Policy::class, '__construct'))->getParameters() as $p) {
+            $this->assertTrue($p->isDefaultValueAvailable(), $p->getName());
+            $defaults[$p->getName()] = $p->getDefaultValue();
+        }
+        $a = \Recuo\Policy::guideA();
+        $this->assertSame(
+            [
+                'maxAttempts' => $a->maxAttempts,
+                'baseMs' => $a->baseMs,
+                'capMs' => $a->capMs,
+                'jitter' => $a->jitter,
+                'deadlineMs' => $a->deadlineMs,
+                'spreadMs' => $a->spreadMs,
+                'idempotencyHeader' => $a->idempotencyHeader,
+                'useDateHeader' => $a->useDateHeader,
+            ],
+            $defaults,
+        );
+        $this->assertSame([5, 200, 5000, 'full', null], [$a->maxAttempts, $a->baseMs, $a->capMs, $a->jitter, $a->deadlineMs]);
     }
 
     /**
@@ -82,10 +111,19 @@ final class ApiTest extends TestCase
             JSON_THROW_ON_ERROR,
         );
         $this->assertSame(
-            ['Recuo\backoffWindowMs', 'Recuo\comRetry', 'Recuo\parseRetryAfter', 'Recuo\retryDelayMs'],
+            [
+                'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\parseRetryAfter',
+                'Recuo\retry', 'Recuo\retryDelayMs',
+            ],
             array_keys($extension['functions']),
         );
-        $this->assertSame(['Recuo\Exception\ConfigError', 'Recuo\RetryAfter'], array_keys($extension['classes']));
+        $this->assertSame(
+            [
+                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\Decision', 'Recuo\Exception\ConfigError', 'Recuo\Policy',
+                'Recuo\Report', 'Recuo\RetryAfter', 'Recuo\Verdict',
+            ],
+            array_keys($extension['classes']),
+        );
         $this->assertSame(['Recuo\VERSION'], array_keys($extension['constants']));
         $this->assertSame($extension, $stub);
     }

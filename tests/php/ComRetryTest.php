@@ -9,12 +9,6 @@ use Recuo\Exception\ConfigError;
 
 use function Recuo\comRetry;
 
-/** A named function, so that traces can be checked. */
-function fail_with(\Throwable $e): never
-{
-    throw $e;
-}
-
 /** Guide A's loop with PHP semantics: Throwables caught, the very same object rethrown. */
 final class ComRetryTest extends TestCase
 {
@@ -72,13 +66,15 @@ final class ComRetryTest extends TestCase
             $thrown[] = $e = new \RuntimeException("attempt $calls", 40 + $calls);
             fail_with($e);
         };
-        $caught = $this->thrownBy(fn () => comRetry($task, 3, sleep: $this->recorder()));
+        // Seeded: an unseeded draw of 0 ms would (rightly) not be slept, and the count below
+        // would then vary from run to run.
+        $caught = $this->thrownBy(fn () => comRetry($task, 3, seed: 1, sleep: $this->recorder()));
         $this->assertCount(3, $thrown);
         $this->assertSame($thrown[2], $caught);
         $this->assertSame('attempt 3', $caught->getMessage());
         $this->assertSame(43, $caught->getCode());
         $this->assertNull($caught->getPrevious());
-        $this->assertCount(2, $this->slept);
+        $this->assertSame([195, 277], $this->slept);
         // The trace is the one taken where the task created the exception, not a new one:
         // it starts in the task, which comRetry called.
         $this->assertSame(__FILE__, $caught->getFile());
@@ -125,7 +121,7 @@ final class ComRetryTest extends TestCase
             $seen[] = $e;
             return $e instanceof \RuntimeException;
         };
-        $caught = $this->thrownBy(fn () => comRetry($task, repetirSe: $predicate, sleep: $this->recorder()));
+        $caught = $this->thrownBy(fn () => comRetry($task, repetirSe: $predicate, seed: 1, sleep: $this->recorder()));
         $this->assertInstanceOf(\LogicException::class, $caught);
         $this->assertSame($thrown[2], $caught);
         $this->assertSame(3, $calls);
@@ -133,7 +129,7 @@ final class ComRetryTest extends TestCase
         foreach ($seen as $i => $e) {
             $this->assertSame($thrown[$i], $e);
         }
-        $this->assertCount(2, $this->slept);
+        $this->assertSame([195, 277], $this->slept);
     }
 
     public function testThePredicateIsNotAskedAfterTheLastAttempt(): void
@@ -242,6 +238,7 @@ final class ComRetryTest extends TestCase
             'negative base' => [static fn () => comRetry($task, 5, -1), ConfigError::NEGATIVE_DURATION],
             'negative max' => [static fn () => comRetry($task, 5, 0, -1), ConfigError::NEGATIVE_DURATION],
             'max below base' => [static fn () => comRetry($task, 5, 300, 200), ConfigError::CAP_BELOW_BASE],
+            'negative deadline' => [static fn () => comRetry($task, prazoMs: -1), ConfigError::NEGATIVE_DURATION],
         ];
     }
 
@@ -292,6 +289,9 @@ final class ComRetryTest extends TestCase
             'predicate not callable' => [static fn () => comRetry($task, repetirSe: 'nope nope')],
             'seed a float' => [static fn () => comRetry($task, seed: 1.5)],
             'sleep an array' => [static fn () => comRetry($task, sleep: [1, 2])],
+            'deadline a string' => [static fn () => comRetry($task, prazoMs: '1000')],
+            'deadline a float' => [static fn () => comRetry($task, prazoMs: 1000.0)],
+            'hook not callable' => [static fn () => comRetry($task, aoRepetir: 'nope nope')],
             'no task' => [static fn () => comRetry()],
         ];
     }
@@ -321,5 +321,87 @@ final class ComRetryTest extends TestCase
         );
         $this->assertSame(255, $status);
         $this->assertStringContainsString('Uncaught LogicException: from the task', $out . $err);
+    }
+
+    /** `$aoRepetir($attempt, $e, $delayMs)` runs before each sleep, with the sleep's delay. */
+    public function testTheHookSeesEachRetryBeforeItsSleep(): void
+    {
+        [$calls, $thrown, $events] = [0, [], []];
+        $task = self::failing(9, $calls, $thrown);
+        $sleep = static function (int $ms) use (&$events): void {
+            $events[] = "sleep $ms";
+        };
+        $hook = static function (int $attempt, \Throwable $e, int $delayMs) use (&$events, &$thrown): void {
+            $events[] = $e === $thrown[$attempt] ? "hook $attempt $delayMs" : 'hook with another error';
+        };
+        $caught = $this->thrownBy(static fn () => comRetry($task, 4, seed: 1, sleep: $sleep, aoRepetir: $hook));
+        $this->assertSame($thrown[3], $caught);
+        // Seed 1 with guide A's windows: the draws of testSucceedsOnTheThirdAttempt, then one more.
+        $this->assertSame(['hook 0 195', 'sleep 195', 'hook 1 277', 'sleep 277'], array_slice($events, 0, 4));
+        $this->assertCount(6, $events);
+        $this->assertMatchesRegularExpression('/^hook 2 (\d+)$/', $events[4]);
+        $this->assertSame('sleep ' . substr($events[4], 7), $events[5]);
+    }
+
+    /** The hook runs for zero delays too (nothing is slept then). */
+    public function testTheHookRunsForZeroDelays(): void
+    {
+        [$calls, $thrown, $hooked] = [0, [], []];
+        $task = self::failing(9, $calls, $thrown);
+        $hook = static function (int $attempt, \Throwable $e, int $delayMs) use (&$hooked): void {
+            $hooked[] = [$attempt, $delayMs];
+        };
+        $this->thrownBy(fn () => comRetry($task, 3, 0, 0, sleep: $this->recorder(), aoRepetir: $hook));
+        $this->assertSame([[0, 0], [1, 0]], $hooked);
+        $this->assertSame([], $this->slept);
+    }
+
+    public function testAnExceptionFromTheHookPropagates(): void
+    {
+        [$calls, $thrown] = [0, []];
+        $fromHook = new \DomainException('hook failed');
+        $task = self::failing(9, $calls, $thrown);
+        $caught = $this->thrownBy(fn () => comRetry($task, sleep: $this->recorder(), aoRepetir: static fn () => throw $fromHook));
+        $this->assertSame($fromHook, $caught);
+        $this->assertSame(1, $calls);
+        $this->assertSame([], $this->slept);
+    }
+
+    /** A delay that would end past `$prazoMs` gives up at once: no sleep, the last failure rethrown. */
+    public function testTheDeadlineStopsTheLoopInsteadOfSleepingPastIt(): void
+    {
+        [$calls, $thrown, $hooked] = [0, [], 0];
+        $task = self::failing(9, $calls, $thrown);
+        // Windows of exactly 1000 ms (base = max = 1000, and the full-jitter draw lands in
+        // [0, 1000]); a 0 ms deadline fits only a zero draw, which seed 3 does not make.
+        $hook = static function () use (&$hooked): void {
+            $hooked++;
+        };
+        $caught = $this->thrownBy(fn () => comRetry($task, 5, 1000, 1000, seed: 3, sleep: $this->recorder(), prazoMs: 0, aoRepetir: $hook));
+        $this->assertSame($thrown[0], $caught);
+        $this->assertSame([1, 0, []], [$calls, $hooked, $this->slept]);
+
+        // A deadline the delays fit in changes nothing.
+        [$calls, $thrown] = [0, []];
+        $this->assertSame(3, comRetry(self::failing(2, $calls, $thrown), seed: 1, sleep: $this->recorder(), prazoMs: 60000));
+        $this->assertSame([195, 277], $this->slept);
+    }
+
+    /** With real sleeps, the deadline counts the time actually spent. */
+    public function testTheDeadlineCountsRealTime(): void
+    {
+        [$calls, $thrown] = [0, []];
+        $task = static function () use (&$calls, &$thrown): void {
+            $calls++;
+            usleep(30_000);
+            throw $thrown[] = new \RuntimeException("slow $calls");
+        };
+        $started = hrtime(true);
+        $caught = $this->thrownBy(static fn () => comRetry($task, 50, 1, 1, prazoMs: 100));
+        $elapsedMs = (hrtime(true) - $started) / 1e6;
+        $this->assertSame(end($thrown), $caught);
+        $this->assertGreaterThanOrEqual(3, $calls);
+        $this->assertLessThan(10, $calls);
+        $this->assertLessThan(1000, $elapsedMs);
     }
 }

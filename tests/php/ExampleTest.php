@@ -9,6 +9,8 @@ use PHPUnit\Framework\TestCase;
 /** examples/php/demo.php (what `make demo-php` runs) works and says what it should. */
 final class ExampleTest extends TestCase
 {
+    private const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+
     public function testTheDemoRuns(): void
     {
         [$status, $out, $err] = Process::run(
@@ -26,7 +28,23 @@ final class ExampleTest extends TestCase
         // Guide A: two failures, then the answer of the third attempt.
         $this->assertMatchesRegularExpression(
             '/^  attempt 1: failed.*\n  waiting \d+ ms.*\n  attempt 2: failed.*\n  waiting \d+ ms.*\n'
-            . '  attempt 3: succeeded\n  comRetry returned: answer from attempt 3\n\z/m',
+            . '  attempt 3: succeeded\n  comRetry returned: answer from attempt 3\n\n/m',
+            $out,
+        );
+        // The policy engine: one key for every attempt, the server's wait plus a spread (at
+        // most min(window(n), 1 s): 20 ms, then 40 ms), and an unsafe repeat refused.
+        $this->assertMatchesRegularExpression(
+            '/^The policy engine: .*\n'
+            . '  attempt 0, Idempotency-Key: (' . self::UUID . ') -> HTTP 503\n'
+            . '  classify: retry \(unavailable\), server wait 0 ms\n'
+            . '  waiting (?:1?\d|20) ms .*\n'
+            . '  attempt 1, Idempotency-Key: \1 -> HTTP 429\n'
+            . '  classify: retry \(rate_limited\), server wait 0 ms\n'
+            . '  waiting (?:[1-3]?\d|40) ms .*\n'
+            . '  attempt 2, Idempotency-Key: \1 -> HTTP 201\n'
+            . '  retry returned: created\n'
+            . '  a POST without a key timed out: gave up after 1 attempt \(permanent\)\n'
+            . "  retry rethrew the operation's own exception: timed out\n\z/m",
             $out,
         );
     }

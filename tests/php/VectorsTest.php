@@ -5,9 +5,13 @@ declare(strict_types=1);
 namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
+use Recuo\Attempts;
 use Recuo\Exception\ConfigError;
+use Recuo\Policy;
+use Recuo\Verdict;
 
 use function Recuo\backoffWindowMs;
+use function Recuo\classify;
 use function Recuo\comRetry;
 use function Recuo\parseRetryAfter;
 use function Recuo\retryDelayMs;
@@ -158,5 +162,136 @@ final class VectorsTest extends TestCase
         }
         $this->assertSame($case['calls'], $calls);
         $this->assertSame($case['sleeps_ms'], $sleeps);
+    }
+
+    /**
+     * A vector's outcome, as `Recuo\classify` takes it: an int is a status, a string a
+     * transport failure.
+     *
+     * @param array<string, mixed> $case
+     */
+    private static function classifyCase(array $case, int $nowMs, ?Policy $policy = null, ?array $headers = null): Verdict
+    {
+        $outcome = $case['outcome'];
+        return classify(
+            status: is_int($outcome) ? $outcome : null,
+            error: is_string($outcome) ? $outcome : null,
+            method: $case['method'],
+            idempotencyKey: $case['idempotency_key'],
+            headers: $headers ?? $case['headers'],
+            nowMs: $nowMs,
+            policy: $policy,
+        );
+    }
+
+    /** @return array<string, array{array<string, mixed>}> */
+    public static function classifyCases(): array
+    {
+        return Vectors::cases('classify.json', 'cases', static fn (array $c): string => $c['name']);
+    }
+
+    /** @dataProvider classifyCases */
+    public function testClassify(array $case): void
+    {
+        $expected = [$case['verdict'], $case['reason'], $case['wait_ms'], $case['wait_unbounded']];
+        $verdict = self::classifyCase($case, $case['now_ms']);
+        $this->assertSame($expected, [$verdict->verdict, $verdict->reason, $verdict->waitMs, $verdict->waitUnbounded]);
+        // Guide A's policy has the same rules as no policy at all.
+        $verdict = self::classifyCase($case, $case['now_ms'], Policy::guideA());
+        $this->assertSame($expected, [$verdict->verdict, $verdict->reason, $verdict->waitMs, $verdict->waitUnbounded]);
+        // The same headers as `name => value` and as PSR-7's `name => [values]` answer alike,
+        // when no name repeats.
+        $names = array_map(static fn (array $pair): string => strtolower($pair[0]), $case['headers']);
+        if (count(array_unique($names)) === count($names)) {
+            foreach ([false, true] as $lists) {
+                $map = [];
+                foreach ($case['headers'] as [$name, $value]) {
+                    $map[$name] = $lists ? [$value] : $value;
+                }
+                $verdict = self::classifyCase($case, $case['now_ms'], null, $map);
+                $this->assertSame($expected, [$verdict->verdict, $verdict->reason, $verdict->waitMs, $verdict->waitUnbounded]);
+            }
+        }
+    }
+
+    public function testThereAreAtLeastFortyClassifyCases(): void
+    {
+        $this->assertGreaterThanOrEqual(40, count(Vectors::load('classify.json')['cases']));
+    }
+
+    /** @return array<string, array{array<string, mixed>}> */
+    public static function scenarios(): array
+    {
+        return Vectors::cases('scenarios.json', 'scenarios', static fn (array $s): string => $s['name']);
+    }
+
+    /**
+     * Each scenario through `Recuo\Attempts`, the state machine PHP code drives with its own
+     * clock: begin at `begin_ms`, classify at the wall clock `now_ms + end_ms`, cancel when
+     * asked, decide at `end_ms`; then the report.
+     *
+     * @dataProvider scenarios
+     */
+    public function testScenario(array $scenario): void
+    {
+        $p = $scenario['policy'];
+        $policy = new Policy(
+            maxAttempts: $p['max_attempts'],
+            baseMs: $p['base_ms'],
+            capMs: $p['cap_ms'],
+            jitter: $p['jitter'],
+            deadlineMs: $p['deadline_ms'],
+            spreadMs: $p['spread_ms'],
+            useDateHeader: $p['use_date_header'],
+        );
+        $attempts = new Attempts($policy, 0);
+        foreach ($scenario['steps'] as $i => $step) {
+            $this->assertNull($attempts->begin($step['begin_ms']), "step $i");
+            $verdict = self::classifyCase($step, $scenario['now_ms'] + $step['end_ms'], $policy);
+            if ($step['cancel']) {
+                $attempts->cancel();
+            }
+            $decision = $attempts->decide($verdict, $step['end_ms']);
+            $e = $step['expect'];
+            $this->assertSame(
+                [
+                    $e['decision'],
+                    $e['delay_ms'] ?? null,
+                    $e['next_attempt'] ?? null,
+                    $e['reason'] ?? null,
+                    $e['retry_at_ms'] ?? null,
+                ],
+                [$decision->kind, $decision->delayMs, $decision->nextAttempt, $decision->reason, $decision->retryAtMs],
+                "step $i",
+            );
+        }
+        $want = $scenario['report'];
+        $report = $attempts->report();
+        $this->assertSame(
+            [$want['attempts'], $want['reason'], $want['elapsed_ms'], $want['delays_ms']],
+            [$report->attempts, $report->reason, $report->elapsedMs, $report->delaysMs],
+        );
+        $this->assertSame($want['attempts'], $attempts->attempts);
+    }
+
+    public function testThereAreScenariosForEveryDecision(): void
+    {
+        $kinds = [];
+        $reasons = [];
+        foreach (Vectors::load('scenarios.json')['scenarios'] as $scenario) {
+            foreach ($scenario['steps'] as $step) {
+                $kinds[$step['expect']['decision']] = true;
+                if (isset($step['expect']['reason'])) {
+                    $reasons[$step['expect']['reason']] = true;
+                }
+            }
+        }
+        ksort($kinds);
+        ksort($reasons);
+        $this->assertSame(['done', 'give_up', 'retry'], array_keys($kinds));
+        $this->assertSame(
+            ['attempts_exhausted', 'cancelled', 'permanent', 'wait_exceeds_deadline'],
+            array_keys($reasons),
+        );
     }
 }

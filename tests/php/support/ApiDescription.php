@@ -119,9 +119,16 @@ final class ApiDescription
         $methods = [];
         foreach ($class->getMethods(\ReflectionMethod::IS_PUBLIC) as $method) {
             if ($own($method) && $method->getName() !== '__construct') {
-                $methods[$method->getName()] = self::callable($method);
+                $methods[$method->getName()] = ['static' => $method->isStatic()] + self::callable($method);
             }
         }
+        // The constructor's parameters, when it takes any: a class PHP code may not construct
+        // has a private one in the stub and a public one that throws in the extension, both
+        // without parameters.
+        $constructor = $class->getConstructor();
+        $constructorParameters = $constructor !== null && $own($constructor) && $constructor->getNumberOfParameters() > 0
+            ? self::callable($constructor)['parameters']
+            : null;
         $interfaces = $class->getInterfaceNames();
         sort($interfaces);
         sort($properties);
@@ -136,6 +143,7 @@ final class ApiDescription
             'interfaces' => $interfaces,
             'constants' => $constants,
             'properties' => $properties,
+            'constructor' => $constructorParameters,
             'methods' => $methods,
         ];
     }

@@ -76,6 +76,12 @@ final class Process
     }
 }
 
+/** Throws `$e`: a named function, so that tests can check where traces start. */
+function fail_with(\Throwable $e): never
+{
+    throw $e;
+}
+
 /** For tests about what is thrown: the exact object, not only its class. */
 trait Throws
 {

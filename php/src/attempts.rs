@@ -1,0 +1,224 @@
+//! The retry state machine for PHP code with its own event loop or HTTP client
+//! (`Recuo\Attempts`, over the core's [`recuo::Attempts`]), and the small read-only values
+//! the loops hand to PHP: `Recuo\Attempt`, `Recuo\Decision`, `Recuo\Report`.
+
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use recuo::LazyJitterRng;
+
+use crate::convert::{instant, php_int, seed as seed_arg};
+use crate::errors::guarded;
+use crate::policy::Policy;
+use crate::verdict::Verdict;
+
+/// What `Recuo\retry`'s operation knows about the attempt it is making: its `number` (from
+/// 0), the operation's `idempotencyKey` (a UUID v4, the same on every attempt) and the
+/// `idempotencyHeader` to send it in.
+#[php_class]
+#[php(name = "Recuo\\Attempt")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub(crate) number: u32,
+    pub(crate) idempotency_key: String,
+    pub(crate) idempotency_header: String,
+}
+
+#[php_impl]
+impl Attempt {
+    /// The attempt's number: 0 for the first.
+    #[php(getter)]
+    pub fn get_number(&self) -> i64 {
+        i64::from(self.number)
+    }
+
+    /// The operation's idempotency key: a UUID v4, the same on every attempt.
+    #[php(getter)]
+    pub fn get_idempotency_key(&self) -> String {
+        self.idempotency_key.clone()
+    }
+
+    /// The header to send the key in (the policy's; `Idempotency-Key` by default).
+    #[php(getter)]
+    pub fn get_idempotency_header(&self) -> String {
+        self.idempotency_header.clone()
+    }
+}
+
+/// What happened to one operation: `attempts` made, the `reason` it gave up (null when it
+/// succeeded or has not stopped), `elapsedMs` from the start of the first attempt to the
+/// last decision, and the `delaysMs` decided between attempts.
+#[php_class]
+#[php(name = "Recuo\\Report")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Clone)]
+pub struct Report {
+    inner: recuo::Report,
+}
+
+impl From<recuo::Report> for Report {
+    fn from(inner: recuo::Report) -> Self {
+        Report { inner }
+    }
+}
+
+#[php_impl]
+impl Report {
+    /// Attempts made.
+    #[php(getter)]
+    pub fn get_attempts(&self) -> i64 {
+        i64::from(self.inner.attempts)
+    }
+
+    /// Why the operation gave up: `permanent`, `attempts_exhausted`,
+    /// `wait_exceeds_deadline`, `budget_exhausted` or `cancelled`; null otherwise.
+    #[php(getter)]
+    pub fn get_reason(&self) -> Option<&'static str> {
+        self.inner.reason.map(recuo::GiveUpReason::name)
+    }
+
+    /// Milliseconds from the start of the first attempt to the last decision.
+    #[php(getter)]
+    pub fn get_elapsed_ms(&self) -> i64 {
+        php_int(self.inner.elapsed_ms)
+    }
+
+    /// The delays decided between attempts, in milliseconds, in order.
+    #[php(getter)]
+    pub fn get_delays_ms(&self) -> Vec<i64> {
+        self.inner.delays_ms.iter().copied().map(php_int).collect()
+    }
+}
+
+/// What to do next: `kind` is `"done"`, `"retry"` (sleep `delayMs`, then make attempt
+/// `nextAttempt`) or `"give_up"` (for `reason`; `retryAtMs` is the instant on the caller's
+/// clock from which the server would accept a retry, when the wait passed the deadline).
+#[php_class]
+#[php(name = "Recuo\\Decision")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Clone, Copy)]
+pub struct Decision {
+    inner: recuo::Decision,
+}
+
+#[php_impl]
+impl Decision {
+    /// `"done"`, `"retry"` or `"give_up"`.
+    #[php(getter)]
+    pub fn get_kind(&self) -> &'static str {
+        match self.inner {
+            recuo::Decision::Done => "done",
+            recuo::Decision::Retry { .. } => "retry",
+            recuo::Decision::GiveUp { .. } => "give_up",
+        }
+    }
+
+    /// For `"retry"`: the delay before the next attempt, in milliseconds.
+    #[php(getter)]
+    pub fn get_delay_ms(&self) -> Option<i64> {
+        match self.inner {
+            recuo::Decision::Retry { delay_ms, .. } => Some(php_int(delay_ms)),
+            _ => None,
+        }
+    }
+
+    /// For `"retry"`: the number of the next attempt (from 0).
+    #[php(getter)]
+    pub fn get_next_attempt(&self) -> Option<i64> {
+        match self.inner {
+            recuo::Decision::Retry { next_attempt, .. } => Some(i64::from(next_attempt)),
+            _ => None,
+        }
+    }
+
+    /// For `"give_up"`: `permanent`, `attempts_exhausted`, `wait_exceeds_deadline`,
+    /// `budget_exhausted` or `cancelled`.
+    #[php(getter)]
+    pub fn get_reason(&self) -> Option<&'static str> {
+        match self.inner {
+            recuo::Decision::GiveUp { reason, .. } => Some(reason.name()),
+            _ => None,
+        }
+    }
+
+    /// For `"give_up"` with `wait_exceeds_deadline`: the instant (the caller's clock, ms)
+    /// from which the server would accept a retry; null when unbounded or for other reasons.
+    #[php(getter)]
+    pub fn get_retry_at_ms(&self) -> Option<i64> {
+        match self.inner {
+            recuo::Decision::GiveUp { retry_at_ms, .. } => retry_at_ms.map(php_int),
+            _ => None,
+        }
+    }
+}
+
+/// The retry state of one operation under a policy (sans-IO): the caller says when each
+/// attempt begins and what it came to, on its own monotonic clock in milliseconds, and is
+/// told to go on, retry after a delay, or stop and why.
+#[php_class]
+#[php(name = "Recuo\\Attempts")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug)]
+pub struct Attempts {
+    inner: recuo::Attempts,
+    rng: LazyJitterRng,
+}
+
+#[php_impl]
+impl Attempts {
+    /// A fresh operation under `$policy`; `$seed` fixes the jitter and the idempotency key.
+    pub fn __construct(policy: &Policy, seed: Option<i64>) -> PhpResult<Self> {
+        const F: &str = "Recuo\\Attempts::__construct";
+        guarded(F, || {
+            let seed = seed_arg(F, 2, seed)?;
+            Ok(Attempts {
+                inner: recuo::Attempts::new(&policy.inner),
+                rng: LazyJitterRng::new(seed),
+            })
+        })
+    }
+
+    /// Begins the next attempt at `$nowMs` (the caller's monotonic clock): null to go
+    /// ahead, or the give-up decision (cancelled, attempts spent).
+    pub fn begin(&mut self, nowMs: i64) -> PhpResult<Option<Decision>> {
+        const F: &str = "Recuo\\Attempts::begin";
+        guarded(F, || {
+            let now = instant(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.begin(now).err().map(|inner| Decision { inner }))
+        })
+    }
+
+    /// Decides what follows the attempt just made, judged `$verdict`, at `$nowMs`.
+    pub fn decide(&mut self, verdict: &Verdict, nowMs: i64) -> PhpResult<Decision> {
+        const F: &str = "Recuo\\Attempts::decide";
+        guarded(F, || {
+            let now = instant(F, 2, "nowMs", nowMs)?;
+            Ok(Decision {
+                inner: self.inner.decide(verdict.inner, now, &mut self.rng),
+            })
+        })
+    }
+
+    /// Cancels the operation: the next `begin()` or `decide()` gives up (`cancelled`).
+    pub fn cancel(&mut self) {
+        self.inner.cancel();
+    }
+
+    /// The operation's idempotency key (a UUID v4): drawn at the first call, then the same.
+    pub fn idempotency_key(&mut self) -> PhpResult<String> {
+        guarded("Recuo\\Attempts::idempotencyKey", || {
+            Ok(self.inner.idempotency_key(&mut self.rng).to_string())
+        })
+    }
+
+    /// Attempts begun so far.
+    #[php(getter)]
+    pub fn get_attempts(&self) -> i64 {
+        i64::from(self.inner.attempts())
+    }
+
+    /// What has happened so far.
+    pub fn report(&self) -> PhpResult<Report> {
+        guarded("Recuo\\Attempts::report", || Ok(self.inner.report().into()))
+    }
+}

@@ -1,0 +1,376 @@
+//! `Recuo\Policy`: the core's [`recuo::Policy`], built with named arguments and changed by
+//! `with*` methods that answer new instances. Validation is the core's
+//! ([`recuo::PolicyBuilder::build`]); this module converts PHP values and names the argument
+//! at fault.
+
+use std::time::Duration;
+
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use recuo::{ComRetry, ConfigError, Jitter, Rules, Transport};
+
+use crate::convert::{attempts, millis, optional_millis, php_int, Bytes};
+use crate::errors::{config_error, guarded, value_error};
+
+/// Guide A's attempts (5), as the default of `$maxAttempts`.
+pub const DEFAULT_MAX_ATTEMPTS: i64 = ComRetry::GUIDE_A.tentativas() as i64;
+/// Guide A's base window in milliseconds (200), as the default of `$baseMs`.
+pub const DEFAULT_BASE_MS: i64 = ComRetry::GUIDE_A.backoff().base_ms() as i64;
+/// Guide A's largest window in milliseconds (5000), as the default of `$capMs`.
+pub const DEFAULT_CAP_MS: i64 = ComRetry::GUIDE_A.backoff().cap_ms() as i64;
+/// The default jitter mode's name (`full`).
+const DEFAULT_JITTER: &str = Jitter::Full.name();
+/// The default idempotency header; `ApiTest` checks it against `Policy::guideA()`, which
+/// reads it from the core.
+const DEFAULT_IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+/// The jitter modes, for the message of a bad `$jitter`.
+const JITTERS: &str = "\"full\", \"equal\", \"decorrelated\" or \"none\"";
+/// The retry rules of a status or a transport failure, for messages.
+const RULES: &str = "\"never\", \"if_idempotent\" or \"always\"";
+/// The transport failure kinds, for messages.
+pub(crate) const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\" or \"other\"";
+
+/// When an outcome of the classification table is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RetryRule {
+    /// Never: give up (`permanent`, or `tls` for a failed certificate).
+    Never,
+    /// Only when the request is idempotent (by its method or its key).
+    IfIdempotent,
+    /// For any method.
+    Always,
+}
+
+impl RetryRule {
+    const ALL: [RetryRule; 3] = [RetryRule::Never, RetryRule::IfIdempotent, RetryRule::Always];
+
+    const fn name(self) -> &'static str {
+        match self {
+            RetryRule::Never => "never",
+            RetryRule::IfIdempotent => "if_idempotent",
+            RetryRule::Always => "always",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// The rule of a set pair: in the "any method" set, in the "if idempotent" set, or in
+    /// neither.
+    const fn of(any_method: bool, if_idempotent: bool) -> Self {
+        if any_method {
+            RetryRule::Always
+        } else if if_idempotent {
+            RetryRule::IfIdempotent
+        } else {
+            RetryRule::Never
+        }
+    }
+}
+
+/// How an operation is retried: attempts, backoff, deadline, the spread added to server
+/// waits, which outcomes are worth another attempt, and the idempotency header. Immutable:
+/// the `with*` methods answer a changed copy.
+#[php_class]
+#[php(name = "Recuo\\Policy")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub(crate) inner: recuo::Policy,
+}
+
+impl Policy {
+    /// The policy `Recuo\retry` and `Recuo\classify` use when given none: guide A's.
+    pub fn default_policy() -> recuo::Policy {
+        recuo::Policy::guide_a()
+    }
+
+    /// A copy of this policy with other classification rules.
+    fn with_rules(&self, function: &str, rules: Rules) -> PhpResult<Self> {
+        // The rest of the policy was checked when it was built; rules alone cannot make it
+        // invalid, but the core's answer is still the one that counts.
+        let inner = self
+            .inner
+            .to_builder()
+            .rules(rules)
+            .build()
+            .map_err(|e| config_error(function, None, e))?;
+        Ok(Policy { inner })
+    }
+}
+
+/// A status code whose retry rule may be read or set: 400 to 599 (below 400 is always a
+/// success; outside 100-599 counts as 500).
+fn error_status(function: &str, status: i64) -> PhpResult<u16> {
+    u16::try_from(status)
+        .ok()
+        .filter(|s| (400..=599).contains(s))
+        .ok_or_else(|| {
+            value_error(
+                function,
+                1,
+                "status",
+                "must be between 400 and 599 (1xx-3xx are always a success)",
+            )
+        })
+}
+
+fn rule_arg(function: &str, position: u32, value: Bytes<'_>) -> PhpResult<RetryRule> {
+    RetryRule::from_name(&value.text())
+        .ok_or_else(|| value_error(function, position, "rule", &format!("must be {RULES}")))
+}
+
+fn transport_arg(function: &str, value: Bytes<'_>) -> PhpResult<Transport> {
+    Transport::from_name(&value.text())
+        .ok_or_else(|| value_error(function, 1, "error", &format!("must be {TRANSPORTS}")))
+}
+
+#[php_impl]
+impl Policy {
+    /// A policy from named arguments; the defaults are guide A's (5 attempts, 200 ms, 5 s,
+    /// full jitter, no deadline). Throws `Recuo\Exception\ConfigError` for attempts below 1,
+    /// a negative duration, a cap below the base or an idempotency header that is not an
+    /// HTTP token; `\ValueError` for an unknown jitter mode.
+    #[php(defaults(
+        maxAttempts = DEFAULT_MAX_ATTEMPTS,
+        baseMs = DEFAULT_BASE_MS,
+        capMs = DEFAULT_CAP_MS,
+        jitter = DEFAULT_JITTER,
+        idempotencyHeader = DEFAULT_IDEMPOTENCY_HEADER,
+        useDateHeader = false
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    pub fn __construct(
+        maxAttempts: i64,
+        baseMs: i64,
+        capMs: i64,
+        jitter: Bytes<'_>,
+        deadlineMs: Option<i64>,
+        spreadMs: Option<i64>,
+        idempotencyHeader: Bytes<'_>,
+        useDateHeader: bool,
+    ) -> PhpResult<Self> {
+        const F: &str = "Recuo\\Policy::__construct";
+        guarded(F, || {
+            let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
+            let base = millis(F, 2, "baseMs", baseMs)?;
+            let cap = millis(F, 3, "capMs", capMs)?;
+            let jitter = Jitter::from_name(&jitter.text())
+                .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
+            let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
+            let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
+            let inner = recuo::Policy::builder()
+                .max_attempts(max_attempts)
+                .base(Duration::from_millis(base))
+                .cap(Duration::from_millis(cap))
+                .jitter(jitter)
+                .deadline(deadline.map(Duration::from_millis))
+                .spread(spread.map(Duration::from_millis))
+                .idempotency_header(idempotencyHeader.text().into_owned())
+                .use_date_header(useDateHeader)
+                .build()
+                .map_err(|e| {
+                    let arg = match e {
+                        ConfigError::ZeroAttempts => Some((1, "maxAttempts")),
+                        ConfigError::EmptyHeaderName => Some((7, "idempotencyHeader")),
+                        _ => None,
+                    };
+                    config_error(F, arg, e)
+                })?;
+            Ok(Policy { inner })
+        })
+    }
+
+    /// Guide A: 5 attempts, 200 ms base, 5 s cap, full jitter, no deadline.
+    pub fn guide_a() -> Policy {
+        Policy {
+            inner: recuo::Policy::guide_a(),
+        }
+    }
+
+    /// Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, a 30 s
+    /// deadline.
+    pub fn guide_b() -> Policy {
+        Policy {
+            inner: recuo::Policy::guide_b(),
+        }
+    }
+
+    /// Attempts in all, the first included.
+    #[php(getter)]
+    pub fn get_max_attempts(&self) -> i64 {
+        i64::from(self.inner.max_attempts())
+    }
+
+    /// The first backoff window, in milliseconds.
+    #[php(getter)]
+    pub fn get_base_ms(&self) -> i64 {
+        php_int(self.inner.backoff().base_ms())
+    }
+
+    /// The largest backoff window, in milliseconds.
+    #[php(getter)]
+    pub fn get_cap_ms(&self) -> i64 {
+        php_int(self.inner.backoff().cap_ms())
+    }
+
+    /// The jitter mode: `"full"`, `"equal"`, `"decorrelated"` or `"none"`.
+    #[php(getter)]
+    pub fn get_jitter(&self) -> &'static str {
+        self.inner.backoff().jitter().name()
+    }
+
+    /// The limit on an operation's total time in milliseconds, from the start of its first
+    /// attempt; null for none.
+    #[php(getter)]
+    pub fn get_deadline_ms(&self) -> Option<i64> {
+        self.inner.deadline_ms().map(php_int)
+    }
+
+    /// The fixed spread added to server waits in milliseconds; null for the default,
+    /// `min(window(n), 1000)`.
+    #[php(getter)]
+    pub fn get_spread_ms(&self) -> Option<i64> {
+        self.inner.spread_ms().map(php_int)
+    }
+
+    /// The header the idempotency key is sent in.
+    #[php(getter)]
+    pub fn get_idempotency_header(&self) -> String {
+        self.inner.idempotency_header().to_string()
+    }
+
+    /// Whether a response's `Date` header is "now" when server waits are measured.
+    #[php(getter)]
+    pub fn get_use_date_header(&self) -> bool {
+        self.inner.use_date_header()
+    }
+
+    /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
+    #[php(getter, name = "quota403IsRateLimit")]
+    pub fn get_quota_403_is_rate_limit(&self) -> bool {
+        self.inner.rules().quota_403_is_rate_limit
+    }
+
+    /// When a status (400-599) is retried: `"never"`, `"if_idempotent"` or `"always"`.
+    pub fn status_retry(&self, status: i64) -> PhpResult<&'static str> {
+        const F: &str = "Recuo\\Policy::statusRetry";
+        guarded(F, || {
+            let code = error_status(F, status)?;
+            let rules = self.inner.rules();
+            Ok(RetryRule::of(
+                rules.retry_any_method.contains(code),
+                rules.retry_if_idempotent.contains(code),
+            )
+            .name())
+        })
+    }
+
+    /// A copy of this policy in which `$status` (400-599) is retried `$rule`: `"never"`,
+    /// `"if_idempotent"` or `"always"`.
+    pub fn with_status_retry(&self, status: i64, rule: Bytes<'_>) -> PhpResult<Policy> {
+        const F: &str = "Recuo\\Policy::withStatusRetry";
+        guarded(F, || {
+            let code = error_status(F, status)?;
+            let rule = rule_arg(F, 2, rule)?;
+            let mut rules = *self.inner.rules();
+            rules.retry_any_method = rules.retry_any_method.without(code);
+            rules.retry_if_idempotent = rules.retry_if_idempotent.without(code);
+            match rule {
+                RetryRule::Never => {}
+                RetryRule::IfIdempotent => {
+                    rules.retry_if_idempotent = rules.retry_if_idempotent.with(code);
+                }
+                RetryRule::Always => rules.retry_any_method = rules.retry_any_method.with(code),
+            }
+            self.with_rules(F, rules)
+        })
+    }
+
+    /// When a transport failure (`"connect"`, `"tls"`, `"timeout"`, `"reset"`, `"other"`)
+    /// is retried: `"never"`, `"if_idempotent"` or `"always"`.
+    pub fn transport_retry(&self, error: Bytes<'_>) -> PhpResult<&'static str> {
+        const F: &str = "Recuo\\Policy::transportRetry";
+        guarded(F, || {
+            let kind = transport_arg(F, error)?;
+            let rules = self.inner.rules();
+            Ok(RetryRule::of(
+                rules.transport_any_method.contains(kind),
+                rules.transport_if_idempotent.contains(kind),
+            )
+            .name())
+        })
+    }
+
+    /// A copy of this policy in which the transport failure `$error` is retried `$rule`.
+    pub fn with_transport_retry(&self, error: Bytes<'_>, rule: Bytes<'_>) -> PhpResult<Policy> {
+        const F: &str = "Recuo\\Policy::withTransportRetry";
+        guarded(F, || {
+            let kind = transport_arg(F, error)?;
+            let rule = rule_arg(F, 2, rule)?;
+            let mut rules = *self.inner.rules();
+            rules.transport_any_method = rules.transport_any_method.without(kind);
+            rules.transport_if_idempotent = rules.transport_if_idempotent.without(kind);
+            match rule {
+                RetryRule::Never => {}
+                RetryRule::IfIdempotent => {
+                    rules.transport_if_idempotent = rules.transport_if_idempotent.with(kind);
+                }
+                RetryRule::Always => {
+                    rules.transport_any_method = rules.transport_any_method.with(kind);
+                }
+            }
+            self.with_rules(F, rules)
+        })
+    }
+
+    /// Whether requests with this method are safe to repeat without an idempotency key
+    /// (matched without regard to case; methods recuo does not know never are).
+    pub fn is_method_idempotent(&self, method: Bytes<'_>) -> PhpResult<bool> {
+        guarded("Recuo\\Policy::isMethodIdempotent", || {
+            Ok(self
+                .inner
+                .rules()
+                .idempotent_methods
+                .contains(&method.text()))
+        })
+    }
+
+    /// A copy of this policy in which `$method` is (or, with `false`, is not) idempotent.
+    /// Known methods: GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH, CONNECT.
+    #[php(defaults(idempotent = true))]
+    pub fn with_method_idempotent(&self, method: Bytes<'_>, idempotent: bool) -> PhpResult<Policy> {
+        const F: &str = "Recuo\\Policy::withMethodIdempotent";
+        guarded(F, || {
+            let name = method.text();
+            let mut rules = *self.inner.rules();
+            rules.idempotent_methods = if idempotent {
+                rules.idempotent_methods.with(&name).ok_or_else(|| {
+                    value_error(
+                        F,
+                        1,
+                        "method",
+                        "must be GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH or CONNECT",
+                    )
+                })?
+            } else {
+                rules.idempotent_methods.without(&name)
+            };
+            self.with_rules(F, rules)
+        })
+    }
+
+    /// A copy of this policy in which a 403 whose rate-limit headers say the quota is spent
+    /// counts (or, with `false`, does not count) as a 429.
+    #[php(name = "withQuota403IsRateLimit")]
+    pub fn with_quota_403_is_rate_limit(&self, enabled: bool) -> PhpResult<Policy> {
+        const F: &str = "Recuo\\Policy::withQuota403IsRateLimit";
+        guarded(F, || {
+            let mut rules = *self.inner.rules();
+            rules.quota_403_is_rate_limit = enabled;
+            self.with_rules(F, rules)
+        })
+    }
+}

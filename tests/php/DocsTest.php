@@ -1,0 +1,65 @@
+<?php
+
+declare(strict_types=1);
+
+namespace RecuoTests;
+
+use PHPUnit\Framework\TestCase;
+
+/**
+ * Every PHP example of docs/php.md runs, in a PHP of its own with only the extension under
+ * test; when a `text` block follows an example, that is exactly what it must print.
+ */
+final class DocsTest extends TestCase
+{
+    private const DOC = RECUO_ROOT . '/docs/php.md';
+
+    /** @return array<string, array{string, ?string}> */
+    public static function examples(): array
+    {
+        $doc = (string) file_get_contents(self::DOC);
+        preg_match_all('/^```php\n(.*?)^```\n(?:\s*^```text\n(.*?)^```\n)?/ms', $doc, $blocks, PREG_SET_ORDER);
+        $examples = [];
+        foreach ($blocks as $i => $block) {
+            $line = substr_count(substr($doc, 0, (int) strpos($doc, $block[0])), "\n") + 1;
+            $examples["example at line $line"] = [$block[1], ($block[2] ?? '') === '' ? null : $block[2]];
+        }
+        if ($examples === []) {
+            throw new \RuntimeException('no PHP example in ' . self::DOC);
+        }
+        return $examples;
+    }
+
+    /** @dataProvider examples */
+    public function testTheExampleRuns(string $code, ?string $expected): void
+    {
+        $this->assertStringStartsWith("<?php\n", $code);
+        $file = tempnam(sys_get_temp_dir(), 'recuo-doc-');
+        $this->assertIsString($file);
+        try {
+            file_put_contents($file, $code);
+            [$status, $out, $err] = Process::run([
+                PHP_BINARY, '-n', '-d', 'extension=' . RECUO_EXTENSION, '-d', 'zend.assertions=1',
+                '-d', 'assert.exception=1', $file,
+            ]);
+        } finally {
+            unlink($file);
+        }
+        $this->assertSame('', $err);
+        $this->assertSame(0, $status, $out);
+        if ($expected !== null) {
+            $this->assertSame($expected, $out);
+        } else {
+            $this->assertNotSame('', $out);
+        }
+    }
+
+    /** Every example with output shows it; most do. */
+    public function testMostExamplesShowTheirOutput(): void
+    {
+        $examples = self::examples();
+        $shown = array_filter($examples, static fn (array $e): bool => $e[1] !== null);
+        $this->assertGreaterThanOrEqual(8, count($examples));
+        $this->assertSame(count($examples), count($shown));
+    }
+}
