@@ -16,7 +16,9 @@
  *  - No partial success. Arguments are checked before any work; when a function returns an
  *    error, its outputs are left untouched — except the documented cases where the error
  *    is itself an answer: RECUO_ERR_TASK_FAILED fills the last error and the attempt count,
- *    RECUO_ERR_BUFFER_TOO_SMALL writes the truncated, NUL-terminated text.
+ *    RECUO_ERR_GAVE_UP and RECUO_ERR_NO_VERDICT fill recuo_retry's report,
+ *    RECUO_ERR_BUFFER_TOO_SMALL writes the truncated, NUL-terminated text (never for an
+ *    idempotency key: a truncated key must not be sent, so nothing is written).
  *  - Arguments. Inputs come before outputs (the pointers a function writes through, such as
  *    *_out). A caller's buffer is followed by its size_t length.
  *    Text with an explicit length may contain NUL bytes; a NUL-terminated char * is read up
@@ -24,18 +26,34 @@
  *    a crash; pointers documented "may be NULL" are optional.
  *  - Ownership. recuo never keeps a pointer you pass beyond the call, and never frees it.
  *    What recuo allocates is an opaque handle, released by its _free function (which accepts
- *    NULL); every _new has its _free. Strings recuo returns (recuo_version,
- *    recuo_status_name) are static: never free them.
+ *    NULL); every _new has its _free. A handle given to another (a pool or a cancel token
+ *    to a state machine or options) is shared, not borrowed: each may be freed in any order.
+ *    Strings recuo returns (recuo_version, recuo_status_name, every recuo_*_name) are
+ *    static: never free them. Pointers recuo hands to a callback (a key, a verdict, a report)
+ *    are valid during that callback only.
  *  - Opaque types. A handle's fields are private; its documentation names the Rust type
- *    behind it. Plain structs (recuo_retry_after) are yours to allocate, on the stack too.
+ *    behind it. Plain structs (recuo_retry_after, recuo_outcome, recuo_header,
+ *    recuo_verdict, recuo_decision, recuo_report) are yours to allocate, on the stack too.
+ *  - Enums. In C11 each enum type is a uint32_t typedef, so recuo never trusts one it is
+ *    given: an argument or struct field that is none of its constants is refused with
+ *    RECUO_ERR_INVALID_ENUM (recuo_retry: RECUO_ERR_NO_VERDICT). 0 is never a constant, so a
+ *    struct recuo did not fill in is recognisable — except where 0 means "none"
+ *    (RECUO_WAIT_NONE, RECUO_GIVE_UP_NONE). Each enum has a recuo_<enum>_name function giving
+ *    the stable lower-case name every language uses ("unknown" for other numbers).
  *  - Callbacks receive the user_data pointer given to the call, run on the calling thread,
  *    and must return normally (no longjmp, no C++ exception across recuo).
  *  - Panics. A bug inside recuo never unwinds into C: it is caught, and the function answers
  *    RECUO_ERR_PANIC (status), NULL (pointer), NaN (double), 0 (integer) or false (bool).
  *  - Threads. Every function may be called from any thread; a handle may be used by several
- *    threads at once for reading, but a setter must not run concurrently with its use.
- *  - Time. Durations are milliseconds in uint64_t; instants are milliseconds since the Unix
- *    epoch in int64_t (recuo_now_ms reads the clock; the decisions themselves never do).
+ *    threads at once for reading (const pointer), but a function taking a non-const pointer
+ *    (a setter, the recuo_attempts_* steps) must not run concurrently with another use of
+ *    that handle. recuo_attempt_pool and recuo_cancel_token are made to be shared: any thread
+ *    may use them at any time.
+ *  - Time. Durations are milliseconds in uint64_t. Wall-clock instants are milliseconds since
+ *    the Unix epoch in int64_t (recuo_now_ms), for HTTP-dates and rate-limit resets; the
+ *    state machine's instants are milliseconds in uint64_t on a monotonic clock of your
+ *    choice (recuo_monotonic_ms, CLOCK_MONOTONIC, a fake clock in tests). The decisions
+ *    themselves never read a clock.
  *  - ABI. Within a 0.x release series the ABI may change at each minor version; compare
  *    recuo_version() with RECUO_VERSION to detect a header that does not match the library.
  */
@@ -57,6 +75,11 @@
 
 
 /**
+ * The size of the buffer an idempotency key needs: 36 characters and the NUL.
+ */
+#define RECUO_IDEMPOTENCY_KEY_SIZE 37
+
+/**
  * The answer of every recuo function that can fail.
  *
  * The numbers are stable: a code is never renumbered nor reused, and a retired code stays
@@ -65,10 +88,11 @@
  *
  * * `0`: success.
  * * `1`–`99`: an argument was unusable (a NULL pointer, a buffer too small, a length too
- *   large).
+ *   large, a value that is none of its enum's constants, text that is not UTF-8, a handle in
+ *   the wrong state).
  * * `100`–`199`: a configuration was refused; the code is `100 +` the core's stable
  *   configuration-error code, as in Python's and PHP's exceptions.
- * * `200`–`299`: the operation itself did not succeed.
+ * * `200`–`299`: the operation itself did not succeed (the answer is in the other outputs).
  * * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
  *
  * `recuo_status_message` describes a code in words, `recuo_status_name` names it.
@@ -95,6 +119,34 @@ enum recuo_status
      */
     RECUO_ERR_LENGTH_TOO_LARGE = 3,
     /**
+     * A value of an enumeration (an argument, or a field of a struct passed in) was none of
+     * its constants.
+     */
+    RECUO_ERR_INVALID_ENUM = 4,
+    /**
+     * Text that must be UTF-8 (an HTTP method, a header name to set) was not.
+     */
+    RECUO_ERR_NOT_UTF8 = 5,
+    /**
+     * An HTTP method recuo does not know: only GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST,
+     * PATCH and CONNECT (in any ASCII case) can be configured.
+     */
+    RECUO_ERR_UNKNOWN_METHOD = 6,
+    /**
+     * An HTTP status code outside 100–599 where a rule is configured.
+     */
+    RECUO_ERR_INVALID_STATUS = 7,
+    /**
+     * The state machine has already begun an attempt: the setting must come before the
+     * first `recuo_attempts_begin`.
+     */
+    RECUO_ERR_ALREADY_STARTED = 8,
+    /**
+     * The operation given to `recuo_retry` returned without writing a valid verdict (its
+     * `verdict` field left 0, or a field holding none of its constants).
+     */
+    RECUO_ERR_NO_VERDICT = 9,
+    /**
      * A configuration error that this version of the header has no name for.
      */
     RECUO_ERR_INVALID_CONFIG = 100,
@@ -119,10 +171,19 @@ enum recuo_status
      */
     RECUO_ERR_CAP_BELOW_BASE = 105,
     /**
+     * A header name was empty or not an HTTP token (RFC 9110 §5.6.2).
+     */
+    RECUO_ERR_INVALID_HEADER_NAME = 106,
+    /**
      * The task failed on its last attempt, or the predicate declined to retry its failure;
      * the task's own failure code is in the `last_error_out` parameter.
      */
     RECUO_ERR_TASK_FAILED = 200,
+    /**
+     * `recuo_retry` gave up: the operation did not succeed, and the report says why
+     * (`reason`) and what it cost (attempts, elapsed time, delays).
+     */
+    RECUO_ERR_GAVE_UP = 201,
     /**
      * recuo panicked (a bug: please report it); the panic was caught and nothing was
      * written to the outputs.
@@ -173,6 +234,370 @@ typedef uint32_t recuo_retry_after_kind;
 #endif // __cplusplus
 
 /**
+ * What kind of outcome a `recuo_outcome` describes.
+ */
+enum recuo_outcome_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The operation succeeded (for tasks with no HTTP meaning).
+     */
+    RECUO_OUTCOME_SUCCESS = 1,
+    /**
+     * An HTTP response came back with the status in `status`.
+     */
+    RECUO_OUTCOME_STATUS = 2,
+    /**
+     * The request failed in transport, as `transport` says.
+     */
+    RECUO_OUTCOME_TRANSPORT = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_outcome_kind recuo_outcome_kind;
+#else
+typedef uint32_t recuo_outcome_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a request failed before an HTTP status came back (SPEC §5).
+ */
+enum recuo_transport
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The request was never sent: DNS failure, connection refused, connect timeout.
+     */
+    RECUO_TRANSPORT_CONNECT = 1,
+    /**
+     * The server's certificate failed verification.
+     */
+    RECUO_TRANSPORT_TLS = 2,
+    /**
+     * No answer in time, after the request was sent.
+     */
+    RECUO_TRANSPORT_TIMEOUT = 3,
+    /**
+     * The connection dropped after the request was sent.
+     */
+    RECUO_TRANSPORT_RESET = 4,
+    /**
+     * Any other failure.
+     */
+    RECUO_TRANSPORT_OTHER = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_transport recuo_transport;
+#else
+typedef uint32_t recuo_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What to do about one outcome.
+ */
+enum recuo_verdict_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Done: nothing to retry.
+     */
+    RECUO_VERDICT_SUCCESS = 1,
+    /**
+     * Worth another attempt, after at least the server's wait if it gave one.
+     */
+    RECUO_VERDICT_RETRY = 2,
+    /**
+     * Not worth another attempt.
+     */
+    RECUO_VERDICT_GIVE_UP = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_verdict_kind recuo_verdict_kind;
+#else
+typedef uint32_t recuo_verdict_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Why a verdict was reached.
+ */
+enum recuo_cause
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * 1xx–3xx, or a task's success.
+     */
+    RECUO_CAUSE_SUCCESS = 1,
+    /**
+     * 429, or a 403 whose rate-limit headers say the quota is spent.
+     */
+    RECUO_CAUSE_RATE_LIMITED = 2,
+    /**
+     * 503: the server refused the request.
+     */
+    RECUO_CAUSE_UNAVAILABLE = 3,
+    /**
+     * Another status in the retry sets (500, 502, 504, …).
+     */
+    RECUO_CAUSE_SERVER_ERROR = 4,
+    /**
+     * The connection could not be made: nothing was sent.
+     */
+    RECUO_CAUSE_CONNECT = 5,
+    /**
+     * A timeout after the request was sent.
+     */
+    RECUO_CAUSE_TIMEOUT = 6,
+    /**
+     * The connection dropped after the request was sent.
+     */
+    RECUO_CAUSE_RESET = 7,
+    /**
+     * Another transport failure.
+     */
+    RECUO_CAUSE_OTHER = 8,
+    /**
+     * Retryable, but the request may have taken effect and is not safe to repeat (no
+     * idempotent method, no idempotency key).
+     */
+    RECUO_CAUSE_NOT_IDEMPOTENT = 9,
+    /**
+     * A status repeating will not change (4xx, 501, 505, …).
+     */
+    RECUO_CAUSE_PERMANENT = 10,
+    /**
+     * The certificate failed verification (a retry of it, when configured, has this cause
+     * too).
+     */
+    RECUO_CAUSE_TLS = 11,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_cause recuo_cause;
+#else
+typedef uint32_t recuo_cause;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The server's wait attached to a verdict. `0` is "none", so a verdict written by hand may
+ * leave it out.
+ */
+enum recuo_wait_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The server asked for no wait: the backoff of the policy applies.
+     */
+    RECUO_WAIT_NONE = 0,
+    /**
+     * Wait at least `wait_ms` milliseconds (0 is possible: a date in the past).
+     */
+    RECUO_WAIT_MS = 1,
+    /**
+     * The server's wait is too long to count (SPEC §3): no retry can honour it.
+     */
+    RECUO_WAIT_UNBOUNDED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_wait_kind recuo_wait_kind;
+#else
+typedef uint32_t recuo_wait_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What the caller should do next.
+ */
+enum recuo_decision_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The operation succeeded: stop.
+     */
+    RECUO_DECISION_DONE = 1,
+    /**
+     * Sleep `delay_ms`, then begin attempt `next_attempt` (`recuo_attempts_begin`).
+     */
+    RECUO_DECISION_RETRY = 2,
+    /**
+     * Stop without success, for `reason`.
+     */
+    RECUO_DECISION_GIVE_UP = 3,
+    /**
+     * (From `recuo_attempts_begin` only.) Make attempt `next_attempt` now.
+     */
+    RECUO_DECISION_PROCEED = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_decision_kind recuo_decision_kind;
+#else
+typedef uint32_t recuo_decision_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Why an operation stopped without succeeding (SPEC §6). `0` is "none": not given up.
+ */
+enum recuo_give_up_reason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Not given up: the operation succeeded, or has not stopped.
+     */
+    RECUO_GIVE_UP_NONE = 0,
+    /**
+     * The outcome is not worth repeating (4xx, 501, TLS, an unsafe repeat, a verdict that
+     * gave up).
+     */
+    RECUO_GIVE_UP_PERMANENT = 1,
+    /**
+     * The attempts are spent (this operation's, or those of the shared attempt pool).
+     */
+    RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED = 2,
+    /**
+     * The wait needed would pass the deadline, or the server's wait is unbounded.
+     */
+    RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE = 3,
+    /**
+     * A retry budget had no token left (SPEC §9).
+     */
+    RECUO_GIVE_UP_BUDGET_EXHAUSTED = 4,
+    /**
+     * The operation was cancelled.
+     */
+    RECUO_GIVE_UP_CANCELLED = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_give_up_reason recuo_give_up_reason;
+#else
+typedef uint32_t recuo_give_up_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
+ */
+enum recuo_jitter
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Uniform in `[0, w]` (the default; guides A and B).
+     */
+    RECUO_JITTER_FULL = 1,
+    /**
+     * `w/2` plus uniform in `[0, w − w/2]`.
+     */
+    RECUO_JITTER_EQUAL = 2,
+    /**
+     * `min(cap, uniform[base, 3 · previous])`, `previous` starting at `base` (AWS).
+     */
+    RECUO_JITTER_DECORRELATED = 3,
+    /**
+     * Exactly `w`: for tests, and for callers who add their own spread.
+     */
+    RECUO_JITTER_NONE = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_jitter recuo_jitter;
+#else
+typedef uint32_t recuo_jitter;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * When an HTTP status or a transport failure is retried (the sets of SPEC §5).
+ */
+enum recuo_status_rule
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Never retried: the verdict gives up (`permanent`, or `tls` for a TLS failure).
+     */
+    RECUO_RULE_NEVER = 1,
+    /**
+     * Retried when the request is idempotent (an idempotent method, or an idempotency key);
+     * otherwise the verdict gives up with `not_idempotent`. Default for 500, 502, 504, other
+     * 5xx and for the `timeout`, `reset` and `other` transport failures.
+     */
+    RECUO_RULE_IF_IDEMPOTENT = 2,
+    /**
+     * Retried for any method: the request was refused or never sent. Default for 429, 503
+     * and `connect`.
+     */
+    RECUO_RULE_ALWAYS = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_status_rule recuo_status_rule;
+#else
+typedef uint32_t recuo_status_rule;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * A shared count of attempts, so that nested retry loops share one limit (SPEC §6): in C
+ * this is explicit — create one pool for the outermost operation, sized by its policy's
+ * attempts, and hand the same pool to the inner ones (`recuo_attempts_set_pool`,
+ * `recuo_retry_options_set_pool`). Backed by a `recuo::AttemptPool` (an atomic count).
+ *
+ * Safe to use from several threads at once. Free it with `recuo_attempt_pool_free`; the
+ * state machines and options it was given to keep their own reference, so it may be freed
+ * before them.
+ */
+typedef struct recuo_attempt_pool recuo_attempt_pool;
+
+/**
+ * The retry state of one operation: a `recuo::Attempts` (holding its own copy of the
+ * policy, the attempts begun, the delays, the reason) plus the jitter generator and the last
+ * give-up's wait. One handle per operation; use it from one thread at a time.
+ *
+ * The loop: `recuo_attempts_begin` (PROCEED: make the attempt; GIVE_UP: stop) → your request
+ * → `recuo_classify` → `recuo_attempts_next` (DONE, GIVE_UP: stop; RETRY: sleep
+ * `delay_ms`, then begin again). Times are milliseconds on a monotonic clock of your choice
+ * (`recuo_monotonic_ms`, `CLOCK_MONOTONIC`, a fake clock in tests).
+ */
+typedef struct recuo_attempts recuo_attempts;
+
+/**
+ * A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
+ * flag and a condition variable). Cancelling wakes a `recuo_retry` sleeping between attempts
+ * at once; a `recuo_retry` whose operation is running stops before the next attempt. It stays
+ * cancelled.
+ *
+ * Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`,
+ * call `recuo_cancel_token_cancel` from any thread, free it with `recuo_cancel_token_free`
+ * once no thread calls it any more (options keep their own reference to the flag).
+ */
+typedef struct recuo_cancel_token recuo_cancel_token;
+
+/**
  * Options for `recuo_com_retry_with_options`: an opaque handle, so that options can be added
  * without changing any signature. Backed by a Rust struct holding an optional jitter seed and
  * an optional sleep callback.
@@ -182,6 +607,31 @@ typedef uint32_t recuo_retry_after_kind;
  * only read it), and release it with `recuo_com_retry_options_free`.
  */
 typedef struct recuo_com_retry_options recuo_com_retry_options;
+
+/**
+ * A retry policy: attempts, backoff, deadline, server-wait spread, the classification of
+ * SPEC §5 and the idempotency header. An opaque handle backed by the values as set plus the
+ * `recuo::Policy` the core builds from them.
+ *
+ * Create it with `recuo_policy_new` (guide A's defaults) or `recuo_policy_new_guide_b`,
+ * change it with the `recuo_policy_set_*` functions, release it with `recuo_policy_free`.
+ * Every function that uses a policy reads it during the call only (the state machine and
+ * `recuo_retry` keep their own copy), so a policy may be changed or freed afterwards. Several
+ * threads may use one policy at once, as long as no setter runs meanwhile.
+ */
+typedef struct recuo_policy recuo_policy;
+
+/**
+ * Options for `recuo_retry`: an opaque handle, so that options can be added without changing
+ * any signature. Backed by a Rust struct holding an optional jitter seed, an optional sleep
+ * callback, an optional cancellation flag and attempt pool (shared references), and the
+ * optional hooks.
+ *
+ * Create it with `recuo_retry_options_new`, set what you need, pass it to any number of
+ * `recuo_retry` calls (also from several threads at once, as long as no setter runs
+ * meanwhile: the calls only read it), release it with `recuo_retry_options_free`.
+ */
+typedef struct recuo_retry_options recuo_retry_options;
 
 /**
  * A parsed `Retry-After` value: a plain struct, filled in by `recuo_parse_retry_after`.
@@ -215,6 +665,188 @@ typedef int (*recuo_task_fn)(void *user_data);
  * attempt. Receives the call's `user_data`.
  */
 typedef bool (*recuo_retry_predicate_fn)(int error, void *user_data);
+
+/**
+ * What one attempt came to: a plain struct, yours to fill (on the stack too).
+ *
+ * `kind` says which of the other fields is read: `status` for `RECUO_OUTCOME_STATUS` (any
+ * number; codes outside 100–599 are treated as 500, RFC 9110 §15), `transport` for
+ * `RECUO_OUTCOME_TRANSPORT`; the unused field is ignored. Values that are none of their
+ * enum's constants are refused with `RECUO_ERR_INVALID_ENUM`.
+ */
+typedef struct recuo_outcome {
+    /**
+     * A `recuo_outcome_kind` constant.
+     */
+    recuo_outcome_kind kind;
+    /**
+     * The HTTP status, for `RECUO_OUTCOME_STATUS`.
+     */
+    uint16_t status;
+    /**
+     * A `recuo_transport` constant, for `RECUO_OUTCOME_TRANSPORT`.
+     */
+    recuo_transport transport;
+} recuo_outcome;
+
+/**
+ * One response header: a name and a value, each given as bytes with their length (they may
+ * contain NUL bytes; they need no terminator). A plain struct, yours to fill.
+ *
+ * Header bytes come from a server, so they are never refused: bytes that are not UTF-8 are
+ * read as U+FFFD, which no header recuo understands accepts — such a header counts as
+ * present but invalid (a `Retry-After: 12\xff` gives no wait; a name with such bytes matches
+ * nothing), exactly as a non-ASCII value does in every language recuo speaks.
+ */
+typedef struct recuo_header {
+    /**
+     * The header's name (matched without regard to ASCII case); NULL only with `name_len` 0.
+     */
+    const char *name;
+    /**
+     * The name's length in bytes.
+     */
+    size_t name_len;
+    /**
+     * The header's value (blanks around it are ignored); NULL only with `value_len` 0.
+     */
+    const char *value;
+    /**
+     * The value's length in bytes.
+     */
+    size_t value_len;
+} recuo_header;
+
+/**
+ * A verdict: what `recuo_classify` answers, and what `recuo_attempts_next` and the
+ * operation of `recuo_retry` take. A plain struct, yours to allocate; you may also fill one
+ * by hand for an operation with no HTTP meaning, e.g.
+ * `(recuo_verdict){.verdict = RECUO_VERDICT_RETRY, .cause = RECUO_CAUSE_SERVER_ERROR}` (no
+ * server wait).
+ *
+ * `wait` and `wait_ms` are read for `RECUO_VERDICT_RETRY` only; `cause` is informational
+ * (it never changes a decision) but must be one of its constants.
+ */
+typedef struct recuo_verdict {
+    /**
+     * A `recuo_verdict_kind` constant (never 0 once recuo filled it).
+     */
+    recuo_verdict_kind verdict;
+    /**
+     * A `recuo_cause` constant: why.
+     */
+    recuo_cause cause;
+    /**
+     * A `recuo_wait_kind` constant: the server's wait, for a retry.
+     */
+    recuo_wait_kind wait;
+    /**
+     * The server's wait in milliseconds when `wait` is `RECUO_WAIT_MS`, else 0.
+     */
+    uint64_t wait_ms;
+} recuo_verdict;
+
+/**
+ * A decision of the state machine: a plain struct recuo fills in (every field, every time).
+ */
+typedef struct recuo_decision {
+    /**
+     * What to do: a `recuo_decision_kind` constant (never 0 once recuo filled it).
+     */
+    recuo_decision_kind kind;
+    /**
+     * For `RECUO_DECISION_RETRY`: milliseconds to wait before the next attempt; else 0.
+     */
+    uint64_t delay_ms;
+    /**
+     * For `RECUO_DECISION_PROCEED` and `RECUO_DECISION_RETRY`: the number of the attempt to
+     * make (now, or after the delay), counted from 0; else 0.
+     */
+    uint32_t next_attempt;
+    /**
+     * For `RECUO_DECISION_GIVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
+     */
+    recuo_give_up_reason reason;
+    /**
+     * Whether `retry_at_ms` holds an instant.
+     */
+    bool has_retry_at;
+    /**
+     * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
+     * caller's monotonic clock (the `now_ms` given to `recuo_attempts_next`), from which the
+     * server would accept a retry — so the caller can reschedule. Else 0.
+     */
+    uint64_t retry_at_ms;
+} recuo_decision;
+
+/**
+ * What happened to one operation (SPEC §6): a plain struct recuo fills in. The delays
+ * themselves are copied into a buffer of yours (see `recuo_attempts_report`, `recuo_retry`).
+ */
+typedef struct recuo_report {
+    /**
+     * Attempts made.
+     */
+    uint32_t attempts;
+    /**
+     * Why the operation gave up; `RECUO_GIVE_UP_NONE` when it succeeded or has not stopped.
+     */
+    recuo_give_up_reason reason;
+    /**
+     * Milliseconds from the start of the first attempt to the last decision (after a
+     * success in `recuo_retry`: to the end of the successful attempt).
+     */
+    uint64_t elapsed_ms;
+    /**
+     * How many delays were decided between attempts (each one slept, or to be slept).
+     */
+    size_t delay_count;
+    /**
+     * Whether `retry_after_ms` holds a wait.
+     */
+    bool has_retry_after;
+    /**
+     * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: how many milliseconds
+     * after the give-up the server would accept a retry (clock-independent). Else 0.
+     */
+    uint64_t retry_after_ms;
+} recuo_report;
+
+/**
+ * The hook called before each sleep of `recuo_retry`: `attempt` is the attempt that just
+ * failed, `verdict` its verdict (valid during the call), `delay_ms` the delay about to be
+ * slept (possibly 0, then nothing is slept). Receives the call's `user_data`.
+ */
+typedef void (*recuo_on_retry_fn)(uint32_t attempt,
+                                  const struct recuo_verdict *verdict,
+                                  uint64_t delay_ms,
+                                  void *user_data);
+
+/**
+ * The hook called once when `recuo_retry` gives up, before it returns, with the report
+ * (valid during the call). Receives the call's `user_data`.
+ */
+typedef void (*recuo_on_give_up_fn)(const struct recuo_report *report, void *user_data);
+
+/**
+ * The operation `recuo_retry` runs: make attempt number `attempt` (from 0), sending
+ * `idempotency_key` (a NUL-terminated UUID v4 of 36 characters, the same on every attempt of
+ * this `recuo_retry` call; valid during the call only — copy it to keep it) in the header
+ * named by `recuo_policy_idempotency_header`, then write the verdict on what happened into
+ * `*verdict_out`: with `recuo_classify` for an HTTP outcome, or by hand for a task with no
+ * HTTP meaning (`RECUO_VERDICT_SUCCESS`, or `RECUO_VERDICT_RETRY` /
+ * `RECUO_VERDICT_GIVE_UP` with a cause).
+ *
+ * `*verdict_out` is all zeros when the operation is called; if it is still 0, or holds a
+ * field that is none of its constants, when the operation returns, `recuo_retry` stops with
+ * `RECUO_ERR_NO_VERDICT` (so a failed `recuo_classify` can never pass for a success).
+ * Whatever the operation points to (headers, method) only has to live until its own
+ * `recuo_classify` call returns: recuo copies the verdict, never the pointers.
+ */
+typedef void (*recuo_operation_fn)(uint32_t attempt,
+                                   const char *idempotency_key,
+                                   struct recuo_verdict *verdict_out,
+                                   void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -273,6 +905,15 @@ bool recuo_status_is_argument_error(uint32_t code);
 int64_t recuo_now_ms(void);
 
 /**
+ * A monotonic clock in milliseconds: never goes back, unaffected by changes of the wall
+ * clock. Its origin is the first call in the process (the first reading is 0), so only
+ * differences mean something: it is the `now_ms` the `recuo_attempts_*` functions expect.
+ *
+ * 0 also if recuo panicked.
+ */
+uint64_t recuo_monotonic_ms(void);
+
+/**
  * Reads the `len` bytes at `value` as a `Retry-After` value, as of `now_ms` (milliseconds
  * since the Unix epoch; pass the response's `Date` when it has one, else `recuo_now_ms()`),
  * and stores the result in `*out`.
@@ -324,6 +965,13 @@ double recuo_retry_delay_ms_seeded(const char *retry_after,
                                    uint32_t attempt,
                                    int64_t now_ms,
                                    uint64_t seed);
+
+/**
+ * The name of the `recuo_retry_after_kind` constant `kind` (`"seconds"`, `"date"`,
+ * `"unbounded"`, `"invalid"`: the names every language uses), or `"unknown"`. Static: never
+ * free it. NULL only if recuo panicked.
+ */
+const char *recuo_retry_after_kind_name(uint32_t kind);
 
 /**
  * The backoff window for retry index `n`: `min(cap_ms, base_ms · 2^n)` milliseconds,
@@ -432,6 +1080,745 @@ recuo_status recuo_com_retry_with_options(recuo_task_fn task,
                                           const struct recuo_com_retry_options *options,
                                           int *last_error_out,
                                           uint32_t *attempts_out);
+
+/**
+ * A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
+ * no deadline, server waits spread by `uniform[0, min(window(n), 1000 ms)]`, the
+ * classification table of SPEC §5, the key sent as `Idempotency-Key`, the response's `Date`
+ * not used as "now". Free it with `recuo_policy_free`. NULL only if recuo panicked.
+ */
+struct recuo_policy *recuo_policy_new(void);
+
+/**
+ * A new policy with guide B's values: guide A's, but base 1000 ms, cap 8000 ms and a
+ * 30000 ms deadline (5 attempts: at most 4 retries). Free it with `recuo_policy_free`. NULL
+ * only if recuo panicked.
+ */
+struct recuo_policy *recuo_policy_new_guide_b(void);
+
+/**
+ * Releases a policy. NULL is accepted and ignored. State machines made from it keep their
+ * own copy and stay usable.
+ *
+ * # Safety
+ * `policy` must be NULL or come from `recuo_policy_new*` and not have been freed; it must not
+ * be used afterwards.
+ */
+void recuo_policy_free(struct recuo_policy *policy);
+
+/**
+ * Checks the policy as the core will when it is used: `RECUO_OK`, or the configuration
+ * error (`RECUO_ERR_CAP_BELOW_BASE` when the cap is below the base), or
+ * `RECUO_ERR_NULL_ARGUMENT`. A setter that refuses its own value already said so; what only
+ * shows once every value is set (the cap against the base) shows here, and in every function
+ * that uses the policy.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+recuo_status recuo_policy_validate(const struct recuo_policy *policy);
+
+/**
+ * Sets the most attempts an operation gets, the first included. Returns `RECUO_OK`;
+ * `RECUO_ERR_ZERO_ATTEMPTS` for 0 (the policy is left unchanged); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_max_attempts(struct recuo_policy *policy, uint32_t max_attempts);
+
+/**
+ * Sets the first backoff window, in milliseconds. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`; a base above the cap is reported by `recuo_policy_validate`
+ * and where the policy is used.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_base_ms(struct recuo_policy *policy, uint64_t base_ms);
+
+/**
+ * Sets the largest backoff window (the cap), in milliseconds. It never shortens a server's
+ * wait (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; a cap below the base is
+ * reported by `recuo_policy_validate` and where the policy is used.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_cap_ms(struct recuo_policy *policy, uint64_t cap_ms);
+
+/**
+ * Sets the jitter mode: one of the `recuo_jitter` constants. Returns `RECUO_OK`;
+ * `RECUO_ERR_INVALID_ENUM` for another number (the policy is left unchanged);
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_jitter(struct recuo_policy *policy, uint32_t jitter);
+
+/**
+ * Limits the operation's total time to `deadline_ms` milliseconds from the start of its
+ * first attempt: a retry whose delay would end after it is not made (the operation gives up
+ * with `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE`). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_deadline_ms(struct recuo_policy *policy, uint64_t deadline_ms);
+
+/**
+ * Removes the deadline (the default of guide A). Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_clear_deadline(struct recuo_policy *policy);
+
+/**
+ * Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`
+ * (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_spread_ms(struct recuo_policy *policy, uint64_t spread_ms);
+
+/**
+ * Restores the default spread, `min(window(n), 1000 ms)` for retry index `n`. Returns
+ * `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_clear_spread(struct recuo_policy *policy);
+
+/**
+ * Whether a valid `Date` header in the response is "now" when server waits are computed
+ * (which makes them immune to the client's clock skew). Default false. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_use_date_header(struct recuo_policy *policy, bool use_date_header);
+
+/**
+ * Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
+ * the `len` bytes at `name`, which must form an HTTP token (RFC 9110 §5.6.2). recuo does not
+ * send headers itself; read the name back with `recuo_policy_idempotency_header`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_HEADER_NAME` for an empty name or one that is not a
+ * token, `RECUO_ERR_NOT_UTF8` for bytes that are not UTF-8 (the policy is left unchanged in
+ * both cases); `RECUO_ERR_NULL_ARGUMENT` when `policy` is NULL, or `name` is NULL with
+ * `len > 0`; `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread; `name` must point to
+ * `len` readable bytes (or be NULL with `len == 0`).
+ */
+recuo_status recuo_policy_set_idempotency_header(struct recuo_policy *policy,
+                                                 const char *name,
+                                                 size_t len);
+
+/**
+ * Sets when the HTTP status `status` (100–599) is retried: `rule` is one of the
+ * `recuo_status_rule` constants. The defaults are SPEC §5's table: 429 and 503 ALWAYS; 500,
+ * 502, 504 and the other 5xx but 501 and 505 IF_IDEMPOTENT; everything else NEVER. Statuses
+ * below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
+ * is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 100–599,
+ * `RECUO_ERR_INVALID_ENUM` for an unknown rule (the policy is left unchanged in both cases);
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_status_retry(struct recuo_policy *policy,
+                                           uint16_t status,
+                                           uint32_t rule);
+
+/**
+ * Sets when the transport failure `transport` (a `recuo_transport` constant) is retried:
+ * `rule` is one of the `recuo_status_rule` constants. The defaults: `connect` ALWAYS (the
+ * request was never sent); `timeout`, `reset`, `other` IF_IDEMPOTENT; `tls` NEVER (retrying
+ * cannot fix a certificate, and would hide an interception).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` for an unknown transport or rule (the policy
+ * is left unchanged); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_transport_retry(struct recuo_policy *policy,
+                                              uint32_t transport,
+                                              uint32_t rule);
+
+/**
+ * Sets whether requests with the HTTP method named by the `len` bytes at `method` are
+ * idempotent (safe to repeat without an idempotency key). The method is one of GET, HEAD,
+ * OPTIONS, TRACE, PUT, DELETE, POST, PATCH, CONNECT, in any ASCII case; by default the first
+ * six are idempotent. Any other method is never idempotent unless the request carries a key.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_UNKNOWN_METHOD` for another method, `RECUO_ERR_NOT_UTF8`
+ * (the policy is left unchanged in both cases); `RECUO_ERR_NULL_ARGUMENT`;
+ * `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread; `method` must point
+ * to `len` readable bytes (or be NULL with `len == 0`).
+ */
+recuo_status recuo_policy_set_method_idempotent(struct recuo_policy *policy,
+                                                const char *method,
+                                                size_t len,
+                                                bool idempotent);
+
+/**
+ * Whether a 403 whose rate-limit headers say the quota is spent (`X-RateLimit-Remaining: 0`,
+ * or `RateLimit` with `r=0`) is treated as a 429, with its reset as the server's wait
+ * (default true: GitHub answers so). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_quota_403_is_rate_limit(struct recuo_policy *policy, bool yes);
+
+/**
+ * The most attempts (as set). 0 when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+uint32_t recuo_policy_max_attempts(const struct recuo_policy *policy);
+
+/**
+ * The base, in milliseconds (as set). 0 when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+uint64_t recuo_policy_base_ms(const struct recuo_policy *policy);
+
+/**
+ * The cap, in milliseconds (as set). 0 when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+uint64_t recuo_policy_cap_ms(const struct recuo_policy *policy);
+
+/**
+ * The jitter mode: a `recuo_jitter` constant. 0 when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+uint32_t recuo_policy_jitter(const struct recuo_policy *policy);
+
+/**
+ * Whether the policy has a deadline; when it has, and `deadline_ms_out` is not NULL, stores
+ * it there. False when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `deadline_ms_out` NULL or a writable `uint64_t`.
+ */
+bool recuo_policy_deadline_ms(const struct recuo_policy *policy, uint64_t *deadline_ms_out);
+
+/**
+ * Whether the policy has a fixed spread (`recuo_policy_set_spread_ms`); when it has, and
+ * `spread_ms_out` is not NULL, stores it there. False when `policy` is NULL, and for the
+ * default spread `min(window(n), 1000 ms)`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `spread_ms_out` NULL or a writable `uint64_t`.
+ */
+bool recuo_policy_spread_ms(const struct recuo_policy *policy, uint64_t *spread_ms_out);
+
+/**
+ * Whether the response's `Date` is "now" for server waits. False when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+bool recuo_policy_use_date_header(const struct recuo_policy *policy);
+
+/**
+ * Whether a 403 with a spent quota is a 429. False when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+bool recuo_policy_quota_403_is_rate_limit(const struct recuo_policy *policy);
+
+/**
+ * Writes the idempotency header's name into `buf` (`len` bytes), as `recuo_status_message`
+ * writes text: NUL-terminated, `*written` (when not NULL) = its length without the NUL.
+ * Returns `RECUO_OK`, `RECUO_ERR_BUFFER_TOO_SMALL` (truncated, still terminated),
+ * `RECUO_ERR_NULL_ARGUMENT` when `policy` or `buf` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `buf` must point to `len` writable bytes;
+ * `written` must be NULL or point to a `size_t`.
+ */
+recuo_status recuo_policy_idempotency_header(const struct recuo_policy *policy,
+                                             char *buf,
+                                             size_t len,
+                                             size_t *written);
+
+/**
+ * The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is
+ * NULL or `status` is outside 100–599.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+uint32_t recuo_policy_status_retry(const struct recuo_policy *policy, uint16_t status);
+
+/**
+ * The rule for the transport failure `transport` (a `recuo_transport` constant): a
+ * `recuo_status_rule` constant. 0 when `policy` is NULL or `transport` is no constant.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+uint32_t recuo_policy_transport_retry(const struct recuo_policy *policy, uint32_t transport);
+
+/**
+ * Whether the method named by the `len` bytes at `method` is idempotent under this policy
+ * (ASCII case ignored). False when `policy` is NULL, for NULL `method` with `len > 0`, for
+ * text that is not UTF-8 and for methods recuo does not know.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `method` must point to `len` readable bytes (or be
+ * NULL with `len == 0`).
+ */
+bool recuo_policy_method_idempotent(const struct recuo_policy *policy,
+                                    const char *method,
+                                    size_t len);
+
+/**
+ * The name of the `recuo_jitter` constant `jitter` (`"full"`, `"equal"`, `"decorrelated"`,
+ * `"none"`), or `"unknown"`. Static: never free it. NULL only if recuo panicked.
+ */
+const char *recuo_jitter_name(uint32_t jitter);
+
+/**
+ * The name of the `recuo_status_rule` constant `rule` (`"never"`, `"if_idempotent"`,
+ * `"always"`), or `"unknown"`. Static: never free it. NULL only if recuo panicked.
+ */
+const char *recuo_status_rule_name(uint32_t rule);
+
+/**
+ * Classifies one outcome under `policy` (SPEC §5): success, retry (with the server's wait,
+ * from `Retry-After` or the rate-limit headers, SPEC §3) or give up, and why. Stores the
+ * verdict in `*out`.
+ *
+ * * `outcome`: what the attempt came to.
+ * * `method`, `method_len`: the request's HTTP method (ASCII case ignored; a method recuo
+ *   does not know is never idempotent); it must be UTF-8. NULL only with `method_len` 0.
+ * * `has_idempotency_key`: whether the request carried an idempotency key (then any method
+ *   is safe to repeat).
+ * * `headers`, `header_count`: the response's headers, in order (the first of a name wins);
+ *   NULL only with `header_count` 0. Bytes that are not UTF-8 make that header invalid,
+ *   never the call (see `recuo_header`).
+ * * `now_ms`: the wall clock, milliseconds since the Unix epoch (`recuo_now_ms()`), for
+ *   HTTP-dates and rate-limit resets; with `recuo_policy_set_use_date_header`, a valid
+ *   `Date` header in `headers` takes its place.
+ *
+ * Returns `RECUO_OK`; the policy's configuration error (e.g. `RECUO_ERR_CAP_BELOW_BASE`);
+ * `RECUO_ERR_NULL_ARGUMENT` (`policy`, `outcome`, `out`, or a pointer with a non-zero
+ * length); `RECUO_ERR_INVALID_ENUM` for an outcome field that is no constant;
+ * `RECUO_ERR_NOT_UTF8` for a method that is not UTF-8; `RECUO_ERR_LENGTH_TOO_LARGE`. On an
+ * error `*out` is left untouched. Nothing is kept after the call.
+ *
+ * # Safety
+ * Every pointer must be NULL or valid for its length; `out` must be NULL or point to a
+ * writable `recuo_verdict`.
+ */
+recuo_status recuo_classify(const struct recuo_policy *policy,
+                            const struct recuo_outcome *outcome,
+                            const char *method,
+                            size_t method_len,
+                            bool has_idempotency_key,
+                            const struct recuo_header *headers,
+                            size_t header_count,
+                            int64_t now_ms,
+                            struct recuo_verdict *out);
+
+/**
+ * The name of the `recuo_transport` constant `transport` (`"connect"`, `"tls"`,
+ * `"timeout"`, `"reset"`, `"other"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_transport_name(uint32_t transport);
+
+/**
+ * The name of the `recuo_outcome_kind` constant `kind` (`"success"`, `"status"`,
+ * `"transport"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_outcome_kind_name(uint32_t kind);
+
+/**
+ * The name of the `recuo_verdict_kind` constant `verdict` (`"success"`, `"retry"`,
+ * `"give_up"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_verdict_kind_name(uint32_t verdict);
+
+/**
+ * The name of the `recuo_cause` constant `cause` (`"success"`, `"rate_limited"`,
+ * `"unavailable"`, `"server_error"`, `"connect"`, `"timeout"`, `"reset"`, `"other"`,
+ * `"not_idempotent"`, `"permanent"`, `"tls"`: the names every language uses), or
+ * `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_cause_name(uint32_t cause);
+
+/**
+ * The name of the `recuo_wait_kind` constant `wait` (`"none"`, `"ms"`, `"unbounded"`), or
+ * `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_wait_kind_name(uint32_t wait);
+
+/**
+ * A new pool of `attempts` attempts (0 is allowed: every draw fails). Free it with
+ * `recuo_attempt_pool_free`. NULL only if recuo panicked.
+ */
+struct recuo_attempt_pool *recuo_attempt_pool_new(uint32_t attempts);
+
+/**
+ * Releases a pool handle (the count lives on while a state machine or options use it).
+ * NULL is accepted and ignored.
+ *
+ * # Safety
+ * `pool` must be NULL or come from `recuo_attempt_pool_new` and not have been freed.
+ */
+void recuo_attempt_pool_free(struct recuo_attempt_pool *pool);
+
+/**
+ * Attempts left in the pool. 0 when `pool` is NULL.
+ *
+ * # Safety
+ * `pool` must be NULL or a live handle.
+ */
+uint32_t recuo_attempt_pool_remaining(const struct recuo_attempt_pool *pool);
+
+/**
+ * Creates the state machine of one operation under `policy` (copied: the policy may be
+ * changed or freed afterwards) and stores it in `*out`. The jitter (and the idempotency key)
+ * is drawn from a generator seeded by the operating system at its first use.
+ *
+ * Returns `RECUO_OK`; the policy's configuration error (e.g. `RECUO_ERR_CAP_BELOW_BASE`);
+ * `RECUO_ERR_NULL_ARGUMENT` when `policy` or `out` is NULL (then `*out` is untouched).
+ * Free the handle with `recuo_attempts_free`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `out` NULL or a writable pointer.
+ */
+recuo_status recuo_attempts_new(const struct recuo_policy *policy, struct recuo_attempts **out);
+
+/**
+ * `recuo_attempts_new` with the jitter and the idempotency key drawn from a generator seeded
+ * with `seed`: the same calls give the same delays and key on every run (for exact tests).
+ *
+ * # Safety
+ * As `recuo_attempts_new`.
+ */
+recuo_status recuo_attempts_new_seeded(const struct recuo_policy *policy,
+                                       uint64_t seed,
+                                       struct recuo_attempts **out);
+
+/**
+ * Releases a state machine. NULL is accepted and ignored.
+ *
+ * # Safety
+ * `attempts` must be NULL or come from `recuo_attempts_new*` and not have been freed.
+ */
+void recuo_attempts_free(struct recuo_attempts *attempts);
+
+/**
+ * Makes this operation draw its attempts from `pool` (nested loops share one limit, SPEC §6).
+ * `nested` = false for the outermost operation (each of its attempts takes one from the
+ * pool); true for an operation running inside an attempt of an enclosing one that already
+ * took from the pool: its first attempt is that one and takes nothing, the later ones take
+ * one each. When the pool is empty, `recuo_attempts_begin` gives up with
+ * `RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED` (and `recuo_attempts_next` does not ask for a retry).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` once an attempt has begun (nothing
+ * changes); `RECUO_ERR_NULL_ARGUMENT`. The machine keeps its own reference to the pool.
+ *
+ * # Safety
+ * `attempts` and `pool` must each be NULL or a live handle.
+ */
+recuo_status recuo_attempts_set_pool(struct recuo_attempts *attempts,
+                                     const struct recuo_attempt_pool *pool,
+                                     bool nested);
+
+/**
+ * Asks to start the next attempt at `now_ms` (monotonic milliseconds) and stores the answer
+ * in `*out`: `RECUO_DECISION_PROCEED` with the attempt's number in `next_attempt` (make it
+ * now), or `RECUO_DECISION_GIVE_UP` with `reason` cancelled (after `recuo_attempts_cancel`)
+ * or attempts_exhausted (this operation's, or the shared pool's).
+ *
+ * Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes, `*out` untouched).
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
+ * writable `recuo_decision`.
+ */
+recuo_status recuo_attempts_begin(struct recuo_attempts *attempts,
+                                  uint64_t now_ms,
+                                  struct recuo_decision *out);
+
+/**
+ * Decides what follows the attempt just made, whose verdict is `*verdict` (from
+ * `recuo_classify`, or written by hand), at `now_ms` (monotonic milliseconds, the same clock
+ * as `recuo_attempts_begin`), and stores the decision in `*out`:
+ *
+ * * `RECUO_DECISION_DONE`: the verdict was a success.
+ * * `RECUO_DECISION_RETRY`: sleep `delay_ms` (the backoff of the policy, or the server's wait
+ *   plus the spread — never shortened by the cap), then `recuo_attempts_begin` again.
+ * * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up;
+ *   attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms` when the wait was finite;
+ *   cancelled).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` when a field of `*verdict` is none of its
+ * constants; `RECUO_ERR_NULL_ARGUMENT`. On an error nothing changes and `*out` is untouched.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `verdict` NULL or a
+ * readable `recuo_verdict`; `out` NULL or a writable `recuo_decision`.
+ */
+recuo_status recuo_attempts_next(struct recuo_attempts *attempts,
+                                 const struct recuo_verdict *verdict,
+                                 uint64_t now_ms,
+                                 struct recuo_decision *out);
+
+/**
+ * Marks the operation cancelled: the next `recuo_attempts_begin` or `recuo_attempts_next`
+ * (for a verdict that would retry) gives up with `RECUO_GIVE_UP_CANCELLED`. Call it on the
+ * thread that drives the machine (from another thread, set a flag of yours and call it
+ * there; `recuo_retry` has `recuo_cancel_token` for that). Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_cancel(struct recuo_attempts *attempts);
+
+/**
+ * Writes the operation's idempotency key into `buf` (`len` bytes, at least
+ * `RECUO_IDEMPOTENCY_KEY_SIZE` = 37): a UUID v4 of 36 lower-case characters
+ * (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL. It is created at the first call
+ * and the same on every later call for this operation; send it with every attempt, in the
+ * header named by `recuo_policy_idempotency_header`, and never with another operation.
+ * `*written` (when not NULL) receives 36.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` when `len < 37` — then nothing at all is
+ * written (a truncated key must never be sent); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `buf` must point to
+ * `len` writable bytes; `written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_attempts_idempotency_key(struct recuo_attempts *attempts,
+                                            char *buf,
+                                            size_t len,
+                                            size_t *written);
+
+/**
+ * The operation so far: stores the report in `*out`, copies the first
+ * `min(delays_len, out->delay_count)` delays (milliseconds, in order) into `delays`, and
+ * stores how many were copied in `*delays_written` (when not NULL). Copying fewer delays than
+ * there are is not an error: compare `*delays_written` with `out->delay_count`. `delays` may
+ * be NULL when `delays_len` is 0.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`attempts`, `out`, or `delays` with
+ * `delays_len > 0`); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is written.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle; `out` NULL or a writable `recuo_report`;
+ * `delays` must point to `delays_len` writable `uint64_t`s (or be NULL with `delays_len ==
+ * 0`); `delays_written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_attempts_report(const struct recuo_attempts *attempts,
+                                   struct recuo_report *out,
+                                   uint64_t *delays,
+                                   size_t delays_len,
+                                   size_t *delays_written);
+
+/**
+ * The name of the `recuo_give_up_reason` constant `reason` (`"none"`, `"permanent"`,
+ * `"attempts_exhausted"`, `"wait_exceeds_deadline"`, `"budget_exhausted"`, `"cancelled"`:
+ * the names every language uses), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_give_up_reason_name(uint32_t reason);
+
+/**
+ * The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`,
+ * `"proceed"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_decision_kind_name(uint32_t kind);
+
+/**
+ * A new token, not cancelled. Free it with `recuo_cancel_token_free`. NULL only if recuo
+ * panicked.
+ */
+struct recuo_cancel_token *recuo_cancel_token_new(void);
+
+/**
+ * Releases a token handle. NULL is accepted and ignored.
+ *
+ * # Safety
+ * `token` must be NULL or come from `recuo_cancel_token_new`, not have been freed, and not
+ * be in use by another thread.
+ */
+void recuo_cancel_token_free(struct recuo_cancel_token *token);
+
+/**
+ * Cancels: every `recuo_retry` using this token stops (a sleeping one wakes at once, and
+ * gives up with `RECUO_GIVE_UP_CANCELLED`). Callable from any thread, any number of times.
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `token` must be NULL or a live handle.
+ */
+recuo_status recuo_cancel_token_cancel(const struct recuo_cancel_token *token);
+
+/**
+ * Whether the token was cancelled. False when `token` is NULL.
+ *
+ * # Safety
+ * `token` must be NULL or a live handle.
+ */
+bool recuo_cancel_token_is_cancelled(const struct recuo_cancel_token *token);
+
+/**
+ * New options with the defaults: jitter and key seeded by the operating system, real sleeps,
+ * no cancellation token, no attempt pool, no hooks. Free them with
+ * `recuo_retry_options_free`. NULL only if recuo panicked.
+ */
+struct recuo_retry_options *recuo_retry_options_new(void);
+
+/**
+ * Releases an options handle. NULL is accepted and ignored.
+ *
+ * # Safety
+ * `options` must be NULL or come from `recuo_retry_options_new` and not have been freed.
+ */
+void recuo_retry_options_free(struct recuo_retry_options *options);
+
+/**
+ * Draws the jitter and the idempotency key from a generator seeded with `seed`: the same
+ * seed and outcomes give the same delays and key on every run. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options, uint64_t seed);
+
+/**
+ * Replaces the real sleep with `sleep_ms`, called with each non-zero delay and the call's
+ * `user_data` (for tests, and for callers with their own timers); NULL restores the real
+ * sleep. A cancellation cannot interrupt your sleep: it is seen when it returns. Returns
+ * `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_sleep(struct recuo_retry_options *options,
+                                           recuo_sleep_fn sleep_ms);
+
+/**
+ * Makes `recuo_retry` stop when `token` is cancelled (see `recuo_cancel_token`); NULL
+ * removes the token. The options keep their own reference to the flag. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT` (for `options`).
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread; `token` NULL or a
+ * live handle.
+ */
+recuo_status recuo_retry_options_set_cancel_token(struct recuo_retry_options *options,
+                                                  const struct recuo_cancel_token *token);
+
+/**
+ * Makes `recuo_retry` draw its attempts from `pool` (SPEC §6: nested loops share one limit);
+ * `nested` as in `recuo_attempts_set_pool` (false for the outermost loop, true for a loop
+ * running inside an attempt of one). NULL removes the pool. The options keep their own
+ * reference to the count. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread; `pool` NULL or a
+ * live handle.
+ */
+recuo_status recuo_retry_options_set_pool(struct recuo_retry_options *options,
+                                          const struct recuo_attempt_pool *pool,
+                                          bool nested);
+
+/**
+ * Sets the hook called before each sleep (see `recuo_on_retry_fn`); NULL removes it.
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_on_retry(struct recuo_retry_options *options,
+                                              recuo_on_retry_fn on_retry);
+
+/**
+ * Sets the hook called once on giving up (see `recuo_on_give_up_fn`); NULL removes it.
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_on_give_up(struct recuo_retry_options *options,
+                                                recuo_on_give_up_fn on_give_up);
+
+/**
+ * Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
+ * attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
+ * or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
+ * a cancellation) and the next attempt. The idempotency key is created once, before attempt
+ * 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
+ * Python and PHP.
+ *
+ * * `policy`: read at the start (a copy is used; validated: a configuration error is
+ *   returned before any attempt).
+ * * `operation`, `user_data`: see `recuo_operation_fn`; `user_data` also goes to the sleep
+ *   callback and the hooks. Everything runs on the calling thread.
+ * * `options`: NULL for the defaults (see `recuo_retry_options_new`); only read.
+ * * `report_out` (may be NULL): attempts made, reason, elapsed milliseconds (from the start
+ *   of attempt 0 to the last decision, or to the end of the successful attempt), number of
+ *   delays, and for a wait past the deadline how long until the server would accept a retry.
+ * * `delays`, `delays_len`, `delays_written` (may be NULL, 0, NULL): the first
+ *   `min(delays_len, report.delay_count)` delays, in order, and how many were copied.
+ *
+ * Returns:
+ * * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
+ * * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
+ *   attempts_exhausted, wait_exceeds_deadline, cancelled). The `on_give_up` hook ran once,
+ *   just before the return. The operation's own last result is whatever it left in
+ *   `user_data`.
+ * * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
+ *   there (no hook); the report counts the attempts made.
+ * * Before any attempt, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT` (`policy`,
+ *   `operation`, or `delays` with `delays_len > 0`), `RECUO_ERR_LENGTH_TOO_LARGE`, the
+ *   policy's configuration error.
+ *
+ * # Safety
+ * `policy` and `options` must be NULL or live handles, not changed during the call;
+ * `operation` and the callbacks of `options` must be safe to call with `user_data` and must
+ * return normally; the outputs must be NULL or writable for their lengths.
+ */
+recuo_status recuo_retry(const struct recuo_policy *policy,
+                         recuo_operation_fn operation,
+                         void *user_data,
+                         const struct recuo_retry_options *options,
+                         struct recuo_report *report_out,
+                         uint64_t *delays,
+                         size_t delays_len,
+                         size_t *delays_written);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,6 +1,7 @@
-# mk/c.mk — the C ABI: librecuo (ffi/), include/recuo.h, the C tests (tests/c/), the C demo
-# (examples/c/) and the pkg-config file. Included by the top-level Makefile, which defines
-# ROOT and CARGO. Everything built here lands in target/c/, never in the source tree.
+# mk/c.mk — the C ABI: librecuo (ffi/), include/recuo.h, the C tests (tests/c/), the C
+# examples (examples/c/), the C guide's example (docs/c.md) and the pkg-config file. Included
+# by the top-level Makefile, which defines ROOT and CARGO. Everything built here lands in
+# target/c/, never in the source tree.
 
 C_LIBDIR  := $(ROOT)/target/debug
 C_OUT     := $(ROOT)/target/c
@@ -22,9 +23,13 @@ C_EXPECT := -DRECUO_EXPECT_VERSION='"$(C_VERSION)"' \
 	-DRECUO_EXPECT_PATCH=$(word 3,$(C_VERSION_NUMBERS))
 
 C_TEST_API     := $(ROOT)/tests/c/test_api.c
+C_TEST_ENGINE  := $(ROOT)/tests/c/test_engine.c
 C_TEST_VECTORS := $(ROOT)/tests/c/test_vectors.c
+C_EXAMPLE      := $(ROOT)/examples/c/attempts.c
+C_DOC          := $(ROOT)/docs/c.md
+C_DOC_OUT      := $(C_OUT)/doc
 
-.PHONY: build-c header header-check pkgconfig-c test-c demo-c
+.PHONY: build-c header header-check pkgconfig-c test-c demo-c example-c doc-c
 
 build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
 	@$(CARGO) build -q -p recuo-ffi
@@ -49,29 +54,71 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(C_FLAGS) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors $(C_SHARED) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api_static $(C_STATIC)
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_ENGINE) -o $(C_OUT)/test_engine $(C_SHARED) -lm
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_ENGINE) -o $(C_OUT)/test_engine_static $(C_STATIC)
+	@$(CC) $(C_FLAGS) $(C_EXAMPLE) -o $(C_OUT)/example_attempts $(C_SHARED)
 	@PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --exists --print-errors 'recuo = $(C_VERSION)'
 	@$(CC) $(C_EXPECT) $(filter-out -I%,$(C_FLAGS)) \
 	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --cflags recuo) \
 	    $(C_TEST_API) -o $(C_OUT)/test_api_pkgconfig \
+	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --libs recuo) -lm
+	@$(CC) $(filter-out -I%,$(C_FLAGS)) -pthread \
+	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --cflags recuo) \
+	    $(C_TEST_ENGINE) -o $(C_OUT)/test_engine_pkgconfig \
 	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --libs recuo) -lm
 	@$(C_VALGRIND) $(C_OUT)/test_vectors $(C_VECTORS)
 	@$(C_VALGRIND) $(C_OUT)/test_api
 	@$(C_VALGRIND) $(C_OUT)/test_api_static
 	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
 	    $(C_VALGRIND) $(C_OUT)/test_api_pkgconfig
+	@$(C_VALGRIND) $(C_OUT)/test_engine
+	@$(C_VALGRIND) $(C_OUT)/test_engine_static
+	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
+	    $(C_VALGRIND) $(C_OUT)/test_engine_pkgconfig
+	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
+	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
+	@$(MAKE) --no-print-directory doc-c C_DOC_RUN='$(C_VALGRIND)'
 	@if echo 'int main(void) { return 0; }' | \
 	    $(CC) $(C_SANITIZE) -x c - -o $(C_OUT)/sanitize_probe 2>/dev/null; then \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors_asan \
 	        $(C_SHARED) -lcjson -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api_asan \
 	        $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_ENGINE) \
+	        -o $(C_OUT)/test_engine_asan $(C_SHARED) -lm && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
-	    $(C_OUT)/test_api_asan; \
+	    $(C_OUT)/test_api_asan && \
+	    $(C_OUT)/test_engine_asan; \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
 	fi
 
-demo-c: build-c ## build and run the C example (examples/c/demo.c)
+demo-c: build-c ## build and run the C examples (examples/c/demo.c, attempts.c)
 	@mkdir -p $(C_OUT)
 	@$(CC) $(C_FLAGS) $(ROOT)/examples/c/demo.c -o $(C_OUT)/demo $(C_SHARED)
 	@$(C_OUT)/demo
+	@echo
+	@$(MAKE) --no-print-directory example-c
+
+example-c: build-c ## build and run the state-machine example (examples/c/attempts.c, no network)
+	@mkdir -p $(C_OUT)
+	@$(CC) $(C_FLAGS) $(C_EXAMPLE) -o $(C_OUT)/example_attempts $(C_SHARED)
+	@$(C_OUT)/example_attempts
+
+# The complete programs of docs/c.md (its ```c blocks that define main) are compiled and run,
+# so the guide cannot rot; the other blocks are fragments of them. C_DOC_RUN may wrap the run
+# (test-c passes valgrind).
+doc-c: build-c ## compile and run the example programs of docs/c.md
+	@rm -rf $(C_DOC_OUT) && mkdir -p $(C_DOC_OUT)
+	@awk -v dir=$(C_DOC_OUT) '/^```c$$/ { n++; inside = 1; next } \
+	    /^```$$/ { inside = 0; next } \
+	    inside { print > sprintf("%s/block_%02d.c", dir, n) }' $(C_DOC)
+	@programs=0; for src in $(C_DOC_OUT)/block_*.c; do \
+	    grep -q '^int main' $$src || continue; \
+	    $(CC) $(C_FLAGS) $$src -o $${src%.c} $(C_SHARED) || exit 1; \
+	    $(C_DOC_RUN) $${src%.c} > $${src%.c}.out || { cat $${src%.c}.out; exit 1; }; \
+	    programs=$$((programs + 1)); \
+	done; \
+	test $$programs -gt 0 || { echo "docs/c.md: no complete C program found"; exit 1; }; \
+	echo "docs/c.md: $$programs example program(s) compiled and ran clean"
+

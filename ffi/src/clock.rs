@@ -1,6 +1,8 @@
-//! The wall clock, read at the edge (the core never reads a clock itself).
+//! The clocks, read at the edge (the core never reads a clock itself): the wall clock for
+//! HTTP-dates and rate-limit resets, a monotonic clock for the state machine.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::OnceLock;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::panic::boundary;
 
@@ -16,9 +18,31 @@ pub extern "C" fn recuo_now_ms() -> i64 {
     })
 }
 
+/// A monotonic clock in milliseconds: never goes back, unaffected by changes of the wall
+/// clock. Its origin is the first call in the process (the first reading is 0), so only
+/// differences mean something: it is the `now_ms` the `recuo_attempts_*` functions expect.
+///
+/// 0 also if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_monotonic_ms() -> u64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    boundary(|| {
+        let origin = *ORIGIN.get_or_init(Instant::now);
+        u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_monotonic_clock_moves_forward() {
+        let a = recuo_monotonic_ms();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let b = recuo_monotonic_ms();
+        assert!(b >= a + 5, "{a} then {b}");
+    }
 
     #[test]
     fn now_is_after_this_code_was_written() {

@@ -14,7 +14,8 @@
 // The names are the C names: `recuo_status`, `RECUO_OK`, `recuo_com_retry_options`.
 #![allow(non_camel_case_types)]
 
-// The boundary and pointer checks every shim uses.
+// The boundary and pointer checks every shim uses, and the C enums' conversions.
+mod cenum;
 pub mod panic;
 mod ptr;
 
@@ -30,3 +31,11 @@ pub mod retry_after;
 pub mod backoff;
 
 pub mod com_retry;
+
+pub mod policy;
+
+pub mod classify;
+
+pub mod attempts;
+
+pub mod retry;

@@ -9,11 +9,11 @@
 //! | `recuo_status` | `RECUO_ERR_PANIC` |
 //! | a pointer | `NULL` |
 //! | `double` | NaN |
-//! | an integer | `0` |
+//! | an integer (`int64_t`, `uint64_t`, `uint32_t`) | `0` |
 //! | `bool` | `false` |
 //! | nothing | nothing |
 //!
-//! The callbacks C hands in (task, predicate, sleep) are called *from* Rust closures that run
+//! The callbacks C hands in (task, predicate, sleep, operation, hooks) are called *from* Rust closures that run
 //! inside the same boundary, so a panic in the Rust code around a callback is caught there too;
 //! no Rust frame is ever entered from C except through an entry point.
 //!
@@ -44,6 +44,18 @@ impl PanicFallback for f64 {
 }
 
 impl PanicFallback for i64 {
+    fn panic_fallback() -> Self {
+        0
+    }
+}
+
+impl PanicFallback for u64 {
+    fn panic_fallback() -> Self {
+        0
+    }
+}
+
+impl PanicFallback for u32 {
     fn panic_fallback() -> Self {
         0
     }
@@ -95,6 +107,8 @@ mod tests {
         );
         assert!(boundary(panics::<f64>).is_nan());
         assert_eq!(boundary(panics::<i64>), 0);
+        assert_eq!(boundary(panics::<u64>), 0);
+        assert_eq!(boundary(panics::<u32>), 0);
         assert!(!boundary(panics::<bool>));
         assert!(boundary(panics::<*const u8>).is_null());
         assert!(boundary(panics::<*mut u8>).is_null());

@@ -3,7 +3,9 @@
 use std::ffi::c_char;
 use std::ptr::NonNull;
 
-use crate::status::recuo_status::{self, RECUO_ERR_LENGTH_TOO_LARGE, RECUO_ERR_NULL_ARGUMENT};
+use crate::status::recuo_status::{
+    self, RECUO_ERR_LENGTH_TOO_LARGE, RECUO_ERR_NOT_UTF8, RECUO_ERR_NULL_ARGUMENT,
+};
 
 /// The `len` bytes at `ptr`. A NULL `ptr` is allowed only with `len == 0`.
 ///
@@ -22,6 +24,78 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> Result<&'a [u8
     }
     // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for the bytes.
     Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+}
+
+/// The `len` bytes at `ptr` as UTF-8 text: `RECUO_ERR_NOT_UTF8` when they are not.
+///
+/// # Safety
+/// As [`bytes`].
+pub(crate) unsafe fn text<'a>(ptr: *const c_char, len: usize) -> Result<&'a str, recuo_status> {
+    // SAFETY: forwarded from the caller.
+    let b = unsafe { bytes(ptr, len) }?;
+    std::str::from_utf8(b).map_err(|_| RECUO_ERR_NOT_UTF8)
+}
+
+/// The `count` values of type `T` at `ptr`. A NULL `ptr` is allowed only with `count == 0`.
+///
+/// # Safety
+/// When `count > 0`, `ptr` must point to `count` initialised, aligned values of `T` that stay
+/// unchanged while the returned slice lives.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, count: usize) -> Result<&'a [T], recuo_status> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(RECUO_ERR_NULL_ARGUMENT);
+    }
+    if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(RECUO_ERR_LENGTH_TOO_LARGE);
+    }
+    // SAFETY: non-NULL, the total size ≤ isize::MAX, and the caller vouches for the values.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+/// The `len` writable values of type `T` at `ptr`. A NULL `ptr` is allowed only with
+/// `len == 0`.
+///
+/// # Safety
+/// When `len > 0`, `ptr` must point to `len` writable, aligned values of `T` that nothing else
+/// accesses while the returned slice lives.
+pub(crate) unsafe fn slice_mut<'a, T>(
+    ptr: *mut T,
+    len: usize,
+) -> Result<&'a mut [T], recuo_status> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ptr.is_null() {
+        return Err(RECUO_ERR_NULL_ARGUMENT);
+    }
+    if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(RECUO_ERR_LENGTH_TOO_LARGE);
+    }
+    // SAFETY: non-NULL, the total size ≤ isize::MAX, and the caller vouches for the memory.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// A required input: `RECUO_ERR_NULL_ARGUMENT` when NULL.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to a live, initialised `T` that stays unchanged while the
+/// reference lives.
+pub(crate) unsafe fn input<'a, T>(ptr: *const T) -> Result<&'a T, recuo_status> {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.as_ref() }.ok_or(RECUO_ERR_NULL_ARGUMENT)
+}
+
+/// A required handle to change: `RECUO_ERR_NULL_ARGUMENT` when NULL.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to a live `T` that nothing else accesses while the reference
+/// lives.
+pub(crate) unsafe fn handle<'a, T>(ptr: *mut T) -> Result<&'a mut T, recuo_status> {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.as_mut() }.ok_or(RECUO_ERR_NULL_ARGUMENT)
 }
 
 /// A required output: `RECUO_ERR_NULL_ARGUMENT` when NULL.
@@ -62,6 +136,44 @@ mod tests {
         }
         assert!(out(std::ptr::null_mut::<u64>()).is_err());
         assert!(optional_out(std::ptr::null_mut::<u64>()).is_none());
+    }
+
+    #[test]
+    fn text_must_be_utf8() {
+        let ok = b"GET";
+        let bad = b"G\xffT";
+        // SAFETY: live slices.
+        unsafe {
+            assert_eq!(text(ok.as_ptr().cast(), 3), Ok("GET"));
+            assert_eq!(text(bad.as_ptr().cast(), 3), Err(RECUO_ERR_NOT_UTF8));
+            assert_eq!(text(std::ptr::null(), 0), Ok(""));
+        }
+    }
+
+    #[test]
+    fn slices_check_null_and_size() {
+        let xs = [1u64, 2, 3];
+        // SAFETY: live arrays; the NULL and size checks come before any read.
+        unsafe {
+            assert_eq!(slice(xs.as_ptr(), 3), Ok(&xs[..]));
+            assert_eq!(slice(std::ptr::null::<u64>(), 0), Ok(&[][..]));
+            assert_eq!(
+                slice(std::ptr::null::<u64>(), 1),
+                Err(RECUO_ERR_NULL_ARGUMENT)
+            );
+            assert_eq!(
+                slice(xs.as_ptr(), usize::MAX / 4),
+                Err(RECUO_ERR_LENGTH_TOO_LARGE)
+            );
+            let mut ys = [0u64; 2];
+            assert_eq!(slice_mut(ys.as_mut_ptr(), 2).map(|s| s.len()), Ok(2));
+            assert_eq!(
+                slice_mut(std::ptr::null_mut::<u64>(), 2).map(|s| s.len()),
+                Err(RECUO_ERR_NULL_ARGUMENT)
+            );
+            assert!(input(std::ptr::null::<u64>()).is_err());
+            assert!(handle(std::ptr::null_mut::<u64>()).is_err());
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@ use std::ffi::{c_char, CStr};
 
 use recuo::{parse_retry_after, LazyJitterRng, RetryAfter};
 
+use crate::cenum::{c_enum, name_or_unknown};
 use crate::panic::boundary;
 use crate::ptr;
 use crate::status::recuo_status::{self, RECUO_OK};
@@ -23,6 +24,13 @@ pub enum recuo_retry_after_kind {
     /// wait, the backoff applies.
     RECUO_RETRY_AFTER_INVALID = 4,
 }
+
+c_enum!(recuo_retry_after_kind {
+    RECUO_RETRY_AFTER_SECONDS => c"seconds",
+    RECUO_RETRY_AFTER_DATE => c"date",
+    RECUO_RETRY_AFTER_UNBOUNDED => c"unbounded",
+    RECUO_RETRY_AFTER_INVALID => c"invalid",
+});
 
 /// A parsed `Retry-After` value: a plain struct, filled in by `recuo_parse_retry_after`.
 #[repr(C)]
@@ -146,6 +154,20 @@ pub unsafe extern "C" fn recuo_retry_delay_ms_seeded(
     boundary(|| unsafe { delay(retry_after, attempt, now_ms, Some(seed)) })
 }
 
+/// The name of the `recuo_retry_after_kind` constant `kind` (`"seconds"`, `"date"`,
+/// `"unbounded"`, `"invalid"`: the names every language uses), or `"unknown"`. Static: never
+/// free it. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_retry_after_kind_name(kind: u32) -> *const c_char {
+    boundary(|| {
+        name_or_unknown(
+            kind,
+            recuo_retry_after_kind::from_code,
+            recuo_retry_after_kind::name,
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +201,20 @@ mod tests {
         assert_eq!(parse(b"12\0", 0), ok(RECUO_RETRY_AFTER_INVALID, 0));
         assert_eq!(parse(b"\xff12", 0), ok(RECUO_RETRY_AFTER_INVALID, 0));
         assert_eq!(parse(b"", 0), ok(RECUO_RETRY_AFTER_INVALID, 0));
+    }
+
+    #[test]
+    fn kind_names_are_the_core_names() {
+        for (value, now) in [
+            (&b"12"[..], 0),
+            (b"Sun, 06 Nov 1994 08:49:37 GMT", 0),
+            (b"99999999999999999999", 0),
+            (b"soon", 0),
+        ] {
+            let parsed = parse_retry_after(value, now);
+            let c = recuo_retry_after::from(parsed);
+            assert_eq!(c.kind.name().to_str(), Ok(parsed.kind()));
+        }
     }
 
     #[test]

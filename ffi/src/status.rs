@@ -15,10 +15,11 @@ use crate::panic::boundary;
 ///
 /// * `0`: success.
 /// * `1`–`99`: an argument was unusable (a NULL pointer, a buffer too small, a length too
-///   large).
+///   large, a value that is none of its enum's constants, text that is not UTF-8, a handle in
+///   the wrong state).
 /// * `100`–`199`: a configuration was refused; the code is `100 +` the core's stable
 ///   configuration-error code, as in Python's and PHP's exceptions.
-/// * `200`–`299`: the operation itself did not succeed.
+/// * `200`–`299`: the operation itself did not succeed (the answer is in the other outputs).
 /// * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
 ///
 /// `recuo_status_message` describes a code in words, `recuo_status_name` names it.
@@ -33,6 +34,22 @@ pub enum recuo_status {
     RECUO_ERR_BUFFER_TOO_SMALL = 2,
     /// A length was larger than `PTRDIFF_MAX`.
     RECUO_ERR_LENGTH_TOO_LARGE = 3,
+    /// A value of an enumeration (an argument, or a field of a struct passed in) was none of
+    /// its constants.
+    RECUO_ERR_INVALID_ENUM = 4,
+    /// Text that must be UTF-8 (an HTTP method, a header name to set) was not.
+    RECUO_ERR_NOT_UTF8 = 5,
+    /// An HTTP method recuo does not know: only GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST,
+    /// PATCH and CONNECT (in any ASCII case) can be configured.
+    RECUO_ERR_UNKNOWN_METHOD = 6,
+    /// An HTTP status code outside 100–599 where a rule is configured.
+    RECUO_ERR_INVALID_STATUS = 7,
+    /// The state machine has already begun an attempt: the setting must come before the
+    /// first `recuo_attempts_begin`.
+    RECUO_ERR_ALREADY_STARTED = 8,
+    /// The operation given to `recuo_retry` returned without writing a valid verdict (its
+    /// `verdict` field left 0, or a field holding none of its constants).
+    RECUO_ERR_NO_VERDICT = 9,
     /// A configuration error that this version of the header has no name for.
     RECUO_ERR_INVALID_CONFIG = 100,
     /// The number of attempts was 0 (it must be at least 1).
@@ -45,9 +62,14 @@ pub enum recuo_status {
     RECUO_ERR_DURATION_TOO_LARGE = 104,
     /// The maximum (cap) was below the base.
     RECUO_ERR_CAP_BELOW_BASE = 105,
+    /// A header name was empty or not an HTTP token (RFC 9110 §5.6.2).
+    RECUO_ERR_INVALID_HEADER_NAME = 106,
     /// The task failed on its last attempt, or the predicate declined to retry its failure;
     /// the task's own failure code is in the `last_error_out` parameter.
     RECUO_ERR_TASK_FAILED = 200,
+    /// `recuo_retry` gave up: the operation did not succeed, and the report says why
+    /// (`reason`) and what it cost (attempts, elapsed time, delays).
+    RECUO_ERR_GAVE_UP = 201,
     /// recuo panicked (a bug: please report it); the panic was caught and nothing was
     /// written to the outputs.
     RECUO_ERR_PANIC = 900,
@@ -56,18 +78,26 @@ pub enum recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 12] = [
+const ALL: [recuo_status; 20] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
     RECUO_ERR_LENGTH_TOO_LARGE,
+    RECUO_ERR_INVALID_ENUM,
+    RECUO_ERR_NOT_UTF8,
+    RECUO_ERR_UNKNOWN_METHOD,
+    RECUO_ERR_INVALID_STATUS,
+    RECUO_ERR_ALREADY_STARTED,
+    RECUO_ERR_NO_VERDICT,
     RECUO_ERR_INVALID_CONFIG,
     RECUO_ERR_ZERO_ATTEMPTS,
     RECUO_ERR_NEGATIVE_DURATION,
     RECUO_ERR_NOT_A_NUMBER,
     RECUO_ERR_DURATION_TOO_LARGE,
     RECUO_ERR_CAP_BELOW_BASE,
+    RECUO_ERR_INVALID_HEADER_NAME,
     RECUO_ERR_TASK_FAILED,
+    RECUO_ERR_GAVE_UP,
     RECUO_ERR_PANIC,
 ];
 
@@ -86,13 +116,21 @@ impl recuo_status {
             RECUO_ERR_NULL_ARGUMENT => c"null_argument",
             RECUO_ERR_BUFFER_TOO_SMALL => c"buffer_too_small",
             RECUO_ERR_LENGTH_TOO_LARGE => c"length_too_large",
+            RECUO_ERR_INVALID_ENUM => c"invalid_enum",
+            RECUO_ERR_NOT_UTF8 => c"not_utf8",
+            RECUO_ERR_UNKNOWN_METHOD => c"unknown_method",
+            RECUO_ERR_INVALID_STATUS => c"invalid_status",
+            RECUO_ERR_ALREADY_STARTED => c"already_started",
+            RECUO_ERR_NO_VERDICT => c"no_verdict",
             RECUO_ERR_INVALID_CONFIG => c"invalid_config",
             RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
             RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
             RECUO_ERR_NOT_A_NUMBER => c"not_a_number",
             RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
             RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
+            RECUO_ERR_INVALID_HEADER_NAME => c"invalid_header_name",
             RECUO_ERR_TASK_FAILED => c"task_failed",
+            RECUO_ERR_GAVE_UP => c"gave_up",
             RECUO_ERR_PANIC => c"panic",
         }
     }
@@ -117,6 +155,16 @@ impl recuo_status {
                 w.write_str("the output buffer was too small; the text was truncated")
             }
             RECUO_ERR_LENGTH_TOO_LARGE => w.write_str("a length was larger than PTRDIFF_MAX"),
+            RECUO_ERR_INVALID_ENUM => w.write_str("an enum value was none of its constants"),
+            RECUO_ERR_NOT_UTF8 => w.write_str("the text was not valid UTF-8"),
+            RECUO_ERR_UNKNOWN_METHOD => w.write_str("the HTTP method is not one recuo knows"),
+            RECUO_ERR_INVALID_STATUS => {
+                w.write_str("an HTTP status code must be between 100 and 599")
+            }
+            RECUO_ERR_ALREADY_STARTED => w.write_str("the operation has already begun an attempt"),
+            RECUO_ERR_NO_VERDICT => {
+                w.write_str("the operation returned without writing a valid verdict")
+            }
             RECUO_ERR_INVALID_CONFIG => w.write_str("the configuration was refused"),
             RECUO_ERR_ZERO_ATTEMPTS => config(ConfigError::ZeroAttempts, w),
             RECUO_ERR_NEGATIVE_DURATION => config(ConfigError::NegativeDuration, w),
@@ -124,9 +172,11 @@ impl recuo_status {
             RECUO_ERR_DURATION_TOO_LARGE => config(ConfigError::DurationTooLarge, w),
             // The core's message names the two values, which a bare code no longer has.
             RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
+            RECUO_ERR_INVALID_HEADER_NAME => config(ConfigError::EmptyHeaderName, w),
             RECUO_ERR_TASK_FAILED => w.write_str(
                 "the task failed on its last attempt, or its failure was not to be retried",
             ),
+            RECUO_ERR_GAVE_UP => w.write_str("the operation gave up; the report says why"),
             RECUO_ERR_PANIC => w.write_str("recuo panicked (a bug in recuo, please report it)"),
         }
     }
@@ -140,6 +190,7 @@ impl From<ConfigError> for recuo_status {
             ConfigError::NotANumber => RECUO_ERR_NOT_A_NUMBER,
             ConfigError::DurationTooLarge => RECUO_ERR_DURATION_TOO_LARGE,
             ConfigError::CapBelowBase { .. } => RECUO_ERR_CAP_BELOW_BASE,
+            ConfigError::EmptyHeaderName => RECUO_ERR_INVALID_HEADER_NAME,
             _ => RECUO_ERR_INVALID_CONFIG,
         }
     }
@@ -147,10 +198,54 @@ impl From<ConfigError> for recuo_status {
 
 /// `fmt::Write` into a C buffer, keeping one byte for the NUL and cutting at a character
 /// boundary; `truncated` tells whether anything was left out.
-struct CBuffer<'a> {
+pub(crate) struct CBuffer<'a> {
     buf: &'a mut [u8],
     len: usize,
     truncated: bool,
+}
+
+impl CBuffer<'_> {
+    /// Writes `text` into the caller's buffer `buf` of `len` bytes as `recuo_status_message`
+    /// does: NUL-terminated, truncated at a character boundary when it does not fit (then
+    /// `RECUO_ERR_BUFFER_TOO_SMALL`), the length without the NUL stored in `*written` when
+    /// `written` is not NULL.
+    ///
+    /// # Safety
+    /// `buf` must be NULL or point to `len` writable bytes; `written` must be NULL or point
+    /// to a `size_t`.
+    pub(crate) unsafe fn write_c(
+        buf: *mut c_char,
+        len: usize,
+        written: *mut usize,
+        body: impl FnOnce(&mut CBuffer<'_>) -> fmt::Result,
+    ) -> recuo_status {
+        if buf.is_null() {
+            return RECUO_ERR_NULL_ARGUMENT;
+        }
+        if len > isize::MAX as usize {
+            return RECUO_ERR_LENGTH_TOO_LARGE;
+        }
+        // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for `len` writable bytes.
+        let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
+        let mut w = CBuffer {
+            buf,
+            len: 0,
+            truncated: len == 0,
+        };
+        let _ = body(&mut w);
+        if let Some(nul) = w.buf.get_mut(w.len) {
+            *nul = 0;
+        }
+        if let Some(out) = crate::ptr::optional_out(written) {
+            // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
+            unsafe { out.write(w.len) };
+        }
+        if w.truncated {
+            RECUO_ERR_BUFFER_TOO_SMALL
+        } else {
+            RECUO_OK
+        }
+    }
 }
 
 impl fmt::Write for CBuffer<'_> {
@@ -187,34 +282,12 @@ pub unsafe extern "C" fn recuo_status_message(
     written: *mut usize,
 ) -> recuo_status {
     boundary(|| {
-        if buf.is_null() {
-            return RECUO_ERR_NULL_ARGUMENT;
-        }
-        if len > isize::MAX as usize {
-            return RECUO_ERR_LENGTH_TOO_LARGE;
-        }
-        // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for `len` writable bytes.
-        let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
-        let mut w = CBuffer {
-            buf,
-            len: 0,
-            truncated: len == 0,
-        };
-        let _ = match recuo_status::from_code(code) {
-            Some(status) => status.describe(&mut w),
-            None => write!(w, "unknown recuo status code {code}"),
-        };
-        if let Some(nul) = w.buf.get_mut(w.len) {
-            *nul = 0;
-        }
-        if let Some(out) = crate::ptr::optional_out(written) {
-            // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
-            unsafe { out.write(w.len) };
-        }
-        if w.truncated {
-            RECUO_ERR_BUFFER_TOO_SMALL
-        } else {
-            RECUO_OK
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            CBuffer::write_c(buf, len, written, |w| match recuo_status::from_code(code) {
+                Some(status) => status.describe(w),
+                None => write!(w, "unknown recuo status code {code}"),
+            })
         }
     })
 }
@@ -250,7 +323,7 @@ pub extern "C" fn recuo_status_is_argument_error(code: u32) -> bool {
 mod tests {
     use super::*;
 
-    const ALL_CONFIG_ERRORS: [ConfigError; 5] = [
+    const ALL_CONFIG_ERRORS: [ConfigError; 6] = [
         ConfigError::ZeroAttempts,
         ConfigError::NegativeDuration,
         ConfigError::NotANumber,
@@ -259,6 +332,7 @@ mod tests {
             base_ms: 2,
             cap_ms: 1,
         },
+        ConfigError::EmptyHeaderName,
     ];
 
     #[test]
@@ -278,7 +352,7 @@ mod tests {
         for s in ALL {
             assert_eq!(recuo_status::from_code(s as u32), Some(s));
         }
-        assert_eq!(recuo_status::from_code(4), None);
+        assert_eq!(recuo_status::from_code(10), None);
         assert_eq!(recuo_status::from_code(u32::MAX), None);
     }
 
@@ -336,7 +410,9 @@ mod tests {
         };
         assert_eq!(name(0), "ok");
         assert_eq!(name(105), "cap_below_base");
-        assert_eq!(name(7), "unknown");
+        assert_eq!(name(106), "invalid_header_name");
+        assert_eq!(name(201), "gave_up");
+        assert_eq!(name(10), "unknown");
         assert!(recuo_status_is_config_error(101) && !recuo_status_is_config_error(1));
         assert!(recuo_status_is_argument_error(1) && !recuo_status_is_argument_error(0));
         assert!(!recuo_status_is_config_error(150) && !recuo_status_is_argument_error(50));

@@ -1,7 +1,9 @@
 /*
- * test_api.c — every function of recuo.h: return codes, NULL arguments, non-UTF-8 input,
- * truncated messages, configuration errors, the guide A loop (predicate, last error,
- * attempt count, injected sleep and seed) and the version checks.
+ * test_api.c — the functions of recuo.h from before the policy engine: status codes (all of
+ * them, the new ones too), return codes, NULL arguments, non-UTF-8 input, truncated messages,
+ * configuration errors, the guide A loop (predicate, last error, attempt count, injected
+ * sleep and seed) and the version checks. The policy engine (policy, classification, state
+ * machine, recuo_retry) is tested by test_engine.c.
  *
  * Build with -DRECUO_EXPECT_VERSION='"x.y.z"' -DRECUO_EXPECT_MAJOR=x -DRECUO_EXPECT_MINOR=y
  * -DRECUO_EXPECT_PATCH=z taken from Cargo.toml, so that a stale header cannot compile.
@@ -30,13 +32,21 @@ _Static_assert(RECUO_OK == 0, "RECUO_OK");
 _Static_assert(RECUO_ERR_NULL_ARGUMENT == 1, "RECUO_ERR_NULL_ARGUMENT");
 _Static_assert(RECUO_ERR_BUFFER_TOO_SMALL == 2, "RECUO_ERR_BUFFER_TOO_SMALL");
 _Static_assert(RECUO_ERR_LENGTH_TOO_LARGE == 3, "RECUO_ERR_LENGTH_TOO_LARGE");
+_Static_assert(RECUO_ERR_INVALID_ENUM == 4, "RECUO_ERR_INVALID_ENUM");
+_Static_assert(RECUO_ERR_NOT_UTF8 == 5, "RECUO_ERR_NOT_UTF8");
+_Static_assert(RECUO_ERR_UNKNOWN_METHOD == 6, "RECUO_ERR_UNKNOWN_METHOD");
+_Static_assert(RECUO_ERR_INVALID_STATUS == 7, "RECUO_ERR_INVALID_STATUS");
+_Static_assert(RECUO_ERR_ALREADY_STARTED == 8, "RECUO_ERR_ALREADY_STARTED");
+_Static_assert(RECUO_ERR_NO_VERDICT == 9, "RECUO_ERR_NO_VERDICT");
 _Static_assert(RECUO_ERR_INVALID_CONFIG == 100, "RECUO_ERR_INVALID_CONFIG");
 _Static_assert(RECUO_ERR_ZERO_ATTEMPTS == 101, "RECUO_ERR_ZERO_ATTEMPTS");
 _Static_assert(RECUO_ERR_NEGATIVE_DURATION == 102, "RECUO_ERR_NEGATIVE_DURATION");
 _Static_assert(RECUO_ERR_NOT_A_NUMBER == 103, "RECUO_ERR_NOT_A_NUMBER");
 _Static_assert(RECUO_ERR_DURATION_TOO_LARGE == 104, "RECUO_ERR_DURATION_TOO_LARGE");
 _Static_assert(RECUO_ERR_CAP_BELOW_BASE == 105, "RECUO_ERR_CAP_BELOW_BASE");
+_Static_assert(RECUO_ERR_INVALID_HEADER_NAME == 106, "RECUO_ERR_INVALID_HEADER_NAME");
 _Static_assert(RECUO_ERR_TASK_FAILED == 200, "RECUO_ERR_TASK_FAILED");
+_Static_assert(RECUO_ERR_GAVE_UP == 201, "RECUO_ERR_GAVE_UP");
 _Static_assert(RECUO_ERR_PANIC == 900, "RECUO_ERR_PANIC");
 _Static_assert(RECUO_RETRY_AFTER_SECONDS == 1 && RECUO_RETRY_AFTER_DATE == 2 &&
                    RECUO_RETRY_AFTER_UNBOUNDED == 3 && RECUO_RETRY_AFTER_INVALID == 4,
@@ -71,13 +81,21 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_NULL_ARGUMENT, "null_argument", true, false},
         {RECUO_ERR_BUFFER_TOO_SMALL, "buffer_too_small", true, false},
         {RECUO_ERR_LENGTH_TOO_LARGE, "length_too_large", true, false},
+        {RECUO_ERR_INVALID_ENUM, "invalid_enum", true, false},
+        {RECUO_ERR_NOT_UTF8, "not_utf8", true, false},
+        {RECUO_ERR_UNKNOWN_METHOD, "unknown_method", true, false},
+        {RECUO_ERR_INVALID_STATUS, "invalid_status", true, false},
+        {RECUO_ERR_ALREADY_STARTED, "already_started", true, false},
+        {RECUO_ERR_NO_VERDICT, "no_verdict", true, false},
         {RECUO_ERR_INVALID_CONFIG, "invalid_config", false, true},
         {RECUO_ERR_ZERO_ATTEMPTS, "zero_attempts", false, true},
         {RECUO_ERR_NEGATIVE_DURATION, "negative_duration", false, true},
         {RECUO_ERR_NOT_A_NUMBER, "not_a_number", false, true},
         {RECUO_ERR_DURATION_TOO_LARGE, "duration_too_large", false, true},
         {RECUO_ERR_CAP_BELOW_BASE, "cap_below_base", false, true},
+        {RECUO_ERR_INVALID_HEADER_NAME, "invalid_header_name", false, true},
         {RECUO_ERR_TASK_FAILED, "task_failed", false, false},
+        {RECUO_ERR_GAVE_UP, "gave_up", false, false},
         {RECUO_ERR_PANIC, "panic", false, false},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -93,7 +111,8 @@ static void status_names_and_predicates(void) {
         CHECK_STATUS(recuo_status_message(table[i].code, buf, sizeof buf, &written), RECUO_OK);
         CHECK_CTX(written > 0 && written == strlen(buf), "%s: %zu", table[i].name, written);
     }
-    CHECK(strcmp(recuo_status_name(4), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(10), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(107), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(UINT32_MAX), "unknown") == 0);
     CHECK(!recuo_status_is_config_error(150) && !recuo_status_is_argument_error(50));
 }
@@ -134,6 +153,10 @@ static void status_messages(void) {
     written = 999;
     CHECK_STATUS(recuo_status_message(RECUO_OK, NULL, 16, &written), RECUO_ERR_NULL_ARGUMENT);
     CHECK_EQ_U64(written, 999);
+
+    CHECK_STATUS(recuo_status_message(RECUO_ERR_INVALID_HEADER_NAME, buf, sizeof buf, NULL),
+                 RECUO_OK);
+    CHECK_CTX(strcmp(buf, "a header name must be a non-empty HTTP token") == 0, "\"%s\"", buf);
 
     CHECK_STATUS(recuo_status_message(4242, buf, sizeof buf, NULL), RECUO_OK);
     CHECK_CTX(strcmp(buf, "unknown recuo status code 4242") == 0, "\"%s\"", buf);
@@ -188,6 +211,12 @@ static void retry_delay(void) {
 
 static void parse_retry_after(void) {
     recuo_retry_after out = {0, 0};
+
+    CHECK(strcmp(recuo_retry_after_kind_name(RECUO_RETRY_AFTER_SECONDS), "seconds") == 0);
+    CHECK(strcmp(recuo_retry_after_kind_name(RECUO_RETRY_AFTER_DATE), "date") == 0);
+    CHECK(strcmp(recuo_retry_after_kind_name(RECUO_RETRY_AFTER_UNBOUNDED), "unbounded") == 0);
+    CHECK(strcmp(recuo_retry_after_kind_name(RECUO_RETRY_AFTER_INVALID), "invalid") == 0);
+    CHECK(strcmp(recuo_retry_after_kind_name(0), "unknown") == 0);
 
     CHECK_STATUS(recuo_parse_retry_after("12", 2, NOW_MS, &out), RECUO_OK);
     CHECK(out.kind == RECUO_RETRY_AFTER_SECONDS && out.wait_ms == 12000);

@@ -6,7 +6,15 @@
  * cJSON keeps strings NUL-terminated without a length, so a Retry-After value holding
  * "\u0000" would be cut short ("12\u0000" would read as "12"). The values are therefore also
  * decoded here, with their exact length, straight from the JSON text, and checked against
- * cJSON's reading up to the first NUL.
+ * cJSON's reading up to the first NUL. The classification and scenario files hold no NUL
+ * (checked: a "\u0000" there fails the run rather than being cut short silently), so their
+ * strings are taken from cJSON with strlen.
+ *
+ * classify.json runs through recuo_classify under the default policy; scenarios.json drives
+ * the state machine (recuo_attempts_*) exactly as core/tests/vectors.rs drives the core: each
+ * step begins at begin_ms, is classified at the wall clock now_ms + end_ms, is cancelled first
+ * when the step says so, and is decided at end_ms; the decisions and the final report must be
+ * the expected ones to the millisecond.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -380,6 +388,270 @@ static void seeded_cases(const char *dir) {
     free(text);
 }
 
+static void no_nul_in(const char *text, const char *name) {
+    if (strstr(text, "\\u0000") != NULL) {
+        fprintf(stderr, "%s holds a \\u0000: teach test_vectors.c to read it with its length\n",
+                name);
+        exit(2);
+    }
+}
+
+static const char *string(const cJSON *object, const char *name) {
+    const char *s = cJSON_GetStringValue(field(object, name));
+    if (s == NULL) {
+        fprintf(stderr, "\"%s\" is not a string\n", name);
+        exit(2);
+    }
+    return s;
+}
+
+/* A status code (a number) or a transport kind (its name, as recuo_transport_name says). */
+static recuo_outcome outcome_of(const cJSON *object) {
+    const cJSON *o = field(object, "outcome");
+    recuo_outcome out = {RECUO_OUTCOME_STATUS, 0, 0};
+    if (cJSON_IsNumber(o)) {
+        out.status = (uint16_t)number(object, "outcome");
+        return out;
+    }
+    const char *name = cJSON_GetStringValue(o);
+    for (uint32_t t = RECUO_TRANSPORT_CONNECT; t <= RECUO_TRANSPORT_OTHER; t++) {
+        if (name != NULL && strcmp(recuo_transport_name(t), name) == 0) {
+            out.kind = RECUO_OUTCOME_TRANSPORT;
+            out.transport = t;
+            return out;
+        }
+    }
+    fprintf(stderr, "unknown outcome \"%s\"\n", name ? name : "?");
+    exit(2);
+}
+
+/* The [[name, value], ...] pairs as recuo_headers (pointing into cJSON's strings); free the
+ * array. */
+static recuo_header *headers_of(const cJSON *object, size_t *count) {
+    const cJSON *pairs = field(object, "headers");
+    size_t n = (size_t)cJSON_GetArraySize(pairs);
+    recuo_header *h = calloc(n > 0 ? n : 1, sizeof *h);
+    if (h == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    size_t i = 0;
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, pairs) {
+        const char *name = cJSON_GetStringValue(cJSON_GetArrayItem(pair, 0));
+        const char *value = cJSON_GetStringValue(cJSON_GetArrayItem(pair, 1));
+        if (name == NULL || value == NULL || cJSON_GetArraySize(pair) != 2) {
+            fprintf(stderr, "a header is not a [name, value] pair of strings\n");
+            exit(2);
+        }
+        h[i].name = name;
+        h[i].name_len = strlen(name);
+        h[i].value = value;
+        h[i].value_len = strlen(value);
+        i++;
+    }
+    *count = n;
+    return h;
+}
+
+static bool boolean(const cJSON *object, const char *name) {
+    const cJSON *b = field(object, name);
+    if (!cJSON_IsBool(b)) {
+        fprintf(stderr, "\"%s\" is not a boolean\n", name);
+        exit(2);
+    }
+    return cJSON_IsTrue(b);
+}
+
+static void classify_cases(const char *dir) {
+    char *text = read_file(dir, "classify.json");
+    no_nul_in(text, "classify.json");
+    cJSON *doc = parse(text, "classify.json");
+    recuo_policy *policy = recuo_policy_new();
+    CHECK(policy != NULL);
+    int count = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, field(doc, "cases")) {
+        const char *name = string(c, "name");
+        recuo_outcome outcome = outcome_of(c);
+        const char *method = string(c, "method");
+        size_t nheaders = 0;
+        recuo_header *headers = headers_of(c, &nheaders);
+        recuo_verdict v = {0, 0, 0, 0};
+        recuo_status rc = recuo_classify(policy, &outcome, method, strlen(method),
+                                         boolean(c, "idempotency_key"), headers, nheaders,
+                                         (int64_t)number(c, "now_ms"), &v);
+        CHECK_CTX(rc == RECUO_OK, "%s: %s", name, recuo_status_name(rc));
+        const char *verdict = string(c, "verdict"), *reason = string(c, "reason");
+        CHECK_CTX(strcmp(recuo_verdict_kind_name(v.verdict), verdict) == 0, "%s: verdict %s, "
+                  "expected %s", name, recuo_verdict_kind_name(v.verdict), verdict);
+        CHECK_CTX(strcmp(recuo_cause_name(v.cause), reason) == 0, "%s: reason %s, expected %s",
+                  name, recuo_cause_name(v.cause), reason);
+        const cJSON *wait = field(c, "wait_ms");
+        if (cJSON_IsNull(wait)) {
+            CHECK_CTX(v.wait != RECUO_WAIT_MS && v.wait_ms == 0, "%s: wait %s %" PRIu64
+                      ", expected none", name, recuo_wait_kind_name(v.wait), v.wait_ms);
+        } else {
+            uint64_t expected = (uint64_t)number(c, "wait_ms");
+            CHECK_CTX(v.wait == RECUO_WAIT_MS && v.wait_ms == expected, "%s: wait %s %" PRIu64
+                      ", expected %" PRIu64, name, recuo_wait_kind_name(v.wait), v.wait_ms,
+                      expected);
+        }
+        bool unbounded = boolean(c, "wait_unbounded");
+        CHECK_CTX((v.wait == RECUO_WAIT_UNBOUNDED) == unbounded, "%s: wait %s", name,
+                  recuo_wait_kind_name(v.wait));
+        free(headers);
+        count++;
+    }
+    CHECK_CTX(count >= 90, "only %d classification cases", count);
+    recuo_policy_free(policy);
+    cJSON_Delete(doc);
+    free(text);
+}
+
+static uint32_t jitter_named(const char *name) {
+    for (uint32_t j = RECUO_JITTER_FULL; j <= RECUO_JITTER_NONE; j++) {
+        if (strcmp(recuo_jitter_name(j), name) == 0) {
+            return j;
+        }
+    }
+    fprintf(stderr, "unknown jitter \"%s\"\n", name);
+    exit(2);
+}
+
+/* The scenario's policy, through the setters. */
+static recuo_policy *policy_of(const cJSON *p) {
+    recuo_policy *policy = recuo_policy_new();
+    CHECK(policy != NULL);
+    CHECK_STATUS(recuo_policy_set_max_attempts(policy, (uint32_t)number(p, "max_attempts")),
+                 RECUO_OK);
+    CHECK_STATUS(recuo_policy_set_base_ms(policy, (uint64_t)number(p, "base_ms")), RECUO_OK);
+    CHECK_STATUS(recuo_policy_set_cap_ms(policy, (uint64_t)number(p, "cap_ms")), RECUO_OK);
+    CHECK_STATUS(recuo_policy_set_jitter(policy, jitter_named(string(p, "jitter"))), RECUO_OK);
+    if (cJSON_IsNull(field(p, "deadline_ms"))) {
+        CHECK_STATUS(recuo_policy_clear_deadline(policy), RECUO_OK);
+    } else {
+        CHECK_STATUS(recuo_policy_set_deadline_ms(policy, (uint64_t)number(p, "deadline_ms")),
+                     RECUO_OK);
+    }
+    if (cJSON_IsNull(field(p, "spread_ms"))) {
+        CHECK_STATUS(recuo_policy_clear_spread(policy), RECUO_OK);
+    } else {
+        CHECK_STATUS(recuo_policy_set_spread_ms(policy, (uint64_t)number(p, "spread_ms")),
+                     RECUO_OK);
+    }
+    CHECK_STATUS(recuo_policy_set_use_date_header(policy, boolean(p, "use_date_header")),
+                 RECUO_OK);
+    CHECK_STATUS(recuo_policy_validate(policy), RECUO_OK);
+    return policy;
+}
+
+static void check_decision(const char *name, int step, const recuo_decision *d,
+                           const cJSON *expect) {
+    const char *kind = string(expect, "decision");
+    CHECK_CTX(strcmp(recuo_decision_kind_name(d->kind), kind) == 0, "%s, step %d: %s, "
+              "expected %s", name, step, recuo_decision_kind_name(d->kind), kind);
+    if (strcmp(kind, "retry") == 0) {
+        uint64_t delay = (uint64_t)number(expect, "delay_ms");
+        uint32_t next = (uint32_t)number(expect, "next_attempt");
+        CHECK_CTX(d->delay_ms == delay && d->next_attempt == next, "%s, step %d: retry after "
+                  "%" PRIu64 " as attempt %u, expected %" PRIu64 " as %u", name, step,
+                  d->delay_ms, (unsigned)d->next_attempt, delay, (unsigned)next);
+    } else if (strcmp(kind, "give_up") == 0) {
+        const char *reason = string(expect, "reason");
+        CHECK_CTX(strcmp(recuo_give_up_reason_name(d->reason), reason) == 0, "%s, step %d: "
+                  "%s, expected %s", name, step, recuo_give_up_reason_name(d->reason), reason);
+        const cJSON *at = field(expect, "retry_at_ms");
+        if (cJSON_IsNull(at)) {
+            CHECK_CTX(!d->has_retry_at && d->retry_at_ms == 0, "%s, step %d: retry at %" PRIu64,
+                      name, step, d->retry_at_ms);
+        } else {
+            uint64_t expected = (uint64_t)number(expect, "retry_at_ms");
+            CHECK_CTX(d->has_retry_at && d->retry_at_ms == expected, "%s, step %d: retry at %"
+                      PRIu64 ", expected %" PRIu64, name, step, d->retry_at_ms, expected);
+        }
+    } else {
+        CHECK_CTX(d->reason == RECUO_GIVE_UP_NONE && !d->has_retry_at, "%s, step %d", name,
+                  step);
+    }
+}
+
+static void scenario_cases(const char *dir) {
+    char *text = read_file(dir, "scenarios.json");
+    no_nul_in(text, "scenarios.json");
+    cJSON *doc = parse(text, "scenarios.json");
+    int scenarios = 0, steps = 0;
+    const cJSON *sc;
+    cJSON_ArrayForEach(sc, field(doc, "scenarios")) {
+        const char *name = string(sc, "name");
+        recuo_policy *policy = policy_of(field(sc, "policy"));
+        int64_t wall0 = (int64_t)number(sc, "now_ms");
+        recuo_attempts *a = NULL;
+        CHECK_STATUS(recuo_attempts_new_seeded(policy, 0, &a), RECUO_OK);
+        int step = 0;
+        const cJSON *st;
+        cJSON_ArrayForEach(st, field(sc, "steps")) {
+            recuo_decision d;
+            memset(&d, 0, sizeof d);
+            CHECK_STATUS(recuo_attempts_begin(a, (uint64_t)number(st, "begin_ms"), &d), RECUO_OK);
+            CHECK_CTX(d.kind == RECUO_DECISION_PROCEED && d.next_attempt == (uint32_t)step,
+                      "%s, step %d: begin answered %s", name, step,
+                      recuo_decision_kind_name(d.kind));
+            uint64_t end = (uint64_t)number(st, "end_ms");
+            recuo_outcome outcome = outcome_of(st);
+            const char *method = string(st, "method");
+            size_t nheaders = 0;
+            recuo_header *headers = headers_of(st, &nheaders);
+            recuo_verdict v = {0, 0, 0, 0};
+            CHECK_STATUS(recuo_classify(policy, &outcome, method, strlen(method),
+                                        boolean(st, "idempotency_key"), headers, nheaders,
+                                        wall0 + (int64_t)end, &v),
+                         RECUO_OK);
+            free(headers);
+            if (boolean(st, "cancel")) {
+                CHECK_STATUS(recuo_attempts_cancel(a), RECUO_OK);
+            }
+            memset(&d, 0, sizeof d);
+            CHECK_STATUS(recuo_attempts_next(a, &v, end, &d), RECUO_OK);
+            check_decision(name, step, &d, field(st, "expect"));
+            step++;
+            steps++;
+        }
+        const cJSON *want = field(sc, "report");
+        recuo_report r;
+        uint64_t delays[32];
+        size_t n = 0;
+        CHECK_STATUS(recuo_attempts_report(a, &r, delays, 32, &n), RECUO_OK);
+        CHECK_CTX(r.attempts == (uint32_t)number(want, "attempts"), "%s: %u attempts", name,
+                  (unsigned)r.attempts);
+        const cJSON *reason = field(want, "reason");
+        const char *expected_reason = cJSON_IsNull(reason) ? "none" : string(want, "reason");
+        CHECK_CTX(strcmp(recuo_give_up_reason_name(r.reason), expected_reason) == 0,
+                  "%s: reason %s, expected %s", name, recuo_give_up_reason_name(r.reason),
+                  expected_reason);
+        CHECK_CTX(r.elapsed_ms == (uint64_t)number(want, "elapsed_ms"), "%s: elapsed %" PRIu64,
+                  name, r.elapsed_ms);
+        const cJSON *want_delays = field(want, "delays_ms");
+        CHECK_CTX(r.delay_count == (size_t)cJSON_GetArraySize(want_delays) &&
+                      n == r.delay_count,
+                  "%s: %zu delays, expected %d", name, r.delay_count,
+                  cJSON_GetArraySize(want_delays));
+        size_t i = 0;
+        const cJSON *ms;
+        cJSON_ArrayForEach(ms, want_delays) {
+            CHECK_CTX(i < n && delays[i] == (uint64_t)ms->valuedouble, "%s: delay %zu", name, i);
+            i++;
+        }
+        recuo_attempts_free(a);
+        recuo_policy_free(policy);
+        scenarios++;
+    }
+    CHECK_CTX(scenarios >= 19 && steps > scenarios, "only %d scenarios, %d steps", scenarios,
+              steps);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -388,5 +660,7 @@ int main(int argc, char **argv) {
     retry_after_cases(argv[1]);
     backoff_cases(argv[1]);
     seeded_cases(argv[1]);
+    classify_cases(argv[1]);
+    scenario_cases(argv[1]);
     return check_summary(argv[0]);
 }

@@ -1,0 +1,919 @@
+//! The retry policy (SPEC §2, §4, §5, §6, §10): an opaque handle with setters and getters.
+//!
+//! The handle keeps the values as the caller set them (so that `cap` may be set before `base`)
+//! and, after every change, asks the core to build a [`recuo::Policy`] from them. The functions
+//! that use a policy (`recuo_classify`, `recuo_attempts_new`, `recuo_retry`) answer the
+//! core's configuration error when that build failed; `recuo_policy_validate` answers it on
+//! demand. No rule is decided here: the defaults are the core's presets, the validation is the
+//! core's `PolicyBuilder::build`.
+
+use std::ffi::c_char;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use recuo::{ConfigError, Jitter, MethodSet, Policy, Rules, Transport};
+
+use crate::cenum::{c_enum, name_or_unknown};
+use crate::classify::recuo_transport;
+use crate::panic::boundary;
+use crate::ptr;
+use crate::status::recuo_status::{
+    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATUS, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
+};
+use crate::status::CBuffer;
+
+/// How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_jitter {
+    /// Uniform in `[0, w]` (the default; guides A and B).
+    RECUO_JITTER_FULL = 1,
+    /// `w/2` plus uniform in `[0, w − w/2]`.
+    RECUO_JITTER_EQUAL = 2,
+    /// `min(cap, uniform[base, 3 · previous])`, `previous` starting at `base` (AWS).
+    RECUO_JITTER_DECORRELATED = 3,
+    /// Exactly `w`: for tests, and for callers who add their own spread.
+    RECUO_JITTER_NONE = 4,
+}
+
+c_enum!(recuo_jitter {
+    RECUO_JITTER_FULL => c"full",
+    RECUO_JITTER_EQUAL => c"equal",
+    RECUO_JITTER_DECORRELATED => c"decorrelated",
+    RECUO_JITTER_NONE => c"none",
+});
+
+impl recuo_jitter {
+    fn to_core(self) -> Jitter {
+        match self {
+            Self::RECUO_JITTER_FULL => Jitter::Full,
+            Self::RECUO_JITTER_EQUAL => Jitter::Equal,
+            Self::RECUO_JITTER_DECORRELATED => Jitter::Decorrelated,
+            Self::RECUO_JITTER_NONE => Jitter::None,
+        }
+    }
+
+    fn from_core(j: Jitter) -> Self {
+        match j {
+            Jitter::Full => Self::RECUO_JITTER_FULL,
+            Jitter::Equal => Self::RECUO_JITTER_EQUAL,
+            Jitter::Decorrelated => Self::RECUO_JITTER_DECORRELATED,
+            Jitter::None => Self::RECUO_JITTER_NONE,
+        }
+    }
+}
+
+/// When an HTTP status or a transport failure is retried (the sets of SPEC §5).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_status_rule {
+    /// Never retried: the verdict gives up (`permanent`, or `tls` for a TLS failure).
+    RECUO_RULE_NEVER = 1,
+    /// Retried when the request is idempotent (an idempotent method, or an idempotency key);
+    /// otherwise the verdict gives up with `not_idempotent`. Default for 500, 502, 504, other
+    /// 5xx and for the `timeout`, `reset` and `other` transport failures.
+    RECUO_RULE_IF_IDEMPOTENT = 2,
+    /// Retried for any method: the request was refused or never sent. Default for 429, 503
+    /// and `connect`.
+    RECUO_RULE_ALWAYS = 3,
+}
+
+c_enum!(recuo_status_rule {
+    RECUO_RULE_NEVER => c"never",
+    RECUO_RULE_IF_IDEMPOTENT => c"if_idempotent",
+    RECUO_RULE_ALWAYS => c"always",
+});
+
+/// A retry policy: attempts, backoff, deadline, server-wait spread, the classification of
+/// SPEC §5 and the idempotency header. An opaque handle backed by the values as set plus the
+/// `recuo::Policy` the core builds from them.
+///
+/// Create it with `recuo_policy_new` (guide A's defaults) or `recuo_policy_new_guide_b`,
+/// change it with the `recuo_policy_set_*` functions, release it with `recuo_policy_free`.
+/// Every function that uses a policy reads it during the call only (the state machine and
+/// `recuo_retry` keep their own copy), so a policy may be changed or freed afterwards. Several
+/// threads may use one policy at once, as long as no setter runs meanwhile.
+#[derive(Debug, Clone)]
+pub struct recuo_policy {
+    max_attempts: u32,
+    base_ms: u64,
+    cap_ms: u64,
+    jitter: Jitter,
+    deadline_ms: Option<u64>,
+    spread_ms: Option<u64>,
+    rules: Rules,
+    idempotency_header: String,
+    use_date_header: bool,
+    built: Result<Policy, ConfigError>,
+}
+
+impl recuo_policy {
+    fn from_core(p: Policy) -> Self {
+        recuo_policy {
+            max_attempts: p.max_attempts(),
+            base_ms: p.backoff().base_ms(),
+            cap_ms: p.backoff().cap_ms(),
+            jitter: p.backoff().jitter(),
+            deadline_ms: p.deadline_ms(),
+            spread_ms: p.spread_ms(),
+            rules: *p.rules(),
+            idempotency_header: p.idempotency_header().to_owned(),
+            use_date_header: p.use_date_header(),
+            built: Ok(p),
+        }
+    }
+
+    /// The core's policy, or its configuration error.
+    pub(crate) fn policy(&self) -> Result<&Policy, recuo_status> {
+        self.built.as_ref().map_err(|e| (*e).into())
+    }
+
+    /// Changes the values with `change`, then has the core build (and so validate) them.
+    fn update(&mut self, change: impl FnOnce(&mut Self)) -> recuo_status {
+        change(self);
+        let ms = Duration::from_millis;
+        self.built = Policy::builder()
+            .max_attempts(self.max_attempts)
+            .base(ms(self.base_ms))
+            .cap(ms(self.cap_ms))
+            .jitter(self.jitter)
+            .deadline(self.deadline_ms.map(ms))
+            .spread(self.spread_ms.map(ms))
+            .rules(self.rules)
+            .idempotency_header(self.idempotency_header.clone())
+            .use_date_header(self.use_date_header)
+            .build();
+        RECUO_OK
+    }
+}
+
+/// Runs `body` on the policy behind `policy`, answering `RECUO_ERR_NULL_ARGUMENT` for NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle that nothing else uses during the call.
+unsafe fn with_policy(
+    policy: *mut recuo_policy,
+    body: impl FnOnce(&mut recuo_policy) -> recuo_status,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { ptr::handle(policy) } {
+        Ok(p) => body(p),
+        Err(status) => status,
+    })
+}
+
+/// Reads the policy behind `policy` with `body`; `fallback` when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+unsafe fn read_policy<R: crate::panic::PanicFallback>(
+    policy: *const recuo_policy,
+    fallback: R,
+    body: impl FnOnce(&recuo_policy) -> R,
+) -> R {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { policy.as_ref() } {
+        Some(p) => body(p),
+        None => fallback,
+    })
+}
+
+/// A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
+/// no deadline, server waits spread by `uniform[0, min(window(n), 1000 ms)]`, the
+/// classification table of SPEC §5, the key sent as `Idempotency-Key`, the response's `Date`
+/// not used as "now". Free it with `recuo_policy_free`. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_policy_new() -> *mut recuo_policy {
+    boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::guide_a()))))
+}
+
+/// A new policy with guide B's values: guide A's, but base 1000 ms, cap 8000 ms and a
+/// 30000 ms deadline (5 attempts: at most 4 retries). Free it with `recuo_policy_free`. NULL
+/// only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_policy_new_guide_b() -> *mut recuo_policy {
+    boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::guide_b()))))
+}
+
+/// Releases a policy. NULL is accepted and ignored. State machines made from it keep their
+/// own copy and stay usable.
+///
+/// # Safety
+/// `policy` must be NULL or come from `recuo_policy_new*` and not have been freed; it must not
+/// be used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_free(policy: *mut recuo_policy) {
+    boundary(|| {
+        if !policy.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(policy) });
+        }
+    })
+}
+
+/// Checks the policy as the core will when it is used: `RECUO_OK`, or the configuration
+/// error (`RECUO_ERR_CAP_BELOW_BASE` when the cap is below the base), or
+/// `RECUO_ERR_NULL_ARGUMENT`. A setter that refuses its own value already said so; what only
+/// shows once every value is set (the cap against the base) shows here, and in every function
+/// that uses the policy.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_validate(policy: *const recuo_policy) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, recuo_status::RECUO_ERR_NULL_ARGUMENT, |p| {
+            p.policy().map_or_else(|e| e, |_| RECUO_OK)
+        })
+    }
+}
+
+/// Sets the most attempts an operation gets, the first included. Returns `RECUO_OK`;
+/// `RECUO_ERR_ZERO_ATTEMPTS` for 0 (the policy is left unchanged); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_max_attempts(
+    policy: *mut recuo_policy,
+    max_attempts: u32,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            // The core decides what is a valid number of attempts.
+            if let Err(e) = Policy::builder().max_attempts(max_attempts).build() {
+                return e.into();
+            }
+            p.update(|p| p.max_attempts = max_attempts)
+        })
+    }
+}
+
+/// Sets the first backoff window, in milliseconds. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`; a base above the cap is reported by `recuo_policy_validate`
+/// and where the policy is used.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_base_ms(
+    policy: *mut recuo_policy,
+    base_ms: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.base_ms = base_ms)) }
+}
+
+/// Sets the largest backoff window (the cap), in milliseconds. It never shortens a server's
+/// wait (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; a cap below the base is
+/// reported by `recuo_policy_validate` and where the policy is used.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_cap_ms(
+    policy: *mut recuo_policy,
+    cap_ms: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.cap_ms = cap_ms)) }
+}
+
+/// Sets the jitter mode: one of the `recuo_jitter` constants. Returns `RECUO_OK`;
+/// `RECUO_ERR_INVALID_ENUM` for another number (the policy is left unchanged);
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_jitter(
+    policy: *mut recuo_policy,
+    jitter: u32,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| match recuo_jitter::from_code(jitter) {
+            Some(j) => p.update(|p| p.jitter = j.to_core()),
+            None => RECUO_ERR_INVALID_ENUM,
+        })
+    }
+}
+
+/// Limits the operation's total time to `deadline_ms` milliseconds from the start of its
+/// first attempt: a retry whose delay would end after it is not made (the operation gives up
+/// with `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE`). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
+    policy: *mut recuo_policy,
+    deadline_ms: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.deadline_ms = Some(deadline_ms))) }
+}
+
+/// Removes the deadline (the default of guide A). Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_clear_deadline(policy: *mut recuo_policy) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.deadline_ms = None)) }
+}
+
+/// Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`
+/// (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_spread_ms(
+    policy: *mut recuo_policy,
+    spread_ms: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.spread_ms = Some(spread_ms))) }
+}
+
+/// Restores the default spread, `min(window(n), 1000 ms)` for retry index `n`. Returns
+/// `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_clear_spread(policy: *mut recuo_policy) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.spread_ms = None)) }
+}
+
+/// Whether a valid `Date` header in the response is "now" when server waits are computed
+/// (which makes them immune to the client's clock skew). Default false. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_use_date_header(
+    policy: *mut recuo_policy,
+    use_date_header: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            p.update(|p| p.use_date_header = use_date_header)
+        })
+    }
+}
+
+/// Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
+/// the `len` bytes at `name`, which must form an HTTP token (RFC 9110 §5.6.2). recuo does not
+/// send headers itself; read the name back with `recuo_policy_idempotency_header`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_HEADER_NAME` for an empty name or one that is not a
+/// token, `RECUO_ERR_NOT_UTF8` for bytes that are not UTF-8 (the policy is left unchanged in
+/// both cases); `RECUO_ERR_NULL_ARGUMENT` when `policy` is NULL, or `name` is NULL with
+/// `len > 0`; `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread; `name` must point to
+/// `len` readable bytes (or be NULL with `len == 0`).
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_idempotency_header(
+    policy: *mut recuo_policy,
+    name: *const c_char,
+    len: usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            // SAFETY: the caller vouches for `len` readable bytes at `name`.
+            let name = match ptr::text(name, len) {
+                Ok(name) => name.to_owned(),
+                Err(status) => return status,
+            };
+            // The core decides what a header name may be.
+            if let Err(e) = Policy::builder().idempotency_header(name.clone()).build() {
+                return e.into();
+            }
+            p.update(|p| p.idempotency_header = name)
+        })
+    }
+}
+
+/// Sets when the HTTP status `status` (100–599) is retried: `rule` is one of the
+/// `recuo_status_rule` constants. The defaults are SPEC §5's table: 429 and 503 ALWAYS; 500,
+/// 502, 504 and the other 5xx but 501 and 505 IF_IDEMPOTENT; everything else NEVER. Statuses
+/// below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
+/// is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 100–599,
+/// `RECUO_ERR_INVALID_ENUM` for an unknown rule (the policy is left unchanged in both cases);
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_status_retry(
+    policy: *mut recuo_policy,
+    status: u16,
+    rule: u32,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            if !(100..=599).contains(&status) {
+                return RECUO_ERR_INVALID_STATUS;
+            }
+            let Some(rule) = recuo_status_rule::from_code(rule) else {
+                return RECUO_ERR_INVALID_ENUM;
+            };
+            p.update(|p| {
+                let r = &mut p.rules;
+                let (any, idem) = (r.retry_any_method, r.retry_if_idempotent);
+                (r.retry_any_method, r.retry_if_idempotent) = match rule {
+                    recuo_status_rule::RECUO_RULE_NEVER => {
+                        (any.without(status), idem.without(status))
+                    }
+                    recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT => {
+                        (any.without(status), idem.with(status))
+                    }
+                    recuo_status_rule::RECUO_RULE_ALWAYS => {
+                        (any.with(status), idem.without(status))
+                    }
+                };
+            })
+        })
+    }
+}
+
+/// Sets when the transport failure `transport` (a `recuo_transport` constant) is retried:
+/// `rule` is one of the `recuo_status_rule` constants. The defaults: `connect` ALWAYS (the
+/// request was never sent); `timeout`, `reset`, `other` IF_IDEMPOTENT; `tls` NEVER (retrying
+/// cannot fix a certificate, and would hide an interception).
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` for an unknown transport or rule (the policy
+/// is left unchanged); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_transport_retry(
+    policy: *mut recuo_policy,
+    transport: u32,
+    rule: u32,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            let (Some(t), Some(rule)) = (
+                recuo_transport::from_code(transport),
+                recuo_status_rule::from_code(rule),
+            ) else {
+                return RECUO_ERR_INVALID_ENUM;
+            };
+            let t = t.to_core();
+            p.update(|p| {
+                let r = &mut p.rules;
+                let (any, idem) = (r.transport_any_method, r.transport_if_idempotent);
+                (r.transport_any_method, r.transport_if_idempotent) = match rule {
+                    recuo_status_rule::RECUO_RULE_NEVER => (any.without(t), idem.without(t)),
+                    recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT => (any.without(t), idem.with(t)),
+                    recuo_status_rule::RECUO_RULE_ALWAYS => (any.with(t), idem.without(t)),
+                };
+            })
+        })
+    }
+}
+
+/// Sets whether requests with the HTTP method named by the `len` bytes at `method` are
+/// idempotent (safe to repeat without an idempotency key). The method is one of GET, HEAD,
+/// OPTIONS, TRACE, PUT, DELETE, POST, PATCH, CONNECT, in any ASCII case; by default the first
+/// six are idempotent. Any other method is never idempotent unless the request carries a key.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_UNKNOWN_METHOD` for another method, `RECUO_ERR_NOT_UTF8`
+/// (the policy is left unchanged in both cases); `RECUO_ERR_NULL_ARGUMENT`;
+/// `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread; `method` must point
+/// to `len` readable bytes (or be NULL with `len == 0`).
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_method_idempotent(
+    policy: *mut recuo_policy,
+    method: *const c_char,
+    len: usize,
+    idempotent: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            // SAFETY: the caller vouches for `len` readable bytes at `method`.
+            let method = match ptr::text(method, len) {
+                Ok(m) => m,
+                Err(status) => return status,
+            };
+            let methods = p.rules.idempotent_methods;
+            let Some(with) = methods.with(method) else {
+                return RECUO_ERR_UNKNOWN_METHOD;
+            };
+            let set: MethodSet = if idempotent {
+                with
+            } else {
+                methods.without(method)
+            };
+            p.update(|p| p.rules.idempotent_methods = set)
+        })
+    }
+}
+
+/// Whether a 403 whose rate-limit headers say the quota is spent (`X-RateLimit-Remaining: 0`,
+/// or `RateLimit` with `r=0`) is treated as a 429, with its reset as the server's wait
+/// (default true: GitHub answers so). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_quota_403_is_rate_limit(
+    policy: *mut recuo_policy,
+    yes: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_policy(policy, |p| {
+            p.update(|p| p.rules.quota_403_is_rate_limit = yes)
+        })
+    }
+}
+
+/// The most attempts (as set). 0 when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_max_attempts(policy: *const recuo_policy) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, 0, |p| p.max_attempts) }
+}
+
+/// The base, in milliseconds (as set). 0 when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_base_ms(policy: *const recuo_policy) -> u64 {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, 0, |p| p.base_ms) }
+}
+
+/// The cap, in milliseconds (as set). 0 when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_cap_ms(policy: *const recuo_policy) -> u64 {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, 0, |p| p.cap_ms) }
+}
+
+/// The jitter mode: a `recuo_jitter` constant. 0 when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_jitter(policy: *const recuo_policy) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, 0, |p| recuo_jitter::from_core(p.jitter) as u32) }
+}
+
+/// Whether the policy has a deadline; when it has, and `deadline_ms_out` is not NULL, stores
+/// it there. False when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle; `deadline_ms_out` NULL or a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_deadline_ms(
+    policy: *const recuo_policy,
+    deadline_ms_out: *mut u64,
+) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, false, |p| {
+            optional_ms(p.deadline_ms, deadline_ms_out)
+        })
+    }
+}
+
+/// Whether the policy has a fixed spread (`recuo_policy_set_spread_ms`); when it has, and
+/// `spread_ms_out` is not NULL, stores it there. False when `policy` is NULL, and for the
+/// default spread `min(window(n), 1000 ms)`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle; `spread_ms_out` NULL or a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_spread_ms(
+    policy: *const recuo_policy,
+    spread_ms_out: *mut u64,
+) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, false, |p| optional_ms(p.spread_ms, spread_ms_out)) }
+}
+
+/// Stores `value` in `out` (when both are present) and tells whether there was a value.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `uint64_t`.
+unsafe fn optional_ms(value: Option<u64>, out: *mut u64) -> bool {
+    if let (Some(ms), Some(out)) = (value, ptr::optional_out(out)) {
+        // SAFETY: the caller vouches for a writable u64.
+        unsafe { out.write(ms) };
+    }
+    value.is_some()
+}
+
+/// Whether the response's `Date` is "now" for server waits. False when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_use_date_header(policy: *const recuo_policy) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, false, |p| p.use_date_header) }
+}
+
+/// Whether a 403 with a spent quota is a 429. False when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_quota_403_is_rate_limit(policy: *const recuo_policy) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, false, |p| p.rules.quota_403_is_rate_limit) }
+}
+
+/// Writes the idempotency header's name into `buf` (`len` bytes), as `recuo_status_message`
+/// writes text: NUL-terminated, `*written` (when not NULL) = its length without the NUL.
+/// Returns `RECUO_OK`, `RECUO_ERR_BUFFER_TOO_SMALL` (truncated, still terminated),
+/// `RECUO_ERR_NULL_ARGUMENT` when `policy` or `buf` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle; `buf` must point to `len` writable bytes;
+/// `written` must be NULL or point to a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_idempotency_header(
+    policy: *const recuo_policy,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, recuo_status::RECUO_ERR_NULL_ARGUMENT, |p| {
+            // SAFETY: forwarded from the caller.
+            CBuffer::write_c(buf, len, written, |w| w.write_str(&p.idempotency_header))
+        })
+    }
+}
+
+/// The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is
+/// NULL or `status` is outside 100–599.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_status_retry(
+    policy: *const recuo_policy,
+    status: u16,
+) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, 0, |p| {
+            let r = &p.rules;
+            let rule = if !(100..=599).contains(&status) {
+                return 0;
+            } else if r.retry_any_method.contains(status) {
+                recuo_status_rule::RECUO_RULE_ALWAYS
+            } else if r.retry_if_idempotent.contains(status) {
+                recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT
+            } else {
+                recuo_status_rule::RECUO_RULE_NEVER
+            };
+            rule as u32
+        })
+    }
+}
+
+/// The rule for the transport failure `transport` (a `recuo_transport` constant): a
+/// `recuo_status_rule` constant. 0 when `policy` is NULL or `transport` is no constant.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_transport_retry(
+    policy: *const recuo_policy,
+    transport: u32,
+) -> u32 {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, 0, |p| {
+            let Some(t) = recuo_transport::from_code(transport) else {
+                return 0;
+            };
+            let t: Transport = t.to_core();
+            let r = &p.rules;
+            let rule = if r.transport_any_method.contains(t) {
+                recuo_status_rule::RECUO_RULE_ALWAYS
+            } else if r.transport_if_idempotent.contains(t) {
+                recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT
+            } else {
+                recuo_status_rule::RECUO_RULE_NEVER
+            };
+            rule as u32
+        })
+    }
+}
+
+/// Whether the method named by the `len` bytes at `method` is idempotent under this policy
+/// (ASCII case ignored). False when `policy` is NULL, for NULL `method` with `len > 0`, for
+/// text that is not UTF-8 and for methods recuo does not know.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle; `method` must point to `len` readable bytes (or be
+/// NULL with `len == 0`).
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_method_idempotent(
+    policy: *const recuo_policy,
+    method: *const c_char,
+    len: usize,
+) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, false, |p| {
+            // SAFETY: the caller vouches for `len` readable bytes at `method`.
+            ptr::text(method, len).is_ok_and(|m| p.rules.idempotent_methods.contains(m))
+        })
+    }
+}
+
+/// The name of the `recuo_jitter` constant `jitter` (`"full"`, `"equal"`, `"decorrelated"`,
+/// `"none"`), or `"unknown"`. Static: never free it. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_jitter_name(jitter: u32) -> *const c_char {
+    boundary(|| name_or_unknown(jitter, recuo_jitter::from_code, recuo_jitter::name))
+}
+
+/// The name of the `recuo_status_rule` constant `rule` (`"never"`, `"if_idempotent"`,
+/// `"always"`), or `"unknown"`. Static: never free it. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_status_rule_name(rule: u32) -> *const c_char {
+    boundary(|| name_or_unknown(rule, recuo_status_rule::from_code, recuo_status_rule::name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::recuo_status::*;
+
+    fn new() -> *mut recuo_policy {
+        recuo_policy_new()
+    }
+
+    #[test]
+    fn defaults_are_the_core_presets() {
+        let a = new();
+        let b = recuo_policy_new_guide_b();
+        // SAFETY: live handles.
+        unsafe {
+            assert_eq!((*a).policy(), Ok(&Policy::guide_a()));
+            assert_eq!((*b).policy(), Ok(&Policy::guide_b()));
+            assert_eq!(recuo_policy_max_attempts(a), 5);
+            assert_eq!(
+                (recuo_policy_base_ms(b), recuo_policy_cap_ms(b)),
+                (1000, 8000)
+            );
+            let mut d = 0;
+            assert!(recuo_policy_deadline_ms(b, &mut d) && d == 30_000);
+            assert!(!recuo_policy_deadline_ms(a, &mut d));
+            recuo_policy_free(a);
+            recuo_policy_free(b);
+        }
+    }
+
+    #[test]
+    fn the_built_policy_follows_every_setter() {
+        let p = new();
+        // SAFETY: a live handle and live strings.
+        unsafe {
+            assert_eq!(recuo_policy_set_max_attempts(p, 7), RECUO_OK);
+            assert_eq!(recuo_policy_set_base_ms(p, 10), RECUO_OK);
+            assert_eq!(recuo_policy_set_cap_ms(p, 40), RECUO_OK);
+            assert_eq!(recuo_policy_set_jitter(p, 4), RECUO_OK);
+            assert_eq!(recuo_policy_set_deadline_ms(p, 900), RECUO_OK);
+            assert_eq!(recuo_policy_set_spread_ms(p, 5), RECUO_OK);
+            assert_eq!(recuo_policy_set_use_date_header(p, true), RECUO_OK);
+            let h = b"X-Key";
+            assert_eq!(
+                recuo_policy_set_idempotency_header(p, h.as_ptr().cast(), 5),
+                RECUO_OK
+            );
+            assert_eq!(recuo_policy_set_status_retry(p, 408, 3), RECUO_OK);
+            assert_eq!(recuo_policy_set_status_retry(p, 503, 2), RECUO_OK);
+            assert_eq!(recuo_policy_set_transport_retry(p, 2, 3), RECUO_OK);
+            let post = b"post";
+            assert_eq!(
+                recuo_policy_set_method_idempotent(p, post.as_ptr().cast(), 4, true),
+                RECUO_OK
+            );
+            assert_eq!(recuo_policy_set_quota_403_is_rate_limit(p, false), RECUO_OK);
+            let built = (*p).policy().unwrap().clone();
+            let rules = Rules {
+                retry_any_method: Rules::DEFAULT.retry_any_method.with(408).without(503),
+                retry_if_idempotent: Rules::DEFAULT.retry_if_idempotent.with(503),
+                transport_any_method: Rules::DEFAULT.transport_any_method.with(Transport::Tls),
+                idempotent_methods: MethodSet::IDEMPOTENT.with("POST").unwrap(),
+                quota_403_is_rate_limit: false,
+                ..Rules::DEFAULT
+            };
+            let ms = Duration::from_millis;
+            let expected = Policy::builder()
+                .max_attempts(7)
+                .base(ms(10))
+                .cap(ms(40))
+                .jitter(Jitter::None)
+                .deadline(Some(ms(900)))
+                .spread(Some(ms(5)))
+                .use_date_header(true)
+                .idempotency_header("X-Key")
+                .rules(rules)
+                .build()
+                .unwrap();
+            assert_eq!(built, expected);
+            assert_eq!(recuo_policy_clear_deadline(p), RECUO_OK);
+            assert_eq!(recuo_policy_clear_spread(p), RECUO_OK);
+            assert_eq!((*p).policy().unwrap().deadline_ms(), None);
+            assert_eq!((*p).policy().unwrap().spread_ms(), None);
+            recuo_policy_free(p);
+        }
+    }
+
+    #[test]
+    fn refused_values_leave_the_policy_unchanged() {
+        let p = new();
+        // SAFETY: a live handle and live strings.
+        unsafe {
+            assert_eq!(recuo_policy_set_max_attempts(p, 0), RECUO_ERR_ZERO_ATTEMPTS);
+            assert_eq!(recuo_policy_set_jitter(p, 0), RECUO_ERR_INVALID_ENUM);
+            assert_eq!(
+                recuo_policy_set_idempotency_header(p, std::ptr::null(), 0),
+                RECUO_ERR_INVALID_HEADER_NAME
+            );
+            let bad = b"Bad Name";
+            assert_eq!(
+                recuo_policy_set_idempotency_header(p, bad.as_ptr().cast(), 8),
+                RECUO_ERR_INVALID_HEADER_NAME
+            );
+            assert_eq!(
+                recuo_policy_set_status_retry(p, 99, 1),
+                RECUO_ERR_INVALID_STATUS
+            );
+            assert_eq!(
+                recuo_policy_set_status_retry(p, 500, 9),
+                RECUO_ERR_INVALID_ENUM
+            );
+            assert_eq!(
+                recuo_policy_set_transport_retry(p, 0, 1),
+                RECUO_ERR_INVALID_ENUM
+            );
+            let brew = b"BREW";
+            assert_eq!(
+                recuo_policy_set_method_idempotent(p, brew.as_ptr().cast(), 4, true),
+                RECUO_ERR_UNKNOWN_METHOD
+            );
+            assert_eq!((*p).policy(), Ok(&Policy::guide_a()));
+            // A cap below the base is stored, and refused where the policy is used.
+            assert_eq!(recuo_policy_set_cap_ms(p, 100), RECUO_OK);
+            assert_eq!(recuo_policy_validate(p), RECUO_ERR_CAP_BELOW_BASE);
+            assert_eq!(recuo_policy_set_base_ms(p, 50), RECUO_OK);
+            assert_eq!(recuo_policy_validate(p), RECUO_OK);
+            recuo_policy_free(p);
+            assert_eq!(
+                recuo_policy_validate(std::ptr::null()),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+        }
+    }
+
+    #[test]
+    fn names_match_the_core() {
+        for j in recuo_jitter::ALL {
+            assert_eq!(j.name().to_str(), Ok(j.to_core().name()));
+            assert_eq!(recuo_jitter::from_core(j.to_core()), *j);
+        }
+        assert_eq!(recuo_jitter::from_code(0), None);
+    }
+}

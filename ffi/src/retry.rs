@@ -1,0 +1,792 @@
+//! `recuo_retry`: an operation callback run under a policy, with real sleeps (SPEC §6).
+//!
+//! This is the blocking runner for C: the core's one retry loop, `recuo::drive`, with C's
+//! effects (a `Driver`: call the operation, read its verdict, run the hooks, sleep on the
+//! cancellation token). The loop decides; this file only converts. The state machine is set up
+//! here because in C the shared attempt limit of nested loops is explicit (a
+//! `recuo_attempt_pool` handle, SPEC §6), where `recuo::Retry` keeps it per thread.
+
+use std::ffi::{c_char, c_void};
+use std::mem::MaybeUninit;
+use std::time::Duration;
+
+use recuo::{
+    drive, AttemptContext, Attempts, CancelToken, Clock, Driver, LazyJitterRng, Report, Stopped,
+    SystemClock, Verdict,
+};
+
+use crate::attempts::{recuo_attempt_pool, recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
+use crate::classify::recuo_verdict;
+use crate::com_retry::recuo_sleep_fn;
+use crate::panic::boundary;
+use crate::policy::recuo_policy;
+use crate::ptr;
+use crate::status::recuo_status::{
+    self, RECUO_ERR_GAVE_UP, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+};
+
+/// A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
+/// flag and a condition variable). Cancelling wakes a `recuo_retry` sleeping between attempts
+/// at once; a `recuo_retry` whose operation is running stops before the next attempt. It stays
+/// cancelled.
+///
+/// Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`,
+/// call `recuo_cancel_token_cancel` from any thread, free it with `recuo_cancel_token_free`
+/// once no thread calls it any more (options keep their own reference to the flag).
+#[derive(Debug, Clone, Default)]
+pub struct recuo_cancel_token(CancelToken);
+
+/// A new token, not cancelled. Free it with `recuo_cancel_token_free`. NULL only if recuo
+/// panicked.
+#[no_mangle]
+pub extern "C" fn recuo_cancel_token_new() -> *mut recuo_cancel_token {
+    boundary(|| Box::into_raw(Box::default()))
+}
+
+/// Releases a token handle. NULL is accepted and ignored.
+///
+/// # Safety
+/// `token` must be NULL or come from `recuo_cancel_token_new`, not have been freed, and not
+/// be in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_cancel_token_free(token: *mut recuo_cancel_token) {
+    boundary(|| {
+        if !token.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(token) });
+        }
+    })
+}
+
+/// Cancels: every `recuo_retry` using this token stops (a sleeping one wakes at once, and
+/// gives up with `RECUO_GIVE_UP_CANCELLED`). Callable from any thread, any number of times.
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `token` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_cancel_token_cancel(
+    token: *const recuo_cancel_token,
+) -> recuo_status {
+    // SAFETY: the caller vouches for NULL or a live handle.
+    boundary(|| match unsafe { ptr::input(token) } {
+        Ok(t) => {
+            t.0.cancel();
+            RECUO_OK
+        }
+        Err(status) => status,
+    })
+}
+
+/// Whether the token was cancelled. False when `token` is NULL.
+///
+/// # Safety
+/// `token` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_cancel_token_is_cancelled(token: *const recuo_cancel_token) -> bool {
+    // SAFETY: the caller vouches for NULL or a live handle.
+    boundary(|| unsafe { token.as_ref() }.is_some_and(|t| t.0.is_cancelled()))
+}
+
+/// The operation `recuo_retry` runs: make attempt number `attempt` (from 0), sending
+/// `idempotency_key` (a NUL-terminated UUID v4 of 36 characters, the same on every attempt of
+/// this `recuo_retry` call; valid during the call only — copy it to keep it) in the header
+/// named by `recuo_policy_idempotency_header`, then write the verdict on what happened into
+/// `*verdict_out`: with `recuo_classify` for an HTTP outcome, or by hand for a task with no
+/// HTTP meaning (`RECUO_VERDICT_SUCCESS`, or `RECUO_VERDICT_RETRY` /
+/// `RECUO_VERDICT_GIVE_UP` with a cause).
+///
+/// `*verdict_out` is all zeros when the operation is called; if it is still 0, or holds a
+/// field that is none of its constants, when the operation returns, `recuo_retry` stops with
+/// `RECUO_ERR_NO_VERDICT` (so a failed `recuo_classify` can never pass for a success).
+/// Whatever the operation points to (headers, method) only has to live until its own
+/// `recuo_classify` call returns: recuo copies the verdict, never the pointers.
+pub type recuo_operation_fn = Option<
+    unsafe extern "C" fn(
+        attempt: u32,
+        idempotency_key: *const c_char,
+        verdict_out: *mut recuo_verdict,
+        user_data: *mut c_void,
+    ),
+>;
+
+/// The hook called before each sleep of `recuo_retry`: `attempt` is the attempt that just
+/// failed, `verdict` its verdict (valid during the call), `delay_ms` the delay about to be
+/// slept (possibly 0, then nothing is slept). Receives the call's `user_data`.
+pub type recuo_on_retry_fn = Option<
+    unsafe extern "C" fn(
+        attempt: u32,
+        verdict: *const recuo_verdict,
+        delay_ms: u64,
+        user_data: *mut c_void,
+    ),
+>;
+
+/// The hook called once when `recuo_retry` gives up, before it returns, with the report
+/// (valid during the call). Receives the call's `user_data`.
+pub type recuo_on_give_up_fn =
+    Option<unsafe extern "C" fn(report: *const recuo_report, user_data: *mut c_void)>;
+
+/// Options for `recuo_retry`: an opaque handle, so that options can be added without changing
+/// any signature. Backed by a Rust struct holding an optional jitter seed, an optional sleep
+/// callback, an optional cancellation flag and attempt pool (shared references), and the
+/// optional hooks.
+///
+/// Create it with `recuo_retry_options_new`, set what you need, pass it to any number of
+/// `recuo_retry` calls (also from several threads at once, as long as no setter runs
+/// meanwhile: the calls only read it), release it with `recuo_retry_options_free`.
+#[derive(Debug, Clone, Default)]
+pub struct recuo_retry_options {
+    seed: Option<u64>,
+    sleep_ms: recuo_sleep_fn,
+    cancel: Option<CancelToken>,
+    pool: Option<(recuo::AttemptPool, bool)>,
+    on_retry: recuo_on_retry_fn,
+    on_give_up: recuo_on_give_up_fn,
+}
+
+/// New options with the defaults: jitter and key seeded by the operating system, real sleeps,
+/// no cancellation token, no attempt pool, no hooks. Free them with
+/// `recuo_retry_options_free`. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_retry_options_new() -> *mut recuo_retry_options {
+    boundary(|| Box::into_raw(Box::default()))
+}
+
+/// Releases an options handle. NULL is accepted and ignored.
+///
+/// # Safety
+/// `options` must be NULL or come from `recuo_retry_options_new` and not have been freed.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_free(options: *mut recuo_retry_options) {
+    boundary(|| {
+        if !options.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(options) });
+        }
+    })
+}
+
+/// Runs `change` on the options behind `options`, answering `RECUO_ERR_NULL_ARGUMENT` for
+/// NULL.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+unsafe fn with_options(
+    options: *mut recuo_retry_options,
+    change: impl FnOnce(&mut recuo_retry_options),
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { ptr::handle(options) } {
+        Ok(o) => {
+            change(o);
+            RECUO_OK
+        }
+        Err(status) => status,
+    })
+}
+
+/// Draws the jitter and the idempotency key from a generator seeded with `seed`: the same
+/// seed and outcomes give the same delays and key on every run. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_seed(
+    options: *mut recuo_retry_options,
+    seed: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_options(options, |o| o.seed = Some(seed)) }
+}
+
+/// Replaces the real sleep with `sleep_ms`, called with each non-zero delay and the call's
+/// `user_data` (for tests, and for callers with their own timers); NULL restores the real
+/// sleep. A cancellation cannot interrupt your sleep: it is seen when it returns. Returns
+/// `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_sleep(
+    options: *mut recuo_retry_options,
+    sleep_ms: recuo_sleep_fn,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_options(options, |o| o.sleep_ms = sleep_ms) }
+}
+
+/// Makes `recuo_retry` stop when `token` is cancelled (see `recuo_cancel_token`); NULL
+/// removes the token. The options keep their own reference to the flag. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT` (for `options`).
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread; `token` NULL or a
+/// live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_cancel_token(
+    options: *mut recuo_retry_options,
+    token: *const recuo_cancel_token,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live token.
+        let token = unsafe { token.as_ref() }.map(|t| t.0.clone());
+        // SAFETY: forwarded from the caller.
+        unsafe { with_options(options, |o| o.cancel = token) }
+    })
+}
+
+/// Makes `recuo_retry` draw its attempts from `pool` (SPEC §6: nested loops share one limit);
+/// `nested` as in `recuo_attempts_set_pool` (false for the outermost loop, true for a loop
+/// running inside an attempt of one). NULL removes the pool. The options keep their own
+/// reference to the count. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread; `pool` NULL or a
+/// live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_pool(
+    options: *mut recuo_retry_options,
+    pool: *const recuo_attempt_pool,
+    nested: bool,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live pool.
+        let pool = unsafe { pool.as_ref() }.map(|p| (p.0.clone(), nested));
+        // SAFETY: forwarded from the caller.
+        unsafe { with_options(options, |o| o.pool = pool) }
+    })
+}
+
+/// Sets the hook called before each sleep (see `recuo_on_retry_fn`); NULL removes it.
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_on_retry(
+    options: *mut recuo_retry_options,
+    on_retry: recuo_on_retry_fn,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_options(options, |o| o.on_retry = on_retry) }
+}
+
+/// Sets the hook called once on giving up (see `recuo_on_give_up_fn`); NULL removes it.
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_on_give_up(
+    options: *mut recuo_retry_options,
+    on_give_up: recuo_on_give_up_fn,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_options(options, |o| o.on_give_up = on_give_up) }
+}
+
+/// Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
+/// attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
+/// or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
+/// a cancellation) and the next attempt. The idempotency key is created once, before attempt
+/// 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
+/// Python and PHP.
+///
+/// * `policy`: read at the start (a copy is used; validated: a configuration error is
+///   returned before any attempt).
+/// * `operation`, `user_data`: see `recuo_operation_fn`; `user_data` also goes to the sleep
+///   callback and the hooks. Everything runs on the calling thread.
+/// * `options`: NULL for the defaults (see `recuo_retry_options_new`); only read.
+/// * `report_out` (may be NULL): attempts made, reason, elapsed milliseconds (from the start
+///   of attempt 0 to the last decision, or to the end of the successful attempt), number of
+///   delays, and for a wait past the deadline how long until the server would accept a retry.
+/// * `delays`, `delays_len`, `delays_written` (may be NULL, 0, NULL): the first
+///   `min(delays_len, report.delay_count)` delays, in order, and how many were copied.
+///
+/// Returns:
+/// * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
+/// * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
+///   attempts_exhausted, wait_exceeds_deadline, cancelled). The `on_give_up` hook ran once,
+///   just before the return. The operation's own last result is whatever it left in
+///   `user_data`.
+/// * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
+///   there (no hook); the report counts the attempts made.
+/// * Before any attempt, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT` (`policy`,
+///   `operation`, or `delays` with `delays_len > 0`), `RECUO_ERR_LENGTH_TOO_LARGE`, the
+///   policy's configuration error.
+///
+/// # Safety
+/// `policy` and `options` must be NULL or live handles, not changed during the call;
+/// `operation` and the callbacks of `options` must be safe to call with `user_data` and must
+/// return normally; the outputs must be NULL or writable for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry(
+    policy: *const recuo_policy,
+    operation: recuo_operation_fn,
+    user_data: *mut c_void,
+    options: *const recuo_retry_options,
+    report_out: *mut recuo_report,
+    delays: *mut u64,
+    delays_len: usize,
+    delays_written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for every pointer (see # Safety).
+        let checked = unsafe {
+            (|| -> Result<_, recuo_status> {
+                let policy = ptr::input(policy)?.policy()?;
+                let operation = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
+                let delays = ptr::slice_mut(delays, delays_len)?;
+                Ok((policy, operation, delays))
+            })()
+        };
+        let (policy, operation, delays) = match checked {
+            Ok(checked) => checked,
+            Err(status) => return status,
+        };
+        // SAFETY: the caller vouches for NULL or a live handle.
+        let options = unsafe { options.as_ref() }.cloned().unwrap_or_default();
+        let mut machine = Attempts::new(policy);
+        if let Some((pool, nested)) = options.pool.clone() {
+            machine = machine.with_pool(pool, nested);
+        }
+        let rng = LazyJitterRng::new(options.seed);
+        let mut driver = CDriver {
+            operation,
+            user_data,
+            cancel: options.cancel.clone().unwrap_or_default(),
+            clock: SystemClock::default(),
+            options,
+            key: [0; RECUO_IDEMPOTENCY_KEY_SIZE],
+            attempts_made: 0,
+            first_ms: None,
+            last_ms: 0,
+            delays_ms: Vec::new(),
+        };
+        let (status, report, retry_after_ms) = match drive(machine, rng, None, &mut driver) {
+            Ok(()) => (RECUO_OK, driver.success_report(), None),
+            // Only `classify` fails, and only for a missing verdict.
+            Err(
+                Stopped::Aborted(_)
+                | Stopped::GaveUp(RetryError {
+                    error: Some(NoVerdict),
+                    ..
+                }),
+            ) => (RECUO_ERR_NO_VERDICT, driver.success_report(), None),
+            Err(Stopped::GaveUp(gave_up)) => {
+                let retry_after_ms = gave_up
+                    .retry_at_ms
+                    .map(|at| at.saturating_sub(driver.last_ms));
+                if let Some(hook) = driver.options.on_give_up {
+                    let c_report = recuo_report::from_core(&gave_up.report, retry_after_ms);
+                    // SAFETY: the caller vouches that the hook may be called with `user_data`;
+                    // the report lives across the call.
+                    unsafe { hook(&c_report, user_data) };
+                }
+                (RECUO_ERR_GAVE_UP, gave_up.report, retry_after_ms)
+            }
+        };
+        // SAFETY: the caller vouches for NULL or writable outputs.
+        unsafe {
+            let out = ptr::optional_out(report_out);
+            write_report(&report, retry_after_ms, out, delays, delays_written);
+        }
+        status
+    })
+}
+
+/// What an attempt came to, as the loop sees it: a verdict that is not a success, or none.
+#[derive(Debug)]
+enum Failure {
+    /// The operation's verdict (a retry or a give-up).
+    Verdict(Verdict),
+    /// The operation wrote no valid verdict.
+    NoVerdict,
+}
+
+use recuo::RetryError;
+use Failure::NoVerdict;
+
+/// The effects of one `recuo_retry` call, for `recuo::drive`.
+struct CDriver {
+    operation: unsafe extern "C" fn(u32, *const c_char, *mut recuo_verdict, *mut c_void),
+    user_data: *mut c_void,
+    cancel: CancelToken,
+    clock: SystemClock,
+    options: recuo_retry_options,
+    /// The idempotency key, NUL-terminated, for the operation.
+    key: [u8; RECUO_IDEMPOTENCY_KEY_SIZE],
+    /// What a success reports (the loop returns no report when it succeeds).
+    attempts_made: u32,
+    first_ms: Option<u64>,
+    last_ms: u64,
+    delays_ms: Vec<u64>,
+}
+
+impl CDriver {
+    /// The report of a loop that ended without giving up: the attempts made, the delays slept
+    /// and the time from the start of attempt 0 to the last reading of the clock.
+    fn success_report(&mut self) -> Report {
+        let now = self.now_ms();
+        Report {
+            attempts: self.attempts_made,
+            reason: None,
+            elapsed_ms: self.first_ms.map_or(0, |first| now.saturating_sub(first)),
+            delays_ms: std::mem::take(&mut self.delays_ms),
+        }
+    }
+}
+
+impl Driver for CDriver {
+    type Value = ();
+    type Error = Failure;
+
+    fn now_ms(&mut self) -> u64 {
+        let now = self.clock.now_ms();
+        self.first_ms.get_or_insert(now);
+        self.last_ms = now;
+        now
+    }
+
+    fn is_cancelled(&mut self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<(), Failure> {
+        let key = ctx.idempotency_key();
+        self.key[..key.as_str().len()].copy_from_slice(key.as_str().as_bytes());
+        self.attempts_made += 1;
+        // All zeros: no constant of `recuo_verdict_kind` is 0, so an operation that writes
+        // nothing is caught below. Never read as a `recuo_verdict` (its enum fields may hold
+        // anything), only through `recuo_verdict::read`.
+        let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
+        // SAFETY: the caller of recuo_retry vouches that `operation` may be called with
+        // `user_data`; the key and the verdict live across the call.
+        unsafe {
+            (self.operation)(
+                ctx.attempt(),
+                self.key.as_ptr().cast(),
+                verdict.as_mut_ptr(),
+                self.user_data,
+            )
+        };
+        // SAFETY: the pointer is to the live local, which the operation may only have filled
+        // with numbers (the read never trusts the enum fields).
+        match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
+            Some(Verdict::Success) => Ok(()),
+            Some(v) => Err(Failure::Verdict(v)),
+            None => Err(NoVerdict),
+        }
+    }
+
+    fn classify(&mut self, error: &Failure) -> Result<Verdict, Failure> {
+        match error {
+            Failure::Verdict(v) => Ok(*v),
+            NoVerdict => Err(NoVerdict),
+        }
+    }
+
+    fn on_retry(&mut self, attempt: u32, error: &Failure, delay: Duration) -> Result<(), Failure> {
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.delays_ms.push(delay_ms);
+        if let (Some(hook), Failure::Verdict(v)) = (self.options.on_retry, error) {
+            let verdict = recuo_verdict::from_core(*v);
+            // SAFETY: as for the operation; the verdict lives across the call.
+            unsafe { hook(attempt, &verdict, delay_ms, self.user_data) };
+        }
+        Ok(())
+    }
+
+    fn sleep(&mut self, delay: Duration) -> Result<bool, Failure> {
+        Ok(match self.options.sleep_ms {
+            Some(sleep_ms) => {
+                let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+                // SAFETY: as for the operation.
+                unsafe { sleep_ms(ms, self.user_data) };
+                self.cancel.is_cancelled()
+            }
+            None => self.cancel.sleep(delay),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attempts::{recuo_attempt_pool_free, recuo_attempt_pool_new, recuo_give_up_reason};
+    use crate::classify::recuo_cause;
+    use crate::policy::{
+        recuo_policy_free, recuo_policy_new, recuo_policy_set_base_ms, recuo_policy_set_cap_ms,
+        recuo_policy_set_jitter,
+    };
+
+    /// What the test operation answers, and what the callbacks saw.
+    #[derive(Default)]
+    struct Script {
+        /// Verdict kinds per attempt (0: write nothing); the last one repeats.
+        kinds: Vec<u32>,
+        calls: u32,
+        inner_calls: u32,
+        inner_status: Option<recuo_status>,
+        keys: Vec<String>,
+        events: Vec<String>,
+        inner: Option<(*const recuo_policy, *const recuo_retry_options)>,
+    }
+
+    // The callbacks only record (a panic may not unwind out of an `extern "C"` function); the
+    // tests assert afterwards.
+    unsafe extern "C" fn operation(
+        attempt: u32,
+        key: *const c_char,
+        out: *mut recuo_verdict,
+        user_data: *mut c_void,
+    ) {
+        // SAFETY: the tests pass a live Script, recuo a live key and verdict.
+        let s = unsafe { &mut *user_data.cast::<Script>() };
+        s.calls += 1;
+        // SAFETY: recuo hands a NUL-terminated key.
+        let key = unsafe { std::ffi::CStr::from_ptr(key) };
+        s.keys.push(key.to_string_lossy().into_owned());
+        s.events.push(format!("op{attempt}"));
+        if let Some((policy, options)) = s.inner {
+            let mut inner = Script {
+                kinds: vec![2],
+                ..Script::default()
+            };
+            // SAFETY: live handles and a live Script.
+            let rc = unsafe {
+                recuo_retry(
+                    policy,
+                    Some(operation),
+                    (&mut inner as *mut Script).cast(),
+                    options,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0,
+                    std::ptr::null_mut(),
+                )
+            };
+            s.inner_status = Some(rc);
+            s.inner_calls += inner.calls;
+        }
+        let kind = s.kinds.get(attempt as usize).or(s.kinds.last()).copied();
+        let kind = kind.unwrap_or(0);
+        if kind != 0 {
+            // SAFETY: recuo hands a writable verdict; the mirror's fields are plain numbers.
+            unsafe {
+                let raw = out.cast::<u32>();
+                raw.write(kind);
+                raw.add(1)
+                    .write(recuo_cause::RECUO_CAUSE_SERVER_ERROR as u32);
+            }
+        }
+    }
+
+    unsafe extern "C" fn on_retry(
+        attempt: u32,
+        verdict: *const recuo_verdict,
+        delay_ms: u64,
+        user_data: *mut c_void,
+    ) {
+        // SAFETY: the tests pass a live Script, recuo a live verdict.
+        let (s, v) = unsafe { (&mut *user_data.cast::<Script>(), &*verdict) };
+        let kind = v.verdict.name().to_str().unwrap_or("?");
+        let wait = v.wait.name().to_str().unwrap_or("?");
+        s.events
+            .push(format!("retry{attempt}:{delay_ms}:{kind}:{wait}"));
+    }
+
+    unsafe extern "C" fn sleep(ms: u64, user_data: *mut c_void) {
+        // SAFETY: the tests pass a live Script.
+        unsafe { &mut *user_data.cast::<Script>() }
+            .events
+            .push(format!("sleep{ms}"));
+    }
+
+    unsafe extern "C" fn on_give_up(report: *const recuo_report, user_data: *mut c_void) {
+        // SAFETY: the tests pass a live Script, recuo a live report.
+        let (s, r) = unsafe { (&mut *user_data.cast::<Script>(), &*report) };
+        s.events
+            .push(format!("give_up{}:{}", r.attempts, r.reason as u32));
+    }
+
+    /// A policy of fixed delays: base 10, cap 20, no jitter.
+    fn policy() -> *mut recuo_policy {
+        let p = recuo_policy_new();
+        // SAFETY: a live handle.
+        unsafe {
+            assert_eq!(recuo_policy_set_base_ms(p, 10), RECUO_OK);
+            assert_eq!(recuo_policy_set_cap_ms(p, 20), RECUO_OK);
+            assert_eq!(recuo_policy_set_jitter(p, 4), RECUO_OK);
+        }
+        p
+    }
+
+    fn options() -> *mut recuo_retry_options {
+        let o = recuo_retry_options_new();
+        // SAFETY: a live handle.
+        unsafe {
+            assert_eq!(recuo_retry_options_set_seed(o, 1), RECUO_OK);
+            assert_eq!(recuo_retry_options_set_sleep(o, Some(sleep)), RECUO_OK);
+            assert_eq!(
+                recuo_retry_options_set_on_retry(o, Some(on_retry)),
+                RECUO_OK
+            );
+            assert_eq!(
+                recuo_retry_options_set_on_give_up(o, Some(on_give_up)),
+                RECUO_OK
+            );
+        }
+        o
+    }
+
+    fn run(
+        p: *const recuo_policy,
+        o: *const recuo_retry_options,
+        s: &mut Script,
+    ) -> (recuo_status, recuo_report, Vec<u64>) {
+        let mut report = recuo_report::from_core(&Report::default(), None);
+        let mut delays = [0u64; 8];
+        let mut n = 0;
+        // SAFETY: live handles, Script and outputs.
+        let rc = unsafe {
+            recuo_retry(
+                p,
+                Some(operation),
+                (s as *mut Script).cast(),
+                o,
+                &mut report,
+                delays.as_mut_ptr(),
+                8,
+                &mut n,
+            )
+        };
+        (rc, report, delays[..n].to_vec())
+    }
+
+    #[test]
+    fn the_loop_calls_hooks_in_order_and_reports() {
+        let (p, o) = (policy(), options());
+        let mut s = Script {
+            kinds: vec![2, 2, 1],
+            ..Script::default()
+        };
+        let (rc, report, delays) = run(p, o, &mut s);
+        assert_eq!(rc, RECUO_OK);
+        assert_eq!(
+            s.events,
+            [
+                "op0",
+                "retry0:10:retry:none",
+                "sleep10",
+                "op1",
+                "retry1:20:retry:none",
+                "sleep20",
+                "op2"
+            ]
+        );
+        assert_eq!((report.attempts, report.delay_count), (3, 2));
+        assert_eq!(report.reason, recuo_give_up_reason::RECUO_GIVE_UP_NONE);
+        assert_eq!(delays, [10, 20]);
+        assert!(s.keys.iter().all(|k| *k == s.keys[0]) && s.keys[0].len() == 36);
+
+        let mut failing = Script {
+            kinds: vec![2],
+            ..Script::default()
+        };
+        let (rc, report, delays) = run(p, o, &mut failing);
+        assert_eq!(rc, RECUO_ERR_GAVE_UP);
+        assert_eq!(failing.calls, 5);
+        assert_eq!(
+            failing.events.last().map(String::as_str),
+            Some("give_up5:2")
+        );
+        assert_eq!(delays, [10, 20, 20, 20]);
+        assert_eq!(
+            report.reason,
+            recuo_give_up_reason::RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED
+        );
+        // SAFETY: live handles, freed once.
+        unsafe {
+            recuo_retry_options_free(o);
+            recuo_policy_free(p);
+        }
+    }
+
+    #[test]
+    fn a_missing_verdict_stops_the_loop_without_a_hook() {
+        let (p, o) = (policy(), options());
+        let mut s = Script {
+            kinds: vec![2, 0],
+            ..Script::default()
+        };
+        let (rc, report, _) = run(p, o, &mut s);
+        assert_eq!(rc, RECUO_ERR_NO_VERDICT);
+        assert_eq!((s.calls, report.attempts), (2, 2));
+        assert!(!s.events.iter().any(|e| e.starts_with("give_up")));
+        // SAFETY: live handles, freed once.
+        unsafe {
+            recuo_retry_options_free(o);
+            recuo_policy_free(p);
+        }
+    }
+
+    #[test]
+    fn nested_loops_share_an_explicit_pool() {
+        let (p, outer_o, inner_o) = (policy(), options(), options());
+        let pool = recuo_attempt_pool_new(5);
+        // SAFETY: live handles.
+        unsafe {
+            assert_eq!(recuo_retry_options_set_pool(outer_o, pool, false), RECUO_OK);
+            assert_eq!(recuo_retry_options_set_pool(inner_o, pool, true), RECUO_OK);
+            recuo_attempt_pool_free(pool);
+        }
+        let mut s = Script {
+            kinds: vec![2],
+            inner: Some((p, inner_o)),
+            ..Script::default()
+        };
+        let (rc, report, _) = run(p, outer_o, &mut s);
+        assert_eq!(rc, RECUO_ERR_GAVE_UP);
+        // One outer attempt, made of five inner ones: 5 calls of the operation, not 25.
+        assert_eq!((s.calls, s.inner_calls, report.attempts), (1, 5, 1));
+        assert_eq!(s.inner_status, Some(RECUO_ERR_GAVE_UP));
+        assert_eq!(
+            report.reason,
+            recuo_give_up_reason::RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED
+        );
+        // SAFETY: live handles, freed once.
+        unsafe {
+            recuo_retry_options_free(outer_o);
+            recuo_retry_options_free(inner_o);
+            recuo_policy_free(p);
+        }
+    }
+
+    #[test]
+    fn a_cancelled_token_stops_before_the_first_attempt() {
+        let (p, o) = (policy(), options());
+        let t = recuo_cancel_token_new();
+        // SAFETY: live handles.
+        unsafe {
+            assert_eq!(recuo_cancel_token_cancel(t), RECUO_OK);
+            assert!(recuo_cancel_token_is_cancelled(t));
+            assert_eq!(recuo_retry_options_set_cancel_token(o, t), RECUO_OK);
+            recuo_cancel_token_free(t);
+        }
+        let mut s = Script {
+            kinds: vec![1],
+            ..Script::default()
+        };
+        let (rc, report, _) = run(p, o, &mut s);
+        assert_eq!((rc, s.calls, report.attempts), (RECUO_ERR_GAVE_UP, 0, 0));
+        assert_eq!(report.reason, recuo_give_up_reason::RECUO_GIVE_UP_CANCELLED);
+        // SAFETY: live handles, freed once.
+        unsafe {
+            recuo_retry_options_free(o);
+            recuo_policy_free(p);
+        }
+    }
+}
