@@ -1,11 +1,13 @@
-"""recuo from Python: guide B's delays for a few Retry-After values, then guide A's loop
-succeeding on the third attempt.
+"""recuo from Python: guide B's delays for a few Retry-After values, guide A's loop
+succeeding on the third attempt, then the policy engine: verdicts on a few outcomes, a
+payment retried through 503 and 429 with one idempotency key, and the same loop in asyncio.
 
 Run it with `make demo-python` (which builds the package first).
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 
 import recuo
@@ -50,10 +52,95 @@ def guide_a() -> None:
     print(f"  -> {result!r} after {attempt} attempts")
 
 
+class HTTPError(Exception):
+    """What an HTTP client raises for an error status: the status and the headers."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.headers = headers or {}
+
+
+def http_verdict(exc: Exception) -> recuo.Verdict | bool:
+    """The verdict on a failed POST that carries an idempotency key."""
+    if isinstance(exc, HTTPError):
+        return recuo.classify(exc.status, method="POST", idempotency_key=True, headers=exc.headers, now_ms=NOW_MS)
+    return isinstance(exc, ConnectionError)
+
+
+def verdicts() -> None:
+    print("policy engine: recuo.classify(outcome, method=...)")
+    outcomes: list[tuple[str, recuo.Verdict]] = [
+        ("429 Retry-After: 3", recuo.classify(429, headers={"Retry-After": "3"}, now_ms=NOW_MS)),
+        ("503 on a POST", recuo.classify(503, method="POST")),
+        ("500 on a POST", recuo.classify(500, method="POST")),
+        ("500 on a POST with a key", recuo.classify(500, method="POST", idempotency_key=True)),
+        ("timeout on a GET", recuo.classify(error="timeout")),
+        ("connect on a POST", recuo.classify(error="connect", method="POST")),
+        ("tls", recuo.classify(error="tls")),
+        ("404", recuo.classify(404)),
+    ]
+    for label, v in outcomes:
+        wait = "" if v.wait_ms is None else f", wait {v.wait_ms} ms"
+        print(f"  {label:<26} -> {v.verdict} ({v.reason}{wait})")
+
+
+def payment() -> None:
+    print("recuo.retry(create_payment, policy=Policy(spread=0), classify=http_verdict)")
+    answers: list[object] = [HTTPError(503, {"Retry-After": "1"}), HTTPError(429, {"Retry-After": "2"}), "pay_123"]
+    keys: set[str] = set()
+
+    def create_payment(amount: int) -> str:
+        attempt = recuo.current_attempt()
+        keys.add(attempt.idempotency_key)
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            print(f"  attempt {attempt.number}: POST /payments ({amount}) -> {answer}")
+            raise answer
+        print(f"  attempt {attempt.number}: POST /payments ({amount}) -> 201")
+        return str(answer)
+
+    def wait(seconds: float) -> None:
+        print(f"  sleep({seconds}): the server's wait (the demo does not really sleep)")
+
+    result = recuo.retry(create_payment, 100, policy=recuo.Policy(spread=0), classify=http_verdict, sleep=wait)
+    print(f"  -> {result!r}; {len(keys)} idempotency key for the 3 attempts")
+
+    def quota() -> str:
+        raise HTTPError(429, {"Retry-After": "86400"})
+
+    def gave_up(report: recuo.Report) -> None:
+        print(f"  daily quota: gave up after {report.attempts} attempt ({report.reason})")
+
+    try:
+        recuo.retry(quota, policy=recuo.Policy.guide_b(), classify=http_verdict, on_give_up=gave_up)
+    except HTTPError:
+        pass
+
+
+async def in_asyncio() -> None:
+    print("asyncio: @recuo.retry on an async def function")
+    calls = 0
+
+    @recuo.retry(policy=recuo.Policy(base=0.01, cap=0.02), on_retry=lambda n, exc, d: print(f"  attempt {n}: {exc}"))
+    async def fetch(path: str) -> str:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0)
+        if calls < 3:
+            raise ConnectionError("connection reset")
+        return f"200 {path}"
+
+    print(f"  -> {await fetch('/status')!r}")
+
+
 def main() -> None:
     print(f"recuo {recuo.__version__} (Python)")
     guide_b()
     guide_a()
+    verdicts()
+    payment()
+    asyncio.run(in_asyncio())
 
 
 if __name__ == "__main__":

@@ -1,24 +1,63 @@
 """recuo's native module (Rust, pyo3); import ``recuo`` instead."""
 
-from typing import Callable, Literal, TypeVar, final
+from collections.abc import Iterable
+from contextvars import ContextVar, Token
+from typing import Any, Callable, Literal, Protocol, TypeVar, final
 
 _T = TypeVar("_T")
 
 __all__ = [
+    "Attempt",
+    "Attempts",
     "ConfigError",
+    "Decision",
+    "IdempotencyKey",
+    "Policy",
+    "Report",
     "RetryAfter",
+    "Verdict",
     "__version__",
     "backoff_window_ms",
+    "classify",
     "com_retry",
+    "current_attempt",
     "parse_retry_after",
     "retry_delay_ms",
 ]
 
 __version__: str
 
+_Jitter = Literal["full", "equal", "decorrelated", "none"]
+_Rule = Literal["never", "if_idempotent", "always"]
+_Transport = Literal["connect", "tls", "timeout", "reset", "other"]
+_Cause = Literal[
+    "success",
+    "rate_limited",
+    "unavailable",
+    "server_error",
+    "connect",
+    "timeout",
+    "reset",
+    "other",
+    "not_idempotent",
+    "permanent",
+    "tls",
+]
+_GiveUpReason = Literal[
+    "permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled"
+]
+
+class _HeaderItems(Protocol):
+    """Anything with ``items()`` answering ``(name, value)`` pairs: a ``dict``, a mapping
+    (``requests``, ``httpx``, ``aiohttp`` headers), an ``http.client.HTTPMessage``."""
+
+    def items(self) -> Iterable[tuple[str | bytes, str | bytes]]: ...
+
+_Headers = _HeaderItems | Iterable[tuple[str | bytes, str | bytes]] | None
+
 class ConfigError(ValueError):
     """A configuration recuo refuses: attempts below 1, a negative or NaN duration, a maximum
-    below the base.
+    below the base, an idempotency header name that is not an HTTP token.
 
     A subclass of ValueError. ``code`` is the core's stable number for the error (the same in
     C, Python and PHP) and ``name`` its stable lower-case name; the message is for humans.
@@ -26,13 +65,14 @@ class ConfigError(ValueError):
 
     code: int
     """1 zero_attempts, 2 negative_duration, 3 not_a_number, 4 duration_too_large,
-    5 cap_below_base."""
+    5 cap_below_base, 6 invalid_header_name."""
     name: Literal[
         "zero_attempts",
         "negative_duration",
         "not_a_number",
         "duration_too_large",
         "cap_below_base",
+        "invalid_header_name",
     ]
     """The error's stable lower-case name."""
 
@@ -59,6 +99,8 @@ def com_retry(
     maximo: float = 5.0,
     repetir_se: Callable[[Exception], object] | None = None,
     *,
+    prazo: float | None = None,
+    ao_repetir: Callable[[int, Exception, float], object] | None = None,
     seed: int | None = None,
     sleep: Callable[[float], object] | None = None,
 ) -> _T:
@@ -68,20 +110,28 @@ def com_retry(
     (``repetir_se=None`` retries every ``Exception``), wait a delay drawn uniformly from
     ``[0, min(maximo, base * 2**i)]`` seconds (full jitter; ``i`` counts retries from 0) and
     call it again. When the attempts are spent or ``repetir_se`` answers false, the task's
-    exception is re-raised: the very same object, with its traceback.
+    exception is re-raised: the very same object, with its traceback. ``repetir_se`` may also
+    answer a ``Verdict`` (from ``classify``), whose server wait is then honoured.
+
+    ``prazo`` (seconds) limits the total time from the start of the first attempt: a wait that
+    would pass it is not slept, and the task's exception is re-raised at once. ``ao_repetir``
+    is called before each wait as ``ao_repetir(attempt, erro, delay_seconds)``, ``attempt``
+    being the number (from 0) of the attempt that failed.
 
     A ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, ``SystemExit``)
-    is never retried: it propagates at once. So does an exception raised by ``repetir_se``
-    or by ``sleep``.
+    is never retried: it propagates at once. So does an exception raised by ``repetir_se``,
+    ``ao_repetir`` or ``sleep``.
 
-    ``base`` and ``maximo`` are seconds (int or float). ``seed`` makes the jitter
+    ``base``, ``maximo`` and ``prazo`` are seconds (int or float). ``seed`` makes the jitter
     reproducible. ``sleep(seconds)`` replaces the real wait, for tests; a zero delay calls no
     sleep at all. The real wait releases the GIL and answers Ctrl-C within about 50 ms.
+    Inside the task, ``current_attempt()`` gives the attempt's number and the operation's
+    idempotency key; inside another retry loop, the attempts are shared.
 
     Raises ``ConfigError`` (a ``ValueError``) when ``tentativas < 1``, a duration is negative,
-    NaN or infinite, or ``maximo < base``; ``TypeError`` when ``tarefa``, ``repetir_se`` or
-    ``sleep`` is not callable or an argument has the wrong type (``bool`` is refused where an
-    int is expected).
+    NaN or infinite, or ``maximo < base``; ``TypeError`` when ``tarefa``, ``repetir_se``,
+    ``ao_repetir`` or ``sleep`` is not callable or an argument has the wrong type (``bool`` is
+    refused where an int is expected).
     """
 
 def retry_delay_ms(
@@ -113,3 +163,309 @@ def backoff_window_ms(attempt: int, base_ms: int = 200, cap_ms: int = 5000) -> i
     ``ConfigError`` when ``cap_ms < base_ms`` or a duration is negative or above 2**64 - 1;
     ``ValueError`` for a negative ``attempt``.
     """
+
+@final
+class Policy:
+    """How a policy retries: attempts, backoff, deadline, the spread added to server waits,
+    the classification sets of SPEC §5 and the idempotency-key header.
+
+    Durations are seconds (int or float), kept as whole milliseconds. ``max_attempts`` counts
+    every attempt, the first included (at least 1). ``deadline`` limits the operation's total
+    time from the start of its first attempt (``None``: no limit). ``spread`` is the most
+    added at random to a server's wait (``None``: ``min(window, 1 s)``). ``use_date_header``
+    measures server waits from the response's ``Date``.
+
+    Immutable, comparable and hashable; the ``with_*`` methods answer a new policy. Raises
+    ``ConfigError`` for a policy the core refuses, ``TypeError`` for a wrong type,
+    ``ValueError`` for an unknown jitter.
+    """
+
+    def __new__(
+        cls,
+        *,
+        max_attempts: int = 5,
+        base: float = 0.2,
+        cap: float = 5.0,
+        jitter: _Jitter = "full",
+        deadline: float | None = None,
+        spread: float | None = None,
+        idempotency_header: str = "Idempotency-Key",
+        use_date_header: bool = False,
+    ) -> Policy: ...
+    @staticmethod
+    def guide_a() -> Policy:
+        """Guide A: 5 attempts, 0.2 s base, 5 s cap, full jitter, no deadline."""
+    @staticmethod
+    def guide_b() -> Policy:
+        """Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s
+        deadline."""
+    @property
+    def max_attempts(self) -> int:
+        """Attempts in all, the first included."""
+    @property
+    def base(self) -> float:
+        """The first backoff window, in seconds."""
+    @property
+    def cap(self) -> float:
+        """The largest backoff window, in seconds."""
+    @property
+    def jitter(self) -> _Jitter:
+        """``"full"``, ``"equal"``, ``"decorrelated"`` or ``"none"``."""
+    @property
+    def deadline(self) -> float | None:
+        """The limit on the operation's total time in seconds, or ``None``."""
+    @property
+    def spread(self) -> float | None:
+        """The most added at random to a server's wait, in seconds, or ``None`` for
+        ``min(window, 1 s)``."""
+    @property
+    def idempotency_header(self) -> str:
+        """The header the idempotency key is sent in."""
+    @property
+    def use_date_header(self) -> bool:
+        """Whether server waits are measured from the response's ``Date``."""
+    @property
+    def quota_403_as_rate_limit(self) -> bool:
+        """Whether a 403 whose rate-limit headers say the quota is spent counts as a 429."""
+    def status_retry(self, status: int) -> _Rule:
+        """How ``status`` (400-599) is retried: ``"never"``, ``"if_idempotent"`` or
+        ``"always"`` (for any method)."""
+    def with_status_retry(self, status: int, rule: _Rule) -> Policy:
+        """A new policy retrying ``status`` (400-599) ``"never"``, ``"if_idempotent"`` or
+        ``"always"``."""
+    def transport_retry(self, kind: _Transport) -> _Rule:
+        """How the transport failure ``kind`` is retried."""
+    def with_transport_retry(self, kind: _Transport, rule: _Rule) -> Policy:
+        """A new policy retrying the transport failure ``kind`` ``"never"``,
+        ``"if_idempotent"`` or ``"always"``."""
+    def method_idempotent(self, method: str) -> bool:
+        """Whether requests with ``method`` count as idempotent without a key."""
+    def with_method_idempotent(self, method: str, idempotent: bool) -> Policy:
+        """A new policy where requests with ``method`` count as idempotent without a key, or
+        not."""
+    def with_quota_403_as_rate_limit(self, enabled: bool) -> Policy:
+        """A new policy where a 403 whose rate-limit headers say the quota is spent counts as
+        a 429 (``True``, the default) or as a permanent error."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __copy__(self) -> Policy: ...
+    def __deepcopy__(self, memo: object, /) -> Policy: ...
+
+@final
+class Verdict:
+    """What to do about one outcome: ``verdict`` is ``"success"``, ``"retry"`` or
+    ``"give_up"``; ``reason`` names the cause; ``wait_ms`` is the server's finite wait for a
+    retry (``None`` when it gave none, or an unbounded one, which ``wait_unbounded`` says).
+
+    Made by ``classify`` or by ``Verdict.retry``, ``Verdict.give_up`` and
+    ``Verdict.success``. Immutable, comparable and hashable.
+    """
+
+    @staticmethod
+    def retry(
+        wait_ms: int | None = None, *, unbounded: bool = False, reason: _Cause = "server_error"
+    ) -> Verdict:
+        """A retry, after at least the server's wait when there is one: ``wait_ms``
+        milliseconds, or an unbounded wait (``unbounded=True``)."""
+    @staticmethod
+    def give_up(reason: _Cause = "permanent") -> Verdict:
+        """Not worth another attempt; ``reason`` names the cause."""
+    @staticmethod
+    def success() -> Verdict:
+        """Done: nothing to retry."""
+    @property
+    def verdict(self) -> Literal["success", "retry", "give_up"]:
+        """``"success"``, ``"retry"`` or ``"give_up"``."""
+    @property
+    def reason(self) -> _Cause:
+        """The cause's name."""
+    @property
+    def wait_ms(self) -> int | None:
+        """The server's finite wait in milliseconds, or ``None``."""
+    @property
+    def wait_unbounded(self) -> bool:
+        """Whether the server asked for a wait too long to count."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+def classify(
+    status: int | None = None,
+    *,
+    error: _Transport | None = None,
+    method: str = "GET",
+    idempotency_key: bool | str | IdempotencyKey | None = False,
+    headers: _Headers = None,
+    now_ms: int | None = None,
+    policy: Policy | None = None,
+) -> Verdict:
+    """The verdict on one outcome (SPEC §5): an HTTP ``status`` or a transport ``error``
+    (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"`` or ``"other"``) — exactly one.
+
+    ``method`` and ``idempotency_key`` (whether the request carried one) decide whether
+    repeating it is safe. ``headers`` (a mapping or ``(name, value)`` pairs) give the server's
+    wait as of ``now_ms`` (ms since the Unix epoch; ``None``: the system clock). ``policy``
+    supplies the classification sets (default: SPEC §5's table). ``TypeError`` when neither
+    or both of ``status`` and ``error`` are given.
+    """
+
+@final
+class Attempt:
+    """The attempt being made: its number (from 0), the operation's idempotency key and the
+    header to send it in."""
+
+    @property
+    def number(self) -> int:
+        """The attempt's number: 0 for the first attempt, 1 for the first retry, ..."""
+    @property
+    def idempotency_key(self) -> str:
+        """The operation's idempotency key (UUID v4 text), the same on every attempt."""
+    @property
+    def idempotency_header(self) -> str:
+        """The header to send the key in."""
+
+def current_attempt() -> Attempt:
+    """The attempt being made by the innermost retry loop running in this context.
+
+    Works inside ``retry`` (sync and async) and ``com_retry``. Raises ``RuntimeError`` when
+    no retry loop is making an attempt in this context.
+    """
+
+@final
+class IdempotencyKey:
+    """A new idempotency key: a random UUID v4, different for every instance. ``str(key)`` is
+    its text. Immutable, comparable and hashable."""
+
+    def __new__(cls) -> IdempotencyKey: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Decision:
+    """What to do next, as ``Attempts`` decides: ``kind`` is ``"done"``, ``"retry"`` (sleep
+    ``delay_ms``, then make attempt ``next_attempt``) or ``"give_up"`` (``reason``, and for
+    ``"wait_exceeds_deadline"`` the instant ``retry_at_ms`` on your clock). Immutable,
+    comparable and hashable."""
+
+    @property
+    def kind(self) -> Literal["done", "retry", "give_up"]:
+        """``"done"``, ``"retry"`` or ``"give_up"``."""
+    @property
+    def delay_ms(self) -> int | None:
+        """For ``"retry"``: the delay in milliseconds; else ``None``."""
+    @property
+    def delay(self) -> float | None:
+        """For ``"retry"``: the delay in seconds; else ``None``."""
+    @property
+    def next_attempt(self) -> int | None:
+        """For ``"retry"``: the number of the next attempt; else ``None``."""
+    @property
+    def reason(self) -> _GiveUpReason | None:
+        """For ``"give_up"``: why; else ``None``."""
+    @property
+    def retry_at_ms(self) -> int | None:
+        """For ``"wait_exceeds_deadline"`` with a finite wait: the instant on your clock from
+        which a retry would be allowed; else ``None``."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Report:
+    """What happened to one operation: attempts, the give-up reason (``None`` on success),
+    the elapsed time and the delays between attempts; ``retry_at`` (Unix time) for a loop
+    that gave up with ``"wait_exceeds_deadline"``. Immutable and comparable."""
+
+    @property
+    def attempts(self) -> int:
+        """Attempts made."""
+    @property
+    def reason(self) -> _GiveUpReason | None:
+        """Why the operation stopped without success, or ``None``."""
+    @property
+    def elapsed_ms(self) -> int:
+        """Milliseconds from the start of the first attempt to the last decision."""
+    @property
+    def elapsed(self) -> float:
+        """``elapsed_ms`` in seconds."""
+    @property
+    def delays_ms(self) -> tuple[int, ...]:
+        """The delays decided between attempts, in milliseconds."""
+    @property
+    def delays(self) -> tuple[float, ...]:
+        """The delays in seconds."""
+    @property
+    def retry_at(self) -> float | None:
+        """For a loop that gave up with ``"wait_exceeds_deadline"`` on a finite wait: the Unix
+        time (seconds) from which a retry would be allowed; else ``None``."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class Attempts:
+    """The retry state of one operation under a policy, for code that runs its own loop:
+    ``begin(now_ms)`` before each attempt, ``decide(verdict, now_ms)`` after it, and do what
+    the ``Decision`` says. Times are readings of your own monotonic clock in whole
+    milliseconds. ``seed`` makes the jitter reproducible."""
+
+    def __new__(cls, policy: Policy, *, seed: int | None = None) -> Attempts: ...
+    def begin(self, now_ms: int) -> Decision | None:
+        """Starts the next attempt: ``None`` when it may go ahead, else the give-up."""
+    def decide(self, verdict: Verdict | bool, now_ms: int) -> Decision:
+        """Decides what follows the attempt just made, whose verdict is ``verdict``."""
+    def exhaust(self, now_ms: int) -> Decision:
+        """Gives up with ``"attempts_exhausted"`` (when ``is_spent``)."""
+    def cancel(self) -> None:
+        """Cancels the operation: the next ``begin`` or ``decide`` gives up."""
+    @property
+    def is_spent(self) -> bool:
+        """Whether no attempt is left after the ones begun."""
+    @property
+    def attempts(self) -> int:
+        """Attempts begun so far."""
+    @property
+    def attempt(self) -> Attempt | None:
+        """The attempt begun last, or ``None`` before the first ``begin``."""
+    @property
+    def idempotency_key(self) -> str:
+        """The operation's idempotency key (UUID v4 text)."""
+    @property
+    def policy(self) -> Policy:
+        """The policy."""
+    def report(self) -> Report:
+        """What has happened so far."""
+
+# Private: the Python glue of recuo.retry (recuo/_retry.py) uses these.
+
+@final
+class _AttemptPool:
+    """The attempts left to the outermost loop of a context."""
+
+    @property
+    def remaining(self) -> int:
+        """Attempts left."""
+
+_attempt_pool: ContextVar[_AttemptPool | None]
+_current_attempt: ContextVar[Attempt | None]
+
+def _run(
+    function: Callable[..., _T],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None,
+    policy: Policy,
+    classify: Callable[[Exception], object] | None,
+    on_retry: Callable[[int, Exception, float], object] | None,
+    on_give_up: Callable[[Report], object] | None,
+    seed: int | None,
+    sleep: Callable[[float], object] | None,
+    /,
+) -> _T:
+    """The synchronous retry loop."""
+
+def _attempts_in_context(
+    policy: Policy, seed: int | None, /
+) -> tuple[Attempts, Token[_AttemptPool | None] | None]:
+    """A fresh Attempts drawing from this context's attempt pool, and the token to reset."""
+
+def _give_up_report(attempts: Attempts, decision: Decision, now_ms: int, /) -> Report:
+    """The report of a loop that gave up with ``decision`` at ``now_ms``."""
+
+def _exception_verdict(answer: object, /) -> Verdict:
+    """The verdict on an exception from what a classifier answered."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 import traceback
 from typing import Any, Callable, NoReturn
 
@@ -426,3 +427,131 @@ def test_arguments_are_checked_by_name_and_count() -> None:
         recuo.com_retry(never, 5, 0.2, 5.0, None, 7)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         recuo.com_retry(never, attempts=5)  # type: ignore[call-arg]
+
+
+# --- prazo= (the deadline) and ao_repetir= (the hook) ----------------------------------------
+
+
+def test_ao_repetir_is_called_before_each_wait_with_the_attempt_the_error_and_the_delay() -> None:
+    log: list[tuple[Any, ...]] = []
+    task = Task(*failures(3), value="ok")
+    result = recuo.com_retry(
+        task,
+        seed=1,
+        ao_repetir=lambda attempt, erro, delay: log.append(("hook", attempt, erro, delay)),
+        sleep=lambda s: log.append(("sleep", s)),
+    )
+    assert result == "ok"
+    assert [e[0] for e in log] == ["hook", "sleep"] * 3
+    hooks = [e for e in log if e[0] == "hook"]
+    assert [h[1] for h in hooks] == [0, 1, 2]
+    assert [h[2] for h in hooks] == task.raised
+    assert [h[3] for h in hooks] == [e[1] for e in log if e[0] == "sleep"]
+    assert [round(h[3] * 1000) for h in hooks] == [195, 277, 342]
+
+
+def test_ao_repetir_is_not_called_when_the_loop_gives_up() -> None:
+    calls: list[int] = []
+    with pytest.raises(ConnectionError):
+        recuo.com_retry(Task(*failures(2)), 2, ao_repetir=lambda a, e, d: calls.append(a), sleep=Sleeps())
+    assert calls == [0]
+
+
+def test_ao_repetir_is_called_for_zero_delays_too() -> None:
+    calls: list[float] = []
+    recuo.com_retry(Task(*failures(2)), base=0, maximo=0, ao_repetir=lambda a, e, d: calls.append(d), sleep=never)
+    assert calls == [0.0, 0.0]
+
+
+def test_an_exception_from_ao_repetir_ends_the_loop() -> None:
+    task = Task(*failures(3))
+
+    def hook(attempt: int, erro: Exception, delay: float) -> None:
+        raise LookupError("hook bug")
+
+    with pytest.raises(LookupError) as caught:
+        recuo.com_retry(task, ao_repetir=hook, sleep=never)
+    assert task.calls == 1
+    assert caught.value.__context__ is task.raised[0]
+
+
+def test_a_wait_past_prazo_is_not_slept_and_the_task_error_is_raised() -> None:
+    task = Task(*failures(3))
+    with pytest.raises(ConnectionError) as caught:
+        recuo.com_retry(task, base=1, maximo=1, prazo=0.5, seed=1, ao_repetir=never, sleep=never)
+    assert caught.value is task.raised[0]
+    assert task.calls == 1
+
+
+def test_prazo_counts_the_time_of_the_attempts() -> None:
+    # Each attempt takes at least 30 ms: within 100 ms, at most 4 attempts start, not 100.
+    calls = 0
+
+    def slow() -> NoReturn:
+        nonlocal calls
+        calls += 1
+        time.sleep(0.03)
+        raise ConnectionError("slow")
+
+    with pytest.raises(ConnectionError):
+        recuo.com_retry(slow, 100, base=0.001, maximo=0.001, prazo=0.1)
+    assert 1 <= calls <= 4
+
+
+def test_a_generous_prazo_changes_nothing() -> None:
+    def sleeps(**kwargs: Any) -> list[float]:
+        slept = Sleeps()
+        with pytest.raises(ConnectionError):
+            recuo.com_retry(Task(*failures(5)), seed=9, sleep=slept, **kwargs)
+        return slept.seconds
+
+    assert sleeps(prazo=3600) == sleeps() == sleeps(prazo=None)
+
+
+@pytest.mark.parametrize(
+    ("prazo", "error", "name"),
+    [
+        (-1, recuo.ConfigError, "negative_duration"),
+        (float("nan"), recuo.ConfigError, "not_a_number"),
+        (math.inf, recuo.ConfigError, "duration_too_large"),
+        ("30", TypeError, None),
+        (True, TypeError, None),
+    ],
+)
+def test_bad_prazo_is_refused(prazo: Any, error: type[Exception], name: str | None) -> None:
+    with pytest.raises(error) as caught:
+        recuo.com_retry(never, prazo=prazo)
+    if name is not None:
+        assert getattr(caught.value, "name") == name
+
+
+def test_prazo_and_ao_repetir_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        recuo.com_retry(never, 5, 0.2, 5.0, None, 30)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="ao_repetir must be callable"):
+        recuo.com_retry(never, ao_repetir=1)  # type: ignore[arg-type]
+
+
+def test_repetir_se_may_answer_a_verdict_whose_server_wait_is_honoured() -> None:
+    class Busy(Exception):
+        pass
+
+    slept = Sleeps()
+    task = Task(Busy(), value="ok")
+    verdict = recuo.classify(503, headers={"Retry-After": "3"})
+    assert recuo.com_retry(task, repetir_se=lambda erro: verdict, sleep=slept) == "ok"
+    assert 3.0 <= slept.seconds[0] <= 3.2  # the server's wait, plus a spread of at most 200 ms
+
+
+def test_the_task_sees_its_attempt_and_one_key() -> None:
+    seen: list[recuo.Attempt] = []
+
+    def tarefa() -> str:
+        seen.append(recuo.current_attempt())
+        if len(seen) < 3:
+            raise ConnectionError("down")
+        return "ok"
+
+    recuo.com_retry(tarefa, sleep=Sleeps())
+    assert [a.number for a in seen] == [0, 1, 2]
+    assert len({a.idempotency_key for a in seen}) == 1

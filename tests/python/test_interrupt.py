@@ -117,6 +117,34 @@ def test_a_signal_handler_exception_ends_the_wait() -> None:
     assert calls == 1
 
 
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_a_signal_handler_exception_ends_the_wait_of_retry() -> None:
+    # recuo.retry's blocking loop sleeps as com_retry does: a one-minute wait, woken in 0.2 s.
+    calls = 0
+    reports: list[recuo.Report] = []
+
+    def task() -> NoReturn:
+        nonlocal calls
+        calls += 1
+        raise ConnectionError("down")
+
+    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
+        raise Alarm("woken")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(Alarm):
+            recuo.retry(task, policy=recuo.Policy(base=60, cap=60, jitter="none"), on_give_up=reports.append)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 2.0
+    assert calls == 1
+    assert reports == []  # the loop was interrupted, not given up
+
+
 def test_other_threads_run_while_com_retry_waits() -> None:
     # A wait of a few hundred ms; the worker stamps the clock every ~2 ms. Were the GIL held
     # during the wait, no stamp could fall inside it.

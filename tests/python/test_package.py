@@ -16,6 +16,7 @@ import pytest
 
 import recuo
 import recuo._recuo
+import recuo._retry
 from conftest import ROOT
 
 PACKAGE = Path(recuo.__file__).parent
@@ -42,12 +43,16 @@ def test_version_is_the_workspace_version() -> None:
 
 
 def test_all_lists_every_public_name_and_only_those() -> None:
-    public = {name for name in vars(recuo) if not name.startswith("_")} - {"_recuo"}
+    public = {name for name in vars(recuo) if not name.startswith("_")}
     assert set(recuo.__all__) == public | {"__version__"}
     assert sorted(recuo.__all__) == recuo.__all__
-    for name in recuo.__all__:
+    # Everything comes from the native module, but `retry`, the Python glue of its asyncio
+    # loop and its decorator.
+    assert set(recuo._recuo.__all__) == set(recuo.__all__) - {"retry"}
+    for name in recuo._recuo.__all__:
         assert getattr(recuo, name) is getattr(recuo._recuo, name)
-    assert set(recuo._recuo.__all__) == set(recuo.__all__)
+    assert recuo.retry is recuo._retry.retry
+    assert recuo.retry.__module__ == "recuo._retry"
 
 
 def test_config_error_is_a_value_error_named_in_recuo() -> None:
@@ -79,8 +84,27 @@ def test_every_config_error_code_and_name() -> None:
     [
         (
             recuo.com_retry,
-            "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, seed=None, sleep=None)",
+            "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None,"
+            " seed=None, sleep=None)",
         ),
+        (
+            recuo.Policy,
+            "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None,"
+            " idempotency_header='Idempotency-Key', use_date_header=False)",
+        ),
+        (
+            recuo.classify,
+            "(status=None, *, error=None, method='GET', idempotency_key=False, headers=None,"
+            " now_ms=None, policy=None)",
+        ),
+        (
+            recuo.retry,
+            "(fn=None, /, *args, policy=None, classify=None, on_retry=None, on_give_up=None, seed=None,"
+            " sleep=None, **kwargs)",
+        ),
+        (recuo.Attempts, "(policy, *, seed=None)"),
+        (recuo.current_attempt, "()"),
+        (recuo.IdempotencyKey, "()"),
         (recuo.retry_delay_ms, "(retry_after, attempt, now_ms=None, *, seed=None)"),
         (recuo.parse_retry_after, "(value, now_ms=None)"),
         (recuo.backoff_window_ms, "(attempt, base_ms=200, cap_ms=5000)"),
@@ -88,9 +112,17 @@ def test_every_config_error_code_and_name() -> None:
     ids=lambda v: getattr(v, "__name__", "signature"),
 )
 def test_signatures_and_docstrings(function: object, signature: str) -> None:
-    assert str(inspect.signature(function)) == signature  # type: ignore[arg-type]
     doc = inspect.getdoc(function)
     assert doc and len(doc.splitlines()) >= 3
+    if isinstance(function, type) and sys.version_info < (3, 10):
+        return  # CPython 3.9's limited API gives native classes no __text_signature__
+    # As help() shows them, without the annotations of the Python glue.
+    sig = inspect.signature(function)  # type: ignore[arg-type]
+    bare = sig.replace(
+        parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+        return_annotation=inspect.Signature.empty,
+    )
+    assert str(bare) == signature
 
 
 def test_help_shows_com_retry_signature_and_doc() -> None:
@@ -102,7 +134,10 @@ def test_help_shows_com_retry_signature_and_doc() -> None:
         check=True,
         env={"PAGER": "cat", "TERM": "dumb", "PATH": ""},
     ).stdout
-    assert "com_retry(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, seed=None, sleep=None)" in text
+    assert (
+        "com_retry(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None,"
+        " ao_repetir=None, seed=None, sleep=None)"
+    ) in text
     assert "Guide A's retry loop" in text
     assert "KeyboardInterrupt" in text
     assert pydoc.render_doc(recuo.RetryAfter).count("wait_ms") >= 1
@@ -111,15 +146,19 @@ def test_help_shows_com_retry_signature_and_doc() -> None:
 def test_the_typing_files_ship_with_the_package() -> None:
     assert (PACKAGE / "py.typed").is_file()
     stub = (PACKAGE / "_recuo.pyi").read_text(encoding="utf-8")
-    for name in recuo.__all__:
+    for name in recuo._recuo.__all__:
         assert re.search(rf"^(def|class) {name}\b|^{name}:", stub, re.MULTILINE), name
+    # The glue is typed inline (checked by mypy --strict, and by stubtest as its own stub).
+    glue = (PACKAGE / "_retry.py").read_text(encoding="utf-8")
+    assert re.search(r"^def retry\(\n    fn: Callable\[\.\.\., Any\] \| None = None,", glue, re.MULTILINE)
 
 
 def test_the_typed_usage_file_runs() -> None:
     # tests/python/typed_usage.py is checked by mypy --strict (make lint-python); here it runs.
-    from typed_usage import main
+    from typed_usage import main, policy_engine
 
     main()
+    policy_engine()
 
 
 def test_the_demo_runs_and_shows_both_guides() -> None:
@@ -138,6 +177,12 @@ def test_the_demo_runs_and_shows_both_guides() -> None:
     assert re.search(r"'9{20}' +unbounded +-> +inf ms", out)
     assert "attempt 3: ok" in out and "attempt 4" not in out
     assert "after 3 attempts" in out
+    assert re.search(r"500 on a POST +-> give_up \(not_idempotent\)", out)
+    assert re.search(r"429 Retry-After: 3 +-> retry \(rate_limited, wait 3000 ms\)", out)
+    assert "sleep(1.0): the server's wait" in out and "sleep(2.0): the server's wait" in out
+    assert "-> 'pay_123'; 1 idempotency key for the 3 attempts" in out
+    assert "daily quota: gave up after 1 attempt (wait_exceeds_deadline)" in out
+    assert "-> '200 /status'" in out
 
 
 def test_the_package_docstring_examples_run() -> None:

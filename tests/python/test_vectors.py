@@ -117,3 +117,98 @@ def test_seeded_com_retry(case: dict[str, Any]) -> None:
         assert caught.value is task.raised[-1]
     assert task.calls == case["calls"]
     assert slept_ms == case["sleeps_ms"]
+
+
+# --- classification (SPEC §5) and the state machine (SPEC §6) -------------------------------
+
+CLASSIFY = vectors("classify.json")["cases"]
+SCENARIOS = vectors("scenarios.json")["scenarios"]
+
+
+def test_the_policy_engine_vector_files_are_not_empty() -> None:
+    assert len(CLASSIFY) >= 40
+    assert len(SCENARIOS) >= 10
+
+
+def _classify(case: dict[str, Any], headers: Any = None) -> recuo.Verdict:
+    outcome = case["outcome"]
+    kwargs: dict[str, Any] = {"status": outcome} if isinstance(outcome, int) else {"error": outcome}
+    return recuo.classify(
+        **kwargs,
+        method=case["method"],
+        idempotency_key=case["idempotency_key"],
+        headers=[tuple(pair) for pair in case["headers"]] if headers is None else headers,
+        now_ms=case["now_ms"],
+    )
+
+
+@pytest.mark.parametrize("case", CLASSIFY, ids=[c["name"] for c in CLASSIFY])
+def test_classify(case: dict[str, Any]) -> None:
+    verdict = _classify(case)
+    expected = (case["verdict"], case["reason"], case["wait_ms"], case["wait_unbounded"])
+    assert (verdict.verdict, verdict.reason, verdict.wait_ms, verdict.wait_unbounded) == expected
+    # The same headers as a dict (when no name repeats) and as bytes answer alike.
+    names = [name.lower() for name, _ in case["headers"]]
+    if len(set(names)) == len(names):
+        assert _classify(case, dict(case["headers"])) == verdict
+    as_bytes = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in case["headers"]]
+    assert _classify(case, as_bytes) == verdict
+    # And under the default policy given explicitly.
+    assert recuo.classify(
+        **({"status": case["outcome"]} if isinstance(case["outcome"], int) else {"error": case["outcome"]}),
+        method=case["method"],
+        idempotency_key=case["idempotency_key"],
+        headers=case["headers"],
+        now_ms=case["now_ms"],
+        policy=recuo.Policy(),
+    ) == verdict
+
+
+def _scenario_policy(p: dict[str, Any]) -> recuo.Policy:
+    def secs(ms: int | None) -> float | None:
+        return None if ms is None else ms / 1000
+
+    return recuo.Policy(
+        max_attempts=p["max_attempts"],
+        base=p["base_ms"] / 1000,
+        cap=p["cap_ms"] / 1000,
+        jitter=p["jitter"],
+        deadline=secs(p["deadline_ms"]),
+        spread=secs(p["spread_ms"]),
+        use_date_header=p["use_date_header"],
+    )
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
+def test_scenario(scenario: dict[str, Any]) -> None:
+    policy = _scenario_policy(scenario["policy"])
+    attempts = recuo.Attempts(policy, seed=0)
+    for step in scenario["steps"]:
+        assert attempts.begin(step["begin_ms"]) is None, step
+        outcome = step["outcome"]
+        verdict = recuo.classify(
+            **({"status": outcome} if isinstance(outcome, int) else {"error": outcome}),
+            method=step["method"],
+            idempotency_key=step["idempotency_key"],
+            headers=step["headers"],
+            now_ms=scenario["now_ms"] + step["end_ms"],
+            policy=policy,
+        )
+        if step["cancel"]:
+            attempts.cancel()
+        decision = attempts.decide(verdict, step["end_ms"])
+        expect = step["expect"]
+        assert decision.kind == expect["decision"], step
+        if expect["decision"] == "retry":
+            assert (decision.delay_ms, decision.next_attempt) == (expect["delay_ms"], expect["next_attempt"]), step
+            assert (decision.reason, decision.retry_at_ms) == (None, None)
+        elif expect["decision"] == "give_up":
+            assert (decision.reason, decision.retry_at_ms) == (expect["reason"], expect.get("retry_at_ms")), step
+            assert (decision.delay_ms, decision.next_attempt) == (None, None)
+        else:
+            assert (decision.delay_ms, decision.reason) == (None, None)
+    report = attempts.report()
+    want = scenario["report"]
+    got = (report.attempts, report.reason, report.elapsed_ms, list(report.delays_ms))
+    assert got == (want["attempts"], want["reason"], want["elapsed_ms"], want["delays_ms"])
+    assert report.retry_at is None

@@ -6,8 +6,9 @@ needed is itself an error, so each one proves the stubs refuse that call.
 
 from __future__ import annotations
 
+import asyncio
 import math
-from typing import TYPE_CHECKING, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Literal, Optional
 
 import recuo
 
@@ -76,5 +77,107 @@ def refused_by_the_stubs() -> None:
     del text
 
 
+class HTTPError(Exception):
+    def __init__(self, status: int, headers: dict[str, str]) -> None:
+        super().__init__(status)
+        self.status = status
+        self.headers = headers
+
+
+def http_verdict(erro: Exception) -> recuo.Verdict | bool:
+    if isinstance(erro, HTTPError):
+        return recuo.classify(erro.status, headers=erro.headers, policy=recuo.Policy.guide_b())
+    return isinstance(erro, ConnectionError)
+
+
+@recuo.retry
+def bare(n: int) -> str:
+    return str(n)
+
+
+@recuo.retry(policy=recuo.Policy(max_attempts=3), classify=http_verdict, seed=1, sleep=no_sleep)
+def configured(path: str, *, method: str = "GET") -> dict[str, str]:
+    attempt = recuo.current_attempt()
+    return {"path": path, "method": method, attempt.idempotency_header: attempt.idempotency_key}
+
+
+@recuo.retry(policy=recuo.Policy(base=0.001, cap=0.001))
+async def fetch_async(path: str) -> bytes:
+    await asyncio.sleep(0)
+    return path.encode()
+
+
+def on_retry(attempt: int, erro: Exception, delay: float) -> None:
+    assert attempt >= 0 and delay >= 0 and isinstance(erro, Exception)
+
+
+def on_give_up(report: recuo.Report) -> None:
+    reason = report.reason
+    assert_type(reason, Optional[Literal["permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled"]])
+    assert_type(report.delays, tuple[float, ...])
+    assert_type(report.retry_at, Optional[float])
+
+
+def policy_engine() -> None:
+    policy = recuo.Policy(max_attempts=4, base=0.1, cap=2, jitter="equal", deadline=30.0, spread=None)
+    policy = policy.with_status_retry(408, "if_idempotent").with_method_idempotent("POST", False)
+    policy = policy.with_transport_retry("timeout", "never").with_quota_403_as_rate_limit(True)
+    assert_type(policy.jitter, Literal["full", "equal", "decorrelated", "none"])
+    assert_type(policy.deadline, Optional[float])
+    assert_type(policy.status_retry(408), Literal["never", "if_idempotent", "always"])
+    assert policy.method_idempotent("GET") and hash(policy) == hash(policy)
+    assert recuo.Policy.guide_a() != recuo.Policy.guide_b()
+
+    verdict = recuo.classify(429, headers={"Retry-After": "3"}, now_ms=0, policy=policy)
+    assert_type(verdict, recuo.Verdict)
+    assert_type(verdict.verdict, Literal["success", "retry", "give_up"])
+    assert_type(verdict.wait_ms, Optional[int])
+    assert (verdict.verdict, verdict.reason, verdict.wait_ms, verdict.wait_unbounded) == ("retry", "rate_limited", 3000, False)
+    assert recuo.classify(error="connect", method="POST", idempotency_key=recuo.IdempotencyKey()).verdict == "retry"
+    assert recuo.classify(503, headers=[(b"Retry-After", b"1")]).wait_ms == 1000
+    assert recuo.Verdict.retry(100, reason="rate_limited").wait_ms == 100
+    key: str = str(recuo.IdempotencyKey())
+    assert len(key) == 36
+
+    # recuo.retry as a call: the function's own return type comes back.
+    answer = recuo.retry(fetch, policy=policy, on_retry=on_retry, on_give_up=on_give_up)
+    assert_type(answer, dict[str, int])
+    assert recuo.retry(lambda a, b: a + b, 1, 2) == 3
+    # As decorators, the signatures are kept (mypy sees `def bare(n: int) -> str`).
+    as_callable: Callable[[int], str] = bare
+    assert as_callable(7) == bare(n=7) == "7"
+    assert configured("/a", method="PUT")["method"] == "PUT"
+    as_async: Callable[[str], Coroutine[Any, Any, bytes]] = fetch_async
+    assert asyncio.run(as_async("/b")) == b"/b"
+
+    attempts = recuo.Attempts(policy, seed=3)
+    assert attempts.begin(0) is None
+    decision = attempts.decide(recuo.classify(503), 10)
+    assert_type(decision.kind, Literal["done", "retry", "give_up"])
+    assert_type(decision.delay_ms, Optional[int])
+    attempt = attempts.attempt
+    assert attempt is not None and attempt.number == 0
+    assert attempts.report().attempts == 1
+    assert_type(recuo.com_retry(fetch, prazo=1.5, ao_repetir=on_retry, repetir_se=http_verdict), dict[str, int])
+
+
+def refused_by_the_policy_stubs() -> None:
+    """Never called: each line is a type error the stubs must report."""
+    recuo.Policy(3)  # type: ignore[call-arg]
+    recuo.Policy(jitter="fulll")  # type: ignore[arg-type]
+    recuo.Policy().with_status_retry(408, "sometimes")  # type: ignore[arg-type]
+    recuo.classify(500, error="timeout", method=b"GET")  # type: ignore[arg-type]
+    recuo.classify(error="dns")  # type: ignore[arg-type]
+    recuo.Attempts(recuo.Policy()).decide("retry", 0)  # type: ignore[arg-type]
+    recuo.com_retry(fetch, prazo="30")  # type: ignore[arg-type]
+    recuo.com_retry(fetch, ao_repetir=lambda erro: None)  # type: ignore[arg-type,misc]
+    recuo.retry(fetch, policy="guide_a")  # type: ignore[call-overload]
+    bare("7")  # type: ignore[arg-type]
+    fetch_async(path=1)  # type: ignore[arg-type,unused-coroutine]
+    number: str = recuo.current_attempt().number  # type: ignore[assignment]
+    del number
+
+
 if __name__ == "__main__":
     main()
+    policy_engine()

@@ -1,0 +1,458 @@
+//! `recuo.Policy`: the core's `Policy`, built and validated by the core's `PolicyBuilder`.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::time::Duration;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use recuo::{Jitter, MethodSet, Policy, Rules, Transport};
+
+use crate::args::{config_error, count_arg, opt_secs_to_ms, require_bool, require_str, secs_to_ms};
+use crate::machine::ms_to_secs;
+use crate::verdict::{quoted, transport_arg};
+
+/// The methods `MethodSet` knows, in its order (for `with_method_idempotent` and `repr`).
+const METHODS: [&str; 9] = [
+    "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH", "CONNECT",
+];
+
+/// The transport kinds, in the core's order.
+const TRANSPORTS: [Transport; 5] = [
+    Transport::Connect,
+    Transport::Tls,
+    Transport::Timeout,
+    Transport::Reset,
+    Transport::Other,
+];
+
+/// The rules a status or transport failure can have.
+const RULES: [&str; 3] = ["never", "if_idempotent", "always"];
+
+/// How an outcome is retried: ``"never"``, ``"if_idempotent"`` or ``"always"``.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Never,
+    IfIdempotent,
+    Always,
+}
+
+impl Rule {
+    fn name(self) -> &'static str {
+        match self {
+            Rule::Never => "never",
+            Rule::IfIdempotent => "if_idempotent",
+            Rule::Always => "always",
+        }
+    }
+}
+
+fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<Rule> {
+    let name = require_str(value, "rule")?;
+    match &*name {
+        "never" => Ok(Rule::Never),
+        "if_idempotent" => Ok(Rule::IfIdempotent),
+        "always" => Ok(Rule::Always),
+        _ => Err(PyValueError::new_err(format!(
+            "rule must be {}, not {name:?}",
+            quoted(&RULES)
+        ))),
+    }
+}
+
+/// A status a rule can be set for: 400–599 (below 400 is a success; outside 100–599 counts as
+/// 500).
+fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
+    let int = crate::args::require_int(value, "status")?;
+    match int.extract::<u16>() {
+        Ok(code) if (400..=599).contains(&code) => Ok(code),
+        _ => Err(PyValueError::new_err(format!(
+            "status must be from 400 to 599 (below 400 is a success, and codes outside 100-599 \
+             count as 500), not {int}"
+        ))),
+    }
+}
+
+fn method_name_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let method = require_str(value, "method")?;
+    if MethodSet::IDEMPOTENT.with(&method).is_some() {
+        Ok(method.to_ascii_uppercase())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "method must be one of {}, not {method:?}",
+            quoted(&METHODS)
+        )))
+    }
+}
+
+fn max_attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    count_arg(value, "max_attempts")
+}
+
+fn base_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    secs_to_ms(value, "base")
+}
+
+fn cap_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    secs_to_ms(value, "cap")
+}
+
+fn deadline_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    opt_secs_to_ms(value, "deadline")
+}
+
+fn spread_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    opt_secs_to_ms(value, "spread")
+}
+
+fn jitter_arg(value: &Bound<'_, PyAny>) -> PyResult<Jitter> {
+    let name = require_str(value, "jitter")?;
+    Jitter::from_name(&name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "jitter must be 'full', 'equal', 'decorrelated' or 'none', not {name:?}"
+        ))
+    })
+}
+
+fn header_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    require_str(value, "idempotency_header").map(|s| s.into_owned())
+}
+
+fn use_date_header_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    require_bool(value, "use_date_header")
+}
+
+/// How a policy retries: attempts, backoff, deadline, the spread added to server waits, the
+/// classification sets of SPEC §5 and the idempotency-key header.
+///
+/// Durations are seconds (int or float), kept as whole milliseconds. ``max_attempts`` counts
+/// every attempt, the first included (at least 1). ``jitter`` is ``"full"``, ``"equal"``,
+/// ``"decorrelated"`` or ``"none"``. ``deadline`` limits the operation's total time from the
+/// start of its first attempt (``None``: no limit). ``spread`` is the most added at random to
+/// a server's wait (``None``: ``min(window, 1 s)``). ``use_date_header`` measures server
+/// waits from the response's ``Date``.
+///
+/// Immutable, comparable and hashable; the ``with_*`` methods answer a new policy.
+/// Raises ``recuo.ConfigError`` for a policy the core refuses (``zero_attempts``,
+/// ``negative_duration``, ``not_a_number``, ``duration_too_large``, ``cap_below_base``,
+/// ``invalid_header_name``), ``TypeError`` for a wrong type, ``ValueError`` for an unknown
+/// jitter.
+#[pyclass(name = "Policy", module = "recuo", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub(crate) struct PyPolicy(pub(crate) Policy);
+
+impl PyPolicy {
+    fn with_rules(&self, py: Python<'_>, rules: Rules) -> PyResult<Self> {
+        self.0
+            .to_builder()
+            .rules(rules)
+            .build()
+            .map(PyPolicy)
+            .map_err(|e| config_error(py, e))
+    }
+
+    /// The rule of a status, from the two status sets.
+    fn rule_of_status(&self, code: u16) -> Rule {
+        let rules = self.0.rules();
+        if rules.retry_any_method.contains(code) {
+            Rule::Always
+        } else if rules.retry_if_idempotent.contains(code) {
+            Rule::IfIdempotent
+        } else {
+            Rule::Never
+        }
+    }
+
+    fn rule_of_transport(&self, kind: Transport) -> Rule {
+        let rules = self.0.rules();
+        if rules.transport_any_method.contains(kind) {
+            Rule::Always
+        } else if rules.transport_if_idempotent.contains(kind) {
+            Rule::IfIdempotent
+        } else {
+            Rule::Never
+        }
+    }
+
+    /// The `with_*` calls that turn the default sets into this policy's, for `repr`.
+    fn rule_changes(&self) -> String {
+        let default = PyPolicy(Policy::guide_a());
+        let mut out = String::new();
+        for code in 400..=599 {
+            let rule = self.rule_of_status(code);
+            if rule != default.rule_of_status(code) {
+                out += &format!(".with_status_retry({code}, '{}')", rule.name());
+            }
+        }
+        for kind in TRANSPORTS {
+            let rule = self.rule_of_transport(kind);
+            if rule != default.rule_of_transport(kind) {
+                out += &format!(
+                    ".with_transport_retry('{}', '{}')",
+                    kind.name(),
+                    rule.name()
+                );
+            }
+        }
+        let (mine, theirs) = (
+            self.0.rules().idempotent_methods,
+            default.0.rules().idempotent_methods,
+        );
+        for method in METHODS {
+            if mine.contains(method) != theirs.contains(method) {
+                let yes = if mine.contains(method) {
+                    "True"
+                } else {
+                    "False"
+                };
+                out += &format!(".with_method_idempotent('{method}', {yes})");
+            }
+        }
+        if !self.0.rules().quota_403_is_rate_limit {
+            out += ".with_quota_403_as_rate_limit(False)";
+        }
+        out
+    }
+}
+
+fn opt_secs_repr(ms: Option<u64>) -> String {
+    ms.map_or_else(|| "None".to_owned(), |ms| format!("{:?}", ms_to_secs(ms)))
+}
+
+#[pymethods]
+impl PyPolicy {
+    #[new]
+    #[pyo3(
+        signature = (*, max_attempts = 5, base = 200, cap = 5000, jitter = Jitter::Full, deadline = None, spread = None, idempotency_header = "Idempotency-Key".to_owned(), use_date_header = false),
+        text_signature = "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None, idempotency_header='Idempotency-Key', use_date_header=False)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
+        #[pyo3(from_py_with = base_arg)] base: u64,
+        #[pyo3(from_py_with = cap_arg)] cap: u64,
+        #[pyo3(from_py_with = jitter_arg)] jitter: Jitter,
+        #[pyo3(from_py_with = deadline_arg)] deadline: Option<u64>,
+        #[pyo3(from_py_with = spread_arg)] spread: Option<u64>,
+        #[pyo3(from_py_with = header_arg)] idempotency_header: String,
+        #[pyo3(from_py_with = use_date_header_arg)] use_date_header: bool,
+    ) -> PyResult<Self> {
+        Policy::builder()
+            .max_attempts(max_attempts)
+            .base(Duration::from_millis(base))
+            .cap(Duration::from_millis(cap))
+            .jitter(jitter)
+            .deadline(deadline.map(Duration::from_millis))
+            .spread(spread.map(Duration::from_millis))
+            .idempotency_header(idempotency_header)
+            .use_date_header(use_date_header)
+            .build()
+            .map(PyPolicy)
+            .map_err(|e| config_error(py, e))
+    }
+
+    /// Guide A: 5 attempts, 0.2 s base, 5 s cap, full jitter, no deadline.
+    #[staticmethod]
+    fn guide_a() -> Self {
+        PyPolicy(Policy::guide_a())
+    }
+
+    /// Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s
+    /// deadline.
+    #[staticmethod]
+    fn guide_b() -> Self {
+        PyPolicy(Policy::guide_b())
+    }
+
+    /// Attempts in all, the first included.
+    #[getter]
+    fn max_attempts(&self) -> u32 {
+        self.0.max_attempts()
+    }
+
+    /// The first backoff window, in seconds.
+    #[getter]
+    fn base(&self) -> f64 {
+        ms_to_secs(self.0.backoff().base_ms())
+    }
+
+    /// The largest backoff window, in seconds.
+    #[getter]
+    fn cap(&self) -> f64 {
+        ms_to_secs(self.0.backoff().cap_ms())
+    }
+
+    /// ``"full"``, ``"equal"``, ``"decorrelated"`` or ``"none"``.
+    #[getter]
+    fn jitter(&self) -> &'static str {
+        self.0.backoff().jitter().name()
+    }
+
+    /// The limit on the operation's total time in seconds, or ``None``.
+    #[getter]
+    fn deadline(&self) -> Option<f64> {
+        self.0.deadline_ms().map(ms_to_secs)
+    }
+
+    /// The most added at random to a server's wait, in seconds, or ``None`` for
+    /// ``min(window, 1 s)``.
+    #[getter]
+    fn spread(&self) -> Option<f64> {
+        self.0.spread_ms().map(ms_to_secs)
+    }
+
+    /// The header the idempotency key is sent in.
+    #[getter]
+    fn idempotency_header(&self) -> &str {
+        self.0.idempotency_header()
+    }
+
+    /// Whether server waits are measured from the response's ``Date``.
+    #[getter]
+    fn use_date_header(&self) -> bool {
+        self.0.use_date_header()
+    }
+
+    /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
+    #[getter]
+    fn quota_403_as_rate_limit(&self) -> bool {
+        self.0.rules().quota_403_is_rate_limit
+    }
+
+    /// How ``status`` (400–599) is retried: ``"never"``, ``"if_idempotent"`` or
+    /// ``"always"`` (for any method).
+    fn status_retry(&self, #[pyo3(from_py_with = status_arg)] status: u16) -> &'static str {
+        self.rule_of_status(status).name()
+    }
+
+    /// A new policy retrying ``status`` (400–599) ``"never"``, ``"if_idempotent"`` or
+    /// ``"always"`` (for any method).
+    fn with_status_retry(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = status_arg)] status: u16,
+        #[pyo3(from_py_with = rule_arg)] rule: Rule,
+    ) -> PyResult<Self> {
+        let mut rules = *self.0.rules();
+        let (any, idem) = (&mut rules.retry_any_method, &mut rules.retry_if_idempotent);
+        (*any, *idem) = match rule {
+            Rule::Never => (any.without(status), idem.without(status)),
+            Rule::IfIdempotent => (any.without(status), idem.with(status)),
+            Rule::Always => (any.with(status), idem.without(status)),
+        };
+        self.with_rules(py, rules)
+    }
+
+    /// How the transport failure ``kind`` (``"connect"``, ``"tls"``, ``"timeout"``,
+    /// ``"reset"`` or ``"other"``) is retried.
+    fn transport_retry(&self, kind: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        Ok(self.rule_of_transport(transport_arg(kind, "kind")?).name())
+    }
+
+    /// A new policy retrying the transport failure ``kind`` ``"never"``,
+    /// ``"if_idempotent"`` or ``"always"``.
+    fn with_transport_retry(
+        &self,
+        py: Python<'_>,
+        kind: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = rule_arg)] rule: Rule,
+    ) -> PyResult<Self> {
+        let kind = transport_arg(kind, "kind")?;
+        let mut rules = *self.0.rules();
+        let (any, idem) = (
+            &mut rules.transport_any_method,
+            &mut rules.transport_if_idempotent,
+        );
+        (*any, *idem) = match rule {
+            Rule::Never => (any.without(kind), idem.without(kind)),
+            Rule::IfIdempotent => (any.without(kind), idem.with(kind)),
+            Rule::Always => (any.with(kind), idem.without(kind)),
+        };
+        self.with_rules(py, rules)
+    }
+
+    /// Whether requests with ``method`` count as idempotent without a key.
+    fn method_idempotent(&self, #[pyo3(from_py_with = method_name_arg)] method: String) -> bool {
+        self.0.rules().idempotent_methods.contains(&method)
+    }
+
+    /// A new policy where requests with ``method`` (GET, HEAD, OPTIONS, TRACE, PUT, DELETE,
+    /// POST, PATCH or CONNECT, in any case) count as idempotent without a key, or not.
+    fn with_method_idempotent(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = method_name_arg)] method: String,
+        #[pyo3(from_py_with = idempotent_arg)] idempotent: bool,
+    ) -> PyResult<Self> {
+        let mut rules = *self.0.rules();
+        let methods = rules.idempotent_methods;
+        rules.idempotent_methods = if idempotent {
+            // `method_name_arg` only lets known methods through.
+            methods.with(&method).unwrap_or(methods)
+        } else {
+            methods.without(&method)
+        };
+        self.with_rules(py, rules)
+    }
+
+    /// A new policy where a 403 whose rate-limit headers say the quota is spent counts as a
+    /// 429 (``True``, the default) or as the permanent error it says it is.
+    fn with_quota_403_as_rate_limit(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = enabled_arg)] enabled: bool,
+    ) -> PyResult<Self> {
+        let mut rules = *self.0.rules();
+        rules.quota_403_is_rate_limit = enabled;
+        self.with_rules(py, rules)
+    }
+
+    fn __hash__(&self) -> u64 {
+        let p = &self.0;
+        let mut h = DefaultHasher::new();
+        (
+            p.max_attempts(),
+            p.backoff().base_ms(),
+            p.backoff().cap_ms(),
+        )
+            .hash(&mut h);
+        (p.backoff().jitter(), p.deadline_ms(), p.spread_ms()).hash(&mut h);
+        (p.rules(), p.idempotency_header(), p.use_date_header()).hash(&mut h);
+        h.finish()
+    }
+
+    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+        slf
+    }
+
+    fn __repr__(&self) -> String {
+        let p = &self.0;
+        format!(
+            "Policy(max_attempts={}, base={:?}, cap={:?}, jitter='{}', deadline={}, spread={}, \
+             idempotency_header={}, use_date_header={}){}",
+            p.max_attempts(),
+            ms_to_secs(p.backoff().base_ms()),
+            ms_to_secs(p.backoff().cap_ms()),
+            p.backoff().jitter().name(),
+            opt_secs_repr(p.deadline_ms()),
+            opt_secs_repr(p.spread_ms()),
+            crate::args::str_repr(p.idempotency_header()),
+            if p.use_date_header() { "True" } else { "False" },
+            self.rule_changes(),
+        )
+    }
+}
+
+fn idempotent_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    require_bool(value, "idempotent")
+}
+
+fn enabled_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    require_bool(value, "enabled")
+}

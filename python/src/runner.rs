@@ -1,0 +1,449 @@
+//! The blocking retry loop for Python, and what every loop shares per context.
+//!
+//! [`run_blocking`] is the core's `drive` with Python effects: the operation, the caller's
+//! classifier and hooks, and a sleep that releases the GIL and answers Ctrl-C. Guide A's
+//! `com_retry` and the synchronous `recuo.retry` both run it.
+//!
+//! Two `contextvars.ContextVar`s hold what a loop shares with the code it runs (SPEC §6,
+//! "per context via contextvars"): the attempt pool of the outermost loop, so that nested
+//! loops share one limit, and the attempt being made, which `recuo.current_attempt()`
+//! answers. The asyncio loop (`recuo/_retry.py`) uses the same two variables through
+//! [`attempts_in_context`], so sync and async loops nest in each other alike.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyException, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple};
+
+use recuo::{
+    drive, unix_now_ms, AttemptContext, AttemptPool, Attempts, Clock, Driver, LazyJitterRng,
+    Policy, Stopped, SystemClock, Verdict,
+};
+
+use crate::args::{opt_callable, seed_arg};
+use crate::machine::{KeyCell, PyAttempt, PyAttempts, PyDecision, PyReport};
+use crate::policy::PyPolicy;
+use crate::verdict::PyVerdict;
+
+/// The longest the default sleep waits without looking for a signal (Ctrl-C).
+const SLEEP_SLICE: Duration = Duration::from_millis(50);
+
+static ATTEMPT_POOL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CURRENT_ATTEMPT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The `ContextVar` in `cell`, created (with `default=None`) at first use.
+fn context_var<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    cell.get_or_try_init(py, || {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("default", py.None())?;
+        py.import("contextvars")?
+            .getattr("ContextVar")?
+            .call((name,), Some(&kwargs))
+            .map(Bound::unbind)
+    })
+    .map(|var| var.bind(py).clone())
+}
+
+/// `ContextVar[_AttemptPool | None]`: the pool of the outermost loop running in this context.
+pub(crate) fn pool_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    context_var(py, &ATTEMPT_POOL, "recuo.attempt_pool")
+}
+
+/// `ContextVar[Attempt | None]`: the attempt being made in this context.
+pub(crate) fn attempt_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    context_var(py, &CURRENT_ATTEMPT, "recuo.current_attempt")
+}
+
+/// The attempts left to the outermost loop of a context, shared by the loops inside it.
+/// Private: it only travels in `recuo._recuo._attempt_pool`.
+#[pyclass(name = "_AttemptPool", module = "recuo._recuo", frozen)]
+pub(crate) struct PyAttemptPool(AttemptPool);
+
+#[pymethods]
+impl PyAttemptPool {
+    /// Attempts left.
+    #[getter]
+    fn remaining(&self) -> u32 {
+        self.0.remaining()
+    }
+}
+
+/// The pool a new loop draws from: the enclosing loop's (`nested`), or a new one it owns and
+/// has set in the context until [`PoolScope::exit`].
+pub(crate) struct PoolScope {
+    pool: AttemptPool,
+    nested: bool,
+    token: Option<Py<PyAny>>,
+}
+
+impl PoolScope {
+    /// Joins the pool of the enclosing loop of this context, or starts one of `max_attempts`.
+    pub(crate) fn enter(py: Python<'_>, max_attempts: u32) -> PyResult<Self> {
+        let var = pool_var(py)?;
+        let current = var.call_method0(pyo3::intern!(py, "get"))?;
+        if let Ok(enclosing) = current.cast::<PyAttemptPool>() {
+            return Ok(PoolScope {
+                pool: enclosing.get().0.clone(),
+                nested: true,
+                token: None,
+            });
+        }
+        let pool = AttemptPool::new(max_attempts);
+        let token = var.call_method1(pyo3::intern!(py, "set"), (PyAttemptPool(pool.clone()),))?;
+        Ok(PoolScope {
+            pool,
+            nested: false,
+            token: Some(token.unbind()),
+        })
+    }
+
+    /// The pool and whether it is an enclosing loop's.
+    fn parts(&self) -> (AttemptPool, bool) {
+        (self.pool.clone(), self.nested)
+    }
+
+    /// Restores the context as it was before [`enter`](Self::enter).
+    fn exit(mut self, py: Python<'_>) -> PyResult<()> {
+        match self.token.take() {
+            Some(token) => pool_var(py)?
+                .call_method1(pyo3::intern!(py, "reset"), (token,))
+                .map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// The token, for a caller that resets the variable itself (the asyncio loop).
+    fn into_token(mut self) -> Option<Py<PyAny>> {
+        self.token.take()
+    }
+}
+
+impl Drop for PoolScope {
+    /// Should a scope be left without [`exit`](Self::exit) (a panic unwinding through the
+    /// loop), the context is still restored: a pool left behind would make every later loop
+    /// in this context "nested" in a spent pool.
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            Python::attach(|py| {
+                if let Ok(var) = pool_var(py) {
+                    let _ = var.call_method1(pyo3::intern!(py, "reset"), (token,));
+                }
+            });
+        }
+    }
+}
+
+/// As Python's own `except` block does: an exception raised while handling `error` (by a
+/// classifier or a hook) gets `error` as its `__context__`.
+pub(crate) fn chain(py: Python<'_>, raised: &PyErr, error: &PyErr) {
+    let value = raised.value(py);
+    if value.is(error.value(py)) {
+        return; // the same exception re-raised: it cannot be its own context
+    }
+    if value
+        .getattr(pyo3::intern!(py, "__context__"))
+        .is_ok_and(|c| c.is_none())
+    {
+        raised.set_context(py, Some(error.clone_ref(py)));
+    }
+}
+
+/// The verdict on an exception from a classifier's answer: a `Verdict` as is (but
+/// `"success"`, which cannot describe an exception, gives up as permanent), anything else by
+/// its truth, as a predicate.
+pub(crate) fn exception_verdict(answer: &Bound<'_, PyAny>) -> PyResult<Verdict> {
+    if let Ok(v) = answer.cast::<PyVerdict>() {
+        return Ok(match v.get().0 {
+            Verdict::Success => Verdict::from_predicate(false),
+            other => other,
+        });
+    }
+    Ok(Verdict::from_predicate(answer.is_truthy()?))
+}
+
+/// The verdict on an exception from ``answer``, what a classifier returned: a ``Verdict`` as
+/// is (``"success"`` gives up as permanent), anything else by its truth. Private: the asyncio
+/// loop of ``recuo.retry`` uses it.
+#[pyfunction]
+#[pyo3(name = "_exception_verdict", signature = (answer, /))]
+pub(crate) fn exception_verdict_py(answer: &Bound<'_, PyAny>) -> PyResult<PyVerdict> {
+    exception_verdict(answer).map(PyVerdict)
+}
+
+/// Sleeps `delay` with the GIL released, in slices of at most [`SLEEP_SLICE`], running
+/// Python's signal handlers between slices: Ctrl-C raises `KeyboardInterrupt` promptly.
+fn interruptible_sleep(py: Python<'_>, delay: Duration) -> PyResult<()> {
+    let mut remaining = delay;
+    while !remaining.is_zero() {
+        let slice = remaining.min(SLEEP_SLICE);
+        let started = Instant::now();
+        py.detach(|| std::thread::sleep(slice));
+        py.check_signals()?;
+        remaining = remaining.saturating_sub(started.elapsed());
+    }
+    Ok(())
+}
+
+/// The operation a loop calls.
+pub(crate) enum Operation<'a, 'py> {
+    /// Guide A's `tarefa()`: no arguments.
+    Tarefa(&'a Bound<'py, PyAny>),
+    /// `function(*args, **kwargs)`.
+    Call {
+        function: &'a Bound<'py, PyAny>,
+        args: &'a Bound<'py, PyTuple>,
+        kwargs: Option<&'a Bound<'py, PyDict>>,
+    },
+}
+
+/// The Python callables of a loop (each optional; already checked to be callable).
+pub(crate) struct Effects<'a, 'py> {
+    /// `classify(exc) -> Verdict | bool` (guide A's `repetir_se`); `None` retries every
+    /// `Exception`.
+    pub(crate) classify: Option<&'a Bound<'py, PyAny>>,
+    /// `on_retry(attempt, exc, delay_seconds)` before each sleep (guide A's `ao_repetir`).
+    pub(crate) on_retry: Option<&'a Bound<'py, PyAny>>,
+    /// `on_give_up(report)` once, when the loop gives up.
+    pub(crate) on_give_up: Option<&'a Bound<'py, PyAny>>,
+    /// `sleep(seconds)` instead of the real wait.
+    pub(crate) sleep: Option<&'a Bound<'py, PyAny>>,
+}
+
+/// Python's effects for the core's `drive`.
+struct PyDriver<'a, 'py> {
+    py: Python<'py>,
+    clock: SystemClock,
+    op: Operation<'a, 'py>,
+    effects: &'a Effects<'a, 'py>,
+    key: KeyCell,
+    header: Arc<str>,
+    current: Bound<'py, PyAny>,
+}
+
+impl Driver for PyDriver<'_, '_> {
+    type Value = Py<PyAny>;
+    type Error = PyErr;
+
+    fn now_ms(&mut self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
+        let py = self.py;
+        let attempt = PyAttempt {
+            number: ctx.attempt(),
+            key: Arc::clone(&self.key),
+            header: Arc::clone(&self.header),
+        };
+        let token = self
+            .current
+            .call_method1(pyo3::intern!(py, "set"), (attempt,))?;
+        let result = match self.op {
+            Operation::Tarefa(f) => f.call0(),
+            Operation::Call {
+                function,
+                args,
+                kwargs,
+            } => function.call(args, kwargs),
+        };
+        let reset = self
+            .current
+            .call_method1(pyo3::intern!(py, "reset"), (token,));
+        let value = result?;
+        reset?;
+        Ok(value.unbind())
+    }
+
+    fn classify(&mut self, error: &PyErr) -> PyResult<Verdict> {
+        let py = self.py;
+        // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
+        // loop at once, as they are.
+        if !error.is_instance_of::<PyException>(py) {
+            return Err(error.clone_ref(py));
+        }
+        let Some(f) = self.effects.classify else {
+            return Ok(Verdict::from_predicate(true));
+        };
+        f.call1((error.value(py),))
+            .and_then(|answer| exception_verdict(&answer))
+            .inspect_err(|raised| chain(py, raised, error))
+    }
+
+    fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
+        let py = self.py;
+        match self.effects.on_retry {
+            Some(hook) => hook
+                .call1((attempt, error.value(py), delay.as_secs_f64()))
+                .map(drop)
+                .inspect_err(|raised| chain(py, raised, error)),
+            None => Ok(()),
+        }
+    }
+
+    fn sleep(&mut self, delay: Duration) -> PyResult<bool> {
+        match self.effects.sleep {
+            Some(f) => f.call1((delay.as_secs_f64(),)).map(|_| false),
+            None => interruptible_sleep(self.py, delay).map(|()| false),
+        }
+    }
+}
+
+/// The Unix time (seconds) of `retry_at_ms`, an instant on a monotonic clock that reads
+/// `now_ms` now.
+pub(crate) fn unix_secs_at(retry_at_ms: u64, now_ms: u64) -> f64 {
+    let ahead_ms = retry_at_ms as f64 - now_ms as f64;
+    (unix_now_ms() as f64 + ahead_ms) / 1000.0
+}
+
+/// Runs `op` under `policy` until it succeeds or the policy gives up, in the attempt pool of
+/// this context: the core's `drive` with Python's effects.
+///
+/// Answers the operation's value, or raises its last exception — the same object. An
+/// exception that is not an `Exception`, or one raised by a classifier, a hook or the sleep,
+/// ends the loop at once and propagates.
+pub(crate) fn run_blocking(
+    py: Python<'_>,
+    policy: &Policy,
+    seed: Option<u64>,
+    op: Operation<'_, '_>,
+    effects: &Effects<'_, '_>,
+) -> PyResult<Py<PyAny>> {
+    let scope = PoolScope::enter(py, policy.max_attempts())?;
+    let (pool, nested) = scope.parts();
+    let attempts = Attempts::new(policy).with_pool(pool, nested);
+    let mut driver = PyDriver {
+        py,
+        clock: SystemClock::default(),
+        op,
+        effects,
+        key: KeyCell::default(),
+        header: Arc::from(policy.idempotency_header()),
+        current: attempt_var(py)?,
+    };
+    // Seeded at the first draw only: a first-attempt success reads no entropy.
+    let outcome = match drive(attempts, LazyJitterRng::new(seed), None, &mut driver) {
+        Ok(value) => Ok(value),
+        Err(Stopped::Aborted(error)) => Err(error),
+        Err(Stopped::GaveUp(gave_up)) => {
+            let hooked = match effects.on_give_up {
+                Some(hook) => {
+                    let now = driver.clock.now_ms();
+                    let report = PyReport {
+                        report: gave_up.report,
+                        retry_at: gave_up.retry_at_ms.map(|at| unix_secs_at(at, now)),
+                    };
+                    hook.call1((report,)).map(drop)
+                }
+                None => Ok(()),
+            };
+            match (gave_up.error, hooked) {
+                (Some(error), Ok(())) => Err(error),
+                (Some(error), Err(raised)) => {
+                    chain(py, &raised, &error);
+                    Err(raised)
+                }
+                (None, Err(raised)) => Err(raised),
+                // Not reached: a loop's first attempt is never refused (a nested loop's
+                // first attempt is its enclosing attempt, and nothing cancels these loops).
+                (None, Ok(())) => Err(PyRuntimeError::new_err(format!(
+                    "recuo gave up before the first attempt ({})",
+                    gave_up.reason.name()
+                ))),
+            }
+        }
+    };
+    let exited = scope.exit(py);
+    let value = outcome?;
+    exited?;
+    Ok(value)
+}
+
+/// The synchronous ``recuo.retry``: ``function(*args, **kwargs)`` under ``policy``. Private:
+/// call ``recuo.retry``.
+#[pyfunction]
+#[pyo3(name = "_run", signature = (function, args, kwargs, policy, classify, on_retry, on_give_up, seed, sleep, /))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    py: Python<'_>,
+    function: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    policy: PyRef<'_, PyPolicy>,
+    classify: Option<&Bound<'_, PyAny>>,
+    on_retry: Option<&Bound<'_, PyAny>>,
+    on_give_up: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
+    sleep: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    crate::args::require_callable(function, "function")?;
+    let effects = Effects {
+        classify: opt_callable(classify, "classify")?,
+        on_retry: opt_callable(on_retry, "on_retry")?,
+        on_give_up: opt_callable(on_give_up, "on_give_up")?,
+        sleep: opt_callable(sleep, "sleep")?,
+    };
+    let op = Operation::Call {
+        function,
+        args,
+        kwargs,
+    };
+    run_blocking(py, &policy.0, seed, op, &effects)
+}
+
+/// A fresh ``Attempts`` under ``policy`` drawing from this context's attempt pool, and the
+/// token to reset ``_attempt_pool`` with when it started the pool (``None`` when it joined an
+/// enclosing loop's). Private: the asyncio loop of ``recuo.retry`` uses it.
+#[pyfunction]
+#[pyo3(name = "_attempts_in_context", signature = (policy, seed, /))]
+pub(crate) fn attempts_in_context(
+    py: Python<'_>,
+    policy: PyRef<'_, PyPolicy>,
+    #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
+) -> PyResult<(PyAttempts, Option<Py<PyAny>>)> {
+    let scope = PoolScope::enter(py, policy.0.max_attempts())?;
+    let attempts = PyAttempts::make(&policy.0, seed, Some(scope.parts()));
+    Ok((attempts, scope.into_token()))
+}
+
+/// The report of a loop that gave up with ``decision`` at ``now_ms`` (its monotonic clock),
+/// with ``retry_at`` as Unix time. Private: the asyncio loop of ``recuo.retry`` uses it.
+#[pyfunction]
+#[pyo3(name = "_give_up_report", signature = (attempts, decision, now_ms, /))]
+pub(crate) fn give_up_report(
+    attempts: PyRef<'_, PyAttempts>,
+    decision: PyRef<'_, PyDecision>,
+    #[pyo3(from_py_with = crate::args::mono_ms_arg)] now_ms: u64,
+) -> PyReport {
+    let retry_at = match decision.0 {
+        recuo::Decision::GiveUp {
+            retry_at_ms: Some(at),
+            ..
+        } => Some(unix_secs_at(at, now_ms)),
+        _ => None,
+    };
+    attempts.report_with(retry_at)
+}
+
+/// The attempt being made by the innermost retry loop running in this context: its
+/// ``number`` (from 0), the operation's ``idempotency_key`` (the same on every attempt) and
+/// the ``idempotency_header`` to send it in.
+///
+/// Works inside ``recuo.retry`` (sync and async) and ``recuo.com_retry``. Raises
+/// ``RuntimeError`` when no retry loop is making an attempt in this context.
+#[pyfunction]
+pub(crate) fn current_attempt(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let attempt = attempt_var(py)?.call_method0(pyo3::intern!(py, "get"))?;
+    if attempt.is_none() {
+        return Err(PyRuntimeError::new_err(
+            "recuo.current_attempt() is only available inside an attempt of a retry loop",
+        ));
+    }
+    Ok(attempt)
+}

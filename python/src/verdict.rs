@@ -1,0 +1,318 @@
+//! Classification for Python (SPEC §5): `recuo.classify` and `recuo.Verdict`.
+//!
+//! The verdict is the core's `Policy::classify`; this module reads the outcome, the request
+//! and the headers from Python values and answers the core's verdict as a `Verdict`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
+
+use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
+
+use crate::args::{header_text, now_ms_arg, require_str, system_now_ms, type_name};
+use crate::machine::PyIdempotencyKey;
+use crate::policy::PyPolicy;
+
+/// The transport kinds, as `error=` names them.
+const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];
+
+/// The causes a verdict may name. `Cause::Transport(Transport::Tls)` is left out: its name,
+/// `tls`, is the name of `Cause::Tls`, which is what the core answers for a TLS failure.
+const CAUSES: [Cause; 11] = [
+    Cause::Success,
+    Cause::RateLimited,
+    Cause::Unavailable,
+    Cause::ServerError,
+    Cause::Transport(Transport::Connect),
+    Cause::Transport(Transport::Timeout),
+    Cause::Transport(Transport::Reset),
+    Cause::Transport(Transport::Other),
+    Cause::NotIdempotent,
+    Cause::Permanent,
+    Cause::Tls,
+];
+
+/// The transport kind named `name`, or `ValueError` (`TypeError` for a non-str).
+pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Transport> {
+    let name = require_str(value, what)?;
+    Transport::from_name(&name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{what} must be one of {}, not {name:?}",
+            quoted(&TRANSPORTS)
+        ))
+    })
+}
+
+/// `'a', 'b' or 'c'`, for error messages.
+pub(crate) fn quoted(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}
+
+fn cause_arg(value: &str, allowed: impl Fn(Cause) -> bool) -> PyResult<Cause> {
+    CAUSES
+        .into_iter()
+        .filter(|&c| allowed(c))
+        .find(|c| c.name() == value)
+        .ok_or_else(|| {
+            let names: Vec<&str> = CAUSES
+                .into_iter()
+                .filter(|&c| allowed(c))
+                .map(Cause::name)
+                .collect();
+            PyValueError::new_err(format!(
+                "reason must be one of {}, not {value:?}",
+                quoted(&names)
+            ))
+        })
+}
+
+/// What to do about one outcome: ``verdict`` is ``"success"``, ``"retry"`` or
+/// ``"give_up"``; ``reason`` names the cause (``"success"``, ``"rate_limited"``,
+/// ``"unavailable"``, ``"server_error"``, ``"connect"``, ``"timeout"``, ``"reset"``,
+/// ``"other"``, ``"not_idempotent"``, ``"permanent"`` or ``"tls"``); ``wait_ms`` is the
+/// server's finite wait for a retry (``None`` when it gave none, or an unbounded one, which
+/// ``wait_unbounded`` says). Made by ``recuo.classify`` or by ``Verdict.retry``,
+/// ``Verdict.give_up`` and ``Verdict.success``. Immutable, comparable and hashable.
+#[pyclass(name = "Verdict", module = "recuo", frozen, eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PyVerdict(pub(crate) Verdict);
+
+#[pymethods]
+impl PyVerdict {
+    /// A retry, after at least the server's wait when there is one: ``wait_ms``
+    /// milliseconds, or an unbounded wait (``unbounded=True``, which a loop answers by giving
+    /// up with ``"wait_exceeds_deadline"``). ``reason`` names the cause.
+    #[staticmethod]
+    #[pyo3(signature = (wait_ms = None, *, unbounded = false, reason = "server_error"))]
+    fn retry(
+        wait_ms: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = unbounded_arg)] unbounded: bool,
+        reason: &str,
+    ) -> PyResult<Self> {
+        let cause = cause_arg(reason, |c| c != Cause::Success)?;
+        let wait = match (wait_ms.filter(|w| !w.is_none()), unbounded) {
+            (Some(_), true) => {
+                return Err(PyValueError::new_err(
+                    "a wait is either wait_ms or unbounded, not both",
+                ))
+            }
+            (Some(ms), false) => Some(ServerWait::Ms(crate::args::ms_arg(ms, "wait_ms")?)),
+            (None, true) => Some(ServerWait::Unbounded),
+            (None, false) => None,
+        };
+        Ok(PyVerdict(Verdict::Retry {
+            cause,
+            server_wait: wait,
+        }))
+    }
+
+    /// Not worth another attempt; ``reason`` names the cause.
+    #[staticmethod]
+    #[pyo3(signature = (reason = "permanent"))]
+    fn give_up(reason: &str) -> PyResult<Self> {
+        let cause = cause_arg(reason, |c| c != Cause::Success)?;
+        Ok(PyVerdict(Verdict::GiveUp { cause }))
+    }
+
+    /// Done: nothing to retry.
+    #[staticmethod]
+    fn success() -> Self {
+        PyVerdict(Verdict::Success)
+    }
+
+    /// ``"success"``, ``"retry"`` or ``"give_up"``.
+    #[getter]
+    fn verdict(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// The cause's name.
+    #[getter]
+    fn reason(&self) -> &'static str {
+        self.0.cause().name()
+    }
+
+    /// The server's finite wait in milliseconds, or ``None``.
+    #[getter]
+    fn wait_ms(&self) -> Option<u64> {
+        self.0.server_wait().and_then(ServerWait::ms)
+    }
+
+    /// Whether the server asked for a wait too long to count (no retry can honour it).
+    #[getter]
+    fn wait_unbounded(&self) -> bool {
+        self.0.server_wait() == Some(ServerWait::Unbounded)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Verdict(verdict='{}', reason='{}', wait_ms={}, wait_unbounded={})",
+            self.verdict(),
+            self.reason(),
+            self.wait_ms()
+                .map_or_else(|| "None".to_owned(), |ms| ms.to_string()),
+            if self.wait_unbounded() {
+                "True"
+            } else {
+                "False"
+            }
+        )
+    }
+}
+
+fn unbounded_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    crate::args::require_bool(value, "unbounded")
+}
+
+/// `method`: a str (any method; those recuo does not know are not idempotent).
+fn method_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    require_str(value, "method").map(|m| m.into_owned())
+}
+
+/// Whether the request carries an idempotency key: a bool, ``None`` (no), a non-empty str or
+/// an ``IdempotencyKey`` (yes).
+fn has_key_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if value.is_none() {
+        return Ok(false);
+    }
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(b.is_true());
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        return Ok(!s.is_empty()?);
+    }
+    if value.is_instance_of::<PyIdempotencyKey>() {
+        return Ok(true);
+    }
+    Err(PyTypeError::new_err(format!(
+        "idempotency_key must be a bool, a str, an IdempotencyKey or None, not {}",
+        type_name(value)
+    )))
+}
+
+/// Response headers: ``None``, a mapping (or anything with ``items()``, such as
+/// ``http.client.HTTPMessage``), or an iterable of ``(name, value)`` pairs; names and values
+/// are ``str`` or ``bytes`` (read as ISO-8859-1).
+pub(crate) fn headers_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(Vec::new());
+    };
+    if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!(
+            "headers must be a mapping or an iterable of (name, value) pairs, not {}",
+            type_name(value)
+        )));
+    }
+    let py = value.py();
+    let pairs = match value.getattr_opt(pyo3::intern!(py, "items"))? {
+        Some(items) if items.is_callable() => items.call0()?,
+        _ => value.clone(),
+    };
+    let iter = pairs.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "headers must be a mapping or an iterable of (name, value) pairs, not {}",
+            type_name(value)
+        ))
+    })?;
+    let mut headers = Vec::new();
+    for pair in iter {
+        let pair = pair?;
+        let bad_pair = || {
+            PyTypeError::new_err(format!(
+                "each header must be a (name, value) pair, not {}",
+                type_name(&pair)
+            ))
+        };
+        if pair.is_instance_of::<PyString>() || pair.is_instance_of::<PyBytes>() {
+            return Err(bad_pair());
+        }
+        let items: Vec<Bound<'_, PyAny>> = match pair.try_iter() {
+            Ok(it) => it.collect::<PyResult<_>>()?,
+            Err(_) => return Err(bad_pair()),
+        };
+        let [name, value] = items.as_slice() else {
+            return Err(bad_pair());
+        };
+        headers.push((
+            header_text(name, "a header name")?,
+            header_text(value, "a header value")?,
+        ));
+    }
+    Ok(headers)
+}
+
+/// The status code given: an int. One outside 0–65535 is passed on as 65535, which the
+/// core, like any code outside 100–599, treats as 500.
+fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
+    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "status must be an int, not {}",
+            type_name(value)
+        )));
+    }
+    Ok(value.extract::<u16>().unwrap_or(u16::MAX))
+}
+
+/// The verdict on one outcome (SPEC §5): an HTTP ``status`` (an int) or a transport
+/// ``error`` (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"`` or ``"other"``) — exactly
+/// one of the two.
+///
+/// ``method`` and ``idempotency_key`` (whether the request carried one: a bool, or the key
+/// itself) decide whether repeating the request is safe. ``headers`` (a mapping or a list of
+/// ``(name, value)`` pairs) give the server's wait (Retry-After, RateLimit, RateLimit-Reset,
+/// X-RateLimit-Reset) as of ``now_ms`` (ms since the Unix epoch; ``None``: the system
+/// clock). ``policy`` supplies the classification sets (default: SPEC §5's table).
+///
+/// Raises ``TypeError`` when neither or both of ``status`` and ``error`` are given or an
+/// argument has the wrong type, ``ValueError`` for an unknown ``error``.
+#[pyfunction]
+#[pyo3(
+    signature = (status = None, *, error = None, method = "GET".to_owned(), idempotency_key = false, headers = None, now_ms = None, policy = None),
+    text_signature = "(status=None, *, error=None, method='GET', idempotency_key=False, headers=None, now_ms=None, policy=None)"
+)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn classify(
+    status: Option<&Bound<'_, PyAny>>,
+    error: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = method_arg)] method: String,
+    #[pyo3(from_py_with = has_key_arg)] idempotency_key: bool,
+    headers: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = now_ms_arg)] now_ms: Option<i64>,
+    policy: Option<PyRef<'_, PyPolicy>>,
+) -> PyResult<PyVerdict> {
+    let status = status.filter(|s| !s.is_none());
+    let error = error.filter(|e| !e.is_none());
+    let outcome = match (status, error) {
+        (Some(s), None) => Outcome::Status(status_arg(s)?),
+        (None, Some(e)) => Outcome::Transport(transport_arg(e, "error")?),
+        (Some(_), Some(_)) => {
+            return Err(PyTypeError::new_err(
+                "classify() takes a status or an error, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(PyTypeError::new_err(
+                "classify() needs a status (an int) or an error (a transport kind)",
+            ))
+        }
+    };
+    let headers = headers_arg(headers)?;
+    let request = Request {
+        method: &method,
+        has_idempotency_key: idempotency_key,
+    };
+    let now = now_ms.unwrap_or_else(system_now_ms);
+    let default;
+    let policy = match &policy {
+        Some(p) => &p.0,
+        None => {
+            default = recuo::Policy::guide_a();
+            &default
+        }
+    };
+    Ok(PyVerdict(policy.classify(outcome, request, &headers, now)))
+}
