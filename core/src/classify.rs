@@ -18,7 +18,8 @@ pub enum Transport {
 }
 
 impl Transport {
-    const ALL: [Transport; 5] = [
+    /// Every kind, in the order of [`Transport::name`]'s documentation.
+    pub const ALL: [Transport; 5] = [
         Transport::Connect,
         Transport::Tls,
         Transport::Timeout,
@@ -124,7 +125,7 @@ impl TransportSet {
 }
 
 /// The standard methods recuo knows, by position in [`MethodSet`].
-const METHODS: [&str; 9] = [
+pub const METHODS: [&str; 9] = [
     "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH", "CONNECT",
 ];
 
@@ -238,6 +239,31 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// Every cause, transport kinds included.
+    pub const ALL: [Cause; 12] = [
+        Cause::Success,
+        Cause::RateLimited,
+        Cause::Unavailable,
+        Cause::ServerError,
+        Cause::Transport(Transport::Connect),
+        Cause::Transport(Transport::Tls),
+        Cause::Transport(Transport::Timeout),
+        Cause::Transport(Transport::Reset),
+        Cause::Transport(Transport::Other),
+        Cause::NotIdempotent,
+        Cause::Permanent,
+        Cause::Tls,
+    ];
+
+    /// The cause named `name`, as [`Cause::name`] spells it. (`tls` is the verdict's cause,
+    /// [`Cause::Tls`], not the transport kind.)
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .filter(|c| *c != Cause::Transport(Transport::Tls))
+            .find(|c| c.name() == name)
+    }
+
     /// The cause's name: `success`, `rate_limited`, `unavailable`, `server_error`, the
     /// transport kind (`connect`, `timeout`, `reset`, `other`), `not_idempotent`,
     /// `permanent` or `tls`.
@@ -461,6 +487,16 @@ mod tests {
                 cause: Cause::Permanent
             }
         );
+    }
+
+    #[test]
+    fn cause_names_round_trip() {
+        for c in Cause::ALL {
+            let back = Cause::from_name(c.name()).unwrap();
+            assert_eq!(back.name(), c.name());
+        }
+        assert_eq!(Cause::from_name("tls"), Some(Cause::Tls));
+        assert_eq!(Cause::from_name("nope"), None);
     }
 
     #[test]

@@ -35,7 +35,9 @@ impl AttemptContext<'_> {
     }
 
     /// The operation's idempotency key: created at the first call, the same on every attempt
-    /// of this operation, never shared with another operation.
+    /// of this operation, never shared with another operation. It is drawn from the loop's
+    /// generator, so a seeded loop makes the same key every run (and a loop that reads the key
+    /// draws its later delays further along the same sequence).
     pub fn idempotency_key(&self) -> IdempotencyKey {
         *self
             .key

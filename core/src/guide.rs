@@ -10,6 +10,7 @@ use crate::classify::Verdict;
 use crate::clock::{Clock, SystemClock};
 use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 use crate::rng::LazyJitterRng;
+use crate::run::PoolScope;
 #[cfg(test)]
 use crate::JitterRng;
 use crate::{parse_retry_after, Backoff, ConfigError, Policy};
@@ -147,15 +148,7 @@ impl ComRetry {
             repetir_se,
             sleep,
         };
-        match drive(Attempts::new(&self.policy()), rng, None, &mut driver) {
-            Ok(value) => Ok(value),
-            Err(Stopped::Aborted(e)) => Err(e),
-            Err(Stopped::GaveUp(RetryError { error, .. })) => match error {
-                Some(e) => Err(e),
-                // drive makes at least one attempt: nothing cancels it and no pool limits it.
-                None => unreachable!("guide A's loop always makes its first attempt"),
-            },
-        }
+        finish(drive(Attempts::new(&self.policy()), rng, None, &mut driver))
     }
 
     /// Runs the loop with real sleeps, the real monotonic clock and jitter seeded from the
@@ -166,16 +159,34 @@ impl ComRetry {
         mut repetir_se: impl FnMut(&E) -> bool,
     ) -> Result<T, E> {
         let clock = SystemClock::default();
-        self.run_timed(
-            &mut LazyJitterRng::new(None),
-            || clock.now_ms(),
+        // Like every runner, guide A's loop shares the attempts of an enclosing loop on this
+        // thread (SPEC §6).
+        let (_scope, pool, nested) = PoolScope::enter(self.tentativas);
+        let attempts = Attempts::new(&self.policy()).with_pool(pool, nested);
+        let mut driver = GuideDriver {
+            now_ms: || clock.now_ms(),
             tarefa,
-            |e| Ok(repetir_se(e)),
-            |d| {
+            repetir_se: |e: &E| Ok(repetir_se(e)),
+            sleep: |d| {
                 std::thread::sleep(d);
                 Ok(())
             },
-        )
+        };
+        finish(drive(attempts, LazyJitterRng::new(None), None, &mut driver))
+    }
+}
+
+/// Guide A's answer: the value, or the task's (or a failing effect's) error as is.
+fn finish<T, E>(result: Result<T, Stopped<E>>) -> Result<T, E> {
+    match result {
+        Ok(value) => Ok(value),
+        Err(Stopped::Aborted(e)) => Err(e),
+        Err(Stopped::GaveUp(RetryError { error, .. })) => match error {
+            Some(e) => Err(e),
+            // Guide A's loop always makes its first attempt: nothing cancels it, and a pool
+            // it joins was drawn from by the enclosing attempt that called it.
+            None => unreachable!("guide A's loop always makes its first attempt"),
+        },
     }
 }
 

@@ -18,12 +18,12 @@ thread_local! {
 }
 
 /// The attempt pool of the outermost loop running on this thread, restored on drop.
-struct PoolScope {
+pub(crate) struct PoolScope {
     outermost: bool,
 }
 
 impl PoolScope {
-    fn enter(max_attempts: u32) -> (Self, AttemptPool, bool) {
+    pub(crate) fn enter(max_attempts: u32) -> (Self, AttemptPool, bool) {
         CURRENT_POOL.with(|current| {
             let mut current = current.borrow_mut();
             match &*current {

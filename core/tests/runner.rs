@@ -349,3 +349,19 @@ fn an_error_classified_as_success_ends_the_loop_as_permanent() {
     );
     assert_eq!(reported, Some(Some(GiveUpReason::Permanent)));
 }
+
+#[test]
+fn guide_a_inside_a_retry_loop_shares_its_limit() {
+    let p = policy(4);
+    let calls = Cell::new(0);
+    let _ = Retry::new(&p).clock(ManualClock::new(0)).call(|_| {
+        recuo::ComRetry::new(5, 0, 0).unwrap().run(
+            || {
+                calls.set(calls.get() + 1);
+                Err::<(), _>("down")
+            },
+            |_| true,
+        )
+    });
+    assert_eq!(calls.get(), 4, "4 calls, not 20");
+}
