@@ -78,3 +78,17 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// Redaction never panics, and never lets a secret parameter's value through.
+    #[test]
+    fn redaction_never_panics_and_hides_tokens(prefix in "\\PC{0,30}", secret in "[a-zA-Z0-9]{6,12}") {
+        let url = format!("https://u:p@h.io/{prefix}?access_token={secret}zz&x=1");
+        let out = recuo::redact_url(&url);
+        prop_assert!(!out.url.contains(&format!("{secret}zz")), "{}", out.url);
+        let _ = recuo::redact_url(&prefix);
+        let _ = recuo::redact_headers(&[(prefix.as_str(), prefix.as_str()), ("Location", url.as_str())]);
+    }
+}

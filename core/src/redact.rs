@@ -1,0 +1,403 @@
+//! Redaction (SPEC §7), applied before anything is recorded, printed or handed to a hook:
+//! credentials and personal data never leave recuo, while host, path and status do.
+//!
+//! - URLs lose their userinfo (`user:pass@`); the values of sensitive query parameters become
+//!   `[redacted]`; in paths and query values, e-mail addresses become `[email]` and numbers
+//!   that look like personal identifiers — 11 or more digits once `.`, `-`, `/` and spaces
+//!   are removed: CPF, CNPJ, card and phone numbers — become `[number]`.
+//! - Headers keep their names; the values of sensitive ones become `[redacted]`, and URLs in
+//!   the values of the others (`Location`, `Link`, …) are redacted as above.
+//!
+//! A name is sensitive when it is `Authorization`, `Proxy-Authorization`, `Cookie` or
+//! `Set-Cookie`, or contains (in any case, after percent-decoding) `token`, `secret`,
+//! `password`, `passwd`, `key`, `auth`, `session`, `signature` or `credential`.
+
+/// What a secret's value becomes.
+pub const REDACTED: &str = "[redacted]";
+/// What an e-mail address becomes.
+pub const EMAIL: &str = "[email]";
+/// What a long number (CPF, CNPJ, card, phone) becomes.
+pub const NUMBER: &str = "[number]";
+
+const SENSITIVE_NAMES: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
+const SENSITIVE_PARTS: [&str; 9] = [
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+    "auth",
+    "session",
+    "signature",
+    "credential",
+];
+
+/// Whether a header or query parameter called `name` holds a secret.
+pub fn is_sensitive_name(name: &str) -> bool {
+    let decoded = percent_decode(name.trim()).to_ascii_lowercase();
+    SENSITIVE_NAMES.contains(&decoded.as_str())
+        || SENSITIVE_PARTS.iter().any(|p| decoded.contains(p))
+}
+
+/// A redacted URL, and whether the URL was malformed (then redacted as far as it could be
+/// read: never shown as it came).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedactedUrl {
+    /// The URL with secrets and personal data replaced.
+    pub url: String,
+    /// The input was not a well-formed absolute or relative URL.
+    pub malformed: bool,
+}
+
+/// Redacts a URL: userinfo removed, sensitive query values `[redacted]`, e-mails and long
+/// numbers masked in the path and query values. Never panics, whatever the input.
+pub fn redact_url(url: &str) -> RedactedUrl {
+    let mut malformed = url.chars().any(|c| c.is_control() || c == ' ');
+    let (before_fragment, fragment) = match url.split_once('#') {
+        Some((a, f)) => (a, Some(f)),
+        None => (url, None),
+    };
+    let (before_query, query) = match before_fragment.split_once('?') {
+        Some((a, q)) => (a, Some(q)),
+        None => (before_fragment, None),
+    };
+    let mut out = String::with_capacity(url.len());
+    // scheme://authority/path — or a relative path.
+    let rest = match before_query.find("://") {
+        Some(i) if is_scheme(&before_query[..i]) => {
+            out.push_str(&before_query[..i + 3]);
+            let after = &before_query[i + 3..];
+            let (authority, path) = match after.find('/') {
+                Some(j) => (&after[..j], &after[j..]),
+                None => (after, ""),
+            };
+            let host = match authority.rfind('@') {
+                Some(at) => &authority[at + 1..],
+                None => authority,
+            };
+            if host.is_empty() {
+                malformed = true;
+            }
+            out.push_str(&mask_personal(host, false));
+            path
+        }
+        Some(_) => {
+            malformed = true;
+            before_query
+        }
+        None => before_query,
+    };
+    out.push_str(&mask_personal(rest, true));
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(&redact_query(q));
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(&redact_query(f));
+    }
+    RedactedUrl {
+        url: out,
+        malformed,
+    }
+}
+
+fn is_scheme(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// `a=1&token=x&b` → `a=1&token=[redacted]&b`, with personal data masked in every value.
+/// Pairs are split at `&`, `;` and a stray `?`, so that no server's way of reading the query
+/// can find a secret that recuo left in.
+fn redact_query(q: &str) -> String {
+    let mut out = String::with_capacity(q.len());
+    for (i, pair) in q.split(['&', ';', '?']).enumerate() {
+        if i > 0 {
+            // The separator that stood before this pair (all three are one byte).
+            let sep = q
+                .as_bytes()
+                .get(separator_before(q, i))
+                .copied()
+                .unwrap_or(b'&');
+            out.push(char::from(sep));
+        }
+        match pair.split_once('=') {
+            Some((name, _)) if is_sensitive_name(name) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(REDACTED);
+            }
+            Some((name, value)) => {
+                out.push_str(&mask_personal(name, false));
+                out.push('=');
+                out.push_str(&mask_personal(value, true));
+            }
+            None => out.push_str(&mask_personal(pair, true)),
+        }
+    }
+    out
+}
+
+/// The byte index of the separator before the `n`-th pair (n ≥ 1) of `q`.
+fn separator_before(q: &str, n: usize) -> usize {
+    q.match_indices(['&', ';', '?'])
+        .nth(n - 1)
+        .map_or(q.len(), |(i, _)| i)
+}
+
+/// Redacts header values: secrets `[redacted]`; URLs inside other values redacted.
+pub fn redact_headers<K: AsRef<str>, V: AsRef<str>>(headers: &[(K, V)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            let (name, value) = (k.as_ref(), v.as_ref());
+            let value = if is_sensitive_name(name) {
+                REDACTED.to_string()
+            } else {
+                redact_urls_in(value)
+            };
+            (name.to_string(), value)
+        })
+        .collect()
+}
+
+/// Every `scheme://…` or `/path` URL inside free text, redacted.
+pub fn redact_urls_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let start = rest[..i]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |j| after_char(rest, j));
+        let end = rest[i..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '>' | '"' | '\'' | ',' | ';'))
+            .map_or(rest.len(), |j| i + j);
+        out.push_str(&mask_personal(&rest[..start], true));
+        out.push_str(&redact_url(&rest[start..end]).url);
+        rest = &rest[end..];
+    }
+    if text.starts_with('/') && !text.contains("://") {
+        return redact_url(text).url;
+    }
+    out.push_str(&mask_personal(rest, true));
+    out
+}
+
+/// Masks e-mail addresses and, when `numbers`, long digit runs.
+fn mask_personal(s: &str, numbers: bool) -> String {
+    let emails = mask_emails(s);
+    if numbers {
+        mask_numbers(&emails)
+    } else {
+        emails
+    }
+}
+
+fn is_email_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-')
+}
+
+fn mask_emails(s: &str) -> String {
+    // Both `@` and its percent-encoding `%40`.
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    loop {
+        let at = match (rest.find('@'), rest.find("%40")) {
+            (Some(a), Some(b)) => Some(if a < b { (a, 1) } else { (b, 3) }),
+            (Some(a), None) => Some((a, 1)),
+            (None, Some(b)) => Some((b, 3)),
+            (None, None) => None,
+        };
+        let Some((at, len)) = at else {
+            out.push_str(rest);
+            return out;
+        };
+        let local_start = rest[..at]
+            .rfind(|c: char| !is_email_char(c))
+            .map_or(0, |j| after_char(rest, j));
+        let domain_end = rest[at + len..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-')))
+            .map_or(rest.len(), |j| at + len + j);
+        let domain = &rest[at + len..domain_end];
+        if local_start < at && domain.contains('.') && !domain.starts_with('.') {
+            out.push_str(&rest[..local_start]);
+            out.push_str(EMAIL);
+        } else {
+            out.push_str(&rest[..at + len]);
+            rest = &rest[at + len..];
+            continue;
+        }
+        rest = &rest[domain_end..];
+    }
+}
+
+fn is_separator(b: u8) -> bool {
+    matches!(b, b'.' | b'-' | b'/' | b' ' | b'+')
+}
+
+/// Masks runs of digits and single separators that hold 11 or more digits.
+fn mask_numbers(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        // A run: digits, each separator followed by a digit. "%20" counts as a space.
+        let start = i;
+        let mut digits = 0;
+        let mut end = i;
+        let mut j = i;
+        while j < bytes.len() {
+            if bytes[j].is_ascii_digit() {
+                digits += 1;
+                j += 1;
+                end = j;
+            } else if is_separator(bytes[j]) && bytes.get(j + 1).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            } else if bytes[j..].starts_with(b"%20")
+                && bytes.get(j + 3).is_some_and(u8::is_ascii_digit)
+            {
+                j += 3;
+            } else {
+                break;
+            }
+        }
+        if digits >= 11 {
+            out.push_str(&s[copied..start]);
+            out.push_str(NUMBER);
+            copied = end;
+        }
+        i = end.max(i + 1);
+    }
+    out.push_str(&s[copied..]);
+    out
+}
+
+/// Percent-decodes what it can (for matching names only).
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(hi * 16 + lo);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The byte index just after the character that starts at `j`.
+fn after_char(s: &str, j: usize) -> usize {
+    j + s[j..].chars().next().map_or(1, char::len_utf8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(u: &str) -> String {
+        redact_url(u).url
+    }
+
+    #[test]
+    fn userinfo_and_secret_parameters() {
+        assert_eq!(
+            r("https://alice:s3cret@api.example.com/v1/items?api_key=abc123&page=2"),
+            "https://api.example.com/v1/items?api_key=[redacted]&page=2"
+        );
+        assert_eq!(
+            r("https://h.io/x?X-Amz-Signature=deadbeef&X-Amz-Credential=AKIA"),
+            "https://h.io/x?X-Amz-Signature=[redacted]&X-Amz-Credential=[redacted]"
+        );
+        assert_eq!(
+            r("https://h.io/x?access_token=t&ACCESS_TOKEN=u&sessionId=9"),
+            "https://h.io/x?access_token=[redacted]&ACCESS_TOKEN=[redacted]&sessionId=[redacted]"
+        );
+        assert_eq!(
+            r("https://h.io/x?api%5Fkey=abc"),
+            "https://h.io/x?api%5Fkey=[redacted]"
+        );
+    }
+
+    #[test]
+    fn personal_data_in_paths_and_values() {
+        assert_eq!(
+            r("https://h.io/users/ana.souza@example.com/orders"),
+            "https://h.io/users/[email]/orders"
+        );
+        assert_eq!(
+            r("https://h.io/cpf/123.456.789-09"),
+            "https://h.io/cpf/[number]"
+        );
+        assert_eq!(
+            r("https://h.io/cnpj/12.345.678/0001-95/notas"),
+            "https://h.io/cnpj/[number]/notas"
+        );
+        assert_eq!(
+            r("https://h.io/p?phone=%2B55%2011%2091234-5678"),
+            "https://h.io/p?phone=%2B[number]"
+        );
+        assert_eq!(
+            r("https://h.io/p?card=4111%201111%201111%201111&n=42"),
+            "https://h.io/p?card=[number]&n=42"
+        );
+        assert_eq!(
+            r("https://h.io/p?to=bob%40mail.example.org"),
+            "https://h.io/p?to=[email]"
+        );
+        // Short numbers and versions stay.
+        assert_eq!(
+            r("https://h.io/v2/orders/12345?page=10"),
+            "https://h.io/v2/orders/12345?page=10"
+        );
+    }
+
+    #[test]
+    fn malformed_urls_are_redacted_as_far_as_possible() {
+        let x = redact_url("ht!tp://user:pw@host/a b?token=x");
+        assert!(x.malformed);
+        assert!(!x.url.contains("token=x"));
+        for junk in [
+            "", "@", "://", "?", "#", "%", "%4", "a@b", "http://", "http://@", "\u{0}",
+        ] {
+            let _ = redact_url(junk);
+        }
+        assert!(redact_url("http://").malformed);
+    }
+
+    #[test]
+    fn headers() {
+        let h = [
+            ("Authorization", "Bearer abc"),
+            ("cookie", "sid=1"),
+            ("X-Api-Key", "k"),
+            ("Location", "https://u:p@h.io/next?token=z"),
+            ("Content-Type", "application/json"),
+        ];
+        let out = redact_headers(&h);
+        assert_eq!(out[0].1, REDACTED);
+        assert_eq!(out[1].1, REDACTED);
+        assert_eq!(out[2].1, REDACTED);
+        assert_eq!(out[3].1, "https://h.io/next?token=[redacted]");
+        assert_eq!(out[4].1, "application/json");
+        assert_eq!(out[3].0, "Location");
+    }
+}
