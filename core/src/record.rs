@@ -1,0 +1,372 @@
+//! Records of every attempt and of each operation's result (SPEC §7), redacted before they
+//! exist: a record can be printed, logged or handed to a hook as it is.
+
+use std::fmt::Write as _;
+
+use crate::classify::Outcome;
+use crate::headers::header;
+use crate::http_date::civil_from_days;
+use crate::redact::redact_url;
+
+/// The headers that name a request (first found wins), as SPEC §7 lists them.
+pub const REQUEST_ID_HEADERS: [&str; 5] = [
+    "X-Request-Id",
+    "X-Amzn-RequestId",
+    "X-Amz-Request-Id",
+    "CF-Ray",
+    "X-Correlation-Id",
+];
+
+/// One attempt, as it is recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRecord {
+    /// When it started, milliseconds since the Unix epoch (shown as RFC 3339, UTC).
+    pub start_unix_ms: i64,
+    /// How long it took.
+    pub elapsed_ms: u64,
+    /// The HTTP method (`GET`; empty for a task with no HTTP meaning).
+    pub method: String,
+    /// The URL, redacted.
+    pub url: String,
+    /// The URL was malformed (it was redacted as far as it could be read).
+    pub url_malformed: bool,
+    /// The status, transport failure or success.
+    pub outcome: Outcome,
+    /// The request id the response carried, if any.
+    pub request_id: Option<String>,
+    /// The wait headers seen (`Retry-After`, `RateLimit*`, `X-RateLimit-*`).
+    pub wait_headers: Vec<(String, String)>,
+    /// The delay chosen before the next attempt, when there is one.
+    pub delay_ms: Option<u64>,
+    /// `done`, `retry` or `give_up`.
+    pub decision: String,
+    /// Why: the verdict's cause, or the give-up reason.
+    pub reason: String,
+}
+
+/// One operation's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalRecord {
+    /// When the first attempt started, ms since the Unix epoch.
+    pub start_unix_ms: i64,
+    /// The HTTP method.
+    pub method: String,
+    /// The URL, redacted.
+    pub url: String,
+    /// `success` or `gave_up`.
+    pub result: String,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Why it gave up (`None` on success).
+    pub reason: Option<String>,
+    /// From the start of the first attempt to the end.
+    pub total_ms: u64,
+}
+
+/// A record: an attempt, or an operation's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// One attempt.
+    Attempt(AttemptRecord),
+    /// One operation's result.
+    Final(FinalRecord),
+}
+
+/// Where records go: a log, a file, a test's list. Called from the thread that made the
+/// attempt.
+pub trait RecordSink: Send + Sync {
+    /// Takes one record.
+    fn record(&self, record: &Record);
+}
+
+impl<F: Fn(&Record) + Send + Sync> RecordSink for F {
+    fn record(&self, record: &Record) {
+        self(record)
+    }
+}
+
+/// Records go to the `log` facade: target `recuo`, level info, the JSON line as the message.
+#[cfg(feature = "log")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogSink;
+
+#[cfg(feature = "log")]
+impl RecordSink for LogSink {
+    fn record(&self, record: &Record) {
+        log::info!(target: "recuo", "{}", record.to_json_line());
+    }
+}
+
+fn is_wait_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "retry-after" || n.starts_with("ratelimit") || n.starts_with("x-ratelimit-")
+}
+
+impl AttemptRecord {
+    /// A record of an attempt: the URL is redacted here, the request id and the wait headers
+    /// are taken from the response's `headers` (nothing else of them is kept).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new<K: AsRef<str>, V: AsRef<str>>(
+        start_unix_ms: i64,
+        elapsed_ms: u64,
+        method: &str,
+        url: &str,
+        outcome: Outcome,
+        headers: &[(K, V)],
+        delay_ms: Option<u64>,
+        decision: &str,
+        reason: &str,
+    ) -> Self {
+        let redacted = redact_url(url);
+        let request_id = REQUEST_ID_HEADERS
+            .iter()
+            .find_map(|name| header(headers, name))
+            .map(|v| clip(v, 200));
+        let wait_headers = headers
+            .iter()
+            .filter(|(k, _)| is_wait_header(k.as_ref()))
+            .map(|(k, v)| (k.as_ref().to_string(), clip(v.as_ref(), 200)))
+            .collect();
+        AttemptRecord {
+            start_unix_ms,
+            elapsed_ms,
+            method: clip(method, 32),
+            url: redacted.url,
+            url_malformed: redacted.malformed,
+            outcome,
+            request_id,
+            wait_headers,
+            delay_ms,
+            decision: decision.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl FinalRecord {
+    /// A record of an operation's result; the URL is redacted here.
+    pub fn new(
+        start_unix_ms: i64,
+        method: &str,
+        url: &str,
+        reason: Option<&str>,
+        attempts: u32,
+        total_ms: u64,
+    ) -> Self {
+        FinalRecord {
+            start_unix_ms,
+            method: clip(method, 32),
+            url: redact_url(url).url,
+            result: if reason.is_none() {
+                "success"
+            } else {
+                "gave_up"
+            }
+            .to_string(),
+            attempts,
+            reason: reason.map(str::to_string),
+            total_ms,
+        }
+    }
+}
+
+/// At most `max` characters of `s` (a header value is data from the network).
+fn clip(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+impl Record {
+    /// The record as one line of JSON (no newline at the end).
+    pub fn to_json_line(&self) -> String {
+        let mut j = Json::default();
+        match self {
+            Record::Attempt(a) => {
+                j.str("type", "attempt");
+                j.str("start", &rfc3339(a.start_unix_ms));
+                j.num("elapsed_ms", a.elapsed_ms);
+                j.str("method", &a.method);
+                j.str("url", &a.url);
+                if a.url_malformed {
+                    j.raw("url_malformed", "true");
+                }
+                match a.outcome {
+                    Outcome::Status(code) => j.num("status", u64::from(code)),
+                    Outcome::Transport(t) => j.str("transport", t.name()),
+                    Outcome::Success => j.str("outcome", "success"),
+                }
+                match &a.request_id {
+                    Some(id) => j.str("request_id", id),
+                    None => j.raw("request_id", "null"),
+                }
+                let mut waits = String::from("{");
+                for (i, (k, v)) in a.wait_headers.iter().enumerate() {
+                    if i > 0 {
+                        waits.push(',');
+                    }
+                    let _ = write!(waits, "{}:{}", quote(k), quote(v));
+                }
+                waits.push('}');
+                j.raw("wait_headers", &waits);
+                match a.delay_ms {
+                    Some(d) => j.num("delay_ms", d),
+                    None => j.raw("delay_ms", "null"),
+                }
+                j.str("decision", &a.decision);
+                j.str("reason", &a.reason);
+            }
+            Record::Final(f) => {
+                j.str("type", "result");
+                j.str("start", &rfc3339(f.start_unix_ms));
+                j.str("method", &f.method);
+                j.str("url", &f.url);
+                j.str("result", &f.result);
+                j.num("attempts", u64::from(f.attempts));
+                match &f.reason {
+                    Some(r) => j.str("reason", r),
+                    None => j.raw("reason", "null"),
+                }
+                j.num("total_ms", f.total_ms);
+            }
+        }
+        j.finish()
+    }
+}
+
+#[derive(Default)]
+struct Json(String);
+
+impl Json {
+    fn key(&mut self, k: &str) {
+        self.0.push(if self.0.is_empty() { '{' } else { ',' });
+        self.0.push_str(&quote(k));
+        self.0.push(':');
+    }
+    fn str(&mut self, k: &str, v: &str) {
+        self.key(k);
+        self.0.push_str(&quote(v));
+    }
+    fn num(&mut self, k: &str, v: u64) {
+        self.key(k);
+        let _ = write!(self.0, "{v}");
+    }
+    fn raw(&mut self, k: &str, v: &str) {
+        self.key(k);
+        self.0.push_str(v);
+    }
+    fn finish(mut self) -> String {
+        if self.0.is_empty() {
+            self.0.push('{');
+        }
+        self.0.push('}');
+        self.0
+    }
+}
+
+/// A JSON string literal.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `2026-11-30T10:26:05.123Z` for milliseconds since the Unix epoch.
+pub fn rfc3339(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms_of_day = unix_ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let (h, min, s, ms) = (
+        ms_of_day / 3_600_000,
+        ms_of_day / 60_000 % 60,
+        ms_of_day / 1000 % 60,
+        ms_of_day % 1000,
+    );
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{ms:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Transport;
+
+    #[test]
+    fn an_attempt_as_a_json_line() {
+        let h = [
+            ("Authorization", "Bearer s3cr3t"),
+            ("Retry-After", "12"),
+            ("X-RateLimit-Remaining", "0"),
+            ("X-Request-Id", "req-7"),
+            ("Set-Cookie", "sid=abc"),
+        ];
+        let r = AttemptRecord::new(
+            784_111_777_123,
+            250,
+            "GET",
+            "https://u:pw@api.example.com/users/ana@example.com?api_key=k1&page=2",
+            Outcome::Status(429),
+            &h,
+            Some(12_345),
+            "retry",
+            "rate_limited",
+        );
+        let line = Record::Attempt(r).to_json_line();
+        assert_eq!(
+            line,
+            r#"{"type":"attempt","start":"1994-11-06T08:49:37.123Z","elapsed_ms":250,"method":"GET","url":"https://api.example.com/users/[email]?api_key=[redacted]&page=2","status":429,"request_id":"req-7","wait_headers":{"Retry-After":"12","X-RateLimit-Remaining":"0"},"delay_ms":12345,"decision":"retry","reason":"rate_limited"}"#
+        );
+        for secret in ["s3cr3t", "pw@", "ana@", "k1", "sid=abc"] {
+            assert!(!line.contains(secret), "{secret} in {line}");
+        }
+    }
+
+    #[test]
+    fn a_result_and_a_transport_failure() {
+        let f = FinalRecord::new(
+            0,
+            "POST",
+            "/pay?token=x\"y",
+            Some("attempts_exhausted"),
+            5,
+            1234,
+        );
+        assert_eq!(
+            Record::Final(f).to_json_line(),
+            r#"{"type":"result","start":"1970-01-01T00:00:00.000Z","method":"POST","url":"/pay?token=[redacted]","result":"gave_up","attempts":5,"reason":"attempts_exhausted","total_ms":1234}"#
+        );
+        let none: [(&str, &str); 0] = [];
+        let a = AttemptRecord::new(
+            -1,
+            0,
+            "GET",
+            "/a\n\"b\\",
+            Outcome::Transport(Transport::Reset),
+            &none,
+            None,
+            "give_up",
+            "not_idempotent",
+        );
+        let line = Record::Attempt(a).to_json_line();
+        assert!(
+            line.contains(r#""url":"/a\n\"b\\","url_malformed":true"#),
+            "{line}"
+        );
+        assert!(
+            line.contains(r#""start":"1969-12-31T23:59:59.999Z""#),
+            "{line}"
+        );
+        assert!(line.contains(r#""transport":"reset""#));
+    }
+}
