@@ -8,17 +8,22 @@
  *
  *  - Names. Everything is prefixed recuo_ / RECUO_. Guide-compatible names keep the guides'
  *    Portuguese (recuo_com_retry, tentativas, repetir_se); the rest is English.
- *  - Status. A function that can fail returns recuo_status: RECUO_OK (0) or an error code.
+ *  - Status. A function that can fail returns recuo_status: RECUO_OK (0) or an error code —
+ *    or, from the shared limits, a "not now" that is no error (RECUO_WOULD_WAIT,
+ *    RECUO_TIMED_OUT, RECUO_CANCELLED, RECUO_BUDGET_EXHAUSTED: names without ERR).
  *    The codes are stable and grouped in ranges (see recuo_status); test them with
  *    recuo_status_is_argument_error / recuo_status_is_config_error, describe them with
  *    recuo_status_message (into your buffer) or recuo_status_name. There is no thread-local
- *    "last error".
+ *    "last error": where a message names values (a shared file's settings), the function
+ *    takes a detail buffer of yours.
  *  - No partial success. Arguments are checked before any work; when a function returns an
  *    error, its outputs are left untouched — except the documented cases where the error
  *    is itself an answer: RECUO_ERR_TASK_FAILED fills the last error and the attempt count,
- *    RECUO_ERR_GAVE_UP and RECUO_ERR_NO_VERDICT fill recuo_retry's report,
+ *    RECUO_ERR_GAVE_UP and RECUO_ERR_NO_VERDICT fill recuo_retry's report (and
+ *    recuo_batch_run's results and stats), RECUO_WOULD_WAIT writes the wait needed,
  *    RECUO_ERR_BUFFER_TOO_SMALL writes the truncated, NUL-terminated text (never for an
- *    idempotency key: a truncated key must not be sent, so nothing is written).
+ *    idempotency key: a truncated key must not be sent, so nothing is written), and a
+ *    detail buffer is written on every answer.
  *  - Arguments. Inputs come before outputs (the pointers a function writes through, such as
  *    *_out). A caller's buffer is followed by its size_t length.
  *    Text with an explicit length may contain NUL bytes; a NUL-terminated char * is read up
@@ -26,34 +31,43 @@
  *    a crash; pointers documented "may be NULL" are optional.
  *  - Ownership. recuo never keeps a pointer you pass beyond the call, and never frees it.
  *    What recuo allocates is an opaque handle, released by its _free function (which accepts
- *    NULL); every _new has its _free. A handle given to another (a pool or a cancel token
- *    to a state machine or options) is shared, not borrowed: each may be freed in any order.
+ *    NULL); every _new has its _free (a permit's and a pass's is recuo_permit_release,
+ *    recuo_pass_release). A handle given to another (a pool or a cancel token to a state
+ *    machine or options; a regulator, limit or budget to a gate; a gate to options) is
+ *    shared, not borrowed: each may be freed in any order.
  *    Strings recuo returns (recuo_version, recuo_status_name, every recuo_*_name) are
  *    static: never free them. Pointers recuo hands to a callback (a key, a verdict, a report)
  *    are valid during that callback only.
  *  - Opaque types. A handle's fields are private; its documentation names the Rust type
  *    behind it. Plain structs (recuo_retry_after, recuo_outcome, recuo_header,
- *    recuo_verdict, recuo_decision, recuo_report) are yours to allocate, on the stack too.
+ *    recuo_verdict, recuo_decision, recuo_report, recuo_plan_result, recuo_batch_result,
+ *    recuo_stats) are yours to allocate, on the stack too.
  *  - Enums. In C11 each enum type is a uint32_t typedef, so recuo never trusts one it is
  *    given: an argument or struct field that is none of its constants is refused with
  *    RECUO_ERR_INVALID_ENUM (recuo_retry: RECUO_ERR_NO_VERDICT). 0 is never a constant, so a
  *    struct recuo did not fill in is recognisable — except where 0 means "none"
  *    (RECUO_WAIT_NONE, RECUO_GIVE_UP_NONE). Each enum has a recuo_<enum>_name function giving
  *    the stable lower-case name every language uses ("unknown" for other numbers).
- *  - Callbacks receive the user_data pointer given to the call, run on the calling thread,
+ *  - Callbacks receive the user_data pointer given to the call, run on the calling thread
+ *    (except recuo_batch_run's operation, which runs on worker threads, several at once),
  *    and must return normally (no longjmp, no C++ exception across recuo).
  *  - Panics. A bug inside recuo never unwinds into C: it is caught, and the function answers
  *    RECUO_ERR_PANIC (status), NULL (pointer), NaN (double), 0 (integer) or false (bool).
  *  - Threads. Every function may be called from any thread; a handle may be used by several
  *    threads at once for reading (const pointer), but a function taking a non-const pointer
  *    (a setter, the recuo_attempts_* steps) must not run concurrently with another use of
- *    that handle. recuo_attempt_pool and recuo_cancel_token are made to be shared: any thread
- *    may use them at any time.
+ *    that handle. recuo_attempt_pool, recuo_cancel_token, recuo_regulator,
+ *    recuo_concurrency_limit and recuo_retry_budget are made to be shared: any thread may
+ *    use them at any time. A regulator or budget opened with _new_shared is shared with
+ *    every process that opens the same file.
  *  - Time. Durations are milliseconds in uint64_t. Wall-clock instants are milliseconds since
  *    the Unix epoch in int64_t (recuo_now_ms), for HTTP-dates and rate-limit resets; the
  *    state machine's instants are milliseconds in uint64_t on a monotonic clock of your
- *    choice (recuo_monotonic_ms, CLOCK_MONOTONIC, a fake clock in tests). The decisions
- *    themselves never read a clock.
+ *    choice (recuo_monotonic_ms, CLOCK_MONOTONIC, a fake clock in tests). The regulator and
+ *    the retry budget count in nanoseconds on recuo_monotonic_ns (CLOCK_MONOTONIC, the same
+ *    in every process); their _at functions take the instant from you. Rates are doubles,
+ *    events per second (recuo_rate_parse reads "90/min"). The decisions themselves never
+ *    read a clock.
  *  - ABI. Within a 0.x release series the ABI may change at each minor version; compare
  *    recuo_version() with RECUO_VERSION to detect a header that does not match the library.
  */
@@ -89,10 +103,16 @@
  * * `0`: success.
  * * `1`–`99`: an argument was unusable (a NULL pointer, a buffer too small, a length too
  *   large, a value that is none of its enum's constants, text that is not UTF-8, a handle in
- *   the wrong state).
- * * `100`–`199`: a configuration was refused; the code is `100 +` the core's stable
- *   configuration-error code, as in Python's and PHP's exceptions.
- * * `200`–`299`: the operation itself did not succeed (the answer is in the other outputs).
+ *   the wrong state, an index past the end).
+ * * `100`–`199`: a configuration was refused. `100`–`149`: the code is `100 +` the core's
+ *   stable configuration-error code, as in Python's and PHP's exceptions; `150`–`199`: the
+ *   settings of the shared limits (rates, the plan, bursts, limits, budgets, shared files).
+ * * `200`–`299`: no fault of the call, but a "no" for an answer, which the other outputs
+ *   explain: the operation did not succeed (`200`–`209`), or a limit said "not now"
+ *   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`,
+ *   `RECUO_BUDGET_EXHAUSTED` — their names carry no `ERR`).
+ * * `300`–`399`: the system refused (a shared file could not be opened, sized, locked or
+ *   mapped).
  * * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
  *
  * `recuo_status_message` describes a code in words, `recuo_status_name` names it.
@@ -142,10 +162,15 @@ enum recuo_status
      */
     RECUO_ERR_ALREADY_STARTED = 8,
     /**
-     * The operation given to `recuo_retry` returned without writing a valid verdict (its
-     * `verdict` field left 0, or a field holding none of its constants).
+     * The operation given to `recuo_retry` (or to `recuo_batch_run`) returned without
+     * writing a valid verdict (its `verdict` field left 0, or a field holding none of its
+     * constants).
      */
     RECUO_ERR_NO_VERDICT = 9,
+    /**
+     * An index was past the end (`recuo_plan_warning` for a warning the plan does not have).
+     */
+    RECUO_ERR_INDEX_OUT_OF_RANGE = 10,
     /**
      * A configuration error that this version of the header has no name for.
      */
@@ -175,6 +200,47 @@ enum recuo_status
      */
     RECUO_ERR_INVALID_HEADER_NAME = 106,
     /**
+     * A rate was refused: it must be a finite number of events per second above zero, or
+     * text such as `90/min`, `1.5/s`, `5000/h` or `86400/day` (a bare number is per second).
+     */
+    RECUO_ERR_INVALID_RATE = 150,
+    /**
+     * `recuo_plan`: the target rate is above the allowance, so the server would throttle the
+     * batch.
+     */
+    RECUO_ERR_TARGET_ABOVE_ALLOWANCE = 151,
+    /**
+     * `recuo_plan`: the retry fraction must be at least 0 and below 1.
+     */
+    RECUO_ERR_INVALID_RETRY_FRACTION = 152,
+    /**
+     * `recuo_plan`: the latency must be a finite number of seconds, 0 or more.
+     */
+    RECUO_ERR_INVALID_LATENCY = 153,
+    /**
+     * A regulator's burst was 0 (it must be at least 1).
+     */
+    RECUO_ERR_ZERO_BURST = 154,
+    /**
+     * A start's cost was above the regulator's burst: it could never be allowed.
+     */
+    RECUO_ERR_COST_ABOVE_BURST = 155,
+    /**
+     * A concurrency limit of 0: nothing could ever run.
+     */
+    RECUO_ERR_ZERO_LIMIT = 156,
+    /**
+     * A retry budget's settings were refused: the ratio must be 0 to 1000, the floor 0 or
+     * more retries per second, the window 1 to 60 seconds.
+     */
+    RECUO_ERR_INVALID_BUDGET = 157,
+    /**
+     * A shared file was set up with other settings (another rate or burst, another budget),
+     * or holds something else (another kind of recuo state, a file of the wrong size):
+     * processes sharing it would disagree about the allowance.
+     */
+    RECUO_ERR_SHARED_MISMATCH = 158,
+    /**
      * The task failed on its last attempt, or the predicate declined to retry its failure;
      * the task's own failure code is in the `last_error_out` parameter.
      */
@@ -184,6 +250,29 @@ enum recuo_status
      * (`reason`) and what it cost (attempts, elapsed time, delays).
      */
     RECUO_ERR_GAVE_UP = 201,
+    /**
+     * Not an error: a start may not go now. `RECUO_WOULD_WAIT` from a regulator's
+     * `_try_acquire` comes with the wait needed; from a concurrency limit's `_try_acquire`
+     * it means every place is taken.
+     */
+    RECUO_WOULD_WAIT = 210,
+    /**
+     * Not an error: what was waited for did not come within the timeout (nothing was taken).
+     */
+    RECUO_TIMED_OUT = 211,
+    /**
+     * Not an error: the cancellation token was cancelled before or during the wait.
+     */
+    RECUO_CANCELLED = 212,
+    /**
+     * Not an error: the retry budget has no retry left.
+     */
+    RECUO_BUDGET_EXHAUSTED = 213,
+    /**
+     * The system refused: a shared file could not be opened, sized, locked or mapped (the
+     * detail buffer of the `_new_shared` functions says why).
+     */
+    RECUO_ERR_IO = 300,
     /**
      * recuo panicked (a bug: please report it); the panic was caught and nothing was
      * written to the outputs.
@@ -497,6 +586,36 @@ typedef uint32_t recuo_give_up_reason;
 #endif // __cplusplus
 
 /**
+ * How one operation of a batch ended.
+ */
+enum recuo_batch_result_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * An attempt succeeded.
+     */
+    RECUO_BATCH_SUCCEEDED = 1,
+    /**
+     * The operation gave up: `reason` says why.
+     */
+    RECUO_BATCH_GAVE_UP = 2,
+    /**
+     * The operation was never started: the batch's deadline passed first (no attempt was
+     * made — never one started late).
+     */
+    RECUO_BATCH_NOT_STARTED = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_batch_result_kind recuo_batch_result_kind;
+#else
+typedef uint32_t recuo_batch_result_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
  */
 enum recuo_jitter
@@ -591,9 +710,12 @@ typedef struct recuo_attempts recuo_attempts;
  * at once; a `recuo_retry` whose operation is running stops before the next attempt. It stays
  * cancelled.
  *
- * Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`,
- * call `recuo_cancel_token_cancel` from any thread, free it with `recuo_cancel_token_free`
- * once no thread calls it any more (options keep their own reference to the flag).
+ * Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`
+ * (or to a wait of the shared limits: `recuo_regulator_acquire`, `_acquire_until`,
+ * `recuo_concurrency_limit_acquire`, `recuo_gate_enter`, which it wakes at once or within a
+ * few milliseconds), call `recuo_cancel_token_cancel` from any thread, free it with
+ * `recuo_cancel_token_free` once no thread calls it any more (options keep their own
+ * reference to the flag).
  */
 typedef struct recuo_cancel_token recuo_cancel_token;
 
@@ -609,6 +731,44 @@ typedef struct recuo_cancel_token recuo_cancel_token;
 typedef struct recuo_com_retry_options recuo_com_retry_options;
 
 /**
+ * At most `limit` requests in flight at once: a semaphore, backed by a
+ * `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable).
+ *
+ * Every function takes a `const` pointer: one handle may be used by any number of threads
+ * at once. Permits and gates keep their own reference, so the handle may be freed before
+ * them.
+ */
+typedef struct recuo_concurrency_limit recuo_concurrency_limit;
+
+/**
+ * What every attempt passes: a place among the requests in flight (a concurrency limit),
+ * **then** a start slot (a regulator) — in that order, so starts stay spaced as the
+ * regulator says — and a retry budget that every retry draws on (a first attempt is
+ * counted by it). Each part is optional. Backed by a `recuo::Gate`.
+ *
+ * The gate keeps its own references to the parts it is given (`recuo_gate_set_*`): the
+ * caller may free its regulator, limit and budget handles right after. Options and batch
+ * runs given the gate keep their own reference to the gate as it is then (a later setter
+ * does not change them). Functions taking a `const` pointer may run on any number of
+ * threads at once; the setters must not run concurrently with another use of the gate.
+ */
+typedef struct recuo_gate recuo_gate;
+
+/**
+ * A passage through a gate, from `recuo_gate_enter`: holds the place in flight until
+ * `recuo_pass_release` (its `_free`). Backed by a `recuo::Pass`. Release it as soon as the
+ * attempt is over — before any backoff sleep — from any thread.
+ */
+typedef struct recuo_pass recuo_pass;
+
+/**
+ * One place in flight, taken from a `recuo_concurrency_limit`, given back by
+ * `recuo_permit_release` (its `_free`). Backed by a `recuo::Permit`. Release it as soon as
+ * the request is over — before any backoff sleep — from any thread.
+ */
+typedef struct recuo_permit recuo_permit;
+
+/**
  * A retry policy: attempts, backoff, deadline, server-wait spread, the classification of
  * SPEC §5 and the idempotency header. An opaque handle backed by the values as set plus the
  * `recuo::Policy` the core builds from them.
@@ -622,9 +782,39 @@ typedef struct recuo_com_retry_options recuo_com_retry_options;
 typedef struct recuo_policy recuo_policy;
 
 /**
+ * Limits request *starts* to a rate with a burst (SPEC §9): after a quiet spell up to
+ * `burst` starts may go at once, then one per interval (1 / rate); in any window of time
+ * `W`, at most `burst + rate · W` starts. Backed by a `recuo::Regulator` (GCRA: one
+ * "theoretical arrival time" moved with a compare-and-swap — no lock, no timer thread).
+ *
+ * Every function takes a `const` pointer: one handle may be used by any number of threads
+ * at once. A regulator from `recuo_regulator_new_shared` lives in a file, and every handle
+ * on that file — in this process or another — shares one allowance. A gate given this
+ * regulator keeps its own reference, so the handle may be freed before the gate.
+ *
+ * Instants are nanoseconds on `recuo_monotonic_ns()` (`CLOCK_MONOTONIC`, the same clock in
+ * every process); the `_at` function takes them from you (a fake clock in tests).
+ */
+typedef struct recuo_regulator recuo_regulator;
+
+/**
+ * Allows a retry only while the retries of the last `window_s` seconds stay within
+ * `ratio × requests + floor_per_s × window_s` (SPEC §9; as Finagle's RetryBudget, gRPC
+ * retry throttling and the AWS retry quota). Backed by a `recuo::RetryBudget`: lock-free
+ * per-second counters, in this process or in a file (`recuo_retry_budget_new_shared`).
+ *
+ * Every function takes a `const` pointer: one handle may be used by any number of threads
+ * at once (threads that withdraw at the very same instant may overshoot the budget by at
+ * most one retry each). Gates keep their own reference, so the handle may be freed before
+ * them. Instants are nanoseconds on `recuo_monotonic_ns()`; the `_at` functions take them
+ * from you (a fake clock in tests).
+ */
+typedef struct recuo_retry_budget recuo_retry_budget;
+
+/**
  * Options for `recuo_retry`: an opaque handle, so that options can be added without changing
  * any signature. Backed by a Rust struct holding an optional jitter seed, an optional sleep
- * callback, an optional cancellation flag and attempt pool (shared references), and the
+ * callback, an optional cancellation flag, attempt pool and gate (shared references), and the
  * optional hooks.
  *
  * Create it with `recuo_retry_options_new`, set what you need, pass it to any number of
@@ -848,6 +1038,147 @@ typedef void (*recuo_operation_fn)(uint32_t attempt,
                                    struct recuo_verdict *verdict_out,
                                    void *user_data);
 
+/**
+ * What a batch will take (SPEC §8): a plain struct `recuo_plan` fills in.
+ */
+typedef struct recuo_plan_result {
+    /**
+     * Milliseconds between two starts at the target rate (rounded): 667 for 90/min.
+     */
+    uint64_t interval_ms;
+    /**
+     * The least time the batch can take at the target rate, retries included, in seconds.
+     */
+    double duration_s;
+    /**
+     * The expected number of retries: `requests · f / (1 − f)` for a retry fraction `f`.
+     */
+    double retries;
+    /**
+     * The mean number of requests in flight (Little's law: target rate × latency).
+     */
+    double in_flight;
+    /**
+     * How many warnings the plan has (read them with `recuo_plan_warning`).
+     */
+    size_t warning_count;
+} recuo_plan_result;
+
+/**
+ * One operation of a batch, called by `recuo_batch_run` **on a worker thread**, possibly
+ * at the same time as other operations of the batch (up to `workers` at once): make
+ * attempt number `attempt` (from 0) of operation number `index` (from 0, below `count`),
+ * sending `idempotency_key` (NUL-terminated, the same on every attempt of this operation,
+ * another for each operation; valid during the call only), then write the verdict into
+ * `*verdict_out` (`recuo_classify`, or by hand) — exactly as `recuo_operation_fn`, whose
+ * rules apply (all zeros on entry; left so, or holding no constant, it counts as a missing
+ * verdict).
+ *
+ * `user_data` is the batch's, shared by every worker: whatever the operation touches through
+ * it must be safe to use from several threads at once (one slot per `index`, atomics, or a
+ * mutex). The operation must return normally.
+ */
+typedef void (*recuo_batch_operation_fn)(size_t index,
+                                         uint32_t attempt,
+                                         const char *idempotency_key,
+                                         struct recuo_verdict *verdict_out,
+                                         void *user_data);
+
+/**
+ * What became of one operation of a batch: a plain struct `recuo_batch_run` fills in, one
+ * per operation, in the order of the indexes.
+ */
+typedef struct recuo_batch_result {
+    /**
+     * A `recuo_batch_result_kind` constant.
+     */
+    recuo_batch_result_kind kind;
+    /**
+     * For `RECUO_BATCH_GAVE_UP`: why (`permanent`, `attempts_exhausted`,
+     * `wait_exceeds_deadline` — also when the batch's deadline left no time for the wait —
+     * `budget_exhausted`, `cancelled` — the batch's deadline passed while it waited at the
+     * gate); else `RECUO_GIVE_UP_NONE`.
+     */
+    recuo_give_up_reason reason;
+    /**
+     * The attempts made (0 for `RECUO_BATCH_NOT_STARTED`).
+     */
+    uint32_t attempts;
+    /**
+     * Whether the operation's last attempt returned without a valid verdict (then it gave
+     * up as `permanent`, and `recuo_batch_run` answers `RECUO_ERR_NO_VERDICT`).
+     */
+    bool no_verdict;
+} recuo_batch_result;
+
+/**
+ * A batch's stats (SPEC §7): a plain struct `recuo_batch_run` fills in, mirroring
+ * `recuo::Stats`. Instants are nanoseconds on `recuo_monotonic_ns()`.
+ */
+typedef struct recuo_stats {
+    /**
+     * First attempts started.
+     */
+    uint64_t initial;
+    /**
+     * Retries started.
+     */
+    uint64_t retries;
+    /**
+     * Operations that succeeded.
+     */
+    uint64_t successes;
+    /**
+     * Operations that gave up (final failures).
+     */
+    uint64_t failures;
+    /**
+     * Operations never started (the deadline came first).
+     */
+    uint64_t not_started;
+    /**
+     * Rate-limited answers seen (`RECUO_CAUSE_RATE_LIMITED`: 429, or a 403 with a spent
+     * quota).
+     */
+    uint64_t throttled;
+    /**
+     * `RECUO_CAUSE_UNAVAILABLE` answers seen (503).
+     */
+    uint64_t unavailable;
+    /**
+     * The most attempts in flight at once.
+     */
+    uint64_t max_in_flight;
+    /**
+     * Whether there were at least two starts (then the spacings below are set).
+     */
+    bool has_spacing;
+    /**
+     * The shortest time between two consecutive starts, in nanoseconds; else 0.
+     */
+    uint64_t min_spacing_ns;
+    /**
+     * The mean time between consecutive starts, in nanoseconds; else 0.
+     */
+    double mean_spacing_ns;
+    /**
+     * Whether any attempt started (then the instants below are set).
+     */
+    bool has_starts;
+    /**
+     * The first start; else 0.
+     */
+    uint64_t first_start_ns;
+    /**
+     * The last start; else 0.
+     */
+    uint64_t last_start_ns;
+    /**
+     * How long the batch took, in milliseconds.
+     */
+    uint64_t elapsed_ms;
+} recuo_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -912,6 +1243,18 @@ int64_t recuo_now_ms(void);
  * 0 also if recuo panicked.
  */
 uint64_t recuo_monotonic_ms(void);
+
+/**
+ * The system's monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock of the
+ * regulator and the retry budget. Unlike `recuo_monotonic_ms` it has the system's origin
+ * (usually the boot), so every process on the machine reads the same clock — which is what
+ * lets processes share a regulator or a budget in a file. The `_at` functions
+ * (`recuo_regulator_try_acquire_at`, `recuo_retry_budget_try_withdraw_at`, …) take instants
+ * on it, or on a fake clock of yours in tests.
+ *
+ * 0 if the clock cannot be read, or if recuo panicked.
+ */
+uint64_t recuo_monotonic_ns(void);
 
 /**
  * Reads the `len` bytes at `value` as a `Retry-After` value, as of `now_ms` (milliseconds
@@ -1594,6 +1937,23 @@ recuo_status recuo_attempts_next(struct recuo_attempts *attempts,
                                  struct recuo_decision *out);
 
 /**
+ * `recuo_attempts_next` for an attempt that passed `gate` (`recuo_gate_enter`): a retry
+ * also takes a token from the gate's budget — none left, and the decision is
+ * `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` — and the gate's regulator,
+ * when adaptive, slows down on a `RECUO_CAUSE_RATE_LIMITED` verdict and speeds back up on a
+ * success. `gate` may be NULL (then this is `recuo_attempts_next`). The same returns as
+ * `recuo_attempts_next`; on an error nothing changes, in the machine or the gate.
+ *
+ * # Safety
+ * As `recuo_attempts_next`; `gate` NULL or a live handle.
+ */
+recuo_status recuo_attempts_next_with_gate(struct recuo_attempts *attempts,
+                                           const struct recuo_verdict *verdict,
+                                           uint64_t now_ms,
+                                           const struct recuo_gate *gate,
+                                           struct recuo_decision *out);
+
+/**
  * Marks the operation cancelled: the next `recuo_attempts_begin` or `recuo_attempts_next`
  * (for a verdict that would retry) gives up with `RECUO_GIVE_UP_CANCELLED`. Call it on the
  * thread that drives the machine (from another thread, set a flag of yours and call it
@@ -1604,6 +1964,21 @@ recuo_status recuo_attempts_next(struct recuo_attempts *attempts,
  * `attempts` must be NULL or a live handle not in use by another thread.
  */
 recuo_status recuo_attempts_cancel(struct recuo_attempts *attempts);
+
+/**
+ * Gives up because the attempt just begun could not start: it was cancelled while waiting
+ * at the gate (`recuo_gate_enter` answered `RECUO_CANCELLED`). Unlike
+ * `recuo_attempts_cancel`, that attempt is not counted (it was never made). Stores the
+ * decision — `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_CANCELLED` — in `*out`, at
+ * `now_ms`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
+ * writable `recuo_decision`.
+ */
+recuo_status recuo_attempts_cancel_before_start(struct recuo_attempts *attempts,
+                                                uint64_t now_ms,
+                                                struct recuo_decision *out);
 
 /**
  * Writes the operation's idempotency key into `buf` (`len` bytes, at least
@@ -1694,7 +2069,7 @@ bool recuo_cancel_token_is_cancelled(const struct recuo_cancel_token *token);
 
 /**
  * New options with the defaults: jitter and key seeded by the operating system, real sleeps,
- * no cancellation token, no attempt pool, no hooks. Free them with
+ * no cancellation token, no attempt pool, no gate, no hooks. Free them with
  * `recuo_retry_options_free`. NULL only if recuo panicked.
  */
 struct recuo_retry_options *recuo_retry_options_new(void);
@@ -1776,12 +2151,38 @@ recuo_status recuo_retry_options_set_on_give_up(struct recuo_retry_options *opti
                                                 recuo_on_give_up_fn on_give_up);
 
 /**
+ * Sends every attempt of `recuo_retry` through `gate` (SPEC §6 step 2, §9); NULL removes the
+ * gate. The options keep their own reference to the gate as it is now (its regulator, limit
+ * and budget are shared, not copied), so the handle may be freed or changed afterwards
+ * without changing the options. With a gate, `recuo_retry`:
+ *
+ * * before each attempt, first or retry, waits for a place in flight, then for a start
+ *   slot (blocking the calling thread; the options' cancellation token wakes it, and the
+ *   loop then gives up with `RECUO_GIVE_UP_CANCELLED`);
+ * * gives the place back as soon as the operation returns — before the hook and any sleep;
+ * * takes a retry from the gate's budget before each sleep: none left, and it gives up with
+ *   `RECUO_GIVE_UP_BUDGET_EXHAUSTED` (attempt 0 is counted by the budget);
+ * * tells an adaptive regulator to slow down on a `RECUO_CAUSE_RATE_LIMITED` verdict and to
+ *   speed back up on a success.
+ *
+ * A sleep callback (`recuo_retry_options_set_sleep`) replaces the sleeps between attempts
+ * only: waiting at the gate is always real. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`
+ * (for `options`).
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread; `gate` NULL or a
+ * live handle.
+ */
+recuo_status recuo_retry_options_set_gate(struct recuo_retry_options *options,
+                                          const struct recuo_gate *gate);
+
+/**
  * Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
  * attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
  * or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
  * a cancellation) and the next attempt. The idempotency key is created once, before attempt
  * 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
- * Python and PHP.
+ * Python and PHP. With a gate (`recuo_retry_options_set_gate`) every attempt passes it.
  *
  * * `policy`: read at the start (a copy is used; validated: a configuration error is
  *   returned before any attempt).
@@ -1797,7 +2198,7 @@ recuo_status recuo_retry_options_set_on_give_up(struct recuo_retry_options *opti
  * Returns:
  * * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
  * * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
- *   attempts_exhausted, wait_exceeds_deadline, cancelled). The `on_give_up` hook ran once,
+ *   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The `on_give_up` hook ran once,
  *   just before the return. The operation's own last result is whatever it left in
  *   `user_data`.
  * * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
@@ -1819,6 +2220,630 @@ recuo_status recuo_retry(const struct recuo_policy *policy,
                          uint64_t *delays,
                          size_t delays_len,
                          size_t *delays_written);
+
+/**
+ * Reads a rate written as text — `90/min`, `1.5/s`, `5000/h`, `86400/day` (the units may
+ * also be spelled `sec`, `second`, `m`, `minute`, `hour`, `d`, in any case; spaces around
+ * the number and the unit are ignored; a bare number is per second) — and stores it in
+ * `*per_second_out` as events per second (`90/min` gives 1.5).
+ *
+ * * `text`, `len`: the text, exactly `len` bytes (a NUL inside makes it no rate); NULL
+ *   only with `len` 0.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` for anything that is not a rate above zero
+ * (`0/min`, `-5/s`, `abc`, `NaN/s`, `1e3/s`, `5/fortnight`, empty text);
+ * `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_LENGTH_TOO_LARGE`. On an
+ * error `*per_second_out` is untouched.
+ *
+ * # Safety
+ * `text` must point to `len` readable bytes (or be NULL with `len` 0); `per_second_out` NULL
+ * or a writable `double`.
+ */
+recuo_status recuo_rate_parse(const char *text, size_t len, double *per_second_out);
+
+/**
+ * Writes the rate `per_second` (events per second) as recuo writes rates: per minute when
+ * that is a whole number and the rate is below 1000/s (`1.5` gives `90/min`), else per
+ * second (`5000/s`, `0.01/s`). The text goes into `buf` (`len` bytes), NUL-terminated;
+ * `*written` (when not NULL) receives its length without the NUL. 64 bytes always suffice
+ * for rates from 1e-6/s to 1e12/s.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (truncated, terminated);
+ * `RECUO_ERR_INVALID_RATE` for a rate that is not finite and above zero (nothing written);
+ * `RECUO_ERR_NULL_ARGUMENT` for `buf`.
+ *
+ * # Safety
+ * `buf` must point to `len` writable bytes; `written` must be NULL or a writable `size_t`.
+ */
+recuo_status recuo_rate_format(double per_second, char *buf, size_t len, size_t *written);
+
+/**
+ * Plans `requests` requests sent at `target_per_s` under an allowance of `allowance_per_s`
+ * (both in events per second: `recuo_rate_parse` reads `"90/min"`), each answered in
+ * `latency_s` seconds, with a fraction `retry_fraction` (0 ≤ f < 1) of all attempts being
+ * retries, and stores the plan in `*out` (SPEC §8):
+ *
+ * * `interval_ms` = 1000 / target (rounded); `duration_s` = (requests + retries) / target;
+ * * `retries` = requests · f / (1 − f); `in_flight` = target · latency;
+ * * `warning_count`: things worth knowing that do not stop the plan (a target at or near
+ *   the allowance, very many requests in flight); read each with `recuo_plan_warning`.
+ *
+ * Guide B: `recuo_plan(600, 2.0, 1.5, 2.0, 0.0, &p)` gives 667 ms, 400 s, 3 in flight.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_TARGET_ABOVE_ALLOWANCE` (the server would throttle the
+ * batch: aim at or below the allowance); `RECUO_ERR_INVALID_RATE` (a rate not finite and
+ * above zero); `RECUO_ERR_INVALID_RETRY_FRACTION`; `RECUO_ERR_INVALID_LATENCY` (negative,
+ * infinite or NaN); `RECUO_ERR_NULL_ARGUMENT`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `out` must be NULL or a writable `recuo_plan_result`.
+ */
+recuo_status recuo_plan(uint64_t requests,
+                        double allowance_per_s,
+                        double target_per_s,
+                        double latency_s,
+                        double retry_fraction,
+                        struct recuo_plan_result *out);
+
+/**
+ * Writes warning number `index` (from 0, below the plan's `warning_count`) of the plan that
+ * `recuo_plan` makes with the same first five arguments, as English text, into `buf` (`len`
+ * bytes), NUL-terminated; `*written` (when not NULL) receives its length without the NUL.
+ * (The plan is recomputed: it is pure arithmetic, and no handle is needed.) 256 bytes
+ * always suffice.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (truncated, terminated);
+ * `RECUO_ERR_INDEX_OUT_OF_RANGE` when the plan has no warning `index` (nothing written);
+ * `recuo_plan`'s errors; `RECUO_ERR_NULL_ARGUMENT` for `buf`.
+ *
+ * # Safety
+ * `buf` must point to `len` writable bytes; `written` must be NULL or a writable `size_t`.
+ */
+recuo_status recuo_plan_warning(uint64_t requests,
+                                double allowance_per_s,
+                                double target_per_s,
+                                double latency_s,
+                                double retry_fraction,
+                                size_t index,
+                                char *buf,
+                                size_t len,
+                                size_t *written);
+
+/**
+ * Creates a regulator for this process — `per_second` starts per second on average
+ * (`recuo_rate_parse` reads `"90/min"` as 1.5), up to `burst` at once — and stores it in
+ * `*out`. Free it with `recuo_regulator_free`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` (not finite, or not above zero);
+ * `RECUO_ERR_ZERO_BURST`; `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out` is
+ * untouched.
+ *
+ * # Safety
+ * `out` must be NULL or a writable pointer.
+ */
+recuo_status recuo_regulator_new(double per_second, uint32_t burst, struct recuo_regulator **out);
+
+/**
+ * Opens the regulator in the file at `path` (created if missing), shared by every process
+ * and thread that opens the same file — one allowance for C programs, PHP-FPM workers and
+ * Python processes alike — and stores a handle to it in `*out`. The state in the file is
+ * only atomics once set up, so a process that dies mid-call leaves nothing locked.
+ *
+ * * `path`, `path_len`: the file's path, exactly `path_len` bytes (any bytes: a path need
+ *   not be UTF-8).
+ * * `per_second`, `burst`: as `recuo_regulator_new`. The first opener sets them; every later
+ *   opener must ask for the same ones.
+ * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+ *   NUL-terminated and truncated to fit — for a mismatch it names the file's settings and
+ *   those asked for, for an I/O error the system's reason; on success, an empty string.
+ *   256 bytes are plenty.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
+ * `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
+ * something else (another kind of recuo state, a file of the wrong size) — two processes
+ * must not believe in two different allowances; `RECUO_ERR_IO` when the file cannot be
+ * opened, sized, locked or mapped; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
+ * non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
+ * `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_regulator_new_shared(const char *path,
+                                        size_t path_len,
+                                        double per_second,
+                                        uint32_t burst,
+                                        struct recuo_regulator **out,
+                                        char *detail,
+                                        size_t detail_len);
+
+/**
+ * Releases a regulator handle (a shared regulator's file stays, with its state; a gate
+ * holding this regulator keeps it alive). NULL is accepted and ignored.
+ *
+ * # Safety
+ * `regulator` must be NULL or come from `recuo_regulator_new*`, not have been freed, and not
+ * be in use by another thread.
+ */
+void recuo_regulator_free(struct recuo_regulator *regulator);
+
+/**
+ * Answers at once whether a start of weight `cost` may go now (on `recuo_monotonic_ns()`),
+ * and if so takes it:
+ *
+ * * `RECUO_OK`: go now (the start is counted); `*wait_ns_out` receives 0.
+ * * `RECUO_WOULD_WAIT` (not an error): not now; nothing is taken, and `*wait_ns_out`
+ *   receives the nanoseconds until such a start would be allowed (sleep that long and try
+ *   again, or use `recuo_regulator_acquire`).
+ * * `RECUO_ERR_COST_ABOVE_BURST`: the cost exceeds the burst and could never go;
+ *   `RECUO_ERR_NULL_ARGUMENT` for `regulator`. Then `*wait_ns_out` is untouched.
+ *
+ * A cost of 1 is one request; a larger cost weighs as many (allowances counted in tokens).
+ * `wait_ns_out` may be NULL.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle; `wait_ns_out` NULL or a writable `uint64_t`.
+ */
+recuo_status recuo_regulator_try_acquire(const struct recuo_regulator *regulator,
+                                         uint32_t cost,
+                                         uint64_t *wait_ns_out);
+
+/**
+ * `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
+ * `recuo_monotonic_ns()`, or on a fake clock (the regulator reads no clock here, so a test
+ * can assert exact sequences; every user of one regulator must use the same clock). The
+ * answers are the same as `recuo_regulator_try_acquire`'s.
+ *
+ * # Safety
+ * As `recuo_regulator_try_acquire`.
+ */
+recuo_status recuo_regulator_try_acquire_at(const struct recuo_regulator *regulator,
+                                            uint64_t now_ns,
+                                            uint32_t cost,
+                                            uint64_t *wait_ns_out);
+
+/**
+ * Waits for a start slot of weight `cost` and takes it, blocking the calling thread.
+ * Slots are handed out in the order they are asked for, so no caller starves.
+ *
+ * * `cancel` (may be NULL): cancelling it wakes the wait at once.
+ *
+ * Returns `RECUO_OK` (start now); `RECUO_CANCELLED` (not an error: the token was cancelled
+ * before or during the wait; the slot that had been reserved is spent unused — the
+ * regulator errs on the side of fewer starts, never more); `RECUO_ERR_COST_ABOVE_BURST`;
+ * `RECUO_ERR_NULL_ARGUMENT` for `regulator`.
+ *
+ * # Safety
+ * `regulator` and `cancel` must each be NULL or a live handle.
+ */
+recuo_status recuo_regulator_acquire(const struct recuo_regulator *regulator,
+                                     uint32_t cost,
+                                     const struct recuo_cancel_token *cancel);
+
+/**
+ * Waits for a start slot of weight `cost` only if it comes within `timeout_ms`
+ * milliseconds, and takes it.
+ *
+ * Returns `RECUO_OK` (start now); `RECUO_TIMED_OUT` (not an error: the slot would come
+ * later than the timeout; nothing was reserved and nothing was waited); `RECUO_CANCELLED`
+ * (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_NULL_ARGUMENT`.
+ * A `timeout_ms` of 0 is a try that reserves nothing; `UINT64_MAX` waits as long as it
+ * takes.
+ *
+ * # Safety
+ * `regulator` and `cancel` must each be NULL or a live handle.
+ */
+recuo_status recuo_regulator_acquire_until(const struct recuo_regulator *regulator,
+                                           uint32_t cost,
+                                           uint64_t timeout_ms,
+                                           const struct recuo_cancel_token *cancel);
+
+/**
+ * Makes the regulator adaptive (or not): told "slow down" by `recuo_regulator_on_throttled`
+ * (a 429) it halves its rate, down to 1/64 of the configured one, and each
+ * `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to it — as the
+ * AWS SDK's adaptive mode does. The setting is part of the regulator's state: every handle
+ * and gate sharing it (and, for a shared regulator, every process on the file) sees it.
+ * Safe from any thread. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle.
+ */
+recuo_status recuo_regulator_set_adaptive(const struct recuo_regulator *regulator, bool adaptive);
+
+/**
+ * A rate-limited answer (429, or a 403 with a spent quota) was seen: an adaptive regulator
+ * halves its rate; a fixed one ignores it. `recuo_retry` with a gate, the batch runner and
+ * `recuo_attempts_next_with_gate` call it for you. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle.
+ */
+recuo_status recuo_regulator_on_throttled(const struct recuo_regulator *regulator);
+
+/**
+ * An attempt succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
+ * it; a fixed one ignores it. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle.
+ */
+recuo_status recuo_regulator_on_success(const struct recuo_regulator *regulator);
+
+/**
+ * The rate in force, in starts per second (below the configured rate while an adaptive
+ * regulator is slowed down). NaN when `regulator` is NULL.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle.
+ */
+double recuo_regulator_rate_per_s(const struct recuo_regulator *regulator);
+
+/**
+ * The burst: how many starts may go at once after a quiet spell. 0 when `regulator` is
+ * NULL.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle.
+ */
+uint32_t recuo_regulator_burst(const struct recuo_regulator *regulator);
+
+/**
+ * Creates a concurrency limit of `limit` places and stores it in `*out`. Free it with
+ * `recuo_concurrency_limit_free`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ZERO_LIMIT` for a limit of 0 (nothing could ever run);
+ * `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `out` must be NULL or a writable pointer.
+ */
+recuo_status recuo_concurrency_limit_new(uint32_t limit, struct recuo_concurrency_limit **out);
+
+/**
+ * Releases a concurrency-limit handle (the permits taken from it, and the gates holding
+ * it, keep the semaphore alive). NULL is accepted and ignored.
+ *
+ * # Safety
+ * `limit` must be NULL or come from `recuo_concurrency_limit_new`, not have been freed, and
+ * not be in use by another thread.
+ */
+void recuo_concurrency_limit_free(struct recuo_concurrency_limit *limit);
+
+/**
+ * Takes a place now if one is free, and stores the permit in `*out`.
+ *
+ * Returns `RECUO_OK` (release the permit with `recuo_permit_release`); `RECUO_WOULD_WAIT`
+ * (not an error: every place is taken; `*out` untouched); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `limit` must be NULL or a live handle; `out` NULL or a writable pointer.
+ */
+recuo_status recuo_concurrency_limit_try_acquire(const struct recuo_concurrency_limit *limit,
+                                                 struct recuo_permit **out);
+
+/**
+ * Waits for a place, blocking the calling thread, at most `timeout_ms` milliseconds
+ * (`UINT64_MAX`: as long as it takes), and stores the permit in `*out`.
+ *
+ * * `cancel` (may be NULL): cancelling it ends the wait within a few milliseconds.
+ *
+ * Returns `RECUO_OK`; `RECUO_TIMED_OUT` (not an error: no place came in time);
+ * `RECUO_CANCELLED` (not an error); `RECUO_ERR_NULL_ARGUMENT`. Unless `RECUO_OK`, `*out` is
+ * untouched.
+ *
+ * # Safety
+ * `limit` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+ */
+recuo_status recuo_concurrency_limit_acquire(const struct recuo_concurrency_limit *limit,
+                                             uint64_t timeout_ms,
+                                             const struct recuo_cancel_token *cancel,
+                                             struct recuo_permit **out);
+
+/**
+ * Gives the place back (the permit's `_free`). NULL is accepted and ignored. May be called
+ * from any thread, also after the limit's handle was freed.
+ *
+ * # Safety
+ * `permit` must be NULL or come from a `recuo_concurrency_limit_*acquire` and not have been
+ * released.
+ */
+void recuo_permit_release(struct recuo_permit *permit);
+
+/**
+ * Requests in flight now (permits held). 0 when `limit` is NULL.
+ *
+ * # Safety
+ * `limit` must be NULL or a live handle.
+ */
+uint32_t recuo_concurrency_limit_in_flight(const struct recuo_concurrency_limit *limit);
+
+/**
+ * The most requests that were ever in flight at once. 0 when `limit` is NULL.
+ *
+ * # Safety
+ * `limit` must be NULL or a live handle.
+ */
+uint32_t recuo_concurrency_limit_max_in_flight(const struct recuo_concurrency_limit *limit);
+
+/**
+ * The number of places. 0 when `limit` is NULL.
+ *
+ * # Safety
+ * `limit` must be NULL or a live handle.
+ */
+uint32_t recuo_concurrency_limit_limit(const struct recuo_concurrency_limit *limit);
+
+/**
+ * Creates a retry budget for this process and stores it in `*out`: retries may be at most
+ * `ratio` (0 to 1000; 0.1 is 10%) of the first attempts counted in the last `window_s`
+ * seconds (1 to 60), plus `floor_per_s` retries per second (0 or more). Free it with
+ * `recuo_retry_budget_free`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET` (a ratio outside 0–1000, a negative or NaN
+ * floor, a window outside 1–60 s); `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out`
+ * is untouched.
+ *
+ * # Safety
+ * `out` must be NULL or a writable pointer.
+ */
+recuo_status recuo_retry_budget_new(double ratio,
+                                    double floor_per_s,
+                                    uint32_t window_s,
+                                    struct recuo_retry_budget **out);
+
+/**
+ * Creates a retry budget with the defaults — ratio 0.1 (10%), a floor of 1 retry per
+ * second, a window of 10 s — and stores it in `*out`. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `out` must be NULL or a writable pointer.
+ */
+recuo_status recuo_retry_budget_new_default(struct recuo_retry_budget **out);
+
+/**
+ * Opens the retry budget in the file at `path` (created if missing), shared by every
+ * process that opens it, and stores a handle in `*out`. The first opener sets `ratio`,
+ * `floor_per_s` and `window_s` (as `recuo_retry_budget_new`); every later opener must ask
+ * for the same.
+ *
+ * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+ *   NUL-terminated and truncated to fit (a mismatch names the file's settings and those
+ *   asked for); on success, an empty string. 256 bytes are plenty.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the file holds
+ * other settings, or something else); `RECUO_ERR_IO`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+ * `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is
+ * untouched.
+ *
+ * # Safety
+ * `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
+ * `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_retry_budget_new_shared(const char *path,
+                                           size_t path_len,
+                                           double ratio,
+                                           double floor_per_s,
+                                           uint32_t window_s,
+                                           struct recuo_retry_budget **out,
+                                           char *detail,
+                                           size_t detail_len);
+
+/**
+ * Releases a budget handle (a shared budget's file stays; a gate holding the budget keeps
+ * it alive). NULL is accepted and ignored.
+ *
+ * # Safety
+ * `budget` must be NULL or come from `recuo_retry_budget_new*`, not have been freed, and
+ * not be in use by another thread.
+ */
+void recuo_retry_budget_free(struct recuo_retry_budget *budget);
+
+/**
+ * Counts a first attempt now: it earns `ratio` retries. (A gate counts attempt 0 for you.)
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `budget` must be NULL or a live handle.
+ */
+recuo_status recuo_retry_budget_record_request(const struct recuo_retry_budget *budget);
+
+/**
+ * `recuo_retry_budget_record_request` at the instant `now_ns` (nanoseconds on
+ * `recuo_monotonic_ns()`, or on a fake clock).
+ *
+ * # Safety
+ * `budget` must be NULL or a live handle.
+ */
+recuo_status recuo_retry_budget_record_request_at(const struct recuo_retry_budget *budget,
+                                                  uint64_t now_ns);
+
+/**
+ * Takes one retry from the budget now, if it allows one.
+ *
+ * Returns `RECUO_OK` (retry: it is counted); `RECUO_BUDGET_EXHAUSTED` (not an error: no
+ * retry left — give up with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` rather than add load);
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `budget` must be NULL or a live handle.
+ */
+recuo_status recuo_retry_budget_try_withdraw(const struct recuo_retry_budget *budget);
+
+/**
+ * `recuo_retry_budget_try_withdraw` at the instant `now_ns` (nanoseconds on
+ * `recuo_monotonic_ns()`, or on a fake clock).
+ *
+ * # Safety
+ * `budget` must be NULL or a live handle.
+ */
+recuo_status recuo_retry_budget_try_withdraw_at(const struct recuo_retry_budget *budget,
+                                                uint64_t now_ns);
+
+/**
+ * The first attempts and the retries counted in the window ending now, stored in
+ * `*requests_out` and `*retries_out` (each may be NULL). Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT` (for `budget`; then nothing is written).
+ *
+ * # Safety
+ * `budget` must be NULL or a live handle; the outputs NULL or writable `uint64_t`s.
+ */
+recuo_status recuo_retry_budget_counts(const struct recuo_retry_budget *budget,
+                                       uint64_t *requests_out,
+                                       uint64_t *retries_out);
+
+/**
+ * `recuo_retry_budget_counts` for the window ending at the instant `now_ns`.
+ *
+ * # Safety
+ * As `recuo_retry_budget_counts`.
+ */
+recuo_status recuo_retry_budget_counts_at(const struct recuo_retry_budget *budget,
+                                          uint64_t now_ns,
+                                          uint64_t *requests_out,
+                                          uint64_t *retries_out);
+
+/**
+ * A new gate that lets everything through (no regulator, no limit, no budget). Free it with
+ * `recuo_gate_free`. NULL only if recuo panicked.
+ */
+struct recuo_gate *recuo_gate_new(void);
+
+/**
+ * Releases a gate handle (options and batch runs given it keep their own reference).
+ * NULL is accepted and ignored.
+ *
+ * # Safety
+ * `gate` must be NULL or come from `recuo_gate_new`, not have been freed, and not be in use
+ * by another thread.
+ */
+void recuo_gate_free(struct recuo_gate *gate);
+
+/**
+ * Limits the starts of every attempt through the gate with `regulator` (the gate keeps its
+ * own reference: `regulator` may be freed afterwards); NULL removes the regulator. Returns
+ * `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `gate`).
+ *
+ * # Safety
+ * `gate` must be NULL or a live handle not in use by another thread; `regulator` NULL or a
+ * live handle.
+ */
+recuo_status recuo_gate_set_regulator(struct recuo_gate *gate,
+                                      const struct recuo_regulator *regulator);
+
+/**
+ * Limits the requests in flight through the gate with `limit` (the gate keeps its own
+ * reference); NULL removes the limit. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for
+ * `gate`).
+ *
+ * # Safety
+ * `gate` must be NULL or a live handle not in use by another thread; `limit` NULL or a live
+ * handle.
+ */
+recuo_status recuo_gate_set_limit(struct recuo_gate *gate,
+                                  const struct recuo_concurrency_limit *limit);
+
+/**
+ * Makes every retry through the gate draw on `budget`, and counts every first attempt in it
+ * (the gate keeps its own reference); NULL removes the budget. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT` (for `gate`).
+ *
+ * # Safety
+ * `gate` must be NULL or a live handle not in use by another thread; `budget` NULL or a
+ * live handle.
+ */
+recuo_status recuo_gate_set_budget(struct recuo_gate *gate,
+                                   const struct recuo_retry_budget *budget);
+
+/**
+ * Passes the gate before attempt number `attempt` (from 0), blocking the calling thread:
+ * waits for a place in flight, then for a start slot; a first attempt (`attempt == 0`) is
+ * counted by the budget. Stores the pass in `*out`: make the attempt, then release the
+ * pass with `recuo_pass_release` **before** any backoff sleep.
+ *
+ * For a program that drives `recuo_attempts_*` itself: `recuo_attempts_begin` →
+ * `recuo_gate_enter` → the request → `recuo_pass_release` → `recuo_classify` →
+ * `recuo_attempts_next_with_gate` (which spends the gate's budget on a retry and tells an
+ * adaptive regulator about 429s and successes).
+ *
+ * * `cancel` (may be NULL): cancelling it ends the wait.
+ *
+ * Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched —
+ * a state machine then gives up with `recuo_attempts_cancel_before_start`, which does not
+ * count the attempt that never started); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+ */
+recuo_status recuo_gate_enter(const struct recuo_gate *gate,
+                              uint32_t attempt,
+                              const struct recuo_cancel_token *cancel,
+                              struct recuo_pass **out);
+
+/**
+ * Leaves the gate: gives the place in flight back (the pass's `_free`). NULL is accepted
+ * and ignored. May be called from any thread.
+ *
+ * # Safety
+ * `pass` must be NULL or come from `recuo_gate_enter` and not have been released.
+ */
+void recuo_pass_release(struct recuo_pass *pass);
+
+/**
+ * Runs `count` operations through one policy and one gate, `workers` at a time, with a
+ * deadline for the whole batch, and reports what became of each and the batch's stats
+ * (SPEC §6–§9). Blocks the calling thread until every operation has ended or the deadline
+ * has passed; the operations run on worker threads recuo starts and joins.
+ *
+ * * `policy`: each operation runs the retry loop of `recuo_retry` under it (read at the
+ *   start; a configuration error is returned before anything runs). Its own deadline, if
+ *   any, still applies to each operation, never beyond the batch's.
+ * * `gate` (may be NULL: none): every attempt, first or retry, passes it — a place in flight,
+ *   then a start slot; the place is given back before any sleep; retries draw on its budget;
+ *   an adaptive regulator slows down on 429s (see `recuo_retry_options_set_gate`).
+ * * `count`, `operation`, `user_data`: the operations `0 … count − 1` (see
+ *   `recuo_batch_operation_fn`: it runs on worker threads). `count` may be 0.
+ * * `workers`: how many operations run at the same time (0 counts as 1).
+ * * `deadline_ms`: a limit on the whole batch's time, in milliseconds (0: none). When it
+ *   passes, operations not yet started are not started (`RECUO_BATCH_NOT_STARTED`), those
+ *   waiting at the gate stop waiting (not started, if it was their first attempt), and no
+ *   operation sleeps past it (`wait_exceeds_deadline`).
+ * * `results`: `count` entries (NULL only when `count` is 0), filled in index order.
+ * * `stats_out` (may be NULL): the batch's stats.
+ *
+ * The jitter and idempotency keys come from the operating system's generator (a batch is
+ * concurrent, so its order is not reproducible anyway).
+ *
+ * Returns `RECUO_OK` (every operation ended one way or another: read `results`);
+ * `RECUO_ERR_NO_VERDICT` when an operation returned without a valid verdict — it gave up
+ * as `permanent` with `no_verdict` set, the batch went on, and `results` and `*stats_out`
+ * are filled; before anything runs, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT`
+ * (`policy`, `operation`, `results` with `count > 0`), `RECUO_ERR_LENGTH_TOO_LARGE`, the
+ * policy's configuration error.
+ *
+ * # Safety
+ * `policy` and `gate` must be NULL or live handles, not changed during the call;
+ * `operation` must be safe to call with `user_data` from several threads at once and must
+ * return normally; `results` must point to `count` writable `recuo_batch_result`s;
+ * `stats_out` NULL or a writable `recuo_stats`.
+ */
+recuo_status recuo_batch_run(const struct recuo_policy *policy,
+                             const struct recuo_gate *gate,
+                             size_t count,
+                             recuo_batch_operation_fn operation,
+                             void *user_data,
+                             uint32_t workers,
+                             uint64_t deadline_ms,
+                             struct recuo_batch_result *results,
+                             struct recuo_stats *stats_out);
+
+/**
+ * The name of the `recuo_batch_result_kind` constant `kind` (`"succeeded"`, `"gave_up"`,
+ * `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_batch_result_kind_name(uint32_t kind);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -3,10 +3,14 @@
 
 use std::ffi::c_char;
 
-use recuo::{AttemptPool, Attempts, Decision, GiveUpReason, LazyJitterRng, Report};
+use recuo::{
+    AttemptPool, Attempts, Cause, Decision, Gate, GiveUpReason, LazyJitterRng, Report,
+    RetryAllowance, Verdict,
+};
 
 use crate::cenum::{c_enum, name_or_unknown};
 use crate::classify::recuo_verdict;
+use crate::gate::recuo_gate;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
 use crate::ptr;
@@ -428,6 +432,46 @@ pub unsafe extern "C" fn recuo_attempts_next(
     now_ms: u64,
     out: *mut recuo_decision,
 ) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { next(attempts, verdict, now_ms, None, out) }
+}
+
+/// `recuo_attempts_next` for an attempt that passed `gate` (`recuo_gate_enter`): a retry
+/// also takes a token from the gate's budget — none left, and the decision is
+/// `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` — and the gate's regulator,
+/// when adaptive, slows down on a `RECUO_CAUSE_RATE_LIMITED` verdict and speeds back up on a
+/// success. `gate` may be NULL (then this is `recuo_attempts_next`). The same returns as
+/// `recuo_attempts_next`; on an error nothing changes, in the machine or the gate.
+///
+/// # Safety
+/// As `recuo_attempts_next`; `gate` NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_next_with_gate(
+    attempts: *mut recuo_attempts,
+    verdict: *const recuo_verdict,
+    now_ms: u64,
+    gate: *const recuo_gate,
+    out: *mut recuo_decision,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live gate.
+        let gate = unsafe { gate.as_ref() }.map(recuo_gate::gate);
+        // SAFETY: forwarded from the caller.
+        unsafe { next(attempts, verdict, now_ms, gate, out) }
+    })
+}
+
+/// The body of `recuo_attempts_next` and `recuo_attempts_next_with_gate`.
+///
+/// # Safety
+/// As `recuo_attempts_next`.
+unsafe fn next(
+    attempts: *mut recuo_attempts,
+    verdict: *const recuo_verdict,
+    now_ms: u64,
+    gate: Option<&Gate>,
+    out: *mut recuo_decision,
+) -> recuo_status {
     boundary(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
         let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
@@ -438,7 +482,19 @@ pub unsafe extern "C" fn recuo_attempts_next(
         let Some(verdict) = (unsafe { recuo_verdict::read(verdict) }) else {
             return RECUO_ERR_INVALID_ENUM;
         };
-        let decision = a.machine.decide(verdict, now_ms, &mut a.rng);
+        if let Some(r) = gate.and_then(Gate::regulator) {
+            match verdict {
+                Verdict::Success => r.on_success(),
+                v if v.cause() == Cause::RateLimited => r.on_throttled(),
+                _ => {}
+            }
+        }
+        let allowance = gate
+            .and_then(Gate::budget)
+            .map(|b| b as &dyn RetryAllowance);
+        let decision = a
+            .machine
+            .decide_with(verdict, now_ms, &mut a.rng, allowance);
         if let Decision::GiveUp { retry_at_ms, .. } = decision {
             a.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
         }
@@ -465,6 +521,35 @@ pub unsafe extern "C" fn recuo_attempts_cancel(attempts: *mut recuo_attempts) ->
             RECUO_OK
         }
         Err(status) => status,
+    })
+}
+
+/// Gives up because the attempt just begun could not start: it was cancelled while waiting
+/// at the gate (`recuo_gate_enter` answered `RECUO_CANCELLED`). Unlike
+/// `recuo_attempts_cancel`, that attempt is not counted (it was never made). Stores the
+/// decision — `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_CANCELLED` — in `*out`, at
+/// `now_ms`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
+/// writable `recuo_decision`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_cancel_before_start(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    out: *mut recuo_decision,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
+            (Ok(a), Ok(out)) => (a, out),
+            _ => return RECUO_ERR_NULL_ARGUMENT,
+        };
+        a.machine.cancel();
+        let decision = a.machine.refuse_cancelled(now_ms);
+        // SAFETY: the caller vouches for a writable recuo_decision.
+        unsafe { out.write(recuo_decision::from_core(decision)) };
+        RECUO_OK
     })
 }
 

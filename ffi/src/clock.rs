@@ -1,5 +1,6 @@
 //! The clocks, read at the edge (the core never reads a clock itself): the wall clock for
-//! HTTP-dates and rate-limit resets, a monotonic clock for the state machine.
+//! HTTP-dates and rate-limit resets, a monotonic clock for the state machine, and the
+//! system's monotonic clock in nanoseconds that the shared limits use.
 
 use std::sync::OnceLock;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -32,6 +33,19 @@ pub extern "C" fn recuo_monotonic_ms() -> u64 {
     })
 }
 
+/// The system's monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock of the
+/// regulator and the retry budget. Unlike `recuo_monotonic_ms` it has the system's origin
+/// (usually the boot), so every process on the machine reads the same clock — which is what
+/// lets processes share a regulator or a budget in a file. The `_at` functions
+/// (`recuo_regulator_try_acquire_at`, `recuo_retry_budget_try_withdraw_at`, …) take instants
+/// on it, or on a fake clock of yours in tests.
+///
+/// 0 if the clock cannot be read, or if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_monotonic_ns() -> u64 {
+    boundary(recuo::monotonic_ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,6 +56,14 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(5));
         let b = recuo_monotonic_ms();
         assert!(b >= a + 5, "{a} then {b}");
+    }
+
+    #[test]
+    fn the_shared_monotonic_clock_is_the_core_clock() {
+        let a = recuo_monotonic_ns();
+        let core = recuo::monotonic_ns();
+        let b = recuo_monotonic_ns();
+        assert!(a > 0 && a <= core && core <= b, "{a} {core} {b}");
     }
 
     #[test]

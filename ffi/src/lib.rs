@@ -39,3 +39,17 @@ pub mod classify;
 pub mod attempts;
 
 pub mod retry;
+
+// The shared limits (SPEC §8, §9): rates and the planner, the regulator, the concurrency
+// limit, the retry budget, the gate every attempt passes, and the batch runner.
+pub mod plan;
+
+pub mod regulator;
+
+pub mod limit;
+
+pub mod budget;
+
+pub mod gate;
+
+pub mod batch;

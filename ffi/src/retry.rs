@@ -11,13 +11,14 @@ use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use recuo::{
-    drive, AttemptContext, Attempts, CancelToken, Clock, Driver, LazyJitterRng, Report, Stopped,
-    SystemClock, Verdict,
+    drive, AttemptContext, Attempts, CancelToken, Cause, Clock, Driver, Gate, LazyJitterRng, Pass,
+    Report, RetryAllowance, Stopped, SystemClock, Verdict,
 };
 
 use crate::attempts::{recuo_attempt_pool, recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
 use crate::classify::recuo_verdict;
 use crate::com_retry::recuo_sleep_fn;
+use crate::gate::recuo_gate;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
 use crate::ptr;
@@ -30,11 +31,14 @@ use crate::status::recuo_status::{
 /// at once; a `recuo_retry` whose operation is running stops before the next attempt. It stays
 /// cancelled.
 ///
-/// Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`,
-/// call `recuo_cancel_token_cancel` from any thread, free it with `recuo_cancel_token_free`
-/// once no thread calls it any more (options keep their own reference to the flag).
+/// Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`
+/// (or to a wait of the shared limits: `recuo_regulator_acquire`, `_acquire_until`,
+/// `recuo_concurrency_limit_acquire`, `recuo_gate_enter`, which it wakes at once or within a
+/// few milliseconds), call `recuo_cancel_token_cancel` from any thread, free it with
+/// `recuo_cancel_token_free` once no thread calls it any more (options keep their own
+/// reference to the flag).
 #[derive(Debug, Clone, Default)]
-pub struct recuo_cancel_token(CancelToken);
+pub struct recuo_cancel_token(pub(crate) CancelToken);
 
 /// A new token, not cancelled. Free it with `recuo_cancel_token_free`. NULL only if recuo
 /// panicked.
@@ -129,7 +133,7 @@ pub type recuo_on_give_up_fn =
 
 /// Options for `recuo_retry`: an opaque handle, so that options can be added without changing
 /// any signature. Backed by a Rust struct holding an optional jitter seed, an optional sleep
-/// callback, an optional cancellation flag and attempt pool (shared references), and the
+/// callback, an optional cancellation flag, attempt pool and gate (shared references), and the
 /// optional hooks.
 ///
 /// Create it with `recuo_retry_options_new`, set what you need, pass it to any number of
@@ -143,10 +147,11 @@ pub struct recuo_retry_options {
     pool: Option<(recuo::AttemptPool, bool)>,
     on_retry: recuo_on_retry_fn,
     on_give_up: recuo_on_give_up_fn,
+    gate: Option<Gate>,
 }
 
 /// New options with the defaults: jitter and key seeded by the operating system, real sleeps,
-/// no cancellation token, no attempt pool, no hooks. Free them with
+/// no cancellation token, no attempt pool, no gate, no hooks. Free them with
 /// `recuo_retry_options_free`. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_retry_options_new() -> *mut recuo_retry_options {
@@ -287,12 +292,46 @@ pub unsafe extern "C" fn recuo_retry_options_set_on_give_up(
     unsafe { with_options(options, |o| o.on_give_up = on_give_up) }
 }
 
+/// Sends every attempt of `recuo_retry` through `gate` (SPEC §6 step 2, §9); NULL removes the
+/// gate. The options keep their own reference to the gate as it is now (its regulator, limit
+/// and budget are shared, not copied), so the handle may be freed or changed afterwards
+/// without changing the options. With a gate, `recuo_retry`:
+///
+/// * before each attempt, first or retry, waits for a place in flight, then for a start
+///   slot (blocking the calling thread; the options' cancellation token wakes it, and the
+///   loop then gives up with `RECUO_GIVE_UP_CANCELLED`);
+/// * gives the place back as soon as the operation returns — before the hook and any sleep;
+/// * takes a retry from the gate's budget before each sleep: none left, and it gives up with
+///   `RECUO_GIVE_UP_BUDGET_EXHAUSTED` (attempt 0 is counted by the budget);
+/// * tells an adaptive regulator to slow down on a `RECUO_CAUSE_RATE_LIMITED` verdict and to
+///   speed back up on a success.
+///
+/// A sleep callback (`recuo_retry_options_set_sleep`) replaces the sleeps between attempts
+/// only: waiting at the gate is always real. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`
+/// (for `options`).
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread; `gate` NULL or a
+/// live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_gate(
+    options: *mut recuo_retry_options,
+    gate: *const recuo_gate,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live gate.
+        let gate = unsafe { gate.as_ref() }.map(|g| g.gate().clone());
+        // SAFETY: forwarded from the caller.
+        unsafe { with_options(options, |o| o.gate = gate) }
+    })
+}
+
 /// Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
 /// attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
 /// or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
 /// a cancellation) and the next attempt. The idempotency key is created once, before attempt
 /// 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
-/// Python and PHP.
+/// Python and PHP. With a gate (`recuo_retry_options_set_gate`) every attempt passes it.
 ///
 /// * `policy`: read at the start (a copy is used; validated: a configuration error is
 ///   returned before any attempt).
@@ -308,7 +347,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_on_give_up(
 /// Returns:
 /// * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
 /// * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
-///   attempts_exhausted, wait_exceeds_deadline, cancelled). The `on_give_up` hook ran once,
+///   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The `on_give_up` hook ran once,
 ///   just before the return. The operation's own last result is whatever it left in
 ///   `user_data`.
 /// * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
@@ -353,19 +392,26 @@ pub unsafe extern "C" fn recuo_retry(
             machine = machine.with_pool(pool, nested);
         }
         let rng = LazyJitterRng::new(options.seed);
+        let gate = options.gate.clone();
+        let allowance = gate
+            .as_ref()
+            .and_then(Gate::budget)
+            .map(|b| b as &dyn RetryAllowance);
         let mut driver = CDriver {
             operation,
             user_data,
             cancel: options.cancel.clone().unwrap_or_default(),
             clock: SystemClock::default(),
             options,
+            gate: gate.clone(),
+            pass: None,
             key: [0; RECUO_IDEMPOTENCY_KEY_SIZE],
             attempts_made: 0,
             first_ms: None,
             last_ms: 0,
             delays_ms: Vec::new(),
         };
-        let (status, report, retry_after_ms) = match drive(machine, rng, None, &mut driver) {
+        let (status, report, retry_after_ms) = match drive(machine, rng, allowance, &mut driver) {
             Ok(()) => (RECUO_OK, driver.success_report(), None),
             // Only `classify` fails, and only for a missing verdict.
             Err(
@@ -416,6 +462,9 @@ struct CDriver {
     cancel: CancelToken,
     clock: SystemClock,
     options: recuo_retry_options,
+    /// The gate every attempt passes, and the passage of the attempt running.
+    gate: Option<Gate>,
+    pass: Option<Pass>,
     /// The idempotency key, NUL-terminated, for the operation.
     key: [u8; RECUO_IDEMPOTENCY_KEY_SIZE],
     /// What a success reports (the loop returns no report when it succeeds).
@@ -454,6 +503,21 @@ impl Driver for CDriver {
         self.cancel.is_cancelled()
     }
 
+    fn before_attempt(&mut self, attempt: u32) -> Result<bool, Failure> {
+        let Some(gate) = &self.gate else {
+            return Ok(true);
+        };
+        // The gate asks the regulator for a cost of 1, which never exceeds a burst: an error
+        // cannot happen, and would count as a cancellation.
+        match gate.enter(attempt, &self.cancel) {
+            Ok(Some(pass)) => {
+                self.pass = Some(pass);
+                Ok(true)
+            }
+            Ok(None) | Err(_) => Ok(false),
+        }
+    }
+
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<(), Failure> {
         let key = ctx.idempotency_key();
         self.key[..key.as_str().len()].copy_from_slice(key.as_str().as_bytes());
@@ -472,10 +536,17 @@ impl Driver for CDriver {
                 self.user_data,
             )
         };
+        // The place in flight is given back before anything else, and before any sleep.
+        self.pass = None;
         // SAFETY: the pointer is to the live local, which the operation may only have filled
         // with numbers (the read never trusts the enum fields).
         match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
-            Some(Verdict::Success) => Ok(()),
+            Some(Verdict::Success) => {
+                if let Some(r) = self.gate.as_ref().and_then(Gate::regulator) {
+                    r.on_success();
+                }
+                Ok(())
+            }
             Some(v) => Err(Failure::Verdict(v)),
             None => Err(NoVerdict),
         }
@@ -483,7 +554,14 @@ impl Driver for CDriver {
 
     fn classify(&mut self, error: &Failure) -> Result<Verdict, Failure> {
         match error {
-            Failure::Verdict(v) => Ok(*v),
+            Failure::Verdict(v) => {
+                if v.cause() == Cause::RateLimited {
+                    if let Some(r) = self.gate.as_ref().and_then(Gate::regulator) {
+                        r.on_throttled();
+                    }
+                }
+                Ok(*v)
+            }
             NoVerdict => Err(NoVerdict),
         }
     }

@@ -16,10 +16,16 @@ use crate::panic::boundary;
 /// * `0`: success.
 /// * `1`–`99`: an argument was unusable (a NULL pointer, a buffer too small, a length too
 ///   large, a value that is none of its enum's constants, text that is not UTF-8, a handle in
-///   the wrong state).
-/// * `100`–`199`: a configuration was refused; the code is `100 +` the core's stable
-///   configuration-error code, as in Python's and PHP's exceptions.
-/// * `200`–`299`: the operation itself did not succeed (the answer is in the other outputs).
+///   the wrong state, an index past the end).
+/// * `100`–`199`: a configuration was refused. `100`–`149`: the code is `100 +` the core's
+///   stable configuration-error code, as in Python's and PHP's exceptions; `150`–`199`: the
+///   settings of the shared limits (rates, the plan, bursts, limits, budgets, shared files).
+/// * `200`–`299`: no fault of the call, but a "no" for an answer, which the other outputs
+///   explain: the operation did not succeed (`200`–`209`), or a limit said "not now"
+///   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`,
+///   `RECUO_BUDGET_EXHAUSTED` — their names carry no `ERR`).
+/// * `300`–`399`: the system refused (a shared file could not be opened, sized, locked or
+///   mapped).
 /// * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
 ///
 /// `recuo_status_message` describes a code in words, `recuo_status_name` names it.
@@ -47,9 +53,12 @@ pub enum recuo_status {
     /// The state machine has already begun an attempt: the setting must come before the
     /// first `recuo_attempts_begin`.
     RECUO_ERR_ALREADY_STARTED = 8,
-    /// The operation given to `recuo_retry` returned without writing a valid verdict (its
-    /// `verdict` field left 0, or a field holding none of its constants).
+    /// The operation given to `recuo_retry` (or to `recuo_batch_run`) returned without
+    /// writing a valid verdict (its `verdict` field left 0, or a field holding none of its
+    /// constants).
     RECUO_ERR_NO_VERDICT = 9,
+    /// An index was past the end (`recuo_plan_warning` for a warning the plan does not have).
+    RECUO_ERR_INDEX_OUT_OF_RANGE = 10,
     /// A configuration error that this version of the header has no name for.
     RECUO_ERR_INVALID_CONFIG = 100,
     /// The number of attempts was 0 (it must be at least 1).
@@ -64,12 +73,48 @@ pub enum recuo_status {
     RECUO_ERR_CAP_BELOW_BASE = 105,
     /// A header name was empty or not an HTTP token (RFC 9110 §5.6.2).
     RECUO_ERR_INVALID_HEADER_NAME = 106,
+    /// A rate was refused: it must be a finite number of events per second above zero, or
+    /// text such as `90/min`, `1.5/s`, `5000/h` or `86400/day` (a bare number is per second).
+    RECUO_ERR_INVALID_RATE = 150,
+    /// `recuo_plan`: the target rate is above the allowance, so the server would throttle the
+    /// batch.
+    RECUO_ERR_TARGET_ABOVE_ALLOWANCE = 151,
+    /// `recuo_plan`: the retry fraction must be at least 0 and below 1.
+    RECUO_ERR_INVALID_RETRY_FRACTION = 152,
+    /// `recuo_plan`: the latency must be a finite number of seconds, 0 or more.
+    RECUO_ERR_INVALID_LATENCY = 153,
+    /// A regulator's burst was 0 (it must be at least 1).
+    RECUO_ERR_ZERO_BURST = 154,
+    /// A start's cost was above the regulator's burst: it could never be allowed.
+    RECUO_ERR_COST_ABOVE_BURST = 155,
+    /// A concurrency limit of 0: nothing could ever run.
+    RECUO_ERR_ZERO_LIMIT = 156,
+    /// A retry budget's settings were refused: the ratio must be 0 to 1000, the floor 0 or
+    /// more retries per second, the window 1 to 60 seconds.
+    RECUO_ERR_INVALID_BUDGET = 157,
+    /// A shared file was set up with other settings (another rate or burst, another budget),
+    /// or holds something else (another kind of recuo state, a file of the wrong size):
+    /// processes sharing it would disagree about the allowance.
+    RECUO_ERR_SHARED_MISMATCH = 158,
     /// The task failed on its last attempt, or the predicate declined to retry its failure;
     /// the task's own failure code is in the `last_error_out` parameter.
     RECUO_ERR_TASK_FAILED = 200,
     /// `recuo_retry` gave up: the operation did not succeed, and the report says why
     /// (`reason`) and what it cost (attempts, elapsed time, delays).
     RECUO_ERR_GAVE_UP = 201,
+    /// Not an error: a start may not go now. `RECUO_WOULD_WAIT` from a regulator's
+    /// `_try_acquire` comes with the wait needed; from a concurrency limit's `_try_acquire`
+    /// it means every place is taken.
+    RECUO_WOULD_WAIT = 210,
+    /// Not an error: what was waited for did not come within the timeout (nothing was taken).
+    RECUO_TIMED_OUT = 211,
+    /// Not an error: the cancellation token was cancelled before or during the wait.
+    RECUO_CANCELLED = 212,
+    /// Not an error: the retry budget has no retry left.
+    RECUO_BUDGET_EXHAUSTED = 213,
+    /// The system refused: a shared file could not be opened, sized, locked or mapped (the
+    /// detail buffer of the `_new_shared` functions says why).
+    RECUO_ERR_IO = 300,
     /// recuo panicked (a bug: please report it); the panic was caught and nothing was
     /// written to the outputs.
     RECUO_ERR_PANIC = 900,
@@ -78,7 +123,7 @@ pub enum recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 20] = [
+const ALL: [recuo_status; 35] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
@@ -89,6 +134,7 @@ const ALL: [recuo_status; 20] = [
     RECUO_ERR_INVALID_STATUS,
     RECUO_ERR_ALREADY_STARTED,
     RECUO_ERR_NO_VERDICT,
+    RECUO_ERR_INDEX_OUT_OF_RANGE,
     RECUO_ERR_INVALID_CONFIG,
     RECUO_ERR_ZERO_ATTEMPTS,
     RECUO_ERR_NEGATIVE_DURATION,
@@ -96,8 +142,22 @@ const ALL: [recuo_status; 20] = [
     RECUO_ERR_DURATION_TOO_LARGE,
     RECUO_ERR_CAP_BELOW_BASE,
     RECUO_ERR_INVALID_HEADER_NAME,
+    RECUO_ERR_INVALID_RATE,
+    RECUO_ERR_TARGET_ABOVE_ALLOWANCE,
+    RECUO_ERR_INVALID_RETRY_FRACTION,
+    RECUO_ERR_INVALID_LATENCY,
+    RECUO_ERR_ZERO_BURST,
+    RECUO_ERR_COST_ABOVE_BURST,
+    RECUO_ERR_ZERO_LIMIT,
+    RECUO_ERR_INVALID_BUDGET,
+    RECUO_ERR_SHARED_MISMATCH,
     RECUO_ERR_TASK_FAILED,
     RECUO_ERR_GAVE_UP,
+    RECUO_WOULD_WAIT,
+    RECUO_TIMED_OUT,
+    RECUO_CANCELLED,
+    RECUO_BUDGET_EXHAUSTED,
+    RECUO_ERR_IO,
     RECUO_ERR_PANIC,
 ];
 
@@ -122,6 +182,7 @@ impl recuo_status {
             RECUO_ERR_INVALID_STATUS => c"invalid_status",
             RECUO_ERR_ALREADY_STARTED => c"already_started",
             RECUO_ERR_NO_VERDICT => c"no_verdict",
+            RECUO_ERR_INDEX_OUT_OF_RANGE => c"index_out_of_range",
             RECUO_ERR_INVALID_CONFIG => c"invalid_config",
             RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
             RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
@@ -129,8 +190,22 @@ impl recuo_status {
             RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
             RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
             RECUO_ERR_INVALID_HEADER_NAME => c"invalid_header_name",
+            RECUO_ERR_INVALID_RATE => c"invalid_rate",
+            RECUO_ERR_TARGET_ABOVE_ALLOWANCE => c"target_above_allowance",
+            RECUO_ERR_INVALID_RETRY_FRACTION => c"invalid_retry_fraction",
+            RECUO_ERR_INVALID_LATENCY => c"invalid_latency",
+            RECUO_ERR_ZERO_BURST => c"zero_burst",
+            RECUO_ERR_COST_ABOVE_BURST => c"cost_above_burst",
+            RECUO_ERR_ZERO_LIMIT => c"zero_limit",
+            RECUO_ERR_INVALID_BUDGET => c"invalid_budget",
+            RECUO_ERR_SHARED_MISMATCH => c"shared_mismatch",
             RECUO_ERR_TASK_FAILED => c"task_failed",
             RECUO_ERR_GAVE_UP => c"gave_up",
+            RECUO_WOULD_WAIT => c"would_wait",
+            RECUO_TIMED_OUT => c"timed_out",
+            RECUO_CANCELLED => c"cancelled",
+            RECUO_BUDGET_EXHAUSTED => c"budget_exhausted",
+            RECUO_ERR_IO => c"io",
             RECUO_ERR_PANIC => c"panic",
         }
     }
@@ -165,6 +240,7 @@ impl recuo_status {
             RECUO_ERR_NO_VERDICT => {
                 w.write_str("the operation returned without writing a valid verdict")
             }
+            RECUO_ERR_INDEX_OUT_OF_RANGE => w.write_str("an index was past the end"),
             RECUO_ERR_INVALID_CONFIG => w.write_str("the configuration was refused"),
             RECUO_ERR_ZERO_ATTEMPTS => config(ConfigError::ZeroAttempts, w),
             RECUO_ERR_NEGATIVE_DURATION => config(ConfigError::NegativeDuration, w),
@@ -173,12 +249,51 @@ impl recuo_status {
             // The core's message names the two values, which a bare code no longer has.
             RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
             RECUO_ERR_INVALID_HEADER_NAME => config(ConfigError::EmptyHeaderName, w),
+            RECUO_ERR_INVALID_RATE => w.write_str(
+                "a rate must be above zero and finite, written as N/s, N/min, N/h or N/day",
+            ),
+            RECUO_ERR_TARGET_ABOVE_ALLOWANCE => w.write_str(
+                "the target is above the allowance: the server would throttle the batch; \
+                 aim at or below the allowance",
+            ),
+            RECUO_ERR_INVALID_RETRY_FRACTION => {
+                w.write_str("the retry fraction must be at least 0 and below 1")
+            }
+            RECUO_ERR_INVALID_LATENCY => {
+                w.write_str("the latency must be a finite number of seconds, 0 or more")
+            }
+            RECUO_ERR_ZERO_BURST => w.write_str("the burst must be at least 1"),
+            RECUO_ERR_COST_ABOVE_BURST => {
+                w.write_str("a start whose cost is above the burst could never go")
+            }
+            RECUO_ERR_ZERO_LIMIT => w.write_str("a concurrency limit must be at least 1"),
+            RECUO_ERR_INVALID_BUDGET => w.write_str(
+                "a retry budget needs a ratio of 0 to 1000, a floor of 0 or more per second \
+                 and a window of 1 to 60 s",
+            ),
+            RECUO_ERR_SHARED_MISMATCH => {
+                w.write_str("the shared file holds other settings or another kind of state")
+            }
             RECUO_ERR_TASK_FAILED => w.write_str(
                 "the task failed on its last attempt, or its failure was not to be retried",
             ),
             RECUO_ERR_GAVE_UP => w.write_str("the operation gave up; the report says why"),
+            RECUO_WOULD_WAIT => w.write_str("not now: the start would have to wait"),
+            RECUO_TIMED_OUT => w.write_str("not in time: nothing came within the timeout"),
+            RECUO_CANCELLED => w.write_str("cancelled before or during the wait"),
+            RECUO_BUDGET_EXHAUSTED => w.write_str("the retry budget has no retry left"),
+            RECUO_ERR_IO => {
+                w.write_str("a shared file could not be opened, sized, locked or mapped")
+            }
             RECUO_ERR_PANIC => w.write_str("recuo panicked (a bug in recuo, please report it)"),
         }
+    }
+}
+
+/// The description `recuo_status_message` writes.
+impl fmt::Display for recuo_status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.describe(f)
     }
 }
 
@@ -245,6 +360,20 @@ impl CBuffer<'_> {
         } else {
             RECUO_OK
         }
+    }
+}
+
+/// Writes `detail` into an optional detail buffer (`buf` NULL or `len` 0: nothing is
+/// written), NUL-terminated and truncated at a character boundary when it does not fit. The
+/// detail accompanies a status, so a truncation is not reported.
+///
+/// # Safety
+/// `buf` must be NULL or point to `len` writable bytes.
+pub(crate) unsafe fn write_detail(buf: *mut c_char, len: usize, detail: &dyn fmt::Display) {
+    if !buf.is_null() && len > 0 {
+        // SAFETY: forwarded from the caller.
+        let _ =
+            unsafe { CBuffer::write_c(buf, len, std::ptr::null_mut(), |w| write!(w, "{detail}")) };
     }
 }
 
@@ -352,7 +481,8 @@ mod tests {
         for s in ALL {
             assert_eq!(recuo_status::from_code(s as u32), Some(s));
         }
-        assert_eq!(recuo_status::from_code(10), None);
+        assert_eq!(recuo_status::from_code(11), None);
+        assert_eq!(recuo_status::from_code(107), None);
         assert_eq!(recuo_status::from_code(u32::MAX), None);
     }
 
@@ -412,9 +542,14 @@ mod tests {
         assert_eq!(name(105), "cap_below_base");
         assert_eq!(name(106), "invalid_header_name");
         assert_eq!(name(201), "gave_up");
-        assert_eq!(name(10), "unknown");
+        assert_eq!(name(10), "index_out_of_range");
+        assert_eq!(name(11), "unknown");
+        assert_eq!(name(150), "invalid_rate");
+        assert_eq!(name(210), "would_wait");
         assert!(recuo_status_is_config_error(101) && !recuo_status_is_config_error(1));
         assert!(recuo_status_is_argument_error(1) && !recuo_status_is_argument_error(0));
-        assert!(!recuo_status_is_config_error(150) && !recuo_status_is_argument_error(50));
+        assert!(recuo_status_is_config_error(158) && !recuo_status_is_argument_error(158));
+        assert!(!recuo_status_is_config_error(199) && !recuo_status_is_argument_error(50));
+        assert!(!recuo_status_is_config_error(210) && !recuo_status_is_argument_error(210));
     }
 }

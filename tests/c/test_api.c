@@ -87,6 +87,7 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_INVALID_STATUS, "invalid_status", true, false},
         {RECUO_ERR_ALREADY_STARTED, "already_started", true, false},
         {RECUO_ERR_NO_VERDICT, "no_verdict", true, false},
+        {RECUO_ERR_INDEX_OUT_OF_RANGE, "index_out_of_range", true, false},
         {RECUO_ERR_INVALID_CONFIG, "invalid_config", false, true},
         {RECUO_ERR_ZERO_ATTEMPTS, "zero_attempts", false, true},
         {RECUO_ERR_NEGATIVE_DURATION, "negative_duration", false, true},
@@ -94,8 +95,22 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_DURATION_TOO_LARGE, "duration_too_large", false, true},
         {RECUO_ERR_CAP_BELOW_BASE, "cap_below_base", false, true},
         {RECUO_ERR_INVALID_HEADER_NAME, "invalid_header_name", false, true},
+        {RECUO_ERR_INVALID_RATE, "invalid_rate", false, true},
+        {RECUO_ERR_TARGET_ABOVE_ALLOWANCE, "target_above_allowance", false, true},
+        {RECUO_ERR_INVALID_RETRY_FRACTION, "invalid_retry_fraction", false, true},
+        {RECUO_ERR_INVALID_LATENCY, "invalid_latency", false, true},
+        {RECUO_ERR_ZERO_BURST, "zero_burst", false, true},
+        {RECUO_ERR_COST_ABOVE_BURST, "cost_above_burst", false, true},
+        {RECUO_ERR_ZERO_LIMIT, "zero_limit", false, true},
+        {RECUO_ERR_INVALID_BUDGET, "invalid_budget", false, true},
+        {RECUO_ERR_SHARED_MISMATCH, "shared_mismatch", false, true},
         {RECUO_ERR_TASK_FAILED, "task_failed", false, false},
         {RECUO_ERR_GAVE_UP, "gave_up", false, false},
+        {RECUO_WOULD_WAIT, "would_wait", false, false},
+        {RECUO_TIMED_OUT, "timed_out", false, false},
+        {RECUO_CANCELLED, "cancelled", false, false},
+        {RECUO_BUDGET_EXHAUSTED, "budget_exhausted", false, false},
+        {RECUO_ERR_IO, "io", false, false},
         {RECUO_ERR_PANIC, "panic", false, false},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
@@ -111,10 +126,12 @@ static void status_names_and_predicates(void) {
         CHECK_STATUS(recuo_status_message(table[i].code, buf, sizeof buf, &written), RECUO_OK);
         CHECK_CTX(written > 0 && written == strlen(buf), "%s: %zu", table[i].name, written);
     }
-    CHECK(strcmp(recuo_status_name(10), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(11), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(107), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(159), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(214), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(UINT32_MAX), "unknown") == 0);
-    CHECK(!recuo_status_is_config_error(150) && !recuo_status_is_argument_error(50));
+    CHECK(!recuo_status_is_config_error(199) && !recuo_status_is_argument_error(50));
 }
 
 static void status_messages(void) {

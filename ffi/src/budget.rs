@@ -1,0 +1,345 @@
+//! The retry budget (SPEC §9) for C: retries at most a ratio of recent requests plus a floor
+//! per second, in this process or in a shared file. The counting is the core's
+//! (`recuo::RetryBudget`).
+
+use std::ffi::c_char;
+
+use recuo::{BudgetError, RetryBudget};
+
+use crate::panic::boundary;
+use crate::ptr;
+use crate::regulator::store;
+use crate::status::recuo_status::{
+    self, RECUO_BUDGET_EXHAUSTED, RECUO_ERR_INVALID_BUDGET, RECUO_OK,
+};
+use crate::status::write_detail;
+
+/// Allows a retry only while the retries of the last `window_s` seconds stay within
+/// `ratio × requests + floor_per_s × window_s` (SPEC §9; as Finagle's RetryBudget, gRPC
+/// retry throttling and the AWS retry quota). Backed by a `recuo::RetryBudget`: lock-free
+/// per-second counters, in this process or in a file (`recuo_retry_budget_new_shared`).
+///
+/// Every function takes a `const` pointer: one handle may be used by any number of threads
+/// at once (threads that withdraw at the very same instant may overshoot the budget by at
+/// most one retry each). Gates keep their own reference, so the handle may be freed before
+/// them. Instants are nanoseconds on `recuo_monotonic_ns()`; the `_at` functions take them
+/// from you (a fake clock in tests).
+#[derive(Debug, Clone)]
+pub struct recuo_retry_budget(pub(crate) RetryBudget);
+
+impl From<BudgetError> for recuo_status {
+    fn from(e: BudgetError) -> Self {
+        match e {
+            BudgetError::Invalid(_) => RECUO_ERR_INVALID_BUDGET,
+            BudgetError::Shared(e) => e.into(),
+        }
+    }
+}
+
+/// Creates a retry budget for this process and stores it in `*out`: retries may be at most
+/// `ratio` (0 to 1000; 0.1 is 10%) of the first attempts counted in the last `window_s`
+/// seconds (1 to 60), plus `floor_per_s` retries per second (0 or more). Free it with
+/// `recuo_retry_budget_free`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET` (a ratio outside 0–1000, a negative or NaN
+/// floor, a window outside 1–60 s); `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out`
+/// is untouched.
+///
+/// # Safety
+/// `out` must be NULL or a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_new(
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+    out: *mut *mut recuo_retry_budget,
+) -> recuo_status {
+    boundary(|| {
+        let made = ptr::out(out).and_then(|out| {
+            let budget = RetryBudget::new(ratio, floor_per_s, window_s)?;
+            Ok((out, budget))
+        });
+        match made {
+            // SAFETY: a checked output.
+            Ok((out, budget)) => unsafe { store(out, recuo_retry_budget(budget)) },
+            Err(status) => status,
+        }
+    })
+}
+
+/// Creates a retry budget with the defaults — ratio 0.1 (10%), a floor of 1 retry per
+/// second, a window of 10 s — and stores it in `*out`. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `out` must be NULL or a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_new_default(
+    out: *mut *mut recuo_retry_budget,
+) -> recuo_status {
+    boundary(|| match ptr::out(out) {
+        // SAFETY: a checked output.
+        Ok(out) => unsafe { store(out, recuo_retry_budget(RetryBudget::default())) },
+        Err(status) => status,
+    })
+}
+
+/// Opens the retry budget in the file at `path` (created if missing), shared by every
+/// process that opens it, and stores a handle in `*out`. The first opener sets `ratio`,
+/// `floor_per_s` and `window_s` (as `recuo_retry_budget_new`); every later opener must ask
+/// for the same.
+///
+/// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+///   NUL-terminated and truncated to fit (a mismatch names the file's settings and those
+///   asked for); on success, an empty string. 256 bytes are plenty.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the file holds
+/// other settings, or something else); `RECUO_ERR_IO`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+/// `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is
+/// untouched.
+///
+/// # Safety
+/// `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
+/// `detail` NULL or `detail_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_new_shared(
+    path: *const c_char,
+    path_len: usize,
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+    out: *mut *mut recuo_retry_budget,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the path and the output.
+        let checked = unsafe {
+            (|| -> Result<_, recuo_status> { Ok((ptr::out(out)?, ptr::path(path, path_len)?)) })()
+        };
+        let (out, path) = match checked {
+            Ok(checked) => checked,
+            Err(status) => {
+                // SAFETY: the caller vouches for the detail buffer.
+                unsafe { write_detail(detail, detail_len, &status) };
+                return status;
+            }
+        };
+        match RetryBudget::shared(path, ratio, floor_per_s, window_s) {
+            Ok(budget) => {
+                // SAFETY: the caller vouches for the detail buffer; a checked output.
+                unsafe {
+                    write_detail(detail, detail_len, &"");
+                    store(out, recuo_retry_budget(budget))
+                }
+            }
+            Err(e) => {
+                // SAFETY: the caller vouches for the detail buffer.
+                unsafe { write_detail(detail, detail_len, &e) };
+                e.into()
+            }
+        }
+    })
+}
+
+/// Releases a budget handle (a shared budget's file stays; a gate holding the budget keeps
+/// it alive). NULL is accepted and ignored.
+///
+/// # Safety
+/// `budget` must be NULL or come from `recuo_retry_budget_new*`, not have been freed, and
+/// not be in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_free(budget: *mut recuo_retry_budget) {
+    boundary(|| {
+        if !budget.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(budget) });
+        }
+    })
+}
+
+/// Runs `body` on the budget behind `budget`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
+///
+/// # Safety
+/// `budget` must be NULL or a live handle.
+unsafe fn with_budget(
+    budget: *const recuo_retry_budget,
+    body: impl FnOnce(&RetryBudget) -> recuo_status,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { ptr::input(budget) } {
+        Ok(b) => body(&b.0),
+        Err(status) => status,
+    })
+}
+
+/// Counts a first attempt now: it earns `ratio` retries. (A gate counts attempt 0 for you.)
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `budget` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_record_request(
+    budget: *const recuo_retry_budget,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_budget(budget, |b| {
+            b.record_request();
+            RECUO_OK
+        })
+    }
+}
+
+/// `recuo_retry_budget_record_request` at the instant `now_ns` (nanoseconds on
+/// `recuo_monotonic_ns()`, or on a fake clock).
+///
+/// # Safety
+/// `budget` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_record_request_at(
+    budget: *const recuo_retry_budget,
+    now_ns: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_budget(budget, |b| {
+            b.record_request_at(now_ns);
+            RECUO_OK
+        })
+    }
+}
+
+/// Takes one retry from the budget now, if it allows one.
+///
+/// Returns `RECUO_OK` (retry: it is counted); `RECUO_BUDGET_EXHAUSTED` (not an error: no
+/// retry left — give up with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` rather than add load);
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `budget` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_try_withdraw(
+    budget: *const recuo_retry_budget,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { try_withdraw(budget, recuo::monotonic_ns()) }
+}
+
+/// `recuo_retry_budget_try_withdraw` at the instant `now_ns` (nanoseconds on
+/// `recuo_monotonic_ns()`, or on a fake clock).
+///
+/// # Safety
+/// `budget` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_try_withdraw_at(
+    budget: *const recuo_retry_budget,
+    now_ns: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { try_withdraw(budget, now_ns) }
+}
+
+/// # Safety
+/// `budget` must be NULL or a live handle.
+unsafe fn try_withdraw(budget: *const recuo_retry_budget, now_ns: u64) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_budget(budget, |b| {
+            if b.try_withdraw_at(now_ns) {
+                RECUO_OK
+            } else {
+                RECUO_BUDGET_EXHAUSTED
+            }
+        })
+    }
+}
+
+/// The first attempts and the retries counted in the window ending now, stored in
+/// `*requests_out` and `*retries_out` (each may be NULL). Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT` (for `budget`; then nothing is written).
+///
+/// # Safety
+/// `budget` must be NULL or a live handle; the outputs NULL or writable `uint64_t`s.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_counts(
+    budget: *const recuo_retry_budget,
+    requests_out: *mut u64,
+    retries_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { counts(budget, recuo::monotonic_ns(), requests_out, retries_out) }
+}
+
+/// `recuo_retry_budget_counts` for the window ending at the instant `now_ns`.
+///
+/// # Safety
+/// As `recuo_retry_budget_counts`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_budget_counts_at(
+    budget: *const recuo_retry_budget,
+    now_ns: u64,
+    requests_out: *mut u64,
+    retries_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { counts(budget, now_ns, requests_out, retries_out) }
+}
+
+/// # Safety
+/// As `recuo_retry_budget_counts`.
+unsafe fn counts(
+    budget: *const recuo_retry_budget,
+    now_ns: u64,
+    requests_out: *mut u64,
+    retries_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_budget(budget, |b| {
+            let (requests, retries) = b.counts_at(now_ns);
+            if let Some(out) = ptr::optional_out(requests_out) {
+                out.write(requests);
+            }
+            if let Some(out) = ptr::optional_out(retries_out) {
+                out.write(retries);
+            }
+            RECUO_OK
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_ratio_of_requests_plus_a_floor() {
+        let mut b = std::ptr::null_mut();
+        let (mut requests, mut retries) = (0, 0);
+        // SAFETY: live handles and outputs.
+        unsafe {
+            assert_eq!(
+                recuo_retry_budget_new(-1.0, 0.5, 10, &mut b),
+                RECUO_ERR_INVALID_BUDGET
+            );
+            assert_eq!(recuo_retry_budget_new(0.1, 0.5, 10, &mut b), RECUO_OK);
+            for _ in 0..5 {
+                assert_eq!(recuo_retry_budget_try_withdraw_at(b, 100 * S), RECUO_OK);
+            }
+            assert_eq!(
+                recuo_retry_budget_try_withdraw_at(b, 100 * S),
+                RECUO_BUDGET_EXHAUSTED
+            );
+            for _ in 0..10 {
+                assert_eq!(recuo_retry_budget_record_request_at(b, 100 * S), RECUO_OK);
+            }
+            assert_eq!(recuo_retry_budget_try_withdraw_at(b, 100 * S), RECUO_OK);
+            let rc = recuo_retry_budget_counts_at(b, 100 * S, &mut requests, &mut retries);
+            assert_eq!((rc, requests, retries), (RECUO_OK, 10, 6));
+            recuo_retry_budget_free(b);
+        }
+    }
+}

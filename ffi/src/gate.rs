@@ -1,0 +1,248 @@
+//! The gate (SPEC §6 step 2, §9) for C: a regulator, a concurrency limit and a retry budget
+//! that every attempt passes — in `recuo_retry` (`recuo_retry_options_set_gate`), in the
+//! batch runner, or by hand in a program driving the state machine (`recuo_gate_enter`,
+//! `recuo_attempts_next_with_gate`). The gate is the core's (`recuo::Gate`).
+
+use recuo::{ConcurrencyLimit, Gate, Pass, Regulator, RetryBudget};
+
+use crate::budget::recuo_retry_budget;
+use crate::limit::recuo_concurrency_limit;
+use crate::panic::boundary;
+use crate::ptr;
+use crate::regulator::{cancel_token, recuo_regulator, store};
+use crate::retry::recuo_cancel_token;
+use crate::status::recuo_status::{self, RECUO_CANCELLED, RECUO_ERR_NULL_ARGUMENT, RECUO_OK};
+
+/// What every attempt passes: a place among the requests in flight (a concurrency limit),
+/// **then** a start slot (a regulator) — in that order, so starts stay spaced as the
+/// regulator says — and a retry budget that every retry draws on (a first attempt is
+/// counted by it). Each part is optional. Backed by a `recuo::Gate`.
+///
+/// The gate keeps its own references to the parts it is given (`recuo_gate_set_*`): the
+/// caller may free its regulator, limit and budget handles right after. Options and batch
+/// runs given the gate keep their own reference to the gate as it is then (a later setter
+/// does not change them). Functions taking a `const` pointer may run on any number of
+/// threads at once; the setters must not run concurrently with another use of the gate.
+#[derive(Debug, Clone, Default)]
+pub struct recuo_gate {
+    regulator: Option<Regulator>,
+    limit: Option<ConcurrencyLimit>,
+    budget: Option<RetryBudget>,
+    gate: Gate,
+}
+
+impl recuo_gate {
+    /// The core's gate.
+    pub(crate) fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// Changes the parts with `change`, then builds the core's gate from them.
+    fn update(&mut self, change: impl FnOnce(&mut Self)) {
+        change(self);
+        let mut gate = Gate::new();
+        if let Some(r) = &self.regulator {
+            gate = gate.with_regulator(r.clone());
+        }
+        if let Some(l) = &self.limit {
+            gate = gate.with_limit(l.clone());
+        }
+        if let Some(b) = &self.budget {
+            gate = gate.with_budget(b.clone());
+        }
+        self.gate = gate;
+    }
+}
+
+/// A passage through a gate, from `recuo_gate_enter`: holds the place in flight until
+/// `recuo_pass_release` (its `_free`). Backed by a `recuo::Pass`. Release it as soon as the
+/// attempt is over — before any backoff sleep — from any thread.
+#[derive(Debug)]
+pub struct recuo_pass {
+    /// Held for its drop, which gives the place back.
+    _pass: Pass,
+}
+
+/// A new gate that lets everything through (no regulator, no limit, no budget). Free it with
+/// `recuo_gate_free`. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_gate_new() -> *mut recuo_gate {
+    boundary(|| Box::into_raw(Box::default()))
+}
+
+/// Releases a gate handle (options and batch runs given it keep their own reference).
+/// NULL is accepted and ignored.
+///
+/// # Safety
+/// `gate` must be NULL or come from `recuo_gate_new`, not have been freed, and not be in use
+/// by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_free(gate: *mut recuo_gate) {
+    boundary(|| {
+        if !gate.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(gate) });
+        }
+    })
+}
+
+/// Runs `change` on the gate behind `gate`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
+///
+/// # Safety
+/// `gate` must be NULL or a live handle not in use by another thread.
+unsafe fn with_gate(gate: *mut recuo_gate, change: impl FnOnce(&mut recuo_gate)) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { ptr::handle(gate) } {
+        Ok(g) => {
+            g.update(change);
+            RECUO_OK
+        }
+        Err(status) => status,
+    })
+}
+
+/// Limits the starts of every attempt through the gate with `regulator` (the gate keeps its
+/// own reference: `regulator` may be freed afterwards); NULL removes the regulator. Returns
+/// `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `gate`).
+///
+/// # Safety
+/// `gate` must be NULL or a live handle not in use by another thread; `regulator` NULL or a
+/// live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_set_regulator(
+    gate: *mut recuo_gate,
+    regulator: *const recuo_regulator,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live handle.
+        let regulator = unsafe { regulator.as_ref() }.map(|r| r.0.clone());
+        // SAFETY: forwarded from the caller.
+        unsafe { with_gate(gate, |g| g.regulator = regulator) }
+    })
+}
+
+/// Limits the requests in flight through the gate with `limit` (the gate keeps its own
+/// reference); NULL removes the limit. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for
+/// `gate`).
+///
+/// # Safety
+/// `gate` must be NULL or a live handle not in use by another thread; `limit` NULL or a live
+/// handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_set_limit(
+    gate: *mut recuo_gate,
+    limit: *const recuo_concurrency_limit,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live handle.
+        let limit = unsafe { limit.as_ref() }.map(|l| l.0.clone());
+        // SAFETY: forwarded from the caller.
+        unsafe { with_gate(gate, |g| g.limit = limit) }
+    })
+}
+
+/// Makes every retry through the gate draw on `budget`, and counts every first attempt in it
+/// (the gate keeps its own reference); NULL removes the budget. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT` (for `gate`).
+///
+/// # Safety
+/// `gate` must be NULL or a live handle not in use by another thread; `budget` NULL or a
+/// live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_set_budget(
+    gate: *mut recuo_gate,
+    budget: *const recuo_retry_budget,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live handle.
+        let budget = unsafe { budget.as_ref() }.map(|b| b.0.clone());
+        // SAFETY: forwarded from the caller.
+        unsafe { with_gate(gate, |g| g.budget = budget) }
+    })
+}
+
+/// Passes the gate before attempt number `attempt` (from 0), blocking the calling thread:
+/// waits for a place in flight, then for a start slot; a first attempt (`attempt == 0`) is
+/// counted by the budget. Stores the pass in `*out`: make the attempt, then release the
+/// pass with `recuo_pass_release` **before** any backoff sleep.
+///
+/// For a program that drives `recuo_attempts_*` itself: `recuo_attempts_begin` →
+/// `recuo_gate_enter` → the request → `recuo_pass_release` → `recuo_classify` →
+/// `recuo_attempts_next_with_gate` (which spends the gate's budget on a retry and tells an
+/// adaptive regulator about 429s and successes).
+///
+/// * `cancel` (may be NULL): cancelling it ends the wait.
+///
+/// Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched —
+/// a state machine then gives up with `recuo_attempts_cancel_before_start`, which does not
+/// count the attempt that never started); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_enter(
+    gate: *const recuo_gate,
+    attempt: u32,
+    cancel: *const recuo_cancel_token,
+    out: *mut *mut recuo_pass,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live handles.
+        let (g, out) = match unsafe { (ptr::input(gate), ptr::out(out)) } {
+            (Ok(g), Ok(out)) => (g, out),
+            _ => return RECUO_ERR_NULL_ARGUMENT,
+        };
+        // SAFETY: the caller vouches for NULL or a live token.
+        let cancel = unsafe { cancel_token(cancel) };
+        match g.gate.enter(attempt, &cancel) {
+            // SAFETY: a checked output.
+            Ok(Some(pass)) => unsafe { store(out, recuo_pass { _pass: pass }) },
+            Ok(None) => RECUO_CANCELLED,
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Leaves the gate: gives the place in flight back (the pass's `_free`). NULL is accepted
+/// and ignored. May be called from any thread.
+///
+/// # Safety
+/// `pass` must be NULL or come from `recuo_gate_enter` and not have been released.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_pass_release(pass: *mut recuo_pass) {
+    boundary(|| {
+        if !pass.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(pass) });
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limit::{
+        recuo_concurrency_limit_free, recuo_concurrency_limit_in_flight,
+        recuo_concurrency_limit_new,
+    };
+
+    #[test]
+    fn the_gate_keeps_its_own_references() {
+        let g = recuo_gate_new();
+        let mut l = std::ptr::null_mut();
+        let mut pass = std::ptr::null_mut();
+        // SAFETY: live handles and outputs.
+        unsafe {
+            assert_eq!(recuo_concurrency_limit_new(1, &mut l), RECUO_OK);
+            assert_eq!(recuo_gate_set_limit(g, l), RECUO_OK);
+            assert_eq!(
+                recuo_gate_enter(g, 0, std::ptr::null(), &mut pass),
+                RECUO_OK
+            );
+            assert_eq!(recuo_concurrency_limit_in_flight(l), 1);
+            recuo_concurrency_limit_free(l);
+            recuo_pass_release(pass);
+            recuo_gate_free(g);
+        }
+    }
+}

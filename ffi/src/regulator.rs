@@ -1,0 +1,476 @@
+//! The regulator (SPEC §9) for C: request starts limited to a rate with a burst, in this
+//! process or in a file shared by every process that opens it. Blocking and non-blocking
+//! acquire; the GCRA itself is the core's (`recuo::Regulator`).
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use recuo::{CancelToken, Regulator, RegulatorError, SharedError};
+
+use crate::panic::boundary;
+use crate::plan::rate;
+use crate::ptr;
+use crate::retry::recuo_cancel_token;
+use crate::status::recuo_status::{
+    self, RECUO_CANCELLED, RECUO_ERR_COST_ABOVE_BURST, RECUO_ERR_IO, RECUO_ERR_SHARED_MISMATCH,
+    RECUO_ERR_ZERO_BURST, RECUO_OK, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
+};
+use crate::status::write_detail;
+
+/// Limits request *starts* to a rate with a burst (SPEC §9): after a quiet spell up to
+/// `burst` starts may go at once, then one per interval (1 / rate); in any window of time
+/// `W`, at most `burst + rate · W` starts. Backed by a `recuo::Regulator` (GCRA: one
+/// "theoretical arrival time" moved with a compare-and-swap — no lock, no timer thread).
+///
+/// Every function takes a `const` pointer: one handle may be used by any number of threads
+/// at once. A regulator from `recuo_regulator_new_shared` lives in a file, and every handle
+/// on that file — in this process or another — shares one allowance. A gate given this
+/// regulator keeps its own reference, so the handle may be freed before the gate.
+///
+/// Instants are nanoseconds on `recuo_monotonic_ns()` (`CLOCK_MONOTONIC`, the same clock in
+/// every process); the `_at` function takes them from you (a fake clock in tests).
+#[derive(Debug, Clone)]
+pub struct recuo_regulator(pub(crate) Regulator);
+
+impl From<SharedError> for recuo_status {
+    fn from(e: SharedError) -> Self {
+        match e {
+            SharedError::Io(_) => RECUO_ERR_IO,
+            SharedError::WrongKind { .. } | SharedError::Mismatch(_) => RECUO_ERR_SHARED_MISMATCH,
+        }
+    }
+}
+
+impl From<RegulatorError> for recuo_status {
+    fn from(e: RegulatorError) -> Self {
+        match e {
+            RegulatorError::ZeroBurst => RECUO_ERR_ZERO_BURST,
+            RegulatorError::CostAboveBurst { .. } => RECUO_ERR_COST_ABOVE_BURST,
+            RegulatorError::Shared(e) => e.into(),
+        }
+    }
+}
+
+/// The token behind `cancel`, or one that is never cancelled when `cancel` is NULL.
+///
+/// # Safety
+/// `cancel` must be NULL or a live handle.
+pub(crate) unsafe fn cancel_token(cancel: *const recuo_cancel_token) -> CancelToken {
+    // SAFETY: forwarded from the caller.
+    unsafe { cancel.as_ref() }.map_or_else(CancelToken::new, |t| t.0.clone())
+}
+
+/// Stores a new handle in `*out`.
+///
+/// # Safety
+/// `out` must be a checked output.
+pub(crate) unsafe fn store<T>(out: ptr::Out<*mut T>, value: T) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { out.write(Box::into_raw(Box::new(value))) };
+    RECUO_OK
+}
+
+/// Creates a regulator for this process — `per_second` starts per second on average
+/// (`recuo_rate_parse` reads `"90/min"` as 1.5), up to `burst` at once — and stores it in
+/// `*out`. Free it with `recuo_regulator_free`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` (not finite, or not above zero);
+/// `RECUO_ERR_ZERO_BURST`; `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out` is
+/// untouched.
+///
+/// # Safety
+/// `out` must be NULL or a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_new(
+    per_second: f64,
+    burst: u32,
+    out: *mut *mut recuo_regulator,
+) -> recuo_status {
+    boundary(|| {
+        let made = ptr::out(out).and_then(|out| {
+            let regulator = Regulator::new(rate(per_second)?, burst)?;
+            Ok((out, regulator))
+        });
+        match made {
+            // SAFETY: a checked output.
+            Ok((out, regulator)) => unsafe { store(out, recuo_regulator(regulator)) },
+            Err(status) => status,
+        }
+    })
+}
+
+/// Opens the regulator in the file at `path` (created if missing), shared by every process
+/// and thread that opens the same file — one allowance for C programs, PHP-FPM workers and
+/// Python processes alike — and stores a handle to it in `*out`. The state in the file is
+/// only atomics once set up, so a process that dies mid-call leaves nothing locked.
+///
+/// * `path`, `path_len`: the file's path, exactly `path_len` bytes (any bytes: a path need
+///   not be UTF-8).
+/// * `per_second`, `burst`: as `recuo_regulator_new`. The first opener sets them; every later
+///   opener must ask for the same ones.
+/// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+///   NUL-terminated and truncated to fit — for a mismatch it names the file's settings and
+///   those asked for, for an I/O error the system's reason; on success, an empty string.
+///   256 bytes are plenty.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
+/// `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
+/// something else (another kind of recuo state, a file of the wrong size) — two processes
+/// must not believe in two different allowances; `RECUO_ERR_IO` when the file cannot be
+/// opened, sized, locked or mapped; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
+/// non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+///
+/// # Safety
+/// `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
+/// `detail` NULL or `detail_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_new_shared(
+    path: *const c_char,
+    path_len: usize,
+    per_second: f64,
+    burst: u32,
+    out: *mut *mut recuo_regulator,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the path and the output.
+        let checked = unsafe {
+            (|| -> Result<_, recuo_status> {
+                Ok((
+                    ptr::out(out)?,
+                    ptr::path(path, path_len)?,
+                    rate(per_second)?,
+                ))
+            })()
+        };
+        let (out, path, rate) = match checked {
+            Ok(checked) => checked,
+            Err(status) => {
+                // SAFETY: the caller vouches for the detail buffer.
+                unsafe { write_detail(detail, detail_len, &status) };
+                return status;
+            }
+        };
+        match Regulator::shared(path, rate, burst) {
+            Ok(regulator) => {
+                // SAFETY: the caller vouches for the detail buffer; a checked output.
+                unsafe {
+                    write_detail(detail, detail_len, &"");
+                    store(out, recuo_regulator(regulator))
+                }
+            }
+            Err(e) => {
+                // SAFETY: the caller vouches for the detail buffer.
+                unsafe { write_detail(detail, detail_len, &e) };
+                e.into()
+            }
+        }
+    })
+}
+
+/// Releases a regulator handle (a shared regulator's file stays, with its state; a gate
+/// holding this regulator keeps it alive). NULL is accepted and ignored.
+///
+/// # Safety
+/// `regulator` must be NULL or come from `recuo_regulator_new*`, not have been freed, and not
+/// be in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_free(regulator: *mut recuo_regulator) {
+    boundary(|| {
+        if !regulator.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(regulator) });
+        }
+    })
+}
+
+/// The answer of a non-blocking try, written to the optional `wait_ns_out`.
+///
+/// # Safety
+/// `wait_ns_out` must be NULL or a writable `uint64_t`.
+unsafe fn try_answer(
+    answer: Result<(), Result<Duration, RegulatorError>>,
+    wait_ns_out: *mut u64,
+) -> recuo_status {
+    let (status, wait) = match answer {
+        Ok(()) => (RECUO_OK, 0),
+        Err(Ok(wait)) => (
+            RECUO_WOULD_WAIT,
+            u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX),
+        ),
+        Err(Err(e)) => return e.into(),
+    };
+    if let Some(out) = ptr::optional_out(wait_ns_out) {
+        // SAFETY: the caller vouches for a writable uint64_t.
+        unsafe { out.write(wait) };
+    }
+    status
+}
+
+/// Answers at once whether a start of weight `cost` may go now (on `recuo_monotonic_ns()`),
+/// and if so takes it:
+///
+/// * `RECUO_OK`: go now (the start is counted); `*wait_ns_out` receives 0.
+/// * `RECUO_WOULD_WAIT` (not an error): not now; nothing is taken, and `*wait_ns_out`
+///   receives the nanoseconds until such a start would be allowed (sleep that long and try
+///   again, or use `recuo_regulator_acquire`).
+/// * `RECUO_ERR_COST_ABOVE_BURST`: the cost exceeds the burst and could never go;
+///   `RECUO_ERR_NULL_ARGUMENT` for `regulator`. Then `*wait_ns_out` is untouched.
+///
+/// A cost of 1 is one request; a larger cost weighs as many (allowances counted in tokens).
+/// `wait_ns_out` may be NULL.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle; `wait_ns_out` NULL or a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_try_acquire(
+    regulator: *const recuo_regulator,
+    cost: u32,
+    wait_ns_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { try_acquire(regulator, recuo::monotonic_ns(), cost, wait_ns_out) })
+}
+
+/// `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
+/// `recuo_monotonic_ns()`, or on a fake clock (the regulator reads no clock here, so a test
+/// can assert exact sequences; every user of one regulator must use the same clock). The
+/// answers are the same as `recuo_regulator_try_acquire`'s.
+///
+/// # Safety
+/// As `recuo_regulator_try_acquire`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_try_acquire_at(
+    regulator: *const recuo_regulator,
+    now_ns: u64,
+    cost: u32,
+    wait_ns_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { try_acquire(regulator, now_ns, cost, wait_ns_out) })
+}
+
+/// # Safety
+/// As `recuo_regulator_try_acquire`.
+unsafe fn try_acquire(
+    regulator: *const recuo_regulator,
+    now_ns: u64,
+    cost: u32,
+    wait_ns_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    match unsafe { ptr::input(regulator) } {
+        // SAFETY: forwarded from the caller.
+        Ok(r) => unsafe { try_answer(r.0.try_acquire_at(now_ns, cost), wait_ns_out) },
+        Err(status) => status,
+    }
+}
+
+/// Waits for a start slot of weight `cost` and takes it, blocking the calling thread.
+/// Slots are handed out in the order they are asked for, so no caller starves.
+///
+/// * `cancel` (may be NULL): cancelling it wakes the wait at once.
+///
+/// Returns `RECUO_OK` (start now); `RECUO_CANCELLED` (not an error: the token was cancelled
+/// before or during the wait; the slot that had been reserved is spent unused — the
+/// regulator errs on the side of fewer starts, never more); `RECUO_ERR_COST_ABOVE_BURST`;
+/// `RECUO_ERR_NULL_ARGUMENT` for `regulator`.
+///
+/// # Safety
+/// `regulator` and `cancel` must each be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_acquire(
+    regulator: *const recuo_regulator,
+    cost: u32,
+    cancel: *const recuo_cancel_token,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live handles.
+        let (r, cancel) = match unsafe { ptr::input(regulator) } {
+            Ok(r) => (r, unsafe { cancel_token(cancel) }),
+            Err(status) => return status,
+        };
+        match r.0.acquire(cost, &cancel) {
+            Ok(true) => RECUO_OK,
+            Ok(false) => RECUO_CANCELLED,
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Waits for a start slot of weight `cost` only if it comes within `timeout_ms`
+/// milliseconds, and takes it.
+///
+/// Returns `RECUO_OK` (start now); `RECUO_TIMED_OUT` (not an error: the slot would come
+/// later than the timeout; nothing was reserved and nothing was waited); `RECUO_CANCELLED`
+/// (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_NULL_ARGUMENT`.
+/// A `timeout_ms` of 0 is a try that reserves nothing; `UINT64_MAX` waits as long as it
+/// takes.
+///
+/// # Safety
+/// `regulator` and `cancel` must each be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_acquire_until(
+    regulator: *const recuo_regulator,
+    cost: u32,
+    timeout_ms: u64,
+    cancel: *const recuo_cancel_token,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live handles.
+        let (r, cancel) = match unsafe { ptr::input(regulator) } {
+            Ok(r) => (r, unsafe { cancel_token(cancel) }),
+            Err(status) => return status,
+        };
+        match r
+            .0
+            .acquire_until(cost, Duration::from_millis(timeout_ms), &cancel)
+        {
+            Ok(Some(true)) => RECUO_OK,
+            Ok(Some(false)) => RECUO_CANCELLED,
+            Ok(None) => RECUO_TIMED_OUT,
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Runs `body` on the regulator behind `regulator`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle.
+unsafe fn with_regulator(
+    regulator: *const recuo_regulator,
+    body: impl FnOnce(&Regulator),
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { ptr::input(regulator) } {
+        Ok(r) => {
+            body(&r.0);
+            RECUO_OK
+        }
+        Err(status) => status,
+    })
+}
+
+/// Makes the regulator adaptive (or not): told "slow down" by `recuo_regulator_on_throttled`
+/// (a 429) it halves its rate, down to 1/64 of the configured one, and each
+/// `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to it — as the
+/// AWS SDK's adaptive mode does. The setting is part of the regulator's state: every handle
+/// and gate sharing it (and, for a shared regulator, every process on the file) sees it.
+/// Safe from any thread. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_set_adaptive(
+    regulator: *const recuo_regulator,
+    adaptive: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_regulator(regulator, |r| {
+            let _shares_the_state = r.clone().with_adaptive(adaptive);
+        })
+    }
+}
+
+/// A rate-limited answer (429, or a 403 with a spent quota) was seen: an adaptive regulator
+/// halves its rate; a fixed one ignores it. `recuo_retry` with a gate, the batch runner and
+/// `recuo_attempts_next_with_gate` call it for you. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_on_throttled(
+    regulator: *const recuo_regulator,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_regulator(regulator, Regulator::on_throttled) }
+}
+
+/// An attempt succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
+/// it; a fixed one ignores it. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_on_success(
+    regulator: *const recuo_regulator,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_regulator(regulator, Regulator::on_success) }
+}
+
+/// The rate in force, in starts per second (below the configured rate while an adaptive
+/// regulator is slowed down). NaN when `regulator` is NULL.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_rate_per_s(regulator: *const recuo_regulator) -> f64 {
+    // SAFETY: the caller vouches for NULL or a live handle.
+    boundary(|| unsafe { regulator.as_ref() }.map_or(f64::NAN, |r| r.0.rate().as_per_second()))
+}
+
+/// The burst: how many starts may go at once after a quiet spell. 0 when `regulator` is
+/// NULL.
+///
+/// # Safety
+/// `regulator` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_burst(regulator: *const recuo_regulator) -> u32 {
+    // SAFETY: the caller vouches for NULL or a live handle.
+    boundary(|| unsafe { regulator.as_ref() }.map_or(0, |r| r.0.burst()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_burst_then_one_per_interval() {
+        let mut r = std::ptr::null_mut();
+        let mut wait = u64::MAX;
+        // SAFETY: live handles and outputs.
+        unsafe {
+            assert_eq!(recuo_regulator_new(2.0, 3, &mut r), RECUO_OK);
+            for _ in 0..3 {
+                assert_eq!(
+                    recuo_regulator_try_acquire_at(r, 10 * S, 1, &mut wait),
+                    RECUO_OK
+                );
+                assert_eq!(wait, 0);
+            }
+            assert_eq!(
+                recuo_regulator_try_acquire_at(r, 10 * S, 1, &mut wait),
+                RECUO_WOULD_WAIT
+            );
+            assert_eq!(wait, S / 2);
+            assert_eq!(
+                recuo_regulator_try_acquire_at(r, 10 * S, 4, &mut wait),
+                RECUO_ERR_COST_ABOVE_BURST
+            );
+            assert_eq!(recuo_regulator_burst(r), 3);
+            assert_eq!(recuo_regulator_rate_per_s(r), 2.0);
+            recuo_regulator_free(r);
+        }
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let mut r = std::ptr::null_mut();
+        // SAFETY: a live output.
+        unsafe {
+            assert_eq!(
+                recuo_regulator_new(0.0, 1, &mut r),
+                recuo_status::RECUO_ERR_INVALID_RATE
+            );
+            assert_eq!(recuo_regulator_new(1.0, 0, &mut r), RECUO_ERR_ZERO_BURST);
+        }
+        assert!(r.is_null());
+    }
+}
