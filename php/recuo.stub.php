@@ -3,7 +3,9 @@
 /**
  * IDE stubs for the `recuo` PHP extension: careful retries (backoff with jitter, Retry-After
  * and rate-limit headers read right, safe repeats, deadlines, nested loops that share one
- * limit). docs/php.md is the guide. The functions are implemented in Rust (php/src/lib.rs); this file
+ * limit) and the shared limits that keep a fleet of callers inside one allowance (a
+ * regulator of starts, a concurrency limit, a retry budget, the planner, a batch runner).
+ * docs/php.md is the guide. The functions are implemented in Rust (php/src/lib.rs); this file
  * only declares them, for IDEs and static analysers. Never include it where the extension is
  * loaded. tests/php/ApiTest.php checks that it declares exactly what `php --re recuo` shows.
  */
@@ -38,10 +40,12 @@ namespace Recuo {
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0)
      * @param int|null $prazoMs the deadline, in milliseconds from the start of the first attempt (>= 0)
      * @param (callable(int, \Throwable, int): mixed)|null $aoRepetir `($attempt, $e, $delayMs)` before each sleep; `$attempt` is the one that failed, from 0
+     * @param Gate|null $gate every attempt passes it: a place in flight, then a start slot; retries spend its budget
      * @return T what `$tarefa` returned
      * @throws \Throwable the task's last failure, or what `$repetirSe`, `$aoRepetir` or `$sleep` threw
      * @throws Exception\ConfigError when `$tentativas < 1`, a duration is negative, or `$maxMs < $baseMs`
      * @throws \ValueError when `$seed` is negative or `$tentativas` exceeds 4294967295
+     * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
      */
     function comRetry(
         callable $tarefa,
@@ -53,6 +57,7 @@ namespace Recuo {
         ?callable $sleep = null,
         ?int $prazoMs = null,
         ?callable $aoRepetir = null,
+        ?Gate $gate = null,
     ): mixed {
     }
 
@@ -74,6 +79,12 @@ namespace Recuo {
      * are drawn from the enclosing loop's: an outer loop of 5 around an inner loop of 5
      * around an operation that always fails calls it 5 times, not 25.
      *
+     * With a `$gate`, every attempt, first or retry, waits for a place among the operations
+     * in flight and then for a start slot of the regulator; the place is given back right
+     * after the attempt, before any sleep. Retries spend the gate's budget: when it is
+     * spent, the loop gives up (`budget_exhausted`). An adaptive regulator slows down on
+     * each `rate_limited` verdict and speeds back up on each success.
+     *
      * @template T
      * @param callable(Attempt): T $operation receives the attempt's number and the operation's idempotency key
      * @param Policy|null $policy attempts, backoff, deadline, classification (null: {@see Policy::guideA()})
@@ -82,10 +93,12 @@ namespace Recuo {
      * @param (callable(Report): mixed)|null $onGiveUp called once when the loop gives up, before the rethrow
      * @param int|null $seed fixes the jitter and the idempotency key (>= 0), for tests
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels the loop
+     * @param Gate|null $gate every attempt passes it: a place in flight, then a start slot; retries spend its budget
      * @return T what `$operation` returned
      * @throws \Throwable the operation's last failure, or what a callback threw
      * @throws \TypeError when `$classify` answers something other than a Verdict or a bool
      * @throws \ValueError when `$seed` is negative
+     * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
      */
     function retry(
         callable $operation,
@@ -95,6 +108,7 @@ namespace Recuo {
         ?callable $onGiveUp = null,
         ?int $seed = null,
         ?callable $sleep = null,
+        ?Gate $gate = null,
     ): mixed {
     }
 
@@ -492,6 +506,440 @@ namespace Recuo {
         {
         }
     }
+
+    /**
+     * The planning arithmetic (SPEC §8): how a batch of `$requests` sent at `$target` fits an
+     * `$allowance`. Guide B: `plan(600, '120/min', '90/min', 2.0)` is 667 ms between starts,
+     * 400 s in all, 3 requests in flight.
+     *
+     * @param int $requests requests in the batch (>= 0)
+     * @param string|float $allowance the account's allowance: `'120/min'`, `'2/s'`, `'5000/h'`, `'86400/day'`, or a number per second
+     * @param string|float $target the rate to send at, written the same way
+     * @param float $latencyS how long a request takes to answer, in seconds (>= 0)
+     * @param float $retryFraction the share of all attempts that are retries, in [0, 1)
+     * @throws Exception\PlanError when the target is above the allowance, the latency is negative or the fraction is not in [0, 1)
+     * @throws \ValueError for a rate that is not one, or a negative `$requests`
+     */
+    function plan(int $requests, string|float $allowance, string|float $target, float $latencyS, float $retryFraction = 0.0): Plan
+    {
+    }
+
+    /**
+     * The system's monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock every
+     * regulator and budget counts in, the same for every process on the machine.
+     */
+    function monotonicNs(): int
+    {
+    }
+
+    /**
+     * Runs a queue of operations through one policy and one gate, one after the other, with
+     * a deadline for the whole queue: what has not started when it passes is never started
+     * (reported `not_started`), and no operation waits past it (its policy's deadline is cut
+     * to what is left; a wait for the gate ends when it passes).
+     *
+     * Each operation runs as in {@see retry()}: every `\Throwable` it throws is a failure,
+     * judged by `$classify`. Each counts its own attempts, even inside another loop; loops
+     * inside an operation draw from it. A `\Throwable` from `$classify` or `$sleep` ends the
+     * batch and propagates.
+     *
+     * @param array<array-key, callable(Attempt): mixed> $operations the operations, in order; the report keeps their keys
+     * @param Policy|null $policy attempts, backoff, deadline, classification of each operation (null: {@see Policy::guideA()})
+     * @param Gate|null $gate every attempt of every operation passes it
+     * @param float|null $deadline the limit on the whole batch, in seconds (>= 0); null for none
+     * @param (callable(\Throwable): (Verdict|bool))|null $classify whether a failure is worth another attempt (null: every one is)
+     * @param int|null $seed fixes the jitter and the idempotency keys of the whole batch (>= 0), for tests
+     * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels that operation
+     * @throws \TypeError when an entry of `$operations` is not callable
+     * @throws Exception\ConfigError when `$deadline` is negative or not a number
+     * @throws \ValueError when `$seed` is negative
+     * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
+     */
+    function runBatch(
+        array $operations,
+        ?Policy $policy = null,
+        ?Gate $gate = null,
+        ?float $deadline = null,
+        ?callable $classify = null,
+        ?int $seed = null,
+        ?callable $sleep = null,
+    ): BatchReport {
+    }
+
+    /** What a batch will take, as {@see plan()} works it out. Read-only. */
+    final class Plan
+    {
+        /** Time between two starts at the target rate, in milliseconds (rounded). */
+        public readonly int $intervalMs;
+
+        /** The least time the batch takes at the target rate, retries included, in seconds. */
+        public readonly float $durationS;
+
+        /** The retries expected: `requests * f / (1 - f)`. */
+        public readonly float $retries;
+
+        /** Mean requests in flight (Little's law: the target rate times the latency). */
+        public readonly float $inFlight;
+
+        /** @var list<string> things worth knowing that do not stop the plan (little headroom, many in flight) */
+        public readonly array $warnings;
+
+        /** Not constructible from PHP: use {@see plan()}. */
+        private function __construct()
+        {
+        }
+    }
+
+    /**
+     * Limits request starts to a rate with a burst (GCRA, SPEC §9): after a quiet spell up to
+     * `burst` starts may go at once, then one per interval; in any window of time `W`, at
+     * most `burst + rate * W` starts. Retries pass the same regulator as first attempts (give
+     * it to a {@see Gate}). {@see Regulator::shared()} puts it in a file that every process
+     * opening it shares. Not cloneable: pass the object itself around.
+     */
+    final class Regulator
+    {
+        /** The rate in force, in starts per second (below the configured one while an adaptive regulator slows down). */
+        public readonly float $rate;
+
+        /** How many starts may go at once after a quiet spell. */
+        public readonly int $burst;
+
+        /**
+         * A regulator for this process.
+         *
+         * @param string|float $rate `'90/min'`, `'1.5/s'`, `'5000/h'`, `'86400/day'`, or a number per second (> 0)
+         * @param int $burst starts that may go at once (>= 1)
+         * @param bool $adaptive halve the rate on each {@see onThrottled()} (down to 1/64), give back 1/16 on each {@see onSuccess()}
+         * @throws \ValueError for a rate that is not one, or a burst of 0
+         */
+        public function __construct(string|float $rate, int $burst = 1, bool $adaptive = false)
+        {
+        }
+
+        /**
+         * A regulator in the file at `$path` (created when missing), shared by every process
+         * that opens the same file: PHP-FPM workers, CLI jobs, Python and C programs alike.
+         * A process that dies leaves nothing locked.
+         *
+         * @param string $path the state file (a few dozen bytes)
+         * @param string|float $rate as for the constructor
+         * @param int $burst as for the constructor
+         * @throws Exception\SharedFileError when the file cannot be opened or mapped, holds something else, or was set up with another rate or burst
+         * @throws \ValueError for a rate that is not one, a burst of 0, or an empty path
+         */
+        public static function shared(string $path, string|float $rate, int $burst = 1): Regulator
+        {
+        }
+
+        /**
+         * Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
+         * the seconds to wait before it could (and takes nothing).
+         *
+         * @param int $cost what the start weighs (<= burst)
+         * @throws \ValueError when `$cost` is above the burst or negative
+         */
+        public function tryAcquire(int $cost = 1): float
+        {
+        }
+
+        /**
+         * As {@see tryAcquire()} at `$nowNs`: 0 when the start may go (and takes it), else the
+         * nanoseconds to wait. For fake clocks in tests.
+         *
+         * @param int $nowNs a reading of {@see monotonicNs()}, or of a fake clock (>= 0)
+         * @param int $cost what the start weighs (<= burst)
+         * @throws \ValueError when `$nowNs` is negative or `$cost` is above the burst
+         */
+        public function tryAcquireAt(int $nowNs, int $cost = 1): int
+        {
+        }
+
+        /**
+         * Waits for a start slot of weight `$cost` and takes it. Slots are handed out in the
+         * order they are asked for, so no caller starves.
+         *
+         * @param float|null $timeout wait only if the slot comes within this many seconds (>= 0); null: as long as it takes
+         * @param int $cost what the start weighs (<= burst)
+         * @return bool true when the slot is taken; false when it would not come in time (nothing is taken)
+         * @throws Exception\ConfigError when `$timeout` is negative or not a number
+         * @throws \ValueError when `$cost` is above the burst or negative
+         */
+        public function acquire(?float $timeout = null, int $cost = 1): bool
+        {
+        }
+
+        /** A 429 was seen: an adaptive regulator halves its rate (down to 1/64 of the configured one). */
+        public function onThrottled(): void
+        {
+        }
+
+        /** A start succeeded: an adaptive regulator gives back 1/16 of the configured rate, up to it. */
+        public function onSuccess(): void
+        {
+        }
+    }
+
+    /**
+     * At most `limit` operations in flight at once: each holds a {@see Permit}. PHP objects
+     * never leave their thread, so only this thread can give a place back: a wait without a
+     * timeout while every place is taken could never end, and throws instead. Not
+     * cloneable.
+     */
+    final class ConcurrencyLimit
+    {
+        /** The number of places. */
+        public readonly int $limit;
+
+        /** Places taken now. */
+        public readonly int $inFlight;
+
+        /** The most places that were ever taken at once. */
+        public readonly int $maxInFlight;
+
+        /**
+         * @param int $limit places (>= 1)
+         * @throws \ValueError for a limit below 1 or above 4294967295
+         */
+        public function __construct(int $limit)
+        {
+        }
+
+        /** A place now, or null when every place is taken. */
+        public function tryAcquire(): ?Permit
+        {
+        }
+
+        /**
+         * A place, waiting for one.
+         *
+         * @param float|null $timeout wait at most this many seconds (>= 0); null: until one is free
+         * @return Permit|null null when none came in time
+         * @throws \LogicException when `$timeout` is null and every place is taken (by this thread: the wait would never end)
+         * @throws Exception\ConfigError when `$timeout` is negative or not a number
+         */
+        public function acquire(?float $timeout = null): ?Permit
+        {
+        }
+    }
+
+    /**
+     * One place of a {@see ConcurrencyLimit}, given back by {@see release()} or when the
+     * object is destroyed, whichever comes first. Not cloneable.
+     */
+    final class Permit
+    {
+        /** Whether the place was given back. */
+        public readonly bool $released;
+
+        /** Not constructible from PHP: use {@see ConcurrencyLimit::tryAcquire()} or {@see ConcurrencyLimit::acquire()}. */
+        private function __construct()
+        {
+        }
+
+        /** Gives the place back. Releasing twice does nothing. */
+        public function release(): void
+        {
+        }
+    }
+
+    /**
+     * Retries may be at most `ratio` of the requests of the last `windowS` seconds, plus
+     * `floorPerS` retries per second (Finagle's RetryBudget, gRPC retry throttling, the AWS
+     * retry quota): when it is spent, a loop whose {@see Gate} holds it gives up
+     * (`budget_exhausted`) instead of adding load. Not cloneable.
+     */
+    final class RetryBudget
+    {
+        /** Retries allowed per request (0.1: 10%). */
+        public readonly float $ratio;
+
+        /** Retries allowed per second whatever the requests. */
+        public readonly float $floorPerS;
+
+        /** The window the budget remembers, in seconds. */
+        public readonly int $windowS;
+
+        /**
+         * A budget for this process. The defaults: 10% of the requests, plus 1 retry per
+         * second, over 10 s.
+         *
+         * @param float $ratio 0 to 1000
+         * @param float $floorPerS >= 0
+         * @param int $windowS 1 to 60
+         * @throws \ValueError for settings out of those ranges
+         */
+        public function __construct(float $ratio = 0.1, float $floorPerS = 1.0, int $windowS = 10)
+        {
+        }
+
+        /**
+         * A budget in the file at `$path` (created when missing), shared by every process
+         * that opens it.
+         *
+         * @throws Exception\SharedFileError when the file cannot be opened or mapped, holds something else, or was set up with other settings
+         * @throws \ValueError for settings out of range, or an empty path
+         */
+        public static function shared(string $path, float $ratio = 0.1, float $floorPerS = 1.0, int $windowS = 10): RetryBudget
+        {
+        }
+
+        /** Counts a first attempt: it earns retries. (Loops count theirs when the budget is in their gate.) */
+        public function recordRequest(): void
+        {
+        }
+
+        /**
+         * As {@see recordRequest()} at `$nowNs`, for fake clocks in tests.
+         *
+         * @param int $nowNs a reading of {@see monotonicNs()}, or of a fake clock (>= 0)
+         * @throws \ValueError when `$nowNs` is negative
+         */
+        public function recordRequestAt(int $nowNs): void
+        {
+        }
+
+        /** Takes one retry if the budget allows it: true; false when it is spent. */
+        public function tryWithdraw(): bool
+        {
+        }
+
+        /**
+         * As {@see tryWithdraw()} at `$nowNs`, for fake clocks in tests.
+         *
+         * @param int $nowNs a reading of {@see monotonicNs()}, or of a fake clock (>= 0)
+         * @throws \ValueError when `$nowNs` is negative
+         */
+        public function tryWithdrawAt(int $nowNs): bool
+        {
+        }
+
+        /**
+         * The requests and the retries counted in the window ending at `$nowNs`.
+         *
+         * @param int|null $nowNs a reading of {@see monotonicNs()} or of a fake clock (>= 0); null: now
+         * @return array{requests: int, retries: int}
+         * @throws \ValueError when `$nowNs` is negative
+         */
+        public function counts(?int $nowNs = null): array
+        {
+        }
+    }
+
+    /**
+     * What every attempt of {@see retry()}, {@see comRetry()} and {@see runBatch()} passes
+     * (SPEC §6, §9): a place among the operations in flight, then a start slot from the
+     * regulator — in that order, so that starts stay spaced as the regulator says. The place
+     * is given back right after the attempt, before any sleep; first attempts are counted by
+     * the budget, and retries draw on it. Each part is optional and shared with whoever else
+     * holds it. Read-only.
+     */
+    final class Gate
+    {
+        /** The regulator (another handle on the same one), or null. */
+        public readonly ?Regulator $regulator;
+
+        /** The concurrency limit (another handle on the same one), or null. */
+        public readonly ?ConcurrencyLimit $limit;
+
+        /** The retry budget (another handle on the same one), or null. */
+        public readonly ?RetryBudget $budget;
+
+        /** With none of the three, the gate lets everything through. */
+        public function __construct(?Regulator $regulator = null, ?ConcurrencyLimit $limit = null, ?RetryBudget $budget = null)
+        {
+        }
+    }
+
+    /** How one operation of {@see runBatch()} ended. Read-only. */
+    final class BatchResult
+    {
+        /** @var 'succeeded'|'gave_up'|'not_started' */
+        public readonly string $status;
+
+        /** What the operation returned; null unless it succeeded. */
+        public readonly mixed $value;
+
+        /** The operation's last failure, the very object it threw; null unless it gave up. */
+        public readonly ?\Throwable $error;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null why it gave up; null unless it did */
+        public readonly ?string $reason;
+
+        /** How many times the operation was called (0 when not started). */
+        public readonly int $attempts;
+
+        /** Not constructible from PHP: see {@see runBatch()}. */
+        private function __construct()
+        {
+        }
+    }
+
+    /** What a batch did (SPEC §7), with the core's field names; spacings in milliseconds. Read-only. */
+    final class BatchStats
+    {
+        /** First attempts started. */
+        public readonly int $initial;
+
+        /** Retries started. */
+        public readonly int $retries;
+
+        /** Attempts started: first attempts and retries. */
+        public readonly int $starts;
+
+        /** Operations that succeeded. */
+        public readonly int $successes;
+
+        /** Operations that gave up. */
+        public readonly int $failures;
+
+        /** Operations never started: the deadline came first. */
+        public readonly int $notStarted;
+
+        /** Rate-limited answers seen (429, or a 403 with a spent quota), as classified. */
+        public readonly int $throttled;
+
+        /** 503 answers seen, as classified. */
+        public readonly int $unavailable;
+
+        /** The shortest time between two consecutive starts, in milliseconds; null with fewer than two starts. */
+        public readonly ?float $minSpacingMs;
+
+        /** The mean time between consecutive starts, in milliseconds; null with fewer than two starts. */
+        public readonly ?float $meanSpacingMs;
+
+        /** The first start, on {@see monotonicNs()}'s clock; null with none. */
+        public readonly ?int $firstStartNs;
+
+        /** The last start, on {@see monotonicNs()}'s clock; null with none. */
+        public readonly ?int $lastStartNs;
+
+        /** The most attempts in flight at once (1 at most: the operations run one after the other). */
+        public readonly int $maxInFlight;
+
+        /** Not constructible from PHP: see {@see BatchReport}. */
+        private function __construct()
+        {
+        }
+    }
+
+    /** What {@see runBatch()} did. Read-only. */
+    final class BatchReport
+    {
+        /** @var array<array-key, BatchResult> one per operation, under the operation's key, in order */
+        public readonly array $results;
+
+        /** The batch's stats. */
+        public readonly BatchStats $stats;
+
+        /** How long the batch took, in milliseconds. */
+        public readonly float $elapsedMs;
+
+        /** Not constructible from PHP: see {@see runBatch()}. */
+        private function __construct()
+        {
+        }
+    }
 }
 
 namespace Recuo\Exception {
@@ -508,5 +956,25 @@ namespace Recuo\Exception {
         public const DURATION_TOO_LARGE = 4;
         public const CAP_BELOW_BASE = 5;
         public const INVALID_HEADER_NAME = 6;
+    }
+
+    /**
+     * A plan that cannot be made (SPEC §8): the target is above the allowance (the server
+     * would throttle the batch), the latency is negative, or the retry fraction is not in
+     * [0, 1). The message is the core's.
+     */
+    class PlanError extends \ValueError
+    {
+    }
+
+    /**
+     * A shared state file that cannot be used: it cannot be opened, sized or mapped, it
+     * holds another kind of state (or anything of the wrong size), or it was set up with
+     * other settings — another rate or burst for a regulator, other settings for a budget —
+     * and two processes must not believe in two different allowances. The message names the
+     * file, its settings and the ones asked for.
+     */
+    class SharedFileError extends \RuntimeException
+    {
     }
 }

@@ -16,6 +16,12 @@
 //! many operations) do not count against one another. A fatal error inside a loop jumps over
 //! the Rust frames (`longjmp`), so the scope that owns a pool is a [`BailoutGuard`], which
 //! the engine's catch point drops; and every request starts and ends with no pool at all.
+//!
+//! A loop may pass every attempt through a [`recuo::Gate`], as the core's own runner does
+//! (`Retry::gate`): the gate's place and start slot before each attempt, the place given back
+//! right after it (before any sleep), the gate's budget as the loop's allowance, and an
+//! adaptive regulator told of `rate_limited` verdicts and of successes. `Recuo\runBatch`
+//! adds its stats recorder and the cancellation of its deadline ([`BatchPart`]).
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -25,13 +31,14 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::{ce, BailoutGuard, ExecutorGlobals};
 use recuo::{
-    drive, AttemptContext, AttemptPool, Attempts, Clock, Driver, LazyJitterRng, RetryError,
-    Stopped, SystemClock,
+    drive, AttemptContext, AttemptPool, Attempts, CancelToken, Cause, Clock, Driver, Gate,
+    GiveUpReason, LazyJitterRng, Pass, RetryError, StatsRecorder, Stopped, SystemClock,
 };
 
 use crate::attempts::{Attempt, Report};
 use crate::convert::{php_int, type_name};
-use crate::errors::type_error;
+use crate::errors::{type_error, value_error_message};
+use crate::limits::ConcurrencyLimit;
 use crate::verdict::Verdict;
 
 /// Why a loop stopped without a value, or why an attempt failed.
@@ -83,6 +90,7 @@ pub fn take_failure(function: &str, role: &str) -> Halt {
 }
 
 /// How a failure is judged.
+#[derive(Clone, Copy)]
 pub enum Judge<'a, 'z> {
     /// Every `Throwable` is worth another attempt.
     RetryAll,
@@ -111,6 +119,31 @@ pub struct Callbacks<'a, 'z> {
     /// Whether `$sleep` answering `false` cancels the loop (`Recuo\retry`; guide A's loop
     /// ignores the answer).
     pub sleep_false_cancels: bool,
+    /// The gate every attempt passes, if any.
+    pub gate: Option<&'a Gate>,
+    /// What a batch adds, when the loop runs one operation of `Recuo\runBatch`.
+    pub batch: Option<BatchPart<'a>>,
+}
+
+/// What `Recuo\runBatch` adds to the loop of each of its operations.
+#[derive(Clone, Copy)]
+pub struct BatchPart<'a> {
+    /// The batch's stats: every start, its end, and the causes seen.
+    pub recorder: &'a StatsRecorder,
+    /// Cancelled when the batch's deadline passes: a wait for the gate ends at once, and no
+    /// attempt starts afterwards.
+    pub stop: &'a CancelToken,
+}
+
+/// Whose attempts a loop counts (SPEC §6, nested loops).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nesting {
+    /// Inside another loop, draw from its attempts (`Recuo\retry`, `Recuo\comRetry`).
+    Enclosing,
+    /// Count its own attempts even inside another loop (each operation of
+    /// `Recuo\runBatch`: a batch's operations are not attempts of the enclosing one).
+    /// Loops inside it draw from it.
+    Own,
 }
 
 /// The callbacks as the effects of [`recuo::drive()`].
@@ -121,6 +154,13 @@ struct PhpDriver<'a, 'z> {
     engine_busy: bool,
     /// What `$onGiveUp` threw: it replaces the operation's failure.
     give_up_failure: Option<Halt>,
+    /// The gate's pass for the attempt under way: its place in flight, given back right
+    /// after the attempt (and by the engine, should a fatal error jump over this frame).
+    pass: Option<BailoutGuard<Pass>>,
+    /// Cancels the loop: the batch's deadline, or a token nothing cancels.
+    cancel: CancelToken,
+    /// Attempts made (the operation called).
+    attempts_made: u32,
 }
 
 impl PhpDriver<'_, '_> {
@@ -131,17 +171,9 @@ impl PhpDriver<'_, '_> {
         }
         halt
     }
-}
 
-impl Driver for PhpDriver<'_, '_> {
-    type Value = Zval;
-    type Error = Halt;
-
-    fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
-    }
-
-    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
+    /// Calls the operation, with a `Recuo\Attempt` when it takes one.
+    fn call_operation(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
         let (operation, role) = self.callbacks.operation;
         let result = if self.callbacks.pass_attempt {
             let attempt = Attempt {
@@ -158,7 +190,8 @@ impl Driver for PhpDriver<'_, '_> {
         result.map_err(|_| self.failed(role))
     }
 
-    fn classify(&mut self, error: &Halt) -> Result<recuo::Verdict, Halt> {
+    /// The verdict of the callbacks on a failure.
+    fn judge(&mut self, error: &Halt) -> Result<recuo::Verdict, Halt> {
         let thrown = match error {
             Halt::Thrown(thrown) => thrown,
             Halt::Pending => return Err(Halt::Pending),
@@ -192,6 +225,74 @@ impl Driver for PhpDriver<'_, '_> {
             },
         }
     }
+}
+
+impl Driver for PhpDriver<'_, '_> {
+    type Value = Zval;
+    type Error = Halt;
+
+    fn now_ms(&mut self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    fn is_cancelled(&mut self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn before_attempt(&mut self, attempt: u32) -> Result<bool, Halt> {
+        if let Some(gate) = self.callbacks.gate {
+            if let Some(limit) = gate.limit() {
+                // Only this thread holds the places: waiting for one would never end.
+                ConcurrencyLimit::would_wait_forever(limit, self.callbacks.function)
+                    .map_err(Halt::Raise)?;
+            }
+            match gate.enter(attempt, &self.cancel) {
+                Ok(Some(pass)) => self.pass = Some(BailoutGuard::new(pass)),
+                Ok(None) => return Ok(false),
+                // A cost above the burst; the gate asks for 1, which never is.
+                Err(e) => {
+                    return Err(Halt::Raise(value_error_message(format!(
+                        "{}(): {e}",
+                        self.callbacks.function
+                    ))))
+                }
+            }
+        }
+        self.attempts_made += 1;
+        Ok(true)
+    }
+
+    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
+        let batch = self.callbacks.batch;
+        if let Some(batch) = batch {
+            batch.recorder.start(ctx.attempt(), recuo::monotonic_ns());
+        }
+        let result = self.call_operation(ctx);
+        if let Some(batch) = batch {
+            batch.recorder.end();
+        }
+        // The place in flight is given back before any waiting.
+        self.pass = None;
+        if result.is_ok() {
+            if let Some(regulator) = self.callbacks.gate.and_then(Gate::regulator) {
+                regulator.on_success();
+            }
+        }
+        result
+    }
+
+    fn classify(&mut self, error: &Halt) -> Result<recuo::Verdict, Halt> {
+        let verdict = self.judge(error)?;
+        if let Some(batch) = self.callbacks.batch {
+            batch.recorder.saw(verdict.cause());
+        }
+        if verdict.cause() == Cause::RateLimited {
+            if let Some(regulator) = self.callbacks.gate.and_then(Gate::regulator) {
+                regulator.on_throttled();
+            }
+        }
+        Ok(verdict)
+    }
 
     fn on_retry(&mut self, attempt: u32, error: &Halt, delay: Duration) -> Result<(), Halt> {
         let (Some((hook, role)), Halt::Thrown(thrown)) = (self.callbacks.on_retry, error) else {
@@ -214,10 +315,8 @@ impl Driver for PhpDriver<'_, '_> {
                     Err(_) => Err(self.failed("$sleep")),
                 }
             }
-            None => {
-                std::thread::sleep(delay);
-                Ok(false)
-            }
+            // Wakes at once when a batch's deadline passes.
+            None => Ok(self.cancel.sleep(delay)),
         }
     }
 
@@ -241,6 +340,63 @@ impl Driver for PhpDriver<'_, '_> {
     }
 }
 
+/// How a loop ended without failing itself.
+pub enum Ended {
+    /// The operation returned this value.
+    Value(Zval),
+    /// The policy gave up: the operation's last failure (none when no attempt was made), and
+    /// why.
+    GaveUp {
+        /// The operation's last failure.
+        error: Option<Halt>,
+        /// Why the loop stopped.
+        reason: GiveUpReason,
+    },
+}
+
+/// Runs the retry loop of `policy` with `callbacks`, drawing jitter and the idempotency key
+/// from `rng`: how it ended and the attempts made, or what a callback threw (or
+/// `$onGiveUp`'s failure, which replaces the operation's).
+pub fn drive_php(
+    policy: &recuo::Policy,
+    rng: &mut LazyJitterRng,
+    callbacks: Callbacks<'_, '_>,
+    nesting: Nesting,
+) -> PhpResult<(Ended, u32)> {
+    let (scope, pool, nested) = PoolScope::enter(policy.max_attempts(), nesting);
+    // Dropped at the end of this function, or by the engine if PHP code bails out.
+    let _scope = BailoutGuard::new(scope);
+    let attempts = Attempts::new(policy).with_pool(pool, nested);
+    let cancel = callbacks
+        .batch
+        .map_or_else(CancelToken::new, |b| b.stop.clone());
+    let gate = callbacks.gate;
+    let mut driver = PhpDriver {
+        callbacks,
+        clock: SystemClock::default(),
+        engine_busy: false,
+        give_up_failure: None,
+        pass: None,
+        cancel,
+        attempts_made: 0,
+    };
+    let allowance = gate
+        .and_then(Gate::budget)
+        .map(|b| b as &dyn recuo::RetryAllowance);
+    let outcome = drive(attempts, &mut *rng, allowance, &mut driver);
+    let made = driver.attempts_made;
+    match outcome {
+        Ok(value) => Ok((Ended::Value(value), made)),
+        Err(Stopped::Aborted(halt)) => Err(halt.into_exception()),
+        Err(Stopped::GaveUp(RetryError { error, reason, .. })) => {
+            match driver.give_up_failure.take() {
+                Some(hook_failure) => Err(hook_failure.into_exception()),
+                None => Ok((Ended::GaveUp { error, reason }, made)),
+            }
+        }
+    }
+}
+
 /// Runs the retry loop of `policy` with `callbacks`: returns the operation's value, or
 /// throws its last failure (the same object), or what a callback threw.
 pub fn run(
@@ -248,38 +404,26 @@ pub fn run(
     seed: Option<u64>,
     callbacks: Callbacks<'_, '_>,
 ) -> PhpResult<Zval> {
-    let (scope, pool, nested) = PoolScope::enter(policy.max_attempts());
-    // Dropped at the end of this function, or by the engine if PHP code bails out.
-    let _scope = BailoutGuard::new(scope);
-    let attempts = Attempts::new(policy).with_pool(pool, nested);
     let function = callbacks.function;
-    let mut driver = PhpDriver {
-        callbacks,
-        clock: SystemClock::default(),
-        engine_busy: false,
-        give_up_failure: None,
-    };
     // Seeded at the first draw only: a first-attempt success of guide A's loop costs no
     // seeding at all.
-    let outcome = drive(attempts, LazyJitterRng::new(seed), None, &mut driver);
-    match outcome {
-        Ok(value) => Ok(value),
-        Err(Stopped::Aborted(halt)) => Err(halt.into_exception()),
-        Err(Stopped::GaveUp(RetryError { error, reason, .. })) => {
-            match (driver.give_up_failure.take(), error) {
-                (Some(hook_failure), _) => Err(hook_failure.into_exception()),
-                (None, Some(error)) => Err(error.into_exception()),
-                // No attempt was made: there is no failure of the operation to rethrow.
-                (None, None) => Err(PhpException::new(
-                    format!(
-                        "{function}(): gave up before the first attempt ({})",
-                        reason.name()
-                    ),
-                    0,
-                    ce::error(),
-                )),
-            }
-        }
+    let mut rng = LazyJitterRng::new(seed);
+    let (ended, _) = drive_php(policy, &mut rng, callbacks, Nesting::Enclosing)?;
+    match ended {
+        Ended::Value(value) => Ok(value),
+        Ended::GaveUp { error: Some(e), .. } => Err(e.into_exception()),
+        // No attempt was made: there is no failure of the operation to rethrow.
+        Ended::GaveUp {
+            error: None,
+            reason,
+        } => Err(PhpException::new(
+            format!(
+                "{function}(): gave up before the first attempt ({})",
+                reason.name()
+            ),
+            0,
+            ce::error(),
+        )),
     }
 }
 
@@ -298,21 +442,38 @@ fn current_fiber() -> usize {
 struct PoolScope {
     /// The fiber whose pool this scope created, when it is the outermost loop there.
     owner: Option<usize>,
+    /// The enclosing loop's pool, set aside by a loop that counts its own attempts, and put
+    /// back when it ends.
+    saved: Option<AttemptPool>,
 }
 
 impl PoolScope {
-    /// Enters a loop of `max_attempts`: the enclosing loop's pool and `nested = true`, or a
-    /// new pool that this scope owns.
-    fn enter(max_attempts: u32) -> (Self, AttemptPool, bool) {
+    /// Enters a loop of `max_attempts`: with [`Nesting::Enclosing`], the enclosing loop's
+    /// pool and `nested = true` when there is one; else a new pool that this scope owns.
+    fn enter(max_attempts: u32, nesting: Nesting) -> (Self, AttemptPool, bool) {
         let fiber = current_fiber();
         POOLS.with(|pools| {
             let mut pools = pools.borrow_mut();
-            if let Some((_, pool)) = pools.iter().find(|(f, _)| *f == fiber) {
-                return (PoolScope { owner: None }, pool.clone(), true);
-            }
+            let enclosing = pools.iter().position(|(f, _)| *f == fiber);
+            let saved = match (enclosing, nesting) {
+                (Some(i), Nesting::Enclosing) => {
+                    let pool = pools[i].1.clone();
+                    let scope = PoolScope {
+                        owner: None,
+                        saved: None,
+                    };
+                    return (scope, pool, true);
+                }
+                (Some(i), Nesting::Own) => Some(pools.remove(i).1),
+                (None, _) => None,
+            };
             let pool = AttemptPool::new(max_attempts);
             pools.push((fiber, pool.clone()));
-            (PoolScope { owner: Some(fiber) }, pool, false)
+            let scope = PoolScope {
+                owner: Some(fiber),
+                saved,
+            };
+            (scope, pool, false)
         })
     }
 }
@@ -320,8 +481,15 @@ impl PoolScope {
 impl Drop for PoolScope {
     fn drop(&mut self) {
         if let Some(fiber) = self.owner {
+            let saved = self.saved.take();
             // `try_with`: the thread may be ending.
-            let _ = POOLS.try_with(|pools| pools.borrow_mut().retain(|(f, _)| *f != fiber));
+            let _ = POOLS.try_with(|pools| {
+                let mut pools = pools.borrow_mut();
+                pools.retain(|(f, _)| *f != fiber);
+                if let Some(pool) = saved {
+                    pools.push((fiber, pool));
+                }
+            });
         }
     }
 }

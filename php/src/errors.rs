@@ -6,6 +6,13 @@
 //! construct one too. Its code is the core's stable [`recuo::ConfigError::code`], and the class
 //! declares one constant per code (named after [`recuo::ConfigError::name`]) so PHP code
 //! never hard-codes the numbers.
+//!
+//! Two more are registered the same way, one per error type of the core that is not a bad
+//! argument: `Recuo\Exception\PlanError` (a `\ValueError`: the core's [`recuo::PlanError`],
+//! a plan that cannot be made) and `Recuo\Exception\SharedFileError` (a `\RuntimeException`:
+//! the core's [`recuo::SharedError`], a shared state file that cannot be used, holds
+//! something else, or was set up with other settings). The core gives neither a numeric
+//! code, so their code is 0.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -33,14 +40,66 @@ const CONFIG_ERRORS: [recuo::ConfigError; 6] = [
     recuo::ConfigError::EmptyHeaderName,
 ];
 
+/// The PHP name of the class for plans that cannot be made.
+pub const PLAN_ERROR_CLASS: &str = "Recuo\\Exception\\PlanError";
+
+/// The PHP name of the class for shared state files that cannot be used.
+pub const SHARED_FILE_ERROR_CLASS: &str = "Recuo\\Exception\\SharedFileError";
+
 /// The class entry of `Recuo\Exception\ConfigError`, set once at module startup.
 static CONFIG_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+/// The class entry of `Recuo\Exception\PlanError`, set once at module startup.
+static PLAN_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+/// The class entry of `Recuo\Exception\SharedFileError`, set once at module startup.
+static SHARED_FILE_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 
-/// Registers `Recuo\Exception\ConfigError` (a `\ValueError`). Called from module startup.
+// SPL's exception classes, which PHP exports to extensions (SPL is always built in and
+// started before any extension loaded with `extension=`).
+extern "C" {
+    static spl_ce_RuntimeException: *mut ClassEntry;
+    static spl_ce_LogicException: *mut ClassEntry;
+}
+
+/// `\RuntimeException`, or `\Exception` should SPL not be started.
+fn runtime_exception() -> &'static ClassEntry {
+    // SAFETY: a pointer PHP sets at SPL's startup, before this extension's; it is null or
+    // a class entry that lives as long as the engine.
+    unsafe { spl_ce_RuntimeException.as_ref() }.unwrap_or_else(ce::exception)
+}
+
+/// `\LogicException`, or `\Exception` should SPL not be started.
+fn logic_exception() -> &'static ClassEntry {
+    // SAFETY: as for `runtime_exception`.
+    unsafe { spl_ce_LogicException.as_ref() }.unwrap_or_else(ce::exception)
+}
+
+/// Registers `Recuo\Exception\ConfigError` (a `\ValueError`), `Recuo\Exception\PlanError`
+/// (a `\ValueError`) and `Recuo\Exception\SharedFileError` (a `\RuntimeException`). Called
+/// from module startup.
 ///
 /// # Errors
 /// The message of the registration failure; PHP then refuses to load the extension.
 pub fn register_classes() -> Result<(), String> {
+    register_config_error()?;
+    ClassBuilder::new(PLAN_ERROR_CLASS)
+        .extends((ce::value_error, "\\ValueError"))
+        .registration(|class, arg_info| {
+            PLAN_ERROR_CE.store(class, Ordering::Release);
+            std::mem::forget(arg_info);
+        })
+        .register()
+        .map_err(|e| format!("{PLAN_ERROR_CLASS}: {e}"))?;
+    ClassBuilder::new(SHARED_FILE_ERROR_CLASS)
+        .extends((runtime_exception, "\\RuntimeException"))
+        .registration(|class, arg_info| {
+            SHARED_FILE_ERROR_CE.store(class, Ordering::Release);
+            std::mem::forget(arg_info);
+        })
+        .register()
+        .map_err(|e| format!("{SHARED_FILE_ERROR_CLASS}: {e}"))
+}
+
+fn register_config_error() -> Result<(), String> {
     let mut builder = ClassBuilder::new(CONFIG_ERROR_CLASS)
         .extends((ce::value_error, "\\ValueError"))
         .registration(|class, arg_info| {
@@ -59,14 +118,48 @@ pub fn register_classes() -> Result<(), String> {
             )
             .map_err(|e| e.to_string())?;
     }
-    builder.register().map_err(|e| e.to_string())
+    builder
+        .register()
+        .map_err(|e| format!("{CONFIG_ERROR_CLASS}: {e}"))
+}
+
+/// A registered class entry, or `fallback` before registration.
+fn registered(
+    class: &AtomicPtr<ClassEntry>,
+    fallback: fn() -> &'static ClassEntry,
+) -> &'static ClassEntry {
+    let class = class.load(Ordering::Acquire);
+    // SAFETY: the pointer is null or a class entry the engine registered at startup, which
+    // lives as long as the module.
+    unsafe { class.as_ref() }.unwrap_or_else(fallback)
 }
 
 fn config_error_class() -> &'static ClassEntry {
-    let class = CONFIG_ERROR_CE.load(Ordering::Acquire);
-    // SAFETY: the pointer is null or the class entry the engine registered at startup,
-    // which lives as long as the module.
-    unsafe { class.as_ref() }.unwrap_or_else(ce::value_error)
+    registered(&CONFIG_ERROR_CE, ce::value_error)
+}
+
+/// A `Recuo\Exception\PlanError` with the core's message, after the function's name.
+pub fn plan_error(function: &str, error: &recuo::PlanError) -> PhpException {
+    PhpException::new(
+        format!("{function}(): {error}"),
+        0,
+        registered(&PLAN_ERROR_CE, ce::value_error),
+    )
+}
+
+/// A `Recuo\Exception\SharedFileError` with the core's message, after the function's name.
+pub fn shared_file_error(function: &str, error: &recuo::SharedError) -> PhpException {
+    PhpException::new(
+        format!("{function}(): {error}"),
+        0,
+        registered(&SHARED_FILE_ERROR_CE, runtime_exception),
+    )
+}
+
+/// A `\LogicException`: a call that could never succeed as the program is written (waiting
+/// for a place that only this PHP thread could give back).
+pub fn logic_error(message: String) -> PhpException {
+    PhpException::new(message, 0, logic_exception())
 }
 
 /// A `Recuo\Exception\ConfigError` whose code is the core's and whose message names the

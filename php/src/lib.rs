@@ -14,10 +14,15 @@
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
 //! | `Recuo\parseRetryAfter(string $value, ?int $nowMs = null): Recuo\RetryAfter` | [`recuo::parse_retry_after`] |
 //! | `Recuo\backoffWindowMs(int $attempt, int $baseMs = 200, int $capMs = 5000): int` | [`recuo::Backoff::window_ms`] |
+//! | `Recuo\plan(int $requests, string\|float $allowance, string\|float $target, float $latencyS, float $retryFraction = 0.0): Plan` | [`recuo::plan()`] |
+//! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`] |
+//! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null): BatchReport` | [`recuo::drive()`] + [`recuo::Gate`] + [`recuo::StatsRecorder`] |
 //! | `Recuo\VERSION` | [`recuo::VERSION`] |
 //!
 //! Bad configuration throws `Recuo\Exception\ConfigError` (a `\ValueError` whose code is
-//! [`recuo::ConfigError::code`]); an out-of-range or unknown value throws `\ValueError`; an
+//! [`recuo::ConfigError::code`]); a plan that cannot be made `Recuo\Exception\PlanError` (a
+//! `\ValueError`); a shared state file that cannot be used `Recuo\Exception\SharedFileError`
+//! (a `\RuntimeException`); an out-of-range or unknown value throws `\ValueError`; an
 //! argument of the wrong type throws `\TypeError`. Every entry point catches Rust panics
 //! itself and throws `\Error` instead. `php/recuo.stub.php` describes the API for IDEs, and
 //! `docs/php.md` is the guide.
@@ -27,10 +32,14 @@
 #![allow(non_snake_case)]
 #![warn(missing_docs)]
 
+mod arginfo;
 mod attempts;
+mod batch;
 mod convert;
 mod driver;
 mod errors;
+mod limits;
+mod plan;
 mod policy;
 mod verdict;
 
@@ -40,12 +49,15 @@ use ext_php_rs::types::Zval;
 use recuo::{Backoff, ComRetry};
 
 use crate::attempts::{Attempt, Attempts, Decision, Report};
+use crate::batch::{BatchReport, BatchResult, BatchStats};
 use crate::convert::{
     attempts as attempts_arg, millis, now_ms, optional_millis, php_int, retry_index,
     seed as seed_arg, Array, Bytes,
 };
 use crate::driver::{Callbacks, Judge};
 use crate::errors::{config_error, guarded};
+use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
+use crate::plan::Plan;
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
 use crate::verdict::Verdict;
 
@@ -59,7 +71,7 @@ use crate::verdict::Verdict;
 /// `Throwable` from `$repetirSe`, `$aoRepetir` or `$sleep` ends the loop and propagates.
 /// `$seed` fixes the jitter; `$sleep(int $ms)` replaces the real sleep, and a zero delay
 /// sleeps not at all. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts are
-/// drawn from the enclosing loop's.
+/// drawn from the enclosing loop's. Every attempt passes `$gate` when given.
 #[php_function]
 #[php(name = "Recuo\\comRetry")]
 #[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS))]
@@ -74,6 +86,7 @@ pub fn com_retry(
     sleep: Option<ZendCallable>,
     prazoMs: Option<i64>,
     aoRepetir: Option<ZendCallable>,
+    gate: Option<&Gate>,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
     guarded(F, || {
@@ -102,6 +115,8 @@ pub fn com_retry(
                 on_give_up: None,
                 sleep: sleep.as_ref(),
                 sleep_false_cancels: false,
+                gate: gate.map(|g| &g.inner),
+                batch: None,
             },
         )
     })
@@ -116,9 +131,11 @@ pub fn com_retry(
 /// object, after `$onGiveUp(Recuo\Report $report)`; `$onRetry($attempt, $e, $delayMs)` is
 /// called before each sleep. `$sleep(int $ms)` replaces the real sleep, and cancels the
 /// loop by answering `false`. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts
-/// are drawn from the enclosing loop's.
+/// are drawn from the enclosing loop's. Every attempt, first or retry, passes `$gate` when
+/// given (its place given back before any sleep), and retries spend its budget.
 #[php_function]
 #[php(name = "Recuo\\retry")]
+#[allow(clippy::too_many_arguments)]
 pub fn retry(
     operation: ZendCallable,
     policy: Option<&Policy>,
@@ -127,6 +144,7 @@ pub fn retry(
     onGiveUp: Option<ZendCallable>,
     seed: Option<i64>,
     sleep: Option<ZendCallable>,
+    gate: Option<&Gate>,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\retry";
     guarded(F, || {
@@ -148,6 +166,8 @@ pub fn retry(
                 on_give_up: onGiveUp.as_ref(),
                 sleep: sleep.as_ref(),
                 sleep_false_cancels: true,
+                gate: gate.map(|g| &g.inner),
+                batch: None,
             },
         )
     })
@@ -268,11 +288,22 @@ pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64
     })
 }
 
-/// Request startup and shutdown: no attempt pool of nested loops outlives a request.
-extern "C" fn request_boundary(_type: i32, _module_number: i32) -> i32 {
+/// Request shutdown: no attempt pool of nested loops outlives a request.
+extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     // Never fails a request: at worst a pool is left for the next one to clear.
     let _ = std::panic::catch_unwind(driver::reset_pools);
+    SUCCESS
+}
+
+/// Request startup: no attempt pool is left from an earlier request, and (once per process)
+/// the rate parameters are declared `string|float`.
+extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
+    const SUCCESS: i32 = 0;
+    let _ = std::panic::catch_unwind(|| {
+        driver::reset_pools();
+        arginfo::declare_rate_parameters();
+    });
     SUCCESS
 }
 
@@ -283,10 +314,7 @@ extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
     match std::panic::catch_unwind(errors::register_classes) {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(message)) => {
-            eprintln!(
-                "recuo: cannot register {}: {message}",
-                errors::CONFIG_ERROR_CLASS
-            );
+            eprintln!("recuo: cannot register an exception class: {message}");
             FAILURE
         }
         Err(_) => FAILURE,
@@ -305,8 +333,8 @@ mod entry {
             .name("recuo")
             .version(recuo::VERSION)
             .startup_function(startup)
-            .request_startup_function(request_boundary)
-            .request_shutdown_function(request_boundary)
+            .request_startup_function(request_startup)
+            .request_shutdown_function(request_shutdown)
             .constant(("Recuo\\VERSION", recuo::VERSION, &[]))
             .class::<RetryAfter>()
             .class::<Policy>()
@@ -315,11 +343,23 @@ mod entry {
             .class::<Report>()
             .class::<Decision>()
             .class::<Attempts>()
+            .class::<Plan>()
+            .class::<Regulator>()
+            .class::<ConcurrencyLimit>()
+            .class::<Permit>()
+            .class::<RetryBudget>()
+            .class::<Gate>()
+            .class::<BatchResult>()
+            .class::<BatchStats>()
+            .class::<BatchReport>()
             .function(wrap_function!(com_retry))
             .function(wrap_function!(retry))
             .function(wrap_function!(classify))
             .function(wrap_function!(retry_delay_ms))
             .function(wrap_function!(parse_retry_after))
             .function(wrap_function!(backoff_window_ms))
+            .function(plan::plan_function())
+            .function(limits::monotonic_ns_function())
+            .function(batch::run_batch_function())
     }
 }

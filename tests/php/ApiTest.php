@@ -52,6 +52,32 @@ final class ApiTest extends TestCase
         $this->assertSame(__LINE__ - 3, $e->getLine());
     }
 
+    /** The exceptions of the shared limits: one class per error of the core that is not a bad argument. */
+    public function testPlanAndSharedFileErrorsExtendWhatTheySay(): void
+    {
+        $plan = new \ReflectionClass(\Recuo\Exception\PlanError::class);
+        $this->assertSame(\ValueError::class, $plan->getParentClass()->getName());
+        $this->assertSame([], $plan->getConstants());
+        $shared = new \ReflectionClass(\Recuo\Exception\SharedFileError::class);
+        $this->assertSame(\RuntimeException::class, $shared->getParentClass()->getName());
+        $this->assertSame([], $shared->getConstants());
+        $e = new \Recuo\Exception\SharedFileError('made in PHP');
+        $this->assertSame('made in PHP', $e->getMessage());
+    }
+
+    /** The rate parameters are declared `string|float`, which ext-php-rs cannot say alone. */
+    public function testRateParametersAreStringOrFloat(): void
+    {
+        $type = static fn (\ReflectionFunctionAbstract $f, int $i): string => (string) $f->getParameters()[$i]->getType();
+        $plan = new \ReflectionFunction('Recuo\plan');
+        $this->assertSame(['string|float', 'string|float'], [$type($plan, 1), $type($plan, 2)]);
+        $this->assertSame('string|float', $type(new \ReflectionMethod(\Recuo\Regulator::class, '__construct'), 0));
+        $this->assertSame('string|float', $type(new \ReflectionMethod(\Recuo\Regulator::class, 'shared'), 1));
+        // Everything else keeps its own type.
+        $this->assertSame('int', $type($plan, 0));
+        $this->assertSame('float', $type($plan, 3));
+    }
+
     /** The defaults PHP reports are guide A's, taken from the core. */
     public function testDefaultsAreGuideAs(): void
     {
@@ -62,7 +88,7 @@ final class ApiTest extends TestCase
         $this->assertSame(
             [
                 'tarefa' => 'required', 'tentativas' => 5, 'baseMs' => 200, 'maxMs' => 5000, 'repetirSe' => null,
-                'seed' => null, 'sleep' => null, 'prazoMs' => null, 'aoRepetir' => null,
+                'seed' => null, 'sleep' => null, 'prazoMs' => null, 'aoRepetir' => null, 'gate' => null,
             ],
             $defaults,
         );
@@ -112,15 +138,18 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\parseRetryAfter',
-                'Recuo\retry', 'Recuo\retryDelayMs',
+                'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\monotonicNs',
+                'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
             ],
             array_keys($extension['functions']),
         );
         $this->assertSame(
             [
-                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\Decision', 'Recuo\Exception\ConfigError', 'Recuo\Policy',
-                'Recuo\Report', 'Recuo\RetryAfter', 'Recuo\Verdict',
+                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchReport', 'Recuo\BatchResult', 'Recuo\BatchStats',
+                'Recuo\ConcurrencyLimit', 'Recuo\Decision', 'Recuo\Exception\ConfigError',
+                'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Permit',
+                'Recuo\Plan', 'Recuo\Policy', 'Recuo\Regulator', 'Recuo\Report', 'Recuo\RetryAfter',
+                'Recuo\RetryBudget', 'Recuo\Verdict',
             ],
             array_keys($extension['classes']),
         );

@@ -6,7 +6,7 @@ namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
 
-/** examples/php/demo.php (what `make demo-php` runs) works and says what it should. */
+/** examples/php/demo.php and limits.php (what `make demo-php` runs) work and say what they should. */
 final class ExampleTest extends TestCase
 {
     private const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
@@ -45,6 +45,41 @@ final class ExampleTest extends TestCase
             . '  retry returned: created\n'
             . '  a POST without a key timed out: gave up after 1 attempt \(permanent\)\n'
             . "  retry rethrew the operation's own exception: timed out\n\z/m",
+            $out,
+        );
+    }
+
+    public function testTheLimitsDemoRuns(): void
+    {
+        [$status, $out, $err] = Process::run(
+            [PHP_BINARY, '-n', '-d', 'extension=' . RECUO_EXTENSION, RECUO_ROOT . '/examples/php/limits.php'],
+        );
+        $this->assertSame('', $err);
+        $this->assertSame(0, $status);
+        $this->assertStringStartsWith('recuo ' . \Recuo\VERSION . " — shared limits\n", $out);
+        // Guide B's plan, exactly; and a target above the allowance refused.
+        $this->assertStringContainsString("  one start every 667 ms, 400 s in all, 3 requests in flight\n", $out);
+        $this->assertStringContainsString('  150/min: Recuo\plan(): the target (150/min) is above the allowance (120/min)', $out);
+        // Every fourth answer is a 429: requests 4, 7 and 10 succeed on their second attempt.
+        for ($i = 1; $i <= 12; $i++) {
+            $attempt = in_array($i, [4, 7, 10], true) ? 1 : 0;
+            $this->assertMatchesRegularExpression(
+                sprintf('/^  %-10s succeeded: 200 on attempt %d, 1 in flight$/m', "request $i", $attempt),
+                $out,
+            );
+        }
+        $this->assertStringContainsString("  initial 12, retries 3, successes 12, failures 0, 429s 3, not started 0\n", $out);
+        // 15 starts at 20/s with a burst of 2: 14 gaps of 50 ms but one, on average at least 45 ms.
+        $this->assertMatchesRegularExpression(
+            '/^  spacing between starts: \d+\.\d ms at least .*, (\d+\.\d) ms on average .*; at most 1 in flight$/m',
+            $out,
+        );
+        preg_match('/, (\d+\.\d) ms on average/', $out, $mean);
+        $this->assertGreaterThanOrEqual(45.0, (float) $mean[1]);
+        $this->assertStringEndsWith(
+            "  worker 1: go, go\n  worker 2: wait 0.5 s (the burst is spent: one allowance)\n"
+            . '  a worker asking for 90/min: Recuo\\Regulator::shared(): shared state: <file> regulates 2.000000/s '
+            . "with a burst of 2; this process asked for 1.500000/s with a burst of 2\n",
             $out,
         );
     }

@@ -1,0 +1,617 @@
+//! The shared limits of SPEC §9 for PHP: `Recuo\Regulator` (the core's [`recuo::Regulator`]),
+//! `Recuo\ConcurrencyLimit` and `Recuo\Permit` ([`recuo::ConcurrencyLimit`],
+//! [`recuo::Permit`]), `Recuo\RetryBudget` ([`recuo::RetryBudget`]) and `Recuo\Gate`
+//! ([`recuo::Gate`]), and `Recuo\monotonicNs()` ([`recuo::monotonic_ns`]). Every rule is the
+//! core's; this module converts PHP values and errors.
+//!
+//! PHP runs one request on one thread, and its objects never leave that thread: a place of
+//! a concurrency limit can only be given back by the thread that waits for one. So a wait
+//! that nothing could ever end — every place taken, no timeout — throws a `\LogicException`
+//! at once instead of hanging (SPEC §10).
+
+use std::time::Duration;
+
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::convert::FromZval;
+use ext_php_rs::flags::{ClassFlags, DataType};
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, Zval};
+use recuo::budget::MAX_WINDOW_S;
+use recuo::{Rate, RegulatorError};
+
+use crate::convert::{php_int, Bytes};
+use crate::errors::{
+    config_error, guarded, logic_error, shared_file_error, value_error, value_error_message,
+};
+
+/// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
+/// `string|float` (see [`crate::arginfo`]).
+#[derive(Debug, Clone, Copy)]
+pub enum RateArg<'a> {
+    /// `"90/min"`, `"1.5/s"`, `"5000/h"`, `"86400/day"`, or a bare number (per second).
+    Text(Bytes<'a>),
+    /// Events per second.
+    PerSecond(f64),
+}
+
+impl<'a> FromZval<'a> for RateArg<'a> {
+    // Narrowed to `string|float` once registered (crate::arginfo).
+    const TYPE: DataType = DataType::Mixed;
+
+    fn from_zval(zval: &'a Zval) -> Option<Self> {
+        if let Some(text) = zval.zend_str() {
+            Some(RateArg::Text(Bytes(text.as_bytes())))
+        } else if zval.is_double() || zval.is_long() {
+            f64::from_zval(zval).map(RateArg::PerSecond)
+        } else {
+            None
+        }
+    }
+}
+
+/// The core's rate for a rate argument: `\ValueError` with the core's message otherwise.
+pub fn rate(function: &str, position: u32, name: &str, value: RateArg<'_>) -> PhpResult<Rate> {
+    let parsed = match value {
+        RateArg::Text(text) => text.text().parse::<Rate>(),
+        RateArg::PerSecond(n) => Rate::per_second(n),
+    };
+    parsed.map_err(|e| value_error(function, position, name, &format!("is not valid: {e}")))
+}
+
+/// A count that must fit the core's `u32` (a burst, a cost, a number of places).
+fn count(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u32> {
+    u32::try_from(value)
+        .map_err(|_| value_error(function, position, name, "must be between 0 and 4294967295"))
+}
+
+/// A timeout in seconds, checked by the core (`Recuo\Exception\ConfigError` when negative or
+/// not a number); null waits as long as it takes.
+fn timeout(function: &str, position: u32, value: Option<f64>) -> PhpResult<Option<Duration>> {
+    value
+        .map(|seconds| {
+            recuo::units::ms_from_secs_f64(seconds)
+                .map(Duration::from_millis)
+                .map_err(|e| config_error(function, Some((position, "timeout")), e))
+        })
+        .transpose()
+}
+
+/// A reading of the monotonic clock in nanoseconds: never negative.
+fn now_ns(function: &str, position: u32, value: i64) -> PhpResult<u64> {
+    u64::try_from(value).map_err(|_| {
+        value_error(
+            function,
+            position,
+            "nowNs",
+            "must be greater than or equal to 0",
+        )
+    })
+}
+
+/// A regulator's error as PHP's: a bad burst or cost is a `\ValueError`, a shared file that
+/// cannot be used a `Recuo\Exception\SharedFileError`.
+fn regulator_error(
+    function: &str,
+    burst_or_cost: (u32, &str),
+    error: RegulatorError,
+) -> PhpException {
+    match error {
+        RegulatorError::Shared(e) => shared_file_error(function, &e),
+        other => {
+            let (position, name) = burst_or_cost;
+            value_error(function, position, name, &format!("is not valid: {other}"))
+        }
+    }
+}
+
+/// The budget's error as PHP's: bad settings are a `\ValueError`, a shared file that cannot
+/// be used a `Recuo\Exception\SharedFileError`.
+fn budget_error(function: &str, error: recuo::BudgetError) -> PhpException {
+    match error {
+        recuo::BudgetError::Shared(e) => shared_file_error(function, &e),
+        recuo::BudgetError::Invalid(message) => {
+            value_error_message(format!("{function}(): {message}"))
+        }
+    }
+}
+
+/// The system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC`): the clock every
+/// regulator and budget counts in, the same for every process on the machine.
+#[php_function]
+#[php(name = "Recuo\\monotonicNs")]
+pub fn monotonic_ns() -> PhpResult<i64> {
+    guarded("Recuo\\monotonicNs", || Ok(php_int(recuo::monotonic_ns())))
+}
+
+/// Limits request starts to a rate with a burst (GCRA): after a quiet spell up to `burst`
+/// starts may go at once, then one per interval. Shared by every process that opens the
+/// same file with [`Regulator::shared`].
+#[php_class]
+#[php(name = "Recuo\\Regulator")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug)]
+pub struct Regulator {
+    pub(crate) inner: recuo::Regulator,
+}
+
+#[php_impl]
+impl Regulator {
+    /// A regulator for this process: `$rate` starts (`"90/min"`, or a number per second), up
+    /// to `$burst` at once; `$adaptive` halves the rate on each `onThrottled()` and gives it
+    /// back bit by bit on each `onSuccess()`.
+    #[php(defaults(burst = 1, adaptive = false))]
+    pub fn __construct(rate: RateArg<'_>, burst: i64, adaptive: bool) -> PhpResult<Self> {
+        const F: &str = "Recuo\\Regulator::__construct";
+        guarded(F, || {
+            let rate = self::rate(F, 1, "rate", rate)?;
+            let burst = count(F, 2, "burst", burst)?;
+            let inner = recuo::Regulator::new(rate, burst)
+                .map_err(|e| regulator_error(F, (2, "burst"), e))?
+                .with_adaptive(adaptive);
+            Ok(Regulator { inner })
+        })
+    }
+
+    /// A regulator in the file at `$path` (created when missing), shared by every process
+    /// that opens it: PHP-FPM workers, CLI jobs, Python and C programs alike. Throws
+    /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something
+    /// else, or was set up with another rate or burst.
+    #[php(defaults(burst = 1))]
+    pub fn shared(path: Bytes<'_>, rate: RateArg<'_>, burst: i64) -> PhpResult<Regulator> {
+        const F: &str = "Recuo\\Regulator::shared";
+        guarded(F, || {
+            let path = file_path(F, path)?;
+            let rate = self::rate(F, 2, "rate", rate)?;
+            let burst = count(F, 3, "burst", burst)?;
+            let inner = recuo::Regulator::shared(path, rate, burst)
+                .map_err(|e| regulator_error(F, (3, "burst"), e))?;
+            Ok(Regulator { inner })
+        })
+    }
+
+    /// Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
+    /// the seconds to wait before it could.
+    #[php(defaults(cost = 1))]
+    pub fn try_acquire(&self, cost: i64) -> PhpResult<f64> {
+        const F: &str = "Recuo\\Regulator::tryAcquire";
+        guarded(F, || {
+            let cost = count(F, 1, "cost", cost)?;
+            match self.inner.try_acquire_at(recuo::monotonic_ns(), cost) {
+                Ok(()) => Ok(0.0),
+                Err(Ok(wait)) => Ok(wait.as_secs_f64()),
+                Err(Err(e)) => Err(regulator_error(F, (1, "cost"), e)),
+            }
+        })
+    }
+
+    /// As `tryAcquire()`, at `$nowNs` on the monotonic clock (`Recuo\monotonicNs()`, or a
+    /// fake clock in tests): 0 when the start may go (and takes it), else the nanoseconds to
+    /// wait.
+    #[php(defaults(cost = 1))]
+    pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
+        const F: &str = "Recuo\\Regulator::tryAcquireAt";
+        guarded(F, || {
+            let now = now_ns(F, 1, nowNs)?;
+            let cost = count(F, 2, "cost", cost)?;
+            match self.inner.try_acquire_at(now, cost) {
+                Ok(()) => Ok(0),
+                Err(Ok(wait)) => Ok(php_int(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX))),
+                Err(Err(e)) => Err(regulator_error(F, (2, "cost"), e)),
+            }
+        })
+    }
+
+    /// Waits for a start slot of weight `$cost` and takes it: true. With a `$timeout` (in
+    /// seconds), waits only if the slot comes in time; false (and nothing taken) when it
+    /// would not. Slots are handed out in the order they are asked for.
+    #[php(defaults(cost = 1))]
+    pub fn acquire(&self, timeout: Option<f64>, cost: i64) -> PhpResult<bool> {
+        const F: &str = "Recuo\\Regulator::acquire";
+        guarded(F, || {
+            let timeout = self::timeout(F, 1, timeout)?;
+            let cost = count(F, 2, "cost", cost)?;
+            // Nothing cancels a PHP wait but the end of the process.
+            let never = recuo::CancelToken::new();
+            let taken = match timeout {
+                None => self.inner.acquire(cost, &never),
+                Some(t) => self
+                    .inner
+                    .acquire_until(cost, t, &never)
+                    .map(|r| r == Some(true)),
+            };
+            taken.map_err(|e| regulator_error(F, (2, "cost"), e))
+        })
+    }
+
+    /// A 429 was seen: an adaptive regulator halves its rate (down to 1/64 of the configured
+    /// one); any other does nothing.
+    pub fn on_throttled(&self) -> PhpResult<()> {
+        guarded("Recuo\\Regulator::onThrottled", || {
+            self.inner.on_throttled();
+            Ok(())
+        })
+    }
+
+    /// A start succeeded: an adaptive regulator gives back 1/16 of the configured rate, up
+    /// to it; any other does nothing.
+    pub fn on_success(&self) -> PhpResult<()> {
+        guarded("Recuo\\Regulator::onSuccess", || {
+            self.inner.on_success();
+            Ok(())
+        })
+    }
+
+    /// The rate in force, in starts per second (below the configured one while an adaptive
+    /// regulator slows down).
+    #[php(getter)]
+    pub fn get_rate(&self) -> f64 {
+        self.inner.rate().as_per_second()
+    }
+
+    /// How many starts may go at once after a quiet spell.
+    #[php(getter)]
+    pub fn get_burst(&self) -> i64 {
+        i64::from(self.inner.burst())
+    }
+}
+
+/// A path argument: the bytes PHP holds, as a file name.
+fn file_path<'a>(function: &str, path: Bytes<'a>) -> PhpResult<&'a std::path::Path> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.0.is_empty() || path.0.contains(&0) {
+        return Err(value_error(
+            function,
+            1,
+            "path",
+            "must be a file name: not empty, without NUL bytes",
+        ));
+    }
+    Ok(std::path::Path::new(std::ffi::OsStr::from_bytes(path.0)))
+}
+
+/// At most `limit` operations in flight at once: `tryAcquire()` or `acquire()` take a place
+/// (a `Recuo\Permit`), and the permit gives it back when released or destroyed.
+#[php_class]
+#[php(name = "Recuo\\ConcurrencyLimit")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug)]
+pub struct ConcurrencyLimit {
+    pub(crate) inner: recuo::ConcurrencyLimit,
+}
+
+impl ConcurrencyLimit {
+    /// Whether every place is taken. In PHP only this thread holds them, so a wait for one
+    /// without a timeout could never end.
+    pub(crate) fn would_wait_forever(
+        limit: &recuo::ConcurrencyLimit,
+        function: &str,
+    ) -> PhpResult<()> {
+        if limit.in_flight() >= limit.limit() {
+            return Err(logic_error(format!(
+                "{function}(): every place of the concurrency limit ({} of {}) is taken by \
+                 this PHP thread, and only it could give one back: waiting would never end \
+                 (release a Recuo\\Permit first, or use tryAcquire() or a timeout)",
+                limit.in_flight(),
+                limit.limit()
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[php_impl]
+impl ConcurrencyLimit {
+    /// A limit of `$limit` places (at least 1).
+    pub fn __construct(limit: i64) -> PhpResult<Self> {
+        const F: &str = "Recuo\\ConcurrencyLimit::__construct";
+        guarded(F, || {
+            let n = u32::try_from(limit).unwrap_or(0);
+            let inner = recuo::ConcurrencyLimit::new(n)
+                .filter(|_| i64::from(n) == limit)
+                .ok_or_else(|| value_error(F, 1, "limit", "must be between 1 and 4294967295"))?;
+            Ok(ConcurrencyLimit { inner })
+        })
+    }
+
+    /// A place now, or null when every place is taken.
+    pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
+        guarded("Recuo\\ConcurrencyLimit::tryAcquire", || {
+            Ok(self.inner.try_acquire().map(Permit::from))
+        })
+    }
+
+    /// A place, waiting at most `$timeout` seconds for one (null when none came). Without a
+    /// timeout and with every place taken, throws `\LogicException`: only this PHP thread
+    /// holds the places, so the wait could never end.
+    pub fn acquire(&self, timeout: Option<f64>) -> PhpResult<Option<Permit>> {
+        const F: &str = "Recuo\\ConcurrencyLimit::acquire";
+        guarded(F, || {
+            let timeout = self::timeout(F, 1, timeout)?;
+            if timeout.is_none() {
+                ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
+            }
+            let never = recuo::CancelToken::new();
+            Ok(self.inner.acquire(timeout, &never).map(Permit::from))
+        })
+    }
+
+    /// The number of places.
+    #[php(getter)]
+    pub fn get_limit(&self) -> i64 {
+        i64::from(self.inner.limit())
+    }
+
+    /// Places taken now.
+    #[php(getter)]
+    pub fn get_in_flight(&self) -> i64 {
+        i64::from(self.inner.in_flight())
+    }
+
+    /// The most places that were ever taken at once.
+    #[php(getter)]
+    pub fn get_max_in_flight(&self) -> i64 {
+        i64::from(self.inner.max_in_flight())
+    }
+}
+
+/// One place of a `Recuo\ConcurrencyLimit`, given back by `release()` or when the object is
+/// destroyed, whichever comes first.
+#[php_class]
+#[php(name = "Recuo\\Permit")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug)]
+pub struct Permit {
+    inner: Option<recuo::Permit>,
+}
+
+impl From<recuo::Permit> for Permit {
+    fn from(permit: recuo::Permit) -> Self {
+        Permit {
+            inner: Some(permit),
+        }
+    }
+}
+
+#[php_impl]
+impl Permit {
+    /// Gives the place back. Releasing twice does nothing.
+    pub fn release(&mut self) -> PhpResult<()> {
+        guarded("Recuo\\Permit::release", || {
+            self.inner = None;
+            Ok(())
+        })
+    }
+
+    /// Whether the place was given back.
+    #[php(getter)]
+    pub fn get_released(&self) -> bool {
+        self.inner.is_none()
+    }
+}
+
+/// The settings of a budget, as given (the core keeps them in its own units).
+#[derive(Debug, Clone, Copy)]
+struct BudgetSettings {
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+}
+
+/// Retries may be at most `ratio` of the requests of the last `windowS` seconds, plus
+/// `floorPerS` retries per second: when it is spent, the loop gives up
+/// (`budget_exhausted`) instead of adding load.
+#[php_class]
+#[php(name = "Recuo\\RetryBudget")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug)]
+pub struct RetryBudget {
+    pub(crate) inner: recuo::RetryBudget,
+    settings: BudgetSettings,
+}
+
+/// The default ratio of [`recuo::RetryBudget::default`]: 10%.
+const DEFAULT_RATIO: f64 = 0.1;
+/// The default floor of [`recuo::RetryBudget::default`]: 1 retry per second.
+const DEFAULT_FLOOR_PER_S: f64 = 1.0;
+/// The default window of [`recuo::RetryBudget::default`]: 10 s.
+const DEFAULT_WINDOW_S: i64 = 10;
+
+fn window(function: &str, position: u32, value: i64) -> PhpResult<u32> {
+    u32::try_from(value).map_err(|_| {
+        value_error(
+            function,
+            position,
+            "windowS",
+            &format!("must be between 1 and {MAX_WINDOW_S}"),
+        )
+    })
+}
+
+#[php_impl]
+impl RetryBudget {
+    /// A budget for this process; the defaults are the core's (10%, 1 retry per second, a
+    /// 10 s window).
+    #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
+    pub fn __construct(ratio: f64, floorPerS: f64, windowS: i64) -> PhpResult<Self> {
+        const F: &str = "Recuo\\RetryBudget::__construct";
+        guarded(F, || {
+            let window_s = window(F, 3, windowS)?;
+            let inner = recuo::RetryBudget::new(ratio, floorPerS, window_s)
+                .map_err(|e| budget_error(F, e))?;
+            Ok(RetryBudget {
+                inner,
+                settings: BudgetSettings {
+                    ratio,
+                    floor_per_s: floorPerS,
+                    window_s,
+                },
+            })
+        })
+    }
+
+    /// A budget in the file at `$path` (created when missing), shared by every process that
+    /// opens it. Throws `Recuo\Exception\SharedFileError` when the file cannot be used, holds
+    /// something else, or was set up with other settings.
+    #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
+    pub fn shared(
+        path: Bytes<'_>,
+        ratio: f64,
+        floorPerS: f64,
+        windowS: i64,
+    ) -> PhpResult<RetryBudget> {
+        const F: &str = "Recuo\\RetryBudget::shared";
+        guarded(F, || {
+            let path = file_path(F, path)?;
+            let window_s = window(F, 4, windowS)?;
+            let inner = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s)
+                .map_err(|e| budget_error(F, e))?;
+            Ok(RetryBudget {
+                inner,
+                settings: BudgetSettings {
+                    ratio,
+                    floor_per_s: floorPerS,
+                    window_s,
+                },
+            })
+        })
+    }
+
+    /// Counts a first attempt: it earns retries. (`Recuo\retry` and `Recuo\runBatch` count
+    /// their first attempts themselves when the budget is in their gate.)
+    pub fn record_request(&self) -> PhpResult<()> {
+        guarded("Recuo\\RetryBudget::recordRequest", || {
+            self.inner.record_request();
+            Ok(())
+        })
+    }
+
+    /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests).
+    pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
+        const F: &str = "Recuo\\RetryBudget::recordRequestAt";
+        guarded(F, || {
+            self.inner.record_request_at(now_ns(F, 1, nowNs)?);
+            Ok(())
+        })
+    }
+
+    /// Takes one retry if the budget allows it: true; false when it is spent.
+    pub fn try_withdraw(&self) -> PhpResult<bool> {
+        guarded("Recuo\\RetryBudget::tryWithdraw", || {
+            Ok(recuo::RetryAllowance::try_withdraw(&self.inner))
+        })
+    }
+
+    /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests).
+    pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
+        const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
+        guarded(F, || Ok(self.inner.try_withdraw_at(now_ns(F, 1, nowNs)?)))
+    }
+
+    /// The requests and the retries counted in the window ending at `$nowNs` (now when
+    /// null), as `['requests' => int, 'retries' => int]`.
+    pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
+        const F: &str = "Recuo\\RetryBudget::counts";
+        guarded(F, || {
+            let now = match nowNs {
+                Some(ns) => now_ns(F, 1, ns)?,
+                None => recuo::monotonic_ns(),
+            };
+            let (requests, retries) = self.inner.counts_at(now);
+            let mut counts = ZendHashTable::with_capacity(2);
+            counts.insert("requests", php_int(requests))?;
+            counts.insert("retries", php_int(retries))?;
+            Ok(counts)
+        })
+    }
+
+    /// Retries allowed per request (0.1: 10%).
+    #[php(getter)]
+    pub fn get_ratio(&self) -> f64 {
+        self.settings.ratio
+    }
+
+    /// Retries allowed per second whatever the requests.
+    #[php(getter)]
+    pub fn get_floor_per_s(&self) -> f64 {
+        self.settings.floor_per_s
+    }
+
+    /// The window the budget remembers, in seconds.
+    #[php(getter)]
+    pub fn get_window_s(&self) -> i64 {
+        i64::from(self.settings.window_s)
+    }
+}
+
+/// What every attempt of `Recuo\retry`, `Recuo\comRetry` and `Recuo\runBatch` passes: a
+/// place among the operations in flight, then a start slot from the regulator; retries draw
+/// on the budget. Each part is optional; the gate shares them with whoever else holds them.
+#[php_class]
+#[php(name = "Recuo\\Gate")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug)]
+pub struct Gate {
+    pub(crate) inner: recuo::Gate,
+    settings: Option<BudgetSettings>,
+}
+
+#[php_impl]
+impl Gate {
+    /// A gate of any of the three; with none, it lets everything through.
+    pub fn __construct(
+        regulator: Option<&Regulator>,
+        limit: Option<&ConcurrencyLimit>,
+        budget: Option<&RetryBudget>,
+    ) -> PhpResult<Self> {
+        guarded("Recuo\\Gate::__construct", || {
+            let mut inner = recuo::Gate::new();
+            if let Some(r) = regulator {
+                inner = inner.with_regulator(r.inner.clone());
+            }
+            if let Some(l) = limit {
+                inner = inner.with_limit(l.inner.clone());
+            }
+            if let Some(b) = budget {
+                inner = inner.with_budget(b.inner.clone());
+            }
+            Ok(Gate {
+                inner,
+                settings: budget.map(|b| b.settings),
+            })
+        })
+    }
+
+    /// The regulator (another handle on the same one), or null.
+    #[php(getter)]
+    pub fn get_regulator(&self) -> Option<Regulator> {
+        self.inner
+            .regulator()
+            .map(|r| Regulator { inner: r.clone() })
+    }
+
+    /// The concurrency limit (another handle on the same one), or null.
+    #[php(getter)]
+    pub fn get_limit(&self) -> Option<ConcurrencyLimit> {
+        self.inner
+            .limit()
+            .map(|l| ConcurrencyLimit { inner: l.clone() })
+    }
+
+    /// The retry budget (another handle on the same one), or null.
+    #[php(getter)]
+    pub fn get_budget(&self) -> Option<RetryBudget> {
+        match (self.inner.budget(), self.settings) {
+            (Some(b), Some(settings)) => Some(RetryBudget {
+                inner: b.clone(),
+                settings,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// `Recuo\\monotonicNs`, for the module's registration (the macros keep the function's wrapper
+/// private to this module).
+pub fn monotonic_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
+    wrap_function!(monotonic_ns)
+}
