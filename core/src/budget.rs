@@ -61,6 +61,24 @@ impl std::fmt::Display for BudgetError {
 
 impl std::error::Error for BudgetError {}
 
+impl BudgetError {
+    /// The stable code every binding reports (C: `100 +` it; an I/O failure is 200).
+    pub const fn code(&self) -> u32 {
+        match self {
+            BudgetError::Invalid(_) => 57,
+            BudgetError::Shared(e) => e.code(),
+        }
+    }
+
+    /// The stable name: `invalid_budget`, or the shared file's error.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            BudgetError::Invalid(_) => "invalid_budget",
+            BudgetError::Shared(e) => e.name(),
+        }
+    }
+}
+
 enum Storage {
     Local(Box<BudgetState>),
     Shared(Mapping<BudgetState>),

@@ -2,6 +2,7 @@
 //! then a start slot from the regulator; and the retry budget that retries draw on.
 
 use crate::budget::RetryBudget;
+use crate::classify::{Cause, Verdict};
 use crate::clock::CancelToken;
 use crate::limit::{ConcurrencyLimit, Permit};
 use crate::regulator::{Regulator, RegulatorError};
@@ -58,6 +59,23 @@ impl Gate {
     /// The retry budget, if any.
     pub fn budget(&self) -> Option<&RetryBudget> {
         self.budget.as_ref()
+    }
+
+    /// Tells the gate what an attempt came to: with an adaptive regulator, a `rate_limited`
+    /// verdict slows it down. Every runner calls this after classifying a failure.
+    pub fn on_verdict(&self, verdict: &Verdict) {
+        if verdict.cause() == Cause::RateLimited {
+            if let Some(r) = &self.regulator {
+                r.on_throttled();
+            }
+        }
+    }
+
+    /// Tells the gate an attempt succeeded: an adaptive regulator speeds back up.
+    pub fn on_success(&self) {
+        if let Some(r) = &self.regulator {
+            r.on_success();
+        }
     }
 
     /// Waits for a place in flight, then for a start slot — in that order, so that the

@@ -41,6 +41,9 @@ impl Drop for Permit {
 const CANCEL_POLL: Duration = Duration::from_millis(5);
 
 impl ConcurrencyLimit {
+    /// The stable code of a zero limit, the only way to make none (C: 156).
+    pub const ZERO_LIMIT_CODE: u32 = 56;
+
     /// A limit of `limit` places; `None` when `limit` is 0 (nothing could ever run).
     pub fn new(limit: u32) -> Option<Self> {
         (limit > 0).then(|| {
@@ -86,7 +89,8 @@ impl ConcurrencyLimit {
     /// Waits for a place, at most `timeout` (`None`: as long as it takes), and gives up when
     /// `cancel` is cancelled (within a few milliseconds).
     pub fn acquire(&self, timeout: Option<Duration>, cancel: &CancelToken) -> Option<Permit> {
-        let until = timeout.map(|t| Instant::now() + t);
+        // A timeout too long to add to the clock is no timeout.
+        let until = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut c = self.lock();
         loop {
             if c.in_flight < self.0.limit {

@@ -59,6 +59,27 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
+impl PlanError {
+    /// The stable code every binding reports (C: `100 +` it).
+    pub const fn code(&self) -> u32 {
+        match self {
+            PlanError::TargetAboveAllowance { .. } => 51,
+            PlanError::BadRetryFraction(_) => 52,
+            PlanError::BadLatency(_) => 53,
+        }
+    }
+
+    /// The stable name: `target_above_allowance`, `invalid_retry_fraction` or
+    /// `invalid_latency`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            PlanError::TargetAboveAllowance { .. } => "target_above_allowance",
+            PlanError::BadRetryFraction(_) => "invalid_retry_fraction",
+            PlanError::BadLatency(_) => "invalid_latency",
+        }
+    }
+}
+
 /// Plans `requests` requests sent at `target` under an `allowance`, each taking `latency_s`
 /// seconds, with a fraction `retry_fraction` of all attempts being retries.
 ///

@@ -19,6 +19,18 @@ impl fmt::Display for RateError {
 
 impl std::error::Error for RateError {}
 
+impl RateError {
+    /// The stable code every binding reports (C: `100 +` it).
+    pub const fn code(&self) -> u32 {
+        50
+    }
+
+    /// The stable name: `invalid_rate`.
+    pub const fn name(&self) -> &'static str {
+        "invalid_rate"
+    }
+}
+
 impl Rate {
     /// `per_second` events per second.
     ///

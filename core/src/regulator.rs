@@ -42,6 +42,26 @@ impl std::fmt::Display for RegulatorError {
 
 impl std::error::Error for RegulatorError {}
 
+impl RegulatorError {
+    /// The stable code every binding reports (C: `100 +` it; an I/O failure is 200).
+    pub const fn code(&self) -> u32 {
+        match self {
+            RegulatorError::ZeroBurst => 54,
+            RegulatorError::CostAboveBurst { .. } => 55,
+            RegulatorError::Shared(e) => e.code(),
+        }
+    }
+
+    /// The stable name: `zero_burst`, `cost_above_burst`, or the shared file's error.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            RegulatorError::ZeroBurst => "zero_burst",
+            RegulatorError::CostAboveBurst { .. } => "cost_above_burst",
+            RegulatorError::Shared(e) => e.name(),
+        }
+    }
+}
+
 /// The regulator's state: plain atomics, so it can be shared between processes.
 #[repr(C)]
 pub(crate) struct RegulatorState {

@@ -237,18 +237,16 @@ where
         let result = (self.op)(ctx);
         self.pass = None; // the place in flight is given back before any waiting
         if result.is_ok() {
-            if let Some(r) = self.retry.gate.and_then(Gate::regulator) {
-                r.on_success();
+            if let Some(gate) = self.retry.gate {
+                gate.on_success();
             }
         }
         result
     }
     fn classify(&mut self, error: &E) -> Result<Verdict, E> {
         let verdict = (self.retry.classify)(error);
-        if verdict.cause() == Cause::RateLimited {
-            if let Some(r) = self.retry.gate.and_then(Gate::regulator) {
-                r.on_throttled();
-            }
+        if let Some(gate) = self.retry.gate {
+            gate.on_verdict(&verdict);
         }
         Ok(verdict)
     }

@@ -78,6 +78,25 @@ impl std::fmt::Display for SharedError {
 
 impl std::error::Error for SharedError {}
 
+impl SharedError {
+    /// The stable code every binding reports: 58 for a file set up otherwise or holding
+    /// something else (C: 158), 200 for an I/O failure (C: 300).
+    pub const fn code(&self) -> u32 {
+        match self {
+            SharedError::Io(_) => 200,
+            SharedError::WrongKind { .. } | SharedError::Mismatch(_) => 58,
+        }
+    }
+
+    /// The stable name: `io` or `shared_mismatch`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            SharedError::Io(_) => "io",
+            SharedError::WrongKind { .. } | SharedError::Mismatch(_) => "shared_mismatch",
+        }
+    }
+}
+
 impl From<std::io::Error> for SharedError {
     fn from(e: std::io::Error) -> Self {
         SharedError::Io(e)

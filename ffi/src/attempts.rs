@@ -4,8 +4,8 @@
 use std::ffi::c_char;
 
 use recuo::{
-    AttemptPool, Attempts, Cause, Decision, Gate, GiveUpReason, LazyJitterRng, Report,
-    RetryAllowance, Verdict,
+    AttemptPool, Attempts, Decision, Gate, GiveUpReason, LazyJitterRng, Report, RetryAllowance,
+    Verdict,
 };
 
 use crate::cenum::{c_enum, name_or_unknown};
@@ -482,11 +482,10 @@ unsafe fn next(
         let Some(verdict) = (unsafe { recuo_verdict::read(verdict) }) else {
             return RECUO_ERR_INVALID_ENUM;
         };
-        if let Some(r) = gate.and_then(Gate::regulator) {
+        if let Some(g) = gate {
             match verdict {
-                Verdict::Success => r.on_success(),
-                v if v.cause() == Cause::RateLimited => r.on_throttled(),
-                _ => {}
+                Verdict::Success => g.on_success(),
+                v => g.on_verdict(&v),
             }
         }
         let allowance = gate

@@ -53,3 +53,52 @@ pub mod budget;
 pub mod gate;
 
 pub mod batch;
+
+/// The C status of every core error is `100 +` the core's stable code (an I/O failure,
+/// core code 200, is C's 300): one numbering, whatever the language.
+#[cfg(test)]
+mod code_alignment {
+    use recuo::{BudgetError, ConfigError, PlanError, RegulatorError, SharedError};
+
+    use crate::status::recuo_status;
+
+    #[test]
+    fn c_statuses_follow_the_core_codes() {
+        let plan = [
+            PlanError::TargetAboveAllowance {
+                target_per_min: 2.0,
+                allowance_per_min: 1.0,
+            },
+            PlanError::BadRetryFraction(1.0),
+            PlanError::BadLatency(-1.0),
+        ];
+        for e in plan {
+            let code = e.code();
+            assert_eq!(recuo_status::from(e) as u32, 100 + code);
+        }
+        for e in [
+            RegulatorError::ZeroBurst,
+            RegulatorError::CostAboveBurst { cost: 2, burst: 1 },
+        ] {
+            let code = e.code();
+            assert_eq!(recuo_status::from(e) as u32, 100 + code);
+        }
+        let mismatch = SharedError::Mismatch("x".into());
+        assert_eq!(mismatch.code(), 58);
+        assert_eq!(recuo_status::from(mismatch) as u32, 158);
+        let io = SharedError::Io(std::io::Error::other("x"));
+        assert_eq!(recuo_status::from(io) as u32, 100 + 200);
+        let budget = BudgetError::Invalid("x".into());
+        let code = budget.code();
+        assert_eq!(recuo_status::from(budget) as u32, 100 + code);
+        assert_eq!(recuo_status::from(ConfigError::ZeroAttempts) as u32, 101);
+        assert_eq!(
+            crate::status::recuo_status::RECUO_ERR_INVALID_RATE as u32,
+            100 + "0/s".parse::<recuo::Rate>().unwrap_err().code()
+        );
+        assert_eq!(
+            crate::status::recuo_status::RECUO_ERR_ZERO_LIMIT as u32,
+            100 + recuo::ConcurrencyLimit::ZERO_LIMIT_CODE
+        );
+    }
+}

@@ -11,8 +11,8 @@ use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use recuo::{
-    drive, AttemptContext, Attempts, CancelToken, Cause, Clock, Driver, Gate, LazyJitterRng, Pass,
-    Report, RetryAllowance, Stopped, SystemClock, Verdict,
+    drive, AttemptContext, Attempts, CancelToken, Clock, Driver, Gate, LazyJitterRng, Pass, Report,
+    RetryAllowance, Stopped, SystemClock, Verdict,
 };
 
 use crate::attempts::{recuo_attempt_pool, recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
@@ -542,8 +542,8 @@ impl Driver for CDriver {
         // with numbers (the read never trusts the enum fields).
         match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
             Some(Verdict::Success) => {
-                if let Some(r) = self.gate.as_ref().and_then(Gate::regulator) {
-                    r.on_success();
+                if let Some(g) = &self.gate {
+                    g.on_success();
                 }
                 Ok(())
             }
@@ -555,10 +555,8 @@ impl Driver for CDriver {
     fn classify(&mut self, error: &Failure) -> Result<Verdict, Failure> {
         match error {
             Failure::Verdict(v) => {
-                if v.cause() == Cause::RateLimited {
-                    if let Some(r) = self.gate.as_ref().and_then(Gate::regulator) {
-                        r.on_throttled();
-                    }
+                if let Some(g) = &self.gate {
+                    g.on_verdict(v);
                 }
                 Ok(*v)
             }

@@ -31,8 +31,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::{ce, BailoutGuard, ExecutorGlobals};
 use recuo::{
-    drive, AttemptContext, AttemptPool, Attempts, CancelToken, Cause, Clock, Driver, Gate,
-    GiveUpReason, LazyJitterRng, Pass, RetryError, StatsRecorder, Stopped, SystemClock,
+    drive, AttemptContext, AttemptPool, Attempts, CancelToken, Clock, Driver, Gate, GiveUpReason,
+    LazyJitterRng, Pass, RetryError, StatsRecorder, Stopped, SystemClock,
 };
 
 use crate::attempts::{Attempt, Report};
@@ -274,8 +274,8 @@ impl Driver for PhpDriver<'_, '_> {
         // The place in flight is given back before any waiting.
         self.pass = None;
         if result.is_ok() {
-            if let Some(regulator) = self.callbacks.gate.and_then(Gate::regulator) {
-                regulator.on_success();
+            if let Some(gate) = self.callbacks.gate {
+                gate.on_success();
             }
         }
         result
@@ -286,10 +286,8 @@ impl Driver for PhpDriver<'_, '_> {
         if let Some(batch) = self.callbacks.batch {
             batch.recorder.saw(verdict.cause());
         }
-        if verdict.cause() == Cause::RateLimited {
-            if let Some(regulator) = self.callbacks.gate.and_then(Gate::regulator) {
-                regulator.on_throttled();
-            }
+        if let Some(gate) = self.callbacks.gate {
+            gate.on_verdict(&verdict);
         }
         Ok(verdict)
     }
