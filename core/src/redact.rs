@@ -8,9 +8,10 @@
 //! - Headers keep their names; the values of sensitive ones become `[redacted]`, and URLs in
 //!   the values of the others (`Location`, `Link`, …) are redacted as above.
 //!
-//! A name is sensitive when it is `Authorization`, `Proxy-Authorization`, `Cookie` or
-//! `Set-Cookie`, or contains (in any case, after percent-decoding) `token`, `secret`,
-//! `password`, `passwd`, `key`, `auth`, `session`, `signature` or `credential`.
+//! A name is sensitive when it is `Authorization`, `Proxy-Authorization`, `Cookie`,
+//! `Set-Cookie`, `sid` or `sig` (Azure's and others' signatures), or contains (in any case, after percent-decoding) `token`,
+//! `secret`, `password`, `passwd`, `key`, `auth`, `session`, `sessid` (PHP's `PHPSESSID`),
+//! `signature` or `credential`.
 
 /// What a secret's value becomes.
 pub const REDACTED: &str = "[redacted]";
@@ -19,13 +20,16 @@ pub const EMAIL: &str = "[email]";
 /// What a long number (CPF, CNPJ, card, phone) becomes.
 pub const NUMBER: &str = "[number]";
 
-const SENSITIVE_NAMES: [&str; 4] = [
+const SENSITIVE_NAMES: [&str; 6] = [
     "authorization",
     "proxy-authorization",
     "cookie",
     "set-cookie",
+    "sid",
+    "sig",
 ];
-const SENSITIVE_PARTS: [&str; 9] = [
+const SENSITIVE_PARTS: [&str; 10] = [
+    "sessid",
     "token",
     "secret",
     "password",
@@ -69,8 +73,12 @@ pub fn redact_url(url: &str) -> RedactedUrl {
     let mut out = String::with_capacity(url.len());
     // scheme://authority/path — or a relative path.
     let rest = match before_query.find("://") {
-        Some(i) if is_scheme(&before_query[..i]) => {
-            out.push_str(&before_query[..i + 3]);
+        Some(i) => {
+            // An odd scheme makes the URL malformed, but its userinfo still goes.
+            if !is_scheme(&before_query[..i]) {
+                malformed = true;
+            }
+            out.push_str(&mask_personal(&before_query[..i + 3], false));
             let after = &before_query[i + 3..];
             let (authority, path) = match after.find('/') {
                 Some(j) => (&after[..j], &after[j..]),
@@ -85,10 +93,6 @@ pub fn redact_url(url: &str) -> RedactedUrl {
             }
             out.push_str(&mask_personal(host, false));
             path
-        }
-        Some(_) => {
-            malformed = true;
-            before_query
         }
         None => before_query,
     };

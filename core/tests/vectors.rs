@@ -280,3 +280,82 @@ fn reason_of(name: &str) -> recuo::GiveUpReason {
     .find(|r| r.name() == name)
     .unwrap()
 }
+
+#[test]
+fn redaction_cases() {
+    let doc = vectors("redaction.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 40);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let url = case["url"].as_str().unwrap();
+        let headers = headers_of(&case["headers"]);
+        let redacted = recuo::redact_url(url);
+        let redacted_headers = recuo::redact_headers(&headers);
+        let record = recuo::Record::Attempt(recuo::AttemptRecord::new(
+            0,
+            1,
+            "GET",
+            url,
+            recuo::Outcome::Status(503),
+            &headers,
+            Some(10),
+            "retry",
+            "unavailable",
+        ))
+        .to_json_line();
+        let mut shown = redacted.url.clone();
+        for (k, v) in &redacted_headers {
+            shown.push_str(&format!("\n{k}: {v}"));
+        }
+        for secret in case["secrets"].as_array().unwrap() {
+            let secret = secret.as_str().unwrap();
+            assert!(
+                !shown.contains(secret),
+                "{name}: {secret:?} survives in {shown}"
+            );
+            assert!(
+                !record.contains(secret),
+                "{name}: {secret:?} survives in {record}"
+            );
+        }
+        for keep in case["keep"].as_array().unwrap() {
+            let keep = keep.as_str().unwrap();
+            assert!(shown.contains(keep), "{name}: {keep:?} lost from {shown}");
+        }
+        assert!(record.contains("\"status\":503"), "{name}");
+        if let Some(exact) = case["redacted_url"].as_str() {
+            assert_eq!(redacted.url, exact, "{name}");
+        }
+        assert_eq!(
+            redacted.malformed,
+            case["malformed"].as_bool().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn origin_cases() {
+    let doc = vectors("origin.json");
+    for case in doc["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let headers = headers_of(&case["headers"]);
+        let w = recuo::who_answered(&headers, case["expected_content_type"].as_str());
+        assert_eq!(w.origin.name(), case["origin"], "{name}: {:?}", w.evidence);
+        assert_eq!(
+            w.confidence.name(),
+            case["confidence"],
+            "{name}: {:?}",
+            w.evidence
+        );
+        for part in case["evidence_contains"].as_array().unwrap() {
+            let part = part.as_str().unwrap();
+            assert!(
+                w.evidence.iter().any(|e| e.contains(part)),
+                "{name}: {part:?} not in {:?}",
+                w.evidence
+            );
+        }
+    }
+}
