@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 
 import recuo
 
@@ -134,6 +135,32 @@ async def in_asyncio() -> None:
     print(f"  -> {await fetch('/status')!r}")
 
 
+def shared_limits() -> None:
+    print("shared limits: guide B's plan, then a batch through one gate")
+    plan = recuo.plan(600, "120/min", "90/min", latency=2)
+    print(f"  600 requests at 90/min under 120/min, 2 s each -> {plan.interval_ms} ms apart, "
+          f"{plan.duration_s:.0f} s, {plan.in_flight:.0f} in flight")
+    gate = recuo.Gate(
+        regulator=recuo.Regulator("50/s", burst=2),
+        limit=recuo.ConcurrencyLimit(3),
+        budget=recuo.RetryBudget(),
+    )
+    fails = {3, 7}
+
+    def job(i: int) -> int:
+        if i in fails:
+            fails.discard(i)  # fails once, then succeeds
+            raise ConnectionError(f"job {i}: connection reset")
+        return i
+
+    report = recuo.run_batch([functools.partial(job, i) for i in range(12)], gate=gate, workers=4, deadline=10,
+                             policy=recuo.Policy(base=0.01, cap=0.02))
+    s = report.stats
+    print(f"  batch: {s.successes} succeeded, {s.failures} gave up, {s.not_started} not started; "
+          f"{s.initial} first attempts + {s.retries} retries, at most {s.max_in_flight} in flight, "
+          f"mean spacing {s.mean_spacing_ms:.0f} ms")
+
+
 def main() -> None:
     print(f"recuo {recuo.__version__} (Python)")
     guide_b()
@@ -141,6 +168,7 @@ def main() -> None:
     verdicts()
     payment()
     asyncio.run(in_asyncio())
+    shared_limits()
 
 
 if __name__ == "__main__":

@@ -21,49 +21,95 @@ Verdict(verdict='retry', reason='rate_limited', wait_ms=3000, wait_unbounded=Fal
 
 ``recuo.retry`` works as a call, as a decorator (``@recuo.retry``,
 ``@recuo.retry(policy=...)``) and with ``async def`` functions; ``recuo.Attempts`` is the
-same state machine for code that runs its own loop. See docs/python.md.
+same state machine for code that runs its own loop.
+
+The shared limits: plan a batch, then keep every thread and process inside the allowance.
+
+>>> recuo.plan(600, "120/min", "90/min", latency=2)  # guide B's example
+Plan(interval_ms=667, duration_s=400.0, retries=0.0, in_flight=3.0, warnings=())
+>>> regulator = recuo.Regulator("2/s", burst=1)
+>>> regulator.try_acquire_at(10**9), regulator.try_acquire_at(10**9)  # go; then wait 0.5 s
+(0, 500000000)
+>>> gate = recuo.Gate(regulator=recuo.Regulator("1000/s"), limit=recuo.ConcurrencyLimit(2),
+...                   budget=recuo.RetryBudget())
+>>> recuo.retry(lambda: "sent", gate=gate)
+'sent'
+
+``recuo.Regulator``, ``recuo.ConcurrencyLimit``, ``recuo.RetryBudget`` and ``recuo.Gate``
+work across threads, the regulator and the budget across processes too (``.shared(path,
+...)``); ``recuo.run_batch`` runs a queue of operations through one gate. See
+docs/python.md.
 
 Errors: ``TypeError`` for a wrong type, ``recuo.ConfigError`` (a ``ValueError`` with the
-core's stable ``code`` and ``name``) for a configuration the core refuses, ``ValueError`` for
-any other value out of range.
+core's stable ``code`` and ``name``) for a configuration the core refuses,
+``recuo.PlanError`` for a plan that cannot be made, ``recuo.SharedFileError`` for a shared
+file set up otherwise, ``ValueError`` for any other value out of range.
 """
 
 from ._recuo import (
     Attempt,
     Attempts,
+    BatchReport,
+    BatchResult,
+    BatchStats,
+    ConcurrencyLimit,
     ConfigError,
     Decision,
+    Gate,
     IdempotencyKey,
+    Permit,
+    Plan,
+    PlanError,
     Policy,
+    Regulator,
     Report,
     RetryAfter,
+    RetryBudget,
+    SharedFileError,
     Verdict,
     __version__,
     backoff_window_ms,
     classify,
     com_retry,
     current_attempt,
+    monotonic_ns,
     parse_retry_after,
+    plan,
     retry_delay_ms,
+    run_batch,
 )
 from ._retry import retry
 
 __all__ = [
     "Attempt",
     "Attempts",
+    "BatchReport",
+    "BatchResult",
+    "BatchStats",
+    "ConcurrencyLimit",
     "ConfigError",
     "Decision",
+    "Gate",
     "IdempotencyKey",
+    "Permit",
+    "Plan",
+    "PlanError",
     "Policy",
+    "Regulator",
     "Report",
     "RetryAfter",
+    "RetryBudget",
+    "SharedFileError",
     "Verdict",
     "__version__",
     "backoff_window_ms",
     "classify",
     "com_retry",
     "current_attempt",
+    "monotonic_ns",
     "parse_retry_after",
+    "plan",
     "retry",
     "retry_delay_ms",
+    "run_batch",
 ]

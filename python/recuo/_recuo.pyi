@@ -1,7 +1,9 @@
 """recuo's native module (Rust, pyo3); import ``recuo`` instead."""
 
+import os
 from collections.abc import Iterable
 from contextvars import ContextVar, Token
+from types import TracebackType
 from typing import Any, Callable, Literal, Protocol, TypeVar, final
 
 _T = TypeVar("_T")
@@ -9,20 +11,34 @@ _T = TypeVar("_T")
 __all__ = [
     "Attempt",
     "Attempts",
+    "BatchReport",
+    "BatchResult",
+    "BatchStats",
+    "ConcurrencyLimit",
     "ConfigError",
     "Decision",
+    "Gate",
     "IdempotencyKey",
+    "Permit",
+    "Plan",
+    "PlanError",
     "Policy",
+    "Regulator",
     "Report",
     "RetryAfter",
+    "RetryBudget",
+    "SharedFileError",
     "Verdict",
     "__version__",
     "backoff_window_ms",
     "classify",
     "com_retry",
     "current_attempt",
+    "monotonic_ns",
     "parse_retry_after",
+    "plan",
     "retry_delay_ms",
+    "run_batch",
 ]
 
 __version__: str
@@ -103,6 +119,7 @@ def com_retry(
     ao_repetir: Callable[[int, Exception, float], object] | None = None,
     seed: int | None = None,
     sleep: Callable[[float], object] | None = None,
+    gate: Gate | None = None,
 ) -> _T:
     """Guide A's retry loop: call ``tarefa()`` up to ``tentativas`` times and return its value.
 
@@ -125,7 +142,8 @@ def com_retry(
     ``base``, ``maximo`` and ``prazo`` are seconds (int or float). ``seed`` makes the jitter
     reproducible. ``sleep(seconds)`` replaces the real wait, for tests; a zero delay calls no
     sleep at all. The real wait releases the GIL and answers Ctrl-C within about 50 ms.
-    Inside the task, ``current_attempt()`` gives the attempt's number and the operation's
+    ``gate`` is passed by every attempt (a place in flight, a start slot, its budget for
+    every retry). Inside the task, ``current_attempt()`` gives the attempt's number and the operation's
     idempotency key; inside another retry loop, the attempts are shared.
 
     Raises ``ConfigError`` (a ``ValueError``) when ``tentativas < 1``, a duration is negative,
@@ -408,8 +426,14 @@ class Attempts:
     def __new__(cls, policy: Policy, *, seed: int | None = None) -> Attempts: ...
     def begin(self, now_ms: int) -> Decision | None:
         """Starts the next attempt: ``None`` when it may go ahead, else the give-up."""
-    def decide(self, verdict: Verdict | bool, now_ms: int) -> Decision:
-        """Decides what follows the attempt just made, whose verdict is ``verdict``."""
+    def decide(
+        self, verdict: Verdict | bool, now_ms: int, *, budget: RetryBudget | None = None
+    ) -> Decision:
+        """Decides what follows the attempt just made, whose verdict is ``verdict``; a retry
+        takes a token from ``budget`` (none left: ``"budget_exhausted"``)."""
+    def refuse_cancelled(self, now_ms: int) -> Decision:
+        """Gives up with ``"cancelled"``: the attempt begun last never started (cancelled at
+        a gate), and is not counted."""
     def exhaust(self, now_ms: int) -> Decision:
         """Gives up with ``"attempts_exhausted"`` (when ``is_spent``)."""
     def cancel(self) -> None:
@@ -431,6 +455,306 @@ class Attempts:
         """The policy."""
     def report(self) -> Report:
         """What has happened so far."""
+
+_Rate = str | float
+_Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+
+class PlanError(ValueError):
+    """A plan recuo cannot make: the target rate is above the allowance, the retry fraction
+    is not in [0, 1), or the latency is negative or not a number. The message is the core's.
+    """
+
+    name: Literal["target_above_allowance", "invalid_retry_fraction", "invalid_latency"]
+    """The error's stable lower-case name."""
+
+class SharedFileError(ValueError):
+    """A shared state file set up with other settings (another rate or burst, another
+    budget), holding another kind of recuo state, or of the wrong size: the second opener is
+    refused with the file's settings and its own. (A file that cannot be opened or mapped at
+    all raises ``OSError``.)"""
+
+def monotonic_ns() -> int:
+    """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
+    regulators and budgets count in, the same in every process on the machine."""
+
+@final
+class Plan:
+    """What a batch will take (SPEC §8); made by ``plan``. Immutable and comparable."""
+
+    @property
+    def interval_ms(self) -> int:
+        """Milliseconds between two starts at the target rate (rounded)."""
+    @property
+    def duration_s(self) -> float:
+        """The least time the batch can take at the target rate, retries included, in
+        seconds."""
+    @property
+    def retries(self) -> float:
+        """The expected number of retries: ``requests * f / (1 - f)``."""
+    @property
+    def in_flight(self) -> float:
+        """The mean number of requests in flight: target rate × latency."""
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Things worth knowing that do not stop the plan."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+def plan(
+    requests: int, allowance: _Rate, target: _Rate, latency: float, retry_fraction: float = 0.0
+) -> Plan:
+    """Plans ``requests`` requests sent at ``target`` under an ``allowance``, each answered in
+    ``latency`` seconds, a fraction ``retry_fraction`` of all attempts being retries.
+
+    Rates are text (``"120/min"``, ``"2/s"``, ``"5000/h"``) or numbers per second.
+    ``PlanError`` when the plan cannot be made (the target above the allowance, say),
+    ``ValueError`` for a bad rate or a negative count.
+    """
+
+@final
+class Regulator:
+    """Limits request starts to a rate with a burst (GCRA): in any window of ``w`` seconds at
+    most ``burst + rate * w`` starts. ``rate`` is text (``"90/min"``, ``"1.5/s"``) or a
+    number per second; ``adaptive=True`` halves the rate on ``on_throttled()`` and restores
+    it on ``on_success()``. Safe to share between threads; ``Regulator.shared`` shares it
+    between processes. ``ValueError`` for a bad rate or a burst of 0."""
+
+    def __new__(cls, rate: _Rate, burst: int = 1, *, adaptive: bool = False) -> Regulator: ...
+    @staticmethod
+    def shared(path: _Path, rate: _Rate, burst: int = 1) -> Regulator:
+        """A regulator in the file at ``path``, shared by every process that opens it with the
+        same rate and burst. ``SharedFileError`` for a file set up otherwise; ``OSError``
+        when it cannot be used."""
+    def acquire(self, timeout: float | None = None, *, cost: int = 1) -> bool:
+        """Waits for a start slot of weight ``cost`` and takes it: ``True``; ``False`` at once
+        (nothing reserved) when it would not come within ``timeout`` seconds. Releases the
+        GIL; Ctrl-C raises ``KeyboardInterrupt`` promptly."""
+    async def acquire_async(self, timeout: float | None = None, *, cost: int = 1) -> bool:
+        """``acquire`` for asyncio (waits with ``asyncio.sleep``)."""
+    def try_acquire(self, *, cost: int = 1) -> float:
+        """``0.0`` when a start may go now (and takes it), else the seconds to wait."""
+    def try_acquire_at(self, now_ns: int, *, cost: int = 1) -> int:
+        """``try_acquire`` at ``now_ns`` (your clock, in nanoseconds): ``0`` when taken, else
+        the wait needed in nanoseconds."""
+    def on_throttled(self) -> None:
+        """A 429 was seen: an adaptive regulator halves its rate."""
+    def on_success(self) -> None:
+        """A start succeeded: an adaptive regulator gives back 1/16 of its rate."""
+    def _reserve(self, max_wait_ns: int, cost: int, /) -> int | None:
+        """Reserves a start now if it comes within ``max_wait_ns``: the wait, or ``None``."""
+    @property
+    def rate(self) -> float:
+        """The rate in force, in starts per second."""
+    @property
+    def burst(self) -> int:
+        """How many starts may go at once after a quiet spell."""
+
+@final
+class Permit:
+    """A place of a ``ConcurrencyLimit``, held until ``release()`` or the end of a ``with``
+    block. Releasing twice is harmless."""
+
+    def release(self) -> None:
+        """Gives the place back (once)."""
+    @property
+    def released(self) -> bool:
+        """Whether the place was given back."""
+    def __enter__(self) -> Permit: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> None: ...
+
+@final
+class ConcurrencyLimit:
+    """At most ``limit`` requests in flight at once; ``with limit:`` and ``async with
+    limit:`` hold a place for the block. ``ValueError`` for a limit of 0."""
+
+    def __new__(cls, limit: int) -> ConcurrencyLimit: ...
+    def acquire(self, timeout: float | None = None) -> Permit | None:
+        """Waits for a place (at most ``timeout`` seconds): its ``Permit``, or ``None``.
+        Releases the GIL; Ctrl-C raises ``KeyboardInterrupt`` promptly."""
+    async def acquire_async(self, timeout: float | None = None) -> Permit | None:
+        """``acquire`` for asyncio."""
+    def try_acquire(self) -> Permit | None:
+        """A place now, or ``None`` when all are taken."""
+    def _hold(self, permit: Permit, /) -> None:
+        """Holds the place of ``permit`` until the next ``__exit__``."""
+    def __enter__(self) -> None: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> None: ...
+    async def __aenter__(self) -> None: ...
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> None: ...
+    @property
+    def limit(self) -> int:
+        """The number of places."""
+    @property
+    def in_flight(self) -> int:
+        """Places taken now."""
+    @property
+    def max_in_flight(self) -> int:
+        """The most places ever taken at once."""
+
+@final
+class RetryBudget:
+    """Retries may be at most ``ratio`` of the first attempts of the last ``window_s``
+    seconds plus ``floor_per_s`` per second. ``RetryBudget.shared`` shares it between
+    processes. ``ValueError`` for bad settings."""
+
+    def __new__(
+        cls, ratio: float = 0.1, floor_per_s: float = 1.0, window_s: int = 10
+    ) -> RetryBudget: ...
+    @staticmethod
+    def shared(
+        path: _Path, ratio: float = 0.1, floor_per_s: float = 1.0, window_s: int = 10
+    ) -> RetryBudget:
+        """A budget in the file at ``path``, shared by every process that opens it with the
+        same settings."""
+    def record_request(self) -> None:
+        """Counts a first attempt now."""
+    def record_request_at(self, now_ns: int) -> None:
+        """Counts a first attempt at ``now_ns``."""
+    def try_withdraw(self) -> bool:
+        """Takes one retry now if the budget allows it."""
+    def try_withdraw_at(self, now_ns: int) -> bool:
+        """Takes one retry at ``now_ns`` if the budget allows it."""
+    def counts(self, now_ns: int | None = None) -> tuple[int, int]:
+        """``(requests, retries)`` in the window ending at ``now_ns`` (``None``: now)."""
+    @property
+    def ratio(self) -> float:
+        """The most retries per first attempt."""
+    @property
+    def floor_per_s(self) -> float:
+        """The retries allowed per second whatever the requests."""
+    @property
+    def window_s(self) -> int:
+        """The window counted, in seconds."""
+
+@final
+class Gate:
+    """What every attempt of a loop passes: a place in flight (``limit``), then a start slot
+    (``regulator``); first attempts are counted by the ``budget`` and retries withdraw from
+    it. Each part optional and shared."""
+
+    def __new__(
+        cls,
+        *,
+        regulator: Regulator | None = None,
+        limit: ConcurrencyLimit | None = None,
+        budget: RetryBudget | None = None,
+    ) -> Gate: ...
+    @property
+    def regulator(self) -> Regulator | None:
+        """The regulator, or ``None``."""
+    @property
+    def limit(self) -> ConcurrencyLimit | None:
+        """The concurrency limit, or ``None``."""
+    @property
+    def budget(self) -> RetryBudget | None:
+        """The retry budget, or ``None``."""
+
+@final
+class BatchResult:
+    """How one operation of a batch ended: ``"succeeded"`` (``value``), ``"gave_up"``
+    (``error``, the very exception, ``reason`` and ``report``) or ``"not_started"``."""
+
+    @property
+    def status(self) -> Literal["succeeded", "gave_up", "not_started"]:
+        """``"succeeded"``, ``"gave_up"`` or ``"not_started"``."""
+    @property
+    def value(self) -> Any:
+        """The operation's value when it succeeded, else ``None``."""
+    @property
+    def error(self) -> BaseException | None:
+        """The operation's last exception when it gave up, else ``None``."""
+    @property
+    def reason(self) -> _GiveUpReason | None:
+        """Why it gave up, else ``None``."""
+    @property
+    def report(self) -> Report | None:
+        """The report of an operation that gave up, else ``None``."""
+    @property
+    def attempts(self) -> int:
+        """The calls made of the operation."""
+
+@final
+class BatchStats:
+    """What a batch did, with the core's names; spacing in milliseconds."""
+
+    @property
+    def initial(self) -> int:
+        """First attempts started."""
+    @property
+    def retries(self) -> int:
+        """Retries started."""
+    @property
+    def starts(self) -> int:
+        """All attempts started."""
+    @property
+    def successes(self) -> int:
+        """Operations that succeeded."""
+    @property
+    def failures(self) -> int:
+        """Operations that gave up."""
+    @property
+    def not_started(self) -> int:
+        """Operations never started."""
+    @property
+    def throttled(self) -> int:
+        """Rate-limited answers seen."""
+    @property
+    def unavailable(self) -> int:
+        """503 answers seen."""
+    @property
+    def min_spacing_ms(self) -> float | None:
+        """The shortest time between two consecutive starts, in ms."""
+    @property
+    def mean_spacing_ms(self) -> float | None:
+        """The mean time between consecutive starts, in ms."""
+    @property
+    def max_in_flight(self) -> int:
+        """The most attempts in flight at once."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class BatchReport:
+    """What ``run_batch`` did: ``results``, ``stats`` and ``elapsed`` (seconds)."""
+
+    @property
+    def results(self) -> tuple[BatchResult, ...]:
+        """One ``BatchResult`` per operation, in order."""
+    @property
+    def stats(self) -> BatchStats:
+        """The batch's stats."""
+    @property
+    def elapsed(self) -> float:
+        """How long the batch took, in seconds."""
+
+def run_batch(
+    operations: Iterable[Callable[[], object]],
+    *,
+    policy: Policy | None = None,
+    gate: Gate | None = None,
+    workers: int = 1,
+    deadline: float | None = None,
+    classify: Callable[[Exception], object] | None = None,
+) -> BatchReport:
+    """Runs ``operations`` through one ``policy`` and one ``gate``, ``workers`` at a time,
+    with a ``deadline`` (seconds) for the whole batch: what has not started when it passes is
+    never started. Ctrl-C stops the batch and raises ``KeyboardInterrupt``."""
 
 # Private: the Python glue of recuo.retry (recuo/_retry.py) uses these.
 
@@ -455,6 +779,7 @@ def _run(
     on_give_up: Callable[[Report], object] | None,
     seed: int | None,
     sleep: Callable[[float], object] | None,
+    gate: Gate | None,
     /,
 ) -> _T:
     """The synchronous retry loop."""

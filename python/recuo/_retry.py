@@ -16,9 +16,12 @@ import inspect
 import time
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
+from ._limits import enter_gate
 from ._recuo import (
     Attempts,
     Decision,
+    Gate,
+    Permit,
     Policy,
     Report,
     _attempt_pool,
@@ -53,7 +56,7 @@ _DEFAULT_POLICY = Policy()
 class _Options:
     """The options of one ``retry``, checked once (at decoration time for a decorator)."""
 
-    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "given")
+    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "given")
 
     def __init__(
         self,
@@ -63,9 +66,12 @@ class _Options:
         on_give_up: GiveUpHook | None,
         seed: int | None,
         sleep: Sleep | None,
+        gate: Gate | None,
     ) -> None:
         if policy is not None and not isinstance(policy, Policy):
             raise TypeError(f"policy must be a recuo.Policy or None, not {type(policy).__name__}")
+        if gate is not None and not isinstance(gate, Gate):
+            raise TypeError(f"gate must be a recuo.Gate or None, not {type(gate).__name__}")
         hooks = {"classify": classify, "on_retry": on_retry, "on_give_up": on_give_up, "sleep": sleep}
         for name, hook in hooks.items():
             if hook is not None and not callable(hook):
@@ -81,7 +87,8 @@ class _Options:
         self.on_give_up = on_give_up
         self.seed = seed
         self.sleep = sleep
-        self.given = any(v is not None for v in (policy, seed, *hooks.values()))
+        self.gate = gate
+        self.given = any(v is not None for v in (policy, seed, gate, *hooks.values()))
 
 
 @overload
@@ -99,6 +106,7 @@ def retry(
     on_give_up: GiveUpHook | None = None,
     seed: int | None = None,
     sleep: Sleep | None = None,
+    gate: Gate | None = None,
 ) -> Callable[[Callable[_P, _T]], Callable[_P, _T]]: ...
 
 
@@ -113,6 +121,7 @@ def retry(
     on_give_up: GiveUpHook | None = None,
     seed: int | None = None,
     sleep: Sleep | None = None,
+    gate: Gate | None = None,
     **kwargs: Any,
 ) -> _T: ...
 
@@ -127,6 +136,7 @@ def retry(
     on_give_up: GiveUpHook | None = None,
     seed: int | None = None,
     sleep: Sleep | None = None,
+    gate: Gate | None = None,
     **kwargs: Any,
 ) -> Any:
     """Runs a function under a retry policy: as a call, as a decorator, sync or ``async def``.
@@ -174,12 +184,21 @@ def retry(
     wait (for tests; in the async loop it may answer an awaitable); a zero delay calls no
     sleep. The real blocking wait releases the GIL and answers Ctrl-C within about 50 ms.
 
+    ``gate`` (a ``recuo.Gate``) is passed by every attempt, first or retry: a place in flight
+    (its ``limit``), then a start slot (its ``regulator``); the place is given back right
+    after the attempt, before any sleep. First attempts are counted by its ``budget`` and
+    every retry withdraws from it: none left gives up with ``"budget_exhausted"``. An
+    adaptive regulator slows down on ``"rate_limited"`` verdicts and speeds back up on
+    successes. Blocking waits at the gate release the GIL and answer Ctrl-C promptly; async
+    waits use ``asyncio.sleep``, and cancelling the task while it waits gives up with
+    ``"cancelled"`` without counting the attempt.
+
     Raises ``TypeError`` for an argument of the wrong type (checked when ``retry`` is called,
     so a bad decorator fails at import) and ``ValueError`` for a seed out of range. The
     option names are ``retry``'s own: to pass a keyword argument with one of these names to
     ``fn``, use the decorator or ``functools.partial``.
     """
-    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep)
+    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate)
     if fn is None:
         if args or kwargs:
             raise TypeError("recuo.retry() got arguments for a function but no function")
@@ -223,7 +242,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def _run_sync(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
-    result = _run(fn, args, kwargs, o.policy, o.classify, o.on_retry, o.on_give_up, o.seed, o.sleep)
+    result = _run(fn, args, kwargs, o.policy, o.classify, o.on_retry, o.on_give_up, o.seed, o.sleep, o.gate)
     if inspect.iscoroutine(result):
         # The blocking loop saw a coroutine as a success: nothing was awaited, so nothing was
         # retried. Say so instead of handing back a coroutine that would run unretried.
@@ -252,8 +271,8 @@ async def _run_async(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
 async def _async_loop(
     attempts: Attempts, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options
 ) -> Any:
-    """SPEC §6's loop, as the core's ``drive`` runs it: begin, attempt, classify, decide, hook,
-    sleep — with every decision taken by ``attempts``."""
+    """SPEC §6's loop, as the core's ``drive`` runs it: begin, pass the gate, attempt,
+    classify, decide, hook, sleep — with every decision taken by ``attempts``."""
     last: Exception | None = None
     while True:
         refused = attempts.begin(_now_ms())
@@ -265,9 +284,15 @@ async def _async_loop(
             raise last
         attempt = attempts.attempt
         assert attempt is not None  # begun just now
+        permit = await _pass_gate(attempts, attempt.number, o, last)
         token = _current_attempt.set(attempt)
         try:
-            return await fn(*args, **kwargs)
+            try:
+                result = await fn(*args, **kwargs)
+            finally:
+                # The place in flight is given back before anything else, any sleep above all.
+                if permit is not None:
+                    permit.release()
         except asyncio.CancelledError:
             _cancel(attempts, o)
             raise
@@ -279,6 +304,10 @@ async def _async_loop(
             if o.on_retry is not None:
                 o.on_retry(attempt.number, exc, decision.delay or 0.0)
             last = exc
+        else:
+            if o.gate is not None and o.gate.regulator is not None:
+                o.gate.regulator.on_success()
+            return result
         finally:
             _current_attempt.reset(token)
         delay = decision.delay or 0.0
@@ -290,12 +319,29 @@ async def _async_loop(
                 raise
 
 
+async def _pass_gate(attempts: Attempts, number: int, o: _Options, last: Exception | None) -> Permit | None:
+    """Waits at the gate, if any, for attempt ``number``. Cancelled meanwhile, the operation
+    gives up with ``"cancelled"`` and that attempt is not counted (as in the core's loop)."""
+    if o.gate is None:
+        return None
+    try:
+        return await enter_gate(o.gate, number)
+    except asyncio.CancelledError:
+        _give_up(attempts, attempts.refuse_cancelled(_now_ms()), o, last)
+        raise
+
+
 def _decide(attempts: Attempts, exc: Exception, o: _Options) -> Decision:
     if attempts.is_spent:
         # No attempt left anyway: the classifier is not asked.
         return attempts.exhaust(_now_ms())
-    verdict = True if o.classify is None else _exception_verdict(o.classify(exc))
-    return attempts.decide(verdict, _now_ms())
+    verdict = _exception_verdict(True if o.classify is None else o.classify(exc))
+    gate = o.gate
+    if gate is None:
+        return attempts.decide(verdict, _now_ms())
+    if verdict.reason == "rate_limited" and gate.regulator is not None:
+        gate.regulator.on_throttled()
+    return attempts.decide(verdict, _now_ms(), budget=gate.budget)
 
 
 def _give_up(attempts: Attempts, decision: Decision, o: _Options, last: Exception | None) -> None:

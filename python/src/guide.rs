@@ -11,7 +11,7 @@ use crate::args::{
     attempt_arg, base_arg, base_ms_arg, cap_ms_arg, config_error, maximo_arg, now_ms_arg,
     opt_callable, prazo_arg, require_callable, seed_arg, system_now_ms, tentativas_arg, type_name,
 };
-use crate::runner::{run_blocking, Effects, Operation};
+use crate::runner::{gate_arg, run_blocking, Effects, Operation};
 
 /// Reads a `Retry-After` value given as `str`, `bytes` or `None` (absent).
 ///
@@ -65,7 +65,8 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
 /// ``base``, ``maximo`` and ``prazo`` are seconds (int or float). ``seed`` (an int) makes the
 /// jitter reproducible. ``sleep(seconds)`` replaces the real wait, for tests; a zero delay
 /// calls no sleep at all. The real wait releases the GIL and answers Ctrl-C within about
-/// 50 ms. Inside the task, ``recuo.current_attempt()`` gives the attempt's number and the
+/// 50 ms. ``gate`` (a ``recuo.Gate``) is passed by every attempt: a place in flight and a
+/// start slot before it, its budget for every retry. Inside the task, ``recuo.current_attempt()`` gives the attempt's number and the
 /// operation's idempotency key; inside another retry loop, the attempts are shared.
 ///
 /// Raises ``recuo.ConfigError`` (a ``ValueError``) when ``tentativas < 1``, a duration is
@@ -74,8 +75,8 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
 /// type (a ``bool`` is refused where an int is expected).
 #[pyfunction]
 #[pyo3(
-    signature = (tarefa, tentativas = 5, base = 0.2, maximo = 5.0, repetir_se = None, *, prazo = None, ao_repetir = None, seed = None, sleep = None),
-    text_signature = "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None, seed=None, sleep=None)"
+    signature = (tarefa, tentativas = 5, base = 0.2, maximo = 5.0, repetir_se = None, *, prazo = None, ao_repetir = None, seed = None, sleep = None, gate = None),
+    text_signature = "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None, seed=None, sleep=None, gate=None)"
 )]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn com_retry(
@@ -89,8 +90,10 @@ pub(crate) fn com_retry(
     ao_repetir: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
     sleep: Option<&Bound<'_, PyAny>>,
+    gate: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     require_callable(tarefa, "tarefa")?;
+    let gate = gate_arg(gate)?;
     let effects = Effects {
         classify: opt_callable(repetir_se, "repetir_se")?,
         on_retry: opt_callable(ao_repetir, "ao_repetir")?,
@@ -108,6 +111,7 @@ pub(crate) fn com_retry(
         seed,
         Operation::Tarefa(tarefa),
         &effects,
+        gate.map(|g| &g.get().inner),
     )
 }
 

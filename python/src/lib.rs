@@ -12,7 +12,12 @@
 //! * [`policy`] — `recuo.Policy`.
 //! * [`verdict`] — `recuo.classify` and `recuo.Verdict`.
 //! * [`machine`] — `recuo.Attempts`, `Decision`, `Report`, `Attempt`, `IdempotencyKey`.
-//! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt.
+//! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt, and
+//!   the waits at the gate.
+//! * [`limits`] — `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
+//!   `monotonic_ns`.
+//! * [`plan`] — `recuo.plan` and `recuo.Plan`.
+//! * [`batch`] — `recuo.run_batch` and its report.
 //!
 //! Bad input is refused before anything runs: a wrong type raises `TypeError`, a value the
 //! core refuses raises `recuo.ConfigError` (a `ValueError` carrying the core's stable `code`
@@ -29,8 +34,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod args;
+mod batch;
 mod guide;
+mod limits;
 mod machine;
+mod plan;
 mod policy;
 mod runner;
 mod verdict;
@@ -47,12 +55,36 @@ pyo3::create_exception!(
      ``\"cap_below_base\"``, ``\"invalid_header_name\"``); the message is for humans."
 );
 
+pyo3::create_exception!(
+    recuo,
+    PlanError,
+    PyValueError,
+    "A plan recuo cannot make (``recuo.plan``): the target rate is above the allowance, the\n\
+     retry fraction is not in [0, 1), or the latency is negative or not a number.\n\n\
+     A subclass of ValueError. ``name`` is its stable lower-case name\n\
+     (``\"target_above_allowance\"``, ``\"invalid_retry_fraction\"``, ``\"invalid_latency\"``);\n\
+     the message is the core's, for humans."
+);
+
+pyo3::create_exception!(
+    recuo,
+    SharedFileError,
+    PyValueError,
+    "A shared state file recuo refuses to use: it was set up with other settings (another\n\
+     rate or burst, another budget), holds another kind of recuo state, or has the wrong\n\
+     size. Processes sharing it would disagree about the allowance, so the second opener is\n\
+     refused with the file's settings and its own. A subclass of ValueError; a file that\n\
+     cannot be opened or mapped at all raises OSError instead."
+);
+
 /// recuo's native module; import ``recuo`` instead.
 #[pymodule]
 fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", recuo::VERSION)?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("PlanError", py.get_type::<PlanError>())?;
+    m.add("SharedFileError", py.get_type::<SharedFileError>())?;
     m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
@@ -61,12 +93,24 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyDecision>()?;
     m.add_class::<machine::PyReport>()?;
     m.add_class::<machine::PyIdempotencyKey>()?;
+    m.add_class::<limits::PyRegulator>()?;
+    m.add_class::<limits::PyConcurrencyLimit>()?;
+    m.add_class::<limits::PyPermit>()?;
+    m.add_class::<limits::PyRetryBudget>()?;
+    m.add_class::<limits::PyGate>()?;
+    m.add_class::<plan::PyPlan>()?;
+    m.add_class::<batch::PyBatchReport>()?;
+    m.add_class::<batch::PyBatchResult>()?;
+    m.add_class::<batch::PyBatchStats>()?;
     m.add_function(wrap_pyfunction!(guide::com_retry, m)?)?;
     m.add_function(wrap_pyfunction!(guide::retry_delay_ms, m)?)?;
     m.add_function(wrap_pyfunction!(guide::parse_retry_after, m)?)?;
     m.add_function(wrap_pyfunction!(guide::backoff_window_ms, m)?)?;
     m.add_function(wrap_pyfunction!(verdict::classify, m)?)?;
     m.add_function(wrap_pyfunction!(runner::current_attempt, m)?)?;
+    m.add_function(wrap_pyfunction!(limits::monotonic_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(plan::plan, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::run_batch, m)?)?;
     // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
     // out of `__all__`.
     m.setattr("_AttemptPool", py.get_type::<runner::PyAttemptPool>())?;

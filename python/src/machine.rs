@@ -12,9 +12,12 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
 
-use recuo::{AttemptPool, Attempts, Decision, IdempotencyKey, LazyJitterRng, Report, Verdict};
+use recuo::{
+    AttemptPool, Attempts, Decision, IdempotencyKey, LazyJitterRng, Report, RetryAllowance, Verdict,
+};
 
 use crate::args::{mono_ms_arg, seed_arg, type_name};
+use crate::limits::PyRetryBudget;
 use crate::policy::PyPolicy;
 use crate::verdict::PyVerdict;
 
@@ -348,18 +351,40 @@ impl PyAttempts {
 
     /// Decides what follows the attempt just made, whose verdict is ``verdict`` (a
     /// ``Verdict``, or a ``bool``: ``True`` retries, ``False`` gives up as permanent), at
-    /// ``now_ms``.
+    /// ``now_ms``. With a ``budget`` (a ``recuo.RetryBudget``), a retry takes a token from
+    /// it, and none left gives up with ``"budget_exhausted"``.
+    #[pyo3(signature = (verdict, now_ms, *, budget = None))]
     fn decide(
         &mut self,
         verdict: &Bound<'_, PyAny>,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        budget: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyDecision> {
         let verdict = verdict_arg(verdict)?;
-        Ok(PyDecision(self.inner.decide(
+        let budget = match budget.filter(|b| !b.is_none()) {
+            None => None,
+            Some(b) => Some(b.cast::<PyRetryBudget>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "budget must be a recuo.RetryBudget or None, not {}",
+                    type_name(b)
+                ))
+            })?),
+        };
+        let allowance = budget.map(|b| &b.get().inner as &dyn RetryAllowance);
+        Ok(PyDecision(self.inner.decide_with(
             verdict,
             now_ms,
             &mut self.rng,
+            allowance,
         )))
+    }
+
+    /// Gives up with ``"cancelled"`` at ``now_ms`` because the operation was cancelled after
+    /// ``begin`` but before its attempt could start (say, while waiting at a gate): that
+    /// attempt is not counted.
+    fn refuse_cancelled(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyDecision {
+        self.inner.cancel();
+        PyDecision(self.inner.refuse_cancelled(now_ms))
     }
 
     /// Gives up with ``"attempts_exhausted"`` at ``now_ms``: what a loop does instead of

@@ -10,26 +10,28 @@
 //! answers. The asyncio loop (`recuo/_retry.py`) uses the same two variables through
 //! [`attempts_in_context`], so sync and async loops nest in each other alike.
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyException, PyRuntimeError};
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use recuo::{
-    drive, unix_now_ms, AttemptContext, AttemptPool, Attempts, Clock, Driver, LazyJitterRng,
-    Policy, Stopped, SystemClock, Verdict,
+    drive, monotonic_ns, unix_now_ms, AttemptContext, AttemptPool, Attempts, CancelToken, Cause,
+    Clock, Driver, Gate, LazyJitterRng, Pass, Policy, RetryAllowance, StatsRecorder, Stopped,
+    SystemClock, Verdict,
 };
 
 use crate::args::{opt_callable, seed_arg};
+use crate::limits::PyGate;
 use crate::machine::{KeyCell, PyAttempt, PyAttempts, PyDecision, PyReport};
 use crate::policy::PyPolicy;
 use crate::verdict::PyVerdict;
 
-/// The longest the default sleep waits without looking for a signal (Ctrl-C).
-const SLEEP_SLICE: Duration = Duration::from_millis(50);
+/// The longest a blocking wait goes without looking for a signal (Ctrl-C).
+pub(crate) const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
 static ATTEMPT_POOL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static CURRENT_ATTEMPT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -179,16 +181,90 @@ pub(crate) fn exception_verdict_py(answer: &Bound<'_, PyAny>) -> PyResult<PyVerd
 
 /// Sleeps `delay` with the GIL released, in slices of at most [`SLEEP_SLICE`], running
 /// Python's signal handlers between slices: Ctrl-C raises `KeyboardInterrupt` promptly.
-fn interruptible_sleep(py: Python<'_>, delay: Duration) -> PyResult<()> {
+/// With a `cancel` token, cancelling it ends the sleep at once: answers `true` then.
+pub(crate) fn interruptible_sleep(
+    py: Python<'_>,
+    delay: Duration,
+    cancel: Option<&CancelToken>,
+) -> PyResult<bool> {
     let mut remaining = delay;
     while !remaining.is_zero() {
         let slice = remaining.min(SLEEP_SLICE);
         let started = Instant::now();
-        py.detach(|| std::thread::sleep(slice));
+        let cancelled = py.detach(|| match cancel {
+            Some(token) => token.sleep(slice),
+            None => {
+                std::thread::sleep(slice);
+                false
+            }
+        });
+        if cancelled {
+            return Ok(true);
+        }
         py.check_signals()?;
         remaining = remaining.saturating_sub(started.elapsed());
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Passes `gate` for attempt number `attempt` — the core's `Gate::enter`: a place in flight,
+/// then a start slot, and a first attempt recorded by the budget — with the GIL released.
+/// `None` when `cancel` was cancelled meanwhile.
+///
+/// `Gate::enter` blocks without looking at Python's signals, so when the gate may wait (it
+/// has a limit or a regulator) and `signals` is set, it runs on a helper thread while this
+/// thread runs Python's signal handlers every [`SLEEP_SLICE`]: Ctrl-C cancels the wait and
+/// raises `KeyboardInterrupt` promptly. Without `signals` (a batch's worker thread, which
+/// Python never signals) it runs here, and `cancel` alone ends it.
+pub(crate) fn enter_gate(
+    py: Python<'_>,
+    gate: &Gate,
+    attempt: u32,
+    cancel: &CancelToken,
+    signals: bool,
+) -> PyResult<Option<Pass>> {
+    let refused = |e: recuo::RegulatorError| PyValueError::new_err(e.to_string());
+    if !signals || (gate.limit().is_none() && gate.regulator().is_none()) {
+        return py.detach(|| gate.enter(attempt, cancel)).map_err(refused);
+    }
+    let (sent, received) = mpsc::channel();
+    // A Mutex only to make the receiver shareable with `detach`; this thread alone uses it.
+    let received = std::sync::Mutex::new(received);
+    let recv_timeout = |timeout: Duration| {
+        received
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .recv_timeout(timeout)
+    };
+    let (helper_gate, helper_cancel) = (gate.clone(), cancel.clone());
+    let helper = std::thread::Builder::new()
+        .name("recuo-gate".to_owned())
+        .spawn(move || {
+            let _ = sent.send(helper_gate.enter(attempt, &helper_cancel));
+        })?;
+    loop {
+        match py.detach(|| recv_timeout(SLEEP_SLICE)) {
+            Ok(entered) => {
+                let _ = py.detach(|| helper.join());
+                return entered.map_err(refused);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(signalled) = py.check_signals() {
+                    // Wake the helper, and give back whatever it took meanwhile.
+                    cancel.cancel();
+                    drop(py.detach(|| recv_timeout(Duration::MAX)));
+                    let _ = py.detach(|| helper.join());
+                    return Err(signalled);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let _ = py.detach(|| helper.join());
+                return Err(PyRuntimeError::new_err(
+                    "recuo: the thread waiting at the gate ended without an answer",
+                ));
+            }
+        }
+    }
 }
 
 /// The operation a loop calls.
@@ -216,6 +292,31 @@ pub(crate) struct Effects<'a, 'py> {
     pub(crate) sleep: Option<&'a Bound<'py, PyAny>>,
 }
 
+/// Where a loop runs: the gate its attempts pass, the stats it records (a batch's), the
+/// token that cancels it, and whether Python signals reach its thread.
+pub(crate) struct Env<'a> {
+    /// The gate every attempt passes; its budget is the loop's retry allowance.
+    pub(crate) gate: Option<&'a Gate>,
+    /// A batch's recorder: each start, end and cause seen.
+    pub(crate) stats: Option<&'a StatsRecorder>,
+    /// Cancels the loop (a batch's deadline or interruption); never cancelled otherwise.
+    pub(crate) cancel: CancelToken,
+    /// Whether Python's signal handlers run on this thread (not on a batch's workers).
+    pub(crate) signals: bool,
+}
+
+impl Env<'_> {
+    /// A loop of its own on the caller's thread, through `gate` if any.
+    pub(crate) fn caller(gate: Option<&Gate>) -> Env<'_> {
+        Env {
+            gate,
+            stats: None,
+            cancel: CancelToken::new(),
+            signals: true,
+        }
+    }
+}
+
 /// Python's effects for the core's `drive`.
 struct PyDriver<'a, 'py> {
     py: Python<'py>,
@@ -225,6 +326,17 @@ struct PyDriver<'a, 'py> {
     key: KeyCell,
     header: Arc<str>,
     current: Bound<'py, PyAny>,
+    env: &'a Env<'a>,
+    /// The place in flight of the attempt being made.
+    pass: Option<Pass>,
+    /// Attempts made so far.
+    made: u32,
+}
+
+impl PyDriver<'_, '_> {
+    fn regulator(&self) -> Option<&recuo::Regulator> {
+        self.env.gate.and_then(Gate::regulator)
+    }
 }
 
 impl Driver for PyDriver<'_, '_> {
@@ -235,7 +347,75 @@ impl Driver for PyDriver<'_, '_> {
         self.clock.now_ms()
     }
 
+    fn is_cancelled(&mut self) -> bool {
+        self.env.cancel.is_cancelled()
+    }
+
+    fn before_attempt(&mut self, attempt: u32) -> PyResult<bool> {
+        let Some(gate) = self.env.gate else {
+            return Ok(true);
+        };
+        let entered = enter_gate(self.py, gate, attempt, &self.env.cancel, self.env.signals)?;
+        let passed = entered.is_some();
+        self.pass = entered;
+        Ok(passed)
+    }
+
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
+        if let Some(stats) = self.env.stats {
+            stats.start(ctx.attempt(), monotonic_ns());
+        }
+        self.made = ctx.attempt().saturating_add(1);
+        let result = self.call(ctx);
+        if let Some(stats) = self.env.stats {
+            stats.end();
+        }
+        // The place in flight is given back before anything else, any sleep above all.
+        self.pass = None;
+        if result.is_ok() {
+            if let Some(regulator) = self.regulator() {
+                regulator.on_success();
+            }
+        }
+        result
+    }
+
+    fn classify(&mut self, error: &PyErr) -> PyResult<Verdict> {
+        let verdict = self.verdict(error)?;
+        let cause = verdict.cause();
+        if cause == Cause::RateLimited {
+            if let Some(regulator) = self.regulator() {
+                regulator.on_throttled();
+            }
+        }
+        if let Some(stats) = self.env.stats {
+            stats.saw(cause);
+        }
+        Ok(verdict)
+    }
+
+    fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
+        let py = self.py;
+        match self.effects.on_retry {
+            Some(hook) => hook
+                .call1((attempt, error.value(py), delay.as_secs_f64()))
+                .map(drop)
+                .inspect_err(|raised| chain(py, raised, error)),
+            None => Ok(()),
+        }
+    }
+
+    fn sleep(&mut self, delay: Duration) -> PyResult<bool> {
+        match self.effects.sleep {
+            Some(f) => f.call1((delay.as_secs_f64(),)).map(|_| false),
+            None => interruptible_sleep(self.py, delay, Some(&self.env.cancel)),
+        }
+    }
+}
+
+impl PyDriver<'_, '_> {
+    /// Calls the operation, with `recuo.current_attempt()` answering its attempt.
+    fn call(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
         let py = self.py;
         let attempt = PyAttempt {
             number: ctx.attempt(),
@@ -261,7 +441,8 @@ impl Driver for PyDriver<'_, '_> {
         Ok(value.unbind())
     }
 
-    fn classify(&mut self, error: &PyErr) -> PyResult<Verdict> {
+    /// The caller's verdict on `error`.
+    fn verdict(&mut self, error: &PyErr) -> PyResult<Verdict> {
         let py = self.py;
         // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
         // loop at once, as they are.
@@ -275,24 +456,6 @@ impl Driver for PyDriver<'_, '_> {
             .and_then(|answer| exception_verdict(&answer))
             .inspect_err(|raised| chain(py, raised, error))
     }
-
-    fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
-        let py = self.py;
-        match self.effects.on_retry {
-            Some(hook) => hook
-                .call1((attempt, error.value(py), delay.as_secs_f64()))
-                .map(drop)
-                .inspect_err(|raised| chain(py, raised, error)),
-            None => Ok(()),
-        }
-    }
-
-    fn sleep(&mut self, delay: Duration) -> PyResult<bool> {
-        match self.effects.sleep {
-            Some(f) => f.call1((delay.as_secs_f64(),)).map(|_| false),
-            None => interruptible_sleep(self.py, delay).map(|()| false),
-        }
-    }
 }
 
 /// The Unix time (seconds) of `retry_at_ms`, an instant on a monotonic clock that reads
@@ -302,19 +465,24 @@ pub(crate) fn unix_secs_at(retry_at_ms: u64, now_ms: u64) -> f64 {
     (unix_now_ms() as f64 + ahead_ms) / 1000.0
 }
 
-/// Runs `op` under `policy` until it succeeds or the policy gives up, in the attempt pool of
-/// this context: the core's `drive` with Python's effects.
-///
-/// Answers the operation's value, or raises its last exception — the same object. An
-/// exception that is not an `Exception`, or one raised by a classifier, a hook or the sleep,
-/// ends the loop at once and propagates.
-pub(crate) fn run_blocking(
+/// How a driven loop ended, and the reading of its clock then (for `retry_at`).
+pub(crate) struct Driven {
+    pub(crate) outcome: Result<Py<PyAny>, Stopped<PyErr>>,
+    pub(crate) now_ms: u64,
+    /// Attempts made (the number of the last one, plus one).
+    pub(crate) attempts: u32,
+}
+
+/// Runs `op` under `policy` in the attempt pool of this context, in `env`: the core's `drive`
+/// with Python's effects, the gate's budget as its retry allowance.
+pub(crate) fn drive_python(
     py: Python<'_>,
     policy: &Policy,
     seed: Option<u64>,
     op: Operation<'_, '_>,
     effects: &Effects<'_, '_>,
-) -> PyResult<Py<PyAny>> {
+    env: &Env<'_>,
+) -> PyResult<Driven> {
     let scope = PoolScope::enter(py, policy.max_attempts())?;
     let (pool, nested) = scope.parts();
     let attempts = Attempts::new(policy).with_pool(pool, nested);
@@ -326,18 +494,57 @@ pub(crate) fn run_blocking(
         key: KeyCell::default(),
         header: Arc::from(policy.idempotency_header()),
         current: attempt_var(py)?,
+        env,
+        pass: None,
+        made: 0,
     };
+    let allowance = env
+        .gate
+        .and_then(Gate::budget)
+        .map(|b| b as &dyn RetryAllowance);
     // Seeded at the first draw only: a first-attempt success reads no entropy.
-    let outcome = match drive(attempts, LazyJitterRng::new(seed), None, &mut driver) {
+    let outcome = drive(attempts, LazyJitterRng::new(seed), allowance, &mut driver);
+    // Should the loop have stopped between the gate and the attempt, the place goes back.
+    driver.pass = None;
+    let now_ms = driver.clock.now_ms();
+    let exited = scope.exit(py);
+    if outcome.is_ok() {
+        exited?; // the operation's own exception comes first
+    }
+    Ok(Driven {
+        outcome,
+        now_ms,
+        attempts: driver.made,
+    })
+}
+
+/// Runs `op` under `policy` until it succeeds or the policy gives up, in the attempt pool of
+/// this context, every attempt passing `gate`: the core's `drive` with Python's effects.
+///
+/// Answers the operation's value, or raises its last exception — the same object. An
+/// exception that is not an `Exception`, or one raised by a classifier, a hook or the sleep,
+/// ends the loop at once and propagates; so does Ctrl-C while waiting at the gate.
+pub(crate) fn run_blocking(
+    py: Python<'_>,
+    policy: &Policy,
+    seed: Option<u64>,
+    op: Operation<'_, '_>,
+    effects: &Effects<'_, '_>,
+    gate: Option<&Gate>,
+) -> PyResult<Py<PyAny>> {
+    let env = Env::caller(gate);
+    let Driven {
+        outcome, now_ms, ..
+    } = drive_python(py, policy, seed, op, effects, &env)?;
+    match outcome {
         Ok(value) => Ok(value),
         Err(Stopped::Aborted(error)) => Err(error),
         Err(Stopped::GaveUp(gave_up)) => {
             let hooked = match effects.on_give_up {
                 Some(hook) => {
-                    let now = driver.clock.now_ms();
                     let report = PyReport {
                         report: gave_up.report,
-                        retry_at: gave_up.retry_at_ms.map(|at| unix_secs_at(at, now)),
+                        retry_at: gave_up.retry_at_ms.map(|at| unix_secs_at(at, now_ms)),
                     };
                     hook.call1((report,)).map(drop)
                 }
@@ -351,24 +558,35 @@ pub(crate) fn run_blocking(
                 }
                 (None, Err(raised)) => Err(raised),
                 // Not reached: a loop's first attempt is never refused (a nested loop's
-                // first attempt is its enclosing attempt, and nothing cancels these loops).
+                // first attempt is its enclosing attempt, and only a batch cancels a loop).
                 (None, Ok(())) => Err(PyRuntimeError::new_err(format!(
                     "recuo gave up before the first attempt ({})",
                     gave_up.reason.name()
                 ))),
             }
         }
-    };
-    let exited = scope.exit(py);
-    let value = outcome?;
-    exited?;
-    Ok(value)
+    }
+}
+
+/// The gate argument of the loops: `None` or a `recuo.Gate`.
+pub(crate) fn gate_arg<'a, 'py>(
+    gate: Option<&'a Bound<'py, PyAny>>,
+) -> PyResult<Option<&'a Bound<'py, PyGate>>> {
+    match gate.filter(|g| !g.is_none()) {
+        None => Ok(None),
+        Some(g) => g.cast::<PyGate>().map(Some).map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "gate must be a recuo.Gate or None, not {}",
+                crate::args::type_name(g)
+            ))
+        }),
+    }
 }
 
 /// The synchronous ``recuo.retry``: ``function(*args, **kwargs)`` under ``policy``. Private:
 /// call ``recuo.retry``.
 #[pyfunction]
-#[pyo3(name = "_run", signature = (function, args, kwargs, policy, classify, on_retry, on_give_up, seed, sleep, /))]
+#[pyo3(name = "_run", signature = (function, args, kwargs, policy, classify, on_retry, on_give_up, seed, sleep, gate, /))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     py: Python<'_>,
@@ -381,8 +599,10 @@ pub(crate) fn run(
     on_give_up: Option<&Bound<'_, PyAny>>,
     #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
     sleep: Option<&Bound<'_, PyAny>>,
+    gate: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     crate::args::require_callable(function, "function")?;
+    let gate = gate_arg(gate)?;
     let effects = Effects {
         classify: opt_callable(classify, "classify")?,
         on_retry: opt_callable(on_retry, "on_retry")?,
@@ -394,7 +614,14 @@ pub(crate) fn run(
         args,
         kwargs,
     };
-    run_blocking(py, &policy.0, seed, op, &effects)
+    run_blocking(
+        py,
+        &policy.0,
+        seed,
+        op,
+        &effects,
+        gate.map(|g| &g.get().inner),
+    )
 }
 
 /// A fresh ``Attempts`` under ``policy`` drawing from this context's attempt pool, and the

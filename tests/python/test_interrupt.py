@@ -175,3 +175,62 @@ def test_other_threads_run_while_com_retry_waits() -> None:
     first, second = attempts
     inside = [s for s in stamps if first + (second - first) / 4 <= s <= second - (second - first) / 4]
     assert len(inside) >= 5, f"{len(stamps)} stamps, {len(inside)} in the middle of the wait"
+
+
+# --- Ctrl-C while waiting at the shared limits -------------------------------------------------
+
+WAITS = {
+    "regulator": """
+        regulator = recuo.Regulator("1/min")
+        regulator.acquire()
+        print("waiting", flush=True)
+        regulator.acquire()
+    """,
+    "limit": """
+        limit = recuo.ConcurrencyLimit(1)
+        held = limit.acquire()
+        print("waiting", flush=True)
+        with limit:
+            pass
+    """,
+    "retry_gate": """
+        regulator = recuo.Regulator("1/min")
+        regulator.acquire()
+        print("waiting", flush=True)
+        recuo.retry(lambda: print("attempt", flush=True), gate=recuo.Gate(regulator=regulator))
+    """,
+    "batch": """
+        regulator = recuo.Regulator("1/min")
+        print("waiting", flush=True)
+        report = recuo.run_batch([lambda: None] * 3, gate=recuo.Gate(regulator=regulator), workers=2)
+        print("returned", flush=True)
+    """,
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("wait", sorted(WAITS))
+def test_ctrl_c_during_a_wait_at_the_limits_raises_keyboard_interrupt_promptly(wait: str) -> None:
+    script = "import signal, recuo\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    script += textwrap.dedent(WAITS[wait])
+    script += 'print("returned", flush=True)\n'
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "waiting\n"
+        time.sleep(0.3)  # the child is now waiting: a minute for a slot, or forever for a place
+        assert child.poll() is None
+        child.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = child.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert took < 2.0, f"Ctrl-C took {took:.2f} s to end the wait"
+    assert "attempt" not in out and "returned" not in out, out
+    assert err.rstrip().endswith("KeyboardInterrupt"), err
+    assert child.returncode == -signal.SIGINT

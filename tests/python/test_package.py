@@ -85,7 +85,7 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.com_retry,
             "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None,"
-            " seed=None, sleep=None)",
+            " seed=None, sleep=None, gate=None)",
         ),
         (
             recuo.Policy,
@@ -100,7 +100,7 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.retry,
             "(fn=None, /, *args, policy=None, classify=None, on_retry=None, on_give_up=None, seed=None,"
-            " sleep=None, **kwargs)",
+            " sleep=None, gate=None, **kwargs)",
         ),
         (recuo.Attempts, "(policy, *, seed=None)"),
         (recuo.current_attempt, "()"),
@@ -108,6 +108,23 @@ def test_every_config_error_code_and_name() -> None:
         (recuo.retry_delay_ms, "(retry_after, attempt, now_ms=None, *, seed=None)"),
         (recuo.parse_retry_after, "(value, now_ms=None)"),
         (recuo.backoff_window_ms, "(attempt, base_ms=200, cap_ms=5000)"),
+        (recuo.Regulator, "(rate, burst=1, *, adaptive=False)"),
+        (recuo.Regulator.shared, "(path, rate, burst=1)"),
+        (recuo.Regulator.acquire, "(self, /, timeout=None, *, cost=1)"),
+        (recuo.Regulator.acquire_async, "(self, /, timeout=None, *, cost=1)"),
+        (recuo.Regulator.try_acquire, "(self, /, *, cost=1)"),
+        (recuo.Regulator.try_acquire_at, "(self, /, now_ns, *, cost=1)"),
+        (recuo.ConcurrencyLimit, "(limit)"),
+        (recuo.ConcurrencyLimit.acquire, "(self, /, timeout=None)"),
+        (recuo.RetryBudget, "(ratio=0.1, floor_per_s=1.0, window_s=10)"),
+        (recuo.RetryBudget.shared, "(path, ratio=0.1, floor_per_s=1.0, window_s=10)"),
+        (recuo.Gate, "(*, regulator=None, limit=None, budget=None)"),
+        (recuo.plan, "(requests, allowance, target, latency, retry_fraction=0.0)"),
+        (
+            recuo.run_batch,
+            "(operations, *, policy=None, gate=None, workers=1, deadline=None, classify=None)",
+        ),
+        (recuo.monotonic_ns, "()"),
     ],
     ids=lambda v: getattr(v, "__name__", "signature"),
 )
@@ -136,7 +153,7 @@ def test_help_shows_com_retry_signature_and_doc() -> None:
     ).stdout
     assert (
         "com_retry(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None,"
-        " ao_repetir=None, seed=None, sleep=None)"
+        " ao_repetir=None, seed=None, sleep=None, gate=None)"
     ) in text
     assert "Guide A's retry loop" in text
     assert "KeyboardInterrupt" in text
@@ -155,10 +172,11 @@ def test_the_typing_files_ship_with_the_package() -> None:
 
 def test_the_typed_usage_file_runs() -> None:
     # tests/python/typed_usage.py is checked by mypy --strict (make lint-python); here it runs.
-    from typed_usage import main, policy_engine
+    from typed_usage import main, policy_engine, shared_limits
 
     main()
     policy_engine()
+    shared_limits()
 
 
 def test_the_demo_runs_and_shows_both_guides() -> None:
@@ -183,6 +201,8 @@ def test_the_demo_runs_and_shows_both_guides() -> None:
     assert "-> 'pay_123'; 1 idempotency key for the 3 attempts" in out
     assert "daily quota: gave up after 1 attempt (wait_exceeds_deadline)" in out
     assert "-> '200 /status'" in out
+    assert "-> 667 ms apart, 400 s, 3 in flight" in out
+    assert "batch: 12 succeeded, 0 gave up, 0 not started; 12 first attempts + 2 retries" in out
 
 
 def test_the_package_docstring_examples_run() -> None:

@@ -178,6 +178,71 @@ def refused_by_the_policy_stubs() -> None:
     del number
 
 
+def shared_limits() -> None:
+    plan = recuo.plan(600, "120/min", 1.5, 2)
+    assert_type(plan, recuo.Plan)
+    assert_type(plan.interval_ms, int)
+    assert_type(plan.warnings, tuple[str, ...])
+    assert (plan.interval_ms, plan.duration_s, plan.in_flight) == (667, 400.0, 3.0)
+    try:
+        recuo.plan(1, "1/s", "2/s", 1)
+    except recuo.PlanError as error:
+        assert_type(error.name, Literal["target_above_allowance", "invalid_retry_fraction", "invalid_latency"])
+
+    regulator = recuo.Regulator("90/min", 3, adaptive=True)
+    assert_type(regulator.try_acquire_at(10**9, cost=3), int)
+    assert_type(regulator.try_acquire(), float)
+    assert_type(regulator.acquire(timeout=0), bool)
+    assert_type(regulator.rate, float)
+    assert_type(recuo.monotonic_ns(), int)
+    regulator.on_throttled()
+    regulator.on_success()
+    waited: Coroutine[Any, Any, bool] = recuo.Regulator(1000).acquire_async(0.5)
+    assert asyncio.run(waited) is True
+
+    limit = recuo.ConcurrencyLimit(2)
+    with limit:
+        permit = limit.try_acquire()
+        assert_type(permit, Optional[recuo.Permit])
+        assert permit is not None
+        with permit as held:
+            assert_type(held, recuo.Permit)
+    assert limit.acquire(timeout=0.1) is not None
+    assert_type(limit.in_flight, int)
+
+    budget = recuo.RetryBudget(0.1, floor_per_s=1, window_s=10)
+    budget.record_request()
+    assert_type(budget.try_withdraw(), bool)
+    assert_type(budget.counts(), tuple[int, int])
+
+    gate = recuo.Gate(regulator=recuo.Regulator(1000, 10), limit=limit, budget=budget)
+    assert_type(gate.limit, Optional[recuo.ConcurrencyLimit])
+    assert recuo.retry(fetch, gate=gate) == {"status": 200}
+    assert recuo.com_retry(fetch, gate=gate) == {"status": 200}
+
+    report = recuo.run_batch([fetch, fetch], workers=2, gate=gate, deadline=10.0)
+    assert_type(report.results, tuple[recuo.BatchResult, ...])
+    assert_type(report.results[0].status, Literal["succeeded", "gave_up", "not_started"])
+    assert_type(report.stats.mean_spacing_ms, Optional[float])
+    assert report.stats.successes == 2
+
+
+def refused_by_the_limit_stubs() -> None:
+    """Never called: each line is a type error the stubs must report."""
+    recuo.Regulator(["90/min"])  # type: ignore[arg-type]
+    recuo.Regulator("1/s").try_acquire(2)  # type: ignore[call-arg]
+    recuo.Regulator.shared(3, "1/s")  # type: ignore[arg-type]
+    recuo.ConcurrencyLimit("2")  # type: ignore[arg-type]
+    recuo.RetryBudget(window_s=1.5)  # type: ignore[arg-type]
+    recuo.Gate(recuo.Regulator(1))  # type: ignore[call-arg]
+    recuo.plan(1, "1/s", "1/s", latency=None)  # type: ignore[arg-type]
+    recuo.run_batch([fetch], workers="2")  # type: ignore[arg-type]
+    recuo.retry(fetch, gate=recuo.ConcurrencyLimit(1))  # type: ignore[call-overload]
+    status: int = recuo.run_batch([]).results[0].status  # type: ignore[assignment]
+    del status
+
+
 if __name__ == "__main__":
     main()
     policy_engine()
+    shared_limits()

@@ -1,0 +1,84 @@
+"""The asyncio waits of the shared limits: ``Regulator.acquire_async``,
+``ConcurrencyLimit.acquire_async``, ``async with limit:`` and the gate of ``recuo.retry``'s
+async loop.
+
+The native methods check their arguments and hand back one of these coroutines, so nothing is
+reserved or taken until it is awaited. Every decision is the core's: the regulator's
+reservation (``_reserve``: the core's ``reserve_at`` on the monotonic clock) says how long to
+wait, and a concurrency limit answers ``try_acquire`` at once; only the waiting is done here,
+with ``asyncio.sleep``, so cancelling the task ends it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._recuo import ConcurrencyLimit, Gate, Permit, Regulator
+
+_POLL_FIRST = 0.001
+"""The first pause between two looks for a free place, in seconds; it doubles up to
+``_POLL_MOST``."""
+_POLL_MOST = 0.02
+
+
+async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -> bool:
+    """Reserves a start slot now if it comes within ``max_wait_ns`` and sleeps until it:
+    ``True``; ``False`` (nothing reserved) when it would not come in time. Cancelling the task
+    during the sleep spends the slot unused — fewer starts, never more."""
+    wait_ns = regulator._reserve(max_wait_ns, cost)
+    if wait_ns is None:
+        return False
+    if wait_ns > 0:
+        await asyncio.sleep(wait_ns / 1e9)
+    return True
+
+
+async def acquire_limit(limit: ConcurrencyLimit, timeout: float | None) -> Permit | None:
+    """A place of ``limit`` (its ``Permit``), looked for at once and then every 1 ms, growing
+    to every 20 ms; ``None`` when ``timeout`` seconds pass first."""
+    loop = asyncio.get_running_loop()
+    until = None if timeout is None else loop.time() + timeout
+    pause = _POLL_FIRST
+    while True:
+        permit = limit.try_acquire()
+        if permit is not None:
+            return permit
+        if until is not None:
+            left = until - loop.time()
+            if left <= 0:
+                return None
+            pause = min(pause, left)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, _POLL_MOST)
+
+
+async def enter_limit(limit: ConcurrencyLimit) -> None:
+    """``async with limit:``: waits for a place and holds it until ``__aexit__``."""
+    permit = await acquire_limit(limit, None)
+    assert permit is not None  # no timeout
+    limit._hold(permit)
+
+
+async def exit_limit(limit: ConcurrencyLimit, exc: tuple[Any, ...]) -> None:
+    """``async with limit:``: gives the place back (the exception, if any, goes on)."""
+    limit.__exit__(*exc)
+
+
+async def enter_gate(gate: Gate, attempt: int) -> Permit | None:
+    """Passes ``gate`` for attempt number ``attempt`` in an async loop, in the order the
+    core's ``Gate.enter`` keeps: a place in flight first, then a start slot (so the start
+    happens when its slot comes), then a first attempt is counted by the budget. Answers the
+    place's ``Permit`` (``None`` without a limit), to release right after the attempt."""
+    permit = None if gate.limit is None else await gate.limit.acquire_async()
+    try:
+        if gate.regulator is not None:
+            await gate.regulator.acquire_async()
+    except BaseException:
+        if permit is not None:
+            permit.release()
+        raise
+    if attempt == 0 and gate.budget is not None:
+        gate.budget.record_request()
+    return permit

@@ -1,0 +1,875 @@
+//! The shared limits for Python (SPEC §9): `recuo.Regulator`, `recuo.ConcurrencyLimit` and its
+//! `recuo.Permit`, `recuo.RetryBudget`, the `recuo.Gate` that holds them, and
+//! `recuo.monotonic_ns()`.
+//!
+//! Every rule is the core's (`recuo::Regulator`, `recuo::ConcurrencyLimit`,
+//! `recuo::RetryBudget`, `recuo::Gate`); this module converts arguments and errors, and does
+//! the waiting at the edge: a blocking wait releases the GIL and runs Python's signal handlers
+//! at least every 50 ms (Ctrl-C raises `KeyboardInterrupt` promptly), and an `async` wait
+//! awaits `asyncio.sleep` in the Python glue (`recuo/_limits.py`).
+
+use std::path::PathBuf;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyFloat, PyString};
+
+use recuo::{
+    monotonic_ns as core_monotonic_ns, BudgetError, CancelToken, ConcurrencyLimit, Gate, Permit,
+    Rate, Regulator, RegulatorError, RetryBudget, SharedError,
+};
+
+use crate::args::{int_arg, require_bool, require_int, secs_arg, type_name, Int};
+use crate::runner::{interruptible_sleep, SLEEP_SLICE};
+use crate::SharedFileError;
+
+/// A rate: text the core parses (`"90/min"`, `"1.5/s"`, `"5000/h"`, `"86400/day"`, a bare
+/// number per second) or a number of events per second (an int or a float, not a bool).
+/// A rate the core refuses raises `ValueError` with the core's message.
+pub(crate) fn rate_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Rate> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return text
+            .to_string_lossy()
+            .parse::<Rate>()
+            .map_err(|e| PyValueError::new_err(format!("{what}: {e}")));
+    }
+    let per_second = secs_arg(value, what).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what} must be a rate such as '90/min' or a number per second, not {}",
+            type_name(value)
+        ))
+    })?;
+    Rate::per_second(per_second).map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
+}
+
+/// An int that fits in a `u32` (`what` names it); a negative or larger one is a `ValueError`.
+fn u32_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
+    match int_arg(value, what)? {
+        Int::Fits(n) => u32::try_from(n).map_err(|_| ()),
+        Int::Negative | Int::TooLarge => Err(()),
+    }
+    .map_err(|()| {
+        PyValueError::new_err(format!(
+            "{what} must be between 0 and 2**32 - 1, not {value}"
+        ))
+    })
+}
+
+fn burst_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    u32_arg(value, "burst")
+}
+
+fn cost_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    u32_arg(value, "cost")
+}
+
+fn adaptive_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    require_bool(value, "adaptive")
+}
+
+/// A reading of the monotonic clock in nanoseconds: an int from 0 to 2^64 − 1.
+fn now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    match int_arg(value, "now_ns")? {
+        Int::Fits(ns) => Ok(ns),
+        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(
+            "now_ns (a monotonic clock reading) must be between 0 and 2**64 - 1",
+        )),
+    }
+}
+
+fn opt_now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        now_ns_arg(value).map(Some)
+    }
+}
+
+/// A timeout in seconds: `None` (wait as long as it takes) or a number ≥ 0; `math.inf` is no
+/// limit. NaN and negative numbers are a `ValueError`.
+pub(crate) fn timeout_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<Duration>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    let seconds = secs_arg(value, "timeout")?;
+    if seconds.is_nan() || seconds < 0.0 {
+        return Err(PyValueError::new_err(format!(
+            "timeout must be None or a number of seconds, 0 or more, not {seconds}"
+        )));
+    }
+    Ok(Duration::try_from_secs_f64(seconds).ok())
+}
+
+/// Nanoseconds of an optional timeout, `u64::MAX` for none.
+fn timeout_ns(timeout: Option<Duration>) -> u64 {
+    timeout.map_or(u64::MAX, |t| {
+        u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)
+    })
+}
+
+/// A number (int or float, not a bool) for a setting the core checks (`what` names it).
+fn number_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+    if value.is_instance_of::<PyFloat>() {
+        return value.extract::<f64>();
+    }
+    let int = require_int(value, what).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what} must be a number (int or float), not {}",
+            type_name(value)
+        ))
+    })?;
+    Ok(int.extract::<f64>().unwrap_or(f64::INFINITY))
+}
+
+/// A file path: `str`, `bytes` or `os.PathLike`, as the operating system's bytes.
+fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let os = value.py().import(pyo3::intern!(value.py(), "os"))?;
+    let encoded = os
+        .call_method1(pyo3::intern!(value.py(), "fsencode"), (value,))
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "path must be str, bytes or os.PathLike, not {}",
+                type_name(value)
+            ))
+        })?;
+    let bytes = encoded.cast::<PyBytes>()?.as_bytes();
+    if bytes.is_empty() || bytes.contains(&0) {
+        return Err(PyValueError::new_err(
+            "path must be a non-empty file name without NUL bytes",
+        ));
+    }
+    Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
+}
+
+/// Python's `repr` of a path, as `os.fsdecode` reads it.
+fn path_repr(py: Python<'_>, path: &std::path::Path) -> PyResult<String> {
+    Ok(py
+        .import(pyo3::intern!(py, "os"))?
+        .call_method1(pyo3::intern!(py, "fsdecode"), (path,))?
+        .repr()?
+        .to_string())
+}
+
+/// A shared file's error as Python's: the system's refusal as the matching `OSError`
+/// (`FileNotFoundError`, `PermissionError`, ... with `errno` and `filename`), a file set up
+/// otherwise (another rate, burst or budget, another kind of state, the wrong size) as
+/// `recuo.SharedFileError`.
+fn shared_error(error: &SharedError, path: &std::path::Path) -> PyErr {
+    match error {
+        SharedError::Io(io) => match io.raw_os_error() {
+            Some(errno) => PyOSError::new_err((
+                errno,
+                error.to_string(),
+                path.to_string_lossy().into_owned(),
+            )),
+            None => PyOSError::new_err(error.to_string()),
+        },
+        SharedError::WrongKind { .. } | SharedError::Mismatch(_) => {
+            SharedFileError::new_err(error.to_string())
+        }
+    }
+}
+
+/// A regulator's error as Python's: a zero burst or a cost above the burst is a
+/// `ValueError` with the core's message; a shared file as [`shared_error`].
+fn regulator_error(error: RegulatorError, path: Option<&std::path::Path>) -> PyErr {
+    match (&error, path) {
+        (RegulatorError::Shared(e), Some(path)) => shared_error(e, path),
+        _ => PyValueError::new_err(error.to_string()),
+    }
+}
+
+/// The Python glue of the async waits (`recuo/_limits.py`), imported at first use.
+fn glue(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    static GLUE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    GLUE.get_or_try_init(py, || py.import("recuo._limits").map(Bound::unbind))
+        .map(|m| m.bind(py).clone())
+}
+
+/// Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock regulators and
+/// budgets count in, the same in every process on the machine (and the one
+/// ``time.monotonic_ns()`` reads on Linux). Pass readings of it, or of a fake clock of your
+/// own, to ``try_acquire_at``.
+#[pyfunction]
+pub(crate) fn monotonic_ns() -> u64 {
+    core_monotonic_ns()
+}
+
+/// Limits request *starts* to a rate with a burst (GCRA: one "theoretical arrival time" moved
+/// with a compare-and-swap; no lock, no timer thread).
+///
+/// ``rate`` is text such as ``"90/min"``, ``"1.5/s"``, ``"5000/h"`` or ``"86400/day"``, or a
+/// number of starts per second. After a quiet spell up to ``burst`` starts may go at once;
+/// then one per interval. In any window of ``w`` seconds there are at most
+/// ``burst + rate * w`` starts. ``adaptive=True`` makes the rate halve on each
+/// ``on_throttled()`` (down to 1/64 of ``rate``) and come back by 1/16 of ``rate`` on each
+/// ``on_success()``. Safe to share between threads; ``Regulator.shared(path, ...)`` shares
+/// one allowance between processes.
+///
+/// ``ValueError`` for a rate the core refuses (0, negative, not a rate) or a burst of 0;
+/// ``TypeError`` for a wrong type.
+#[pyclass(name = "Regulator", module = "recuo", frozen)]
+pub(crate) struct PyRegulator {
+    pub(crate) inner: Regulator,
+    /// The rate asked for (the regulator keeps it as an interval in whole nanoseconds).
+    configured: Rate,
+    path: Option<PathBuf>,
+    adaptive: bool,
+}
+
+impl PyRegulator {
+    fn cost_error(&self, error: RegulatorError) -> PyErr {
+        regulator_error(error, self.path.as_deref())
+    }
+
+    /// Reserves a start of weight `cost` now if it comes within `max_wait_ns`: the wait in
+    /// nanoseconds (0: now), or `None` (nothing reserved) when it would not.
+    fn reserve(&self, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
+        match self
+            .inner
+            .reserve_at(core_monotonic_ns(), cost, max_wait_ns)
+        {
+            Ok(wait) => Ok(Some(wait)),
+            Err(Ok(_)) => Ok(None),
+            Err(Err(e)) => Err(self.cost_error(e)),
+        }
+    }
+}
+
+#[pymethods]
+impl PyRegulator {
+    #[new]
+    #[pyo3(signature = (rate, burst = 1, *, adaptive = false))]
+    fn new(
+        rate: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = burst_arg)] burst: u32,
+        #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
+    ) -> PyResult<Self> {
+        let rate = rate_arg(rate, "rate")?;
+        let inner = Regulator::new(rate, burst)
+            .map_err(|e| regulator_error(e, None))?
+            .with_adaptive(adaptive);
+        Ok(PyRegulator {
+            inner,
+            configured: rate,
+            path: None,
+            adaptive,
+        })
+    }
+
+    /// A regulator in the file at ``path`` (created if missing), shared by every thread and
+    /// process that opens the same file with the same ``rate`` and ``burst``: one allowance
+    /// for ``multiprocessing`` workers, PHP-FPM workers and C programs alike.
+    ///
+    /// ``recuo.SharedFileError`` (a ``ValueError``) when the file was set up with another rate
+    /// or burst, holds another kind of state or has the wrong size; ``OSError`` when it cannot
+    /// be opened, sized or mapped.
+    #[staticmethod]
+    #[pyo3(signature = (path, rate, burst = 1))]
+    fn shared(
+        #[pyo3(from_py_with = path_arg)] path: PathBuf,
+        rate: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = burst_arg)] burst: u32,
+    ) -> PyResult<Self> {
+        let rate = rate_arg(rate, "rate")?;
+        let inner =
+            Regulator::shared(&path, rate, burst).map_err(|e| regulator_error(e, Some(&path)))?;
+        Ok(PyRegulator {
+            inner,
+            configured: rate,
+            path: Some(path),
+            adaptive: false,
+        })
+    }
+
+    /// Waits for a start slot of weight ``cost`` and takes it: ``True``. With a ``timeout``
+    /// (seconds), a slot that would not come in time is not waited for and nothing is
+    /// reserved: ``False`` at once.
+    ///
+    /// Slots are handed out in the order they are asked for. The wait releases the GIL and
+    /// runs signal handlers at least every 50 ms: Ctrl-C raises ``KeyboardInterrupt`` promptly
+    /// (the reserved slot is then spent unused — fewer starts, never more). ``ValueError``
+    /// when ``cost`` is above the burst.
+    #[pyo3(signature = (timeout = None, *, cost = 1))]
+    fn acquire(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+        #[pyo3(from_py_with = cost_arg)] cost: u32,
+    ) -> PyResult<bool> {
+        match self.reserve(timeout_ns(timeout), cost)? {
+            Some(wait) => {
+                interruptible_sleep(py, Duration::from_nanos(wait), None)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// ``acquire`` for asyncio: ``await regulator.acquire_async(timeout=None, cost=1)``
+    /// reserves the slot when awaited and waits with ``asyncio.sleep``. Cancelling the task
+    /// spends the reserved slot unused.
+    #[pyo3(signature = (timeout = None, *, cost = 1))]
+    fn acquire_async<'py>(
+        slf: &Bound<'py, Self>,
+        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+        #[pyo3(from_py_with = cost_arg)] cost: u32,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        glue(py)?.call_method1(
+            pyo3::intern!(py, "acquire_regulator"),
+            (slf, timeout_ns(timeout), cost),
+        )
+    }
+
+    /// Answers at once: ``0.0`` when a start of weight ``cost`` may go now (and takes it),
+    /// else the seconds to wait before it could (nothing is taken).
+    ///
+    /// Never blocks. ``ValueError`` when ``cost`` is above the burst.
+    #[pyo3(signature = (*, cost = 1))]
+    fn try_acquire(&self, #[pyo3(from_py_with = cost_arg)] cost: u32) -> PyResult<f64> {
+        self.try_acquire_at(core_monotonic_ns(), cost)
+            .map(|ns| Duration::from_nanos(ns).as_secs_f64())
+    }
+
+    /// ``try_acquire`` at ``now_ns``, a reading of your own clock in nanoseconds (a fake
+    /// clock in tests; ``monotonic_ns()`` for the real one): ``0`` when the start was taken,
+    /// else the wait needed in nanoseconds.
+    #[pyo3(signature = (now_ns, *, cost = 1))]
+    fn try_acquire_at(
+        &self,
+        #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
+        #[pyo3(from_py_with = cost_arg)] cost: u32,
+    ) -> PyResult<u64> {
+        match self.inner.reserve_at(now_ns, cost, 0) {
+            Ok(_) => Ok(0),
+            Err(Ok(wait)) => Ok(wait),
+            Err(Err(e)) => Err(self.cost_error(e)),
+        }
+    }
+
+    /// The server said "slow down" (a 429): an adaptive regulator halves its rate. Does
+    /// nothing otherwise. ``recuo.retry`` calls it for ``"rate_limited"`` verdicts.
+    fn on_throttled(&self) {
+        self.inner.on_throttled();
+    }
+
+    /// A start succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
+    /// it. ``recuo.retry`` calls it for each success.
+    fn on_success(&self) {
+        self.inner.on_success();
+    }
+
+    /// Reserves a start now if it comes within ``max_wait_ns``: the wait in nanoseconds, or
+    /// ``None`` (nothing reserved). Private: the async glue uses it.
+    #[pyo3(signature = (max_wait_ns, cost, /))]
+    fn _reserve(&self, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
+        self.reserve(max_wait_ns, cost)
+    }
+
+    /// The rate in force, in starts per second (below the configured rate while an adaptive
+    /// regulator is slowed down).
+    #[getter]
+    fn rate(&self) -> f64 {
+        let in_force = self.inner.rate();
+        if in_force.interval_ns() == self.configured.interval_ns() {
+            // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
+            self.configured.as_per_second()
+        } else {
+            in_force.as_per_second()
+        }
+    }
+
+    /// How many starts may go at once after a quiet spell.
+    #[getter]
+    fn burst(&self) -> u32 {
+        self.inner.burst()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let rate = format!("'{}'", self.configured);
+        Ok(match &self.path {
+            Some(path) => format!(
+                "Regulator.shared({}, {rate}, burst={})",
+                path_repr(py, path)?,
+                self.inner.burst()
+            ),
+            None => format!(
+                "Regulator({rate}, burst={}{})",
+                self.inner.burst(),
+                if self.adaptive { ", adaptive=True" } else { "" }
+            ),
+        })
+    }
+}
+
+/// A place of a ``ConcurrencyLimit``, held until ``release()`` (or the end of a ``with``
+/// block, or the permit's collection). Releasing twice is harmless.
+#[pyclass(name = "Permit", module = "recuo", frozen)]
+pub(crate) struct PyPermit(Mutex<Option<Permit>>);
+
+impl PyPermit {
+    fn new(permit: Permit) -> Self {
+        PyPermit(Mutex::new(Some(permit)))
+    }
+
+    fn take(&self) -> Option<Permit> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+#[pymethods]
+impl PyPermit {
+    /// Gives the place back (once; later calls do nothing).
+    fn release(&self) {
+        drop(self.take());
+    }
+
+    /// Whether the place was given back.
+    #[getter]
+    fn released(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
+        self.release();
+    }
+
+    fn __repr__(&self) -> String {
+        let released = if self.released() { "True" } else { "False" };
+        format!("<recuo.Permit released={released}>")
+    }
+}
+
+fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let n = u32_arg(value, "limit")?;
+    if n == 0 {
+        Err(PyValueError::new_err(
+            "the concurrency limit must be at least 1 (0 would let nothing run)",
+        ))
+    } else {
+        Ok(n)
+    }
+}
+
+/// Waits for a place of `limit` (at most `timeout`), with the GIL released and Python's signal
+/// handlers run at least every 50 ms.
+pub(crate) fn acquire_place(
+    py: Python<'_>,
+    limit: &ConcurrencyLimit,
+    timeout: Option<Duration>,
+) -> PyResult<Option<Permit>> {
+    let until = timeout.and_then(|t| Instant::now().checked_add(t));
+    let never = CancelToken::new();
+    loop {
+        let slice = until.map_or(SLEEP_SLICE, |u| {
+            u.saturating_duration_since(Instant::now()).min(SLEEP_SLICE)
+        });
+        if let Some(permit) = py.detach(|| limit.acquire(Some(slice), &never)) {
+            return Ok(Some(permit));
+        }
+        py.check_signals()?;
+        if until.is_some_and(|u| Instant::now() >= u) {
+            return Ok(None);
+        }
+    }
+}
+
+/// At most ``limit`` requests in flight at once: a semaphore, safe to share between threads.
+///
+/// ``with limit:`` (and ``async with limit:``) holds a place for the block.
+/// ``acquire(timeout=None)`` and ``try_acquire()`` answer a ``Permit`` (a context manager)
+/// or ``None``. Blocking waits release the GIL and answer Ctrl-C promptly. ``ValueError`` for
+/// a limit of 0.
+#[pyclass(name = "ConcurrencyLimit", module = "recuo", frozen)]
+pub(crate) struct PyConcurrencyLimit {
+    pub(crate) inner: ConcurrencyLimit,
+    /// The places taken by `with` / `async with`, given back by the matching exit (places are
+    /// interchangeable, so any one will do).
+    held: Mutex<Vec<Permit>>,
+}
+
+impl PyConcurrencyLimit {
+    fn hold(&self, permit: Permit) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(permit);
+    }
+}
+
+#[pymethods]
+impl PyConcurrencyLimit {
+    #[new]
+    fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
+        let inner = ConcurrencyLimit::new(limit)
+            .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
+        Ok(PyConcurrencyLimit {
+            inner,
+            held: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Waits for a place (at most ``timeout`` seconds; ``None``: as long as it takes) and
+    /// answers its ``Permit``, or ``None`` when the timeout passed.
+    ///
+    /// The wait releases the GIL and runs signal handlers at least every 50 ms: Ctrl-C raises
+    /// ``KeyboardInterrupt`` promptly. Use the permit as a context manager, or ``release()``.
+    #[pyo3(signature = (timeout = None))]
+    fn acquire(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+    ) -> PyResult<Option<PyPermit>> {
+        Ok(acquire_place(py, &self.inner, timeout)?.map(PyPermit::new))
+    }
+
+    /// ``acquire`` for asyncio: ``await limit.acquire_async(timeout=None)`` answers a
+    /// ``Permit`` or ``None``; it polls for a free place (every 1 ms, growing to 20 ms).
+    #[pyo3(signature = (timeout = None))]
+    fn acquire_async<'py>(
+        slf: &Bound<'py, Self>,
+        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let seconds = timeout.map(|t| t.as_secs_f64());
+        glue(py)?.call_method1(pyo3::intern!(py, "acquire_limit"), (slf, seconds))
+    }
+
+    /// A place now, or ``None`` when all are taken.
+    fn try_acquire(&self) -> Option<PyPermit> {
+        self.inner.try_acquire().map(PyPermit::new)
+    }
+
+    /// Holds the place of ``permit`` until the next ``__exit__``. Private: ``async with``
+    /// uses it.
+    #[pyo3(signature = (permit, /))]
+    fn _hold(&self, permit: PyRef<'_, PyPermit>) {
+        if let Some(p) = permit.take() {
+            self.hold(p);
+        }
+    }
+
+    fn __enter__(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(permit) = acquire_place(py, &self.inner, None)? {
+            self.hold(permit);
+        }
+        Ok(())
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+        let permit = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match permit {
+            Some(p) => {
+                drop(p);
+                Ok(())
+            }
+            None => Err(PyRuntimeError::new_err(
+                "ConcurrencyLimit.__exit__ without a matching __enter__",
+            )),
+        }
+    }
+
+    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        glue(py)?.call_method1(pyo3::intern!(py, "enter_limit"), (slf,))
+    }
+
+    #[pyo3(signature = (*exc))]
+    fn __aexit__<'py>(
+        slf: &Bound<'py, Self>,
+        exc: &Bound<'py, pyo3::types::PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        glue(py)?.call_method1(pyo3::intern!(py, "exit_limit"), (slf, exc))
+    }
+
+    /// The number of places.
+    #[getter]
+    fn limit(&self) -> u32 {
+        self.inner.limit()
+    }
+
+    /// Places taken now.
+    #[getter]
+    fn in_flight(&self) -> u32 {
+        self.inner.in_flight()
+    }
+
+    /// The most places that were ever taken at once.
+    #[getter]
+    fn max_in_flight(&self) -> u32 {
+        self.inner.max_in_flight()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<recuo.ConcurrencyLimit {} of {} in flight>",
+            self.inner.in_flight(),
+            self.inner.limit()
+        )
+    }
+}
+
+fn ratio_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    number_arg(value, "ratio")
+}
+
+fn floor_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    number_arg(value, "floor_per_s")
+}
+
+fn window_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    match int_arg(value, "window_s")? {
+        Int::Fits(n) => Ok(u32::try_from(n).unwrap_or(u32::MAX)),
+        // Below zero the core's own check would see another number: say it here.
+        Int::Negative => Err(PyValueError::new_err(format!(
+            "the window must be 1 to {} seconds, not {value}",
+            recuo::budget::MAX_WINDOW_S
+        ))),
+        Int::TooLarge => Ok(u32::MAX),
+    }
+}
+
+fn budget_error(error: BudgetError, path: Option<&std::path::Path>) -> PyErr {
+    match (&error, path) {
+        (BudgetError::Shared(e), Some(path)) => shared_error(e, path),
+        _ => PyValueError::new_err(error.to_string()),
+    }
+}
+
+/// Retries may be at most ``ratio`` of the first attempts of the last ``window_s`` seconds,
+/// plus ``floor_per_s`` retries per second (as Finagle's RetryBudget, gRPC retry throttling
+/// and the AWS retry quota): when everything fails, a fleet stops multiplying the load.
+///
+/// Defaults: 10%, 1 retry per second, 10 s. In a ``recuo.Gate``, first attempts are recorded
+/// and every retry withdraws; none left gives up with ``"budget_exhausted"``. Safe to share
+/// between threads; ``RetryBudget.shared(path, ...)`` shares it between processes.
+/// ``ValueError`` for a ratio outside 0–1000, a negative or NaN floor, a window outside
+/// 1–60 s.
+#[pyclass(name = "RetryBudget", module = "recuo", frozen)]
+pub(crate) struct PyRetryBudget {
+    pub(crate) inner: RetryBudget,
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+    path: Option<PathBuf>,
+}
+
+#[pymethods]
+impl PyRetryBudget {
+    #[new]
+    #[pyo3(signature = (ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
+    fn new(
+        #[pyo3(from_py_with = ratio_arg)] ratio: f64,
+        #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
+        #[pyo3(from_py_with = window_arg)] window_s: u32,
+    ) -> PyResult<Self> {
+        let inner =
+            RetryBudget::new(ratio, floor_per_s, window_s).map_err(|e| budget_error(e, None))?;
+        Ok(PyRetryBudget {
+            inner,
+            ratio,
+            floor_per_s,
+            window_s,
+            path: None,
+        })
+    }
+
+    /// A budget in the file at ``path`` (created if missing), shared by every process that
+    /// opens it with the same settings. ``recuo.SharedFileError`` when the file holds other
+    /// settings or another kind of state; ``OSError`` when it cannot be used.
+    #[staticmethod]
+    #[pyo3(signature = (path, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
+    fn shared(
+        #[pyo3(from_py_with = path_arg)] path: PathBuf,
+        #[pyo3(from_py_with = ratio_arg)] ratio: f64,
+        #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
+        #[pyo3(from_py_with = window_arg)] window_s: u32,
+    ) -> PyResult<Self> {
+        let inner = RetryBudget::shared(&path, ratio, floor_per_s, window_s)
+            .map_err(|e| budget_error(e, Some(&path)))?;
+        Ok(PyRetryBudget {
+            inner,
+            ratio,
+            floor_per_s,
+            window_s,
+            path: Some(path),
+        })
+    }
+
+    /// Counts a first attempt now: it earns retries.
+    fn record_request(&self) {
+        self.inner.record_request();
+    }
+
+    /// Counts a first attempt at ``now_ns`` (the monotonic clock, or a fake one).
+    fn record_request_at(&self, #[pyo3(from_py_with = now_ns_arg)] now_ns: u64) {
+        self.inner.record_request_at(now_ns);
+    }
+
+    /// Takes one retry now if the budget allows it: ``True``; else ``False``.
+    fn try_withdraw(&self) -> bool {
+        recuo::RetryAllowance::try_withdraw(&self.inner)
+    }
+
+    /// ``try_withdraw`` at ``now_ns``.
+    fn try_withdraw_at(&self, #[pyo3(from_py_with = now_ns_arg)] now_ns: u64) -> bool {
+        self.inner.try_withdraw_at(now_ns)
+    }
+
+    /// ``(requests, retries)`` counted in the window ending at ``now_ns`` (``None``: now).
+    #[pyo3(signature = (now_ns = None))]
+    fn counts(&self, #[pyo3(from_py_with = opt_now_ns_arg)] now_ns: Option<u64>) -> (u64, u64) {
+        self.inner
+            .counts_at(now_ns.unwrap_or_else(core_monotonic_ns))
+    }
+
+    /// The most retries per first attempt.
+    #[getter]
+    fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
+    /// The retries allowed per second whatever the requests.
+    #[getter]
+    fn floor_per_s(&self) -> f64 {
+        self.floor_per_s
+    }
+
+    /// The window counted, in seconds.
+    #[getter]
+    fn window_s(&self) -> u32 {
+        self.window_s
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let settings = format!(
+            "ratio={:?}, floor_per_s={:?}, window_s={}",
+            self.ratio, self.floor_per_s, self.window_s
+        );
+        Ok(match &self.path {
+            Some(path) => format!("RetryBudget.shared({}, {settings})", path_repr(py, path)?),
+            None => format!("RetryBudget({settings})"),
+        })
+    }
+}
+
+/// What every attempt of a loop passes (SPEC §6 step 2): a place among the requests in
+/// flight (``limit``), then a start slot (``regulator``); first attempts are recorded by the
+/// ``budget`` and every retry withdraws from it. Each part is optional and shared, not
+/// copied: one gate, or its parts, may serve many loops, threads and processes.
+///
+/// Pass it as ``recuo.retry(..., gate=gate)``, ``recuo.com_retry(..., gate=gate)`` or
+/// ``recuo.run_batch(..., gate=gate)``. The place is given back right after each attempt,
+/// before any backoff sleep. An adaptive regulator slows down on ``"rate_limited"`` verdicts
+/// and speeds back up on successes.
+#[pyclass(name = "Gate", module = "recuo", frozen)]
+pub(crate) struct PyGate {
+    pub(crate) inner: Gate,
+    regulator: Option<Py<PyRegulator>>,
+    limit: Option<Py<PyConcurrencyLimit>>,
+    budget: Option<Py<PyRetryBudget>>,
+}
+
+/// An optional argument of a Python class, or `TypeError`.
+fn opt_instance<'py, T: pyo3::PyClass>(
+    value: Option<&Bound<'py, PyAny>>,
+    what: &str,
+    class: &str,
+) -> PyResult<Option<Bound<'py, T>>> {
+    match value.filter(|v| !v.is_none()) {
+        None => Ok(None),
+        Some(v) => v.cast::<T>().map(|b| Some(b.clone())).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{what} must be a recuo.{class} or None, not {}",
+                type_name(v)
+            ))
+        }),
+    }
+}
+
+#[pymethods]
+impl PyGate {
+    #[new]
+    #[pyo3(signature = (*, regulator = None, limit = None, budget = None))]
+    fn new(
+        regulator: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+        budget: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let regulator = opt_instance::<PyRegulator>(regulator, "regulator", "Regulator")?;
+        let limit = opt_instance::<PyConcurrencyLimit>(limit, "limit", "ConcurrencyLimit")?;
+        let budget = opt_instance::<PyRetryBudget>(budget, "budget", "RetryBudget")?;
+        let mut inner = Gate::new();
+        if let Some(r) = &regulator {
+            inner = inner.with_regulator(r.get().inner.clone());
+        }
+        if let Some(l) = &limit {
+            inner = inner.with_limit(l.get().inner.clone());
+        }
+        if let Some(b) = &budget {
+            inner = inner.with_budget(b.get().inner.clone());
+        }
+        Ok(PyGate {
+            inner,
+            regulator: regulator.map(Bound::unbind),
+            limit: limit.map(Bound::unbind),
+            budget: budget.map(Bound::unbind),
+        })
+    }
+
+    /// The regulator (the very object given), or ``None``.
+    #[getter]
+    fn regulator(&self, py: Python<'_>) -> Option<Py<PyRegulator>> {
+        self.regulator.as_ref().map(|r| r.clone_ref(py))
+    }
+
+    /// The concurrency limit (the very object given), or ``None``.
+    #[getter]
+    fn limit(&self, py: Python<'_>) -> Option<Py<PyConcurrencyLimit>> {
+        self.limit.as_ref().map(|l| l.clone_ref(py))
+    }
+
+    /// The retry budget (the very object given), or ``None``.
+    #[getter]
+    fn budget(&self, py: Python<'_>) -> Option<Py<PyRetryBudget>> {
+        self.budget.as_ref().map(|b| b.clone_ref(py))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let part = |o: Option<Bound<'_, PyAny>>| -> PyResult<String> {
+            match o {
+                Some(o) => Ok(o.repr()?.to_string()),
+                None => Ok("None".to_owned()),
+            }
+        };
+        Ok(format!(
+            "Gate(regulator={}, limit={}, budget={})",
+            part(
+                self.regulator
+                    .as_ref()
+                    .map(|r| r.bind(py).clone().into_any())
+            )?,
+            part(self.limit.as_ref().map(|l| l.bind(py).clone().into_any()))?,
+            part(self.budget.as_ref().map(|b| b.bind(py).clone().into_any()))?,
+        ))
+    }
+}
