@@ -41,6 +41,7 @@ pub mod pool;
 pub mod rate;
 pub mod record;
 pub mod redact;
+mod redis;
 pub mod regulator;
 pub mod retry_after;
 pub mod rng;

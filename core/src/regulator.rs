@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::clock::{monotonic_ns, CancelToken};
 use crate::rate::Rate;
+use crate::redis::RedisGcra;
 use crate::shm::{Header, Mapping, SharedError, SharedState};
 
 /// Why a regulator could not be made or used.
@@ -78,6 +79,19 @@ pub(crate) struct RegulatorState {
     tat_ns: AtomicU64,
 }
 
+impl RegulatorState {
+    fn new(rate: Rate, burst: u32) -> Self {
+        RegulatorState {
+            header: Header::new(KIND_REGULATOR),
+            interval_ns: AtomicU64::new(rate.interval_ns()),
+            burst: AtomicU32::new(burst),
+            adaptive: AtomicU32::new(0),
+            current_interval_ns: AtomicU64::new(rate.interval_ns()),
+            tat_ns: AtomicU64::new(0),
+        }
+    }
+}
+
 // SAFETY: repr(C), integers and atomics only, valid when zeroed.
 #[allow(unsafe_code)]
 unsafe impl SharedState for RegulatorState {
@@ -91,6 +105,11 @@ const KIND_REGULATOR: u32 = 0x0001_0001;
 enum Storage {
     Local(Arc<RegulatorState>),
     Shared(Arc<Mapping<RegulatorState>>),
+    /// On a Redis server; `settings` mirrors the rate and burst locally for the getters.
+    Redis {
+        settings: RegulatorState,
+        gcra: RedisGcra,
+    },
 }
 
 /// Limits request starts to a rate with a burst. Clones share the allowance; so do all
@@ -109,7 +128,7 @@ impl std::fmt::Debug for Regulator {
         f.debug_struct("Regulator")
             .field("rate", &self.rate().to_string())
             .field("burst", &self.burst())
-            .field("shared", &matches!(*self.state, Storage::Shared(_)))
+            .field("shared", &!matches!(*self.state, Storage::Local(_)))
             .finish()
     }
 }
@@ -124,16 +143,34 @@ impl Regulator {
         if burst == 0 {
             return Err(RegulatorError::ZeroBurst);
         }
-        let state = RegulatorState {
-            header: Header::new(KIND_REGULATOR),
-            interval_ns: AtomicU64::new(rate.interval_ns()),
-            burst: AtomicU32::new(burst),
-            adaptive: AtomicU32::new(0),
-            current_interval_ns: AtomicU64::new(rate.interval_ns()),
-            tat_ns: AtomicU64::new(0),
-        };
         Ok(Regulator {
-            state: Arc::new(Storage::Local(Arc::new(state))),
+            state: Arc::new(Storage::Local(Arc::new(RegulatorState::new(rate, burst)))),
+        })
+    }
+
+    /// A regulator on the Redis server at `url` (`redis://[:password@]host[:port][/db]` or
+    /// `host:port`), under `key`: shared by every process on every machine that uses the same
+    /// server and key. Each check is one atomic script on the server, timed by the server's
+    /// clock, so the machines' own clocks do not matter.
+    ///
+    /// Adaptive slow-down is not kept on the server: [`set_adaptive`](Self::set_adaptive) has
+    /// no effect on a Redis regulator.
+    ///
+    /// # Errors
+    /// [`RegulatorError::ZeroBurst`]; [`RegulatorError::Shared`] when the server cannot be
+    /// reached ([`SharedError::Io`]) or the key was set up with another rate or burst
+    /// ([`SharedError::Mismatch`]).
+    pub fn redis(url: &str, key: &str, rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
+        if burst == 0 {
+            return Err(RegulatorError::ZeroBurst);
+        }
+        let gcra =
+            RedisGcra::open(url, key, rate.interval_ns(), burst).map_err(RegulatorError::Shared)?;
+        Ok(Regulator {
+            state: Arc::new(Storage::Redis {
+                settings: RegulatorState::new(rate, burst),
+                gcra,
+            }),
         })
     }
 
@@ -187,6 +224,7 @@ impl Regulator {
         match &*self.state {
             Storage::Local(s) => s,
             Storage::Shared(m) => m,
+            Storage::Redis { settings, .. } => settings,
         }
     }
 
@@ -247,11 +285,38 @@ impl Regulator {
     /// answers the wait before it may go (0: now). When the wait needed is longer, nothing
     /// is reserved and `Err(Ok(needed_ns))` says how long it would be.
     ///
+    /// `now_ns` must be on a clock every user of the regulator shares: [`monotonic_ns`] on
+    /// one machine; for a Redis regulator, one the caller keeps common (tests), or use
+    /// [`reserve_now`](Self::reserve_now), which reads the server's clock.
+    ///
     /// # Errors
-    /// `Err(Ok(ns))`: not within `max_wait_ns`; `Err(Err(_))`: the cost exceeds the burst.
+    /// `Err(Ok(ns))`: not within `max_wait_ns`; `Err(Err(_))`: the cost exceeds the burst, or
+    /// a Redis regulator's server could not be used.
     pub fn reserve_at(
         &self,
         now_ns: u64,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<u64, Result<u64, RegulatorError>> {
+        self.reserve(Some(now_ns), cost, max_wait_ns)
+    }
+
+    /// [`reserve_at`](Self::reserve_at) on the regulator's own clock: the machine's
+    /// monotonic clock, or a Redis server's.
+    ///
+    /// # Errors
+    /// As [`reserve_at`](Self::reserve_at).
+    pub fn reserve_now(
+        &self,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<u64, Result<u64, RegulatorError>> {
+        self.reserve(None, cost, max_wait_ns)
+    }
+
+    fn reserve(
+        &self,
+        now_ns: Option<u64>,
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<u64, Result<u64, RegulatorError>> {
@@ -260,6 +325,14 @@ impl Regulator {
         if cost > burst {
             return Err(Err(RegulatorError::CostAboveBurst { cost, burst }));
         }
+        if let Storage::Redis { gcra, .. } = &*self.state {
+            return match gcra.reserve(now_ns, cost, max_wait_ns) {
+                Ok(Ok(wait)) => Ok(wait),
+                Ok(Err(needed)) => Err(Ok(needed)),
+                Err(e) => Err(Err(RegulatorError::Shared(e))),
+            };
+        }
+        let now_ns = now_ns.unwrap_or_else(monotonic_ns);
         let interval = s.current_interval_ns.load(Ordering::Acquire);
         let increment = interval.saturating_mul(u64::from(cost));
         let tolerance = interval.saturating_mul(u64::from(burst));
@@ -295,15 +368,18 @@ impl Regulator {
             .map_err(|e| e.map(Duration::from_nanos))
     }
 
-    /// [`try_acquire_at`](Self::try_acquire_at) now, with a cost of 1: `Ok(())` or the wait.
+    /// A start of cost 1 now, on the regulator's own clock: `Ok(())` or the wait needed. A
+    /// Redis regulator whose server cannot be reached answers a wait of one second — it
+    /// fails closed, never allowing more starts (use [`reserve_now`](Self::reserve_now) to
+    /// see the error).
     ///
     /// # Errors
     /// The wait needed before a start may go.
     pub fn try_acquire(&self) -> Result<(), Duration> {
-        match self.try_acquire_at(monotonic_ns(), 1) {
-            Ok(()) => Ok(()),
-            Err(Ok(wait)) => Err(wait),
-            Err(Err(_)) => unreachable!("a cost of 1 never exceeds a burst of at least 1"),
+        match self.reserve_now(1, 0) {
+            Ok(_) => Ok(()),
+            Err(Ok(wait)) => Err(Duration::from_nanos(wait)),
+            Err(Err(_)) => Err(Duration::from_secs(1)),
         }
     }
 
@@ -344,7 +420,7 @@ impl Regulator {
         if cancel.is_cancelled() {
             return Ok(Some(false));
         }
-        match self.reserve_at(monotonic_ns(), cost, max_wait_ns) {
+        match self.reserve_now(cost, max_wait_ns) {
             Ok(0) => Ok(Some(true)),
             Ok(wait) => Ok(Some(!cancel.sleep(Duration::from_nanos(wait)))),
             Err(Ok(_)) => Ok(None),
