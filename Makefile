@@ -8,9 +8,9 @@ VENV := $(ROOT)/.venv
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-include mk/c.mk mk/python.mk mk/php.mk
+include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk
 
-.PHONY: help deps test demo test-rust lint-rust fmt test-readme bench bench-rust
+.PHONY: help deps test demo demo-guides test-rust lint-rust fmt test-readme bench bench-rust
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -18,19 +18,22 @@ help: ## list the targets
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
 
-test: deps ## run every test: Rust, C, header drift, Python, PHP, README examples
-	@$(MAKE) --no-print-directory lint-rust test-rust test-c test-python test-php test-readme
+test: deps ## run every test: Rust, the recuo command, C, header drift, Python, PHP, README examples
+	@$(MAKE) --no-print-directory lint-rust lint-cli test-rust test-cli test-c test-python test-php test-readme
 	@echo "make test: all suites passed"
 
-demo: deps ## build and run the guide examples in C, Python and PHP
+demo: deps ## build recuo and run a trial batch against its embedded rate-limited API
+	@$(MAKE) --no-print-directory demo-cli
+
+demo-guides: deps ## build and run the guide examples in C, Python and PHP
 	@$(MAKE) --no-print-directory demo-c demo-python demo-php
 
 test-rust: ## Rust unit, vector and property tests (core and ffi)
-	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench
+	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli
 
 lint-rust: ## rustfmt and clippy, warnings are errors
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli --all-targets -- -D warnings
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all

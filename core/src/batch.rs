@@ -46,6 +46,7 @@ pub struct Batch<'a> {
     gate: Gate,
     workers: usize,
     deadline: Option<Duration>,
+    stop: CancelToken,
 }
 
 impl<'a> Batch<'a> {
@@ -56,7 +57,16 @@ impl<'a> Batch<'a> {
             gate: Gate::new(),
             workers: 1,
             deadline: None,
+            stop: CancelToken::new(),
         }
+    }
+
+    /// Stops the batch when `token` is cancelled: what has not started is not started, and
+    /// what waits wakes at once. (The deadline cancels the same token.) Cancel it from an
+    /// operation that learns the rest is hopeless — a daily quota spent.
+    pub fn cancel_token(mut self, token: CancelToken) -> Self {
+        self.stop = token;
+        self
     }
 
     /// The gate every attempt passes.
@@ -93,7 +103,7 @@ impl<'a> Batch<'a> {
             (0..n).map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         let recorder = StatsRecorder::new();
-        let stop = CancelToken::new();
+        let stop = self.stop.clone();
         let finished = CancelToken::new();
         std::thread::scope(|scope| {
             if let Some(deadline) = self.deadline {

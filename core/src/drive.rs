@@ -131,7 +131,16 @@ pub trait Driver {
     /// The operation's failure.
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Self::Value, Self::Error>;
 
-    /// The verdict on a failure. Not asked when no attempt is left anyway.
+    /// Whether [`classify`](Self::classify) is asked about a failure when no attempt is left
+    /// anyway (default: no — guide A's `repetir_se` is never asked after the last attempt).
+    /// A runner that counts causes or slows a regulator on 429s answers yes, so the last
+    /// attempt's answer is seen too; a permanent verdict then gives up as `permanent`.
+    fn classify_spent(&self) -> bool {
+        false
+    }
+
+    /// The verdict on a failure. Not asked when no attempt is left anyway, unless
+    /// [`classify_spent`](Self::classify_spent) says so.
     ///
     /// # Errors
     /// Ends the loop at once with this error ([`Stopped::Aborted`]).
@@ -205,7 +214,7 @@ pub fn drive<D: Driver, R: RngCore>(
         if driver.is_cancelled() {
             attempts.cancel();
         }
-        let decision = if attempts.is_spent() {
+        let decision = if attempts.is_spent() && !driver.classify_spent() {
             attempts.exhaust(driver.now_ms())
         } else {
             let verdict = match driver.classify(&error).map_err(Stopped::Aborted)? {

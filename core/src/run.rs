@@ -243,6 +243,9 @@ where
         }
         result
     }
+    fn classify_spent(&self) -> bool {
+        true
+    }
     fn classify(&mut self, error: &E) -> Result<Verdict, E> {
         let verdict = (self.retry.classify)(error);
         if let Some(gate) = self.retry.gate {

@@ -151,3 +151,45 @@ fn permanent_failures_are_reported_with_their_error() {
     let empty: Vec<Op> = Vec::new();
     assert!(Batch::new(&policy).run(empty, classify).results.is_empty());
 }
+
+#[test]
+fn the_last_attempts_answer_is_counted_too() {
+    let policy = Policy::builder()
+        .max_attempts(2)
+        .base(Duration::from_millis(1))
+        .cap(Duration::from_millis(1))
+        .spread(Some(Duration::ZERO))
+        .build()
+        .unwrap();
+    let ops: Vec<_> = (0..3)
+        .map(|_| |_: &recuo::AttemptContext<'_>| Err::<(), _>(Status(503)))
+        .collect();
+    let report = Batch::new(&policy).run(ops, classify);
+    let s = &report.stats;
+    assert_eq!(
+        (s.initial, s.retries, s.failures, s.unavailable),
+        (3, 3, 3, 6)
+    );
+}
+
+#[test]
+fn a_cancelled_batch_starts_nothing_more() {
+    let policy = quick_policy();
+    let stop = recuo::CancelToken::new();
+    let calls = Arc::new(AtomicU32::new(0));
+    let ops: Vec<_> = (0..6)
+        .map(|i| {
+            let (stop, calls) = (stop.clone(), calls.clone());
+            move |_: &recuo::AttemptContext<'_>| {
+                calls.fetch_add(1, Ordering::AcqRel);
+                if i == 1 {
+                    stop.cancel(); // say, a daily quota is spent: the rest is hopeless
+                }
+                Ok::<_, Status>(i)
+            }
+        })
+        .collect();
+    let report = Batch::new(&policy).cancel_token(stop).run(ops, classify);
+    assert_eq!(calls.load(Ordering::Acquire), 2);
+    assert_eq!((report.stats.successes, report.stats.not_started), (2, 4));
+}

@@ -297,9 +297,9 @@ fn an_adaptive_gate_slows_down_on_rate_limits() {
             server_wait: Some(recuo::ServerWait::Ms(0)),
         })
         .call(|_| Err::<(), _>(()));
-    // Two rate-limited verdicts were acted on (the third attempt was the last): 1000 → 250.
+    // Three rate-limited verdicts, the last attempt's included: 1000 → 500 → 250 → 125.
     assert!(
-        (regulator.rate().as_per_second() - 250.0).abs() < 1e-6,
+        (regulator.rate().as_per_second() - 125.0).abs() < 1e-6,
         "{}",
         regulator.rate()
     );
