@@ -1,0 +1,453 @@
+//! The command line: subcommands, flags and the parsers of their values (durations, rates,
+//! jitter modes). Parsing only: each subcommand's module does the work.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use recuo::{Jitter, Rate};
+
+/// `recuo` — careful retries, from the command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "recuo",
+    version,
+    about = "Careful retries from the command line: plan a batch, read Retry-After, classify \
+             outcomes, serve a rate-limited test API, run a trial batch against it, simulate \
+             backoff with jitter.",
+    after_help = "Durations are written 200ms, 2s, 1.5s, 1m or 1h (a bare number is seconds); \
+                  rates 90/min, 2/s, 5000/h or 86400/day (a bare number is per second).\n\
+                  Bad arguments exit with status 2; a failure while running exits with 1.",
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan a batch: start interval, least duration and requests in flight (SPEC §8).
+    Plan(PlanArgs),
+    /// Guide B's delay for a Retry-After value and a retry index (SPEC §3).
+    Delay(DelayArgs),
+    /// The verdict on an HTTP status or a transport failure (SPEC §5).
+    Classify(ClassifyArgs),
+    /// Serve a simulated rate-limited API on 127.0.0.1 (429, 503, quotas, GET /stats).
+    Serve(ServeArgs),
+    /// Run a batch of reads through the retry loop and the gate, and report what happened.
+    Trial(TrialArgs),
+    /// Simulate many clients retrying against one limited server, in virtual time.
+    Simulate(SimulateArgs),
+}
+
+/// `recuo plan`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example (guide B): recuo plan --requests 600 --allowance 120/min \
+                        --target 90/min --latency 2s\n  → one start every 667 ms, 400 s in \
+                        all, 3 requests in flight."
+)]
+pub struct PlanArgs {
+    /// How many requests the batch sends (first attempts).
+    #[arg(long, value_name = "N")]
+    pub requests: u64,
+    /// The server's allowance, e.g. 120/min.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub allowance: Rate,
+    /// The rate to send at, at or below the allowance, e.g. 90/min.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub target: Rate,
+    /// How long one response takes, e.g. 2s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub latency: Duration,
+    /// The share of all attempts expected to be retries, in [0, 1).
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub retry_fraction: f64,
+    /// Print one JSON object instead of words.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `recuo delay`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  recuo delay --retry-after 12 --attempt 0        → 12000 \
+                        ms (12 is seconds)\n  recuo delay --retry-after 'Sun, 06 Nov 1994 \
+                        08:49:37 GMT' --attempt 0 --date 'Sun, 06 Nov 1994 08:49:07 GMT'\n  \
+                        recuo delay --attempt 2 --seed 1               → a draw from [0, 4000] \
+                        ms"
+)]
+pub struct DelayArgs {
+    /// The Retry-After header's value; leave it out when the response had none.
+    #[arg(long, value_name = "VALUE", allow_hyphen_values = true)]
+    pub retry_after: Option<String>,
+    /// The retry index: 0 before the first retry.
+    #[arg(long, value_name = "N")]
+    pub attempt: u32,
+    /// The current time in epoch milliseconds (default: the system clock).
+    #[arg(
+        long,
+        value_name = "MS",
+        allow_negative_numbers = true,
+        conflicts_with = "date"
+    )]
+    pub now_ms: Option<i64>,
+    /// The response's Date header, taken as "now" (immune to the client's clock skew).
+    #[arg(long, value_name = "HTTP-DATE")]
+    pub date: Option<String>,
+    /// Seed the full-jitter draw used when there is no valid Retry-After.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Print one JSON object: kind, wait_ms, delay_ms.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `recuo classify`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  recuo classify 429 --header 'Retry-After: 30'   → retry \
+                        (rate_limited), wait 30000 ms\n  recuo classify 500 --method POST      \
+                        → give_up (not_idempotent)\n  recuo classify timeout --method POST \
+                        --idempotency-key → retry (timeout)"
+)]
+pub struct ClassifyArgs {
+    /// An HTTP status code, or a transport failure: connect, tls, timeout, reset, other.
+    #[arg(value_name = "STATUS|connect|tls|timeout|reset|other")]
+    pub outcome: String,
+    /// The request's method.
+    #[arg(long, value_name = "METHOD", default_value = "GET")]
+    pub method: String,
+    /// The request carried an idempotency key (makes POST and PATCH safe to repeat).
+    #[arg(long)]
+    pub idempotency_key: bool,
+    /// A response header, "Name: value"; repeat for several.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+    /// The current time in epoch milliseconds, for dates in the headers (default: now).
+    #[arg(long, value_name = "MS", allow_negative_numbers = true)]
+    pub now_ms: Option<i64>,
+    /// Print one JSON object: verdict, reason, wait_ms, wait_unbounded.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How the simulated server says how long to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RetryAfterMode {
+    /// `Retry-After: 2` (delay-seconds, rounded up).
+    Seconds,
+    /// `Retry-After: <HTTP-date>` (rounded up to the next second).
+    Date,
+    /// No Retry-After: the client falls back on its own backoff.
+    None,
+}
+
+impl RetryAfterMode {
+    /// The mode's name, as written on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RetryAfterMode::Seconds => "seconds",
+            RetryAfterMode::Date => "date",
+            RetryAfterMode::None => "none",
+        }
+    }
+}
+
+/// `recuo serve`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every path but /stats is the API: GET /items/7 answers 200 with a \
+                        small JSON body, 429 when the allowance is exceeded (counted per \
+                        X-Api-Key header, or per client address), 503 at --fail-rate. \
+                        GET /stats answers what the server saw. The first line printed is \
+                        'listening on http://127.0.0.1:PORT'; Ctrl-C or SIGTERM stops it."
+)]
+pub struct ServeArgs {
+    /// The port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub port: u16,
+    /// Answer 429 past this rate (per API key or per client).
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "120/min")]
+    pub allowance: Rate,
+    /// Starts allowed at once after a quiet spell.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst: u32,
+    /// The share of requests answered 503, in [0, 1].
+    #[arg(long, value_name = "F", default_value_t = 0.1, value_parser = parse_fraction)]
+    pub fail_rate: f64,
+    /// How long a 200 or 503 takes to come back.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "200ms")]
+    pub latency: Duration,
+    /// How 429s and 503s say when to come back.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = RetryAfterMode::Seconds)]
+    pub retry_after: RetryAfterMode,
+    /// A daily quota: after N requests served (per API key or client), answer 429 with a
+    /// Retry-After a day away.
+    #[arg(long, value_name = "N")]
+    pub quota: Option<u64>,
+    /// Seed the random 503s, for a reproducible run.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Stop on its own after this long (for scripts and tests).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub stop_after: Option<Duration>,
+}
+
+/// The embedded server's settings in `recuo trial` (no `--url`).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "The embedded server (without --url)")]
+pub struct EmbeddedArgs {
+    /// The server's allowance. With --url, the API's allowance if you know it: it is then
+    /// used only for the plan and the plot. [default: 60/min]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub allowance: Option<Rate>,
+    /// The server's burst. [default: 5]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst: Option<u32>,
+    /// The share of requests the server answers 503. [default: 0.1]
+    #[arg(long, value_name = "F", value_parser = parse_fraction)]
+    pub fail_rate: Option<f64>,
+    /// How long the server takes to answer a 200 or a 503. [default: 2s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub latency: Option<Duration>,
+    /// How the server says when to come back. [default: seconds]
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub retry_after: Option<RetryAfterMode>,
+    /// The server's daily quota: 429 with a Retry-After a day away after N served.
+    #[arg(long, value_name = "N")]
+    pub quota: Option<u64>,
+    /// Seed the server's random 503s.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}
+
+/// `recuo trial`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Without --url, recuo starts its own simulated API on 127.0.0.1 (an \
+                        allowance of 60/min with a burst of 5, 10% of 503s, 2 s per answer): \
+                        a 90/min trial then meets both 429s and 503s. In the URL, {i} is replaced by the \
+                        read's number."
+)]
+pub struct TrialArgs {
+    /// The URL to read (plain http); leave it out to use the embedded server.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// How many reads.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub count: u32,
+    /// The rate of starts, retries included (a regulator with a burst of 1).
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "90/min")]
+    pub rate: Rate,
+    /// The most requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub concurrency: u32,
+    /// A limit on the whole batch: no read starts or waits past it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "30s")]
+    pub deadline: Duration,
+    /// The most attempts per read (guide B: 5, so at most 4 retries).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub attempts: u32,
+    /// How long one request may take before it counts as a timeout.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "10s")]
+    pub timeout: Duration,
+    /// Send this API key as the X-Api-Key header (never printed).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an SVG timeline of the starts, the allowance and the requests in flight.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// The embedded server.
+    #[command(flatten)]
+    pub server: EmbeddedArgs,
+}
+
+/// `recuo simulate`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Every client sends one request at time 0 and retries on 429 with the \
+                        core's backoff until it gets through, against one server that admits \
+                        --rate with a burst (the experiment of AWS's 'Exponential Backoff and \
+                        Jitter', 2015). Virtual time: no sockets, no sleeping."
+)]
+pub struct SimulateArgs {
+    /// How many clients.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub clients: u32,
+    /// One jitter mode only (default: all four, side by side).
+    #[arg(long, value_name = "MODE", value_parser = parse_jitter)]
+    pub jitter: Option<Jitter>,
+    /// Seed the jitter, for a reproducible run (default: a random seed, printed).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// What the server admits.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "100/s")]
+    pub rate: Rate,
+    /// How many requests the server admits at once after a quiet spell.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst: u32,
+    /// The backoff's first window.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "100ms")]
+    pub base: Duration,
+    /// The backoff's largest window.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    pub cap: Duration,
+    /// The most attempts per client.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub attempts: u32,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A duration: a decimal number and a unit (`ms`, `s`, `m`/`min`, `h`); a bare number is
+/// seconds.
+///
+/// # Errors
+/// A message naming the accepted forms.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration: write it as 200ms, 2s, 1.5s, 1m or 1h");
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let per_unit_ms = match unit.trim() {
+        "ms" => 1.0,
+        "" | "s" | "sec" => 1000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        _ => return Err(bad()),
+    };
+    if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
+        return Err(bad());
+    }
+    let n: f64 = number.parse().map_err(|_| bad())?;
+    let ms = n * per_unit_ms;
+    // A week is far more than any command here could mean; beyond it is a typo.
+    if !ms.is_finite() || ms > 7.0 * 86_400_000.0 {
+        return Err(format!("{text:?} is too long: at most a week"));
+    }
+    Ok(Duration::from_micros((ms * 1000.0).round() as u64))
+}
+
+/// A duration above zero.
+///
+/// # Errors
+/// As [`parse_duration`], and for zero.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err(format!("{text:?} must be longer than zero")),
+        d => Ok(d),
+    }
+}
+
+/// A rate, as the core reads it (`90/min`, `2/s`, …).
+///
+/// # Errors
+/// The core's message.
+pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    text.parse::<Rate>().map_err(|e| e.to_string())
+}
+
+/// A fraction in `[0, 1]`.
+///
+/// # Errors
+/// When not a number in range.
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("{text:?} is not a fraction between 0 and 1")),
+    }
+}
+
+/// A jitter mode, as the core names it.
+///
+/// # Errors
+/// When not one of the four.
+pub fn parse_jitter(text: &str) -> Result<Jitter, String> {
+    Jitter::from_name(text)
+        .ok_or_else(|| format!("{text:?} is not a jitter mode: full, equal, decorrelated or none"))
+}
+
+/// A header written `Name: value`.
+///
+/// # Errors
+/// When there is no colon or the name is empty.
+pub fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() && !name.trim().contains(' ') => Ok((
+            name.trim().to_string(),
+            value.trim_matches([' ', '\t']).to_string(),
+        )),
+        _ => Err(format!(
+            "{text:?} is not a header: write it as \"Name: value\""
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let ms = |s: &str| parse_duration(s).map(|d| d.as_millis());
+        assert_eq!(ms("200ms"), Ok(200));
+        assert_eq!(ms("2s"), Ok(2000));
+        assert_eq!(ms("1.5s"), Ok(1500));
+        assert_eq!(ms("2"), Ok(2000));
+        assert_eq!(ms("1m"), Ok(60_000));
+        assert_eq!(ms("1min"), Ok(60_000));
+        assert_eq!(ms("1h"), Ok(3_600_000));
+        assert_eq!(ms(" 30s "), Ok(30_000));
+        assert_eq!(ms("0s"), Ok(0));
+        assert!(parse_positive_duration("0ms").is_err());
+        assert_eq!(parse_positive_duration("1ms"), Ok(Duration::from_millis(1)));
+        for bad in [
+            "",
+            "s",
+            "-1s",
+            "1.s",
+            ".5s",
+            "1e3s",
+            "1 fortnight",
+            "NaNs",
+            "inf",
+            "9999h",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn headers_fractions_jitter() {
+        assert_eq!(
+            parse_header("Retry-After:  30 "),
+            Ok(("Retry-After".into(), "30".into()))
+        );
+        assert_eq!(parse_header("X: a: b"), Ok(("X".into(), "a: b".into())));
+        assert!(parse_header("no colon").is_err());
+        assert!(parse_header(": value").is_err());
+        assert_eq!(parse_fraction("0.25"), Ok(0.25));
+        assert!(parse_fraction("1.5").is_err());
+        assert!(parse_fraction("NaN").is_err());
+        assert_eq!(parse_jitter("decorrelated"), Ok(Jitter::Decorrelated));
+        assert!(parse_jitter("some").is_err());
+        assert!(parse_rate("0/min").is_err());
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,210 @@
+//! The trial's HTTP client: one blocking GET at a time per caller, on the shared tokio
+//! runtime (hyper-util's pooled client, plain HTTP/1.1). It reports what came back; the
+//! core decides what it means.
+
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper::header::{HeaderName, HeaderValue, USER_AGENT};
+use hyper::{Request, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use recuo::Transport;
+use tokio::runtime::Handle;
+
+use crate::error::CliError;
+use crate::serve::API_KEY_HEADER;
+
+/// What came back from one request.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The response headers that are text.
+    pub headers: Vec<(String, String)>,
+}
+
+/// A blocking HTTP client for the trial's worker threads.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    rt: Handle,
+    client: Client<HttpConnector, Empty<Bytes>>,
+    timeout: Duration,
+    api_key: Option<HeaderValue>,
+}
+
+impl HttpClient {
+    /// A client whose requests run on `rt`, each limited to `timeout`, sending `api_key` as
+    /// `X-Api-Key` when given.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] when the key cannot be a header value.
+    pub fn new(rt: Handle, timeout: Duration, api_key: Option<&str>) -> Result<Self, CliError> {
+        let api_key = match api_key {
+            Some(k) => Some(HeaderValue::from_str(k).map_err(|_| {
+                CliError::Usage("--api-key must be visible ASCII (a header value)".to_string())
+            })?),
+            None => None,
+        };
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(timeout));
+        let client = {
+            let _guard = rt.enter();
+            Client::builder(TokioExecutor::new())
+                .pool_idle_timeout(Duration::from_secs(30))
+                .build(connector)
+        };
+        Ok(HttpClient {
+            rt,
+            client,
+            timeout,
+            api_key,
+        })
+    }
+
+    /// Sends `GET uri` with the idempotency key in `key_header`, and waits for the whole
+    /// answer. Call it from a thread outside the runtime.
+    ///
+    /// # Errors
+    /// The transport failure's kind (SPEC §5).
+    pub fn get(&self, uri: &Uri, key_header: &str, key: &str) -> Result<Reply, Transport> {
+        let mut req = Request::get(uri.clone())
+            .header(USER_AGENT, concat!("recuo/", env!("CARGO_PKG_VERSION")))
+            .body(Empty::<Bytes>::new())
+            .map_err(|_| Transport::Other)?;
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(key_header.as_bytes()),
+            HeaderValue::from_str(key),
+        ) {
+            req.headers_mut().insert(name, value);
+        }
+        if let Some(k) = &self.api_key {
+            req.headers_mut()
+                .insert(HeaderName::from_static(API_KEY_HEADER), k.clone());
+        }
+        let client = self.client.clone();
+        let exchange = async move {
+            let response = client.request(req).await.map_err(|e| {
+                if e.is_connect() {
+                    Transport::Connect
+                } else {
+                    transport_of(&e)
+                }
+            })?;
+            let (parts, body) = response.into_parts();
+            // Read the body to the end, so the connection can serve the next request.
+            body.collect().await.map_err(|e| transport_of(&e))?;
+            let headers = parts
+                .headers
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+                .collect();
+            Ok(Reply {
+                status: parts.status.as_u16(),
+                headers,
+            })
+        };
+        let timeout = self.timeout;
+        self.rt.block_on(async move {
+            tokio::time::timeout(timeout, exchange)
+                .await
+                .unwrap_or(Err(Transport::Timeout))
+        })
+    }
+}
+
+/// The kind of a failure after the connection was made: a dropped connection is `reset`, a
+/// timed-out socket `timeout`, anything else `other`.
+fn transport_of(e: &(dyn std::error::Error + 'static)) -> Transport {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(h) = err.downcast_ref::<hyper::Error>() {
+            if h.is_timeout() {
+                return Transport::Timeout;
+            }
+            if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
+                return Transport::Reset;
+            }
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            match io.kind() {
+                TimedOut => return Transport::Timeout,
+                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
+                    return Transport::Reset
+                }
+                ConnectionRefused => return Transport::Connect,
+                _ => {}
+            }
+        }
+        source = err.source();
+    }
+    Transport::Other
+}
+
+/// Checks a trial URL: plain `http://` with a host.
+///
+/// # Errors
+/// [`CliError::Usage`] for anything else (https included: the trial is for test servers).
+pub fn check_url(text: &str) -> Result<Uri, CliError> {
+    let uri: Uri = text
+        .parse()
+        .map_err(|_| CliError::Usage(format!("{:?} is not a URL", redact_url(text))))?;
+    match uri.scheme_str() {
+        Some("http") if uri.host().is_some_and(|h| !h.is_empty()) => Ok(uri),
+        Some("https") => Err(CliError::Usage(
+            "https URLs are not supported: recuo trial speaks plain HTTP, to test servers such \
+             as 'recuo serve'"
+                .to_string(),
+        )),
+        _ => Err(CliError::Usage(format!(
+            "{:?} is not an http:// URL with a host",
+            redact_url(text)
+        ))),
+    }
+}
+
+/// A URL fit to print, by the core's redaction (SPEC §7): no user information, sensitive
+/// query values as `[redacted]`, e-mails and long numbers masked.
+pub fn redact_url(text: &str) -> String {
+    recuo::redact_url(text).url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_checked_and_redacted() {
+        assert!(check_url(
+            "http://127.0.0.1:8080/items/{i}"
+                .replace("{i}", "1")
+                .as_str()
+        )
+        .is_ok());
+        assert!(
+            matches!(check_url("https://example.com/"), Err(CliError::Usage(m)) if m.contains("https"))
+        );
+        assert!(check_url("ftp://x/").is_err());
+        assert!(check_url("not a url").is_err());
+        assert_eq!(
+            redact_url("http://user:pw@host:1/p?id=3&api_key=abc&Token=x"),
+            "http://host:1/p?id=3&api_key=[redacted]&Token=[redacted]"
+        );
+        assert_eq!(
+            redact_url("http://127.0.0.1:8080/items/{i}"),
+            "http://127.0.0.1:8080/items/{i}"
+        );
+    }
+
+    #[test]
+    fn transport_kinds() {
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "x");
+        assert_eq!(transport_of(&reset), Transport::Reset);
+        let other = std::io::Error::other("x");
+        assert_eq!(transport_of(&other), Transport::Other);
+    }
+}

@@ -1,0 +1,312 @@
+//! `recuo serve`: the simulated API over HTTP/1.1 on 127.0.0.1 (hyper on tokio). The
+//! decisions are in `server_state.rs`; here are the sockets, the answers' headers and
+//! bodies, and a clean stop on Ctrl-C or SIGTERM.
+
+use std::convert::Infallible;
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use recuo::monotonic_ns;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::args::{RetryAfterMode, ServeArgs};
+use crate::error::{run_error, CliError};
+use crate::server_state::{Answer, ServerConfig, ServerState, ServerStats, QUOTA_WAIT};
+
+/// The header whose value the allowance is counted by; without it, the client's address.
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// How long a stopping server waits for the requests it is answering.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// A running simulated API.
+#[derive(Debug)]
+pub struct Server {
+    addr: SocketAddr,
+    state: Arc<ServerState>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds 127.0.0.1:`port` (0 picks a free port) and starts answering, on the current
+    /// tokio runtime.
+    ///
+    /// # Errors
+    /// The socket could not be bound.
+    pub async fn start(config: ServerConfig, port: u16) -> std::io::Result<Server> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(ServerState::new(config, monotonic_ns()));
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), stopped));
+        Ok(Server {
+            addr,
+            state,
+            stop,
+            task,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// What the server saw so far.
+    pub fn stats(&self) -> ServerStats {
+        self.state.stats(monotonic_ns())
+    }
+
+    /// Stops accepting, lets the requests being answered finish (for up to two seconds),
+    /// and closes every connection.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    state: Arc<ServerState>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                // Out of file descriptors and the like: wait a moment, keep serving.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = stop.changed() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let state = Arc::clone(&state);
+        let service = service_fn(move |req| answer(req, Arc::clone(&state), peer));
+        let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(DRAIN) => {}
+    }
+}
+
+/// Keeps a request counted as in flight until its answer is sent or it is dropped.
+struct InFlight(Arc<ServerState>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    state: Arc<ServerState>,
+    peer: SocketAddr,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    if req.uri().path() == "/stats" {
+        let body = serde_json::to_vec(&state.stats(monotonic_ns())).unwrap_or_default();
+        return Ok(json(StatusCode::OK, body));
+    }
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let key = header(API_KEY_HEADER).map_or_else(|| peer.ip().to_string(), |k| format!("key:{k}"));
+    let answer = state.admit(&key, header("idempotency-key"), monotonic_ns());
+    let _in_flight = InFlight(Arc::clone(&state));
+    let config = state.config();
+    let mode = config.retry_after;
+    let response = match answer {
+        Answer::Ok(n) => {
+            tokio::time::sleep(config.latency).await;
+            let body = serde_json::json!({
+                "ok": true,
+                "path": req.uri().path(),
+                "method": req.method().as_str(),
+                "served": n,
+            });
+            json(StatusCode::OK, body.to_string().into_bytes())
+        }
+        Answer::Unavailable => {
+            tokio::time::sleep(config.latency).await;
+            let mut r = problem(StatusCode::SERVICE_UNAVAILABLE, "unavailable for a moment");
+            add_retry_after(&mut r, mode, Duration::from_secs(1));
+            r
+        }
+        Answer::Throttled(wait) => {
+            let mut r = problem(StatusCode::TOO_MANY_REQUESTS, "over the allowance");
+            add_retry_after(&mut r, mode, wait);
+            r
+        }
+        Answer::QuotaSpent => {
+            let mut r = problem(StatusCode::TOO_MANY_REQUESTS, "the daily quota is spent");
+            add_retry_after(&mut r, mode, QUOTA_WAIT);
+            let reset = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default()
+                .saturating_add(QUOTA_WAIT)
+                .as_secs();
+            let h = r.headers_mut();
+            if let Some(q) = config.quota {
+                h.insert("x-ratelimit-limit", HeaderValue::from(q));
+            }
+            h.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
+            h.insert("x-ratelimit-reset", HeaderValue::from(reset));
+            r
+        }
+    };
+    Ok(response)
+}
+
+fn json(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn problem(status: StatusCode, detail: &str) -> Response<Full<Bytes>> {
+    let body = serde_json::json!({ "ok": false, "status": status.as_u16(), "detail": detail });
+    json(status, body.to_string().into_bytes())
+}
+
+/// `Retry-After` for a wait, rounded up to whole seconds (a client told 0 s while the slot is
+/// still 300 ms away would only be refused again).
+fn add_retry_after(r: &mut Response<Full<Bytes>>, mode: RetryAfterMode, wait: Duration) {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let value = match mode {
+        RetryAfterMode::None => return,
+        RetryAfterMode::Seconds => HeaderValue::from(seconds.max(1)),
+        RetryAfterMode::Date => {
+            // An HTTP-date counts whole seconds: round the instant up to the next one.
+            let at = SystemTime::now() + wait;
+            let since = at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default();
+            let whole = since.as_secs() + u64::from(since.subsec_nanos() > 0);
+            let at = SystemTime::UNIX_EPOCH + Duration::from_secs(whole.max(1));
+            match HeaderValue::from_str(&httpdate::fmt_http_date(at)) {
+                Ok(v) => v,
+                Err(_) => return,
+            }
+        }
+    };
+    r.headers_mut().insert(RETRY_AFTER, value);
+}
+
+/// The server settings of `recuo serve`.
+pub fn config_of(a: &ServeArgs) -> ServerConfig {
+    ServerConfig {
+        allowance: a.allowance,
+        burst: a.burst,
+        fail_rate: a.fail_rate,
+        latency: a.latency,
+        retry_after: a.retry_after,
+        quota: a.quota,
+        seed: a.seed,
+    }
+}
+
+/// A tokio runtime for the command: two worker threads are plenty on 127.0.0.1.
+///
+/// # Errors
+/// The runtime could not start.
+pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| run_error("starting the runtime", e))
+}
+
+/// Runs `recuo serve` until Ctrl-C, SIGTERM or `--stop-after`.
+///
+/// # Errors
+/// [`CliError::Run`] when the port cannot be bound.
+pub fn run(a: &ServeArgs) -> Result<(), CliError> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let server = Server::start(config_of(a), a.port)
+            .await
+            .map_err(|e| run_error(&format!("binding 127.0.0.1:{}", a.port), e))?;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on {}", server.url());
+        let _ = out.flush();
+        drop(out);
+        let why = wait_for_stop(a.stop_after).await;
+        let s = server.stats();
+        server.stop().await;
+        eprintln!(
+            "recuo serve: stopped ({why}) after {} requests: {} ok, {} throttled (429), {} \
+             unavailable (503), at most {} in flight",
+            s.requests, s.ok, s.throttled, s.unavailable, s.max_in_flight
+        );
+        Ok(())
+    })
+}
+
+/// Waits for Ctrl-C, SIGTERM or the end of `stop_after`, and says which came.
+async fn wait_for_stop(stop_after: Option<Duration>) -> &'static str {
+    let timer = async {
+        match stop_after {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "Ctrl-C",
+        () = term => "SIGTERM",
+        () = timer => "--stop-after",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_rounds_up() {
+        let mut r = problem(StatusCode::TOO_MANY_REQUESTS, "x");
+        add_retry_after(&mut r, RetryAfterMode::Seconds, Duration::from_millis(1200));
+        assert_eq!(r.headers()[RETRY_AFTER], "2");
+        add_retry_after(&mut r, RetryAfterMode::Seconds, Duration::ZERO);
+        assert_eq!(r.headers()[RETRY_AFTER], "1");
+        let mut r = problem(StatusCode::TOO_MANY_REQUESTS, "x");
+        add_retry_after(&mut r, RetryAfterMode::None, Duration::from_secs(5));
+        assert!(r.headers().get(RETRY_AFTER).is_none());
+        add_retry_after(&mut r, RetryAfterMode::Date, Duration::from_secs(5));
+        let date = r.headers()[RETRY_AFTER].to_str().unwrap().to_string();
+        let now = recuo::unix_now_ms();
+        let wait = recuo::parse_retry_after(&date, now).wait_ms().unwrap();
+        assert!((5000..=6000).contains(&wait), "{date}: {wait}");
+    }
+}

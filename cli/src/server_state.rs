@@ -1,0 +1,351 @@
+//! What the simulated API decides for each request, and what it saw: per-key allowances
+//! (the core's regulator), a daily quota, random 503s, and the counters `GET /stats`
+//! answers. No sockets here: the HTTP side is in `serve.rs`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use rand::RngCore;
+use recuo::{JitterRng, Rate, Regulator};
+use serde::Serialize;
+
+use crate::args::RetryAfterMode;
+
+/// How long a spent daily quota tells clients to wait: a day.
+pub const QUOTA_WAIT: Duration = Duration::from_secs(86_400);
+
+/// The simulated API's settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Requests allowed per key (API key or client address).
+    pub allowance: Rate,
+    /// Starts allowed at once after a quiet spell.
+    pub burst: u32,
+    /// The share of admitted requests answered 503.
+    pub fail_rate: f64,
+    /// How long a 200 or 503 takes.
+    pub latency: Duration,
+    /// How 429s and 503s say when to come back.
+    pub retry_after: RetryAfterMode,
+    /// Requests served per key before the quota is spent.
+    pub quota: Option<u64>,
+    /// The seed of the random 503s.
+    pub seed: Option<u64>,
+}
+
+/// What to answer one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// 200, the `n`-th request served to this key.
+    Ok(u64),
+    /// 429: over the allowance; a start would be allowed after this wait.
+    Throttled(Duration),
+    /// 429: the daily quota is spent.
+    QuotaSpent,
+    /// 503: unavailable for a moment.
+    Unavailable,
+}
+
+/// The configuration as `/stats` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ConfigJson {
+    /// The allowance per key, per minute.
+    pub allowance_per_min: f64,
+    /// The burst.
+    pub burst: u32,
+    /// The share of 503s.
+    pub fail_rate: f64,
+    /// The latency of 200s and 503s, ms.
+    pub latency_ms: u64,
+    /// `seconds`, `date` or `none`.
+    pub retry_after: &'static str,
+    /// The daily quota per key, if any.
+    pub quota: Option<u64>,
+}
+
+/// What the server saw: the body of `GET /stats`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ServerStats {
+    /// API requests received (`/stats` itself is not counted).
+    pub requests: u64,
+    /// 200s sent.
+    pub ok: u64,
+    /// 429s sent (allowance and quota).
+    pub throttled: u64,
+    /// 429s sent because the quota was spent (included in `throttled`).
+    pub quota_refused: u64,
+    /// 503s sent.
+    pub unavailable: u64,
+    /// Requests being answered now.
+    pub in_flight: u64,
+    /// The most requests answered at once.
+    pub max_in_flight: u64,
+    /// Request starts in each second since the server started.
+    pub starts_per_second: Vec<u64>,
+    /// The most starts in one of those seconds.
+    pub max_starts_per_second: u64,
+    /// Distinct `Idempotency-Key` values seen (one per operation when clients reuse keys).
+    pub idempotency_keys: u64,
+    /// Distinct keys the allowance was counted for (API keys or client addresses).
+    pub clients: u64,
+    /// Seconds since the server started.
+    pub uptime_s: f64,
+    /// The settings.
+    pub config: ConfigJson,
+}
+
+#[derive(Debug)]
+struct KeyState {
+    regulator: Regulator,
+    served: u64,
+}
+
+#[derive(Debug)]
+struct Inner {
+    keys: HashMap<String, KeyState>,
+    rng: JitterRng,
+    requests: u64,
+    ok: u64,
+    throttled: u64,
+    quota_refused: u64,
+    unavailable: u64,
+    in_flight: u64,
+    max_in_flight: u64,
+    starts_per_second: Vec<u64>,
+    idempotency_keys: HashSet<String>,
+}
+
+/// The server's state, shared by every connection.
+#[derive(Debug)]
+pub struct ServerState {
+    config: ServerConfig,
+    started_ns: u64,
+    inner: Mutex<Inner>,
+}
+
+/// The most seconds `/stats` keeps a per-second count for (a day): the list stops growing.
+const MAX_SECONDS: usize = 86_400;
+
+impl ServerState {
+    /// A fresh server started at `now_ns` (monotonic).
+    pub fn new(config: ServerConfig, now_ns: u64) -> Self {
+        let rng = JitterRng::from_seed_option(config.seed);
+        ServerState {
+            config,
+            started_ns: now_ns,
+            inner: Mutex::new(Inner {
+                keys: HashMap::new(),
+                rng,
+                requests: 0,
+                ok: 0,
+                throttled: 0,
+                quota_refused: 0,
+                unavailable: 0,
+                in_flight: 0,
+                max_in_flight: 0,
+                starts_per_second: Vec::new(),
+                idempotency_keys: HashSet::new(),
+            }),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        f(&mut self.inner.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Decides the answer to a request from `key` (an API key or a client address) carrying
+    /// `idempotency_key`, arriving at `now_ns`; counts it as in flight until
+    /// [`finish`](Self::finish).
+    ///
+    /// Every request draws one random number, so with a seed the n-th request's draw is
+    /// always the same. The quota is looked at first, then the allowance, then the draw.
+    pub fn admit(&self, key: &str, idempotency_key: Option<&str>, now_ns: u64) -> Answer {
+        let second = usize::try_from(now_ns.saturating_sub(self.started_ns) / 1_000_000_000)
+            .unwrap_or(usize::MAX);
+        self.with(|i| {
+            i.requests += 1;
+            i.in_flight += 1;
+            i.max_in_flight = i.max_in_flight.max(i.in_flight);
+            if second < MAX_SECONDS {
+                if i.starts_per_second.len() <= second {
+                    i.starts_per_second.resize(second + 1, 0);
+                }
+                i.starts_per_second[second] += 1;
+            }
+            if let Some(k) = idempotency_key {
+                if i.idempotency_keys.len() < 1_000_000 && !i.idempotency_keys.contains(k) {
+                    i.idempotency_keys.insert(k.to_string());
+                }
+            }
+            // The top 53 bits as a fraction in [0, 1).
+            let draw = (i.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            if !i.keys.contains_key(key) {
+                let regulator = Regulator::new(self.config.allowance, self.config.burst.max(1))
+                    .or_else(|_| Regulator::new(self.config.allowance, 1));
+                let Ok(regulator) = regulator else {
+                    return Answer::Unavailable;
+                };
+                i.keys.insert(
+                    key.to_string(),
+                    KeyState {
+                        regulator,
+                        served: 0,
+                    },
+                );
+            }
+            let Some(state) = i.keys.get_mut(key) else {
+                return Answer::Unavailable;
+            };
+            let answer = if self.config.quota.is_some_and(|q| state.served >= q) {
+                Answer::QuotaSpent
+            } else {
+                match state.regulator.try_acquire_at(now_ns, 1) {
+                    Err(Ok(wait)) => Answer::Throttled(wait),
+                    Err(Err(_)) => Answer::Throttled(Duration::from_secs(1)),
+                    Ok(()) if draw < self.config.fail_rate => Answer::Unavailable,
+                    Ok(()) => {
+                        state.served += 1;
+                        Answer::Ok(state.served)
+                    }
+                }
+            };
+            match answer {
+                Answer::Ok(_) => i.ok += 1,
+                Answer::Throttled(_) => i.throttled += 1,
+                Answer::QuotaSpent => {
+                    i.throttled += 1;
+                    i.quota_refused += 1;
+                }
+                Answer::Unavailable => i.unavailable += 1,
+            }
+            answer
+        })
+    }
+
+    /// A request admitted by [`admit`](Self::admit) has been answered (or dropped).
+    pub fn finish(&self) {
+        self.with(|i| i.in_flight = i.in_flight.saturating_sub(1));
+    }
+
+    /// What the server saw, as of `now_ns`.
+    pub fn stats(&self, now_ns: u64) -> ServerStats {
+        let c = &self.config;
+        self.with(|i| ServerStats {
+            requests: i.requests,
+            ok: i.ok,
+            throttled: i.throttled,
+            quota_refused: i.quota_refused,
+            unavailable: i.unavailable,
+            in_flight: i.in_flight,
+            max_in_flight: i.max_in_flight,
+            max_starts_per_second: i.starts_per_second.iter().copied().max().unwrap_or(0),
+            starts_per_second: i.starts_per_second.clone(),
+            idempotency_keys: i.idempotency_keys.len() as u64,
+            clients: i.keys.len() as u64,
+            uptime_s: now_ns.saturating_sub(self.started_ns) as f64 / 1e9,
+            config: ConfigJson {
+                allowance_per_min: c.allowance.as_per_minute(),
+                burst: c.burst,
+                fail_rate: c.fail_rate,
+                latency_ms: u64::try_from(c.latency.as_millis()).unwrap_or(u64::MAX),
+                retry_after: c.retry_after.name(),
+                quota: c.quota,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn config() -> ServerConfig {
+        ServerConfig {
+            allowance: "60/min".parse().unwrap(),
+            burst: 2,
+            fail_rate: 0.0,
+            latency: Duration::ZERO,
+            retry_after: RetryAfterMode::Seconds,
+            quota: None,
+            seed: Some(1),
+        }
+    }
+
+    #[test]
+    fn the_allowance_is_counted_per_key() {
+        let s = ServerState::new(config(), 10 * S);
+        let t = 10 * S;
+        assert_eq!(s.admit("a", Some("k1"), t), Answer::Ok(1));
+        assert_eq!(s.admit("a", Some("k2"), t), Answer::Ok(2));
+        assert_eq!(
+            s.admit("a", Some("k3"), t),
+            Answer::Throttled(Duration::from_secs(1))
+        );
+        assert_eq!(s.admit("b", Some("k3"), t), Answer::Ok(1));
+        assert_eq!(s.admit("a", None, t + S), Answer::Ok(3));
+        for _ in 0..5 {
+            s.finish();
+        }
+        let st = s.stats(t + 2 * S);
+        assert_eq!((st.requests, st.ok, st.throttled), (5, 4, 1));
+        assert_eq!((st.idempotency_keys, st.clients), (3, 2));
+        assert_eq!(st.starts_per_second, vec![4, 1]);
+        assert_eq!((st.max_starts_per_second, st.max_in_flight), (4, 5));
+        assert_eq!(st.in_flight, 0);
+        assert_eq!(st.uptime_s, 2.0);
+    }
+
+    #[test]
+    fn a_spent_quota_refuses_before_the_allowance() {
+        let s = ServerState::new(
+            ServerConfig {
+                quota: Some(1),
+                burst: 10,
+                ..config()
+            },
+            0,
+        );
+        assert_eq!(s.admit("a", None, S), Answer::Ok(1));
+        assert_eq!(s.admit("a", None, S), Answer::QuotaSpent);
+        let st = s.stats(S);
+        assert_eq!((st.throttled, st.quota_refused, st.ok), (1, 1, 1));
+    }
+
+    #[test]
+    fn failures_follow_the_seeded_draws() {
+        let run = || {
+            let s = ServerState::new(
+                ServerConfig {
+                    fail_rate: 0.5,
+                    burst: 1000,
+                    allowance: "1000/s".parse().unwrap(),
+                    ..config()
+                },
+                0,
+            );
+            (0..100)
+                .map(|_| s.admit("a", None, S) == Answer::Unavailable)
+                .collect::<Vec<_>>()
+        };
+        let a = run();
+        assert_eq!(a, run());
+        let failed = a.iter().filter(|&&f| f).count();
+        assert!((30..=70).contains(&failed), "{failed}");
+        let all = ServerState::new(
+            ServerConfig {
+                fail_rate: 1.0,
+                ..config()
+            },
+            0,
+        );
+        assert_eq!(all.admit("a", None, S), Answer::Unavailable);
+    }
+}

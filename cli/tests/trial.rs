@@ -1,0 +1,278 @@
+//! `recuo serve` and `recuo trial` over real HTTP on 127.0.0.1: every request the client
+//! sent, the server saw; starts stay within the regulator's limit; a spent quota stops the
+//! trial at once. Fast rates keep the suite short.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{n, recuo_within, Serve};
+
+/// The trial's counts against the server's `/stats`, which must agree exactly.
+fn assert_same_counts(trial: &Value, server: &Value) {
+    let starts = n(trial, "initial") + n(trial, "retries");
+    assert_eq!(starts, n(server, "requests"), "every request sent was seen");
+    assert_eq!(n(trial, "successes"), n(server, "ok"));
+    assert_eq!(n(trial, "throttled"), n(server, "throttled"));
+    assert_eq!(n(trial, "unavailable"), n(server, "unavailable"));
+    assert_eq!(
+        n(trial, "initial"),
+        n(server, "idempotency_keys"),
+        "one key per read"
+    );
+    let answers: u64 = trial["responses"]
+        .as_object()
+        .expect("responses")
+        .values()
+        .filter_map(Value::as_u64)
+        .sum();
+    assert_eq!(answers, starts, "one answer per start");
+    assert!(n(server, "max_in_flight") <= n(trial, "max_in_flight").max(3));
+}
+
+#[test]
+fn trial_counts_match_the_servers_stats_and_starts_stay_within_the_limit() {
+    let server = Serve::start(&[
+        "--allowance",
+        "480/min",
+        "--burst",
+        "2",
+        "--fail-rate",
+        "0.2",
+        "--latency",
+        "20ms",
+        "--seed",
+        "3",
+    ]);
+    let url = format!("{}/items/{{i}}", server.url);
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            &url,
+            "--count",
+            "20",
+            "--rate",
+            "600/min",
+            "--concurrency",
+            "3",
+            "--attempts",
+            "10",
+            "--deadline",
+            "25s",
+            "--json",
+        ],
+        Duration::from_secs(40),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let trial = r.json();
+    let stats = server.stats();
+    assert_same_counts(&trial, &stats);
+    assert_eq!(n(&trial, "initial"), 20);
+    assert_eq!(n(&trial, "successes"), 20, "{trial}");
+    assert_eq!(n(&trial, "failures"), 0);
+    assert!(
+        n(&trial, "throttled") > 0,
+        "the server's 480/min refused some: {trial}"
+    );
+    assert!(n(&trial, "max_in_flight") <= 3);
+    for key in [
+        "min_spacing_ms",
+        "mean_spacing_ms",
+        "elapsed_s",
+        "planned_s",
+        "retries",
+        "unavailable",
+    ] {
+        assert!(trial[key].is_number(), "{key} in {trial}");
+    }
+    assert_eq!(trial["planned_s"], 2.0, "20 reads at 600/min");
+    // The regulator: 10 starts a second with a burst of 1. The server counts arrivals in
+    // whole seconds of its own clock: at most 10 + 1 in any of them.
+    let per_second: Vec<u64> = stats["starts_per_second"]
+        .as_array()
+        .expect("starts_per_second")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(per_second.iter().all(|&s| s <= 11), "{per_second:?}");
+    assert_eq!(per_second.iter().sum::<u64>(), n(&stats, "requests"));
+    // Over the whole trial, starts were spaced by at least the interval (100 ms) on average.
+    let mean = trial["mean_spacing_ms"].as_f64().expect("mean spacing");
+    assert!(mean >= 99.0, "mean spacing {mean} ms");
+    assert_eq!(
+        server.terminate(),
+        Some(0),
+        "SIGTERM stops the server cleanly"
+    );
+}
+
+#[test]
+fn a_spent_quota_stops_the_trial_instead_of_waiting() {
+    for mode in ["seconds", "none"] {
+        let server = Serve::start(&[
+            "--quota",
+            "5",
+            "--allowance",
+            "6000/min",
+            "--burst",
+            "100",
+            "--fail-rate",
+            "0",
+            "--latency",
+            "5ms",
+            "--retry-after",
+            mode,
+        ]);
+        let r = recuo_within(
+            &[
+                "trial",
+                "--url",
+                &server.url,
+                "--count",
+                "10",
+                "--rate",
+                "600/min",
+                "--deadline",
+                "20s",
+                "--json",
+            ],
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        let trial = r.json();
+        let stats = server.stats();
+        assert_same_counts(&trial, &stats);
+        assert_eq!(n(&trial, "successes"), 5, "{mode}: {trial}");
+        assert_eq!(n(&trial, "failures"), 5, "{mode}: {trial}");
+        assert_eq!(
+            n(&trial, "retries"),
+            0,
+            "no retry against a spent quota: {trial}"
+        );
+        assert_eq!(
+            trial["gave_up"],
+            serde_json::json!({"wait_exceeds_deadline": 5})
+        );
+        assert_eq!(n(&stats, "quota_refused"), 5);
+        let elapsed = trial["elapsed_s"].as_f64().expect("elapsed");
+        assert!(elapsed < 10.0, "{mode}: it did not wait ({elapsed} s)");
+        // The server said: come back in a day.
+        let retry_at = trial["retry_at_unix_ms"]
+            .as_i64()
+            .expect("retry_at_unix_ms");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis() as i64;
+        assert!(retry_at > now + 86_000_000, "{mode}: {retry_at} vs {now}");
+    }
+}
+
+#[test]
+fn the_embedded_server_and_the_plot() {
+    let dir = std::env::temp_dir().join(format!("recuo-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let svg = dir.join("trial.svg");
+    let svg_arg = svg.to_string_lossy().to_string();
+    let r = recuo_within(
+        &[
+            "trial",
+            "--count",
+            "12",
+            "--rate",
+            "600/min",
+            "--allowance",
+            "300/min",
+            "--burst",
+            "2",
+            "--fail-rate",
+            "0.2",
+            "--latency",
+            "50ms",
+            "--retry-after",
+            "date",
+            "--seed",
+            "5",
+            "--attempts",
+            "10",
+            "--json",
+            "--plot",
+            &svg_arg,
+        ],
+        Duration::from_secs(40),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let trial = r.json();
+    let server = trial["server"].clone();
+    assert!(server.is_object(), "the embedded server's stats: {trial}");
+    assert_same_counts(&trial, &server);
+    assert_eq!(n(&trial, "successes"), 12, "{trial}");
+    assert_eq!(server["config"]["retry_after"], "date");
+    let text = std::fs::read_to_string(&svg).expect("the plot was written");
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    assert!(text.contains("allowance 300/min, burst 2"));
+    let starts = n(&trial, "initial") + n(&trial, "retries");
+    assert_eq!(
+        text.matches("<title>t=").count() as u64,
+        starts,
+        "one mark per start"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_table_and_an_unreachable_url() {
+    let server = Serve::start(&["--fail-rate", "0", "--latency", "1ms"]);
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            &server.url,
+            "--count",
+            "3",
+            "--rate",
+            "600/min",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    for row in [
+        "initial requests",
+        "retries",
+        "successes",
+        "final failures",
+        "429s seen",
+        "503s seen",
+        "min spacing",
+        "mean spacing",
+        "max in flight",
+        "total time",
+    ] {
+        assert!(r.stdout.contains(row), "{row} in {}", r.stdout);
+    }
+    drop(server);
+    // Nothing listens on port 9 of 127.0.0.1: connect failures, retried, then given up.
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--count",
+            "2",
+            "--rate",
+            "6000/min",
+            "--attempts",
+            "2",
+            "--deadline",
+            "5s",
+            "--json",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let j = r.json();
+    assert_eq!((n(&j, "successes"), n(&j, "failures")), (0, 2), "{j}");
+    assert_eq!(j["responses"]["connect"], 4, "{j}");
+}
