@@ -92,6 +92,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         .gate(gate)
         .workers(a.concurrency as usize)
         .deadline(Some(a.deadline))
+        .stop_when_a_wait_exceeds_the_deadline(true)
         .run(ops, |f: &Failure| f.verdict);
     progress.finish();
 

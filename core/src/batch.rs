@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::attempts::GiveUpReason;
 use crate::classify::Verdict;
 use crate::clock::{monotonic_ns, CancelToken};
 use crate::drive::{AttemptContext, RetryError};
@@ -41,12 +42,14 @@ pub struct BatchReport<T, E> {
 /// # Defaults
 /// [`Batch::new`]: 1 worker, no deadline, a gate that lets everything through.
 #[derive(Debug, Clone)]
+#[must_use]
 pub struct Batch<'a> {
     policy: &'a Policy,
     gate: Gate,
     workers: usize,
     deadline: Option<Duration>,
     stop: CancelToken,
+    stop_on_unreachable_wait: bool,
 }
 
 impl<'a> Batch<'a> {
@@ -58,7 +61,16 @@ impl<'a> Batch<'a> {
             workers: 1,
             deadline: None,
             stop: CancelToken::new(),
+            stop_on_unreachable_wait: false,
         }
+    }
+
+    /// Stops the whole batch as soon as one operation gives up with
+    /// `wait_exceeds_deadline`: when the server says "come back tomorrow" (a daily quota
+    /// spent), the other operations would only be refused too.
+    pub fn stop_when_a_wait_exceeds_the_deadline(mut self, stop: bool) -> Self {
+        self.stop_on_unreachable_wait = stop;
+        self
     }
 
     /// Stops the batch when `token` is cancelled: what has not started is not started, and
@@ -200,6 +212,9 @@ impl<'a> Batch<'a> {
             }
             Err(e) => {
                 recorder.finished(false);
+                if self.stop_on_unreachable_wait && e.reason == GiveUpReason::WaitExceedsDeadline {
+                    stop.cancel();
+                }
                 BatchResult::GaveUp(e)
             }
         }

@@ -193,3 +193,31 @@ fn a_cancelled_batch_starts_nothing_more() {
     assert_eq!(calls.load(Ordering::Acquire), 2);
     assert_eq!((report.stats.successes, report.stats.not_started), (2, 4));
 }
+
+#[test]
+fn a_spent_quota_can_stop_the_whole_batch() {
+    let policy = Policy::builder()
+        .deadline(Some(Duration::from_secs(30)))
+        .build()
+        .unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let ops: Vec<_> = (0..5)
+        .map(|_| {
+            let calls = calls.clone();
+            move |_: &recuo::AttemptContext<'_>| {
+                calls.fetch_add(1, Ordering::AcqRel);
+                Err::<(), _>(Status(429))
+            }
+        })
+        .collect();
+    let daily = |_: &Status| Verdict::Retry {
+        cause: Cause::RateLimited,
+        server_wait: Some(ServerWait::Ms(86_400_000)),
+    };
+    let report = Batch::new(&policy)
+        .stop_when_a_wait_exceeds_the_deadline(true)
+        .run(ops, daily);
+    assert_eq!(calls.load(Ordering::Acquire), 1);
+    let s = &report.stats;
+    assert_eq!((s.failures, s.not_started, s.throttled), (1, 4, 1));
+}
