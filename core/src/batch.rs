@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::attempts::GiveUpReason;
+use crate::attempts::{GiveUpReason, Report};
 use crate::classify::Verdict;
 use crate::clock::{monotonic_ns, CancelToken};
 use crate::drive::{AttemptContext, RetryError};
@@ -31,6 +31,9 @@ pub enum BatchResult<T, E> {
 pub struct BatchReport<T, E> {
     /// The results, in the order of the operations.
     pub results: Vec<BatchResult<T, E>>,
+    /// Each operation's report (attempts, elapsed, the delays chosen between attempts, the
+    /// reason it gave up), in the order of the operations; `None` for one never started.
+    pub reports: Vec<Option<Report>>,
     /// The batch's stats.
     pub stats: Stats,
     /// How long the batch took.
@@ -113,6 +116,7 @@ impl<'a> Batch<'a> {
         let ops: Vec<Mutex<Option<F>>> = ops.into_iter().map(|f| Mutex::new(Some(f))).collect();
         let results: Vec<Mutex<Option<BatchResult<T, E>>>> =
             (0..n).map(|_| Mutex::new(None)).collect();
+        let reports: Vec<Mutex<Option<Report>>> = (0..n).map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         let recorder = StatsRecorder::new();
         let stop = self.stop.clone();
@@ -133,8 +137,10 @@ impl<'a> Batch<'a> {
                         if i >= n {
                             break;
                         }
-                        let result = self.run_one(&ops[i], &classify, &recorder, &stop, started);
+                        let (result, report) =
+                            self.run_one(&ops[i], &classify, &recorder, &stop, started);
                         *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                        *reports[i].lock().unwrap_or_else(|e| e.into_inner()) = report;
                     })
                 })
                 .collect();
@@ -151,8 +157,13 @@ impl<'a> Batch<'a> {
                     .unwrap_or(BatchResult::NotStarted)
             })
             .collect();
+        let reports = reports
+            .into_iter()
+            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
         BatchReport {
             results,
+            reports,
             stats: recorder.snapshot(),
             elapsed: started.elapsed(),
         }
@@ -165,18 +176,18 @@ impl<'a> Batch<'a> {
         recorder: &StatsRecorder,
         stop: &CancelToken,
         started: Instant,
-    ) -> BatchResult<T, E>
+    ) -> (BatchResult<T, E>, Option<Report>)
     where
         F: FnMut(&AttemptContext<'_>) -> Result<T, E>,
         C: Fn(&E) -> Verdict,
     {
         let Some(mut op) = op.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-            return BatchResult::NotStarted;
+            return (BatchResult::NotStarted, None);
         };
         let remaining = self.deadline.map(|d| d.saturating_sub(started.elapsed()));
         if stop.is_cancelled() || remaining.is_some_and(|r| r.is_zero()) {
             recorder.not_started();
-            return BatchResult::NotStarted;
+            return (BatchResult::NotStarted, None);
         }
         // No operation may wait past the batch's deadline.
         let deadline = match (self.policy.deadline_ms(), remaining) {
@@ -187,8 +198,10 @@ impl<'a> Batch<'a> {
             Ok(p) => p,
             Err(_) => self.policy.clone(),
         };
+        let mut done_report = None;
         let result = Retry::new(&policy)
             .gate(&self.gate)
+            .on_done(|r| done_report = Some(r.clone()))
             .cancel_token(stop.clone())
             .classify(|e| {
                 let v = classify(e);
@@ -204,18 +217,19 @@ impl<'a> Batch<'a> {
         match result {
             Ok(value) => {
                 recorder.finished(true);
-                BatchResult::Succeeded(value)
+                (BatchResult::Succeeded(value), done_report)
             }
             Err(e) if e.error.is_none() => {
                 recorder.not_started();
-                BatchResult::NotStarted
+                (BatchResult::NotStarted, None)
             }
             Err(e) => {
                 recorder.finished(false);
                 if self.stop_on_unreachable_wait && e.reason == GiveUpReason::WaitExceedsDeadline {
                     stop.cancel();
                 }
-                BatchResult::GaveUp(e)
+                let report = e.report.clone();
+                (BatchResult::GaveUp(e), Some(report))
             }
         }
     }

@@ -170,6 +170,12 @@ pub trait Driver {
     fn on_give_up(&mut self, report: &Report) {
         let _ = report;
     }
+
+    /// Called once when the operation succeeds, with its report (attempts, elapsed, the
+    /// delays slept; no reason).
+    fn on_done(&mut self, report: &Report) {
+        let _ = report;
+    }
 }
 
 /// Runs the retry loop of SPEC §6 over `attempts` with `driver`'s effects: cancelled? → begin
@@ -208,7 +214,11 @@ pub fn drive<D: Driver, R: RngCore>(
             header: attempts.policy().idempotency_header(),
         };
         let error = match driver.attempt(&ctx) {
-            Ok(value) => return Ok(value),
+            Ok(value) => {
+                let _ = attempts.decide(Verdict::Success, driver.now_ms(), &mut *rng.borrow_mut());
+                driver.on_done(&attempts.report());
+                return Ok(value);
+            }
             Err(e) => e,
         };
         if driver.is_cancelled() {

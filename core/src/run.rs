@@ -48,7 +48,7 @@ impl Drop for PoolScope {
 
 type Classifier<'h, E> = Box<dyn FnMut(&E) -> Verdict + 'h>;
 type RetryHook<'h, E> = Box<dyn FnMut(u32, &E, Duration) + 'h>;
-type GiveUpHook<'h> = Box<dyn FnMut(&Report) + 'h>;
+type ReportHook<'h> = Box<dyn FnMut(&Report) + 'h>;
 
 /// A configured blocking retry loop. Start with [`Retry::new`], finish with
 /// [`call`](Retry::call).
@@ -73,7 +73,8 @@ pub struct Retry<'p, 'h, E, C = SystemClock> {
     seed: Option<u64>,
     classify: Classifier<'h, E>,
     on_retry: Option<RetryHook<'h, E>>,
-    on_give_up: Option<GiveUpHook<'h>>,
+    on_give_up: Option<ReportHook<'h>>,
+    on_done: Option<ReportHook<'h>>,
     allowance: Option<&'h dyn RetryAllowance>,
     gate: Option<&'h Gate>,
 }
@@ -92,6 +93,7 @@ impl<'p, 'h, E> Retry<'p, 'h, E, SystemClock> {
             }),
             on_retry: None,
             on_give_up: None,
+            on_done: None,
             allowance: None,
             gate: None,
         }
@@ -109,6 +111,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
             classify: self.classify,
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
+            on_done: self.on_done,
             allowance: self.allowance,
             gate: self.gate,
         }
@@ -158,6 +161,12 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         if let Some(budget) = gate.budget() {
             self.allowance = Some(budget);
         }
+        self
+    }
+
+    /// Called once when the operation succeeds, with its report (attempts, elapsed, delays).
+    pub fn on_done(mut self, f: impl FnMut(&Report) + 'h) -> Self {
+        self.on_done = Some(Box::new(f));
         self
     }
 
@@ -264,6 +273,11 @@ where
     }
     fn on_give_up(&mut self, report: &Report) {
         if let Some(hook) = &mut self.retry.on_give_up {
+            hook(report);
+        }
+    }
+    fn on_done(&mut self, report: &Report) {
+        if let Some(hook) = &mut self.retry.on_done {
             hook(report);
         }
     }

@@ -365,3 +365,33 @@ fn guide_a_inside_a_retry_loop_shares_its_limit() {
     });
     assert_eq!(calls.get(), 4, "4 calls, not 20");
 }
+
+#[test]
+fn a_success_reports_its_attempts_and_delays() {
+    let p = Policy::builder()
+        .base(Duration::from_millis(10))
+        .cap(Duration::from_millis(10))
+        .jitter(recuo::Jitter::None)
+        .build()
+        .unwrap();
+    let mut done = None;
+    let mut calls = 0;
+    let value = Retry::new(&p)
+        .clock(ManualClock::new(0))
+        .on_done(|r| done = Some(r.clone()))
+        .call(|_| {
+            calls += 1;
+            if calls < 3 {
+                Err(())
+            } else {
+                Ok(calls)
+            }
+        })
+        .unwrap();
+    assert_eq!(value, 3);
+    let r = done.unwrap();
+    assert_eq!(
+        (r.attempts, r.reason, r.delays_ms, r.elapsed_ms),
+        (3, None, vec![10, 10], 20)
+    );
+}
