@@ -265,6 +265,10 @@ pub struct TrialArgs {
     /// Write an SVG timeline of the starts, the allowance and the requests in flight.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write a record of every attempt and of every read's result, one JSON object a line,
+    /// redacted (no credentials, no personal data).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub records: Option<PathBuf>,
     /// The embedded server.
     #[command(flatten)]
     pub server: EmbeddedArgs,

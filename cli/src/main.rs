@@ -15,6 +15,7 @@ mod events;
 mod plan;
 mod plot;
 mod progress;
+mod records;
 mod report;
 mod serve;
 mod server_state;

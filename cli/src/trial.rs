@@ -17,6 +17,7 @@ use crate::error::{run_error, CliError};
 use crate::events::{responses, Event, EventLog};
 use crate::plot::{self, PlotInput};
 use crate::progress::Progress;
+use crate::records::{Seen, SeenLog};
 use crate::report::{planned, print_table, TrialJson};
 use crate::serve::{self, Server};
 use crate::server_state::ServerConfig;
@@ -79,13 +80,17 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<Uri>, _>>()?;
     let client = HttpClient::new(rt.handle().clone(), a.timeout, a.api_key.as_deref())?;
     let log = EventLog::new();
+    let seen = SeenLog::new(uris.len());
     let progress = Progress::new(a.count as usize, !a.json);
 
     let ops: Vec<_> = uris
         .iter()
-        .map(|uri| {
-            let (client, log, progress, policy) = (&client, &log, &progress, &policy);
-            move |ctx: &AttemptContext<'_>| read(uri, ctx, client, policy, log, progress)
+        .enumerate()
+        .map(|(i, uri)| {
+            let (client, log, progress, policy, seen) = (&client, &log, &progress, &policy, &seen);
+            move |ctx: &AttemptContext<'_>| {
+                read(uri, ctx, client, policy, log, progress, |s| seen.push(i, s))
+            }
         })
         .collect();
     let report = Batch::new(&policy)
@@ -148,6 +153,12 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     } else {
         print_table(a, &out, s, embedded.as_ref());
     }
+    if let Some(path) = &a.records {
+        let urls: Vec<String> = uris.iter().map(Uri::to_string).collect();
+        let lines = seen.json_lines(&urls, &report.results, &report.reports);
+        std::fs::write(path, lines)
+            .map_err(|e| run_error(&format!("writing {}", path.display()), e))?;
+    }
     if let Some(path) = &a.plot {
         let input = PlotInput {
             title: format!(
@@ -195,7 +206,7 @@ fn gave_up<T>(results: &[BatchResult<T, Failure>]) -> (BTreeMap<&'static str, u6
     (by_reason, retry_at)
 }
 
-/// One attempt of one read: GET, classify with the core, log.
+/// One attempt of one read: GET, classify with the core, log (and tell `saw` what it saw).
 fn read(
     uri: &Uri,
     ctx: &AttemptContext<'_>,
@@ -203,6 +214,7 @@ fn read(
     policy: &Policy,
     log: &EventLog,
     progress: &Progress,
+    saw: impl FnOnce(Seen),
 ) -> Result<u16, Failure> {
     let key = ctx.idempotency_key();
     let start_ns = monotonic_ns();
@@ -228,6 +240,16 @@ fn read(
         end_ns,
         attempt: ctx.attempt(),
         outcome,
+    });
+    let elapsed_ms = end_ns.saturating_sub(start_ns) / 1_000_000;
+    saw(Seen {
+        start_unix_ms: now.saturating_sub(i64::try_from(elapsed_ms).unwrap_or(0)),
+        elapsed_ms,
+        outcome,
+        headers: reply
+            .as_ref()
+            .map_or_else(|_| Vec::new(), |r| r.headers.clone()),
+        cause: verdict.cause().name(),
     });
     let done = !matches!(verdict, Verdict::Retry { .. })
         || ctx.attempt().saturating_add(1) >= policy.max_attempts();

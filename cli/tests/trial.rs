@@ -280,3 +280,96 @@ fn the_table_and_an_unreachable_url() {
     assert_eq!((n(&j, "successes"), n(&j, "failures")), (0, 2), "{j}");
     assert_eq!(j["responses"]["connect"], 4, "{j}");
 }
+
+/// Issue 6: the trial's records agree with the server's own `/stats`, and keep no secret.
+#[test]
+fn the_records_match_the_servers_stats_and_keep_no_secret() {
+    let server = Serve::start(&[
+        "--allowance",
+        "480/min",
+        "--burst",
+        "2",
+        "--fail-rate",
+        "0.2",
+        "--latency",
+        "10ms",
+        "--seed",
+        "5",
+    ]);
+    let dir = std::env::temp_dir().join(format!("recuo-records-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let path = dir.join("records.jsonl");
+    let url = format!(
+        "{}/items/{{i}}?access_token=tok-abc-123&email=ana@example.com",
+        server.url
+    );
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            &url,
+            "--count",
+            "12",
+            "--rate",
+            "600/min",
+            "--concurrency",
+            "3",
+            "--attempts",
+            "10",
+            "--api-key",
+            "key-secret-789",
+            "--records",
+            path.to_str().expect("a UTF-8 path"),
+            "--json",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let trial = r.json();
+    let stats = server.stats();
+    let text = std::fs::read_to_string(&path).expect("the records");
+    std::fs::remove_dir_all(&dir).expect("cleaned up");
+    for secret in ["tok-abc-123", "ana@example.com", "key-secret-789"] {
+        assert!(!text.contains(secret), "{secret} in the records");
+    }
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    let attempts: Vec<&Value> = records.iter().filter(|r| r["type"] == "attempt").collect();
+    let results: Vec<&Value> = records.iter().filter(|r| r["type"] == "result").collect();
+    assert_eq!(
+        attempts.len() as u64,
+        n(&stats, "requests"),
+        "one record per request the server saw"
+    );
+    assert_eq!(results.len(), 12, "one result per read");
+    let with_status = |code: u64| attempts.iter().filter(|r| r["status"] == code).count() as u64;
+    assert_eq!(with_status(200), n(&stats, "ok"));
+    assert_eq!(with_status(429), n(&stats, "throttled"));
+    assert_eq!(with_status(503), n(&stats, "unavailable"));
+    assert_eq!(
+        attempts.iter().filter(|r| r["decision"] == "retry").count() as u64,
+        n(&trial, "retries"),
+        "every retry decided is a retry made"
+    );
+    for a in &attempts {
+        let url = a["url"].as_str().expect("a URL");
+        assert!(
+            url.starts_with(&server.url) && url.contains("/items/"),
+            "{url}"
+        );
+        assert!(
+            url.contains("access_token=[redacted]") && url.contains("[email]"),
+            "{url}"
+        );
+        if a["decision"] == "retry" {
+            assert!(
+                a["delay_ms"].as_u64().is_some(),
+                "a retry has its delay: {a}"
+            );
+        }
+    }
+    let succeeded = results.iter().filter(|r| r["result"] == "success").count() as u64;
+    assert_eq!(succeeded, n(&trial, "successes"));
+}
