@@ -53,7 +53,12 @@ impl SeenLog {
             let report = reports.get(i).and_then(Option::as_ref);
             let gave_up = match results.get(i) {
                 Some(BatchResult::GaveUp(e)) => Some(e.reason.name()),
-                Some(BatchResult::NotStarted) | None => Some("not_started"),
+                Some(BatchResult::NotStarted) | None => {
+                    let result = FinalRecord::not_started(0, "GET", url);
+                    out.push_str(&Record::Final(result).to_json_line());
+                    out.push('\n');
+                    continue;
+                }
                 Some(BatchResult::Succeeded(_)) => None,
             };
             for (k, s) in seen.iter().enumerate() {
@@ -65,6 +70,8 @@ impl SeenLog {
                         s.cause,
                     ),
                     (true, None) => ("done", None, s.cause),
+                    // The verdict's own refusal says more than the loop's `permanent`.
+                    (true, Some("permanent")) => ("give_up", None, s.cause),
                     (true, Some(why)) => ("give_up", None, why),
                 };
                 let record = AttemptRecord::new(

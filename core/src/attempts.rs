@@ -46,6 +46,20 @@ pub enum GiveUpReason {
 }
 
 impl GiveUpReason {
+    /// Every reason.
+    pub const ALL: [GiveUpReason; 5] = [
+        GiveUpReason::Permanent,
+        GiveUpReason::AttemptsExhausted,
+        GiveUpReason::WaitExceedsDeadline,
+        GiveUpReason::BudgetExhausted,
+        GiveUpReason::Cancelled,
+    ];
+
+    /// The reason named `name`, as [`GiveUpReason::name`] spells it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.name() == name)
+    }
+
     /// The reason's name: `permanent`, `attempts_exhausted`, `wait_exceeds_deadline`,
     /// `budget_exhausted` or `cancelled`.
     pub const fn name(self) -> &'static str {

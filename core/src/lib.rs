@@ -72,7 +72,7 @@ pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
 pub use pool::AttemptPool;
 pub use rate::{Rate, RateError};
-pub use record::{AttemptRecord, FinalRecord, Record, RecordSink};
+pub use record::{attempt_reason, AttemptRecord, FinalRecord, Record, RecordSink};
 pub use redact::{redact_headers, redact_url, RedactedUrl};
 pub use regulator::{Regulator, RegulatorError};
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};

@@ -127,28 +127,28 @@ where
     }
     if let Some(v) = header(headers, "x-served-by") {
         if v.to_ascii_lowercase().contains("cache-") {
-            evidence.push(format!("x-served-by: {v} → Fastly"));
+            evidence.push(format!("x-served-by: {} → Fastly", shown(v)));
             cdn += 2;
         } else {
-            evidence.push(format!("x-served-by: {v} → a proxy"));
+            evidence.push(format!("x-served-by: {} → a proxy", shown(v)));
             proxy += 1;
         }
     }
     if let Some(v) = header(headers, "via") {
         let lower = v.to_ascii_lowercase();
         if lower.contains("cloudfront") {
-            evidence.push(format!("via: {v} → CloudFront"));
+            evidence.push(format!("via: {} → CloudFront", shown(v)));
             cdn += 2;
         } else if lower.contains("varnish") || lower.contains("google") {
-            evidence.push(format!("via: {v} → a caching proxy or CDN"));
+            evidence.push(format!("via: {} → a caching proxy or CDN", shown(v)));
             cdn += 1;
         } else {
-            evidence.push(format!("via: {v} → a proxy on the path"));
+            evidence.push(format!("via: {} → a proxy on the path", shown(v)));
             proxy += 1;
         }
     }
     if let Some(v) = header(headers, "x-cache") {
-        evidence.push(format!("x-cache: {v} → a cache on the path"));
+        evidence.push(format!("x-cache: {} → a cache on the path", shown(v)));
         if v.to_ascii_lowercase().contains("hit") {
             cdn += 1;
         }
@@ -157,10 +157,16 @@ where
         let lower = v.to_ascii_lowercase();
         if let Some((_, vendor)) = CDN_SERVERS.iter().find(|(s, _)| lower.contains(s)) {
             // A brand alone proves little: counted once, never enough for high confidence.
-            evidence.push(format!("server: {v} → {vendor} (a brand, weak evidence)"));
+            evidence.push(format!(
+                "server: {} → {vendor} (a brand, weak evidence)",
+                shown(v)
+            ));
             cdn += 1;
         } else if PROXY_SERVERS.iter().any(|s| lower.contains(s)) {
-            evidence.push(format!("server: {v} → a proxy or gateway (weak evidence)"));
+            evidence.push(format!(
+                "server: {} → a proxy or gateway (weak evidence)",
+                shown(v)
+            ));
             proxy += 1;
         }
     }
@@ -175,11 +181,14 @@ where
         let want = media_type(expected);
         match header(headers, "content-type").map(media_type) {
             Some(got) if got == want => {
-                evidence.push(format!("content-type {got} as the API sends"));
+                evidence.push(format!("content-type {} as the API sends", shown(&got)));
                 api += 2;
             }
             Some(got) => {
-                evidence.push(format!("content-type {got}, not the {want} the API sends"));
+                evidence.push(format!(
+                    "content-type {}, not the {want} the API sends",
+                    shown(&got)
+                ));
                 mismatch = true;
             }
             None => evidence.push("no content-type".to_string()),
@@ -225,6 +234,11 @@ where
         evidence,
         confidence,
     }
+}
+
+/// A header value as evidence may quote it: redacted, and short.
+fn shown(v: &str) -> String {
+    crate::redact::redact_urls_in(v).chars().take(100).collect()
 }
 
 /// `application/json; charset=utf-8` → `application/json`.

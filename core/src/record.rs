@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
-use crate::classify::Outcome;
+use crate::attempts::{Decision, GiveUpReason};
+use crate::classify::{Outcome, Verdict};
 use crate::headers::header;
 use crate::http_date::civil_from_days;
-use crate::redact::redact_url;
+use crate::redact::{is_sensitive_name, redact_url, redact_urls_in, REDACTED};
 
 /// The headers that name a request (first found wins), as SPEC §7 lists them.
 pub const REQUEST_ID_HEADERS: [&str; 5] = [
@@ -61,6 +62,26 @@ pub struct FinalRecord {
     pub reason: Option<String>,
     /// From the start of the first attempt to the end.
     pub total_ms: u64,
+}
+
+/// The `reason` an attempt record gives for its `decision`: the verdict's cause for a retry
+/// (`rate_limited`, `unavailable`, …); `success` when done; when it gave up, the verdict's
+/// cause if the verdict itself refused (`permanent`, `not_idempotent`, `tls`), else the
+/// loop's reason (`attempts_exhausted`, `wait_exceeds_deadline`, `budget_exhausted`,
+/// `cancelled`). One rule for every surface.
+pub fn attempt_reason(decision: &Decision, verdict: &Verdict) -> &'static str {
+    match (decision, verdict) {
+        (Decision::Retry { .. }, v) => v.cause().name(),
+        (Decision::Done, _) => "success",
+        (
+            Decision::GiveUp {
+                reason: GiveUpReason::Permanent,
+                ..
+            },
+            Verdict::GiveUp { cause },
+        ) => cause.name(),
+        (Decision::GiveUp { reason, .. }, _) => reason.name(),
+    }
 }
 
 /// A record: an attempt, or an operation's result.
@@ -118,15 +139,33 @@ impl AttemptRecord {
         reason: &str,
     ) -> Self {
         let redacted = redact_url(url);
+        // What is kept of the response is redacted too: a header named like a secret
+        // (`X-RateLimit-Api-Key`) shows `[redacted]`, URLs and personal data inside values
+        // are masked.
         let request_id = REQUEST_ID_HEADERS
             .iter()
             .find_map(|name| header(headers, name))
-            .map(|v| clip(v, 200));
-        let wait_headers = headers
-            .iter()
-            .filter(|(k, _)| is_wait_header(k.as_ref()))
-            .map(|(k, v)| (k.as_ref().to_string(), clip(v.as_ref(), 200)))
-            .collect();
+            .map(|v| clip(&redact_urls_in(v), 200));
+        let mut wait_headers: Vec<(String, String)> = Vec::new();
+        for (name, value) in headers.iter().filter(|(k, _)| is_wait_header(k.as_ref())) {
+            let (name, value) = (name.as_ref(), value.as_ref());
+            let value = if is_sensitive_name(name) {
+                REDACTED.to_string()
+            } else {
+                clip(&redact_urls_in(value), 200)
+            };
+            // A repeated header is one entry, its values joined as HTTP joins them.
+            match wait_headers
+                .iter_mut()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            {
+                Some((_, v)) => {
+                    v.push_str(", ");
+                    v.push_str(&value);
+                }
+                None => wait_headers.push((name.to_string(), value)),
+            }
+        }
         AttemptRecord {
             start_unix_ms,
             elapsed_ms,
@@ -144,6 +183,19 @@ impl AttemptRecord {
 }
 
 impl FinalRecord {
+    /// The result of an operation that was never started (a batch's deadline or stop came
+    /// first): given up as `cancelled`, with no attempt.
+    pub fn not_started(start_unix_ms: i64, method: &str, url: &str) -> Self {
+        Self::new(
+            start_unix_ms,
+            method,
+            url,
+            Some(GiveUpReason::Cancelled.name()),
+            0,
+            0,
+        )
+    }
+
     /// A record of an operation's result; the URL is redacted here.
     pub fn new(
         start_unix_ms: i64,
@@ -330,6 +382,72 @@ mod tests {
         for secret in ["s3cr3t", "pw@", "ana@", "k1", "sid=abc"] {
             assert!(!line.contains(secret), "{secret} in {line}");
         }
+    }
+
+    #[test]
+    fn what_is_kept_of_the_response_is_redacted_too() {
+        let h = [
+            ("X-RateLimit-Api-Key", "sk_live_123"),
+            ("Retry-After", "https://u:p@h.io/?token=z"),
+            ("retry-after", "5"),
+            ("X-Request-Id", "for ana@example.com"),
+        ];
+        let r = AttemptRecord::new(
+            0,
+            0,
+            "GET",
+            "/",
+            Outcome::Status(429),
+            &h,
+            None,
+            "give_up",
+            "permanent",
+        );
+        let line = Record::Attempt(r).to_json_line();
+        for secret in ["sk_live_123", "u:p@", "token=z", "ana@"] {
+            assert!(!line.contains(secret), "{secret} in {line}");
+        }
+        assert!(line.contains(r#""wait_headers":{"X-RateLimit-Api-Key":"[redacted]","Retry-After":"https://h.io/?token=[redacted], 5"}"#), "{line}");
+        assert!(line.contains(r#""request_id":"for [email]""#), "{line}");
+    }
+
+    #[test]
+    fn the_reason_rule() {
+        use crate::{Cause, Transport};
+        let retry = Decision::Retry {
+            delay_ms: 1,
+            next_attempt: 1,
+        };
+        let give_up = |reason| Decision::GiveUp {
+            reason,
+            retry_at_ms: None,
+        };
+        let limited = Verdict::Retry {
+            cause: Cause::RateLimited,
+            server_wait: None,
+        };
+        let unsafe_post = Verdict::GiveUp {
+            cause: Cause::NotIdempotent,
+        };
+        assert_eq!(attempt_reason(&retry, &limited), "rate_limited");
+        assert_eq!(
+            attempt_reason(&Decision::Done, &Verdict::Success),
+            "success"
+        );
+        assert_eq!(
+            attempt_reason(&give_up(GiveUpReason::Permanent), &unsafe_post),
+            "not_idempotent"
+        );
+        let tls = Verdict::GiveUp { cause: Cause::Tls };
+        assert_eq!(
+            attempt_reason(&give_up(GiveUpReason::Permanent), &tls),
+            "tls"
+        );
+        assert_eq!(
+            attempt_reason(&give_up(GiveUpReason::AttemptsExhausted), &limited),
+            "attempts_exhausted"
+        );
+        let _ = Transport::Connect;
     }
 
     #[test]

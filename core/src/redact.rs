@@ -122,38 +122,32 @@ fn is_scheme(s: &str) -> bool {
 /// can find a secret that recuo left in.
 fn redact_query(q: &str) -> String {
     let mut out = String::with_capacity(q.len());
-    for (i, pair) in q.split(['&', ';', '?']).enumerate() {
-        if i > 0 {
-            // The separator that stood before this pair (all three are one byte).
-            let sep = q
-                .as_bytes()
-                .get(separator_before(q, i))
-                .copied()
-                .unwrap_or(b'&');
-            out.push(char::from(sep));
-        }
-        match pair.split_once('=') {
-            Some((name, _)) if is_sensitive_name(name) => {
-                out.push_str(name);
-                out.push('=');
-                out.push_str(REDACTED);
-            }
-            Some((name, value)) => {
-                out.push_str(&mask_personal(name, false));
-                out.push('=');
-                out.push_str(&mask_personal(value, true));
-            }
-            None => out.push_str(&mask_personal(pair, true)),
-        }
+    let mut start = 0;
+    for (i, sep) in q
+        .match_indices(['&', ';', '?'])
+        .chain(std::iter::once((q.len(), "")))
+    {
+        redact_pair(&q[start..i], &mut out);
+        out.push_str(sep);
+        start = i + sep.len();
     }
     out
 }
 
-/// The byte index of the separator before the `n`-th pair (n ≥ 1) of `q`.
-fn separator_before(q: &str, n: usize) -> usize {
-    q.match_indices(['&', ';', '?'])
-        .nth(n - 1)
-        .map_or(q.len(), |(i, _)| i)
+fn redact_pair(pair: &str, out: &mut String) {
+    match pair.split_once('=') {
+        Some((name, _)) if is_sensitive_name(name) => {
+            out.push_str(name);
+            out.push('=');
+            out.push_str(REDACTED);
+        }
+        Some((name, value)) => {
+            out.push_str(&mask_personal(name, false));
+            out.push('=');
+            out.push_str(&mask_personal(value, true));
+        }
+        None => out.push_str(&mask_personal(pair, true)),
+    }
 }
 
 /// Redacts header values: secrets `[redacted]`; URLs inside other values redacted.
@@ -172,8 +166,27 @@ pub fn redact_headers<K: AsRef<str>, V: AsRef<str>>(headers: &[(K, V)]) -> Vec<(
         .collect()
 }
 
-/// Every `scheme://…` or `/path` URL inside free text, redacted.
+/// Every URL inside free text, redacted: `scheme://…` URLs, a value that is a `/path`, and
+/// URI references in angle brackets (`Link: </v1/items?page=2&token=x>; rel="next"`).
 pub fn redact_urls_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        let Some(len) = rest[open..].find('>') else {
+            break;
+        };
+        out.push_str(&redact_plain_urls(&rest[..open]));
+        out.push('<');
+        out.push_str(&redact_url(&rest[open + 1..open + len]).url);
+        out.push('>');
+        rest = &rest[open + len + 1..];
+    }
+    out.push_str(&redact_plain_urls(rest));
+    out
+}
+
+/// [`redact_urls_in`] for text with no angle-bracketed references.
+fn redact_plain_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
@@ -208,38 +221,47 @@ fn is_email_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-')
 }
 
+/// Masks e-mail addresses (`local@domain.tld`, also with `@` as `%40`) in one pass.
 fn mask_emails(s: &str) -> String {
-    // Both `@` and its percent-encoding `%40`.
+    let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    loop {
-        let at = match (rest.find('@'), rest.find("%40")) {
-            (Some(a), Some(b)) => Some(if a < b { (a, 1) } else { (b, 3) }),
-            (Some(a), None) => Some((a, 1)),
-            (None, Some(b)) => Some((b, 3)),
-            (None, None) => None,
-        };
-        let Some((at, len)) = at else {
-            out.push_str(rest);
-            return out;
-        };
-        let local_start = rest[..at]
-            .rfind(|c: char| !is_email_char(c))
-            .map_or(0, |j| after_char(rest, j));
-        let domain_end = rest[at + len..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-')))
-            .map_or(rest.len(), |j| at + len + j);
-        let domain = &rest[at + len..domain_end];
-        if local_start < at && domain.contains('.') && !domain.starts_with('.') {
-            out.push_str(&rest[..local_start]);
-            out.push_str(EMAIL);
+    let mut copied = 0; // everything before this is in `out`
+    let mut run_start = 0; // where the current run of local-part characters began
+    let mut i = 0;
+    while i < bytes.len() {
+        let at_len = if bytes[i] == b'@' {
+            1
+        } else if bytes[i..].starts_with(b"%40") {
+            3
         } else {
-            out.push_str(&rest[..at + len]);
-            rest = &rest[at + len..];
+            0
+        };
+        if at_len == 0 {
+            let c = s[i..].chars().next().unwrap_or('\0');
+            if !is_email_char(c) {
+                run_start = i + c.len_utf8();
+            }
+            i += c.len_utf8().max(1);
             continue;
         }
-        rest = &rest[domain_end..];
+        let domain_start = i + at_len;
+        let domain_len = bytes[domain_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
+            .count();
+        let domain = &s[domain_start..domain_start + domain_len];
+        if run_start < i && domain.contains('.') && !domain.starts_with('.') {
+            out.push_str(&s[copied..run_start]);
+            out.push_str(EMAIL);
+            copied = domain_start + domain_len;
+            i = copied;
+        } else {
+            i = domain_start;
+        }
+        run_start = i;
     }
+    out.push_str(&s[copied..]);
+    out
 }
 
 fn is_separator(b: u8) -> bool {

@@ -59,17 +59,17 @@ impl Stats {
             (x, y) => x.or(y),
         };
         Stats {
-            initial: self.initial + other.initial,
-            retries: self.retries + other.retries,
-            successes: self.successes + other.successes,
-            failures: self.failures + other.failures,
-            not_started: self.not_started + other.not_started,
-            throttled: self.throttled + other.throttled,
-            unavailable: self.unavailable + other.unavailable,
+            initial: self.initial.saturating_add(other.initial),
+            retries: self.retries.saturating_add(other.retries),
+            successes: self.successes.saturating_add(other.successes),
+            failures: self.failures.saturating_add(other.failures),
+            not_started: self.not_started.saturating_add(other.not_started),
+            throttled: self.throttled.saturating_add(other.throttled),
+            unavailable: self.unavailable.saturating_add(other.unavailable),
             min_spacing_ns: opt_min(self.min_spacing_ns, other.min_spacing_ns),
             first_start_ns: opt_min(self.first_start_ns, other.first_start_ns),
             last_start_ns: opt_max(self.last_start_ns, other.last_start_ns),
-            max_in_flight: self.max_in_flight + other.max_in_flight,
+            max_in_flight: self.max_in_flight.saturating_add(other.max_in_flight),
         }
     }
 }
