@@ -19,8 +19,9 @@
  *  - No partial success. Arguments are checked before any work; when a function returns an
  *    error, its outputs are left untouched — except the documented cases where the error
  *    is itself an answer: RECUO_ERR_TASK_FAILED fills the last error and the attempt count,
- *    RECUO_ERR_GAVE_UP and RECUO_ERR_NO_VERDICT fill recuo_retry's report (and
- *    recuo_batch_run's results and stats), RECUO_WOULD_WAIT writes the wait needed,
+ *    RECUO_ERR_GAVE_UP, RECUO_ERR_NO_VERDICT and RECUO_ERR_NO_RESPONSE fill recuo_retry's
+ *    (and recuo_retry_http's) report (and recuo_batch_run's results and stats),
+ *    RECUO_WOULD_WAIT writes the wait needed,
  *    RECUO_ERR_BUFFER_TOO_SMALL writes the truncated, NUL-terminated text (never for an
  *    idempotency key: a truncated key must not be sent, so nothing is written), and a
  *    detail buffer is written on every answer.
@@ -29,6 +30,11 @@
  *    Text with an explicit length may contain NUL bytes; a NUL-terminated char * is read up
  *    to its NUL. A NULL pointer where one is required gives RECUO_ERR_NULL_ARGUMENT, never
  *    a crash; pointers documented "may be NULL" are optional.
+ *  - Text that is not UTF-8. What your program chooses (a method, a header name to set, an
+ *    expected content type) must be UTF-8: RECUO_ERR_NOT_UTF8. What comes from elsewhere (a
+ *    response's headers, a URL to redact or record) is never refused: each invalid byte
+ *    sequence is read as U+FFFD, so no raw byte ever reaches an output (a URL with such bytes
+ *    is reported malformed; a header name with such bytes is taken for a secret's).
  *  - Ownership. recuo never keeps a pointer you pass beyond the call, and never frees it.
  *    What recuo allocates is an opaque handle, released by its _free function (which accepts
  *    NULL); every _new has its _free (a permit's and a pass's is recuo_permit_release,
@@ -36,12 +42,15 @@
  *    machine or options; a regulator, limit or budget to a gate; a gate to options) is
  *    shared, not borrowed: each may be freed in any order.
  *    Strings recuo returns (recuo_version, recuo_status_name, every recuo_*_name) are
- *    static: never free them. Pointers recuo hands to a callback (a key, a verdict, a report)
- *    are valid during that callback only.
+ *    static: never free them. Pointers recuo hands to a callback (a key, a verdict, a report,
+ *    a record's JSON line, an attempt context) are valid during that callback only.
  *  - Opaque types. A handle's fields are private; its documentation names the Rust type
  *    behind it. Plain structs (recuo_retry_after, recuo_outcome, recuo_header,
  *    recuo_verdict, recuo_decision, recuo_report, recuo_plan_result, recuo_batch_result,
- *    recuo_stats) are yours to allocate, on the stack too.
+ *    recuo_stats, recuo_who_answered_result) are yours to allocate, on the stack too.
+ *  - Redaction. Every record recuo builds (recuo_record_*_json, a record sink) is redacted
+ *    by the core before it exists: URLs lose userinfo, secret parameters and personal data;
+ *    of a response's headers only the request id and the wait headers are kept.
  *  - Enums. In C11 each enum type is a uint32_t typedef, so recuo never trusts one it is
  *    given: an argument or struct field that is none of its constants is refused with
  *    RECUO_ERR_INVALID_ENUM (recuo_retry: RECUO_ERR_NO_VERDICT). 0 is never a constant, so a
@@ -168,9 +177,21 @@ enum recuo_status
      */
     RECUO_ERR_NO_VERDICT = 9,
     /**
-     * An index was past the end (`recuo_plan_warning` for a warning the plan does not have).
+     * An index was past the end (`recuo_plan_warning` for a warning the plan does not have,
+     * `recuo_who_answered_evidence` for an evidence line the answer does not have).
      */
     RECUO_ERR_INDEX_OUT_OF_RANGE = 10,
+    /**
+     * The operation given to `recuo_retry_http` returned without describing the response
+     * (its `response_out->outcome` left 0, holding none of its constants, or headers NULL
+     * with a count above 0).
+     */
+    RECUO_ERR_NO_RESPONSE = 11,
+    /**
+     * A `recuo_stats` passed in was inconsistent: its first start after its last, or counts
+     * whose sum would not fit in a `uint64_t`.
+     */
+    RECUO_ERR_INVALID_STATS = 12,
     /**
      * A configuration error that this version of the header has no name for.
      */
@@ -616,6 +637,69 @@ typedef uint32_t recuo_batch_result_kind;
 #endif // __cplusplus
 
 /**
+ * Where an answer most likely came from.
+ */
+enum recuo_origin
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The API the request was for.
+     */
+    RECUO_ORIGIN_API = 1,
+    /**
+     * A proxy or gateway in between.
+     */
+    RECUO_ORIGIN_PROXY = 2,
+    /**
+     * A content delivery network in front of the API.
+     */
+    RECUO_ORIGIN_CDN = 3,
+    /**
+     * Nothing points anywhere.
+     */
+    RECUO_ORIGIN_UNKNOWN = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_origin recuo_origin;
+#else
+typedef uint32_t recuo_origin;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How sure a `recuo_who_answered` answer is. A brand alone (`Server: cloudflare`, a branded
+ * error page) is never enough for `RECUO_CONFIDENCE_HIGH`.
+ */
+enum recuo_confidence
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * One weak hint.
+     */
+    RECUO_CONFIDENCE_LOW = 1,
+    /**
+     * A clear signal, or several hints that agree.
+     */
+    RECUO_CONFIDENCE_MEDIUM = 2,
+    /**
+     * Independent signals that agree, one of them more than a brand.
+     */
+    RECUO_CONFIDENCE_HIGH = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_confidence recuo_confidence;
+#else
+typedef uint32_t recuo_confidence;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
  */
 enum recuo_jitter
@@ -679,6 +763,14 @@ typedef enum recuo_status_rule recuo_status_rule;
 typedef uint32_t recuo_status_rule;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+/**
+ * What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
+ * valid during the operation's call only, on which the operation calls
+ * `recuo_attempt_context_set_response`. Backed by a Rust struct holding a copy of the
+ * response's outcome and headers.
+ */
+typedef struct recuo_attempt_context recuo_attempt_context;
 
 /**
  * A shared count of attempts, so that nested retry loops share one limit (SPEC §6): in C
@@ -812,16 +904,26 @@ typedef struct recuo_regulator recuo_regulator;
 typedef struct recuo_retry_budget recuo_retry_budget;
 
 /**
- * Options for `recuo_retry`: an opaque handle, so that options can be added without changing
- * any signature. Backed by a Rust struct holding an optional jitter seed, an optional sleep
- * callback, an optional cancellation flag, attempt pool and gate (shared references), and the
- * optional hooks.
+ * Options for `recuo_retry` and `recuo_retry_http`: an opaque handle, so that options can be
+ * added without changing any signature. Backed by a Rust struct holding an optional jitter
+ * seed, an optional sleep callback, an optional cancellation flag, attempt pool, gate and
+ * stats recorder (shared references), the optional hooks, an optional record sink with the
+ * request's method and URL (copies), and optional clock callbacks.
  *
  * Create it with `recuo_retry_options_new`, set what you need, pass it to any number of
  * `recuo_retry` calls (also from several threads at once, as long as no setter runs
  * meanwhile: the calls only read it), release it with `recuo_retry_options_free`.
  */
 typedef struct recuo_retry_options recuo_retry_options;
+
+/**
+ * A stats recorder for a C program with its own loop (the state machine, its own threads):
+ * a `recuo::StatsRecorder`, one timeline behind a mutex, which any number of threads may
+ * use at once. `recuo_retry_options_set_stats_recorder` makes `recuo_retry` and
+ * `recuo_retry_http` record into it too. Free it with `recuo_stats_recorder_free`; options
+ * given it keep their own reference.
+ */
+typedef struct recuo_stats_recorder recuo_stats_recorder;
 
 /**
  * A parsed `Retry-After` value: a plain struct, filled in by `recuo_parse_retry_after`.
@@ -1019,6 +1121,26 @@ typedef void (*recuo_on_retry_fn)(uint32_t attempt,
 typedef void (*recuo_on_give_up_fn)(const struct recuo_report *report, void *user_data);
 
 /**
+ * Where records go: called with one record as a JSON object on one line (no newline at the
+ * end; `json_line` is also NUL-terminated, and `len` excludes the NUL), and the call's
+ * `user_data`. The line is valid during the call only: copy it to keep it. Every URL and
+ * header in it was redacted before it was built — it may be logged as it is.
+ */
+typedef void (*recuo_record_sink_fn)(const char *json_line, size_t len, void *user_data);
+
+/**
+ * A monotonic clock replacing the real one in `recuo_retry` and `recuo_retry_http`:
+ * milliseconds that never go back, any origin. Receives the call's `user_data`.
+ */
+typedef uint64_t (*recuo_monotonic_clock_fn)(void *user_data);
+
+/**
+ * A wall clock replacing the real one in the records of `recuo_retry` and
+ * `recuo_retry_http`: milliseconds since the Unix epoch. Receives the call's `user_data`.
+ */
+typedef int64_t (*recuo_wall_clock_fn)(void *user_data);
+
+/**
  * The operation `recuo_retry` runs: make attempt number `attempt` (from 0), sending
  * `idempotency_key` (a NUL-terminated UUID v4 of 36 characters, the same on every attempt of
  * this `recuo_retry` call; valid during the call only — copy it to keep it) in the header
@@ -1037,6 +1159,24 @@ typedef void (*recuo_operation_fn)(uint32_t attempt,
                                    const char *idempotency_key,
                                    struct recuo_verdict *verdict_out,
                                    void *user_data);
+
+/**
+ * The operation `recuo_retry_http` runs: `recuo_operation_fn` for an HTTP request, which also
+ * tells recuo what came back. Make attempt number `attempt` (from 0), sending
+ * `idempotency_key` as `recuo_operation_fn` says; then, before returning, call
+ * `recuo_attempt_context_set_response(context, …)` with the outcome and the response's
+ * headers, and write the verdict into `*verdict_out` (`recuo_classify` with the same outcome
+ * and headers, or by hand). `context` is valid during the call only.
+ *
+ * A call that returns without a response set stops the loop with `RECUO_ERR_NO_RESPONSE`
+ * (one without a valid verdict, with `RECUO_ERR_NO_VERDICT`): a forgotten call can never
+ * pass for an answer.
+ */
+typedef void (*recuo_http_operation_fn)(uint32_t attempt,
+                                        const char *idempotency_key,
+                                        struct recuo_attempt_context *context,
+                                        struct recuo_verdict *verdict_out,
+                                        void *user_data);
 
 /**
  * What a batch will take (SPEC §8): a plain struct `recuo_plan` fills in.
@@ -1112,8 +1252,9 @@ typedef struct recuo_batch_result {
 } recuo_batch_result;
 
 /**
- * A batch's stats (SPEC §7): a plain struct `recuo_batch_run` fills in, mirroring
- * `recuo::Stats`. Instants are nanoseconds on `recuo_monotonic_ns()`.
+ * A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
+ * `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
+ * nanoseconds on `recuo_monotonic_ns()` (or on the clock a recorder was given).
  */
 typedef struct recuo_stats {
     /**
@@ -1174,10 +1315,30 @@ typedef struct recuo_stats {
      */
     uint64_t last_start_ns;
     /**
-     * How long the batch took, in milliseconds.
+     * How long the batch took, in milliseconds (0 from a recorder's snapshot; the longer of
+     * the two from a merge).
      */
     uint64_t elapsed_ms;
 } recuo_stats;
+
+/**
+ * The answer of `recuo_who_answered`: a plain struct recuo fills in. The evidence lines
+ * themselves are copied into a buffer of yours by `recuo_who_answered_evidence`.
+ */
+typedef struct recuo_who_answered_result {
+    /**
+     * A `recuo_origin` constant: the most likely origin.
+     */
+    recuo_origin origin;
+    /**
+     * A `recuo_confidence` constant: how sure.
+     */
+    recuo_confidence confidence;
+    /**
+     * How many evidence lines there are (what points there, and what points elsewhere).
+     */
+    size_t evidence_count;
+} recuo_who_answered_result;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2068,8 +2229,9 @@ recuo_status recuo_cancel_token_cancel(const struct recuo_cancel_token *token);
 bool recuo_cancel_token_is_cancelled(const struct recuo_cancel_token *token);
 
 /**
- * New options with the defaults: jitter and key seeded by the operating system, real sleeps,
- * no cancellation token, no attempt pool, no gate, no hooks. Free them with
+ * New options with the defaults: jitter and key seeded by the operating system, real sleeps
+ * and clocks, no cancellation token, no attempt pool, no gate, no hooks, no record sink (and
+ * an empty method and URL), no stats recorder. Free them with
  * `recuo_retry_options_free`. NULL only if recuo panicked.
  */
 struct recuo_retry_options *recuo_retry_options_new(void);
@@ -2177,17 +2339,99 @@ recuo_status recuo_retry_options_set_gate(struct recuo_retry_options *options,
                                           const struct recuo_gate *gate);
 
 /**
+ * Sends the records of every `recuo_retry_http` and `recuo_retry` call made with these
+ * options to `sink` (SPEC §7), as JSON lines (see `recuo_record_sink_fn`), with the call's
+ * `user_data`, on the calling thread; NULL removes the sink.
+ *
+ * * `recuo_retry_http` hands over one attempt record per attempt made, just after the
+ *   decision that followed it — before the `on_retry` hook and the sleep, or before the
+ *   result — then one result record: the start (RFC 3339, UTC), elapsed time, method,
+ *   redacted URL, status or transport failure, request id, wait headers, the delay chosen,
+ *   the decision (`retry`, `give_up`, `done`) and its reason (see
+ *   `recuo_record_attempt_json`), and the result (`success` or `gave_up`, the attempts, the
+ *   reason, the total time: see `recuo_record_result_json`). The `on_give_up` hook runs
+ *   after the records.
+ * * `recuo_retry`, whose operation tells recuo nothing of the response, hands over the
+ *   result record only.
+ *
+ * Every URL and header is redacted by the core before a record exists; the records name the
+ * request set by `recuo_retry_options_set_request`. A loop that stops with
+ * `RECUO_ERR_NO_VERDICT` or `RECUO_ERR_NO_RESPONSE` still ends with a result record, whose
+ * reason is `no_verdict` or `no_response`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_record_sink(struct recuo_retry_options *options,
+                                                 recuo_record_sink_fn sink);
+
+/**
+ * Names the request the records describe: its HTTP method (`method_len` bytes, UTF-8; empty
+ * for a task with no HTTP meaning) and its URL (`url_len` bytes, as you request it: the
+ * records show it redacted; bytes that are not UTF-8 are replaced by U+FFFD there). Both are
+ * copied. The options hold one request: set it before each call (or use one options handle
+ * per request). Only the records read it.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`options`, or a pointer NULL with a
+ * non-zero length); `RECUO_ERR_NOT_UTF8` (`method`); `RECUO_ERR_LENGTH_TOO_LARGE`. On an
+ * error the options are unchanged.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread; `method` and `url`
+ * NULL or valid for their lengths.
+ */
+recuo_status recuo_retry_options_set_request(struct recuo_retry_options *options,
+                                             const char *method,
+                                             size_t method_len,
+                                             const char *url,
+                                             size_t url_len);
+
+/**
+ * Replaces the clocks of `recuo_retry` and `recuo_retry_http` (for tests and simulations:
+ * with the sleep callback, a fake clock makes a run exact): `monotonic_ms` for the
+ * deadline, the report's elapsed time, the records' elapsed times and the stats' instants
+ * (as milliseconds × 1 000 000); `unix_ms` for the records' start times. Either may be NULL:
+ * the real clock. Both receive the call's `user_data`. Waiting at a gate stays real. Returns
+ * `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_clock(struct recuo_retry_options *options,
+                                           recuo_monotonic_clock_fn monotonic_ms,
+                                           recuo_wall_clock_fn unix_ms);
+
+/**
+ * Makes `recuo_retry` and `recuo_retry_http` count into `recorder` (SPEC §7), as the batch
+ * runner counts: each attempt's start (first attempt or retry, on `recuo_monotonic_ns()`
+ * unless a clock is set) and end, the 429s and 503s among the verdicts the loop classified
+ * (a last attempt's is not), and how the operation ended (success, failure, or never started
+ * when no attempt was made). Several calls, on several threads, may share one recorder; read
+ * it with `recuo_stats_recorder_snapshot`. NULL removes the recorder. The options keep their
+ * own reference. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread; `recorder` NULL or a
+ * live handle.
+ */
+recuo_status recuo_retry_options_set_stats_recorder(struct recuo_retry_options *options,
+                                                    const struct recuo_stats_recorder *recorder);
+
+/**
  * Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
  * attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
  * or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
  * a cancellation) and the next attempt. The idempotency key is created once, before attempt
  * 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
  * Python and PHP. With a gate (`recuo_retry_options_set_gate`) every attempt passes it.
+ * A record sink on the options receives the result record (attempt records need the
+ * response: use `recuo_retry_http`); a stats recorder counts the attempts.
  *
  * * `policy`: read at the start (a copy is used; validated: a configuration error is
  *   returned before any attempt).
  * * `operation`, `user_data`: see `recuo_operation_fn`; `user_data` also goes to the sleep
- *   callback and the hooks. Everything runs on the calling thread.
+ *   callback, the clocks, the hooks and the record sink. Everything runs on the calling
+ *   thread.
  * * `options`: NULL for the defaults (see `recuo_retry_options_new`); only read.
  * * `report_out` (may be NULL): attempts made, reason, elapsed milliseconds (from the start
  *   of attempt 0 to the last decision, or to the end of the successful attempt), number of
@@ -2198,9 +2442,9 @@ recuo_status recuo_retry_options_set_gate(struct recuo_retry_options *options,
  * Returns:
  * * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
  * * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
- *   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The `on_give_up` hook ran once,
- *   just before the return. The operation's own last result is whatever it left in
- *   `user_data`.
+ *   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The
+ *   `on_give_up` hook ran once, just before the return. The operation's own last result is
+ *   whatever it left in `user_data`.
  * * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
  *   there (no hook); the report counts the attempts made.
  * * Before any attempt, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT` (`policy`,
@@ -2220,6 +2464,54 @@ recuo_status recuo_retry(const struct recuo_policy *policy,
                          uint64_t *delays,
                          size_t delays_len,
                          size_t *delays_written);
+
+/**
+ * Tells `recuo_retry_http` what the attempt running came to: `outcome` (a status, a
+ * transport failure, or a success for a task with no HTTP meaning) and the response's
+ * headers (`headers`, `header_count`; NULL only with 0). recuo copies them before this
+ * returns (your buffers may go at once); a second call replaces the first. The records keep
+ * of the headers only the request id and the wait headers; header bytes that are not UTF-8
+ * are read as U+FFFD (see `recuo_header`).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`context`, `outcome`, or a pointer NULL
+ * with a non-zero length); `RECUO_ERR_INVALID_ENUM` (a field of `outcome` that is none of
+ * its constants); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is set.
+ *
+ * # Safety
+ * `context` must be NULL or the handle passed to the running operation; `outcome` NULL or a
+ * readable `recuo_outcome`; `headers` must point to `header_count` readable `recuo_header`s
+ * (or be NULL with 0), each pointing to its bytes.
+ */
+recuo_status recuo_attempt_context_set_response(struct recuo_attempt_context *context,
+                                                const struct recuo_outcome *outcome,
+                                                const struct recuo_header *headers,
+                                                size_t header_count);
+
+/**
+ * `recuo_retry` for an operation that also tells recuo the response of each attempt
+ * (`recuo_http_operation_fn`, `recuo_attempt_context_set_response`), so that every attempt
+ * can be recorded: with a record sink on the options
+ * (`recuo_retry_options_set_record_sink`, `recuo_retry_options_set_request`), each attempt
+ * gives one attempt record — after the decision that followed it, before the `on_retry`
+ * hook and the sleep — and the operation one result record at the end, all redacted by the
+ * core before the sink sees them.
+ *
+ * Everything else is `recuo_retry`: the same arguments, the same loop, options, hooks and
+ * outputs, and the same returns, plus `RECUO_ERR_NO_RESPONSE` when the operation returned
+ * without setting the response (the loop stopped there, no hook; the report counts the
+ * attempts made).
+ *
+ * # Safety
+ * As `recuo_retry`.
+ */
+recuo_status recuo_retry_http(const struct recuo_policy *policy,
+                              recuo_http_operation_fn operation,
+                              void *user_data,
+                              const struct recuo_retry_options *options,
+                              struct recuo_report *report_out,
+                              uint64_t *delays,
+                              size_t delays_len,
+                              size_t *delays_written);
 
 /**
  * Reads a rate written as text — `90/min`, `1.5/s`, `5000/h`, `86400/day` (the units may
@@ -2844,6 +3136,371 @@ recuo_status recuo_batch_run(const struct recuo_policy *policy,
  * `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
  */
 const char *recuo_batch_result_kind_name(uint32_t kind);
+
+/**
+ * Adds up two stats — of two batches, or two threads' recorders — into `*out` (which may be
+ * `a` or `b`), with the core's `Stats::merge`: the counts add up; the spacing is that of the
+ * merged timeline as far as it can be known (the shorter of the two minimums, the first of
+ * the first starts and the last of the last ones, the mean recomputed over all starts);
+ * `max_in_flight` adds up (an upper bound when the two ran at the same time); `elapsed_ms`
+ * is the longer of the two (the stats are taken to have run side by side).
+ *
+ * `mean_spacing_ns` of the inputs is not read (it follows from the rest); their `bool`
+ * fields are read as bytes, any non-zero byte meaning true.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_INVALID_STATS` when an input's
+ * first start is after its last (with `has_starts`), or the counts would add up beyond
+ * `UINT64_MAX`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `a` and `b` must be NULL or point to readable `recuo_stats`; `out` NULL or to a writable
+ * one.
+ */
+recuo_status recuo_stats_merge(const struct recuo_stats *a,
+                               const struct recuo_stats *b,
+                               struct recuo_stats *out);
+
+/**
+ * A new, empty recorder. Free it with `recuo_stats_recorder_free`. NULL only if recuo
+ * panicked.
+ */
+struct recuo_stats_recorder *recuo_stats_recorder_new(void);
+
+/**
+ * Releases a recorder handle (the recording lives on while options use it). NULL is
+ * accepted and ignored.
+ *
+ * # Safety
+ * `recorder` must be NULL or come from `recuo_stats_recorder_new` and not have been freed.
+ */
+void recuo_stats_recorder_free(struct recuo_stats_recorder *recorder);
+
+/**
+ * Attempt number `attempt` (0 for a first attempt, more for a retry) starts at `now_ns`
+ * (nanoseconds on a clock that does not go back: `recuo_monotonic_ns()`, or a fake one).
+ * Call `recuo_stats_recorder_end` when it is over. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `recorder` must be NULL or a live handle.
+ */
+recuo_status recuo_stats_recorder_start(const struct recuo_stats_recorder *recorder,
+                                        uint32_t attempt,
+                                        uint64_t now_ns);
+
+/**
+ * An attempt started earlier is over (it is no longer in flight). Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `recorder` must be NULL or a live handle.
+ */
+recuo_status recuo_stats_recorder_end(const struct recuo_stats_recorder *recorder);
+
+/**
+ * An attempt's verdict had the `recuo_cause` `cause`: `RECUO_CAUSE_RATE_LIMITED` counts in
+ * `throttled`, `RECUO_CAUSE_UNAVAILABLE` in `unavailable`, the others in nothing. Returns
+ * `RECUO_OK`, `RECUO_ERR_INVALID_ENUM` (nothing counted) or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `recorder` must be NULL or a live handle.
+ */
+recuo_status recuo_stats_recorder_saw(const struct recuo_stats_recorder *recorder, uint32_t cause);
+
+/**
+ * An operation ended: it succeeded (`success` true) or gave up. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `recorder` must be NULL or a live handle.
+ */
+recuo_status recuo_stats_recorder_finished(const struct recuo_stats_recorder *recorder,
+                                           bool success);
+
+/**
+ * An operation was never started (a deadline came first). Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `recorder` must be NULL or a live handle.
+ */
+recuo_status recuo_stats_recorder_not_started(const struct recuo_stats_recorder *recorder);
+
+/**
+ * The stats so far, into `*out` (instants on the clock the starts were recorded with;
+ * `elapsed_ms` is 0: a recorder does not time anything itself). Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT` (`*out` untouched).
+ *
+ * # Safety
+ * `recorder` must be NULL or a live handle; `out` NULL or a writable `recuo_stats`.
+ */
+recuo_status recuo_stats_recorder_snapshot(const struct recuo_stats_recorder *recorder,
+                                           struct recuo_stats *out);
+
+/**
+ * Redacts the URL `url` (`url_len` bytes) and writes the result into `buf` (`buf_len`
+ * bytes), NUL-terminated; `*written` (when not NULL) receives its length without the NUL,
+ * and `*malformed_out` (when not NULL) whether the URL was malformed.
+ *
+ * The rules are the core's, the same in every language: userinfo (`user:password@`)
+ * removed; the values of sensitive query parameters (`api_key`, `access_token`,
+ * `X-Amz-Signature`, … — any name containing token, secret, password, key, auth, session,
+ * signature, credential, and a few more) replaced by `[redacted]`; e-mail addresses
+ * (`[email]`) and numbers of 11 or more digits once separators are removed (CPF, CNPJ, card
+ * and phone numbers: `[number]`) masked in the path and query values. The host is never
+ * touched. A malformed URL (spaces or control characters, an odd scheme, no host after
+ * `://`) is redacted as far as it can be read and reported as malformed, never shown as it
+ * came.
+ *
+ * Bytes that are not UTF-8 are replaced by U+FFFD before redaction (no raw byte reaches the
+ * output) and make the URL malformed. `url` may contain NUL bytes; it may be NULL only with
+ * `url_len` 0 (the empty URL).
+ *
+ * A buffer of `3 * url_len + 11` bytes always suffices (redaction can make a URL longer:
+ * `?sid=` becomes `?sid=[redacted]`).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` — what fits is written, cut at a
+ * character boundary and NUL-terminated (a cut redacted URL still holds no secret), and
+ * `*malformed_out` is written; `RECUO_ERR_NULL_ARGUMENT` (`buf`, or `url` with a non-zero
+ * length) and `RECUO_ERR_LENGTH_TOO_LARGE`, with nothing written.
+ *
+ * # Safety
+ * `url` must be NULL or point to `url_len` readable bytes; `buf` must point to `buf_len`
+ * writable bytes; `written` NULL or a writable `size_t`; `malformed_out` NULL or a writable
+ * `bool`.
+ */
+recuo_status recuo_redact_url(const char *url,
+                              size_t url_len,
+                              char *buf,
+                              size_t buf_len,
+                              size_t *written,
+                              bool *malformed_out);
+
+/**
+ * Redacts the value of one header, named `name` (`name_len` bytes), whose value is `value`
+ * (`value_len` bytes), and writes the result into `buf` (`buf_len` bytes), NUL-terminated;
+ * `*written` (when not NULL) receives its length without the NUL. Call it for each header
+ * you print or log: the name itself stays as it is.
+ *
+ * The rules are the core's: the value of a sensitive header (`Authorization`,
+ * `Proxy-Authorization`, `Cookie`, `Set-Cookie`, and every name containing token, secret,
+ * password, passwd, key, auth, session, signature or credential, in any case) becomes
+ * `[redacted]`; in other values, URLs (`Location`, `Link`, …) are redacted as
+ * `recuo_redact_url` does, and e-mail addresses and long numbers are masked.
+ *
+ * Header bytes come from a server, so they are never refused: bytes of a value that are not
+ * UTF-8 are replaced by U+FFFD (no raw byte reaches the output); a name that is not UTF-8
+ * cannot be judged, so its value is taken for a secret and becomes `[redacted]`.
+ * `name` and `value` may contain NUL bytes, and be NULL only with a length of 0.
+ *
+ * A buffer of `3 * value_len + 11` bytes always suffices.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, cut at a character
+ * boundary and NUL-terminated); `RECUO_ERR_NULL_ARGUMENT` (`buf`, or `name` or `value` with
+ * a non-zero length) and `RECUO_ERR_LENGTH_TOO_LARGE`, with nothing written.
+ *
+ * # Safety
+ * `name` and `value` must be NULL or point to their lengths of readable bytes; `buf` must
+ * point to `buf_len` writable bytes; `written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_redact_header_value(const char *name,
+                                       size_t name_len,
+                                       const char *value,
+                                       size_t value_len,
+                                       char *buf,
+                                       size_t buf_len,
+                                       size_t *written);
+
+/**
+ * Whether a header or query parameter called `name` (`name_len` bytes) holds a secret, so
+ * that its value is redacted: the core's rule (see `recuo_redact_header_value`), matched in
+ * any case and after percent-decoding (`api%5Fkey` is `api_key`). A name that is not UTF-8
+ * cannot be judged: true. False when `name` is NULL with a non-zero length (and for the
+ * empty name), or if recuo panicked.
+ *
+ * # Safety
+ * `name` must be NULL or point to `name_len` readable bytes.
+ */
+bool recuo_is_sensitive_name(const char *name, size_t name_len);
+
+/**
+ * Judges who answered a response — the API, a proxy or a CDN — from its headers, and stores
+ * the answer in `*out`: the origin, a confidence, and how many evidence lines support it
+ * (read them with `recuo_who_answered_evidence`). The judgement is the core's, the same in
+ * every language:
+ *
+ * * headers only a CDN sets point to it: `cf-ray`, `cf-cache-status` (Cloudflare),
+ *   `x-amz-cf-id`, `x-amz-cf-pop` (CloudFront), `x-fastly-request-id`, `x-served-by:
+ *   cache-…` (Fastly), `x-akamai-*`, `akamai-grn` (Akamai), `x-azure-ref` (Azure Front
+ *   Door), `x-msedge-ref`;
+ * * `via`, `x-cache`, and a `server` naming a proxy (nginx, envoy, …) point to a proxy or a
+ *   cache; a `server` naming a CDN is a brand, weak evidence, never enough for
+ *   `RECUO_CONFIDENCE_HIGH`;
+ * * a request id, rate-limit headers and the content type the API sends point to the API —
+ *   whose answer stays the API's when it merely passed through a CDN.
+ *
+ * * `headers`, `header_count`: the response's headers (names in any case); NULL only with
+ *   `header_count` 0. Header bytes are never refused: bytes that are not UTF-8 are read as
+ *   U+FFFD (see `recuo_header`).
+ * * `expected_content_type`, `expected_len`: the media type the API sends (e.g.
+ *   `application/json`), or NULL when you do not say — then the content type is not
+ *   weighed. A response whose content type is another (HTML where JSON was expected) was
+ *   made elsewhere. It must be UTF-8.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `headers` or a header's bytes
+ * NULL with a non-zero length); `RECUO_ERR_NOT_UTF8` (`expected_content_type`);
+ * `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `headers` must point to `header_count` readable `recuo_header`s (or be NULL with 0), each
+ * pointing to its bytes; `expected_content_type` NULL or `expected_len` readable bytes;
+ * `out` NULL or a writable `recuo_who_answered_result`.
+ */
+recuo_status recuo_who_answered(const struct recuo_header *headers,
+                                size_t header_count,
+                                const char *expected_content_type,
+                                size_t expected_len,
+                                struct recuo_who_answered_result *out);
+
+/**
+ * Copies evidence line number `index` (from 0, below `evidence_count`) of the answer
+ * `recuo_who_answered` gives for the same arguments into `buf` (`buf_len` bytes),
+ * NUL-terminated; `*written` (when not NULL) receives its length without the NUL. The
+ * judgement is made again (it is a pure function of the headers), so the headers must be
+ * the same. A line is UTF-8 text for humans (`cf-ray → Cloudflare`, `server: cloudflare →
+ * Cloudflare (a brand, weak evidence)`); it may quote a header's value.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, cut at a character
+ * boundary and NUL-terminated); `RECUO_ERR_INDEX_OUT_OF_RANGE` for an `index` at or past the
+ * count (nothing written); and the errors of `recuo_who_answered`, or
+ * `RECUO_ERR_NULL_ARGUMENT` for `buf`, with nothing written.
+ *
+ * # Safety
+ * As `recuo_who_answered`; `buf` must point to `buf_len` writable bytes; `written` NULL or a
+ * writable `size_t`.
+ */
+recuo_status recuo_who_answered_evidence(const struct recuo_header *headers,
+                                         size_t header_count,
+                                         const char *expected_content_type,
+                                         size_t expected_len,
+                                         size_t index,
+                                         char *buf,
+                                         size_t buf_len,
+                                         size_t *written);
+
+/**
+ * The name of the `recuo_origin` constant `origin` (`"api"`, `"proxy"`, `"cdn"`,
+ * `"unknown"`: the names every language uses), or `"unknown"` for a number that is no
+ * constant. Static. NULL only if recuo panicked.
+ */
+const char *recuo_origin_name(uint32_t origin);
+
+/**
+ * The name of the `recuo_confidence` constant `confidence` (`"low"`, `"medium"`, `"high"`),
+ * or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_confidence_name(uint32_t confidence);
+
+/**
+ * Builds the record of one attempt, as a JSON line, into `buf` (`buf_len` bytes),
+ * NUL-terminated; `*written` (when not NULL) receives its length without the NUL. For a C
+ * program that drives the state machine (`recuo_attempts_*`) with its own HTTP client: call
+ * it after `recuo_attempts_next`, with what the attempt was and what was decided.
+ *
+ * The record is the core's, as every language writes it:
+ *
+ * ```text
+ * {"type":"attempt","start":"2026-11-30T10:26:05.123Z","elapsed_ms":250,"method":"GET",
+ *  "url":"https://api.example.com/users/[email]?api_key=[redacted]","status":429,
+ *  "request_id":"req-7","wait_headers":{"Retry-After":"12"},"delay_ms":12345,
+ *  "decision":"retry","reason":"rate_limited"}
+ * ```
+ *
+ * (one line). The URL is redacted (see `recuo_redact_url`; `"url_malformed":true` follows
+ * it when it was malformed, or not UTF-8); of the headers only the request id
+ * (`X-Request-Id`, `X-Amzn-RequestId`, `X-Amz-Request-Id`, `CF-Ray`, `X-Correlation-Id`: the
+ * first found) and the wait headers (`Retry-After`, `RateLimit*`, `X-RateLimit-*`) are kept.
+ *
+ * * `start_unix_ms`: when the attempt started, milliseconds since the Unix epoch
+ *   (`recuo_now_ms()`), shown in RFC 3339, UTC; `elapsed_ms`: how long it took.
+ * * `method`, `method_len`: the HTTP method (UTF-8; may be empty for a task with no HTTP
+ *   meaning); `url`, `url_len`: the URL as requested — redacted here. Bytes of the URL that
+ *   are not UTF-8 are replaced by U+FFFD (and the URL is marked malformed).
+ * * `outcome`: what the attempt came to; `headers`, `header_count`: the response's headers
+ *   (NULL only with 0; bytes that are not UTF-8 read as U+FFFD).
+ * * `verdict`: the attempt's verdict (from `recuo_classify`, or written by hand);
+ *   `decision`: what `recuo_attempts_next` answered for it — `RECUO_DECISION_DONE`,
+ *   `_RETRY` (its `delay_ms` is recorded) or `_GIVE_UP` (with its reason).
+ *
+ * The record's `decision` is the decision's name; its `reason` is the verdict's cause
+ * (`success`, `rate_limited`, `unavailable`, `not_idempotent`, `tls`, …), or, for a give-up
+ * of the loop's own (`attempts_exhausted`, `wait_exceeds_deadline`, `budget_exhausted`,
+ * `cancelled`), that reason.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, cut at a character
+ * boundary and NUL-terminated: no longer a JSON object — call again with a larger buffer,
+ * the line is built again the same); and with nothing written: `RECUO_ERR_NULL_ARGUMENT`
+ * (`outcome`, `verdict`, `decision`, `buf`, or a pointer with a non-zero length),
+ * `RECUO_ERR_INVALID_ENUM` (a field of `outcome`, `verdict` or `decision` that is none of its
+ * constants, a decision `RECUO_DECISION_PROCEED`, or a give-up with `RECUO_GIVE_UP_NONE`),
+ * `RECUO_ERR_NOT_UTF8` (`method`), `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * Every pointer must be NULL or valid for its length (`outcome`, `verdict`, `decision`: one
+ * readable struct each); `buf` must point to `buf_len` writable bytes; `written` NULL or a
+ * writable `size_t`.
+ */
+recuo_status recuo_record_attempt_json(int64_t start_unix_ms,
+                                       uint64_t elapsed_ms,
+                                       const char *method,
+                                       size_t method_len,
+                                       const char *url,
+                                       size_t url_len,
+                                       const struct recuo_outcome *outcome,
+                                       const struct recuo_header *headers,
+                                       size_t header_count,
+                                       const struct recuo_verdict *verdict,
+                                       const struct recuo_decision *decision,
+                                       char *buf,
+                                       size_t buf_len,
+                                       size_t *written);
+
+/**
+ * Builds the record of one operation's result, as a JSON line, into `buf` (`buf_len`
+ * bytes), NUL-terminated; `*written` (when not NULL) receives its length without the NUL.
+ * For a C program driving the state machine: call it once the operation is over, with the
+ * report of `recuo_attempts_report`.
+ *
+ * ```text
+ * {"type":"result","start":"2026-11-30T10:26:05.123Z","method":"POST",
+ *  "url":"https://api.example.com/pay?token=[redacted]","result":"gave_up","attempts":5,
+ *  "reason":"attempts_exhausted","total_ms":1234}
+ * ```
+ *
+ * (one line). `result` is `success` when the report's reason is `RECUO_GIVE_UP_NONE` (then
+ * `reason` is `null`), else `gave_up` with the reason's name; `attempts` and `total_ms` are
+ * the report's `attempts` and `elapsed_ms`. `start_unix_ms` is when the first attempt
+ * started (ms since the Unix epoch); `method` and `url` as in `recuo_record_attempt_json`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (truncated, NUL-terminated); with
+ * nothing written: `RECUO_ERR_NULL_ARGUMENT` (`report`, `buf`, or a pointer with a non-zero
+ * length), `RECUO_ERR_INVALID_ENUM` (the report's `reason`), `RECUO_ERR_NOT_UTF8`
+ * (`method`), `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `method` and `url` must be NULL or valid for their lengths; `report` NULL or a readable
+ * `recuo_report`; `buf` must point to `buf_len` writable bytes; `written` NULL or a writable
+ * `size_t`.
+ */
+recuo_status recuo_record_result_json(int64_t start_unix_ms,
+                                      const char *method,
+                                      size_t method_len,
+                                      const char *url,
+                                      size_t url_len,
+                                      const struct recuo_report *report,
+                                      char *buf,
+                                      size_t buf_len,
+                                      size_t *written);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -26,12 +26,15 @@ C_TEST_API     := $(ROOT)/tests/c/test_api.c
 C_TEST_ENGINE  := $(ROOT)/tests/c/test_engine.c
 C_TEST_VECTORS := $(ROOT)/tests/c/test_vectors.c
 C_TEST_LIMITS  := $(ROOT)/tests/c/test_limits.c
+C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
 C_EXAMPLE      := $(ROOT)/examples/c/attempts.c
 C_EXAMPLE_LIMITS := $(ROOT)/examples/c/limits.c
+C_EXAMPLE_RECORDS := $(ROOT)/examples/c/records.c
 C_DOC          := $(ROOT)/docs/c.md
 C_DOC_OUT      := $(C_OUT)/doc
 
-.PHONY: build-c header header-check pkgconfig-c test-c demo-c example-c example-limits-c doc-c
+.PHONY: build-c header header-check pkgconfig-c test-c demo-c example-c example-limits-c \
+	example-records-c doc-c
 
 build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
 	@$(CARGO) build -q -p recuo-ffi
@@ -60,8 +63,11 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_ENGINE) -o $(C_OUT)/test_engine_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_LIMITS) -o $(C_OUT)/test_limits $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_LIMITS) -o $(C_OUT)/test_limits_static $(C_STATIC)
+	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records $(C_SHARED) -lm
+	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE) -o $(C_OUT)/example_attempts $(C_SHARED)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_LIMITS) -o $(C_OUT)/example_limits $(C_SHARED)
+	@$(CC) $(C_FLAGS) $(C_EXAMPLE_RECORDS) -o $(C_OUT)/example_records $(C_SHARED)
 	@PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --exists --print-errors 'recuo = $(C_VERSION)'
 	@$(CC) $(C_EXPECT) $(filter-out -I%,$(C_FLAGS)) \
 	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --cflags recuo) \
@@ -74,6 +80,10 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(filter-out -I%,$(C_FLAGS)) -pthread \
 	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --cflags recuo) \
 	    $(C_TEST_LIMITS) -o $(C_OUT)/test_limits_pkgconfig \
+	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --libs recuo) -lm
+	@$(CC) $(filter-out -I%,$(C_FLAGS)) \
+	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --cflags recuo) \
+	    $(C_TEST_RECORDS) -o $(C_OUT)/test_records_pkgconfig \
 	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --libs recuo) -lm
 	@$(C_VALGRIND) $(C_OUT)/test_vectors $(C_VECTORS)
 	@$(C_VALGRIND) $(C_OUT)/test_api
@@ -88,10 +98,17 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(C_VALGRIND) $(C_OUT)/test_limits_static
 	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
 	    $(C_VALGRIND) $(C_OUT)/test_limits_pkgconfig
+	@$(C_VALGRIND) $(C_OUT)/test_records
+	@$(C_VALGRIND) $(C_OUT)/test_records_static
+	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
+	    $(C_VALGRIND) $(C_OUT)/test_records_pkgconfig
 	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
 	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
 	@$(C_VALGRIND) $(C_OUT)/example_limits > $(C_OUT)/example_limits.out
 	@echo "example_limits: ran clean under valgrind ($$(tail -n 1 $(C_OUT)/example_limits.out))"
+	@$(C_VALGRIND) $(C_OUT)/example_records > $(C_OUT)/example_records.out
+	@! grep -E 'pa55word|AKx9fj3kd|ana\.souza|SECRET|ECHOED' $(C_OUT)/example_records.out
+	@echo "example_records: ran clean under valgrind ($$(grep -c '^{' $(C_OUT)/example_records.out) records, no secret)"
 	@$(MAKE) --no-print-directory doc-c C_DOC_RUN='$(C_VALGRIND)'
 	@if echo 'int main(void) { return 0; }' | \
 	    $(CC) $(C_SANITIZE) -x c - -o $(C_OUT)/sanitize_probe 2>/dev/null; then \
@@ -103,15 +120,18 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_engine_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_LIMITS) \
 	        -o $(C_OUT)/test_limits_asan $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_RECORDS) \
+	        -o $(C_OUT)/test_records_asan $(C_SHARED) -lm && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_api_asan && \
 	    $(C_OUT)/test_engine_asan && \
-	    $(C_OUT)/test_limits_asan; \
+	    $(C_OUT)/test_limits_asan && \
+	    $(C_OUT)/test_records_asan; \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
 	fi
 
-demo-c: build-c ## build and run the C examples (examples/c/demo.c, attempts.c, limits.c)
+demo-c: build-c ## build and run the C examples (examples/c/demo.c, attempts.c, limits.c, records.c)
 	@mkdir -p $(C_OUT)
 	@$(CC) $(C_FLAGS) $(ROOT)/examples/c/demo.c -o $(C_OUT)/demo $(C_SHARED)
 	@$(C_OUT)/demo
@@ -119,6 +139,8 @@ demo-c: build-c ## build and run the C examples (examples/c/demo.c, attempts.c, 
 	@$(MAKE) --no-print-directory example-c
 	@echo
 	@$(MAKE) --no-print-directory example-limits-c
+	@echo
+	@$(MAKE) --no-print-directory example-records-c
 
 example-c: build-c ## build and run the state-machine example (examples/c/attempts.c, no network)
 	@mkdir -p $(C_OUT)
@@ -129,6 +151,11 @@ example-limits-c: build-c ## three processes sharing one regulator file (example
 	@mkdir -p $(C_OUT)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_LIMITS) -o $(C_OUT)/example_limits $(C_SHARED)
 	@$(C_OUT)/example_limits
+
+example-records-c: build-c ## records of a C program's own loop, redacted (examples/c/records.c)
+	@mkdir -p $(C_OUT)
+	@$(CC) $(C_FLAGS) $(C_EXAMPLE_RECORDS) -o $(C_OUT)/example_records $(C_SHARED)
+	@$(C_OUT)/example_records
 
 # The complete programs of docs/c.md (its ```c blocks that define main) are compiled and run,
 # so the guide cannot rot; the other blocks are fragments of them. C_DOC_RUN may wrap the run

@@ -62,6 +62,18 @@ impl recuo_give_up_reason {
             Some(GiveUpReason::Cancelled) => Self::RECUO_GIVE_UP_CANCELLED,
         }
     }
+
+    /// The core's reason (`None` for `RECUO_GIVE_UP_NONE`).
+    pub(crate) fn to_core(self) -> Option<GiveUpReason> {
+        match self {
+            Self::RECUO_GIVE_UP_NONE => None,
+            Self::RECUO_GIVE_UP_PERMANENT => Some(GiveUpReason::Permanent),
+            Self::RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED => Some(GiveUpReason::AttemptsExhausted),
+            Self::RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE => Some(GiveUpReason::WaitExceedsDeadline),
+            Self::RECUO_GIVE_UP_BUDGET_EXHAUSTED => Some(GiveUpReason::BudgetExhausted),
+            Self::RECUO_GIVE_UP_CANCELLED => Some(GiveUpReason::Cancelled),
+        }
+    }
 }
 
 /// What the caller should do next.

@@ -78,8 +78,9 @@ pub struct recuo_batch_result {
     pub no_verdict: bool,
 }
 
-/// A batch's stats (SPEC §7): a plain struct `recuo_batch_run` fills in, mirroring
-/// `recuo::Stats`. Instants are nanoseconds on `recuo_monotonic_ns()`.
+/// A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
+/// `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
+/// nanoseconds on `recuo_monotonic_ns()` (or on the clock a recorder was given).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct recuo_stats {
@@ -112,12 +113,14 @@ pub struct recuo_stats {
     pub first_start_ns: u64,
     /// The last start; else 0.
     pub last_start_ns: u64,
-    /// How long the batch took, in milliseconds.
+    /// How long the batch took, in milliseconds (0 from a recorder's snapshot; the longer of
+    /// the two from a merge).
     pub elapsed_ms: u64,
 }
 
 impl recuo_stats {
-    fn from_core(s: &Stats, elapsed: Duration) -> Self {
+    /// The C form of the core's stats, with the batch's time.
+    pub(crate) fn from_core(s: &Stats, elapsed: Duration) -> Self {
         recuo_stats {
             initial: s.initial,
             retries: s.retries,

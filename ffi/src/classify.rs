@@ -87,7 +87,7 @@ pub struct recuo_outcome {
 /// `recuo_outcome` as C may have filled it: every field a plain number.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct RawOutcome {
+pub(crate) struct RawOutcome {
     kind: u32,
     status: u16,
     transport: u32,
@@ -106,7 +106,7 @@ impl RawOutcome {
     ///
     /// # Safety
     /// `ptr` must be NULL or point to a readable `recuo_outcome`.
-    unsafe fn read(ptr: *const recuo_outcome) -> Result<Outcome, recuo_status> {
+    pub(crate) unsafe fn read(ptr: *const recuo_outcome) -> Result<Outcome, recuo_status> {
         // SAFETY: the mirror has the same layout (checked above) and every bit pattern is a
         // valid u32/u16; the caller vouches for the memory.
         let raw = unsafe { ptr::input(ptr.cast::<RawOutcome>()) }?;
@@ -252,7 +252,7 @@ impl recuo_cause {
     }
 
     /// The core's cause; `retrying` tells a retried TLS failure from a refused one.
-    fn to_core(self, retrying: bool) -> Cause {
+    pub(crate) fn to_core(self, retrying: bool) -> Cause {
         match self {
             Self::RECUO_CAUSE_SUCCESS => Cause::Success,
             Self::RECUO_CAUSE_RATE_LIMITED => Cause::RateLimited,

@@ -54,6 +54,15 @@ pub mod gate;
 
 pub mod batch;
 
+// Records, stats, redaction and who answered (SPEC §7).
+pub mod stats;
+
+pub mod redact;
+
+pub mod origin;
+
+pub mod record;
+
 /// The C status of every core error is `100 +` the core's stable code (an I/O failure,
 /// core code 200, is C's 300): one numbering, whatever the language.
 #[cfg(test)]

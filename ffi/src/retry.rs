@@ -5,25 +5,33 @@
 //! cancellation token). The loop decides; this file only converts. The state machine is set up
 //! here because in C the shared attempt limit of nested loops is explicit (a
 //! `recuo_attempt_pool` handle, SPEC §6), where `recuo::Retry` keeps it per thread.
+//!
+//! `recuo_retry_http` is the same loop for an operation that also tells recuo the response
+//! (`recuo_attempt_context_set_response`), so that every attempt can be recorded (SPEC §7):
+//! the records are the core's, redacted when they are built, and go to the options' record
+//! sink as JSON lines; a stats recorder on the options counts the attempts of both.
 
 use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use recuo::{
-    drive, AttemptContext, Attempts, CancelToken, Clock, Driver, Gate, LazyJitterRng, Pass, Report,
-    RetryAllowance, Stopped, SystemClock, Verdict,
+    drive, AttemptContext, Attempts, CancelToken, Clock, Driver, Gate, LazyJitterRng, Outcome,
+    Pass, Record, Report, RetryAllowance, StatsRecorder, Stopped, SystemClock, Verdict,
 };
 
 use crate::attempts::{recuo_attempt_pool, recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
-use crate::classify::recuo_verdict;
+use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
 use crate::com_retry::recuo_sleep_fn;
 use crate::gate::recuo_gate;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
 use crate::ptr;
+use crate::record::{attempt_record, recuo_record_sink_fn, result_record, Step};
+use crate::stats::recuo_stats_recorder;
 use crate::status::recuo_status::{
-    self, RECUO_ERR_GAVE_UP, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+    self, RECUO_ERR_GAVE_UP, RECUO_ERR_NO_RESPONSE, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT,
+    RECUO_OK,
 };
 
 /// A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
@@ -131,10 +139,11 @@ pub type recuo_on_retry_fn = Option<
 pub type recuo_on_give_up_fn =
     Option<unsafe extern "C" fn(report: *const recuo_report, user_data: *mut c_void)>;
 
-/// Options for `recuo_retry`: an opaque handle, so that options can be added without changing
-/// any signature. Backed by a Rust struct holding an optional jitter seed, an optional sleep
-/// callback, an optional cancellation flag, attempt pool and gate (shared references), and the
-/// optional hooks.
+/// Options for `recuo_retry` and `recuo_retry_http`: an opaque handle, so that options can be
+/// added without changing any signature. Backed by a Rust struct holding an optional jitter
+/// seed, an optional sleep callback, an optional cancellation flag, attempt pool, gate and
+/// stats recorder (shared references), the optional hooks, an optional record sink with the
+/// request's method and URL (copies), and optional clock callbacks.
 ///
 /// Create it with `recuo_retry_options_new`, set what you need, pass it to any number of
 /// `recuo_retry` calls (also from several threads at once, as long as no setter runs
@@ -148,10 +157,18 @@ pub struct recuo_retry_options {
     on_retry: recuo_on_retry_fn,
     on_give_up: recuo_on_give_up_fn,
     gate: Option<Gate>,
+    record_sink: recuo_record_sink_fn,
+    /// The request's method and URL (as given: redacted when a record is built).
+    method: String,
+    url: Vec<u8>,
+    monotonic_ms: recuo_monotonic_clock_fn,
+    unix_ms: recuo_wall_clock_fn,
+    stats: Option<StatsRecorder>,
 }
 
-/// New options with the defaults: jitter and key seeded by the operating system, real sleeps,
-/// no cancellation token, no attempt pool, no gate, no hooks. Free them with
+/// New options with the defaults: jitter and key seeded by the operating system, real sleeps
+/// and clocks, no cancellation token, no attempt pool, no gate, no hooks, no record sink (and
+/// an empty method and URL), no stats recorder. Free them with
 /// `recuo_retry_options_free`. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_retry_options_new() -> *mut recuo_retry_options {
@@ -326,17 +343,145 @@ pub unsafe extern "C" fn recuo_retry_options_set_gate(
     })
 }
 
+/// A monotonic clock replacing the real one in `recuo_retry` and `recuo_retry_http`:
+/// milliseconds that never go back, any origin. Receives the call's `user_data`.
+pub type recuo_monotonic_clock_fn = Option<unsafe extern "C" fn(user_data: *mut c_void) -> u64>;
+
+/// A wall clock replacing the real one in the records of `recuo_retry` and
+/// `recuo_retry_http`: milliseconds since the Unix epoch. Receives the call's `user_data`.
+pub type recuo_wall_clock_fn = Option<unsafe extern "C" fn(user_data: *mut c_void) -> i64>;
+
+/// Sends the records of every `recuo_retry_http` and `recuo_retry` call made with these
+/// options to `sink` (SPEC §7), as JSON lines (see `recuo_record_sink_fn`), with the call's
+/// `user_data`, on the calling thread; NULL removes the sink.
+///
+/// * `recuo_retry_http` hands over one attempt record per attempt made, just after the
+///   decision that followed it — before the `on_retry` hook and the sleep, or before the
+///   result — then one result record: the start (RFC 3339, UTC), elapsed time, method,
+///   redacted URL, status or transport failure, request id, wait headers, the delay chosen,
+///   the decision (`retry`, `give_up`, `done`) and its reason (see
+///   `recuo_record_attempt_json`), and the result (`success` or `gave_up`, the attempts, the
+///   reason, the total time: see `recuo_record_result_json`). The `on_give_up` hook runs
+///   after the records.
+/// * `recuo_retry`, whose operation tells recuo nothing of the response, hands over the
+///   result record only.
+///
+/// Every URL and header is redacted by the core before a record exists; the records name the
+/// request set by `recuo_retry_options_set_request`. A loop that stops with
+/// `RECUO_ERR_NO_VERDICT` or `RECUO_ERR_NO_RESPONSE` still ends with a result record, whose
+/// reason is `no_verdict` or `no_response`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_record_sink(
+    options: *mut recuo_retry_options,
+    sink: recuo_record_sink_fn,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_options(options, |o| o.record_sink = sink) }
+}
+
+/// Names the request the records describe: its HTTP method (`method_len` bytes, UTF-8; empty
+/// for a task with no HTTP meaning) and its URL (`url_len` bytes, as you request it: the
+/// records show it redacted; bytes that are not UTF-8 are replaced by U+FFFD there). Both are
+/// copied. The options hold one request: set it before each call (or use one options handle
+/// per request). Only the records read it.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`options`, or a pointer NULL with a
+/// non-zero length); `RECUO_ERR_NOT_UTF8` (`method`); `RECUO_ERR_LENGTH_TOO_LARGE`. On an
+/// error the options are unchanged.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread; `method` and `url`
+/// NULL or valid for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_request(
+    options: *mut recuo_retry_options,
+    method: *const c_char,
+    method_len: usize,
+    url: *const c_char,
+    url_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the bytes.
+        let read = unsafe { (ptr::text(method, method_len), ptr::bytes(url, url_len)) };
+        let (method, url) = match read {
+            (Ok(method), Ok(url)) => (method.to_string(), url.to_vec()),
+            (Err(status), _) | (_, Err(status)) => return status,
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            with_options(options, |o| {
+                o.method = method;
+                o.url = url;
+            })
+        }
+    })
+}
+
+/// Replaces the clocks of `recuo_retry` and `recuo_retry_http` (for tests and simulations:
+/// with the sleep callback, a fake clock makes a run exact): `monotonic_ms` for the
+/// deadline, the report's elapsed time, the records' elapsed times and the stats' instants
+/// (as milliseconds × 1 000 000); `unix_ms` for the records' start times. Either may be NULL:
+/// the real clock. Both receive the call's `user_data`. Waiting at a gate stays real. Returns
+/// `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_clock(
+    options: *mut recuo_retry_options,
+    monotonic_ms: recuo_monotonic_clock_fn,
+    unix_ms: recuo_wall_clock_fn,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_options(options, |o| {
+            o.monotonic_ms = monotonic_ms;
+            o.unix_ms = unix_ms;
+        })
+    }
+}
+
+/// Makes `recuo_retry` and `recuo_retry_http` count into `recorder` (SPEC §7), as the batch
+/// runner counts: each attempt's start (first attempt or retry, on `recuo_monotonic_ns()`
+/// unless a clock is set) and end, the 429s and 503s among the verdicts the loop classified
+/// (a last attempt's is not), and how the operation ended (success, failure, or never started
+/// when no attempt was made). Several calls, on several threads, may share one recorder; read
+/// it with `recuo_stats_recorder_snapshot`. NULL removes the recorder. The options keep their
+/// own reference. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread; `recorder` NULL or a
+/// live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_stats_recorder(
+    options: *mut recuo_retry_options,
+    recorder: *const recuo_stats_recorder,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live recorder.
+        let recorder = unsafe { recorder.as_ref() }.map(|r| r.0.clone());
+        // SAFETY: forwarded from the caller.
+        unsafe { with_options(options, |o| o.stats = recorder) }
+    })
+}
+
 /// Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
 /// attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
 /// or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
 /// a cancellation) and the next attempt. The idempotency key is created once, before attempt
 /// 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
 /// Python and PHP. With a gate (`recuo_retry_options_set_gate`) every attempt passes it.
+/// A record sink on the options receives the result record (attempt records need the
+/// response: use `recuo_retry_http`); a stats recorder counts the attempts.
 ///
 /// * `policy`: read at the start (a copy is used; validated: a configuration error is
 ///   returned before any attempt).
 /// * `operation`, `user_data`: see `recuo_operation_fn`; `user_data` also goes to the sleep
-///   callback and the hooks. Everything runs on the calling thread.
+///   callback, the clocks, the hooks and the record sink. Everything runs on the calling
+///   thread.
 /// * `options`: NULL for the defaults (see `recuo_retry_options_new`); only read.
 /// * `report_out` (may be NULL): attempts made, reason, elapsed milliseconds (from the start
 ///   of attempt 0 to the last decision, or to the end of the successful attempt), number of
@@ -347,9 +492,9 @@ pub unsafe extern "C" fn recuo_retry_options_set_gate(
 /// Returns:
 /// * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
 /// * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
-///   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The `on_give_up` hook ran once,
-///   just before the return. The operation's own last result is whatever it left in
-///   `user_data`.
+///   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The
+///   `on_give_up` hook ran once, just before the return. The operation's own last result is
+///   whatever it left in `user_data`.
 /// * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
 ///   there (no hook); the report counts the attempts made.
 /// * Before any attempt, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT` (`policy`,
@@ -361,9 +506,172 @@ pub unsafe extern "C" fn recuo_retry_options_set_gate(
 /// `operation` and the callbacks of `options` must be safe to call with `user_data` and must
 /// return normally; the outputs must be NULL or writable for their lengths.
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_retry(
     policy: *const recuo_policy,
     operation: recuo_operation_fn,
+    user_data: *mut c_void,
+    options: *const recuo_retry_options,
+    report_out: *mut recuo_report,
+    delays: *mut u64,
+    delays_len: usize,
+    delays_written: *mut usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        run(
+            policy,
+            operation.map(Operation::Plain),
+            user_data,
+            options,
+            report_out,
+            delays,
+            delays_len,
+            delays_written,
+        )
+    }
+}
+
+/// What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
+/// valid during the operation's call only, on which the operation calls
+/// `recuo_attempt_context_set_response`. Backed by a Rust struct holding a copy of the
+/// response's outcome and headers.
+#[derive(Debug, Default)]
+pub struct recuo_attempt_context {
+    response: Option<(Outcome, Vec<(String, String)>)>,
+}
+
+/// The operation `recuo_retry_http` runs: `recuo_operation_fn` for an HTTP request, which also
+/// tells recuo what came back. Make attempt number `attempt` (from 0), sending
+/// `idempotency_key` as `recuo_operation_fn` says; then, before returning, call
+/// `recuo_attempt_context_set_response(context, …)` with the outcome and the response's
+/// headers, and write the verdict into `*verdict_out` (`recuo_classify` with the same outcome
+/// and headers, or by hand). `context` is valid during the call only.
+///
+/// A call that returns without a response set stops the loop with `RECUO_ERR_NO_RESPONSE`
+/// (one without a valid verdict, with `RECUO_ERR_NO_VERDICT`): a forgotten call can never
+/// pass for an answer.
+pub type recuo_http_operation_fn = Option<
+    unsafe extern "C" fn(
+        attempt: u32,
+        idempotency_key: *const c_char,
+        context: *mut recuo_attempt_context,
+        verdict_out: *mut recuo_verdict,
+        user_data: *mut c_void,
+    ),
+>;
+
+/// Tells `recuo_retry_http` what the attempt running came to: `outcome` (a status, a
+/// transport failure, or a success for a task with no HTTP meaning) and the response's
+/// headers (`headers`, `header_count`; NULL only with 0). recuo copies them before this
+/// returns (your buffers may go at once); a second call replaces the first. The records keep
+/// of the headers only the request id and the wait headers; header bytes that are not UTF-8
+/// are read as U+FFFD (see `recuo_header`).
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`context`, `outcome`, or a pointer NULL
+/// with a non-zero length); `RECUO_ERR_INVALID_ENUM` (a field of `outcome` that is none of
+/// its constants); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is set.
+///
+/// # Safety
+/// `context` must be NULL or the handle passed to the running operation; `outcome` NULL or a
+/// readable `recuo_outcome`; `headers` must point to `header_count` readable `recuo_header`s
+/// (or be NULL with 0), each pointing to its bytes.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempt_context_set_response(
+    context: *mut recuo_attempt_context,
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    header_count: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: each conversion is vouched for by the caller (see # Safety).
+        let checked = unsafe {
+            (|| {
+                let context = ptr::handle(context)?;
+                let outcome = RawOutcome::read(outcome)?;
+                let headers = read_headers(headers, header_count)?;
+                Ok((context, outcome, headers))
+            })()
+        };
+        match checked {
+            Ok((context, outcome, headers)) => {
+                let headers = headers
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect();
+                context.response = Some((outcome, headers));
+                RECUO_OK
+            }
+            Err(status) => status,
+        }
+    })
+}
+
+/// `recuo_retry` for an operation that also tells recuo the response of each attempt
+/// (`recuo_http_operation_fn`, `recuo_attempt_context_set_response`), so that every attempt
+/// can be recorded: with a record sink on the options
+/// (`recuo_retry_options_set_record_sink`, `recuo_retry_options_set_request`), each attempt
+/// gives one attempt record — after the decision that followed it, before the `on_retry`
+/// hook and the sleep — and the operation one result record at the end, all redacted by the
+/// core before the sink sees them.
+///
+/// Everything else is `recuo_retry`: the same arguments, the same loop, options, hooks and
+/// outputs, and the same returns, plus `RECUO_ERR_NO_RESPONSE` when the operation returned
+/// without setting the response (the loop stopped there, no hook; the report counts the
+/// attempts made).
+///
+/// # Safety
+/// As `recuo_retry`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_retry_http(
+    policy: *const recuo_policy,
+    operation: recuo_http_operation_fn,
+    user_data: *mut c_void,
+    options: *const recuo_retry_options,
+    report_out: *mut recuo_report,
+    delays: *mut u64,
+    delays_len: usize,
+    delays_written: *mut usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        run(
+            policy,
+            operation.map(Operation::Http),
+            user_data,
+            options,
+            report_out,
+            delays,
+            delays_len,
+            delays_written,
+        )
+    }
+}
+
+/// The operation of a run: `recuo_retry`'s, or `recuo_retry_http`'s.
+#[derive(Clone, Copy)]
+enum Operation {
+    Plain(unsafe extern "C" fn(u32, *const c_char, *mut recuo_verdict, *mut c_void)),
+    Http(
+        unsafe extern "C" fn(
+            u32,
+            *const c_char,
+            *mut recuo_attempt_context,
+            *mut recuo_verdict,
+            *mut c_void,
+        ),
+    ),
+}
+
+/// The body of `recuo_retry` and `recuo_retry_http`.
+///
+/// # Safety
+/// As `recuo_retry`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run(
+    policy: *const recuo_policy,
+    operation: Option<Operation>,
     user_data: *mut c_void,
     options: *const recuo_retry_options,
     report_out: *mut recuo_report,
@@ -410,21 +718,37 @@ pub unsafe extern "C" fn recuo_retry(
             first_ms: None,
             last_ms: 0,
             delays_ms: Vec::new(),
+            first_unix_ms: None,
+            pending: None,
         };
-        let (status, report, retry_after_ms) = match drive(machine, rng, allowance, &mut driver) {
-            Ok(()) => (RECUO_OK, driver.success_report(), None),
-            // Only `classify` fails, and only for a missing verdict.
+        let outcome = drive(machine, rng, allowance, &mut driver);
+        let (status, report, retry_after_ms) = match outcome {
+            Ok(()) => {
+                let report = driver.success_report();
+                driver.finished(None, &report);
+                (RECUO_OK, report, None)
+            }
+            // Only `classify` fails, and only for a missing verdict or response.
             Err(
-                Stopped::Aborted(_)
+                Stopped::Aborted(failure)
                 | Stopped::GaveUp(RetryError {
-                    error: Some(NoVerdict),
+                    error: Some(failure @ (NoVerdict | NoResponse)),
                     ..
                 }),
-            ) => (RECUO_ERR_NO_VERDICT, driver.success_report(), None),
+            ) => {
+                let (status, reason) = match failure {
+                    NoResponse => (RECUO_ERR_NO_RESPONSE, "no_response"),
+                    _ => (RECUO_ERR_NO_VERDICT, "no_verdict"),
+                };
+                let report = driver.success_report();
+                driver.finished(Some(reason), &report);
+                (status, report, None)
+            }
             Err(Stopped::GaveUp(gave_up)) => {
                 let retry_after_ms = gave_up
                     .retry_at_ms
                     .map(|at| at.saturating_sub(driver.last_ms));
+                driver.gave_up(&gave_up);
                 if let Some(hook) = driver.options.on_give_up {
                     let c_report = recuo_report::from_core(&gave_up.report, retry_after_ms);
                     // SAFETY: the caller vouches that the hook may be called with `user_data`;
@@ -450,14 +774,25 @@ enum Failure {
     Verdict(Verdict),
     /// The operation wrote no valid verdict.
     NoVerdict,
+    /// The operation (of `recuo_retry_http`) set no response.
+    NoResponse,
 }
 
 use recuo::RetryError;
-use Failure::NoVerdict;
+use Failure::{NoResponse, NoVerdict};
+
+/// The attempt last made, kept for its record until the loop has decided what follows it.
+struct Pending {
+    start_unix_ms: i64,
+    elapsed_ms: u64,
+    outcome: Outcome,
+    headers: Vec<(String, String)>,
+    verdict: Verdict,
+}
 
 /// The effects of one `recuo_retry` call, for `recuo::drive`.
 struct CDriver {
-    operation: unsafe extern "C" fn(u32, *const c_char, *mut recuo_verdict, *mut c_void),
+    operation: Operation,
     user_data: *mut c_void,
     cancel: CancelToken,
     clock: SystemClock,
@@ -472,6 +807,10 @@ struct CDriver {
     first_ms: Option<u64>,
     last_ms: u64,
     delays_ms: Vec<u64>,
+    /// When the first attempt started, by the wall clock (the result record's start).
+    first_unix_ms: Option<i64>,
+    /// The last attempt, until its record is handed over (with a record sink only).
+    pending: Option<Pending>,
 }
 
 impl CDriver {
@@ -486,6 +825,101 @@ impl CDriver {
             delays_ms: std::mem::take(&mut self.delays_ms),
         }
     }
+
+    /// The wall clock: the options' or the system's.
+    fn unix_ms(&mut self) -> i64 {
+        match self.options.unix_ms {
+            // SAFETY: the caller of recuo_retry vouches for the callbacks and `user_data`.
+            Some(clock) => unsafe { clock(self.user_data) },
+            None => recuo::unix_now_ms(),
+        }
+    }
+
+    /// The stats' instant for `now_ms`: the system's monotonic nanoseconds (the batch
+    /// runner's clock), or the options' clock in milliseconds × 1 000 000.
+    fn stats_ns(&self, now_ms: u64) -> u64 {
+        match self.options.monotonic_ms {
+            Some(_) => now_ms.saturating_mul(1_000_000),
+            None => recuo::monotonic_ns(),
+        }
+    }
+
+    /// Whether records are built: a sink is set.
+    fn recording(&self) -> bool {
+        self.options.record_sink.is_some()
+    }
+
+    /// Hands one record to the sink, as a NUL-terminated JSON line.
+    fn emit(&self, record: &Record) {
+        if let Some(sink) = self.options.record_sink {
+            let mut line = record.to_json_line();
+            let len = line.len();
+            line.push('\0');
+            // SAFETY: the caller of recuo_retry vouches for the sink and `user_data`; the
+            // line lives across the call.
+            unsafe { sink(line.as_ptr().cast(), len, self.user_data) };
+        }
+    }
+
+    /// Hands over the record of the attempt last made, now that `step` follows it.
+    fn emit_pending(&mut self, step: Step) {
+        if let Some(p) = self.pending.take() {
+            let record = attempt_record(
+                p.start_unix_ms,
+                p.elapsed_ms,
+                &self.options.method,
+                &self.options.url,
+                p.outcome,
+                &p.headers,
+                &p.verdict,
+                step,
+            );
+            self.emit(&record);
+        }
+    }
+
+    /// Hands over the result record, if records are built: `reason` is why the loop did not
+    /// succeed (`None` for a success).
+    fn emit_result(&mut self, reason: Option<&str>, report: &Report) {
+        if self.recording() {
+            let start = match self.first_unix_ms {
+                Some(start) => start,
+                None => self.unix_ms(),
+            };
+            let record = result_record(
+                start,
+                &self.options.method,
+                &self.options.url,
+                reason,
+                report.attempts,
+                report.elapsed_ms,
+            );
+            self.emit(&record);
+        }
+    }
+
+    /// The loop succeeded (`reason` `None`), or stopped on a missing verdict or response
+    /// (its name), with `report`: the result record and the stats.
+    fn finished(&mut self, reason: Option<&str>, report: &Report) {
+        self.emit_result(reason, report);
+        if let Some(stats) = &self.options.stats {
+            stats.finished(reason.is_none());
+        }
+    }
+
+    /// The loop gave up: the last attempt's record (if one was made and not yet handed
+    /// over), the result record and the stats.
+    fn gave_up(&mut self, e: &RetryError<Failure>) {
+        self.emit_pending(Step::GiveUp(e.reason));
+        self.emit_result(Some(e.reason.name()), &e.report);
+        if let Some(stats) = &self.options.stats {
+            if e.error.is_none() {
+                stats.not_started();
+            } else {
+                stats.finished(false);
+            }
+        }
+    }
 }
 
 impl Driver for CDriver {
@@ -493,7 +927,11 @@ impl Driver for CDriver {
     type Error = Failure;
 
     fn now_ms(&mut self) -> u64 {
-        let now = self.clock.now_ms();
+        let now = match self.options.monotonic_ms {
+            // SAFETY: the caller of recuo_retry vouches for the callbacks and `user_data`.
+            Some(clock) => unsafe { clock(self.user_data) },
+            None => self.clock.now_ms(),
+        };
         self.first_ms.get_or_insert(now);
         self.last_ms = now;
         now
@@ -522,33 +960,70 @@ impl Driver for CDriver {
         let key = ctx.idempotency_key();
         self.key[..key.as_str().len()].copy_from_slice(key.as_str().as_bytes());
         self.attempts_made += 1;
+        let start_unix_ms = if self.recording() { self.unix_ms() } else { 0 };
+        self.first_unix_ms.get_or_insert(start_unix_ms);
+        let started = self.now_ms();
+        if let Some(stats) = &self.options.stats {
+            stats.start(ctx.attempt(), self.stats_ns(started));
+        }
         // All zeros: no constant of `recuo_verdict_kind` is 0, so an operation that writes
         // nothing is caught below. Never read as a `recuo_verdict` (its enum fields may hold
         // anything), only through `recuo_verdict::read`.
         let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
+        let mut context = recuo_attempt_context::default();
         // SAFETY: the caller of recuo_retry vouches that `operation` may be called with
-        // `user_data`; the key and the verdict live across the call.
+        // `user_data`; the key, the context and the verdict live across the call.
         unsafe {
-            (self.operation)(
-                ctx.attempt(),
-                self.key.as_ptr().cast(),
-                verdict.as_mut_ptr(),
-                self.user_data,
-            )
+            match self.operation {
+                Operation::Plain(call) => call(
+                    ctx.attempt(),
+                    self.key.as_ptr().cast(),
+                    verdict.as_mut_ptr(),
+                    self.user_data,
+                ),
+                Operation::Http(call) => call(
+                    ctx.attempt(),
+                    self.key.as_ptr().cast(),
+                    &mut context,
+                    verdict.as_mut_ptr(),
+                    self.user_data,
+                ),
+            }
         };
         // The place in flight is given back before anything else, and before any sleep.
         self.pass = None;
+        if let Some(stats) = &self.options.stats {
+            stats.end();
+        }
+        let elapsed_ms = self.now_ms().saturating_sub(started);
+        let response = match (self.operation, context.response) {
+            (Operation::Http(_), None) => return Err(NoResponse),
+            (_, response) => response,
+        };
         // SAFETY: the pointer is to the live local, which the operation may only have filled
         // with numbers (the read never trusts the enum fields).
-        match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
-            Some(Verdict::Success) => {
+        let verdict = match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
+            Some(v) => v,
+            None => return Err(NoVerdict),
+        };
+        if let (true, Some((outcome, headers))) = (self.recording(), response) {
+            self.pending = Some(Pending {
+                start_unix_ms,
+                elapsed_ms,
+                outcome,
+                headers,
+                verdict,
+            });
+        }
+        match verdict {
+            Verdict::Success => {
                 if let Some(g) = &self.gate {
                     g.on_success();
                 }
+                self.emit_pending(Step::Done);
                 Ok(())
             }
-            Some(v) => Err(Failure::Verdict(v)),
-            None => Err(NoVerdict),
+            v => Err(Failure::Verdict(v)),
         }
     }
 
@@ -558,15 +1033,20 @@ impl Driver for CDriver {
                 if let Some(g) = &self.gate {
                     g.on_verdict(v);
                 }
+                if let Some(stats) = &self.options.stats {
+                    stats.saw(v.cause());
+                }
                 Ok(*v)
             }
             NoVerdict => Err(NoVerdict),
+            NoResponse => Err(NoResponse),
         }
     }
 
     fn on_retry(&mut self, attempt: u32, error: &Failure, delay: Duration) -> Result<(), Failure> {
         let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
         self.delays_ms.push(delay_ms);
+        self.emit_pending(Step::Retry(delay_ms));
         if let (Some(hook), Failure::Verdict(v)) = (self.options.on_retry, error) {
             let verdict = recuo_verdict::from_core(*v);
             // SAFETY: as for the operation; the verdict lives across the call.
@@ -859,6 +1339,142 @@ mod tests {
         let (rc, report, _) = run(p, o, &mut s);
         assert_eq!((rc, s.calls, report.attempts), (RECUO_ERR_GAVE_UP, 0, 0));
         assert_eq!(report.reason, recuo_give_up_reason::RECUO_GIVE_UP_CANCELLED);
+        // SAFETY: live handles, freed once.
+        unsafe {
+            recuo_retry_options_free(o);
+            recuo_policy_free(p);
+        }
+    }
+
+    /// The HTTP operation: a 503 for attempts in `kinds` equal to 2, else a 200; sets the
+    /// response unless the kind is 0.
+    unsafe extern "C" fn http_operation(
+        attempt: u32,
+        _key: *const c_char,
+        context: *mut recuo_attempt_context,
+        out: *mut recuo_verdict,
+        user_data: *mut c_void,
+    ) {
+        // SAFETY: the tests pass a live Script, recuo a live context and verdict.
+        let s = unsafe { &mut *user_data.cast::<Script>() };
+        s.calls += 1;
+        s.events.push(format!("op{attempt}"));
+        let kind = s.kinds.get(attempt as usize).or(s.kinds.last()).copied();
+        if kind == Some(0) {
+            return;
+        }
+        let status = if kind == Some(2) { 503 } else { 200 };
+        let outcome = recuo_outcome {
+            kind: crate::classify::recuo_outcome_kind::RECUO_OUTCOME_STATUS,
+            status,
+            transport: crate::classify::recuo_transport::RECUO_TRANSPORT_OTHER,
+        };
+        let headers = [recuo_header {
+            name: c"Authorization".as_ptr(),
+            name_len: 13,
+            value: c"Bearer s3cr3t".as_ptr(),
+            value_len: 13,
+        }];
+        // SAFETY: live context, outcome, headers and verdict.
+        unsafe {
+            recuo_attempt_context_set_response(context, &outcome, headers.as_ptr(), 1);
+            let verdict = if status == 200 {
+                Verdict::Success
+            } else {
+                Verdict::Retry {
+                    cause: recuo::Cause::Unavailable,
+                    server_wait: None,
+                }
+            };
+            out.write(recuo_verdict::from_core(verdict));
+        }
+    }
+
+    unsafe extern "C" fn sink(line: *const c_char, len: usize, user_data: *mut c_void) {
+        // SAFETY: the tests pass a live Script, recuo a live NUL-terminated line.
+        let (s, line) = unsafe {
+            (
+                &mut *user_data.cast::<Script>(),
+                std::ffi::CStr::from_ptr(line).to_str().unwrap_or("?"),
+            )
+        };
+        let kind = if line.contains("\"type\":\"result\"") {
+            "result"
+        } else {
+            "attempt"
+        };
+        let decision = ["done", "retry", "give_up", "success", "gave_up"]
+            .into_iter()
+            .find(|d| line.contains(&format!(":\"{d}\"")))
+            .unwrap_or("?");
+        let clean = !line.contains("s3cr3t") && line.len() == len;
+        s.events.push(format!("{kind}:{decision}:{clean}"));
+    }
+
+    #[test]
+    fn records_come_after_the_decision_and_before_the_hooks() {
+        let (p, o) = (policy(), options());
+        // SAFETY: a live handle.
+        unsafe {
+            assert_eq!(recuo_retry_options_set_record_sink(o, Some(sink)), RECUO_OK);
+            assert_eq!(
+                recuo_retry_options_set_request(
+                    o,
+                    c"GET".as_ptr(),
+                    3,
+                    c"/x?token=s3cr3t".as_ptr(),
+                    15
+                ),
+                RECUO_OK
+            );
+        }
+        let run_http = |s: &mut Script| {
+            // SAFETY: live handles and Script.
+            unsafe {
+                recuo_retry_http(
+                    p,
+                    Some(http_operation),
+                    (s as *mut Script).cast(),
+                    o,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0,
+                    std::ptr::null_mut(),
+                )
+            }
+        };
+        let mut s = Script {
+            kinds: vec![2, 1],
+            ..Script::default()
+        };
+        assert_eq!(run_http(&mut s), RECUO_OK);
+        assert_eq!(
+            s.events,
+            [
+                "op0",
+                "attempt:retry:true",
+                "retry0:10:retry:none",
+                "sleep10",
+                "op1",
+                "attempt:done:true",
+                "result:success:true"
+            ]
+        );
+        let mut s = Script {
+            kinds: vec![2],
+            ..Script::default()
+        };
+        assert_eq!(run_http(&mut s), RECUO_ERR_GAVE_UP);
+        assert_eq!(
+            &s.events[s.events.len() - 3..],
+            ["attempt:give_up:true", "result:gave_up:true", "give_up5:2"]
+        );
+        let mut s = Script {
+            kinds: vec![0],
+            ..Script::default()
+        };
+        assert_eq!(run_http(&mut s), RECUO_ERR_NO_RESPONSE);
+        assert_eq!(s.events, ["op0", "result:gave_up:true"]);
         // SAFETY: live handles, freed once.
         unsafe {
             recuo_retry_options_free(o);

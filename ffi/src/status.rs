@@ -57,8 +57,16 @@ pub enum recuo_status {
     /// writing a valid verdict (its `verdict` field left 0, or a field holding none of its
     /// constants).
     RECUO_ERR_NO_VERDICT = 9,
-    /// An index was past the end (`recuo_plan_warning` for a warning the plan does not have).
+    /// An index was past the end (`recuo_plan_warning` for a warning the plan does not have,
+    /// `recuo_who_answered_evidence` for an evidence line the answer does not have).
     RECUO_ERR_INDEX_OUT_OF_RANGE = 10,
+    /// The operation given to `recuo_retry_http` returned without describing the response
+    /// (its `response_out->outcome` left 0, holding none of its constants, or headers NULL
+    /// with a count above 0).
+    RECUO_ERR_NO_RESPONSE = 11,
+    /// A `recuo_stats` passed in was inconsistent: its first start after its last, or counts
+    /// whose sum would not fit in a `uint64_t`.
+    RECUO_ERR_INVALID_STATS = 12,
     /// A configuration error that this version of the header has no name for.
     RECUO_ERR_INVALID_CONFIG = 100,
     /// The number of attempts was 0 (it must be at least 1).
@@ -123,7 +131,7 @@ pub enum recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 35] = [
+const ALL: [recuo_status; 37] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
@@ -135,6 +143,8 @@ const ALL: [recuo_status; 35] = [
     RECUO_ERR_ALREADY_STARTED,
     RECUO_ERR_NO_VERDICT,
     RECUO_ERR_INDEX_OUT_OF_RANGE,
+    RECUO_ERR_NO_RESPONSE,
+    RECUO_ERR_INVALID_STATS,
     RECUO_ERR_INVALID_CONFIG,
     RECUO_ERR_ZERO_ATTEMPTS,
     RECUO_ERR_NEGATIVE_DURATION,
@@ -183,6 +193,8 @@ impl recuo_status {
             RECUO_ERR_ALREADY_STARTED => c"already_started",
             RECUO_ERR_NO_VERDICT => c"no_verdict",
             RECUO_ERR_INDEX_OUT_OF_RANGE => c"index_out_of_range",
+            RECUO_ERR_NO_RESPONSE => c"no_response",
+            RECUO_ERR_INVALID_STATS => c"invalid_stats",
             RECUO_ERR_INVALID_CONFIG => c"invalid_config",
             RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
             RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
@@ -241,6 +253,12 @@ impl recuo_status {
                 w.write_str("the operation returned without writing a valid verdict")
             }
             RECUO_ERR_INDEX_OUT_OF_RANGE => w.write_str("an index was past the end"),
+            RECUO_ERR_NO_RESPONSE => {
+                w.write_str("the operation returned without describing the response")
+            }
+            RECUO_ERR_INVALID_STATS => w.write_str(
+                "the stats were inconsistent: a first start after the last, or counts too large",
+            ),
             RECUO_ERR_INVALID_CONFIG => w.write_str("the configuration was refused"),
             RECUO_ERR_ZERO_ATTEMPTS => config(ConfigError::ZeroAttempts, w),
             RECUO_ERR_NEGATIVE_DURATION => config(ConfigError::NegativeDuration, w),
@@ -481,7 +499,7 @@ mod tests {
         for s in ALL {
             assert_eq!(recuo_status::from_code(s as u32), Some(s));
         }
-        assert_eq!(recuo_status::from_code(11), None);
+        assert_eq!(recuo_status::from_code(13), None);
         assert_eq!(recuo_status::from_code(107), None);
         assert_eq!(recuo_status::from_code(u32::MAX), None);
     }
@@ -543,7 +561,9 @@ mod tests {
         assert_eq!(name(106), "invalid_header_name");
         assert_eq!(name(201), "gave_up");
         assert_eq!(name(10), "index_out_of_range");
-        assert_eq!(name(11), "unknown");
+        assert_eq!(name(11), "no_response");
+        assert_eq!(name(12), "invalid_stats");
+        assert_eq!(name(13), "unknown");
         assert_eq!(name(150), "invalid_rate");
         assert_eq!(name(210), "would_wait");
         assert!(recuo_status_is_config_error(101) && !recuo_status_is_config_error(1));

@@ -38,6 +38,8 @@ _Static_assert(RECUO_ERR_UNKNOWN_METHOD == 6, "RECUO_ERR_UNKNOWN_METHOD");
 _Static_assert(RECUO_ERR_INVALID_STATUS == 7, "RECUO_ERR_INVALID_STATUS");
 _Static_assert(RECUO_ERR_ALREADY_STARTED == 8, "RECUO_ERR_ALREADY_STARTED");
 _Static_assert(RECUO_ERR_NO_VERDICT == 9, "RECUO_ERR_NO_VERDICT");
+_Static_assert(RECUO_ERR_NO_RESPONSE == 11, "RECUO_ERR_NO_RESPONSE");
+_Static_assert(RECUO_ERR_INVALID_STATS == 12, "RECUO_ERR_INVALID_STATS");
 _Static_assert(RECUO_ERR_INVALID_CONFIG == 100, "RECUO_ERR_INVALID_CONFIG");
 _Static_assert(RECUO_ERR_ZERO_ATTEMPTS == 101, "RECUO_ERR_ZERO_ATTEMPTS");
 _Static_assert(RECUO_ERR_NEGATIVE_DURATION == 102, "RECUO_ERR_NEGATIVE_DURATION");
@@ -88,6 +90,8 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_ALREADY_STARTED, "already_started", true, false},
         {RECUO_ERR_NO_VERDICT, "no_verdict", true, false},
         {RECUO_ERR_INDEX_OUT_OF_RANGE, "index_out_of_range", true, false},
+        {RECUO_ERR_NO_RESPONSE, "no_response", true, false},
+        {RECUO_ERR_INVALID_STATS, "invalid_stats", true, false},
         {RECUO_ERR_INVALID_CONFIG, "invalid_config", false, true},
         {RECUO_ERR_ZERO_ATTEMPTS, "zero_attempts", false, true},
         {RECUO_ERR_NEGATIVE_DURATION, "negative_duration", false, true},
@@ -126,7 +130,7 @@ static void status_names_and_predicates(void) {
         CHECK_STATUS(recuo_status_message(table[i].code, buf, sizeof buf, &written), RECUO_OK);
         CHECK_CTX(written > 0 && written == strlen(buf), "%s: %zu", table[i].name, written);
     }
-    CHECK(strcmp(recuo_status_name(11), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(13), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(107), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(159), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(214), "unknown") == 0);

@@ -15,6 +15,14 @@
  * step begins at begin_ms, is classified at the wall clock now_ms + end_ms, is cancelled first
  * when the step says so, and is decided at end_ms; the decisions and the final report must be
  * the expected ones to the millisecond.
+ *
+ * redaction.json runs every URL and header set through recuo_redact_url,
+ * recuo_redact_header_value and recuo_record_attempt_json (as core/tests/vectors.rs does with
+ * the core): no secret may survive in the redacted URL, the redacted headers or the attempt
+ * record, everything to keep must survive in the URL and headers, the exact redacted URL and
+ * the malformed flag must be the expected ones, and the documented buffer of 3 * len + 11
+ * bytes must suffice. origin.json runs through recuo_who_answered and
+ * recuo_who_answered_evidence.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -652,6 +660,192 @@ static void scenario_cases(const char *dir) {
     free(text);
 }
 
+static void *xmalloc(size_t n) {
+    void *p = malloc(n > 0 ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* Appends `text` (`len` bytes) to the growing string *s of length *n. */
+static void append(char **s, size_t *n, const char *text, size_t len) {
+    char *bigger = realloc(*s, *n + len + 1);
+    if (bigger == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    memcpy(bigger + *n, text, len);
+    *n += len;
+    bigger[*n] = '\0';
+    *s = bigger;
+}
+
+/* The attempt record of a 503 that will be retried in 10 ms, as core/tests/vectors.rs builds
+ * it, into a buffer grown until the line fits (the way a caller without a bound does it).
+ * Free the result. */
+static char *attempt_record(const char *url, const recuo_header *headers, size_t n) {
+    recuo_outcome outcome = {RECUO_OUTCOME_STATUS, 503, 0};
+    recuo_verdict verdict = {RECUO_VERDICT_RETRY, RECUO_CAUSE_UNAVAILABLE, RECUO_WAIT_NONE, 0};
+    recuo_decision decision = {RECUO_DECISION_RETRY, 10, 1, RECUO_GIVE_UP_NONE, false, 0};
+    size_t cap = 64;
+    for (;;) {
+        char *line = xmalloc(cap);
+        size_t written = 0;
+        recuo_status rc = recuo_record_attempt_json(0, 1, "GET", 3, url, strlen(url), &outcome,
+                                                    headers, n, &verdict, &decision, line, cap,
+                                                    &written);
+        if (rc == RECUO_OK) {
+            CHECK(written == strlen(line));
+            return line;
+        }
+        CHECK_CTX(rc == RECUO_ERR_BUFFER_TOO_SMALL && written < cap && written == strlen(line),
+                  "%s: %s", url, recuo_status_name(rc));
+        free(line);
+        if (rc != RECUO_ERR_BUFFER_TOO_SMALL || cap > (1u << 24)) {
+            return NULL;
+        }
+        cap *= 2;
+    }
+}
+
+static void redaction_cases(const char *dir) {
+    char *text = read_file(dir, "redaction.json");
+    no_nul_in(text, "redaction.json");
+    cJSON *doc = parse(text, "redaction.json");
+    int count = 0, exact = 0, malformed_cases = 0, secrets = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, field(doc, "cases")) {
+        const char *name = string(c, "name");
+        const char *url = string(c, "url");
+        size_t nheaders = 0;
+        recuo_header *headers = headers_of(c, &nheaders);
+
+        /* The URL, in the buffer the header promises is enough. */
+        size_t cap = 3 * strlen(url) + 11, written = 0;
+        char *redacted = xmalloc(cap);
+        bool malformed = !boolean(c, "malformed");
+        recuo_status rc = recuo_redact_url(url, strlen(url), redacted, cap, &written, &malformed);
+        CHECK_CTX(rc == RECUO_OK && written == strlen(redacted), "%s: %s", name,
+                  recuo_status_name(rc));
+        CHECK_CTX(malformed == boolean(c, "malformed"), "%s: malformed %d", name, malformed);
+        malformed_cases += malformed;
+        const cJSON *want = field(c, "redacted_url");
+        if (!cJSON_IsNull(want)) {
+            CHECK_CTX(strcmp(redacted, string(c, "redacted_url")) == 0, "%s: %s, expected %s",
+                      name, redacted, string(c, "redacted_url"));
+            exact++;
+        }
+
+        /* What would be shown: the URL, then "name: value" per header, redacted. */
+        char *shown = NULL;
+        size_t shown_len = 0;
+        append(&shown, &shown_len, redacted, written);
+        for (size_t i = 0; i < nheaders; i++) {
+            size_t vcap = 3 * headers[i].value_len + 11, vlen = 0;
+            char *value = xmalloc(vcap);
+            rc = recuo_redact_header_value(headers[i].name, headers[i].name_len, headers[i].value,
+                                           headers[i].value_len, value, vcap, &vlen);
+            CHECK_CTX(rc == RECUO_OK, "%s: header %s: %s", name, headers[i].name,
+                      recuo_status_name(rc));
+            append(&shown, &shown_len, "\n", 1);
+            append(&shown, &shown_len, headers[i].name, headers[i].name_len);
+            append(&shown, &shown_len, ": ", 2);
+            append(&shown, &shown_len, value, vlen);
+            free(value);
+        }
+
+        char *record = attempt_record(url, headers, nheaders);
+        CHECK_CTX(record != NULL && strstr(record, "\"status\":503") != NULL, "%s: %s", name,
+                  record ? record : "no record");
+        CHECK_CTX(record != NULL && strstr(record, "\"decision\":\"retry\",\"reason\":"
+                                                   "\"unavailable\"") != NULL,
+                  "%s: %s", name, record ? record : "no record");
+        const cJSON *item;
+        cJSON_ArrayForEach(item, field(c, "secrets")) {
+            const char *secret = cJSON_GetStringValue(item);
+            CHECK_CTX(secret != NULL && strstr(shown, secret) == NULL, "%s: %s survives in %s",
+                      name, secret ? secret : "?", shown);
+            CHECK_CTX(secret != NULL && record != NULL && strstr(record, secret) == NULL,
+                      "%s: %s survives in %s", name, secret ? secret : "?",
+                      record ? record : "no record");
+            secrets++;
+        }
+        cJSON_ArrayForEach(item, field(c, "keep")) {
+            const char *keep = cJSON_GetStringValue(item);
+            CHECK_CTX(keep != NULL && strstr(shown, keep) != NULL, "%s: %s lost from %s", name,
+                      keep ? keep : "?", shown);
+        }
+        free(record);
+        free(shown);
+        free(redacted);
+        free(headers);
+        count++;
+    }
+    CHECK_CTX(count >= 40, "only %d redaction cases", count);
+    CHECK_CTX(exact > 0 && malformed_cases > 0 && secrets > count, "%d exact, %d malformed, %d "
+              "secrets", exact, malformed_cases, secrets);
+    cJSON_Delete(doc);
+    free(text);
+}
+
+static void origin_cases(const char *dir) {
+    char *text = read_file(dir, "origin.json");
+    no_nul_in(text, "origin.json");
+    cJSON *doc = parse(text, "origin.json");
+    int count = 0, with_expected = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, field(doc, "cases")) {
+        const char *name = string(c, "name");
+        size_t nheaders = 0;
+        recuo_header *headers = headers_of(c, &nheaders);
+        const cJSON *ect = field(c, "expected_content_type");
+        const char *expected = cJSON_IsNull(ect) ? NULL : string(c, "expected_content_type");
+        size_t expected_len = expected != NULL ? strlen(expected) : 0;
+        with_expected += expected != NULL;
+        recuo_who_answered_result w = {0, 0, 0};
+        recuo_status rc = recuo_who_answered(headers, nheaders, expected, expected_len, &w);
+        CHECK_CTX(rc == RECUO_OK, "%s: %s", name, recuo_status_name(rc));
+        CHECK_CTX(strcmp(recuo_origin_name(w.origin), string(c, "origin")) == 0,
+                  "%s: origin %s, expected %s", name, recuo_origin_name(w.origin),
+                  string(c, "origin"));
+        CHECK_CTX(strcmp(recuo_confidence_name(w.confidence), string(c, "confidence")) == 0,
+                  "%s: confidence %s, expected %s", name, recuo_confidence_name(w.confidence),
+                  string(c, "confidence"));
+        /* Every evidence line, then each expected part in one of them. */
+        char *evidence = NULL;
+        size_t evidence_len = 0;
+        for (size_t i = 0; i < w.evidence_count; i++) {
+            char line[512];
+            size_t n = 0;
+            rc = recuo_who_answered_evidence(headers, nheaders, expected, expected_len, i, line,
+                                             sizeof line, &n);
+            CHECK_CTX(rc == RECUO_OK && n == strlen(line) && n > 0, "%s: evidence %zu: %s",
+                      name, i, recuo_status_name(rc));
+            append(&evidence, &evidence_len, line, n);
+            append(&evidence, &evidence_len, "\n", 1);
+        }
+        char line[8];
+        CHECK_STATUS(recuo_who_answered_evidence(headers, nheaders, expected, expected_len,
+                                                 w.evidence_count, line, sizeof line, NULL),
+                     RECUO_ERR_INDEX_OUT_OF_RANGE);
+        const cJSON *item;
+        cJSON_ArrayForEach(item, field(c, "evidence_contains")) {
+            const char *part = cJSON_GetStringValue(item);
+            CHECK_CTX(part != NULL && evidence != NULL && strstr(evidence, part) != NULL,
+                      "%s: %s not in the evidence:\n%s", name, part ? part : "?",
+                      evidence ? evidence : "(none)");
+        }
+        free(evidence);
+        free(headers);
+        count++;
+    }
+    CHECK_CTX(count >= 17 && with_expected > 0, "only %d origin cases", count);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -662,5 +856,7 @@ int main(int argc, char **argv) {
     seeded_cases(argv[1]);
     classify_cases(argv[1]);
     scenario_cases(argv[1]);
+    redaction_cases(argv[1]);
+    origin_cases(argv[1]);
     return check_summary(argv[0]);
 }

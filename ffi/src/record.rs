@@ -1,0 +1,502 @@
+//! Attempt and result records (SPEC §7) for C: the core's records (`recuo::AttemptRecord`,
+//! `recuo::FinalRecord`), redacted when they are built, as JSON lines — into the caller's
+//! buffer for a program driving the state machine itself, or handed to a record sink by
+//! `recuo_retry_http` and `recuo_retry`.
+
+use std::ffi::{c_char, c_void};
+use std::ptr::addr_of;
+
+use recuo::{AttemptRecord, Cause, FinalRecord, GiveUpReason, Outcome, Record, Verdict};
+
+use crate::attempts::{recuo_decision, recuo_decision_kind, recuo_give_up_reason, recuo_report};
+use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
+use crate::panic::boundary;
+use crate::ptr;
+use crate::redact::{lossy, write_text};
+use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT};
+
+/// Where records go: called with one record as a JSON object on one line (no newline at the
+/// end; `json_line` is also NUL-terminated, and `len` excludes the NUL), and the call's
+/// `user_data`. The line is valid during the call only: copy it to keep it. Every URL and
+/// header in it was redacted before it was built — it may be logged as it is.
+pub type recuo_record_sink_fn =
+    Option<unsafe extern "C" fn(json_line: *const c_char, len: usize, user_data: *mut c_void)>;
+
+/// What was decided after an attempt, as a record tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Done: the attempt succeeded.
+    Done,
+    /// Retry after this delay.
+    Retry(u64),
+    /// Give up, for this reason.
+    GiveUp(GiveUpReason),
+}
+
+impl Step {
+    /// The record's `decision` and `reason`: the decision's name (`done`, `retry`,
+    /// `give_up`, as `recuo_decision_kind_name` says) and the verdict's cause — except when
+    /// the loop gave up for a reason of its own (attempts spent, the deadline, the budget, a
+    /// cancellation), which is then the reason. A permanent give-up keeps the cause, which
+    /// says more (`not_idempotent`, `tls`, `permanent`), as PHP's records and the core's own
+    /// example do. (This naming belongs in the core, next to `AttemptRecord`, so that every
+    /// surface shares one rule; until it is there, it lives here.)
+    fn names(self, verdict: &Verdict) -> (&'static str, &'static str) {
+        match self {
+            Step::Done => ("done", verdict.cause().name()),
+            Step::Retry(_) => ("retry", verdict.cause().name()),
+            Step::GiveUp(GiveUpReason::Permanent) if verdict.cause() != Cause::Success => {
+                ("give_up", verdict.cause().name())
+            }
+            Step::GiveUp(reason) => ("give_up", reason.name()),
+        }
+    }
+}
+
+/// One attempt's record: the core builds it (and redacts the URL, keeping of the headers only
+/// the request id and the wait headers); a URL whose bytes were not UTF-8 is marked
+/// malformed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attempt_record(
+    start_unix_ms: i64,
+    elapsed_ms: u64,
+    method: &str,
+    url: &[u8],
+    outcome: Outcome,
+    headers: &[(impl AsRef<str>, impl AsRef<str>)],
+    verdict: &Verdict,
+    step: Step,
+) -> Record {
+    let (url, replaced) = lossy(url);
+    let (decision, reason) = step.names(verdict);
+    let delay = match step {
+        Step::Retry(ms) => Some(ms),
+        _ => None,
+    };
+    let mut r = AttemptRecord::new(
+        start_unix_ms,
+        elapsed_ms,
+        method,
+        &url,
+        outcome,
+        headers,
+        delay,
+        decision,
+        reason,
+    );
+    r.url_malformed |= replaced;
+    Record::Attempt(r)
+}
+
+/// One operation's record (`reason` `None`: it succeeded); the core redacts the URL.
+pub(crate) fn result_record(
+    start_unix_ms: i64,
+    method: &str,
+    url: &[u8],
+    reason: Option<&str>,
+    attempts: u32,
+    total_ms: u64,
+) -> Record {
+    let (url, _) = lossy(url);
+    Record::Final(FinalRecord::new(
+        start_unix_ms,
+        method,
+        &url,
+        reason,
+        attempts,
+        total_ms,
+    ))
+}
+
+/// Reads the decision C passes in without trusting its enum fields: the step, or
+/// `RECUO_ERR_INVALID_ENUM` (a kind of `RECUO_DECISION_PROCEED` too: no attempt was made).
+///
+/// # Safety
+/// `p` must be non-NULL and point to a readable `recuo_decision`.
+unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> {
+    // SAFETY: the caller vouches for the memory; each field is read as the plain number it
+    // holds (a `repr(u32)` enum is a u32 in memory).
+    let (kind, delay_ms, reason) = unsafe {
+        (
+            addr_of!((*p).kind).cast::<u32>().read(),
+            addr_of!((*p).delay_ms).read(),
+            addr_of!((*p).reason).cast::<u32>().read(),
+        )
+    };
+    match recuo_decision_kind::from_code(kind) {
+        Some(recuo_decision_kind::RECUO_DECISION_DONE) => Ok(Step::Done),
+        Some(recuo_decision_kind::RECUO_DECISION_RETRY) => Ok(Step::Retry(delay_ms)),
+        Some(recuo_decision_kind::RECUO_DECISION_GIVE_UP) => {
+            match recuo_give_up_reason::from_code(reason).and_then(recuo_give_up_reason::to_core) {
+                Some(r) => Ok(Step::GiveUp(r)),
+                None => Err(RECUO_ERR_INVALID_ENUM),
+            }
+        }
+        Some(recuo_decision_kind::RECUO_DECISION_PROCEED) | None => Err(RECUO_ERR_INVALID_ENUM),
+    }
+}
+
+/// Builds the record of one attempt, as a JSON line, into `buf` (`buf_len` bytes),
+/// NUL-terminated; `*written` (when not NULL) receives its length without the NUL. For a C
+/// program that drives the state machine (`recuo_attempts_*`) with its own HTTP client: call
+/// it after `recuo_attempts_next`, with what the attempt was and what was decided.
+///
+/// The record is the core's, as every language writes it:
+///
+/// ```text
+/// {"type":"attempt","start":"2026-11-30T10:26:05.123Z","elapsed_ms":250,"method":"GET",
+///  "url":"https://api.example.com/users/[email]?api_key=[redacted]","status":429,
+///  "request_id":"req-7","wait_headers":{"Retry-After":"12"},"delay_ms":12345,
+///  "decision":"retry","reason":"rate_limited"}
+/// ```
+///
+/// (one line). The URL is redacted (see `recuo_redact_url`; `"url_malformed":true` follows
+/// it when it was malformed, or not UTF-8); of the headers only the request id
+/// (`X-Request-Id`, `X-Amzn-RequestId`, `X-Amz-Request-Id`, `CF-Ray`, `X-Correlation-Id`: the
+/// first found) and the wait headers (`Retry-After`, `RateLimit*`, `X-RateLimit-*`) are kept.
+///
+/// * `start_unix_ms`: when the attempt started, milliseconds since the Unix epoch
+///   (`recuo_now_ms()`), shown in RFC 3339, UTC; `elapsed_ms`: how long it took.
+/// * `method`, `method_len`: the HTTP method (UTF-8; may be empty for a task with no HTTP
+///   meaning); `url`, `url_len`: the URL as requested — redacted here. Bytes of the URL that
+///   are not UTF-8 are replaced by U+FFFD (and the URL is marked malformed).
+/// * `outcome`: what the attempt came to; `headers`, `header_count`: the response's headers
+///   (NULL only with 0; bytes that are not UTF-8 read as U+FFFD).
+/// * `verdict`: the attempt's verdict (from `recuo_classify`, or written by hand);
+///   `decision`: what `recuo_attempts_next` answered for it — `RECUO_DECISION_DONE`,
+///   `_RETRY` (its `delay_ms` is recorded) or `_GIVE_UP` (with its reason).
+///
+/// The record's `decision` is the decision's name; its `reason` is the verdict's cause
+/// (`success`, `rate_limited`, `unavailable`, `not_idempotent`, `tls`, …), or, for a give-up
+/// of the loop's own (`attempts_exhausted`, `wait_exceeds_deadline`, `budget_exhausted`,
+/// `cancelled`), that reason.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, cut at a character
+/// boundary and NUL-terminated: no longer a JSON object — call again with a larger buffer,
+/// the line is built again the same); and with nothing written: `RECUO_ERR_NULL_ARGUMENT`
+/// (`outcome`, `verdict`, `decision`, `buf`, or a pointer with a non-zero length),
+/// `RECUO_ERR_INVALID_ENUM` (a field of `outcome`, `verdict` or `decision` that is none of its
+/// constants, a decision `RECUO_DECISION_PROCEED`, or a give-up with `RECUO_GIVE_UP_NONE`),
+/// `RECUO_ERR_NOT_UTF8` (`method`), `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// Every pointer must be NULL or valid for its length (`outcome`, `verdict`, `decision`: one
+/// readable struct each); `buf` must point to `buf_len` writable bytes; `written` NULL or a
+/// writable `size_t`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_record_attempt_json(
+    start_unix_ms: i64,
+    elapsed_ms: u64,
+    method: *const c_char,
+    method_len: usize,
+    url: *const c_char,
+    url_len: usize,
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    header_count: usize,
+    verdict: *const recuo_verdict,
+    decision: *const recuo_decision,
+    buf: *mut c_char,
+    buf_len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: each conversion below is vouched for by the caller (see # Safety).
+        let checked = unsafe {
+            (|| {
+                if buf.is_null() || verdict.is_null() || decision.is_null() {
+                    return Err(RECUO_ERR_NULL_ARGUMENT);
+                }
+                let method = ptr::text(method, method_len)?;
+                let url = ptr::bytes(url, url_len)?;
+                let outcome = RawOutcome::read(outcome)?;
+                let headers = read_headers(headers, header_count)?;
+                let verdict = recuo_verdict::read(verdict).ok_or(RECUO_ERR_INVALID_ENUM)?;
+                let step = read_decision(decision)?;
+                Ok((method, url, outcome, headers, verdict, step))
+            })()
+        };
+        let (method, url, outcome, headers, verdict, step) = match checked {
+            Ok(checked) => checked,
+            Err(status) => return status,
+        };
+        let record = attempt_record(
+            start_unix_ms,
+            elapsed_ms,
+            method,
+            url,
+            outcome,
+            &headers,
+            &verdict,
+            step,
+        );
+        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
+        unsafe { write_text(buf, buf_len, written, &record.to_json_line()) }
+    })
+}
+
+/// Builds the record of one operation's result, as a JSON line, into `buf` (`buf_len`
+/// bytes), NUL-terminated; `*written` (when not NULL) receives its length without the NUL.
+/// For a C program driving the state machine: call it once the operation is over, with the
+/// report of `recuo_attempts_report`.
+///
+/// ```text
+/// {"type":"result","start":"2026-11-30T10:26:05.123Z","method":"POST",
+///  "url":"https://api.example.com/pay?token=[redacted]","result":"gave_up","attempts":5,
+///  "reason":"attempts_exhausted","total_ms":1234}
+/// ```
+///
+/// (one line). `result` is `success` when the report's reason is `RECUO_GIVE_UP_NONE` (then
+/// `reason` is `null`), else `gave_up` with the reason's name; `attempts` and `total_ms` are
+/// the report's `attempts` and `elapsed_ms`. `start_unix_ms` is when the first attempt
+/// started (ms since the Unix epoch); `method` and `url` as in `recuo_record_attempt_json`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (truncated, NUL-terminated); with
+/// nothing written: `RECUO_ERR_NULL_ARGUMENT` (`report`, `buf`, or a pointer with a non-zero
+/// length), `RECUO_ERR_INVALID_ENUM` (the report's `reason`), `RECUO_ERR_NOT_UTF8`
+/// (`method`), `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// `method` and `url` must be NULL or valid for their lengths; `report` NULL or a readable
+/// `recuo_report`; `buf` must point to `buf_len` writable bytes; `written` NULL or a writable
+/// `size_t`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_record_result_json(
+    start_unix_ms: i64,
+    method: *const c_char,
+    method_len: usize,
+    url: *const c_char,
+    url_len: usize,
+    report: *const recuo_report,
+    buf: *mut c_char,
+    buf_len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: each conversion below is vouched for by the caller (see # Safety).
+        let checked = unsafe {
+            (|| {
+                if buf.is_null() || report.is_null() {
+                    return Err(RECUO_ERR_NULL_ARGUMENT);
+                }
+                let method = ptr::text(method, method_len)?;
+                let url = ptr::bytes(url, url_len)?;
+                // Each field read as the plain number it holds.
+                let attempts = addr_of!((*report).attempts).read();
+                let reason = addr_of!((*report).reason).cast::<u32>().read();
+                let total_ms = addr_of!((*report).elapsed_ms).read();
+                let reason =
+                    recuo_give_up_reason::from_code(reason).ok_or(RECUO_ERR_INVALID_ENUM)?;
+                Ok((method, url, attempts, reason.to_core(), total_ms))
+            })()
+        };
+        let (method, url, attempts, reason, total_ms) = match checked {
+            Ok(checked) => checked,
+            Err(status) => return status,
+        };
+        let reason = reason.map(GiveUpReason::name);
+        let record = result_record(start_unix_ms, method, url, reason, attempts, total_ms);
+        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
+        unsafe { write_text(buf, buf_len, written, &record.to_json_line()) }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attempts::recuo_give_up_reason::RECUO_GIVE_UP_NONE;
+    use crate::classify::{recuo_outcome_kind, recuo_transport};
+    use crate::status::recuo_status::{RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_NOT_UTF8, RECUO_OK};
+    use recuo::Decision;
+
+    fn h(name: &'static std::ffi::CStr, value: &'static std::ffi::CStr) -> recuo_header {
+        recuo_header {
+            name: name.as_ptr(),
+            name_len: name.to_bytes().len(),
+            value: value.as_ptr(),
+            value_len: value.to_bytes().len(),
+        }
+    }
+
+    fn attempt(
+        method: &[u8],
+        url: &[u8],
+        verdict: &recuo_verdict,
+        decision: &recuo_decision,
+        cap: usize,
+    ) -> (recuo_status, String) {
+        let headers = [
+            h(c"Authorization", c"Bearer s3cr3t"),
+            h(c"Retry-After", c"12"),
+            h(c"X-Request-Id", c"req-7"),
+        ];
+        let outcome = recuo_outcome {
+            kind: recuo_outcome_kind::RECUO_OUTCOME_STATUS,
+            status: 429,
+            transport: recuo_transport::RECUO_TRANSPORT_OTHER,
+        };
+        let mut buf = vec![0u8; cap];
+        let mut written = 0;
+        // SAFETY: live slices, structs and outputs.
+        let rc = unsafe {
+            recuo_record_attempt_json(
+                784_111_777_123,
+                250,
+                method.as_ptr().cast(),
+                method.len(),
+                url.as_ptr().cast(),
+                url.len(),
+                &outcome,
+                headers.as_ptr(),
+                3,
+                verdict,
+                decision,
+                buf.as_mut_ptr().cast(),
+                cap,
+                &mut written,
+            )
+        };
+        (rc, String::from_utf8(buf[..written].to_vec()).unwrap())
+    }
+
+    #[test]
+    fn an_attempt_is_the_core_record() {
+        let verdict = recuo_verdict::from_core(Verdict::Retry {
+            cause: Cause::RateLimited,
+            server_wait: None,
+        });
+        let decision = recuo_decision::from_core(Decision::Retry {
+            delay_ms: 12_345,
+            next_attempt: 1,
+        });
+        let url = "https://u:pw@api.example.com/users/ana@example.com?api_key=k1&page=2";
+        let (rc, line) = attempt(b"GET", url.as_bytes(), &verdict, &decision, 512);
+        assert_eq!(rc, RECUO_OK);
+        assert_eq!(
+            line,
+            r#"{"type":"attempt","start":"1994-11-06T08:49:37.123Z","elapsed_ms":250,"method":"GET","url":"https://api.example.com/users/[email]?api_key=[redacted]&page=2","status":429,"request_id":"req-7","wait_headers":{"Retry-After":"12"},"delay_ms":12345,"decision":"retry","reason":"rate_limited"}"#
+        );
+        let (rc, short) = attempt(b"GET", url.as_bytes(), &verdict, &decision, 20);
+        assert_eq!(
+            (rc, short.as_str()),
+            (RECUO_ERR_BUFFER_TOO_SMALL, &line[..19])
+        );
+        let (rc, _) = attempt(b"G\xffT", url.as_bytes(), &verdict, &decision, 512);
+        assert_eq!(rc, RECUO_ERR_NOT_UTF8);
+        let (rc, line) = attempt(b"GET", b"/a\xff?token=\xff", &verdict, &decision, 512);
+        assert_eq!(rc, RECUO_OK);
+        assert!(line.contains("\"url\":\"/a\u{fffd}?token=[redacted]\",\"url_malformed\":true"));
+    }
+
+    #[test]
+    fn reasons_are_the_cause_unless_the_loop_gave_up_on_its_own() {
+        let verdict = recuo_verdict::from_core(Verdict::Retry {
+            cause: Cause::Unavailable,
+            server_wait: None,
+        });
+        let give_up = |reason| {
+            recuo_decision::from_core(Decision::GiveUp {
+                reason,
+                retry_at_ms: None,
+            })
+        };
+        let (_, line) = attempt(
+            b"GET",
+            b"/",
+            &verdict,
+            &give_up(GiveUpReason::AttemptsExhausted),
+            512,
+        );
+        assert!(
+            line.ends_with(
+                r#""delay_ms":null,"decision":"give_up","reason":"attempts_exhausted"}"#
+            ),
+            "{line}"
+        );
+        let refused = recuo_verdict::from_core(Verdict::GiveUp {
+            cause: Cause::NotIdempotent,
+        });
+        let (_, line) = attempt(
+            b"POST",
+            b"/",
+            &refused,
+            &give_up(GiveUpReason::Permanent),
+            512,
+        );
+        assert!(
+            line.ends_with(r#""decision":"give_up","reason":"not_idempotent"}"#),
+            "{line}"
+        );
+        let done = recuo_decision::from_core(Decision::Done);
+        let ok = recuo_verdict::from_core(Verdict::Success);
+        let (_, line) = attempt(b"GET", b"/", &ok, &done, 512);
+        assert!(
+            line.ends_with(r#""decision":"done","reason":"success"}"#),
+            "{line}"
+        );
+        let mut proceed = done;
+        proceed.kind = recuo_decision_kind::RECUO_DECISION_PROCEED;
+        assert_eq!(
+            attempt(b"GET", b"/", &ok, &proceed, 512).0,
+            RECUO_ERR_INVALID_ENUM
+        );
+        let mut no_reason = give_up(GiveUpReason::Cancelled);
+        no_reason.reason = RECUO_GIVE_UP_NONE;
+        assert_eq!(
+            attempt(b"GET", b"/", &ok, &no_reason, 512).0,
+            RECUO_ERR_INVALID_ENUM
+        );
+    }
+
+    #[test]
+    fn a_result_is_the_core_record() {
+        let report = recuo_report::from_core(
+            &recuo::Report {
+                attempts: 5,
+                reason: Some(GiveUpReason::AttemptsExhausted),
+                elapsed_ms: 1234,
+                delays_ms: vec![],
+            },
+            None,
+        );
+        let mut buf = [0u8; 256];
+        let mut written = 0;
+        let url = b"/pay?token=x\"y";
+        // SAFETY: live slices, struct and outputs.
+        let rc = unsafe {
+            recuo_record_result_json(
+                0,
+                c"POST".as_ptr(),
+                4,
+                url.as_ptr().cast(),
+                url.len(),
+                &report,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut written,
+            )
+        };
+        assert_eq!(rc, RECUO_OK);
+        assert_eq!(
+            std::str::from_utf8(&buf[..written]).unwrap(),
+            r#"{"type":"result","start":"1970-01-01T00:00:00.000Z","method":"POST","url":"/pay?token=[redacted]","result":"gave_up","attempts":5,"reason":"attempts_exhausted","total_ms":1234}"#
+        );
+        // SAFETY: the NULL check comes before any read.
+        let rc = unsafe {
+            recuo_record_result_json(
+                0,
+                std::ptr::null(),
+                0,
+                std::ptr::null(),
+                0,
+                std::ptr::null(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut written,
+            )
+        };
+        assert_eq!(rc, RECUO_ERR_NULL_ARGUMENT);
+    }
+}

@@ -1,0 +1,422 @@
+//! Batch stats (SPEC §7) for C: merging two `recuo_stats`, and a recorder for C programs with
+//! their own loops. The counting is the core's (`recuo::Stats`, `recuo::StatsRecorder`).
+
+use std::ptr::addr_of;
+
+use recuo::{Stats, StatsRecorder};
+
+use crate::batch::recuo_stats;
+use crate::classify::recuo_cause;
+use crate::panic::boundary;
+use crate::ptr;
+use crate::status::recuo_status::{
+    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATS, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+};
+
+/// A `recuo_stats` C filled in, as the core's stats and the batch's time. Its `bool` fields
+/// are read as bytes (any non-zero byte is true), never trusted as Rust `bool`s; the mean
+/// spacing is not read (it is derived from the rest).
+///
+/// # Errors
+/// `RECUO_ERR_NULL_ARGUMENT` for NULL; `RECUO_ERR_INVALID_STATS` for a first start after the
+/// last, or more starts than a `uint64_t` counts.
+///
+/// # Safety
+/// A non-NULL `p` must point to a readable `recuo_stats`.
+unsafe fn read_stats(p: *const recuo_stats) -> Result<(Stats, u64), recuo_status> {
+    if p.is_null() {
+        return Err(RECUO_ERR_NULL_ARGUMENT);
+    }
+    // SAFETY: non-NULL; the caller vouches for a readable recuo_stats. Each field is read
+    // through its own place, the bools as the byte they are.
+    let (c, has_spacing, has_starts) = unsafe {
+        (
+            [
+                addr_of!((*p).initial).read(),
+                addr_of!((*p).retries).read(),
+                addr_of!((*p).successes).read(),
+                addr_of!((*p).failures).read(),
+                addr_of!((*p).not_started).read(),
+                addr_of!((*p).throttled).read(),
+                addr_of!((*p).unavailable).read(),
+                addr_of!((*p).max_in_flight).read(),
+                addr_of!((*p).min_spacing_ns).read(),
+                addr_of!((*p).first_start_ns).read(),
+                addr_of!((*p).last_start_ns).read(),
+                addr_of!((*p).elapsed_ms).read(),
+            ],
+            addr_of!((*p).has_spacing).cast::<u8>().read() != 0,
+            addr_of!((*p).has_starts).cast::<u8>().read() != 0,
+        )
+    };
+    let [initial, retries, successes, failures, not_started, throttled, unavailable, max_in_flight, min_spacing, first, last, elapsed_ms] =
+        c;
+    if (has_starts && first > last) || initial.checked_add(retries).is_none() {
+        return Err(RECUO_ERR_INVALID_STATS);
+    }
+    let stats = Stats {
+        initial,
+        retries,
+        successes,
+        failures,
+        not_started,
+        throttled,
+        unavailable,
+        min_spacing_ns: has_spacing.then_some(min_spacing),
+        first_start_ns: has_starts.then_some(first),
+        last_start_ns: has_starts.then_some(last),
+        max_in_flight,
+    };
+    Ok((stats, elapsed_ms))
+}
+
+/// Whether the counts of `a` and `b` add up within a `uint64_t` (the core's merge adds them).
+fn sums_fit(a: &Stats, b: &Stats) -> bool {
+    let pairs = [
+        (a.initial, b.initial),
+        (a.retries, b.retries),
+        (a.successes, b.successes),
+        (a.failures, b.failures),
+        (a.not_started, b.not_started),
+        (a.throttled, b.throttled),
+        (a.unavailable, b.unavailable),
+        (a.max_in_flight, b.max_in_flight),
+        (a.starts(), b.starts()),
+    ];
+    pairs.iter().all(|(x, y)| x.checked_add(*y).is_some())
+}
+
+/// Adds up two stats — of two batches, or two threads' recorders — into `*out` (which may be
+/// `a` or `b`), with the core's `Stats::merge`: the counts add up; the spacing is that of the
+/// merged timeline as far as it can be known (the shorter of the two minimums, the first of
+/// the first starts and the last of the last ones, the mean recomputed over all starts);
+/// `max_in_flight` adds up (an upper bound when the two ran at the same time); `elapsed_ms`
+/// is the longer of the two (the stats are taken to have run side by side).
+///
+/// `mean_spacing_ns` of the inputs is not read (it follows from the rest); their `bool`
+/// fields are read as bytes, any non-zero byte meaning true.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_INVALID_STATS` when an input's
+/// first start is after its last (with `has_starts`), or the counts would add up beyond
+/// `UINT64_MAX`. On an error `*out` is untouched.
+///
+/// # Safety
+/// `a` and `b` must be NULL or point to readable `recuo_stats`; `out` NULL or to a writable
+/// one.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_merge(
+    a: *const recuo_stats,
+    b: *const recuo_stats,
+    out: *mut recuo_stats,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or readable stats.
+        let read = unsafe { (read_stats(a), read_stats(b)) };
+        let ((a, a_ms), (b, b_ms)) = match read {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(status), _) | (_, Err(status)) => return status,
+        };
+        let out = match ptr::out(out) {
+            Ok(out) => out,
+            Err(status) => return status,
+        };
+        if !sums_fit(&a, &b) {
+            return RECUO_ERR_INVALID_STATS;
+        }
+        let merged = a.merge(&b);
+        let elapsed = std::time::Duration::from_millis(a_ms.max(b_ms));
+        // SAFETY: the caller vouches for a writable recuo_stats.
+        unsafe { out.write(recuo_stats::from_core(&merged, elapsed)) };
+        RECUO_OK
+    })
+}
+
+/// A stats recorder for a C program with its own loop (the state machine, its own threads):
+/// a `recuo::StatsRecorder`, one timeline behind a mutex, which any number of threads may
+/// use at once. `recuo_retry_options_set_stats_recorder` makes `recuo_retry` and
+/// `recuo_retry_http` record into it too. Free it with `recuo_stats_recorder_free`; options
+/// given it keep their own reference.
+#[derive(Debug, Clone, Default)]
+pub struct recuo_stats_recorder(pub(crate) StatsRecorder);
+
+/// A new, empty recorder. Free it with `recuo_stats_recorder_free`. NULL only if recuo
+/// panicked.
+#[no_mangle]
+pub extern "C" fn recuo_stats_recorder_new() -> *mut recuo_stats_recorder {
+    boundary(|| Box::into_raw(Box::default()))
+}
+
+/// Releases a recorder handle (the recording lives on while options use it). NULL is
+/// accepted and ignored.
+///
+/// # Safety
+/// `recorder` must be NULL or come from `recuo_stats_recorder_new` and not have been freed.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_free(recorder: *mut recuo_stats_recorder) {
+    boundary(|| {
+        if !recorder.is_null() {
+            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+            drop(unsafe { Box::from_raw(recorder) });
+        }
+    })
+}
+
+/// Runs `body` on the recorder behind `recorder`, answering `RECUO_ERR_NULL_ARGUMENT` for
+/// NULL.
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle.
+unsafe fn with_recorder(
+    recorder: *const recuo_stats_recorder,
+    body: impl FnOnce(&StatsRecorder) -> recuo_status,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| match unsafe { ptr::input(recorder) } {
+        Ok(r) => body(&r.0),
+        Err(status) => status,
+    })
+}
+
+/// Attempt number `attempt` (0 for a first attempt, more for a retry) starts at `now_ns`
+/// (nanoseconds on a clock that does not go back: `recuo_monotonic_ns()`, or a fake one).
+/// Call `recuo_stats_recorder_end` when it is over. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_start(
+    recorder: *const recuo_stats_recorder,
+    attempt: u32,
+    now_ns: u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_recorder(recorder, |r| {
+            r.start(attempt, now_ns);
+            RECUO_OK
+        })
+    }
+}
+
+/// An attempt started earlier is over (it is no longer in flight). Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_end(
+    recorder: *const recuo_stats_recorder,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_recorder(recorder, |r| {
+            r.end();
+            RECUO_OK
+        })
+    }
+}
+
+/// An attempt's verdict had the `recuo_cause` `cause`: `RECUO_CAUSE_RATE_LIMITED` counts in
+/// `throttled`, `RECUO_CAUSE_UNAVAILABLE` in `unavailable`, the others in nothing. Returns
+/// `RECUO_OK`, `RECUO_ERR_INVALID_ENUM` (nothing counted) or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_saw(
+    recorder: *const recuo_stats_recorder,
+    cause: u32,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_recorder(recorder, |r| match recuo_cause::from_code(cause) {
+            Some(c) => {
+                r.saw(c.to_core(true));
+                RECUO_OK
+            }
+            None => RECUO_ERR_INVALID_ENUM,
+        })
+    }
+}
+
+/// An operation ended: it succeeded (`success` true) or gave up. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_finished(
+    recorder: *const recuo_stats_recorder,
+    success: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_recorder(recorder, |r| {
+            r.finished(success);
+            RECUO_OK
+        })
+    }
+}
+
+/// An operation was never started (a deadline came first). Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_not_started(
+    recorder: *const recuo_stats_recorder,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        with_recorder(recorder, |r| {
+            r.not_started();
+            RECUO_OK
+        })
+    }
+}
+
+/// The stats so far, into `*out` (instants on the clock the starts were recorded with;
+/// `elapsed_ms` is 0: a recorder does not time anything itself). Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT` (`*out` untouched).
+///
+/// # Safety
+/// `recorder` must be NULL or a live handle; `out` NULL or a writable `recuo_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_stats_recorder_snapshot(
+    recorder: *const recuo_stats_recorder,
+    out: *mut recuo_stats,
+) -> recuo_status {
+    boundary(|| {
+        let out = match ptr::out(out) {
+            Ok(out) => out,
+            Err(status) => return status,
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            with_recorder(recorder, |r| {
+                let stats = recuo_stats::from_core(&r.snapshot(), std::time::Duration::ZERO);
+                // SAFETY: the caller vouches for a writable recuo_stats.
+                out.write(stats);
+                RECUO_OK
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn c(s: &Stats, ms: u64) -> recuo_stats {
+        recuo_stats::from_core(s, Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn merge_is_the_core_merge() {
+        let a = Stats {
+            initial: 2,
+            throttled: 1,
+            min_spacing_ns: Some(10),
+            first_start_ns: Some(5),
+            last_start_ns: Some(15),
+            max_in_flight: 1,
+            ..Stats::default()
+        };
+        let b = Stats {
+            initial: 1,
+            retries: 1,
+            failures: 1,
+            min_spacing_ns: Some(7),
+            first_start_ns: Some(1),
+            last_start_ns: Some(31),
+            max_in_flight: 2,
+            ..Stats::default()
+        };
+        let (ca, cb) = (c(&a, 40), c(&b, 90));
+        let mut out = c(&Stats::default(), 0);
+        // SAFETY: live structs.
+        assert_eq!(unsafe { recuo_stats_merge(&ca, &cb, &mut out) }, RECUO_OK);
+        assert_eq!(out, c(&a.merge(&b), 90));
+        assert_eq!(out.mean_spacing_ns, 10.0);
+        let empty = c(&Stats::default(), 0);
+        let copy = out;
+        let p: *mut recuo_stats = &mut out;
+        // SAFETY: live structs; `out` may be an input.
+        assert_eq!(unsafe { recuo_stats_merge(p, &empty, p) }, RECUO_OK);
+        assert_eq!(out, copy);
+    }
+
+    #[test]
+    fn inconsistent_stats_are_refused() {
+        let mut bad = c(&Stats::default(), 0);
+        bad.has_starts = true;
+        bad.first_start_ns = 9;
+        bad.last_start_ns = 3;
+        let ok = c(&Stats::default(), 0);
+        let mut huge = ok;
+        huge.initial = u64::MAX;
+        let mut one = ok;
+        one.initial = 1;
+        let mut out = ok;
+        out.retries = 77;
+        // SAFETY: live structs and NULLs, which are checked before any read.
+        unsafe {
+            assert_eq!(
+                recuo_stats_merge(&bad, &ok, &mut out),
+                RECUO_ERR_INVALID_STATS
+            );
+            assert_eq!(
+                recuo_stats_merge(&huge, &one, &mut out),
+                RECUO_ERR_INVALID_STATS
+            );
+            assert_eq!(recuo_stats_merge(&huge, &ok, &mut out), RECUO_OK);
+            assert_eq!(
+                recuo_stats_merge(std::ptr::null(), &ok, &mut out),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+            assert_eq!(
+                recuo_stats_merge(&ok, &ok, std::ptr::null_mut()),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+        }
+    }
+
+    #[test]
+    fn the_recorder_is_the_core_recorder() {
+        let r = recuo_stats_recorder_new();
+        let mut s = c(&Stats::default(), 5);
+        // SAFETY: a live handle, freed once.
+        unsafe {
+            assert_eq!(recuo_stats_recorder_start(r, 0, 1_000), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_start(r, 0, 1_500), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_end(r), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_start(r, 1, 4_000), RECUO_OK);
+            let rate_limited = recuo_cause::RECUO_CAUSE_RATE_LIMITED as u32;
+            assert_eq!(recuo_stats_recorder_saw(r, rate_limited), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_saw(r, 0), RECUO_ERR_INVALID_ENUM);
+            assert_eq!(recuo_stats_recorder_end(r), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_end(r), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_finished(r, true), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_finished(r, false), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_not_started(r), RECUO_OK);
+            assert_eq!(recuo_stats_recorder_snapshot(r, &mut s), RECUO_OK);
+            assert_eq!(
+                recuo_stats_recorder_end(std::ptr::null()),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+            recuo_stats_recorder_free(r);
+        }
+        assert_eq!(
+            (s.initial, s.retries, s.successes, s.failures),
+            (2, 1, 1, 1)
+        );
+        assert_eq!((s.not_started, s.throttled, s.max_in_flight), (1, 1, 2));
+        assert_eq!(
+            (s.min_spacing_ns, s.mean_spacing_ns, s.elapsed_ms),
+            (500, 1_500.0, 0)
+        );
+    }
+}
