@@ -23,7 +23,9 @@ lint-php: ## rustfmt and clippy for the PHP extension; php -l on the stub, tests
 test-php: build-php lint-php ## run the PHP tests (phpunit) against the freshly built extension
 	@cd $(ROOT) && RECUO_PHP_EXTENSION=$(PHP_EXTENSION) $(PHP_WITH_RECUO) $(PHPUNIT) --configuration tests/php/phpunit.xml
 
-demo-php: build-php ## PHP: guide B's delays, comRetry, retry honouring server waits; the planner, a batch through a gate, a shared regulator
+demo-php: build-php ## PHP: guide B's delays, comRetry, retry honouring server waits; the planner, a batch through a gate, a shared regulator; redacted records, who answered, stats
 	@$(PHP_WITH_RECUO) $(ROOT)/examples/php/demo.php
 	@echo
 	@$(PHP_WITH_RECUO) $(ROOT)/examples/php/limits.php
+	@echo
+	@$(PHP_WITH_RECUO) $(ROOT)/examples/php/records.php

@@ -28,7 +28,8 @@ namespace Recuo {
      * at once (reason `wait_exceeds_deadline`) instead of sleeping. `$aoRepetir` is called
      * before each sleep. Inside another `retry()` or `comRetry()` (in the same request and
      * fiber), the attempts are drawn from the enclosing loop's: nested loops never multiply
-     * them.
+     * them. `$records` receives the records of SPEC §7 (see {@see retry()}); a failure of the
+     * task is recorded as the transport kind `other`.
      *
      * @template T
      * @param callable(): T $tarefa the operation; any \Throwable it throws is a failure
@@ -41,8 +42,11 @@ namespace Recuo {
      * @param int|null $prazoMs the deadline, in milliseconds from the start of the first attempt (>= 0)
      * @param (callable(int, \Throwable, int): mixed)|null $aoRepetir `($attempt, $e, $delayMs)` before each sleep; `$attempt` is the one that failed, from 0
      * @param Gate|null $gate every attempt passes it: a place in flight, then a start slot; retries spend its budget
+     * @param (callable(array<string, mixed>): mixed)|null $records receives a record of each attempt, then one of the result, redacted (see {@see Record})
+     * @param string $method the request's method, for the records ('' for a task with no HTTP meaning)
+     * @param string $url the request's URL, for the records (redacted in every record)
      * @return T what `$tarefa` returned
-     * @throws \Throwable the task's last failure, or what `$repetirSe`, `$aoRepetir` or `$sleep` threw
+     * @throws \Throwable the task's last failure, or what `$repetirSe`, `$aoRepetir`, `$sleep` or `$records` threw
      * @throws Exception\ConfigError when `$tentativas < 1`, a duration is negative, or `$maxMs < $baseMs`
      * @throws \ValueError when `$seed` is negative or `$tentativas` exceeds 4294967295
      * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
@@ -58,6 +62,9 @@ namespace Recuo {
         ?int $prazoMs = null,
         ?callable $aoRepetir = null,
         ?Gate $gate = null,
+        ?callable $records = null,
+        string $method = '',
+        string $url = '',
     ): mixed {
     }
 
@@ -85,6 +92,16 @@ namespace Recuo {
      * spent, the loop gives up (`budget_exhausted`). An adaptive regulator slows down on
      * each `rate_limited` verdict and speeds back up on each success.
      *
+     * `$records($record)` receives the records of SPEC §7, redacted by the core before PHP
+     * sees them: one per attempt once its decision is known (before `$onRetry` and
+     * `$onGiveUp`), then one for the result; each an array with the core's field names, as
+     * {@see Record::attempt()} and {@see Record::result()} make them. An attempt's status and
+     * headers are what the operation gave {@see Attempt::recordResponse()}, else what
+     * {@see classify()} judged when `$classify` answered its verdict; a failure nothing says
+     * more about is the transport kind `other`. The request is `$method` `$url`, unless the
+     * attempt says otherwise ({@see Attempt::recordRequest()}). A `\Throwable` from
+     * `$records` ends the loop and propagates, as a hook's does.
+     *
      * @template T
      * @param callable(Attempt): T $operation receives the attempt's number and the operation's idempotency key
      * @param Policy|null $policy attempts, backoff, deadline, classification (null: {@see Policy::guideA()})
@@ -94,6 +111,9 @@ namespace Recuo {
      * @param int|null $seed fixes the jitter and the idempotency key (>= 0), for tests
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels the loop
      * @param Gate|null $gate every attempt passes it: a place in flight, then a start slot; retries spend its budget
+     * @param (callable(array<string, mixed>): mixed)|null $records receives a record of each attempt, then one of the result, redacted
+     * @param string $method the request's method, for the records ('' for an operation with no HTTP meaning)
+     * @param string $url the request's URL, for the records (redacted in every record)
      * @return T what `$operation` returned
      * @throws \Throwable the operation's last failure, or what a callback threw
      * @throws \TypeError when `$classify` answers something other than a Verdict or a bool
@@ -109,13 +129,17 @@ namespace Recuo {
         ?int $seed = null,
         ?callable $sleep = null,
         ?Gate $gate = null,
+        ?callable $records = null,
+        string $method = '',
+        string $url = '',
     ): mixed {
     }
 
     /**
      * The verdict on one outcome of an HTTP request (SPEC §5): retry, give up, or success,
      * with the reason and the wait the server asked for (Retry-After, then the rate-limit
-     * headers).
+     * headers). The verdict keeps the status (or transport failure) and the headers it
+     * judged, for the records of a loop whose `$classify` answers it.
      *
      * @param int|null $status the response's status (outside 100-599 counts as 500); or null with `$error`
      * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error the transport failure, when no status came back
@@ -384,7 +408,11 @@ namespace Recuo {
         }
     }
 
-    /** What {@see retry()}'s operation knows about the attempt it is making. Read-only. */
+    /**
+     * What {@see retry()}'s operation knows about the attempt it is making; its properties
+     * are read-only. For the records (the loops' `$records` sink), the operation may say what
+     * the attempt sent and received.
+     */
     final class Attempt
     {
         /** The attempt's number: 0 for the first. */
@@ -398,6 +426,29 @@ namespace Recuo {
 
         /** Not constructible from PHP: {@see retry()} makes one per attempt. */
         private function __construct()
+        {
+        }
+
+        /**
+         * For the records: this attempt sends `$method` to `$url` (redacted in every record).
+         * It replaces the loop's `method:` and `url:` for this attempt's record and the result's.
+         */
+        public function recordRequest(string $method, string $url): void
+        {
+        }
+
+        /**
+         * For the records: this attempt received `$status` with `$headers` (the records keep
+         * the request id and the wait headers only). Without it, a failure's record takes the
+         * status and headers {@see classify()} judged, when `$classify` answered that verdict.
+         *
+         * @param int $status 100 to 999
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers
+         *        the response's headers, in any shape {@see classify()} takes
+         * @throws \ValueError for a status outside 100-999
+         * @throws \TypeError when `$headers` has another shape
+         */
+        public function recordResponse(int $status, array $headers = []): void
         {
         }
     }
@@ -540,8 +591,8 @@ namespace Recuo {
      *
      * Each operation runs as in {@see retry()}: every `\Throwable` it throws is a failure,
      * judged by `$classify`. Each counts its own attempts, even inside another loop; loops
-     * inside an operation draw from it. A `\Throwable` from `$classify` or `$sleep` ends the
-     * batch and propagates.
+     * inside an operation draw from it. A `\Throwable` from `$classify`, `$sleep` or
+     * `$records` ends the batch and propagates.
      *
      * @param array<array-key, callable(Attempt): mixed> $operations the operations, in order; the report keeps their keys
      * @param Policy|null $policy attempts, backoff, deadline, classification of each operation (null: {@see Policy::guideA()})
@@ -550,6 +601,9 @@ namespace Recuo {
      * @param (callable(\Throwable): (Verdict|bool))|null $classify whether a failure is worth another attempt (null: every one is)
      * @param int|null $seed fixes the jitter and the idempotency keys of the whole batch (>= 0), for tests
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels that operation
+     * @param (callable(array<string, mixed>): mixed)|null $records receives the records of every attempt and of every operation's result, redacted;
+     *        each operation says what it sends with {@see Attempt::recordRequest()}; an operation never started has a result record
+     *        of its own (given up, `cancelled`, no attempt)
      * @throws \TypeError when an entry of `$operations` is not callable
      * @throws Exception\ConfigError when `$deadline` is negative or not a number
      * @throws \ValueError when `$seed` is negative
@@ -563,7 +617,178 @@ namespace Recuo {
         ?callable $classify = null,
         ?int $seed = null,
         ?callable $sleep = null,
+        ?callable $records = null,
     ): BatchReport {
+    }
+
+    /**
+     * `$url` with its secrets and personal data replaced (SPEC §7): userinfo removed, the
+     * values of sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long
+     * numbers (CPF, CNPJ, card and phone numbers: 11 digits or more) `[number]` in the path
+     * and query values. Never throws: a malformed URL is redacted as far as it can be read
+     * (see {@see redactUrlDetailed()}), and bytes that are not UTF-8 are percent-encoded.
+     */
+    function redactUrl(string $url): string
+    {
+    }
+
+    /**
+     * As {@see redactUrl()}, and whether the URL was malformed (then redacted as far as it
+     * could be read, never shown as it came).
+     *
+     * @return array{url: string, malformed: bool}
+     */
+    function redactUrlDetailed(string $url): array
+    {
+    }
+
+    /**
+     * Response or request headers with the values of sensitive ones (`Authorization`,
+     * `Cookie`, `Set-Cookie`, and every name with `token`, `secret`, `key`, `auth`,
+     * `session`, `signature`, … in it, in any case) `[redacted]`, and the URLs inside the
+     * others (`Location`, `Link`) redacted as {@see redactUrl()} does. Never throws for a
+     * header's bytes: those that are not UTF-8 become U+FFFD.
+     *
+     * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers
+     *        name => value, name => list of values (PSR-7's `getHeaders()`), or a list of [name, value] pairs
+     * @return list<array{string, string}> [name, value] pairs, in order
+     * @throws \TypeError when `$headers` has another shape
+     */
+    function redactHeaders(array $headers): array
+    {
+    }
+
+    /**
+     * Who most likely answered: the API, a proxy or a CDN, judged from the response's
+     * headers (`cf-ray`, `x-amz-cf-id`, `x-served-by`, `via`, `x-cache`, `server`, a request
+     * id, …) and, when given, from whether its content type is the one the API sends. Never
+     * certain from a brand alone.
+     *
+     * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers
+     *        the response's headers, in any shape {@see classify()} takes; names in any case
+     * @param string|null $expectedContentType what the API sends (`application/json`); null to leave the body out of it
+     * @throws \TypeError when `$headers` has another shape
+     */
+    function whoAnswered(array $headers, ?string $expectedContentType = null): WhoAnswered
+    {
+    }
+
+    /** Who answered, as {@see whoAnswered()} judges it. Read-only. */
+    final class WhoAnswered
+    {
+        /** @var 'api'|'proxy'|'cdn'|'unknown' */
+        public readonly string $origin;
+
+        /** @var list<string> what points there (and what points elsewhere), one line each */
+        public readonly array $evidence;
+
+        /** @var 'low'|'medium'|'high' */
+        public readonly string $confidence;
+
+        /** Not constructible from PHP: use {@see whoAnswered()}. */
+        private function __construct()
+        {
+        }
+    }
+
+    /**
+     * The records of SPEC §7 for PHP code with a loop of its own ({@see Attempts}, an event
+     * loop, a queue worker): the very records the loops hand to their `$records` sink,
+     * redacted by the core, as arrays or as the core's JSON lines.
+     *
+     * An attempt record holds `type` (`attempt`), `start` (RFC 3339, UTC), `elapsed_ms`,
+     * `method`, `url` (redacted; `url_malformed: true` when it could not be read), `status` or
+     * `transport` (or `outcome: success`), `request_id`, `wait_headers` (name => value),
+     * `delay_ms`, `decision` and `reason`. A result record holds `type` (`result`), `start`,
+     * `method`, `url`, `result` (`success` or `gave_up`), `attempts`, `reason` and `total_ms`.
+     */
+    final class Record
+    {
+        /** Not constructible: the methods are static. */
+        private function __construct()
+        {
+        }
+
+        /**
+         * The record of one attempt.
+         *
+         * @param int $startMs when it started, in milliseconds since the Unix epoch
+         * @param int $elapsedMs how long it took (>= 0)
+         * @param string $method the HTTP method ('' for an operation with no HTTP meaning)
+         * @param string $url the URL: redacted here
+         * @param int|null $status the status received (100-999); null with `$error`, or for a success with no HTTP meaning
+         * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error the transport failure, when no status came back
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers
+         *        the response's headers (any shape {@see classify()} takes): only the request id and the wait headers are kept
+         * @param int|null $delayMs the delay chosen before the next attempt (>= 0)
+         * @param 'done'|'retry'|'give_up' $decision what was decided
+         * @param string $reason why: a verdict's reason (`rate_limited`, `not_idempotent`, …, `success`) or a give-up reason (`attempts_exhausted`, …)
+         * @return array<string, mixed>
+         * @throws \ValueError for an unknown `$error`, `$decision` or `$reason`, both `$status` and `$error`, a status outside 100-999 or a negative duration
+         * @throws \TypeError when `$headers` has another shape
+         */
+        public static function attempt(
+            int $startMs,
+            int $elapsedMs,
+            string $method,
+            string $url,
+            ?int $status = null,
+            ?string $error = null,
+            array $headers = [],
+            ?int $delayMs = null,
+            string $decision = 'done',
+            string $reason = 'success',
+        ): array {
+        }
+
+        /**
+         * As {@see Record::attempt()}, as the core's JSON line (no newline at the end).
+         *
+         * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers
+         * @param 'done'|'retry'|'give_up' $decision
+         * @throws \ValueError as {@see Record::attempt()}
+         * @throws \TypeError when `$headers` has another shape
+         */
+        public static function attemptJson(
+            int $startMs,
+            int $elapsedMs,
+            string $method,
+            string $url,
+            ?int $status = null,
+            ?string $error = null,
+            array $headers = [],
+            ?int $delayMs = null,
+            string $decision = 'done',
+            string $reason = 'success',
+        ): string {
+        }
+
+        /**
+         * The record of one operation's result.
+         *
+         * @param int $startMs when its first attempt started, in milliseconds since the Unix epoch
+         * @param string $method the HTTP method
+         * @param string $url the URL: redacted here
+         * @param int $attempts attempts made (0 to 4294967295)
+         * @param int $totalMs from the start of the first attempt to the end (>= 0)
+         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null $reason why it gave up; null for a success
+         * @return array<string, mixed>
+         * @throws \ValueError for an unknown `$reason`, a negative duration or count
+         */
+        public static function result(int $startMs, string $method, string $url, int $attempts, int $totalMs, ?string $reason = null): array
+        {
+        }
+
+        /**
+         * As {@see Record::result()}, as the core's JSON line (no newline at the end).
+         *
+         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null $reason
+         * @throws \ValueError as {@see Record::result()}
+         */
+        public static function resultJson(int $startMs, string $method, string $url, int $attempts, int $totalMs, ?string $reason = null): string
+        {
+        }
     }
 
     /** What a batch will take, as {@see plan()} works it out. Read-only. */
@@ -875,8 +1100,13 @@ namespace Recuo {
         }
     }
 
-    /** What a batch did (SPEC §7), with the core's field names; spacings in milliseconds. Read-only. */
-    final class BatchStats
+    /**
+     * What a batch did (SPEC §7): attempts started, operations ended, 429s and 503s seen, the
+     * spacing between starts and the most in flight; spacings in milliseconds. Read-only:
+     * {@see Stats::merge()} adds two up. Made by {@see runBatch()} (its report's `stats`), by
+     * a {@see StatsRecorder}, or empty by `new Stats()`.
+     */
+    final class Stats
     {
         /** First attempts started. */
         public readonly int $initial;
@@ -914,11 +1144,87 @@ namespace Recuo {
         /** The last start, on {@see monotonicNs()}'s clock; null with none. */
         public readonly ?int $lastStartNs;
 
-        /** The most attempts in flight at once (1 at most: the operations run one after the other). */
+        /** The most attempts in flight at once (1 at most in a {@see runBatch()}: its operations run one after the other). */
         public readonly int $maxInFlight;
 
-        /** Not constructible from PHP: see {@see BatchReport}. */
-        private function __construct()
+        /** Empty stats: nothing started, nothing seen (what {@see Stats::merge()} adds up from). */
+        public function __construct()
+        {
+        }
+
+        /**
+         * Every property, by name.
+         *
+         * @return array{initial: int, retries: int, starts: int, successes: int, failures: int, notStarted: int,
+         *     throttled: int, unavailable: int, minSpacingMs: ?float, meanSpacingMs: ?float, firstStartNs: ?int,
+         *     lastStartNs: ?int, maxInFlight: int}
+         */
+        public function toArray(): array
+        {
+        }
+
+        /**
+         * These stats and `$other`'s added up, as the core merges them: counts add up; the
+         * shortest spacing of either and the span of both; `maxInFlight` adds up (an upper
+         * bound when both ran at once). Neither is changed.
+         */
+        public function merge(Stats $other): Stats
+        {
+        }
+    }
+
+    /**
+     * Records what a loop of your own does, in one timeline (the recorder {@see runBatch()}
+     * uses): {@see StatsRecorder::start()} and {@see StatsRecorder::end()} each attempt,
+     * {@see StatsRecorder::saw()} each failure's cause, {@see StatsRecorder::finished()} each
+     * operation; {@see StatsRecorder::snapshot()} answers the stats so far.
+     */
+    final class StatsRecorder
+    {
+        /** An empty recorder. */
+        public function __construct()
+        {
+        }
+
+        /**
+         * An attempt starts: number `$attempt` of its operation (0 for the first, then the
+         * retries), at `$nowNs`. Call {@see StatsRecorder::end()} when it is over.
+         *
+         * @param int $attempt from 0 (0 to 4294967295)
+         * @param int|null $nowNs now on {@see monotonicNs()}'s clock (null: that clock); a clock of your own must never go back
+         * @throws \ValueError for a negative `$attempt` or `$nowNs`
+         */
+        public function start(int $attempt, ?int $nowNs = null): void
+        {
+        }
+
+        /** An attempt started earlier is over. */
+        public function end(): void
+        {
+        }
+
+        /**
+         * An attempt failed for `$cause`: 429s (`rate_limited`) and 503s (`unavailable`) are counted.
+         *
+         * @param string $cause a verdict's reason ({@see Verdict::$reason})
+         * @throws \ValueError for a name that is not a verdict's reason
+         */
+        public function saw(string $cause): void
+        {
+        }
+
+        /** An operation ended: it succeeded, or it gave up. */
+        public function finished(bool $success): void
+        {
+        }
+
+        /** An operation was never started. */
+        public function notStarted(): void
+        {
+        }
+
+        /** The stats so far. */
+        public function snapshot(): Stats
         {
         }
     }
@@ -930,7 +1236,7 @@ namespace Recuo {
         public readonly array $results;
 
         /** The batch's stats. */
-        public readonly BatchStats $stats;
+        public readonly Stats $stats;
 
         /** How long the batch took, in milliseconds. */
         public readonly float $elapsedMs;

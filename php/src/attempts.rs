@@ -6,14 +6,16 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use recuo::LazyJitterRng;
 
-use crate::convert::{instant, php_int, seed as seed_arg};
+use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, Array, Bytes};
 use crate::errors::guarded;
 use crate::policy::Policy;
+use crate::record::{record_status, RequestLine, Seen};
 use crate::verdict::Verdict;
 
 /// What `Recuo\retry`'s operation knows about the attempt it is making: its `number` (from
 /// 0), the operation's `idempotencyKey` (a UUID v4, the same on every attempt) and the
-/// `idempotencyHeader` to send it in.
+/// `idempotencyHeader` to send it in. The operation may tell the attempt's record what it
+/// sent (`recordRequest()`) and what it received (`recordResponse()`).
 #[php_class]
 #[php(name = "Recuo\\Attempt")]
 #[php(flags = ClassFlags::Final)]
@@ -22,10 +24,54 @@ pub struct Attempt {
     pub(crate) number: u32,
     pub(crate) idempotency_key: String,
     pub(crate) idempotency_header: String,
+    /// What the operation said it sent, for the records.
+    pub(crate) request: Option<RequestLine>,
+    /// What the operation said it received, for the records.
+    pub(crate) response: Option<Seen>,
+}
+
+impl Attempt {
+    /// The attempt `number` of an operation whose key is `idempotency_key`, sent in
+    /// `idempotency_header`.
+    pub fn new(number: u32, idempotency_key: String, idempotency_header: String) -> Self {
+        Attempt {
+            number,
+            idempotency_key,
+            idempotency_header,
+            request: None,
+            response: None,
+        }
+    }
 }
 
 #[php_impl]
 impl Attempt {
+    /// For the records: this attempt sends `$method` to `$url` (redacted in every record;
+    /// it replaces the loop's `method:` and `url:` for this attempt and the result).
+    pub fn record_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) -> PhpResult<()> {
+        guarded("Recuo\\Attempt::recordRequest", || {
+            self.request = Some(RequestLine::new(method, url));
+            Ok(())
+        })
+    }
+
+    /// For the records: this attempt received `$status` with `$headers` (any shape
+    /// `Recuo\classify` takes; the records keep only the request id and the wait headers).
+    /// Without it, a failure's record takes the status and headers `Recuo\classify` judged.
+    #[php(defaults(headers = Array::EMPTY))]
+    pub fn record_response(&mut self, status: i64, headers: Array<'_>) -> PhpResult<()> {
+        const F: &str = "Recuo\\Attempt::recordResponse";
+        guarded(F, || {
+            let status = record_status(F, 1, status)?;
+            let headers = header_pairs(F, 2, "headers", headers)?;
+            self.response = Some(Seen {
+                outcome: recuo::Outcome::Status(status),
+                headers,
+            });
+            Ok(())
+        })
+    }
+
     /// The attempt's number: 0 for the first.
     #[php(getter)]
     pub fn get_number(&self) -> i64 {

@@ -1,6 +1,6 @@
 //! `Recuo\runBatch`: a queue of operations through one policy and one gate, with a deadline
 //! for the whole queue (SPEC §6–§9), and what it did (`Recuo\BatchReport`,
-//! `Recuo\BatchResult`, `Recuo\BatchStats`: the core's [`recuo::Stats`]).
+//! `Recuo\BatchResult`, and the core's [`recuo::Stats`] as a `Recuo\Stats`).
 //!
 //! The core's [`recuo::Batch`] runs its operations on worker threads; PHP callables must run
 //! on the PHP thread, so this runner takes them one after the other, each through the
@@ -8,7 +8,10 @@
 //! [`recuo::Gate`] and [`recuo::StatsRecorder`]. As in the core's runner: an operation not
 //! started when the deadline passes is never started, no operation waits past the deadline
 //! (its policy's deadline is cut to what is left, and a wait for the gate is cancelled when
-//! the deadline passes), and the causes seen and the starts are recorded the same way.
+//! the deadline passes), and the causes seen and the starts are recorded the same way. With a
+//! `$records` sink, each operation's loop hands it the records of its attempts and result,
+//! and an operation the deadline kept from starting has a result record of its own (given up,
+//! `cancelled`, no attempt).
 
 use std::time::{Duration, Instant};
 
@@ -19,11 +22,13 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use ext_php_rs::zend::BailoutGuard;
 use recuo::{CancelToken, LazyJitterRng, StatsRecorder};
 
-use crate::convert::{php_int, seed as seed_arg, type_name};
-use crate::driver::{self, BatchPart, Callbacks, Ended, Halt, Judge, Nesting};
+use crate::convert::{seed as seed_arg, type_name};
+use crate::driver::{self, BatchPart, Callbacks, Ended, Halt, Judge, Nesting, Records};
 use crate::errors::{config_error, guarded, type_error};
 use crate::limits::Gate;
 use crate::policy::Policy;
+use crate::record::{self, RequestLine, Sink};
+use crate::stats::Stats;
 
 /// How one operation of a batch ended: `status` is `"succeeded"` (with its `value`),
 /// `"gave_up"` (with its last failure, the very object it threw, as `error`, and the
@@ -86,104 +91,6 @@ impl BatchResult {
     }
 }
 
-/// What a batch did: the core's [`recuo::Stats`], with spacings in milliseconds.
-#[php_class]
-#[php(name = "Recuo\\BatchStats")]
-#[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone)]
-pub struct BatchStats {
-    inner: recuo::Stats,
-}
-
-/// Nanoseconds as (fractional) milliseconds.
-#[allow(clippy::cast_precision_loss)]
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
-
-#[php_impl]
-impl BatchStats {
-    /// First attempts started.
-    #[php(getter)]
-    pub fn get_initial(&self) -> i64 {
-        php_int(self.inner.initial)
-    }
-
-    /// Retries started.
-    #[php(getter)]
-    pub fn get_retries(&self) -> i64 {
-        php_int(self.inner.retries)
-    }
-
-    /// Attempts started: first attempts and retries.
-    #[php(getter)]
-    pub fn get_starts(&self) -> i64 {
-        php_int(self.inner.starts())
-    }
-
-    /// Operations that succeeded.
-    #[php(getter)]
-    pub fn get_successes(&self) -> i64 {
-        php_int(self.inner.successes)
-    }
-
-    /// Operations that gave up.
-    #[php(getter)]
-    pub fn get_failures(&self) -> i64 {
-        php_int(self.inner.failures)
-    }
-
-    /// Operations never started: the deadline came first.
-    #[php(getter)]
-    pub fn get_not_started(&self) -> i64 {
-        php_int(self.inner.not_started)
-    }
-
-    /// Rate-limited answers seen (429, or a 403 with a spent quota), as classified.
-    #[php(getter)]
-    pub fn get_throttled(&self) -> i64 {
-        php_int(self.inner.throttled)
-    }
-
-    /// 503 answers seen, as classified.
-    #[php(getter)]
-    pub fn get_unavailable(&self) -> i64 {
-        php_int(self.inner.unavailable)
-    }
-
-    /// The shortest time between two consecutive starts, in milliseconds; null with fewer
-    /// than two starts.
-    #[php(getter)]
-    pub fn get_min_spacing_ms(&self) -> Option<f64> {
-        self.inner.min_spacing_ns.map(ms)
-    }
-
-    /// The mean time between consecutive starts, in milliseconds; null with fewer than two
-    /// starts.
-    #[php(getter)]
-    pub fn get_mean_spacing_ms(&self) -> Option<f64> {
-        self.inner.mean_spacing_ns().map(|ns| ns / 1e6)
-    }
-
-    /// The first start, on the monotonic clock (`Recuo\monotonicNs()`); null with none.
-    #[php(getter)]
-    pub fn get_first_start_ns(&self) -> Option<i64> {
-        self.inner.first_start_ns.map(php_int)
-    }
-
-    /// The last start, on the monotonic clock; null with none.
-    #[php(getter)]
-    pub fn get_last_start_ns(&self) -> Option<i64> {
-        self.inner.last_start_ns.map(php_int)
-    }
-
-    /// The most attempts in flight at once (1 at most: the operations run one at a time).
-    #[php(getter)]
-    pub fn get_max_in_flight(&self) -> i64 {
-        php_int(self.inner.max_in_flight)
-    }
-}
-
 /// What `Recuo\runBatch` did: one `Recuo\BatchResult` per operation, under the same keys
 /// and in the same order, the batch's `stats`, and its `elapsedMs`.
 #[php_class]
@@ -206,10 +113,8 @@ impl BatchReport {
 
     /// The batch's stats.
     #[php(getter)]
-    pub fn get_stats(&self) -> BatchStats {
-        BatchStats {
-            inner: self.stats.clone(),
-        }
+    pub fn get_stats(&self) -> Stats {
+        self.stats.clone().into()
     }
 
     /// How long the batch took, in milliseconds.
@@ -276,6 +181,8 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
 /// within `$deadline` seconds: what has not started by then is not started, and no operation
 /// waits past it. `$classify` judges failures as in `Recuo\retry`; `$seed` fixes the jitter
 /// and the idempotency keys of the whole batch; `$sleep(int $ms)` replaces the real sleep.
+/// `$records(array $record)` receives the records of every attempt and of every operation's
+/// result, redacted; each operation says what it sends with `Recuo\Attempt::recordRequest`.
 #[php_function]
 #[php(name = "Recuo\\runBatch")]
 #[allow(clippy::too_many_arguments)]
@@ -287,6 +194,7 @@ pub fn run_batch(
     classify: Option<ZendCallable>,
     seed: Option<i64>,
     sleep: Option<ZendCallable>,
+    records: Option<ZendCallable>,
 ) -> PhpResult<BatchReport> {
     const F: &str = "Recuo\\runBatch";
     guarded(F, || {
@@ -332,6 +240,15 @@ pub fn run_batch(
             let remaining = deadline.map(|d| d.saturating_sub(started.elapsed()));
             if stop.is_cancelled() || remaining.is_some_and(|r| r.is_zero()) {
                 recorder.not_started();
+                if let Some(sink) = &records {
+                    Sink { callable: sink }
+                        .send(F, &record::not_started(recuo::unix_now_ms()))
+                        .map_err(|e| {
+                            e.unwrap_or_else(|| {
+                                driver::take_failure(F, "$records").into_exception()
+                            })
+                        })?;
+                }
                 insert(&mut results, &op.key, BatchResult::not_started())?;
                 continue;
             }
@@ -359,6 +276,10 @@ pub fn run_batch(
                 batch: Some(BatchPart {
                     recorder: &recorder,
                     stop: &stop,
+                }),
+                records: records.as_ref().map(|sink| Records {
+                    sink,
+                    request: RequestLine::default(),
                 }),
             };
             let result = match driver::drive_php(&policy, &mut rng, callbacks, Nesting::Own)? {

@@ -2,6 +2,7 @@
 //! core's ([`recuo::units`]); this module only says which argument was at fault.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ext_php_rs::convert::{FromZval, StubLiteral};
@@ -29,6 +30,26 @@ impl Bytes<'_> {
     /// knows and no valid header value contains.
     pub fn text(&self) -> Cow<'_, str> {
         String::from_utf8_lossy(self.0)
+    }
+
+    /// The bytes of a URL as text: bytes that are not UTF-8 are percent-encoded (`%FF`), as
+    /// a URL parser would encode them. Redaction then reads them as part of the URL (an
+    /// e-mail address or a secret with such a byte in it is still found), and they never
+    /// reach a record raw.
+    pub fn url_text(&self) -> Cow<'_, str> {
+        match std::str::from_utf8(self.0) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => {
+                let mut out = String::with_capacity(self.0.len() + 16);
+                for chunk in self.0.utf8_chunks() {
+                    out.push_str(chunk.valid());
+                    for byte in chunk.invalid() {
+                        let _ = write!(out, "%{byte:02X}");
+                    }
+                }
+                Cow::Owned(out)
+            }
+        }
     }
 }
 

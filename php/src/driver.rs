@@ -22,6 +22,13 @@
 //! right after it (before any sleep), the gate's budget as the loop's allowance, and an
 //! adaptive regulator told of `rate_limited` verdicts and of successes. `Recuo\runBatch`
 //! adds its stats recorder and the cancellation of its deadline ([`BatchPart`]).
+//!
+//! With a `$records` sink, the loop keeps a [`Journal`] of the operation and hands the sink
+//! the core's records (SPEC §7): one per attempt, once its decision is known (before
+//! `$onRetry`, before `$onGiveUp`), then one for the result. An attempt's outcome is what the
+//! operation said it received (`Recuo\Attempt::recordResponse`), else what `Recuo\classify`
+//! judged (the `Recuo\Verdict` keeps it), else a success or, for a failure nothing said more
+//! about, the transport kind `other`.
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -39,6 +46,7 @@ use crate::attempts::{Attempt, Report};
 use crate::convert::{php_int, type_name};
 use crate::errors::{type_error, value_error_message};
 use crate::limits::ConcurrencyLimit;
+use crate::record::{Journal, RequestLine, Seen, Sink};
 use crate::verdict::Verdict;
 
 /// Why a loop stopped without a value, or why an attempt failed.
@@ -123,6 +131,16 @@ pub struct Callbacks<'a, 'z> {
     pub gate: Option<&'a Gate>,
     /// What a batch adds, when the loop runs one operation of `Recuo\runBatch`.
     pub batch: Option<BatchPart<'a>>,
+    /// Where the records go, and the request they describe, when `$records` is given.
+    pub records: Option<Records<'a, 'z>>,
+}
+
+/// The records of one loop: the sink and the request the loop was given.
+pub struct Records<'a, 'z> {
+    /// `$records(array $record)`.
+    pub sink: &'a ZendCallable<'z>,
+    /// The loop's `method:` and `url:` (an attempt may say otherwise).
+    pub request: RequestLine,
 }
 
 /// What `Recuo\runBatch` adds to the loop of each of its operations.
@@ -161,6 +179,12 @@ struct PhpDriver<'a, 'z> {
     cancel: CancelToken,
     /// Attempts made (the operation called).
     attempts_made: u32,
+    /// The records' sink and the operation's journal, when records are asked for.
+    journal: Option<(Sink<'a, 'z>, Journal)>,
+    /// With records: the last attempt's failure, when it is a `Throwable` (a second handle
+    /// on the object the loop holds), for `$classify` to read its status and headers when
+    /// the loop did not ask it (no attempt was left).
+    last_thrown: Option<Zval>,
 }
 
 impl PhpDriver<'_, '_> {
@@ -172,47 +196,64 @@ impl PhpDriver<'_, '_> {
         halt
     }
 
-    /// Calls the operation, with a `Recuo\Attempt` when it takes one.
-    fn call_operation(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
+    /// Calls the operation, with a `Recuo\Attempt` when it takes one: its result, and what
+    /// the operation told the attempt it sent and received.
+    fn call_operation(&mut self, ctx: &AttemptContext<'_>) -> (Result<Zval, Halt>, Notes) {
         let (operation, role) = self.callbacks.operation;
+        let mut notes = Notes::default();
         let result = if self.callbacks.pass_attempt {
-            let attempt = Attempt {
-                number: ctx.attempt(),
-                idempotency_key: ctx.idempotency_key().to_string(),
-                idempotency_header: ctx.idempotency_header().to_string(),
-            }
+            let attempt = match Attempt::new(
+                ctx.attempt(),
+                ctx.idempotency_key().to_string(),
+                ctx.idempotency_header().to_string(),
+            )
             .into_zval(false)
-            .map_err(|e| Halt::Raise(e.into()))?;
-            operation.try_call(vec![&attempt])
+            {
+                Ok(attempt) => attempt,
+                Err(e) => return (Err(Halt::Raise(e.into())), notes),
+            };
+            let result = operation.try_call(vec![&attempt]);
+            // The object the operation was given: what it recorded is in it.
+            if let Some(attempt) = <&Attempt>::from_zval(&attempt) {
+                notes = Notes {
+                    request: attempt.request.clone(),
+                    response: attempt.response.clone(),
+                };
+            }
+            result
         } else {
             operation.try_call(vec![])
         };
-        result.map_err(|_| self.failed(role))
+        (result.map_err(|_| self.failed(role)), notes)
     }
 
-    /// The verdict of the callbacks on a failure.
-    fn judge(&mut self, error: &Halt) -> Result<recuo::Verdict, Halt> {
+    /// The verdict of the callbacks on a failure, and what `Recuo\classify` judged when the
+    /// verdict came from it.
+    fn judge(&mut self, error: &Halt) -> Result<(recuo::Verdict, Option<Seen>), Halt> {
         let thrown = match error {
             Halt::Thrown(thrown) => thrown,
             Halt::Pending => return Err(Halt::Pending),
             // Not the operation's own failure: never retried.
-            Halt::Raise(_) => return Ok(recuo::Verdict::from_predicate(false)),
+            Halt::Raise(_) => return Ok((recuo::Verdict::from_predicate(false), None)),
         };
         let (judge, role) = &self.callbacks.judge;
         let role = *role;
         match judge {
-            Judge::RetryAll => Ok(recuo::Verdict::from_predicate(true)),
+            Judge::RetryAll => Ok((recuo::Verdict::from_predicate(true), None)),
             Judge::Predicate(predicate) => match predicate.try_call(vec![thrown]) {
                 // `if ($repetirSe($e))`: PHP's truthiness, as guide A's PHP code reads it.
-                Ok(answer) => Ok(recuo::Verdict::from_predicate(answer.coerce_to_bool())),
+                Ok(answer) => Ok((
+                    recuo::Verdict::from_predicate(answer.coerce_to_bool()),
+                    None,
+                )),
                 Err(_) => Err(self.failed(role)),
             },
             Judge::Classifier(classifier) => match classifier.try_call(vec![thrown]) {
                 Ok(answer) => {
                     if let Some(verdict) = <&Verdict>::from_zval(&answer) {
-                        Ok(verdict.for_failure())
+                        Ok((verdict.for_failure(), verdict.seen.clone()))
                     } else if let Some(retry) = answer.bool() {
-                        Ok(recuo::Verdict::from_predicate(retry))
+                        Ok((recuo::Verdict::from_predicate(retry), None))
                     } else {
                         Err(Halt::Raise(type_error(format!(
                             "{}(): {role} must return Recuo\\Verdict or bool, {} returned",
@@ -224,6 +265,70 @@ impl PhpDriver<'_, '_> {
                 Err(_) => Err(self.failed(role)),
             },
         }
+    }
+}
+
+/// What the operation told its `Recuo\Attempt`, for the records.
+#[derive(Default)]
+struct Notes {
+    request: Option<RequestLine>,
+    response: Option<Seen>,
+}
+
+impl PhpDriver<'_, '_> {
+    /// Hands `records` to the sink, in order; stops at the first failure.
+    fn send(&mut self, records: &[recuo::Record]) -> Result<(), Halt> {
+        let Some((sink, _)) = &self.journal else {
+            return Ok(());
+        };
+        let sink = *sink;
+        for record in records {
+            match sink.send(self.callbacks.function, record) {
+                Ok(()) => {}
+                Err(Some(e)) => return Err(Halt::Raise(e)),
+                Err(None) => return Err(self.failed("$records")),
+            }
+        }
+        Ok(())
+    }
+
+    /// When the loop gave up without asking `$classify` about the last failure (no attempt
+    /// was left), asks it now, for the status and headers of that attempt's record only:
+    /// the verdict decides nothing, counts nowhere, and reaches neither the gate nor the
+    /// stats. Only with records, only a classifier (`$repetirSe` says nothing of a status).
+    fn judge_for_records(&mut self) -> Result<(), Halt> {
+        let (Judge::Classifier(classifier), Some(thrown)) =
+            (self.callbacks.judge.0, self.last_thrown.take())
+        else {
+            return Ok(());
+        };
+        if !self
+            .journal
+            .as_ref()
+            .is_some_and(|(_, journal)| journal.unjudged())
+        {
+            return Ok(());
+        }
+        let answer = classifier
+            .try_call(vec![&thrown])
+            .map_err(|_| self.failed(self.callbacks.judge.1))?;
+        if let (Some(verdict), Some((_, journal))) =
+            (<&Verdict>::from_zval(&answer), &mut self.journal)
+        {
+            journal.saw(verdict.seen.clone());
+        }
+        Ok(())
+    }
+
+    /// The records of a success: the last attempt's and the result.
+    fn record_success(&mut self) -> Result<(), Halt> {
+        let now = self.clock.now_ms();
+        let made = self.attempts_made;
+        let records = match &mut self.journal {
+            Some((_, journal)) => journal.done(made, recuo::unix_now_ms(), now),
+            None => return Ok(()),
+        };
+        self.send(&records)
     }
 }
 
@@ -267,9 +372,24 @@ impl Driver for PhpDriver<'_, '_> {
         if let Some(batch) = batch {
             batch.recorder.start(ctx.attempt(), recuo::monotonic_ns());
         }
-        let result = self.call_operation(ctx);
+        if let Some((_, journal)) = &mut self.journal {
+            journal.started(recuo::unix_now_ms(), self.clock.now_ms());
+        }
+        let (result, notes) = self.call_operation(ctx);
         if let Some(batch) = batch {
             batch.recorder.end();
+        }
+        if let Some((_, journal)) = &mut self.journal {
+            journal.ended(
+                self.clock.now_ms(),
+                result.is_err(),
+                notes.request,
+                notes.response,
+            );
+            self.last_thrown = match &result {
+                Err(Halt::Thrown(thrown)) => Some(thrown.shallow_clone()),
+                _ => None,
+            };
         }
         // The place in flight is given back before any waiting.
         self.pass = None;
@@ -282,7 +402,10 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn classify(&mut self, error: &Halt) -> Result<recuo::Verdict, Halt> {
-        let verdict = self.judge(error)?;
+        let (verdict, seen) = self.judge(error)?;
+        if let Some((_, journal)) = &mut self.journal {
+            journal.judged(verdict, seen);
+        }
         if let Some(batch) = self.callbacks.batch {
             batch.recorder.saw(verdict.cause());
         }
@@ -293,6 +416,14 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn on_retry(&mut self, attempt: u32, error: &Halt, delay: Duration) -> Result<(), Halt> {
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        let record = match &mut self.journal {
+            Some((_, journal)) => journal.retry(delay_ms),
+            None => None,
+        };
+        if let Some(record) = record {
+            self.send(&[record])?;
+        }
         let (Some((hook, role)), Halt::Thrown(thrown)) = (self.callbacks.on_retry, error) else {
             return Ok(());
         };
@@ -319,12 +450,28 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn on_give_up(&mut self, report: &recuo::Report) {
-        let Some(hook) = self.callbacks.on_give_up else {
-            return;
-        };
         if self.engine_busy {
             return;
         }
+        if let Err(failure) = self.judge_for_records() {
+            self.give_up_failure = Some(failure);
+            return;
+        }
+        let now = self.clock.now_ms();
+        let made = self.attempts_made;
+        let records = match (&mut self.journal, report.reason) {
+            (Some((_, journal)), Some(reason)) => {
+                journal.give_up(reason, made, recuo::unix_now_ms(), now)
+            }
+            _ => Vec::new(),
+        };
+        if let Err(failure) = self.send(&records) {
+            self.give_up_failure = Some(failure);
+            return;
+        }
+        let Some(hook) = self.callbacks.on_give_up else {
+            return;
+        };
         let report = match Report::from(report.clone()).into_zval(false) {
             Ok(report) => report,
             Err(e) => {
@@ -369,6 +516,14 @@ pub fn drive_php(
         .batch
         .map_or_else(CancelToken::new, |b| b.stop.clone());
     let gate = callbacks.gate;
+    let journal = callbacks.records.as_ref().map(|records| {
+        (
+            Sink {
+                callable: records.sink,
+            },
+            Journal::new(records.request.clone()),
+        )
+    });
     let mut driver = PhpDriver {
         callbacks,
         clock: SystemClock::default(),
@@ -377,6 +532,8 @@ pub fn drive_php(
         pass: None,
         cancel,
         attempts_made: 0,
+        journal,
+        last_thrown: None,
     };
     let allowance = gate
         .and_then(Gate::budget)
@@ -384,7 +541,11 @@ pub fn drive_php(
     let outcome = drive(attempts, &mut *rng, allowance, &mut driver);
     let made = driver.attempts_made;
     match outcome {
-        Ok(value) => Ok((Ended::Value(value), made)),
+        Ok(value) => {
+            // A `Throwable` from `$records` ends the call, as a hook's would.
+            driver.record_success().map_err(Halt::into_exception)?;
+            Ok((Ended::Value(value), made))
+        }
         Err(Stopped::Aborted(halt)) => Err(halt.into_exception()),
         Err(Stopped::GaveUp(RetryError { error, reason, .. })) => {
             match driver.give_up_failure.take() {

@@ -7,8 +7,8 @@
 //!
 //! | PHP | core |
 //! |---|---|
-//! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null, ?int $prazoMs = null, ?callable $aoRepetir = null): mixed` | [`recuo::ComRetry::policy`] + [`recuo::drive()`] |
-//! | `Recuo\retry(callable $operation, ?Policy $policy = null, ?callable $classify = null, ?callable $onRetry = null, ?callable $onGiveUp = null, ?int $seed = null, ?callable $sleep = null): mixed` | [`recuo::drive()`] |
+//! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null, ?int $prazoMs = null, ?callable $aoRepetir = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::ComRetry::policy`] + [`recuo::drive()`] |
+//! | `Recuo\retry(callable $operation, ?Policy $policy = null, ?callable $classify = null, ?callable $onRetry = null, ?callable $onGiveUp = null, ?int $seed = null, ?callable $sleep = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::drive()`] |
 //! | `Recuo\classify(?int $status = null, ?string $error = null, string $method = 'GET', bool $idempotencyKey = false, array $headers = [], ?int $nowMs = null, ?Policy $policy = null): Verdict` | [`recuo::Policy::classify`] |
 //! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Attempts`, `Recuo\Decision`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Attempts`], [`recuo::Decision`], [`recuo::Report`], [`recuo::AttemptContext`] |
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
@@ -16,7 +16,11 @@
 //! | `Recuo\backoffWindowMs(int $attempt, int $baseMs = 200, int $capMs = 5000): int` | [`recuo::Backoff::window_ms`] |
 //! | `Recuo\plan(int $requests, string\|float $allowance, string\|float $target, float $latencyS, float $retryFraction = 0.0): Plan` | [`recuo::plan()`] |
 //! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`] |
-//! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null): BatchReport` | [`recuo::drive()`] + [`recuo::Gate`] + [`recuo::StatsRecorder`] |
+//! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null, ?callable $records = null): BatchReport` | [`recuo::drive()`] + [`recuo::Gate`] + [`recuo::StatsRecorder`] |
+//! | `Recuo\redactUrl(string $url): string`, `Recuo\redactUrlDetailed(string $url): array`, `Recuo\redactHeaders(array $headers): array` | [`recuo::redact_url`], [`recuo::redact_headers`] |
+//! | `Recuo\whoAnswered(array $headers, ?string $expectedContentType = null): WhoAnswered` | [`recuo::who_answered`] |
+//! | the `$records` sink, `Recuo\Record::attempt()`/`result()` (and `…Json()`), `Recuo\Attempt::recordRequest()`/`recordResponse()` | [`recuo::AttemptRecord`], [`recuo::FinalRecord`], [`recuo::Record::to_json_line`] |
+//! | `Recuo\Stats`, `Recuo\StatsRecorder` | [`recuo::Stats`], [`recuo::StatsRecorder`] |
 //! | `Recuo\VERSION` | [`recuo::VERSION`] |
 //!
 //! Bad configuration throws `Recuo\Exception\ConfigError` (a `\ValueError` whose code is
@@ -41,6 +45,9 @@ mod errors;
 mod limits;
 mod plan;
 mod policy;
+mod record;
+mod redact;
+mod stats;
 mod verdict;
 
 use ext_php_rs::flags::ClassFlags;
@@ -49,17 +56,25 @@ use ext_php_rs::types::Zval;
 use recuo::{Backoff, ComRetry};
 
 use crate::attempts::{Attempt, Attempts, Decision, Report};
-use crate::batch::{BatchReport, BatchResult, BatchStats};
+use crate::batch::{BatchReport, BatchResult};
 use crate::convert::{
     attempts as attempts_arg, millis, now_ms, optional_millis, php_int, retry_index,
     seed as seed_arg, Array, Bytes,
 };
-use crate::driver::{Callbacks, Judge};
+use crate::driver::{Callbacks, Judge, Records};
 use crate::errors::{config_error, guarded};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
 use crate::plan::Plan;
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
+use crate::record::{RecordFactory, RequestLine};
+use crate::redact::WhoAnswered;
+use crate::stats::{Stats, StatsRecorder};
 use crate::verdict::Verdict;
+
+/// The method of an operation with no HTTP meaning, in its records.
+const NO_METHOD: &str = "";
+/// The URL of an operation with no HTTP meaning, in its records.
+const NO_URL: &str = "";
 
 /// Calls `$tarefa` until it returns, at most `$tentativas` times, sleeping a full-jitter
 /// delay drawn from `[0, min($maxMs, $baseMs * 2^i)]` milliseconds between attempts.
@@ -72,9 +87,11 @@ use crate::verdict::Verdict;
 /// `$seed` fixes the jitter; `$sleep(int $ms)` replaces the real sleep, and a zero delay
 /// sleeps not at all. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts are
 /// drawn from the enclosing loop's. Every attempt passes `$gate` when given.
+/// `$records(array $record)` receives a record of each attempt and one of the result,
+/// redacted, describing the request `$method` `$url`.
 #[php_function]
 #[php(name = "Recuo\\comRetry")]
-#[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS))]
+#[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS, method = NO_METHOD, url = NO_URL))]
 #[allow(clippy::too_many_arguments)]
 pub fn com_retry(
     tarefa: ZendCallable,
@@ -87,6 +104,9 @@ pub fn com_retry(
     prazoMs: Option<i64>,
     aoRepetir: Option<ZendCallable>,
     gate: Option<&Gate>,
+    records: Option<ZendCallable>,
+    method: Bytes,
+    url: Bytes,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
     guarded(F, || {
@@ -117,6 +137,10 @@ pub fn com_retry(
                 sleep_false_cancels: false,
                 gate: gate.map(|g| &g.inner),
                 batch: None,
+                records: records.as_ref().map(|sink| Records {
+                    sink,
+                    request: RequestLine::new(method, url),
+                }),
             },
         )
     })
@@ -133,8 +157,11 @@ pub fn com_retry(
 /// loop by answering `false`. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts
 /// are drawn from the enclosing loop's. Every attempt, first or retry, passes `$gate` when
 /// given (its place given back before any sleep), and retries spend its budget.
+/// `$records(array $record)` receives a record of each attempt and one of the result,
+/// redacted, describing the request `$method` `$url` (or what the attempt says it sent).
 #[php_function]
 #[php(name = "Recuo\\retry")]
+#[php(defaults(method = NO_METHOD, url = NO_URL))]
 #[allow(clippy::too_many_arguments)]
 pub fn retry(
     operation: ZendCallable,
@@ -145,6 +172,9 @@ pub fn retry(
     seed: Option<i64>,
     sleep: Option<ZendCallable>,
     gate: Option<&Gate>,
+    records: Option<ZendCallable>,
+    method: Bytes,
+    url: Bytes,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\retry";
     guarded(F, || {
@@ -168,6 +198,10 @@ pub fn retry(
                 sleep_false_cancels: true,
                 gate: gate.map(|g| &g.inner),
                 batch: None,
+                records: records.as_ref().map(|sink| Records {
+                    sink,
+                    request: RequestLine::new(method, url),
+                }),
             },
         )
     })
@@ -329,7 +363,7 @@ mod entry {
     /// The extension's entry: the functions, the classes and `Recuo\VERSION`.
     #[php_module]
     pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
-        module
+        let module = module
             .name("recuo")
             .version(recuo::VERSION)
             .startup_function(startup)
@@ -350,8 +384,11 @@ mod entry {
             .class::<RetryBudget>()
             .class::<Gate>()
             .class::<BatchResult>()
-            .class::<BatchStats>()
+            .class::<Stats>()
+            .class::<StatsRecorder>()
             .class::<BatchReport>()
+            .class::<WhoAnswered>()
+            .class::<RecordFactory>()
             .function(wrap_function!(com_retry))
             .function(wrap_function!(retry))
             .function(wrap_function!(classify))
@@ -360,6 +397,9 @@ mod entry {
             .function(wrap_function!(backoff_window_ms))
             .function(plan::plan_function())
             .function(limits::monotonic_ns_function())
-            .function(batch::run_batch_function())
+            .function(batch::run_batch_function());
+        redact::functions()
+            .into_iter()
+            .fold(module, ModuleBuilder::function)
     }
 }

@@ -9,6 +9,7 @@ use recuo::{Cause, Outcome, Request, ServerWait, Transport};
 use crate::convert::{header_pairs, now_ms, php_int, Array, Bytes};
 use crate::errors::{guarded, value_error, value_error_message};
 use crate::policy::{Policy, TRANSPORTS};
+use crate::record::Seen;
 
 /// What to do about one outcome: `verdict` is `"retry"`, `"give_up"` or `"success"`;
 /// `reason` is why (`rate_limited`, `unavailable`, `server_error`, `connect`, `timeout`,
@@ -17,9 +18,13 @@ use crate::policy::{Policy, TRANSPORTS};
 #[php_class]
 #[php(name = "Recuo\\Verdict")]
 #[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Verdict {
     pub(crate) inner: recuo::Verdict,
+    /// What `Recuo\classify` judged — the outcome and the response's headers — for the
+    /// records of a loop whose `$classify` answers this verdict; none for the verdicts
+    /// made directly.
+    pub(crate) seen: Option<Seen>,
 }
 
 impl Verdict {
@@ -41,6 +46,7 @@ impl Verdict {
     pub fn success() -> Verdict {
         Verdict {
             inner: recuo::Verdict::Success,
+            seen: None,
         }
     }
 
@@ -64,6 +70,7 @@ impl Verdict {
                         server_wait: Some(ServerWait::Ms(ms)),
                     },
                 },
+                seen: None,
             })
         })
     }
@@ -72,6 +79,7 @@ impl Verdict {
     pub fn give_up() -> Verdict {
         Verdict {
             inner: recuo::Verdict::from_predicate(false),
+            seen: None,
         }
     }
 
@@ -148,5 +156,8 @@ pub fn classify(
         Some(p) => p.inner.classify(outcome, request, &headers, now),
         None => Policy::default_policy().classify(outcome, request, &headers, now),
     };
-    Ok(Verdict { inner })
+    Ok(Verdict {
+        inner,
+        seen: Some(Seen { outcome, headers }),
+    })
 }

@@ -89,6 +89,7 @@ final class ApiTest extends TestCase
             [
                 'tarefa' => 'required', 'tentativas' => 5, 'baseMs' => 200, 'maxMs' => 5000, 'repetirSe' => null,
                 'seed' => null, 'sleep' => null, 'prazoMs' => null, 'aoRepetir' => null, 'gate' => null,
+                'records' => null, 'method' => '', 'url' => '',
             ],
             $defaults,
         );
@@ -139,17 +140,20 @@ final class ApiTest extends TestCase
         $this->assertSame(
             [
                 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\monotonicNs',
-                'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
+                'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\redactHeaders', 'Recuo\redactUrl',
+                'Recuo\redactUrlDetailed', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
+                'Recuo\whoAnswered',
             ],
             array_keys($extension['functions']),
         );
         $this->assertSame(
             [
-                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchReport', 'Recuo\BatchResult', 'Recuo\BatchStats',
+                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchReport', 'Recuo\BatchResult',
                 'Recuo\ConcurrencyLimit', 'Recuo\Decision', 'Recuo\Exception\ConfigError',
                 'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Permit',
-                'Recuo\Plan', 'Recuo\Policy', 'Recuo\Regulator', 'Recuo\Report', 'Recuo\RetryAfter',
-                'Recuo\RetryBudget', 'Recuo\Verdict',
+                'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator', 'Recuo\Report',
+                'Recuo\RetryAfter', 'Recuo\RetryBudget', 'Recuo\Stats', 'Recuo\StatsRecorder', 'Recuo\Verdict',
+                'Recuo\WhoAnswered',
             ],
             array_keys($extension['classes']),
         );

@@ -8,13 +8,13 @@ use PHPUnit\Framework\TestCase;
 use Recuo\Attempt;
 use Recuo\BatchReport;
 use Recuo\BatchResult;
-use Recuo\BatchStats;
 use Recuo\ConcurrencyLimit;
 use Recuo\Exception\ConfigError;
 use Recuo\Gate;
 use Recuo\Policy;
 use Recuo\Regulator;
 use Recuo\RetryBudget;
+use Recuo\Stats;
 
 use function Recuo\classify;
 use function Recuo\monotonicNs;
@@ -75,7 +75,7 @@ final class BatchTest extends TestCase
         $this->assertSame(['succeeded', null], [$r['null']->status, $r['null']->value]);
 
         $s = $report->stats;
-        $this->assertInstanceOf(BatchStats::class, $s);
+        $this->assertInstanceOf(Stats::class, $s);
         $this->assertSame(
             [
                 'initial' => 4, 'retries' => 4, 'starts' => 8, 'successes' => 3, 'failures' => 1, 'notStarted' => 0,
@@ -368,10 +368,13 @@ final class BatchTest extends TestCase
     public function testTheReportIsReadOnly(): void
     {
         $report = runBatch([static fn () => 1]);
-        foreach ([BatchReport::class, BatchResult::class, BatchStats::class] as $class) {
+        foreach ([BatchReport::class, BatchResult::class] as $class) {
             $this->assertTrue((new \ReflectionClass($class))->isFinal(), $class);
             $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new $class()), $class);
         }
+        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static function () use ($report): void {
+            $report->stats->initial = 2;
+        }));
         $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static function () use ($report): void {
             $report->results = [];
         }));

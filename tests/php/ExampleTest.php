@@ -6,7 +6,7 @@ namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
 
-/** examples/php/demo.php and limits.php (what `make demo-php` runs) work and say what they should. */
+/** examples/php/demo.php, limits.php and records.php (what `make demo-php` runs) work and say what they should. */
 final class ExampleTest extends TestCase
 {
     private const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
@@ -82,5 +82,31 @@ final class ExampleTest extends TestCase
             . "with a burst of 2; this process asked for 1.500000/s with a burst of 2\n",
             $out,
         );
+    }
+
+    public function testTheRecordsDemoRuns(): void
+    {
+        [$status, $out, $err] = Process::run(
+            [PHP_BINARY, '-n', '-d', 'extension=' . RECUO_EXTENSION, RECUO_ROOT . '/examples/php/records.php'],
+        );
+        $this->assertSame('', $err);
+        $this->assertSame(0, $status);
+        $this->assertStringStartsWith('recuo ' . \Recuo\VERSION . " — records, redaction and who answered\n", $out);
+        $this->assertStringContainsString(
+            "  (as a record shows it: https://api.example.com/v1/customers/[email]?cpf=[number]&api_key=[redacted])\n",
+            $out,
+        );
+        $this->assertMatchesRegularExpression('/^    \(HTTP 503 from the cdn, high confidence: cf-ray → Cloudflare;/m', $out);
+        $this->assertMatchesRegularExpression('/^    \(HTTP 429 from the api, high confidence: x-request-id → set by the API;/m', $out);
+        preg_match_all('/^  (\{.*\})$/m', $out, $lines);
+        $records = array_map(static fn (string $line): array => json_decode($line, true, 512, JSON_THROW_ON_ERROR), $lines[1]);
+        $this->assertSame(['attempt', 'attempt', 'attempt', 'result'], array_column($records, 'type'));
+        $this->assertSame([503, 429, 200], array_column($records, 'status'));
+        $this->assertSame(['8a1b2c3d4e5f-GRU', 'req-2', 'req-3'], array_column($records, 'request_id'));
+        $this->assertSame(['retry', 'retry', 'done'], array_column($records, 'decision'));
+        foreach (['app', 'hunter2', 'ana.souza', '123.456', 'AKx9fj3kd', 's3cr3t', 'session'] as $secret) {
+            $this->assertStringNotContainsString($secret, implode("\n", $lines[1]));
+        }
+        $this->assertStringEndsWith("  initial 6, retries 2, successes 6, failures 0, 429s 2, at most 1 in flight\n", $out);
     }
 }

@@ -5,16 +5,23 @@ declare(strict_types=1);
 namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
+use Recuo\Attempt;
 use Recuo\Attempts;
 use Recuo\Exception\ConfigError;
 use Recuo\Policy;
+use Recuo\Record;
 use Recuo\Verdict;
 
 use function Recuo\backoffWindowMs;
 use function Recuo\classify;
 use function Recuo\comRetry;
 use function Recuo\parseRetryAfter;
+use function Recuo\redactHeaders;
+use function Recuo\redactUrl;
+use function Recuo\redactUrlDetailed;
+use function Recuo\retry;
 use function Recuo\retryDelayMs;
+use function Recuo\whoAnswered;
 
 /**
  * Every case of the shared vectors in tests/vectors/, answered by the PHP surface. The Rust,
@@ -293,5 +300,120 @@ final class VectorsTest extends TestCase
             ['attempts_exhausted', 'cancelled', 'permanent', 'wait_exceeds_deadline'],
             array_keys($reasons),
         );
+    }
+
+    /** @return array<string, array{array<string, mixed>}> */
+    public static function redactionCases(): array
+    {
+        return Vectors::cases('redaction.json', 'cases', static fn (array $c): string => $c['name']);
+    }
+
+    /**
+     * The redacted URL, the redacted headers and every record made from them — by
+     * `Record::attemptJson()`, by `Record::attempt()`, and by `retry()`'s `$records` sink,
+     * the headers reaching it both through `classify()`'s verdict and through
+     * `Attempt::recordResponse()` — hold none of the case's secrets; the URL and headers keep
+     * what must be kept.
+     *
+     * @dataProvider redactionCases
+     */
+    public function testRedaction(array $case): void
+    {
+        $url = redactUrl($case['url']);
+        $this->assertSame(['url' => $url, 'malformed' => $case['malformed']], redactUrlDetailed($case['url']));
+        if ($case['redacted_url'] !== null) {
+            $this->assertSame($case['redacted_url'], $url);
+        }
+        $headers = redactHeaders($case['headers']);
+        $this->assertSame(array_column($case['headers'], 0), array_column($headers, 0), 'header names are kept, in order');
+        $shown = $url;
+        foreach ($headers as [$name, $value]) {
+            $shown .= "\n$name: $value";
+        }
+        foreach ($case['keep'] as $keep) {
+            $this->assertStringContainsString($keep, $shown);
+        }
+
+        $line = Record::attemptJson(0, 1, 'GET', $case['url'], 503, headers: $case['headers'], delayMs: 10, decision: 'retry', reason: 'unavailable');
+        $this->assertStringContainsString('"status":503', $line);
+        $array = Record::attempt(0, 1, 'GET', $case['url'], 503, headers: $case['headers'], delayMs: 10, decision: 'retry', reason: 'unavailable');
+        $this->assertSame(json_decode($line, true), $array);
+
+        $records = [];
+        $thrown = new \RuntimeException('Service Unavailable');
+        try {
+            retry(
+                static function (Attempt $attempt) use ($case, $thrown): never {
+                    if ($attempt->number === 1) {
+                        $attempt->recordResponse(503, $case['headers']);
+                    }
+                    throw $thrown;
+                },
+                policy: new Policy(maxAttempts: 2),
+                classify: static fn () => classify(503, headers: $case['headers'], nowMs: 0),
+                seed: 1,
+                sleep: static fn (int $ms) => null,
+                records: static function (array $record) use (&$records): void {
+                    $records[] = $record;
+                },
+                method: 'GET',
+                url: $case['url'],
+            );
+            $this->fail('the operation always fails');
+        } catch (\RuntimeException $e) {
+            $this->assertSame($thrown, $e);
+        }
+        $this->assertSame(['attempt', 'attempt', 'result'], array_column($records, 'type'));
+        $this->assertSame([503, 503], array_column($records, 'status'));
+        $this->assertSame(array_fill(0, 3, $url), array_column($records, 'url'));
+
+        $every = [$shown, $line, Texts::of($array), Texts::of($records)];
+        foreach ($case['secrets'] as $secret) {
+            foreach ($every as $text) {
+                $this->assertStringNotContainsString($secret, $text);
+            }
+        }
+    }
+
+    public function testThereAreAtLeastFortyRedactionCases(): void
+    {
+        $this->assertGreaterThanOrEqual(40, count(Vectors::load('redaction.json')['cases']));
+    }
+
+    /** @return array<string, array{array<string, mixed>}> */
+    public static function originCases(): array
+    {
+        return Vectors::cases('origin.json', 'cases', static fn (array $c): string => $c['name']);
+    }
+
+    /** @dataProvider originCases */
+    public function testWhoAnswered(array $case): void
+    {
+        $who = whoAnswered($case['headers'], $case['expected_content_type']);
+        $this->assertSame(
+            [$case['origin'], $case['confidence']],
+            [$who->origin, $who->confidence],
+            implode("\n", $who->evidence),
+        );
+        $this->assertTrue(array_is_list($who->evidence));
+        foreach ($case['evidence_contains'] as $needle) {
+            $found = array_filter($who->evidence, static fn (string $line): bool => str_contains($line, $needle));
+            $this->assertNotEmpty($found, "no evidence line with \"$needle\" in: " . implode(' | ', $who->evidence));
+        }
+        // PSR-7's shape (name => list of values) reads the same.
+        $psr7 = [];
+        foreach ($case['headers'] as [$name, $value]) {
+            $psr7[$name][] = $value;
+        }
+        $again = whoAnswered($psr7, $case['expected_content_type']);
+        $this->assertSame([$who->origin, $who->confidence, $who->evidence], [$again->origin, $again->confidence, $again->evidence]);
+    }
+
+    public function testThereAreOriginCasesForEveryOrigin(): void
+    {
+        $cases = Vectors::load('origin.json')['cases'];
+        $origins = array_unique(array_column($cases, 'origin'));
+        sort($origins);
+        $this->assertSame(['api', 'cdn', 'proxy', 'unknown'], $origins);
     }
 }

@@ -96,3 +96,26 @@ trait Throws
         $this->fail('nothing was thrown');
     }
 }
+
+/** What a record (or a list of records) shows, for "this secret is nowhere" checks. */
+final class Texts
+{
+    /** Every key and every value, raw, one a line: no escaping can hide a secret. */
+    public static function of(mixed $value): string
+    {
+        if (is_array($value)) {
+            $lines = [];
+            foreach ($value as $key => $item) {
+                $lines[] = (string) $key;
+                $lines[] = self::of($item);
+            }
+            return implode("\n", $lines);
+        }
+        return match (true) {
+            is_string($value) => $value,
+            is_bool($value) => $value ? 'true' : 'false',
+            $value === null => 'null',
+            default => (string) $value,
+        };
+    }
+}

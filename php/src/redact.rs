@@ -1,0 +1,119 @@
+//! Redaction and "who answered" for PHP (SPEC §7): `Recuo\redactUrl`,
+//! `Recuo\redactUrlDetailed`, `Recuo\redactHeaders` (the core's [`recuo::redact_url`] and
+//! [`recuo::redact_headers`]) and `Recuo\whoAnswered` ([`recuo::who_answered`]).
+//!
+//! PHP strings are bytes. A URL's bytes that are not UTF-8 are percent-encoded before the
+//! core reads it ([`Bytes::url_text`]); a header's become U+FFFD ([`header_pairs`]). Either
+//! way nothing is refused and no such byte comes back raw.
+
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendHashTable;
+
+use crate::convert::{header_pairs, Array, Bytes};
+use crate::errors::guarded;
+
+/// `$url` with its secrets and personal data replaced: userinfo removed, the values of
+/// sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long numbers
+/// (CPF, CNPJ, card and phone numbers) `[number]` in the path and query values. Never
+/// throws, whatever the bytes; a malformed URL is redacted as far as it can be read.
+#[php_function]
+#[php(name = "Recuo\\redactUrl")]
+pub fn redact_url(url: Bytes<'_>) -> PhpResult<String> {
+    guarded("Recuo\\redactUrl", || {
+        Ok(recuo::redact_url(&url.url_text()).url)
+    })
+}
+
+/// As `Recuo\redactUrl`, and whether the URL was malformed: `['url' => string, 'malformed'
+/// => bool]`.
+#[php_function]
+#[php(name = "Recuo\\redactUrlDetailed")]
+pub fn redact_url_detailed(url: Bytes<'_>) -> PhpResult<ZBox<ZendHashTable>> {
+    guarded("Recuo\\redactUrlDetailed", || {
+        let redacted = recuo::redact_url(&url.url_text());
+        let mut out = ZendHashTable::with_capacity(2);
+        out.insert("url", redacted.url)?;
+        out.insert("malformed", redacted.malformed)?;
+        Ok(out)
+    })
+}
+
+/// `$headers` (name => value, name => list of values, or a list of `[name, value]` pairs, as
+/// `Recuo\classify` takes them) as a list of `[name, value]` pairs, in order: the values of
+/// sensitive headers `[redacted]`, URLs inside the others redacted.
+#[php_function]
+#[php(name = "Recuo\\redactHeaders")]
+pub fn redact_headers(headers: Array<'_>) -> PhpResult<Vec<Vec<String>>> {
+    const F: &str = "Recuo\\redactHeaders";
+    guarded(F, || {
+        let pairs = header_pairs(F, 1, "headers", headers)?;
+        Ok(recuo::redact_headers(&pairs)
+            .into_iter()
+            .map(|(name, value)| vec![name, value])
+            .collect())
+    })
+}
+
+/// Who most likely answered a request: `origin` is `"api"`, `"proxy"`, `"cdn"` or
+/// `"unknown"`; `evidence` lists what points there (and elsewhere), one line each;
+/// `confidence` is `"low"`, `"medium"` or `"high"`, never high on a brand alone.
+#[php_class]
+#[php(name = "Recuo\\WhoAnswered")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Clone)]
+pub struct WhoAnswered {
+    inner: recuo::WhoAnswered,
+}
+
+#[php_impl]
+impl WhoAnswered {
+    /// `"api"`, `"proxy"`, `"cdn"` or `"unknown"`.
+    #[php(getter)]
+    pub fn get_origin(&self) -> &'static str {
+        self.inner.origin.name()
+    }
+
+    /// What points there (and what points elsewhere), one line each.
+    #[php(getter)]
+    pub fn get_evidence(&self) -> Vec<String> {
+        self.inner.evidence.clone()
+    }
+
+    /// `"low"`, `"medium"` or `"high"`.
+    #[php(getter)]
+    pub fn get_confidence(&self) -> &'static str {
+        self.inner.confidence.name()
+    }
+}
+
+/// Who answered, judged from the response's `$headers` (any of the shapes
+/// `Recuo\classify` takes; names in any case) and, when given, whether its content type is
+/// the `$expectedContentType` the API sends.
+#[php_function]
+#[php(name = "Recuo\\whoAnswered")]
+pub fn who_answered(
+    headers: Array<'_>,
+    expectedContentType: Option<Bytes<'_>>,
+) -> PhpResult<WhoAnswered> {
+    const F: &str = "Recuo\\whoAnswered";
+    guarded(F, || {
+        let pairs = header_pairs(F, 1, "headers", headers)?;
+        let expected = expectedContentType.map(|b| b.text().into_owned());
+        Ok(WhoAnswered {
+            inner: recuo::who_answered(&pairs, expected.as_deref()),
+        })
+    })
+}
+
+/// The functions of this module, for the module's registration (the macros keep their
+/// wrappers private to this module).
+pub fn functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 4] {
+    [
+        wrap_function!(redact_url),
+        wrap_function!(redact_url_detailed),
+        wrap_function!(redact_headers),
+        wrap_function!(who_answered),
+    ]
+}

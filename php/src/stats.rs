@@ -1,0 +1,243 @@
+//! `Recuo\Stats` (the core's [`recuo::Stats`], spacings in milliseconds) and
+//! `Recuo\StatsRecorder` (the core's [`recuo::StatsRecorder`]) for PHP code with loops of its
+//! own. `Recuo\runBatch` answers its stats as a `Recuo\Stats`.
+
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendHashTable;
+use recuo::Cause;
+
+use crate::convert::{php_int, Bytes};
+use crate::errors::{guarded, value_error};
+
+/// What a batch did (SPEC §7): attempts started, operations ended, 429s and 503s seen, the
+/// spacing between starts and the most in flight. Read-only; `merge()` adds two up.
+#[php_class]
+#[php(name = "Recuo\\Stats")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub(crate) inner: recuo::Stats,
+}
+
+impl From<recuo::Stats> for Stats {
+    fn from(inner: recuo::Stats) -> Self {
+        Stats { inner }
+    }
+}
+
+/// Nanoseconds as (fractional) milliseconds.
+#[allow(clippy::cast_precision_loss)]
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+#[php_impl]
+impl Stats {
+    /// Empty stats: nothing started, nothing seen (what `merge()` adds up from).
+    pub fn __construct() -> Self {
+        Stats::default()
+    }
+
+    /// First attempts started.
+    #[php(getter)]
+    pub fn get_initial(&self) -> i64 {
+        php_int(self.inner.initial)
+    }
+
+    /// Retries started.
+    #[php(getter)]
+    pub fn get_retries(&self) -> i64 {
+        php_int(self.inner.retries)
+    }
+
+    /// Attempts started: first attempts and retries.
+    #[php(getter)]
+    pub fn get_starts(&self) -> i64 {
+        php_int(self.inner.starts())
+    }
+
+    /// Operations that succeeded.
+    #[php(getter)]
+    pub fn get_successes(&self) -> i64 {
+        php_int(self.inner.successes)
+    }
+
+    /// Operations that gave up.
+    #[php(getter)]
+    pub fn get_failures(&self) -> i64 {
+        php_int(self.inner.failures)
+    }
+
+    /// Operations never started: the deadline came first.
+    #[php(getter)]
+    pub fn get_not_started(&self) -> i64 {
+        php_int(self.inner.not_started)
+    }
+
+    /// Rate-limited answers seen (429, or a 403 with a spent quota), as classified.
+    #[php(getter)]
+    pub fn get_throttled(&self) -> i64 {
+        php_int(self.inner.throttled)
+    }
+
+    /// 503 answers seen, as classified.
+    #[php(getter)]
+    pub fn get_unavailable(&self) -> i64 {
+        php_int(self.inner.unavailable)
+    }
+
+    /// The shortest time between two consecutive starts, in milliseconds; null with fewer
+    /// than two starts.
+    #[php(getter)]
+    pub fn get_min_spacing_ms(&self) -> Option<f64> {
+        self.inner.min_spacing_ns.map(ms)
+    }
+
+    /// The mean time between consecutive starts, in milliseconds; null with fewer than two
+    /// starts.
+    #[php(getter)]
+    pub fn get_mean_spacing_ms(&self) -> Option<f64> {
+        self.inner.mean_spacing_ns().map(|ns| ns / 1e6)
+    }
+
+    /// The first start, on the monotonic clock (`Recuo\monotonicNs()`); null with none.
+    #[php(getter)]
+    pub fn get_first_start_ns(&self) -> Option<i64> {
+        self.inner.first_start_ns.map(php_int)
+    }
+
+    /// The last start, on the monotonic clock; null with none.
+    #[php(getter)]
+    pub fn get_last_start_ns(&self) -> Option<i64> {
+        self.inner.last_start_ns.map(php_int)
+    }
+
+    /// The most attempts in flight at once.
+    #[php(getter)]
+    pub fn get_max_in_flight(&self) -> i64 {
+        php_int(self.inner.max_in_flight)
+    }
+
+    /// Every property, by name: `initial`, `retries`, `starts`, `successes`, `failures`,
+    /// `notStarted`, `throttled`, `unavailable`, `minSpacingMs`, `meanSpacingMs`,
+    /// `firstStartNs`, `lastStartNs`, `maxInFlight`.
+    pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        guarded("Recuo\\Stats::toArray", || {
+            let mut out = ZendHashTable::with_capacity(13);
+            out.insert("initial", self.get_initial())?;
+            out.insert("retries", self.get_retries())?;
+            out.insert("starts", self.get_starts())?;
+            out.insert("successes", self.get_successes())?;
+            out.insert("failures", self.get_failures())?;
+            out.insert("notStarted", self.get_not_started())?;
+            out.insert("throttled", self.get_throttled())?;
+            out.insert("unavailable", self.get_unavailable())?;
+            out.insert("minSpacingMs", self.get_min_spacing_ms())?;
+            out.insert("meanSpacingMs", self.get_mean_spacing_ms())?;
+            out.insert("firstStartNs", self.get_first_start_ns())?;
+            out.insert("lastStartNs", self.get_last_start_ns())?;
+            out.insert("maxInFlight", self.get_max_in_flight())?;
+            Ok(out)
+        })
+    }
+
+    /// These stats and `$other`'s added up, as the core merges them: counts add up; the
+    /// shortest spacing of either and the span of both; `maxInFlight` adds up (an upper
+    /// bound when both ran at once). Neither is changed.
+    pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
+        guarded("Recuo\\Stats::merge", || {
+            Ok(self.inner.merge(&other.inner).into())
+        })
+    }
+}
+
+/// Records what a loop of your own does, in one timeline (the core's recorder, the one
+/// `Recuo\runBatch` uses): `start()` and `end()` each attempt, `saw()` each failure's cause,
+/// `finished()` each operation; `snapshot()` answers the `Recuo\Stats` so far.
+#[php_class]
+#[php(name = "Recuo\\StatsRecorder")]
+#[php(flags = ClassFlags::Final)]
+#[derive(Debug, Default)]
+pub struct StatsRecorder {
+    inner: recuo::StatsRecorder,
+}
+
+#[php_impl]
+impl StatsRecorder {
+    /// An empty recorder.
+    pub fn __construct() -> Self {
+        StatsRecorder::default()
+    }
+
+    /// Attempt number `$attempt` (0 for an operation's first, then its retries) starts at
+    /// `$nowNs` on the monotonic clock (`Recuo\monotonicNs()` when null; a clock of your
+    /// own must never go back). Call `end()` when it is over.
+    pub fn start(&self, attempt: i64, nowNs: Option<i64>) -> PhpResult<()> {
+        const F: &str = "Recuo\\StatsRecorder::start";
+        guarded(F, || {
+            let attempt = u32::try_from(attempt)
+                .map_err(|_| value_error(F, 1, "attempt", "must be between 0 and 4294967295"))?;
+            let now = match nowNs {
+                Some(ns) => u64::try_from(ns).map_err(|_| {
+                    value_error(F, 2, "nowNs", "must be null or greater than or equal to 0")
+                })?,
+                None => recuo::monotonic_ns(),
+            };
+            self.inner.start(attempt, now);
+            Ok(())
+        })
+    }
+
+    /// An attempt started earlier is over.
+    pub fn end(&self) -> PhpResult<()> {
+        guarded("Recuo\\StatsRecorder::end", || {
+            self.inner.end();
+            Ok(())
+        })
+    }
+
+    /// An attempt failed for `$cause`, a verdict's reason (`rate_limited` and `unavailable`
+    /// are counted).
+    pub fn saw(&self, cause: Bytes<'_>) -> PhpResult<()> {
+        const F: &str = "Recuo\\StatsRecorder::saw";
+        guarded(F, || {
+            let cause = Cause::from_name(&cause.text()).ok_or_else(|| {
+                value_error(
+                    F,
+                    1,
+                    "cause",
+                    "must be a verdict's reason: \"success\", \"rate_limited\", \"unavailable\", \
+                     \"server_error\", \"connect\", \"timeout\", \"reset\", \"other\", \
+                     \"not_idempotent\", \"permanent\" or \"tls\"",
+                )
+            })?;
+            self.inner.saw(cause);
+            Ok(())
+        })
+    }
+
+    /// An operation ended: it succeeded, or it gave up.
+    pub fn finished(&self, success: bool) -> PhpResult<()> {
+        guarded("Recuo\\StatsRecorder::finished", || {
+            self.inner.finished(success);
+            Ok(())
+        })
+    }
+
+    /// An operation was never started.
+    pub fn not_started(&self) -> PhpResult<()> {
+        guarded("Recuo\\StatsRecorder::notStarted", || {
+            self.inner.not_started();
+            Ok(())
+        })
+    }
+
+    /// The stats so far.
+    pub fn snapshot(&self) -> PhpResult<Stats> {
+        guarded("Recuo\\StatsRecorder::snapshot", || {
+            Ok(self.inner.snapshot().into())
+        })
+    }
+}
