@@ -46,6 +46,9 @@ lint-python: build-python ## clippy and rustfmt for recuo-python; mypy --strict 
 	@cd $(ROOT)/target && $(call py_quiet,$(PY_ENV) MYPY_CACHE_DIR=$(ROOT)/target/mypy \
 		$(PY) -m mypy.stubtest recuo --mypy-config-file $(ROOT)/python/pyproject.toml)
 
+# tests/python/test_serve.py drives run_batch against `recuo serve`: it runs when
+# target/debug/recuo exists (make build-cli; or RECUO_BIN=path) and is skipped, saying so,
+# when it does not — this target does not build the command line.
 test-python: build-python lint-python ## build, lint, then pytest tests/python (docs/python.md's examples included)
 	@$(PY_ENV) $(PY) -m pytest -q tests/python
 

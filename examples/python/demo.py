@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
+import logging
 
 import recuo
 
@@ -161,6 +162,41 @@ def shared_limits() -> None:
           f"mean spacing {s.mean_spacing_ms:.0f} ms")
 
 
+def records() -> None:
+    print("records: redacted before they exist, logged to the `recuo` logger")
+    url = "https://ana:pw@api.example.com/v1/users/ana@example.com?api_key=k1&page=2"
+    print(f"  redact_url     -> {recuo.redact_url(url)}")
+    print(f"  redact_headers -> {recuo.redact_headers({'Authorization': 'Bearer s3cr3t', 'X-Request-Id': 'req-7'})}")
+    page = recuo.who_answered({"CF-Ray": "8a1b-GRU", "Content-Type": "text/html"}, "application/json")
+    print(f"  who_answered   -> {page.origin} ({page.confidence}): {'; '.join(page.evidence)}")
+
+    class Show(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            fields = record.recuo  # type: ignore[attr-defined]
+            if fields["type"] == "attempt":
+                what = fields.get("status") or fields.get("transport") or fields.get("outcome")
+                print(f"  {record.levelname:<7} attempt {what}: {fields['decision']} ({fields['reason']}), "
+                      f"request id {fields['request_id']}, delay {fields['delay_ms']} ms, {fields['url']}")
+            else:
+                print(f"  {record.levelname:<7} result  {fields['result']} after {fields['attempts']} attempts")
+
+    show, log = Show(), logging.getLogger("recuo")
+    log.addHandler(show)
+    log.setLevel(logging.DEBUG)
+    answers: list[Exception] = [HTTPError(503, {"Retry-After": "1", "X-Request-Id": "req-9"})]
+
+    def read() -> str:
+        if answers:
+            raise answers.pop()
+        return "ok"
+
+    try:
+        recuo.retry(read, classify=http_verdict, seed=1, sleep=lambda s: None, request=("GET", url))
+    finally:
+        log.removeHandler(show)
+        log.setLevel(logging.NOTSET)
+
+
 def main() -> None:
     print(f"recuo {recuo.__version__} (Python)")
     guide_b()
@@ -169,6 +205,7 @@ def main() -> None:
     payment()
     asyncio.run(in_asyncio())
     shared_limits()
+    records()
 
 
 if __name__ == "__main__":

@@ -40,18 +40,33 @@ work across threads, the regulator and the budget across processes too (``.share
 ...)``); ``recuo.run_batch`` runs a queue of operations through one gate. See
 docs/python.md.
 
+Records you can trust: redaction, who answered, and the stats of a batch.
+
+>>> recuo.redact_url("https://ana:pw@api.example.com/v1/users/ana@example.com?api_key=k1&page=2")
+'https://api.example.com/v1/users/[email]?api_key=[redacted]&page=2'
+>>> recuo.redact_headers({"Authorization": "Bearer s3cr3t", "Accept": "application/json"})
+[('Authorization', '[redacted]'), ('Accept', 'application/json')]
+>>> recuo.who_answered({"CF-Ray": "8a1b2c3d4e5f-GRU", "Server": "cloudflare"}).origin
+'cdn'
+
+Every loop logs its attempts and results, redacted, to the ``recuo`` logger (``logging``;
+the message is the record's JSON line, ``extra={"recuo": {...}}`` its fields), and
+``recuo.run_batch`` answers a ``recuo.Stats``.
+
 Errors: ``TypeError`` for a wrong type, ``recuo.ConfigError`` (a ``ValueError`` with the
 core's stable ``code`` and ``name``) for a configuration the core refuses,
 ``recuo.PlanError`` for a plan that cannot be made, ``recuo.SharedFileError`` for a shared
 file set up otherwise, ``ValueError`` for any other value out of range.
 """
 
+import logging as _logging
+
 from ._recuo import (
     Attempt,
+    AttemptRecord,
     Attempts,
     BatchReport,
     BatchResult,
-    BatchStats,
     ConcurrencyLimit,
     ConfigError,
     Decision,
@@ -61,12 +76,17 @@ from ._recuo import (
     Plan,
     PlanError,
     Policy,
+    RedactedUrl,
     Regulator,
     Report,
+    ResultRecord,
     RetryAfter,
     RetryBudget,
     SharedFileError,
+    Stats,
+    StatsRecorder,
     Verdict,
+    WhoAnswered,
     __version__,
     backoff_window_ms,
     classify,
@@ -75,17 +95,25 @@ from ._recuo import (
     monotonic_ns,
     parse_retry_after,
     plan,
+    redact_headers,
+    redact_url,
+    redact_url_detailed,
     retry_delay_ms,
     run_batch,
+    who_answered,
 )
 from ._retry import retry
 
+# A library's logger: records reach the handlers the application configures, and none are
+# printed by logging's last-resort handler when it configures none.
+_logging.getLogger("recuo").addHandler(_logging.NullHandler())
+
 __all__ = [
     "Attempt",
+    "AttemptRecord",
     "Attempts",
     "BatchReport",
     "BatchResult",
-    "BatchStats",
     "ConcurrencyLimit",
     "ConfigError",
     "Decision",
@@ -95,12 +123,17 @@ __all__ = [
     "Plan",
     "PlanError",
     "Policy",
+    "RedactedUrl",
     "Regulator",
     "Report",
+    "ResultRecord",
     "RetryAfter",
     "RetryBudget",
     "SharedFileError",
+    "Stats",
+    "StatsRecorder",
     "Verdict",
+    "WhoAnswered",
     "__version__",
     "backoff_window_ms",
     "classify",
@@ -109,7 +142,11 @@ __all__ = [
     "monotonic_ns",
     "parse_retry_after",
     "plan",
+    "redact_headers",
+    "redact_url",
+    "redact_url_detailed",
     "retry",
     "retry_delay_ms",
     "run_batch",
+    "who_answered",
 ]

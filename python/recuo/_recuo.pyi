@@ -10,10 +10,10 @@ _T = TypeVar("_T")
 
 __all__ = [
     "Attempt",
+    "AttemptRecord",
     "Attempts",
     "BatchReport",
     "BatchResult",
-    "BatchStats",
     "ConcurrencyLimit",
     "ConfigError",
     "Decision",
@@ -23,12 +23,17 @@ __all__ = [
     "Plan",
     "PlanError",
     "Policy",
+    "RedactedUrl",
     "Regulator",
     "Report",
+    "ResultRecord",
     "RetryAfter",
     "RetryBudget",
     "SharedFileError",
+    "Stats",
+    "StatsRecorder",
     "Verdict",
+    "WhoAnswered",
     "__version__",
     "backoff_window_ms",
     "classify",
@@ -37,8 +42,12 @@ __all__ = [
     "monotonic_ns",
     "parse_retry_after",
     "plan",
+    "redact_headers",
+    "redact_url",
+    "redact_url_detailed",
     "retry_delay_ms",
     "run_batch",
+    "who_answered",
 ]
 
 __version__: str
@@ -70,6 +79,8 @@ class _HeaderItems(Protocol):
     def items(self) -> Iterable[tuple[str | bytes, str | bytes]]: ...
 
 _Headers = _HeaderItems | Iterable[tuple[str | bytes, str | bytes]] | None
+_Request = tuple[str, str | bytes]
+_Decision = Literal["done", "retry", "give_up"]
 
 class ConfigError(ValueError):
     """A configuration recuo refuses: attempts below 1, a negative or NaN duration, a maximum
@@ -120,6 +131,7 @@ def com_retry(
     seed: int | None = None,
     sleep: Callable[[float], object] | None = None,
     gate: Gate | None = None,
+    request: _Request | None = None,
 ) -> _T:
     """Guide A's retry loop: call ``tarefa()`` up to ``tentativas`` times and return its value.
 
@@ -143,8 +155,11 @@ def com_retry(
     reproducible. ``sleep(seconds)`` replaces the real wait, for tests; a zero delay calls no
     sleep at all. The real wait releases the GIL and answers Ctrl-C within about 50 ms.
     ``gate`` is passed by every attempt (a place in flight, a start slot, its budget for
-    every retry). Inside the task, ``current_attempt()`` gives the attempt's number and the operation's
-    idempotency key; inside another retry loop, the attempts are shared.
+    every retry). Inside the task, ``current_attempt()`` gives the attempt's number and the
+    operation's idempotency key; inside another retry loop, the attempts are shared.
+
+    Each attempt and the result are logged to the ``recuo`` logger as redacted records (see
+    ``recuo.retry``); ``request=("GET", url)`` names the request they describe.
 
     Raises ``ConfigError`` (a ``ValueError``) when ``tentativas < 1``, a duration is negative,
     NaN or infinite, or ``maximo < base``; ``TypeError`` when ``tarefa``, ``repetir_se``,
@@ -276,7 +291,9 @@ class Verdict:
     retry (``None`` when it gave none, or an unbounded one, which ``wait_unbounded`` says).
 
     Made by ``classify`` or by ``Verdict.retry``, ``Verdict.give_up`` and
-    ``Verdict.success``. Immutable, comparable and hashable.
+    ``Verdict.success``. Immutable, comparable and hashable. A verdict made by ``classify``
+    also keeps, for a retry loop's records, the status it judged, the request id and the wait
+    headers; equality and hashing look at the verdict alone.
     """
 
     @staticmethod
@@ -340,6 +357,13 @@ class Attempt:
     @property
     def idempotency_header(self) -> str:
         """The header to send the key in."""
+    def record_request(self, method: str, url: str | bytes) -> None:
+        """For the records: this attempt sends ``method`` to ``url`` (redacted in every record);
+        it replaces the loop's ``request=`` for this attempt and the result."""
+    def record_response(self, status: int, headers: _Headers = None) -> None:
+        """For the records: this attempt received ``status`` (100-999) with ``headers`` (only
+        the request id and the wait headers are kept). ``ValueError`` for a status out of
+        range."""
 
 def current_attempt() -> Attempt:
     """The attempt being made by the innermost retry loop running in this context.
@@ -691,45 +715,6 @@ class BatchResult:
         """The calls made of the operation."""
 
 @final
-class BatchStats:
-    """What a batch did, with the core's names; spacing in milliseconds."""
-
-    @property
-    def initial(self) -> int:
-        """First attempts started."""
-    @property
-    def retries(self) -> int:
-        """Retries started."""
-    @property
-    def starts(self) -> int:
-        """All attempts started."""
-    @property
-    def successes(self) -> int:
-        """Operations that succeeded."""
-    @property
-    def failures(self) -> int:
-        """Operations that gave up."""
-    @property
-    def not_started(self) -> int:
-        """Operations never started."""
-    @property
-    def throttled(self) -> int:
-        """Rate-limited answers seen."""
-    @property
-    def unavailable(self) -> int:
-        """503 answers seen."""
-    @property
-    def min_spacing_ms(self) -> float | None:
-        """The shortest time between two consecutive starts, in ms."""
-    @property
-    def mean_spacing_ms(self) -> float | None:
-        """The mean time between consecutive starts, in ms."""
-    @property
-    def max_in_flight(self) -> int:
-        """The most attempts in flight at once."""
-    def __eq__(self, value: object, /) -> bool: ...
-
-@final
 class BatchReport:
     """What ``run_batch`` did: ``results``, ``stats`` and ``elapsed`` (seconds)."""
 
@@ -737,7 +722,7 @@ class BatchReport:
     def results(self) -> tuple[BatchResult, ...]:
         """One ``BatchResult`` per operation, in order."""
     @property
-    def stats(self) -> BatchStats:
+    def stats(self) -> Stats:
         """The batch's stats."""
     @property
     def elapsed(self) -> float:
@@ -754,7 +739,253 @@ def run_batch(
 ) -> BatchReport:
     """Runs ``operations`` through one ``policy`` and one ``gate``, ``workers`` at a time,
     with a ``deadline`` (seconds) for the whole batch: what has not started when it passes is
-    never started. Ctrl-C stops the batch and raises ``KeyboardInterrupt``."""
+    never started. Ctrl-C stops the batch and raises ``KeyboardInterrupt``. Each operation's
+    attempts and result are logged as ``retry`` logs them; an operation never started logs a
+    result record (``"gave_up"``, ``"cancelled"``, no attempt)."""
+
+# Records, redaction, who answered and stats (SPEC §7).
+
+@final
+class Stats:
+    """What a batch did, with the core's names; spacing in milliseconds.
+
+    ``Stats()`` is empty. ``a.merge(b)`` (or ``a + b``) adds up two recorders' stats (counts
+    add up; the shortest spacing of either, the span of both; ``max_in_flight`` adds up, an
+    upper bound). ``sum(parts)`` merges many. Immutable and comparable.
+    """
+
+    def __new__(cls) -> Stats: ...
+    @property
+    def initial(self) -> int:
+        """First attempts started."""
+    @property
+    def retries(self) -> int:
+        """Retries started."""
+    @property
+    def starts(self) -> int:
+        """All attempts started: ``initial + retries``."""
+    @property
+    def successes(self) -> int:
+        """Operations that succeeded."""
+    @property
+    def failures(self) -> int:
+        """Operations that gave up."""
+    @property
+    def not_started(self) -> int:
+        """Operations never started."""
+    @property
+    def throttled(self) -> int:
+        """Rate-limited answers seen (429, or a 403 whose quota is spent)."""
+    @property
+    def unavailable(self) -> int:
+        """503 answers seen."""
+    @property
+    def min_spacing_ms(self) -> float | None:
+        """The shortest time between two consecutive starts, in ms, or ``None``."""
+    @property
+    def mean_spacing_ms(self) -> float | None:
+        """The mean time between consecutive starts, in ms, or ``None``."""
+    @property
+    def max_in_flight(self) -> int:
+        """The most attempts in flight at once."""
+    @property
+    def first_start_ns(self) -> int | None:
+        """The first start on the monotonic clock (``monotonic_ns()``), or ``None``."""
+    @property
+    def last_start_ns(self) -> int | None:
+        """The last start on the monotonic clock, or ``None``."""
+    def merge(self, other: Stats) -> Stats:
+        """These stats and ``other``'s added up."""
+    def __add__(self, value: Stats, /) -> Stats:
+        """``self.merge(value)``."""
+    def __radd__(self, value: Stats | int, /) -> Stats:
+        """``value.merge(self)``; ``0 + stats`` is ``stats``, so ``sum(parts)`` works (any
+        other int is a ``TypeError``)."""
+    def to_dict(self) -> dict[str, int | float | None]:
+        """The fields as a ``dict``."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class StatsRecorder:
+    """Records a batch's stats from any number of threads, in one timeline: ``start(attempt)``
+    and ``end()`` around each attempt, ``saw(cause)`` for each verdict on a failure,
+    ``finished(success)`` and ``not_started()`` per operation, ``snapshot()`` for the
+    ``Stats`` so far. Thread-safe."""
+
+    def __new__(cls) -> StatsRecorder: ...
+    def start(self, attempt: int, now_ns: int | None = None) -> None:
+        """Attempt number ``attempt`` (0: a first attempt) starts now, or at ``now_ns`` on the
+        monotonic clock."""
+    def end(self) -> None:
+        """The attempt started last by this caller is over."""
+    def saw(self, cause: _Cause | Verdict) -> None:
+        """A failure was judged ``cause`` (``"rate_limited"`` and ``"unavailable"`` are
+        counted)."""
+    def finished(self, success: bool) -> None:
+        """An operation ended: it succeeded or gave up."""
+    def not_started(self) -> None:
+        """An operation was never started."""
+    def snapshot(self) -> Stats:
+        """The stats so far."""
+
+@final
+class AttemptRecord:
+    """One attempt's record, for code that runs its own loop: the same record, redacted the
+    same way, as the loops log. ``status`` or ``error`` (neither: a success with no HTTP
+    meaning); of ``headers`` only the request id and the wait headers are kept.
+    ``to_json()`` is the core's JSON line. Immutable and comparable."""
+
+    def __new__(
+        cls,
+        start_ms: int,
+        elapsed_ms: int,
+        method: str,
+        url: str | bytes,
+        *,
+        status: int | None = None,
+        error: _Transport | None = None,
+        headers: _Headers = None,
+        delay_ms: int | None = None,
+        decision: _Decision,
+        reason: _Cause | _GiveUpReason,
+    ) -> AttemptRecord: ...
+    @property
+    def start(self) -> str:
+        """When the attempt started: RFC 3339 in UTC."""
+    @property
+    def start_ms(self) -> int:
+        """When the attempt started, in ms since the Unix epoch."""
+    @property
+    def elapsed_ms(self) -> int:
+        """How long it took, in ms."""
+    @property
+    def method(self) -> str:
+        """The HTTP method."""
+    @property
+    def url(self) -> str:
+        """The URL, redacted."""
+    @property
+    def url_malformed(self) -> bool:
+        """Whether the URL was malformed."""
+    @property
+    def status(self) -> int | None:
+        """The HTTP status received, or ``None``."""
+    @property
+    def transport(self) -> _Transport | None:
+        """The transport failure, or ``None``."""
+    @property
+    def request_id(self) -> str | None:
+        """The request id the response carried, or ``None``."""
+    @property
+    def wait_headers(self) -> list[tuple[str, str]]:
+        """The wait headers seen."""
+    @property
+    def delay_ms(self) -> int | None:
+        """The delay chosen before the next attempt, in ms, or ``None``."""
+    @property
+    def decision(self) -> _Decision:
+        """``"done"``, ``"retry"`` or ``"give_up"``."""
+    @property
+    def reason(self) -> _Cause | _GiveUpReason:
+        """The verdict's reason or the give-up reason."""
+    def to_json(self) -> str:
+        """The record as one line of JSON."""
+    def to_dict(self) -> dict[str, Any]:
+        """``json.loads(self.to_json())``."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class ResultRecord:
+    """One operation's result record, for code that runs its own loop; ``reason`` is the
+    give-up reason, or ``None`` for a success. ``to_json()`` is the core's JSON line.
+    Immutable and comparable."""
+
+    def __new__(
+        cls,
+        start_ms: int,
+        method: str,
+        url: str | bytes,
+        *,
+        attempts: int,
+        total_ms: int,
+        reason: _GiveUpReason | None = None,
+    ) -> ResultRecord: ...
+    @property
+    def start(self) -> str:
+        """When the first attempt started: RFC 3339 in UTC."""
+    @property
+    def start_ms(self) -> int:
+        """When the first attempt started, in ms since the Unix epoch."""
+    @property
+    def method(self) -> str:
+        """The HTTP method."""
+    @property
+    def url(self) -> str:
+        """The URL, redacted."""
+    @property
+    def result(self) -> Literal["success", "gave_up"]:
+        """``"success"`` or ``"gave_up"``."""
+    @property
+    def attempts(self) -> int:
+        """Attempts made."""
+    @property
+    def reason(self) -> _GiveUpReason | None:
+        """Why it gave up, or ``None``."""
+    @property
+    def total_ms(self) -> int:
+        """From the start of the first attempt to the end, in ms."""
+    def to_json(self) -> str:
+        """The record as one line of JSON."""
+    def to_dict(self) -> dict[str, Any]:
+        """``json.loads(self.to_json())``."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+def redact_url(url: str | bytes, /) -> str:
+    """``url`` with userinfo removed, sensitive query values ``[redacted]``, e-mail addresses
+    ``[email]`` and long numbers ``[number]``. Never raises for any text; URL bytes that are
+    not UTF-8 are percent-encoded."""
+
+@final
+class RedactedUrl:
+    """A redacted ``url`` and whether the URL given was ``malformed``. Immutable, comparable
+    and hashable."""
+
+    @property
+    def url(self) -> str:
+        """The URL with secrets and personal data replaced."""
+    @property
+    def malformed(self) -> bool:
+        """Whether the URL given was malformed."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+def redact_url_detailed(url: str | bytes, /) -> RedactedUrl:
+    """As ``redact_url``, with whether the URL was malformed."""
+
+def redact_headers(headers: _Headers, /) -> list[tuple[str, str]]:
+    """``headers`` as ``(name, value)`` pairs in order, the values of sensitive headers
+    ``[redacted]`` and URLs in the others redacted. Header bytes are read as UTF-8 when valid,
+    else ISO-8859-1."""
+
+@final
+class WhoAnswered:
+    """Who most likely answered: ``origin``, the ``evidence`` and a ``confidence`` never high
+    on a brand alone. Immutable and comparable."""
+
+    @property
+    def origin(self) -> Literal["api", "proxy", "cdn", "unknown"]:
+        """``"api"``, ``"proxy"``, ``"cdn"`` or ``"unknown"``."""
+    @property
+    def evidence(self) -> list[str]:
+        """What points there (and elsewhere), one line each."""
+    @property
+    def confidence(self) -> Literal["low", "medium", "high"]:
+        """``"low"``, ``"medium"`` or ``"high"``."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+def who_answered(headers: _Headers, expected_content_type: str | None = None) -> WhoAnswered:
+    """Who answered, judged from the response's ``headers`` and, when given, whether its
+    content type is the ``expected_content_type`` the API sends."""
 
 # Private: the Python glue of recuo.retry (recuo/_retry.py) uses these.
 
@@ -780,6 +1011,7 @@ def _run(
     seed: int | None,
     sleep: Callable[[float], object] | None,
     gate: Gate | None,
+    request: _Request | None,
     /,
 ) -> _T:
     """The synchronous retry loop."""
@@ -794,3 +1026,23 @@ def _give_up_report(attempts: Attempts, decision: Decision, now_ms: int, /) -> R
 
 def _exception_verdict(answer: object, /) -> Verdict:
     """The verdict on an exception from what a classifier answered."""
+
+@final
+class _Journal:
+    """The records of one operation of the asyncio loop."""
+
+    def started(self) -> None:
+        """An attempt starts now."""
+    def ended(self, attempt: Attempt, error: BaseException | None, /) -> None:
+        """The attempt ended, raising ``error`` or not."""
+    def judged(self, verdict: Verdict, /) -> None:
+        """The verdict on the failure just recorded."""
+    def retry(self, delay_ms: int, /) -> None:
+        """The attempt is retried after ``delay_ms``."""
+    def done(self, attempts: int, /) -> None:
+        """The operation succeeded."""
+    def give_up(self, reason: _GiveUpReason, attempts: int, /) -> None:
+        """The operation gave up."""
+
+def _journal(request: _Request | None, /) -> _Journal | None:
+    """The journal of an operation, or ``None`` when the ``recuo`` logger logs nothing."""

@@ -6,6 +6,10 @@ effects). The asyncio loop below drives the core's ``Attempts`` state machine an
 when to stop and why — is the core's. Both loops share the two context variables of
 ``_recuo`` (the attempt pool of the outermost loop, and the attempt being made), so loops of
 either kind nest in each other with one limit.
+
+Both loops log the core's records (SPEC §7) to the ``recuo`` logger: the blocking loop from
+Rust, the asyncio loop through a ``_Journal`` (``_recuo._journal``) that makes the same
+records at the same points — an attempt's once its decision is known, then the result's.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from ._recuo import (
     _current_attempt,
     _exception_verdict,
     _give_up_report,
+    _journal,
+    _Journal,
     _run,
 )
 
@@ -56,7 +62,7 @@ _DEFAULT_POLICY = Policy()
 class _Options:
     """The options of one ``retry``, checked once (at decoration time for a decorator)."""
 
-    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "given")
+    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "request", "given")
 
     def __init__(
         self,
@@ -67,6 +73,7 @@ class _Options:
         seed: int | None,
         sleep: Sleep | None,
         gate: Gate | None,
+        request: tuple[str, str | bytes] | None,
     ) -> None:
         if policy is not None and not isinstance(policy, Policy):
             raise TypeError(f"policy must be a recuo.Policy or None, not {type(policy).__name__}")
@@ -81,6 +88,14 @@ class _Options:
                 raise TypeError(f"seed must be an int, not {type(seed).__name__}")
             if not 0 <= seed < 2**64:
                 raise ValueError("seed must be between 0 and 2**64 - 1")
+        if request is not None:
+            if not isinstance(request, (tuple, list)) or len(request) != 2:
+                raise TypeError(f"request must be a (method, url) tuple, not {type(request).__name__}")
+            method, url = request
+            if not isinstance(method, str):
+                raise TypeError(f"request's method must be a str, not {type(method).__name__}")
+            if not isinstance(url, (str, bytes)):
+                raise TypeError(f"request's url must be str or bytes, not {type(url).__name__}")
         self.policy = _DEFAULT_POLICY if policy is None else policy
         self.classify = classify
         self.on_retry = on_retry
@@ -88,7 +103,8 @@ class _Options:
         self.seed = seed
         self.sleep = sleep
         self.gate = gate
-        self.given = any(v is not None for v in (policy, seed, gate, *hooks.values()))
+        self.request = request
+        self.given = any(v is not None for v in (policy, seed, gate, request, *hooks.values()))
 
 
 @overload
@@ -107,6 +123,7 @@ def retry(
     seed: int | None = None,
     sleep: Sleep | None = None,
     gate: Gate | None = None,
+    request: tuple[str, str | bytes] | None = None,
 ) -> Callable[[Callable[_P, _T]], Callable[_P, _T]]: ...
 
 
@@ -122,6 +139,7 @@ def retry(
     seed: int | None = None,
     sleep: Sleep | None = None,
     gate: Gate | None = None,
+    request: tuple[str, str | bytes] | None = None,
     **kwargs: Any,
 ) -> _T: ...
 
@@ -137,6 +155,7 @@ def retry(
     seed: int | None = None,
     sleep: Sleep | None = None,
     gate: Gate | None = None,
+    request: tuple[str, str | bytes] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Runs a function under a retry policy: as a call, as a decorator, sync or ``async def``.
@@ -193,12 +212,23 @@ def retry(
     waits use ``asyncio.sleep``, and cancelling the task while it waits gives up with
     ``"cancelled"`` without counting the attempt.
 
+    Every attempt and the result are logged to the ``recuo`` logger as the core's records,
+    redacted before Python sees them: the message is the record's JSON line and
+    ``extra={"recuo": {...}}`` its fields. An attempt that succeeded logs at ``DEBUG``, one
+    retried or given up on at ``INFO``; the result at ``DEBUG`` (done at once), ``INFO``
+    (done after retries) or ``WARNING`` (gave up). ``request=(method, url)`` names the request
+    the records describe; inside the function, ``recuo.current_attempt().record_request(...)``
+    and ``.record_response(status, headers)`` say what one attempt sent and received. A
+    failure's status and headers are otherwise those ``recuo.classify`` judged, or those the
+    exception carries (``.status_code`` or ``.status``, and ``.headers``, on the exception or
+    its ``.response``).
+
     Raises ``TypeError`` for an argument of the wrong type (checked when ``retry`` is called,
     so a bad decorator fails at import) and ``ValueError`` for a seed out of range. The
     option names are ``retry``'s own: to pass a keyword argument with one of these names to
     ``fn``, use the decorator or ``functools.partial``.
     """
-    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate)
+    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
     if fn is None:
         if args or kwargs:
             raise TypeError("recuo.retry() got arguments for a function but no function")
@@ -242,7 +272,9 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def _run_sync(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
-    result = _run(fn, args, kwargs, o.policy, o.classify, o.on_retry, o.on_give_up, o.seed, o.sleep, o.gate)
+    result = _run(
+        fn, args, kwargs, o.policy, o.classify, o.on_retry, o.on_give_up, o.seed, o.sleep, o.gate, o.request
+    )
     if inspect.iscoroutine(result):
         # The blocking loop saw a coroutine as a success: nothing was awaited, so nothing was
         # retried. Say so instead of handing back a coroutine that would run unretried.
@@ -262,30 +294,38 @@ def _now_ms() -> int:
 async def _run_async(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
     attempts, token = _attempts_in_context(o.policy, o.seed)
     try:
-        return await _async_loop(attempts, fn, args, kwargs, o)
+        return await _async_loop(attempts, fn, args, kwargs, o, _journal(o.request))
     finally:
         if token is not None:
             _attempt_pool.reset(token)
 
 
 async def _async_loop(
-    attempts: Attempts, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options
+    attempts: Attempts,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    o: _Options,
+    journal: _Journal | None,
 ) -> Any:
     """SPEC §6's loop, as the core's ``drive`` runs it: begin, pass the gate, attempt,
-    classify, decide, hook, sleep — with every decision taken by ``attempts``."""
+    classify, decide, hook, sleep — with every decision taken by ``attempts``, and the
+    records logged where the blocking loop logs them."""
     last: Exception | None = None
     while True:
         refused = attempts.begin(_now_ms())
         if refused is not None:
             # The enclosing loops' attempts ran out (nested loops racing for one pool).
-            _give_up(attempts, refused, o, last)
+            _give_up(attempts, refused, o, last, journal)
             if last is None:
                 raise RuntimeError(f"recuo gave up before the first attempt ({refused.reason})")
             raise last
         attempt = attempts.attempt
         assert attempt is not None  # begun just now
-        permit = await _pass_gate(attempts, attempt.number, o, last)
+        permit = await _pass_gate(attempts, attempt.number, o, last, journal)
         token = _current_attempt.set(attempt)
+        if journal is not None:
+            journal.started()
         try:
             try:
                 result = await fn(*args, **kwargs)
@@ -293,20 +333,30 @@ async def _async_loop(
                 # The place in flight is given back before anything else, any sleep above all.
                 if permit is not None:
                     permit.release()
-        except asyncio.CancelledError:
-            _cancel(attempts, o)
+        except asyncio.CancelledError as cancelled:
+            if journal is not None:
+                journal.ended(attempt, cancelled)
+            _cancel(attempts, o, journal)
             raise
         except Exception as exc:
-            decision = _decide(attempts, exc, o)
+            if journal is not None:
+                journal.ended(attempt, exc)
+            decision = _decide(attempts, exc, o, journal)
             if decision.kind != "retry":
-                _give_up(attempts, decision, o, None)
+                _give_up(attempts, decision, o, None, journal)
                 raise
+            if journal is not None:
+                journal.retry(decision.delay_ms or 0)
             if o.on_retry is not None:
                 o.on_retry(attempt.number, exc, decision.delay or 0.0)
             last = exc
         else:
+            if journal is not None:
+                journal.ended(attempt, None)
             if o.gate is not None and o.gate.regulator is not None:
                 o.gate.regulator.on_success()
+            if journal is not None:
+                journal.done(attempts.attempts)
             return result
         finally:
             _current_attempt.reset(token)
@@ -315,11 +365,13 @@ async def _async_loop(
             try:
                 await _sleep(o.sleep, delay)
             except asyncio.CancelledError:
-                _cancel(attempts, o)
+                _cancel(attempts, o, journal)
                 raise
 
 
-async def _pass_gate(attempts: Attempts, number: int, o: _Options, last: Exception | None) -> Permit | None:
+async def _pass_gate(
+    attempts: Attempts, number: int, o: _Options, last: Exception | None, journal: _Journal | None
+) -> Permit | None:
     """Waits at the gate, if any, for attempt ``number``. Cancelled meanwhile, the operation
     gives up with ``"cancelled"`` and that attempt is not counted (as in the core's loop)."""
     if o.gate is None:
@@ -327,15 +379,17 @@ async def _pass_gate(attempts: Attempts, number: int, o: _Options, last: Excepti
     try:
         return await enter_gate(o.gate, number)
     except asyncio.CancelledError:
-        _give_up(attempts, attempts.refuse_cancelled(_now_ms()), o, last)
+        _give_up(attempts, attempts.refuse_cancelled(_now_ms()), o, last, journal)
         raise
 
 
-def _decide(attempts: Attempts, exc: Exception, o: _Options) -> Decision:
+def _decide(attempts: Attempts, exc: Exception, o: _Options, journal: _Journal | None) -> Decision:
     if attempts.is_spent:
         # No attempt left anyway: the classifier is not asked.
         return attempts.exhaust(_now_ms())
     verdict = _exception_verdict(True if o.classify is None else o.classify(exc))
+    if journal is not None:
+        journal.judged(verdict)
     gate = o.gate
     if gate is None:
         return attempts.decide(verdict, _now_ms())
@@ -344,11 +398,15 @@ def _decide(attempts: Attempts, exc: Exception, o: _Options) -> Decision:
     return attempts.decide(verdict, _now_ms(), budget=gate.budget)
 
 
-def _give_up(attempts: Attempts, decision: Decision, o: _Options, last: Exception | None) -> None:
-    if o.on_give_up is None:
-        return
+def _give_up(
+    attempts: Attempts, decision: Decision, o: _Options, last: Exception | None, journal: _Journal | None
+) -> None:
+    """The records of the give-up, then ``on_give_up``."""
     try:
-        o.on_give_up(_give_up_report(attempts, decision, _now_ms()))
+        if journal is not None:
+            journal.give_up(decision.reason or "permanent", attempts.report().attempts)
+        if o.on_give_up is not None:
+            o.on_give_up(_give_up_report(attempts, decision, _now_ms()))
     except BaseException as raised:
         # Raised while giving up on `last`: chain it, as an `except` block would.
         if last is not None and raised is not last and raised.__context__ is None:
@@ -356,12 +414,12 @@ def _give_up(attempts: Attempts, decision: Decision, o: _Options, last: Exceptio
         raise
 
 
-def _cancel(attempts: Attempts, o: _Options) -> None:
+def _cancel(attempts: Attempts, o: _Options, journal: _Journal | None) -> None:
     """The task was cancelled: the operation gives up with ``"cancelled"``."""
     attempts.cancel()
     decision = attempts.begin(_now_ms())
     if decision is not None:
-        _give_up(attempts, decision, o, None)
+        _give_up(attempts, decision, o, None, journal)
 
 
 async def _sleep(sleep: Sleep | None, seconds: float) -> None:

@@ -253,13 +253,64 @@ pub(crate) fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| char::from(b)).collect()
 }
 
-/// Header text: a `str`, or `bytes` read as ISO-8859-1.
+/// Header bytes as text: UTF-8 when they are valid UTF-8, else ISO-8859-1 (one character per
+/// byte), as `httpx` decodes headers. Never an error, never a byte lost or left raw; ASCII
+/// — everything a rule of the core reads — is the same either way.
+pub(crate) fn header_bytes_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => latin1(bytes),
+    }
+}
+
+/// Header text: a `str` (lone surrogates become U+FFFD), or `bytes` read by
+/// [`header_bytes_text`].
 pub(crate) fn header_text(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     if let Ok(text) = value.cast::<PyString>() {
         return Ok(text.to_string_lossy().into_owned());
     }
     if let Ok(bytes) = value.cast::<PyBytes>() {
-        return Ok(latin1(bytes.as_bytes()));
+        return Ok(header_bytes_text(bytes.as_bytes()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be str or bytes, not {}",
+        type_name(value)
+    )))
+}
+
+/// URL bytes as text: valid UTF-8 as it is, every other byte percent-encoded (`%FF`), as a
+/// URL spells a byte that is not text. Never an error, never a raw byte.
+pub(crate) fn url_bytes_text(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(text) => {
+                out.push_str(text);
+                return out;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(after.len()).min(after.len());
+                for b in &after[..bad] {
+                    let _ = write!(out, "%{b:02X}");
+                }
+                rest = &after[bad..];
+            }
+        }
+    }
+}
+
+/// A URL given as `str` (lone surrogates become U+FFFD) or `bytes` (read by
+/// [`url_bytes_text`]); `what` names the argument.
+pub(crate) fn url_text(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(text.to_string_lossy().into_owned());
+    }
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Ok(url_bytes_text(bytes.as_bytes()));
     }
     Err(PyTypeError::new_err(format!(
         "{what} must be str or bytes, not {}",

@@ -1,6 +1,6 @@
 //! `recuo.run_batch`: a queue of operations through one policy and one gate, with a deadline
-//! for the whole queue (SPEC §6–§9), and what it did (`BatchReport`, `BatchResult`,
-//! `BatchStats`: the core's [`recuo::Stats`]).
+//! for the whole queue (SPEC §6–§9), and what it did (`BatchReport`, `BatchResult`, and the
+//! core's [`recuo::Stats`] as a `recuo.Stats`).
 //!
 //! The core's [`recuo::Batch`] cannot be told to stop from outside (so Ctrl-C could not end a
 //! batch waiting at its gate) and its classifier cannot fail (so an exception raised by
@@ -12,6 +12,11 @@
 //! past the deadline (its policy's deadline is cut to what is left, and its waits at the gate
 //! and between attempts are cancelled when the deadline passes), and a loop stopped before
 //! its first attempt counts as not started.
+//!
+//! Each operation's loop logs its records to the `recuo` logger as `recuo.retry` does (an
+//! operation says what it sends with `recuo.current_attempt().record_request(...)`), and an
+//! operation the deadline kept from starting has a result record of its own: given up,
+//! `cancelled`, no attempt — as in C and PHP.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -21,12 +26,14 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use recuo::{CancelToken, Gate, Policy, Report, Stats, StatsRecorder, Stopped};
+use recuo::{CancelToken, Gate, Policy, Report, StatsRecorder, Stopped};
 
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
 use crate::machine::PyReport;
 use crate::policy::PyPolicy;
+use crate::record::log_not_started;
 use crate::runner::{drive_python, gate_arg, Driven, Effects, Env, Operation, SLEEP_SLICE};
+use crate::stats::PyStats;
 
 /// How one operation ended, as the workers leave it.
 enum Ended {
@@ -90,6 +97,9 @@ impl Queue<'_> {
             .map(|d| d.saturating_sub(self.started.elapsed()));
         if self.stop.is_cancelled() || remaining.is_some_and(|r| r.is_zero()) {
             self.recorder.not_started();
+            if let Err(raised) = log_not_started(py) {
+                self.abort(raised);
+            }
             return Ended::NotStarted;
         }
         // No operation may wait past the batch's deadline.
@@ -115,6 +125,7 @@ impl Queue<'_> {
             stats: Some(&self.recorder),
             cancel: self.stop.clone(),
             signals: false,
+            request: None,
         };
         let op = self.ops[i].bind(py);
         let driven = drive_python(py, &policy, None, Operation::Tarefa(op), &effects, &env);
@@ -325,7 +336,7 @@ pub(crate) fn run_batch(
         .collect::<Vec<_>>();
     Ok(PyBatchReport {
         results: PyTuple::new(py, results)?.unbind(),
-        stats: PyBatchStats(queue.recorder.snapshot()),
+        stats: PyStats(queue.recorder.snapshot()),
         elapsed: queue.started.elapsed(),
     })
 }
@@ -439,113 +450,12 @@ impl PyBatchResult {
     }
 }
 
-/// What a batch did (SPEC §7), with the core's names: first attempts (``initial``),
-/// ``retries``, operations that succeeded (``successes``), gave up (``failures``) or never
-/// started (``not_started``), 429s (``throttled``) and 503s (``unavailable``) seen, the
-/// shortest and the mean time between consecutive starts in milliseconds (``None`` with
-/// fewer than two starts), and the most attempts in flight at once.
-#[pyclass(name = "BatchStats", module = "recuo", frozen, eq)]
-#[derive(Clone, PartialEq)]
-pub(crate) struct PyBatchStats(Stats);
-
-fn ns_to_ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
-
-#[pymethods]
-impl PyBatchStats {
-    /// First attempts started.
-    #[getter]
-    fn initial(&self) -> u64 {
-        self.0.initial
-    }
-
-    /// Retries started.
-    #[getter]
-    fn retries(&self) -> u64 {
-        self.0.retries
-    }
-
-    /// All attempts started: ``initial + retries``.
-    #[getter]
-    fn starts(&self) -> u64 {
-        self.0.starts()
-    }
-
-    /// Operations that succeeded.
-    #[getter]
-    fn successes(&self) -> u64 {
-        self.0.successes
-    }
-
-    /// Operations that gave up.
-    #[getter]
-    fn failures(&self) -> u64 {
-        self.0.failures
-    }
-
-    /// Operations never started (the deadline came first).
-    #[getter]
-    fn not_started(&self) -> u64 {
-        self.0.not_started
-    }
-
-    /// Rate-limited answers seen (429, or a 403 whose quota is spent).
-    #[getter]
-    fn throttled(&self) -> u64 {
-        self.0.throttled
-    }
-
-    /// 503 answers seen.
-    #[getter]
-    fn unavailable(&self) -> u64 {
-        self.0.unavailable
-    }
-
-    /// The shortest time between two consecutive starts, in milliseconds, or ``None``.
-    #[getter]
-    fn min_spacing_ms(&self) -> Option<f64> {
-        self.0.min_spacing_ns.map(ns_to_ms)
-    }
-
-    /// The mean time between consecutive starts, in milliseconds, or ``None``.
-    #[getter]
-    fn mean_spacing_ms(&self) -> Option<f64> {
-        self.0.mean_spacing_ns().map(|ns| ns / 1e6)
-    }
-
-    /// The most attempts in flight at once.
-    #[getter]
-    fn max_in_flight(&self) -> u64 {
-        self.0.max_in_flight
-    }
-
-    fn __repr__(&self) -> String {
-        let opt = |v: Option<f64>| v.map_or_else(|| "None".to_owned(), |x| format!("{x:.3}"));
-        format!(
-            "BatchStats(initial={}, retries={}, successes={}, failures={}, not_started={}, \
-             throttled={}, unavailable={}, min_spacing_ms={}, mean_spacing_ms={}, \
-             max_in_flight={})",
-            self.0.initial,
-            self.0.retries,
-            self.0.successes,
-            self.0.failures,
-            self.0.not_started,
-            self.0.throttled,
-            self.0.unavailable,
-            opt(self.min_spacing_ms()),
-            opt(self.mean_spacing_ms()),
-            self.0.max_in_flight
-        )
-    }
-}
-
 /// What ``run_batch`` did: ``results`` (one ``BatchResult`` per operation, in order),
-/// ``stats`` (a ``BatchStats``) and ``elapsed`` (seconds).
+/// ``stats`` (a ``recuo.Stats``) and ``elapsed`` (seconds).
 #[pyclass(name = "BatchReport", module = "recuo", frozen)]
 pub(crate) struct PyBatchReport {
     results: Py<PyTuple>,
-    stats: PyBatchStats,
+    stats: PyStats,
     elapsed: Duration,
 }
 
@@ -559,7 +469,7 @@ impl PyBatchReport {
 
     /// The batch's stats.
     #[getter]
-    fn stats(&self) -> PyBatchStats {
+    fn stats(&self) -> PyStats {
         self.stats.clone()
     }
 

@@ -66,8 +66,12 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
 /// jitter reproducible. ``sleep(seconds)`` replaces the real wait, for tests; a zero delay
 /// calls no sleep at all. The real wait releases the GIL and answers Ctrl-C within about
 /// 50 ms. ``gate`` (a ``recuo.Gate``) is passed by every attempt: a place in flight and a
-/// start slot before it, its budget for every retry. Inside the task, ``recuo.current_attempt()`` gives the attempt's number and the
-/// operation's idempotency key; inside another retry loop, the attempts are shared.
+/// start slot before it, its budget for every retry. Inside the task,
+/// ``recuo.current_attempt()`` gives the attempt's number and the operation's idempotency
+/// key; inside another retry loop, the attempts are shared.
+///
+/// Each attempt and the result are logged to the ``recuo`` logger as redacted records (see
+/// ``recuo.retry``); ``request=("GET", url)`` names the request they describe.
 ///
 /// Raises ``recuo.ConfigError`` (a ``ValueError``) when ``tentativas < 1``, a duration is
 /// negative, NaN or infinite, or ``maximo < base``; ``TypeError`` when ``tarefa``,
@@ -75,8 +79,8 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
 /// type (a ``bool`` is refused where an int is expected).
 #[pyfunction]
 #[pyo3(
-    signature = (tarefa, tentativas = 5, base = 0.2, maximo = 5.0, repetir_se = None, *, prazo = None, ao_repetir = None, seed = None, sleep = None, gate = None),
-    text_signature = "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None, seed=None, sleep=None, gate=None)"
+    signature = (tarefa, tentativas = 5, base = 0.2, maximo = 5.0, repetir_se = None, *, prazo = None, ao_repetir = None, seed = None, sleep = None, gate = None, request = None),
+    text_signature = "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None, seed=None, sleep=None, gate=None, request=None)"
 )]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn com_retry(
@@ -91,9 +95,11 @@ pub(crate) fn com_retry(
     #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
     sleep: Option<&Bound<'_, PyAny>>,
     gate: Option<&Bound<'_, PyAny>>,
+    request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     require_callable(tarefa, "tarefa")?;
     let gate = gate_arg(gate)?;
+    let request = crate::record::request_arg(request)?;
     let effects = Effects {
         classify: opt_callable(repetir_se, "repetir_se")?,
         on_retry: opt_callable(ao_repetir, "ao_repetir")?,
@@ -112,6 +118,7 @@ pub(crate) fn com_retry(
         Operation::Tarefa(tarefa),
         &effects,
         gate.map(|g| &g.get().inner),
+        request,
     )
 }
 

@@ -18,6 +18,10 @@
 //!   `monotonic_ns`.
 //! * [`plan`] — `recuo.plan` and `recuo.Plan`.
 //! * [`batch`] — `recuo.run_batch` and its report.
+//! * [`record`] — the records the loops log to the `logging` module, `recuo.AttemptRecord`
+//!   and `recuo.ResultRecord`; [`redact`] — `recuo.redact_url`, `redact_url_detailed`,
+//!   `redact_headers`; [`origin`] — `recuo.who_answered`; [`stats`] — `recuo.Stats` and
+//!   `recuo.StatsRecorder`.
 //!
 //! Bad input is refused before anything runs: a wrong type raises `TypeError`, a value the
 //! core refuses raises `recuo.ConfigError` (a `ValueError` carrying the core's stable `code`
@@ -38,9 +42,13 @@ mod batch;
 mod guide;
 mod limits;
 mod machine;
+mod origin;
 mod plan;
 mod policy;
+mod record;
+mod redact;
 mod runner;
+mod stats;
 mod verdict;
 
 pyo3::create_exception!(
@@ -101,7 +109,12 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::PyPlan>()?;
     m.add_class::<batch::PyBatchReport>()?;
     m.add_class::<batch::PyBatchResult>()?;
-    m.add_class::<batch::PyBatchStats>()?;
+    m.add_class::<stats::PyStats>()?;
+    m.add_class::<stats::PyStatsRecorder>()?;
+    m.add_class::<record::PyAttemptRecord>()?;
+    m.add_class::<record::PyResultRecord>()?;
+    m.add_class::<redact::PyRedactedUrl>()?;
+    m.add_class::<origin::PyWhoAnswered>()?;
     m.add_function(wrap_pyfunction!(guide::com_retry, m)?)?;
     m.add_function(wrap_pyfunction!(guide::retry_delay_ms, m)?)?;
     m.add_function(wrap_pyfunction!(guide::parse_retry_after, m)?)?;
@@ -111,6 +124,10 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(limits::monotonic_ns, m)?)?;
     m.add_function(wrap_pyfunction!(plan::plan, m)?)?;
     m.add_function(wrap_pyfunction!(batch::run_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(redact::redact_url, m)?)?;
+    m.add_function(wrap_pyfunction!(redact::redact_url_detailed, m)?)?;
+    m.add_function(wrap_pyfunction!(redact::redact_headers, m)?)?;
+    m.add_function(wrap_pyfunction!(origin::who_answered, m)?)?;
     // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
     // out of `__all__`.
     m.setattr("_AttemptPool", py.get_type::<runner::PyAttemptPool>())?;
@@ -127,6 +144,8 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "_exception_verdict",
         wrap_pyfunction!(runner::exception_verdict_py, m)?,
     )?;
+    m.setattr("_Journal", py.get_type::<record::PyJournal>())?;
+    m.setattr("_journal", wrap_pyfunction!(record::journal, m)?)?;
     m.setattr("_attempt_pool", runner::pool_var(py)?)?;
     m.setattr("_current_attempt", runner::attempt_var(py)?)?;
     Ok(())

@@ -13,12 +13,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
 
 use recuo::{
-    AttemptPool, Attempts, Decision, IdempotencyKey, LazyJitterRng, Report, RetryAllowance, Verdict,
+    AttemptPool, Attempts, Decision, IdempotencyKey, LazyJitterRng, Outcome, Report,
+    RetryAllowance, Verdict,
 };
 
 use crate::args::{mono_ms_arg, seed_arg, type_name};
 use crate::limits::PyRetryBudget;
 use crate::policy::PyPolicy;
+use crate::record::{notes_of, record_status_arg, NotesCell, RequestLine, Seen};
 use crate::verdict::PyVerdict;
 
 /// One operation's idempotency key, made at its first use and then shared by every attempt.
@@ -36,15 +38,49 @@ pub(crate) fn key_of(cell: &KeyCell) -> IdempotencyKey {
 /// The attempt being made: its number (from 0), the operation's idempotency key and the
 /// header to send it in. ``recuo.current_attempt()`` answers it inside a retry loop;
 /// ``Attempts.attempt`` answers it for a loop of your own.
+///
+/// For the records a retry loop logs, the operation may say what the attempt sent
+/// (``record_request``) and what it received (``record_response``).
 #[pyclass(name = "Attempt", module = "recuo", frozen)]
 pub(crate) struct PyAttempt {
     pub(crate) number: u32,
     pub(crate) key: KeyCell,
     pub(crate) header: Arc<str>,
+    /// What the operation said about this attempt, shared by every `Attempt` object of it.
+    pub(crate) notes: NotesCell,
 }
 
 #[pymethods]
 impl PyAttempt {
+    /// For the records: this attempt sends ``method`` to ``url`` (a ``str`` or ``bytes``;
+    /// redacted in every record). It replaces the loop's ``request=`` for this attempt's
+    /// record and the operation's result.
+    #[pyo3(signature = (method, url))]
+    fn record_request(&self, method: &Bound<'_, PyAny>, url: &Bound<'_, PyAny>) -> PyResult<()> {
+        let line = RequestLine {
+            method: crate::args::require_str(method, "method")?.into_owned(),
+            url: crate::args::url_text(url, "url")?,
+        };
+        notes_of(&self.notes).request = Some(line);
+        Ok(())
+    }
+
+    /// For the records: this attempt received ``status`` (an int from 100 to 999) with
+    /// ``headers`` (any shape ``recuo.classify`` takes; only the request id and the wait
+    /// headers are kept). It comes before what ``recuo.classify`` judged or the exception
+    /// carries.
+    #[pyo3(signature = (status, headers = None))]
+    fn record_response(
+        &self,
+        status: &Bound<'_, PyAny>,
+        headers: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let status = record_status_arg(status)?;
+        let headers = crate::verdict::headers_arg(headers)?;
+        notes_of(&self.notes).response = Some(Seen::new(Outcome::Status(status), &headers));
+        Ok(())
+    }
+
     /// The attempt's number: 0 for the first attempt, 1 for the first retry, …
     #[getter]
     fn number(&self) -> u32 {
@@ -286,6 +322,8 @@ pub(crate) struct PyAttempts {
     rng: LazyJitterRng,
     key: KeyCell,
     header: Arc<str>,
+    /// The notes of the attempt begun last (fresh at each `begin`).
+    notes: NotesCell,
 }
 
 impl PyAttempts {
@@ -305,6 +343,7 @@ impl PyAttempts {
             rng: LazyJitterRng::new(seed),
             key: KeyCell::default(),
             header: Arc::from(policy.idempotency_header()),
+            notes: NotesCell::default(),
         }
     }
 
@@ -346,7 +385,13 @@ impl PyAttempts {
     /// Starts the next attempt at ``now_ms``. Answers ``None`` when it may go ahead, or the
     /// ``"give_up"`` decision when the operation was cancelled or its attempts are spent.
     fn begin(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> Option<PyDecision> {
-        self.inner.begin(now_ms).err().map(PyDecision)
+        match self.inner.begin(now_ms) {
+            Ok(_) => {
+                self.notes = NotesCell::default();
+                None
+            }
+            Err(decision) => Some(PyDecision(decision)),
+        }
     }
 
     /// Decides what follows the attempt just made, whose verdict is ``verdict`` (a
@@ -423,6 +468,7 @@ impl PyAttempts {
                 number,
                 key: Arc::clone(&self.key),
                 header: Arc::clone(&self.header),
+                notes: Arc::clone(&self.notes),
             })
     }
 

@@ -9,6 +9,10 @@
 //! loops share one limit, and the attempt being made, which `recuo.current_attempt()`
 //! answers. The asyncio loop (`recuo/_retry.py`) uses the same two variables through
 //! [`attempts_in_context`], so sync and async loops nest in each other alike.
+//!
+//! Each loop keeps a [`Journal`] of its operation when the `recuo` logger would log anything,
+//! and logs the core's records (SPEC §7): one per attempt once its decision is known (a retry
+//! before `on_retry`), then one for the result (before `on_give_up`).
 
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -28,6 +32,7 @@ use crate::args::{opt_callable, seed_arg};
 use crate::limits::PyGate;
 use crate::machine::{KeyCell, PyAttempt, PyAttempts, PyDecision, PyReport};
 use crate::policy::PyPolicy;
+use crate::record::{request_arg, Journal, NotesCell, RequestLine};
 use crate::verdict::PyVerdict;
 
 /// The longest a blocking wait goes without looking for a signal (Ctrl-C).
@@ -159,15 +164,22 @@ pub(crate) fn chain(py: Python<'_>, raised: &PyErr, error: &PyErr) {
 
 /// The verdict on an exception from a classifier's answer: a `Verdict` as is (but
 /// `"success"`, which cannot describe an exception, gives up as permanent), anything else by
-/// its truth, as a predicate.
-pub(crate) fn exception_verdict(answer: &Bound<'_, PyAny>) -> PyResult<Verdict> {
+/// its truth, as a predicate; with what `recuo.classify` saw of the response, if it made the
+/// verdict.
+pub(crate) fn exception_verdict(answer: &Bound<'_, PyAny>) -> PyResult<PyVerdict> {
     if let Ok(v) = answer.cast::<PyVerdict>() {
-        return Ok(match v.get().0 {
-            Verdict::Success => Verdict::from_predicate(false),
-            other => other,
-        });
+        let PyVerdict(verdict, seen) = v.get().clone();
+        return Ok(PyVerdict(
+            match verdict {
+                Verdict::Success => Verdict::from_predicate(false),
+                other => other,
+            },
+            seen,
+        ));
     }
-    Ok(Verdict::from_predicate(answer.is_truthy()?))
+    Ok(PyVerdict::bare(Verdict::from_predicate(
+        answer.is_truthy()?,
+    )))
 }
 
 /// The verdict on an exception from ``answer``, what a classifier returned: a ``Verdict`` as
@@ -176,7 +188,7 @@ pub(crate) fn exception_verdict(answer: &Bound<'_, PyAny>) -> PyResult<Verdict> 
 #[pyfunction]
 #[pyo3(name = "_exception_verdict", signature = (answer, /))]
 pub(crate) fn exception_verdict_py(answer: &Bound<'_, PyAny>) -> PyResult<PyVerdict> {
-    exception_verdict(answer).map(PyVerdict)
+    exception_verdict(answer)
 }
 
 /// Sleeps `delay` with the GIL released, in slices of at most [`SLEEP_SLICE`], running
@@ -293,7 +305,8 @@ pub(crate) struct Effects<'a, 'py> {
 }
 
 /// Where a loop runs: the gate its attempts pass, the stats it records (a batch's), the
-/// token that cancels it, and whether Python signals reach its thread.
+/// token that cancels it, whether Python signals reach its thread, and the request its
+/// records describe.
 pub(crate) struct Env<'a> {
     /// The gate every attempt passes; its budget is the loop's retry allowance.
     pub(crate) gate: Option<&'a Gate>,
@@ -303,16 +316,19 @@ pub(crate) struct Env<'a> {
     pub(crate) cancel: CancelToken,
     /// Whether Python's signal handlers run on this thread (not on a batch's workers).
     pub(crate) signals: bool,
+    /// The request the records describe (`request=`); an attempt may say otherwise.
+    pub(crate) request: Option<RequestLine>,
 }
 
 impl Env<'_> {
-    /// A loop of its own on the caller's thread, through `gate` if any.
-    pub(crate) fn caller(gate: Option<&Gate>) -> Env<'_> {
+    /// A loop of its own on the caller's thread, through `gate` if any, sending `request`.
+    pub(crate) fn caller(gate: Option<&Gate>, request: Option<RequestLine>) -> Env<'_> {
         Env {
             gate,
             stats: None,
             cancel: CancelToken::new(),
             signals: true,
+            request,
         }
     }
 }
@@ -331,6 +347,8 @@ struct PyDriver<'a, 'py> {
     pass: Option<Pass>,
     /// Attempts made so far.
     made: u32,
+    /// The operation's journal, when the `recuo` logger would log its records.
+    journal: Option<Journal>,
 }
 
 impl PyDriver<'_, '_> {
@@ -366,9 +384,17 @@ impl Driver for PyDriver<'_, '_> {
             stats.start(ctx.attempt(), monotonic_ns());
         }
         self.made = ctx.attempt().saturating_add(1);
-        let result = self.call(ctx);
+        if let Some(journal) = &mut self.journal {
+            journal.started();
+        }
+        let notes = NotesCell::default();
+        let result = self.call(ctx, &notes);
         if let Some(stats) = self.env.stats {
             stats.end();
+        }
+        if let Some(journal) = &mut self.journal {
+            let py = self.py;
+            journal.ended(&notes, result.as_ref().err().map(|e| e.value(py).as_any()));
         }
         // The place in flight is given back before anything else, any sleep above all.
         self.pass = None;
@@ -381,7 +407,10 @@ impl Driver for PyDriver<'_, '_> {
     }
 
     fn classify(&mut self, error: &PyErr) -> PyResult<Verdict> {
-        let verdict = self.verdict(error)?;
+        let PyVerdict(verdict, seen) = self.verdict(error)?;
+        if let Some(journal) = &mut self.journal {
+            journal.judged(verdict, seen.as_deref());
+        }
         let cause = verdict.cause();
         if cause == Cause::RateLimited {
             if let Some(regulator) = self.regulator() {
@@ -396,6 +425,12 @@ impl Driver for PyDriver<'_, '_> {
 
     fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
         let py = self.py;
+        if let Some(journal) = &mut self.journal {
+            let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+            journal
+                .retry(py, delay_ms)
+                .inspect_err(|raised| chain(py, raised, error))?;
+        }
         match self.effects.on_retry {
             Some(hook) => hook
                 .call1((attempt, error.value(py), delay.as_secs_f64()))
@@ -414,13 +449,15 @@ impl Driver for PyDriver<'_, '_> {
 }
 
 impl PyDriver<'_, '_> {
-    /// Calls the operation, with `recuo.current_attempt()` answering its attempt.
-    fn call(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
+    /// Calls the operation, with `recuo.current_attempt()` answering its attempt, whose
+    /// notes for the records go to `notes`.
+    fn call(&mut self, ctx: &AttemptContext<'_>, notes: &NotesCell) -> PyResult<Py<PyAny>> {
         let py = self.py;
         let attempt = PyAttempt {
             number: ctx.attempt(),
             key: Arc::clone(&self.key),
             header: Arc::clone(&self.header),
+            notes: Arc::clone(notes),
         };
         let token = self
             .current
@@ -441,8 +478,8 @@ impl PyDriver<'_, '_> {
         Ok(value.unbind())
     }
 
-    /// The caller's verdict on `error`.
-    fn verdict(&mut self, error: &PyErr) -> PyResult<Verdict> {
+    /// The caller's verdict on `error`, with what `recuo.classify` saw if it made it.
+    fn verdict(&mut self, error: &PyErr) -> PyResult<PyVerdict> {
         let py = self.py;
         // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
         // loop at once, as they are.
@@ -450,7 +487,7 @@ impl PyDriver<'_, '_> {
             return Err(error.clone_ref(py));
         }
         let Some(f) = self.effects.classify else {
-            return Ok(Verdict::from_predicate(true));
+            return Ok(PyVerdict::bare(Verdict::from_predicate(true)));
         };
         f.call1((error.value(py),))
             .and_then(|answer| exception_verdict(&answer))
@@ -497,15 +534,19 @@ pub(crate) fn drive_python(
         env,
         pass: None,
         made: 0,
+        journal: Journal::open(py, env.request.clone())?,
     };
     let allowance = env
         .gate
         .and_then(Gate::budget)
         .map(|b| b as &dyn RetryAllowance);
     // Seeded at the first draw only: a first-attempt success reads no entropy.
-    let outcome = drive(attempts, LazyJitterRng::new(seed), allowance, &mut driver);
+    let mut outcome = drive(attempts, LazyJitterRng::new(seed), allowance, &mut driver);
     // Should the loop have stopped between the gate and the attempt, the place goes back.
     driver.pass = None;
+    if let Some(journal) = driver.journal.take() {
+        log_end(py, journal, &mut outcome, driver.made);
+    }
     let now_ms = driver.clock.now_ms();
     let exited = scope.exit(py);
     if outcome.is_ok() {
@@ -516,6 +557,32 @@ pub(crate) fn drive_python(
         now_ms,
         attempts: driver.made,
     })
+}
+
+/// Logs the last records of a loop that ended with `outcome` after `made` attempts: the
+/// last attempt's and the result. A loop ended by one of its effects (`Aborted`) logs
+/// nothing more. Should logging raise, the loop ends with that exception (chained to the
+/// operation's own, on a give-up), as a hook's would end it.
+fn log_end(
+    py: Python<'_>,
+    mut journal: Journal,
+    outcome: &mut Result<Py<PyAny>, Stopped<PyErr>>,
+    made: u32,
+) {
+    let logged = match &*outcome {
+        Ok(_) => journal.done(py, made),
+        Err(Stopped::GaveUp(gave_up)) => journal
+            .give_up(py, gave_up.reason, gave_up.report.attempts)
+            .inspect_err(|raised| {
+                if let Some(error) = &gave_up.error {
+                    chain(py, raised, error);
+                }
+            }),
+        Err(Stopped::Aborted(_)) => Ok(()),
+    };
+    if let Err(raised) = logged {
+        *outcome = Err(Stopped::Aborted(raised));
+    }
 }
 
 /// Runs `op` under `policy` until it succeeds or the policy gives up, in the attempt pool of
@@ -531,8 +598,9 @@ pub(crate) fn run_blocking(
     op: Operation<'_, '_>,
     effects: &Effects<'_, '_>,
     gate: Option<&Gate>,
+    request: Option<RequestLine>,
 ) -> PyResult<Py<PyAny>> {
-    let env = Env::caller(gate);
+    let env = Env::caller(gate, request);
     let Driven {
         outcome, now_ms, ..
     } = drive_python(py, policy, seed, op, effects, &env)?;
@@ -586,7 +654,7 @@ pub(crate) fn gate_arg<'a, 'py>(
 /// The synchronous ``recuo.retry``: ``function(*args, **kwargs)`` under ``policy``. Private:
 /// call ``recuo.retry``.
 #[pyfunction]
-#[pyo3(name = "_run", signature = (function, args, kwargs, policy, classify, on_retry, on_give_up, seed, sleep, gate, /))]
+#[pyo3(name = "_run", signature = (function, args, kwargs, policy, classify, on_retry, on_give_up, seed, sleep, gate, request, /))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     py: Python<'_>,
@@ -600,9 +668,11 @@ pub(crate) fn run(
     #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
     sleep: Option<&Bound<'_, PyAny>>,
     gate: Option<&Bound<'_, PyAny>>,
+    request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     crate::args::require_callable(function, "function")?;
     let gate = gate_arg(gate)?;
+    let request = request_arg(request)?;
     let effects = Effects {
         classify: opt_callable(classify, "classify")?,
         on_retry: opt_callable(on_retry, "on_retry")?,
@@ -621,6 +691,7 @@ pub(crate) fn run(
         op,
         &effects,
         gate.map(|g| &g.get().inner),
+        request,
     )
 }
 

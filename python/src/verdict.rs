@@ -1,7 +1,13 @@
 //! Classification for Python (SPEC §5): `recuo.classify` and `recuo.Verdict`.
 //!
 //! The verdict is the core's `Policy::classify`; this module reads the outcome, the request
-//! and the headers from Python values and answers the core's verdict as a `Verdict`.
+//! and the headers from Python values and answers the core's verdict as a `Verdict`. A
+//! verdict made by `classify` also keeps what the records need of the response it judged —
+//! the outcome, the request id and the wait headers, as the core's record keeps them — so a
+//! loop's record of the attempt shows the status without the caller saying it twice.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -12,6 +18,7 @@ use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
 use crate::args::{header_text, now_ms_arg, require_str, system_now_ms, type_name};
 use crate::machine::PyIdempotencyKey;
 use crate::policy::PyPolicy;
+use crate::record::Seen;
 
 /// The transport kinds, as `error=` names them.
 const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];
@@ -77,9 +84,34 @@ fn cause_arg(value: &str, allowed: impl Fn(Cause) -> bool) -> PyResult<Cause> {
 /// server's finite wait for a retry (``None`` when it gave none, or an unbounded one, which
 /// ``wait_unbounded`` says). Made by ``recuo.classify`` or by ``Verdict.retry``,
 /// ``Verdict.give_up`` and ``Verdict.success``. Immutable, comparable and hashable.
+///
+/// A verdict made by ``recuo.classify`` also keeps, for the records of a retry loop, the
+/// status or transport failure it judged, the request id and the wait headers (nothing else
+/// of the headers). Equality and hashing look at the verdict alone.
 #[pyclass(name = "Verdict", module = "recuo", frozen, eq, hash)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct PyVerdict(pub(crate) Verdict);
+#[derive(Clone)]
+pub(crate) struct PyVerdict(pub(crate) Verdict, pub(crate) Option<Arc<Seen>>);
+
+impl PyVerdict {
+    /// A verdict with nothing seen of a response.
+    pub(crate) fn bare(verdict: Verdict) -> Self {
+        PyVerdict(verdict, None)
+    }
+}
+
+impl PartialEq for PyVerdict {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for PyVerdict {}
+
+impl Hash for PyVerdict {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
 
 #[pymethods]
 impl PyVerdict {
@@ -104,7 +136,7 @@ impl PyVerdict {
             (None, true) => Some(ServerWait::Unbounded),
             (None, false) => None,
         };
-        Ok(PyVerdict(Verdict::Retry {
+        Ok(PyVerdict::bare(Verdict::Retry {
             cause,
             server_wait: wait,
         }))
@@ -115,13 +147,13 @@ impl PyVerdict {
     #[pyo3(signature = (reason = "permanent"))]
     fn give_up(reason: &str) -> PyResult<Self> {
         let cause = cause_arg(reason, |c| c != Cause::Success)?;
-        Ok(PyVerdict(Verdict::GiveUp { cause }))
+        Ok(PyVerdict::bare(Verdict::GiveUp { cause }))
     }
 
     /// Done: nothing to retry.
     #[staticmethod]
     fn success() -> Self {
-        PyVerdict(Verdict::Success)
+        PyVerdict::bare(Verdict::Success)
     }
 
     /// ``"success"``, ``"retry"`` or ``"give_up"``.
@@ -196,7 +228,8 @@ fn has_key_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 
 /// Response headers: ``None``, a mapping (or anything with ``items()``, such as
 /// ``http.client.HTTPMessage``), or an iterable of ``(name, value)`` pairs; names and values
-/// are ``str`` or ``bytes`` (read as ISO-8859-1).
+/// are ``str`` or ``bytes`` (UTF-8 when valid, else ISO-8859-1: never an error, never a raw
+/// byte).
 pub(crate) fn headers_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(Vec::new());
@@ -314,5 +347,9 @@ pub(crate) fn classify(
             &default
         }
     };
-    Ok(PyVerdict(policy.classify(outcome, request, &headers, now)))
+    let verdict = policy.classify(outcome, request, &headers, now);
+    Ok(PyVerdict(
+        verdict,
+        Some(Arc::new(Seen::new(outcome, &headers))),
+    ))
 }

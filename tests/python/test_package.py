@@ -85,7 +85,7 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.com_retry,
             "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None,"
-            " seed=None, sleep=None, gate=None)",
+            " seed=None, sleep=None, gate=None, request=None)",
         ),
         (
             recuo.Policy,
@@ -100,7 +100,7 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.retry,
             "(fn=None, /, *args, policy=None, classify=None, on_retry=None, on_give_up=None, seed=None,"
-            " sleep=None, gate=None, **kwargs)",
+            " sleep=None, gate=None, request=None, **kwargs)",
         ),
         (recuo.Attempts, "(policy, *, seed=None)"),
         (recuo.current_attempt, "()"),
@@ -125,6 +125,22 @@ def test_every_config_error_code_and_name() -> None:
             "(operations, *, policy=None, gate=None, workers=1, deadline=None, classify=None)",
         ),
         (recuo.monotonic_ns, "()"),
+        (recuo.redact_url, "(url, /)"),
+        (recuo.redact_url_detailed, "(url, /)"),
+        (recuo.redact_headers, "(headers, /)"),
+        (recuo.who_answered, "(headers, expected_content_type=None)"),
+        (recuo.Stats, "()"),
+        (recuo.StatsRecorder, "()"),
+        (recuo.StatsRecorder.start, "(self, /, attempt, now_ns=None)"),
+        (recuo.StatsRecorder.saw, "(self, /, cause)"),
+        (
+            recuo.AttemptRecord,
+            "(start_ms, elapsed_ms, method, url, *, status=None, error=None, headers=None, delay_ms=None,"
+            " decision, reason)",
+        ),
+        (recuo.ResultRecord, "(start_ms, method, url, *, attempts, total_ms, reason=None)"),
+        (recuo.Attempt.record_request, "(self, /, method, url)"),
+        (recuo.Attempt.record_response, "(self, /, status, headers=None)"),
     ],
     ids=lambda v: getattr(v, "__name__", "signature"),
 )
@@ -153,7 +169,7 @@ def test_help_shows_com_retry_signature_and_doc() -> None:
     ).stdout
     assert (
         "com_retry(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None,"
-        " ao_repetir=None, seed=None, sleep=None, gate=None)"
+        " ao_repetir=None, seed=None, sleep=None, gate=None, request=None)"
     ) in text
     assert "Guide A's retry loop" in text
     assert "KeyboardInterrupt" in text
@@ -172,11 +188,12 @@ def test_the_typing_files_ship_with_the_package() -> None:
 
 def test_the_typed_usage_file_runs() -> None:
     # tests/python/typed_usage.py is checked by mypy --strict (make lint-python); here it runs.
-    from typed_usage import main, policy_engine, shared_limits
+    from typed_usage import main, policy_engine, records, shared_limits
 
     main()
     policy_engine()
     shared_limits()
+    records()
 
 
 def test_the_demo_runs_and_shows_both_guides() -> None:
@@ -203,6 +220,11 @@ def test_the_demo_runs_and_shows_both_guides() -> None:
     assert "-> '200 /status'" in out
     assert "-> 667 ms apart, 400 s, 3 in flight" in out
     assert "batch: 12 succeeded, 0 gave up, 0 not started; 12 first attempts + 2 retries" in out
+    assert "redact_url     -> https://api.example.com/v1/users/[email]?api_key=[redacted]&page=2" in out
+    assert "who_answered   -> cdn (high)" in out
+    assert re.search(r"INFO +attempt 503: retry \(unavailable\), request id req-9, delay 1\d\d\d ms", out)
+    assert re.search(r"INFO +result +success after 2 attempts", out)
+    assert "s3cr3t" not in out and "pw@" not in out
 
 
 def test_the_package_docstring_examples_run() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Literal, Optional
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Literal, Optional, Union
 
 import recuo
 
@@ -242,7 +242,68 @@ def refused_by_the_limit_stubs() -> None:
     del status
 
 
+def records() -> None:
+    url = recuo.redact_url("https://u:p@h.io/a?token=t")
+    assert_type(url, str)
+    assert url == "https://h.io/a?token=[redacted]"
+    detailed = recuo.redact_url_detailed(b"http://")
+    assert_type(detailed, recuo.RedactedUrl)
+    assert_type(detailed.malformed, bool)
+    pairs = recuo.redact_headers({"Authorization": "x"})
+    assert_type(pairs, list[tuple[str, str]])
+    assert recuo.redact_headers([(b"Cookie", b"sid=1")]) == [("Cookie", "[redacted]")]
+
+    who = recuo.who_answered({"CF-Ray": "1"}, expected_content_type="application/json")
+    assert_type(who.origin, Literal["api", "proxy", "cdn", "unknown"])
+    assert_type(who.confidence, Literal["low", "medium", "high"])
+    assert_type(who.evidence, list[str])
+
+    attempt = recuo.AttemptRecord(0, 1, "GET", "/a", status=503, headers={"X-Request-Id": "r"}, decision="retry",
+                                  reason="unavailable", delay_ms=10)
+    assert_type(attempt.to_json(), str)
+    assert_type(attempt.to_dict(), dict[str, Any])
+    assert_type(attempt.status, Optional[int])
+    assert_type(attempt.decision, Literal["done", "retry", "give_up"])
+    result = recuo.ResultRecord(0, "GET", "/a", attempts=2, total_ms=5, reason="cancelled")
+    assert_type(result.result, Literal["success", "gave_up"])
+
+    def op() -> int:
+        now = recuo.current_attempt()
+        now.record_request("GET", "https://h.io/a")
+        now.record_response(200, {"X-Request-Id": "r"})
+        return 1
+
+    assert recuo.retry(op, request=("GET", b"/a")) == 1
+    assert recuo.com_retry(op, request=("GET", "/a")) == 1
+
+    recorder = recuo.StatsRecorder()
+    recorder.start(0)
+    recorder.saw("rate_limited")
+    recorder.saw(recuo.classify(503))
+    recorder.end()
+    recorder.finished(True)
+    stats = recorder.snapshot()
+    assert_type(stats, recuo.Stats)
+    assert_type(stats + recuo.Stats(), recuo.Stats)
+    assert_type(stats.merge(stats).min_spacing_ms, Optional[float])
+    assert_type(stats.to_dict(), dict[str, Union[int, float, None]])
+    assert_type(recuo.run_batch([op]).stats, recuo.Stats)
+
+
+def refused_by_the_record_stubs() -> None:
+    """Never called: each line is a type error the stubs must report."""
+    recuo.redact_url(url="x")  # type: ignore[call-arg]
+    recuo.redact_headers("Authorization: x")  # type: ignore[arg-type]
+    recuo.who_answered({}, expected_content_type=b"x")  # type: ignore[arg-type]
+    recuo.AttemptRecord(0, 1, "GET", "/", decision="later", reason="success")  # type: ignore[arg-type]
+    recuo.ResultRecord(0, "GET", "/", attempts=1, total_ms=0, reason="success")  # type: ignore[arg-type]
+    recuo.retry(fetch, request="GET /")  # type: ignore[call-overload]
+    recuo.StatsRecorder().saw("teapot")  # type: ignore[arg-type]
+    recuo.Stats() + 1  # type: ignore[operator]
+
+
 if __name__ == "__main__":
     main()
     policy_engine()
     shared_limits()
+    records()
