@@ -79,13 +79,13 @@ impl Target {
             Some((h, d)) if !d.is_empty() => (
                 h,
                 d.parse()
-                    .map_err(|_| io(format!("{url:?}: the database must be a number")))?,
+                    .map_err(|_| io(format!("Redis at {h}: the database must be a number")))?,
             ),
             Some((h, _)) => (h, 0),
             None => (rest, 0),
         };
         if hostport.is_empty() {
-            return Err(io(format!("{url:?} names no Redis host")));
+            return Err(io("the Redis URL names no host"));
         }
         let addr = if hostport.contains(':') {
             hostport.to_string()
@@ -155,7 +155,10 @@ impl Connection {
                 Err(e) => {
                     *guard = None;
                     if attempt == 1 {
-                        return Err(e);
+                        return Err(match e {
+                            SharedError::Io(e) => io(format!("Redis at {}: {e}", self.target.addr)),
+                            other => other,
+                        });
                     }
                 }
             }
@@ -364,6 +367,12 @@ mod tests {
             Some("pw")
         );
         assert!(Target::parse("redis://").is_err());
-        assert!(Target::parse("redis://h:1/x").is_err());
+        let bad_db = Target::parse("redis://:s3cr3t@h:1/x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !bad_db.contains("s3cr3t") && bad_db.contains("Redis at h:1"),
+            "{bad_db}"
+        );
     }
 }

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use recuo::{Rate, Regulator, RegulatorError, SharedError};
 
 /// A `redis-server` of this test's own, on a free port of 127.0.0.1.
+///
+/// Tests run in parallel and a port the kernel just handed out may be handed out again: each
+/// server gets its own password, so a test can never mistake another test's server for its
+/// own, and a server that could not bind its port is started again on another.
 struct Server {
     child: Child,
     url: String,
@@ -18,33 +22,59 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server must be installed (make deps installs it)");
-        let url = format!("redis://127.0.0.1:{port}");
-        let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < until, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
+        for round in 0..20 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let password = format!("pw{}x{port}x{round}", std::process::id());
+            let mut child = Command::new("redis-server")
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--requirepass",
+                    &password,
+                ])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("redis-server must be installed (make deps installs it)");
+            let until = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < until {
+                if child.try_wait().ok().flatten().is_some() {
+                    break; // it could not start (the port was taken): another port
+                }
+                if answers(port, &password) {
+                    return Server {
+                        child,
+                        url: format!("redis://:{password}@127.0.0.1:{port}"),
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        Server { child, url }
+        panic!("redis-server did not start");
     }
+}
+
+/// Whether the server on `port` is the one with this password.
+fn answers(port: u16, password: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let auth = format!("*2\r\n$4\r\nAUTH\r\n${}\r\n{password}\r\n", password.len());
+    let mut reply = [0u8; 3];
+    s.write_all(auth.as_bytes()).is_ok() && s.read_exact(&mut reply).is_ok() && &reply == b"+OK"
 }
 
 impl Drop for Server {
