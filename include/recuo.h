@@ -121,7 +121,7 @@
  *   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`,
  *   `RECUO_BUDGET_EXHAUSTED` — their names carry no `ERR`).
  * * `300`–`399`: the system refused (a shared file could not be opened, sized, locked or
- *   mapped).
+ *   mapped, or a Redis server could not be used).
  * * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
  *
  * `recuo_status_message` describes a code in words, `recuo_status_name` names it.
@@ -256,9 +256,9 @@ enum recuo_status
      */
     RECUO_ERR_INVALID_BUDGET = 157,
     /**
-     * A shared file was set up with other settings (another rate or burst, another budget),
-     * or holds something else (another kind of recuo state, a file of the wrong size):
-     * processes sharing it would disagree about the allowance.
+     * A shared file or Redis key was set up with other settings (another rate or burst,
+     * another budget), or a file holds something else (another kind of recuo state, a file
+     * of the wrong size): processes sharing it would disagree about the allowance.
      */
     RECUO_ERR_SHARED_MISMATCH = 158,
     /**
@@ -290,8 +290,9 @@ enum recuo_status
      */
     RECUO_BUDGET_EXHAUSTED = 213,
     /**
-     * The system refused: a shared file could not be opened, sized, locked or mapped (the
-     * detail buffer of the `_new_shared` functions says why).
+     * The system refused: a shared file could not be opened, sized, locked or mapped, or a
+     * Redis server could not be reached or used (the detail buffer of the `_new_shared` and
+     * `_new_redis` functions says why).
      */
     RECUO_ERR_IO = 300,
     /**
@@ -881,11 +882,14 @@ typedef struct recuo_policy recuo_policy;
  *
  * Every function takes a `const` pointer: one handle may be used by any number of threads
  * at once. A regulator from `recuo_regulator_new_shared` lives in a file, and every handle
- * on that file — in this process or another — shares one allowance. A gate given this
- * regulator keeps its own reference, so the handle may be freed before the gate.
+ * on that file — in this process or another — shares one allowance; one from
+ * `recuo_regulator_new_redis` lives on a Redis server, shared by every handle on the same
+ * server and key, on any machine. A gate given this regulator keeps its own reference, so
+ * the handle may be freed before the gate.
  *
- * Instants are nanoseconds on `recuo_monotonic_ns()` (`CLOCK_MONOTONIC`, the same clock in
- * every process); the `_at` function takes them from you (a fake clock in tests).
+ * Instants are nanoseconds on the regulator's own clock: `recuo_monotonic_ns()`
+ * (`CLOCK_MONOTONIC`, the same clock in every process on the machine), or the Redis
+ * server's clock; the `_at` function takes them from you instead (a fake clock in tests).
  */
 typedef struct recuo_regulator recuo_regulator;
 
@@ -2650,8 +2654,52 @@ recuo_status recuo_regulator_new_shared(const char *path,
                                         size_t detail_len);
 
 /**
- * Releases a regulator handle (a shared regulator's file stays, with its state; a gate
- * holding this regulator keeps it alive). NULL is accepted and ignored.
+ * Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
+ * on every machine that uses the same server and key, and stores a handle to it in `*out`.
+ * Each check is one atomic script on the server, timed by the server's clock, so the
+ * machines' own clocks do not matter. The handle keeps one connection (reopened after a
+ * failure; connecting, reading and writing each time out after 5 s).
+ *
+ * * `url`, `url_len`: `redis://[:password@]host[:port][/db]` or `host:port`, exactly
+ *   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0).
+ * * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
+ *   `KEY:settings`.
+ * * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
+ *   every later one must ask for the same ones.
+ * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+ *   NUL-terminated and truncated to fit — for a mismatch it names the key's settings and
+ *   those asked for, for an I/O error the server's address and the system's reason (never
+ *   the password); on success, an empty string. 256 bytes are plenty.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
+ * `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another rate or burst;
+ * `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
+ * connection, a timeout, an error reply); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`
+ * (`out`, or `url` or `key` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an
+ * error `*out` is untouched.
+ *
+ * Then `recuo_regulator_try_acquire` and the blocking acquires ask the server, and answer
+ * `RECUO_ERR_IO` when it cannot be used (nothing is taken: fewer starts, never more).
+ * Adaptive slow-down is not kept on the server: `recuo_regulator_set_adaptive` has no
+ * effect on this regulator.
+ *
+ * # Safety
+ * `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
+ * writable pointer; `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_regulator_new_redis(const char *url,
+                                       size_t url_len,
+                                       const char *key,
+                                       size_t key_len,
+                                       double per_second,
+                                       uint32_t burst,
+                                       struct recuo_regulator **out,
+                                       char *detail,
+                                       size_t detail_len);
+
+/**
+ * Releases a regulator handle (a shared regulator's file stays, with its state, and so does
+ * a Redis regulator's key; a gate holding this regulator keeps it alive). NULL is accepted and ignored.
  *
  * # Safety
  * `regulator` must be NULL or come from `recuo_regulator_new*`, not have been freed, and not
@@ -2660,14 +2708,15 @@ recuo_status recuo_regulator_new_shared(const char *path,
 void recuo_regulator_free(struct recuo_regulator *regulator);
 
 /**
- * Answers at once whether a start of weight `cost` may go now (on `recuo_monotonic_ns()`),
- * and if so takes it:
+ * Answers at once whether a start of weight `cost` may go now (on the regulator's own
+ * clock: `recuo_monotonic_ns()`, or a Redis regulator's server's), and if so takes it:
  *
  * * `RECUO_OK`: go now (the start is counted); `*wait_ns_out` receives 0.
  * * `RECUO_WOULD_WAIT` (not an error): not now; nothing is taken, and `*wait_ns_out`
  *   receives the nanoseconds until such a start would be allowed (sleep that long and try
  *   again, or use `recuo_regulator_acquire`).
  * * `RECUO_ERR_COST_ABOVE_BURST`: the cost exceeds the burst and could never go;
+ *   `RECUO_ERR_IO`: a Redis regulator's server could not be used (nothing is taken);
  *   `RECUO_ERR_NULL_ARGUMENT` for `regulator`. Then `*wait_ns_out` is untouched.
  *
  * A cost of 1 is one request; a larger cost weighs as many (allowances counted in tokens).
@@ -2683,8 +2732,11 @@ recuo_status recuo_regulator_try_acquire(const struct recuo_regulator *regulator
 /**
  * `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
  * `recuo_monotonic_ns()`, or on a fake clock (the regulator reads no clock here, so a test
- * can assert exact sequences; every user of one regulator must use the same clock). The
- * answers are the same as `recuo_regulator_try_acquire`'s.
+ * can assert exact sequences; every user of one regulator must use the same clock — for a
+ * Redis regulator shared between machines, a clock they all share, which
+ * `recuo_monotonic_ns()` is not: use `recuo_regulator_try_acquire` there). The answers are
+ * the same as `recuo_regulator_try_acquire`'s; a Redis server counts in whole
+ * microseconds.
  *
  * # Safety
  * As `recuo_regulator_try_acquire`.
@@ -2703,6 +2755,7 @@ recuo_status recuo_regulator_try_acquire_at(const struct recuo_regulator *regula
  * Returns `RECUO_OK` (start now); `RECUO_CANCELLED` (not an error: the token was cancelled
  * before or during the wait; the slot that had been reserved is spent unused — the
  * regulator errs on the side of fewer starts, never more); `RECUO_ERR_COST_ABOVE_BURST`;
+ * `RECUO_ERR_IO` (a Redis regulator's server could not be used; nothing was waited for);
  * `RECUO_ERR_NULL_ARGUMENT` for `regulator`.
  *
  * # Safety
@@ -2718,7 +2771,8 @@ recuo_status recuo_regulator_acquire(const struct recuo_regulator *regulator,
  *
  * Returns `RECUO_OK` (start now); `RECUO_TIMED_OUT` (not an error: the slot would come
  * later than the timeout; nothing was reserved and nothing was waited); `RECUO_CANCELLED`
- * (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_NULL_ARGUMENT`.
+ * (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_IO` (as
+ * `recuo_regulator_acquire`); `RECUO_ERR_NULL_ARGUMENT`.
  * A `timeout_ms` of 0 is a try that reserves nothing; `UINT64_MAX` waits as long as it
  * takes.
  *
@@ -2735,7 +2789,8 @@ recuo_status recuo_regulator_acquire_until(const struct recuo_regulator *regulat
  * (a 429) it halves its rate, down to 1/64 of the configured one, and each
  * `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to it — as the
  * AWS SDK's adaptive mode does. The setting is part of the regulator's state: every handle
- * and gate sharing it (and, for a shared regulator, every process on the file) sees it.
+ * and gate sharing it (and, for a shared regulator, every process on the file) sees it. A
+ * Redis regulator does not adapt: this has no effect on it.
  * Safe from any thread. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
@@ -3064,7 +3119,8 @@ recuo_status recuo_gate_set_budget(struct recuo_gate *gate,
  *
  * Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched —
  * a state machine then gives up with `recuo_attempts_cancel_before_start`, which does not
- * count the attempt that never started); `RECUO_ERR_NULL_ARGUMENT`.
+ * count the attempt that never started); `RECUO_ERR_IO` when the regulator is a Redis
+ * regulator whose server cannot be used (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.

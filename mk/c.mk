@@ -27,6 +27,8 @@ C_TEST_ENGINE  := $(ROOT)/tests/c/test_engine.c
 C_TEST_VECTORS := $(ROOT)/tests/c/test_vectors.c
 C_TEST_LIMITS  := $(ROOT)/tests/c/test_limits.c
 C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
+# Starts a redis-server of its own on 127.0.0.1 (make deps installs it) and stops it.
+C_TEST_REDIS   := $(ROOT)/tests/c/test_redis.c
 C_EXAMPLE      := $(ROOT)/examples/c/attempts.c
 C_EXAMPLE_LIMITS := $(ROOT)/examples/c/limits.c
 C_EXAMPLE_RECORDS := $(ROOT)/examples/c/records.c
@@ -65,6 +67,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_LIMITS) -o $(C_OUT)/test_limits_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records_static $(C_STATIC)
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_REDIS) -o $(C_OUT)/test_redis $(C_SHARED) -lm
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_REDIS) -o $(C_OUT)/test_redis_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE) -o $(C_OUT)/example_attempts $(C_SHARED)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_LIMITS) -o $(C_OUT)/example_limits $(C_SHARED)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_RECORDS) -o $(C_OUT)/example_records $(C_SHARED)
@@ -102,6 +106,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(C_VALGRIND) $(C_OUT)/test_records_static
 	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
 	    $(C_VALGRIND) $(C_OUT)/test_records_pkgconfig
+	@$(C_VALGRIND) $(C_OUT)/test_redis
+	@$(C_VALGRIND) $(C_OUT)/test_redis_static
 	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
 	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
 	@$(C_VALGRIND) $(C_OUT)/example_limits > $(C_OUT)/example_limits.out
@@ -122,11 +128,14 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_limits_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_RECORDS) \
 	        -o $(C_OUT)/test_records_asan $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_REDIS) \
+	        -o $(C_OUT)/test_redis_asan $(C_SHARED) -lm && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_api_asan && \
 	    $(C_OUT)/test_engine_asan && \
 	    $(C_OUT)/test_limits_asan && \
-	    $(C_OUT)/test_records_asan; \
+	    $(C_OUT)/test_records_asan && \
+	    $(C_OUT)/test_redis_asan; \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
 	fi
@@ -159,7 +168,8 @@ example-records-c: build-c ## records of a C program's own loop, redacted (examp
 
 # The complete programs of docs/c.md (its ```c blocks that define main) are compiled and run,
 # so the guide cannot rot; the other blocks are fragments of them. C_DOC_RUN may wrap the run
-# (test-c passes valgrind).
+# (test-c passes valgrind). Each runs with REDIS_URL naming a redis-server of its own
+# (tests/c/with_redis.sh), for the guide's Redis example.
 doc-c: build-c ## compile and run the example programs of docs/c.md
 	@rm -rf $(C_DOC_OUT) && mkdir -p $(C_DOC_OUT)
 	@awk -v dir=$(C_DOC_OUT) '/^```c$$/ { n++; inside = 1; next } \
@@ -168,7 +178,8 @@ doc-c: build-c ## compile and run the example programs of docs/c.md
 	@programs=0; for src in $(C_DOC_OUT)/block_*.c; do \
 	    grep -q '^int main' $$src || continue; \
 	    $(CC) $(C_FLAGS) $$src -o $${src%.c} $(C_SHARED) || exit 1; \
-	    $(C_DOC_RUN) $${src%.c} > $${src%.c}.out || { cat $${src%.c}.out; exit 1; }; \
+	    $(ROOT)/tests/c/with_redis.sh $(C_DOC_RUN) $${src%.c} > $${src%.c}.out || \
+	        { cat $${src%.c}.out; exit 1; }; \
 	    programs=$$((programs + 1)); \
 	done; \
 	test $$programs -gt 0 || { echo "docs/c.md: no complete C program found"; exit 1; }; \

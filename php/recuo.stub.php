@@ -119,6 +119,7 @@ namespace Recuo {
      * @throws \TypeError when `$classify` answers something other than a Verdict or a bool
      * @throws \ValueError when `$seed` is negative
      * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
+     * @throws Exception\SharedFileError when the gate's Redis regulator cannot reach its server
      */
     function retry(
         callable $operation,
@@ -820,7 +821,8 @@ namespace Recuo {
      * `burst` starts may go at once, then one per interval; in any window of time `W`, at
      * most `burst + rate * W` starts. Retries pass the same regulator as first attempts (give
      * it to a {@see Gate}). {@see Regulator::shared()} puts it in a file that every process
-     * opening it shares. Not cloneable: pass the object itself around.
+     * opening it shares; {@see Regulator::redis()} on a Redis server that every machine
+     * using it shares. Not cloneable: pass the object itself around.
      */
     final class Regulator
     {
@@ -858,11 +860,31 @@ namespace Recuo {
         }
 
         /**
+         * A regulator on the Redis server at `$url` under `$key`, shared by every process on
+         * every machine that uses the same server and key. Each check is one atomic script on
+         * the server, timed by the server's clock: {@see tryAcquire()} and {@see acquire()}
+         * need no clock of yours. A server lost later makes them throw, taking nothing.
+         * Adaptive slow-down is not kept on the server.
+         *
+         * @param string $url `redis://[:password@]host[:port][/db]` or `host:port` (port 6379, database 0 by default)
+         * @param string $key the key: the state lives in `KEY:tat`, the settings in `KEY:settings`
+         * @param string|float $rate as for the constructor; every user of the key must ask for the same
+         * @param int $burst as for the constructor; every user of the key must ask for the same
+         * @throws Exception\SharedFileError when the key was set up with another rate or burst, or the server cannot be reached or used
+         * @throws \ValueError for a rate that is not one, a burst of 0, or a URL or key that is not UTF-8
+         */
+        public static function redis(string $url, string $key, string|float $rate, int $burst = 1): Regulator
+        {
+        }
+
+        /**
          * Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
-         * the seconds to wait before it could (and takes nothing).
+         * the seconds to wait before it could (and takes nothing) — on the regulator's own
+         * clock: the monotonic clock, or a Redis regulator's server's.
          *
          * @param int $cost what the start weighs (<= burst)
          * @throws \ValueError when `$cost` is above the burst or negative
+         * @throws Exception\SharedFileError when a Redis regulator's server cannot be used (nothing is taken)
          */
         public function tryAcquire(int $cost = 1): float
         {
@@ -870,11 +892,13 @@ namespace Recuo {
 
         /**
          * As {@see tryAcquire()} at `$nowNs`: 0 when the start may go (and takes it), else the
-         * nanoseconds to wait. For fake clocks in tests.
+         * nanoseconds to wait. For fake clocks in tests (every user of the regulator must share
+         * the clock: for a Redis regulator, every machine; the server counts microseconds).
          *
          * @param int $nowNs a reading of {@see monotonicNs()}, or of a fake clock (>= 0)
          * @param int $cost what the start weighs (<= burst)
          * @throws \ValueError when `$nowNs` is negative or `$cost` is above the burst
+         * @throws Exception\SharedFileError when a Redis regulator's server cannot be used (nothing is taken)
          */
         public function tryAcquireAt(int $nowNs, int $cost = 1): int
         {
@@ -889,6 +913,7 @@ namespace Recuo {
          * @return bool true when the slot is taken; false when it would not come in time (nothing is taken)
          * @throws Exception\ConfigError when `$timeout` is negative or not a number
          * @throws \ValueError when `$cost` is above the burst or negative
+         * @throws Exception\SharedFileError when a Redis regulator's server cannot be used (nothing is taken)
          */
         public function acquire(?float $timeout = null, int $cost = 1): bool
         {
@@ -1278,7 +1303,9 @@ namespace Recuo\Exception {
      * holds another kind of state (or anything of the wrong size), or it was set up with
      * other settings — another rate or burst for a regulator, other settings for a budget —
      * and two processes must not believe in two different allowances. The message names the
-     * file, its settings and the ones asked for.
+     * file, its settings and the ones asked for. A Redis regulator's key set up with another
+     * rate or burst, or its server out of reach ({@see Regulator::redis()}), throws it too:
+     * the message says which.
      */
     class SharedFileError extends \RuntimeException
     {

@@ -175,7 +175,8 @@ pub unsafe extern "C" fn recuo_gate_set_budget(
 ///
 /// Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched —
 /// a state machine then gives up with `recuo_attempts_cancel_before_start`, which does not
-/// count the attempt that never started); `RECUO_ERR_NULL_ARGUMENT`.
+/// count the attempt that never started); `RECUO_ERR_IO` when the regulator is a Redis
+/// regulator whose server cannot be used (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.

@@ -1,6 +1,7 @@
 //! The regulator (SPEC §9) for C: request starts limited to a rate with a burst, in this
-//! process or in a file shared by every process that opens it. Blocking and non-blocking
-//! acquire; the GCRA itself is the core's (`recuo::Regulator`).
+//! process, in a file shared by every process that opens it, or on a Redis server shared by
+//! every machine that uses it. Blocking and non-blocking acquire; the GCRA itself is the
+//! core's (`recuo::Regulator`).
 
 use std::ffi::c_char;
 use std::time::Duration;
@@ -24,11 +25,14 @@ use crate::status::write_detail;
 ///
 /// Every function takes a `const` pointer: one handle may be used by any number of threads
 /// at once. A regulator from `recuo_regulator_new_shared` lives in a file, and every handle
-/// on that file — in this process or another — shares one allowance. A gate given this
-/// regulator keeps its own reference, so the handle may be freed before the gate.
+/// on that file — in this process or another — shares one allowance; one from
+/// `recuo_regulator_new_redis` lives on a Redis server, shared by every handle on the same
+/// server and key, on any machine. A gate given this regulator keeps its own reference, so
+/// the handle may be freed before the gate.
 ///
-/// Instants are nanoseconds on `recuo_monotonic_ns()` (`CLOCK_MONOTONIC`, the same clock in
-/// every process); the `_at` function takes them from you (a fake clock in tests).
+/// Instants are nanoseconds on the regulator's own clock: `recuo_monotonic_ns()`
+/// (`CLOCK_MONOTONIC`, the same clock in every process on the machine), or the Redis
+/// server's clock; the `_at` function takes them from you instead (a fake clock in tests).
 #[derive(Debug, Clone)]
 pub struct recuo_regulator(pub(crate) Regulator);
 
@@ -169,8 +173,89 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
     })
 }
 
-/// Releases a regulator handle (a shared regulator's file stays, with its state; a gate
-/// holding this regulator keeps it alive). NULL is accepted and ignored.
+/// Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
+/// on every machine that uses the same server and key, and stores a handle to it in `*out`.
+/// Each check is one atomic script on the server, timed by the server's clock, so the
+/// machines' own clocks do not matter. The handle keeps one connection (reopened after a
+/// failure; connecting, reading and writing each time out after 5 s).
+///
+/// * `url`, `url_len`: `redis://[:password@]host[:port][/db]` or `host:port`, exactly
+///   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0).
+/// * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
+///   `KEY:settings`.
+/// * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
+///   every later one must ask for the same ones.
+/// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+///   NUL-terminated and truncated to fit — for a mismatch it names the key's settings and
+///   those asked for, for an I/O error the server's address and the system's reason (never
+///   the password); on success, an empty string. 256 bytes are plenty.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
+/// `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another rate or burst;
+/// `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
+/// connection, a timeout, an error reply); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`
+/// (`out`, or `url` or `key` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an
+/// error `*out` is untouched.
+///
+/// Then `recuo_regulator_try_acquire` and the blocking acquires ask the server, and answer
+/// `RECUO_ERR_IO` when it cannot be used (nothing is taken: fewer starts, never more).
+/// Adaptive slow-down is not kept on the server: `recuo_regulator_set_adaptive` has no
+/// effect on this regulator.
+///
+/// # Safety
+/// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
+/// writable pointer; `detail` NULL or `detail_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_new_redis(
+    url: *const c_char,
+    url_len: usize,
+    key: *const c_char,
+    key_len: usize,
+    per_second: f64,
+    burst: u32,
+    out: *mut *mut recuo_regulator,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the URL, the key and the output.
+        let checked = unsafe {
+            (|| -> Result<_, recuo_status> {
+                Ok((
+                    ptr::out(out)?,
+                    ptr::text(url, url_len)?,
+                    ptr::text(key, key_len)?,
+                    rate(per_second)?,
+                ))
+            })()
+        };
+        let (out, url, key, rate) = match checked {
+            Ok(checked) => checked,
+            Err(status) => {
+                // SAFETY: the caller vouches for the detail buffer.
+                unsafe { write_detail(detail, detail_len, &status) };
+                return status;
+            }
+        };
+        match Regulator::redis(url, key, rate, burst) {
+            Ok(regulator) => {
+                // SAFETY: the caller vouches for the detail buffer; a checked output.
+                unsafe {
+                    write_detail(detail, detail_len, &"");
+                    store(out, recuo_regulator(regulator))
+                }
+            }
+            Err(e) => {
+                // SAFETY: the caller vouches for the detail buffer.
+                unsafe { write_detail(detail, detail_len, &e) };
+                e.into()
+            }
+        }
+    })
+}
+
+/// Releases a regulator handle (a shared regulator's file stays, with its state, and so does
+/// a Redis regulator's key; a gate holding this regulator keeps it alive). NULL is accepted and ignored.
 ///
 /// # Safety
 /// `regulator` must be NULL or come from `recuo_regulator_new*`, not have been freed, and not
@@ -208,14 +293,15 @@ unsafe fn try_answer(
     status
 }
 
-/// Answers at once whether a start of weight `cost` may go now (on `recuo_monotonic_ns()`),
-/// and if so takes it:
+/// Answers at once whether a start of weight `cost` may go now (on the regulator's own
+/// clock: `recuo_monotonic_ns()`, or a Redis regulator's server's), and if so takes it:
 ///
 /// * `RECUO_OK`: go now (the start is counted); `*wait_ns_out` receives 0.
 /// * `RECUO_WOULD_WAIT` (not an error): not now; nothing is taken, and `*wait_ns_out`
 ///   receives the nanoseconds until such a start would be allowed (sleep that long and try
 ///   again, or use `recuo_regulator_acquire`).
 /// * `RECUO_ERR_COST_ABOVE_BURST`: the cost exceeds the burst and could never go;
+///   `RECUO_ERR_IO`: a Redis regulator's server could not be used (nothing is taken);
 ///   `RECUO_ERR_NULL_ARGUMENT` for `regulator`. Then `*wait_ns_out` is untouched.
 ///
 /// A cost of 1 is one request; a larger cost weighs as many (allowances counted in tokens).
@@ -230,13 +316,16 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { try_acquire(regulator, recuo::monotonic_ns(), cost, wait_ns_out) })
+    boundary(|| unsafe { try_acquire(regulator, None, cost, wait_ns_out) })
 }
 
 /// `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
 /// `recuo_monotonic_ns()`, or on a fake clock (the regulator reads no clock here, so a test
-/// can assert exact sequences; every user of one regulator must use the same clock). The
-/// answers are the same as `recuo_regulator_try_acquire`'s.
+/// can assert exact sequences; every user of one regulator must use the same clock — for a
+/// Redis regulator shared between machines, a clock they all share, which
+/// `recuo_monotonic_ns()` is not: use `recuo_regulator_try_acquire` there). The answers are
+/// the same as `recuo_regulator_try_acquire`'s; a Redis server counts in whole
+/// microseconds.
 ///
 /// # Safety
 /// As `recuo_regulator_try_acquire`.
@@ -248,23 +337,33 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire_at(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { try_acquire(regulator, now_ns, cost, wait_ns_out) })
+    boundary(|| unsafe { try_acquire(regulator, Some(now_ns), cost, wait_ns_out) })
 }
 
+/// A try at `now_ns`, or (`None`) on the regulator's own clock.
+///
 /// # Safety
 /// As `recuo_regulator_try_acquire`.
 unsafe fn try_acquire(
     regulator: *const recuo_regulator,
-    now_ns: u64,
+    now_ns: Option<u64>,
     cost: u32,
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    match unsafe { ptr::input(regulator) } {
-        // SAFETY: forwarded from the caller.
-        Ok(r) => unsafe { try_answer(r.0.try_acquire_at(now_ns, cost), wait_ns_out) },
-        Err(status) => status,
-    }
+    let r = match unsafe { ptr::input(regulator) } {
+        Ok(r) => &r.0,
+        Err(status) => return status,
+    };
+    let answer = match now_ns {
+        Some(now_ns) => r.try_acquire_at(now_ns, cost),
+        None => r
+            .reserve_now(cost, 0)
+            .map(|_| ())
+            .map_err(|e| e.map(Duration::from_nanos)),
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { try_answer(answer, wait_ns_out) }
 }
 
 /// Waits for a start slot of weight `cost` and takes it, blocking the calling thread.
@@ -275,6 +374,7 @@ unsafe fn try_acquire(
 /// Returns `RECUO_OK` (start now); `RECUO_CANCELLED` (not an error: the token was cancelled
 /// before or during the wait; the slot that had been reserved is spent unused — the
 /// regulator errs on the side of fewer starts, never more); `RECUO_ERR_COST_ABOVE_BURST`;
+/// `RECUO_ERR_IO` (a Redis regulator's server could not be used; nothing was waited for);
 /// `RECUO_ERR_NULL_ARGUMENT` for `regulator`.
 ///
 /// # Safety
@@ -304,7 +404,8 @@ pub unsafe extern "C" fn recuo_regulator_acquire(
 ///
 /// Returns `RECUO_OK` (start now); `RECUO_TIMED_OUT` (not an error: the slot would come
 /// later than the timeout; nothing was reserved and nothing was waited); `RECUO_CANCELLED`
-/// (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_NULL_ARGUMENT`.
+/// (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_IO` (as
+/// `recuo_regulator_acquire`); `RECUO_ERR_NULL_ARGUMENT`.
 /// A `timeout_ms` of 0 is a try that reserves nothing; `UINT64_MAX` waits as long as it
 /// takes.
 ///
@@ -357,7 +458,8 @@ unsafe fn with_regulator(
 /// (a 429) it halves its rate, down to 1/64 of the configured one, and each
 /// `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to it — as the
 /// AWS SDK's adaptive mode does. The setting is part of the regulator's state: every handle
-/// and gate sharing it (and, for a shared regulator, every process on the file) sees it.
+/// and gate sharing it (and, for a shared regulator, every process on the file) sees it. A
+/// Redis regulator does not adapt: this has no effect on it.
 /// Safe from any thread. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
@@ -458,6 +560,66 @@ mod tests {
             assert_eq!(recuo_regulator_rate_per_s(r), 2.0);
             recuo_regulator_free(r);
         }
+    }
+
+    #[test]
+    fn a_redis_regulator_out_of_reach_is_an_io_error() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("127.0.0.1:{port}");
+        let mut r = std::ptr::null_mut();
+        let mut detail = [0 as c_char; 256];
+        // SAFETY: live buffers and outputs of the lengths given.
+        unsafe {
+            assert_eq!(
+                recuo_regulator_new_redis(
+                    url.as_ptr().cast(),
+                    url.len(),
+                    c"k".as_ptr(),
+                    1,
+                    1.0,
+                    1,
+                    &mut r,
+                    detail.as_mut_ptr(),
+                    detail.len()
+                ),
+                RECUO_ERR_IO
+            );
+            let detail = std::ffi::CStr::from_ptr(detail.as_ptr()).to_str().unwrap();
+            assert!(detail.contains(&format!("Redis at {url}")), "{detail}");
+            assert_eq!(
+                recuo_regulator_new_redis(
+                    url.as_ptr().cast(),
+                    url.len(),
+                    c"\xff".as_ptr(),
+                    1,
+                    1.0,
+                    1,
+                    &mut r,
+                    std::ptr::null_mut(),
+                    0
+                ),
+                recuo_status::RECUO_ERR_NOT_UTF8
+            );
+            assert_eq!(
+                recuo_regulator_new_redis(
+                    url.as_ptr().cast(),
+                    url.len(),
+                    c"k".as_ptr(),
+                    1,
+                    1.0,
+                    0,
+                    &mut r,
+                    std::ptr::null_mut(),
+                    0
+                ),
+                RECUO_ERR_ZERO_BURST
+            );
+        }
+        assert!(r.is_null());
     }
 
     #[test]

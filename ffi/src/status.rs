@@ -25,7 +25,7 @@ use crate::panic::boundary;
 ///   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`,
 ///   `RECUO_BUDGET_EXHAUSTED` — their names carry no `ERR`).
 /// * `300`–`399`: the system refused (a shared file could not be opened, sized, locked or
-///   mapped).
+///   mapped, or a Redis server could not be used).
 /// * `900`–`999`: a bug in recuo (a panic was caught at the boundary).
 ///
 /// `recuo_status_message` describes a code in words, `recuo_status_name` names it.
@@ -100,9 +100,9 @@ pub enum recuo_status {
     /// A retry budget's settings were refused: the ratio must be 0 to 1000, the floor 0 or
     /// more retries per second, the window 1 to 60 seconds.
     RECUO_ERR_INVALID_BUDGET = 157,
-    /// A shared file was set up with other settings (another rate or burst, another budget),
-    /// or holds something else (another kind of recuo state, a file of the wrong size):
-    /// processes sharing it would disagree about the allowance.
+    /// A shared file or Redis key was set up with other settings (another rate or burst,
+    /// another budget), or a file holds something else (another kind of recuo state, a file
+    /// of the wrong size): processes sharing it would disagree about the allowance.
     RECUO_ERR_SHARED_MISMATCH = 158,
     /// The task failed on its last attempt, or the predicate declined to retry its failure;
     /// the task's own failure code is in the `last_error_out` parameter.
@@ -120,8 +120,9 @@ pub enum recuo_status {
     RECUO_CANCELLED = 212,
     /// Not an error: the retry budget has no retry left.
     RECUO_BUDGET_EXHAUSTED = 213,
-    /// The system refused: a shared file could not be opened, sized, locked or mapped (the
-    /// detail buffer of the `_new_shared` functions says why).
+    /// The system refused: a shared file could not be opened, sized, locked or mapped, or a
+    /// Redis server could not be reached or used (the detail buffer of the `_new_shared` and
+    /// `_new_redis` functions says why).
     RECUO_ERR_IO = 300,
     /// recuo panicked (a bug: please report it); the panic was caught and nothing was
     /// written to the outputs.
@@ -289,9 +290,10 @@ impl recuo_status {
                 "a retry budget needs a ratio of 0 to 1000, a floor of 0 or more per second \
                  and a window of 1 to 60 s",
             ),
-            RECUO_ERR_SHARED_MISMATCH => {
-                w.write_str("the shared file holds other settings or another kind of state")
-            }
+            RECUO_ERR_SHARED_MISMATCH => w.write_str(
+                "the shared file or Redis key holds other settings, or the file another kind of \
+                 state",
+            ),
             RECUO_ERR_TASK_FAILED => w.write_str(
                 "the task failed on its last attempt, or its failure was not to be retried",
             ),
@@ -300,9 +302,10 @@ impl recuo_status {
             RECUO_TIMED_OUT => w.write_str("not in time: nothing came within the timeout"),
             RECUO_CANCELLED => w.write_str("cancelled before or during the wait"),
             RECUO_BUDGET_EXHAUSTED => w.write_str("the retry budget has no retry left"),
-            RECUO_ERR_IO => {
-                w.write_str("a shared file could not be opened, sized, locked or mapped")
-            }
+            RECUO_ERR_IO => w.write_str(
+                "a shared file could not be opened, sized, locked or mapped, or a Redis server \
+                 reached",
+            ),
             RECUO_ERR_PANIC => w.write_str("recuo panicked (a bug in recuo, please report it)"),
         }
     }

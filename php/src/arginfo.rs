@@ -23,10 +23,11 @@ use ext_php_rs::zend::ExecutorGlobals;
 const STRING_OR_FLOAT: u32 = (1 << IS_STRING) | (1 << IS_DOUBLE);
 
 /// The parameters declared `string|float`: (class, function or method, 0-based positions).
-const RATE_PARAMETERS: [(Option<&str>, &str, &[usize]); 3] = [
+const RATE_PARAMETERS: [(Option<&str>, &str, &[usize]); 4] = [
     (None, "Recuo\\plan", &[1, 2]),
     (Some("Recuo\\Regulator"), "__construct", &[0]),
     (Some("Recuo\\Regulator"), "shared", &[1]),
+    (Some("Recuo\\Regulator"), "redis", &[2]),
 ];
 
 /// Declares the rate parameters `string|float`. Runs once per process, at the first request

@@ -44,7 +44,7 @@ use recuo::{
 
 use crate::attempts::{Attempt, Report};
 use crate::convert::{php_int, type_name};
-use crate::errors::{type_error, value_error_message};
+use crate::errors::{shared_file_error, type_error, value_error_message};
 use crate::limits::ConcurrencyLimit;
 use crate::record::{Journal, RequestLine, Seen, Sink};
 use crate::verdict::Verdict;
@@ -354,6 +354,10 @@ impl Driver for PhpDriver<'_, '_> {
             match gate.enter(attempt, &self.cancel) {
                 Ok(Some(pass)) => self.pass = Some(BailoutGuard::new(pass)),
                 Ok(None) => return Ok(false),
+                // A Redis regulator's server out of reach.
+                Err(recuo::RegulatorError::Shared(e)) => {
+                    return Err(Halt::Raise(shared_file_error(self.callbacks.function, &e)))
+                }
                 // A cost above the burst; the gate asks for 1, which never is.
                 Err(e) => {
                     return Err(Halt::Raise(value_error_message(format!(

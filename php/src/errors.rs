@@ -11,8 +11,8 @@
 //! argument: `Recuo\Exception\PlanError` (a `\ValueError`: the core's [`recuo::PlanError`],
 //! a plan that cannot be made) and `Recuo\Exception\SharedFileError` (a `\RuntimeException`:
 //! the core's [`recuo::SharedError`], a shared state file that cannot be used, holds
-//! something else, or was set up with other settings). The core gives neither a numeric
-//! code, so their code is 0.
+//! something else, or was set up with other settings — or a Redis regulator's key set up
+//! otherwise, or its server out of reach). Their code is 0.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -89,7 +89,8 @@ fn now_ns(function: &str, position: u32, value: i64) -> PhpResult<u64> {
 }
 
 /// A regulator's error as PHP's: a bad burst or cost is a `\ValueError`, a shared file that
-/// cannot be used a `Recuo\Exception\SharedFileError`.
+/// cannot be used — or a Redis key set up otherwise, or its server out of reach — a
+/// `Recuo\Exception\SharedFileError`.
 fn regulator_error(
     function: &str,
     burst_or_cost: (u32, &str),
@@ -125,7 +126,8 @@ pub fn monotonic_ns() -> PhpResult<i64> {
 
 /// Limits request starts to a rate with a burst (GCRA): after a quiet spell up to `burst`
 /// starts may go at once, then one per interval. Shared by every process that opens the
-/// same file with [`Regulator::shared`].
+/// same file with [`Regulator::shared`], and by every machine that uses the same Redis key
+/// with [`Regulator::redis`].
 #[php_class]
 #[php(name = "Recuo\\Regulator")]
 #[php(flags = ClassFlags::Final)]
@@ -169,16 +171,41 @@ impl Regulator {
         })
     }
 
+    /// A regulator on the Redis server at `$url` (`redis://[:password@]host[:port][/db]` or
+    /// `host:port`) under `$key`, shared by every process on every machine that uses the
+    /// same server and key. Each check is one atomic script on the server, timed by the
+    /// server's clock. Throws `Recuo\Exception\SharedFileError` when the key was set up
+    /// with another rate or burst, or the server cannot be reached or used.
+    #[php(defaults(burst = 1))]
+    pub fn redis(
+        url: Bytes<'_>,
+        key: Bytes<'_>,
+        rate: RateArg<'_>,
+        burst: i64,
+    ) -> PhpResult<Regulator> {
+        const F: &str = "Recuo\\Regulator::redis";
+        guarded(F, || {
+            let url = utf8(F, 1, "url", url)?;
+            let key = utf8(F, 2, "key", key)?;
+            let rate = self::rate(F, 3, "rate", rate)?;
+            let burst = count(F, 4, "burst", burst)?;
+            let inner = recuo::Regulator::redis(url, key, rate, burst)
+                .map_err(|e| regulator_error(F, (4, "burst"), e))?;
+            Ok(Regulator { inner })
+        })
+    }
+
     /// Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
-    /// the seconds to wait before it could.
+    /// the seconds to wait before it could — on the regulator's own clock: the monotonic
+    /// clock, or a Redis regulator's server's.
     #[php(defaults(cost = 1))]
     pub fn try_acquire(&self, cost: i64) -> PhpResult<f64> {
         const F: &str = "Recuo\\Regulator::tryAcquire";
         guarded(F, || {
             let cost = count(F, 1, "cost", cost)?;
-            match self.inner.try_acquire_at(recuo::monotonic_ns(), cost) {
-                Ok(()) => Ok(0.0),
-                Err(Ok(wait)) => Ok(wait.as_secs_f64()),
+            match self.inner.reserve_now(cost, 0) {
+                Ok(_) => Ok(0.0),
+                Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
                 Err(Err(e)) => Err(regulator_error(F, (1, "cost"), e)),
             }
         })
@@ -186,7 +213,8 @@ impl Regulator {
 
     /// As `tryAcquire()`, at `$nowNs` on the monotonic clock (`Recuo\monotonicNs()`, or a
     /// fake clock in tests): 0 when the start may go (and takes it), else the nanoseconds to
-    /// wait.
+    /// wait. Every user of one regulator must use the same clock: for a Redis regulator
+    /// shared between machines, one they all share (the server counts whole microseconds).
     #[php(defaults(cost = 1))]
     pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
         const F: &str = "Recuo\\Regulator::tryAcquireAt";
@@ -253,6 +281,12 @@ impl Regulator {
     pub fn get_burst(&self) -> i64 {
         i64::from(self.inner.burst())
     }
+}
+
+/// A text argument: the bytes PHP holds, as UTF-8 (a `\ValueError` otherwise).
+fn utf8<'a>(function: &str, position: u32, name: &str, text: Bytes<'a>) -> PhpResult<&'a str> {
+    std::str::from_utf8(text.0)
+        .map_err(|_| value_error(function, position, name, "must be valid UTF-8"))
 }
 
 /// A path argument: the bytes PHP holds, as a file name.

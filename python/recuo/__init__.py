@@ -37,8 +37,8 @@ Plan(interval_ms=667, duration_s=400.0, retries=0.0, in_flight=3.0, warnings=())
 
 ``recuo.Regulator``, ``recuo.ConcurrencyLimit``, ``recuo.RetryBudget`` and ``recuo.Gate``
 work across threads, the regulator and the budget across processes too (``.shared(path,
-...)``); ``recuo.run_batch`` runs a queue of operations through one gate. See
-docs/python.md.
+...)``), the regulator across machines (``Regulator.redis(url, key, ...)``);
+``recuo.run_batch`` runs a queue of operations through one gate. See docs/python.md.
 
 Records you can trust: redaction, who answered, and the stats of a batch.
 
@@ -56,7 +56,8 @@ the message is the record's JSON line, ``extra={"recuo": {...}}`` its fields), a
 Errors: ``TypeError`` for a wrong type, ``recuo.ConfigError`` (a ``ValueError`` with the
 core's stable ``code`` and ``name``) for a configuration the core refuses,
 ``recuo.PlanError`` for a plan that cannot be made, ``recuo.SharedFileError`` for a shared
-file set up otherwise, ``ValueError`` for any other value out of range.
+file or Redis key set up otherwise, ``ConnectionError`` for a Redis server out of reach,
+``ValueError`` for any other value out of range.
 """
 
 import logging as _logging

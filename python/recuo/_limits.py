@@ -4,9 +4,10 @@ async loop.
 
 The native methods check their arguments and hand back one of these coroutines, so nothing is
 reserved or taken until it is awaited. Every decision is the core's: the regulator's
-reservation (``_reserve``: the core's ``reserve_at`` on the monotonic clock) says how long to
-wait, and a concurrency limit answers ``try_acquire`` at once; only the waiting is done here,
-with ``asyncio.sleep``, so cancelling the task ends it at once.
+reservation (``_reserve``: the core's ``reserve_now``, on the monotonic clock or a Redis
+server's) says how long to wait, and a concurrency limit answers ``try_acquire`` at once;
+only the waiting is done here, with ``asyncio.sleep``, so cancelling the task ends it at
+once.
 """
 
 from __future__ import annotations

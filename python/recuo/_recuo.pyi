@@ -493,9 +493,10 @@ class PlanError(ValueError):
 
 class SharedFileError(ValueError):
     """A shared state file set up with other settings (another rate or burst, another
-    budget), holding another kind of recuo state, or of the wrong size: the second opener is
-    refused with the file's settings and its own. (A file that cannot be opened or mapped at
-    all raises ``OSError``.)"""
+    budget), holding another kind of recuo state, or of the wrong size — or a Redis key set
+    up with another rate or burst: the second opener is refused with the settings in force
+    and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
+    server that cannot be reached, ``ConnectionError``.)"""
 
 def monotonic_ns() -> int:
     """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
@@ -540,7 +541,8 @@ class Regulator:
     most ``burst + rate * w`` starts. ``rate`` is text (``"90/min"``, ``"1.5/s"``) or a
     number per second; ``adaptive=True`` halves the rate on ``on_throttled()`` and restores
     it on ``on_success()``. Safe to share between threads; ``Regulator.shared`` shares it
-    between processes. ``ValueError`` for a bad rate or a burst of 0."""
+    between processes, ``Regulator.redis`` between machines. ``ValueError`` for a bad rate
+    or a burst of 0."""
 
     def __new__(cls, rate: _Rate, burst: int = 1, *, adaptive: bool = False) -> Regulator: ...
     @staticmethod
@@ -548,6 +550,13 @@ class Regulator:
         """A regulator in the file at ``path``, shared by every process that opens it with the
         same rate and burst. ``SharedFileError`` for a file set up otherwise; ``OSError``
         when it cannot be used."""
+    @staticmethod
+    def redis(url: str, key: str, rate: _Rate, burst: int = 1) -> Regulator:
+        """A regulator on the Redis server at ``url`` (``redis://[:password@]host[:port][/db]``)
+        under ``key``, shared by every process on every machine that uses it with the same
+        rate and burst, and timed by the server's clock. ``SharedFileError`` for a key set up
+        otherwise; ``ConnectionError`` when the server cannot be reached or used (then or
+        later: nothing is taken). Not adaptive."""
     def acquire(self, timeout: float | None = None, *, cost: int = 1) -> bool:
         """Waits for a start slot of weight ``cost`` and takes it: ``True``; ``False`` at once
         (nothing reserved) when it would not come within ``timeout`` seconds. Releases the
@@ -555,7 +564,8 @@ class Regulator:
     async def acquire_async(self, timeout: float | None = None, *, cost: int = 1) -> bool:
         """``acquire`` for asyncio (waits with ``asyncio.sleep``)."""
     def try_acquire(self, *, cost: int = 1) -> float:
-        """``0.0`` when a start may go now (and takes it), else the seconds to wait."""
+        """``0.0`` when a start may go now (and takes it), else the seconds to wait — on the
+        regulator's own clock (a Redis regulator's: its server's)."""
     def try_acquire_at(self, now_ns: int, *, cost: int = 1) -> int:
         """``try_acquire`` at ``now_ns`` (your clock, in nanoseconds): ``0`` when taken, else
         the wait needed in nanoseconds."""

@@ -80,9 +80,10 @@ pyo3::create_exception!(
     PyValueError,
     "A shared state file recuo refuses to use: it was set up with other settings (another\n\
      rate or burst, another budget), holds another kind of recuo state, or has the wrong\n\
-     size. Processes sharing it would disagree about the allowance, so the second opener is\n\
-     refused with the file's settings and its own. A subclass of ValueError; a file that\n\
-     cannot be opened or mapped at all raises OSError instead."
+     size; or a Redis key set up with another rate or burst. Processes sharing it would\n\
+     disagree about the allowance, so the second opener is refused with the settings in\n\
+     force and its own. A subclass of ValueError; a file that cannot be opened or mapped at\n\
+     all raises OSError instead, and a Redis server that cannot be reached ConnectionError."
 );
 
 /// recuo's native module; import ``recuo`` instead.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyConnectionError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyFloat, PyString};
@@ -145,6 +145,17 @@ fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
 }
 
+/// A `str` argument (`what` names it): a `TypeError` for anything else.
+fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    if !value.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be str, not {}",
+            type_name(value)
+        )));
+    }
+    value.extract::<String>()
+}
+
 /// Python's `repr` of a path, as `os.fsdecode` reads it.
 fn path_repr(py: Python<'_>, path: &std::path::Path) -> PyResult<String> {
     Ok(py
@@ -174,11 +185,44 @@ fn shared_error(error: &SharedError, path: &std::path::Path) -> PyErr {
     }
 }
 
+/// A Redis regulator's error as Python's: a key set up otherwise is a
+/// `recuo.SharedFileError` (a `ValueError`), a server that cannot be reached or used a
+/// `ConnectionError` (an `OSError`); both with the core's message.
+fn redis_error(error: &SharedError) -> PyErr {
+    match error {
+        SharedError::Io(_) => PyConnectionError::new_err(error.to_string()),
+        SharedError::WrongKind { .. } | SharedError::Mismatch(_) => {
+            SharedFileError::new_err(error.to_string())
+        }
+    }
+}
+
+/// Where a regulator's state lives.
+enum Home {
+    /// In this process.
+    Local,
+    /// In the file at this path.
+    File(PathBuf),
+    /// On a Redis server: its URL without the password (for `repr`), and the key.
+    Redis { url: String, key: String },
+}
+
 /// A regulator's error as Python's: a zero burst or a cost above the burst is a
-/// `ValueError` with the core's message; a shared file as [`shared_error`].
-fn regulator_error(error: RegulatorError, path: Option<&std::path::Path>) -> PyErr {
-    match (&error, path) {
-        (RegulatorError::Shared(e), Some(path)) => shared_error(e, path),
+/// `ValueError` with the core's message; a shared file as [`shared_error`]; a Redis server
+/// or key as [`redis_error`].
+fn regulator_error(error: RegulatorError, home: &Home) -> PyErr {
+    match (&error, home) {
+        (RegulatorError::Shared(e), Home::File(path)) => shared_error(e, path),
+        (RegulatorError::Shared(e), Home::Redis { .. }) => redis_error(e),
+        _ => PyValueError::new_err(error.to_string()),
+    }
+}
+
+/// The error of a regulator in use (a gate's, say) as Python's: a Redis server that cannot be
+/// used is a `ConnectionError`, anything else a `ValueError` with the core's message.
+pub(crate) fn regulator_use_error(error: RegulatorError) -> PyErr {
+    match &error {
+        RegulatorError::Shared(e @ SharedError::Io(_)) => redis_error(e),
         _ => PyValueError::new_err(error.to_string()),
     }
 }
@@ -208,7 +252,7 @@ pub(crate) fn monotonic_ns() -> u64 {
 /// ``burst + rate * w`` starts. ``adaptive=True`` makes the rate halve on each
 /// ``on_throttled()`` (down to 1/64 of ``rate``) and come back by 1/16 of ``rate`` on each
 /// ``on_success()``. Safe to share between threads; ``Regulator.shared(path, ...)`` shares
-/// one allowance between processes.
+/// one allowance between processes, ``Regulator.redis(url, key, ...)`` between machines.
 ///
 /// ``ValueError`` for a rate the core refuses (0, negative, not a rate) or a burst of 0;
 /// ``TypeError`` for a wrong type.
@@ -217,22 +261,29 @@ pub(crate) struct PyRegulator {
     pub(crate) inner: Regulator,
     /// The rate asked for (the regulator keeps it as an interval in whole nanoseconds).
     configured: Rate,
-    path: Option<PathBuf>,
+    home: Home,
     adaptive: bool,
 }
 
 impl PyRegulator {
     fn cost_error(&self, error: RegulatorError) -> PyErr {
-        regulator_error(error, self.path.as_deref())
+        regulator_error(error, &self.home)
     }
 
-    /// Reserves a start of weight `cost` now if it comes within `max_wait_ns`: the wait in
+    /// Runs `f` on the regulator: with the GIL released when it asks a Redis server (a round
+    /// trip on the network), holding it otherwise (a few atomic operations).
+    fn ask<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Regulator) -> T + Send) -> T {
+        match self.home {
+            Home::Redis { .. } => py.detach(|| f(&self.inner)),
+            Home::Local | Home::File(_) => f(&self.inner),
+        }
+    }
+
+    /// Reserves a start of weight `cost` now — on the regulator's own clock: the monotonic
+    /// clock, or a Redis server's — if it comes within `max_wait_ns`: the wait in
     /// nanoseconds (0: now), or `None` (nothing reserved) when it would not.
-    fn reserve(&self, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
-        match self
-            .inner
-            .reserve_at(core_monotonic_ns(), cost, max_wait_ns)
-        {
+    fn reserve(&self, py: Python<'_>, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
+        match self.ask(py, |r| r.reserve_now(cost, max_wait_ns)) {
             Ok(wait) => Ok(Some(wait)),
             Err(Ok(_)) => Ok(None),
             Err(Err(e)) => Err(self.cost_error(e)),
@@ -251,12 +302,12 @@ impl PyRegulator {
     ) -> PyResult<Self> {
         let rate = rate_arg(rate, "rate")?;
         let inner = Regulator::new(rate, burst)
-            .map_err(|e| regulator_error(e, None))?
+            .map_err(|e| regulator_error(e, &Home::Local))?
             .with_adaptive(adaptive);
         Ok(PyRegulator {
             inner,
             configured: rate,
-            path: None,
+            home: Home::Local,
             adaptive,
         })
     }
@@ -276,12 +327,50 @@ impl PyRegulator {
         #[pyo3(from_py_with = burst_arg)] burst: u32,
     ) -> PyResult<Self> {
         let rate = rate_arg(rate, "rate")?;
-        let inner =
-            Regulator::shared(&path, rate, burst).map_err(|e| regulator_error(e, Some(&path)))?;
+        let inner = Regulator::shared(&path, rate, burst)
+            .map_err(|e| regulator_error(e, &Home::File(path.clone())))?;
         Ok(PyRegulator {
             inner,
             configured: rate,
-            path: Some(path),
+            home: Home::File(path),
+            adaptive: false,
+        })
+    }
+
+    /// A regulator on the Redis server at ``url`` (``redis://[:password@]host[:port][/db]``
+    /// or ``host:port``) under ``key``, shared by every process on every machine that uses
+    /// the same server and key with the same ``rate`` and ``burst``. Each check is one atomic
+    /// script on the server, timed by the server's clock: ``try_acquire`` and ``acquire``
+    /// need no clock of yours (``try_acquire_at`` stays for tests, with a fake clock every
+    /// user of the key shares). Talking to the server releases the GIL.
+    ///
+    /// ``recuo.SharedFileError`` (a ``ValueError``) when the key was set up with another rate
+    /// or burst; ``ConnectionError`` (an ``OSError``) when the server cannot be reached or
+    /// used — then, or later (the server lost), nothing is taken. Adaptive slow-down is not
+    /// kept on the server.
+    #[staticmethod]
+    #[pyo3(signature = (url, key, rate, burst = 1))]
+    fn redis(
+        py: Python<'_>,
+        url: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        rate: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = burst_arg)] burst: u32,
+    ) -> PyResult<Self> {
+        let url = text_arg(url, "url")?;
+        let key = text_arg(key, "key")?;
+        let rate = rate_arg(rate, "rate")?;
+        let home = Home::Redis {
+            url: recuo::redact_url(&url).url,
+            key: key.clone(),
+        };
+        let inner = py
+            .detach(|| Regulator::redis(&url, &key, rate, burst))
+            .map_err(|e| regulator_error(e, &home))?;
+        Ok(PyRegulator {
+            inner,
+            configured: rate,
+            home,
             adaptive: false,
         })
     }
@@ -301,7 +390,7 @@ impl PyRegulator {
         #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
         #[pyo3(from_py_with = cost_arg)] cost: u32,
     ) -> PyResult<bool> {
-        match self.reserve(timeout_ns(timeout), cost)? {
+        match self.reserve(py, timeout_ns(timeout), cost)? {
             Some(wait) => {
                 interruptible_sleep(py, Duration::from_nanos(wait), None)?;
                 Ok(true)
@@ -329,23 +418,35 @@ impl PyRegulator {
     /// Answers at once: ``0.0`` when a start of weight ``cost`` may go now (and takes it),
     /// else the seconds to wait before it could (nothing is taken).
     ///
-    /// Never blocks. ``ValueError`` when ``cost`` is above the burst.
+    /// Never waits for a slot (a Redis regulator asks its server, and answers by its
+    /// clock). ``ValueError`` when ``cost`` is above the burst; ``ConnectionError`` when a
+    /// Redis regulator's server cannot be used (nothing is taken).
     #[pyo3(signature = (*, cost = 1))]
-    fn try_acquire(&self, #[pyo3(from_py_with = cost_arg)] cost: u32) -> PyResult<f64> {
-        self.try_acquire_at(core_monotonic_ns(), cost)
-            .map(|ns| Duration::from_nanos(ns).as_secs_f64())
+    fn try_acquire(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = cost_arg)] cost: u32,
+    ) -> PyResult<f64> {
+        match self.ask(py, |r| r.reserve_now(cost, 0)) {
+            Ok(_) => Ok(0.0),
+            Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
+            Err(Err(e)) => Err(self.cost_error(e)),
+        }
     }
 
     /// ``try_acquire`` at ``now_ns``, a reading of your own clock in nanoseconds (a fake
     /// clock in tests; ``monotonic_ns()`` for the real one): ``0`` when the start was taken,
-    /// else the wait needed in nanoseconds.
+    /// else the wait needed in nanoseconds. Every user of one regulator must use the same
+    /// clock — for a Redis regulator shared between machines, one they all share (a Redis
+    /// server counts whole microseconds).
     #[pyo3(signature = (now_ns, *, cost = 1))]
     fn try_acquire_at(
         &self,
+        py: Python<'_>,
         #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
         #[pyo3(from_py_with = cost_arg)] cost: u32,
     ) -> PyResult<u64> {
-        match self.inner.reserve_at(now_ns, cost, 0) {
+        match self.ask(py, |r| r.reserve_at(now_ns, cost, 0)) {
             Ok(_) => Ok(0),
             Err(Ok(wait)) => Ok(wait),
             Err(Err(e)) => Err(self.cost_error(e)),
@@ -367,8 +468,8 @@ impl PyRegulator {
     /// Reserves a start now if it comes within ``max_wait_ns``: the wait in nanoseconds, or
     /// ``None`` (nothing reserved). Private: the async glue uses it.
     #[pyo3(signature = (max_wait_ns, cost, /))]
-    fn _reserve(&self, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
-        self.reserve(max_wait_ns, cost)
+    fn _reserve(&self, py: Python<'_>, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
+        self.reserve(py, max_wait_ns, cost)
     }
 
     /// The rate in force, in starts per second (below the configured rate while an adaptive
@@ -392,13 +493,19 @@ impl PyRegulator {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let rate = format!("'{}'", self.configured);
-        Ok(match &self.path {
-            Some(path) => format!(
+        Ok(match &self.home {
+            Home::File(path) => format!(
                 "Regulator.shared({}, {rate}, burst={})",
                 path_repr(py, path)?,
                 self.inner.burst()
             ),
-            None => format!(
+            Home::Redis { url, key } => format!(
+                "Regulator.redis({}, {}, {rate}, burst={})",
+                PyString::new(py, url).repr()?,
+                PyString::new(py, key).repr()?,
+                self.inner.burst()
+            ),
+            Home::Local => format!(
                 "Regulator({rate}, burst={}{})",
                 self.inner.burst(),
                 if self.adaptive { ", adaptive=True" } else { "" }

@@ -17,7 +17,7 @@
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
@@ -221,7 +221,8 @@ pub(crate) fn interruptible_sleep(
 
 /// Passes `gate` for attempt number `attempt` — the core's `Gate::enter`: a place in flight,
 /// then a start slot, and a first attempt recorded by the budget — with the GIL released.
-/// `None` when `cancel` was cancelled meanwhile.
+/// `None` when `cancel` was cancelled meanwhile; `ConnectionError` when the gate's Redis
+/// regulator cannot reach its server.
 ///
 /// `Gate::enter` blocks without looking at Python's signals, so when the gate may wait (it
 /// has a limit or a regulator) and `signals` is set, it runs on a helper thread while this
@@ -235,7 +236,7 @@ pub(crate) fn enter_gate(
     cancel: &CancelToken,
     signals: bool,
 ) -> PyResult<Option<Pass>> {
-    let refused = |e: recuo::RegulatorError| PyValueError::new_err(e.to_string());
+    let refused = crate::limits::regulator_use_error;
     if !signals || (gate.limit().is_none() && gate.regulator().is_none()) {
         return py.detach(|| gate.enter(attempt, cancel)).map_err(refused);
     }

@@ -8,11 +8,28 @@ use PHPUnit\Framework\TestCase;
 
 /**
  * Every PHP example of docs/php.md runs, in a PHP of its own with only the extension under
- * test; when a `text` block follows an example, that is exactly what it must print.
+ * test; when a `text` block follows an example, that is exactly what it must print. The
+ * Redis example runs against a `redis-server` this class starts (`REDIS_URL`).
  */
 final class DocsTest extends TestCase
 {
     private const DOC = RECUO_ROOT . '/docs/php.md';
+
+    /** The Redis example's server: this class's own, named by REDIS_URL for the examples. */
+    private static ?RedisServer $redis = null;
+
+    public static function setUpBeforeClass(): void
+    {
+        self::$redis = RedisServer::start();
+        putenv('REDIS_URL=' . self::$redis->url());
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        putenv('REDIS_URL');
+        self::$redis?->stop();
+        self::$redis = null;
+    }
 
     /** @return array<string, array{string, ?string}> */
     public static function examples(): array

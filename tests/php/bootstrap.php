@@ -17,3 +17,4 @@ define('RECUO_EXTENSION', getenv('RECUO_PHP_EXTENSION') ?: RECUO_ROOT . '/target
 
 require __DIR__ . '/support/Vectors.php';
 require __DIR__ . '/support/ApiDescription.php';
+require __DIR__ . '/support/RedisServer.php';

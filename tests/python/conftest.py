@@ -1,10 +1,15 @@
-"""Shared helpers: the repository root and the cross-language vectors in tests/vectors/."""
+"""Shared helpers: the repository root, the cross-language vectors in tests/vectors/, and a
+`redis-server` of the tests' own (the ``redis_url`` fixture, one server per module)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+import pytest
+
+from redis_server import redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors"
@@ -14,3 +19,11 @@ def vectors(name: str) -> Any:
     """The parsed JSON of tests/vectors/<name>."""
     with open(VECTORS / name, encoding="utf-8") as f:
         return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """The URL of a `redis-server` started on a free port of 127.0.0.1 for this module, and
+    stopped after its last test."""
+    with redis_server() as url:
+        yield url

@@ -1,5 +1,5 @@
-"""The children of test_shared.py: functions `multiprocessing` starts in other processes
-(importable by name, as the "spawn" start method needs)."""
+"""The children of test_shared.py and test_redis.py: functions `multiprocessing` starts in
+other processes (importable by name, as the "spawn" start method needs)."""
 
 from __future__ import annotations
 
@@ -51,3 +51,18 @@ def acquire_child(path: str, started: Any, out: str) -> None:
         stamps.append(recuo.monotonic_ns())
     Path(out).write_text("\n".join(map(str, stamps)), encoding="utf-8")
     time.sleep(0)
+
+
+def redis_regulator_child(url: str, key: str, clock: Any, barrier: Any, out: str) -> None:
+    """`regulator_child` on a Redis regulator: its own connection — another "machine" — to
+    the server every process shares, and the same shared fake clock."""
+    regulator = recuo.Regulator.redis(url, key, RATE, BURST)
+    barrier.wait(timeout=60)
+    starts = []
+    for _ in range(TRIES):
+        with clock.get_lock():
+            now = clock.value
+            clock.value = now + STEP_NS
+        if regulator.try_acquire_at(now) == 0:
+            starts.append(now)
+    Path(out).write_text("\n".join(map(str, starts)), encoding="utf-8")

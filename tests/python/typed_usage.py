@@ -199,6 +199,10 @@ def shared_limits() -> None:
     regulator.on_success()
     waited: Coroutine[Any, Any, bool] = recuo.Regulator(1000).acquire_async(0.5)
     assert asyncio.run(waited) is True
+    try:
+        assert_type(recuo.Regulator.redis("127.0.0.1:1", "k", "90/min", burst=3), recuo.Regulator)
+    except ConnectionError as unreachable:  # nothing listens on port 1
+        assert_type(unreachable, ConnectionError)
 
     limit = recuo.ConcurrencyLimit(2)
     with limit:
@@ -232,6 +236,8 @@ def refused_by_the_limit_stubs() -> None:
     recuo.Regulator(["90/min"])  # type: ignore[arg-type]
     recuo.Regulator("1/s").try_acquire(2)  # type: ignore[call-arg]
     recuo.Regulator.shared(3, "1/s")  # type: ignore[arg-type]
+    recuo.Regulator.redis(b"redis://127.0.0.1", "k", "1/s")  # type: ignore[arg-type]
+    recuo.Regulator.redis("redis://127.0.0.1", "k")  # type: ignore[call-arg]
     recuo.ConcurrencyLimit("2")  # type: ignore[arg-type]
     recuo.RetryBudget(window_s=1.5)  # type: ignore[arg-type]
     recuo.Gate(recuo.Regulator(1))  # type: ignore[call-arg]

@@ -2,17 +2,20 @@
 
 declare(strict_types=1);
 
-// One of the processes of SharedRegulatorTest: opens the shared regulator in `$dir`, waits
-// for the parent to start the fake clock, then makes `$tries` tries. Each try moves the fake
+// One of the processes of SharedRegulatorTest (and RedisRegulatorTest): opens the shared
+// regulator in `$dir` (or, given a URL and a key, the one on that Redis server), waits for
+// the parent to start the fake clock, then makes `$tries` tries. Each try moves the fake
 // clock (a counter in `$dir/clock`, advanced under `flock`) by `$step` ns and asks the
 // regulator at the time it read; the starts allowed are printed, one per line.
 //
-// Usage: php -n -d extension=... regulator_child.php DIR RATE BURST TRIES STEP_NS
+// Usage: php -n -d extension=... regulator_child.php DIR RATE BURST TRIES STEP_NS [URL KEY]
 
 [, $dir, $rate, $burst, $tries, $step] = $argv;
 [$burst, $tries, $step] = [(int) $burst, (int) $tries, (int) $step];
 
-$regulator = Recuo\Regulator::shared("$dir/regulator", $rate, $burst);
+$regulator = isset($argv[7])
+    ? Recuo\Regulator::redis($argv[6], $argv[7], $rate, $burst)
+    : Recuo\Regulator::shared("$dir/regulator", $rate, $burst);
 $clock = fopen("$dir/clock", 'c+b');
 if ($clock === false) {
     fwrite(STDERR, "cannot open $dir/clock\n");
