@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyTuple};
 
 use recuo::{AttemptRecord, Cause, FinalRecord, GiveUpReason, Outcome, Record, Transport, Verdict};
@@ -208,11 +209,16 @@ impl Log {
     /// The `recuo` logger, when it would log any record (`None` when even `WARNING`, the
     /// highest level records use, is off: the loop then keeps no journal at all).
     pub(crate) fn open(py: Python<'_>) -> PyResult<Option<Log>> {
-        let logger = py
-            .import(pyo3::intern!(py, "logging"))?
-            .call_method1(pyo3::intern!(py, "getLogger"), (LOGGER,))?;
+        // `logging.getLogger("recuo")` always answers the same object: look it up once, not
+        // on every call of a loop (the import and the call cost more than the loop itself).
+        static LOGGER_OBJECT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let logger = LOGGER_OBJECT.get_or_try_init(py, || {
+            py.import(pyo3::intern!(py, "logging"))?
+                .call_method1(pyo3::intern!(py, "getLogger"), (LOGGER,))
+                .map(Bound::unbind)
+        })?;
         let log = Log {
-            logger: logger.unbind(),
+            logger: logger.clone_ref(py),
         };
         Ok(if log.enabled(py, WARNING)? {
             Some(log)
