@@ -41,8 +41,5 @@ fmt: ## format the Rust code
 test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
 	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)
 
-bench: bench-rust ## measure recuo beside its peers (ratios in one run; never part of make test)
-
-bench-rust: ## criterion: the regulator's try_acquire beside governor's check(), 1 and 2 threads
-	$(CARGO) clippy -q -p recuo-bench --all-targets -- -D warnings
-	$(CARGO) bench -p recuo-bench
+# make bench and its steps (bench-rust, bench-python, bench-php, ...): mk/bench.mk.
+include mk/bench.mk

@@ -1,0 +1,125 @@
+//! The state machine's decision per outcome — `Attempts::decide` under guide B's policy
+//! (5 attempts, 1 s base, 8 s cap, full jitter, 30 s deadline) — beside a hand-rolled
+//! decision that gives the same answer.
+//!
+//! The baseline: the least code that decides the same thing — attempts left, the window
+//! `min(cap, base · 2^n)`, the jitter draw (or the server's wait plus a spread), the deadline
+//! check — inline, with the same generator, and no bookkeeping. It is what a careful
+//! hand-written loop computes, so the ratio is the price of the state machine itself (the
+//! report of delays, the shared attempt pool, cancellation, the budget hook) per decision.
+//! Both sides get a fresh state per decision, made outside the timing.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use rand::Rng;
+use recuo::{Attempts, Decision, JitterRng, Outcome, Policy, Request, Verdict};
+use recuo_bench::{sides, Side};
+
+const BASE_MS: u64 = 1000;
+const CAP_MS: u64 = 8000;
+const MAX_ATTEMPTS: u32 = 5;
+const DEADLINE_MS: u64 = 30_000;
+const SPREAD_CAP_MS: u64 = 1000;
+/// The attempt that failed started here and the decision is taken here (ms).
+const NOW_MS: u64 = 2_000;
+
+/// The hand-rolled decision after attempt `n` failed: the delay, or `None` to give up.
+fn hand_rolled(n: u32, server_wait_ms: Option<u64>, rng: &mut JitterRng) -> Option<u64> {
+    if n + 1 >= MAX_ATTEMPTS {
+        return None;
+    }
+    let window = BASE_MS
+        .saturating_mul(1u64.checked_shl(n).unwrap_or(u64::MAX))
+        .min(CAP_MS);
+    let delay = match server_wait_ms {
+        Some(wait) => wait + rng.random_range(0..=window.min(SPREAD_CAP_MS)),
+        None => rng.random_range(0..=window),
+    };
+    (NOW_MS + delay <= DEADLINE_MS).then_some(delay)
+}
+
+/// One outcome: its verdict and how many attempts were made before the decision.
+struct Case {
+    name: &'static str,
+    verdict: Verdict,
+    made: u32,
+}
+
+fn cases(policy: &Policy) -> [Case; 3] {
+    let none: &[(&str, &str)] = &[];
+    [
+        Case {
+            name: "retry with backoff (503, first failure)",
+            verdict: policy.classify(Outcome::Status(503), Request::GET, none, 0),
+            made: 1,
+        },
+        Case {
+            name: "retry with server wait (429, Retry-After: 3)",
+            verdict: policy.classify(
+                Outcome::Status(429),
+                Request::GET,
+                &[("Retry-After", "3")],
+                0,
+            ),
+            made: 1,
+        },
+        Case {
+            name: "give up (503 on the last attempt)",
+            verdict: policy.classify(Outcome::Status(503), Request::GET, none, 0),
+            made: MAX_ATTEMPTS,
+        },
+    ]
+}
+
+/// The state after `made` attempts, the first started at 0.
+fn after(policy: &Policy, made: u32) -> Attempts {
+    let mut attempts = Attempts::new(policy);
+    for _ in 0..made {
+        attempts.begin(0).expect("the attempts fit the policy");
+    }
+    attempts
+}
+
+fn decisions(c: &mut Criterion) {
+    let policy = Policy::guide_b();
+    for case in cases(&policy) {
+        let start = after(&policy, case.made);
+        // Both sides must reach the same decision before their costs are compared.
+        let mut rng = JitterRng::seeded(7);
+        let recuo = start.clone().decide(case.verdict, NOW_MS, &mut rng);
+        let mut rng = JitterRng::seeded(7);
+        let wait = case.verdict.server_wait().and_then(|w| w.ms());
+        let hand = hand_rolled(case.made - 1, wait, &mut rng);
+        match (recuo, hand) {
+            (Decision::Retry { delay_ms, .. }, Some(d)) => assert_eq!(delay_ms, d, "{}", case.name),
+            (Decision::GiveUp { .. }, None) => {}
+            other => panic!("{}: the two sides disagree: {other:?}", case.name),
+        }
+
+        let mut g = c.benchmark_group(format!("decide/{}", case.name));
+        let mut rng = JitterRng::seeded(1);
+        for side in sides() {
+            match side {
+                Side::Recuo => g.bench_function("recuo Attempts::decide", |b| {
+                    b.iter_batched_ref(
+                        || start.clone(),
+                        |attempts| attempts.decide(black_box(case.verdict), NOW_MS, &mut rng),
+                        BatchSize::SmallInput,
+                    )
+                }),
+                Side::Peer => g.bench_function("hand-rolled", |b| {
+                    b.iter_batched_ref(
+                        || case.made - 1,
+                        |n| hand_rolled(black_box(*n), black_box(wait), &mut rng),
+                        BatchSize::SmallInput,
+                    )
+                }),
+            };
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(decide, decisions);
+criterion_main!(decide);
