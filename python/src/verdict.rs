@@ -23,21 +23,13 @@ use crate::record::Seen;
 /// The transport kinds, as `error=` names them.
 const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];
 
-/// The causes a verdict may name. `Cause::Transport(Transport::Tls)` is left out: its name,
-/// `tls`, is the name of `Cause::Tls`, which is what the core answers for a TLS failure.
-const CAUSES: [Cause; 11] = [
-    Cause::Success,
-    Cause::RateLimited,
-    Cause::Unavailable,
-    Cause::ServerError,
-    Cause::Transport(Transport::Connect),
-    Cause::Transport(Transport::Timeout),
-    Cause::Transport(Transport::Reset),
-    Cause::Transport(Transport::Other),
-    Cause::NotIdempotent,
-    Cause::Permanent,
-    Cause::Tls,
-];
+/// The causes a verdict may name: the core's list, less `Cause::Transport(Transport::Tls)`,
+/// whose name, `tls`, is the name of `Cause::Tls` (what the core answers for a TLS failure).
+fn causes() -> impl Iterator<Item = Cause> {
+    Cause::ALL
+        .into_iter()
+        .filter(|c| *c != Cause::Transport(Transport::Tls))
+}
 
 /// The transport kind named `name`, or `ValueError` (`TypeError` for a non-str).
 pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Transport> {
@@ -60,16 +52,11 @@ pub(crate) fn quoted(names: &[&str]) -> String {
 }
 
 fn cause_arg(value: &str, allowed: impl Fn(Cause) -> bool) -> PyResult<Cause> {
-    CAUSES
-        .into_iter()
+    causes()
         .filter(|&c| allowed(c))
         .find(|c| c.name() == value)
         .ok_or_else(|| {
-            let names: Vec<&str> = CAUSES
-                .into_iter()
-                .filter(|&c| allowed(c))
-                .map(Cause::name)
-                .collect();
+            let names: Vec<&str> = causes().filter(|&c| allowed(c)).map(Cause::name).collect();
             PyValueError::new_err(format!(
                 "reason must be one of {}, not {value:?}",
                 quoted(&names)
