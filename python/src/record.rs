@@ -17,6 +17,7 @@
 //! `aiohttp` and `urllib` errors have them); else a success, or for a failure the transport
 //! kind `other`.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -203,6 +204,11 @@ fn seen_of_exception(error: &Bound<'_, PyAny>) -> Option<Seen> {
 /// Where records go: the `recuo` logger of the `logging` module.
 pub(crate) struct Log {
     logger: Py<PyAny>,
+    /// What `isEnabledFor` answered during this loop: the lowest level known enabled and the
+    /// highest known disabled (levels are ordered, so each answer settles a range). A loop
+    /// asks `logging` at most twice.
+    lowest_enabled: AtomicI32,
+    highest_disabled: AtomicI32,
 }
 
 impl Log {
@@ -219,6 +225,8 @@ impl Log {
         })?;
         let log = Log {
             logger: logger.clone_ref(py),
+            lowest_enabled: AtomicI32::new(i32::MAX),
+            highest_disabled: AtomicI32::new(i32::MIN),
         };
         Ok(if log.enabled(py, WARNING)? {
             Some(log)
@@ -228,10 +236,23 @@ impl Log {
     }
 
     fn enabled(&self, py: Python<'_>, level: i32) -> PyResult<bool> {
-        self.logger
+        if level >= self.lowest_enabled.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        if level <= self.highest_disabled.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let on = self
+            .logger
             .bind(py)
             .call_method1(pyo3::intern!(py, "isEnabledFor"), (level,))?
-            .is_truthy()
+            .is_truthy()?;
+        if on {
+            self.lowest_enabled.fetch_min(level, Ordering::Relaxed);
+        } else {
+            self.highest_disabled.fetch_max(level, Ordering::Relaxed);
+        }
+        Ok(on)
     }
 
     /// Logs `record` at `level` when the logger takes that level: the message is the core's
