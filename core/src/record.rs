@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn the_reason_rule() {
-        use crate::{Cause, Transport};
+        use crate::Cause;
         let retry = Decision::Retry {
             delay_ms: 1,
             next_attempt: 1,
@@ -447,7 +447,6 @@ mod tests {
             attempt_reason(&give_up(GiveUpReason::AttemptsExhausted), &limited),
             "attempts_exhausted"
         );
-        let _ = Transport::Connect;
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_void};
 use std::ptr::addr_of;
 
-use recuo::{AttemptRecord, Cause, FinalRecord, GiveUpReason, Outcome, Record, Verdict};
+use recuo::{AttemptRecord, Decision, FinalRecord, GiveUpReason, Outcome, Record, Verdict};
 
 use crate::attempts::{recuo_decision, recuo_decision_kind, recuo_give_up_reason, recuo_report};
 use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
@@ -35,21 +35,28 @@ pub(crate) enum Step {
 
 impl Step {
     /// The record's `decision` and `reason`: the decision's name (`done`, `retry`,
-    /// `give_up`, as `recuo_decision_kind_name` says) and the verdict's cause — except when
-    /// the loop gave up for a reason of its own (attempts spent, the deadline, the budget, a
-    /// cancellation), which is then the reason. A permanent give-up keeps the cause, which
-    /// says more (`not_idempotent`, `tls`, `permanent`), as PHP's records and the core's own
-    /// example do. (This naming belongs in the core, next to `AttemptRecord`, so that every
-    /// surface shares one rule; until it is there, it lives here.)
+    /// `give_up`, as `recuo_decision_kind_name` says) and the core's reason for it
+    /// ([`recuo::attempt_reason`]).
     fn names(self, verdict: &Verdict) -> (&'static str, &'static str) {
-        match self {
-            Step::Done => ("done", verdict.cause().name()),
-            Step::Retry(_) => ("retry", verdict.cause().name()),
-            Step::GiveUp(GiveUpReason::Permanent) if verdict.cause() != Cause::Success => {
-                ("give_up", verdict.cause().name())
-            }
-            Step::GiveUp(reason) => ("give_up", reason.name()),
-        }
+        let (name, decision) = match self {
+            Step::Done => ("done", Decision::Done),
+            // The next attempt's number does not enter the reason.
+            Step::Retry(delay_ms) => (
+                "retry",
+                Decision::Retry {
+                    delay_ms,
+                    next_attempt: 0,
+                },
+            ),
+            Step::GiveUp(reason) => (
+                "give_up",
+                Decision::GiveUp {
+                    reason,
+                    retry_at_ms: None,
+                },
+            ),
+        };
+        (name, recuo::attempt_reason(&decision, verdict))
     }
 }
 
@@ -309,6 +316,7 @@ mod tests {
     use crate::attempts::recuo_give_up_reason::RECUO_GIVE_UP_NONE;
     use crate::classify::{recuo_outcome_kind, recuo_transport};
     use crate::status::recuo_status::{RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_NOT_UTF8, RECUO_OK};
+    use recuo::Cause;
     use recuo::Decision;
 
     fn h(name: &'static std::ffi::CStr, value: &'static std::ffi::CStr) -> recuo_header {

@@ -20,15 +20,6 @@ use crate::convert::{header_pairs, Array, Bytes};
 use crate::errors::{guarded, value_error, value_error_message};
 use crate::policy::TRANSPORTS;
 
-/// Every reason a loop gives up for, as [`GiveUpReason::name`] spells them.
-const GIVE_UP_REASONS: [GiveUpReason; 5] = [
-    GiveUpReason::Permanent,
-    GiveUpReason::AttemptsExhausted,
-    GiveUpReason::WaitExceedsDeadline,
-    GiveUpReason::BudgetExhausted,
-    GiveUpReason::Cancelled,
-];
-
 /// The decisions an attempt record may hold.
 const DECISIONS: [&str; 3] = [DONE, "retry", "give_up"];
 /// The decision of an attempt that succeeded.
@@ -322,12 +313,12 @@ pub fn not_started(unix_ms: i64) -> Record {
 
 /// A reason an attempt record may give: a verdict's cause or a give-up reason.
 fn is_reason(name: &str) -> bool {
-    Cause::from_name(name).is_some() || GIVE_UP_REASONS.iter().any(|r| r.name() == name)
+    Cause::from_name(name).is_some() || GiveUpReason::ALL.iter().any(|r| r.name() == name)
 }
 
 /// A give-up reason by its name.
 fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReason> {
-    GIVE_UP_REASONS
+    GiveUpReason::ALL
         .into_iter()
         .find(|r| r.name() == name)
         .ok_or_else(|| {

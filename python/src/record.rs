@@ -43,15 +43,6 @@ const WARNING: i32 = 30;
 /// The logger records go to.
 pub(crate) const LOGGER: &str = "recuo";
 
-/// Every reason a loop gives up for.
-const GIVE_UP_REASONS: [GiveUpReason; 5] = [
-    GiveUpReason::Permanent,
-    GiveUpReason::AttemptsExhausted,
-    GiveUpReason::WaitExceedsDeadline,
-    GiveUpReason::BudgetExhausted,
-    GiveUpReason::Cancelled,
-];
-
 /// The decisions an attempt record may hold.
 const DECISIONS: [&str; 3] = ["done", "retry", "give_up"];
 
@@ -546,11 +537,11 @@ pub(crate) fn journal(
 }
 
 fn give_up_reason(name: &str) -> PyResult<GiveUpReason> {
-    GIVE_UP_REASONS
+    GiveUpReason::ALL
         .into_iter()
         .find(|r| r.name() == name)
         .ok_or_else(|| {
-            let names: Vec<&str> = GIVE_UP_REASONS.iter().map(|r| r.name()).collect();
+            let names: Vec<&str> = GiveUpReason::ALL.iter().map(|r| r.name()).collect();
             PyValueError::new_err(format!(
                 "reason must be one of {}, not {name:?}",
                 crate::verdict::quoted(&names)
@@ -560,7 +551,7 @@ fn give_up_reason(name: &str) -> PyResult<GiveUpReason> {
 
 /// A reason an attempt record may give: a verdict's cause or a give-up reason.
 fn attempt_reason(name: &str) -> PyResult<String> {
-    if Cause::from_name(name).is_some() || GIVE_UP_REASONS.iter().any(|r| r.name() == name) {
+    if Cause::from_name(name).is_some() || GiveUpReason::ALL.iter().any(|r| r.name() == name) {
         return Ok(name.to_owned());
     }
     let mut names: Vec<&str> = Cause::ALL
@@ -568,7 +559,7 @@ fn attempt_reason(name: &str) -> PyResult<String> {
         .filter(|c| **c != Cause::Transport(Transport::Tls))
         .map(|c| c.name())
         .collect();
-    names.extend(GIVE_UP_REASONS.iter().map(|r| r.name()));
+    names.extend(GiveUpReason::ALL.iter().map(|r| r.name()));
     Err(PyValueError::new_err(format!(
         "reason must be one of {}, not {name:?}",
         crate::verdict::quoted(&names)
