@@ -49,7 +49,7 @@ fn main() {
         let result: Result<u32, ()> = ComRetry::new(tentativas, base_ms, max_ms)
             .unwrap()
             .run_with(
-                &mut JitterRng::seeded(seed),
+                Some(seed),
                 || {
                     calls += 1;
                     if calls <= failures {

@@ -41,18 +41,22 @@ pub enum GiveUpReason {
     WaitExceedsDeadline,
     /// The retry budget has no token left (SPEC §9).
     BudgetExhausted,
-    /// The operation was cancelled.
+    /// The operation was cancelled by its caller.
     Cancelled,
+    /// The batch queue it belongs to stopped (another operation's reason, in
+    /// [`Report::stopped_by`]).
+    QueueStopped,
 }
 
 impl GiveUpReason {
     /// Every reason.
-    pub const ALL: [GiveUpReason; 5] = [
+    pub const ALL: [GiveUpReason; 6] = [
         GiveUpReason::Permanent,
         GiveUpReason::AttemptsExhausted,
         GiveUpReason::WaitExceedsDeadline,
         GiveUpReason::BudgetExhausted,
         GiveUpReason::Cancelled,
+        GiveUpReason::QueueStopped,
     ];
 
     /// The reason named `name`, as [`GiveUpReason::name`] spells it.
@@ -61,7 +65,7 @@ impl GiveUpReason {
     }
 
     /// The reason's name: `permanent`, `attempts_exhausted`, `wait_exceeds_deadline`,
-    /// `budget_exhausted` or `cancelled`.
+    /// `budget_exhausted`, `cancelled` or `queue_stopped`.
     pub const fn name(self) -> &'static str {
         match self {
             GiveUpReason::Permanent => "permanent",
@@ -69,6 +73,7 @@ impl GiveUpReason {
             GiveUpReason::WaitExceedsDeadline => "wait_exceeds_deadline",
             GiveUpReason::BudgetExhausted => "budget_exhausted",
             GiveUpReason::Cancelled => "cancelled",
+            GiveUpReason::QueueStopped => "queue_stopped",
         }
     }
 }
@@ -115,6 +120,8 @@ pub struct Report {
     pub elapsed_ms: u64,
     /// The delays decided between attempts, in order.
     pub delays_ms: Vec<u64>,
+    /// For `queue_stopped`: the reason of the operation that stopped the queue.
+    pub stopped_by: Option<GiveUpReason>,
 }
 
 /// The retry state of one operation under a [`Policy`] (it keeps its own copy).
@@ -308,9 +315,24 @@ impl Attempts {
     /// Gives up because the operation was cancelled after [`begin`](Self::begin) but before
     /// its attempt could start (say, while waiting at the gate): that attempt is not counted.
     pub fn refuse_cancelled(&mut self, now_ms: u64) -> Decision {
+        self.refuse_start(now_ms, GiveUpReason::Cancelled)
+    }
+
+    /// Gives up for `reason` after [`begin`](Self::begin) but before its attempt could start
+    /// (cancelled at the gate, or the gate let it through only past the deadline): that
+    /// attempt is not counted.
+    pub fn refuse_start(&mut self, now_ms: u64, reason: GiveUpReason) -> Decision {
         self.last_ms = now_ms;
         self.begun = self.begun.saturating_sub(1);
-        self.give_up(GiveUpReason::Cancelled, None)
+        self.give_up(reason, None)
+    }
+
+    /// The monotonic instant (ms) the deadline ends, once the operation has started.
+    pub fn deadline_at_ms(&self) -> Option<u64> {
+        match (self.policy.deadline_ms(), self.started_ms) {
+            (Some(d), Some(s)) => Some(s.saturating_add(d)),
+            _ => None,
+        }
     }
 
     fn give_up(&mut self, reason: GiveUpReason, retry_at_ms: Option<u64>) -> Decision {
@@ -330,6 +352,7 @@ impl Attempts {
                 .started_ms
                 .map_or(0, |s| self.last_ms.saturating_sub(s)),
             delays_ms: self.delays_ms.clone(),
+            stopped_by: None,
         }
     }
 }

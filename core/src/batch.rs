@@ -1,16 +1,16 @@
-//! The batch runner (SPEC §6–§9): a queue of operations through one policy and one gate,
-//! with a deadline for the whole queue. What has not started when the deadline passes is
-//! never started late: it is reported as not started.
+//! The threaded batch runner (SPEC §6–§9): workers that drive the sans-IO
+//! [`BatchQueue`](crate::queue::BatchQueue) and an [`Operation`](crate::Operation) each, through one policy and one gate,
+//! with a deadline for the whole queue. No operation starts or waits past it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::attempts::{GiveUpReason, Report};
 use crate::classify::Verdict;
-use crate::clock::{monotonic_ns, CancelToken};
+use crate::clock::{CancelToken, Clock, SystemClock};
 use crate::drive::{AttemptContext, RetryError};
 use crate::gate::Gate;
+use crate::queue::{BatchQueue, Next};
 use crate::run::Retry;
 use crate::stats::{Stats, StatsRecorder};
 use crate::Policy;
@@ -22,8 +22,15 @@ pub enum BatchResult<T, E> {
     Succeeded(T),
     /// It gave up: its last error, the reason and its report.
     GaveUp(RetryError<E>),
-    /// It was never started: the batch's deadline passed first.
-    NotStarted,
+    /// It was never started: the batch's deadline passed first (`wait_exceeds_deadline`),
+    /// the queue stopped (`queue_stopped`, on `stopped_by`), or the caller stopped the batch
+    /// (`cancelled`).
+    NotStarted {
+        /// Why.
+        reason: GiveUpReason,
+        /// For `queue_stopped`: the reason that stopped the queue.
+        stopped_by: Option<GiveUpReason>,
+    },
 }
 
 /// What a batch did: one result per operation, in the order given, and the stats.
@@ -39,6 +46,9 @@ pub struct BatchReport<T, E> {
     /// How long the batch took.
     pub elapsed: Duration,
 }
+
+/// How one operation ended, and its report.
+type Ended<T, E> = (BatchResult<T, E>, Option<Report>);
 
 /// Runs operations through one policy and one gate, `workers` at a time.
 ///
@@ -111,123 +121,109 @@ impl<'a> Batch<'a> {
         F: FnMut(&AttemptContext<'_>) -> Result<T, E> + Send,
         C: Fn(&E) -> Verdict + Sync,
     {
-        let started = Instant::now();
+        let clock = SystemClock::default();
         let n = ops.len();
-        let ops: Vec<Mutex<Option<F>>> = ops.into_iter().map(|f| Mutex::new(Some(f))).collect();
-        let results: Vec<Mutex<Option<BatchResult<T, E>>>> =
-            (0..n).map(|_| Mutex::new(None)).collect();
-        let reports: Vec<Mutex<Option<Report>>> = (0..n).map(|_| Mutex::new(None)).collect();
-        let next = AtomicUsize::new(0);
         let recorder = StatsRecorder::new();
-        let stop = self.stop.clone();
-        let finished = CancelToken::new();
+        let deadline_ms = self
+            .deadline
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let queue = Mutex::new(
+            BatchQueue::new(self.policy, n, clock.now_ms(), deadline_ms)
+                .stop_when_a_wait_exceeds_the_deadline(self.stop_on_unreachable_wait)
+                .stats(recorder.clone()),
+        );
+        let lock = || queue.lock().unwrap_or_else(|e| e.into_inner());
+        let ops: Vec<Mutex<Option<F>>> = ops.into_iter().map(|f| Mutex::new(Some(f))).collect();
+        let results: Vec<Mutex<Option<Ended<T, E>>>> = (0..n).map(|_| Mutex::new(None)).collect();
         std::thread::scope(|scope| {
-            if let Some(deadline) = self.deadline {
-                let (stop, finished) = (&stop, &finished);
-                scope.spawn(move || {
-                    if !finished.sleep(deadline) {
-                        stop.cancel();
+            for _ in 0..self.workers.min(n.max(1)) {
+                scope.spawn(|| loop {
+                    if self.stop.is_cancelled() {
+                        lock().stop(GiveUpReason::Cancelled);
                     }
+                    let next = lock().next(clock.now_ms());
+                    let (index, ended) = match next {
+                        Next::Finished => break,
+                        Next::NotStarted {
+                            index,
+                            reason,
+                            stopped_by,
+                        } => (
+                            index,
+                            (BatchResult::NotStarted { reason, stopped_by }, None),
+                        ),
+                        Next::Start { index, policy } => {
+                            let op = ops[index].lock().unwrap_or_else(|e| e.into_inner()).take();
+                            let Some(op) = op else { continue };
+                            let ended = self.run_one(&policy, op, &classify, &recorder, &lock);
+                            let reason = match &ended.0 {
+                                BatchResult::GaveUp(e) => Some(e.reason),
+                                _ => None,
+                            };
+                            if lock().finished(index, reason) {
+                                // The queue stopped: wake every operation that waits.
+                                self.stop.cancel();
+                            }
+                            (index, ended)
+                        }
+                    };
+                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(ended);
                 });
             }
-            let workers: Vec<_> = (0..self.workers.min(n.max(1)))
-                .map(|_| {
-                    scope.spawn(|| loop {
-                        let i = next.fetch_add(1, Ordering::AcqRel);
-                        if i >= n {
-                            break;
-                        }
-                        let (result, report) =
-                            self.run_one(&ops[i], &classify, &recorder, &stop, started);
-                        *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-                        *reports[i].lock().unwrap_or_else(|e| e.into_inner()) = report;
-                    })
-                })
-                .collect();
-            for w in workers {
-                let _ = w.join();
-            }
-            finished.cancel();
         });
-        let results = results
+        let (results, reports) = results
             .into_iter()
             .map(|r| {
                 r.into_inner()
                     .unwrap_or_else(|e| e.into_inner())
-                    .unwrap_or(BatchResult::NotStarted)
+                    .unwrap_or((
+                        BatchResult::NotStarted {
+                            reason: GiveUpReason::Cancelled,
+                            stopped_by: None,
+                        },
+                        None,
+                    ))
             })
-            .collect();
-        let reports = reports
-            .into_iter()
-            .map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .collect();
+            .unzip();
         BatchReport {
             results,
             reports,
             stats: recorder.snapshot(),
-            elapsed: started.elapsed(),
+            elapsed: Duration::from_millis(clock.now_ms()),
         }
     }
 
-    fn run_one<T, E, F, C>(
+    fn run_one<'q, T, E, F, C>(
         &self,
-        op: &Mutex<Option<F>>,
+        policy: &Policy,
+        mut op: F,
         classify: &C,
         recorder: &StatsRecorder,
-        stop: &CancelToken,
-        started: Instant,
+        queue: &(dyn Fn() -> std::sync::MutexGuard<'q, BatchQueue> + Sync),
     ) -> (BatchResult<T, E>, Option<Report>)
     where
         F: FnMut(&AttemptContext<'_>) -> Result<T, E>,
         C: Fn(&E) -> Verdict,
     {
-        let Some(mut op) = op.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-            return (BatchResult::NotStarted, None);
-        };
-        let remaining = self.deadline.map(|d| d.saturating_sub(started.elapsed()));
-        if stop.is_cancelled() || remaining.is_some_and(|r| r.is_zero()) {
-            recorder.not_started();
-            return (BatchResult::NotStarted, None);
-        }
-        // No operation may wait past the batch's deadline.
-        let deadline = match (self.policy.deadline_ms(), remaining) {
-            (Some(own), Some(left)) => Some(Duration::from_millis(own).min(left)),
-            (own, left) => own.map(Duration::from_millis).or(left),
-        };
-        let policy = match self.policy.to_builder().deadline(deadline).build() {
-            Ok(p) => p,
-            Err(_) => self.policy.clone(),
-        };
         let mut done_report = None;
-        let result = Retry::new(&policy)
+        let result = Retry::new(policy)
             .gate(&self.gate)
+            .stats(recorder.clone())
             .on_done(|r| done_report = Some(r.clone()))
-            .cancel_token(stop.clone())
-            .classify(|e| {
-                let v = classify(e);
-                recorder.saw(v.cause());
-                v
-            })
-            .call(|ctx| {
-                recorder.start(ctx.attempt(), monotonic_ns());
-                let r = op(ctx);
-                recorder.end();
-                r
-            });
+            .cancel_token(self.stop.clone())
+            .queue_probe(|| queue().stopped().filter(|r| *r != GiveUpReason::Cancelled))
+            .classify(classify)
+            .call(|ctx| op(ctx));
         match result {
-            Ok(value) => {
-                recorder.finished(true);
-                (BatchResult::Succeeded(value), done_report)
-            }
-            Err(e) if e.error.is_none() => {
-                recorder.not_started();
-                (BatchResult::NotStarted, None)
-            }
+            Ok(value) => (BatchResult::Succeeded(value), done_report),
+            Err(e) if e.report.attempts == 0 => (
+                BatchResult::NotStarted {
+                    reason: e.reason,
+                    stopped_by: e.report.stopped_by,
+                },
+                None,
+            ),
             Err(e) => {
-                recorder.finished(false);
-                if self.stop_on_unreachable_wait && e.reason == GiveUpReason::WaitExceedsDeadline {
-                    stop.cancel();
-                }
                 let report = e.report.clone();
                 (BatchResult::GaveUp(e), Some(report))
             }

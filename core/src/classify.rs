@@ -182,7 +182,103 @@ impl Default for Rules {
     }
 }
 
+/// When an outcome is retried (SPEC §5): one rule for every surface's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetryRule {
+    /// Never: give up (`permanent`).
+    Never,
+    /// Only when the request is idempotent (its method, or a key the caller supplied).
+    IfIdempotent,
+    /// For any method: the request was refused, or never sent.
+    Always,
+}
+
+impl RetryRule {
+    /// Every rule.
+    pub const ALL: [RetryRule; 3] = [RetryRule::Never, RetryRule::IfIdempotent, RetryRule::Always];
+
+    /// `never`, `if_idempotent` or `always`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RetryRule::Never => "never",
+            RetryRule::IfIdempotent => "if_idempotent",
+            RetryRule::Always => "always",
+        }
+    }
+
+    /// The rule named `name`, as [`name`](Self::name) spells it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
 impl Rules {
+    /// The lowest and highest status a rule may be set for (SPEC §5: 1xx–3xx are never
+    /// failures).
+    pub const STATUS_RANGE: (u16, u16) = (400, 599);
+
+    /// The rule for `status` (any code; one outside 400–599 is never retried by a rule).
+    pub const fn status_rule(&self, status: u16) -> RetryRule {
+        if self.retry_any_method.contains(status) {
+            RetryRule::Always
+        } else if self.retry_if_idempotent.contains(status) {
+            RetryRule::IfIdempotent
+        } else {
+            RetryRule::Never
+        }
+    }
+
+    /// Sets the rule for `status`.
+    ///
+    /// # Errors
+    /// [`ConfigError::StatusOutOfRange`] for a status outside 400–599: the same range in every
+    /// language.
+    pub fn set_status_rule(
+        &mut self,
+        status: u32,
+        rule: RetryRule,
+    ) -> Result<(), crate::ConfigError> {
+        let (lo, hi) = Self::STATUS_RANGE;
+        let code = match u16::try_from(status) {
+            Ok(c) if (lo..=hi).contains(&c) => c,
+            _ => return Err(crate::ConfigError::StatusOutOfRange { status }),
+        };
+        self.retry_any_method = self.retry_any_method.without(code);
+        self.retry_if_idempotent = self.retry_if_idempotent.without(code);
+        match rule {
+            RetryRule::Never => {}
+            RetryRule::IfIdempotent => {
+                self.retry_if_idempotent = self.retry_if_idempotent.with(code)
+            }
+            RetryRule::Always => self.retry_any_method = self.retry_any_method.with(code),
+        }
+        Ok(())
+    }
+
+    /// The rule for the transport failure `kind`.
+    pub const fn transport_rule(&self, kind: Transport) -> RetryRule {
+        if self.transport_any_method.contains(kind) {
+            RetryRule::Always
+        } else if self.transport_if_idempotent.contains(kind) {
+            RetryRule::IfIdempotent
+        } else {
+            RetryRule::Never
+        }
+    }
+
+    /// Sets the rule for the transport failure `kind`.
+    pub fn set_transport_rule(&mut self, kind: Transport, rule: RetryRule) {
+        self.transport_any_method = self.transport_any_method.without(kind);
+        self.transport_if_idempotent = self.transport_if_idempotent.without(kind);
+        match rule {
+            RetryRule::Never => {}
+            RetryRule::IfIdempotent => {
+                self.transport_if_idempotent = self.transport_if_idempotent.with(kind)
+            }
+            RetryRule::Always => self.transport_any_method = self.transport_any_method.with(kind),
+        }
+    }
+
     /// The table of SPEC §5.
     pub const DEFAULT: Rules = Rules {
         retry_any_method: StatusSet::EMPTY.with(429).with(503),
@@ -299,6 +395,13 @@ pub enum Verdict {
         /// Why.
         cause: Cause,
     },
+}
+
+impl From<bool> for Verdict {
+    /// A predicate's answer ([`Verdict::from_predicate`]).
+    fn from(retry: bool) -> Self {
+        Verdict::from_predicate(retry)
+    }
 }
 
 impl Verdict {

@@ -1,21 +1,23 @@
-//! The one retry loop every runner shares (SPEC §6): the Rust [`crate::Retry`] runner, guide
-//! A's [`crate::ComRetry`], and the Python and PHP bindings all call [`drive`] with their
-//! own effects — how to call the operation, classify its error, sleep and report.
+//! The blocking host of the [`Operation`] machine (SPEC §6): the Rust [`crate::Retry`] runner,
+//! guide A's [`crate::ComRetry`], and the bindings' callback loops all call [`drive`] with
+//! their own effects — how to call the operation, classify its error, wait and log. Every
+//! decision and count is the machine's.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::time::Duration;
 
-use rand::RngCore;
-
-use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
-use crate::classify::{Cause, Verdict};
+use crate::attempts::{GiveUpReason, Report};
+use crate::classify::Verdict;
 use crate::idempotency::IdempotencyKey;
+use crate::journal::{Level, RequestLine, Seen};
+use crate::operation::{Operation, Step};
+use crate::record::Record;
 
 /// What the operation knows about the attempt it is making.
 pub struct AttemptContext<'a> {
     attempt: u32,
+    timeout_ms: Option<u64>,
     key: &'a OnceCell<IdempotencyKey>,
-    rng: &'a RefCell<dyn RngCore + 'a>,
     header: &'a str,
 }
 
@@ -28,20 +30,39 @@ impl std::fmt::Debug for AttemptContext<'_> {
     }
 }
 
-impl AttemptContext<'_> {
+impl<'a> AttemptContext<'a> {
+    /// The context of attempt `attempt` (for a host that drives an [`Operation`] itself and
+    /// hands its operation this context): the key is made in `key` at the first ask.
+    pub fn new(
+        attempt: u32,
+        timeout_ms: Option<u64>,
+        key: &'a OnceCell<IdempotencyKey>,
+        header: &'a str,
+    ) -> Self {
+        AttemptContext {
+            attempt,
+            timeout_ms,
+            key,
+            header,
+        }
+    }
+
     /// The attempt's number, from 0.
     pub fn attempt(&self) -> u32 {
         self.attempt
     }
 
-    /// The operation's idempotency key: created at the first call, the same on every attempt
-    /// of this operation, never shared with another operation. It is drawn from the loop's
-    /// generator, so a seeded loop makes the same key every run (and a loop that reads the key
-    /// draws its later delays further along the same sequence).
+    /// What is left of the deadline when the attempt starts, ms (`None` without a deadline):
+    /// an operation that can bound its own time (an HTTP timeout) bounds it by this.
+    pub fn timeout_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+
+    /// The operation's idempotency key: created at the first call from the operating
+    /// system's random source, the same on every attempt of this operation, never shared
+    /// with another operation (SPEC §5).
     pub fn idempotency_key(&self) -> IdempotencyKey {
-        *self
-            .key
-            .get_or_init(|| IdempotencyKey::generate(&mut *self.rng.borrow_mut()))
+        *self.key.get_or_init(IdempotencyKey::random)
     }
 
     /// The header to send the key in (the policy's, `Idempotency-Key` by default).
@@ -99,7 +120,7 @@ pub enum Stopped<E> {
     Aborted(E),
 }
 
-/// The effects of a retry loop: everything [`drive`] does not decide.
+/// The effects of a retry loop: everything the [`Operation`] machine does not decide.
 pub trait Driver {
     /// What the operation returns on success.
     type Value;
@@ -109,19 +130,29 @@ pub trait Driver {
     /// Milliseconds on the runner's monotonic clock.
     fn now_ms(&mut self) -> u64;
 
-    /// Whether the operation has been cancelled.
+    /// Milliseconds since the Unix epoch, read once when the loop starts (records and
+    /// HTTP-dates are measured from it).
+    fn unix_ms(&mut self) -> i64 {
+        crate::clock::unix_now_ms()
+    }
+
+    /// Whether the operation has been cancelled by its caller.
     fn is_cancelled(&mut self) -> bool {
         false
     }
 
-    /// Called before each attempt (after the cancellation check): waits for whatever must
-    /// come first — the gate's place and start slot. `Ok(false)` means the operation was
-    /// cancelled meanwhile.
+    /// Whether the batch queue the operation belongs to stopped, and on which reason.
+    fn queue_stopped(&mut self) -> Option<GiveUpReason> {
+        None
+    }
+
+    /// Waits at the gate for attempt `attempt` ([`Step::Enter`]), at most until `until_ms`
+    /// on the runner's clock; `Ok(false)` when cancelled or out of time meanwhile.
     ///
     /// # Errors
     /// Ends the loop at once with this error.
-    fn before_attempt(&mut self, attempt: u32) -> Result<bool, Self::Error> {
-        let _ = attempt;
+    fn enter(&mut self, attempt: u32, until_ms: Option<u64>) -> Result<bool, Self::Error> {
+        let _ = (attempt, until_ms);
         Ok(true)
     }
 
@@ -131,20 +162,22 @@ pub trait Driver {
     /// The operation's failure.
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Self::Value, Self::Error>;
 
-    /// Whether [`classify`](Self::classify) is asked about a failure when no attempt is left
-    /// anyway (default: no — guide A's `repetir_se` is never asked after the last attempt).
-    /// A runner that counts causes or slows a regulator on 429s answers yes, so the last
-    /// attempt's answer is seen too; a permanent verdict then gives up as `permanent`.
-    fn classify_spent(&self) -> bool {
-        false
+    /// The attempt is over and counted: give back its place in flight (before any wait).
+    fn leave(&mut self) {}
+
+    /// What the attempt just made received and sent, for its record (asked only when
+    /// records are kept). Default: nothing known.
+    fn observed(&mut self, failed: bool) -> (Option<RequestLine>, Option<Seen>) {
+        let _ = failed;
+        (None, None)
     }
 
-    /// The verdict on a failure. Not asked when no attempt is left anyway, unless
-    /// [`classify_spent`](Self::classify_spent) says so.
+    /// The verdict on a failure, and what the classifier saw of the response (for the
+    /// record).
     ///
     /// # Errors
     /// Ends the loop at once with this error ([`Stopped::Aborted`]).
-    fn classify(&mut self, error: &Self::Error) -> Result<Verdict, Self::Error>;
+    fn classify(&mut self, error: &Self::Error) -> Result<(Verdict, Option<Seen>), Self::Error>;
 
     /// Called before each sleep with the attempt that failed, its error and the delay.
     ///
@@ -166,6 +199,11 @@ pub trait Driver {
     /// Ends the loop at once with this error.
     fn sleep(&mut self, delay: Duration) -> Result<bool, Self::Error>;
 
+    /// Takes each record the loop makes, as it is made.
+    fn on_record(&mut self, level: Level, record: &Record) {
+        let _ = (level, record);
+    }
+
     /// Called once when the loop gives up, with its report.
     fn on_give_up(&mut self, report: &Report) {
         let _ = report;
@@ -178,100 +216,118 @@ pub trait Driver {
     }
 }
 
-/// Runs the retry loop of SPEC §6 over `attempts` with `driver`'s effects: cancelled? → begin
-/// → attempt → classify → decide (attempts, deadline, `allowance`) → hook → sleep, drawing
-/// jitter and the idempotency key from `rng`.
+fn check_stop<D: Driver>(driver: &mut D, op: &mut Operation) {
+    if let Some(reason) = driver.queue_stopped() {
+        op.stop_queue(reason);
+    } else if driver.is_cancelled() {
+        op.cancel();
+    }
+}
+
+fn flush<D: Driver>(driver: &mut D, op: &mut Operation) {
+    while let Some((level, record)) = op.poll_record() {
+        driver.on_record(level, &record);
+    }
+}
+
+/// Runs the [`Operation`] machine `op` to its end with `driver`'s effects — the one blocking
+/// loop of SPEC §6 that the Rust runner, guide A's loop and the bindings' callback runners
+/// share. The key is `key`'s (made at the first ask when empty).
 ///
 /// # Errors
 /// [`Stopped::GaveUp`] with the operation's last error unchanged, or [`Stopped::Aborted`]
 /// when one of the driver's effects failed.
-pub fn drive<D: Driver, R: RngCore>(
-    mut attempts: Attempts,
-    rng: R,
-    allowance: Option<&dyn RetryAllowance>,
+pub fn drive<D: Driver>(
+    mut op: Operation,
+    key: &OnceCell<IdempotencyKey>,
     driver: &mut D,
 ) -> Result<D::Value, Stopped<D::Error>> {
-    let rng = RefCell::new(rng);
-    let key = OnceCell::new();
-    let mut last_error = None;
+    let mut last_error: Option<D::Error> = None;
+    let mut value: Option<D::Value> = None;
+    check_stop(driver, &mut op);
+    let unix = driver.unix_ms();
+    let mut step = op.start(driver.now_ms(), unix);
+    let header = op.policy().idempotency_header().to_string();
     loop {
-        if driver.is_cancelled() {
-            attempts.cancel();
-        }
-        let attempt = match attempts.begin(driver.now_ms()) {
-            Ok(n) => n,
-            Err(decision) => return Err(give_up(driver, decision, last_error, &attempts)),
-        };
-        if !driver.before_attempt(attempt).map_err(Stopped::Aborted)? {
-            attempts.cancel();
-            let decision = attempts.refuse_cancelled(driver.now_ms());
-            return Err(give_up(driver, decision, last_error, &attempts));
-        }
-        let ctx = AttemptContext {
-            attempt,
-            key: &key,
-            rng: &rng,
-            header: attempts.policy().idempotency_header(),
-        };
-        let error = match driver.attempt(&ctx) {
-            Ok(value) => {
-                let _ = attempts.decide(Verdict::Success, driver.now_ms(), &mut *rng.borrow_mut());
-                driver.on_done(&attempts.report());
-                return Ok(value);
+        flush(driver, &mut op);
+        step = match step {
+            Step::Enter { attempt, until_ms } => {
+                let passed = driver.enter(attempt, until_ms).map_err(Stopped::Aborted)?;
+                check_stop(driver, &mut op);
+                op.entered(driver.now_ms(), passed)
             }
-            Err(e) => e,
-        };
-        if driver.is_cancelled() {
-            attempts.cancel();
-        }
-        let decision = if attempts.is_spent() && !driver.classify_spent() {
-            attempts.exhaust(driver.now_ms())
-        } else {
-            let verdict = match driver.classify(&error).map_err(Stopped::Aborted)? {
-                // An error the caller calls a success is final: nothing to retry.
-                Verdict::Success => Verdict::GiveUp {
-                    cause: Cause::Success,
-                },
-                v => v,
-            };
-            let now = driver.now_ms();
-            attempts.decide_with(verdict, now, &mut *rng.borrow_mut(), allowance)
-        };
-        match decision {
-            Decision::Retry { delay_ms, .. } => {
-                let delay = Duration::from_millis(delay_ms);
-                driver
-                    .on_retry(attempt, &error, delay)
-                    .map_err(Stopped::Aborted)?;
-                last_error = Some(error);
-                if delay_ms > 0 && driver.sleep(delay).map_err(Stopped::Aborted)? {
-                    attempts.cancel();
+            Step::Call {
+                attempt,
+                timeout_ms,
+            } => {
+                let ctx = AttemptContext::new(attempt, timeout_ms, key, &header);
+                let result = driver.attempt(&ctx);
+                let failed = result.is_err();
+                let (sent, seen) = if op.keeps_records() {
+                    driver.observed(failed)
+                } else {
+                    (None, None)
+                };
+                if let Some(sent) = sent {
+                    op.attempt_request(&sent.method, &sent.url);
+                }
+                check_stop(driver, &mut op);
+                let now = driver.now_ms();
+                let next = match result {
+                    Ok(v) => {
+                        value = Some(v);
+                        op.succeeded_seen(now, seen)
+                    }
+                    Err(e) => {
+                        last_error = Some(e);
+                        op.failed_seen(now, seen)
+                    }
+                };
+                driver.leave();
+                next
+            }
+            Step::Classify { .. } => {
+                let Some(error) = last_error.as_ref() else {
+                    unreachable!("a failure is judged only after an attempt failed")
+                };
+                let (verdict, seen) = driver.classify(error).map_err(Stopped::Aborted)?;
+                op.judged(driver.now_ms(), verdict, seen)
+            }
+            Step::Sleep { attempt, delay_ms } => {
+                if let Some(error) = last_error.as_ref() {
+                    let delay = Duration::from_millis(delay_ms);
+                    driver
+                        .on_retry(attempt, error, delay)
+                        .map_err(Stopped::Aborted)?;
+                    if delay_ms > 0 && driver.sleep(delay).map_err(Stopped::Aborted)? {
+                        op.cancel();
+                    }
+                }
+                check_stop(driver, &mut op);
+                op.slept(driver.now_ms())
+            }
+            Step::Done(report) => {
+                flush(driver, &mut op);
+                driver.on_done(&report);
+                match value {
+                    Some(v) => return Ok(v),
+                    None => unreachable!("an operation is done only after an attempt succeeded"),
                 }
             }
-            other => return Err(give_up(driver, other, Some(error), &attempts)),
-        }
+            Step::GaveUp {
+                reason,
+                retry_at_ms,
+                report,
+            } => {
+                flush(driver, &mut op);
+                driver.on_give_up(&report);
+                return Err(Stopped::GaveUp(RetryError {
+                    error: last_error,
+                    reason,
+                    retry_at_ms,
+                    report,
+                }));
+            }
+        };
     }
-}
-
-fn give_up<D: Driver>(
-    driver: &mut D,
-    decision: Decision,
-    error: Option<D::Error>,
-    attempts: &Attempts,
-) -> Stopped<D::Error> {
-    let (reason, retry_at_ms) = match decision {
-        Decision::GiveUp {
-            reason,
-            retry_at_ms,
-        } => (reason, retry_at_ms),
-        _ => (GiveUpReason::Permanent, None),
-    };
-    let report = attempts.report();
-    driver.on_give_up(&report);
-    Stopped::GaveUp(RetryError {
-        error,
-        reason,
-        retry_at_ms,
-        report,
-    })
 }

@@ -24,6 +24,11 @@ pub enum ConfigError {
     },
     /// A header name was empty or not an HTTP token.
     EmptyHeaderName,
+    /// A status a rule was configured for is outside 400–599 (SPEC §5).
+    StatusOutOfRange {
+        /// The status given.
+        status: u32,
+    },
 }
 
 impl ConfigError {
@@ -37,6 +42,7 @@ impl ConfigError {
             ConfigError::DurationTooLarge => 4,
             ConfigError::CapBelowBase { .. } => 5,
             ConfigError::EmptyHeaderName => 6,
+            ConfigError::StatusOutOfRange { .. } => 7,
         }
     }
 
@@ -49,6 +55,7 @@ impl ConfigError {
             ConfigError::DurationTooLarge => "duration_too_large",
             ConfigError::CapBelowBase { .. } => "cap_below_base",
             ConfigError::EmptyHeaderName => "invalid_header_name",
+            ConfigError::StatusOutOfRange { .. } => "status_out_of_range",
         }
     }
 }
@@ -69,6 +76,10 @@ impl fmt::Display for ConfigError {
             ConfigError::EmptyHeaderName => {
                 f.write_str("a header name must be a non-empty HTTP token")
             }
+            ConfigError::StatusOutOfRange { status } => write!(
+                f,
+                "a retry rule can be set for statuses 400 to 599, not {status}"
+            ),
         }
     }
 }

@@ -79,6 +79,42 @@ impl Gate {
     }
 
     /// Waits for a place in flight, then for a start slot — in that order, so that the
+    /// start happens when its slot comes and starts stay spaced as the regulator says —
+    /// for at most `timeout` (`None`: as long as it takes). `None` when `cancel` was
+    /// cancelled meanwhile or the timeout came first (a start slot that would come after it
+    /// is not reserved). The budget is not touched: the operation machine counts requests.
+    ///
+    /// # Errors
+    /// The regulator refused the cost (never with the cost of 1 used here).
+    pub fn wait(
+        &self,
+        timeout: Option<std::time::Duration>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Pass>, RegulatorError> {
+        let started = std::time::Instant::now();
+        let permit = match &self.limit {
+            Some(limit) => match limit.acquire(timeout, cancel) {
+                Some(p) => Some(p),
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        if let Some(regulator) = &self.regulator {
+            let passed = match timeout {
+                None => regulator.acquire(1, cancel)?,
+                Some(t) => {
+                    let left = t.saturating_sub(started.elapsed());
+                    regulator.acquire_until(1, left, cancel)? == Some(true)
+                }
+            };
+            if !passed {
+                return Ok(None);
+            }
+        }
+        Ok(Some(Pass { _permit: permit }))
+    }
+
+    /// Waits for a place in flight, then for a start slot — in that order, so that the
     /// start happens when its slot comes and starts stay spaced as the regulator says. A
     /// first attempt (`attempt == 0`) is counted by the budget. `None` when `cancel` was
     /// cancelled meanwhile.

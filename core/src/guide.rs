@@ -3,13 +3,15 @@
 
 use std::time::Duration;
 
+use std::cell::OnceCell;
+
 use rand::RngCore;
 
-use crate::attempts::Attempts;
 use crate::classify::Verdict;
 use crate::clock::{Clock, SystemClock};
 use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
-use crate::rng::LazyJitterRng;
+use crate::journal::Seen;
+use crate::operation::Operation;
 use crate::run::PoolScope;
 #[cfg(test)]
 use crate::JitterRng;
@@ -108,61 +110,64 @@ impl ComRetry {
 
     /// Runs the loop with every effect supplied by the caller.
     ///
-    /// Calls `tarefa` until it succeeds, `repetir_se` answers `false` for its error, or the
-    /// attempts are spent, and returns its value or its **last error unchanged**. Between
-    /// attempts it draws the delay from `rng` and calls `sleep` with it — but never for a
-    /// zero delay. `repetir_se` is not asked after the last attempt. With no clock, the
-    /// deadline (if any) is never reached.
+    /// Calls `tarefa` until it succeeds, `repetir_se` refuses its error, or the attempts are
+    /// spent, and returns its value or its **last error unchanged**. Between attempts it
+    /// draws the delay (seeded with `seed` when given) and calls `sleep` with it — but never
+    /// for a zero delay. `repetir_se` is not asked after the last attempt; it answers a
+    /// `bool` or a [`Verdict`] (SPEC §5: a verdict's give-up stops, its server wait is
+    /// honoured). With no clock, the deadline (if any) is never reached.
     ///
     /// `repetir_se` and `sleep` may fail (a predicate that raises, a sleep interrupted by
     /// Ctrl-C); their error ends the loop at once and is returned as is.
-    pub fn run_with<T, E, R>(
+    pub fn run_with<T, E, A: Into<Verdict>>(
         &self,
-        rng: &mut R,
+        seed: Option<u64>,
         tarefa: impl FnMut() -> Result<T, E>,
-        repetir_se: impl FnMut(&E) -> Result<bool, E>,
+        repetir_se: impl FnMut(&E) -> Result<A, E>,
         sleep: impl FnMut(Duration) -> Result<(), E>,
-    ) -> Result<T, E>
-    where
-        R: RngCore + ?Sized,
-    {
-        self.run_timed(rng, || 0, tarefa, repetir_se, sleep)
+    ) -> Result<T, E> {
+        self.run_timed(seed, || 0, tarefa, repetir_se, sleep)
+    }
+
+    /// The operation machine of this loop: never judging the last attempt's failure, as the
+    /// guide's loop never asks `repetir_se` after it.
+    pub fn operation(&self, seed: Option<u64>) -> Operation {
+        Operation::new(&self.policy())
+            .seed(seed)
+            .classify_last_failure(false)
     }
 
     /// As [`run_with`](Self::run_with), reading the time from `now_ms` (a monotonic clock in
     /// milliseconds), so that the deadline applies.
-    pub fn run_timed<T, E, R>(
+    pub fn run_timed<T, E, A: Into<Verdict>>(
         &self,
-        rng: &mut R,
+        seed: Option<u64>,
         now_ms: impl FnMut() -> u64,
         tarefa: impl FnMut() -> Result<T, E>,
-        repetir_se: impl FnMut(&E) -> Result<bool, E>,
+        repetir_se: impl FnMut(&E) -> Result<A, E>,
         sleep: impl FnMut(Duration) -> Result<(), E>,
-    ) -> Result<T, E>
-    where
-        R: RngCore + ?Sized,
-    {
+    ) -> Result<T, E> {
         let mut driver = GuideDriver {
             now_ms,
             tarefa,
             repetir_se,
             sleep,
         };
-        finish(drive(Attempts::new(&self.policy()), rng, None, &mut driver))
+        finish(drive(self.operation(seed), &OnceCell::new(), &mut driver))
     }
 
     /// Runs the loop with real sleeps, the real monotonic clock and jitter seeded from the
     /// operating system.
-    pub fn run<T, E>(
+    pub fn run<T, E, A: Into<Verdict>>(
         &self,
         tarefa: impl FnMut() -> Result<T, E>,
-        mut repetir_se: impl FnMut(&E) -> bool,
+        mut repetir_se: impl FnMut(&E) -> A,
     ) -> Result<T, E> {
         let clock = SystemClock::default();
         // Like every runner, guide A's loop shares the attempts of an enclosing loop on this
         // thread (SPEC §6).
         let (_scope, pool, nested) = PoolScope::enter(self.tentativas);
-        let attempts = Attempts::new(&self.policy()).with_pool(pool, nested);
+        let op = self.operation(None).pool(pool, nested);
         let mut driver = GuideDriver {
             now_ms: || clock.now_ms(),
             tarefa,
@@ -172,7 +177,7 @@ impl ComRetry {
                 Ok(())
             },
         };
-        finish(drive(attempts, LazyJitterRng::new(None), None, &mut driver))
+        finish(drive(op, &OnceCell::new(), &mut driver))
     }
 }
 
@@ -198,11 +203,12 @@ struct GuideDriver<N, F, P, S> {
     sleep: S,
 }
 
-impl<T, E, N, F, P, S> Driver for GuideDriver<N, F, P, S>
+impl<T, E, A, N, F, P, S> Driver for GuideDriver<N, F, P, S>
 where
+    A: Into<Verdict>,
     N: FnMut() -> u64,
     F: FnMut() -> Result<T, E>,
-    P: FnMut(&E) -> Result<bool, E>,
+    P: FnMut(&E) -> Result<A, E>,
     S: FnMut(Duration) -> Result<(), E>,
 {
     type Value = T;
@@ -214,8 +220,8 @@ where
     fn attempt(&mut self, _: &AttemptContext<'_>) -> Result<T, E> {
         (self.tarefa)()
     }
-    fn classify(&mut self, error: &E) -> Result<Verdict, E> {
-        (self.repetir_se)(error).map(Verdict::from_predicate)
+    fn classify(&mut self, error: &E) -> Result<(Verdict, Option<Seen>), E> {
+        (self.repetir_se)(error).map(|a| (a.into(), None))
     }
     fn sleep(&mut self, delay: Duration) -> Result<bool, E> {
         (self.sleep)(delay).map(|()| false)
@@ -236,6 +242,7 @@ pub fn com_retry<T, E>(
     maximo: Duration,
     repetir_se: impl FnMut(&E) -> bool,
 ) -> Result<Result<T, E>, ConfigError> {
+    // (A `bool` predicate, as the guide writes it; `ComRetry::run` also takes verdicts.)
     let ms = |d: Duration| u64::try_from(d.as_millis()).map_err(|_| ConfigError::DurationTooLarge);
     let policy = ComRetry::new(tentativas, ms(base)?, ms(maximo)?)?;
     Ok(policy.run(tarefa, repetir_se))
@@ -254,7 +261,7 @@ mod tests {
         let mut calls = 0;
         let mut slept = Vec::new();
         let result = policy.run_with(
-            &mut JitterRng::seeded(seed),
+            Some(seed),
             || {
                 calls += 1;
                 if calls <= failures {
@@ -305,7 +312,7 @@ mod tests {
         let mut calls = 0;
         let mut asked = 0;
         let result: Result<(), &str> = ComRetry::GUIDE_A.run_with(
-            &mut JitterRng::seeded(0),
+            Some(0),
             || {
                 calls += 1;
                 Err(if calls == 2 { "400" } else { "503" })
@@ -323,7 +330,7 @@ mod tests {
     fn a_failing_sleep_ends_the_loop_with_its_error() {
         let mut calls = 0;
         let result: Result<(), &str> = ComRetry::new(5, 10, 10).unwrap().run_with(
-            &mut JitterRng::seeded(0),
+            Some(0),
             || {
                 calls += 1;
                 Err("task")
@@ -346,7 +353,7 @@ mod tests {
             .unwrap()
             .with_deadline_ms(Some(250));
         let result: Result<(), u32> = policy.run_timed(
-            &mut JitterRng::seeded(2),
+            Some(2),
             || now.get(),
             || {
                 calls += 1;
@@ -386,7 +393,7 @@ mod tests {
     fn zero_delays_never_sleep() {
         let mut slept = 0;
         let result: Result<(), ()> = ComRetry::new(4, 0, 0).unwrap().run_with(
-            &mut JitterRng::seeded(0),
+            Some(0),
             || Err(()),
             |_| Ok(true),
             |_| {

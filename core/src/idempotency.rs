@@ -30,6 +30,13 @@ impl IdempotencyKey {
         IdempotencyKey(text)
     }
 
+    /// A new key from the operating system's random source: never from a seed, and never
+    /// the same in a parent and a child after `fork()` (each call asks the kernel).
+    pub fn random() -> Self {
+        use rand::TryRngCore;
+        Self::generate(&mut rand::rngs::OsRng.unwrap_err())
+    }
+
     /// The key as text: 36 lower-case characters, `xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`.
     pub fn as_str(&self) -> &str {
         // Only ASCII hex digits and dashes are ever written.

@@ -33,11 +33,14 @@ pub mod guide;
 pub mod headers;
 mod http_date;
 pub mod idempotency;
+pub mod journal;
 pub mod limit;
+pub mod operation;
 pub mod origin;
 pub mod plan;
 pub mod policy;
 pub mod pool;
+pub mod queue;
 pub mod rate;
 pub mod record;
 pub mod redact;
@@ -56,7 +59,8 @@ pub use backoff::{window_ms, Backoff, Jitter};
 pub use batch::{Batch, BatchReport, BatchResult};
 pub use budget::{BudgetError, RetryBudget};
 pub use classify::{
-    Cause, MethodSet, Outcome, Request, Rules, StatusSet, Transport, TransportSet, Verdict,
+    Cause, MethodSet, Outcome, Request, RetryRule, Rules, StatusSet, Transport, TransportSet,
+    Verdict,
 };
 pub use clock::{monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
 pub use drive::{drive, AttemptContext, Driver, RetryError, Stopped};
@@ -66,13 +70,18 @@ pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CA
 pub use headers::header;
 pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
+pub use journal::{Level, RequestLine, Seen};
 pub use limit::{ConcurrencyLimit, Permit};
+pub use operation::{Operation, Step};
 pub use origin::{who_answered, Confidence, Origin, WhoAnswered};
 pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
 pub use pool::AttemptPool;
+pub use queue::{BatchQueue, Next};
 pub use rate::{Rate, RateError};
-pub use record::{attempt_reason, AttemptRecord, FinalRecord, Record, RecordSink};
+pub use record::{
+    attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,
+};
 pub use redact::{redact_headers, redact_url, RedactedUrl};
 pub use regulator::{Regulator, RegulatorError};
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};

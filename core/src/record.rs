@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::attempts::{Decision, GiveUpReason};
-use crate::classify::{Outcome, Verdict};
+use crate::classify::{Cause, Outcome, Verdict};
 use crate::headers::header;
 use crate::http_date::civil_from_days;
 use crate::redact::{is_sensitive_name, redact_url, redact_urls_in, REDACTED};
@@ -39,10 +39,72 @@ pub struct AttemptRecord {
     pub wait_headers: Vec<(String, String)>,
     /// The delay chosen before the next attempt, when there is one.
     pub delay_ms: Option<u64>,
+    /// What the loop decided after this attempt.
+    pub decision: AttemptDecision,
+    /// Why: the verdict's cause, or the give-up reason ([`attempt_reason`]).
+    pub reason: AttemptReason,
+}
+
+/// What the loop decided after an attempt, as its record says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptDecision {
+    /// The operation succeeded.
+    Done,
+    /// Another attempt follows after a delay.
+    Retry,
+    /// The loop gave up.
+    GiveUp,
+}
+
+impl AttemptDecision {
+    /// Every decision.
+    pub const ALL: [AttemptDecision; 3] = [
+        AttemptDecision::Done,
+        AttemptDecision::Retry,
+        AttemptDecision::GiveUp,
+    ];
+
     /// `done`, `retry` or `give_up`.
-    pub decision: String,
-    /// Why: the verdict's cause, or the give-up reason.
-    pub reason: String,
+    pub const fn name(self) -> &'static str {
+        match self {
+            AttemptDecision::Done => "done",
+            AttemptDecision::Retry => "retry",
+            AttemptDecision::GiveUp => "give_up",
+        }
+    }
+
+    /// The decision named `name`, as [`name`](Self::name) spells it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+/// Why an attempt's record says what it decided: a verdict's cause (`rate_limited`,
+/// `not_idempotent`, `success`, …) or a reason of the loop (`attempts_exhausted`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptReason {
+    /// The verdict's cause.
+    Cause(Cause),
+    /// The loop's reason for giving up.
+    Loop(GiveUpReason),
+}
+
+impl AttemptReason {
+    /// The reason's name: a [`Cause::name`] or a [`GiveUpReason::name`].
+    pub const fn name(self) -> &'static str {
+        match self {
+            AttemptReason::Cause(c) => c.name(),
+            AttemptReason::Loop(r) => r.name(),
+        }
+    }
+
+    /// The reason named `name`: a give-up reason first (`permanent` is both a cause and a
+    /// reason, and reads as the loop's), then a cause.
+    pub fn from_name(name: &str) -> Option<Self> {
+        GiveUpReason::from_name(name)
+            .map(AttemptReason::Loop)
+            .or_else(|| Cause::from_name(name).map(AttemptReason::Cause))
+    }
 }
 
 /// One operation's result.
@@ -54,14 +116,25 @@ pub struct FinalRecord {
     pub method: String,
     /// The URL, redacted.
     pub url: String,
-    /// `success` or `gave_up`.
-    pub result: String,
     /// Attempts made.
     pub attempts: u32,
     /// Why it gave up (`None` on success).
-    pub reason: Option<String>,
+    pub reason: Option<GiveUpReason>,
+    /// For `queue_stopped`: the reason of the operation that stopped the queue.
+    pub stopped_by: Option<GiveUpReason>,
     /// From the start of the first attempt to the end.
     pub total_ms: u64,
+}
+
+impl FinalRecord {
+    /// `success` or `gave_up`.
+    pub const fn result(&self) -> &'static str {
+        if self.reason.is_none() {
+            "success"
+        } else {
+            "gave_up"
+        }
+    }
 }
 
 /// The `reason` an attempt record gives for its `decision`: the verdict's cause for a retry
@@ -69,18 +142,18 @@ pub struct FinalRecord {
 /// cause if the verdict itself refused (`permanent`, `not_idempotent`, `tls`), else the
 /// loop's reason (`attempts_exhausted`, `wait_exceeds_deadline`, `budget_exhausted`,
 /// `cancelled`). One rule for every surface.
-pub fn attempt_reason(decision: &Decision, verdict: &Verdict) -> &'static str {
+pub fn attempt_reason(decision: &Decision, verdict: &Verdict) -> AttemptReason {
     match (decision, verdict) {
-        (Decision::Retry { .. }, v) => v.cause().name(),
-        (Decision::Done, _) => "success",
+        (Decision::Retry { .. }, v) => AttemptReason::Cause(v.cause()),
+        (Decision::Done, _) => AttemptReason::Cause(Cause::Success),
         (
             Decision::GiveUp {
                 reason: GiveUpReason::Permanent,
                 ..
             },
             Verdict::GiveUp { cause },
-        ) => cause.name(),
-        (Decision::GiveUp { reason, .. }, _) => reason.name(),
+        ) if *cause != Cause::Success => AttemptReason::Cause(*cause),
+        (Decision::GiveUp { reason, .. }, _) => AttemptReason::Loop(*reason),
     }
 }
 
@@ -135,8 +208,8 @@ impl AttemptRecord {
         outcome: Outcome,
         headers: &[(K, V)],
         delay_ms: Option<u64>,
-        decision: &str,
-        reason: &str,
+        decision: AttemptDecision,
+        reason: AttemptReason,
     ) -> Self {
         let redacted = redact_url(url);
         // What is kept of the response is redacted too: a header named like a secret
@@ -176,24 +249,26 @@ impl AttemptRecord {
             request_id,
             wait_headers,
             delay_ms,
-            decision: decision.to_string(),
-            reason: reason.to_string(),
+            decision,
+            reason,
         }
     }
 }
 
 impl FinalRecord {
-    /// The result of an operation that was never started (a batch's deadline or stop came
-    /// first): given up as `cancelled`, with no attempt.
-    pub fn not_started(start_unix_ms: i64, method: &str, url: &str) -> Self {
-        Self::new(
-            start_unix_ms,
-            method,
-            url,
-            Some(GiveUpReason::Cancelled.name()),
-            0,
-            0,
-        )
+    /// The result of an operation that was never started: given up for `reason` (a batch's
+    /// deadline came first: `wait_exceeds_deadline`; the queue stopped: `queue_stopped`, with
+    /// the reason that stopped it), with no attempt.
+    pub fn not_started(
+        start_unix_ms: i64,
+        method: &str,
+        url: &str,
+        reason: GiveUpReason,
+        stopped_by: Option<GiveUpReason>,
+    ) -> Self {
+        let mut record = Self::new(start_unix_ms, method, url, Some(reason), 0, 0);
+        record.stopped_by = stopped_by;
+        record
     }
 
     /// A record of an operation's result; the URL is redacted here.
@@ -201,7 +276,7 @@ impl FinalRecord {
         start_unix_ms: i64,
         method: &str,
         url: &str,
-        reason: Option<&str>,
+        reason: Option<GiveUpReason>,
         attempts: u32,
         total_ms: u64,
     ) -> Self {
@@ -209,14 +284,9 @@ impl FinalRecord {
             start_unix_ms,
             method: clip(method, 32),
             url: redact_url(url).url,
-            result: if reason.is_none() {
-                "success"
-            } else {
-                "gave_up"
-            }
-            .to_string(),
             attempts,
-            reason: reason.map(str::to_string),
+            reason,
+            stopped_by: None,
             total_ms,
         }
     }
@@ -263,21 +333,24 @@ impl Record {
                     Some(d) => j.num("delay_ms", d),
                     None => j.raw("delay_ms", "null"),
                 }
-                j.str("decision", &a.decision);
-                j.str("reason", &a.reason);
+                j.str("decision", a.decision.name());
+                j.str("reason", a.reason.name());
             }
             Record::Final(f) => {
                 j.str("type", "result");
                 j.str("start", &rfc3339(f.start_unix_ms));
                 j.str("method", &f.method);
                 j.str("url", &f.url);
-                j.str("result", &f.result);
+                j.str("result", f.result());
                 j.num("attempts", u64::from(f.attempts));
-                match &f.reason {
-                    Some(r) => j.str("reason", r),
+                match f.reason {
+                    Some(r) => j.str("reason", r.name()),
                     None => j.raw("reason", "null"),
                 }
                 j.num("total_ms", f.total_ms);
+                if let Some(by) = f.stopped_by {
+                    j.str("stopped_by", by.name());
+                }
             }
         }
         j.finish()
@@ -371,8 +444,8 @@ mod tests {
             Outcome::Status(429),
             &h,
             Some(12_345),
-            "retry",
-            "rate_limited",
+            AttemptDecision::Retry,
+            AttemptReason::Cause(Cause::RateLimited),
         );
         let line = Record::Attempt(r).to_json_line();
         assert_eq!(
@@ -400,8 +473,8 @@ mod tests {
             Outcome::Status(429),
             &h,
             None,
-            "give_up",
-            "permanent",
+            AttemptDecision::GiveUp,
+            AttemptReason::Loop(GiveUpReason::Permanent),
         );
         let line = Record::Attempt(r).to_json_line();
         for secret in ["sk_live_123", "u:p@", "token=z", "ana@"] {
@@ -413,7 +486,6 @@ mod tests {
 
     #[test]
     fn the_reason_rule() {
-        use crate::Cause;
         let retry = Decision::Retry {
             delay_ms: 1,
             next_attempt: 1,
@@ -426,25 +498,20 @@ mod tests {
             cause: Cause::RateLimited,
             server_wait: None,
         };
+        let name = |d: &Decision, v: &Verdict| attempt_reason(d, v).name();
         let unsafe_post = Verdict::GiveUp {
             cause: Cause::NotIdempotent,
         };
-        assert_eq!(attempt_reason(&retry, &limited), "rate_limited");
+        assert_eq!(name(&retry, &limited), "rate_limited");
+        assert_eq!(name(&Decision::Done, &Verdict::Success), "success");
         assert_eq!(
-            attempt_reason(&Decision::Done, &Verdict::Success),
-            "success"
-        );
-        assert_eq!(
-            attempt_reason(&give_up(GiveUpReason::Permanent), &unsafe_post),
+            name(&give_up(GiveUpReason::Permanent), &unsafe_post),
             "not_idempotent"
         );
         let tls = Verdict::GiveUp { cause: Cause::Tls };
+        assert_eq!(name(&give_up(GiveUpReason::Permanent), &tls), "tls");
         assert_eq!(
-            attempt_reason(&give_up(GiveUpReason::Permanent), &tls),
-            "tls"
-        );
-        assert_eq!(
-            attempt_reason(&give_up(GiveUpReason::AttemptsExhausted), &limited),
+            name(&give_up(GiveUpReason::AttemptsExhausted), &limited),
             "attempts_exhausted"
         );
     }
@@ -455,7 +522,7 @@ mod tests {
             0,
             "POST",
             "/pay?token=x\"y",
-            Some("attempts_exhausted"),
+            Some(GiveUpReason::AttemptsExhausted),
             5,
             1234,
         );
@@ -472,8 +539,8 @@ mod tests {
             Outcome::Transport(Transport::Reset),
             &none,
             None,
-            "give_up",
-            "not_idempotent",
+            AttemptDecision::GiveUp,
+            AttemptReason::Cause(Cause::NotIdempotent),
         );
         let line = Record::Attempt(a).to_json_line();
         assert!(

@@ -1,16 +1,19 @@
 //! The blocking runner (SPEC §6): calls the operation, sleeps between attempts, honours the
 //! deadline and cancellation, and shares one attempt limit between nested loops on a thread.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::time::Duration;
 
-use crate::attempts::{Attempts, GiveUpReason, Report, RetryAllowance};
+use crate::attempts::{GiveUpReason, Report};
 use crate::classify::{Cause, Verdict};
 use crate::clock::{CancelToken, Clock, SystemClock};
 use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 use crate::gate::{Gate, Pass};
+use crate::journal::{Level, Seen};
+use crate::operation::Operation;
 use crate::pool::AttemptPool;
-use crate::rng::LazyJitterRng;
+use crate::record::{Record, RecordSink};
+use crate::stats::StatsRecorder;
 use crate::Policy;
 
 thread_local! {
@@ -75,9 +78,15 @@ pub struct Retry<'p, 'h, E, C = SystemClock> {
     on_retry: Option<RetryHook<'h, E>>,
     on_give_up: Option<ReportHook<'h>>,
     on_done: Option<ReportHook<'h>>,
-    allowance: Option<&'h dyn RetryAllowance>,
     gate: Option<&'h Gate>,
+    stats: Option<StatsRecorder>,
+    records: Option<&'h dyn RecordSink>,
+    request: Option<(String, String)>,
+    queue: Option<QueueProbe<'h>>,
 }
+
+/// Asks a batch queue whether it stopped, and on which reason.
+type QueueProbe<'h> = Box<dyn Fn() -> Option<GiveUpReason> + 'h>;
 
 impl<'p, 'h, E> Retry<'p, 'h, E, SystemClock> {
     /// A loop under `policy` that retries every error, with the system clock.
@@ -94,8 +103,11 @@ impl<'p, 'h, E> Retry<'p, 'h, E, SystemClock> {
             on_retry: None,
             on_give_up: None,
             on_done: None,
-            allowance: None,
             gate: None,
+            stats: None,
+            records: None,
+            request: None,
+            queue: None,
         }
     }
 }
@@ -112,8 +124,11 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
             on_retry: self.on_retry,
             on_give_up: self.on_give_up,
             on_done: self.on_done,
-            allowance: self.allowance,
             gate: self.gate,
+            stats: self.stats,
+            records: self.records,
+            request: self.request,
+            queue: self.queue,
         }
     }
 
@@ -123,7 +138,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         self
     }
 
-    /// Seeds the jitter (and the idempotency key) for exact tests.
+    /// Seeds the jitter for exact tests (never the idempotency key, SPEC §5).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
@@ -158,21 +173,33 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
     /// `rate_limited` verdicts and speeding back up on successes.
     pub fn gate(mut self, gate: &'h Gate) -> Self {
         self.gate = Some(gate);
-        if let Some(budget) = gate.budget() {
-            self.allowance = Some(budget);
-        }
+        self
+    }
+
+    /// Counts starts, causes and the result in `stats` (a batch shares one recorder).
+    pub fn stats(mut self, stats: StatsRecorder) -> Self {
+        self.stats = Some(stats);
+        self
+    }
+
+    /// Sends the loop's records (SPEC §7) to `sink`, naming the request `method` and `url`
+    /// (redacted when each record is made).
+    pub fn records(mut self, sink: &'h dyn RecordSink, method: &str, url: &str) -> Self {
+        self.records = Some(sink);
+        self.request = Some((method.to_string(), url.to_string()));
+        self
+    }
+
+    /// Ends the loop `queue_stopped` when `probe` answers a reason (the batch queue that
+    /// runs it stopped on another operation's reason).
+    pub fn queue_probe(mut self, probe: impl Fn() -> Option<GiveUpReason> + 'h) -> Self {
+        self.queue = Some(Box::new(probe));
         self
     }
 
     /// Called once when the operation succeeds, with its report (attempts, elapsed, delays).
     pub fn on_done(mut self, f: impl FnMut(&Report) + 'h) -> Self {
         self.on_done = Some(Box::new(f));
-        self
-    }
-
-    /// Takes a token from `allowance` (a retry budget) for every retry.
-    pub fn allowance(mut self, allowance: &'h dyn RetryAllowance) -> Self {
-        self.allowance = Some(allowance);
         self
     }
 
@@ -186,15 +213,25 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         op: impl FnMut(&AttemptContext<'_>) -> Result<T, E>,
     ) -> Result<T, RetryError<E>> {
         let (_scope, pool, nested) = PoolScope::enter(self.policy.max_attempts());
-        let attempts = Attempts::new(self.policy).with_pool(pool, nested);
-        let rng = LazyJitterRng::new(self.seed);
-        let allowance = self.allowance;
+        let mut machine = Operation::new(self.policy)
+            .seed(self.seed)
+            .pool(pool, nested);
+        if let Some(gate) = self.gate {
+            machine = machine.gate(gate.clone());
+        }
+        if let Some(stats) = &self.stats {
+            machine = machine.stats(stats.clone());
+        }
+        if self.records.is_some() {
+            let (method, url) = self.request.clone().unwrap_or_default();
+            machine = machine.request(&method, &url).records(Some(Level::Debug));
+        }
         let mut driver = Hooks {
             retry: self,
             op,
             pass: None,
         };
-        match drive(attempts, rng, allowance, &mut driver) {
+        match drive(machine, &OnceCell::new(), &mut driver) {
             Ok(value) => Ok(value),
             Err(Stopped::GaveUp(e)) => Err(e),
             // The runner's effects never fail, so nothing aborts; were one to, its error would
@@ -226,15 +263,23 @@ where
     fn now_ms(&mut self) -> u64 {
         self.retry.clock.now_ms()
     }
+    fn unix_ms(&mut self) -> i64 {
+        self.retry.clock.unix_ms()
+    }
     fn is_cancelled(&mut self) -> bool {
         self.retry.cancel.is_cancelled()
     }
-    fn before_attempt(&mut self, attempt: u32) -> Result<bool, E> {
+    fn queue_stopped(&mut self) -> Option<GiveUpReason> {
+        self.retry.queue.as_ref().and_then(|q| q())
+    }
+    fn enter(&mut self, _attempt: u32, until_ms: Option<u64>) -> Result<bool, E> {
         let Some(gate) = self.retry.gate else {
             return Ok(true);
         };
+        let now = self.retry.clock.now_ms();
+        let timeout = until_ms.map(|u| Duration::from_millis(u.saturating_sub(now)));
         // A regulator error needs a cost above the burst; the runner asks for 1.
-        match gate.enter(attempt, &self.retry.cancel) {
+        match gate.wait(timeout, &self.retry.cancel) {
             Ok(Some(pass)) => {
                 self.pass = Some(pass);
                 Ok(true)
@@ -243,24 +288,13 @@ where
         }
     }
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<T, E> {
-        let result = (self.op)(ctx);
+        (self.op)(ctx)
+    }
+    fn leave(&mut self) {
         self.pass = None; // the place in flight is given back before any waiting
-        if result.is_ok() {
-            if let Some(gate) = self.retry.gate {
-                gate.on_success();
-            }
-        }
-        result
     }
-    fn classify_spent(&self) -> bool {
-        true
-    }
-    fn classify(&mut self, error: &E) -> Result<Verdict, E> {
-        let verdict = (self.retry.classify)(error);
-        if let Some(gate) = self.retry.gate {
-            gate.on_verdict(&verdict);
-        }
-        Ok(verdict)
+    fn classify(&mut self, error: &E) -> Result<(Verdict, Option<Seen>), E> {
+        Ok(((self.retry.classify)(error), None))
     }
     fn on_retry(&mut self, attempt: u32, error: &E, delay: Duration) -> Result<(), E> {
         if let Some(hook) = &mut self.retry.on_retry {
@@ -270,6 +304,11 @@ where
     }
     fn sleep(&mut self, delay: Duration) -> Result<bool, E> {
         Ok(self.retry.clock.sleep(delay, &self.retry.cancel))
+    }
+    fn on_record(&mut self, _level: Level, record: &Record) {
+        if let Some(sink) = self.retry.records {
+            sink.record(record);
+        }
     }
     fn on_give_up(&mut self, report: &Report) {
         if let Some(hook) = &mut self.retry.on_give_up {

@@ -118,7 +118,7 @@ fn the_deadline_leaves_the_rest_not_started() {
         .map(|r| match r {
             BatchResult::Succeeded(()) => "ok",
             BatchResult::GaveUp(_) => "gave up",
-            BatchResult::NotStarted => "not started",
+            BatchResult::NotStarted { .. } => "not started",
         })
         .collect();
     assert_eq!(

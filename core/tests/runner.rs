@@ -4,8 +4,7 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use recuo::{
-    CancelToken, Clock, GiveUpReason, ManualClock, Outcome, Policy, Request, Retry, RetryAllowance,
-    Verdict,
+    CancelToken, Clock, GiveUpReason, ManualClock, Outcome, Policy, Request, Retry, Verdict,
 };
 
 fn policy(attempts: u32) -> Policy {
@@ -204,22 +203,14 @@ fn cancelled_before_the_first_attempt_makes_none() {
     );
 }
 
-struct Budget(Cell<u32>);
-impl RetryAllowance for Budget {
-    fn try_withdraw(&self) -> bool {
-        let left = self.0.get();
-        self.0.set(left.saturating_sub(1));
-        left > 0
-    }
-}
-
 #[test]
 fn an_empty_budget_gives_up_instead_of_adding_load() {
     let p = policy(5);
-    let budget = Budget(Cell::new(2));
+    // No ratio, a floor of 0.2 retries/s over 10 s: exactly 2 retries.
+    let gate = recuo::Gate::new().with_budget(recuo::RetryBudget::new(0.0, 0.2, 10).unwrap());
     let err = Retry::new(&p)
         .clock(ManualClock::new(0))
-        .allowance(&budget)
+        .gate(&gate)
         .call(|_| Err::<(), _>(()))
         .unwrap_err();
     assert_eq!(

@@ -102,7 +102,7 @@ fn seeded_com_retry_loops() {
         let failures = u64_of(&case["failures"]);
         let (mut calls, mut sleeps) = (0u64, Vec::new());
         let result: Result<u64, ()> = policy.run_with(
-            &mut JitterRng::seeded(u64_of(&case["seed"])),
+            Some(u64_of(&case["seed"])),
             || {
                 calls += 1;
                 if calls <= failures {
@@ -300,8 +300,8 @@ fn redaction_cases() {
             recuo::Outcome::Status(503),
             &headers,
             Some(10),
-            "retry",
-            "unavailable",
+            recuo::AttemptDecision::Retry,
+            recuo::AttemptReason::Cause(recuo::Cause::Unavailable),
         ))
         .to_json_line();
         let mut shown = redacted.url.clone();

@@ -1,0 +1,643 @@
+//! One operation's whole retry loop as a sans-IO machine (SPEC §6), as quinn-proto holds a
+//! whole connection: the host tells it what happened, it answers the next [`Step`].
+//!
+//! The machine owns everything a loop decides or counts: the attempts and the nested pool's
+//! rule, the delays and the deadline, the order of SPEC §6 (the last attempt's failure is
+//! classified before the loop gives up, so a permanent one gives up `permanent` and a final
+//! 429 is counted), the gate's feedback and the retry budget, the stats, the journal of
+//! records and the report. A host only calls the operation, waits, and converts.
+//!
+//! ```
+//! use recuo::{Operation, Outcome, Policy, Step};
+//!
+//! let policy = Policy::builder().max_attempts(3).jitter(recuo::Jitter::None).build().unwrap();
+//! let mut op = Operation::new(&policy).request("GET", "https://api.example/items");
+//! let mut now = 0; // the host's monotonic clock, ms
+//! let mut step = op.start(now, 1_700_000_000_000);
+//! let mut statuses = [503, 200].into_iter();
+//! loop {
+//!     step = match step {
+//!         Step::Enter { .. } => op.entered(now, true),
+//!         Step::Call { .. } => {
+//!             now += 10; // the request takes 10 ms
+//!             op.responded(now, Outcome::Status(statuses.next().unwrap()), &[("Retry-After", "1")])
+//!         }
+//!         Step::Classify { .. } => unreachable!("responded() classifies by the policy"),
+//!         Step::Sleep { delay_ms, .. } => {
+//!             now += delay_ms;
+//!             op.slept(now)
+//!         }
+//!         Step::Done(report) => {
+//!             assert_eq!(report.attempts, 2);
+//!             // Retry-After: 1 — the server's second, plus a spread of at most window(0).
+//!             assert!(report.delays_ms[0] >= 1000, "{:?}", report.delays_ms);
+//!             break;
+//!         }
+//!         Step::GaveUp { .. } => unreachable!(),
+//!     };
+//! }
+//! ```
+
+use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
+use crate::classify::{Cause, Outcome, Request, Verdict};
+use crate::gate::Gate;
+use crate::idempotency::IdempotencyKey;
+use crate::journal::{Journal, Level, RequestLine, Seen};
+use crate::pool::AttemptPool;
+use crate::record::{attempt_reason, AttemptDecision, Record};
+use crate::rng::LazyJitterRng;
+use crate::stats::StatsRecorder;
+use crate::Policy;
+
+/// What the host does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Step {
+    /// Pass the gate for attempt `attempt`: a place among the requests in flight, then a
+    /// start slot. Give up waiting at `until_ms` (the deadline, on the host's clock) if set.
+    /// Answer with [`Operation::entered`].
+    Enter {
+        /// The attempt's number, from 0.
+        attempt: u32,
+        /// The deadline's instant (the host's monotonic ms), if there is one.
+        until_ms: Option<u64>,
+    },
+    /// Make attempt `attempt` now, with the operation's [`key`](Operation::key) if it needs
+    /// one. A host that can bound an attempt bounds it by `timeout_ms`, what is left of the
+    /// deadline. Answer with [`Operation::succeeded`], [`Operation::failed`] or
+    /// [`Operation::responded`].
+    Call {
+        /// The attempt's number, from 0.
+        attempt: u32,
+        /// What is left of the deadline, ms; `None` without a deadline.
+        timeout_ms: Option<u64>,
+    },
+    /// Judge the failure of attempt `attempt`: answer with [`Operation::judged`].
+    Classify {
+        /// The attempt that failed.
+        attempt: u32,
+    },
+    /// Attempt `attempt` failed and is retried: wait `delay_ms` (no wait at all when 0),
+    /// waking early on cancellation, then answer with [`Operation::slept`].
+    Sleep {
+        /// The attempt that failed.
+        attempt: u32,
+        /// The delay, ms.
+        delay_ms: u64,
+    },
+    /// The operation succeeded.
+    Done(Report),
+    /// The operation stopped without success. The host returns the operation's own last
+    /// error, unchanged (none when no attempt was made).
+    GaveUp {
+        /// Why.
+        reason: GiveUpReason,
+        /// For `wait_exceeds_deadline`: the monotonic instant (the host's ms) from which the
+        /// server would accept a retry; `None` when unbounded or for another reason.
+        retry_at_ms: Option<u64>,
+        /// Attempts, elapsed time, delays.
+        report: Report,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    New,
+    Entering,
+    Calling,
+    Classifying,
+    Sleeping,
+    Finished,
+}
+
+/// Why the host stopped the operation from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    QueueStopped(GiveUpReason),
+}
+
+/// One operation under a [`Policy`]: the loop of SPEC §6 as a state machine.
+///
+/// Start it with [`start`](Self::start) and answer each [`Step`] as it says. Records, when
+/// asked for with [`records`](Self::records), come out of [`poll_record`](Self::poll_record).
+#[derive(Debug)]
+pub struct Operation {
+    attempts: Attempts,
+    rng: LazyJitterRng,
+    gate: Option<Gate>,
+    stats: Option<StatsRecorder>,
+    journal: Option<Journal>,
+    method: String,
+    classify_last: bool,
+    key: Option<IdempotencyKey>,
+    key_given: bool,
+    phase: Phase,
+    attempt: u32,
+    start_ms: u64,
+    start_unix_ms: i64,
+    stop: Option<Stop>,
+    /// The request, until [`records`](Self::records) makes the journal that keeps it.
+    journal_request: Option<RequestLine>,
+    /// How the operation ended: the reason (none for a success) and `retry_at`.
+    last: Option<(Option<GiveUpReason>, Option<u64>)>,
+    /// The delay of the last [`Step::Sleep`].
+    delay_ms: u64,
+}
+
+impl Operation {
+    /// A new operation under `policy` (the machine keeps its own copy): the failure of every
+    /// attempt is judged, the last one's too; no gate, no stats, no records; jitter from
+    /// the operating system's entropy, drawn only when a delay is needed.
+    pub fn new(policy: &Policy) -> Self {
+        Operation {
+            attempts: Attempts::new(policy),
+            rng: LazyJitterRng::new(None),
+            gate: None,
+            stats: None,
+            journal: None,
+            method: String::new(),
+            classify_last: true,
+            key: None,
+            key_given: false,
+            phase: Phase::New,
+            attempt: 0,
+            start_ms: 0,
+            start_unix_ms: 0,
+            stop: None,
+            journal_request: None,
+            last: None,
+            delay_ms: 0,
+        }
+    }
+
+    /// Seeds the jitter for exact tests (never the idempotency key).
+    pub fn seed(mut self, seed: Option<u64>) -> Self {
+        self.rng = LazyJitterRng::new(seed);
+        self
+    }
+
+    /// Every attempt passes `gate`: [`Step::Enter`] before it when the gate has a regulator or
+    /// a concurrency limit; its budget counts first attempts and pays for retries; an
+    /// adaptive regulator slows on `rate_limited` verdicts and recovers on successes.
+    pub fn gate(mut self, gate: Gate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Counts this operation's starts, causes and result in `stats` (shared by a batch).
+    pub fn stats(mut self, stats: StatsRecorder) -> Self {
+        self.stats = Some(stats);
+        self
+    }
+
+    /// Draws attempts from `pool`, the outermost loop's (SPEC §6: nested loops share one
+    /// limit). `nested`: this operation runs inside an attempt that already drew from it.
+    pub fn pool(mut self, pool: AttemptPool, nested: bool) -> Self {
+        self.attempts = self.attempts.with_pool(pool, nested);
+        self
+    }
+
+    /// The request this operation sends: its method decides classification by
+    /// [`responded`](Self::responded), and both name it in the records.
+    pub fn request(mut self, method: &str, url: &str) -> Self {
+        self.method = method.to_string();
+        let line = RequestLine {
+            method: method.to_string(),
+            url: url.to_string(),
+        };
+        if let Some(j) = &mut self.journal {
+            j.set_request(line);
+        } else {
+            self.journal_request = Some(line);
+        }
+        self
+    }
+
+    /// Keeps records of `min_level` and above, for [`poll_record`](Self::poll_record);
+    /// `None` keeps none (and costs nothing).
+    pub fn records(mut self, min_level: Option<Level>) -> Self {
+        self.journal = min_level
+            .map(|level| Journal::new(level, self.journal_request.take().unwrap_or_default()));
+        self
+    }
+
+    /// Whether the failure of an attempt after which none is left is judged too (default:
+    /// yes, as SPEC §6 says; guide A's loop answers no: its `repetir_se` is never asked after
+    /// the last attempt, and the loop gives up `attempts_exhausted`).
+    pub fn classify_last_failure(mut self, yes: bool) -> Self {
+        self.classify_last = yes;
+        self
+    }
+
+    /// The operation's idempotency key, supplied by the caller: sent on every attempt, and
+    /// — since the caller vouches for it — it makes the request idempotent (SPEC §5).
+    pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
+        self.key = Some(key);
+        self.key_given = true;
+        self
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        self.attempts.policy()
+    }
+
+    /// The operation's idempotency key: made from the operating system's random source at
+    /// the first call (never from a seed), then the same on every attempt.
+    pub fn key(&mut self) -> IdempotencyKey {
+        *self.key.get_or_insert_with(IdempotencyKey::random)
+    }
+
+    /// The number of the attempt being made (or last made), from 0.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// What has happened so far.
+    pub fn report(&self) -> Report {
+        let mut report = self.attempts.report();
+        if let Some(Stop::QueueStopped(by)) = self.stop {
+            if report.reason == Some(GiveUpReason::QueueStopped) {
+                report.stopped_by = Some(by);
+            }
+        }
+        report
+    }
+
+    /// The next record, with its level, in the order they were made.
+    pub fn poll_record(&mut self) -> Option<(Level, Record)> {
+        self.journal.as_mut()?.poll()
+    }
+
+    /// What the attempt being made says it sent (for its record and the result's).
+    pub fn attempt_request(&mut self, method: &str, url: &str) {
+        if let Some(j) = &mut self.journal {
+            j.attempt_request(RequestLine {
+                method: method.to_string(),
+                url: url.to_string(),
+            });
+        }
+    }
+
+    /// Cancels the operation (the caller's own cancellation): the next step the host asks
+    /// for gives up `cancelled` — an attempt in flight still ends as it ends.
+    pub fn cancel(&mut self) {
+        self.stop.get_or_insert(Stop::Cancelled);
+        self.attempts.cancel();
+    }
+
+    /// Stops the operation because its batch queue stopped, on another operation's
+    /// `reason`: it gives up `queue_stopped`, naming `reason`.
+    pub fn stop_queue(&mut self, reason: GiveUpReason) {
+        self.stop.get_or_insert(Stop::QueueStopped(reason));
+        self.attempts.cancel();
+    }
+
+    /// Whether the operation has finished (done or given up).
+    pub fn is_finished(&self) -> bool {
+        self.phase == Phase::Finished
+    }
+
+    /// Starts the operation at `now_ms` on the host's monotonic clock, which is `unix_ms` on
+    /// the wall clock (the records' times are measured from it).
+    pub fn start(&mut self, now_ms: u64, unix_ms: i64) -> Step {
+        if self.phase != Phase::New {
+            return self.finish_or_repeat(now_ms);
+        }
+        self.start_ms = now_ms;
+        self.start_unix_ms = unix_ms;
+        self.begin(now_ms)
+    }
+
+    /// The gate's answer for the attempt of [`Step::Enter`], at `now_ms`: `passed` is false
+    /// when the wait was cancelled or reached the deadline.
+    pub fn entered(&mut self, now_ms: u64, passed: bool) -> Step {
+        if self.phase != Phase::Entering {
+            return self.finish_or_repeat(now_ms);
+        }
+        if !passed || self.stop.is_some() {
+            let reason = if self.stop.is_some() || !self.past_deadline(now_ms) {
+                GiveUpReason::Cancelled
+            } else {
+                GiveUpReason::WaitExceedsDeadline
+            };
+            let decision = self.attempts.refuse_start(now_ms, reason);
+            return self.finish(decision, false);
+        }
+        if self.past_deadline(now_ms) {
+            // No attempt starts past the deadline.
+            let decision = self
+                .attempts
+                .refuse_start(now_ms, GiveUpReason::WaitExceedsDeadline);
+            return self.finish(decision, false);
+        }
+        self.call(now_ms)
+    }
+
+    /// Whether records are kept (a host asks what an attempt saw only then).
+    pub fn keeps_records(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// The attempt succeeded at `now_ms`.
+    pub fn succeeded(&mut self, now_ms: u64) -> Step {
+        self.succeeded_seen(now_ms, None)
+    }
+
+    /// The attempt failed at `now_ms`: answers [`Step::Classify`], or — when no attempt is
+    /// left and the last failure is not judged — gives up `attempts_exhausted`.
+    pub fn failed(&mut self, now_ms: u64) -> Step {
+        self.failed_seen(now_ms, None)
+    }
+
+    /// As [`succeeded`](Self::succeeded), having received `seen` (for its record).
+    pub fn succeeded_seen(&mut self, now_ms: u64, seen: Option<Seen>) -> Step {
+        if self.phase != Phase::Calling {
+            return self.finish_or_repeat(now_ms);
+        }
+        self.end_attempt(now_ms, seen);
+        if let Some(gate) = &self.gate {
+            gate.on_success();
+        }
+        let decision = self
+            .attempts
+            .decide(Verdict::Success, now_ms, &mut self.rng);
+        if let Some(j) = &mut self.journal {
+            j.attempt(
+                Level::Debug,
+                None,
+                AttemptDecision::Done,
+                attempt_reason(&decision, &Verdict::Success),
+                false,
+            );
+        }
+        self.finish(decision, true)
+    }
+
+    /// As [`failed`](Self::failed), having received `seen` (for its record).
+    pub fn failed_seen(&mut self, now_ms: u64, seen: Option<Seen>) -> Step {
+        if self.phase != Phase::Calling {
+            return self.finish_or_repeat(now_ms);
+        }
+        self.end_attempt(now_ms, seen);
+        if self.attempts.is_spent() && !self.classify_last {
+            let decision = self.attempts.exhaust(now_ms);
+            if let Some(j) = &mut self.journal {
+                j.attempt(
+                    Level::Info,
+                    None,
+                    AttemptDecision::GiveUp,
+                    attempt_reason(&decision, &Verdict::from_predicate(true)),
+                    true,
+                );
+            }
+            return self.finish(decision, false);
+        }
+        self.phase = Phase::Classifying;
+        Step::Classify {
+            attempt: self.attempt,
+        }
+    }
+
+    /// The verdict on the failure of [`Step::Classify`], reached at `now_ms`; `seen` is what
+    /// the classifier saw of the response (for the record). A `success` verdict on a failure
+    /// gives up as permanent: there is nothing to retry.
+    pub fn judged(&mut self, now_ms: u64, verdict: Verdict, seen: Option<Seen>) -> Step {
+        if self.phase != Phase::Classifying {
+            return self.finish_or_repeat(now_ms);
+        }
+        let verdict = match verdict {
+            Verdict::Success => Verdict::GiveUp {
+                cause: Cause::Success,
+            },
+            v => v,
+        };
+        if let Some(j) = &mut self.journal {
+            j.judged(seen);
+        }
+        if let Some(stats) = &self.stats {
+            stats.saw(verdict.cause());
+        }
+        if let Some(gate) = &self.gate {
+            gate.on_verdict(&verdict);
+        }
+        let budget = self.gate.as_ref().and_then(Gate::budget);
+        let decision = self.attempts.decide_with(
+            verdict,
+            now_ms,
+            &mut self.rng,
+            budget.map(|b| b as &dyn RetryAllowance),
+        );
+        let reason = attempt_reason(&decision, &verdict);
+        match decision {
+            Decision::Retry { delay_ms, .. } => {
+                if let Some(j) = &mut self.journal {
+                    j.attempt(
+                        Level::Info,
+                        Some(delay_ms),
+                        AttemptDecision::Retry,
+                        reason,
+                        true,
+                    );
+                }
+                self.phase = Phase::Sleeping;
+                self.delay_ms = delay_ms;
+                Step::Sleep {
+                    attempt: self.attempt,
+                    delay_ms,
+                }
+            }
+            other => {
+                if let Some(j) = &mut self.journal {
+                    j.attempt(Level::Info, None, AttemptDecision::GiveUp, reason, true);
+                }
+                self.finish(other, false)
+            }
+        }
+    }
+
+    /// An HTTP attempt ended at `now_ms` with `outcome` and the response's `headers`: a
+    /// success, or a failure judged by the policy's classification (SPEC §5) with this
+    /// operation's method and key — the machine takes [`Step::Classify`] itself.
+    pub fn responded<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        now_ms: u64,
+        outcome: Outcome,
+        headers: &[(K, V)],
+    ) -> Step {
+        let unix_ms = self.unix_at(now_ms);
+        let request = Request {
+            method: if self.method.is_empty() {
+                "GET"
+            } else {
+                &self.method
+            },
+            has_idempotency_key: self.key_given,
+        };
+        let verdict = self
+            .attempts
+            .policy()
+            .classify(outcome, request, headers, unix_ms);
+        let seen = self.journal.as_ref().map(|_| Seen::new(outcome, headers));
+        if verdict == Verdict::Success {
+            return self.succeeded_seen(now_ms, seen);
+        }
+        match self.failed_seen(now_ms, seen.clone()) {
+            Step::Classify { .. } => self.judged(now_ms, verdict, seen),
+            step => step,
+        }
+    }
+
+    /// The wait of [`Step::Sleep`] is over at `now_ms` (or was cut short by a
+    /// cancellation): answers the next attempt's step, or gives up.
+    pub fn slept(&mut self, now_ms: u64) -> Step {
+        if self.phase != Phase::Sleeping {
+            return self.finish_or_repeat(now_ms);
+        }
+        self.begin(now_ms)
+    }
+
+    /// The wall time at `now_ms` on the host's clock.
+    fn unix_at(&self, now_ms: u64) -> i64 {
+        let since = i64::try_from(now_ms.saturating_sub(self.start_ms)).unwrap_or(i64::MAX);
+        self.start_unix_ms.saturating_add(since)
+    }
+
+    fn past_deadline(&self, now_ms: u64) -> bool {
+        self.attempts.deadline_at_ms().is_some_and(|d| now_ms > d)
+    }
+
+    fn begin(&mut self, now_ms: u64) -> Step {
+        match self.attempts.begin(now_ms) {
+            Ok(n) => {
+                self.attempt = n;
+                let gated = self
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| g.regulator().is_some() || g.limit().is_some());
+                if gated {
+                    self.phase = Phase::Entering;
+                    Step::Enter {
+                        attempt: n,
+                        until_ms: self.attempts.deadline_at_ms(),
+                    }
+                } else {
+                    self.call(now_ms)
+                }
+            }
+            Err(decision) => self.finish(decision, false),
+        }
+    }
+
+    fn call(&mut self, now_ms: u64) -> Step {
+        self.phase = Phase::Calling;
+        if self.attempt == 0 {
+            if let Some(budget) = self.gate.as_ref().and_then(Gate::budget) {
+                budget.record_request();
+            }
+        }
+        if let Some(stats) = &self.stats {
+            stats.start(self.attempt, now_ms.saturating_mul(1_000_000));
+        }
+        let unix_ms = self.unix_at(now_ms);
+        if let Some(j) = &mut self.journal {
+            j.started(now_ms, unix_ms);
+        }
+        Step::Call {
+            attempt: self.attempt,
+            timeout_ms: self
+                .attempts
+                .deadline_at_ms()
+                .map(|d| d.saturating_sub(now_ms)),
+        }
+    }
+
+    fn end_attempt(&mut self, now_ms: u64, seen: Option<Seen>) {
+        if let Some(stats) = &self.stats {
+            stats.end();
+        }
+        if let Some(j) = &mut self.journal {
+            j.ended(now_ms, seen);
+        }
+    }
+
+    /// Ends the operation with `decision` (done or given up).
+    fn finish(&mut self, decision: Decision, success: bool) -> Step {
+        self.phase = Phase::Finished;
+        let mut report = self.report();
+        let (reason, retry_at_ms) = match decision {
+            Decision::GiveUp {
+                reason,
+                retry_at_ms,
+            } => (Some(reason), retry_at_ms),
+            _ => (None, None),
+        };
+        // A loop stopped from outside says who stopped it.
+        let reason = match (reason, self.stop) {
+            (Some(GiveUpReason::Cancelled), Some(Stop::QueueStopped(by))) => {
+                report.reason = Some(GiveUpReason::QueueStopped);
+                report.stopped_by = Some(by);
+                Some(GiveUpReason::QueueStopped)
+            }
+            (r, _) => r,
+        };
+        if let Some(stats) = &self.stats {
+            if report.attempts == 0 {
+                stats.not_started();
+            } else {
+                stats.finished(success);
+            }
+        }
+        if let Some(j) = &mut self.journal {
+            j.drop_attempt();
+            j.result(&report, self.start_unix_ms);
+        }
+        self.last = Some((reason, retry_at_ms));
+        match reason {
+            None => Step::Done(report),
+            Some(reason) => Step::GaveUp {
+                reason,
+                retry_at_ms,
+                report,
+            },
+        }
+    }
+
+    /// An answer out of turn changes nothing: the machine repeats the step it is waiting on
+    /// (the final one once finished; a machine not started yet starts at `now_ms`).
+    fn finish_or_repeat(&mut self, now_ms: u64) -> Step {
+        match self.phase {
+            Phase::Finished => {
+                let report = self.report();
+                match self.last.and_then(|(r, _)| r) {
+                    None => Step::Done(report),
+                    Some(reason) => Step::GaveUp {
+                        reason,
+                        retry_at_ms: self.last.and_then(|(_, at)| at),
+                        report,
+                    },
+                }
+            }
+            Phase::New => self.start(now_ms, 0),
+            Phase::Entering => Step::Enter {
+                attempt: self.attempt,
+                until_ms: self.attempts.deadline_at_ms(),
+            },
+            Phase::Calling => Step::Call {
+                attempt: self.attempt,
+                timeout_ms: self
+                    .attempts
+                    .deadline_at_ms()
+                    .map(|d| d.saturating_sub(now_ms)),
+            },
+            Phase::Classifying => Step::Classify {
+                attempt: self.attempt,
+            },
+            Phase::Sleeping => Step::Sleep {
+                attempt: self.attempt,
+                delay_ms: self.delay_ms,
+            },
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The batch queue as a sans-IO machine (SPEC §6): which operation starts next, with what
+//! deadline, or why it is not started; when the whole queue stops. The threaded
+//! [`crate::Batch`], C's, Python's and PHP's batch runners and `recuo trial` all drive it,
+//! so no operation starts or waits past the batch's deadline on any surface.
+
+use crate::attempts::GiveUpReason;
+use crate::record::{FinalRecord, Record};
+use crate::stats::StatsRecorder;
+use crate::Policy;
+
+/// What the queue answers a worker that asks for work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum Next {
+    /// Start operation `index` under `policy`: the batch's policy with its deadline clipped
+    /// to what is left of the batch's.
+    Start {
+        /// The operation's place in the batch, from 0.
+        index: usize,
+        /// The policy to run it under.
+        policy: Box<Policy>,
+    },
+    /// Operation `index` is not started: the batch's deadline has passed
+    /// (`wait_exceeds_deadline`), or the queue stopped (`queue_stopped`, on `stopped_by`).
+    NotStarted {
+        /// The operation's place in the batch.
+        index: usize,
+        /// Why.
+        reason: GiveUpReason,
+        /// For `queue_stopped`: the reason that stopped the queue.
+        stopped_by: Option<GiveUpReason>,
+    },
+    /// Every operation has been handed out.
+    Finished,
+}
+
+/// A queue of `len` operations under one policy and one deadline.
+#[derive(Debug, Clone)]
+pub struct BatchQueue {
+    policy: Policy,
+    len: usize,
+    next: usize,
+    start_ms: u64,
+    deadline_ms: Option<u64>,
+    stop_on_unreachable_wait: bool,
+    stopped: Option<GiveUpReason>,
+    stats: Option<StatsRecorder>,
+}
+
+impl BatchQueue {
+    /// A queue of `len` operations under `policy`, started at `now_ms` on the host's
+    /// monotonic clock, none of which starts or waits past `deadline_ms` from now.
+    pub fn new(policy: &Policy, len: usize, now_ms: u64, deadline_ms: Option<u64>) -> Self {
+        BatchQueue {
+            policy: policy.clone(),
+            len,
+            next: 0,
+            start_ms: now_ms,
+            deadline_ms,
+            stop_on_unreachable_wait: false,
+            stopped: None,
+            stats: None,
+        }
+    }
+
+    /// Stops the whole queue when one operation gives up `wait_exceeds_deadline`: when the
+    /// server says "come back tomorrow" (a daily quota spent), the rest would only be
+    /// refused too.
+    pub fn stop_when_a_wait_exceeds_the_deadline(mut self, yes: bool) -> Self {
+        self.stop_on_unreachable_wait = yes;
+        self
+    }
+
+    /// Counts the operations never started in `stats` (the operations count the rest).
+    pub fn stats(mut self, stats: StatsRecorder) -> Self {
+        self.stats = Some(stats);
+        self
+    }
+
+    /// The number of operations.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the queue has no operation at all.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The reason the queue stopped, if it did.
+    pub fn stopped(&self) -> Option<GiveUpReason> {
+        self.stopped
+    }
+
+    /// The next operation to start at `now_ms`, or why it is not started, or
+    /// [`Next::Finished`].
+    pub fn next(&mut self, now_ms: u64) -> Next {
+        if self.next >= self.len {
+            return Next::Finished;
+        }
+        let index = self.next;
+        self.next += 1;
+        let not_started = |reason, stopped_by| Next::NotStarted {
+            index,
+            reason,
+            stopped_by,
+        };
+        let next = if let Some(by) = self.stopped {
+            match by {
+                // The caller's own stop is a cancellation, not another operation's reason.
+                GiveUpReason::Cancelled => not_started(GiveUpReason::Cancelled, None),
+                by => not_started(GiveUpReason::QueueStopped, Some(by)),
+            }
+        } else {
+            let left = self
+                .deadline_ms
+                .map(|d| d.saturating_sub(now_ms.saturating_sub(self.start_ms)));
+            match left {
+                Some(0) => not_started(GiveUpReason::WaitExceedsDeadline, None),
+                _ => Next::Start {
+                    index,
+                    policy: Box::new(self.clipped(left)),
+                },
+            }
+        };
+        if matches!(next, Next::NotStarted { .. }) {
+            if let Some(stats) = &self.stats {
+                stats.not_started();
+            }
+        }
+        next
+    }
+
+    /// The batch's policy with its deadline no longer than `left`.
+    fn clipped(&self, left: Option<u64>) -> Policy {
+        let own = self.policy.deadline_ms();
+        let deadline = match (own, left) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if deadline == own {
+            return self.policy.clone();
+        }
+        self.policy
+            .to_builder()
+            .deadline(deadline.map(std::time::Duration::from_millis))
+            .build()
+            .unwrap_or_else(|_| self.policy.clone())
+    }
+
+    /// Operation `index` ended: succeeded (`None`) or gave up for `reason`. Answers `true`
+    /// when this stops the queue: the host then stops the operations still running
+    /// ([`crate::Operation::stop_queue`] with [`stopped`](Self::stopped)'s reason).
+    pub fn finished(&mut self, index: usize, reason: Option<GiveUpReason>) -> bool {
+        let _ = index;
+        if self.stopped.is_none()
+            && self.stop_on_unreachable_wait
+            && reason == Some(GiveUpReason::WaitExceedsDeadline)
+        {
+            self.stopped = reason;
+            return true;
+        }
+        false
+    }
+
+    /// Stops the queue on `reason` (the caller's own stop: `cancelled`): nothing more starts.
+    pub fn stop(&mut self, reason: GiveUpReason) {
+        self.stopped.get_or_insert(reason);
+    }
+
+    /// The result record of an operation the queue did not start ([`Next::NotStarted`]),
+    /// naming it by `method` and `url` (redacted here).
+    pub fn not_started_record(
+        unix_ms: i64,
+        method: &str,
+        url: &str,
+        reason: GiveUpReason,
+        stopped_by: Option<GiveUpReason>,
+    ) -> Record {
+        Record::Final(FinalRecord::not_started(
+            unix_ms, method, url, reason, stopped_by,
+        ))
+    }
+}
