@@ -66,11 +66,18 @@ impl HttpClient {
     }
 
     /// Sends `GET uri` with the idempotency key in `key_header`, and waits for the whole
-    /// answer. Call it from a thread outside the runtime.
+    /// answer, at most the client's timeout or `left` (what is left of the deadline),
+    /// whichever is shorter. Call it from a thread outside the runtime.
     ///
     /// # Errors
     /// The transport failure's kind (SPEC §5).
-    pub fn get(&self, uri: &Uri, key_header: &str, key: &str) -> Result<Reply, Transport> {
+    pub fn get(
+        &self,
+        uri: &Uri,
+        key_header: &str,
+        key: &str,
+        left: Option<Duration>,
+    ) -> Result<Reply, Transport> {
         let mut req = Request::get(uri.clone())
             .header(USER_AGENT, concat!("recuo/", env!("CARGO_PKG_VERSION")))
             .body(Empty::<Bytes>::new())
@@ -107,7 +114,7 @@ impl HttpClient {
                 headers,
             })
         };
-        let timeout = self.timeout;
+        let timeout = left.map_or(self.timeout, |l| l.min(self.timeout));
         self.rt.block_on(async move {
             tokio::time::timeout(timeout, exchange)
                 .await

@@ -15,7 +15,6 @@ mod events;
 mod plan;
 mod plot;
 mod progress;
-mod records;
 mod report;
 mod serve;
 mod server_state;

@@ -8,7 +8,8 @@ use std::time::Duration;
 use hyper::Uri;
 use recuo::{
     monotonic_ns, unix_now_ms, AttemptContext, Batch, BatchResult, ConcurrencyLimit, Gate,
-    GiveUpReason, Outcome, Policy, Rate, Regulator, Request, ServerWait, Verdict,
+    GiveUpReason, Outcome, Policy, Rate, Record, Regulator, Request, RequestLine, ServerWait,
+    Verdict,
 };
 
 use crate::args::{RetryAfterMode, TrialArgs};
@@ -17,7 +18,6 @@ use crate::error::{run_error, CliError};
 use crate::events::{responses, Event, EventLog};
 use crate::plot::{self, PlotInput};
 use crate::progress::Progress;
-use crate::records::{Seen, SeenLog};
 use crate::report::{planned, print_table, TrialJson};
 use crate::serve::{self, Server};
 use crate::server_state::ServerConfig;
@@ -40,7 +40,9 @@ struct Failure {
     at_unix_ms: i64,
 }
 
-/// Runs `recuo trial`.
+/// Runs `recuo trial`: the core's batch queue over the reads (no read starts or waits past
+/// the deadline; one whose wait cannot fit stops the queue, and the rest say
+/// `queue_stopped`), the records from the core's journal.
 ///
 /// # Errors
 /// [`CliError::Usage`] for a bad URL or embedded-server flags beside `--url`;
@@ -80,20 +82,33 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<Uri>, _>>()?;
     let client = HttpClient::new(rt.handle().clone(), a.timeout, a.api_key.as_deref())?;
     let log = EventLog::new();
-    let seen = SeenLog::new(uris.len());
+    let lines = std::sync::Mutex::new(String::new());
+    let sink = |r: &Record| {
+        let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
+        l.push_str(&r.to_json_line());
+        l.push('\n');
+    };
+    let requests: Vec<RequestLine> = uris
+        .iter()
+        .map(|u| RequestLine {
+            method: "GET".to_string(),
+            url: u.to_string(),
+        })
+        .collect();
     let progress = Progress::new(a.count as usize, !a.json);
 
     let ops: Vec<_> = uris
         .iter()
-        .enumerate()
-        .map(|(i, uri)| {
-            let (client, log, progress, policy, seen) = (&client, &log, &progress, &policy, &seen);
-            move |ctx: &AttemptContext<'_>| {
-                read(uri, ctx, client, policy, log, progress, |s| seen.push(i, s))
-            }
+        .map(|uri| {
+            let (client, log, progress, policy) = (&client, &log, &progress, &policy);
+            move |ctx: &AttemptContext<'_>| read(uri, ctx, client, policy, log, progress)
         })
         .collect();
-    let report = Batch::new(&policy)
+    let mut batch = Batch::new(&policy);
+    if a.records.is_some() {
+        batch = batch.records(&sink, &requests);
+    }
+    let report = batch
         .gate(gate)
         .workers(a.concurrency as usize)
         .deadline(Some(a.deadline))
@@ -154,8 +169,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         print_table(a, &out, s, embedded.as_ref());
     }
     if let Some(path) = &a.records {
-        let urls: Vec<String> = uris.iter().map(Uri::to_string).collect();
-        let lines = seen.json_lines(&urls, &report.results, &report.reports);
+        let lines = lines.into_inner().unwrap_or_else(|e| e.into_inner());
         std::fs::write(path, lines)
             .map_err(|e| run_error(&format!("writing {}", path.display()), e))?;
     }
@@ -214,11 +228,11 @@ fn read(
     policy: &Policy,
     log: &EventLog,
     progress: &Progress,
-    saw: impl FnOnce(Seen),
 ) -> Result<u16, Failure> {
     let key = ctx.idempotency_key();
     let start_ns = monotonic_ns();
-    let reply = client.get(uri, ctx.idempotency_header(), key.as_str());
+    let left = ctx.timeout_ms().map(Duration::from_millis);
+    let reply = client.get(uri, ctx.idempotency_header(), key.as_str(), left);
     let end_ns = monotonic_ns();
     let now = unix_now_ms();
     let request = Request {
@@ -241,16 +255,10 @@ fn read(
         attempt: ctx.attempt(),
         outcome,
     });
-    let elapsed_ms = end_ns.saturating_sub(start_ns) / 1_000_000;
-    saw(Seen {
-        start_unix_ms: now.saturating_sub(i64::try_from(elapsed_ms).unwrap_or(0)),
-        elapsed_ms,
-        outcome,
-        headers: reply
-            .as_ref()
-            .map_or_else(|_| Vec::new(), |r| r.headers.clone()),
-        cause: verdict.cause().name(),
-    });
+    match &reply {
+        Ok(r) => ctx.record_response(outcome, r.headers.as_slice()),
+        Err(_) => ctx.record_response::<&str, &str>(outcome, &[]),
+    }
     let done = !matches!(verdict, Verdict::Retry { .. })
         || ctx.attempt().saturating_add(1) >= policy.max_attempts();
     let status = reply.as_ref().map_or(0, |r| r.status);
@@ -340,7 +348,10 @@ mod tests {
             ),
             gave_up_with(GiveUpReason::WaitExceedsDeadline, failure(86_400_000, 500)),
             gave_up_with(GiveUpReason::AttemptsExhausted, failure(5, 0)),
-            BatchResult::NotStarted,
+            BatchResult::NotStarted {
+                reason: GiveUpReason::QueueStopped,
+                stopped_by: Some(GiveUpReason::WaitExceedsDeadline),
+            },
         ];
         let (by_reason, at) = gave_up(&results);
         assert_eq!(by_reason["wait_exceeds_deadline"], 2);

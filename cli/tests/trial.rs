@@ -373,3 +373,47 @@ fn the_records_match_the_servers_stats_and_keep_no_secret() {
     let succeeded = results.iter().filter(|r| r["result"] == "success").count() as u64;
     assert_eq!(succeeded, n(&trial, "successes"));
 }
+
+/// Issue 10: a read whose attempts time out near the deadline ends within the deadline, for
+/// a reason of its own — never a bare `cancelled` nobody asked for.
+#[test]
+fn reads_timing_out_near_the_deadline_end_within_it_and_say_why() {
+    let server = Serve::start(&["--latency", "10s", "--allowance", "6000/min"]);
+    let url = format!("{}/items/{{i}}", server.url);
+    let started = std::time::Instant::now();
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            &url,
+            "--count",
+            "1",
+            "--rate",
+            "600/min",
+            "--timeout",
+            "1s",
+            "--deadline",
+            "3s",
+            "--attempts",
+            "10",
+            "--json",
+        ],
+        Duration::from_secs(20),
+    );
+    let took = started.elapsed();
+    assert_eq!(r.code, 0, "{r:?}");
+    let trial = r.json();
+    assert_eq!(n(&trial, "failures"), 1, "{trial}");
+    let reasons = trial["gave_up"].as_object().expect("gave_up by reason");
+    assert!(!reasons.contains_key("cancelled"), "{trial}");
+    assert_eq!(
+        reasons.values().filter_map(Value::as_u64).sum::<u64>(),
+        1,
+        "{trial}"
+    );
+    assert!(
+        trial["elapsed_s"].as_f64().expect("elapsed") <= 3.2,
+        "no read starts or waits past the deadline: {trial}"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}

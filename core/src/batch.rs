@@ -10,7 +10,9 @@ use crate::classify::Verdict;
 use crate::clock::{CancelToken, Clock, SystemClock};
 use crate::drive::{AttemptContext, RetryError};
 use crate::gate::Gate;
+use crate::journal::RequestLine;
 use crate::queue::{BatchQueue, Next};
+use crate::record::RecordSink;
 use crate::run::Retry;
 use crate::stats::{Stats, StatsRecorder};
 use crate::Policy;
@@ -63,6 +65,19 @@ pub struct Batch<'a> {
     deadline: Option<Duration>,
     stop: CancelToken,
     stop_on_unreachable_wait: bool,
+    records: Option<Records<'a>>,
+}
+
+/// Where a batch's records go, and the request of each operation.
+#[derive(Clone, Copy)]
+struct Records<'a>(&'a dyn RecordSink, &'a [RequestLine]);
+
+impl std::fmt::Debug for Records<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Records")
+            .field(&self.1)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Batch<'a> {
@@ -75,7 +90,15 @@ impl<'a> Batch<'a> {
             deadline: None,
             stop: CancelToken::new(),
             stop_on_unreachable_wait: false,
+            records: None,
         }
+    }
+
+    /// Sends every operation's records (SPEC §7), and a result record for each one never
+    /// started, to `sink`; `requests[i]` names operation `i` (redacted in the records).
+    pub fn records(mut self, sink: &'a dyn RecordSink, requests: &'a [RequestLine]) -> Self {
+        self.records = Some(Records(sink, requests));
+        self
     }
 
     /// Stops the whole batch as soon as one operation gives up with
@@ -155,7 +178,8 @@ impl<'a> Batch<'a> {
                         Next::Start { index, policy } => {
                             let op = ops[index].lock().unwrap_or_else(|e| e.into_inner()).take();
                             let Some(op) = op else { continue };
-                            let ended = self.run_one(&policy, op, &classify, &recorder, &lock);
+                            let ended =
+                                self.run_one(index, &policy, op, &classify, &recorder, &lock);
                             let reason = match &ended.0 {
                                 BatchResult::GaveUp(e) => Some(e.reason),
                                 _ => None,
@@ -195,6 +219,7 @@ impl<'a> Batch<'a> {
 
     fn run_one<'q, T, E, F, C>(
         &self,
+        index: usize,
         policy: &Policy,
         mut op: F,
         classify: &C,
@@ -206,7 +231,12 @@ impl<'a> Batch<'a> {
         C: Fn(&E) -> Verdict,
     {
         let mut done_report = None;
-        let result = Retry::new(policy)
+        let mut retry = Retry::new(policy);
+        if let Some(Records(sink, requests)) = self.records {
+            let r = requests.get(index).cloned().unwrap_or_default();
+            retry = retry.records(sink, &r.method, &r.url);
+        }
+        let result = retry
             .gate(&self.gate)
             .stats(recorder.clone())
             .on_done(|r| done_report = Some(r.clone()))

@@ -3,7 +3,7 @@
 //! their own effects — how to call the operation, classify its error, wait and log. Every
 //! decision and count is the machine's.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::time::Duration;
 
 use crate::attempts::{GiveUpReason, Report};
@@ -19,6 +19,16 @@ pub struct AttemptContext<'a> {
     timeout_ms: Option<u64>,
     key: &'a OnceCell<IdempotencyKey>,
     header: &'a str,
+    notes: Option<&'a RefCell<Notes>>,
+}
+
+/// What an attempt said it sent and received, for its record.
+#[derive(Debug, Default)]
+pub struct Notes {
+    /// The request it sent.
+    pub request: Option<RequestLine>,
+    /// What it received.
+    pub seen: Option<Seen>,
 }
 
 impl std::fmt::Debug for AttemptContext<'_> {
@@ -44,6 +54,37 @@ impl<'a> AttemptContext<'a> {
             timeout_ms,
             key,
             header,
+            notes: None,
+        }
+    }
+
+    /// The same context, keeping what the operation says of its attempt in `notes` (only
+    /// when the loop keeps records).
+    pub fn with_notes(mut self, notes: &'a RefCell<Notes>) -> Self {
+        self.notes = Some(notes);
+        self
+    }
+
+    /// Tells the loop's record what this attempt received: its `outcome` and the response's
+    /// `headers` (only the request id and the wait headers are kept, redacted). Costs
+    /// nothing when no record is kept.
+    pub fn record_response<K: AsRef<str>, V: AsRef<str>>(
+        &self,
+        outcome: crate::Outcome,
+        headers: &[(K, V)],
+    ) {
+        if let Some(notes) = self.notes {
+            notes.borrow_mut().seen = Some(Seen::new(outcome, headers));
+        }
+    }
+
+    /// Tells the loop's record what this attempt sent (the URL is redacted in the record).
+    pub fn record_request(&self, method: &str, url: &str) {
+        if let Some(notes) = self.notes {
+            notes.borrow_mut().request = Some(RequestLine {
+                method: method.to_string(),
+                url: url.to_string(),
+            });
         }
     }
 
@@ -260,11 +301,17 @@ pub fn drive<D: Driver>(
                 attempt,
                 timeout_ms,
             } => {
-                let ctx = AttemptContext::new(attempt, timeout_ms, key, &header);
+                let notes = RefCell::new(Notes::default());
+                let mut ctx = AttemptContext::new(attempt, timeout_ms, key, &header);
+                if op.keeps_records() {
+                    ctx = ctx.with_notes(&notes);
+                }
                 let result = driver.attempt(&ctx);
                 let failed = result.is_err();
                 let (sent, seen) = if op.keeps_records() {
-                    driver.observed(failed)
+                    let noted = notes.into_inner();
+                    let (sent, seen) = driver.observed(failed);
+                    (sent.or(noted.request), seen.or(noted.seen))
                 } else {
                     (None, None)
                 };

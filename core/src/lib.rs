@@ -63,7 +63,7 @@ pub use classify::{
     Verdict,
 };
 pub use clock::{monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
-pub use drive::{drive, AttemptContext, Driver, RetryError, Stopped};
+pub use drive::{drive, AttemptContext, Driver, Notes, RetryError, Stopped};
 pub use error::ConfigError;
 pub use gate::{Gate, Pass};
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};

@@ -538,7 +538,10 @@ impl Operation {
             }
         }
         if let Some(stats) = &self.stats {
-            stats.start(self.attempt, now_ms.saturating_mul(1_000_000));
+            // The spacing between starts is measured on the machine's monotonic clock, in ns,
+            // so that every operation of a batch (each with its host's own clock origin) lands
+            // on one timeline.
+            stats.start(self.attempt, crate::clock::monotonic_ns());
         }
         let unix_ms = self.unix_at(now_ms);
         if let Some(j) = &mut self.journal {
