@@ -20,7 +20,9 @@ namespace Recuo {
      * milliseconds before retry `i`.
      *
      * Every `\Throwable` from the task is caught. `$repetirSe($e)` decides whether to try
-     * again (null: retry everything; its answer is read as PHP reads a condition). Giving up
+     * again (null: retry everything): a {@see Verdict} (from {@see classify()}: its give-up
+     * stops the loop and its server wait is honoured, as in {@see retry()}) or any other answer,
+     * read as PHP reads a condition. It is never asked after the last attempt. Giving up
      * rethrows the task's last `\Throwable`: the very same object, trace intact. A
      * `\Throwable` from `$repetirSe` or `$sleep` ends the loop and propagates as is.
      *
@@ -36,7 +38,7 @@ namespace Recuo {
      * @param int $tentativas attempts in total, at least 1
      * @param int $baseMs the first window, in milliseconds (>= 0)
      * @param int $maxMs the largest window, in milliseconds (>= $baseMs)
-     * @param (callable(\Throwable): bool)|null $repetirSe whether a failure is worth another attempt
+     * @param (callable(\Throwable): (Verdict|bool))|null $repetirSe whether a failure is worth another attempt
      * @param int|null $seed fixes the jitter (>= 0), for tests and reproducible runs
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0)
      * @param int|null $prazoMs the deadline, in milliseconds from the start of the first attempt (>= 0)
@@ -108,7 +110,7 @@ namespace Recuo {
      * @param (callable(\Throwable): (Verdict|bool))|null $classify whether a failure is worth another attempt
      * @param (callable(int, \Throwable, int): mixed)|null $onRetry `($attempt, $e, $delayMs)` before each sleep; `$attempt` is the one that failed, from 0
      * @param (callable(Report): mixed)|null $onGiveUp called once when the loop gives up, before the rethrow
-     * @param int|null $seed fixes the jitter and the idempotency key (>= 0), for tests
+     * @param int|null $seed fixes the jitter (>= 0), for tests; never the idempotency key
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels the loop
      * @param Gate|null $gate every attempt passes it: a place in flight, then a start slot; retries spend its budget
      * @param (callable(array<string, mixed>): mixed)|null $records receives a record of each attempt, then one of the result, redacted
@@ -302,7 +304,7 @@ namespace Recuo {
          *
          * @param int $status 400 to 599
          * @return 'never'|'if_idempotent'|'always'
-         * @throws \ValueError for a status outside 400-599
+         * @throws Exception\ConfigError for a status outside 400-599 (`STATUS_OUT_OF_RANGE`)
          */
         public function statusRetry(int $status): string
         {
@@ -313,7 +315,8 @@ namespace Recuo {
          *
          * @param int $status 400 to 599
          * @param 'never'|'if_idempotent'|'always' $rule
-         * @throws \ValueError for a status outside 400-599 or an unknown rule
+         * @throws Exception\ConfigError for a status outside 400-599 (`STATUS_OUT_OF_RANGE`, the same range in every language)
+         * @throws \ValueError for an unknown rule
          */
         public function withStatusRetry(int $status, string $rule): Policy
         {
@@ -460,7 +463,7 @@ namespace Recuo {
         /** Attempts made. */
         public readonly int $attempts;
 
-        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null why it gave up; null when it did not */
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null why it gave up; null when it did not */
         public readonly ?string $reason;
 
         /** Milliseconds from the start of the first attempt to the last decision. */
@@ -468,6 +471,9 @@ namespace Recuo {
 
         /** @var list<int> the delays decided between attempts, in milliseconds */
         public readonly array $delaysMs;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `queue_stopped`: the reason of the operation that stopped the queue */
+        public readonly ?string $stoppedBy;
 
         /** Not constructible from PHP: see {@see retry()}'s `$onGiveUp` and {@see Attempts::report()}. */
         private function __construct()
@@ -487,7 +493,7 @@ namespace Recuo {
         /** For `retry`: the number of the next attempt (from 0). */
         public readonly ?int $nextAttempt;
 
-        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null for `give_up`: why */
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `give_up`: why */
         public readonly ?string $reason;
 
         /**
@@ -514,7 +520,7 @@ namespace Recuo {
         public readonly int $attempts;
 
         /**
-         * @param int|null $seed fixes the jitter and the idempotency key (>= 0)
+         * @param int|null $seed fixes the jitter (>= 0); never the idempotency key
          * @throws \ValueError when `$seed` is negative
          */
         public function __construct(Policy $policy, ?int $seed = null)
@@ -548,13 +554,236 @@ namespace Recuo {
         {
         }
 
-        /** The operation's idempotency key: a UUID v4, drawn at the first call, then the same. */
+        /** The operation's idempotency key: a UUID v4 from the operating system's random source, made at the first call, then the same. */
         public function idempotencyKey(): string
         {
         }
 
         /** What has happened so far. */
         public function report(): Report
+        {
+        }
+    }
+
+    /**
+     * What the host does next, as {@see Operation} answers it. Read-only.
+     */
+    final class Step
+    {
+        /** @var 'enter'|'call'|'classify'|'sleep'|'done'|'gave_up' */
+        public readonly string $kind;
+
+        /** The attempt the step is about (from 0); null for `done` and `gave_up`. */
+        public readonly ?int $attempt;
+
+        /** For `enter`: the deadline's instant on the host's clock (ms), when there is one; give up waiting then. */
+        public readonly ?int $untilMs;
+
+        /** For `call`: what is left of the deadline (ms), when there is one; bound the attempt by it. */
+        public readonly ?int $timeoutMs;
+
+        /** For `sleep`: the delay, in milliseconds (0: no wait at all). */
+        public readonly ?int $delayMs;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `gave_up`: why */
+        public readonly ?string $reason;
+
+        /** For `gave_up` with `wait_exceeds_deadline`: the instant (the host's clock, ms) from which the server would accept a retry. */
+        public readonly ?int $retryAtMs;
+
+        /** For `done` and `gave_up`: what happened. */
+        public readonly ?Report $report;
+
+        /** Not constructible from PHP: {@see Operation} makes them. */
+        private function __construct()
+        {
+        }
+    }
+
+    /**
+     * One operation's whole retry loop (SPEC §6) as the core's sans-IO machine, for code with
+     * its own event loop or HTTP client — the same machine {@see retry()} and {@see comRetry()}
+     * drive. `start()`, then answer each {@see Step} as it says: `enter` with `entered()`,
+     * `call` with `succeeded()`, `failed()` or `responded()`, `classify` with `judged()`,
+     * `sleep` with `slept()`, until `done` or `gave_up`. The machine owns the gate's feedback,
+     * the retry budget, the stats, the records and the report; it sleeps never and reads no
+     * clock. All times are the host's monotonic clock in milliseconds (>= 0).
+     */
+    final class Operation
+    {
+        /**
+         * @param int|null $seed fixes the jitter (>= 0); never the idempotency key
+         * @param Gate|null $gate every attempt passes it (`enter`); its budget pays for retries; an adaptive regulator hears of 429s and successes
+         * @param StatsRecorder|null $stats counts the operation's starts, causes and result
+         * @param string $method the request's method: it decides `responded()`'s classification, and names the request in the records
+         * @param string $url the request's URL, for the records (redacted in every record)
+         * @param 'debug'|'info'|'warning'|null $records keeps the records of that level and above for `pollRecord()`; null keeps none
+         * @param bool $classifyLastFailure false is guide A's loop: the last attempt's failure is never judged (it gives up `attempts_exhausted`)
+         * @param bool $keyGiven the caller sends `key()` and vouches for it: the request counts as idempotent (SPEC §5)
+         * @param int|null $pool what is left of an enclosing loop's attempts, shared with it (SPEC §6, nested loops)
+         * @param bool $nested this operation runs inside an attempt that already drew from `$pool`
+         * @throws \ValueError for a negative `$seed`, an unknown `$records` level or a `$pool` out of range
+         */
+        public function __construct(
+            Policy $policy,
+            ?int $seed = null,
+            ?Gate $gate = null,
+            ?StatsRecorder $stats = null,
+            string $method = '',
+            string $url = '',
+            ?string $records = null,
+            bool $classifyLastFailure = true,
+            bool $keyGiven = false,
+            ?int $pool = null,
+            bool $nested = false,
+        ) {
+        }
+
+        /** Starts the operation at `$nowMs`, which is `$unixMs` on the wall clock (ms since the Unix epoch, the records' times). */
+        public function start(int $nowMs, int $unixMs): Step
+        {
+        }
+
+        /** The gate's answer for `enter`: `$passed` is false when the wait was cancelled or reached `untilMs`. */
+        public function entered(int $nowMs, bool $passed): Step
+        {
+        }
+
+        /** The attempt of `call` succeeded. */
+        public function succeeded(int $nowMs): Step
+        {
+        }
+
+        /** The attempt of `call` failed: answers `classify` (or, in guide A's loop with no attempt left, gives up). */
+        public function failed(int $nowMs): Step
+        {
+        }
+
+        /** The verdict on the failure of `classify`; a {@see classify()} verdict also gives the record its status and headers. A `success` verdict gives up (`permanent`). */
+        public function judged(int $nowMs, Verdict $verdict): Step
+        {
+        }
+
+        /**
+         * An HTTP attempt of `call` ended with `$status` or the transport failure `$error`
+         * (exactly one) and the response's `$headers`; the machine classifies it by the policy.
+         *
+         * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers in any shape {@see classify()} takes
+         * @throws \ValueError unless exactly one of `$status` and `$error` is given, or for an unknown `$error`
+         */
+        public function responded(int $nowMs, ?int $status = null, ?string $error = null, array $headers = []): Step
+        {
+        }
+
+        /** The wait of `sleep` is over (or was cut short). */
+        public function slept(int $nowMs): Step
+        {
+        }
+
+        /** Cancels the operation (the caller's own cancellation): the next step gives up `cancelled`. */
+        public function cancel(): void
+        {
+        }
+
+        /**
+         * Stops the operation because its batch queue stopped on another operation's `$reason`:
+         * it gives up `queue_stopped`, and its report's `stoppedBy` names `$reason`.
+         *
+         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled' $reason
+         */
+        public function stopQueue(string $reason): void
+        {
+        }
+
+        /** What the attempt being made says it sent (for its record and the result's). */
+        public function attemptRequest(string $method, string $url): void
+        {
+        }
+
+        /**
+         * The next record, in the order they were made: `[level, json]`, the level and the
+         * core's JSON line (`json_decode($json, true)` gives the array the loops' `$records` receive).
+         *
+         * @return array{0: 'debug'|'info'|'warning', 1: string}|null null when there is none
+         */
+        public function pollRecord(): ?array
+        {
+        }
+
+        /** What has happened so far. */
+        public function report(): Report
+        {
+        }
+
+        /** The operation's idempotency key: a UUID v4 from the operating system's random source, made at the first call, then the same. */
+        public function key(): string
+        {
+        }
+    }
+
+    /** What {@see BatchQueue::next()} answers. Read-only. */
+    final class Next
+    {
+        /** @var 'start'|'not_started'|'finished' */
+        public readonly string $kind;
+
+        /** The operation's place in the batch (from 0); null for `finished`. */
+        public readonly ?int $index;
+
+        /** For `start`: the policy to run the operation under, its deadline clipped to what is left of the batch's. */
+        public readonly ?Policy $policy;
+
+        /** @var 'wait_exceeds_deadline'|'queue_stopped'|'cancelled'|null for `not_started`: why */
+        public readonly ?string $reason;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `queue_stopped`: the reason that stopped the queue */
+        public readonly ?string $stoppedBy;
+
+        /** Not constructible from PHP: {@see BatchQueue} makes them. */
+        private function __construct()
+        {
+        }
+    }
+
+    /**
+     * The core's batch queue (sans-IO), the one {@see runBatch()} drives: which operation
+     * starts next and under which policy (its deadline clipped to the batch's), or why it is
+     * not started; when the whole queue stops.
+     */
+    final class BatchQueue
+    {
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null the reason the queue stopped; null while it runs */
+        public readonly ?string $stopped;
+
+        /**
+         * @param int $len the number of operations (>= 0)
+         * @param int $nowMs the host's monotonic clock, in milliseconds (>= 0)
+         * @param int|null $deadlineMs no operation starts or waits past this many milliseconds from now
+         * @param bool $stopOnUnreachableWait an operation that gives up `wait_exceeds_deadline` stops the queue
+         * @param StatsRecorder|null $stats counts the operations never started
+         * @throws \ValueError for a negative `$len`, `$nowMs` or `$deadlineMs`
+         */
+        public function __construct(Policy $policy, int $len, int $nowMs, ?int $deadlineMs = null, bool $stopOnUnreachableWait = false, ?StatsRecorder $stats = null)
+        {
+        }
+
+        /** The next operation to start at `$nowMs`, or why it is not started, or `finished`. */
+        public function next(int $nowMs): Next
+        {
+        }
+
+        /**
+         * Operation `$index` ended: succeeded (`$reason` null) or gave up for `$reason`.
+         *
+         * @return bool true when this stops the queue: stop the operations still running ({@see Operation::stopQueue()} with `stopped`)
+         */
+        public function finished(int $index, ?string $reason = null): bool
+        {
+        }
+
+        /** Stops the queue on `$reason` (the caller's own stop: `'cancelled'`): nothing more starts. */
+        public function stop(string $reason): void
         {
         }
     }
@@ -587,8 +816,9 @@ namespace Recuo {
     /**
      * Runs a queue of operations through one policy and one gate, one after the other, with
      * a deadline for the whole queue: what has not started when it passes is never started
-     * (reported `not_started`), and no operation waits past it (its policy's deadline is cut
-     * to what is left; a wait for the gate ends when it passes).
+     * (reported `not_started`, `wait_exceeds_deadline`), and no operation waits past it (its
+     * policy's deadline is cut to what is left; a wait for the gate ends when it passes). The
+     * queue is the core's {@see BatchQueue}, each operation's loop its {@see Operation}.
      *
      * Each operation runs as in {@see retry()}: every `\Throwable` it throws is a failure,
      * judged by `$classify`. Each counts its own attempts, even inside another loop; loops
@@ -600,11 +830,12 @@ namespace Recuo {
      * @param Gate|null $gate every attempt of every operation passes it
      * @param float|null $deadline the limit on the whole batch, in seconds (>= 0); null for none
      * @param (callable(\Throwable): (Verdict|bool))|null $classify whether a failure is worth another attempt (null: every one is)
-     * @param int|null $seed fixes the jitter and the idempotency keys of the whole batch (>= 0), for tests
+     * @param int|null $seed fixes the jitter of every operation (>= 0), for tests; never the idempotency keys
      * @param (callable(int): mixed)|null $sleep replaces the real sleep; receives milliseconds (never 0); answering `false` cancels that operation
      * @param (callable(array<string, mixed>): mixed)|null $records receives the records of every attempt and of every operation's result, redacted;
      *        each operation says what it sends with {@see Attempt::recordRequest()}; an operation never started has a result record
-     *        of its own (given up, `cancelled`, no attempt)
+     *        of its own (given up, with its reason, no attempt)
+     * @param bool $stopOnUnreachableWait an operation that gives up `wait_exceeds_deadline` stops the queue: the rest are not started (`queue_stopped`, `stoppedBy`)
      * @throws \TypeError when an entry of `$operations` is not callable
      * @throws Exception\ConfigError when `$deadline` is negative or not a number
      * @throws \ValueError when `$seed` is negative
@@ -619,6 +850,7 @@ namespace Recuo {
         ?int $seed = null,
         ?callable $sleep = null,
         ?callable $records = null,
+        bool $stopOnUnreachableWait = false,
     ): BatchReport {
     }
 
@@ -773,7 +1005,7 @@ namespace Recuo {
          * @param string $url the URL: redacted here
          * @param int $attempts attempts made (0 to 4294967295)
          * @param int $totalMs from the start of the first attempt to the end (>= 0)
-         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null $reason why it gave up; null for a success
+         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null $reason why it gave up; null for a success
          * @return array<string, mixed>
          * @throws \ValueError for an unknown `$reason`, a negative duration or count
          */
@@ -784,7 +1016,7 @@ namespace Recuo {
         /**
          * As {@see Record::result()}, as the core's JSON line (no newline at the end).
          *
-         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null $reason
+         * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null $reason
          * @throws \ValueError as {@see Record::result()}
          */
         public static function resultJson(int $startMs, string $method, string $url, int $attempts, int $totalMs, ?string $reason = null): string
@@ -1113,8 +1345,11 @@ namespace Recuo {
         /** The operation's last failure, the very object it threw; null unless it gave up. */
         public readonly ?\Throwable $error;
 
-        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|null why it gave up; null unless it did */
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null why it gave up or was not started; null when it succeeded */
         public readonly ?string $reason;
+
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `queue_stopped`: the reason of the operation that stopped the queue */
+        public readonly ?string $stoppedBy;
 
         /** How many times the operation was called (0 when not started). */
         public readonly int $attempts;
@@ -1276,7 +1511,7 @@ namespace Recuo {
 namespace Recuo\Exception {
     /**
      * A bad configuration: attempts below 1, a negative duration, a cap below the base, a
-     * header name that is not an HTTP token. `getCode()` is the core's stable code, one of
+     * header name that is not an HTTP token, a retry rule for a status outside 400-599. `getCode()` is the core's stable code, one of
      * the constants below.
      */
     class ConfigError extends \ValueError
@@ -1287,6 +1522,7 @@ namespace Recuo\Exception {
         public const DURATION_TOO_LARGE = 4;
         public const CAP_BELOW_BASE = 5;
         public const INVALID_HEADER_NAME = 6;
+        public const STATUS_OUT_OF_RANGE = 7;
     }
 
     /**

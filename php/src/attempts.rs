@@ -1,15 +1,15 @@
-//! The retry state machine for PHP code with its own event loop or HTTP client
-//! (`Recuo\Attempts`, over the core's [`recuo::Attempts`]), and the small read-only values
-//! the loops hand to PHP: `Recuo\Attempt`, `Recuo\Decision`, `Recuo\Report`.
+//! The small read-only values the loops hand to PHP (`Recuo\Attempt`, `Recuo\Decision`,
+//! `Recuo\Report`), and `Recuo\Attempts`: the begin/decide face of the core's one machine,
+//! [`recuo::Operation`], kept for PHP code written against it.
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use recuo::LazyJitterRng;
+use recuo::{RequestLine, Seen, Step};
 
 use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, Array, Bytes};
 use crate::errors::guarded;
 use crate::policy::Policy;
-use crate::record::{record_status, RequestLine, Seen};
+use crate::record::{record_status, request_line};
 use crate::verdict::Verdict;
 
 /// What `Recuo\retry`'s operation knows about the attempt it is making: its `number` (from
@@ -50,7 +50,7 @@ impl Attempt {
     /// it replaces the loop's `method:` and `url:` for this attempt and the result).
     pub fn record_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) -> PhpResult<()> {
         guarded("Recuo\\Attempt::recordRequest", || {
-            self.request = Some(RequestLine::new(method, url));
+            self.request = Some(request_line(method, url));
             Ok(())
         })
     }
@@ -64,10 +64,7 @@ impl Attempt {
         guarded(F, || {
             let status = record_status(F, 1, status)?;
             let headers = header_pairs(F, 2, "headers", headers)?;
-            self.response = Some(Seen {
-                outcome: recuo::Outcome::Status(status),
-                headers,
-            });
+            self.response = Some(Seen::new(recuo::Outcome::Status(status), &headers));
             Ok(())
         })
     }
@@ -133,6 +130,12 @@ impl Report {
     #[php(getter)]
     pub fn get_delays_ms(&self) -> Vec<i64> {
         self.inner.delays_ms.iter().copied().map(php_int).collect()
+    }
+
+    /// For `queue_stopped`: the reason of the operation that stopped the queue.
+    #[php(getter)]
+    pub fn get_stopped_by(&self) -> Option<&'static str> {
+        self.inner.stopped_by.map(recuo::GiveUpReason::name)
     }
 }
 
@@ -200,26 +203,55 @@ impl Decision {
 
 /// The retry state of one operation under a policy (sans-IO): the caller says when each
 /// attempt begins and what it came to, on its own monotonic clock in milliseconds, and is
-/// told to go on, retry after a delay, or stop and why.
+/// told to go on, retry after a delay, or stop and why. The core's [`recuo::Operation`]
+/// decides; `Recuo\Operation` is the same machine with every step.
 #[php_class]
 #[php(name = "Recuo\\Attempts")]
 #[php(flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct Attempts {
-    inner: recuo::Attempts,
-    rng: LazyJitterRng,
+    op: recuo::Operation,
+    started: bool,
+}
+
+impl Attempts {
+    /// The machine's step as a decision (a step that asks to go on is not one).
+    fn decision(step: Step) -> Option<Decision> {
+        let inner = match step {
+            Step::Done(_) => recuo::Decision::Done,
+            Step::Sleep { attempt, delay_ms } => recuo::Decision::Retry {
+                delay_ms,
+                next_attempt: attempt + 1,
+            },
+            Step::GaveUp {
+                reason,
+                retry_at_ms,
+                ..
+            } => recuo::Decision::GiveUp {
+                reason,
+                retry_at_ms,
+            },
+            Step::Enter { .. } | Step::Call { .. } | Step::Classify { .. } => return None,
+        };
+        Some(Decision { inner })
+    }
+
+    fn start(&mut self, now: u64) -> Step {
+        self.started = true;
+        self.op.start(now, recuo::unix_now_ms())
+    }
 }
 
 #[php_impl]
 impl Attempts {
-    /// A fresh operation under `$policy`; `$seed` fixes the jitter and the idempotency key.
+    /// A fresh operation under `$policy`; `$seed` fixes the jitter.
     pub fn __construct(policy: &Policy, seed: Option<i64>) -> PhpResult<Self> {
         const F: &str = "Recuo\\Attempts::__construct";
         guarded(F, || {
             let seed = seed_arg(F, 2, seed)?;
             Ok(Attempts {
-                inner: recuo::Attempts::new(&policy.inner),
-                rng: LazyJitterRng::new(seed),
+                op: recuo::Operation::new(&policy.inner).seed(seed),
+                started: false,
             })
         })
     }
@@ -230,7 +262,12 @@ impl Attempts {
         const F: &str = "Recuo\\Attempts::begin";
         guarded(F, || {
             let now = instant(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.begin(now).err().map(|inner| Decision { inner }))
+            let step = if self.started {
+                self.op.slept(now)
+            } else {
+                self.start(now)
+            };
+            Ok(Self::decision(step).filter(|d| d.get_kind() == "give_up"))
         })
     }
 
@@ -239,32 +276,42 @@ impl Attempts {
         const F: &str = "Recuo\\Attempts::decide";
         guarded(F, || {
             let now = instant(F, 2, "nowMs", nowMs)?;
-            Ok(Decision {
-                inner: self.inner.decide(verdict.inner, now, &mut self.rng),
-            })
+            if !self.started {
+                let _ = self.start(now);
+            }
+            let step = match verdict.inner {
+                recuo::Verdict::Success => self.op.succeeded(now),
+                v => match self.op.failed(now) {
+                    Step::Classify { .. } => self.op.judged(now, v, None),
+                    step => step,
+                },
+            };
+            let done = Decision {
+                inner: recuo::Decision::Done,
+            };
+            Ok(Self::decision(step).unwrap_or(done))
         })
     }
 
     /// Cancels the operation: the next `begin()` or `decide()` gives up (`cancelled`).
     pub fn cancel(&mut self) {
-        self.inner.cancel();
+        self.op.cancel();
     }
 
-    /// The operation's idempotency key (a UUID v4): drawn at the first call, then the same.
-    pub fn idempotency_key(&mut self) -> PhpResult<String> {
-        guarded("Recuo\\Attempts::idempotencyKey", || {
-            Ok(self.inner.idempotency_key(&mut self.rng).to_string())
-        })
+    /// The operation's idempotency key (a UUID v4 from the operating system's random
+    /// source): made at the first call, then the same.
+    pub fn idempotency_key(&mut self) -> String {
+        self.op.key().to_string()
     }
 
     /// Attempts begun so far.
     #[php(getter)]
     pub fn get_attempts(&self) -> i64 {
-        i64::from(self.inner.attempts())
+        i64::from(self.op.report().attempts)
     }
 
     /// What has happened so far.
     pub fn report(&self) -> PhpResult<Report> {
-        guarded("Recuo\\Attempts::report", || Ok(self.inner.report().into()))
+        guarded("Recuo\\Attempts::report", || Ok(self.op.report().into()))
     }
 }

@@ -2,37 +2,32 @@
 //! for the whole queue (SPEC §6–§9), and what it did (`Recuo\BatchReport`,
 //! `Recuo\BatchResult`, and the core's [`recuo::Stats`] as a `Recuo\Stats`).
 //!
-//! The core's [`recuo::Batch`] runs its operations on worker threads; PHP callables must run
-//! on the PHP thread, so this runner takes them one after the other, each through the
-//! core's one loop ([`recuo::drive()`], see [`crate::driver`]) with the core's
-//! [`recuo::Gate`] and [`recuo::StatsRecorder`]. As in the core's runner: an operation not
-//! started when the deadline passes is never started, no operation waits past the deadline
-//! (its policy's deadline is cut to what is left, and a wait for the gate is cancelled when
-//! the deadline passes), and the causes seen and the starts are recorded the same way. With a
-//! `$records` sink, each operation's loop hands it the records of its attempts and result,
-//! and an operation the deadline kept from starting has a result record of its own (given up,
-//! `cancelled`, no attempt).
+//! PHP callables must run on the PHP thread, so this runner takes the operations one after
+//! the other from the core's sans-IO [`BatchQueue`] (which clips each operation's deadline,
+//! says which are not started and why, and counts them), each through the core's one loop
+//! ([`crate::driver`]) with the core's [`recuo::Gate`] and [`recuo::StatsRecorder`].
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::array::ArrayKey;
 use ext_php_rs::types::{ZendHashTable, Zval};
-use ext_php_rs::zend::BailoutGuard;
-use recuo::{CancelToken, LazyJitterRng, StatsRecorder};
+use recuo::{BatchQueue, GiveUpReason, Next, RetryError, StatsRecorder};
 
 use crate::convert::{seed as seed_arg, type_name};
-use crate::driver::{self, BatchPart, Callbacks, Ended, Halt, Judge, Nesting, Records};
+use crate::driver::{self, Callbacks, Halt, Judge, Nesting};
 use crate::errors::{config_error, guarded, type_error};
 use crate::limits::Gate;
 use crate::policy::Policy;
-use crate::record::{self, RequestLine, Sink};
+use crate::record::record_array;
 use crate::stats::Stats;
 
 /// How one operation of a batch ended: `status` is `"succeeded"` (with its `value`),
 /// `"gave_up"` (with its last failure, the very object it threw, as `error`, and the
-/// `reason`) or `"not_started"` (the deadline came first); `attempts` counts its calls.
+/// `reason`) or `"not_started"` (with the `reason`: the deadline came first, the queue
+/// stopped on another operation's `stoppedBy`, or the operation was cancelled before its
+/// first attempt); `attempts` counts its calls.
 #[php_class]
 #[php(name = "Recuo\\BatchResult")]
 #[php(flags = ClassFlags::Final)]
@@ -41,17 +36,19 @@ pub struct BatchResult {
     status: &'static str,
     value: Option<Zval>,
     error: Option<Zval>,
-    reason: Option<&'static str>,
+    reason: Option<GiveUpReason>,
+    stopped_by: Option<GiveUpReason>,
     attempts: u32,
 }
 
 impl BatchResult {
-    fn not_started() -> Self {
+    fn not_started(reason: GiveUpReason, stopped_by: Option<GiveUpReason>) -> Self {
         BatchResult {
             status: "not_started",
             value: None,
             error: None,
-            reason: None,
+            reason: Some(reason),
+            stopped_by,
             attempts: 0,
         }
     }
@@ -77,11 +74,18 @@ impl BatchResult {
         self.error.as_ref().map(Zval::shallow_clone)
     }
 
-    /// Why it gave up (`permanent`, `attempts_exhausted`, `wait_exceeds_deadline`,
-    /// `budget_exhausted`, `cancelled`); null unless it gave up.
+    /// Why it gave up or was not started (`permanent`, `attempts_exhausted`,
+    /// `wait_exceeds_deadline`, `budget_exhausted`, `queue_stopped`, `cancelled`); null
+    /// when it succeeded.
     #[php(getter)]
     pub fn get_reason(&self) -> Option<&'static str> {
-        self.reason
+        self.reason.map(GiveUpReason::name)
+    }
+
+    /// For `queue_stopped`: the reason of the operation that stopped the queue.
+    #[php(getter)]
+    pub fn get_stopped_by(&self) -> Option<&'static str> {
+        self.stopped_by.map(GiveUpReason::name)
     }
 
     /// How many times the operation was called.
@@ -100,7 +104,7 @@ impl BatchResult {
 pub struct BatchReport {
     results: Zval,
     stats: recuo::Stats,
-    elapsed: Duration,
+    elapsed_ms: f64,
 }
 
 #[php_impl]
@@ -120,42 +124,7 @@ impl BatchReport {
     /// How long the batch took, in milliseconds.
     #[php(getter)]
     pub fn get_elapsed_ms(&self) -> f64 {
-        self.elapsed.as_secs_f64() * 1e3
-    }
-}
-
-/// Cancels the batch when its deadline passes, from a thread of its own (no PHP code runs
-/// there): a wait for the gate's place or start slot wakes at once. Dropping it ends the
-/// thread.
-struct DeadlineTimer {
-    finished: CancelToken,
-}
-
-impl DeadlineTimer {
-    fn start(function: &str, deadline: Duration, stop: &CancelToken) -> PhpResult<Self> {
-        let finished = CancelToken::new();
-        let (done, stop) = (finished.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("recuo-deadline".to_string())
-            .spawn(move || {
-                if !done.sleep(deadline) {
-                    stop.cancel();
-                }
-            })
-            .map_err(|e| {
-                PhpException::new(
-                    format!("{function}(): cannot start the deadline's timer: {e}"),
-                    0,
-                    ext_php_rs::zend::ce::error(),
-                )
-            })?;
-        Ok(DeadlineTimer { finished })
-    }
-}
-
-impl Drop for DeadlineTimer {
-    fn drop(&mut self) {
-        self.finished.cancel();
+        self.elapsed_ms
     }
 }
 
@@ -180,11 +149,14 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
 /// succeeds or `$policy` (guide A's when null) gives up, every attempt through `$gate`, all
 /// within `$deadline` seconds: what has not started by then is not started, and no operation
 /// waits past it. `$classify` judges failures as in `Recuo\retry`; `$seed` fixes the jitter
-/// and the idempotency keys of the whole batch; `$sleep(int $ms)` replaces the real sleep.
-/// `$records(array $record)` receives the records of every attempt and of every operation's
-/// result, redacted; each operation says what it sends with `Recuo\Attempt::recordRequest`.
+/// of every operation; `$sleep(int $ms)` replaces the real sleep. `$records(array $record)`
+/// receives the records of every attempt and of every operation's result, redacted; each
+/// operation says what it sends with `Recuo\Attempt::recordRequest`. With
+/// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
+/// queue: the rest are not started (`queue_stopped`).
 #[php_function]
 #[php(name = "Recuo\\runBatch")]
+#[php(defaults(stopOnUnreachableWait = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_batch(
     operations: &ZendHashTable,
@@ -195,13 +167,13 @@ pub fn run_batch(
     seed: Option<i64>,
     sleep: Option<ZendCallable>,
     records: Option<ZendCallable>,
+    stopOnUnreachableWait: bool,
 ) -> PhpResult<BatchReport> {
     const F: &str = "Recuo\\runBatch";
     guarded(F, || {
         let deadline = deadline
             .map(|s| {
                 recuo::units::ms_from_secs_f64(s)
-                    .map(Duration::from_millis)
                     .map_err(|e| config_error(F, Some((4, "deadline")), e))
             })
             .transpose()?;
@@ -229,106 +201,99 @@ pub fn run_batch(
         };
         let started = Instant::now();
         let recorder = StatsRecorder::new();
-        let stop = CancelToken::new();
-        // Dropped at the end, or by the engine if PHP code bails out: the timer ends either way.
-        let _timer = deadline
-            .map(|d| DeadlineTimer::start(F, d, &stop).map(BailoutGuard::new))
-            .transpose()?;
-        let mut rng = LazyJitterRng::new(seed);
+        let mut queue = BatchQueue::new(&policy, ops.len(), driver::monotonic_ms(), deadline)
+            .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait)
+            .stats(recorder.clone());
         let mut results = ZendHashTable::with_capacity(u32::try_from(ops.len()).unwrap_or(0));
-        for op in &ops {
-            let remaining = deadline.map(|d| d.saturating_sub(started.elapsed()));
-            if stop.is_cancelled() || remaining.is_some_and(|r| r.is_zero()) {
-                recorder.not_started();
-                if let Some(sink) = &records {
-                    Sink { callable: sink }
-                        .send(F, &record::not_started(recuo::unix_now_ms()))
-                        .map_err(|e| {
-                            e.unwrap_or_else(|| {
-                                driver::take_failure(F, "$records").into_exception()
-                            })
-                        })?;
-                }
-                insert(&mut results, &op.key, BatchResult::not_started())?;
-                continue;
-            }
-            // No operation may wait past the batch's deadline.
-            let own = policy.deadline_ms().map(Duration::from_millis);
-            let cut = match (own, remaining) {
-                (Some(own), Some(left)) => Some(own.min(left)),
-                (own, left) => own.or(left),
-            };
-            let policy = policy
-                .to_builder()
-                .deadline(cut)
-                .build()
-                .unwrap_or_else(|_| policy.clone());
-            let callbacks = Callbacks {
-                function: F,
-                operation: (&op.callable, "$operations"),
-                pass_attempt: true,
-                judge: (judge, "$classify"),
-                on_retry: None,
-                on_give_up: None,
-                sleep: sleep.as_ref(),
-                sleep_false_cancels: true,
-                gate,
-                batch: Some(BatchPart {
-                    recorder: &recorder,
-                    stop: &stop,
-                }),
-                records: records.as_ref().map(|sink| Records {
-                    sink,
-                    request: RequestLine::default(),
-                }),
-            };
-            let result = match driver::drive_php(&policy, &mut rng, callbacks, Nesting::Own)? {
-                (Ended::Value(value), attempts) => {
-                    recorder.finished(true);
-                    BatchResult {
-                        status: "succeeded",
-                        value: Some(value),
-                        error: None,
-                        reason: None,
-                        attempts,
+        loop {
+            let (index, result) = match queue.next(driver::monotonic_ms()) {
+                Next::Finished => break,
+                Next::NotStarted {
+                    index,
+                    reason,
+                    stopped_by,
+                } => {
+                    if let Some(sink) = &records {
+                        let record = BatchQueue::not_started_record(
+                            recuo::unix_now_ms(),
+                            "",
+                            "",
+                            reason,
+                            stopped_by,
+                        );
+                        let array = record_array(F, &record)?;
+                        sink.try_call(vec![&array])
+                            .map_err(|_| driver::take_failure(F, "$records").into_exception())?;
                     }
+                    (index, BatchResult::not_started(reason, stopped_by))
                 }
-                (Ended::GaveUp { error: None, .. }, _) => {
-                    recorder.not_started();
-                    BatchResult::not_started()
+                Next::Start { index, policy } => {
+                    let op = recuo::Operation::new(&policy)
+                        .seed(seed)
+                        .stats(recorder.clone());
+                    let callbacks = Callbacks {
+                        function: F,
+                        operation: (&ops[index].callable, "$operations"),
+                        pass_attempt: true,
+                        judge: (judge, "$classify"),
+                        on_retry: None,
+                        on_give_up: None,
+                        sleep: sleep.as_ref(),
+                        sleep_false_cancels: true,
+                        gate,
+                        records: records.as_ref(),
+                    };
+                    let op = driver::operation(op, gate, records.is_some(), "", "");
+                    let ended = driver::drive_php(op, callbacks, Nesting::Own)
+                        .map_err(Halt::into_exception)?;
+                    let result = match ended {
+                        Ok((value, report)) => BatchResult {
+                            status: "succeeded",
+                            value: Some(value),
+                            error: None,
+                            reason: None,
+                            stopped_by: None,
+                            attempts: report.attempts,
+                        },
+                        Err(RetryError {
+                            error: None,
+                            reason,
+                            report,
+                            ..
+                        }) => BatchResult::not_started(reason, report.stopped_by),
+                        Err(RetryError {
+                            error: Some(Halt::Thrown(error)),
+                            reason,
+                            report,
+                            ..
+                        }) => BatchResult {
+                            status: "gave_up",
+                            value: None,
+                            error: Some(error),
+                            reason: Some(reason),
+                            stopped_by: report.stopped_by,
+                            attempts: report.attempts,
+                        },
+                        // Not a failure of the operation (`exit()`, a failed call): it ends
+                        // the batch.
+                        Err(RetryError {
+                            error: Some(other), ..
+                        }) => return Err(other.into_exception()),
+                    };
+                    // A sequential runner has nothing else running to stop: the queue
+                    // answers `not_started` for the rest.
+                    let _ = queue.finished(index, result.reason);
+                    (index, result)
                 }
-                (
-                    Ended::GaveUp {
-                        error: Some(Halt::Thrown(error)),
-                        reason,
-                    },
-                    attempts,
-                ) => {
-                    recorder.finished(false);
-                    BatchResult {
-                        status: "gave_up",
-                        value: None,
-                        error: Some(error),
-                        reason: Some(reason.name()),
-                        attempts,
-                    }
-                }
-                // Not a failure of the operation (`exit()`, a failed call): it ends the batch.
-                (
-                    Ended::GaveUp {
-                        error: Some(other), ..
-                    },
-                    _,
-                ) => return Err(other.into_exception()),
             };
-            insert(&mut results, &op.key, result)?;
+            insert(&mut results, &ops[index].key, result)?;
         }
         let mut table = Zval::new();
         table.set_hashtable(results);
         Ok(BatchReport {
             results: table,
             stats: recorder.snapshot(),
-            elapsed: started.elapsed(),
+            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
         })
     })
 }

@@ -1,6 +1,7 @@
-//! The PHP effects of the core's one retry loop ([`recuo::drive()`]): `Recuo\retry` and
-//! `Recuo\comRetry` both run through [`run`], with PHP callables for the operation, the
-//! classification, the hooks and the sleep.
+//! The PHP host of the core's one retry loop: `Recuo\retry`, `Recuo\comRetry` and each
+//! operation of `Recuo\runBatch` run the core's [`recuo::Operation`] machine through
+//! [`recuo::drive()`]. Every decision, count and record is the machine's; this module only
+//! calls PHP code, waits, and keeps the nested loops' pools per request and fiber.
 //!
 //! When a PHP callable throws, the engine leaves the exception pending in the executor
 //! globals. The loop takes it out (so PHP code can run again: the classifier, a hook, the
@@ -10,27 +11,14 @@
 //! `getTrace()` still points into the operation.
 //!
 //! Nested loops share one limit (SPEC §6): the outermost loop running in the current fiber
-//! of the current request owns an [`AttemptPool`]; a loop started inside one of its
-//! attempts draws from it, its first attempt being the enclosing attempt itself. The pools
-//! are kept per fiber, so that loops suspended in different fibers (an event loop running
-//! many operations) do not count against one another. A fatal error inside a loop jumps over
-//! the Rust frames (`longjmp`), so the scope that owns a pool is a [`BailoutGuard`], which
-//! the engine's catch point drops; and every request starts and ends with no pool at all.
-//!
-//! A loop may pass every attempt through a [`recuo::Gate`], as the core's own runner does
-//! (`Retry::gate`): the gate's place and start slot before each attempt, the place given back
-//! right after it (before any sleep), the gate's budget as the loop's allowance, and an
-//! adaptive regulator told of `rate_limited` verdicts and of successes. `Recuo\runBatch`
-//! adds its stats recorder and the cancellation of its deadline ([`BatchPart`]).
-//!
-//! With a `$records` sink, the loop keeps a [`Journal`] of the operation and hands the sink
-//! the core's records (SPEC §7): one per attempt, once its decision is known (before
-//! `$onRetry`, before `$onGiveUp`), then one for the result. An attempt's outcome is what the
-//! operation said it received (`Recuo\Attempt::recordResponse`), else what `Recuo\classify`
-//! judged (the `Recuo\Verdict` keeps it), else a success or, for a failure nothing said more
-//! about, the transport kind `other`.
+//! of the current request owns an [`AttemptPool`], which the loops inside its attempts draw
+//! from. The pools are kept per fiber, so that loops suspended in different fibers (an event
+//! loop running many operations) do not count against one another. A fatal error inside a
+//! loop jumps over the Rust frames (`longjmp`), so the scope that owns a pool is a
+//! [`BailoutGuard`], which the engine's catch point drops; and every request starts and ends
+//! with no pool at all.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::time::Duration;
 
 use ext_php_rs::convert::{FromZval, IntoZval};
@@ -38,15 +26,15 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::{ce, BailoutGuard, ExecutorGlobals};
 use recuo::{
-    drive, AttemptContext, AttemptPool, Attempts, CancelToken, Clock, Driver, Gate, GiveUpReason,
-    LazyJitterRng, Pass, RetryError, StatsRecorder, Stopped, SystemClock,
+    drive, AttemptContext, AttemptPool, CancelToken, Driver, Gate, Level, Operation, Pass, Record,
+    RequestLine, RetryError, Seen, Stopped,
 };
 
 use crate::attempts::{Attempt, Report};
 use crate::convert::{php_int, type_name};
 use crate::errors::{shared_file_error, type_error, value_error_message};
 use crate::limits::ConcurrencyLimit;
-use crate::record::{Journal, RequestLine, Seen, Sink};
+use crate::record::record_array;
 use crate::verdict::Verdict;
 
 /// Why a loop stopped without a value, or why an attempt failed.
@@ -102,9 +90,9 @@ pub fn take_failure(function: &str, role: &str) -> Halt {
 pub enum Judge<'a, 'z> {
     /// Every `Throwable` is worth another attempt.
     RetryAll,
-    /// Guide A's `$repetirSe($e)`: its answer read as a PHP condition.
+    /// Guide A's `$repetirSe($e)`: a `Recuo\Verdict`, or any answer read as a PHP condition.
     Predicate(&'a ZendCallable<'z>),
-    /// `Recuo\retry`'s `$classify($e)`: a `Recuo\Verdict` (server waits included) or a bool.
+    /// `Recuo\retry`'s `$classify($e)`: a `Recuo\Verdict` or a bool.
     Classifier(&'a ZendCallable<'z>),
 }
 
@@ -127,30 +115,10 @@ pub struct Callbacks<'a, 'z> {
     /// Whether `$sleep` answering `false` cancels the loop (`Recuo\retry`; guide A's loop
     /// ignores the answer).
     pub sleep_false_cancels: bool,
-    /// The gate every attempt passes, if any.
+    /// The gate every attempt passes, if any (the machine has its own handle on it too).
     pub gate: Option<&'a Gate>,
-    /// What a batch adds, when the loop runs one operation of `Recuo\runBatch`.
-    pub batch: Option<BatchPart<'a>>,
-    /// Where the records go, and the request they describe, when `$records` is given.
-    pub records: Option<Records<'a, 'z>>,
-}
-
-/// The records of one loop: the sink and the request the loop was given.
-pub struct Records<'a, 'z> {
-    /// `$records(array $record)`.
-    pub sink: &'a ZendCallable<'z>,
-    /// The loop's `method:` and `url:` (an attempt may say otherwise).
-    pub request: RequestLine,
-}
-
-/// What `Recuo\runBatch` adds to the loop of each of its operations.
-#[derive(Clone, Copy)]
-pub struct BatchPart<'a> {
-    /// The batch's stats: every start, its end, and the causes seen.
-    pub recorder: &'a StatsRecorder,
-    /// Cancelled when the batch's deadline passes: a wait for the gate ends at once, and no
-    /// attempt starts afterwards.
-    pub stop: &'a CancelToken,
+    /// `$records(array $record)`, when given.
+    pub records: Option<&'a ZendCallable<'z>>,
 }
 
 /// Whose attempts a loop counts (SPEC §6, nested loops).
@@ -167,24 +135,28 @@ pub enum Nesting {
 /// The callbacks as the effects of [`recuo::drive()`].
 struct PhpDriver<'a, 'z> {
     callbacks: Callbacks<'a, 'z>,
-    clock: SystemClock,
     /// Something that is not a `Throwable` is pending in the engine: run no PHP code.
     engine_busy: bool,
-    /// What `$onGiveUp` threw: it replaces the operation's failure.
-    give_up_failure: Option<Halt>,
+    /// What a callback that cannot end the loop itself threw (`$records`, `$onGiveUp`): it
+    /// ends the loop at the next effect, and replaces the operation's failure.
+    failure: Option<Halt>,
     /// The gate's pass for the attempt under way: its place in flight, given back right
     /// after the attempt (and by the engine, should a fatal error jump over this frame).
     pass: Option<BailoutGuard<Pass>>,
-    /// Cancels the loop: the batch's deadline, or a token nothing cancels.
+    /// What the last attempt told its `Recuo\Attempt` it sent and received.
+    notes: (Option<RequestLine>, Option<Seen>),
+    /// Whether the last attempt said what it received: its word wins over the classifier's.
+    said_seen: bool,
+    /// The report of a success.
+    done: Option<recuo::Report>,
+    /// A token nothing cancels: the gate's waits end at the deadline.
     cancel: CancelToken,
-    /// Attempts made (the operation called).
-    attempts_made: u32,
-    /// The records' sink and the operation's journal, when records are asked for.
-    journal: Option<(Sink<'a, 'z>, Journal)>,
-    /// With records: the last attempt's failure, when it is a `Throwable` (a second handle
-    /// on the object the loop holds), for `$classify` to read its status and headers when
-    /// the loop did not ask it (no attempt was left).
-    last_thrown: Option<Zval>,
+}
+
+/// Milliseconds on the monotonic clock every regulator and stats recorder counts in (rounded
+/// up, so that no start is reported before a `Recuo\monotonicNs()` read earlier).
+pub fn monotonic_ms() -> u64 {
+    recuo::monotonic_ns().div_ceil(1_000_000)
 }
 
 impl PhpDriver<'_, '_> {
@@ -196,139 +168,56 @@ impl PhpDriver<'_, '_> {
         halt
     }
 
-    /// Calls the operation, with a `Recuo\Attempt` when it takes one: its result, and what
-    /// the operation told the attempt it sent and received.
-    fn call_operation(&mut self, ctx: &AttemptContext<'_>) -> (Result<Zval, Halt>, Notes) {
-        let (operation, role) = self.callbacks.operation;
-        let mut notes = Notes::default();
-        let result = if self.callbacks.pass_attempt {
-            let attempt = match Attempt::new(
-                ctx.attempt(),
-                ctx.idempotency_key().to_string(),
-                ctx.idempotency_header().to_string(),
-            )
-            .into_zval(false)
-            {
-                Ok(attempt) => attempt,
-                Err(e) => return (Err(Halt::Raise(e.into())), notes),
-            };
-            let result = operation.try_call(vec![&attempt]);
-            // The object the operation was given: what it recorded is in it.
-            if let Some(attempt) = <&Attempt>::from_zval(&attempt) {
-                notes = Notes {
-                    request: attempt.request.clone(),
-                    response: attempt.response.clone(),
-                };
-            }
-            result
-        } else {
-            operation.try_call(vec![])
-        };
-        (result.map_err(|_| self.failed(role)), notes)
+    /// The failure of a callback that could not end the loop when it happened.
+    fn check(&mut self) -> Result<(), Halt> {
+        self.failure.take().map_or(Ok(()), Err)
     }
 
-    /// The verdict of the callbacks on a failure, and what `Recuo\classify` judged when the
-    /// verdict came from it.
+    /// Calls `callable` with `args`, unless the engine is busy: its answer, or its failure.
+    fn call(
+        &mut self,
+        callable: &ZendCallable<'_>,
+        role: &str,
+        args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>,
+    ) -> Result<Zval, Halt> {
+        if self.engine_busy {
+            return Err(Halt::Pending);
+        }
+        callable.try_call(args).map_err(|_| self.failed(role))
+    }
+
+    /// The verdict on a failure; what `Recuo\classify` judged, when the verdict came from it.
     fn judge(&mut self, error: &Halt) -> Result<(recuo::Verdict, Option<Seen>), Halt> {
         let thrown = match error {
             Halt::Thrown(thrown) => thrown,
             Halt::Pending => return Err(Halt::Pending),
             // Not the operation's own failure: never retried.
-            Halt::Raise(_) => return Ok((recuo::Verdict::from_predicate(false), None)),
+            Halt::Raise(_) => return Ok((false.into(), None)),
         };
-        let (judge, role) = &self.callbacks.judge;
-        let role = *role;
-        match judge {
-            Judge::RetryAll => Ok((recuo::Verdict::from_predicate(true), None)),
-            Judge::Predicate(predicate) => match predicate.try_call(vec![thrown]) {
-                // `if ($repetirSe($e))`: PHP's truthiness, as guide A's PHP code reads it.
-                Ok(answer) => Ok((
-                    recuo::Verdict::from_predicate(answer.coerce_to_bool()),
-                    None,
-                )),
-                Err(_) => Err(self.failed(role)),
-            },
-            Judge::Classifier(classifier) => match classifier.try_call(vec![thrown]) {
-                Ok(answer) => {
-                    if let Some(verdict) = <&Verdict>::from_zval(&answer) {
-                        Ok((verdict.for_failure(), verdict.seen.clone()))
-                    } else if let Some(retry) = answer.bool() {
-                        Ok((recuo::Verdict::from_predicate(retry), None))
-                    } else {
-                        Err(Halt::Raise(type_error(format!(
-                            "{}(): {role} must return Recuo\\Verdict or bool, {} returned",
-                            self.callbacks.function,
-                            type_name(&answer)
-                        ))))
-                    }
-                }
-                Err(_) => Err(self.failed(role)),
-            },
-        }
-    }
-}
-
-/// What the operation told its `Recuo\Attempt`, for the records.
-#[derive(Default)]
-struct Notes {
-    request: Option<RequestLine>,
-    response: Option<Seen>,
-}
-
-impl PhpDriver<'_, '_> {
-    /// Hands `records` to the sink, in order; stops at the first failure.
-    fn send(&mut self, records: &[recuo::Record]) -> Result<(), Halt> {
-        let Some((sink, _)) = &self.journal else {
-            return Ok(());
+        let (judge, role) = self.callbacks.judge;
+        let (callable, strict) = match judge {
+            Judge::RetryAll => return Ok((true.into(), None)),
+            Judge::Predicate(predicate) => (predicate, false),
+            Judge::Classifier(classifier) => (classifier, true),
         };
-        let sink = *sink;
-        for record in records {
-            match sink.send(self.callbacks.function, record) {
-                Ok(()) => {}
-                Err(Some(e)) => return Err(Halt::Raise(e)),
-                Err(None) => return Err(self.failed("$records")),
-            }
+        let answer = self.call(callable, role, vec![thrown])?;
+        if let Some(verdict) = <&Verdict>::from_zval(&answer) {
+            let seen = match (&verdict.judged, self.callbacks.records) {
+                (Some((outcome, headers)), Some(_)) => Some(Seen::new(*outcome, headers)),
+                _ => None,
+            };
+            return Ok((verdict.inner, seen));
         }
-        Ok(())
-    }
-
-    /// When the loop gave up without asking `$classify` about the last failure (no attempt
-    /// was left), asks it now, for the status and headers of that attempt's record only:
-    /// the verdict decides nothing, counts nowhere, and reaches neither the gate nor the
-    /// stats. Only with records, only a classifier (`$repetirSe` says nothing of a status).
-    fn judge_for_records(&mut self) -> Result<(), Halt> {
-        let (Judge::Classifier(classifier), Some(thrown)) =
-            (self.callbacks.judge.0, self.last_thrown.take())
-        else {
-            return Ok(());
-        };
-        if !self
-            .journal
-            .as_ref()
-            .is_some_and(|(_, journal)| journal.unjudged())
-        {
-            return Ok(());
+        match (answer.bool(), strict) {
+            (Some(retry), _) => Ok((retry.into(), None)),
+            // `if ($repetirSe($e))`: PHP's truthiness, as guide A's PHP code reads it.
+            (None, false) => Ok((answer.coerce_to_bool().into(), None)),
+            (None, true) => Err(Halt::Raise(type_error(format!(
+                "{}(): {role} must return Recuo\\Verdict or bool, {} returned",
+                self.callbacks.function,
+                type_name(&answer)
+            )))),
         }
-        let answer = classifier
-            .try_call(vec![&thrown])
-            .map_err(|_| self.failed(self.callbacks.judge.1))?;
-        if let (Some(verdict), Some((_, journal))) =
-            (<&Verdict>::from_zval(&answer), &mut self.journal)
-        {
-            journal.saw(verdict.seen.clone());
-        }
-        Ok(())
-    }
-
-    /// The records of a success: the last attempt's and the result.
-    fn record_success(&mut self) -> Result<(), Halt> {
-        let now = self.clock.now_ms();
-        let made = self.attempts_made;
-        let records = match &mut self.journal {
-            Some((_, journal)) => journal.done(made, recuo::unix_now_ms(), now),
-            None => return Ok(()),
-        };
-        self.send(&records)
     }
 }
 
@@ -337,249 +226,182 @@ impl Driver for PhpDriver<'_, '_> {
     type Error = Halt;
 
     fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
+        monotonic_ms()
     }
 
-    fn is_cancelled(&mut self) -> bool {
-        self.cancel.is_cancelled()
-    }
-
-    fn before_attempt(&mut self, attempt: u32) -> Result<bool, Halt> {
-        if let Some(gate) = self.callbacks.gate {
-            if let Some(limit) = gate.limit() {
-                // Only this thread holds the places: waiting for one would never end.
-                ConcurrencyLimit::would_wait_forever(limit, self.callbacks.function)
-                    .map_err(Halt::Raise)?;
-            }
-            match gate.enter(attempt, &self.cancel) {
-                Ok(Some(pass)) => self.pass = Some(BailoutGuard::new(pass)),
-                Ok(None) => return Ok(false),
-                // A Redis regulator's server out of reach.
-                Err(recuo::RegulatorError::Shared(e)) => {
-                    return Err(Halt::Raise(shared_file_error(self.callbacks.function, &e)))
-                }
-                // A cost above the burst; the gate asks for 1, which never is.
-                Err(e) => {
-                    return Err(Halt::Raise(value_error_message(format!(
-                        "{}(): {e}",
-                        self.callbacks.function
-                    ))))
-                }
-            }
+    fn enter(&mut self, _attempt: u32, until_ms: Option<u64>) -> Result<bool, Halt> {
+        self.check()?;
+        let Some(gate) = self.callbacks.gate else {
+            return Ok(true);
+        };
+        let function = self.callbacks.function;
+        if let Some(limit) = gate.limit() {
+            // Only this thread holds the places: waiting for one would never end.
+            ConcurrencyLimit::would_wait_forever(limit, function).map_err(Halt::Raise)?;
         }
-        self.attempts_made += 1;
-        Ok(true)
+        let timeout = until_ms.map(|u| Duration::from_millis(u.saturating_sub(monotonic_ms())));
+        match gate.wait(timeout, &self.cancel) {
+            Ok(Some(pass)) => {
+                self.pass = Some(BailoutGuard::new(pass));
+                Ok(true)
+            }
+            // No place or slot before the deadline (nothing cancels a PHP loop's wait): the
+            // machine learns it once the deadline has passed, as a wait that reached it.
+            Ok(None) => {
+                if let Some(until) = until_ms {
+                    std::thread::sleep(Duration::from_millis(
+                        (until + 1).saturating_sub(monotonic_ms()),
+                    ));
+                }
+                Ok(false)
+            }
+            // A Redis regulator's server out of reach.
+            Err(recuo::RegulatorError::Shared(e)) => {
+                Err(Halt::Raise(shared_file_error(function, &e)))
+            }
+            // A cost above the burst; the gate asks for 1, which never is.
+            Err(e) => Err(Halt::Raise(value_error_message(format!(
+                "{function}(): {e}"
+            )))),
+        }
     }
 
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
-        let batch = self.callbacks.batch;
-        if let Some(batch) = batch {
-            batch.recorder.start(ctx.attempt(), recuo::monotonic_ns());
+        let (operation, role) = self.callbacks.operation;
+        if !self.callbacks.pass_attempt {
+            return self.call(operation, role, vec![]);
         }
-        if let Some((_, journal)) = &mut self.journal {
-            journal.started(recuo::unix_now_ms(), self.clock.now_ms());
-        }
-        let (result, notes) = self.call_operation(ctx);
-        if let Some(batch) = batch {
-            batch.recorder.end();
-        }
-        if let Some((_, journal)) = &mut self.journal {
-            journal.ended(
-                self.clock.now_ms(),
-                result.is_err(),
-                notes.request,
-                notes.response,
-            );
-            self.last_thrown = match &result {
-                Err(Halt::Thrown(thrown)) => Some(thrown.shallow_clone()),
-                _ => None,
-            };
-        }
-        // The place in flight is given back before any waiting.
-        self.pass = None;
-        if result.is_ok() {
-            if let Some(gate) = self.callbacks.gate {
-                gate.on_success();
-            }
+        let attempt = Attempt::new(
+            ctx.attempt(),
+            ctx.idempotency_key().to_string(),
+            ctx.idempotency_header().to_string(),
+        )
+        .into_zval(false)
+        .map_err(|e| Halt::Raise(e.into()))?;
+        let result = self.call(operation, role, vec![&attempt]);
+        // The object the operation was given: what it recorded is in it.
+        if let Some(attempt) = <&Attempt>::from_zval(&attempt) {
+            self.notes = (attempt.request.clone(), attempt.response.clone());
         }
         result
     }
 
-    fn classify(&mut self, error: &Halt) -> Result<recuo::Verdict, Halt> {
+    fn leave(&mut self) {
+        self.pass = None;
+    }
+
+    fn observed(&mut self, _failed: bool) -> (Option<RequestLine>, Option<Seen>) {
+        self.said_seen = self.notes.1.is_some();
+        std::mem::take(&mut self.notes)
+    }
+
+    fn classify(&mut self, error: &Halt) -> Result<(recuo::Verdict, Option<Seen>), Halt> {
+        self.check()?;
         let (verdict, seen) = self.judge(error)?;
-        if let Some((_, journal)) = &mut self.journal {
-            journal.judged(verdict, seen);
-        }
-        if let Some(batch) = self.callbacks.batch {
-            batch.recorder.saw(verdict.cause());
-        }
-        if let Some(gate) = self.callbacks.gate {
-            gate.on_verdict(&verdict);
-        }
-        Ok(verdict)
+        Ok((verdict, seen.filter(|_| !self.said_seen)))
     }
 
     fn on_retry(&mut self, attempt: u32, error: &Halt, delay: Duration) -> Result<(), Halt> {
-        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-        let record = match &mut self.journal {
-            Some((_, journal)) => journal.retry(delay_ms),
-            None => None,
-        };
-        if let Some(record) = record {
-            self.send(&[record])?;
-        }
+        self.check()?;
         let (Some((hook, role)), Halt::Thrown(thrown)) = (self.callbacks.on_retry, error) else {
             return Ok(());
         };
-        let attempt = i64::from(attempt);
         let delay = php_int(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
-        match hook.try_call(vec![&attempt, thrown, &delay]) {
-            Ok(_) => Ok(()),
-            Err(_) => Err(self.failed(role)),
-        }
+        self.call(hook, role, vec![&i64::from(attempt), thrown, &delay])
+            .map(drop)
     }
 
     fn sleep(&mut self, delay: Duration) -> Result<bool, Halt> {
+        self.check()?;
         match self.callbacks.sleep {
             Some(sleep) => {
                 let ms = php_int(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
-                match sleep.try_call(vec![&ms]) {
-                    Ok(answer) => Ok(self.callbacks.sleep_false_cancels && answer.is_false()),
-                    Err(_) => Err(self.failed("$sleep")),
-                }
+                let answer = self.call(sleep, "$sleep", vec![&ms])?;
+                Ok(self.callbacks.sleep_false_cancels && answer.is_false())
             }
-            // Wakes at once when a batch's deadline passes.
             None => Ok(self.cancel.sleep(delay)),
         }
     }
 
-    fn on_give_up(&mut self, report: &recuo::Report) {
-        if self.engine_busy {
+    fn on_record(&mut self, _level: Level, record: &Record) {
+        let Some(sink) = self.callbacks.records else {
             return;
-        }
-        if let Err(failure) = self.judge_for_records() {
-            self.give_up_failure = Some(failure);
-            return;
-        }
-        let now = self.clock.now_ms();
-        let made = self.attempts_made;
-        let records = match (&mut self.journal, report.reason) {
-            (Some((_, journal)), Some(reason)) => {
-                journal.give_up(reason, made, recuo::unix_now_ms(), now)
-            }
-            _ => Vec::new(),
         };
-        if let Err(failure) = self.send(&records) {
-            self.give_up_failure = Some(failure);
+        if self.engine_busy || self.failure.is_some() {
             return;
         }
+        match record_array(self.callbacks.function, record) {
+            Ok(array) => {
+                if let Err(e) = self.call(sink, "$records", vec![&array]) {
+                    self.failure = Some(e);
+                }
+            }
+            Err(e) => self.failure = Some(Halt::Raise(e)),
+        }
+    }
+
+    fn on_give_up(&mut self, report: &recuo::Report) {
         let Some(hook) = self.callbacks.on_give_up else {
             return;
         };
-        let report = match Report::from(report.clone()).into_zval(false) {
-            Ok(report) => report,
-            Err(e) => {
-                self.give_up_failure = Some(Halt::Raise(e.into()));
-                return;
-            }
-        };
-        if hook.try_call(vec![&report]).is_err() {
-            self.give_up_failure = Some(self.failed("$onGiveUp"));
+        if self.engine_busy || self.failure.is_some() {
+            return;
         }
+        match Report::from(report.clone()).into_zval(false) {
+            Ok(report) => {
+                if let Err(e) = self.call(hook, "$onGiveUp", vec![&report]) {
+                    self.failure = Some(e);
+                }
+            }
+            Err(e) => self.failure = Some(Halt::Raise(e.into())),
+        }
+    }
+
+    fn on_done(&mut self, report: &recuo::Report) {
+        self.done = Some(report.clone());
     }
 }
 
-/// How a loop ended without failing itself.
-pub enum Ended {
-    /// The operation returned this value.
-    Value(Zval),
-    /// The policy gave up: the operation's last failure (none when no attempt was made), and
-    /// why.
-    GaveUp {
-        /// The operation's last failure.
-        error: Option<Halt>,
-        /// Why the loop stopped.
-        reason: GiveUpReason,
-    },
-}
-
-/// Runs the retry loop of `policy` with `callbacks`, drawing jitter and the idempotency key
-/// from `rng`: how it ended and the attempts made, or what a callback threw (or
-/// `$onGiveUp`'s failure, which replaces the operation's).
+/// Runs the machine `op` with `callbacks`, its attempts counted as `nesting` says: the
+/// operation's value and its report, or how it gave up (its last failure unchanged); `Err`
+/// with what a callback threw.
 pub fn drive_php(
-    policy: &recuo::Policy,
-    rng: &mut LazyJitterRng,
+    mut op: Operation,
     callbacks: Callbacks<'_, '_>,
     nesting: Nesting,
-) -> PhpResult<(Ended, u32)> {
-    let (scope, pool, nested) = PoolScope::enter(policy.max_attempts(), nesting);
+) -> Result<Result<(Zval, recuo::Report), RetryError<Halt>>, Halt> {
+    let (scope, pool, nested) = PoolScope::enter(op.policy().max_attempts(), nesting);
     // Dropped at the end of this function, or by the engine if PHP code bails out.
     let _scope = BailoutGuard::new(scope);
-    let attempts = Attempts::new(policy).with_pool(pool, nested);
-    let cancel = callbacks
-        .batch
-        .map_or_else(CancelToken::new, |b| b.stop.clone());
-    let gate = callbacks.gate;
-    let journal = callbacks.records.as_ref().map(|records| {
-        (
-            Sink {
-                callable: records.sink,
-            },
-            Journal::new(records.request.clone()),
-        )
-    });
+    op = op.pool(pool, nested);
     let mut driver = PhpDriver {
         callbacks,
-        clock: SystemClock::default(),
         engine_busy: false,
-        give_up_failure: None,
+        failure: None,
         pass: None,
-        cancel,
-        attempts_made: 0,
-        journal,
-        last_thrown: None,
+        notes: (None, None),
+        said_seen: false,
+        done: None,
+        cancel: CancelToken::new(),
     };
-    let allowance = gate
-        .and_then(Gate::budget)
-        .map(|b| b as &dyn recuo::RetryAllowance);
-    let outcome = drive(attempts, &mut *rng, allowance, &mut driver);
-    let made = driver.attempts_made;
+    let outcome = drive(op, &OnceCell::new(), &mut driver);
+    driver.check()?;
     match outcome {
-        Ok(value) => {
-            // A `Throwable` from `$records` ends the call, as a hook's would.
-            driver.record_success().map_err(Halt::into_exception)?;
-            Ok((Ended::Value(value), made))
-        }
-        Err(Stopped::Aborted(halt)) => Err(halt.into_exception()),
-        Err(Stopped::GaveUp(RetryError { error, reason, .. })) => {
-            match driver.give_up_failure.take() {
-                Some(hook_failure) => Err(hook_failure.into_exception()),
-                None => Ok((Ended::GaveUp { error, reason }, made)),
-            }
-        }
+        Ok(value) => Ok(Ok((value, driver.done.unwrap_or_default()))),
+        Err(Stopped::Aborted(halt)) => Err(halt),
+        Err(Stopped::GaveUp(gave_up)) => Ok(Err(gave_up)),
     }
 }
 
-/// Runs the retry loop of `policy` with `callbacks`: returns the operation's value, or
-/// throws its last failure (the same object), or what a callback threw.
-pub fn run(
-    policy: &recuo::Policy,
-    seed: Option<u64>,
-    callbacks: Callbacks<'_, '_>,
-) -> PhpResult<Zval> {
+/// Runs the machine `op` with `callbacks` inside any enclosing loop: returns the operation's
+/// value, or throws its last failure (the same object), or what a callback threw.
+pub fn run(op: Operation, callbacks: Callbacks<'_, '_>) -> PhpResult<Zval> {
     let function = callbacks.function;
-    // Seeded at the first draw only: a first-attempt success of guide A's loop costs no
-    // seeding at all.
-    let mut rng = LazyJitterRng::new(seed);
-    let (ended, _) = drive_php(policy, &mut rng, callbacks, Nesting::Enclosing)?;
-    match ended {
-        Ended::Value(value) => Ok(value),
-        Ended::GaveUp { error: Some(e), .. } => Err(e.into_exception()),
+    match drive_php(op, callbacks, Nesting::Enclosing) {
+        Ok(Ok((value, _))) => Ok(value),
+        Ok(Err(RetryError { error: Some(e), .. })) | Err(e) => Err(e.into_exception()),
         // No attempt was made: there is no failure of the operation to rethrow.
-        Ended::GaveUp {
-            error: None,
-            reason,
-        } => Err(PhpException::new(
+        Ok(Err(RetryError { reason, .. })) => Err(PhpException::new(
             format!(
                 "{function}(): gave up before the first attempt ({})",
                 reason.name()
@@ -587,6 +409,26 @@ pub fn run(
             0,
             ce::error(),
         )),
+    }
+}
+
+/// The machine of a loop under `policy` with a `$records` sink and a `$gate`, as every PHP
+/// runner builds it.
+pub fn operation(
+    op: Operation,
+    gate: Option<&Gate>,
+    records: bool,
+    method: &str,
+    url: &str,
+) -> Operation {
+    let op = match gate {
+        Some(gate) => op.gate(gate.clone()),
+        None => op,
+    };
+    if records {
+        op.request(method, url).records(Some(Level::Debug))
+    } else {
+        op
     }
 }
 

@@ -28,7 +28,7 @@ use ext_php_rs::zend::{ce, ClassEntry};
 pub const CONFIG_ERROR_CLASS: &str = "Recuo\\Exception\\ConfigError";
 
 /// Every [`recuo::ConfigError`] the core defines, for the class constants.
-const CONFIG_ERRORS: [recuo::ConfigError; 6] = [
+const CONFIG_ERRORS: [recuo::ConfigError; 7] = [
     recuo::ConfigError::ZeroAttempts,
     recuo::ConfigError::NegativeDuration,
     recuo::ConfigError::NotANumber,
@@ -38,6 +38,7 @@ const CONFIG_ERRORS: [recuo::ConfigError; 6] = [
         cap_ms: 0,
     },
     recuo::ConfigError::EmptyHeaderName,
+    recuo::ConfigError::StatusOutOfRange { status: 0 },
 ];
 
 /// The PHP name of the class for plans that cannot be made.

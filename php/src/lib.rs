@@ -43,6 +43,7 @@ mod convert;
 mod driver;
 mod errors;
 mod limits;
+mod machine;
 mod plan;
 mod policy;
 mod record;
@@ -61,12 +62,13 @@ use crate::convert::{
     attempts as attempts_arg, millis, now_ms, optional_millis, php_int, retry_index,
     seed as seed_arg, Array, Bytes,
 };
-use crate::driver::{Callbacks, Judge, Records};
+use crate::driver::{Callbacks, Judge};
 use crate::errors::{config_error, guarded};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
+use crate::machine::{BatchQueue, Next, Operation, Step};
 use crate::plan::Plan;
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
-use crate::record::{RecordFactory, RequestLine};
+use crate::record::RecordFactory;
 use crate::redact::WhoAnswered;
 use crate::stats::{Stats, StatsRecorder};
 use crate::verdict::Verdict;
@@ -123,9 +125,11 @@ pub fn com_retry(
             Some(predicate) => Judge::Predicate(predicate),
             None => Judge::RetryAll,
         };
+        // Guide A's machine: `$repetirSe` is never asked after the last attempt.
+        let op = loop_.with_deadline_ms(prazo).operation(seed);
+        let (method, url) = (method.text(), url.url_text());
         driver::run(
-            &loop_.with_deadline_ms(prazo).policy(),
-            seed,
+            driver::operation(op, gate.map(|g| &g.inner), records.is_some(), &method, &url),
             Callbacks {
                 function: F,
                 operation: (&tarefa, "$tarefa"),
@@ -136,11 +140,7 @@ pub fn com_retry(
                 sleep: sleep.as_ref(),
                 sleep_false_cancels: false,
                 gate: gate.map(|g| &g.inner),
-                batch: None,
-                records: records.as_ref().map(|sink| Records {
-                    sink,
-                    request: RequestLine::new(method, url),
-                }),
+                records: records.as_ref(),
             },
         )
     })
@@ -184,9 +184,10 @@ pub fn retry(
             Some(classifier) => Judge::Classifier(classifier),
             None => Judge::RetryAll,
         };
+        let op = recuo::Operation::new(&policy).seed(seed);
+        let (method, url) = (method.text(), url.url_text());
         driver::run(
-            &policy,
-            seed,
+            driver::operation(op, gate.map(|g| &g.inner), records.is_some(), &method, &url),
             Callbacks {
                 function: F,
                 operation: (&operation, "$operation"),
@@ -197,11 +198,7 @@ pub fn retry(
                 sleep: sleep.as_ref(),
                 sleep_false_cancels: true,
                 gate: gate.map(|g| &g.inner),
-                batch: None,
-                records: records.as_ref().map(|sink| Records {
-                    sink,
-                    request: RequestLine::new(method, url),
-                }),
+                records: records.as_ref(),
             },
         )
     })
@@ -377,6 +374,10 @@ mod entry {
             .class::<Report>()
             .class::<Decision>()
             .class::<Attempts>()
+            .class::<Step>()
+            .class::<Operation>()
+            .class::<Next>()
+            .class::<BatchQueue>()
             .class::<Plan>()
             .class::<Regulator>()
             .class::<ConcurrencyLimit>()

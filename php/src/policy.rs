@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use recuo::{ComRetry, ConfigError, Jitter, Rules, Transport};
+use recuo::{ComRetry, ConfigError, Jitter, RetryRule, Rules, Transport};
 
 use crate::convert::{attempts, millis, optional_millis, php_int, Bytes};
 use crate::errors::{config_error, guarded, value_error};
@@ -30,45 +30,6 @@ const JITTERS: &str = "\"full\", \"equal\", \"decorrelated\" or \"none\"";
 const RULES: &str = "\"never\", \"if_idempotent\" or \"always\"";
 /// The transport failure kinds, for messages.
 pub(crate) const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\" or \"other\"";
-
-/// When an outcome of the classification table is retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RetryRule {
-    /// Never: give up (`permanent`, or `tls` for a failed certificate).
-    Never,
-    /// Only when the request is idempotent (by its method or its key).
-    IfIdempotent,
-    /// For any method.
-    Always,
-}
-
-impl RetryRule {
-    const ALL: [RetryRule; 3] = [RetryRule::Never, RetryRule::IfIdempotent, RetryRule::Always];
-
-    const fn name(self) -> &'static str {
-        match self {
-            RetryRule::Never => "never",
-            RetryRule::IfIdempotent => "if_idempotent",
-            RetryRule::Always => "always",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|r| r.name() == name)
-    }
-
-    /// The rule of a set pair: in the "any method" set, in the "if idempotent" set, or in
-    /// neither.
-    const fn of(any_method: bool, if_idempotent: bool) -> Self {
-        if any_method {
-            RetryRule::Always
-        } else if if_idempotent {
-            RetryRule::IfIdempotent
-        } else {
-            RetryRule::Never
-        }
-    }
-}
 
 /// How an operation is retried: attempts, backoff, deadline, the spread added to server
 /// waits, which outcomes are worth another attempt, and the idempotency header. Immutable:
@@ -101,20 +62,24 @@ impl Policy {
     }
 }
 
-/// A status code whose retry rule may be read or set: 400 to 599 (below 400 is always a
-/// success; outside 100-599 counts as 500).
+/// A status code whose retry rule may be read: the range the core lets a rule be set for
+/// (`Recuo\Exception\ConfigError` outside it, as when setting one).
 fn error_status(function: &str, status: i64) -> PhpResult<u16> {
+    let (lo, hi) = Rules::STATUS_RANGE;
     u16::try_from(status)
         .ok()
-        .filter(|s| (400..=599).contains(s))
-        .ok_or_else(|| {
-            value_error(
-                function,
-                1,
-                "status",
-                "must be between 400 and 599 (1xx-3xx are always a success)",
-            )
-        })
+        .filter(|s| (lo..=hi).contains(s))
+        .ok_or_else(|| status_error(function, status))
+}
+
+/// The core's error for a status outside the range a rule may be set for.
+fn status_error(function: &str, status: i64) -> PhpException {
+    let status = u32::try_from(status).unwrap_or(u32::MAX);
+    config_error(
+        function,
+        Some((1, "status")),
+        ConfigError::StatusOutOfRange { status },
+    )
 }
 
 fn rule_arg(function: &str, position: u32, value: Bytes<'_>) -> PhpResult<RetryRule> {
@@ -259,12 +224,7 @@ impl Policy {
         const F: &str = "Recuo\\Policy::statusRetry";
         guarded(F, || {
             let code = error_status(F, status)?;
-            let rules = self.inner.rules();
-            Ok(RetryRule::of(
-                rules.retry_any_method.contains(code),
-                rules.retry_if_idempotent.contains(code),
-            )
-            .name())
+            Ok(self.inner.rules().status_rule(code).name())
         })
     }
 
@@ -273,18 +233,11 @@ impl Policy {
     pub fn with_status_retry(&self, status: i64, rule: Bytes<'_>) -> PhpResult<Policy> {
         const F: &str = "Recuo\\Policy::withStatusRetry";
         guarded(F, || {
-            let code = error_status(F, status)?;
             let rule = rule_arg(F, 2, rule)?;
             let mut rules = *self.inner.rules();
-            rules.retry_any_method = rules.retry_any_method.without(code);
-            rules.retry_if_idempotent = rules.retry_if_idempotent.without(code);
-            match rule {
-                RetryRule::Never => {}
-                RetryRule::IfIdempotent => {
-                    rules.retry_if_idempotent = rules.retry_if_idempotent.with(code);
-                }
-                RetryRule::Always => rules.retry_any_method = rules.retry_any_method.with(code),
-            }
+            rules
+                .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
+                .map_err(|_| status_error(F, status))?;
             self.with_rules(F, rules)
         })
     }
@@ -295,12 +248,7 @@ impl Policy {
         const F: &str = "Recuo\\Policy::transportRetry";
         guarded(F, || {
             let kind = transport_arg(F, error)?;
-            let rules = self.inner.rules();
-            Ok(RetryRule::of(
-                rules.transport_any_method.contains(kind),
-                rules.transport_if_idempotent.contains(kind),
-            )
-            .name())
+            Ok(self.inner.rules().transport_rule(kind).name())
         })
     }
 
@@ -311,17 +259,7 @@ impl Policy {
             let kind = transport_arg(F, error)?;
             let rule = rule_arg(F, 2, rule)?;
             let mut rules = *self.inner.rules();
-            rules.transport_any_method = rules.transport_any_method.without(kind);
-            rules.transport_if_idempotent = rules.transport_if_idempotent.without(kind);
-            match rule {
-                RetryRule::Never => {}
-                RetryRule::IfIdempotent => {
-                    rules.transport_if_idempotent = rules.transport_if_idempotent.with(kind);
-                }
-                RetryRule::Always => {
-                    rules.transport_any_method = rules.transport_any_method.with(kind);
-                }
-            }
+            rules.set_transport_rule(kind, rule);
             self.with_rules(F, rules)
         })
     }

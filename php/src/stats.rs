@@ -161,7 +161,7 @@ impl Stats {
 #[php(flags = ClassFlags::Final)]
 #[derive(Debug, Default)]
 pub struct StatsRecorder {
-    inner: recuo::StatsRecorder,
+    pub(crate) inner: recuo::StatsRecorder,
 }
 
 #[php_impl]

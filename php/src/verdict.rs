@@ -4,12 +4,11 @@
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use recuo::{Cause, Outcome, Request, ServerWait, Transport};
+use recuo::{Outcome, Request, ServerWait, Transport};
 
 use crate::convert::{header_pairs, now_ms, php_int, Array, Bytes};
 use crate::errors::{guarded, value_error, value_error_message};
 use crate::policy::{Policy, TRANSPORTS};
-use crate::record::Seen;
 
 /// What to do about one outcome: `verdict` is `"retry"`, `"give_up"` or `"success"`;
 /// `reason` is why (`rate_limited`, `unavailable`, `server_error`, `connect`, `timeout`,
@@ -24,20 +23,7 @@ pub struct Verdict {
     /// What `Recuo\classify` judged — the outcome and the response's headers — for the
     /// records of a loop whose `$classify` answers this verdict; none for the verdicts
     /// made directly.
-    pub(crate) seen: Option<Seen>,
-}
-
-impl Verdict {
-    /// The verdict as the retry loop reads it: a `"success"` verdict on a failure means
-    /// "nothing to retry", so the loop stops and rethrows the failure (`permanent`).
-    pub fn for_failure(&self) -> recuo::Verdict {
-        match self.inner {
-            recuo::Verdict::Success => recuo::Verdict::GiveUp {
-                cause: Cause::Success,
-            },
-            other => other,
-        }
-    }
+    pub(crate) judged: Option<(Outcome, Vec<(String, String)>)>,
 }
 
 #[php_impl]
@@ -46,7 +32,7 @@ impl Verdict {
     pub fn success() -> Verdict {
         Verdict {
             inner: recuo::Verdict::Success,
-            seen: None,
+            judged: None,
         }
     }
 
@@ -70,7 +56,7 @@ impl Verdict {
                         server_wait: Some(ServerWait::Ms(ms)),
                     },
                 },
-                seen: None,
+                judged: None,
             })
         })
     }
@@ -79,7 +65,7 @@ impl Verdict {
     pub fn give_up() -> Verdict {
         Verdict {
             inner: recuo::Verdict::from_predicate(false),
-            seen: None,
+            judged: None,
         }
     }
 
@@ -158,6 +144,6 @@ pub fn classify(
     };
     Ok(Verdict {
         inner,
-        seen: Some(Seen { outcome, headers }),
+        judged: Some((outcome, headers)),
     })
 }

@@ -42,6 +42,7 @@ final class ApiTest extends TestCase
                 'DURATION_TOO_LARGE' => 4,
                 'CAP_BELOW_BASE' => 5,
                 'INVALID_HEADER_NAME' => 6,
+                'STATUS_OUT_OF_RANGE' => 7,
             ],
             $class->getConstants(),
         );
@@ -148,11 +149,11 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchReport', 'Recuo\BatchResult',
+                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
                 'Recuo\ConcurrencyLimit', 'Recuo\Decision', 'Recuo\Exception\ConfigError',
-                'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Permit',
-                'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator', 'Recuo\Report',
-                'Recuo\RetryAfter', 'Recuo\RetryBudget', 'Recuo\Stats', 'Recuo\StatsRecorder', 'Recuo\Verdict',
+                'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Next',
+                'Recuo\Operation', 'Recuo\Permit', 'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator',
+                'Recuo\Report', 'Recuo\RetryAfter', 'Recuo\RetryBudget', 'Recuo\Stats', 'Recuo\StatsRecorder', 'Recuo\Step', 'Recuo\Verdict',
                 'Recuo\WhoAnswered',
             ],
             array_keys($extension['classes']),

@@ -64,7 +64,7 @@ final class BatchTest extends TestCase
         $r = $report->results;
         $this->assertContainsOnlyInstancesOf(BatchResult::class, $r);
         $this->assertSame(
-            ['status' => 'succeeded', 'value' => 'one', 'error' => null, 'reason' => null, 'attempts' => 1],
+            ['status' => 'succeeded', 'value' => 'one', 'error' => null, 'reason' => null, 'stoppedBy' => null, 'attempts' => 1],
             get_object_vars($r['first']),
         );
         $this->assertSame(['succeeded', 2, 3], [$r['flaky']->status, $r['flaky']->value, $r['flaky']->attempts]);
@@ -247,6 +247,7 @@ final class BatchTest extends TestCase
         $this->assertSame(['requests' => 3, 'retries' => 2], $budget->counts());
     }
 
+    /** The seed fixes every sleep; the keys come from the operating system (SPEC §5), one per operation. */
     public function testTheSeedFixesTheWholeBatchAndEveryOperationHasItsOwnKey(): void
     {
         $run = static function (): array {
@@ -267,7 +268,9 @@ final class BatchTest extends TestCase
             return [$keys, $slept];
         };
         [$keys, $slept] = $run();
-        $this->assertSame([$keys, $slept], $run());
+        [$again, $sleptAgain] = $run();
+        $this->assertSame($slept, $sleptAgain);
+        $this->assertNotSame($keys[0], $again[0], 'never a key made from the seed');
         $this->assertCount(6, $keys);
         $this->assertSame([$keys[0], $keys[0]], [$keys[1], $keys[2]], 'one key for every attempt of an operation');
         $this->assertSame([$keys[3], $keys[3]], [$keys[4], $keys[5]]);

@@ -111,9 +111,9 @@ final class PolicyTest extends TestCase
         return [
             'unknown jitter' => [static fn () => new Policy(jitter: 'Full'), \ValueError::class, 'Argument #4 ($jitter) must be "full", "equal", "decorrelated" or "none"'],
             'too many attempts' => [static fn () => new Policy(maxAttempts: 4294967296), \ValueError::class, 'Argument #1 ($maxAttempts) must be less than or equal to 4294967295'],
-            'status below 400' => [static fn () => $p->withStatusRetry(399, 'always'), \ValueError::class, 'Argument #1 ($status) must be between 400 and 599'],
-            'status above 599' => [static fn () => $p->withStatusRetry(600, 'always'), \ValueError::class, '($status)'],
-            'negative status' => [static fn () => $p->statusRetry(-500), \ValueError::class, '($status)'],
+            'status below 400' => [static fn () => $p->withStatusRetry(399, 'always'), ConfigError::class, 'Recuo\Policy::withStatusRetry(): Argument #1 ($status): a retry rule can be set for statuses 400 to 599, not 399'],
+            'status above 599' => [static fn () => $p->withStatusRetry(600, 'always'), ConfigError::class, '($status): a retry rule can be set for statuses 400 to 599, not 600'],
+            'negative status' => [static fn () => $p->statusRetry(-500), ConfigError::class, 'Recuo\Policy::statusRetry(): Argument #1 ($status)'],
             'unknown rule' => [static fn () => $p->withStatusRetry(408, 'sometimes'), \ValueError::class, 'Argument #2 ($rule) must be "never", "if_idempotent" or "always"'],
             'unknown transport' => [static fn () => $p->withTransportRetry('dns', 'always'), \ValueError::class, 'Argument #1 ($error) must be "connect", "tls", "timeout", "reset" or "other"'],
             'unknown transport read' => [static fn () => $p->transportRetry('TLS'), \ValueError::class, '($error)'],

@@ -114,12 +114,12 @@ final class RecordsTest extends TestCase
         );
         $to = self::nowMs() + 1;
         $this->assertSame('created', $value);
-        $this->assertSame([1014, 2109], $sleeps);
+        $this->assertSame([1003, 2061], $sleeps);
         $attempt = static fn (array $fields): array => ['type' => 'attempt', 'start' => 'T', 'elapsed_ms' => 0, 'method' => 'POST', 'url' => self::REDACTED] + $fields;
         $this->assertSame(
             [
-                $attempt(['status' => 503, 'request_id' => 'req-0', 'wait_headers' => ['Retry-After' => '1'], 'delay_ms' => 1014, 'decision' => 'retry', 'reason' => 'unavailable']),
-                $attempt(['status' => 429, 'request_id' => 'ray-1', 'wait_headers' => ['RateLimit-Remaining' => '0', 'RateLimit-Reset' => '2'], 'delay_ms' => 2109, 'decision' => 'retry', 'reason' => 'rate_limited']),
+                $attempt(['status' => 503, 'request_id' => 'req-0', 'wait_headers' => ['Retry-After' => '1'], 'delay_ms' => 1003, 'decision' => 'retry', 'reason' => 'unavailable']),
+                $attempt(['status' => 429, 'request_id' => 'ray-1', 'wait_headers' => ['RateLimit-Remaining' => '0', 'RateLimit-Reset' => '2'], 'delay_ms' => 2061, 'decision' => 'retry', 'reason' => 'rate_limited']),
                 $attempt(['status' => 201, 'request_id' => 'req-2', 'wait_headers' => [], 'delay_ms' => null, 'decision' => 'done', 'reason' => 'success']),
                 ['type' => 'result', 'start' => 'T', 'method' => 'POST', 'url' => self::REDACTED, 'result' => 'success', 'attempts' => 3, 'reason' => null, 'total_ms' => 0],
             ],
@@ -336,11 +336,11 @@ final class RecordsTest extends TestCase
     }
 
     /**
-     * When no attempt is left, the loop gives up without asking `$classify`; with records,
-     * `$classify` is asked about that last failure for its record only: the status and
-     * headers are recorded, and nothing else changes (the reason, the batch's stats).
+     * SPEC §6 step 3: the last attempt's failure is judged too, with records or without: a
+     * final 429 is counted in the stats, its status and headers are recorded, and the loop
+     * gives up `attempts_exhausted` (it would retry, but no attempt is left).
      */
-    public function testTheLastFailureIsJudgedForItsRecordOnly(): void
+    public function testTheLastFailureIsJudged(): void
     {
         $run = function (bool $withRecords): array {
             $asked = 0;
@@ -356,8 +356,8 @@ final class RecordsTest extends TestCase
             );
             return [$asked, $report->results[0]->reason, $report->stats->throttled];
         };
-        $this->assertSame([0, 'attempts_exhausted', 0], $run(false));
-        $this->assertSame([1, 'attempts_exhausted', 0], $run(true));
+        $this->assertSame([1, 'attempts_exhausted', 1], $run(false));
+        $this->assertSame([1, 'attempts_exhausted', 1], $run(true));
         $this->assertSame(
             [429, ['Retry-After' => '1'], 'give_up', 'attempts_exhausted'],
             [$this->records[0]['status'], $this->records[0]['wait_headers'], $this->records[0]['decision'], $this->records[0]['reason']],
@@ -424,7 +424,7 @@ final class RecordsTest extends TestCase
                 'result https://api.example.com/users/alice success 2 -',
                 'attempt https://api.example.com/users/bob 200 done',
                 'result https://api.example.com/users/bob success 1 -',
-                'result  gave_up 0 cancelled',
+                'result  gave_up 0 wait_exceeds_deadline',
             ],
             $summary,
         );
