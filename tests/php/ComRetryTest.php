@@ -6,7 +6,9 @@ namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
 use Recuo\Exception\ConfigError;
+use Recuo\Verdict;
 
+use function Recuo\classify;
 use function Recuo\comRetry;
 
 /** Guide A's loop with PHP semantics: Throwables caught, the very same object rethrown. */
@@ -160,6 +162,44 @@ final class ComRetryTest extends TestCase
         [$calls, $thrown] = [0, []];
         comRetry(self::failing(2, $calls, $thrown), repetirSe: static fn (): string => 'yes', sleep: $this->recorder());
         $this->assertSame(3, $calls);
+    }
+
+    /**
+     * Issue 10 item 5, SPEC §5: `$repetirSe` may answer a `Recuo\classify` verdict. Its
+     * give-up stops the loop at once (a 404: one call, not five), and its server wait is
+     * honoured (Retry-After: 6 is 6000 ms plus a spread of at most window(0) = 200 ms).
+     */
+    public function testThePredicateMayAnswerAVerdict(): void
+    {
+        [$calls, $thrown] = [0, []];
+        $task = self::failing(9, $calls, $thrown);
+        $caught = $this->thrownBy(fn () => comRetry(
+            $task,
+            repetirSe: static fn (\Throwable $e) => classify(404),
+            sleep: $this->recorder(),
+        ));
+        $this->assertSame([1, $thrown[0], []], [$calls, $caught, $this->slept]);
+
+        [$calls, $thrown] = [0, []];
+        $result = comRetry(
+            self::failing(1, $calls, $thrown),
+            repetirSe: static fn (\Throwable $e) => classify(429, headers: ['Retry-After' => '6'], nowMs: 0),
+            seed: 3,
+            sleep: $this->recorder(),
+        );
+        $this->assertSame([2, 2], [$result, $calls]);
+        // Seed 3 draws a spread of 19 ms from [0, 200].
+        $this->assertSame([6019], $this->slept);
+
+        // A verdict without a server wait retries as `true` does: guide A's full-jitter draws.
+        [$calls, $thrown] = [0, []];
+        comRetry(self::failing(2, $calls, $thrown), repetirSe: static fn () => Verdict::retry(), seed: 1, sleep: $this->recorder());
+        $this->assertSame([3, [195, 277]], [$calls, $this->slept]);
+        // And a success verdict on a failure means nothing to retry.
+        [$calls, $thrown] = [0, []];
+        $task = self::failing(9, $calls, $thrown);
+        $this->thrownBy(static fn () => comRetry($task, repetirSe: static fn () => Verdict::success()));
+        $this->assertSame(1, $calls);
     }
 
     public function testAnExceptionFromThePredicatePropagates(): void
