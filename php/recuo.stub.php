@@ -397,17 +397,24 @@ namespace Recuo {
         }
 
         /**
-         * Worth another attempt (reason `server_error`), after at least `$waitMs` when given.
+         * Worth another attempt (for `$reason`, `server_error` by default), after at least
+         * `$waitMs` when given.
          *
          * @param int|null $waitMs the other side's minimum wait, in milliseconds (>= 0)
-         * @throws \ValueError when `$waitMs` is negative
+         * @param string $reason a verdict's reason (`rate_limited`, `unavailable`, `server_error`, `connect`, …)
+         * @throws \ValueError when `$waitMs` is negative or `$reason` is not a verdict's reason
          */
-        public static function retry(?int $waitMs = null): Verdict
+        public static function retry(?int $waitMs = null, string $reason = 'server_error'): Verdict
         {
         }
 
-        /** Not worth another attempt (reason `permanent`). */
-        public static function giveUp(): Verdict
+        /**
+         * Not worth another attempt (for `$reason`, `permanent` by default).
+         *
+         * @param string $reason a verdict's reason (`permanent`, `not_idempotent`, `tls`, …)
+         * @throws \ValueError when `$reason` is not a verdict's reason
+         */
+        public static function giveUp(string $reason = 'permanent'): Verdict
         {
         }
     }

@@ -26,6 +26,25 @@ pub struct Verdict {
     pub(crate) judged: Option<(Outcome, Vec<(String, String)>)>,
 }
 
+/// The cause of a caller's own "yes".
+const RETRY_REASON: &str = recuo::Verdict::from_predicate(true).cause().name();
+/// The cause of a caller's own "no".
+const GIVE_UP_REASON: &str = recuo::Verdict::from_predicate(false).cause().name();
+
+/// A verdict's cause, by its name.
+fn cause_arg(function: &str, position: u32, name: Bytes<'_>) -> PhpResult<recuo::Cause> {
+    recuo::Cause::from_name(&name.text()).ok_or_else(|| {
+        value_error(
+            function,
+            position,
+            "reason",
+            "must be a verdict's reason: \"rate_limited\", \"unavailable\", \"server_error\", \
+             \"connect\", \"timeout\", \"reset\", \"other\", \"not_idempotent\", \"permanent\" or \
+             \"tls\"",
+        )
+    })
+}
+
 #[php_impl]
 impl Verdict {
     /// A success: nothing to retry (for outcomes that are not HTTP).
@@ -36,9 +55,11 @@ impl Verdict {
         }
     }
 
-    /// Worth another attempt (reason `server_error`, as the core names a caller's own "yes"),
-    /// after at least `$waitMs` milliseconds when the other side asked for a wait.
-    pub fn retry(waitMs: Option<i64>) -> PhpResult<Verdict> {
+    /// Worth another attempt for `$reason` (`server_error` by default, as the core names a
+    /// caller's own "yes"), after at least `$waitMs` milliseconds when the other side asked
+    /// for a wait.
+    #[php(defaults(reason = RETRY_REASON))]
+    pub fn retry(waitMs: Option<i64>, reason: Bytes<'_>) -> PhpResult<Verdict> {
         const F: &str = "Recuo\\Verdict::retry";
         guarded(F, || {
             let wait = waitMs
@@ -49,24 +70,27 @@ impl Verdict {
                 })
                 .transpose()?;
             Ok(Verdict {
-                inner: match wait {
-                    None => recuo::Verdict::from_predicate(true),
-                    Some(ms) => recuo::Verdict::Retry {
-                        cause: recuo::Verdict::from_predicate(true).cause(),
-                        server_wait: Some(ServerWait::Ms(ms)),
-                    },
+                inner: recuo::Verdict::Retry {
+                    cause: cause_arg(F, 2, reason)?,
+                    server_wait: wait.map(ServerWait::Ms),
                 },
                 judged: None,
             })
         })
     }
 
-    /// Not worth another attempt (reason `permanent`).
-    pub fn give_up() -> Verdict {
-        Verdict {
-            inner: recuo::Verdict::from_predicate(false),
-            judged: None,
-        }
+    /// Not worth another attempt, for `$reason` (`permanent` by default).
+    #[php(defaults(reason = GIVE_UP_REASON))]
+    pub fn give_up(reason: Bytes<'_>) -> PhpResult<Verdict> {
+        const F: &str = "Recuo\\Verdict::giveUp";
+        guarded(F, || {
+            Ok(Verdict {
+                inner: recuo::Verdict::GiveUp {
+                    cause: cause_arg(F, 1, reason)?,
+                },
+                judged: None,
+            })
+        })
     }
 
     /// `"retry"`, `"give_up"` or `"success"`.
