@@ -22,20 +22,6 @@ use Recuo\Verdict;
  */
 final class LoopsTest extends TestCase
 {
-    /** @param array<string, mixed> $p */
-    private static function policy(array $p): Policy
-    {
-        return new Policy(
-            maxAttempts: $p['max_attempts'],
-            baseMs: $p['base_ms'],
-            capMs: $p['cap_ms'],
-            jitter: $p['jitter'],
-            deadlineMs: $p['deadline_ms'],
-            spreadMs: $p['spread_ms'],
-            useDateHeader: $p['use_date_header'],
-        );
-    }
-
     /** @param array<string, mixed>|null $g */
     private static function gate(?array $g): ?Gate
     {
@@ -86,7 +72,7 @@ final class LoopsTest extends TestCase
     {
         $stats = new StatsRecorder();
         $op = new Operation(
-            self::policy($sc['policy']),
+            Vectors::policy($sc['policy']),
             gate: self::gate($sc['gate']),
             stats: $stats,
             method: $sc['request']['method'],
@@ -154,7 +140,7 @@ final class LoopsTest extends TestCase
     public function testQueue(array $q): void
     {
         $stats = new StatsRecorder();
-        $queue = new BatchQueue(self::policy($q['policy']), $q['len'], 0, $q['deadline_ms'], $q['stop_on_unreachable_wait'], $stats);
+        $queue = new BatchQueue(Vectors::policy($q['policy']), $q['len'], 0, $q['deadline_ms'], $q['stop_on_unreachable_wait'], $stats);
         foreach ($q['events'] as $i => $ev) {
             if ($ev['do'] === 'stop') {
                 $queue->stop($ev['reason']);

@@ -241,16 +241,7 @@ final class VectorsTest extends TestCase
      */
     public function testScenario(array $scenario): void
     {
-        $p = $scenario['policy'];
-        $policy = new Policy(
-            maxAttempts: $p['max_attempts'],
-            baseMs: $p['base_ms'],
-            capMs: $p['cap_ms'],
-            jitter: $p['jitter'],
-            deadlineMs: $p['deadline_ms'],
-            spreadMs: $p['spread_ms'],
-            useDateHeader: $p['use_date_header'],
-        );
+        $policy = Vectors::policy($scenario['policy']);
         $attempts = new Attempts($policy, 0);
         foreach ($scenario['steps'] as $i => $step) {
             $this->assertNull($attempts->begin($step['begin_ms']), "step $i");

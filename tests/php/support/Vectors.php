@@ -27,6 +27,25 @@ final class Vectors
     }
 
     /**
+     * The policy a vector describes (`max_attempts`, `base_ms`, `cap_ms`, `jitter`,
+     * `deadline_ms`, `spread_ms`, `use_date_header`).
+     *
+     * @param array<string, mixed> $p
+     */
+    public static function policy(array $p): \Recuo\Policy
+    {
+        return new \Recuo\Policy(
+            maxAttempts: $p['max_attempts'],
+            baseMs: $p['base_ms'],
+            capMs: $p['cap_ms'],
+            jitter: $p['jitter'],
+            deadlineMs: $p['deadline_ms'],
+            spreadMs: $p['spread_ms'],
+            useDateHeader: $p['use_date_header'],
+        );
+    }
+
+    /**
      * The entries of `$list` in `$file`, keyed for data providers by index and a label.
      *
      * @return array<string, array{array<string, mixed>}>
