@@ -20,8 +20,8 @@ Verdict(verdict='retry', reason='rate_limited', wait_ms=3000, wait_unbounded=Fal
 42
 
 ``recuo.retry`` works as a call, as a decorator (``@recuo.retry``,
-``@recuo.retry(policy=...)``) and with ``async def`` functions; ``recuo.Attempts`` is the
-same state machine for code that runs its own loop.
+``@recuo.retry(policy=...)``) and with ``async def`` functions; ``recuo.Operation`` is the
+same machine (the core's) for code that runs its own loop, ``recuo.BatchQueue`` the batch's.
 
 The shared limits: plan a batch, then keep every thread and process inside the allowance.
 
@@ -65,14 +65,15 @@ import logging as _logging
 from ._recuo import (
     Attempt,
     AttemptRecord,
-    Attempts,
+    BatchQueue,
     BatchReport,
     BatchResult,
     ConcurrencyLimit,
     ConfigError,
-    Decision,
     Gate,
     IdempotencyKey,
+    Next,
+    Operation,
     Permit,
     Plan,
     PlanError,
@@ -86,6 +87,7 @@ from ._recuo import (
     SharedFileError,
     Stats,
     StatsRecorder,
+    Step,
     Verdict,
     WhoAnswered,
     __version__,
@@ -112,14 +114,15 @@ _logging.getLogger("recuo").addHandler(_logging.NullHandler())
 __all__ = [
     "Attempt",
     "AttemptRecord",
-    "Attempts",
+    "BatchQueue",
     "BatchReport",
     "BatchResult",
     "ConcurrencyLimit",
     "ConfigError",
-    "Decision",
     "Gate",
     "IdempotencyKey",
+    "Next",
+    "Operation",
     "Permit",
     "Plan",
     "PlanError",
@@ -133,6 +136,7 @@ __all__ = [
     "SharedFileError",
     "Stats",
     "StatsRecorder",
+    "Step",
     "Verdict",
     "WhoAnswered",
     "__version__",

@@ -67,11 +67,11 @@ async def exit_limit(limit: ConcurrencyLimit, exc: tuple[Any, ...]) -> None:
     limit.__exit__(*exc)
 
 
-async def enter_gate(gate: Gate, attempt: int) -> Permit | None:
-    """Passes ``gate`` for attempt number ``attempt`` in an async loop, in the order the
-    core's ``Gate.enter`` keeps: a place in flight first, then a start slot (so the start
-    happens when its slot comes), then a first attempt is counted by the budget. Answers the
-    place's ``Permit`` (``None`` without a limit), to release right after the attempt."""
+async def enter_gate(gate: Gate) -> Permit | None:
+    """Passes ``gate`` in an async loop (the machine's ``"enter"`` step), in the order the
+    core's ``Gate.wait`` keeps: a place in flight first, then a start slot (so the start
+    happens when its slot comes). Answers the place's ``Permit`` (``None`` without a limit),
+    to release right after the attempt; the budget is the machine's."""
     permit = None if gate.limit is None else await gate.limit.acquire_async()
     try:
         if gate.regulator is not None:
@@ -80,6 +80,4 @@ async def enter_gate(gate: Gate, attempt: int) -> Permit | None:
         if permit is not None:
             permit.release()
         raise
-    if attempt == 0 and gate.budget is not None:
-        gate.budget.record_request()
     return permit

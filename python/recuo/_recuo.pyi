@@ -11,14 +11,15 @@ _T = TypeVar("_T")
 __all__ = [
     "Attempt",
     "AttemptRecord",
-    "Attempts",
+    "BatchQueue",
     "BatchReport",
     "BatchResult",
     "ConcurrencyLimit",
     "ConfigError",
-    "Decision",
     "Gate",
     "IdempotencyKey",
+    "Next",
+    "Operation",
     "Permit",
     "Plan",
     "PlanError",
@@ -32,6 +33,7 @@ __all__ = [
     "SharedFileError",
     "Stats",
     "StatsRecorder",
+    "Step",
     "Verdict",
     "WhoAnswered",
     "__version__",
@@ -69,8 +71,14 @@ _Cause = Literal[
     "tls",
 ]
 _GiveUpReason = Literal[
-    "permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled"
+    "permanent",
+    "attempts_exhausted",
+    "wait_exceeds_deadline",
+    "budget_exhausted",
+    "cancelled",
+    "queue_stopped",
 ]
+_Level = Literal["debug", "info", "warning"]
 
 class _HeaderItems(Protocol):
     """Anything with ``items()`` answering ``(name, value)`` pairs: a ``dict``, a mapping
@@ -382,35 +390,6 @@ class IdempotencyKey:
     def __hash__(self) -> int: ...
 
 @final
-class Decision:
-    """What to do next, as ``Attempts`` decides: ``kind`` is ``"done"``, ``"retry"`` (sleep
-    ``delay_ms``, then make attempt ``next_attempt``) or ``"give_up"`` (``reason``, and for
-    ``"wait_exceeds_deadline"`` the instant ``retry_at_ms`` on your clock). Immutable,
-    comparable and hashable."""
-
-    @property
-    def kind(self) -> Literal["done", "retry", "give_up"]:
-        """``"done"``, ``"retry"`` or ``"give_up"``."""
-    @property
-    def delay_ms(self) -> int | None:
-        """For ``"retry"``: the delay in milliseconds; else ``None``."""
-    @property
-    def delay(self) -> float | None:
-        """For ``"retry"``: the delay in seconds; else ``None``."""
-    @property
-    def next_attempt(self) -> int | None:
-        """For ``"retry"``: the number of the next attempt; else ``None``."""
-    @property
-    def reason(self) -> _GiveUpReason | None:
-        """For ``"give_up"``: why; else ``None``."""
-    @property
-    def retry_at_ms(self) -> int | None:
-        """For ``"wait_exceeds_deadline"`` with a finite wait: the instant on your clock from
-        which a retry would be allowed; else ``None``."""
-    def __eq__(self, value: object, /) -> bool: ...
-    def __hash__(self) -> int: ...
-
-@final
 class Report:
     """What happened to one operation: attempts, the give-up reason (``None`` on success),
     the elapsed time and the delays between attempts; ``retry_at`` (Unix time) for a loop
@@ -422,6 +401,9 @@ class Report:
     @property
     def reason(self) -> _GiveUpReason | None:
         """Why the operation stopped without success, or ``None``."""
+    @property
+    def stopped_by(self) -> _GiveUpReason | None:
+        """For ``"queue_stopped"``: the reason that stopped the batch's queue."""
     @property
     def elapsed_ms(self) -> int:
         """Milliseconds from the start of the first attempt to the last decision."""
@@ -441,44 +423,159 @@ class Report:
     def __eq__(self, value: object, /) -> bool: ...
 
 @final
-class Attempts:
-    """The retry state of one operation under a policy, for code that runs its own loop:
-    ``begin(now_ms)`` before each attempt, ``decide(verdict, now_ms)`` after it, and do what
-    the ``Decision`` says. Times are readings of your own monotonic clock in whole
-    milliseconds. ``seed`` makes the jitter reproducible."""
+class Step:
+    """What to do next, as ``Operation`` answers: ``kind`` is ``"enter"`` (pass the gate for
+    ``attempt``, at most until ``until_ms``), ``"call"`` (make ``attempt``, bounded by
+    ``timeout_ms``), ``"classify"`` (judge its failure), ``"sleep"`` (wait ``delay_ms``),
+    ``"done"`` or ``"gave_up"`` (``reason``, ``retry_at_ms``). Immutable and comparable."""
 
-    def __new__(cls, policy: Policy, *, seed: int | None = None) -> Attempts: ...
-    def begin(self, now_ms: int) -> Decision | None:
-        """Starts the next attempt: ``None`` when it may go ahead, else the give-up."""
-    def decide(
-        self, verdict: Verdict | bool, now_ms: int, *, budget: RetryBudget | None = None
-    ) -> Decision:
-        """Decides what follows the attempt just made, whose verdict is ``verdict``; a retry
-        takes a token from ``budget`` (none left: ``"budget_exhausted"``)."""
-    def refuse_cancelled(self, now_ms: int) -> Decision:
-        """Gives up with ``"cancelled"``: the attempt begun last never started (cancelled at
-        a gate), and is not counted."""
-    def exhaust(self, now_ms: int) -> Decision:
-        """Gives up with ``"attempts_exhausted"`` (when ``is_spent``)."""
+    @property
+    def kind(self) -> Literal["enter", "call", "classify", "sleep", "done", "gave_up"]:
+        """The step."""
+    @property
+    def attempt(self) -> int | None:
+        """The attempt's number (from 0) for ``enter``, ``call``, ``classify`` and ``sleep``."""
+    @property
+    def until_ms(self) -> int | None:
+        """For ``enter``: the deadline's instant on your clock, if any."""
+    @property
+    def timeout_ms(self) -> int | None:
+        """For ``call``: what is left of the deadline, if any."""
+    @property
+    def delay_ms(self) -> int | None:
+        """For ``sleep``: the delay in ms."""
+    @property
+    def delay(self) -> float | None:
+        """For ``sleep``: the delay in seconds."""
+    @property
+    def reason(self) -> _GiveUpReason | None:
+        """For ``gave_up``: why."""
+    @property
+    def retry_at_ms(self) -> int | None:
+        """For ``gave_up`` with ``"wait_exceeds_deadline"`` on a finite wait: the instant on
+        your clock from which a retry would be allowed."""
+    @property
+    def report(self) -> Report | None:
+        """For ``done`` and ``gave_up``: the report."""
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class Operation:
+    """One operation's whole retry loop as the core's sans-IO machine: tell it what
+    happened, do the ``Step`` it answers. Times are your own monotonic clock in ms."""
+
+    def __new__(
+        cls,
+        policy: Policy | None = None,
+        *,
+        seed: int | None = None,
+        gate: Gate | None = None,
+        stats: StatsRecorder | None = None,
+        request: tuple[str, str | bytes] | None = None,
+        records: _Level | None = None,
+        classify_last_failure: bool = True,
+        idempotency_key: IdempotencyKey | None = None,
+        pool: int | None = None,
+    ) -> Operation: ...
+    def start(self, now_ms: int, unix_ms: int | None = None) -> Step:
+        """Starts the operation at ``now_ms`` (``unix_ms`` on the wall clock)."""
+    def entered(self, now_ms: int, passed: bool) -> Step:
+        """The gate's answer for ``"enter"``."""
+    def succeeded(self, now_ms: int) -> Step:
+        """The attempt of ``"call"`` succeeded."""
+    def failed(self, now_ms: int, error: BaseException | None = None) -> Step:
+        """The attempt of ``"call"`` failed (raising ``error``)."""
+    def judged(self, now_ms: int, verdict: Verdict | bool) -> Step:
+        """The verdict on the failure of ``"classify"``."""
+    def responded(
+        self,
+        now_ms: int,
+        status: int | None = None,
+        *,
+        error: _Transport | None = None,
+        headers: _Headers = None,
+    ) -> Step:
+        """An HTTP attempt ended with ``status`` (or the transport failure ``error``) and
+        ``headers``: classified by the policy."""
+    def slept(self, now_ms: int) -> Step:
+        """The wait of ``"sleep"`` is over."""
     def cancel(self) -> None:
-        """Cancels the operation: the next ``begin`` or ``decide`` gives up."""
+        """Cancels the operation: the next step gives up ``"cancelled"``."""
+    def stop_queue(self, reason: _GiveUpReason) -> None:
+        """Stops the operation because its batch queue stopped on ``reason``."""
+    def poll_record(self) -> tuple[_Level, AttemptRecord | ResultRecord] | None:
+        """The next record and its level, or ``None``."""
+    def _log_records(self) -> None: ...
     @property
-    def is_spent(self) -> bool:
-        """Whether no attempt is left after the ones begun."""
+    def report(self) -> Report:
+        """What has happened so far."""
     @property
-    def attempts(self) -> int:
-        """Attempts begun so far."""
+    def key(self) -> str:
+        """The operation's idempotency key (UUID v4 text)."""
     @property
     def attempt(self) -> Attempt | None:
-        """The attempt begun last, or ``None`` before the first ``begin``."""
+        """The attempt being (or last) made, or ``None`` before the first ``"call"``."""
     @property
-    def idempotency_key(self) -> str:
-        """The operation's idempotency key (UUID v4 text)."""
+    def keeps_records(self) -> bool:
+        """Whether records are kept."""
+    @property
+    def is_finished(self) -> bool:
+        """Whether the operation has finished."""
     @property
     def policy(self) -> Policy:
         """The policy."""
-    def report(self) -> Report:
-        """What has happened so far."""
+
+@final
+class Next:
+    """What ``BatchQueue.next`` answers: ``kind`` is ``"start"`` (``index``, ``policy``),
+    ``"not_started"`` (``index``, ``reason``, ``stopped_by``) or ``"finished"``."""
+
+    @property
+    def kind(self) -> Literal["start", "not_started", "finished"]:
+        """The answer."""
+    @property
+    def index(self) -> int | None:
+        """The operation's place in the batch."""
+    @property
+    def policy(self) -> Policy | None:
+        """For ``"start"``: the policy, its deadline clipped to the batch's."""
+    @property
+    def reason(self) -> _GiveUpReason | None:
+        """For ``"not_started"``: why."""
+    @property
+    def stopped_by(self) -> _GiveUpReason | None:
+        """For ``"queue_stopped"``: the reason that stopped the queue."""
+
+@final
+class BatchQueue:
+    """The core's sans-IO batch queue: which operation starts next, or why it is not
+    started; when the whole queue stops."""
+
+    def __new__(
+        cls,
+        policy: Policy,
+        len: int,
+        now_ms: int,
+        deadline_ms: int | None = None,
+        *,
+        stop_when_a_wait_exceeds_the_deadline: bool = False,
+        stats: StatsRecorder | None = None,
+    ) -> BatchQueue: ...
+    def next(self, now_ms: int) -> Next:
+        """The next operation to start, or why it is not started, or ``"finished"``."""
+    def finished(self, index: int, reason: _GiveUpReason | None = None) -> bool:
+        """Operation ``index`` ended; ``True`` when this stops the queue."""
+    def stop(self, reason: _GiveUpReason) -> None:
+        """Stops the queue on ``reason``."""
+    @property
+    def stopped(self) -> _GiveUpReason | None:
+        """The reason the queue stopped, if it did."""
+    @staticmethod
+    def not_started_record(
+        unix_ms: int, method: str, url: str, reason: _GiveUpReason, stopped_by: _GiveUpReason | None = None
+    ) -> ResultRecord:
+        """The result record of an operation the queue did not start."""
+    def __len__(self) -> int: ...
 
 _Rate = str | float
 _Path = str | bytes | os.PathLike[str] | os.PathLike[bytes]
@@ -716,7 +813,10 @@ class BatchResult:
         """The operation's last exception when it gave up, else ``None``."""
     @property
     def reason(self) -> _GiveUpReason | None:
-        """Why it gave up, else ``None``."""
+        """Why it gave up or was not started, else ``None``."""
+    @property
+    def stopped_by(self) -> _GiveUpReason | None:
+        """For ``"queue_stopped"``: the reason that stopped the queue."""
     @property
     def report(self) -> Report | None:
         """The report of an operation that gave up, else ``None``."""
@@ -746,12 +846,14 @@ def run_batch(
     workers: int = 1,
     deadline: float | None = None,
     classify: Callable[[Exception], object] | None = None,
+    stop_when_a_wait_exceeds_the_deadline: bool = False,
 ) -> BatchReport:
     """Runs ``operations`` through one ``policy`` and one ``gate``, ``workers`` at a time,
-    with a ``deadline`` (seconds) for the whole batch: what has not started when it passes is
-    never started. Ctrl-C stops the batch and raises ``KeyboardInterrupt``. Each operation's
-    attempts and result are logged as ``retry`` logs them; an operation never started logs a
-    result record (``"gave_up"``, ``"cancelled"``, no attempt)."""
+    with a ``deadline`` (seconds) for the whole batch, on the core's ``BatchQueue``: what has
+    not started when it passes is never started, and nothing waits past it. Ctrl-C stops the
+    batch and raises ``KeyboardInterrupt``. Each operation's attempts and result are logged as
+    ``retry`` logs them; an operation never started logs a result record (no attempt, its
+    ``reason``)."""
 
 # Records, redaction, who answered and stats (SPEC §7).
 
@@ -919,6 +1021,7 @@ class ResultRecord:
         attempts: int,
         total_ms: int,
         reason: _GiveUpReason | None = None,
+        stopped_by: _GiveUpReason | None = None,
     ) -> ResultRecord: ...
     @property
     def start(self) -> str:
@@ -941,6 +1044,9 @@ class ResultRecord:
     @property
     def reason(self) -> _GiveUpReason | None:
         """Why it gave up, or ``None``."""
+    @property
+    def stopped_by(self) -> _GiveUpReason | None:
+        """For ``"queue_stopped"``: the reason that stopped the queue."""
     @property
     def total_ms(self) -> int:
         """From the start of the first attempt to the end, in ms."""
@@ -1026,33 +1132,7 @@ def _run(
 ) -> _T:
     """The synchronous retry loop."""
 
-def _attempts_in_context(
-    policy: Policy, seed: int | None, /
-) -> tuple[Attempts, Token[_AttemptPool | None] | None]:
-    """A fresh Attempts drawing from this context's attempt pool, and the token to reset."""
-
-def _give_up_report(attempts: Attempts, decision: Decision, now_ms: int, /) -> Report:
-    """The report of a loop that gave up with ``decision`` at ``now_ms``."""
-
-def _exception_verdict(answer: object, /) -> Verdict:
-    """The verdict on an exception from what a classifier answered."""
-
-@final
-class _Journal:
-    """The records of one operation of the asyncio loop."""
-
-    def started(self) -> None:
-        """An attempt starts now."""
-    def ended(self, attempt: Attempt, error: BaseException | None, /) -> None:
-        """The attempt ended, raising ``error`` or not."""
-    def judged(self, verdict: Verdict, /) -> None:
-        """The verdict on the failure just recorded."""
-    def retry(self, delay_ms: int, /) -> None:
-        """The attempt is retried after ``delay_ms``."""
-    def done(self, attempts: int, /) -> None:
-        """The operation succeeded."""
-    def give_up(self, reason: _GiveUpReason, attempts: int, /) -> None:
-        """The operation gave up."""
-
-def _journal(request: _Request | None, /) -> _Journal | None:
-    """The journal of an operation, or ``None`` when the ``recuo`` logger logs nothing."""
+def _operation_in_context(
+    policy: Policy, seed: int | None, gate: Gate | None, request: _Request | None, /
+) -> tuple[Operation, Token[_AttemptPool | None] | None]:
+    """A new Operation drawing from this context's attempt pool, and the token to reset."""

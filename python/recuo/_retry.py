@@ -1,15 +1,12 @@
 """``recuo.retry``: a policy's retry loop as a call, as a decorator, and for ``async def``.
 
-The blocking loop is the core's own (``_recuo._run``, the Rust ``drive`` with Python
-effects). The asyncio loop below drives the core's ``Attempts`` state machine and awaits
-``asyncio.sleep`` between attempts; every decision in it — retry or not, how long to wait,
-when to stop and why — is the core's. Both loops share the two context variables of
-``_recuo`` (the attempt pool of the outermost loop, and the attempt being made), so loops of
-either kind nest in each other with one limit.
-
-Both loops log the core's records (SPEC §7) to the ``recuo`` logger: the blocking loop from
-Rust, the asyncio loop through a ``_Journal`` (``_recuo._journal``) that makes the same
-records at the same points — an attempt's once its decision is known, then the result's.
+Both loops drive the core's operation machine (``recuo.Operation``): the blocking loop from
+Rust (``_recuo._run``, the core's ``drive`` with Python effects), the asyncio loop below,
+which does each ``Step`` the machine answers — awaiting the gate, calling the function,
+asking the classifier, awaiting ``asyncio.sleep`` — and forwards the machine's records to the
+``recuo`` logger. Every decision, count and record is the machine's. Both loops share the
+two context variables of ``_recuo`` (the attempt pool of the outermost loop, and the attempt
+being made), so loops of either kind nest in each other with one limit.
 """
 
 from __future__ import annotations
@@ -22,19 +19,16 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from ._limits import enter_gate
 from ._recuo import (
-    Attempts,
-    Decision,
     Gate,
+    Operation,
     Permit,
     Policy,
     Report,
+    Step,
+    Verdict,
     _attempt_pool,
-    _attempts_in_context,
     _current_attempt,
-    _exception_verdict,
-    _give_up_report,
-    _journal,
-    _Journal,
+    _operation_in_context,
     _run,
 )
 
@@ -291,135 +285,111 @@ def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
+def _unix_ms() -> int:
+    """The wall clock, in ms since the Unix epoch (the records' times)."""
+    return time.time_ns() // 1_000_000
+
+
 async def _run_async(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
-    attempts, token = _attempts_in_context(o.policy, o.seed)
+    op, token = _operation_in_context(o.policy, o.seed, o.gate, o.request)
     try:
-        return await _async_loop(attempts, fn, args, kwargs, o, _journal(o.request))
+        return await _drive(op, fn, args, kwargs, o)
     finally:
         if token is not None:
             _attempt_pool.reset(token)
 
 
-async def _async_loop(
-    attempts: Attempts,
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    o: _Options,
-    journal: _Journal | None,
-) -> Any:
-    """SPEC §6's loop, as the core's ``drive`` runs it: begin, pass the gate, attempt,
-    classify, decide, hook, sleep — with every decision taken by ``attempts``, and the
-    records logged where the blocking loop logs them."""
+async def _drive(op: Operation, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
+    """The machine's loop with asyncio: do each step ``op`` answers, and tell it what
+    happened. A cancelled task cancels the operation (``"cancelled"``) and propagates."""
     last: Exception | None = None
+    result: Any = None
+    permit: Permit | None = None
+    step = op.start(_now_ms(), _unix_ms())
     while True:
-        refused = attempts.begin(_now_ms())
-        if refused is not None:
-            # The enclosing loops' attempts ran out (nested loops racing for one pool).
-            _give_up(attempts, refused, o, last, journal)
-            if last is None:
-                raise RuntimeError(f"recuo gave up before the first attempt ({refused.reason})")
-            raise last
-        attempt = attempts.attempt
-        assert attempt is not None  # begun just now
-        permit = await _pass_gate(attempts, attempt.number, o, last, journal)
-        token = _current_attempt.set(attempt)
-        if journal is not None:
-            journal.started()
-        try:
+        with _chained(last):
+            op._log_records()
+        kind = step.kind
+        if kind == "enter":
+            assert o.gate is not None  # the machine asks only with a gate that may wait
             try:
-                result = await fn(*args, **kwargs)
-            finally:
-                # The place in flight is given back before anything else, any sleep above all.
-                if permit is not None:
-                    permit.release()
-        except asyncio.CancelledError as cancelled:
-            if journal is not None:
-                journal.ended(attempt, cancelled)
-            _cancel(attempts, o, journal)
-            raise
-        except Exception as exc:
-            if journal is not None:
-                journal.ended(attempt, exc)
-            decision = _decide(attempts, exc, o, journal)
-            if decision.kind != "retry":
-                _give_up(attempts, decision, o, None, journal)
-                raise
-            if journal is not None:
-                journal.retry(decision.delay_ms or 0)
-            if o.on_retry is not None:
-                o.on_retry(attempt.number, exc, decision.delay or 0.0)
-            last = exc
-        else:
-            if journal is not None:
-                journal.ended(attempt, None)
-            if o.gate is not None and o.gate.regulator is not None:
-                o.gate.regulator.on_success()
-            if journal is not None:
-                journal.done(attempts.attempts)
-            return result
-        finally:
-            _current_attempt.reset(token)
-        delay = decision.delay or 0.0
-        if delay > 0:
-            try:
-                await _sleep(o.sleep, delay)
+                permit = await enter_gate(o.gate)
             except asyncio.CancelledError:
-                _cancel(attempts, o, journal)
+                op.cancel()
+                _end(op, op.entered(_now_ms(), False), o, last)
                 raise
+            step = op.entered(_now_ms(), True)
+            if step.kind != "call" and permit is not None:
+                permit.release()
+        elif kind == "call":
+            token = _current_attempt.set(op.attempt)
+            try:
+                try:
+                    result = await fn(*args, **kwargs)
+                finally:
+                    # The place in flight is given back before anything else.
+                    _current_attempt.reset(token)
+                    if permit is not None:
+                        permit.release()
+                        permit = None
+            except asyncio.CancelledError as cancelled:
+                op.cancel()
+                step = op.failed(_now_ms(), cancelled)
+                _end(op, op.judged(_now_ms(), True) if step.kind == "classify" else step, o, None)
+                raise
+            except Exception as exc:
+                last = exc
+                step = op.failed(_now_ms(), exc)
+            else:
+                step = op.succeeded(_now_ms())
+        elif kind == "classify":
+            with _chained(last):
+                answer = True if o.classify is None else o.classify(last)  # type: ignore[arg-type]
+            step = op.judged(_now_ms(), answer if isinstance(answer, Verdict) else bool(answer))
+        elif kind == "sleep":
+            if o.on_retry is not None:
+                with _chained(last):
+                    o.on_retry(step.attempt or 0, last, step.delay or 0.0)  # type: ignore[arg-type]
+            if step.delay_ms:
+                try:
+                    await _sleep(o.sleep, step.delay or 0.0)
+                except asyncio.CancelledError:
+                    op.cancel()
+                    _end(op, op.slept(_now_ms()), o, None)
+                    raise
+            step = op.slept(_now_ms())
+        elif kind == "done":
+            return result
+        else:  # "gave_up": the function's own last exception, unchanged
+            _end(op, step, o, last)
+            if last is None:
+                # The enclosing loops' attempts ran out (nested loops racing for one pool).
+                raise RuntimeError(f"recuo gave up before the first attempt ({step.reason})")
+            raise last
 
 
-async def _pass_gate(
-    attempts: Attempts, number: int, o: _Options, last: Exception | None, journal: _Journal | None
-) -> Permit | None:
-    """Waits at the gate, if any, for attempt ``number``. Cancelled meanwhile, the operation
-    gives up with ``"cancelled"`` and that attempt is not counted (as in the core's loop)."""
-    if o.gate is None:
+class _chained:
+    """Raised while handling ``last`` (by a classifier or a hook): chain it, as an
+    ``except`` block would."""
+
+    def __init__(self, last: BaseException | None) -> None:
+        self.last = last
+
+    def __enter__(self) -> None:
         return None
-    try:
-        return await enter_gate(o.gate, number)
-    except asyncio.CancelledError:
-        _give_up(attempts, attempts.refuse_cancelled(_now_ms()), o, last, journal)
-        raise
 
-
-def _decide(attempts: Attempts, exc: Exception, o: _Options, journal: _Journal | None) -> Decision:
-    if attempts.is_spent:
-        # No attempt left anyway: the classifier is not asked.
-        return attempts.exhaust(_now_ms())
-    verdict = _exception_verdict(True if o.classify is None else o.classify(exc))
-    if journal is not None:
-        journal.judged(verdict)
-    gate = o.gate
-    if gate is None:
-        return attempts.decide(verdict, _now_ms())
-    if verdict.reason == "rate_limited" and gate.regulator is not None:
-        gate.regulator.on_throttled()
-    return attempts.decide(verdict, _now_ms(), budget=gate.budget)
-
-
-def _give_up(
-    attempts: Attempts, decision: Decision, o: _Options, last: Exception | None, journal: _Journal | None
-) -> None:
-    """The records of the give-up, then ``on_give_up``."""
-    try:
-        if journal is not None:
-            journal.give_up(decision.reason or "permanent", attempts.report().attempts)
-        if o.on_give_up is not None:
-            o.on_give_up(_give_up_report(attempts, decision, _now_ms()))
-    except BaseException as raised:
-        # Raised while giving up on `last`: chain it, as an `except` block would.
-        if last is not None and raised is not last and raised.__context__ is None:
+    def __exit__(self, kind: object, raised: BaseException | None, tb: object) -> None:
+        last = self.last
+        if raised is not None and last is not None and raised is not last and raised.__context__ is None:
             raised.__context__ = last
-        raise
 
 
-def _cancel(attempts: Attempts, o: _Options, journal: _Journal | None) -> None:
-    """The task was cancelled: the operation gives up with ``"cancelled"``."""
-    attempts.cancel()
-    decision = attempts.begin(_now_ms())
-    if decision is not None:
-        _give_up(attempts, decision, o, None, journal)
+def _end(op: Operation, step: Step, o: _Options, last: Exception | None) -> None:
+    """The machine gave up (``step``): its last records, then ``on_give_up``."""
+    with _chained(last):
+        op._log_records()
+        if step.kind == "gave_up" and o.on_give_up is not None:
+            o.on_give_up(op.report)
 
 
 async def _sleep(sleep: Sleep | None, seconds: float) -> None:

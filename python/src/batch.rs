@@ -2,58 +2,61 @@
 //! for the whole queue (SPEC §6–§9), and what it did (`BatchReport`, `BatchResult`, and the
 //! core's [`recuo::Stats`] as a `recuo.Stats`).
 //!
-//! The core's [`recuo::Batch`] cannot be told to stop from outside (so Ctrl-C could not end a
-//! batch waiting at its gate) and its classifier cannot fail (so an exception raised by
-//! `classify` would be lost). This runner therefore takes the same steps on the pieces the
-//! core gives: worker threads (Rust threads that take the GIL only to call Python), each
-//! operation through the core's one loop ([`recuo::drive()`], see [`crate::runner`]) with the
-//! core's [`recuo::Gate`], and the core's [`recuo::StatsRecorder`]. As in the core's runner:
-//! an operation not started when the deadline passes is never started, no operation waits
-//! past the deadline (its policy's deadline is cut to what is left, and its waits at the gate
-//! and between attempts are cancelled when the deadline passes), and a loop stopped before
-//! its first attempt counts as not started.
-//!
-//! Each operation's loop logs its records to the `recuo` logger as `recuo.retry` does (an
-//! operation says what it sends with `recuo.current_attempt().record_request(...)`), and an
-//! operation the deadline kept from starting has a result record of its own: given up,
-//! `cancelled`, no attempt — as in C and PHP.
+//! The queue is the core's sans-IO [`BatchQueue`] (which operation starts next, with its
+//! deadline clipped to the batch's, or why it is not started; when the whole queue stops),
+//! and each operation is the core's machine driven by [`crate::runner`]'s loop. What stays
+//! here is the host's: worker threads (Rust threads that take the GIL only to call Python),
+//! waking the operations that wait when the queue stops, Ctrl-C, and converting results.
+//! A worker that the queue tells an operation is not started logs the core's result record
+//! for it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use recuo::{CancelToken, Gate, Policy, Report, StatsRecorder, Stopped};
+use recuo::{
+    BatchQueue, CancelToken, Clock, Gate, GiveUpReason, Level, Next, Operation, Policy, Report,
+    StatsRecorder, Stopped, SystemClock,
+};
 
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
-use crate::machine::PyReport;
+use crate::machine::{Build, PyReport};
 use crate::policy::PyPolicy;
-use crate::record::log_not_started;
-use crate::runner::{drive_python, gate_arg, Driven, Effects, Env, Operation, SLEEP_SLICE};
+use crate::record::{log_record, records_level};
+use crate::runner::{drive_python, gate_arg, Call, Driven, Effects, Env, SLEEP_SLICE};
 use crate::stats::PyStats;
 
 /// How one operation ended, as the workers leave it.
 enum Ended {
-    Succeeded { value: Py<PyAny>, attempts: u32 },
-    GaveUp { error: PyErr, report: Report },
-    NotStarted,
+    Succeeded {
+        value: Py<PyAny>,
+        attempts: u32,
+    },
+    GaveUp {
+        error: PyErr,
+        report: Report,
+    },
+    NotStarted {
+        reason: GiveUpReason,
+        stopped_by: Option<GiveUpReason>,
+    },
 }
 
 /// What the workers share.
 struct Queue<'a> {
     ops: Vec<Py<PyAny>>,
-    policy: &'a Policy,
     gate: Option<&'a Gate>,
     classify: Option<Py<PyAny>>,
-    deadline: Option<Duration>,
-    started: Instant,
-    next: AtomicUsize,
+    queue: Mutex<BatchQueue>,
+    clock: SystemClock,
     results: Vec<Mutex<Option<Ended>>>,
     recorder: StatsRecorder,
-    /// Cancelled when the deadline passes, on Ctrl-C, or when a classifier raised.
+    /// Cancelled when the queue stops, on Ctrl-C, or when a classifier raised: wakes every
+    /// operation that waits.
     stop: CancelToken,
     /// Cancelled when the last worker is done.
     done: CancelToken,
@@ -64,15 +67,53 @@ struct Queue<'a> {
 }
 
 impl Queue<'_> {
+    fn lock(&self) -> MutexGuard<'_, BatchQueue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// A worker: takes the next operation until none is left.
     fn work(&self, py: Python<'_>) {
         loop {
-            let i = self.next.fetch_add(1, Ordering::AcqRel);
-            let Some(slot) = self.results.get(i) else {
-                break;
+            let next = self.lock().next(self.clock.now_ms());
+            let (index, ended) = match next {
+                Next::Finished => break,
+                Next::NotStarted {
+                    index,
+                    reason,
+                    stopped_by,
+                } => {
+                    let record = BatchQueue::not_started_record(
+                        recuo::unix_now_ms(),
+                        "",
+                        "",
+                        reason,
+                        stopped_by,
+                    );
+                    let logged = match records_level(py) {
+                        Ok(Some(_)) => log_record(py, Level::Warning, &record),
+                        Ok(None) => Ok(()),
+                        Err(e) => Err(e),
+                    };
+                    if let Err(raised) = logged {
+                        self.abort(raised);
+                    }
+                    (index, Ended::NotStarted { reason, stopped_by })
+                }
+                Next::Start { index, policy } => {
+                    let ended = self.run_one(py, index, &policy);
+                    let reason = match &ended {
+                        Ended::GaveUp { report, .. } => report.reason,
+                        _ => None,
+                    };
+                    if self.lock().finished(index, reason) {
+                        self.stop.cancel();
+                    }
+                    (index, ended)
+                }
             };
-            let ended = self.run_one(py, i);
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(ended);
+            *self.results[index]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(ended);
         }
     }
 
@@ -88,31 +129,11 @@ impl Queue<'_> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get_or_insert(error);
+        self.lock().stop(GiveUpReason::Cancelled);
         self.stop.cancel();
     }
 
-    fn run_one(&self, py: Python<'_>, i: usize) -> Ended {
-        let remaining = self
-            .deadline
-            .map(|d| d.saturating_sub(self.started.elapsed()));
-        if self.stop.is_cancelled() || remaining.is_some_and(|r| r.is_zero()) {
-            self.recorder.not_started();
-            if let Err(raised) = log_not_started(py) {
-                self.abort(raised);
-            }
-            return Ended::NotStarted;
-        }
-        // No operation may wait past the batch's deadline.
-        let deadline = match (self.policy.deadline_ms(), remaining) {
-            (Some(own), Some(left)) => Some(Duration::from_millis(own).min(left)),
-            (own, left) => own.map(Duration::from_millis).or(left),
-        };
-        let policy = self
-            .policy
-            .to_builder()
-            .deadline(deadline)
-            .build()
-            .unwrap_or_else(|_| self.policy.clone());
+    fn run_one(&self, py: Python<'_>, i: usize, policy: &Policy) -> Ended {
         let classify = self.classify.as_ref().map(|c| c.bind(py).clone());
         let effects = Effects {
             classify: classify.as_ref(),
@@ -120,69 +141,71 @@ impl Queue<'_> {
             on_give_up: None,
             sleep: None,
         };
+        // The caller's own stop is a cancellation; another operation's reason stops the queue.
+        let stopped = || {
+            self.lock()
+                .stopped()
+                .filter(|r| *r != GiveUpReason::Cancelled)
+        };
         let env = Env {
-            gate: self.gate,
-            stats: Some(&self.recorder),
             cancel: self.stop.clone(),
             signals: false,
-            request: None,
+            queue_stopped: Some(&stopped),
+        };
+        let build = Build {
+            gate: self.gate.cloned(),
+            stats: Some(self.recorder.clone()),
+            ..Build::default()
         };
         let op = self.ops[i].bind(py);
-        let driven = drive_python(py, &policy, None, Operation::Tarefa(op), &effects, &env);
+        let driven = drive_python(
+            py,
+            Operation::new(policy),
+            build,
+            Call::Tarefa(op),
+            &effects,
+            &env,
+        );
         match driven {
             Ok(Driven {
                 outcome: Ok(value),
-                attempts,
+                done,
                 ..
-            }) => {
-                self.recorder.finished(true);
-                Ended::Succeeded { value, attempts }
-            }
+            }) => Ended::Succeeded {
+                value,
+                attempts: done.map_or(1, |r| r.attempts),
+            },
             Ok(Driven {
                 outcome: Err(Stopped::GaveUp(gave_up)),
                 ..
             }) => match gave_up.error {
-                Some(error) => {
-                    self.recorder.finished(false);
-                    Ended::GaveUp {
-                        error,
-                        report: gave_up.report,
-                    }
-                }
-                None => {
-                    self.recorder.not_started();
-                    Ended::NotStarted
-                }
+                Some(error) => Ended::GaveUp {
+                    error,
+                    report: gave_up.report,
+                },
+                None => Ended::NotStarted {
+                    reason: gave_up.reason,
+                    stopped_by: gave_up.report.stopped_by,
+                },
             },
             Ok(Driven {
                 outcome: Err(Stopped::Aborted(error)),
                 ..
             })
             | Err(error) => {
-                self.recorder.finished(false);
                 self.abort(error);
-                Ended::NotStarted
+                Ended::NotStarted {
+                    reason: GiveUpReason::Cancelled,
+                    stopped_by: None,
+                }
             }
         }
     }
 
-    /// The calling thread, while the workers run: stops the batch when its deadline passes,
-    /// runs Python's signal handlers every 50 ms (Ctrl-C stops the batch), and returns when
-    /// the last worker is done.
+    /// The calling thread, while the workers run: runs Python's signal handlers every 50 ms
+    /// (Ctrl-C stops the batch), and returns when the last worker is done.
     fn supervise(&self) {
-        loop {
-            let mut slice = SLEEP_SLICE;
-            if let Some(deadline) = self.deadline {
-                let left = deadline.saturating_sub(self.started.elapsed());
-                if left.is_zero() {
-                    self.stop.cancel();
-                } else {
-                    slice = slice.min(left);
-                }
-            }
-            if self.done.sleep(slice) {
-                return;
-            }
+        while !self.done.sleep(SLEEP_SLICE) {
             if let Err(signalled) = Python::attach(|py| py.check_signals()) {
                 self.abort(signalled);
             }
@@ -235,10 +258,15 @@ fn operations_arg(py: Python<'_>, operations: &Bound<'_, PyAny>) -> PyResult<Vec
 ///
 /// Each operation is retried as ``recuo.retry`` would (``classify`` decides for each
 /// exception; by default every ``Exception`` is retried) and passes the gate before every
-/// attempt. When the deadline passes, the operations not yet started are never started (their
-/// results say ``"not_started"``), and no operation waits past it. With ``workers > 1`` the
-/// operations run on worker threads (each takes the GIL to run Python, and releases it while
-/// waiting); ``recuo.current_attempt()`` works inside them.
+/// attempt. The queue is the core's: once the deadline has passed, the operations not yet
+/// started are never started (their results say ``"not_started"``, reason
+/// ``"wait_exceeds_deadline"``), and no operation starts or waits past it. With
+/// ``stop_when_a_wait_exceeds_the_deadline``, one operation giving up
+/// ``"wait_exceeds_deadline"`` (the server said "come back tomorrow") stops the whole
+/// queue: the operations running give up ``"queue_stopped"`` and the rest are not started
+/// (``"queue_stopped"``), both with ``stopped_by="wait_exceeds_deadline"``. With
+/// ``workers > 1`` the operations run on worker threads (each takes the GIL to run Python,
+/// and releases it while waiting); ``recuo.current_attempt()`` works inside them.
 ///
 /// Ctrl-C stops the batch promptly and raises ``KeyboardInterrupt``; an exception raised by
 /// ``classify`` (or a ``BaseException`` that is not an ``Exception`` raised by an operation)
@@ -246,7 +274,8 @@ fn operations_arg(py: Python<'_>, operations: &Bound<'_, PyAny>) -> PyResult<Vec
 /// operation included), ``ValueError`` for ``workers < 1``, ``recuo.ConfigError`` for a bad
 /// deadline.
 #[pyfunction]
-#[pyo3(signature = (operations, *, policy = None, gate = None, workers = 1, deadline = None, classify = None))]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (operations, *, policy = None, gate = None, workers = 1, deadline = None, classify = None, stop_when_a_wait_exceeds_the_deadline = false))]
 pub(crate) fn run_batch(
     py: Python<'_>,
     operations: &Bound<'_, PyAny>,
@@ -255,6 +284,7 @@ pub(crate) fn run_batch(
     #[pyo3(from_py_with = workers_arg)] workers: usize,
     #[pyo3(from_py_with = deadline_arg)] deadline: Option<u64>,
     classify: Option<&Bound<'_, PyAny>>,
+    stop_when_a_wait_exceeds_the_deadline: bool,
 ) -> PyResult<PyBatchReport> {
     let policy = match policy.filter(|p| !p.is_none()) {
         None => Policy::default(),
@@ -274,16 +304,21 @@ pub(crate) fn run_batch(
     let classify = opt_callable(classify, "classify")?.map(|c| c.clone().unbind());
     let ops = operations_arg(py, operations)?;
     let n = ops.len();
+    let clock = SystemClock::default();
+    let recorder = StatsRecorder::new();
+    let started = Instant::now();
     let queue = Queue {
+        queue: Mutex::new(
+            BatchQueue::new(&policy, n, clock.now_ms(), deadline)
+                .stop_when_a_wait_exceeds_the_deadline(stop_when_a_wait_exceeds_the_deadline)
+                .stats(recorder.clone()),
+        ),
         ops,
-        policy: &policy,
         gate: gate.as_ref(),
         classify,
-        deadline: deadline.map(Duration::from_millis),
-        started: Instant::now(),
-        next: AtomicUsize::new(0),
+        clock,
         results: (0..n).map(|_| Mutex::new(None)).collect(),
-        recorder: StatsRecorder::new(),
+        recorder,
         stop: CancelToken::new(),
         done: CancelToken::new(),
         running: AtomicUsize::new(1),
@@ -330,20 +365,24 @@ pub(crate) fn run_batch(
             let ended = slot
                 .into_inner()
                 .unwrap_or_else(PoisonError::into_inner)
-                .unwrap_or(Ended::NotStarted);
+                .unwrap_or(Ended::NotStarted {
+                    reason: GiveUpReason::Cancelled,
+                    stopped_by: None,
+                });
             PyBatchResult::from_ended(py, ended)
         })
         .collect::<Vec<_>>();
     Ok(PyBatchReport {
         results: PyTuple::new(py, results)?.unbind(),
         stats: PyStats(queue.recorder.snapshot()),
-        elapsed: queue.started.elapsed(),
+        elapsed: started.elapsed(),
     })
 }
 
 /// How one operation of a batch ended: ``status`` is ``"succeeded"`` (its ``value``),
 /// ``"gave_up"`` (its last exception — the very object it raised — as ``error``, the
-/// ``reason`` and the ``report``) or ``"not_started"`` (the deadline came first).
+/// ``reason`` and the ``report``) or ``"not_started"`` (its ``reason``: the deadline came
+/// first, the queue stopped, or the batch was cancelled).
 /// ``attempts`` counts its calls.
 #[pyclass(name = "BatchResult", module = "recuo", frozen)]
 pub(crate) struct PyBatchResult {
@@ -352,6 +391,8 @@ pub(crate) struct PyBatchResult {
     error: Option<Py<PyAny>>,
     report: Option<PyReport>,
     attempts: u32,
+    /// For an operation not started: why, and what stopped the queue.
+    not_started: Option<(GiveUpReason, Option<GiveUpReason>)>,
 }
 
 impl PyBatchResult {
@@ -363,6 +404,7 @@ impl PyBatchResult {
                 error: None,
                 report: None,
                 attempts,
+                not_started: None,
             },
             Ended::GaveUp { error, report } => PyBatchResult {
                 status: "gave_up",
@@ -373,13 +415,15 @@ impl PyBatchResult {
                     report,
                     retry_at: None,
                 }),
+                not_started: None,
             },
-            Ended::NotStarted => PyBatchResult {
+            Ended::NotStarted { reason, stopped_by } => PyBatchResult {
                 status: "not_started",
                 value: None,
                 error: None,
                 report: None,
                 attempts: 0,
+                not_started: Some((reason, stopped_by)),
             },
         }
     }
@@ -406,12 +450,27 @@ impl PyBatchResult {
     }
 
     /// Why it gave up (``"permanent"``, ``"attempts_exhausted"``,
-    /// ``"wait_exceeds_deadline"``, ``"budget_exhausted"``, ``"cancelled"``), else ``None``.
+    /// ``"wait_exceeds_deadline"``, ``"budget_exhausted"``, ``"cancelled"``,
+    /// ``"queue_stopped"``) or was not started (``"wait_exceeds_deadline"``: the batch's
+    /// deadline had passed; ``"queue_stopped"``; ``"cancelled"``); ``None`` for a success.
     #[getter]
     fn reason(&self) -> Option<&'static str> {
-        self.report
-            .as_ref()
-            .and_then(|r| r.report.reason.map(|reason| reason.name()))
+        match (&self.report, self.not_started) {
+            (Some(r), _) => r.report.reason.map(GiveUpReason::name),
+            (None, Some((reason, _))) => Some(reason.name()),
+            _ => None,
+        }
+    }
+
+    /// For ``"queue_stopped"``: the reason that stopped the queue (another operation's);
+    /// else ``None``.
+    #[getter]
+    fn stopped_by(&self) -> Option<&'static str> {
+        match (&self.report, self.not_started) {
+            (Some(r), _) => r.report.stopped_by.map(GiveUpReason::name),
+            (None, Some((_, by))) => by.map(GiveUpReason::name),
+            _ => None,
+        }
     }
 
     /// The report of an operation that gave up, else ``None``.
@@ -445,7 +504,10 @@ impl PyBatchResult {
                 self.reason().unwrap_or("?"),
                 self.attempts
             ),
-            _ => "BatchResult(status='not_started')".to_owned(),
+            _ => format!(
+                "BatchResult(status='not_started', reason='{}')",
+                self.reason().unwrap_or("?")
+            ),
         })
     }
 }

@@ -11,7 +11,8 @@ use crate::args::{
     attempt_arg, base_arg, base_ms_arg, cap_ms_arg, config_error, maximo_arg, now_ms_arg,
     opt_callable, prazo_arg, require_callable, seed_arg, system_now_ms, tentativas_arg, type_name,
 };
-use crate::runner::{gate_arg, run_blocking, Effects, Operation};
+use crate::machine::Build;
+use crate::runner::{gate_arg, run_blocking, Call, Effects};
 
 /// Reads a `Retry-After` value given as `str`, `bytes` or `None` (absent).
 ///
@@ -98,8 +99,13 @@ pub(crate) fn com_retry(
     request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     require_callable(tarefa, "tarefa")?;
-    let gate = gate_arg(gate)?;
-    let request = crate::record::request_arg(request)?;
+    let build = Build {
+        seed,
+        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+        request: crate::record::request_arg(request)?,
+        guide: true,
+        ..Build::default()
+    };
     let effects = Effects {
         classify: opt_callable(repetir_se, "repetir_se")?,
         on_retry: opt_callable(ao_repetir, "ao_repetir")?,
@@ -113,12 +119,10 @@ pub(crate) fn com_retry(
         .with_deadline_ms(prazo);
     run_blocking(
         py,
-        &guide.policy(),
-        seed,
-        Operation::Tarefa(tarefa),
+        guide.operation(seed),
+        build,
+        Call::Tarefa(tarefa),
         &effects,
-        gate.map(|g| &g.get().inner),
-        request,
     )
 }
 

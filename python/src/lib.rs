@@ -45,6 +45,7 @@ mod machine;
 mod origin;
 mod plan;
 mod policy;
+mod queue;
 mod record;
 mod redact;
 mod runner;
@@ -98,8 +99,10 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
     m.add_class::<machine::PyAttempt>()?;
-    m.add_class::<machine::PyAttempts>()?;
-    m.add_class::<machine::PyDecision>()?;
+    m.add_class::<machine::PyOperation>()?;
+    m.add_class::<machine::PyStep>()?;
+    m.add_class::<queue::PyBatchQueue>()?;
+    m.add_class::<queue::PyNext>()?;
     m.add_class::<machine::PyReport>()?;
     m.add_class::<machine::PyIdempotencyKey>()?;
     m.add_class::<limits::PyRegulator>()?;
@@ -134,19 +137,9 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.setattr("_AttemptPool", py.get_type::<runner::PyAttemptPool>())?;
     m.setattr("_run", wrap_pyfunction!(runner::run, m)?)?;
     m.setattr(
-        "_attempts_in_context",
-        wrap_pyfunction!(runner::attempts_in_context, m)?,
+        "_operation_in_context",
+        wrap_pyfunction!(runner::operation_in_context, m)?,
     )?;
-    m.setattr(
-        "_give_up_report",
-        wrap_pyfunction!(runner::give_up_report, m)?,
-    )?;
-    m.setattr(
-        "_exception_verdict",
-        wrap_pyfunction!(runner::exception_verdict_py, m)?,
-    )?;
-    m.setattr("_Journal", py.get_type::<record::PyJournal>())?;
-    m.setattr("_journal", wrap_pyfunction!(record::journal, m)?)?;
     m.setattr("_attempt_pool", runner::pool_var(py)?)?;
     m.setattr("_current_attempt", runner::attempt_var(py)?)?;
     Ok(())

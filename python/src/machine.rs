@@ -1,11 +1,9 @@
-//! The sans-IO state machine for Python: `recuo.Attempts` and what it answers (`Decision`,
-//! `Report`), the attempt context (`Attempt`) and idempotency keys (`IdempotencyKey`).
+//! The core's operation machine for Python: `recuo.Operation` and the `Step` it answers,
+//! the attempt context (`Attempt`), the `Report` and idempotency keys (`IdempotencyKey`).
 //!
-//! Every decision is the core's `recuo::Attempts`; this module converts its arguments and
-//! answers, nothing more.
+//! Every decision, count and record is the core's `recuo::Operation`; this module converts
+//! its arguments and answers, and keeps what an attempt told its `Attempt` for the records.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::PyTypeError;
@@ -13,34 +11,34 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
 
 use recuo::{
-    AttemptPool, Attempts, Decision, IdempotencyKey, LazyJitterRng, Outcome, Report,
-    RetryAllowance, Verdict,
+    AttemptPool, GiveUpReason, IdempotencyKey, Level, Operation, Outcome, Policy, Report, Seen,
+    Step, Verdict,
 };
 
 use crate::args::{mono_ms_arg, seed_arg, type_name};
-use crate::limits::PyRetryBudget;
+use crate::limits::PyGate;
 use crate::policy::PyPolicy;
-use crate::record::{notes_of, record_status_arg, NotesCell, RequestLine, Seen};
-use crate::verdict::PyVerdict;
+use crate::record::{
+    give_up_reason, notes_of, observed, record_object, record_status_arg, request_arg, NotesCell,
+};
+use crate::stats::PyStatsRecorder;
+use crate::verdict::{headers_arg, transport_arg, PyVerdict};
 
 /// One operation's idempotency key, made at its first use and then shared by every attempt.
 pub(crate) type KeyCell = Arc<OnceLock<IdempotencyKey>>;
 
-/// The key in `cell`, made now if this is its first use.
-///
-/// The key is drawn from a generator of its own, seeded by the operating system, never from
-/// the jitter generator: reading the key (or not) cannot change a seeded run's delays, and a
-/// seed meant for tests never makes a key predictable.
+/// The key in `cell`, made now (from the operating system's random source) if this is its
+/// first use.
 pub(crate) fn key_of(cell: &KeyCell) -> IdempotencyKey {
-    *cell.get_or_init(|| IdempotencyKey::generate(&mut LazyJitterRng::new(None)))
+    *cell.get_or_init(IdempotencyKey::random)
 }
 
 /// The attempt being made: its number (from 0), the operation's idempotency key and the
 /// header to send it in. ``recuo.current_attempt()`` answers it inside a retry loop;
-/// ``Attempts.attempt`` answers it for a loop of your own.
+/// ``Operation.attempt`` answers it for a loop of your own.
 ///
-/// For the records a retry loop logs, the operation may say what the attempt sent
-/// (``record_request``) and what it received (``record_response``).
+/// For the records, the operation may say what the attempt sent (``record_request``) and
+/// what it received (``record_response``).
 #[pyclass(name = "Attempt", module = "recuo", frozen)]
 pub(crate) struct PyAttempt {
     pub(crate) number: u32,
@@ -57,7 +55,7 @@ impl PyAttempt {
     /// record and the operation's result.
     #[pyo3(signature = (method, url))]
     fn record_request(&self, method: &Bound<'_, PyAny>, url: &Bound<'_, PyAny>) -> PyResult<()> {
-        let line = RequestLine {
+        let line = recuo::RequestLine {
             method: crate::args::require_str(method, "method")?.into_owned(),
             url: crate::args::url_text(url, "url")?,
         };
@@ -76,7 +74,7 @@ impl PyAttempt {
         headers: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let status = record_status_arg(status)?;
-        let headers = crate::verdict::headers_arg(headers)?;
+        let headers = headers_arg(headers)?;
         notes_of(&self.notes).response = Some(Seen::new(Outcome::Status(status), &headers));
         Ok(())
     }
@@ -109,7 +107,8 @@ impl PyAttempt {
     }
 }
 
-/// A new idempotency key: a random UUID v4, different for every instance.
+/// A new idempotency key: a random UUID v4 from the operating system's random source,
+/// different for every instance.
 ///
 /// ``str(key)`` is its text: 36 lower-case characters,
 /// ``xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx``. Send it in the ``Idempotency-Key`` header
@@ -123,7 +122,7 @@ pub(crate) struct PyIdempotencyKey(pub(crate) IdempotencyKey);
 impl PyIdempotencyKey {
     #[new]
     fn new() -> Self {
-        PyIdempotencyKey(key_of(&KeyCell::default()))
+        PyIdempotencyKey(IdempotencyKey::random())
     }
 
     fn __str__(&self) -> &str {
@@ -135,100 +134,9 @@ impl PyIdempotencyKey {
     }
 }
 
-/// What to do next, as ``Attempts`` decides: ``kind`` is ``"done"`` (stop: success),
-/// ``"retry"`` (sleep ``delay_ms``, then make attempt ``next_attempt``) or ``"give_up"``
-/// (stop: ``reason``, and for ``"wait_exceeds_deadline"`` the instant ``retry_at_ms`` on
-/// your clock from which a retry would be allowed). Immutable, comparable and hashable.
-#[pyclass(name = "Decision", module = "recuo", frozen, eq)]
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PyDecision(pub(crate) Decision);
-
-#[pymethods]
-impl PyDecision {
-    /// ``"done"``, ``"retry"`` or ``"give_up"``.
-    #[getter]
-    fn kind(&self) -> &'static str {
-        match self.0 {
-            Decision::Done => "done",
-            Decision::Retry { .. } => "retry",
-            Decision::GiveUp { .. } => "give_up",
-        }
-    }
-
-    /// For ``"retry"``: the delay before the next attempt in milliseconds; else ``None``.
-    #[getter]
-    fn delay_ms(&self) -> Option<u64> {
-        match self.0 {
-            Decision::Retry { delay_ms, .. } => Some(delay_ms),
-            _ => None,
-        }
-    }
-
-    /// For ``"retry"``: the delay in seconds (``delay_ms / 1000``); else ``None``.
-    #[getter]
-    fn delay(&self) -> Option<f64> {
-        self.delay_ms().map(ms_to_secs)
-    }
-
-    /// For ``"retry"``: the number of the next attempt (from 0); else ``None``.
-    #[getter]
-    fn next_attempt(&self) -> Option<u32> {
-        match self.0 {
-            Decision::Retry { next_attempt, .. } => Some(next_attempt),
-            _ => None,
-        }
-    }
-
-    /// For ``"give_up"``: ``"permanent"``, ``"attempts_exhausted"``,
-    /// ``"wait_exceeds_deadline"``, ``"budget_exhausted"`` or ``"cancelled"``; else ``None``.
-    #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        match self.0 {
-            Decision::GiveUp { reason, .. } => Some(reason.name()),
-            _ => None,
-        }
-    }
-
-    /// For ``"wait_exceeds_deadline"`` with a finite server wait: the instant, on the clock
-    /// you pass to ``Attempts``, from which a retry would be allowed; else ``None``.
-    #[getter]
-    fn retry_at_ms(&self) -> Option<u64> {
-        match self.0 {
-            Decision::GiveUp { retry_at_ms, .. } => retry_at_ms,
-            _ => None,
-        }
-    }
-
-    fn __hash__(&self) -> u64 {
-        let mut h = DefaultHasher::new();
-        (self.kind(), self.delay_ms(), self.next_attempt()).hash(&mut h);
-        (self.reason(), self.retry_at_ms()).hash(&mut h);
-        h.finish()
-    }
-
-    fn __repr__(&self) -> String {
-        match self.0 {
-            Decision::Done => "Decision(kind='done')".to_owned(),
-            Decision::Retry {
-                delay_ms,
-                next_attempt,
-            } => {
-                format!("Decision(kind='retry', delay_ms={delay_ms}, next_attempt={next_attempt})")
-            }
-            Decision::GiveUp {
-                reason,
-                retry_at_ms,
-            } => format!(
-                "Decision(kind='give_up', reason='{}', retry_at_ms={})",
-                reason.name(),
-                opt_repr(retry_at_ms)
-            ),
-        }
-    }
-}
-
 /// What happened to one operation: ``attempts`` made, the ``reason`` it stopped without
-/// success (``None`` when it succeeded or has not stopped), the time from the start of the
+/// success (``None`` when it succeeded or has not stopped), for ``"queue_stopped"`` the
+/// reason that stopped the batch's queue (``stopped_by``), the time from the start of the
 /// first attempt to the last decision (``elapsed_ms``, ``elapsed`` in seconds), and the
 /// delays decided between attempts (``delays_ms``, ``delays`` in seconds). A report from
 /// ``recuo.retry`` that gave up with ``"wait_exceeds_deadline"`` also says when a retry
@@ -251,7 +159,13 @@ impl PyReport {
     /// Why the operation stopped without success (a give-up reason), or ``None``.
     #[getter]
     fn reason(&self) -> Option<&'static str> {
-        self.report.reason.map(|r| r.name())
+        self.report.reason.map(GiveUpReason::name)
+    }
+
+    /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
+    #[getter]
+    fn stopped_by(&self) -> Option<&'static str> {
+        self.report.stopped_by.map(GiveUpReason::name)
     }
 
     /// Milliseconds from the start of the first attempt to the last decision.
@@ -289,15 +203,17 @@ impl PyReport {
     fn __repr__(&self) -> String {
         let delays: Vec<String> = self.report.delays_ms.iter().map(u64::to_string).collect();
         let comma = if delays.len() == 1 { "," } else { "" };
+        let quoted = |r: Option<&str>| r.map_or_else(|| "None".to_owned(), |r| format!("'{r}'"));
         format!(
-            "Report(attempts={}, reason={}, elapsed_ms={}, delays_ms=({}{comma}), retry_at={})",
+            "Report(attempts={}, reason={}, elapsed_ms={}, delays_ms=({}{comma}), retry_at={}{})",
             self.report.attempts,
-            self.reason()
-                .map_or_else(|| "None".to_owned(), |r| format!("'{r}'")),
+            quoted(self.reason()),
             self.report.elapsed_ms,
             delays.join(", "),
             self.retry_at
                 .map_or_else(|| "None".to_owned(), |t| format!("{t:?}")),
+            self.stopped_by()
+                .map_or_else(String::new, |r| format!(", stopped_by='{r}'")),
         )
     }
 }
@@ -308,62 +224,151 @@ pub(crate) fn ms_to_secs(ms: u64) -> f64 {
     ms as f64 / 1000.0
 }
 
-fn opt_repr(v: Option<u64>) -> String {
-    v.map_or_else(|| "None".to_owned(), |n| n.to_string())
-}
+/// What to do next, as ``recuo.Operation`` answers: ``kind`` is ``"enter"`` (pass the gate
+/// for ``attempt``, waiting at most until ``until_ms``), ``"call"`` (make ``attempt`` now,
+/// bounded by ``timeout_ms`` when you can), ``"classify"`` (judge the failure of
+/// ``attempt``), ``"sleep"`` (wait ``delay_ms``), ``"done"`` (succeeded: ``report``) or
+/// ``"gave_up"`` (``reason``, ``report``, and for ``"wait_exceeds_deadline"`` the instant
+/// ``retry_at_ms`` on your clock from which a retry would be allowed). Immutable and
+/// comparable.
+#[pyclass(name = "Step", module = "recuo", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub(crate) struct PyStep(pub(crate) Step);
 
-/// The retry state of one operation under a policy, for code that runs its own loop (an
-/// event loop, a scheduler): ``begin(now_ms)`` before each attempt, ``decide(verdict,
-/// now_ms)`` after it, and do what the ``Decision`` says. Times are readings of your own
-/// monotonic clock in whole milliseconds. ``seed`` makes the jitter reproducible.
-#[pyclass(name = "Attempts", module = "recuo")]
-pub(crate) struct PyAttempts {
-    inner: Attempts,
-    rng: LazyJitterRng,
-    key: KeyCell,
-    header: Arc<str>,
-    /// The notes of the attempt begun last (fresh at each `begin`).
-    notes: NotesCell,
-}
-
-impl PyAttempts {
-    /// A fresh operation under `policy`, drawing from `pool` when it runs inside another
-    /// loop's context (see `runner::PoolScope`).
-    pub(crate) fn make(
-        policy: &recuo::Policy,
-        seed: Option<u64>,
-        pool: Option<(AttemptPool, bool)>,
-    ) -> Self {
-        let mut inner = Attempts::new(policy);
-        if let Some((pool, nested)) = pool {
-            inner = inner.with_pool(pool, nested);
-        }
-        PyAttempts {
-            inner,
-            rng: LazyJitterRng::new(seed),
-            key: KeyCell::default(),
-            header: Arc::from(policy.idempotency_header()),
-            notes: NotesCell::default(),
+#[pymethods]
+impl PyStep {
+    /// ``"enter"``, ``"call"``, ``"classify"``, ``"sleep"``, ``"done"`` or ``"gave_up"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.0 {
+            Step::Enter { .. } => "enter",
+            Step::Call { .. } => "call",
+            Step::Classify { .. } => "classify",
+            Step::Sleep { .. } => "sleep",
+            Step::Done(_) => "done",
+            Step::GaveUp { .. } => "gave_up",
         }
     }
 
-    /// The report so far, with `retry_at` (Unix seconds) when the runner knows it.
-    pub(crate) fn report_with(&self, retry_at: Option<f64>) -> PyReport {
-        PyReport {
-            report: self.inner.report(),
-            retry_at,
+    /// The attempt's number (from 0) for ``enter``, ``call``, ``classify`` and ``sleep``.
+    #[getter]
+    fn attempt(&self) -> Option<u32> {
+        match self.0 {
+            Step::Enter { attempt, .. }
+            | Step::Call { attempt, .. }
+            | Step::Classify { attempt }
+            | Step::Sleep { attempt, .. } => Some(attempt),
+            _ => None,
+        }
+    }
+
+    /// For ``enter``: the deadline's instant on your clock (ms), if there is one.
+    #[getter]
+    fn until_ms(&self) -> Option<u64> {
+        match self.0 {
+            Step::Enter { until_ms, .. } => until_ms,
+            _ => None,
+        }
+    }
+
+    /// For ``call``: what is left of the deadline (ms), if there is one.
+    #[getter]
+    fn timeout_ms(&self) -> Option<u64> {
+        match self.0 {
+            Step::Call { timeout_ms, .. } => timeout_ms,
+            _ => None,
+        }
+    }
+
+    /// For ``sleep``: the delay in ms.
+    #[getter]
+    fn delay_ms(&self) -> Option<u64> {
+        match self.0 {
+            Step::Sleep { delay_ms, .. } => Some(delay_ms),
+            _ => None,
+        }
+    }
+
+    /// For ``sleep``: the delay in seconds.
+    #[getter]
+    fn delay(&self) -> Option<f64> {
+        self.delay_ms().map(ms_to_secs)
+    }
+
+    /// For ``gave_up``: why.
+    #[getter]
+    fn reason(&self) -> Option<&'static str> {
+        match self.0 {
+            Step::GaveUp { reason, .. } => Some(reason.name()),
+            _ => None,
+        }
+    }
+
+    /// For ``gave_up`` with ``"wait_exceeds_deadline"`` on a finite wait: the instant on
+    /// your clock (ms) from which the server would accept a retry.
+    #[getter]
+    fn retry_at_ms(&self) -> Option<u64> {
+        match self.0 {
+            Step::GaveUp { retry_at_ms, .. } => retry_at_ms,
+            _ => None,
+        }
+    }
+
+    /// For ``done`` and ``gave_up``: the operation's report.
+    #[getter]
+    fn report(&self) -> Option<PyReport> {
+        match &self.0 {
+            Step::Done(report) | Step::GaveUp { report, .. } => Some(PyReport {
+                report: report.clone(),
+                retry_at: None,
+            }),
+            _ => None,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let n = |v: Option<u64>| v.map_or_else(|| "None".to_owned(), |v| v.to_string());
+        match &self.0 {
+            Step::Enter { attempt, until_ms } => {
+                format!(
+                    "Step(kind='enter', attempt={attempt}, until_ms={})",
+                    n(*until_ms)
+                )
+            }
+            Step::Call {
+                attempt,
+                timeout_ms,
+            } => format!(
+                "Step(kind='call', attempt={attempt}, timeout_ms={})",
+                n(*timeout_ms)
+            ),
+            Step::Classify { attempt } => format!("Step(kind='classify', attempt={attempt})"),
+            Step::Sleep { attempt, delay_ms } => {
+                format!("Step(kind='sleep', attempt={attempt}, delay_ms={delay_ms})")
+            }
+            Step::Done(_) => "Step(kind='done')".to_owned(),
+            Step::GaveUp {
+                reason,
+                retry_at_ms,
+                ..
+            } => format!(
+                "Step(kind='gave_up', reason='{}', retry_at_ms={})",
+                reason.name(),
+                n(*retry_at_ms)
+            ),
         }
     }
 }
 
-/// The verdict a caller hands to `decide`: a `Verdict`, or a `bool` (`True` retries with no
-/// server wait, `False` gives up as permanent, as a predicate would).
-fn verdict_arg(value: &Bound<'_, PyAny>) -> PyResult<Verdict> {
+/// A verdict handed to the machine: a `Verdict` (with what `recuo.classify` saw), or a
+/// `bool` (`True` retries, `False` gives up as permanent, as a predicate would).
+pub(crate) fn verdict_arg(value: &Bound<'_, PyAny>) -> PyResult<(Verdict, Option<Seen>)> {
     if let Ok(v) = value.cast::<PyVerdict>() {
-        return Ok(v.get().0);
+        let v = v.get();
+        return Ok((v.0, v.1.as_deref().cloned()));
     }
     if let Ok(b) = value.cast::<PyBool>() {
-        return Ok(Verdict::from_predicate(b.is_true()));
+        return Ok((b.is_true().into(), None));
     }
     Err(PyTypeError::new_err(format!(
         "verdict must be a recuo.Verdict or a bool, not {}",
@@ -371,130 +376,360 @@ fn verdict_arg(value: &Bound<'_, PyAny>) -> PyResult<Verdict> {
     )))
 }
 
-#[pymethods]
-impl PyAttempts {
-    #[new]
-    #[pyo3(signature = (policy, *, seed = None))]
-    fn new(
-        policy: PyRef<'_, PyPolicy>,
-        #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
-    ) -> Self {
-        Self::make(&policy.0, seed, None)
+fn level_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<Level>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    let name = crate::args::require_str(value, "records")?;
+    [Level::Debug, Level::Info, Level::Warning]
+        .into_iter()
+        .find(|l| l.name() == name)
+        .map(Some)
+        .ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "records must be 'debug', 'info', 'warning' or None, not {name:?}"
+            ))
+        })
+}
+
+/// What an operation is built from, besides its policy.
+#[derive(Default)]
+pub(crate) struct Build {
+    pub(crate) seed: Option<u64>,
+    pub(crate) gate: Option<recuo::Gate>,
+    pub(crate) stats: Option<recuo::StatsRecorder>,
+    pub(crate) request: Option<recuo::RequestLine>,
+    pub(crate) records: Option<Level>,
+    pub(crate) guide: bool,
+    pub(crate) key: Option<IdempotencyKey>,
+    pub(crate) pool: Option<(AttemptPool, bool)>,
+}
+
+impl Build {
+    /// The core's machine under `policy`, and the cell of its key.
+    pub(crate) fn operation(self, policy: &Policy) -> (Operation, KeyCell) {
+        let op = Operation::new(policy).classify_last_failure(!self.guide);
+        self.apply(op)
     }
 
-    /// Starts the next attempt at ``now_ms``. Answers ``None`` when it may go ahead, or the
-    /// ``"give_up"`` decision when the operation was cancelled or its attempts are spent.
-    fn begin(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> Option<PyDecision> {
-        match self.inner.begin(now_ms) {
-            Ok(_) => {
-                self.notes = NotesCell::default();
-                None
-            }
-            Err(decision) => Some(PyDecision(decision)),
+    /// `op` with these settings, and the cell of its key.
+    pub(crate) fn apply(self, mut op: Operation) -> (Operation, KeyCell) {
+        op = op.seed(self.seed);
+        if let Some(line) = &self.request {
+            op = op.request(&line.method, &line.url);
+        }
+        op = op.records(self.records);
+        if let Some(gate) = self.gate {
+            op = op.gate(gate);
+        }
+        if let Some(stats) = self.stats {
+            op = op.stats(stats);
+        }
+        if let Some((pool, nested)) = self.pool {
+            op = op.pool(pool, nested);
+        }
+        let key = KeyCell::default();
+        if let Some(k) = self.key {
+            op = op.idempotency_key(k);
+            let _ = key.set(k);
+        }
+        (op, key)
+    }
+}
+
+/// One operation's whole retry loop (SPEC §6) as the core's sans-IO machine, for code that
+/// runs its own loop (an event loop, a scheduler): tell it what happened, do the ``Step`` it
+/// answers. ``recuo.retry``'s asyncio loop is such a driver.
+///
+/// Times are readings of your own monotonic clock in whole milliseconds. ``seed`` makes the
+/// jitter reproducible (never the key). ``gate`` (a ``recuo.Gate``): a ``"enter"`` step
+/// before each attempt when it has a limit or a regulator, its budget counts first attempts
+/// and pays for retries, an adaptive regulator hears every verdict. ``stats`` (a
+/// ``recuo.StatsRecorder``) counts starts, causes and the result. ``request=(method, url)``
+/// is what ``responded`` classifies with and the records name. ``records`` (``"debug"``,
+/// ``"info"``, ``"warning"`` or ``None``) keeps the records of that level and above, for
+/// ``poll_record``. ``classify_last_failure=False`` is guide A's loop (the last failure is
+/// not judged: ``"attempts_exhausted"``). ``idempotency_key`` (a ``recuo.IdempotencyKey``)
+/// is the caller's key, which makes the request idempotent. ``pool`` (an int): this
+/// operation runs inside an attempt of an enclosing loop with that many attempts left, and
+/// draws from them.
+#[pyclass(name = "Operation", module = "recuo")]
+pub(crate) struct PyOperation {
+    op: Operation,
+    key: KeyCell,
+    header: Arc<str>,
+    /// The notes of the attempt being made (fresh at each ``"call"``).
+    notes: NotesCell,
+    /// The attempt's response came from its notes: it comes before a classifier's.
+    told: bool,
+    /// The number of the attempt of the last ``"call"``.
+    current: Option<u32>,
+    /// The start on both clocks, for ``retry_at``.
+    started: (u64, i64),
+    /// For ``"wait_exceeds_deadline"``: the instant from which a retry would be allowed.
+    retry_at_ms: Option<u64>,
+}
+
+impl PyOperation {
+    /// Wraps the core's machine `op` with the cell of its key.
+    pub(crate) fn wrap(op: Operation, key: KeyCell) -> Self {
+        PyOperation {
+            header: Arc::from(op.policy().idempotency_header()),
+            op,
+            key,
+            notes: NotesCell::default(),
+            told: false,
+            current: None,
+            started: (0, 0),
+            retry_at_ms: None,
         }
     }
 
-    /// Decides what follows the attempt just made, whose verdict is ``verdict`` (a
-    /// ``Verdict``, or a ``bool``: ``True`` retries, ``False`` gives up as permanent), at
-    /// ``now_ms``. With a ``budget`` (a ``recuo.RetryBudget``), a retry takes a token from
-    /// it, and none left gives up with ``"budget_exhausted"``.
-    #[pyo3(signature = (verdict, now_ms, *, budget = None))]
-    fn decide(
-        &mut self,
-        verdict: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
-        budget: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyDecision> {
-        let verdict = verdict_arg(verdict)?;
-        let budget = match budget.filter(|b| !b.is_none()) {
-            None => None,
-            Some(b) => Some(b.cast::<PyRetryBudget>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "budget must be a recuo.RetryBudget or None, not {}",
-                    type_name(b)
-                ))
-            })?),
+    fn step(&mut self, step: Step) -> PyStep {
+        if let Step::Call { attempt, .. } = step {
+            self.notes = NotesCell::default();
+            self.told = false;
+            self.current = Some(attempt);
+        }
+        if let Step::GaveUp { retry_at_ms, .. } = step {
+            self.retry_at_ms = retry_at_ms;
+        }
+        PyStep(step)
+    }
+
+    /// What the attempt just made told its notes, or `error` carries: for its record.
+    fn ended(&mut self, error: Option<&Bound<'_, PyAny>>) -> Option<Seen> {
+        if !self.op.keeps_records() {
+            return None;
+        }
+        let (sent, seen, told) = observed(&self.notes, error.filter(|e| !e.is_none()));
+        if let Some(sent) = sent {
+            self.op.attempt_request(&sent.method, &sent.url);
+        }
+        self.told = told;
+        seen
+    }
+}
+
+#[pymethods]
+impl PyOperation {
+    #[new]
+    #[pyo3(signature = (policy = None, *, seed = None, gate = None, stats = None, request = None, records = None, classify_last_failure = true, idempotency_key = None, pool = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        policy: Option<PyRef<'_, PyPolicy>>,
+        #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
+        gate: Option<PyRef<'_, PyGate>>,
+        stats: Option<PyRef<'_, PyStatsRecorder>>,
+        request: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = level_arg)] records: Option<Level>,
+        classify_last_failure: bool,
+        idempotency_key: Option<PyRef<'_, PyIdempotencyKey>>,
+        pool: Option<u32>,
+    ) -> PyResult<Self> {
+        let policy = policy.map_or_else(Policy::default, |p| p.0.clone());
+        let build = Build {
+            seed,
+            gate: gate.map(|g| g.inner.clone()),
+            stats: stats.map(|s| s.0.clone()),
+            request: request_arg(request)?,
+            records,
+            guide: !classify_last_failure,
+            key: idempotency_key.map(|k| k.0),
+            pool: pool.map(|n| (AttemptPool::new(n), true)),
         };
-        let allowance = budget.map(|b| &b.get().inner as &dyn RetryAllowance);
-        Ok(PyDecision(self.inner.decide_with(
-            verdict,
-            now_ms,
-            &mut self.rng,
-            allowance,
-        )))
+        let (op, key) = build.operation(&policy);
+        Ok(Self::wrap(op, key))
     }
 
-    /// Gives up with ``"cancelled"`` at ``now_ms`` because the operation was cancelled after
-    /// ``begin`` but before its attempt could start (say, while waiting at a gate): that
-    /// attempt is not counted.
-    fn refuse_cancelled(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyDecision {
-        self.inner.cancel();
-        PyDecision(self.inner.refuse_cancelled(now_ms))
+    /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
+    /// the Unix epoch; ``None``: the system clock) — the records' times are measured from it.
+    #[pyo3(signature = (now_ms, unix_ms = None))]
+    fn start(
+        &mut self,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        unix_ms: Option<i64>,
+    ) -> PyStep {
+        let unix = unix_ms.unwrap_or_else(recuo::unix_now_ms);
+        if !self.op.is_finished() && self.current.is_none() {
+            self.started = (now_ms, unix);
+        }
+        let step = self.op.start(now_ms, unix);
+        self.step(step)
     }
 
-    /// Gives up with ``"attempts_exhausted"`` at ``now_ms``: what a loop does instead of
-    /// classifying a failure when ``is_spent`` says no attempt is left.
-    fn exhaust(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyDecision {
-        PyDecision(self.inner.exhaust(now_ms))
+    /// The gate's answer for ``"enter"``: ``passed`` is false when the wait was cancelled
+    /// or reached the deadline.
+    fn entered(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64, passed: bool) -> PyStep {
+        let step = self.op.entered(now_ms, passed);
+        self.step(step)
     }
 
-    /// Cancels the operation: the next ``begin`` or ``decide`` gives up with
-    /// ``"cancelled"``.
+    /// The attempt of ``"call"`` succeeded at ``now_ms``.
+    fn succeeded(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
+        let seen = self.ended(None);
+        let step = self.op.succeeded_seen(now_ms, seen);
+        self.step(step)
+    }
+
+    /// The attempt of ``"call"`` failed at ``now_ms``, raising ``error`` if you have one
+    /// (its status and headers go in the record): answers ``"classify"``, or for guide A's
+    /// loop with no attempt left ``"gave_up"``.
+    #[pyo3(signature = (now_ms, error = None))]
+    fn failed(
+        &mut self,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        error: Option<&Bound<'_, PyAny>>,
+    ) -> PyStep {
+        let seen = self.ended(error);
+        let step = self.op.failed_seen(now_ms, seen);
+        self.step(step)
+    }
+
+    /// The verdict on the failure of ``"classify"``: a ``recuo.Verdict`` (whose server wait
+    /// is honoured) or a ``bool`` (``True`` retries, ``False`` gives up as permanent).
+    fn judged(
+        &mut self,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        verdict: &Bound<'_, PyAny>,
+    ) -> PyResult<PyStep> {
+        let (verdict, seen) = verdict_arg(verdict)?;
+        let seen = if self.told { None } else { seen };
+        let step = self.op.judged(now_ms, verdict, seen);
+        Ok(self.step(step))
+    }
+
+    /// An HTTP attempt ended at ``now_ms`` with ``status`` (or the transport failure
+    /// ``error``: ``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"``, ``"other"``) and the
+    /// response's ``headers``: the machine classifies it by the policy with the request's
+    /// method and key (no ``"classify"`` step).
+    #[pyo3(signature = (now_ms, status = None, *, error = None, headers = None))]
+    fn responded(
+        &mut self,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        status: Option<&Bound<'_, PyAny>>,
+        error: Option<&Bound<'_, PyAny>>,
+        headers: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyStep> {
+        let outcome = match (
+            status.filter(|s| !s.is_none()),
+            error.filter(|e| !e.is_none()),
+        ) {
+            (Some(s), None) => Outcome::Status(record_status_arg(s)?),
+            (None, Some(e)) => Outcome::Transport(transport_arg(e, "error")?),
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "responded takes a status or an error, not both or neither",
+                ))
+            }
+        };
+        let headers = headers_arg(headers)?;
+        if let (Some(sent), _, _) = observed(&self.notes, None) {
+            self.op.attempt_request(&sent.method, &sent.url);
+        }
+        let step = self.op.responded(now_ms, outcome, &headers);
+        Ok(self.step(step))
+    }
+
+    /// The wait of ``"sleep"`` is over at ``now_ms`` (or was cut short by a cancellation).
+    fn slept(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
+        let step = self.op.slept(now_ms);
+        self.step(step)
+    }
+
+    /// Cancels the operation (your own cancellation): the next step gives up
+    /// ``"cancelled"``; an attempt in flight still ends as it ends.
     fn cancel(&mut self) {
-        self.inner.cancel();
+        self.op.cancel();
     }
 
-    /// Whether no attempt is left after the ones begun: a failure now can only end in
-    /// ``"attempts_exhausted"``.
-    #[getter]
-    fn is_spent(&self) -> bool {
-        self.inner.is_spent()
+    /// Stops the operation because its batch queue stopped on another operation's
+    /// ``reason``: it gives up ``"queue_stopped"``, naming it.
+    fn stop_queue(&mut self, reason: &str) -> PyResult<()> {
+        self.op.stop_queue(give_up_reason(reason)?);
+        Ok(())
     }
 
-    /// Attempts begun so far.
-    #[getter]
-    fn attempts(&self) -> u32 {
-        self.inner.attempts()
+    /// The next record, as ``(level, record)`` — ``level`` is ``"debug"``, ``"info"`` or
+    /// ``"warning"``, ``record`` an ``AttemptRecord`` or a ``ResultRecord`` — in the order
+    /// they were made; ``None`` when there is none.
+    fn poll_record(&mut self, py: Python<'_>) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
+        match self.op.poll_record() {
+            Some((level, record)) => Ok(Some((level.name(), record_object(py, record)?))),
+            None => Ok(None),
+        }
     }
 
-    /// The attempt begun last (its number, the key and the header), or ``None`` before the
-    /// first ``begin``.
+    /// What has happened so far; for ``"wait_exceeds_deadline"``, ``retry_at`` is the
+    /// Unix time (seconds) from which a retry would be allowed.
     #[getter]
-    fn attempt(&self) -> Option<PyAttempt> {
-        self.inner
-            .attempts()
-            .checked_sub(1)
-            .map(|number| PyAttempt {
-                number,
-                key: Arc::clone(&self.key),
-                header: Arc::clone(&self.header),
-                notes: Arc::clone(&self.notes),
-            })
+    fn report(&self) -> PyReport {
+        let (start_ms, start_unix) = self.started;
+        PyReport {
+            report: self.op.report(),
+            retry_at: self
+                .retry_at_ms
+                .map(|at| (start_unix as f64 + (at as f64 - start_ms as f64)) / 1000.0),
+        }
     }
 
-    /// The operation's idempotency key (UUID v4 text): made at its first use, then the same
-    /// for every attempt of this operation.
+    /// Forwards the records made so far to the ``recuo`` logger (what the loops of
+    /// ``recuo.retry`` do after each step). Private.
+    fn _log_records(&mut self, py: Python<'_>) -> PyResult<()> {
+        while let Some((level, record)) = self.op.poll_record() {
+            crate::record::log_record(py, level, &record)?;
+        }
+        Ok(())
+    }
+
+    /// The operation's idempotency key (UUID v4 text): the caller's, or made from the
+    /// operating system's random source at its first use, then the same on every attempt.
     #[getter]
-    fn idempotency_key(&self) -> String {
+    fn key(&self) -> String {
         key_of(&self.key).to_string()
     }
 
-    /// The policy (a copy; ``Attempts`` keeps its own).
+    /// The attempt being (or last) made: its number, the key, the header; and what it
+    /// tells ``record_request`` / ``record_response`` goes in its record. ``None`` before
+    /// the first ``"call"``.
     #[getter]
-    fn policy(&self) -> PyPolicy {
-        PyPolicy(self.inner.policy().clone())
+    fn attempt(&self) -> Option<PyAttempt> {
+        self.current.map(|number| PyAttempt {
+            number,
+            key: Arc::clone(&self.key),
+            header: Arc::clone(&self.header),
+            notes: Arc::clone(&self.notes),
+        })
     }
 
-    /// What has happened so far.
-    fn report(&self) -> PyReport {
-        self.report_with(None)
+    /// Whether records are kept.
+    #[getter]
+    fn keeps_records(&self) -> bool {
+        self.op.keeps_records()
+    }
+
+    /// Whether the operation has finished (done or given up).
+    #[getter]
+    fn is_finished(&self) -> bool {
+        self.op.is_finished()
+    }
+
+    /// The policy (a copy).
+    #[getter]
+    fn policy(&self) -> PyPolicy {
+        PyPolicy(self.op.policy().clone())
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "<recuo.Attempts: {} of {} begun>",
-            self.inner.attempts(),
-            self.inner.policy().max_attempts()
+            "<recuo.Operation: attempt {} of {}{}>",
+            self.op.attempt(),
+            self.op.policy().max_attempts(),
+            if self.op.is_finished() {
+                ", finished"
+            } else {
+                ""
+            }
         )
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use recuo::{Jitter, MethodSet, Policy, Rules, Transport};
+use recuo::{Jitter, MethodSet, Policy, RetryRule, Rules, Transport};
 
 use crate::args::{config_error, count_arg, opt_secs_to_ms, require_bool, require_str, secs_to_ms};
 use crate::machine::ms_to_secs;
@@ -27,51 +27,24 @@ const TRANSPORTS: [Transport; 5] = [
     Transport::Other,
 ];
 
-/// The rules a status or transport failure can have.
-const RULES: [&str; 3] = ["never", "if_idempotent", "always"];
-
-/// How an outcome is retried: ``"never"``, ``"if_idempotent"`` or ``"always"``.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rule {
-    Never,
-    IfIdempotent,
-    Always,
-}
-
-impl Rule {
-    fn name(self) -> &'static str {
-        match self {
-            Rule::Never => "never",
-            Rule::IfIdempotent => "if_idempotent",
-            Rule::Always => "always",
-        }
-    }
-}
-
-fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<Rule> {
+fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<RetryRule> {
     let name = require_str(value, "rule")?;
-    match &*name {
-        "never" => Ok(Rule::Never),
-        "if_idempotent" => Ok(Rule::IfIdempotent),
-        "always" => Ok(Rule::Always),
-        _ => Err(PyValueError::new_err(format!(
+    RetryRule::from_name(&name).ok_or_else(|| {
+        PyValueError::new_err(format!(
             "rule must be {}, not {name:?}",
-            quoted(&RULES)
-        ))),
-    }
+            quoted(&RetryRule::ALL.map(RetryRule::name))
+        ))
+    })
 }
 
-/// A status a rule can be set for: 400–599 (below 400 is a success; outside 100–599 counts as
-/// 500).
-fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
+/// A status a rule can be set for: the core's range, 400–599 (below 400 is a success;
+/// outside 100–599 counts as 500); the core refuses the rest.
+fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     let int = crate::args::require_int(value, "status")?;
-    match int.extract::<u16>() {
-        Ok(code) if (400..=599).contains(&code) => Ok(code),
-        _ => Err(PyValueError::new_err(format!(
-            "status must be from 400 to 599 (below 400 is a success, and codes outside 100-599 \
-             count as 500), not {int}"
-        ))),
-    }
+    int.extract::<u32>().map_err(|_| {
+        let (lo, hi) = Rules::STATUS_RANGE;
+        PyValueError::new_err(format!("status must be from {lo} to {hi}, not {int}"))
+    })
 }
 
 fn method_name_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -152,42 +125,21 @@ impl PyPolicy {
             .map_err(|e| config_error(py, e))
     }
 
-    /// The rule of a status, from the two status sets.
-    fn rule_of_status(&self, code: u16) -> Rule {
-        let rules = self.0.rules();
-        if rules.retry_any_method.contains(code) {
-            Rule::Always
-        } else if rules.retry_if_idempotent.contains(code) {
-            Rule::IfIdempotent
-        } else {
-            Rule::Never
-        }
-    }
-
-    fn rule_of_transport(&self, kind: Transport) -> Rule {
-        let rules = self.0.rules();
-        if rules.transport_any_method.contains(kind) {
-            Rule::Always
-        } else if rules.transport_if_idempotent.contains(kind) {
-            Rule::IfIdempotent
-        } else {
-            Rule::Never
-        }
-    }
-
     /// The `with_*` calls that turn the default sets into this policy's, for `repr`.
     fn rule_changes(&self) -> String {
         let default = PyPolicy(Policy::guide_a());
         let mut out = String::new();
-        for code in 400..=599 {
-            let rule = self.rule_of_status(code);
-            if rule != default.rule_of_status(code) {
+        let (lo, hi) = Rules::STATUS_RANGE;
+        let (rules, defaults) = (self.0.rules(), default.0.rules());
+        for code in lo..=hi {
+            let rule = rules.status_rule(code);
+            if rule != defaults.status_rule(code) {
                 out += &format!(".with_status_retry({code}, '{}')", rule.name());
             }
         }
         for kind in TRANSPORTS {
-            let rule = self.rule_of_transport(kind);
-            if rule != default.rule_of_transport(kind) {
+            let rule = rules.transport_rule(kind);
+            if rule != defaults.transport_rule(kind) {
                 out += &format!(
                     ".with_transport_retry('{}', '{}')",
                     kind.name(),
@@ -322,33 +274,47 @@ impl PyPolicy {
     }
 
     /// How ``status`` (400–599) is retried: ``"never"``, ``"if_idempotent"`` or
-    /// ``"always"`` (for any method).
-    fn status_retry(&self, #[pyo3(from_py_with = status_arg)] status: u16) -> &'static str {
-        self.rule_of_status(status).name()
+    /// ``"always"`` (for any method). ``recuo.ConfigError`` (``status_out_of_range``) for
+    /// another status.
+    fn status_retry(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = status_arg)] status: u32,
+    ) -> PyResult<&'static str> {
+        // The range is the core's: setting the rule it has checks it.
+        let mut rules = *self.0.rules();
+        let code = u16::try_from(status).unwrap_or(0);
+        let rule = rules.status_rule(code);
+        rules
+            .set_status_rule(status, rule)
+            .map_err(|e| config_error(py, e))?;
+        Ok(rule.name())
     }
 
     /// A new policy retrying ``status`` (400–599) ``"never"``, ``"if_idempotent"`` or
-    /// ``"always"`` (for any method).
+    /// ``"always"`` (for any method). ``recuo.ConfigError`` (``status_out_of_range``) for
+    /// another status.
     fn with_status_retry(
         &self,
         py: Python<'_>,
-        #[pyo3(from_py_with = status_arg)] status: u16,
-        #[pyo3(from_py_with = rule_arg)] rule: Rule,
+        #[pyo3(from_py_with = status_arg)] status: u32,
+        #[pyo3(from_py_with = rule_arg)] rule: RetryRule,
     ) -> PyResult<Self> {
         let mut rules = *self.0.rules();
-        let (any, idem) = (&mut rules.retry_any_method, &mut rules.retry_if_idempotent);
-        (*any, *idem) = match rule {
-            Rule::Never => (any.without(status), idem.without(status)),
-            Rule::IfIdempotent => (any.without(status), idem.with(status)),
-            Rule::Always => (any.with(status), idem.without(status)),
-        };
+        rules
+            .set_status_rule(status, rule)
+            .map_err(|e| config_error(py, e))?;
         self.with_rules(py, rules)
     }
 
     /// How the transport failure ``kind`` (``"connect"``, ``"tls"``, ``"timeout"``,
     /// ``"reset"`` or ``"other"``) is retried.
     fn transport_retry(&self, kind: &Bound<'_, PyAny>) -> PyResult<&'static str> {
-        Ok(self.rule_of_transport(transport_arg(kind, "kind")?).name())
+        Ok(self
+            .0
+            .rules()
+            .transport_rule(transport_arg(kind, "kind")?)
+            .name())
     }
 
     /// A new policy retrying the transport failure ``kind`` ``"never"``,
@@ -357,19 +323,10 @@ impl PyPolicy {
         &self,
         py: Python<'_>,
         kind: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = rule_arg)] rule: Rule,
+        #[pyo3(from_py_with = rule_arg)] rule: RetryRule,
     ) -> PyResult<Self> {
-        let kind = transport_arg(kind, "kind")?;
         let mut rules = *self.0.rules();
-        let (any, idem) = (
-            &mut rules.transport_any_method,
-            &mut rules.transport_if_idempotent,
-        );
-        (*any, *idem) = match rule {
-            Rule::Never => (any.without(kind), idem.without(kind)),
-            Rule::IfIdempotent => (any.without(kind), idem.with(kind)),
-            Rule::Always => (any.with(kind), idem.without(kind)),
-        };
+        rules.set_transport_rule(transport_arg(kind, "kind")?, rule);
         self.with_rules(py, rules)
     }
 

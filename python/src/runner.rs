@@ -1,19 +1,18 @@
 //! The blocking retry loop for Python, and what every loop shares per context.
 //!
-//! [`run_blocking`] is the core's `drive` with Python effects: the operation, the caller's
-//! classifier and hooks, and a sleep that releases the GIL and answers Ctrl-C. Guide A's
-//! `com_retry` and the synchronous `recuo.retry` both run it.
+//! [`run_blocking`] is the core's `drive` (over the core's `Operation` machine) with Python
+//! effects: calling the operation, the caller's classifier and hooks, a wait at the gate and
+//! a sleep that release the GIL and answer Ctrl-C, and forwarding the machine's records to
+//! the `recuo` logger. Guide A's `com_retry`, the synchronous `recuo.retry` and
+//! `recuo.run_batch` all run it. Every decision, count and record is the machine's.
 //!
 //! Two `contextvars.ContextVar`s hold what a loop shares with the code it runs (SPEC §6,
 //! "per context via contextvars"): the attempt pool of the outermost loop, so that nested
 //! loops share one limit, and the attempt being made, which `recuo.current_attempt()`
 //! answers. The asyncio loop (`recuo/_retry.py`) uses the same two variables through
-//! [`attempts_in_context`], so sync and async loops nest in each other alike.
-//!
-//! Each loop keeps a [`Journal`] of its operation when the `recuo` logger would log anything,
-//! and logs the core's records (SPEC §7): one per attempt once its decision is known (a retry
-//! before `on_retry`), then one for the result (before `on_give_up`).
+//! [`operation_in_context`], so sync and async loops nest in each other alike.
 
+use std::cell::OnceCell;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -23,16 +22,16 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use recuo::{
-    drive, monotonic_ns, unix_now_ms, AttemptContext, AttemptPool, Attempts, CancelToken, Cause,
-    Clock, Driver, Gate, LazyJitterRng, Pass, Policy, RetryAllowance, StatsRecorder, Stopped,
-    SystemClock, Verdict,
+    drive, unix_now_ms, AttemptContext, AttemptPool, CancelToken, Clock, Driver, Gate,
+    GiveUpReason, Level, Operation, Pass, Record, Report, RequestLine, Seen, Stopped, SystemClock,
+    Verdict,
 };
 
 use crate::args::{opt_callable, seed_arg};
 use crate::limits::PyGate;
-use crate::machine::{KeyCell, PyAttempt, PyAttempts, PyDecision, PyReport};
+use crate::machine::{verdict_arg, Build, KeyCell, PyAttempt, PyOperation, PyReport};
 use crate::policy::PyPolicy;
-use crate::record::{request_arg, Journal, NotesCell, RequestLine};
+use crate::record::{log_record, observed, records_level, request_arg, NotesCell};
 use crate::verdict::PyVerdict;
 
 /// The longest a blocking wait goes without looking for a signal (Ctrl-C).
@@ -162,33 +161,14 @@ pub(crate) fn chain(py: Python<'_>, raised: &PyErr, error: &PyErr) {
     }
 }
 
-/// The verdict on an exception from a classifier's answer: a `Verdict` as is (but
-/// `"success"`, which cannot describe an exception, gives up as permanent), anything else by
-/// its truth, as a predicate; with what `recuo.classify` saw of the response, if it made the
-/// verdict.
-pub(crate) fn exception_verdict(answer: &Bound<'_, PyAny>) -> PyResult<PyVerdict> {
-    if let Ok(v) = answer.cast::<PyVerdict>() {
-        let PyVerdict(verdict, seen) = v.get().clone();
-        return Ok(PyVerdict(
-            match verdict {
-                Verdict::Success => Verdict::from_predicate(false),
-                other => other,
-            },
-            seen,
-        ));
+/// The verdict on an exception from a classifier's answer: a `Verdict` as is (with what
+/// `recuo.classify` saw of the response), anything else by its truth, as a predicate — the
+/// core's `From<bool>`.
+fn exception_verdict(answer: &Bound<'_, PyAny>) -> PyResult<(Verdict, Option<Seen>)> {
+    if answer.is_instance_of::<PyVerdict>() {
+        return verdict_arg(answer);
     }
-    Ok(PyVerdict::bare(Verdict::from_predicate(
-        answer.is_truthy()?,
-    )))
-}
-
-/// The verdict on an exception from ``answer``, what a classifier returned: a ``Verdict`` as
-/// is (``"success"`` gives up as permanent), anything else by its truth. Private: the asyncio
-/// loop of ``recuo.retry`` uses it.
-#[pyfunction]
-#[pyo3(name = "_exception_verdict", signature = (answer, /))]
-pub(crate) fn exception_verdict_py(answer: &Bound<'_, PyAny>) -> PyResult<PyVerdict> {
-    exception_verdict(answer)
+    Ok((answer.is_truthy()?.into(), None))
 }
 
 /// Sleeps `delay` with the GIL released, in slices of at most [`SLEEP_SLICE`], running
@@ -219,26 +199,25 @@ pub(crate) fn interruptible_sleep(
     Ok(false)
 }
 
-/// Passes `gate` for attempt number `attempt` — the core's `Gate::enter`: a place in flight,
-/// then a start slot, and a first attempt recorded by the budget — with the GIL released.
-/// `None` when `cancel` was cancelled meanwhile; `ConnectionError` when the gate's Redis
-/// regulator cannot reach its server.
+/// Waits at `gate` for a place in flight and a start slot — the core's `Gate::wait` — for at
+/// most `timeout`, with the GIL released. `None` when `cancel` was cancelled or the timeout
+/// came first; `ConnectionError` when the gate's Redis regulator cannot reach its server.
 ///
-/// `Gate::enter` blocks without looking at Python's signals, so when the gate may wait (it
-/// has a limit or a regulator) and `signals` is set, it runs on a helper thread while this
-/// thread runs Python's signal handlers every [`SLEEP_SLICE`]: Ctrl-C cancels the wait and
-/// raises `KeyboardInterrupt` promptly. Without `signals` (a batch's worker thread, which
-/// Python never signals) it runs here, and `cancel` alone ends it.
-pub(crate) fn enter_gate(
+/// `Gate::wait` blocks without looking at Python's signals, so when `signals` is set it runs
+/// on a helper thread while this thread runs Python's signal handlers every
+/// [`SLEEP_SLICE`]: Ctrl-C cancels the wait and raises `KeyboardInterrupt` promptly. Without
+/// `signals` (a batch's worker thread, which Python never signals) it runs here, and
+/// `cancel` alone ends it.
+fn wait_gate(
     py: Python<'_>,
     gate: &Gate,
-    attempt: u32,
+    timeout: Option<Duration>,
     cancel: &CancelToken,
     signals: bool,
 ) -> PyResult<Option<Pass>> {
     let refused = crate::limits::regulator_use_error;
-    if !signals || (gate.limit().is_none() && gate.regulator().is_none()) {
-        return py.detach(|| gate.enter(attempt, cancel)).map_err(refused);
+    if !signals {
+        return py.detach(|| gate.wait(timeout, cancel)).map_err(refused);
     }
     let (sent, received) = mpsc::channel();
     // A Mutex only to make the receiver shareable with `detach`; this thread alone uses it.
@@ -253,7 +232,7 @@ pub(crate) fn enter_gate(
     let helper = std::thread::Builder::new()
         .name("recuo-gate".to_owned())
         .spawn(move || {
-            let _ = sent.send(helper_gate.enter(attempt, &helper_cancel));
+            let _ = sent.send(helper_gate.wait(timeout, &helper_cancel));
         })?;
     loop {
         match py.detach(|| recv_timeout(SLEEP_SLICE)) {
@@ -281,11 +260,11 @@ pub(crate) fn enter_gate(
 }
 
 /// The operation a loop calls.
-pub(crate) enum Operation<'a, 'py> {
+pub(crate) enum Call<'a, 'py> {
     /// Guide A's `tarefa()`: no arguments.
     Tarefa(&'a Bound<'py, PyAny>),
     /// `function(*args, **kwargs)`.
-    Call {
+    With {
         function: &'a Bound<'py, PyAny>,
         args: &'a Bound<'py, PyTuple>,
         kwargs: Option<&'a Bound<'py, PyDict>>,
@@ -305,31 +284,24 @@ pub(crate) struct Effects<'a, 'py> {
     pub(crate) sleep: Option<&'a Bound<'py, PyAny>>,
 }
 
-/// Where a loop runs: the gate its attempts pass, the stats it records (a batch's), the
-/// token that cancels it, whether Python signals reach its thread, and the request its
-/// records describe.
+/// Where a loop runs: the token that cancels it, whether Python signals reach its thread,
+/// and the batch queue's stop it answers to.
 pub(crate) struct Env<'a> {
-    /// The gate every attempt passes; its budget is the loop's retry allowance.
-    pub(crate) gate: Option<&'a Gate>,
-    /// A batch's recorder: each start, end and cause seen.
-    pub(crate) stats: Option<&'a StatsRecorder>,
-    /// Cancels the loop (a batch's deadline or interruption); never cancelled otherwise.
+    /// Cancels the loop (a batch stopped); never cancelled otherwise.
     pub(crate) cancel: CancelToken,
     /// Whether Python's signal handlers run on this thread (not on a batch's workers).
     pub(crate) signals: bool,
-    /// The request the records describe (`request=`); an attempt may say otherwise.
-    pub(crate) request: Option<RequestLine>,
+    /// The reason the loop's batch queue stopped on, if it did.
+    pub(crate) queue_stopped: Option<&'a (dyn Fn() -> Option<GiveUpReason> + Sync)>,
 }
 
 impl Env<'_> {
-    /// A loop of its own on the caller's thread, through `gate` if any, sending `request`.
-    pub(crate) fn caller(gate: Option<&Gate>, request: Option<RequestLine>) -> Env<'_> {
+    /// A loop of its own on the caller's thread.
+    pub(crate) fn caller() -> Env<'static> {
         Env {
-            gate,
-            stats: None,
             cancel: CancelToken::new(),
             signals: true,
-            request,
+            queue_stopped: None,
         }
     }
 }
@@ -338,23 +310,31 @@ impl Env<'_> {
 struct PyDriver<'a, 'py> {
     py: Python<'py>,
     clock: SystemClock,
-    op: Operation<'a, 'py>,
+    call: Call<'a, 'py>,
     effects: &'a Effects<'a, 'py>,
+    gate: Option<Gate>,
     key: KeyCell,
     header: Arc<str>,
     current: Bound<'py, PyAny>,
     env: &'a Env<'a>,
     /// The place in flight of the attempt being made.
     pass: Option<Pass>,
-    /// Attempts made so far.
-    made: u32,
-    /// The operation's journal, when the `recuo` logger would log its records.
-    journal: Option<Journal>,
+    /// What the attempt being made tells its `Attempt`, and the exception it raised.
+    notes: NotesCell,
+    error: Option<Py<PyAny>>,
+    /// The attempt's response came from its notes: it comes before a classifier's.
+    told: bool,
+    /// The report of a success.
+    done: Option<Report>,
+    /// The first exception logging raised: it ends the loop once the machine has.
+    log_error: Option<PyErr>,
 }
 
 impl PyDriver<'_, '_> {
-    fn regulator(&self) -> Option<&recuo::Regulator> {
-        self.env.gate.and_then(Gate::regulator)
+    /// Logging raised (the machine's records come before every effect): the loop ends with
+    /// that exception, as a hook's would end it.
+    fn logged(&mut self) -> PyResult<()> {
+        self.log_error.take().map_or(Ok(()), Err)
     }
 }
 
@@ -370,68 +350,94 @@ impl Driver for PyDriver<'_, '_> {
         self.env.cancel.is_cancelled()
     }
 
-    fn before_attempt(&mut self, attempt: u32) -> PyResult<bool> {
-        let Some(gate) = self.env.gate else {
+    fn queue_stopped(&mut self) -> Option<GiveUpReason> {
+        self.env.queue_stopped.and_then(|stopped| stopped())
+    }
+
+    fn enter(&mut self, _attempt: u32, until_ms: Option<u64>) -> PyResult<bool> {
+        self.logged()?;
+        let Some(gate) = &self.gate else {
             return Ok(true);
         };
-        let entered = enter_gate(self.py, gate, attempt, &self.env.cancel, self.env.signals)?;
-        let passed = entered.is_some();
-        self.pass = entered;
-        Ok(passed)
+        // Until the deadline has passed (the machine's "past" is after it, not at it), so
+        // that a wait the deadline ends is told apart from a cancelled one.
+        let now = self.clock.now_ms();
+        let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now) + 1));
+        self.pass = wait_gate(self.py, gate, timeout, &self.env.cancel, self.env.signals)?;
+        Ok(self.pass.is_some())
     }
 
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
-        if let Some(stats) = self.env.stats {
-            stats.start(ctx.attempt(), monotonic_ns());
-        }
-        self.made = ctx.attempt().saturating_add(1);
-        if let Some(journal) = &mut self.journal {
-            journal.started();
-        }
-        let notes = NotesCell::default();
-        let result = self.call(ctx, &notes);
-        if let Some(stats) = self.env.stats {
-            stats.end();
-        }
-        if let Some(journal) = &mut self.journal {
-            let py = self.py;
-            journal.ended(&notes, result.as_ref().err().map(|e| e.value(py).as_any()));
-        }
-        // The place in flight is given back before anything else, any sleep above all.
-        self.pass = None;
-        if result.is_ok() {
-            if let Some(regulator) = self.regulator() {
-                regulator.on_success();
-            }
-        }
-        result
+        let py = self.py;
+        self.notes = NotesCell::default();
+        let attempt = PyAttempt {
+            number: ctx.attempt(),
+            key: Arc::clone(&self.key),
+            header: Arc::clone(&self.header),
+            notes: Arc::clone(&self.notes),
+        };
+        let token = self
+            .current
+            .call_method1(pyo3::intern!(py, "set"), (attempt,))?;
+        let result = match self.call {
+            Call::Tarefa(f) => f.call0(),
+            Call::With {
+                function,
+                args,
+                kwargs,
+            } => function.call(args, kwargs),
+        };
+        let reset = self
+            .current
+            .call_method1(pyo3::intern!(py, "reset"), (token,));
+        self.error = result
+            .as_ref()
+            .err()
+            .map(|e| e.value(py).clone().into_any().unbind());
+        let value = result?;
+        reset?;
+        Ok(value.unbind())
     }
 
-    fn classify(&mut self, error: &PyErr) -> PyResult<Verdict> {
-        let PyVerdict(verdict, seen) = self.verdict(error)?;
-        if let Some(journal) = &mut self.journal {
-            journal.judged(verdict, seen.as_deref());
+    fn leave(&mut self) {
+        // The place in flight is given back before anything else, any sleep above all.
+        self.pass = None;
+    }
+
+    fn observed(&mut self, failed: bool) -> (Option<RequestLine>, Option<Seen>) {
+        let error = self
+            .error
+            .as_ref()
+            .filter(|_| failed)
+            .map(|e| e.bind(self.py));
+        let (sent, seen, told) = observed(&self.notes, error);
+        self.told = told;
+        (sent, seen)
+    }
+
+    fn classify(&mut self, error: &PyErr) -> PyResult<(Verdict, Option<Seen>)> {
+        let py = self.py;
+        self.logged()
+            .inspect_err(|raised| chain(py, raised, error))?;
+        // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
+        // loop at once, as they are.
+        if !error.is_instance_of::<PyException>(py) {
+            return Err(error.clone_ref(py));
         }
-        let cause = verdict.cause();
-        if cause == Cause::RateLimited {
-            if let Some(regulator) = self.regulator() {
-                regulator.on_throttled();
-            }
-        }
-        if let Some(stats) = self.env.stats {
-            stats.saw(cause);
-        }
-        Ok(verdict)
+        let Some(f) = self.effects.classify else {
+            return Ok((true.into(), None));
+        };
+        let (verdict, seen) = f
+            .call1((error.value(py),))
+            .and_then(|answer| exception_verdict(&answer))
+            .inspect_err(|raised| chain(py, raised, error))?;
+        Ok((verdict, seen.filter(|_| !self.told)))
     }
 
     fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
         let py = self.py;
-        if let Some(journal) = &mut self.journal {
-            let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-            journal
-                .retry(py, delay_ms)
-                .inspect_err(|raised| chain(py, raised, error))?;
-        }
+        self.logged()
+            .inspect_err(|raised| chain(py, raised, error))?;
         match self.effects.on_retry {
             Some(hook) => hook
                 .call1((attempt, error.value(py), delay.as_secs_f64()))
@@ -442,57 +448,21 @@ impl Driver for PyDriver<'_, '_> {
     }
 
     fn sleep(&mut self, delay: Duration) -> PyResult<bool> {
+        // Woken early, the loop asks `queue_stopped` and `is_cancelled` why.
         match self.effects.sleep {
             Some(f) => f.call1((delay.as_secs_f64(),)).map(|_| false),
-            None => interruptible_sleep(self.py, delay, Some(&self.env.cancel)),
+            None => interruptible_sleep(self.py, delay, Some(&self.env.cancel)).map(|_| false),
         }
     }
-}
 
-impl PyDriver<'_, '_> {
-    /// Calls the operation, with `recuo.current_attempt()` answering its attempt, whose
-    /// notes for the records go to `notes`.
-    fn call(&mut self, ctx: &AttemptContext<'_>, notes: &NotesCell) -> PyResult<Py<PyAny>> {
-        let py = self.py;
-        let attempt = PyAttempt {
-            number: ctx.attempt(),
-            key: Arc::clone(&self.key),
-            header: Arc::clone(&self.header),
-            notes: Arc::clone(notes),
-        };
-        let token = self
-            .current
-            .call_method1(pyo3::intern!(py, "set"), (attempt,))?;
-        let result = match self.op {
-            Operation::Tarefa(f) => f.call0(),
-            Operation::Call {
-                function,
-                args,
-                kwargs,
-            } => function.call(args, kwargs),
-        };
-        let reset = self
-            .current
-            .call_method1(pyo3::intern!(py, "reset"), (token,));
-        let value = result?;
-        reset?;
-        Ok(value.unbind())
+    fn on_record(&mut self, level: Level, record: &Record) {
+        if self.log_error.is_none() {
+            self.log_error = log_record(self.py, level, record).err();
+        }
     }
 
-    /// The caller's verdict on `error`, with what `recuo.classify` saw if it made it.
-    fn verdict(&mut self, error: &PyErr) -> PyResult<PyVerdict> {
-        let py = self.py;
-        // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
-        // loop at once, as they are.
-        if !error.is_instance_of::<PyException>(py) {
-            return Err(error.clone_ref(py));
-        }
-        let Some(f) = self.effects.classify else {
-            return Ok(PyVerdict::bare(Verdict::from_predicate(true)));
-        };
-        f.call1((error.value(py),))
-            .and_then(|answer| exception_verdict(&answer))
-            .inspect_err(|raised| chain(py, raised, error))
+    fn on_done(&mut self, report: &Report) {
+        self.done = Some(report.clone());
     }
 }
 
@@ -507,46 +477,54 @@ pub(crate) fn unix_secs_at(retry_at_ms: u64, now_ms: u64) -> f64 {
 pub(crate) struct Driven {
     pub(crate) outcome: Result<Py<PyAny>, Stopped<PyErr>>,
     pub(crate) now_ms: u64,
-    /// Attempts made (the number of the last one, plus one).
-    pub(crate) attempts: u32,
+    /// The report of a success.
+    pub(crate) done: Option<Report>,
 }
 
-/// Runs `op` under `policy` in the attempt pool of this context, in `env`: the core's `drive`
-/// with Python's effects, the gate's budget as its retry allowance.
+/// Runs `call` as the machine `op` (with `build`'s settings; its attempt pool this
+/// context's) says, in `env`: the core's `drive` with Python's effects.
 pub(crate) fn drive_python(
     py: Python<'_>,
-    policy: &Policy,
-    seed: Option<u64>,
-    op: Operation<'_, '_>,
+    op: Operation,
+    mut build: Build,
+    call: Call<'_, '_>,
     effects: &Effects<'_, '_>,
     env: &Env<'_>,
 ) -> PyResult<Driven> {
-    let scope = PoolScope::enter(py, policy.max_attempts())?;
-    let (pool, nested) = scope.parts();
-    let attempts = Attempts::new(policy).with_pool(pool, nested);
+    let scope = PoolScope::enter(py, op.policy().max_attempts())?;
+    build.pool = Some(scope.parts());
+    build.records = records_level(py)?;
+    let gate = build.gate.clone();
+    let (op, key) = build.apply(op);
     let mut driver = PyDriver {
         py,
         clock: SystemClock::default(),
-        op,
+        call,
         effects,
-        key: KeyCell::default(),
-        header: Arc::from(policy.idempotency_header()),
+        gate,
+        key,
+        header: Arc::from(op.policy().idempotency_header()),
         current: attempt_var(py)?,
         env,
         pass: None,
-        made: 0,
-        journal: Journal::open(py, env.request.clone())?,
+        notes: NotesCell::default(),
+        error: None,
+        told: false,
+        done: None,
+        log_error: None,
     };
-    let allowance = env
-        .gate
-        .and_then(Gate::budget)
-        .map(|b| b as &dyn RetryAllowance);
-    // Seeded at the first draw only: a first-attempt success reads no entropy.
-    let mut outcome = drive(attempts, LazyJitterRng::new(seed), allowance, &mut driver);
+    let mut outcome = drive(op, &OnceCell::new(), &mut driver);
     // Should the loop have stopped between the gate and the attempt, the place goes back.
     driver.pass = None;
-    if let Some(journal) = driver.journal.take() {
-        log_end(py, journal, &mut outcome, driver.made);
+    if let Some(raised) = driver.log_error.take() {
+        // Logging raised: the loop ends with that exception (chained to the operation's
+        // own), as a hook's would end it.
+        if let Err(Stopped::GaveUp(gave_up)) = &outcome {
+            if let Some(error) = &gave_up.error {
+                chain(py, &raised, error);
+            }
+        }
+        outcome = Err(Stopped::Aborted(raised));
     }
     let now_ms = driver.clock.now_ms();
     let exited = scope.exit(py);
@@ -556,55 +534,28 @@ pub(crate) fn drive_python(
     Ok(Driven {
         outcome,
         now_ms,
-        attempts: driver.made,
+        done: driver.done,
     })
 }
 
-/// Logs the last records of a loop that ended with `outcome` after `made` attempts: the
-/// last attempt's and the result. A loop ended by one of its effects (`Aborted`) logs
-/// nothing more. Should logging raise, the loop ends with that exception (chained to the
-/// operation's own, on a give-up), as a hook's would end it.
-fn log_end(
-    py: Python<'_>,
-    mut journal: Journal,
-    outcome: &mut Result<Py<PyAny>, Stopped<PyErr>>,
-    made: u32,
-) {
-    let logged = match &*outcome {
-        Ok(_) => journal.done(py, made),
-        Err(Stopped::GaveUp(gave_up)) => journal
-            .give_up(py, gave_up.reason, gave_up.report.attempts)
-            .inspect_err(|raised| {
-                if let Some(error) = &gave_up.error {
-                    chain(py, raised, error);
-                }
-            }),
-        Err(Stopped::Aborted(_)) => Ok(()),
-    };
-    if let Err(raised) = logged {
-        *outcome = Err(Stopped::Aborted(raised));
-    }
-}
-
-/// Runs `op` under `policy` until it succeeds or the policy gives up, in the attempt pool of
-/// this context, every attempt passing `gate`: the core's `drive` with Python's effects.
+/// Runs `call` as the machine `op` says until it succeeds or gives up, in the attempt pool
+/// of this context, every attempt passing `build`'s gate: the core's `drive` with Python's
+/// effects.
 ///
 /// Answers the operation's value, or raises its last exception — the same object. An
 /// exception that is not an `Exception`, or one raised by a classifier, a hook or the sleep,
 /// ends the loop at once and propagates; so does Ctrl-C while waiting at the gate.
 pub(crate) fn run_blocking(
     py: Python<'_>,
-    policy: &Policy,
-    seed: Option<u64>,
-    op: Operation<'_, '_>,
+    op: Operation,
+    build: Build,
+    call: Call<'_, '_>,
     effects: &Effects<'_, '_>,
-    gate: Option<&Gate>,
-    request: Option<RequestLine>,
 ) -> PyResult<Py<PyAny>> {
-    let env = Env::caller(gate, request);
+    let env = Env::caller();
     let Driven {
         outcome, now_ms, ..
-    } = drive_python(py, policy, seed, op, effects, &env)?;
+    } = drive_python(py, op, build, call, effects, &env)?;
     match outcome {
         Ok(value) => Ok(value),
         Err(Stopped::Aborted(error)) => Err(error),
@@ -626,8 +577,7 @@ pub(crate) fn run_blocking(
                     Err(raised)
                 }
                 (None, Err(raised)) => Err(raised),
-                // Not reached: a loop's first attempt is never refused (a nested loop's
-                // first attempt is its enclosing attempt, and only a batch cancels a loop).
+                // An enclosing loop's attempts ran out before this one's first.
                 (None, Ok(())) => Err(PyRuntimeError::new_err(format!(
                     "recuo gave up before the first attempt ({})",
                     gave_up.reason.name()
@@ -672,62 +622,50 @@ pub(crate) fn run(
     request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     crate::args::require_callable(function, "function")?;
-    let gate = gate_arg(gate)?;
-    let request = request_arg(request)?;
+    let build = Build {
+        seed,
+        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+        request: request_arg(request)?,
+        ..Build::default()
+    };
     let effects = Effects {
         classify: opt_callable(classify, "classify")?,
         on_retry: opt_callable(on_retry, "on_retry")?,
         on_give_up: opt_callable(on_give_up, "on_give_up")?,
         sleep: opt_callable(sleep, "sleep")?,
     };
-    let op = Operation::Call {
+    let call = Call::With {
         function,
         args,
         kwargs,
     };
-    run_blocking(
-        py,
-        &policy.0,
-        seed,
-        op,
-        &effects,
-        gate.map(|g| &g.get().inner),
-        request,
-    )
+    run_blocking(py, Operation::new(&policy.0), build, call, &effects)
 }
 
-/// A fresh ``Attempts`` under ``policy`` drawing from this context's attempt pool, and the
-/// token to reset ``_attempt_pool`` with when it started the pool (``None`` when it joined an
-/// enclosing loop's). Private: the asyncio loop of ``recuo.retry`` uses it.
+/// A new ``Operation`` under ``policy`` drawing from this context's attempt pool and keeping
+/// the records the ``recuo`` logger takes, and the token to reset ``_attempt_pool`` with when
+/// it started the pool (``None`` when it joined an enclosing loop's). Private: the asyncio
+/// loop of ``recuo.retry`` uses it.
 #[pyfunction]
-#[pyo3(name = "_attempts_in_context", signature = (policy, seed, /))]
-pub(crate) fn attempts_in_context(
+#[pyo3(name = "_operation_in_context", signature = (policy, seed, gate, request, /))]
+pub(crate) fn operation_in_context(
     py: Python<'_>,
     policy: PyRef<'_, PyPolicy>,
     #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
-) -> PyResult<(PyAttempts, Option<Py<PyAny>>)> {
+    gate: Option<&Bound<'_, PyAny>>,
+    request: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::enter(py, policy.0.max_attempts())?;
-    let attempts = PyAttempts::make(&policy.0, seed, Some(scope.parts()));
-    Ok((attempts, scope.into_token()))
-}
-
-/// The report of a loop that gave up with ``decision`` at ``now_ms`` (its monotonic clock),
-/// with ``retry_at`` as Unix time. Private: the asyncio loop of ``recuo.retry`` uses it.
-#[pyfunction]
-#[pyo3(name = "_give_up_report", signature = (attempts, decision, now_ms, /))]
-pub(crate) fn give_up_report(
-    attempts: PyRef<'_, PyAttempts>,
-    decision: PyRef<'_, PyDecision>,
-    #[pyo3(from_py_with = crate::args::mono_ms_arg)] now_ms: u64,
-) -> PyReport {
-    let retry_at = match decision.0 {
-        recuo::Decision::GiveUp {
-            retry_at_ms: Some(at),
-            ..
-        } => Some(unix_secs_at(at, now_ms)),
-        _ => None,
+    let build = Build {
+        seed,
+        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+        request: request_arg(request)?,
+        records: records_level(py)?,
+        pool: Some(scope.parts()),
+        ..Build::default()
     };
-    attempts.report_with(retry_at)
+    let (op, key) = build.operation(&policy.0);
+    Ok((PyOperation::wrap(op, key), scope.into_token()))
 }
 
 /// The attempt being made by the innermost retry loop running in this context: its

@@ -245,7 +245,7 @@ fn success_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// that does not go back, for tests). Thread-safe: share one recorder, or give each thread
 /// its own and ``merge`` their snapshots.
 #[pyclass(name = "StatsRecorder", module = "recuo", frozen)]
-pub(crate) struct PyStatsRecorder(StatsRecorder);
+pub(crate) struct PyStatsRecorder(pub(crate) StatsRecorder);
 
 #[pymethods]
 impl PyStatsRecorder {

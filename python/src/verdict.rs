@@ -18,7 +18,7 @@ use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
 use crate::args::{header_text, now_ms_arg, require_str, system_now_ms, type_name};
 use crate::machine::PyIdempotencyKey;
 use crate::policy::PyPolicy;
-use crate::record::Seen;
+use recuo::Seen;
 
 /// The transport kinds, as `error=` names them.
 const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];

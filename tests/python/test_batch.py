@@ -148,7 +148,21 @@ def test_nothing_starts_after_the_deadline() -> None:
     assert took < 1.5, f"the batch took {took:.2f} s with a 0.5 s deadline"
     for r in report.results:
         if r.status == "not_started":
-            assert (r.value, r.error, r.reason, r.attempts) == (None, None, None, 0)
+            assert (r.value, r.error, r.stopped_by, r.attempts) == (None, None, None, 0)
+            assert r.reason in ("wait_exceeds_deadline", "cancelled")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core: Operation::entered reads a gate refusal before the deadline (the regulator's "
+    "slot comes after it) as 'cancelled', though nobody cancelled (issue 10); reported to the lead",
+)
+def test_what_the_deadline_kept_from_starting_says_so() -> None:
+    report = recuo.run_batch(
+        [lambda: 1 for _ in range(10)], gate=recuo.Gate(regulator=recuo.Regulator("5/s")), deadline=0.5, workers=2
+    )
+    reasons = [r.reason for r in report.results if r.status == "not_started"]
+    assert reasons == ["wait_exceeds_deadline"] * 7
 
 
 def test_no_operation_waits_past_the_deadline() -> None:

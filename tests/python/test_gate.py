@@ -230,28 +230,30 @@ def test_a_gate_serves_loops_in_many_threads() -> None:
     assert limit.max_in_flight == 2
 
 
-# --- the state machine with a budget ---------------------------------------------------------
+# --- the machine with a gate ---------------------------------------------------------------
 
 
-def test_attempts_decide_with_a_budget() -> None:
-    budget = recuo.RetryBudget(0.0, 0.1)
-    attempts = recuo.Attempts(recuo.Policy(jitter="none", base=1, cap=1), seed=1)
-    assert attempts.begin(0) is None
-    assert attempts.decide(True, 10, budget=budget).kind == "retry"
-    assert attempts.begin(1010) is None
-    decision = attempts.decide(True, 1020, budget=budget)
-    assert (decision.kind, decision.reason) == ("give_up", "budget_exhausted")
-    with pytest.raises(TypeError, match="budget must be a recuo.RetryBudget or None"):
-        attempts.decide(True, 0, budget=0.1)  # type: ignore[arg-type]
+def test_the_machine_pays_retries_from_the_gates_budget() -> None:
+    budget = recuo.RetryBudget(0.0, 0.1)  # no ratio: the floor's one retry in 10 s
+    op = recuo.Operation(recuo.Policy(jitter="none", base=1, cap=1), seed=1, gate=recuo.Gate(budget=budget))
+    assert op.start(0).kind == "call"
+    assert op.failed(10).kind == "classify"
+    assert op.judged(10, True) == op.judged(10, True)  # out of turn: the same step again
+    assert op.slept(1010).kind == "call"
+    assert op.failed(1020).kind == "classify"
+    gave_up = op.judged(1020, True)
+    assert (gave_up.kind, gave_up.reason) == ("gave_up", "budget_exhausted")
+    assert budget.counts() == (1, 1)
 
 
-def test_attempts_refuse_cancelled_does_not_count_the_attempt() -> None:
-    attempts = recuo.Attempts(recuo.Policy())
-    assert attempts.begin(0) is None
-    decision = attempts.refuse_cancelled(5)
-    assert (decision.kind, decision.reason) == ("give_up", "cancelled")
-    assert attempts.attempts == 0
-    assert attempts.report().reason == "cancelled"
+def test_a_wait_at_the_gate_cancelled_does_not_count_the_attempt() -> None:
+    op = recuo.Operation(recuo.Policy(), gate=recuo.Gate(limit=recuo.ConcurrencyLimit(1)))
+    step = op.start(0)
+    assert (step.kind, step.attempt, step.until_ms) == ("enter", 0, None)
+    op.cancel()
+    gave_up = op.entered(5, False)
+    assert (gave_up.kind, gave_up.reason) == ("gave_up", "cancelled")
+    assert (op.report.attempts, op.report.reason) == (0, "cancelled")
 
 
 # --- the async loop ---------------------------------------------------------------------------------

