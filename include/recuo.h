@@ -345,72 +345,6 @@ typedef uint32_t recuo_retry_after_kind;
 #endif // __cplusplus
 
 /**
- * What kind of outcome a `recuo_outcome` describes.
- */
-enum recuo_outcome_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-    /**
-     * The operation succeeded (for tasks with no HTTP meaning).
-     */
-    RECUO_OUTCOME_SUCCESS = 1,
-    /**
-     * An HTTP response came back with the status in `status`.
-     */
-    RECUO_OUTCOME_STATUS = 2,
-    /**
-     * The request failed in transport, as `transport` says.
-     */
-    RECUO_OUTCOME_TRANSPORT = 3,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum recuo_outcome_kind recuo_outcome_kind;
-#else
-typedef uint32_t recuo_outcome_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * How a request failed before an HTTP status came back (SPEC §5).
- */
-enum recuo_transport
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-    /**
-     * The request was never sent: DNS failure, connection refused, connect timeout.
-     */
-    RECUO_TRANSPORT_CONNECT = 1,
-    /**
-     * The server's certificate failed verification.
-     */
-    RECUO_TRANSPORT_TLS = 2,
-    /**
-     * No answer in time, after the request was sent.
-     */
-    RECUO_TRANSPORT_TIMEOUT = 3,
-    /**
-     * The connection dropped after the request was sent.
-     */
-    RECUO_TRANSPORT_RESET = 4,
-    /**
-     * Any other failure.
-     */
-    RECUO_TRANSPORT_OTHER = 5,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum recuo_transport recuo_transport;
-#else
-typedef uint32_t recuo_transport;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
  * What to do about one outcome.
  */
 enum recuo_verdict_kind
@@ -533,35 +467,113 @@ typedef uint32_t recuo_wait_kind;
 #endif // __cplusplus
 
 /**
- * What the caller should do next.
+ * What kind of outcome a `recuo_outcome` describes.
  */
-enum recuo_decision_kind
+enum recuo_outcome_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The operation succeeded: stop.
+     * The operation succeeded (for tasks with no HTTP meaning).
      */
-    RECUO_DECISION_DONE = 1,
+    RECUO_OUTCOME_SUCCESS = 1,
     /**
-     * Sleep `delay_ms`, then begin attempt `next_attempt` (`recuo_attempts_begin`).
+     * An HTTP response came back with the status in `status`.
      */
-    RECUO_DECISION_RETRY = 2,
+    RECUO_OUTCOME_STATUS = 2,
     /**
-     * Stop without success, for `reason`.
+     * The request failed in transport, as `transport` says.
      */
-    RECUO_DECISION_GIVE_UP = 3,
-    /**
-     * (From `recuo_attempts_begin` only.) Make attempt `next_attempt` now.
-     */
-    RECUO_DECISION_PROCEED = 4,
+    RECUO_OUTCOME_TRANSPORT = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
-typedef enum recuo_decision_kind recuo_decision_kind;
+typedef enum recuo_outcome_kind recuo_outcome_kind;
 #else
-typedef uint32_t recuo_decision_kind;
+typedef uint32_t recuo_outcome_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a request failed before an HTTP status came back (SPEC §5).
+ */
+enum recuo_transport
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The request was never sent: DNS failure, connection refused, connect timeout.
+     */
+    RECUO_TRANSPORT_CONNECT = 1,
+    /**
+     * The server's certificate failed verification.
+     */
+    RECUO_TRANSPORT_TLS = 2,
+    /**
+     * No answer in time, after the request was sent.
+     */
+    RECUO_TRANSPORT_TIMEOUT = 3,
+    /**
+     * The connection dropped after the request was sent.
+     */
+    RECUO_TRANSPORT_RESET = 4,
+    /**
+     * Any other failure.
+     */
+    RECUO_TRANSPORT_OTHER = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_transport recuo_transport;
+#else
+typedef uint32_t recuo_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What the machine asks for next (`recuo::Step`).
+ */
+enum recuo_step_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Pass the gate for attempt `attempt` (a place in flight, then a start slot), giving up
+     * the wait at `until_ms` when `has_until`; then `recuo_attempts_entered`.
+     */
+    RECUO_STEP_ENTER = 1,
+    /**
+     * Make attempt `attempt` now, bounded by `timeout_ms` when `has_timeout` (what is left
+     * of the deadline); then `recuo_attempts_responded` (HTTP), `_succeeded` or `_failed`.
+     */
+    RECUO_STEP_CALL = 2,
+    /**
+     * Judge the failure of attempt `attempt`: `recuo_attempts_judged` with a verdict.
+     */
+    RECUO_STEP_CLASSIFY = 3,
+    /**
+     * Attempt `attempt` failed and is retried: wait `delay_ms` (nothing when 0), waking
+     * early on a cancellation, then `recuo_attempts_slept`.
+     */
+    RECUO_STEP_SLEEP = 4,
+    /**
+     * The operation succeeded: `recuo_attempts_report` tells how.
+     */
+    RECUO_STEP_DONE = 5,
+    /**
+     * The operation stopped without success, for `reason` (with `retry_at_ms` when
+     * `has_retry_at`).
+     */
+    RECUO_STEP_GAVE_UP = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_step_kind recuo_step_kind;
+#else
+typedef uint32_t recuo_step_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -595,15 +607,93 @@ enum recuo_give_up_reason
      */
     RECUO_GIVE_UP_BUDGET_EXHAUSTED = 4,
     /**
-     * The operation was cancelled.
+     * The operation was cancelled by its caller.
      */
     RECUO_GIVE_UP_CANCELLED = 5,
+    /**
+     * The batch queue the operation belongs to stopped, on another operation's reason
+     * (`stopped_by`).
+     */
+    RECUO_GIVE_UP_QUEUE_STOPPED = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
 typedef enum recuo_give_up_reason recuo_give_up_reason;
 #else
 typedef uint32_t recuo_give_up_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How much a record matters, as a logger ranks it. `0` is "none".
+ */
+enum recuo_level
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * No record (`recuo_attempts_poll_record` had none left; `recuo_attempts_set_records`:
+     * keep none).
+     */
+    RECUO_LEVEL_NONE = 0,
+    /**
+     * An attempt that succeeded; the result of an operation done at its first attempt.
+     */
+    RECUO_LEVEL_DEBUG = 1,
+    /**
+     * An attempt retried or given up on; the result of an operation that needed retries.
+     */
+    RECUO_LEVEL_INFO = 2,
+    /**
+     * The result of an operation that gave up.
+     */
+    RECUO_LEVEL_WARNING = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_level recuo_level;
+#else
+typedef uint32_t recuo_level;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What the caller should do next, as `recuo_attempts_begin` and `recuo_attempts_next`
+ * answer (the coarse form of `recuo_step`).
+ */
+enum recuo_decision_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The operation succeeded: stop.
+     */
+    RECUO_DECISION_DONE = 1,
+    /**
+     * Sleep `delay_ms`, then begin attempt `next_attempt` (`recuo_attempts_begin`).
+     */
+    RECUO_DECISION_RETRY = 2,
+    /**
+     * Stop without success, for `reason`.
+     */
+    RECUO_DECISION_GIVE_UP = 3,
+    /**
+     * (From `recuo_attempts_begin` only.) Make attempt `next_attempt` now.
+     */
+    RECUO_DECISION_PROCEED = 4,
+    /**
+     * (From `recuo_attempts_begin` only, with a gate set.) Pass the gate for attempt
+     * `next_attempt`, then tell the machine with `recuo_attempts_entered`.
+     */
+    RECUO_DECISION_ENTER = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_decision_kind recuo_decision_kind;
+#else
+typedef uint32_t recuo_decision_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -624,8 +714,8 @@ enum recuo_batch_result_kind
      */
     RECUO_BATCH_GAVE_UP = 2,
     /**
-     * The operation was never started: the batch's deadline passed first (no attempt was
-     * made — never one started late).
+     * The operation was never started (no attempt was made — never one started late):
+     * `reason` says why.
      */
     RECUO_BATCH_NOT_STARTED = 3,
 };
@@ -634,6 +724,36 @@ enum recuo_batch_result_kind
 typedef enum recuo_batch_result_kind recuo_batch_result_kind;
 #else
 typedef uint32_t recuo_batch_result_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What the queue answers `recuo_batch_queue_next`.
+ */
+enum recuo_batch_next_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Start operation `index` under `policy` (the batch's, its deadline clipped to what is
+     * left of the batch's).
+     */
+    RECUO_BATCH_NEXT_START = 1,
+    /**
+     * Operation `index` is not started, for `reason` (with `stopped_by`).
+     */
+    RECUO_BATCH_NEXT_NOT_STARTED = 2,
+    /**
+     * Every operation has been handed out.
+     */
+    RECUO_BATCH_NEXT_FINISHED = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_batch_next_kind recuo_batch_next_kind;
+#else
+typedef uint32_t recuo_batch_next_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -786,16 +906,24 @@ typedef struct recuo_attempt_context recuo_attempt_context;
 typedef struct recuo_attempt_pool recuo_attempt_pool;
 
 /**
- * The retry state of one operation: a `recuo::Attempts` (holding its own copy of the
- * policy, the attempts begun, the delays, the reason) plus the jitter generator and the last
- * give-up's wait. One handle per operation; use it from one thread at a time.
+ * One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
+ * attempts, the delays, the gate, stats and records it was given), plus the last give-up's
+ * wait and a record polled into a buffer too small for it. One handle per operation; use
+ * it from one thread at a time.
  *
- * The loop: `recuo_attempts_begin` (PROCEED: make the attempt; GIVE_UP: stop) → your request
- * → `recuo_classify` → `recuo_attempts_next` (DONE, GIVE_UP: stop; RETRY: sleep
- * `delay_ms`, then begin again). Times are milliseconds on a monotonic clock of your choice
- * (`recuo_monotonic_ms`, `CLOCK_MONOTONIC`, a fake clock in tests).
+ * The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,
+ * `recuo_attempts_entered` → CALL: make the attempt, `recuo_attempts_responded` (or
+ * `_succeeded` / `_failed` → CLASSIFY: `recuo_attempts_judged`) → SLEEP: wait,
+ * `recuo_attempts_slept` → … → DONE or GAVE_UP. Times are milliseconds on a monotonic clock
+ * of your choice (`recuo_monotonic_ms`, `CLOCK_MONOTONIC`, a fake clock in tests).
  */
 typedef struct recuo_attempts recuo_attempts;
+
+/**
+ * A queue of operations under one policy and one deadline: a `recuo::BatchQueue`. Use it
+ * from one thread at a time (guard it with a mutex when workers share it).
+ */
+typedef struct recuo_batch_queue recuo_batch_queue;
 
 /**
  * A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
@@ -957,10 +1085,44 @@ typedef void (*recuo_sleep_fn)(uint64_t ms, void *user_data);
 typedef int (*recuo_task_fn)(void *user_data);
 
 /**
- * The predicate `repetir_se`: answers whether the failure code `error` is worth another
- * attempt. Receives the call's `user_data`.
+ * A verdict: what `recuo_classify` answers, and what `recuo_attempts_next` and the
+ * operation of `recuo_retry` take. A plain struct, yours to allocate; you may also fill one
+ * by hand for an operation with no HTTP meaning, e.g.
+ * `(recuo_verdict){.verdict = RECUO_VERDICT_RETRY, .cause = RECUO_CAUSE_SERVER_ERROR}` (no
+ * server wait).
+ *
+ * `wait` and `wait_ms` are read for `RECUO_VERDICT_RETRY` only; `cause` is informational
+ * (it never changes a decision) but must be one of its constants.
  */
-typedef bool (*recuo_retry_predicate_fn)(int error, void *user_data);
+typedef struct recuo_verdict {
+    /**
+     * A `recuo_verdict_kind` constant (never 0 once recuo filled it).
+     */
+    recuo_verdict_kind verdict;
+    /**
+     * A `recuo_cause` constant: why.
+     */
+    recuo_cause cause;
+    /**
+     * A `recuo_wait_kind` constant: the server's wait, for a retry.
+     */
+    recuo_wait_kind wait;
+    /**
+     * The server's wait in milliseconds when `wait` is `RECUO_WAIT_MS`, else 0.
+     */
+    uint64_t wait_ms;
+} recuo_verdict;
+
+/**
+ * The predicate `repetir_se`: answers whether the failure code `error` is worth another
+ * attempt — or, instead, writes a verdict into `*verdict_out` (all zeros on entry), e.g.
+ * `recuo_classify`'s for the HTTP outcome behind `error`: then the verdict decides and the
+ * answer is ignored (SPEC §5: a give-up stops, a retry's server wait is honoured). Receives
+ * the call's `user_data`.
+ */
+typedef bool (*recuo_retry_predicate_fn)(int error,
+                                         struct recuo_verdict *verdict_out,
+                                         void *user_data);
 
 /**
  * What one attempt came to: a plain struct, yours to fill (on the stack too).
@@ -1014,33 +1176,52 @@ typedef struct recuo_header {
 } recuo_header;
 
 /**
- * A verdict: what `recuo_classify` answers, and what `recuo_attempts_next` and the
- * operation of `recuo_retry` take. A plain struct, yours to allocate; you may also fill one
- * by hand for an operation with no HTTP meaning, e.g.
- * `(recuo_verdict){.verdict = RECUO_VERDICT_RETRY, .cause = RECUO_CAUSE_SERVER_ERROR}` (no
- * server wait).
- *
- * `wait` and `wait_ms` are read for `RECUO_VERDICT_RETRY` only; `cause` is informational
- * (it never changes a decision) but must be one of its constants.
+ * A step of the operation machine: a plain struct recuo fills in (every field, every
+ * time; the fields a kind does not use are 0).
  */
-typedef struct recuo_verdict {
+typedef struct recuo_step {
     /**
-     * A `recuo_verdict_kind` constant (never 0 once recuo filled it).
+     * A `recuo_step_kind` constant.
      */
-    recuo_verdict_kind verdict;
+    recuo_step_kind kind;
     /**
-     * A `recuo_cause` constant: why.
+     * The attempt the step is about, from 0 (for DONE and GAVE_UP: the last one).
      */
-    recuo_cause cause;
+    uint32_t attempt;
     /**
-     * A `recuo_wait_kind` constant: the server's wait, for a retry.
+     * For `RECUO_STEP_SLEEP`: the delay, ms.
      */
-    recuo_wait_kind wait;
+    uint64_t delay_ms;
     /**
-     * The server's wait in milliseconds when `wait` is `RECUO_WAIT_MS`, else 0.
+     * Whether `until_ms` holds an instant.
      */
-    uint64_t wait_ms;
-} recuo_verdict;
+    bool has_until;
+    /**
+     * For `RECUO_STEP_ENTER`: the deadline's instant on the caller's monotonic clock.
+     */
+    uint64_t until_ms;
+    /**
+     * Whether `timeout_ms` holds a time.
+     */
+    bool has_timeout;
+    /**
+     * For `RECUO_STEP_CALL`: what is left of the deadline, ms.
+     */
+    uint64_t timeout_ms;
+    /**
+     * For `RECUO_STEP_GAVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
+     */
+    recuo_give_up_reason reason;
+    /**
+     * Whether `retry_at_ms` holds an instant.
+     */
+    bool has_retry_at;
+    /**
+     * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant on the
+     * caller's monotonic clock from which the server would accept a retry.
+     */
+    uint64_t retry_at_ms;
+} recuo_step;
 
 /**
  * A decision of the state machine: a plain struct recuo fills in (every field, every time).
@@ -1055,7 +1236,7 @@ typedef struct recuo_decision {
      */
     uint64_t delay_ms;
     /**
-     * For `RECUO_DECISION_PROCEED` and `RECUO_DECISION_RETRY`: the number of the attempt to
+     * For `RECUO_DECISION_PROCEED`, `_ENTER` and `_RETRY`: the number of the attempt to
      * make (now, or after the delay), counted from 0; else 0.
      */
     uint32_t next_attempt;
@@ -1069,8 +1250,8 @@ typedef struct recuo_decision {
     bool has_retry_at;
     /**
      * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
-     * caller's monotonic clock (the `now_ms` given to `recuo_attempts_next`), from which the
-     * server would accept a retry — so the caller can reschedule. Else 0.
+     * caller's monotonic clock, from which the server would accept a retry — so the caller
+     * can reschedule. Else 0.
      */
     uint64_t retry_at_ms;
 } recuo_decision;
@@ -1089,8 +1270,7 @@ typedef struct recuo_report {
      */
     recuo_give_up_reason reason;
     /**
-     * Milliseconds from the start of the first attempt to the last decision (after a
-     * success in `recuo_retry`: to the end of the successful attempt).
+     * Milliseconds from the start of the operation to its last step.
      */
     uint64_t elapsed_ms;
     /**
@@ -1106,6 +1286,11 @@ typedef struct recuo_report {
      * after the give-up the server would accept a retry (clock-independent). Else 0.
      */
     uint64_t retry_after_ms;
+    /**
+     * For `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue; else
+     * `RECUO_GIVE_UP_NONE`.
+     */
+    recuo_give_up_reason stopped_by;
 } recuo_report;
 
 /**
@@ -1240,8 +1425,9 @@ typedef struct recuo_batch_result {
     /**
      * For `RECUO_BATCH_GAVE_UP`: why (`permanent`, `attempts_exhausted`,
      * `wait_exceeds_deadline` — also when the batch's deadline left no time for the wait —
-     * `budget_exhausted`, `cancelled` — the batch's deadline passed while it waited at the
-     * gate); else `RECUO_GIVE_UP_NONE`.
+     * `budget_exhausted`, `queue_stopped`); for `RECUO_BATCH_NOT_STARTED`: why it was not
+     * started (`wait_exceeds_deadline`: the batch's deadline passed; `queue_stopped`: the
+     * queue stopped, see `stopped_by`; `cancelled`); else `RECUO_GIVE_UP_NONE`.
      */
     recuo_give_up_reason reason;
     /**
@@ -1253,6 +1439,11 @@ typedef struct recuo_batch_result {
      * up as `permanent`, and `recuo_batch_run` answers `RECUO_ERR_NO_VERDICT`).
      */
     bool no_verdict;
+    /**
+     * For a reason `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue (another
+     * operation's `wait_exceeds_deadline`); else `RECUO_GIVE_UP_NONE`.
+     */
+    recuo_give_up_reason stopped_by;
 } recuo_batch_result;
 
 /**
@@ -1324,6 +1515,42 @@ typedef struct recuo_stats {
      */
     uint64_t elapsed_ms;
 } recuo_stats;
+
+/**
+ * The queue's answer: a plain struct recuo fills in.
+ */
+typedef struct recuo_batch_next {
+    /**
+     * A `recuo_batch_next_kind` constant.
+     */
+    recuo_batch_next_kind kind;
+    /**
+     * The operation's place in the batch, from 0 (0 for FINISHED).
+     */
+    size_t index;
+    /**
+     * For START: a new policy to run the operation under (`recuo_attempts_new`); yours to
+     * free with `recuo_policy_free`. Else NULL.
+     */
+    struct recuo_policy *policy;
+    /**
+     * For START: whether the policy has a deadline, and which (ms).
+     */
+    bool has_deadline;
+    /**
+     * For START with a deadline: the policy's deadline, ms.
+     */
+    uint64_t deadline_ms;
+    /**
+     * For NOT_STARTED: `wait_exceeds_deadline` (the batch's deadline passed),
+     * `queue_stopped` (see `stopped_by`) or `cancelled` (`recuo_batch_queue_stop`).
+     */
+    recuo_give_up_reason reason;
+    /**
+     * For `queue_stopped`: the reason that stopped the queue.
+     */
+    recuo_give_up_reason stopped_by;
+} recuo_batch_next;
 
 /**
  * The answer of `recuo_who_answered`: a plain struct recuo fills in. The evidence lines
@@ -1538,8 +1765,10 @@ recuo_status recuo_com_retry_options_set_sleep(struct recuo_com_retry_options *o
  * Guide A's `comRetry`: calls `task(user_data)` up to `tentativas` times until it returns 0.
  * Between attempts it sleeps a full-jitter delay drawn from `[0, min(max_ms, base_ms · 2^i)]`
  * before attempt `i + 1` (a zero delay is not slept at all), as long as
- * `repetir_se(error, user_data)` answers true for the failure code; a NULL `repetir_se`
- * retries every failure. The predicate is not asked after the last attempt.
+ * `repetir_se(error, verdict_out, user_data)` answers true for the failure code, or the
+ * verdict it writes says retry (then a server wait in it replaces the delay, and a verdict
+ * that gives up stops at once); a NULL `repetir_se` retries every failure. The predicate is
+ * not asked after the last attempt (guide A's loop).
  *
  * Returns:
  * * `RECUO_OK`: the task succeeded; `*last_error_out` = 0.
@@ -1731,13 +1960,14 @@ recuo_status recuo_policy_set_idempotency_header(struct recuo_policy *policy,
                                                  size_t len);
 
 /**
- * Sets when the HTTP status `status` (100–599) is retried: `rule` is one of the
+ * Sets when the HTTP status `status` (400–599, SPEC §5) is retried: `rule` is one of the
  * `recuo_status_rule` constants. The defaults are SPEC §5's table: 429 and 503 ALWAYS; 500,
  * 502, 504 and the other 5xx but 501 and 505 IF_IDEMPOTENT; everything else NEVER. Statuses
  * below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
  * is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
  *
- * Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 100–599,
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 400–599 (the same
+ * range in every language),
  * `RECUO_ERR_INVALID_ENUM` for an unknown rule (the policy is left unchanged in both cases);
  * `RECUO_ERR_NULL_ARGUMENT`.
  *
@@ -1877,7 +2107,7 @@ recuo_status recuo_policy_idempotency_header(const struct recuo_policy *policy,
 
 /**
  * The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is
- * NULL or `status` is outside 100–599.
+ * NULL or `status` is outside 400–599.
  *
  * # Safety
  * `policy` must be NULL or a live handle.
@@ -2011,13 +2241,12 @@ void recuo_attempt_pool_free(struct recuo_attempt_pool *pool);
 uint32_t recuo_attempt_pool_remaining(const struct recuo_attempt_pool *pool);
 
 /**
- * Creates the state machine of one operation under `policy` (copied: the policy may be
- * changed or freed afterwards) and stores it in `*out`. The jitter (and the idempotency key)
- * is drawn from a generator seeded by the operating system at its first use.
+ * Creates the machine of one operation under `policy` (copied: the policy may be changed
+ * or freed afterwards) and stores it in `*out`; jitter from the operating system's entropy.
+ * Free it with `recuo_attempts_free`.
  *
- * Returns `RECUO_OK`; the policy's configuration error (e.g. `RECUO_ERR_CAP_BELOW_BASE`);
- * `RECUO_ERR_NULL_ARGUMENT` when `policy` or `out` is NULL (then `*out` is untouched).
- * Free the handle with `recuo_attempts_free`.
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; the policy's configuration error (then
+ * `*out` is untouched).
  *
  * # Safety
  * `policy` must be NULL or a live handle; `out` NULL or a writable pointer.
@@ -2025,8 +2254,9 @@ uint32_t recuo_attempt_pool_remaining(const struct recuo_attempt_pool *pool);
 recuo_status recuo_attempts_new(const struct recuo_policy *policy, struct recuo_attempts **out);
 
 /**
- * `recuo_attempts_new` with the jitter and the idempotency key drawn from a generator seeded
- * with `seed`: the same calls give the same delays and key on every run (for exact tests).
+ * `recuo_attempts_new` with the jitter drawn from a generator seeded with `seed` (the same
+ * seed and outcomes give the same delays on every run and in every language). The
+ * idempotency key still comes from the operating system's random source (SPEC §5).
  *
  * # Safety
  * As `recuo_attempts_new`.
@@ -2036,7 +2266,7 @@ recuo_status recuo_attempts_new_seeded(const struct recuo_policy *policy,
                                        struct recuo_attempts **out);
 
 /**
- * Releases a state machine. NULL is accepted and ignored.
+ * Releases a machine. NULL is accepted and ignored.
  *
  * # Safety
  * `attempts` must be NULL or come from `recuo_attempts_new*` and not have been freed.
@@ -2048,11 +2278,11 @@ void recuo_attempts_free(struct recuo_attempts *attempts);
  * `nested` = false for the outermost operation (each of its attempts takes one from the
  * pool); true for an operation running inside an attempt of an enclosing one that already
  * took from the pool: its first attempt is that one and takes nothing, the later ones take
- * one each. When the pool is empty, `recuo_attempts_begin` gives up with
- * `RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED` (and `recuo_attempts_next` does not ask for a retry).
+ * one each. When the pool is empty, the machine gives up with
+ * `RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED`.
  *
- * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` once an attempt has begun (nothing
- * changes); `RECUO_ERR_NULL_ARGUMENT`. The machine keeps its own reference to the pool.
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` once started (nothing changes);
+ * `RECUO_ERR_NULL_ARGUMENT`. The machine keeps its own reference to the pool.
  *
  * # Safety
  * `attempts` and `pool` must each be NULL or a live handle.
@@ -2062,12 +2292,224 @@ recuo_status recuo_attempts_set_pool(struct recuo_attempts *attempts,
                                      bool nested);
 
 /**
- * Asks to start the next attempt at `now_ms` (monotonic milliseconds) and stores the answer
- * in `*out`: `RECUO_DECISION_PROCEED` with the attempt's number in `next_attempt` (make it
- * now), or `RECUO_DECISION_GIVE_UP` with `reason` cancelled (after `recuo_attempts_cancel`)
- * or attempts_exhausted (this operation's, or the shared pool's).
+ * Sends every attempt through `gate` (SPEC §6 step 2, §9): with a regulator or a
+ * concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` (pass it with
+ * `recuo_gate_wait`, then `recuo_attempts_entered`); its budget counts first attempts and
+ * pays for retries (none left: `RECUO_GIVE_UP_BUDGET_EXHAUSTED`); an adaptive regulator
+ * slows down on a `rate_limited` verdict and speeds back up on a success. The machine keeps
+ * its own reference to the gate's parts.
  *
- * Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes, `*out` untouched).
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` and `gate` must each be NULL or a live handle.
+ */
+recuo_status recuo_attempts_set_gate(struct recuo_attempts *attempts,
+                                     const struct recuo_gate *gate);
+
+/**
+ * Counts this operation's starts, causes and result into `recorder` (SPEC §7; shared by
+ * as many operations as you like). Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`;
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` and `recorder` must each be NULL or a live handle.
+ */
+recuo_status recuo_attempts_set_stats_recorder(struct recuo_attempts *attempts,
+                                               const struct recuo_stats_recorder *recorder);
+
+/**
+ * Names the request the operation sends: its HTTP method (`method_len` bytes, UTF-8; it
+ * decides the classification of `recuo_attempts_responded`; empty means GET there) and its
+ * URL (`url_len` bytes; redacted in the records; bytes that are not UTF-8 read as U+FFFD).
+ * Both are copied.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`;
+ * `RECUO_ERR_NOT_UTF8` (`method`); `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle; `method` and `url` NULL or valid for their
+ * lengths.
+ */
+recuo_status recuo_attempts_set_request(struct recuo_attempts *attempts,
+                                        const char *method,
+                                        size_t method_len,
+                                        const char *url,
+                                        size_t url_len);
+
+/**
+ * Keeps the records (SPEC §7) of level `min_level` and above (a `recuo_level` constant;
+ * `RECUO_LEVEL_NONE`: none, the default), for `recuo_attempts_poll_record`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_ALREADY_STARTED`;
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_set_records(struct recuo_attempts *attempts, uint32_t min_level);
+
+/**
+ * Whether the failure of an attempt after which none is left is judged too: true by
+ * default, as SPEC §6 says (a permanent last failure gives up `permanent`); false is guide
+ * A's loop (`recuo_attempts_failed` then gives up `attempts_exhausted` at once).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_set_classify_last_failure(struct recuo_attempts *attempts, bool yes);
+
+/**
+ * Says the caller sends an idempotency key of its own with every attempt: the request is
+ * then idempotent whatever its method (SPEC §5) for `recuo_attempts_responded`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_set_own_key(struct recuo_attempts *attempts);
+
+/**
+ * Starts the operation at `now_ms` on your monotonic clock, which is `unix_ms` on the wall
+ * clock (the records' times): the first step. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`. Every step function answers out of turn by repeating the step
+ * the machine waits on.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
+ * writable `recuo_step`.
+ */
+recuo_status recuo_attempts_start(struct recuo_attempts *attempts,
+                                  uint64_t now_ms,
+                                  int64_t unix_ms,
+                                  struct recuo_step *out);
+
+/**
+ * The gate's answer for `RECUO_STEP_ENTER`, at `now_ms`: `passed` is false when the wait
+ * was cancelled or reached `until_ms` (an attempt not made is not counted).
+ *
+ * # Safety
+ * As `recuo_attempts_start`.
+ */
+recuo_status recuo_attempts_entered(struct recuo_attempts *attempts,
+                                    uint64_t now_ms,
+                                    bool passed,
+                                    struct recuo_step *out);
+
+/**
+ * The attempt of `RECUO_STEP_CALL` succeeded at `now_ms`.
+ *
+ * # Safety
+ * As `recuo_attempts_start`.
+ */
+recuo_status recuo_attempts_succeeded(struct recuo_attempts *attempts,
+                                      uint64_t now_ms,
+                                      struct recuo_step *out);
+
+/**
+ * The attempt of `RECUO_STEP_CALL` failed at `now_ms`: answers `RECUO_STEP_CLASSIFY` (or,
+ * with `recuo_attempts_set_classify_last_failure(false)` and no attempt left, gives up).
+ *
+ * # Safety
+ * As `recuo_attempts_start`.
+ */
+recuo_status recuo_attempts_failed(struct recuo_attempts *attempts,
+                                   uint64_t now_ms,
+                                   struct recuo_step *out);
+
+/**
+ * The verdict `*verdict` (from `recuo_classify`, or written by hand) on the failure of
+ * `RECUO_STEP_CLASSIFY`, at `now_ms`. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (a field
+ * of `*verdict` is no constant; nothing changes); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * As `recuo_attempts_start`; `verdict` NULL or a readable `recuo_verdict`.
+ */
+recuo_status recuo_attempts_judged(struct recuo_attempts *attempts,
+                                   uint64_t now_ms,
+                                   const struct recuo_verdict *verdict,
+                                   struct recuo_step *out);
+
+/**
+ * The HTTP attempt of `RECUO_STEP_CALL` ended at `now_ms` with `*outcome` (a status or a
+ * transport failure) and the response's headers: the machine classifies it by the policy
+ * (SPEC §5) with the request's method (`recuo_attempts_set_request`) and keeps what its
+ * record needs. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT`;
+ * `RECUO_ERR_LENGTH_TOO_LARGE` (nothing changes on an error).
+ *
+ * # Safety
+ * As `recuo_attempts_start`; `outcome` NULL or readable; `headers` must point to
+ * `header_count` readable `recuo_header`s (or be NULL with 0).
+ */
+recuo_status recuo_attempts_responded(struct recuo_attempts *attempts,
+                                      uint64_t now_ms,
+                                      const struct recuo_outcome *outcome,
+                                      const struct recuo_header *headers,
+                                      size_t header_count,
+                                      struct recuo_step *out);
+
+/**
+ * The wait of `RECUO_STEP_SLEEP` is over at `now_ms` (or was cut short by a cancellation).
+ *
+ * # Safety
+ * As `recuo_attempts_start`.
+ */
+recuo_status recuo_attempts_slept(struct recuo_attempts *attempts,
+                                  uint64_t now_ms,
+                                  struct recuo_step *out);
+
+/**
+ * Cancels the operation (your own cancellation): the next step asked for gives up
+ * `RECUO_GIVE_UP_CANCELLED` — an attempt in flight still ends as it ends. Call it on the
+ * thread that drives the machine. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_cancel(struct recuo_attempts *attempts);
+
+/**
+ * Stops the operation because its batch queue stopped on `reason` (a `recuo_give_up_reason`
+ * constant, another operation's: `recuo_batch_queue_finished` said so): it gives up
+ * `RECUO_GIVE_UP_QUEUE_STOPPED`, with `stopped_by` = `reason` in its report. Returns
+ * `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (no constant, or NONE); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_stop_queue(struct recuo_attempts *attempts, uint32_t reason);
+
+/**
+ * Takes the next record the machine made (with `recuo_attempts_set_records`), in order: its
+ * level in `*level_out` and its JSON line (redacted, see `recuo_record_attempt_json` and
+ * `recuo_record_result_json`) into `buf` (`len` bytes, NUL-terminated; `*written`, when not
+ * NULL, receives its length). None left: `*level_out` = `RECUO_LEVEL_NONE` and `buf` holds
+ * an empty string.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written; the record stays
+ * first in line: call again with a larger buffer); `RECUO_ERR_NULL_ARGUMENT` (`attempts`,
+ * `level_out`, `buf`).
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `level_out` NULL
+ * or writable; `buf` must point to `len` writable bytes; `written` NULL or writable.
+ */
+recuo_status recuo_attempts_poll_record(struct recuo_attempts *attempts,
+                                        recuo_level *level_out,
+                                        char *buf,
+                                        size_t len,
+                                        size_t *written);
+
+/**
+ * Asks to start the next attempt at `now_ms` (the coarse step API, over the same machine):
+ * the first call starts the operation, a later one ends the sleep of a
+ * `RECUO_DECISION_RETRY`. Stores in `*out` `RECUO_DECISION_PROCEED` with the attempt's number
+ * in `next_attempt` (make it now), `RECUO_DECISION_ENTER` (with a gate: pass it, then
+ * `recuo_attempts_entered`), or `RECUO_DECISION_GIVE_UP` (cancelled, attempts_exhausted,
+ * wait_exceeds_deadline). Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
  *
  * # Safety
  * `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
@@ -2078,16 +2520,15 @@ recuo_status recuo_attempts_begin(struct recuo_attempts *attempts,
                                   struct recuo_decision *out);
 
 /**
- * Decides what follows the attempt just made, whose verdict is `*verdict` (from
- * `recuo_classify`, or written by hand), at `now_ms` (monotonic milliseconds, the same clock
- * as `recuo_attempts_begin`), and stores the decision in `*out`:
+ * Tells the machine what the attempt just made came to, its verdict `*verdict` (from
+ * `recuo_classify`, or written by hand), at `now_ms`, and stores the decision in `*out`:
  *
  * * `RECUO_DECISION_DONE`: the verdict was a success.
  * * `RECUO_DECISION_RETRY`: sleep `delay_ms` (the backoff of the policy, or the server's wait
  *   plus the spread — never shortened by the cap), then `recuo_attempts_begin` again.
- * * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up;
- *   attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms` when the wait was finite;
- *   cancelled).
+ * * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up,
+ *   the last attempt's too; attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms`
+ *   when the wait was finite; budget_exhausted; cancelled).
  *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` when a field of `*verdict` is none of its
  * constants; `RECUO_ERR_NULL_ARGUMENT`. On an error nothing changes and `*out` is untouched.
@@ -2102,56 +2543,13 @@ recuo_status recuo_attempts_next(struct recuo_attempts *attempts,
                                  struct recuo_decision *out);
 
 /**
- * `recuo_attempts_next` for an attempt that passed `gate` (`recuo_gate_enter`): a retry
- * also takes a token from the gate's budget — none left, and the decision is
- * `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` — and the gate's regulator,
- * when adaptive, slows down on a `RECUO_CAUSE_RATE_LIMITED` verdict and speeds back up on a
- * success. `gate` may be NULL (then this is `recuo_attempts_next`). The same returns as
- * `recuo_attempts_next`; on an error nothing changes, in the machine or the gate.
- *
- * # Safety
- * As `recuo_attempts_next`; `gate` NULL or a live handle.
- */
-recuo_status recuo_attempts_next_with_gate(struct recuo_attempts *attempts,
-                                           const struct recuo_verdict *verdict,
-                                           uint64_t now_ms,
-                                           const struct recuo_gate *gate,
-                                           struct recuo_decision *out);
-
-/**
- * Marks the operation cancelled: the next `recuo_attempts_begin` or `recuo_attempts_next`
- * (for a verdict that would retry) gives up with `RECUO_GIVE_UP_CANCELLED`. Call it on the
- * thread that drives the machine (from another thread, set a flag of yours and call it
- * there; `recuo_retry` has `recuo_cancel_token` for that). Returns `RECUO_OK` or
- * `RECUO_ERR_NULL_ARGUMENT`.
- *
- * # Safety
- * `attempts` must be NULL or a live handle not in use by another thread.
- */
-recuo_status recuo_attempts_cancel(struct recuo_attempts *attempts);
-
-/**
- * Gives up because the attempt just begun could not start: it was cancelled while waiting
- * at the gate (`recuo_gate_enter` answered `RECUO_CANCELLED`). Unlike
- * `recuo_attempts_cancel`, that attempt is not counted (it was never made). Stores the
- * decision — `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_CANCELLED` — in `*out`, at
- * `now_ms`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
- *
- * # Safety
- * `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
- * writable `recuo_decision`.
- */
-recuo_status recuo_attempts_cancel_before_start(struct recuo_attempts *attempts,
-                                                uint64_t now_ms,
-                                                struct recuo_decision *out);
-
-/**
  * Writes the operation's idempotency key into `buf` (`len` bytes, at least
  * `RECUO_IDEMPOTENCY_KEY_SIZE` = 37): a UUID v4 of 36 lower-case characters
- * (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL. It is created at the first call
- * and the same on every later call for this operation; send it with every attempt, in the
- * header named by `recuo_policy_idempotency_header`, and never with another operation.
- * `*written` (when not NULL) receives 36.
+ * (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL, from the operating system's
+ * random source. It is created at the first call and the same on every later call for this
+ * operation; send it with every attempt, in the header named by
+ * `recuo_policy_idempotency_header`, and never with another operation. `*written` (when not
+ * NULL) receives 36.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` when `len < 37` — then nothing at all is
  * written (a truncated key must never be sent); `RECUO_ERR_NULL_ARGUMENT`.
@@ -2188,16 +2586,30 @@ recuo_status recuo_attempts_report(const struct recuo_attempts *attempts,
 
 /**
  * The name of the `recuo_give_up_reason` constant `reason` (`"none"`, `"permanent"`,
- * `"attempts_exhausted"`, `"wait_exceeds_deadline"`, `"budget_exhausted"`, `"cancelled"`:
- * the names every language uses), or `"unknown"`. Static. NULL only if recuo panicked.
+ * `"attempts_exhausted"`, `"wait_exceeds_deadline"`, `"budget_exhausted"`, `"cancelled"`,
+ * `"queue_stopped"`: the names every language uses), or `"unknown"`. Static. NULL only if
+ * recuo panicked.
  */
 const char *recuo_give_up_reason_name(uint32_t reason);
 
 /**
  * The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`,
- * `"proceed"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ * `"proceed"`, `"enter"`), or `"unknown"`. Static. NULL only if recuo panicked.
  */
 const char *recuo_decision_kind_name(uint32_t kind);
+
+/**
+ * The name of the `recuo_step_kind` constant `kind` (`"enter"`, `"call"`, `"classify"`,
+ * `"sleep"`, `"done"`, `"gave_up"`: as the loop vectors write them), or `"unknown"`.
+ * Static. NULL only if recuo panicked.
+ */
+const char *recuo_step_kind_name(uint32_t kind);
+
+/**
+ * The name of the `recuo_level` constant `level` (`"none"`, `"debug"`, `"info"`,
+ * `"warning"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_level_name(uint32_t level);
 
 /**
  * A new token, not cancelled. Free it with `recuo_cancel_token_free`. NULL only if recuo
@@ -2231,6 +2643,28 @@ recuo_status recuo_cancel_token_cancel(const struct recuo_cancel_token *token);
  * `token` must be NULL or a live handle.
  */
 bool recuo_cancel_token_is_cancelled(const struct recuo_cancel_token *token);
+
+/**
+ * Tells `recuo_retry_http` what the attempt running came to: `outcome` (a status, a
+ * transport failure, or a success for a task with no HTTP meaning) and the response's
+ * headers (`headers`, `header_count`; NULL only with 0). recuo copies them before this
+ * returns (your buffers may go at once); a second call replaces the first. The records keep
+ * of the headers only the request id and the wait headers; header bytes that are not UTF-8
+ * are read as U+FFFD (see `recuo_header`).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`context`, `outcome`, or a pointer NULL
+ * with a non-zero length); `RECUO_ERR_INVALID_ENUM` (a field of `outcome` that is none of
+ * its constants); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is set.
+ *
+ * # Safety
+ * `context` must be NULL or the handle passed to the running operation; `outcome` NULL or a
+ * readable `recuo_outcome`; `headers` must point to `header_count` readable `recuo_header`s
+ * (or be NULL with 0), each pointing to its bytes.
+ */
+recuo_status recuo_attempt_context_set_response(struct recuo_attempt_context *context,
+                                                const struct recuo_outcome *outcome,
+                                                const struct recuo_header *headers,
+                                                size_t header_count);
 
 /**
  * New options with the defaults: jitter and key seeded by the operating system, real sleeps
@@ -2468,28 +2902,6 @@ recuo_status recuo_retry(const struct recuo_policy *policy,
                          uint64_t *delays,
                          size_t delays_len,
                          size_t *delays_written);
-
-/**
- * Tells `recuo_retry_http` what the attempt running came to: `outcome` (a status, a
- * transport failure, or a success for a task with no HTTP meaning) and the response's
- * headers (`headers`, `header_count`; NULL only with 0). recuo copies them before this
- * returns (your buffers may go at once); a second call replaces the first. The records keep
- * of the headers only the request id and the wait headers; header bytes that are not UTF-8
- * are read as U+FFFD (see `recuo_header`).
- *
- * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`context`, `outcome`, or a pointer NULL
- * with a non-zero length); `RECUO_ERR_INVALID_ENUM` (a field of `outcome` that is none of
- * its constants); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is set.
- *
- * # Safety
- * `context` must be NULL or the handle passed to the running operation; `outcome` NULL or a
- * readable `recuo_outcome`; `headers` must point to `header_count` readable `recuo_header`s
- * (or be NULL with 0), each pointing to its bytes.
- */
-recuo_status recuo_attempt_context_set_response(struct recuo_attempt_context *context,
-                                                const struct recuo_outcome *outcome,
-                                                const struct recuo_header *headers,
-                                                size_t header_count);
 
 /**
  * `recuo_retry` for an operation that also tells recuo the response of each attempt
@@ -3110,17 +3522,15 @@ recuo_status recuo_gate_set_budget(struct recuo_gate *gate,
  * counted by the budget. Stores the pass in `*out`: make the attempt, then release the
  * pass with `recuo_pass_release` **before** any backoff sleep.
  *
- * For a program that drives `recuo_attempts_*` itself: `recuo_attempts_begin` →
- * `recuo_gate_enter` → the request → `recuo_pass_release` → `recuo_classify` →
- * `recuo_attempts_next_with_gate` (which spends the gate's budget on a retry and tells an
- * adaptive regulator about 429s and successes).
+ * A program that drives `recuo_attempts_*` gives the gate to the machine
+ * (`recuo_attempts_set_gate`, which counts the budget itself) and passes it with
+ * `recuo_gate_wait` instead.
  *
  * * `cancel` (may be NULL): cancelling it ends the wait.
  *
- * Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched —
- * a state machine then gives up with `recuo_attempts_cancel_before_start`, which does not
- * count the attempt that never started); `RECUO_ERR_IO` when the regulator is a Redis
- * regulator whose server cannot be used (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
+ * Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched);
+ * `RECUO_ERR_IO` when the regulator is a Redis regulator whose server cannot be used
+ * (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
@@ -3129,6 +3539,28 @@ recuo_status recuo_gate_enter(const struct recuo_gate *gate,
                               uint32_t attempt,
                               const struct recuo_cancel_token *cancel,
                               struct recuo_pass **out);
+
+/**
+ * Passes the gate for the `RECUO_STEP_ENTER` of a machine that holds it
+ * (`recuo_attempts_set_gate`): waits for a place in flight, then for a start slot, at most
+ * `timeout_ms` when `has_timeout` (the step's `until_ms` minus now), without touching the
+ * budget (the machine counts it). Stores the pass in `*out`; tell the machine with
+ * `recuo_attempts_entered(…, true, …)`, make the attempt, then release the pass before any
+ * sleep.
+ *
+ * Returns `RECUO_OK`; `RECUO_CANCELLED` (the token was cancelled) or `RECUO_TIMED_OUT` (the
+ * time ran out) — nothing held, `*out` untouched: tell the machine
+ * `recuo_attempts_entered(…, false, …)`; `RECUO_ERR_IO` (a Redis regulator whose server
+ * cannot be used); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+ */
+recuo_status recuo_gate_wait(const struct recuo_gate *gate,
+                             bool has_timeout,
+                             uint64_t timeout_ms,
+                             const struct recuo_cancel_token *cancel,
+                             struct recuo_pass **out);
 
 /**
  * Leaves the gate: gives the place in flight back (the pass's `_free`). NULL is accepted
@@ -3192,6 +3624,88 @@ recuo_status recuo_batch_run(const struct recuo_policy *policy,
  * `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
  */
 const char *recuo_batch_result_kind_name(uint32_t kind);
+
+/**
+ * A queue of `len` operations under `policy` (copied), started at `now_ms` on your
+ * monotonic clock; with `has_deadline`, none of them starts or waits past `deadline_ms`
+ * from now. With `stop_on_unreachable_wait`, the whole queue stops when one operation gives
+ * up `wait_exceeds_deadline`. `recorder` (may be NULL) counts the operations not started.
+ * Stores the queue in `*out`; free it with `recuo_batch_queue_free`.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; the policy's configuration error.
+ *
+ * # Safety
+ * `policy` and `recorder` must be NULL or live handles; `out` NULL or writable.
+ */
+recuo_status recuo_batch_queue_new(const struct recuo_policy *policy,
+                                   size_t len,
+                                   uint64_t now_ms,
+                                   bool has_deadline,
+                                   uint64_t deadline_ms,
+                                   bool stop_on_unreachable_wait,
+                                   const struct recuo_stats_recorder *recorder,
+                                   struct recuo_batch_queue **out);
+
+/**
+ * Releases a queue. NULL is accepted and ignored.
+ *
+ * # Safety
+ * `queue` must be NULL or come from `recuo_batch_queue_new` and not have been freed.
+ */
+void recuo_batch_queue_free(struct recuo_batch_queue *queue);
+
+/**
+ * The next operation at `now_ms`, or why it is not started, or FINISHED, into `*out`.
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread; `out` NULL or
+ * writable.
+ */
+recuo_status recuo_batch_queue_next(struct recuo_batch_queue *queue,
+                                    uint64_t now_ms,
+                                    struct recuo_batch_next *out);
+
+/**
+ * Operation `index` ended: succeeded (`reason` = `RECUO_GIVE_UP_NONE`) or gave up for
+ * `reason`. `*stops` (may be NULL) receives whether this stops the queue now: then stop the
+ * operations still running with `recuo_attempts_stop_queue` and `recuo_batch_queue_stopped`'s
+ * reason. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread; `stops` NULL or
+ * writable.
+ */
+recuo_status recuo_batch_queue_finished(struct recuo_batch_queue *queue,
+                                        size_t index,
+                                        uint32_t reason,
+                                        bool *stops);
+
+/**
+ * Stops the queue on `reason` (your own stop: `RECUO_GIVE_UP_CANCELLED`): nothing more
+ * starts. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (no constant, or NONE);
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_batch_queue_stop(struct recuo_batch_queue *queue, uint32_t reason);
+
+/**
+ * The reason the queue stopped: a `recuo_give_up_reason` constant (`RECUO_GIVE_UP_NONE`:
+ * it did not, or `queue` is NULL).
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle.
+ */
+uint32_t recuo_batch_queue_stopped(const struct recuo_batch_queue *queue);
+
+/**
+ * The name of the `recuo_batch_next_kind` constant `kind` (`"start"`, `"not_started"`,
+ * `"finished"`: as the loop vectors write them), or `"unknown"`. Static. NULL only if recuo
+ * panicked.
+ */
+const char *recuo_batch_next_kind_name(uint32_t kind);
 
 /**
  * Adds up two stats — of two batches, or two threads' recorders — into `*out` (which may be

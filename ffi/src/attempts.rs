@@ -1,19 +1,24 @@
-//! The sans-IO state machine (SPEC §6) for C programs that send their own requests (libcurl):
-//! they say when each attempt starts and what it came to; the core answers what to do next.
+//! `recuo_attempts_*`: the operation machine (SPEC §6) for C programs that send their own
+//! requests (libcurl). The handle is a `recuo::Operation`: the program tells it what
+//! happened, it answers the next step. The machine owns the attempts, the delays, the order
+//! of SPEC §6, the gate's feedback and the budget, the stats, the records and the report;
+//! these shims only convert.
 
 use std::ffi::c_char;
 
 use recuo::{
-    AttemptPool, Attempts, Decision, Gate, GiveUpReason, LazyJitterRng, Report, RetryAllowance,
-    Verdict,
+    GiveUpReason, IdempotencyKey, Level, Operation, Outcome, Policy, Report, Step, Verdict,
 };
 
 use crate::cenum::{c_enum, name_or_unknown};
-use crate::classify::recuo_verdict;
+use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
 use crate::gate::recuo_gate;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
+use crate::pool::recuo_attempt_pool;
 use crate::ptr;
+use crate::redact::{lossy, write_text};
+use crate::stats::recuo_stats_recorder;
 use crate::status::recuo_status::{
     self, RECUO_ERR_ALREADY_STARTED, RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_INVALID_ENUM,
     RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
@@ -37,8 +42,11 @@ pub enum recuo_give_up_reason {
     RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE = 3,
     /// A retry budget had no token left (SPEC §9).
     RECUO_GIVE_UP_BUDGET_EXHAUSTED = 4,
-    /// The operation was cancelled.
+    /// The operation was cancelled by its caller.
     RECUO_GIVE_UP_CANCELLED = 5,
+    /// The batch queue the operation belongs to stopped, on another operation's reason
+    /// (`stopped_by`).
+    RECUO_GIVE_UP_QUEUE_STOPPED = 6,
 }
 
 c_enum!(recuo_give_up_reason {
@@ -48,6 +56,7 @@ c_enum!(recuo_give_up_reason {
     RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE => c"wait_exceeds_deadline",
     RECUO_GIVE_UP_BUDGET_EXHAUSTED => c"budget_exhausted",
     RECUO_GIVE_UP_CANCELLED => c"cancelled",
+    RECUO_GIVE_UP_QUEUE_STOPPED => c"queue_stopped",
 });
 
 impl recuo_give_up_reason {
@@ -60,6 +69,7 @@ impl recuo_give_up_reason {
             Some(GiveUpReason::WaitExceedsDeadline) => Self::RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE,
             Some(GiveUpReason::BudgetExhausted) => Self::RECUO_GIVE_UP_BUDGET_EXHAUSTED,
             Some(GiveUpReason::Cancelled) => Self::RECUO_GIVE_UP_CANCELLED,
+            Some(GiveUpReason::QueueStopped) => Self::RECUO_GIVE_UP_QUEUE_STOPPED,
         }
     }
 
@@ -72,11 +82,20 @@ impl recuo_give_up_reason {
             Self::RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE => Some(GiveUpReason::WaitExceedsDeadline),
             Self::RECUO_GIVE_UP_BUDGET_EXHAUSTED => Some(GiveUpReason::BudgetExhausted),
             Self::RECUO_GIVE_UP_CANCELLED => Some(GiveUpReason::Cancelled),
+            Self::RECUO_GIVE_UP_QUEUE_STOPPED => Some(GiveUpReason::QueueStopped),
         }
+    }
+
+    /// The core's reason for the C number `code`; `Err` for no constant.
+    pub(crate) fn read(code: u32) -> Result<Option<GiveUpReason>, recuo_status> {
+        Self::from_code(code)
+            .map(Self::to_core)
+            .ok_or(RECUO_ERR_INVALID_ENUM)
     }
 }
 
-/// What the caller should do next.
+/// What the caller should do next, as `recuo_attempts_begin` and `recuo_attempts_next`
+/// answer (the coarse form of `recuo_step`).
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum recuo_decision_kind {
@@ -88,6 +107,9 @@ pub enum recuo_decision_kind {
     RECUO_DECISION_GIVE_UP = 3,
     /// (From `recuo_attempts_begin` only.) Make attempt `next_attempt` now.
     RECUO_DECISION_PROCEED = 4,
+    /// (From `recuo_attempts_begin` only, with a gate set.) Pass the gate for attempt
+    /// `next_attempt`, then tell the machine with `recuo_attempts_entered`.
+    RECUO_DECISION_ENTER = 5,
 }
 
 c_enum!(recuo_decision_kind {
@@ -95,6 +117,7 @@ c_enum!(recuo_decision_kind {
     RECUO_DECISION_RETRY => c"retry",
     RECUO_DECISION_GIVE_UP => c"give_up",
     RECUO_DECISION_PROCEED => c"proceed",
+    RECUO_DECISION_ENTER => c"enter",
 });
 
 /// A decision of the state machine: a plain struct recuo fills in (every field, every time).
@@ -105,7 +128,7 @@ pub struct recuo_decision {
     pub kind: recuo_decision_kind,
     /// For `RECUO_DECISION_RETRY`: milliseconds to wait before the next attempt; else 0.
     pub delay_ms: u64,
-    /// For `RECUO_DECISION_PROCEED` and `RECUO_DECISION_RETRY`: the number of the attempt to
+    /// For `RECUO_DECISION_PROCEED`, `_ENTER` and `_RETRY`: the number of the attempt to
     /// make (now, or after the delay), counted from 0; else 0.
     pub next_attempt: u32,
     /// For `RECUO_DECISION_GIVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
@@ -113,32 +136,53 @@ pub struct recuo_decision {
     /// Whether `retry_at_ms` holds an instant.
     pub has_retry_at: bool,
     /// For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
-    /// caller's monotonic clock (the `now_ms` given to `recuo_attempts_next`), from which the
-    /// server would accept a retry — so the caller can reschedule. Else 0.
+    /// caller's monotonic clock, from which the server would accept a retry — so the caller
+    /// can reschedule. Else 0.
     pub retry_at_ms: u64,
 }
 
 impl recuo_decision {
-    fn proceed(attempt: u32) -> Self {
+    /// The coarse form of `step`.
+    fn from_step(step: &recuo_step) -> Self {
+        use recuo_step_kind::*;
+        let (kind, next_attempt) = match step.kind {
+            RECUO_STEP_ENTER => (recuo_decision_kind::RECUO_DECISION_ENTER, step.attempt),
+            RECUO_STEP_CALL | RECUO_STEP_CLASSIFY => {
+                (recuo_decision_kind::RECUO_DECISION_PROCEED, step.attempt)
+            }
+            RECUO_STEP_SLEEP => (
+                recuo_decision_kind::RECUO_DECISION_RETRY,
+                step.attempt.saturating_add(1),
+            ),
+            RECUO_STEP_DONE => (recuo_decision_kind::RECUO_DECISION_DONE, 0),
+            RECUO_STEP_GAVE_UP => (recuo_decision_kind::RECUO_DECISION_GIVE_UP, 0),
+        };
         recuo_decision {
-            kind: recuo_decision_kind::RECUO_DECISION_PROCEED,
+            kind,
+            delay_ms: step.delay_ms,
+            next_attempt,
+            reason: step.reason,
+            has_retry_at: step.has_retry_at,
+            retry_at_ms: step.retry_at_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+impl recuo_decision {
+    /// The C form of a core decision (for the record tests).
+    pub(crate) fn from_core(d: recuo::Decision) -> Self {
+        let none = recuo_decision {
+            kind: recuo_decision_kind::RECUO_DECISION_DONE,
             delay_ms: 0,
-            next_attempt: attempt,
+            next_attempt: 0,
             reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
             has_retry_at: false,
             retry_at_ms: 0,
-        }
-    }
-
-    /// The C form of the core's decision.
-    pub(crate) fn from_core(d: Decision) -> Self {
-        let none = Self {
-            kind: recuo_decision_kind::RECUO_DECISION_DONE,
-            ..Self::proceed(0)
         };
         match d {
-            Decision::Done => none,
-            Decision::Retry {
+            recuo::Decision::Done => none,
+            recuo::Decision::Retry {
                 delay_ms,
                 next_attempt,
             } => recuo_decision {
@@ -147,7 +191,7 @@ impl recuo_decision {
                 next_attempt,
                 ..none
             },
-            Decision::GiveUp {
+            recuo::Decision::GiveUp {
                 reason,
                 retry_at_ms,
             } => recuo_decision {
@@ -161,6 +205,160 @@ impl recuo_decision {
     }
 }
 
+/// What the machine asks for next (`recuo::Step`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_step_kind {
+    /// Pass the gate for attempt `attempt` (a place in flight, then a start slot), giving up
+    /// the wait at `until_ms` when `has_until`; then `recuo_attempts_entered`.
+    RECUO_STEP_ENTER = 1,
+    /// Make attempt `attempt` now, bounded by `timeout_ms` when `has_timeout` (what is left
+    /// of the deadline); then `recuo_attempts_responded` (HTTP), `_succeeded` or `_failed`.
+    RECUO_STEP_CALL = 2,
+    /// Judge the failure of attempt `attempt`: `recuo_attempts_judged` with a verdict.
+    RECUO_STEP_CLASSIFY = 3,
+    /// Attempt `attempt` failed and is retried: wait `delay_ms` (nothing when 0), waking
+    /// early on a cancellation, then `recuo_attempts_slept`.
+    RECUO_STEP_SLEEP = 4,
+    /// The operation succeeded: `recuo_attempts_report` tells how.
+    RECUO_STEP_DONE = 5,
+    /// The operation stopped without success, for `reason` (with `retry_at_ms` when
+    /// `has_retry_at`).
+    RECUO_STEP_GAVE_UP = 6,
+}
+
+c_enum!(recuo_step_kind {
+    RECUO_STEP_ENTER => c"enter",
+    RECUO_STEP_CALL => c"call",
+    RECUO_STEP_CLASSIFY => c"classify",
+    RECUO_STEP_SLEEP => c"sleep",
+    RECUO_STEP_DONE => c"done",
+    RECUO_STEP_GAVE_UP => c"gave_up",
+});
+
+/// A step of the operation machine: a plain struct recuo fills in (every field, every
+/// time; the fields a kind does not use are 0).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct recuo_step {
+    /// A `recuo_step_kind` constant.
+    pub kind: recuo_step_kind,
+    /// The attempt the step is about, from 0 (for DONE and GAVE_UP: the last one).
+    pub attempt: u32,
+    /// For `RECUO_STEP_SLEEP`: the delay, ms.
+    pub delay_ms: u64,
+    /// Whether `until_ms` holds an instant.
+    pub has_until: bool,
+    /// For `RECUO_STEP_ENTER`: the deadline's instant on the caller's monotonic clock.
+    pub until_ms: u64,
+    /// Whether `timeout_ms` holds a time.
+    pub has_timeout: bool,
+    /// For `RECUO_STEP_CALL`: what is left of the deadline, ms.
+    pub timeout_ms: u64,
+    /// For `RECUO_STEP_GAVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
+    pub reason: recuo_give_up_reason,
+    /// Whether `retry_at_ms` holds an instant.
+    pub has_retry_at: bool,
+    /// For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant on the
+    /// caller's monotonic clock from which the server would accept a retry.
+    pub retry_at_ms: u64,
+}
+
+impl recuo_step {
+    /// The C form of the core's step.
+    pub(crate) fn from_core(step: &Step) -> Self {
+        let mut s = recuo_step {
+            kind: recuo_step_kind::RECUO_STEP_DONE,
+            attempt: 0,
+            delay_ms: 0,
+            has_until: false,
+            until_ms: 0,
+            has_timeout: false,
+            timeout_ms: 0,
+            reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
+            has_retry_at: false,
+            retry_at_ms: 0,
+        };
+        match *step {
+            Step::Enter { attempt, until_ms } => {
+                s.kind = recuo_step_kind::RECUO_STEP_ENTER;
+                s.attempt = attempt;
+                (s.has_until, s.until_ms) = (until_ms.is_some(), until_ms.unwrap_or(0));
+            }
+            Step::Call {
+                attempt,
+                timeout_ms,
+            } => {
+                s.kind = recuo_step_kind::RECUO_STEP_CALL;
+                s.attempt = attempt;
+                (s.has_timeout, s.timeout_ms) = (timeout_ms.is_some(), timeout_ms.unwrap_or(0));
+            }
+            Step::Classify { attempt } => {
+                s.kind = recuo_step_kind::RECUO_STEP_CLASSIFY;
+                s.attempt = attempt;
+            }
+            Step::Sleep { attempt, delay_ms } => {
+                s.kind = recuo_step_kind::RECUO_STEP_SLEEP;
+                (s.attempt, s.delay_ms) = (attempt, delay_ms);
+            }
+            Step::Done(ref r) => s.attempt = r.attempts.saturating_sub(1),
+            Step::GaveUp {
+                reason,
+                retry_at_ms,
+                ref report,
+            } => {
+                s.kind = recuo_step_kind::RECUO_STEP_GAVE_UP;
+                s.attempt = report.attempts.saturating_sub(1);
+                s.reason = recuo_give_up_reason::from_core(Some(reason));
+                (s.has_retry_at, s.retry_at_ms) = (retry_at_ms.is_some(), retry_at_ms.unwrap_or(0));
+            }
+        }
+        s
+    }
+}
+
+/// How much a record matters, as a logger ranks it. `0` is "none".
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_level {
+    /// No record (`recuo_attempts_poll_record` had none left; `recuo_attempts_set_records`:
+    /// keep none).
+    RECUO_LEVEL_NONE = 0,
+    /// An attempt that succeeded; the result of an operation done at its first attempt.
+    RECUO_LEVEL_DEBUG = 1,
+    /// An attempt retried or given up on; the result of an operation that needed retries.
+    RECUO_LEVEL_INFO = 2,
+    /// The result of an operation that gave up.
+    RECUO_LEVEL_WARNING = 3,
+}
+
+c_enum!(recuo_level {
+    RECUO_LEVEL_NONE => c"none",
+    RECUO_LEVEL_DEBUG => c"debug",
+    RECUO_LEVEL_INFO => c"info",
+    RECUO_LEVEL_WARNING => c"warning",
+});
+
+impl recuo_level {
+    /// The C constant for the core's level.
+    pub(crate) fn from_core(level: Level) -> Self {
+        match level {
+            Level::Debug => Self::RECUO_LEVEL_DEBUG,
+            Level::Info => Self::RECUO_LEVEL_INFO,
+            Level::Warning => Self::RECUO_LEVEL_WARNING,
+        }
+    }
+
+    fn to_core(self) -> Option<Level> {
+        match self {
+            Self::RECUO_LEVEL_NONE => None,
+            Self::RECUO_LEVEL_DEBUG => Some(Level::Debug),
+            Self::RECUO_LEVEL_INFO => Some(Level::Info),
+            Self::RECUO_LEVEL_WARNING => Some(Level::Warning),
+        }
+    }
+}
+
 /// What happened to one operation (SPEC §6): a plain struct recuo fills in. The delays
 /// themselves are copied into a buffer of yours (see `recuo_attempts_report`, `recuo_retry`).
 #[repr(C)]
@@ -170,8 +368,7 @@ pub struct recuo_report {
     pub attempts: u32,
     /// Why the operation gave up; `RECUO_GIVE_UP_NONE` when it succeeded or has not stopped.
     pub reason: recuo_give_up_reason,
-    /// Milliseconds from the start of the first attempt to the last decision (after a
-    /// success in `recuo_retry`: to the end of the successful attempt).
+    /// Milliseconds from the start of the operation to its last step.
     pub elapsed_ms: u64,
     /// How many delays were decided between attempts (each one slept, or to be slept).
     pub delay_count: usize,
@@ -180,10 +377,13 @@ pub struct recuo_report {
     /// For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: how many milliseconds
     /// after the give-up the server would accept a retry (clock-independent). Else 0.
     pub retry_after_ms: u64,
+    /// For `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue; else
+    /// `RECUO_GIVE_UP_NONE`.
+    pub stopped_by: recuo_give_up_reason,
 }
 
 impl recuo_report {
-    /// The C form of the core's report; `retry_after_ms` comes from the give-up decision.
+    /// The C form of the core's report; `retry_after_ms` comes from the give-up.
     pub(crate) fn from_core(r: &Report, retry_after_ms: Option<u64>) -> Self {
         recuo_report {
             attempts: r.attempts,
@@ -192,6 +392,7 @@ impl recuo_report {
             delay_count: r.delays_ms.len(),
             has_retry_after: retry_after_ms.is_some(),
             retry_after_ms: retry_after_ms.unwrap_or(0),
+            stopped_by: recuo_give_up_reason::from_core(r.stopped_by),
         }
     }
 }
@@ -200,12 +401,11 @@ impl recuo_report {
 /// number to `delays_written`.
 ///
 /// # Safety
-/// `out` must be a checked output; `delays` must point to `delays_len` writable `uint64_t`s
-/// (or be NULL with `delays_len == 0`); `delays_written` NULL or a writable `size_t`.
+/// `out` must be NULL or writable; `delays_written` NULL or a writable `size_t`.
 pub(crate) unsafe fn write_report(
     report: &Report,
     retry_after_ms: Option<u64>,
-    out: Option<ptr::Out<recuo_report>>,
+    out: *mut recuo_report,
     delays: &mut [u64],
     delays_written: *mut usize,
 ) {
@@ -213,80 +413,65 @@ pub(crate) unsafe fn write_report(
     delays[..n].copy_from_slice(&report.delays_ms[..n]);
     // SAFETY: the caller vouches for the outputs.
     unsafe {
-        if let Some(out) = out {
-            out.write(recuo_report::from_core(report, retry_after_ms));
-        }
-        if let Some(w) = ptr::optional_out(delays_written) {
-            w.write(n);
-        }
+        ptr::put(out, recuo_report::from_core(report, retry_after_ms));
+        ptr::put(delays_written, n);
     }
 }
 
-/// A shared count of attempts, so that nested retry loops share one limit (SPEC §6): in C
-/// this is explicit — create one pool for the outermost operation, sized by its policy's
-/// attempts, and hand the same pool to the inner ones (`recuo_attempts_set_pool`,
-/// `recuo_retry_options_set_pool`). Backed by a `recuo::AttemptPool` (an atomic count).
+/// One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
+/// attempts, the delays, the gate, stats and records it was given), plus the last give-up's
+/// wait and a record polled into a buffer too small for it. One handle per operation; use
+/// it from one thread at a time.
 ///
-/// Safe to use from several threads at once. Free it with `recuo_attempt_pool_free`; the
-/// state machines and options it was given to keep their own reference, so it may be freed
-/// before them.
-#[derive(Debug, Clone)]
-pub struct recuo_attempt_pool(pub(crate) AttemptPool);
-
-/// A new pool of `attempts` attempts (0 is allowed: every draw fails). Free it with
-/// `recuo_attempt_pool_free`. NULL only if recuo panicked.
-#[no_mangle]
-pub extern "C" fn recuo_attempt_pool_new(attempts: u32) -> *mut recuo_attempt_pool {
-    boundary(|| Box::into_raw(Box::new(recuo_attempt_pool(AttemptPool::new(attempts)))))
-}
-
-/// Releases a pool handle (the count lives on while a state machine or options use it).
-/// NULL is accepted and ignored.
-///
-/// # Safety
-/// `pool` must be NULL or come from `recuo_attempt_pool_new` and not have been freed.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempt_pool_free(pool: *mut recuo_attempt_pool) {
-    boundary(|| {
-        if !pool.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(pool) });
-        }
-    })
-}
-
-/// Attempts left in the pool. 0 when `pool` is NULL.
-///
-/// # Safety
-/// `pool` must be NULL or a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempt_pool_remaining(pool: *const recuo_attempt_pool) -> u32 {
-    // SAFETY: the caller vouches for NULL or a live handle.
-    boundary(|| unsafe { pool.as_ref() }.map_or(0, |p| p.0.remaining()))
-}
-
-/// The retry state of one operation: a `recuo::Attempts` (holding its own copy of the
-/// policy, the attempts begun, the delays, the reason) plus the jitter generator and the last
-/// give-up's wait. One handle per operation; use it from one thread at a time.
-///
-/// The loop: `recuo_attempts_begin` (PROCEED: make the attempt; GIVE_UP: stop) → your request
-/// → `recuo_classify` → `recuo_attempts_next` (DONE, GIVE_UP: stop; RETRY: sleep
-/// `delay_ms`, then begin again). Times are milliseconds on a monotonic clock of your choice
-/// (`recuo_monotonic_ms`, `CLOCK_MONOTONIC`, a fake clock in tests).
+/// The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,
+/// `recuo_attempts_entered` → CALL: make the attempt, `recuo_attempts_responded` (or
+/// `_succeeded` / `_failed` → CLASSIFY: `recuo_attempts_judged`) → SLEEP: wait,
+/// `recuo_attempts_slept` → … → DONE or GAVE_UP. Times are milliseconds on a monotonic clock
+/// of your choice (`recuo_monotonic_ms`, `CLOCK_MONOTONIC`, a fake clock in tests).
 #[derive(Debug)]
 pub struct recuo_attempts {
-    machine: Attempts,
-    rng: LazyJitterRng,
+    op: Operation,
+    started: bool,
     retry_after_ms: Option<u64>,
+    polled: Option<(Level, String)>,
 }
 
-/// Creates the state machine of one operation under `policy` (copied: the policy may be
-/// changed or freed afterwards) and stores it in `*out`. The jitter (and the idempotency key)
-/// is drawn from a generator seeded by the operating system at its first use.
+impl recuo_attempts {
+    /// A machine for `policy`, seeded with `seed`, as `recuo_retry` and the tests make it.
+    pub(crate) fn new(op: Operation) -> Self {
+        recuo_attempts {
+            op,
+            started: false,
+            retry_after_ms: None,
+            polled: None,
+        }
+    }
+
+    /// Keeps what the step says of the report, and answers its C form.
+    fn answer(&mut self, now_ms: u64, step: Step) -> recuo_step {
+        if let Step::GaveUp { retry_at_ms, .. } = step {
+            self.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
+        }
+        recuo_step::from_core(&step)
+    }
+
+    /// Changes the machine before its start (`RECUO_ERR_ALREADY_STARTED` after).
+    fn build(&mut self, change: impl FnOnce(Operation) -> Operation) -> recuo_status {
+        if self.started {
+            return RECUO_ERR_ALREADY_STARTED;
+        }
+        let op = std::mem::replace(&mut self.op, Operation::new(&Policy::default()));
+        self.op = change(op);
+        RECUO_OK
+    }
+}
+
+/// Creates the machine of one operation under `policy` (copied: the policy may be changed
+/// or freed afterwards) and stores it in `*out`; jitter from the operating system's entropy.
+/// Free it with `recuo_attempts_free`.
 ///
-/// Returns `RECUO_OK`; the policy's configuration error (e.g. `RECUO_ERR_CAP_BELOW_BASE`);
-/// `RECUO_ERR_NULL_ARGUMENT` when `policy` or `out` is NULL (then `*out` is untouched).
-/// Free the handle with `recuo_attempts_free`.
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; the policy's configuration error (then
+/// `*out` is untouched).
 ///
 /// # Safety
 /// `policy` must be NULL or a live handle; `out` NULL or a writable pointer.
@@ -296,11 +481,12 @@ pub unsafe extern "C" fn recuo_attempts_new(
     out: *mut *mut recuo_attempts,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { new_attempts(policy, None, out) }
+    unsafe { make(policy, None, out) }
 }
 
-/// `recuo_attempts_new` with the jitter and the idempotency key drawn from a generator seeded
-/// with `seed`: the same calls give the same delays and key on every run (for exact tests).
+/// `recuo_attempts_new` with the jitter drawn from a generator seeded with `seed` (the same
+/// seed and outcomes give the same delays on every run and in every language). The
+/// idempotency key still comes from the operating system's random source (SPEC §5).
 ///
 /// # Safety
 /// As `recuo_attempts_new`.
@@ -311,12 +497,14 @@ pub unsafe extern "C" fn recuo_attempts_new_seeded(
     out: *mut *mut recuo_attempts,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { new_attempts(policy, Some(seed), out) }
+    unsafe { make(policy, Some(seed), out) }
 }
 
+/// The body of `recuo_attempts_new` and `recuo_attempts_new_seeded`.
+///
 /// # Safety
 /// As `recuo_attempts_new`.
-unsafe fn new_attempts(
+unsafe fn make(
     policy: *const recuo_policy,
     seed: Option<u64>,
     out: *mut *mut recuo_attempts,
@@ -327,44 +515,49 @@ unsafe fn new_attempts(
             (|| -> Result<_, recuo_status> { Ok((ptr::out(out)?, ptr::input(policy)?.policy()?)) })(
             )
         };
-        let (out, policy) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
-        let handle = Box::new(recuo_attempts {
-            machine: Attempts::new(policy),
-            rng: LazyJitterRng::new(seed),
-            retry_after_ms: None,
-        });
-        // SAFETY: the caller vouches for a writable pointer at `out`.
-        unsafe { out.write(Box::into_raw(handle)) };
-        RECUO_OK
+        match checked {
+            Ok((out, policy)) => {
+                let handle = recuo_attempts::new(Operation::new(policy).seed(seed));
+                // SAFETY: the caller vouches for a writable pointer at `out`.
+                unsafe { out.write(Box::into_raw(Box::new(handle))) };
+                RECUO_OK
+            }
+            Err(status) => status,
+        }
     })
 }
 
-/// Releases a state machine. NULL is accepted and ignored.
+/// Releases a machine. NULL is accepted and ignored.
 ///
 /// # Safety
 /// `attempts` must be NULL or come from `recuo_attempts_new*` and not have been freed.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_attempts_free(attempts: *mut recuo_attempts) {
-    boundary(|| {
-        if !attempts.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(attempts) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(attempts) })
+}
+
+/// Changes the machine behind `attempts` before its start.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread.
+unsafe fn build(
+    attempts: *mut recuo_attempts,
+    change: impl FnOnce(Operation) -> Operation,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::with(attempts, |a| a.build(change)) })
 }
 
 /// Makes this operation draw its attempts from `pool` (nested loops share one limit, SPEC §6).
 /// `nested` = false for the outermost operation (each of its attempts takes one from the
 /// pool); true for an operation running inside an attempt of an enclosing one that already
 /// took from the pool: its first attempt is that one and takes nothing, the later ones take
-/// one each. When the pool is empty, `recuo_attempts_begin` gives up with
-/// `RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED` (and `recuo_attempts_next` does not ask for a retry).
+/// one each. When the pool is empty, the machine gives up with
+/// `RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED`.
 ///
-/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` once an attempt has begun (nothing
-/// changes); `RECUO_ERR_NULL_ARGUMENT`. The machine keeps its own reference to the pool.
+/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` once started (nothing changes);
+/// `RECUO_ERR_NULL_ARGUMENT`. The machine keeps its own reference to the pool.
 ///
 /// # Safety
 /// `attempts` and `pool` must each be NULL or a live handle.
@@ -374,26 +567,406 @@ pub unsafe extern "C" fn recuo_attempts_set_pool(
     pool: *const recuo_attempt_pool,
     nested: bool,
 ) -> recuo_status {
+    // SAFETY: the caller vouches for NULL or a live pool.
+    let Some(pool) = (unsafe { pool.as_ref() }).map(|p| p.0.clone()) else {
+        return RECUO_ERR_NULL_ARGUMENT;
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, |op| op.pool(pool, nested)) }
+}
+
+/// Sends every attempt through `gate` (SPEC §6 step 2, §9): with a regulator or a
+/// concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` (pass it with
+/// `recuo_gate_wait`, then `recuo_attempts_entered`); its budget counts first attempts and
+/// pays for retries (none left: `RECUO_GIVE_UP_BUDGET_EXHAUSTED`); an adaptive regulator
+/// slows down on a `rate_limited` verdict and speeds back up on a success. The machine keeps
+/// its own reference to the gate's parts.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` and `gate` must each be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_set_gate(
+    attempts: *mut recuo_attempts,
+    gate: *const recuo_gate,
+) -> recuo_status {
+    // SAFETY: the caller vouches for NULL or a live gate.
+    let Some(gate) = (unsafe { gate.as_ref() }).map(|g| g.gate().clone()) else {
+        return RECUO_ERR_NULL_ARGUMENT;
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, |op| op.gate(gate)) }
+}
+
+/// Counts this operation's starts, causes and result into `recorder` (SPEC §7; shared by
+/// as many operations as you like). Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`;
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` and `recorder` must each be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_set_stats_recorder(
+    attempts: *mut recuo_attempts,
+    recorder: *const recuo_stats_recorder,
+) -> recuo_status {
+    // SAFETY: the caller vouches for NULL or a live recorder.
+    let Some(stats) = (unsafe { recorder.as_ref() }).map(|r| r.0.clone()) else {
+        return RECUO_ERR_NULL_ARGUMENT;
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, |op| op.stats(stats)) }
+}
+
+/// Names the request the operation sends: its HTTP method (`method_len` bytes, UTF-8; it
+/// decides the classification of `recuo_attempts_responded`; empty means GET there) and its
+/// URL (`url_len` bytes; redacted in the records; bytes that are not UTF-8 read as U+FFFD).
+/// Both are copied.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`;
+/// `RECUO_ERR_NOT_UTF8` (`method`); `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle; `method` and `url` NULL or valid for their
+/// lengths.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_set_request(
+    attempts: *mut recuo_attempts,
+    method: *const c_char,
+    method_len: usize,
+    url: *const c_char,
+    url_len: usize,
+) -> recuo_status {
+    // SAFETY: the caller vouches for the bytes.
+    match unsafe { (ptr::text(method, method_len), ptr::bytes(url, url_len)) } {
+        // SAFETY: forwarded from the caller.
+        (Ok(m), Ok(u)) => unsafe { build(attempts, |op| op.request(m, &lossy(u).0)) },
+        (Err(status), _) | (_, Err(status)) => status,
+    }
+}
+
+/// Keeps the records (SPEC §7) of level `min_level` and above (a `recuo_level` constant;
+/// `RECUO_LEVEL_NONE`: none, the default), for `recuo_attempts_poll_record`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_ALREADY_STARTED`;
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_set_records(
+    attempts: *mut recuo_attempts,
+    min_level: u32,
+) -> recuo_status {
+    let Some(level) = recuo_level::from_code(min_level) else {
+        return RECUO_ERR_INVALID_ENUM;
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, |op| op.records(level.to_core())) }
+}
+
+/// Whether the failure of an attempt after which none is left is judged too: true by
+/// default, as SPEC §6 says (a permanent last failure gives up `permanent`); false is guide
+/// A's loop (`recuo_attempts_failed` then gives up `attempts_exhausted` at once).
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_set_classify_last_failure(
+    attempts: *mut recuo_attempts,
+    yes: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, |op| op.classify_last_failure(yes)) }
+}
+
+/// Says the caller sends an idempotency key of its own with every attempt: the request is
+/// then idempotent whatever its method (SPEC §5) for `recuo_attempts_responded`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_set_own_key(attempts: *mut recuo_attempts) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, |op| op.idempotency_key(IdempotencyKey::random())) }
+}
+
+/// Runs `event` on the machine and writes its step to `out`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
+/// writable `recuo_step`.
+unsafe fn step(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    out: *mut recuo_step,
+    event: impl FnOnce(&mut Operation) -> Result<Step, recuo_status>,
+) -> recuo_status {
     boundary(|| {
-        // SAFETY: the caller vouches for NULL or live handles.
-        let (a, pool) = match unsafe { (ptr::handle(attempts), ptr::input(pool)) } {
-            (Ok(a), Ok(pool)) => (a, pool),
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
+            (Ok(a), Ok(out)) => (a, out),
             _ => return RECUO_ERR_NULL_ARGUMENT,
         };
-        if a.machine.attempts() > 0 {
-            return RECUO_ERR_ALREADY_STARTED;
+        match event(&mut a.op) {
+            Ok(s) => {
+                a.started = true;
+                let s = a.answer(now_ms, s);
+                // SAFETY: the caller vouches for a writable recuo_step.
+                unsafe { out.write(s) };
+                RECUO_OK
+            }
+            Err(status) => status,
         }
-        a.machine = a.machine.clone().with_pool(pool.0.clone(), nested);
-        RECUO_OK
     })
 }
 
-/// Asks to start the next attempt at `now_ms` (monotonic milliseconds) and stores the answer
-/// in `*out`: `RECUO_DECISION_PROCEED` with the attempt's number in `next_attempt` (make it
-/// now), or `RECUO_DECISION_GIVE_UP` with `reason` cancelled (after `recuo_attempts_cancel`)
-/// or attempts_exhausted (this operation's, or the shared pool's).
+/// Starts the operation at `now_ms` on your monotonic clock, which is `unix_ms` on the wall
+/// clock (the records' times): the first step. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`. Every step function answers out of turn by repeating the step
+/// the machine waits on.
 ///
-/// Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes, `*out` untouched).
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
+/// writable `recuo_step`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_start(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    unix_ms: i64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { step(attempts, now_ms, out, |op| Ok(op.start(now_ms, unix_ms))) }
+}
+
+/// The gate's answer for `RECUO_STEP_ENTER`, at `now_ms`: `passed` is false when the wait
+/// was cancelled or reached `until_ms` (an attempt not made is not counted).
+///
+/// # Safety
+/// As `recuo_attempts_start`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_entered(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    passed: bool,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { step(attempts, now_ms, out, |op| Ok(op.entered(now_ms, passed))) }
+}
+
+/// The attempt of `RECUO_STEP_CALL` succeeded at `now_ms`.
+///
+/// # Safety
+/// As `recuo_attempts_start`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_succeeded(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { step(attempts, now_ms, out, |op| Ok(op.succeeded(now_ms))) }
+}
+
+/// The attempt of `RECUO_STEP_CALL` failed at `now_ms`: answers `RECUO_STEP_CLASSIFY` (or,
+/// with `recuo_attempts_set_classify_last_failure(false)` and no attempt left, gives up).
+///
+/// # Safety
+/// As `recuo_attempts_start`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_failed(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { step(attempts, now_ms, out, |op| Ok(op.failed(now_ms))) }
+}
+
+/// The verdict `*verdict` (from `recuo_classify`, or written by hand) on the failure of
+/// `RECUO_STEP_CLASSIFY`, at `now_ms`. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (a field
+/// of `*verdict` is no constant; nothing changes); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// As `recuo_attempts_start`; `verdict` NULL or a readable `recuo_verdict`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_judged(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    verdict: *const recuo_verdict,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: the caller vouches for a readable verdict.
+    let verdict = unsafe { read_verdict(verdict) };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        step(attempts, now_ms, out, |op| {
+            Ok(op.judged(now_ms, verdict?, None))
+        })
+    }
+}
+
+/// Reads a verdict from C.
+///
+/// # Safety
+/// `verdict` must be NULL or readable.
+unsafe fn read_verdict(verdict: *const recuo_verdict) -> Result<Verdict, recuo_status> {
+    if verdict.is_null() {
+        return Err(RECUO_ERR_NULL_ARGUMENT);
+    }
+    // SAFETY: non-NULL, and the caller vouches for the memory.
+    unsafe { recuo_verdict::read(verdict) }.ok_or(RECUO_ERR_INVALID_ENUM)
+}
+
+/// The HTTP attempt of `RECUO_STEP_CALL` ended at `now_ms` with `*outcome` (a status or a
+/// transport failure) and the response's headers: the machine classifies it by the policy
+/// (SPEC §5) with the request's method (`recuo_attempts_set_request`) and keeps what its
+/// record needs. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT`;
+/// `RECUO_ERR_LENGTH_TOO_LARGE` (nothing changes on an error).
+///
+/// # Safety
+/// As `recuo_attempts_start`; `outcome` NULL or readable; `headers` must point to
+/// `header_count` readable `recuo_header`s (or be NULL with 0).
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_responded(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    header_count: usize,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: the caller vouches for the memory.
+    let read = unsafe {
+        (
+            RawOutcome::read(outcome),
+            read_headers(headers, header_count),
+        )
+    };
+    let (outcome, headers): (Outcome, _) = match read {
+        (Ok(o), Ok(h)) => (o, h),
+        (Err(status), _) | (_, Err(status)) => return status,
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        step(attempts, now_ms, out, |op| {
+            Ok(op.responded(now_ms, outcome, &headers))
+        })
+    }
+}
+
+/// The wait of `RECUO_STEP_SLEEP` is over at `now_ms` (or was cut short by a cancellation).
+///
+/// # Safety
+/// As `recuo_attempts_start`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_slept(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { step(attempts, now_ms, out, |op| Ok(op.slept(now_ms))) }
+}
+
+/// Cancels the operation (your own cancellation): the next step asked for gives up
+/// `RECUO_GIVE_UP_CANCELLED` — an attempt in flight still ends as it ends. Call it on the
+/// thread that drives the machine. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_cancel(attempts: *mut recuo_attempts) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        ptr::with(attempts, |a| {
+            a.op.cancel();
+            RECUO_OK
+        })
+    })
+}
+
+/// Stops the operation because its batch queue stopped on `reason` (a `recuo_give_up_reason`
+/// constant, another operation's: `recuo_batch_queue_finished` said so): it gives up
+/// `RECUO_GIVE_UP_QUEUE_STOPPED`, with `stopped_by` = `reason` in its report. Returns
+/// `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (no constant, or NONE); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_stop_queue(
+    attempts: *mut recuo_attempts,
+    reason: u32,
+) -> recuo_status {
+    let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
+        return RECUO_ERR_INVALID_ENUM;
+    };
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        ptr::with(attempts, |a| {
+            a.op.stop_queue(reason);
+            RECUO_OK
+        })
+    })
+}
+
+/// Takes the next record the machine made (with `recuo_attempts_set_records`), in order: its
+/// level in `*level_out` and its JSON line (redacted, see `recuo_record_attempt_json` and
+/// `recuo_record_result_json`) into `buf` (`len` bytes, NUL-terminated; `*written`, when not
+/// NULL, receives its length). None left: `*level_out` = `RECUO_LEVEL_NONE` and `buf` holds
+/// an empty string.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written; the record stays
+/// first in line: call again with a larger buffer); `RECUO_ERR_NULL_ARGUMENT` (`attempts`,
+/// `level_out`, `buf`).
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread; `level_out` NULL
+/// or writable; `buf` must point to `len` writable bytes; `written` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_poll_record(
+    attempts: *mut recuo_attempts,
+    level_out: *mut recuo_level,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (a, level_out) = match unsafe { (ptr::handle(attempts), ptr::out(level_out)) } {
+            (Ok(a), Ok(out)) if !buf.is_null() => (a, out),
+            _ => return RECUO_ERR_NULL_ARGUMENT,
+        };
+        if a.polled.is_none() {
+            a.polled = a.op.poll_record().map(|(l, r)| (l, r.to_json_line()));
+        }
+        let (level, line) = match &a.polled {
+            Some((l, line)) => (recuo_level::from_core(*l), line.as_str()),
+            None => (recuo_level::RECUO_LEVEL_NONE, ""),
+        };
+        // SAFETY: the caller vouches for the buffer.
+        let status = unsafe { write_text(buf, len, written, line) };
+        if status != RECUO_ERR_BUFFER_TOO_SMALL {
+            a.polled = None;
+        }
+        // SAFETY: checked output.
+        unsafe { level_out.write(level) };
+        status
+    })
+}
+
+/// Asks to start the next attempt at `now_ms` (the coarse step API, over the same machine):
+/// the first call starts the operation, a later one ends the sleep of a
+/// `RECUO_DECISION_RETRY`. Stores in `*out` `RECUO_DECISION_PROCEED` with the attempt's number
+/// in `next_attempt` (make it now), `RECUO_DECISION_ENTER` (with a gate: pass it, then
+/// `recuo_attempts_entered`), or `RECUO_DECISION_GIVE_UP` (cancelled, attempts_exhausted,
+/// wait_exceeds_deadline). Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
 ///
 /// # Safety
 /// `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
@@ -404,32 +977,29 @@ pub unsafe extern "C" fn recuo_attempts_begin(
     now_ms: u64,
     out: *mut recuo_decision,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
-            (Ok(a), Ok(out)) => (a, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
-        let decision = match a.machine.begin(now_ms) {
-            Ok(n) => recuo_decision::proceed(n),
-            Err(d) => recuo_decision::from_core(d),
-        };
-        // SAFETY: the caller vouches for a writable recuo_decision.
-        unsafe { out.write(decision) };
-        RECUO_OK
-    })
+    // SAFETY: the caller vouches for NULL or a live handle.
+    let started = unsafe { attempts.as_ref() }.is_some_and(|a| a.started);
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        decide(attempts, out, |a, s| {
+            if started {
+                recuo_attempts_slept(a, now_ms, s)
+            } else {
+                recuo_attempts_start(a, now_ms, recuo::unix_now_ms(), s)
+            }
+        })
+    }
 }
 
-/// Decides what follows the attempt just made, whose verdict is `*verdict` (from
-/// `recuo_classify`, or written by hand), at `now_ms` (monotonic milliseconds, the same clock
-/// as `recuo_attempts_begin`), and stores the decision in `*out`:
+/// Tells the machine what the attempt just made came to, its verdict `*verdict` (from
+/// `recuo_classify`, or written by hand), at `now_ms`, and stores the decision in `*out`:
 ///
 /// * `RECUO_DECISION_DONE`: the verdict was a success.
 /// * `RECUO_DECISION_RETRY`: sleep `delay_ms` (the backoff of the policy, or the server's wait
 ///   plus the spread — never shortened by the cap), then `recuo_attempts_begin` again.
-/// * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up;
-///   attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms` when the wait was finite;
-///   cancelled).
+/// * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up,
+///   the last attempt's too; attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms`
+///   when the wait was finite; budget_exhausted; cancelled).
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` when a field of `*verdict` is none of its
 /// constants; `RECUO_ERR_NULL_ARGUMENT`. On an error nothing changes and `*out` is untouched.
@@ -444,132 +1014,55 @@ pub unsafe extern "C" fn recuo_attempts_next(
     now_ms: u64,
     out: *mut recuo_decision,
 ) -> recuo_status {
+    // SAFETY: the caller vouches for a readable verdict.
+    let verdict = match unsafe { read_verdict(verdict) } {
+        Ok(v) => v,
+        Err(status) => return status,
+    };
     // SAFETY: forwarded from the caller.
-    unsafe { next(attempts, verdict, now_ms, None, out) }
+    unsafe {
+        decide(attempts, out, |a, s| {
+            step(a, now_ms, s, |op| {
+                Ok(match verdict {
+                    Verdict::Success => op.succeeded(now_ms),
+                    v => match op.failed(now_ms) {
+                        Step::Classify { .. } => op.judged(now_ms, v, None),
+                        other => other,
+                    },
+                })
+            })
+        })
+    }
 }
 
-/// `recuo_attempts_next` for an attempt that passed `gate` (`recuo_gate_enter`): a retry
-/// also takes a token from the gate's budget — none left, and the decision is
-/// `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` — and the gate's regulator,
-/// when adaptive, slows down on a `RECUO_CAUSE_RATE_LIMITED` verdict and speeds back up on a
-/// success. `gate` may be NULL (then this is `recuo_attempts_next`). The same returns as
-/// `recuo_attempts_next`; on an error nothing changes, in the machine or the gate.
+/// Runs a step function and writes its coarse form to `out`.
 ///
 /// # Safety
-/// As `recuo_attempts_next`; `gate` NULL or a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempts_next_with_gate(
+/// `out` NULL or a writable `recuo_decision`; `attempts` as the step function needs.
+unsafe fn decide(
     attempts: *mut recuo_attempts,
-    verdict: *const recuo_verdict,
-    now_ms: u64,
-    gate: *const recuo_gate,
     out: *mut recuo_decision,
+    run: impl FnOnce(*mut recuo_attempts, *mut recuo_step) -> recuo_status,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live gate.
-        let gate = unsafe { gate.as_ref() }.map(recuo_gate::gate);
-        // SAFETY: forwarded from the caller.
-        unsafe { next(attempts, verdict, now_ms, gate, out) }
-    })
-}
-
-/// The body of `recuo_attempts_next` and `recuo_attempts_next_with_gate`.
-///
-/// # Safety
-/// As `recuo_attempts_next`.
-unsafe fn next(
-    attempts: *mut recuo_attempts,
-    verdict: *const recuo_verdict,
-    now_ms: u64,
-    gate: Option<&Gate>,
-    out: *mut recuo_decision,
-) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
-            (Ok(a), Ok(out)) if !verdict.is_null() => (a, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
-        // SAFETY: non-NULL, and the caller vouches for a readable recuo_verdict.
-        let Some(verdict) = (unsafe { recuo_verdict::read(verdict) }) else {
-            return RECUO_ERR_INVALID_ENUM;
-        };
-        if let Some(g) = gate {
-            match verdict {
-                Verdict::Success => g.on_success(),
-                v => g.on_verdict(&v),
-            }
-        }
-        let allowance = gate
-            .and_then(Gate::budget)
-            .map(|b| b as &dyn RetryAllowance);
-        let decision = a
-            .machine
-            .decide_with(verdict, now_ms, &mut a.rng, allowance);
-        if let Decision::GiveUp { retry_at_ms, .. } = decision {
-            a.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
-        }
+    let Ok(out) = ptr::out(out) else {
+        return RECUO_ERR_NULL_ARGUMENT;
+    };
+    let mut s = recuo_step::from_core(&Step::Done(Report::default()));
+    let status = run(attempts, &mut s);
+    if status == RECUO_OK {
         // SAFETY: the caller vouches for a writable recuo_decision.
-        unsafe { out.write(recuo_decision::from_core(decision)) };
-        RECUO_OK
-    })
-}
-
-/// Marks the operation cancelled: the next `recuo_attempts_begin` or `recuo_attempts_next`
-/// (for a verdict that would retry) gives up with `RECUO_GIVE_UP_CANCELLED`. Call it on the
-/// thread that drives the machine (from another thread, set a flag of yours and call it
-/// there; `recuo_retry` has `recuo_cancel_token` for that). Returns `RECUO_OK` or
-/// `RECUO_ERR_NULL_ARGUMENT`.
-///
-/// # Safety
-/// `attempts` must be NULL or a live handle not in use by another thread.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempts_cancel(attempts: *mut recuo_attempts) -> recuo_status {
-    // SAFETY: the caller vouches for NULL or a live handle.
-    boundary(|| match unsafe { ptr::handle(attempts) } {
-        Ok(a) => {
-            a.machine.cancel();
-            RECUO_OK
-        }
-        Err(status) => status,
-    })
-}
-
-/// Gives up because the attempt just begun could not start: it was cancelled while waiting
-/// at the gate (`recuo_gate_enter` answered `RECUO_CANCELLED`). Unlike
-/// `recuo_attempts_cancel`, that attempt is not counted (it was never made). Stores the
-/// decision — `RECUO_DECISION_GIVE_UP` with `RECUO_GIVE_UP_CANCELLED` — in `*out`, at
-/// `now_ms`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
-///
-/// # Safety
-/// `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
-/// writable `recuo_decision`.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempts_cancel_before_start(
-    attempts: *mut recuo_attempts,
-    now_ms: u64,
-    out: *mut recuo_decision,
-) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
-            (Ok(a), Ok(out)) => (a, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
-        a.machine.cancel();
-        let decision = a.machine.refuse_cancelled(now_ms);
-        // SAFETY: the caller vouches for a writable recuo_decision.
-        unsafe { out.write(recuo_decision::from_core(decision)) };
-        RECUO_OK
-    })
+        unsafe { out.write(recuo_decision::from_step(&s)) };
+    }
+    status
 }
 
 /// Writes the operation's idempotency key into `buf` (`len` bytes, at least
 /// `RECUO_IDEMPOTENCY_KEY_SIZE` = 37): a UUID v4 of 36 lower-case characters
-/// (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL. It is created at the first call
-/// and the same on every later call for this operation; send it with every attempt, in the
-/// header named by `recuo_policy_idempotency_header`, and never with another operation.
-/// `*written` (when not NULL) receives 36.
+/// (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL, from the operating system's
+/// random source. It is created at the first call and the same on every later call for this
+/// operation; send it with every attempt, in the header named by
+/// `recuo_policy_idempotency_header`, and never with another operation. `*written` (when not
+/// NULL) receives 36.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` when `len < 37` — then nothing at all is
 /// written (a truncated key must never be sent); `RECUO_ERR_NULL_ARGUMENT`.
@@ -593,18 +1086,8 @@ pub unsafe extern "C" fn recuo_attempts_idempotency_key(
         if len < RECUO_IDEMPOTENCY_KEY_SIZE {
             return RECUO_ERR_BUFFER_TOO_SMALL;
         }
-        let key = a.machine.idempotency_key(&mut a.rng);
-        let text = key.as_str().as_bytes();
-        // SAFETY: `buf` holds at least 37 writable bytes (the caller vouches for `len`).
-        unsafe {
-            let dst = std::slice::from_raw_parts_mut(buf.cast::<u8>(), text.len() + 1);
-            dst[..text.len()].copy_from_slice(text);
-            dst[text.len()] = 0;
-            if let Some(w) = ptr::optional_out(written) {
-                w.write(text.len());
-            }
-        }
-        RECUO_OK
+        // SAFETY: at least 37 writable bytes; the caller vouches for `written`.
+        unsafe { write_text(buf, len, written, a.op.key().as_str()) }
     })
 }
 
@@ -633,27 +1116,26 @@ pub unsafe extern "C" fn recuo_attempts_report(
         // SAFETY: the caller vouches for every pointer (see # Safety).
         let checked = unsafe {
             (|| -> Result<_, recuo_status> {
-                Ok((
-                    ptr::input(attempts)?,
-                    ptr::out(out)?,
-                    ptr::slice_mut(delays, delays_len)?,
-                ))
+                ptr::out(out)?;
+                Ok((ptr::input(attempts)?, ptr::slice_mut(delays, delays_len)?))
             })()
         };
-        let (a, out, delays) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
-        let report = a.machine.report();
-        // SAFETY: checked outputs; the caller vouches for `delays_written`.
-        unsafe { write_report(&report, a.retry_after_ms, Some(out), delays, delays_written) };
-        RECUO_OK
+        match checked {
+            Ok((a, delays)) => {
+                let report = a.op.report();
+                // SAFETY: checked outputs; the caller vouches for `delays_written`.
+                unsafe { write_report(&report, a.retry_after_ms, out, delays, delays_written) };
+                RECUO_OK
+            }
+            Err(status) => status,
+        }
     })
 }
 
 /// The name of the `recuo_give_up_reason` constant `reason` (`"none"`, `"permanent"`,
-/// `"attempts_exhausted"`, `"wait_exceeds_deadline"`, `"budget_exhausted"`, `"cancelled"`:
-/// the names every language uses), or `"unknown"`. Static. NULL only if recuo panicked.
+/// `"attempts_exhausted"`, `"wait_exceeds_deadline"`, `"budget_exhausted"`, `"cancelled"`,
+/// `"queue_stopped"`: the names every language uses), or `"unknown"`. Static. NULL only if
+/// recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_give_up_reason_name(reason: u32) -> *const c_char {
     boundary(|| {
@@ -666,7 +1148,7 @@ pub extern "C" fn recuo_give_up_reason_name(reason: u32) -> *const c_char {
 }
 
 /// The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`,
-/// `"proceed"`), or `"unknown"`. Static. NULL only if recuo panicked.
+/// `"proceed"`, `"enter"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
     boundary(|| {
@@ -678,6 +1160,21 @@ pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
     })
 }
 
+/// The name of the `recuo_step_kind` constant `kind` (`"enter"`, `"call"`, `"classify"`,
+/// `"sleep"`, `"done"`, `"gave_up"`: as the loop vectors write them), or `"unknown"`.
+/// Static. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_step_kind_name(kind: u32) -> *const c_char {
+    boundary(|| name_or_unknown(kind, recuo_step_kind::from_code, recuo_step_kind::name))
+}
+
+/// The name of the `recuo_level` constant `level` (`"none"`, `"debug"`, `"info"`,
+/// `"warning"`), or `"unknown"`. Static. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_level_name(level: u32) -> *const c_char {
+    boundary(|| name_or_unknown(level, recuo_level::from_code, recuo_level::name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,18 +1183,12 @@ mod tests {
 
     #[test]
     fn reason_names_are_the_core_names() {
-        use GiveUpReason::*;
-        for r in [
-            Permanent,
-            AttemptsExhausted,
-            WaitExceedsDeadline,
-            BudgetExhausted,
-            Cancelled,
-        ] {
+        for r in GiveUpReason::ALL {
             assert_eq!(
                 recuo_give_up_reason::from_core(Some(r)).name().to_str(),
                 Ok(r.name())
             );
+            assert_eq!(recuo_give_up_reason::from_core(Some(r)).to_core(), Some(r));
         }
         assert_eq!(RECUO_IDEMPOTENCY_KEY_SIZE, 37);
     }
@@ -710,26 +1201,28 @@ mod tests {
             cause: Cause::ServerError,
             server_wait: None,
         });
-        let mut d = recuo_decision::proceed(9);
+        let mut d =
+            recuo_decision::from_step(&recuo_step::from_core(&Step::Done(Report::default())));
         // SAFETY: live handles and structs.
         unsafe {
             assert_eq!(recuo_attempts_new_seeded(p, 5, &mut a), RECUO_OK);
+            let mut core = Operation::new(&recuo::Policy::guide_a()).seed(Some(5));
+            let mut want = core.start(0, 0);
             recuo_policy_free(p);
-            let mut core = Attempts::new(&recuo::Policy::guide_a());
-            let mut rng = recuo::JitterRng::seeded(5);
-            for now in [0, 1000, 2000, 3000, 4000] {
+            let mut now = 0;
+            for _ in 0..5 {
                 assert_eq!(recuo_attempts_begin(a, now, &mut d), RECUO_OK);
-                assert_eq!(d, recuo_decision::proceed(core.begin(now).unwrap()));
-                assert_eq!(recuo_attempts_next(a, &retry, now + 10, &mut d), RECUO_OK);
-                let expected = core.decide(
-                    Verdict::Retry {
-                        cause: Cause::ServerError,
-                        server_wait: None,
-                    },
-                    now + 10,
-                    &mut rng,
-                );
-                assert_eq!(d, recuo_decision::from_core(expected));
+                assert_eq!(d, recuo_decision::from_step(&recuo_step::from_core(&want)));
+                now += 10;
+                assert_eq!(recuo_attempts_next(a, &retry, now, &mut d), RECUO_OK);
+                let _ = core.failed(now);
+                let v = recuo_verdict::read(&retry).unwrap();
+                want = core.judged(now, v, None);
+                assert_eq!(d, recuo_decision::from_step(&recuo_step::from_core(&want)));
+                if let Step::Sleep { delay_ms, .. } = want {
+                    now += delay_ms;
+                    want = core.slept(now);
+                }
             }
             assert_eq!(
                 d.reason,
@@ -743,6 +1236,7 @@ mod tests {
             let core_report = core.report();
             assert_eq!(r, recuo_report::from_core(&core_report, None));
             assert_eq!(&delays[..n], &core_report.delays_ms[..]);
+            assert_eq!(n, 4);
             recuo_attempts_free(a);
         }
     }

@@ -48,8 +48,8 @@ pub enum recuo_batch_result_kind {
     RECUO_BATCH_SUCCEEDED = 1,
     /// The operation gave up: `reason` says why.
     RECUO_BATCH_GAVE_UP = 2,
-    /// The operation was never started: the batch's deadline passed first (no attempt was
-    /// made — never one started late).
+    /// The operation was never started (no attempt was made — never one started late):
+    /// `reason` says why.
     RECUO_BATCH_NOT_STARTED = 3,
 }
 
@@ -68,14 +68,18 @@ pub struct recuo_batch_result {
     pub kind: recuo_batch_result_kind,
     /// For `RECUO_BATCH_GAVE_UP`: why (`permanent`, `attempts_exhausted`,
     /// `wait_exceeds_deadline` — also when the batch's deadline left no time for the wait —
-    /// `budget_exhausted`, `cancelled` — the batch's deadline passed while it waited at the
-    /// gate); else `RECUO_GIVE_UP_NONE`.
+    /// `budget_exhausted`, `queue_stopped`); for `RECUO_BATCH_NOT_STARTED`: why it was not
+    /// started (`wait_exceeds_deadline`: the batch's deadline passed; `queue_stopped`: the
+    /// queue stopped, see `stopped_by`; `cancelled`); else `RECUO_GIVE_UP_NONE`.
     pub reason: recuo_give_up_reason,
     /// The attempts made (0 for `RECUO_BATCH_NOT_STARTED`).
     pub attempts: u32,
     /// Whether the operation's last attempt returned without a valid verdict (then it gave
     /// up as `permanent`, and `recuo_batch_run` answers `RECUO_ERR_NO_VERDICT`).
     pub no_verdict: bool,
+    /// For a reason `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue (another
+    /// operation's `wait_exceeds_deadline`); else `RECUO_GIVE_UP_NONE`.
+    pub stopped_by: recuo_give_up_reason,
 }
 
 /// A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
@@ -294,6 +298,7 @@ pub unsafe extern "C" fn recuo_batch_run(
                     reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
                     attempts: *attempts,
                     no_verdict: false,
+                    stopped_by: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
                 },
                 BatchResult::GaveUp(e) => {
                     let no_verdict = matches!(e.error, Some(Failure::NoVerdict));
@@ -303,13 +308,15 @@ pub unsafe extern "C" fn recuo_batch_run(
                         reason: recuo_give_up_reason::from_core(Some(e.reason)),
                         attempts: e.report.attempts,
                         no_verdict,
+                        stopped_by: recuo_give_up_reason::from_core(e.report.stopped_by),
                     }
                 }
-                BatchResult::NotStarted => recuo_batch_result {
+                BatchResult::NotStarted { reason, stopped_by } => recuo_batch_result {
                     kind: recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED,
-                    reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
+                    reason: recuo_give_up_reason::from_core(Some(*reason)),
                     attempts: 0,
                     no_verdict: false,
+                    stopped_by: recuo_give_up_reason::from_core(*stopped_by),
                 },
             };
         }
@@ -380,6 +387,7 @@ mod tests {
             reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
             attempts: 99,
             no_verdict: false,
+            stopped_by: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
         };
         let mut results = [empty; 6];
         let mut stats = MaybeUninit::<recuo_stats>::zeroed();

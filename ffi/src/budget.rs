@@ -8,7 +8,7 @@ use recuo::{BudgetError, RetryBudget};
 
 use crate::panic::boundary;
 use crate::ptr;
-use crate::regulator::store;
+use crate::ptr::store;
 use crate::status::recuo_status::{
     self, RECUO_BUDGET_EXHAUSTED, RECUO_ERR_INVALID_BUDGET, RECUO_OK,
 };

@@ -1,10 +1,12 @@
 //! Guide A's `comRetry` for C: a task callback retried with full-jitter backoff.
 
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 use std::time::Duration;
 
-use recuo::{ComRetry, LazyJitterRng};
+use recuo::{ComRetry, Verdict};
 
+use crate::classify::recuo_verdict;
 use crate::panic::boundary;
 use crate::ptr::optional_out;
 use crate::status::recuo_status::{self, RECUO_ERR_NULL_ARGUMENT, RECUO_ERR_TASK_FAILED, RECUO_OK};
@@ -14,9 +16,17 @@ use crate::status::recuo_status::{self, RECUO_ERR_NULL_ARGUMENT, RECUO_ERR_TASK_
 pub type recuo_task_fn = Option<unsafe extern "C" fn(user_data: *mut c_void) -> c_int>;
 
 /// The predicate `repetir_se`: answers whether the failure code `error` is worth another
-/// attempt. Receives the call's `user_data`.
-pub type recuo_retry_predicate_fn =
-    Option<unsafe extern "C" fn(error: c_int, user_data: *mut c_void) -> bool>;
+/// attempt — or, instead, writes a verdict into `*verdict_out` (all zeros on entry), e.g.
+/// `recuo_classify`'s for the HTTP outcome behind `error`: then the verdict decides and the
+/// answer is ignored (SPEC §5: a give-up stops, a retry's server wait is honoured). Receives
+/// the call's `user_data`.
+pub type recuo_retry_predicate_fn = Option<
+    unsafe extern "C" fn(
+        error: c_int,
+        verdict_out: *mut recuo_verdict,
+        user_data: *mut c_void,
+    ) -> bool,
+>;
 
 /// A sleep replacing the real one: asked to wait `ms` milliseconds (never 0). Receives the
 /// call's `user_data`. For tests (record the delays) and for callers with their own timers.
@@ -101,8 +111,10 @@ pub unsafe extern "C" fn recuo_com_retry_options_set_sleep(
 /// Guide A's `comRetry`: calls `task(user_data)` up to `tentativas` times until it returns 0.
 /// Between attempts it sleeps a full-jitter delay drawn from `[0, min(max_ms, base_ms · 2^i)]`
 /// before attempt `i + 1` (a zero delay is not slept at all), as long as
-/// `repetir_se(error, user_data)` answers true for the failure code; a NULL `repetir_se`
-/// retries every failure. The predicate is not asked after the last attempt.
+/// `repetir_se(error, verdict_out, user_data)` answers true for the failure code, or the
+/// verdict it writes says retry (then a server wait in it replaces the delay, and a verdict
+/// that gives up stops at once); a NULL `repetir_se` retries every failure. The predicate is
+/// not asked after the last attempt (guide A's loop).
 ///
 /// Returns:
 /// * `RECUO_OK`: the task succeeded; `*last_error_out` = 0.
@@ -181,7 +193,7 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
         };
         let mut attempts: u32 = 0;
         let result = policy.run_with(
-            &mut LazyJitterRng::new(options.seed),
+            options.seed,
             || {
                 attempts += 1;
                 // SAFETY: the caller vouches that `task` may be called with `user_data`.
@@ -191,11 +203,16 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
                 }
             },
             |&failure| {
-                Ok(match repetir_se {
-                    // SAFETY: as for `task`.
-                    Some(repetir_se) => unsafe { repetir_se(failure, user_data) },
-                    None => true,
-                })
+                let Some(repetir_se) = repetir_se else {
+                    return Ok(Verdict::from(true));
+                };
+                // All zeros, read only through `recuo_verdict::read` (as in `recuo_retry`).
+                let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
+                // SAFETY: as for `task`; the verdict lives across the call.
+                let again = unsafe { repetir_se(failure, verdict.as_mut_ptr(), user_data) };
+                // SAFETY: the live local, which the predicate may only have filled with numbers.
+                let written = unsafe { recuo_verdict::read(verdict.as_ptr()) };
+                Ok(written.unwrap_or(Verdict::from(again)))
             },
             |delay: Duration| {
                 match options.sleep_ms {
@@ -254,7 +271,11 @@ mod tests {
         unsafe { &mut *user_data.cast::<Script>() }.slept.push(ms);
     }
 
-    unsafe extern "C" fn only_below_102(error: c_int, _: *mut c_void) -> bool {
+    unsafe extern "C" fn only_below_102(
+        error: c_int,
+        _: *mut recuo_verdict,
+        _: *mut c_void,
+    ) -> bool {
         error < 102
     }
 
@@ -302,7 +323,7 @@ mod tests {
         let mut core_sleeps = Vec::new();
         let mut n = 0;
         let _ = ComRetry::GUIDE_A.run_with(
-            &mut recuo::JitterRng::seeded(1),
+            Some(1),
             || {
                 n += 1;
                 if n <= 2 {

@@ -1,16 +1,18 @@
 //! The gate (SPEC §6 step 2, §9) for C: a regulator, a concurrency limit and a retry budget
 //! that every attempt passes — in `recuo_retry` (`recuo_retry_options_set_gate`), in the
-//! batch runner, or by hand in a program driving the state machine (`recuo_gate_enter`,
-//! `recuo_attempts_next_with_gate`). The gate is the core's (`recuo::Gate`).
+//! batch runner, or held by the machine of a program driving it (`recuo_attempts_set_gate`,
+//! `recuo_gate_wait`). The gate is the core's (`recuo::Gate`).
 
-use recuo::{ConcurrencyLimit, Gate, Pass, Regulator, RetryBudget};
+use recuo::{CancelToken, ConcurrencyLimit, Gate, Pass, Regulator, RegulatorError, RetryBudget};
 
 use crate::budget::recuo_retry_budget;
+use crate::cancel::cancel_token;
+use crate::cancel::recuo_cancel_token;
 use crate::limit::recuo_concurrency_limit;
 use crate::panic::boundary;
 use crate::ptr;
-use crate::regulator::{cancel_token, recuo_regulator, store};
-use crate::retry::recuo_cancel_token;
+use crate::ptr::store;
+use crate::regulator::recuo_regulator;
 use crate::status::recuo_status::{self, RECUO_CANCELLED, RECUO_ERR_NULL_ARGUMENT, RECUO_OK};
 
 /// What every attempt passes: a place among the requests in flight (a concurrency limit),
@@ -166,17 +168,15 @@ pub unsafe extern "C" fn recuo_gate_set_budget(
 /// counted by the budget. Stores the pass in `*out`: make the attempt, then release the
 /// pass with `recuo_pass_release` **before** any backoff sleep.
 ///
-/// For a program that drives `recuo_attempts_*` itself: `recuo_attempts_begin` →
-/// `recuo_gate_enter` → the request → `recuo_pass_release` → `recuo_classify` →
-/// `recuo_attempts_next_with_gate` (which spends the gate's budget on a retry and tells an
-/// adaptive regulator about 429s and successes).
+/// A program that drives `recuo_attempts_*` gives the gate to the machine
+/// (`recuo_attempts_set_gate`, which counts the budget itself) and passes it with
+/// `recuo_gate_wait` instead.
 ///
 /// * `cancel` (may be NULL): cancelling it ends the wait.
 ///
-/// Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched —
-/// a state machine then gives up with `recuo_attempts_cancel_before_start`, which does not
-/// count the attempt that never started); `RECUO_ERR_IO` when the regulator is a Redis
-/// regulator whose server cannot be used (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
+/// Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched);
+/// `RECUO_ERR_IO` when the regulator is a Redis regulator whose server cannot be used
+/// (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
@@ -187,6 +187,47 @@ pub unsafe extern "C" fn recuo_gate_enter(
     cancel: *const recuo_cancel_token,
     out: *mut *mut recuo_pass,
 ) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { pass(gate, cancel, out, |g, cancel| g.enter(attempt, cancel)) }
+}
+
+/// Passes the gate for the `RECUO_STEP_ENTER` of a machine that holds it
+/// (`recuo_attempts_set_gate`): waits for a place in flight, then for a start slot, at most
+/// `timeout_ms` when `has_timeout` (the step's `until_ms` minus now), without touching the
+/// budget (the machine counts it). Stores the pass in `*out`; tell the machine with
+/// `recuo_attempts_entered(…, true, …)`, make the attempt, then release the pass before any
+/// sleep.
+///
+/// Returns `RECUO_OK`; `RECUO_CANCELLED` (the token was cancelled) or `RECUO_TIMED_OUT` (the
+/// time ran out) — nothing held, `*out` untouched: tell the machine
+/// `recuo_attempts_entered(…, false, …)`; `RECUO_ERR_IO` (a Redis regulator whose server
+/// cannot be used); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_wait(
+    gate: *const recuo_gate,
+    has_timeout: bool,
+    timeout_ms: u64,
+    cancel: *const recuo_cancel_token,
+    out: *mut *mut recuo_pass,
+) -> recuo_status {
+    let timeout = has_timeout.then(|| std::time::Duration::from_millis(timeout_ms));
+    // SAFETY: forwarded from the caller.
+    unsafe { pass(gate, cancel, out, |g, cancel| g.wait(timeout, cancel)) }
+}
+
+/// The body of `recuo_gate_enter` and `recuo_gate_wait`: `wait` passes the gate.
+///
+/// # Safety
+/// As `recuo_gate_enter`.
+unsafe fn pass(
+    gate: *const recuo_gate,
+    cancel: *const recuo_cancel_token,
+    out: *mut *mut recuo_pass,
+    wait: impl FnOnce(&Gate, &CancelToken) -> Result<Option<Pass>, RegulatorError>,
+) -> recuo_status {
     boundary(|| {
         // SAFETY: the caller vouches for NULL or live handles.
         let (g, out) = match unsafe { (ptr::input(gate), ptr::out(out)) } {
@@ -195,10 +236,11 @@ pub unsafe extern "C" fn recuo_gate_enter(
         };
         // SAFETY: the caller vouches for NULL or a live token.
         let cancel = unsafe { cancel_token(cancel) };
-        match g.gate.enter(attempt, &cancel) {
+        match wait(&g.gate, &cancel) {
             // SAFETY: a checked output.
             Ok(Some(pass)) => unsafe { store(out, recuo_pass { _pass: pass }) },
-            Ok(None) => RECUO_CANCELLED,
+            Ok(None) if cancel.is_cancelled() => RECUO_CANCELLED,
+            Ok(None) => recuo_status::RECUO_TIMED_OUT,
             Err(e) => e.into(),
         }
     })

@@ -36,7 +36,13 @@ pub mod policy;
 
 pub mod classify;
 
+pub mod pool;
+
 pub mod attempts;
+
+pub mod cancel;
+
+pub mod attempt_context;
 
 pub mod retry;
 
@@ -53,6 +59,8 @@ pub mod budget;
 pub mod gate;
 
 pub mod batch;
+
+pub mod batch_queue;
 
 // Records, stats, redaction and who answered (SPEC §7).
 pub mod stats;

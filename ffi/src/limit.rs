@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 
 use recuo::{ConcurrencyLimit, Permit};
 
+use crate::cancel::cancel_token;
+use crate::cancel::recuo_cancel_token;
 use crate::panic::boundary;
 use crate::ptr;
-use crate::regulator::{cancel_token, store};
-use crate::retry::recuo_cancel_token;
+use crate::ptr::store;
 use crate::status::recuo_status::{
     self, RECUO_CANCELLED, RECUO_ERR_ZERO_LIMIT, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
 };

@@ -11,7 +11,7 @@ use std::ffi::c_char;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use recuo::{ConfigError, Jitter, MethodSet, Policy, Rules, Transport};
+use recuo::{ConfigError, Jitter, MethodSet, Policy, RetryRule, Rules};
 
 use crate::cenum::{c_enum, name_or_unknown};
 use crate::classify::recuo_transport;
@@ -84,6 +84,24 @@ c_enum!(recuo_status_rule {
     RECUO_RULE_ALWAYS => c"always",
 });
 
+impl recuo_status_rule {
+    fn to_core(self) -> RetryRule {
+        match self {
+            Self::RECUO_RULE_NEVER => RetryRule::Never,
+            Self::RECUO_RULE_IF_IDEMPOTENT => RetryRule::IfIdempotent,
+            Self::RECUO_RULE_ALWAYS => RetryRule::Always,
+        }
+    }
+
+    fn from_core(r: RetryRule) -> Self {
+        match r {
+            RetryRule::Never => Self::RECUO_RULE_NEVER,
+            RetryRule::IfIdempotent => Self::RECUO_RULE_IF_IDEMPOTENT,
+            RetryRule::Always => Self::RECUO_RULE_ALWAYS,
+        }
+    }
+}
+
 /// A retry policy: attempts, backoff, deadline, server-wait spread, the classification of
 /// SPEC §5 and the idempotency header. An opaque handle backed by the values as set plus the
 /// `recuo::Policy` the core builds from them.
@@ -108,7 +126,8 @@ pub struct recuo_policy {
 }
 
 impl recuo_policy {
-    fn from_core(p: Policy) -> Self {
+    /// The handle of the core's policy `p`.
+    pub(crate) fn from_core(p: Policy) -> Self {
         recuo_policy {
             max_attempts: p.max_attempts(),
             base_ms: p.backoff().base_ms(),
@@ -406,13 +425,14 @@ pub unsafe extern "C" fn recuo_policy_set_idempotency_header(
     }
 }
 
-/// Sets when the HTTP status `status` (100–599) is retried: `rule` is one of the
+/// Sets when the HTTP status `status` (400–599, SPEC §5) is retried: `rule` is one of the
 /// `recuo_status_rule` constants. The defaults are SPEC §5's table: 429 and 503 ALWAYS; 500,
 /// 502, 504 and the other 5xx but 501 and 505 IF_IDEMPOTENT; everything else NEVER. Statuses
 /// below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
 /// is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
 ///
-/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 100–599,
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 400–599 (the same
+/// range in every language),
 /// `RECUO_ERR_INVALID_ENUM` for an unknown rule (the policy is left unchanged in both cases);
 /// `RECUO_ERR_NULL_ARGUMENT`.
 ///
@@ -427,27 +447,17 @@ pub unsafe extern "C" fn recuo_policy_set_status_retry(
     // SAFETY: forwarded from the caller.
     unsafe {
         with_policy(policy, |p| {
-            if !(100..=599).contains(&status) {
-                return RECUO_ERR_INVALID_STATUS;
-            }
             let Some(rule) = recuo_status_rule::from_code(rule) else {
                 return RECUO_ERR_INVALID_ENUM;
             };
-            p.update(|p| {
-                let r = &mut p.rules;
-                let (any, idem) = (r.retry_any_method, r.retry_if_idempotent);
-                (r.retry_any_method, r.retry_if_idempotent) = match rule {
-                    recuo_status_rule::RECUO_RULE_NEVER => {
-                        (any.without(status), idem.without(status))
-                    }
-                    recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT => {
-                        (any.without(status), idem.with(status))
-                    }
-                    recuo_status_rule::RECUO_RULE_ALWAYS => {
-                        (any.with(status), idem.without(status))
-                    }
-                };
-            })
+            let mut rules = p.rules;
+            if rules
+                .set_status_rule(u32::from(status), rule.to_core())
+                .is_err()
+            {
+                return RECUO_ERR_INVALID_STATUS;
+            }
+            p.update(|p| p.rules = rules)
         })
     }
 }
@@ -477,16 +487,7 @@ pub unsafe extern "C" fn recuo_policy_set_transport_retry(
             ) else {
                 return RECUO_ERR_INVALID_ENUM;
             };
-            let t = t.to_core();
-            p.update(|p| {
-                let r = &mut p.rules;
-                let (any, idem) = (r.transport_any_method, r.transport_if_idempotent);
-                (r.transport_any_method, r.transport_if_idempotent) = match rule {
-                    recuo_status_rule::RECUO_RULE_NEVER => (any.without(t), idem.without(t)),
-                    recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT => (any.without(t), idem.with(t)),
-                    recuo_status_rule::RECUO_RULE_ALWAYS => (any.with(t), idem.without(t)),
-                };
-            })
+            p.update(|p| p.rules.set_transport_rule(t.to_core(), rule.to_core()))
         })
     }
 }
@@ -681,7 +682,7 @@ pub unsafe extern "C" fn recuo_policy_idempotency_header(
 }
 
 /// The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is
-/// NULL or `status` is outside 100–599.
+/// NULL or `status` is outside 400–599.
 ///
 /// # Safety
 /// `policy` must be NULL or a live handle.
@@ -693,17 +694,11 @@ pub unsafe extern "C" fn recuo_policy_status_retry(
     // SAFETY: forwarded from the caller.
     unsafe {
         read_policy(policy, 0, |p| {
-            let r = &p.rules;
-            let rule = if !(100..=599).contains(&status) {
+            let (lo, hi) = Rules::STATUS_RANGE;
+            if !(lo..=hi).contains(&status) {
                 return 0;
-            } else if r.retry_any_method.contains(status) {
-                recuo_status_rule::RECUO_RULE_ALWAYS
-            } else if r.retry_if_idempotent.contains(status) {
-                recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT
-            } else {
-                recuo_status_rule::RECUO_RULE_NEVER
-            };
-            rule as u32
+            }
+            recuo_status_rule::from_core(p.rules.status_rule(status)) as u32
         })
     }
 }
@@ -724,16 +719,7 @@ pub unsafe extern "C" fn recuo_policy_transport_retry(
             let Some(t) = recuo_transport::from_code(transport) else {
                 return 0;
             };
-            let t: Transport = t.to_core();
-            let r = &p.rules;
-            let rule = if r.transport_any_method.contains(t) {
-                recuo_status_rule::RECUO_RULE_ALWAYS
-            } else if r.transport_if_idempotent.contains(t) {
-                recuo_status_rule::RECUO_RULE_IF_IDEMPOTENT
-            } else {
-                recuo_status_rule::RECUO_RULE_NEVER
-            };
-            rule as u32
+            recuo_status_rule::from_core(p.rules.transport_rule(t.to_core())) as u32
         })
     }
 }
@@ -834,7 +820,9 @@ mod tests {
             let rules = Rules {
                 retry_any_method: Rules::DEFAULT.retry_any_method.with(408).without(503),
                 retry_if_idempotent: Rules::DEFAULT.retry_if_idempotent.with(503),
-                transport_any_method: Rules::DEFAULT.transport_any_method.with(Transport::Tls),
+                transport_any_method: Rules::DEFAULT
+                    .transport_any_method
+                    .with(recuo::Transport::Tls),
                 idempotent_methods: MethodSet::IDEMPOTENT.with("POST").unwrap(),
                 quota_403_is_rate_limit: false,
                 ..Rules::DEFAULT

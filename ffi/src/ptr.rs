@@ -138,6 +138,53 @@ impl<T: Copy> Out<T> {
     }
 }
 
+/// Stores a new handle in `*out`.
+///
+/// # Safety
+/// `out` must be a checked output.
+pub(crate) unsafe fn store<T>(out: Out<*mut T>, value: T) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { out.write(Box::into_raw(Box::new(value))) };
+    recuo_status::RECUO_OK
+}
+
+/// Frees a handle made by [`Box::into_raw`]; NULL is ignored.
+///
+/// # Safety
+/// `ptr` must be NULL or come from `Box::into_raw` and not have been freed.
+pub(crate) unsafe fn free<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+}
+
+/// Runs `change` on the handle behind `ptr`: its status, or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// As [`handle`].
+pub(crate) unsafe fn with<T>(
+    ptr: *mut T,
+    change: impl FnOnce(&mut T) -> recuo_status,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    match unsafe { handle(ptr) } {
+        Ok(h) => change(h),
+        Err(status) => status,
+    }
+}
+
+/// Writes `value` to the optional output `ptr` (nothing when NULL).
+///
+/// # Safety
+/// `ptr` must be NULL or valid for writes and aligned for `T`.
+pub(crate) unsafe fn put<T: Copy>(ptr: *mut T, value: T) {
+    if let Some(out) = optional_out(ptr) {
+        // SAFETY: forwarded from the caller.
+        unsafe { out.write(value) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

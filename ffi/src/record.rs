@@ -6,7 +6,10 @@
 use std::ffi::{c_char, c_void};
 use std::ptr::addr_of;
 
-use recuo::{AttemptRecord, Decision, FinalRecord, GiveUpReason, Outcome, Record, Verdict};
+use recuo::{
+    AttemptDecision, AttemptReason, AttemptRecord, Decision, FinalRecord, GiveUpReason, Outcome,
+    Record, Verdict,
+};
 
 use crate::attempts::{recuo_decision, recuo_decision_kind, recuo_give_up_reason, recuo_report};
 use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
@@ -24,7 +27,7 @@ pub type recuo_record_sink_fn =
 
 /// What was decided after an attempt, as a record tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
+enum Step {
     /// Done: the attempt succeeded.
     Done,
     /// Retry after this delay.
@@ -34,22 +37,21 @@ pub(crate) enum Step {
 }
 
 impl Step {
-    /// The record's `decision` and `reason`: the decision's name (`done`, `retry`,
-    /// `give_up`, as `recuo_decision_kind_name` says) and the core's reason for it
+    /// The record's `decision` and `reason`: the decision and the core's reason for it
     /// ([`recuo::attempt_reason`]).
-    fn names(self, verdict: &Verdict) -> (&'static str, &'static str) {
+    fn names(self, verdict: &Verdict) -> (AttemptDecision, AttemptReason) {
         let (name, decision) = match self {
-            Step::Done => ("done", Decision::Done),
+            Step::Done => (AttemptDecision::Done, Decision::Done),
             // The next attempt's number does not enter the reason.
             Step::Retry(delay_ms) => (
-                "retry",
+                AttemptDecision::Retry,
                 Decision::Retry {
                     delay_ms,
                     next_attempt: 0,
                 },
             ),
             Step::GiveUp(reason) => (
-                "give_up",
+                AttemptDecision::GiveUp,
                 Decision::GiveUp {
                     reason,
                     retry_at_ms: None,
@@ -64,7 +66,7 @@ impl Step {
 /// the request id and the wait headers); a URL whose bytes were not UTF-8 is marked
 /// malformed.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn attempt_record(
+fn attempt_record(
     start_unix_ms: i64,
     elapsed_ms: u64,
     method: &str,
@@ -96,23 +98,19 @@ pub(crate) fn attempt_record(
 }
 
 /// One operation's record (`reason` `None`: it succeeded); the core redacts the URL.
-pub(crate) fn result_record(
+fn result_record(
     start_unix_ms: i64,
     method: &str,
     url: &[u8],
-    reason: Option<&str>,
+    reason: Option<GiveUpReason>,
+    stopped_by: Option<GiveUpReason>,
     attempts: u32,
     total_ms: u64,
 ) -> Record {
     let (url, _) = lossy(url);
-    Record::Final(FinalRecord::new(
-        start_unix_ms,
-        method,
-        &url,
-        reason,
-        attempts,
-        total_ms,
-    ))
+    let mut r = FinalRecord::new(start_unix_ms, method, &url, reason, attempts, total_ms);
+    r.stopped_by = stopped_by;
+    Record::Final(r)
 }
 
 /// Reads the decision C passes in without trusting its enum fields: the step, or
@@ -139,7 +137,10 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
                 None => Err(RECUO_ERR_INVALID_ENUM),
             }
         }
-        Some(recuo_decision_kind::RECUO_DECISION_PROCEED) | None => Err(RECUO_ERR_INVALID_ENUM),
+        Some(
+            recuo_decision_kind::RECUO_DECISION_PROCEED | recuo_decision_kind::RECUO_DECISION_ENTER,
+        )
+        | None => Err(RECUO_ERR_INVALID_ENUM),
     }
 }
 
@@ -294,17 +295,17 @@ pub unsafe extern "C" fn recuo_record_result_json(
                 let attempts = addr_of!((*report).attempts).read();
                 let reason = addr_of!((*report).reason).cast::<u32>().read();
                 let total_ms = addr_of!((*report).elapsed_ms).read();
-                let reason =
-                    recuo_give_up_reason::from_code(reason).ok_or(RECUO_ERR_INVALID_ENUM)?;
-                Ok((method, url, attempts, reason.to_core(), total_ms))
+                let by = addr_of!((*report).stopped_by).cast::<u32>().read();
+                let reason = recuo_give_up_reason::read(reason)?;
+                let by = recuo_give_up_reason::read(by)?;
+                Ok((method, url, attempts, reason, by, total_ms))
             })()
         };
-        let (method, url, attempts, reason, total_ms) = match checked {
+        let (method, url, attempts, reason, by, total_ms) = match checked {
             Ok(checked) => checked,
             Err(status) => return status,
         };
-        let reason = reason.map(GiveUpReason::name);
-        let record = result_record(start_unix_ms, method, url, reason, attempts, total_ms);
+        let record = result_record(start_unix_ms, method, url, reason, by, attempts, total_ms);
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
         unsafe { write_text(buf, buf_len, written, &record.to_json_line()) }
     })
@@ -466,6 +467,7 @@ mod tests {
                 reason: Some(GiveUpReason::AttemptsExhausted),
                 elapsed_ms: 1234,
                 delays_ms: vec![],
+                stopped_by: None,
             },
             None,
         );

@@ -6,12 +6,13 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use recuo::{CancelToken, Regulator, RegulatorError, SharedError};
+use recuo::{Regulator, RegulatorError, SharedError};
 
+use crate::cancel::{cancel_token, recuo_cancel_token};
 use crate::panic::boundary;
 use crate::plan::rate;
 use crate::ptr;
-use crate::retry::recuo_cancel_token;
+use crate::ptr::store;
 use crate::status::recuo_status::{
     self, RECUO_CANCELLED, RECUO_ERR_COST_ABOVE_BURST, RECUO_ERR_IO, RECUO_ERR_SHARED_MISMATCH,
     RECUO_ERR_ZERO_BURST, RECUO_OK, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
@@ -53,25 +54,6 @@ impl From<RegulatorError> for recuo_status {
             RegulatorError::Shared(e) => e.into(),
         }
     }
-}
-
-/// The token behind `cancel`, or one that is never cancelled when `cancel` is NULL.
-///
-/// # Safety
-/// `cancel` must be NULL or a live handle.
-pub(crate) unsafe fn cancel_token(cancel: *const recuo_cancel_token) -> CancelToken {
-    // SAFETY: forwarded from the caller.
-    unsafe { cancel.as_ref() }.map_or_else(CancelToken::new, |t| t.0.clone())
-}
-
-/// Stores a new handle in `*out`.
-///
-/// # Safety
-/// `out` must be a checked output.
-pub(crate) unsafe fn store<T>(out: ptr::Out<*mut T>, value: T) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { out.write(Box::into_raw(Box::new(value))) };
-    RECUO_OK
 }
 
 /// Creates a regulator for this process — `per_second` starts per second on average

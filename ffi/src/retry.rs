@@ -1,104 +1,38 @@
-//! `recuo_retry`: an operation callback run under a policy, with real sleeps (SPEC §6).
+//! `recuo_retry` and `recuo_retry_http`: an operation callback run under a policy, with real
+//! sleeps (SPEC §6).
 //!
-//! This is the blocking runner for C: the core's one retry loop, `recuo::drive`, with C's
-//! effects (a `Driver`: call the operation, read its verdict, run the hooks, sleep on the
-//! cancellation token). The loop decides; this file only converts. The state machine is set up
-//! here because in C the shared attempt limit of nested loops is explicit (a
-//! `recuo_attempt_pool` handle, SPEC §6), where `recuo::Retry` keeps it per thread.
-//!
-//! `recuo_retry_http` is the same loop for an operation that also tells recuo the response
-//! (`recuo_attempt_context_set_response`), so that every attempt can be recorded (SPEC §7):
-//! the records are the core's, redacted when they are built, and go to the options' record
-//! sink as JSON lines; a stats recorder on the options counts the attempts of both.
+//! The loop is the core's: `recuo::drive` runs the operation machine (`recuo::Operation`)
+//! with C's effects — call the operation, read its verdict, wait at the gate, sleep on the
+//! cancellation token, hand the records to the sink. The machine decides and counts (the
+//! report, the stats, the records, the gate's feedback); this file only converts.
 
+use std::cell::OnceCell;
 use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use recuo::{
-    drive, AttemptContext, Attempts, CancelToken, Clock, Driver, Gate, LazyJitterRng, Outcome,
-    Pass, Record, Report, RetryAllowance, StatsRecorder, Stopped, SystemClock, Verdict,
+    drive, AttemptContext, CancelToken, Cause, Driver, Gate, Level, Operation, Pass, Record,
+    Report, RequestLine, Seen, StatsRecorder, Stopped, Verdict,
 };
 
-use crate::attempts::{recuo_attempt_pool, recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
-use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
+use crate::attempt_context::recuo_attempt_context;
+use crate::attempts::{recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
+use crate::cancel::recuo_cancel_token;
+use crate::classify::recuo_verdict;
 use crate::com_retry::recuo_sleep_fn;
 use crate::gate::recuo_gate;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
+use crate::pool::recuo_attempt_pool;
 use crate::ptr;
-use crate::record::{attempt_record, recuo_record_sink_fn, result_record, Step};
+use crate::record::recuo_record_sink_fn;
+use crate::redact::lossy;
 use crate::stats::recuo_stats_recorder;
 use crate::status::recuo_status::{
     self, RECUO_ERR_GAVE_UP, RECUO_ERR_NO_RESPONSE, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT,
     RECUO_OK,
 };
-
-/// A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
-/// flag and a condition variable). Cancelling wakes a `recuo_retry` sleeping between attempts
-/// at once; a `recuo_retry` whose operation is running stops before the next attempt. It stays
-/// cancelled.
-///
-/// Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`
-/// (or to a wait of the shared limits: `recuo_regulator_acquire`, `_acquire_until`,
-/// `recuo_concurrency_limit_acquire`, `recuo_gate_enter`, which it wakes at once or within a
-/// few milliseconds), call `recuo_cancel_token_cancel` from any thread, free it with
-/// `recuo_cancel_token_free` once no thread calls it any more (options keep their own
-/// reference to the flag).
-#[derive(Debug, Clone, Default)]
-pub struct recuo_cancel_token(pub(crate) CancelToken);
-
-/// A new token, not cancelled. Free it with `recuo_cancel_token_free`. NULL only if recuo
-/// panicked.
-#[no_mangle]
-pub extern "C" fn recuo_cancel_token_new() -> *mut recuo_cancel_token {
-    boundary(|| Box::into_raw(Box::default()))
-}
-
-/// Releases a token handle. NULL is accepted and ignored.
-///
-/// # Safety
-/// `token` must be NULL or come from `recuo_cancel_token_new`, not have been freed, and not
-/// be in use by another thread.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_cancel_token_free(token: *mut recuo_cancel_token) {
-    boundary(|| {
-        if !token.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(token) });
-        }
-    })
-}
-
-/// Cancels: every `recuo_retry` using this token stops (a sleeping one wakes at once, and
-/// gives up with `RECUO_GIVE_UP_CANCELLED`). Callable from any thread, any number of times.
-/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
-///
-/// # Safety
-/// `token` must be NULL or a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_cancel_token_cancel(
-    token: *const recuo_cancel_token,
-) -> recuo_status {
-    // SAFETY: the caller vouches for NULL or a live handle.
-    boundary(|| match unsafe { ptr::input(token) } {
-        Ok(t) => {
-            t.0.cancel();
-            RECUO_OK
-        }
-        Err(status) => status,
-    })
-}
-
-/// Whether the token was cancelled. False when `token` is NULL.
-///
-/// # Safety
-/// `token` must be NULL or a live handle.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_cancel_token_is_cancelled(token: *const recuo_cancel_token) -> bool {
-    // SAFETY: the caller vouches for NULL or a live handle.
-    boundary(|| unsafe { token.as_ref() }.is_some_and(|t| t.0.is_cancelled()))
-}
 
 /// The operation `recuo_retry` runs: make attempt number `attempt` (from 0), sending
 /// `idempotency_key` (a NUL-terminated UUID v4 of 36 characters, the same on every attempt of
@@ -181,12 +115,8 @@ pub extern "C" fn recuo_retry_options_new() -> *mut recuo_retry_options {
 /// `options` must be NULL or come from `recuo_retry_options_new` and not have been freed.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_retry_options_free(options: *mut recuo_retry_options) {
-    boundary(|| {
-        if !options.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(options) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(options) })
 }
 
 /// Runs `change` on the options behind `options`, answering `RECUO_ERR_NULL_ARGUMENT` for
@@ -199,12 +129,11 @@ unsafe fn with_options(
     change: impl FnOnce(&mut recuo_retry_options),
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::handle(options) } {
-        Ok(o) => {
+    boundary(|| unsafe {
+        ptr::with(options, |o| {
             change(o);
             RECUO_OK
-        }
-        Err(status) => status,
+        })
     })
 }
 
@@ -521,7 +450,7 @@ pub unsafe extern "C" fn recuo_retry(
     unsafe {
         run(
             policy,
-            operation.map(Operation::Plain),
+            operation.map(Call::Plain),
             user_data,
             options,
             report_out,
@@ -530,15 +459,6 @@ pub unsafe extern "C" fn recuo_retry(
             delays_written,
         )
     }
-}
-
-/// What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
-/// valid during the operation's call only, on which the operation calls
-/// `recuo_attempt_context_set_response`. Backed by a Rust struct holding a copy of the
-/// response's outcome and headers.
-#[derive(Debug, Default)]
-pub struct recuo_attempt_context {
-    response: Option<(Outcome, Vec<(String, String)>)>,
 }
 
 /// The operation `recuo_retry_http` runs: `recuo_operation_fn` for an HTTP request, which also
@@ -560,52 +480,6 @@ pub type recuo_http_operation_fn = Option<
         user_data: *mut c_void,
     ),
 >;
-
-/// Tells `recuo_retry_http` what the attempt running came to: `outcome` (a status, a
-/// transport failure, or a success for a task with no HTTP meaning) and the response's
-/// headers (`headers`, `header_count`; NULL only with 0). recuo copies them before this
-/// returns (your buffers may go at once); a second call replaces the first. The records keep
-/// of the headers only the request id and the wait headers; header bytes that are not UTF-8
-/// are read as U+FFFD (see `recuo_header`).
-///
-/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`context`, `outcome`, or a pointer NULL
-/// with a non-zero length); `RECUO_ERR_INVALID_ENUM` (a field of `outcome` that is none of
-/// its constants); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is set.
-///
-/// # Safety
-/// `context` must be NULL or the handle passed to the running operation; `outcome` NULL or a
-/// readable `recuo_outcome`; `headers` must point to `header_count` readable `recuo_header`s
-/// (or be NULL with 0), each pointing to its bytes.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempt_context_set_response(
-    context: *mut recuo_attempt_context,
-    outcome: *const recuo_outcome,
-    headers: *const recuo_header,
-    header_count: usize,
-) -> recuo_status {
-    boundary(|| {
-        // SAFETY: each conversion is vouched for by the caller (see # Safety).
-        let checked = unsafe {
-            (|| {
-                let context = ptr::handle(context)?;
-                let outcome = RawOutcome::read(outcome)?;
-                let headers = read_headers(headers, header_count)?;
-                Ok((context, outcome, headers))
-            })()
-        };
-        match checked {
-            Ok((context, outcome, headers)) => {
-                let headers = headers
-                    .into_iter()
-                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                    .collect();
-                context.response = Some((outcome, headers));
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
-    })
-}
 
 /// `recuo_retry` for an operation that also tells recuo the response of each attempt
 /// (`recuo_http_operation_fn`, `recuo_attempt_context_set_response`), so that every attempt
@@ -638,7 +512,7 @@ pub unsafe extern "C" fn recuo_retry_http(
     unsafe {
         run(
             policy,
-            operation.map(Operation::Http),
+            operation.map(Call::Http),
             user_data,
             options,
             report_out,
@@ -651,7 +525,7 @@ pub unsafe extern "C" fn recuo_retry_http(
 
 /// The operation of a run: `recuo_retry`'s, or `recuo_retry_http`'s.
 #[derive(Clone, Copy)]
-enum Operation {
+enum Call {
     Plain(unsafe extern "C" fn(u32, *const c_char, *mut recuo_verdict, *mut c_void)),
     Http(
         unsafe extern "C" fn(
@@ -671,7 +545,7 @@ enum Operation {
 #[allow(clippy::too_many_arguments)]
 unsafe fn run(
     policy: *const recuo_policy,
-    operation: Option<Operation>,
+    call: Option<Call>,
     user_data: *mut c_void,
     options: *const recuo_retry_options,
     report_out: *mut recuo_report,
@@ -684,90 +558,69 @@ unsafe fn run(
         let checked = unsafe {
             (|| -> Result<_, recuo_status> {
                 let policy = ptr::input(policy)?.policy()?;
-                let operation = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
-                let delays = ptr::slice_mut(delays, delays_len)?;
-                Ok((policy, operation, delays))
+                let call = call.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
+                Ok((policy, call, ptr::slice_mut(delays, delays_len)?))
             })()
         };
-        let (policy, operation, delays) = match checked {
+        let (policy, call, delays) = match checked {
             Ok(checked) => checked,
             Err(status) => return status,
         };
         // SAFETY: the caller vouches for NULL or a live handle.
-        let options = unsafe { options.as_ref() }.cloned().unwrap_or_default();
-        let mut machine = Attempts::new(policy);
-        if let Some((pool, nested)) = options.pool.clone() {
-            machine = machine.with_pool(pool, nested);
+        let o = unsafe { options.as_ref() }.cloned().unwrap_or_default();
+        let mut op = Operation::new(policy).seed(o.seed);
+        if let Some((pool, nested)) = o.pool.clone() {
+            op = op.pool(pool, nested);
         }
-        let rng = LazyJitterRng::new(options.seed);
-        let gate = options.gate.clone();
-        let allowance = gate
-            .as_ref()
-            .and_then(Gate::budget)
-            .map(|b| b as &dyn RetryAllowance);
+        if let Some(gate) = o.gate.clone() {
+            op = op.gate(gate);
+        }
+        if let Some(stats) = o.stats.clone() {
+            op = op.stats(stats);
+        }
+        if o.record_sink.is_some() {
+            op = op
+                .request(&o.method, &lossy(&o.url).0)
+                .records(Some(Level::Debug));
+        }
         let mut driver = CDriver {
-            operation,
+            call,
             user_data,
-            cancel: options.cancel.clone().unwrap_or_default(),
-            clock: SystemClock::default(),
-            options,
-            gate: gate.clone(),
+            cancel: o.cancel.clone().unwrap_or_default(),
+            options: o,
             pass: None,
             key: [0; RECUO_IDEMPOTENCY_KEY_SIZE],
-            attempts_made: 0,
-            first_ms: None,
-            last_ms: 0,
-            delays_ms: Vec::new(),
-            first_unix_ms: None,
-            pending: None,
+            response: None,
+            now_ms: 0,
+            done: Report::default(),
         };
-        let outcome = drive(machine, rng, allowance, &mut driver);
-        let (status, report, retry_after_ms) = match outcome {
-            Ok(()) => {
-                let report = driver.success_report();
-                driver.finished(None, &report);
-                (RECUO_OK, report, None)
-            }
-            // Only `classify` fails, and only for a missing verdict or response.
-            Err(
-                Stopped::Aborted(failure)
-                | Stopped::GaveUp(RetryError {
-                    error: Some(failure @ (NoVerdict | NoResponse)),
-                    ..
-                }),
-            ) => {
-                let (status, reason) = match failure {
-                    NoResponse => (RECUO_ERR_NO_RESPONSE, "no_response"),
-                    _ => (RECUO_ERR_NO_VERDICT, "no_verdict"),
+        let (status, report, retry_after_ms) = match drive(op, &OnceCell::new(), &mut driver) {
+            Ok(()) => (RECUO_OK, std::mem::take(&mut driver.done), None),
+            // The driver's effects never fail.
+            Err(Stopped::Aborted(_)) => (RECUO_ERR_NO_VERDICT, Report::default(), None),
+            Err(Stopped::GaveUp(e)) => {
+                let retry_after_ms = e.retry_at_ms.map(|at| at.saturating_sub(driver.now_ms));
+                let status = match e.error {
+                    Some(Failure::NoVerdict) => RECUO_ERR_NO_VERDICT,
+                    Some(Failure::NoResponse) => RECUO_ERR_NO_RESPONSE,
+                    _ => RECUO_ERR_GAVE_UP,
                 };
-                let report = driver.success_report();
-                driver.finished(Some(reason), &report);
-                (status, report, None)
-            }
-            Err(Stopped::GaveUp(gave_up)) => {
-                let retry_after_ms = gave_up
-                    .retry_at_ms
-                    .map(|at| at.saturating_sub(driver.last_ms));
-                driver.gave_up(&gave_up);
-                if let Some(hook) = driver.options.on_give_up {
-                    let c_report = recuo_report::from_core(&gave_up.report, retry_after_ms);
+                if let (RECUO_ERR_GAVE_UP, Some(hook)) = (status, driver.options.on_give_up) {
+                    let c_report = recuo_report::from_core(&e.report, retry_after_ms);
                     // SAFETY: the caller vouches that the hook may be called with `user_data`;
                     // the report lives across the call.
                     unsafe { hook(&c_report, user_data) };
                 }
-                (RECUO_ERR_GAVE_UP, gave_up.report, retry_after_ms)
+                (status, e.report, retry_after_ms)
             }
         };
         // SAFETY: the caller vouches for NULL or writable outputs.
-        unsafe {
-            let out = ptr::optional_out(report_out);
-            write_report(&report, retry_after_ms, out, delays, delays_written);
-        }
+        unsafe { write_report(&report, retry_after_ms, report_out, delays, delays_written) };
         status
     })
 }
 
-/// What an attempt came to, as the loop sees it: a verdict that is not a success, or none.
+/// What an attempt came to, when not a success.
 #[derive(Debug)]
 enum Failure {
     /// The operation's verdict (a retry or a give-up).
@@ -778,148 +631,22 @@ enum Failure {
     NoResponse,
 }
 
-use recuo::RetryError;
-use Failure::{NoResponse, NoVerdict};
-
-/// The attempt last made, kept for its record until the loop has decided what follows it.
-struct Pending {
-    start_unix_ms: i64,
-    elapsed_ms: u64,
-    outcome: Outcome,
-    headers: Vec<(String, String)>,
-    verdict: Verdict,
-}
-
 /// The effects of one `recuo_retry` call, for `recuo::drive`.
 struct CDriver {
-    operation: Operation,
+    call: Call,
     user_data: *mut c_void,
     cancel: CancelToken,
-    clock: SystemClock,
     options: recuo_retry_options,
-    /// The gate every attempt passes, and the passage of the attempt running.
-    gate: Option<Gate>,
+    /// The gate's passage of the attempt running.
     pass: Option<Pass>,
     /// The idempotency key, NUL-terminated, for the operation.
     key: [u8; RECUO_IDEMPOTENCY_KEY_SIZE],
-    /// What a success reports (the loop returns no report when it succeeds).
-    attempts_made: u32,
-    first_ms: Option<u64>,
-    last_ms: u64,
-    delays_ms: Vec<u64>,
-    /// When the first attempt started, by the wall clock (the result record's start).
-    first_unix_ms: Option<i64>,
-    /// The last attempt, until its record is handed over (with a record sink only).
-    pending: Option<Pending>,
-}
-
-impl CDriver {
-    /// The report of a loop that ended without giving up: the attempts made, the delays slept
-    /// and the time from the start of attempt 0 to the last reading of the clock.
-    fn success_report(&mut self) -> Report {
-        let now = self.now_ms();
-        Report {
-            attempts: self.attempts_made,
-            reason: None,
-            elapsed_ms: self.first_ms.map_or(0, |first| now.saturating_sub(first)),
-            delays_ms: std::mem::take(&mut self.delays_ms),
-        }
-    }
-
-    /// The wall clock: the options' or the system's.
-    fn unix_ms(&mut self) -> i64 {
-        match self.options.unix_ms {
-            // SAFETY: the caller of recuo_retry vouches for the callbacks and `user_data`.
-            Some(clock) => unsafe { clock(self.user_data) },
-            None => recuo::unix_now_ms(),
-        }
-    }
-
-    /// The stats' instant for `now_ms`: the system's monotonic nanoseconds (the batch
-    /// runner's clock), or the options' clock in milliseconds × 1 000 000.
-    fn stats_ns(&self, now_ms: u64) -> u64 {
-        match self.options.monotonic_ms {
-            Some(_) => now_ms.saturating_mul(1_000_000),
-            None => recuo::monotonic_ns(),
-        }
-    }
-
-    /// Whether records are built: a sink is set.
-    fn recording(&self) -> bool {
-        self.options.record_sink.is_some()
-    }
-
-    /// Hands one record to the sink, as a NUL-terminated JSON line.
-    fn emit(&self, record: &Record) {
-        if let Some(sink) = self.options.record_sink {
-            let mut line = record.to_json_line();
-            let len = line.len();
-            line.push('\0');
-            // SAFETY: the caller of recuo_retry vouches for the sink and `user_data`; the
-            // line lives across the call.
-            unsafe { sink(line.as_ptr().cast(), len, self.user_data) };
-        }
-    }
-
-    /// Hands over the record of the attempt last made, now that `step` follows it.
-    fn emit_pending(&mut self, step: Step) {
-        if let Some(p) = self.pending.take() {
-            let record = attempt_record(
-                p.start_unix_ms,
-                p.elapsed_ms,
-                &self.options.method,
-                &self.options.url,
-                p.outcome,
-                &p.headers,
-                &p.verdict,
-                step,
-            );
-            self.emit(&record);
-        }
-    }
-
-    /// Hands over the result record, if records are built: `reason` is why the loop did not
-    /// succeed (`None` for a success).
-    fn emit_result(&mut self, reason: Option<&str>, report: &Report) {
-        if self.recording() {
-            let start = match self.first_unix_ms {
-                Some(start) => start,
-                None => self.unix_ms(),
-            };
-            let record = result_record(
-                start,
-                &self.options.method,
-                &self.options.url,
-                reason,
-                report.attempts,
-                report.elapsed_ms,
-            );
-            self.emit(&record);
-        }
-    }
-
-    /// The loop succeeded (`reason` `None`), or stopped on a missing verdict or response
-    /// (its name), with `report`: the result record and the stats.
-    fn finished(&mut self, reason: Option<&str>, report: &Report) {
-        self.emit_result(reason, report);
-        if let Some(stats) = &self.options.stats {
-            stats.finished(reason.is_none());
-        }
-    }
-
-    /// The loop gave up: the last attempt's record (if one was made and not yet handed
-    /// over), the result record and the stats.
-    fn gave_up(&mut self, e: &RetryError<Failure>) {
-        self.emit_pending(Step::GiveUp(e.reason));
-        self.emit_result(Some(e.reason.name()), &e.report);
-        if let Some(stats) = &self.options.stats {
-            if e.error.is_none() {
-                stats.not_started();
-            } else {
-                stats.finished(false);
-            }
-        }
-    }
+    /// What the attempt just made said it received (`recuo_retry_http`).
+    response: Option<Seen>,
+    /// The last reading of the clock.
+    now_ms: u64,
+    /// The report of a success.
+    done: Report,
 }
 
 impl Driver for CDriver {
@@ -927,130 +654,94 @@ impl Driver for CDriver {
     type Error = Failure;
 
     fn now_ms(&mut self) -> u64 {
-        let now = match self.options.monotonic_ms {
+        self.now_ms = match self.options.monotonic_ms {
             // SAFETY: the caller of recuo_retry vouches for the callbacks and `user_data`.
             Some(clock) => unsafe { clock(self.user_data) },
-            None => self.clock.now_ms(),
+            None => recuo::monotonic_ns() / 1_000_000,
         };
-        self.first_ms.get_or_insert(now);
-        self.last_ms = now;
-        now
+        self.now_ms
+    }
+
+    fn unix_ms(&mut self) -> i64 {
+        match self.options.unix_ms {
+            // SAFETY: as for the monotonic clock.
+            Some(clock) => unsafe { clock(self.user_data) },
+            None => recuo::unix_now_ms(),
+        }
     }
 
     fn is_cancelled(&mut self) -> bool {
         self.cancel.is_cancelled()
     }
 
-    fn before_attempt(&mut self, attempt: u32) -> Result<bool, Failure> {
-        let Some(gate) = &self.gate else {
-            return Ok(true);
-        };
-        // The gate asks the regulator for a cost of 1, which never exceeds a burst: an error
-        // cannot happen, and would count as a cancellation.
-        match gate.enter(attempt, &self.cancel) {
-            Ok(Some(pass)) => {
-                self.pass = Some(pass);
-                Ok(true)
-            }
-            Ok(None) | Err(_) => Ok(false),
-        }
+    fn enter(&mut self, _attempt: u32, until_ms: Option<u64>) -> Result<bool, Failure> {
+        let now = self.now_ms();
+        let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now)));
+        let gate = self.options.gate.clone().unwrap_or_default();
+        // A cost of 1 never exceeds a burst: an error cannot happen, and counts as not passed.
+        self.pass = gate.wait(timeout, &self.cancel).ok().flatten();
+        Ok(self.pass.is_some())
     }
 
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<(), Failure> {
         let key = ctx.idempotency_key();
         self.key[..key.as_str().len()].copy_from_slice(key.as_str().as_bytes());
-        self.attempts_made += 1;
-        let start_unix_ms = if self.recording() { self.unix_ms() } else { 0 };
-        self.first_unix_ms.get_or_insert(start_unix_ms);
-        let started = self.now_ms();
-        if let Some(stats) = &self.options.stats {
-            stats.start(ctx.attempt(), self.stats_ns(started));
-        }
         // All zeros: no constant of `recuo_verdict_kind` is 0, so an operation that writes
-        // nothing is caught below. Never read as a `recuo_verdict` (its enum fields may hold
-        // anything), only through `recuo_verdict::read`.
+        // nothing is caught below. Read only through `recuo_verdict::read`.
         let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
         let mut context = recuo_attempt_context::default();
-        // SAFETY: the caller of recuo_retry vouches that `operation` may be called with
+        let (key, out, data) = (
+            self.key.as_ptr().cast(),
+            verdict.as_mut_ptr(),
+            self.user_data,
+        );
+        // SAFETY: the caller of recuo_retry vouches that the operation may be called with
         // `user_data`; the key, the context and the verdict live across the call.
         unsafe {
-            match self.operation {
-                Operation::Plain(call) => call(
-                    ctx.attempt(),
-                    self.key.as_ptr().cast(),
-                    verdict.as_mut_ptr(),
-                    self.user_data,
-                ),
-                Operation::Http(call) => call(
-                    ctx.attempt(),
-                    self.key.as_ptr().cast(),
-                    &mut context,
-                    verdict.as_mut_ptr(),
-                    self.user_data,
-                ),
+            match self.call {
+                Call::Plain(call) => call(ctx.attempt(), key, out, data),
+                Call::Http(call) => call(ctx.attempt(), key, &mut context, out, data),
             }
         };
-        // The place in flight is given back before anything else, and before any sleep.
-        self.pass = None;
-        if let Some(stats) = &self.options.stats {
-            stats.end();
+        self.response = context.response;
+        if matches!((self.call, &self.response), (Call::Http(_), None)) {
+            return Err(Failure::NoResponse);
         }
-        let elapsed_ms = self.now_ms().saturating_sub(started);
-        let response = match (self.operation, context.response) {
-            (Operation::Http(_), None) => return Err(NoResponse),
-            (_, response) => response,
-        };
-        // SAFETY: the pointer is to the live local, which the operation may only have filled
-        // with numbers (the read never trusts the enum fields).
-        let verdict = match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
-            Some(v) => v,
-            None => return Err(NoVerdict),
-        };
-        if let (true, Some((outcome, headers))) = (self.recording(), response) {
-            self.pending = Some(Pending {
-                start_unix_ms,
-                elapsed_ms,
-                outcome,
-                headers,
-                verdict,
-            });
-        }
-        match verdict {
-            Verdict::Success => {
-                if let Some(g) = &self.gate {
-                    g.on_success();
-                }
-                self.emit_pending(Step::Done);
-                Ok(())
-            }
-            v => Err(Failure::Verdict(v)),
+        // SAFETY: the live local, which the operation may only have filled with numbers.
+        match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
+            Some(Verdict::Success) => Ok(()),
+            Some(v) => Err(Failure::Verdict(v)),
+            None => Err(Failure::NoVerdict),
         }
     }
 
-    fn classify(&mut self, error: &Failure) -> Result<Verdict, Failure> {
-        match error {
-            Failure::Verdict(v) => {
-                if let Some(g) = &self.gate {
-                    g.on_verdict(v);
-                }
-                if let Some(stats) = &self.options.stats {
-                    stats.saw(v.cause());
-                }
-                Ok(*v)
-            }
-            NoVerdict => Err(NoVerdict),
-            NoResponse => Err(NoResponse),
-        }
+    fn leave(&mut self) {
+        self.pass = None;
+    }
+
+    fn observed(&mut self, _failed: bool) -> (Option<RequestLine>, Option<Seen>) {
+        (None, self.response.take())
+    }
+
+    fn classify(&mut self, error: &Failure) -> Result<(Verdict, Option<Seen>), Failure> {
+        Ok(match error {
+            Failure::Verdict(v) => (*v, None),
+            // No answer is no reason to try again: the loop stops (and says why).
+            Failure::NoVerdict | Failure::NoResponse => (
+                Verdict::GiveUp {
+                    cause: Cause::Permanent,
+                },
+                None,
+            ),
+        })
     }
 
     fn on_retry(&mut self, attempt: u32, error: &Failure, delay: Duration) -> Result<(), Failure> {
-        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-        self.delays_ms.push(delay_ms);
-        self.emit_pending(Step::Retry(delay_ms));
         if let (Some(hook), Failure::Verdict(v)) = (self.options.on_retry, error) {
             let verdict = recuo_verdict::from_core(*v);
+            let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
             // SAFETY: as for the operation; the verdict lives across the call.
-            unsafe { hook(attempt, &verdict, delay_ms, self.user_data) };
+            unsafe { hook(attempt, &verdict, ms, self.user_data) };
         }
         Ok(())
     }
@@ -1066,17 +757,39 @@ impl Driver for CDriver {
             None => self.cancel.sleep(delay),
         })
     }
+
+    fn on_record(&mut self, _level: Level, record: &Record) {
+        if let Some(sink) = self.options.record_sink {
+            let mut line = record.to_json_line();
+            let len = line.len();
+            line.push('\0');
+            // SAFETY: the caller vouches for the sink and `user_data`; the line lives across
+            // the call.
+            unsafe { sink(line.as_ptr().cast(), len, self.user_data) };
+        }
+    }
+
+    fn on_done(&mut self, report: &Report) {
+        self.done = report.clone();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attempts::{recuo_attempt_pool_free, recuo_attempt_pool_new, recuo_give_up_reason};
+    use crate::attempt_context::recuo_attempt_context_set_response;
+    use crate::attempts::recuo_give_up_reason;
+    use crate::cancel::{
+        recuo_cancel_token_cancel, recuo_cancel_token_free, recuo_cancel_token_is_cancelled,
+        recuo_cancel_token_new,
+    };
     use crate::classify::recuo_cause;
+    use crate::classify::{recuo_header, recuo_outcome};
     use crate::policy::{
         recuo_policy_free, recuo_policy_new, recuo_policy_set_base_ms, recuo_policy_set_cap_ms,
         recuo_policy_set_jitter,
     };
+    use crate::pool::{recuo_attempt_pool_free, recuo_attempt_pool_new};
 
     /// What the test operation answers, and what the callbacks saw.
     #[derive(Default)]
@@ -1474,7 +1187,12 @@ mod tests {
             ..Script::default()
         };
         assert_eq!(run_http(&mut s), RECUO_ERR_NO_RESPONSE);
-        assert_eq!(s.events, ["op0", "result:gave_up:true"]);
+        // A missing response stops the loop as a permanent failure would: its attempt is
+        // recorded (with no HTTP meaning), then the result.
+        assert_eq!(
+            s.events,
+            ["op0", "attempt:give_up:true", "result:gave_up:true"]
+        );
         // SAFETY: live handles, freed once.
         unsafe {
             recuo_retry_options_free(o);

@@ -313,15 +313,17 @@ static int scripted_task(void *user_data) {
     return code;
 }
 
-static bool only_retryable(int error, void *user_data) {
+static bool only_retryable(int error, recuo_verdict *out, void *user_data) {
     struct script *s = user_data;
+    (void)out;
     s->asked++;
     return error == s->retryable;
 }
 
-static bool check_user_data(int error, void *user_data) {
+static bool check_user_data(int error, recuo_verdict *out, void *user_data) {
     struct script *s = user_data;
     (void)error;
+    (void)out;
     s->seen_user_data = user_data;
     s->asked++;
     return true;
@@ -414,6 +416,44 @@ static void com_retry_predicate_not_asked_after_the_last_attempt(void) {
     recuo_com_retry_options_free(o);
 }
 
+/* The predicate answers with recuo_classify's verdict on the HTTP status the task failed
+ * with, and a Retry-After of 6 s (issue 10 item 5): the verdict decides, not the boolean. */
+static bool classify_status(int error, recuo_verdict *out, void *user_data) {
+    struct script *s = user_data;
+    s->asked++;
+    recuo_policy *p = recuo_policy_new();
+    recuo_outcome outcome = {RECUO_OUTCOME_STATUS, (uint16_t)error, 0};
+    recuo_header h = {"Retry-After", 11, "6", 1};
+    CHECK_STATUS(recuo_classify(p, &outcome, "GET", 3, false, &h, 1, 0, out), RECUO_OK);
+    recuo_policy_free(p);
+    return true; /* ignored: the verdict was written */
+}
+
+static void com_retry_predicate_may_answer_a_verdict(void) {
+    /* A 404's verdict gives up: one call, though the boolean said "again". */
+    static const int not_found[] = {404, 0};
+    struct script s = {.codes = not_found, .ncodes = 2};
+    recuo_com_retry_options *o = recording_options(8);
+    int last = 0;
+    uint32_t attempts = 0;
+    CHECK_STATUS(recuo_com_retry_with_options(scripted_task, &s, 5, 200, 5000, classify_status, o,
+                                              &last, &attempts),
+                 RECUO_ERR_TASK_FAILED);
+    CHECK(attempts == 1 && s.calls == 1 && s.asked == 1 && last == 404 && s.nsleeps == 0);
+    recuo_com_retry_options_free(o);
+
+    /* A 503 with Retry-After: 6 is waited for (6 s and the spread), not 200 ms of backoff. */
+    static const int unavailable[] = {503, 0};
+    struct script w = {.codes = unavailable, .ncodes = 2};
+    o = recording_options(9);
+    CHECK_STATUS(recuo_com_retry_with_options(scripted_task, &w, 5, 200, 5000, classify_status, o,
+                                              &last, &attempts),
+                 RECUO_OK);
+    CHECK(attempts == 2 && w.calls == 2 && w.nsleeps == 1);
+    CHECK_CTX(w.sleeps[0] >= 6000 && w.sleeps[0] <= 7000, "slept %" PRIu64, w.sleeps[0]);
+    recuo_com_retry_options_free(o);
+}
+
 static void com_retry_zero_delays_are_never_slept(void) {
     static const int codes[] = {1, 2, 3, 4};
     struct script s = {.codes = codes, .ncodes = 4};
@@ -495,6 +535,7 @@ int main(int argc, char **argv) {
     com_retry_returns_the_last_error_unchanged();
     com_retry_predicate_stops_the_loop();
     com_retry_predicate_not_asked_after_the_last_attempt();
+    com_retry_predicate_may_answer_a_verdict();
     com_retry_zero_delays_are_never_slept();
     com_retry_seeded_sleeps_repeat();
     com_retry_bad_arguments();

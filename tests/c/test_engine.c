@@ -121,6 +121,7 @@ static void enum_names(void) {
         {recuo_decision_kind_name, RECUO_DECISION_RETRY, "retry"},
         {recuo_decision_kind_name, RECUO_DECISION_GIVE_UP, "give_up"},
         {recuo_decision_kind_name, RECUO_DECISION_PROCEED, "proceed"},
+        {recuo_decision_kind_name, RECUO_DECISION_ENTER, "enter"},
         {recuo_decision_kind_name, 0, "unknown"},
         {recuo_give_up_reason_name, RECUO_GIVE_UP_NONE, "none"},
         {recuo_give_up_reason_name, RECUO_GIVE_UP_PERMANENT, "permanent"},
@@ -129,7 +130,8 @@ static void enum_names(void) {
          "wait_exceeds_deadline"},
         {recuo_give_up_reason_name, RECUO_GIVE_UP_BUDGET_EXHAUSTED, "budget_exhausted"},
         {recuo_give_up_reason_name, RECUO_GIVE_UP_CANCELLED, "cancelled"},
-        {recuo_give_up_reason_name, 6, "unknown"},
+        {recuo_give_up_reason_name, RECUO_GIVE_UP_QUEUE_STOPPED, "queue_stopped"},
+        {recuo_give_up_reason_name, 7, "unknown"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         const char *name = table[i].fn(table[i].value);
@@ -181,8 +183,8 @@ static void policy_defaults(void) {
         uint16_t status;
         uint32_t rule;
     } statuses[] = {
-        {100, RECUO_RULE_NEVER},          {200, RECUO_RULE_NEVER},
-        {400, RECUO_RULE_NEVER},          {403, RECUO_RULE_NEVER},
+        {100, 0},                         {200, 0},
+        {399, 0},                         {400, RECUO_RULE_NEVER},          {403, RECUO_RULE_NEVER},
         {404, RECUO_RULE_NEVER},          {408, RECUO_RULE_NEVER},
         {422, RECUO_RULE_NEVER},          {429, RECUO_RULE_ALWAYS},
         {500, RECUO_RULE_IF_IDEMPOTENT},  {501, RECUO_RULE_NEVER},
@@ -282,7 +284,12 @@ static void policy_setters(void) {
     CHECK_EQ_U64(recuo_policy_status_retry(p, 503), RECUO_RULE_IF_IDEMPOTENT);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 502, RECUO_RULE_NEVER), RECUO_OK);
     CHECK_EQ_U64(recuo_policy_status_retry(p, 502), RECUO_RULE_NEVER);
-    CHECK_STATUS(recuo_policy_set_status_retry(p, 100, RECUO_RULE_NEVER), RECUO_OK);
+    /* The statuses a rule may be set for are 400–599, in every language (SPEC §5). */
+    CHECK_STATUS(recuo_policy_set_status_retry(p, 100, RECUO_RULE_NEVER),
+                 RECUO_ERR_INVALID_STATUS);
+    CHECK_STATUS(recuo_policy_set_status_retry(p, 399, RECUO_RULE_ALWAYS),
+                 RECUO_ERR_INVALID_STATUS);
+    CHECK_STATUS(recuo_policy_set_status_retry(p, 400, RECUO_RULE_ALWAYS), RECUO_OK);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 599, RECUO_RULE_ALWAYS), RECUO_OK);
     CHECK_STATUS(recuo_policy_set_transport_retry(p, RECUO_TRANSPORT_TLS, RECUO_RULE_ALWAYS),
                  RECUO_OK);
@@ -796,13 +803,13 @@ static void attempts_idempotency_key(void) {
     CHECK_STATUS(recuo_attempts_idempotency_key(b, k3, sizeof k3, NULL), RECUO_OK);
     CHECK(is_uuid_v4(k3) && strcmp(k1, k3) != 0);
 
-    /* Seeded machines draw the same key. */
+    /* A seed never makes the key (SPEC §5): two machines with one seed, two keys. */
     CHECK_STATUS(recuo_attempts_new_seeded(p, 7, &c), RECUO_OK);
     CHECK_STATUS(recuo_attempts_idempotency_key(c, k2, sizeof k2, NULL), RECUO_OK);
     recuo_attempts_free(c);
     CHECK_STATUS(recuo_attempts_new_seeded(p, 7, &c), RECUO_OK);
     CHECK_STATUS(recuo_attempts_idempotency_key(c, k3, sizeof k3, NULL), RECUO_OK);
-    CHECK(is_uuid_v4(k2) && strcmp(k2, k3) == 0);
+    CHECK(is_uuid_v4(k2) && is_uuid_v4(k3) && strcmp(k2, k3) != 0);
     recuo_attempts_free(c);
 
     /* A buffer too small gets nothing at all: a cut key must never be sent. */
@@ -1131,16 +1138,11 @@ static void retry_success_and_keys(void) {
           report.delay_count == 1 && n == 1 && delays[0] == 10);
     CHECK(strcmp(r.keys[0], r.keys[1]) == 0);
 
-    /* The same seed draws the same key; the state machine with that seed draws it too. */
+    /* The same seed draws the same delays, never the same key (SPEC §5: keys come from the
+     * operating system's random source). */
     struct run again = {.policy = p, .script = script, .nscript = 2};
     CHECK_STATUS(recuo_retry(p, http_operation, &again, o, NULL, NULL, 0, NULL), RECUO_OK);
-    CHECK(strcmp(r.keys[0], again.keys[0]) == 0);
-    recuo_attempts *a = NULL;
-    char key[RECUO_IDEMPOTENCY_KEY_SIZE];
-    CHECK_STATUS(recuo_attempts_new_seeded(p, 3, &a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_idempotency_key(a, key, sizeof key, NULL), RECUO_OK);
-    CHECK_CTX(strcmp(key, r.keys[0]) == 0, "%s vs %s", key, r.keys[0]);
-    recuo_attempts_free(a);
+    CHECK(is_uuid_v4(again.keys[0]) && strcmp(r.keys[0], again.keys[0]) != 0);
 
     /* Without a seed (NULL options: the defaults, real sleeps), each operation its own key. */
     static const int twice[] = {503, 200};
@@ -1196,14 +1198,15 @@ static void retry_give_up_reasons(void) {
     CHECK_CTX(s.values[2] >= 2000 && s.values[2] <= 3000, "slept %" PRIu64, s.values[2]);
     recuo_policy_free(p);
 
-    /* No verdict: the loop stops there, with no hook, also on the last attempt. */
+    /* No verdict: the loop stops there as on a permanent failure (the report says
+     * permanent), with no hook, also on the last attempt. */
     p = exact_policy(3, 10, 10);
     static const int silent[] = {503, 0};
     struct run nv = {.policy = p, .script = silent, .nscript = 2};
     CHECK_STATUS(recuo_retry(p, http_operation, &nv, o, &report, NULL, 0, NULL),
                  RECUO_ERR_NO_VERDICT);
     CHECK(nv.calls == 2 && nv.give_ups == 0 && report.attempts == 2 &&
-          report.reason == RECUO_GIVE_UP_NONE && report.delay_count == 1);
+          report.reason == RECUO_GIVE_UP_PERMANENT && report.delay_count == 1);
     static const int garbage[] = {-1};
     struct run gv = {.policy = p, .script = garbage, .nscript = 1};
     CHECK_STATUS(recuo_retry(p, http_operation, &gv, o, &report, NULL, 0, NULL),
@@ -1213,7 +1216,7 @@ static void retry_give_up_reasons(void) {
     struct run last = {.policy = once, .script = silent + 1, .nscript = 1};
     CHECK_STATUS(recuo_retry(once, http_operation, &last, o, &report, NULL, 0, NULL),
                  RECUO_ERR_NO_VERDICT);
-    CHECK(last.calls == 1 && last.give_ups == 0 && report.reason == RECUO_GIVE_UP_NONE);
+    CHECK(last.calls == 1 && last.give_ups == 0 && report.reason == RECUO_GIVE_UP_PERMANENT);
     recuo_policy_free(once);
 
     /* Cancelled before the first attempt: none is made, the hook runs once. */

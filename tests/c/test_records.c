@@ -365,7 +365,7 @@ static void record_builders(void) {
               "%s", line);
 
     /* The result, from a report. */
-    recuo_report report = {5, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED, 1234, 4, false, 0};
+    recuo_report report = {5, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED, 1234, 4, false, 0, RECUO_GIVE_UP_NONE};
     CHECK_STATUS(recuo_record_result_json(0, LIT("POST"), LIT("/pay?token=x\"y"), &report, line,
                                           sizeof line, &written),
                  RECUO_OK);
@@ -374,7 +374,7 @@ static void record_builders(void) {
                           "\"gave_up\",\"attempts\":5,\"reason\":\"attempts_exhausted\","
                           "\"total_ms\":1234}"),
               "%s", line);
-    recuo_report success = {2, RECUO_GIVE_UP_NONE, 40, 1, false, 0};
+    recuo_report success = {2, RECUO_GIVE_UP_NONE, 40, 1, false, 0, RECUO_GIVE_UP_NONE};
     CHECK_STATUS(recuo_record_result_json(INT64_C(784111777000), NULL, 0, NULL, 0, &success, line,
                                           sizeof line, NULL),
                  RECUO_OK);
@@ -382,7 +382,7 @@ static void record_builders(void) {
                           "\"method\":\"\",\"url\":\"\",\"result\":\"success\",\"attempts\":2,"
                           "\"reason\":null,\"total_ms\":40}"),
               "%s", line);
-    recuo_report odd = {1, 0, 0, 0, false, 0};
+    recuo_report odd = {1, 0, 0, 0, false, 0, 0};
     odd.reason = 42;
     CHECK_STATUS(recuo_record_result_json(0, NULL, 0, NULL, 0, &odd, line, sizeof line, NULL),
                  RECUO_ERR_INVALID_ENUM);
@@ -520,7 +520,8 @@ static void sink_through_recuo_retry_http(void) {
     recuo_stats_recorder *stats = recuo_stats_recorder_new();
     CHECK_STATUS(recuo_retry_options_set_stats_recorder(o, stats), RECUO_OK);
 
-    /* 503, then 429, then 201: two retries (the server's second plus the spread), a success. */
+    /* 503, then 429, then 201: two retries (the server's second plus the spread, drawn by the
+     * core's Operation from the options' seed: the key no longer draws from it), a success. */
     static const uint16_t statuses[] = {503, 429, 201};
     struct fake f = {policy, statuses, 3, 0, 1000, 0, {NULL}, 0, 0, 0};
     recuo_report report;
@@ -532,24 +533,24 @@ static void sink_through_recuo_retry_http(void) {
         "{\"type\":\"attempt\",\"start\":\"2023-11-14T22:13:21.000Z\",\"elapsed_ms\":25,"
         "\"method\":\"POST\",\"url\":\"https://api.example.com/v1/pay?api_key=[redacted]"
         "&to=[email]&n=2\",\"status\":503,\"request_id\":\"req-42\",\"wait_headers\":{"
-        "\"Retry-After\":\"1\"},\"delay_ms\":1028,\"decision\":\"retry\",\"reason\":"
+        "\"Retry-After\":\"1\"},\"delay_ms\":1006,\"decision\":\"retry\",\"reason\":"
         "\"unavailable\"}",
-        "{\"type\":\"attempt\",\"start\":\"2023-11-14T22:13:22.053Z\",\"elapsed_ms\":25,"
+        "{\"type\":\"attempt\",\"start\":\"2023-11-14T22:13:22.031Z\",\"elapsed_ms\":25,"
         "\"method\":\"POST\",\"url\":\"https://api.example.com/v1/pay?api_key=[redacted]"
         "&to=[email]&n=2\",\"status\":429,\"request_id\":\"req-42\",\"wait_headers\":{"
-        "\"Retry-After\":\"1\"},\"delay_ms\":1217,\"decision\":\"retry\",\"reason\":"
+        "\"Retry-After\":\"1\"},\"delay_ms\":1123,\"decision\":\"retry\",\"reason\":"
         "\"rate_limited\"}",
-        "{\"type\":\"attempt\",\"start\":\"2023-11-14T22:13:23.295Z\",\"elapsed_ms\":25,"
+        "{\"type\":\"attempt\",\"start\":\"2023-11-14T22:13:23.179Z\",\"elapsed_ms\":25,"
         "\"method\":\"POST\",\"url\":\"https://api.example.com/v1/pay?api_key=[redacted]"
         "&to=[email]&n=2\",\"status\":201,\"request_id\":\"req-42\",\"wait_headers\":{"
         "\"Retry-After\":\"1\"},\"delay_ms\":null,\"decision\":\"done\",\"reason\":"
         "\"success\"}",
         "{\"type\":\"result\",\"start\":\"2023-11-14T22:13:21.000Z\",\"method\":\"POST\","
         "\"url\":\"https://api.example.com/v1/pay?api_key=[redacted]&to=[email]&n=2\","
-        "\"result\":\"success\",\"attempts\":3,\"reason\":null,\"total_ms\":2320}",
+        "\"result\":\"success\",\"attempts\":3,\"reason\":null,\"total_ms\":2204}",
     };
     check_lines(&f, success, 4);
-    CHECK(delays[0] == 1028 && delays[1] == 1217 && report.elapsed_ms == 2320);
+    CHECK(delays[0] == 1006 && delays[1] == 1123 && report.elapsed_ms == 2204);
     free_lines(&f);
 
     /* The same run twice gives the same lines (a seeded run on a fake clock is exact). */
@@ -587,13 +588,18 @@ static void sink_through_recuo_retry_http(void) {
               "%zu lines", h.nlines);
     free_lines(&h);
 
-    /* An operation that sets no response stops the loop, which still ends with a result. */
+    /* An operation that sets no response stops the loop as a permanent failure would: its
+     * attempt (with no HTTP meaning) and the result are recorded. */
     struct fake n = {policy, unavailable, 1, 1, 0, 0, {NULL}, 0, 0, 0};
     CHECK_STATUS(recuo_retry_http(policy, fetch, &n, o, &report, NULL, 0, NULL),
                  RECUO_ERR_NO_RESPONSE);
-    CHECK(n.calls == 1 && report.attempts == 1);
-    CHECK_CTX(n.nlines == 1 && strstr(n.lines[0], "\"type\":\"result\"") != NULL &&
-                  strstr(n.lines[0], "\"reason\":\"no_response\"") != NULL,
+    CHECK(n.calls == 1 && report.attempts == 1 && report.reason == RECUO_GIVE_UP_PERMANENT);
+    CHECK_CTX(n.nlines == 2 &&
+                  strstr(n.lines[0], "\"transport\":\"other\",\"request_id\":null,"
+                                     "\"wait_headers\":{},\"delay_ms\":null,\"decision\":"
+                                     "\"give_up\",\"reason\":\"permanent\"}") != NULL &&
+                  strstr(n.lines[1], "\"result\":\"gave_up\",\"attempts\":1,\"reason\":"
+                                     "\"permanent\"") != NULL,
               "%s", n.nlines > 0 ? n.lines[0] : "no line");
     free_lines(&n);
     CHECK_STATUS(recuo_retry_http(policy, NULL, &n, o, NULL, NULL, 0, NULL),
@@ -605,8 +611,8 @@ static void sink_through_recuo_retry_http(void) {
     CHECK_CTX(s.initial == 5 && s.retries == 5 && s.successes == 2 && s.failures == 3,
               "%" PRIu64 " + %" PRIu64 ", %" PRIu64 " ok, %" PRIu64 " failed", s.initial,
               s.retries, s.successes, s.failures);
-    /* 429s and 503s among the verdicts the loop classified (each run's last is not). */
-    CHECK_CTX(s.throttled == 2 && s.unavailable == 3, "%" PRIu64 " 429s, %" PRIu64 " 503s",
+    /* 429s and 503s among the verdicts, the last attempt's too (SPEC §6). */
+    CHECK_CTX(s.throttled == 2 && s.unavailable == 4, "%" PRIu64 " 429s, %" PRIu64 " 503s",
               s.throttled, s.unavailable);
     CHECK(s.max_in_flight == 1 && s.has_starts && s.elapsed_ms == 0);
 
@@ -615,7 +621,8 @@ static void sink_through_recuo_retry_http(void) {
     recuo_policy_free(policy);
 }
 
-/* recuo_retry's operation tells nothing of the response: the result record only. */
+/* recuo_retry's operation tells nothing of the response: its attempts are recorded with no
+ * HTTP meaning (a failure as transport `other`), then the result. */
 static void plain_operation(uint32_t attempt, const char *key, recuo_verdict *verdict,
                             void *user_data) {
     (void)key;
@@ -631,13 +638,20 @@ static void sink_through_recuo_retry(void) {
     recuo_retry_options *o = fake_options();
     struct fake f = {policy, NULL, 0, 0, 0, 0, {NULL}, 0, 0, 0};
     CHECK_STATUS(recuo_retry(policy, plain_operation, &f, o, NULL, NULL, 0, NULL), RECUO_OK);
-    CHECK_CTX(f.calls == 2 && f.nlines == 1 &&
-                  streq(f.lines[0], "{\"type\":\"result\",\"start\":\"2023-11-14T22:13:20.000Z\","
+    CHECK_CTX(f.calls == 2 && f.nlines == 3 &&
+                  streq(f.lines[0], "{\"type\":\"attempt\",\"start\":\"2023-11-14T22:13:20.000Z\","
+                                    "\"elapsed_ms\":10,\"method\":\"POST\",\"url\":\"https://"
+                                    "api.example.com/v1/pay?api_key=[redacted]&to=[email]&n=2\","
+                                    "\"transport\":\"other\",\"request_id\":null,\"wait_headers\":"
+                                    "{},\"delay_ms\":6,\"decision\":\"retry\",\"reason\":"
+                                    "\"timeout\"}") &&
+                  strstr(f.lines[1], "\"decision\":\"done\",\"reason\":\"success\"}") != NULL &&
+                  streq(f.lines[2], "{\"type\":\"result\",\"start\":\"2023-11-14T22:13:20.000Z\","
                                     "\"method\":\"POST\",\"url\":\"https://api.example.com/v1/"
                                     "pay?api_key=[redacted]&to=[email]&n=2\",\"result\":"
                                     "\"success\",\"attempts\":2,\"reason\":null,\"total_ms\":"
-                                    "48}"),
-              "%s", f.nlines > 0 ? f.lines[0] : "no line");
+                                    "26}"),
+              "%zu lines: %s / %s", f.nlines, f.nlines > 1 ? f.lines[1] : "-", f.nlines > 2 ? f.lines[2] : "-");
     free_lines(&f);
 
     /* No sink: nothing is handed over. The request is checked and copied. */

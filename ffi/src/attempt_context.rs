@@ -1,0 +1,59 @@
+//! `recuo_attempt_context_*`: what an attempt of `recuo_retry_http` says it received.
+
+use recuo::Seen;
+
+use crate::classify::{read_headers, recuo_header, recuo_outcome, RawOutcome};
+use crate::panic::boundary;
+use crate::ptr;
+use crate::status::recuo_status::{self, RECUO_OK};
+
+/// What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
+/// valid during the operation's call only, on which the operation calls
+/// `recuo_attempt_context_set_response`. Backed by a Rust struct holding a copy of the
+/// response's outcome and headers.
+#[derive(Debug, Default)]
+pub struct recuo_attempt_context {
+    pub(crate) response: Option<Seen>,
+}
+
+/// Tells `recuo_retry_http` what the attempt running came to: `outcome` (a status, a
+/// transport failure, or a success for a task with no HTTP meaning) and the response's
+/// headers (`headers`, `header_count`; NULL only with 0). recuo copies them before this
+/// returns (your buffers may go at once); a second call replaces the first. The records keep
+/// of the headers only the request id and the wait headers; header bytes that are not UTF-8
+/// are read as U+FFFD (see `recuo_header`).
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`context`, `outcome`, or a pointer NULL
+/// with a non-zero length); `RECUO_ERR_INVALID_ENUM` (a field of `outcome` that is none of
+/// its constants); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error nothing is set.
+///
+/// # Safety
+/// `context` must be NULL or the handle passed to the running operation; `outcome` NULL or a
+/// readable `recuo_outcome`; `headers` must point to `header_count` readable `recuo_header`s
+/// (or be NULL with 0), each pointing to its bytes.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempt_context_set_response(
+    context: *mut recuo_attempt_context,
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    header_count: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: each conversion is vouched for by the caller (see # Safety).
+        let checked = unsafe {
+            (|| {
+                let context = ptr::handle(context)?;
+                let outcome = RawOutcome::read(outcome)?;
+                let headers = read_headers(headers, header_count)?;
+                Ok((context, outcome, headers))
+            })()
+        };
+        match checked {
+            Ok((context, outcome, headers)) => {
+                context.response = Some(Seen::new(outcome, &headers));
+                RECUO_OK
+            }
+            Err(status) => status,
+        }
+    })
+}

@@ -1,0 +1,248 @@
+//! `recuo_batch_queue_*`: the batch queue as a sans-IO machine (`recuo::BatchQueue`), for a C
+//! program that runs a batch's operations itself (its own threads, an event loop): which
+//! operation starts next and under what deadline, or why it is not started, and when the
+//! whole queue stops.
+
+use recuo::{BatchQueue, Next};
+
+use crate::attempts::recuo_give_up_reason;
+use crate::cenum::c_enum;
+use crate::panic::boundary;
+use crate::policy::recuo_policy;
+use crate::ptr;
+use crate::stats::recuo_stats_recorder;
+use crate::status::recuo_status::{
+    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+};
+
+/// What the queue answers `recuo_batch_queue_next`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_batch_next_kind {
+    /// Start operation `index` under `policy` (the batch's, its deadline clipped to what is
+    /// left of the batch's).
+    RECUO_BATCH_NEXT_START = 1,
+    /// Operation `index` is not started, for `reason` (with `stopped_by`).
+    RECUO_BATCH_NEXT_NOT_STARTED = 2,
+    /// Every operation has been handed out.
+    RECUO_BATCH_NEXT_FINISHED = 3,
+}
+
+c_enum!(recuo_batch_next_kind {
+    RECUO_BATCH_NEXT_START => c"start",
+    RECUO_BATCH_NEXT_NOT_STARTED => c"not_started",
+    RECUO_BATCH_NEXT_FINISHED => c"finished",
+});
+
+/// The queue's answer: a plain struct recuo fills in.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct recuo_batch_next {
+    /// A `recuo_batch_next_kind` constant.
+    pub kind: recuo_batch_next_kind,
+    /// The operation's place in the batch, from 0 (0 for FINISHED).
+    pub index: usize,
+    /// For START: a new policy to run the operation under (`recuo_attempts_new`); yours to
+    /// free with `recuo_policy_free`. Else NULL.
+    pub policy: *mut recuo_policy,
+    /// For START: whether the policy has a deadline, and which (ms).
+    pub has_deadline: bool,
+    /// For START with a deadline: the policy's deadline, ms.
+    pub deadline_ms: u64,
+    /// For NOT_STARTED: `wait_exceeds_deadline` (the batch's deadline passed),
+    /// `queue_stopped` (see `stopped_by`) or `cancelled` (`recuo_batch_queue_stop`).
+    pub reason: recuo_give_up_reason,
+    /// For `queue_stopped`: the reason that stopped the queue.
+    pub stopped_by: recuo_give_up_reason,
+}
+
+/// A queue of operations under one policy and one deadline: a `recuo::BatchQueue`. Use it
+/// from one thread at a time (guard it with a mutex when workers share it).
+#[derive(Debug)]
+pub struct recuo_batch_queue(BatchQueue);
+
+/// A queue of `len` operations under `policy` (copied), started at `now_ms` on your
+/// monotonic clock; with `has_deadline`, none of them starts or waits past `deadline_ms`
+/// from now. With `stop_on_unreachable_wait`, the whole queue stops when one operation gives
+/// up `wait_exceeds_deadline`. `recorder` (may be NULL) counts the operations not started.
+/// Stores the queue in `*out`; free it with `recuo_batch_queue_free`.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; the policy's configuration error.
+///
+/// # Safety
+/// `policy` and `recorder` must be NULL or live handles; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_new(
+    policy: *const recuo_policy,
+    len: usize,
+    now_ms: u64,
+    has_deadline: bool,
+    deadline_ms: u64,
+    stop_on_unreachable_wait: bool,
+    recorder: *const recuo_stats_recorder,
+    out: *mut *mut recuo_batch_queue,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let checked = unsafe {
+            (|| -> Result<_, recuo_status> { Ok((ptr::out(out)?, ptr::input(policy)?.policy()?)) })(
+            )
+        };
+        let (out, policy) = match checked {
+            Ok(checked) => checked,
+            Err(status) => return status,
+        };
+        let deadline = has_deadline.then_some(deadline_ms);
+        let mut q = BatchQueue::new(policy, len, now_ms, deadline)
+            .stop_when_a_wait_exceeds_the_deadline(stop_on_unreachable_wait);
+        // SAFETY: the caller vouches for NULL or a live recorder.
+        if let Some(r) = unsafe { recorder.as_ref() } {
+            q = q.stats(r.0.clone());
+        }
+        // SAFETY: a checked output.
+        unsafe { out.write(Box::into_raw(Box::new(recuo_batch_queue(q)))) };
+        RECUO_OK
+    })
+}
+
+/// Releases a queue. NULL is accepted and ignored.
+///
+/// # Safety
+/// `queue` must be NULL or come from `recuo_batch_queue_new` and not have been freed.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_free(queue: *mut recuo_batch_queue) {
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(queue) })
+}
+
+/// The next operation at `now_ms`, or why it is not started, or FINISHED, into `*out`.
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread; `out` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_next(
+    queue: *mut recuo_batch_queue,
+    now_ms: u64,
+    out: *mut recuo_batch_next,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (q, out) = match unsafe { (ptr::handle(queue), ptr::out(out)) } {
+            (Ok(q), Ok(out)) => (q, out),
+            _ => return RECUO_ERR_NULL_ARGUMENT,
+        };
+        let none = recuo_give_up_reason::RECUO_GIVE_UP_NONE;
+        let mut next = recuo_batch_next {
+            kind: recuo_batch_next_kind::RECUO_BATCH_NEXT_FINISHED,
+            index: 0,
+            policy: std::ptr::null_mut(),
+            has_deadline: false,
+            deadline_ms: 0,
+            reason: none,
+            stopped_by: none,
+        };
+        match q.0.next(now_ms) {
+            Next::Start { index, policy } => {
+                next.kind = recuo_batch_next_kind::RECUO_BATCH_NEXT_START;
+                next.index = index;
+                (next.has_deadline, next.deadline_ms) = (
+                    policy.deadline_ms().is_some(),
+                    policy.deadline_ms().unwrap_or(0),
+                );
+                next.policy = Box::into_raw(Box::new(recuo_policy::from_core(*policy)));
+            }
+            Next::NotStarted {
+                index,
+                reason,
+                stopped_by,
+            } => {
+                next.kind = recuo_batch_next_kind::RECUO_BATCH_NEXT_NOT_STARTED;
+                next.index = index;
+                next.reason = recuo_give_up_reason::from_core(Some(reason));
+                next.stopped_by = recuo_give_up_reason::from_core(stopped_by);
+            }
+            Next::Finished => {}
+        }
+        // SAFETY: a checked output.
+        unsafe { out.write(next) };
+        RECUO_OK
+    })
+}
+
+/// Operation `index` ended: succeeded (`reason` = `RECUO_GIVE_UP_NONE`) or gave up for
+/// `reason`. `*stops` (may be NULL) receives whether this stops the queue now: then stop the
+/// operations still running with `recuo_attempts_stop_queue` and `recuo_batch_queue_stopped`'s
+/// reason. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread; `stops` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_finished(
+    queue: *mut recuo_batch_queue,
+    index: usize,
+    reason: u32,
+    stops: *mut bool,
+) -> recuo_status {
+    let Ok(reason) = recuo_give_up_reason::read(reason) else {
+        return RECUO_ERR_INVALID_ENUM;
+    };
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        ptr::with(queue, |q| {
+            ptr::put(stops, q.0.finished(index, reason));
+            RECUO_OK
+        })
+    })
+}
+
+/// Stops the queue on `reason` (your own stop: `RECUO_GIVE_UP_CANCELLED`): nothing more
+/// starts. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (no constant, or NONE);
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_stop(
+    queue: *mut recuo_batch_queue,
+    reason: u32,
+) -> recuo_status {
+    let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
+        return RECUO_ERR_INVALID_ENUM;
+    };
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        ptr::with(queue, |q| {
+            q.0.stop(reason);
+            RECUO_OK
+        })
+    })
+}
+
+/// The reason the queue stopped: a `recuo_give_up_reason` constant (`RECUO_GIVE_UP_NONE`:
+/// it did not, or `queue` is NULL).
+///
+/// # Safety
+/// `queue` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_stopped(queue: *const recuo_batch_queue) -> u32 {
+    // SAFETY: the caller vouches for NULL or a live handle.
+    let stopped = unsafe { queue.as_ref() }.and_then(|q| q.0.stopped());
+    boundary(|| recuo_give_up_reason::from_core(stopped) as u32)
+}
+
+/// The name of the `recuo_batch_next_kind` constant `kind` (`"start"`, `"not_started"`,
+/// `"finished"`: as the loop vectors write them), or `"unknown"`. Static. NULL only if recuo
+/// panicked.
+#[no_mangle]
+pub extern "C" fn recuo_batch_next_kind_name(kind: u32) -> *const std::ffi::c_char {
+    boundary(|| {
+        crate::cenum::name_or_unknown(
+            kind,
+            recuo_batch_next_kind::from_code,
+            recuo_batch_next_kind::name,
+        )
+    })
+}
