@@ -468,6 +468,9 @@ pub(crate) struct PyOperation {
     started: (u64, i64),
     /// For ``"wait_exceeds_deadline"``: the instant from which a retry would be allowed.
     retry_at_ms: Option<u64>,
+    /// The report of the final step (the machine's `report()` then may not name who stopped
+    /// the queue).
+    last: Option<Report>,
 }
 
 impl PyOperation {
@@ -482,6 +485,7 @@ impl PyOperation {
             current: None,
             started: (0, 0),
             retry_at_ms: None,
+            last: None,
         }
     }
 
@@ -491,8 +495,17 @@ impl PyOperation {
             self.told = false;
             self.current = Some(attempt);
         }
-        if let Step::GaveUp { retry_at_ms, .. } = step {
-            self.retry_at_ms = retry_at_ms;
+        match &step {
+            Step::GaveUp {
+                retry_at_ms,
+                report,
+                ..
+            } => {
+                self.retry_at_ms = *retry_at_ms;
+                self.last = Some(report.clone());
+            }
+            Step::Done(report) => self.last = Some(report.clone()),
+            _ => {}
         }
         PyStep(step)
     }
@@ -666,7 +679,7 @@ impl PyOperation {
     fn report(&self) -> PyReport {
         let (start_ms, start_unix) = self.started;
         PyReport {
-            report: self.op.report(),
+            report: self.last.clone().unwrap_or_else(|| self.op.report()),
             retry_at: self
                 .retry_at_ms
                 .map(|at| (start_unix as f64 + (at as f64 - start_ms as f64)) / 1000.0),
