@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 import pytest
 
+import recuo
 from redis_server import redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,6 +20,23 @@ def vectors(name: str) -> Any:
     """The parsed JSON of tests/vectors/<name>."""
     with open(VECTORS / name, encoding="utf-8") as f:
         return json.load(f)
+
+
+def policy_of(p: dict[str, Any]) -> recuo.Policy:
+    """The ``recuo.Policy`` a scenario of tests/vectors/ writes as ``policy`` (times in ms)."""
+
+    def secs(ms: int | None) -> float | None:
+        return None if ms is None else ms / 1000
+
+    return recuo.Policy(
+        max_attempts=p["max_attempts"],
+        base=p["base_ms"] / 1000,
+        cap=p["cap_ms"] / 1000,
+        jitter=p["jitter"],
+        deadline=secs(p["deadline_ms"]),
+        spread=secs(p["spread_ms"]),
+        use_date_header=p["use_date_header"],
+    )
 
 
 @pytest.fixture(scope="module")

@@ -19,26 +19,11 @@ import pytest
 
 import recuo
 import recuo._retry as retry_module
-from conftest import vectors
+from conftest import policy_of, vectors
 
 LOOPS = vectors("loops.json")
 SCENARIOS: list[dict[str, Any]] = LOOPS["scenarios"]
 QUEUES: list[dict[str, Any]] = LOOPS["queues"]
-
-
-def policy_of(p: dict[str, Any]) -> recuo.Policy:
-    def secs(ms: int | None) -> float | None:
-        return None if ms is None else ms / 1000
-
-    return recuo.Policy(
-        max_attempts=p["max_attempts"],
-        base=p["base_ms"] / 1000,
-        cap=p["cap_ms"] / 1000,
-        jitter=p["jitter"],
-        deadline=secs(p["deadline_ms"]),
-        spread=secs(p["spread_ms"]),
-        use_date_header=p["use_date_header"],
-    )
 
 
 def gate_of(g: dict[str, Any] | None) -> recuo.Gate | None:

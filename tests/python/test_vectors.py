@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import recuo
-from conftest import vectors
+from conftest import policy_of, vectors
 
 RETRY_AFTER = vectors("retry_after.json")["cases"]
 BACKOFF = vectors("backoff.json")
@@ -164,24 +164,9 @@ def test_classify(case: dict[str, Any]) -> None:
     ) == verdict
 
 
-def _scenario_policy(p: dict[str, Any]) -> recuo.Policy:
-    def secs(ms: int | None) -> float | None:
-        return None if ms is None else ms / 1000
-
-    return recuo.Policy(
-        max_attempts=p["max_attempts"],
-        base=p["base_ms"] / 1000,
-        cap=p["cap_ms"] / 1000,
-        jitter=p["jitter"],
-        deadline=secs(p["deadline_ms"]),
-        spread=secs(p["spread_ms"]),
-        use_date_header=p["use_date_header"],
-    )
-
-
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
 def test_scenario(scenario: dict[str, Any]) -> None:
-    policy = _scenario_policy(scenario["policy"])
+    policy = policy_of(scenario["policy"])
     op = recuo.Operation(policy, seed=0)
     for i, step in enumerate(scenario["steps"]):
         call = op.start(step["begin_ms"]) if i == 0 else op.slept(step["begin_ms"])
