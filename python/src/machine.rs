@@ -468,6 +468,8 @@ pub(crate) struct PyOperation {
     started: (u64, i64),
     /// For ``"wait_exceeds_deadline"``: the instant from which a retry would be allowed.
     retry_at_ms: Option<u64>,
+    /// Whether the records kept include the attempts' (the level is info or debug).
+    attempt_records: bool,
     /// The report of the final step (the machine's `report()` then may not name who stopped
     /// the queue).
     last: Option<Report>,
@@ -475,8 +477,9 @@ pub(crate) struct PyOperation {
 
 impl PyOperation {
     /// Wraps the core's machine `op` with the cell of its key.
-    pub(crate) fn wrap(op: Operation, key: KeyCell) -> Self {
+    pub(crate) fn wrap(op: Operation, key: KeyCell, records: Option<Level>) -> Self {
         PyOperation {
+            attempt_records: records.is_some_and(|level| level <= Level::Info),
             header: Arc::from(op.policy().idempotency_header()),
             op,
             key,
@@ -515,7 +518,9 @@ impl PyOperation {
         if !self.op.keeps_records() {
             return None;
         }
-        let (sent, seen, told) = observed(&self.notes, error.filter(|e| !e.is_none()));
+        // Only an attempt's record shows what it received: below, the error is not read.
+        let error = error.filter(|e| !e.is_none() && self.attempt_records);
+        let (sent, seen, told) = observed(&self.notes, error);
         if let Some(sent) = sent {
             self.op.attempt_request(&sent.method, &sent.url);
         }
@@ -552,7 +557,7 @@ impl PyOperation {
             pool: pool.map(|n| (AttemptPool::new(n), true)),
         };
         let (op, key) = build.operation(&policy);
-        Ok(Self::wrap(op, key))
+        Ok(Self::wrap(op, key, records))
     }
 
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since

@@ -324,6 +324,8 @@ struct PyDriver<'a, 'py> {
     error: Option<Py<PyAny>>,
     /// The attempt's response came from its notes: it comes before a classifier's.
     told: bool,
+    /// Whether the records kept include the attempts' (the level is info or debug).
+    attempt_records: bool,
     /// The report of a success.
     done: Option<Report>,
     /// The first exception logging raised: it ends the loop once the machine has.
@@ -405,10 +407,12 @@ impl Driver for PyDriver<'_, '_> {
     }
 
     fn observed(&mut self, failed: bool) -> (Option<RequestLine>, Option<Seen>) {
+        // Only an attempt's record (info or debug) shows what it received: below, the
+        // exception is not even read.
         let error = self
             .error
             .as_ref()
-            .filter(|_| failed)
+            .filter(|_| failed && self.attempt_records)
             .map(|e| e.bind(self.py));
         let (sent, seen, told) = observed(&self.notes, error);
         self.told = told;
@@ -494,6 +498,7 @@ pub(crate) fn drive_python(
     let scope = PoolScope::enter(py, op.policy().max_attempts())?;
     build.pool = Some(scope.parts());
     build.records = records_level(py)?;
+    let build_level = build.records;
     let gate = build.gate.clone();
     let (op, key) = build.apply(op);
     let mut driver = PyDriver {
@@ -510,6 +515,7 @@ pub(crate) fn drive_python(
         notes: NotesCell::default(),
         error: None,
         told: false,
+        attempt_records: build_level.is_some_and(|level| level <= Level::Info),
         done: None,
         log_error: None,
     };
@@ -656,16 +662,17 @@ pub(crate) fn operation_in_context(
     request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::enter(py, policy.0.max_attempts())?;
+    let records = records_level(py)?;
     let build = Build {
         seed,
         gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
         request: request_arg(request)?,
-        records: records_level(py)?,
+        records,
         pool: Some(scope.parts()),
         ..Build::default()
     };
     let (op, key) = build.operation(&policy.0);
-    Ok((PyOperation::wrap(op, key), scope.into_token()))
+    Ok((PyOperation::wrap(op, key, records), scope.into_token()))
 }
 
 /// The attempt being made by the innermost retry loop running in this context: its
