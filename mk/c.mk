@@ -25,6 +25,8 @@ C_EXPECT := -DRECUO_EXPECT_VERSION='"$(C_VERSION)"' \
 C_TEST_API     := $(ROOT)/tests/c/test_api.c
 C_TEST_ENGINE  := $(ROOT)/tests/c/test_engine.c
 C_TEST_VECTORS := $(ROOT)/tests/c/test_vectors.c
+# Every loop scenario of tests/vectors/loops.json through the step API (recuo_attempts_*).
+C_TEST_LOOPS   := $(ROOT)/tests/c/test_loops.c
 C_TEST_LIMITS  := $(ROOT)/tests/c/test_limits.c
 C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
 # Starts a redis-server of its own on 127.0.0.1 (make deps installs it) and stops it.
@@ -59,6 +61,8 @@ pkgconfig-c: ## write target/c/pkgconfig/recuo.pc for the library in target/debu
 test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-config, valgrind, ASan
 	@mkdir -p $(C_OUT)
 	@$(CC) $(C_FLAGS) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors $(C_SHARED) -lcjson -lm
+	@$(CC) $(C_FLAGS) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops $(C_SHARED) -lcjson -lm
+	@$(CC) $(C_FLAGS) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops_static $(C_STATIC) -lcjson
 	@$(CC) $(C_FLAGS) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_ENGINE) -o $(C_OUT)/test_engine $(C_SHARED) -lm
@@ -90,6 +94,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_TEST_RECORDS) -o $(C_OUT)/test_records_pkgconfig \
 	    $$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --libs recuo) -lm
 	@$(C_VALGRIND) $(C_OUT)/test_vectors $(C_VECTORS)
+	@$(C_VALGRIND) $(C_OUT)/test_loops $(C_VECTORS)
+	@$(C_VALGRIND) $(C_OUT)/test_loops_static $(C_VECTORS)
 	@$(C_VALGRIND) $(C_OUT)/test_api
 	@$(C_VALGRIND) $(C_OUT)/test_api_static
 	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
@@ -120,6 +126,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(CC) $(C_SANITIZE) -x c - -o $(C_OUT)/sanitize_probe 2>/dev/null; then \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors_asan \
 	        $(C_SHARED) -lcjson -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops_asan \
+	        $(C_SHARED) -lcjson -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_EXPECT) $(C_TEST_API) -o $(C_OUT)/test_api_asan \
 	        $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_ENGINE) \
@@ -131,6 +139,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_REDIS) \
 	        -o $(C_OUT)/test_redis_asan $(C_SHARED) -lm && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
+	    $(C_OUT)/test_loops_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_api_asan && \
 	    $(C_OUT)/test_engine_asan && \
 	    $(C_OUT)/test_limits_asan && \

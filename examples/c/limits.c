@@ -99,10 +99,11 @@ int main(void) {
     rmdir(dir);
 
     /* n starts with a burst of 1 take at least (n - 1) intervals. Each start is timed when its
-     * worker was told to go, a little after its slot: allow that one interval's worth. */
+     * worker was told to go, a little after its slot — under valgrind on a busy machine, the
+     * first one up to an interval late: allow two intervals' worth. */
     double span_s = (last - first) / 1e9, together = n > 1 ? (n - 1) / span_s : 0;
     printf("%d starts from %d processes in %.3f s: %.1f/s together, for an allowance of "
            "%.0f/s\n",
            n, WORKERS, span_s, together, RATE);
-    return failed || n != WORKERS * STARTS || span_s < (n - 2) / RATE;
+    return failed || n != WORKERS * STARTS || span_s < (n - 3) / RATE;
 }

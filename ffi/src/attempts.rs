@@ -419,8 +419,8 @@ pub(crate) unsafe fn write_report(
 }
 
 /// One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
-/// attempts, the delays, the gate, stats and records it was given), plus the last give-up's
-/// wait and a record polled into a buffer too small for it. One handle per operation; use
+/// attempts, the delays, the gate, stats and records it was given), plus the final step's
+/// report and wait, and a record polled into a buffer too small for it. One handle per operation; use
 /// it from one thread at a time.
 ///
 /// The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,
@@ -434,6 +434,8 @@ pub struct recuo_attempts {
     started: bool,
     retry_after_ms: Option<u64>,
     polled: Option<(Level, String)>,
+    /// The report of the final step, as the machine gave it.
+    last: Option<Report>,
 }
 
 impl recuo_attempts {
@@ -444,15 +446,26 @@ impl recuo_attempts {
             started: false,
             retry_after_ms: None,
             polled: None,
+            last: None,
         }
     }
 
     /// Keeps what the step says of the report, and answers its C form.
     fn answer(&mut self, now_ms: u64, step: Step) -> recuo_step {
-        if let Step::GaveUp { retry_at_ms, .. } = step {
-            self.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
+        let s = recuo_step::from_core(&step);
+        match step {
+            Step::GaveUp {
+                retry_at_ms,
+                report,
+                ..
+            } if self.last.is_none() => {
+                self.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
+                self.last = Some(report);
+            }
+            Step::Done(report) if self.last.is_none() => self.last = Some(report),
+            _ => {}
         }
-        recuo_step::from_core(&step)
+        s
     }
 
     /// Changes the machine before its start (`RECUO_ERR_ALREADY_STARTED` after).
@@ -1122,7 +1135,7 @@ pub unsafe extern "C" fn recuo_attempts_report(
         };
         match checked {
             Ok((a, delays)) => {
-                let report = a.op.report();
+                let report = a.last.clone().unwrap_or_else(|| a.op.report());
                 // SAFETY: checked outputs; the caller vouches for `delays_written`.
                 unsafe { write_report(&report, a.retry_after_ms, out, delays, delays_written) };
                 RECUO_OK
