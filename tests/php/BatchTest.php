@@ -278,6 +278,46 @@ final class BatchTest extends TestCase
         $this->assertCount(4, $slept);
     }
 
+    /**
+     * SPEC §6: with `stopOnUnreachableWait`, a server wait beyond the deadline (a spent daily
+     * quota) stops the queue; the rest say why they were not started, never a bare `cancelled`.
+     */
+    public function testAWaitBeyondTheDeadlineStopsTheQueue(): void
+    {
+        $calls = 0;
+        $op = static function () use (&$calls): never {
+            $calls++;
+            throw new \RuntimeException('Too Many Requests', 429);
+        };
+        $records = [];
+        $report = runBatch(
+            [$op, $op, $op],
+            policy: Policy::guideB(),
+            deadline: 30.0,
+            classify: static fn (\Throwable $e) => classify($e->getCode(), headers: ['Retry-After' => '86400'], nowMs: 0),
+            sleep: self::noSleep(),
+            records: static function (array $r) use (&$records): void {
+                $records[] = [$r['type'], $r['reason'], $r['stopped_by'] ?? null];
+            },
+            stopOnUnreachableWait: true,
+        );
+        $this->assertSame(1, $calls);
+        $this->assertSame(
+            [['gave_up', 'wait_exceeds_deadline', null, 1], ['not_started', 'queue_stopped', 'wait_exceeds_deadline', 0], ['not_started', 'queue_stopped', 'wait_exceeds_deadline', 0]],
+            array_map(static fn (BatchResult $r) => [$r->status, $r->reason, $r->stoppedBy, $r->attempts], $report->results),
+        );
+        $this->assertSame(
+            [['attempt', 'wait_exceeds_deadline', null], ['result', 'wait_exceeds_deadline', null], ['result', 'queue_stopped', 'wait_exceeds_deadline'], ['result', 'queue_stopped', 'wait_exceeds_deadline']],
+            $records,
+        );
+        $this->assertSame([2, 1, 1], [$report->stats->notStarted, $report->stats->failures, $report->stats->throttled]);
+
+        // Without it, each operation finds out for itself.
+        $calls = 0;
+        runBatch([$op, $op], policy: Policy::guideB(), classify: static fn (\Throwable $e) => classify($e->getCode(), headers: ['Retry-After' => '86400'], nowMs: 0));
+        $this->assertSame(2, $calls);
+    }
+
     public function testSleepAnsweringFalseCancelsThatOperationOnly(): void
     {
         $report = runBatch(

@@ -229,6 +229,20 @@ final class GateTest extends TestCase
         $this->assertEqualsWithDelta(250.0 + 62.5, $regulator->rate, 0.01);
     }
 
+    /** SPEC §6 step 3: a final 429 (no attempt left) still reaches an adaptive regulator. */
+    public function testAFinal429SlowsAnAdaptiveRegulator(): void
+    {
+        $regulator = new Regulator('1000/s', 10, adaptive: true);
+        $e = $this->thrownBy(static fn () => retry(
+            static fn () => throw new \RuntimeException('HTTP 429', 429),
+            policy: new Policy(maxAttempts: 1),
+            classify: static fn (\Throwable $e) => classify($e->getCode()),
+            gate: new Gate($regulator),
+        ));
+        $this->assertSame(429, $e->getCode());
+        $this->assertEqualsWithDelta(500.0, $regulator->rate, 0.01);
+    }
+
     public function testAGateWithoutABudgetNeverRefusesARetry(): void
     {
         $calls = 0;

@@ -285,6 +285,29 @@ final class RetryTest extends TestCase
         $this->assertSame([2, 2], [$calls, $asked]);
     }
 
+    /**
+     * Issue 10: 503 then 404 with two attempts gives up `permanent` (the last failure is
+     * judged), as in every language; it said `attempts_exhausted` before.
+     */
+    public function testAPermanentLastAttemptGivesUpPermanent(): void
+    {
+        $statuses = [503, 404];
+        $reason = null;
+        $e = $this->retryThrows(
+            static function () use (&$statuses): never {
+                throw new HttpFailure(array_shift($statuses));
+            },
+            new Policy(maxAttempts: 2),
+            self::byStatus(),
+            onGiveUp: static function (Report $r) use (&$reason): void {
+                $reason = [$r->attempts, $r->reason];
+            },
+            sleep: $this->recorder(),
+        );
+        $this->assertSame(404, $e->status);
+        $this->assertSame([2, 'permanent'], $reason);
+    }
+
     public function testTheIdempotencyKeyIsAUuidV4SharedByEveryAttempt(): void
     {
         $keys = [];
