@@ -76,8 +76,10 @@ namespace Recuo {
      *
      * Every `\Throwable` from the operation is a failure. `$classify($e)` judges it: a
      * {@see Verdict} (from {@see classify()}, so that 429 and 503 waits are honoured and
-     * unsafe repeats refused) or a bool; null retries every failure. A `success` verdict
-     * for a failure means there is nothing to retry: the loop gives up (`permanent`). A delay that would end
+     * unsafe repeats refused) or a bool; null retries every failure. Every failure is judged,
+     * the last attempt's too (SPEC §6): a permanent one gives up `permanent`, a final 429 is
+     * counted and reaches an adaptive regulator. A `success` verdict for a failure means
+     * there is nothing to retry: the loop gives up (`permanent`). A delay that would end
      * past the policy's deadline, or a server wait too long to count, gives up at once
      * (`wait_exceeds_deadline`) without sleeping. Giving up calls `$onGiveUp` with the report,
      * then rethrows the operation's last `\Throwable`: the very same object, trace intact.

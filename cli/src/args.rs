@@ -39,7 +39,7 @@ pub enum Command {
     /// Serve a simulated rate-limited API on 127.0.0.1 (429, 503, quotas, GET /stats).
     Serve(ServeArgs),
     /// Run a batch of reads through the retry loop and the gate, and report what happened.
-    Trial(TrialArgs),
+    Trial(Box<TrialArgs>),
     /// Simulate many clients retrying against one limited server, in virtual time.
     Simulate(SimulateArgs),
 }
@@ -165,7 +165,8 @@ impl RetryAfterMode {
                         small JSON body, 429 when the allowance is exceeded (counted per \
                         X-Api-Key header, or per client address), 503 at --fail-rate. \
                         GET /stats answers what the server saw. The first line printed is \
-                        'listening on http://127.0.0.1:PORT'; Ctrl-C or SIGTERM stops it."
+                        'listening on http://127.0.0.1:PORT' (https:// with --tls, then \
+                        'CA certificate: FILE'); Ctrl-C or SIGTERM stops it."
 )]
 pub struct ServeArgs {
     /// The port on 127.0.0.1; 0 picks a free one.
@@ -196,6 +197,14 @@ pub struct ServeArgs {
     /// Stop on its own after this long (for scripts and tests).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub stop_after: Option<Duration>,
+    /// Speak HTTPS, with a certificate for 127.0.0.1 and localhost signed by a CA made for
+    /// this run; the second line printed says where the CA's certificate is.
+    #[arg(long)]
+    pub tls: bool,
+    /// With --tls: write the CA's certificate here (default: a new file in the temporary
+    /// folder, removed when the server stops).
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    pub ca_file: Option<PathBuf>,
 }
 
 /// The embedded server's settings in `recuo trial` (no `--url`).
@@ -229,18 +238,51 @@ pub struct EmbeddedArgs {
 /// `recuo trial`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Without --url, recuo starts its own simulated API on 127.0.0.1 (an \
+    after_help = "Without --url or --urls, recuo starts its own simulated API on 127.0.0.1 (an \
                         allowance of 60/min with a burst of 5, 10% of 503s, 2 s per answer): \
-                        a 90/min trial then meets both 429s and 503s. In the URL, {i} is replaced by the \
-                        read's number."
+                        a 90/min trial then meets both 429s and 503s. In a URL, {i} is replaced \
+                        by the read's number. https:// URLs are verified against the system's \
+                        root certificates, or the CA of --cacert. The values of sensitive \
+                        headers (Authorization, Cookie, names with token, key, secret, …) are \
+                        never printed or recorded."
 )]
 pub struct TrialArgs {
-    /// The URL to read (plain http); leave it out to use the embedded server.
+    /// The URL to read (http:// or https://); with --urls, the base that paths in the file
+    /// are read against. Leave it out to use the embedded server.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
-    /// How many reads.
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub count: u32,
+    /// A file of URLs or paths, one a line (blank lines and lines starting with # are
+    /// skipped): one read each, in order.
+    #[arg(long, value_name = "FILE", conflicts_with = "count")]
+    pub urls: Option<PathBuf>,
+    /// How many reads (of --url). [default: 20]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub count: Option<u32>,
+    /// The request method. [default: GET, or POST with --data/--data-file]
+    #[arg(long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// A request header, "Name: value", sent on every attempt; repeat for several.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// The body sent on every attempt (each read has its own Idempotency-Key).
+    #[arg(long, value_name = "TEXT", conflicts_with = "data_file")]
+    pub data: Option<String>,
+    /// The body, read from a file once at the start.
+    #[arg(long, value_name = "FILE")]
+    pub data_file: Option<PathBuf>,
+    /// Trust only the certificate authorities of this PEM file for https:// (instead of
+    /// the system's root certificates).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// DANGEROUS: take any certificate from an https:// server, for any name — anyone in
+    /// the path can read and change the requests, credentials included. For a test server
+    /// only; prefer --cacert.
+    #[arg(long, conflicts_with = "cacert")]
+    pub insecure: bool,
+    /// The server honours Idempotency-Key: a request whose outcome is unknown (a timeout, a
+    /// 500) is retried even when its method is not idempotent (POST, PATCH).
+    #[arg(long)]
+    pub keys_honoured: bool,
     /// The rate of starts, retries included (a regulator with a burst of 1).
     #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "90/min")]
     pub rate: Rate,
@@ -392,9 +434,7 @@ pub fn parse_header(text: &str) -> Result<(String, String), String> {
             name.trim().to_string(),
             value.trim_matches([' ', '\t']).to_string(),
         )),
-        _ => Err(format!(
-            "{text:?} is not a header: write it as \"Name: value\""
-        )),
+        _ => Err("a header is written \"Name: value\"".to_string()),
     }
 }
 

@@ -1,13 +1,14 @@
-//! The trial's HTTP client: one blocking GET at a time per caller, on the shared tokio
-//! runtime (hyper-util's pooled client, plain HTTP/1.1). It reports what came back; the
-//! core decides what it means.
+//! The trial's HTTP client: one blocking request at a time per caller, on the shared tokio
+//! runtime (hyper-util's pooled client over hyper-rustls: HTTP/1.1, plain or over TLS). It
+//! reports what came back; the core decides what it means.
 
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::header::{HeaderName, HeaderValue, USER_AGENT};
-use hyper::{Request, Uri};
+use hyper::{Method, Request, Uri};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -15,7 +16,6 @@ use recuo::Transport;
 use tokio::runtime::Handle;
 
 use crate::error::CliError;
-use crate::serve::API_KEY_HEADER;
 
 /// What came back from one request.
 #[derive(Debug, Clone)]
@@ -26,81 +26,96 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
 }
 
+/// One read: the method, the URL and the body sent on every attempt.
+#[derive(Debug, Clone)]
+pub struct Read {
+    /// The method.
+    pub method: Method,
+    /// The URL.
+    pub uri: Uri,
+    /// The body (empty without `--data`).
+    pub body: Bytes,
+}
+
 /// A blocking HTTP client for the trial's worker threads.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     rt: Handle,
-    client: Client<HttpConnector, Empty<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     timeout: Duration,
-    api_key: Option<HeaderValue>,
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl HttpClient {
-    /// A client whose requests run on `rt`, each limited to `timeout`, sending `api_key` as
-    /// `X-Api-Key` when given.
-    ///
-    /// # Errors
-    /// [`CliError::Usage`] when the key cannot be a header value.
-    pub fn new(rt: Handle, timeout: Duration, api_key: Option<&str>) -> Result<Self, CliError> {
-        let api_key = match api_key {
-            Some(k) => Some(HeaderValue::from_str(k).map_err(|_| {
-                CliError::Usage("--api-key must be visible ASCII (a header value)".to_string())
-            })?),
-            None => None,
-        };
+    /// A client whose requests run on `rt`, each limited to `timeout`, sending `headers` on
+    /// every request and speaking TLS with `tls` to `https://` URLs.
+    pub fn new(
+        rt: Handle,
+        timeout: Duration,
+        headers: Vec<(HeaderName, HeaderValue)>,
+        tls: rustls::ClientConfig,
+    ) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(timeout));
+        connector.enforce_http(false);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
         let client = {
             let _guard = rt.enter();
             Client::builder(TokioExecutor::new())
                 .pool_idle_timeout(Duration::from_secs(30))
-                .build(connector)
+                .build(https)
         };
-        Ok(HttpClient {
+        HttpClient {
             rt,
             client,
             timeout,
-            api_key,
-        })
+            headers,
+        }
     }
 
-    /// Sends `GET uri` with the idempotency key in `key_header`, and waits for the whole
+    /// Sends `read` with the idempotency key in `key_header`, and waits for the whole
     /// answer, at most the client's timeout or `left` (what is left of the deadline),
     /// whichever is shorter. Call it from a thread outside the runtime.
     ///
     /// # Errors
     /// The transport failure's kind (SPEC §5).
-    pub fn get(
+    pub fn send(
         &self,
-        uri: &Uri,
+        read: &Read,
         key_header: &str,
         key: &str,
         left: Option<Duration>,
     ) -> Result<Reply, Transport> {
-        let mut req = Request::get(uri.clone())
+        let mut req = Request::builder()
+            .method(read.method.clone())
+            .uri(read.uri.clone())
             .header(USER_AGENT, concat!("recuo/", env!("CARGO_PKG_VERSION")))
-            .body(Empty::<Bytes>::new())
+            .body(Full::new(read.body.clone()))
             .map_err(|_| Transport::Other)?;
+        for (name, value) in &self.headers {
+            req.headers_mut().append(name.clone(), value.clone());
+        }
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(key_header.as_bytes()),
             HeaderValue::from_str(key),
         ) {
             req.headers_mut().insert(name, value);
         }
-        if let Some(k) = &self.api_key {
-            req.headers_mut()
-                .insert(HeaderName::from_static(API_KEY_HEADER), k.clone());
-        }
         let client = self.client.clone();
         let exchange = async move {
-            let response = client.request(req).await.map_err(|e| {
-                if e.is_connect() {
-                    Transport::Connect
-                } else {
-                    transport_of(&e)
-                }
-            })?;
+            let response = client
+                .request(req)
+                .await
+                .map_err(|e| match transport_of(&e) {
+                    Transport::Tls => Transport::Tls,
+                    _ if e.is_connect() => Transport::Connect,
+                    other => other,
+                })?;
             let (parts, body) = response.into_parts();
             // Read the body to the end, so the connection can serve the next request.
             body.collect().await.map_err(|e| transport_of(&e))?;
@@ -123,11 +138,15 @@ impl HttpClient {
     }
 }
 
-/// The kind of a failure after the connection was made: a dropped connection is `reset`, a
-/// timed-out socket `timeout`, anything else `other`.
+/// The kind of a failure: a TLS failure (a certificate that failed verification, a
+/// handshake refused) is `tls`, a dropped connection `reset`, a timed-out socket `timeout`,
+/// anything else `other`.
 fn transport_of(e: &(dyn std::error::Error + 'static)) -> Transport {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = source {
+        if err.downcast_ref::<rustls::Error>().is_some() {
+            return Transport::Tls;
+        }
         if let Some(h) = err.downcast_ref::<hyper::Error>() {
             if h.is_timeout() {
                 return Transport::Timeout;
@@ -146,29 +165,30 @@ fn transport_of(e: &(dyn std::error::Error + 'static)) -> Transport {
                 ConnectionRefused => return Transport::Connect,
                 _ => {}
             }
+            // An io::Error's source() skips the error it wraps (tokio-rustls wraps rustls's
+            // error, hyper-rustls wraps that again): look inside.
+            if let Some(inner) = io.get_ref() {
+                source = Some(inner as &(dyn std::error::Error + 'static));
+                continue;
+            }
         }
         source = err.source();
     }
     Transport::Other
 }
 
-/// Checks a trial URL: plain `http://` with a host.
+/// Checks a trial URL: `http://` or `https://` with a host.
 ///
 /// # Errors
-/// [`CliError::Usage`] for anything else (https included: the trial is for test servers).
+/// [`CliError::Usage`] for anything else.
 pub fn check_url(text: &str) -> Result<Uri, CliError> {
     let uri: Uri = text
         .parse()
         .map_err(|_| CliError::Usage(format!("{:?} is not a URL", redact_url(text))))?;
     match uri.scheme_str() {
-        Some("http") if uri.host().is_some_and(|h| !h.is_empty()) => Ok(uri),
-        Some("https") => Err(CliError::Usage(
-            "https URLs are not supported: recuo trial speaks plain HTTP, to test servers such \
-             as 'recuo serve'"
-                .to_string(),
-        )),
+        Some("http" | "https") if uri.host().is_some_and(|h| !h.is_empty()) => Ok(uri),
         _ => Err(CliError::Usage(format!(
-            "{:?} is not an http:// URL with a host",
+            "{:?} is not an http:// or https:// URL with a host",
             redact_url(text)
         ))),
     }
@@ -192,9 +212,7 @@ mod tests {
                 .as_str()
         )
         .is_ok());
-        assert!(
-            matches!(check_url("https://example.com/"), Err(CliError::Usage(m)) if m.contains("https"))
-        );
+        assert!(check_url("https://example.com/").is_ok());
         assert!(check_url("ftp://x/").is_err());
         assert!(check_url("not a url").is_err());
         assert_eq!(
@@ -213,5 +231,10 @@ mod tests {
         assert_eq!(transport_of(&reset), Transport::Reset);
         let other = std::io::Error::other("x");
         assert_eq!(transport_of(&other), Transport::Other);
+        let tls = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        ));
+        assert_eq!(transport_of(&tls), Transport::Tls);
     }
 }

@@ -20,6 +20,7 @@ mod serve;
 mod server_state;
 mod simulate;
 mod table;
+mod tls;
 mod trial;
 
 use std::io::Write;

@@ -18,6 +18,12 @@ pub struct TrialJson {
     pub url: String,
     /// Reads asked for.
     pub count: u32,
+    /// The method of every read.
+    pub method: String,
+    /// The request headers sent, `Name: value`, sensitive values as `[redacted]`.
+    pub headers: Vec<String>,
+    /// Each read's URL, redacted.
+    pub urls: Vec<String>,
     /// The rate of starts, per minute.
     pub rate_per_min: f64,
     /// The most requests in flight allowed.
@@ -109,11 +115,19 @@ pub fn planned(count: u64, rate: Rate, allowance: Option<Rate>, latency_s: f64) 
 pub fn print_table(a: &TrialArgs, out: &TrialJson, s: &Stats, server: Option<&ServerConfig>) {
     println!(
         "recuo trial: {} reads of {} at {}, {} in flight",
-        a.count,
+        out.count,
         out.url,
         show_rate(a.rate),
         a.concurrency
     );
+    if out.method != "GET" || !out.headers.is_empty() {
+        println!(
+            "  ({}{}{})",
+            out.method,
+            if out.headers.is_empty() { "" } else { " with " },
+            out.headers.join(", ")
+        );
+    }
     if let Some(c) = server {
         println!(
             "  (embedded server: {} allowance, burst {}, {:.0}% 503s, {} per answer{})",

@@ -1,6 +1,7 @@
-//! `recuo serve`: the simulated API over HTTP/1.1 on 127.0.0.1 (hyper on tokio). The
-//! decisions are in `server_state.rs`; here are the sockets, the answers' headers and
-//! bodies, and a clean stop on Ctrl-C or SIGTERM.
+//! `recuo serve`: the simulated API over HTTP/1.1 on 127.0.0.1 (hyper on tokio), plain or
+//! over TLS (rustls, with a certificate made at start). The decisions are in
+//! `server_state.rs`; here are the sockets, the answers' headers and bodies, and a clean
+//! stop on Ctrl-C or SIGTERM.
 
 use std::convert::Infallible;
 use std::io::Write;
@@ -8,22 +9,24 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use recuo::monotonic_ns;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::args::{RetryAfterMode, ServeArgs};
 use crate::error::{run_error, CliError};
-use crate::server_state::{Answer, ServerConfig, ServerState, ServerStats, QUOTA_WAIT};
+use crate::server_state::{Answer, Arrival, ServerConfig, ServerState, ServerStats, QUOTA_WAIT};
+use crate::tls;
 
 /// The header whose value the allowance is counted by; without it, the client's address.
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -31,10 +34,17 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 /// How long a stopping server waits for the requests it is answering.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// The largest request body read (the rest makes the request fail).
+const MAX_BODY: usize = 1 << 20;
+
 /// A running simulated API.
 #[derive(Debug)]
 pub struct Server {
     addr: SocketAddr,
+    tls: bool,
     state: Arc<ServerState>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
@@ -42,27 +52,35 @@ pub struct Server {
 
 impl Server {
     /// Binds 127.0.0.1:`port` (0 picks a free port) and starts answering, on the current
-    /// tokio runtime.
+    /// tokio runtime; over TLS with `tls`.
     ///
     /// # Errors
     /// The socket could not be bound.
-    pub async fn start(config: ServerConfig, port: u16) -> std::io::Result<Server> {
+    pub async fn start(
+        config: ServerConfig,
+        port: u16,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> std::io::Result<Server> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(ServerState::new(config, monotonic_ns()));
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), stopped));
+        let is_tls = tls.is_some();
+        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+        let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), acceptor, stopped));
         Ok(Server {
             addr,
+            tls: is_tls,
             state,
             stop,
             task,
         })
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://` over TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// What the server saw so far.
@@ -81,6 +99,7 @@ impl Server {
 async fn accept_loop(
     listener: TcpListener,
     state: Arc<ServerState>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     mut stop: watch::Receiver<bool>,
 ) {
     let graceful = GracefulShutdown::new();
@@ -98,18 +117,39 @@ async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let state = Arc::clone(&state);
-        let service = service_fn(move |req| answer(req, Arc::clone(&state), peer));
-        let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
+        let watcher = graceful.watcher();
+        match &tls {
+            None => {
+                tokio::spawn(serve_io(stream, state, peer, watcher));
+            }
+            Some(acceptor) => {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    // A client that fails its handshake (an untrusted CA) is just dropped.
+                    if let Ok(Ok(tls)) =
+                        tokio::time::timeout(HANDSHAKE, acceptor.accept(stream)).await
+                    {
+                        serve_io(tls, state, peer, watcher).await;
+                    }
+                });
+            }
+        }
     }
     drop(listener);
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(DRAIN) => {}
     }
+}
+
+/// Answers the requests of one connection until it closes (or the server stops).
+async fn serve_io<I>(io: I, state: Arc<ServerState>, peer: SocketAddr, watcher: Watcher)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| answer(req, Arc::clone(&state), peer));
+    let conn = http1::Builder::new().serve_connection(TokioIo::new(io), service);
+    let _ = watcher.watch(conn).await;
 }
 
 /// Keeps a request counted as in flight until its answer is sent or it is dropped.
@@ -130,9 +170,29 @@ async fn answer(
         let body = serde_json::to_vec(&state.stats(monotonic_ns())).unwrap_or_default();
         return Ok(json(StatusCode::OK, body));
     }
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let (parts, body) = req.into_parts();
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let key = header(API_KEY_HEADER).map_or_else(|| peer.ip().to_string(), |k| format!("key:{k}"));
-    let answer = state.admit(&key, header("idempotency-key"), monotonic_ns());
+    // The body is read before the answer is decided: a request that cannot send it is not
+    // one the server received.
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return Ok(problem(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the body is too large",
+            ))
+        }
+    };
+    let arrival = Arrival {
+        client: &key,
+        idempotency_key: header("idempotency-key"),
+        method: parts.method.as_str(),
+        path: parts.uri.path(),
+        body_bytes: body.len() as u64,
+        authorization: parts.headers.contains_key(hyper::header::AUTHORIZATION),
+    };
+    let answer = state.admit(&arrival, monotonic_ns());
     let _in_flight = InFlight(Arc::clone(&state));
     let config = state.config();
     let mode = config.retry_after;
@@ -141,8 +201,8 @@ async fn answer(
             tokio::time::sleep(config.latency).await;
             let body = serde_json::json!({
                 "ok": true,
-                "path": req.uri().path(),
-                "method": req.method().as_str(),
+                "path": parts.uri.path(),
+                "method": parts.method.as_str(),
                 "served": n,
             });
             json(StatusCode::OK, body.to_string().into_bytes())
@@ -246,17 +306,29 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 /// [`CliError::Run`] when the port cannot be bound.
 pub fn run(a: &ServeArgs) -> Result<(), CliError> {
     let rt = runtime()?;
+    let tls = if a.tls {
+        let made = tls::server_tls()?;
+        let ca = CaFile::write(a.ca_file.as_deref(), &made.ca_pem)?;
+        Some((made.config, ca))
+    } else {
+        None
+    };
     rt.block_on(async {
-        let server = Server::start(config_of(a), a.port)
+        let config = tls.as_ref().map(|(c, _)| Arc::clone(c));
+        let server = Server::start(config_of(a), a.port, config)
             .await
             .map_err(|e| run_error(&format!("binding 127.0.0.1:{}", a.port), e))?;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "listening on {}", server.url());
+        if let Some((_, ca)) = &tls {
+            let _ = writeln!(out, "CA certificate: {}", ca.path.display());
+        }
         let _ = out.flush();
         drop(out);
         let why = wait_for_stop(a.stop_after).await;
         let s = server.stats();
         server.stop().await;
+        drop(tls);
         eprintln!(
             "recuo serve: stopped ({why}) after {} requests: {} ok, {} throttled (429), {} \
              unavailable (503), at most {} in flight",
@@ -264,6 +336,43 @@ pub fn run(a: &ServeArgs) -> Result<(), CliError> {
         );
         Ok(())
     })
+}
+
+/// The CA's certificate on disk: a file of the caller's (kept), or a new one in a folder of
+/// its own in the temporary folder (removed when the server stops).
+#[derive(Debug)]
+struct CaFile {
+    path: std::path::PathBuf,
+    made_dir: Option<std::path::PathBuf>,
+}
+
+impl CaFile {
+    fn write(chosen: Option<&std::path::Path>, pem: &str) -> Result<CaFile, CliError> {
+        let (path, made_dir) = match chosen {
+            Some(p) => (p.to_path_buf(), None),
+            None => {
+                let dir = std::env::temp_dir().join(format!(
+                    "recuo-serve-{}-{}",
+                    std::process::id(),
+                    monotonic_ns()
+                ));
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| run_error(&format!("creating {}", dir.display()), e))?;
+                (dir.join("ca.pem"), Some(dir))
+            }
+        };
+        std::fs::write(&path, pem)
+            .map_err(|e| run_error(&format!("writing {}", path.display()), e))?;
+        Ok(CaFile { path, made_dir })
+    }
+}
+
+impl Drop for CaFile {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.made_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// Waits for Ctrl-C, SIGTERM or the end of `stop_after`, and says which came.

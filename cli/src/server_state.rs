@@ -2,7 +2,8 @@
 //! (the core's regulator), a daily quota, random 503s, and the counters `GET /stats`
 //! answers. No sockets here: the HTTP side is in `serve.rs`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -47,6 +48,23 @@ pub enum Answer {
     Unavailable,
 }
 
+/// What the server knows of one request when it decides the answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival<'a> {
+    /// What the allowance is counted by: `key:` and the API key, or the client's address.
+    pub client: &'a str,
+    /// The `Idempotency-Key` header, if any.
+    pub idempotency_key: Option<&'a str>,
+    /// The method.
+    pub method: &'a str,
+    /// The path.
+    pub path: &'a str,
+    /// The body's length.
+    pub body_bytes: u64,
+    /// Whether it carried an `Authorization` header (its value is never kept).
+    pub authorization: bool,
+}
+
 /// The configuration as `/stats` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ConfigJson {
@@ -87,6 +105,19 @@ pub struct ServerStats {
     pub max_starts_per_second: u64,
     /// Distinct `Idempotency-Key` values seen (one per operation when clients reuse keys).
     pub idempotency_keys: u64,
+    /// Requests received with each `Idempotency-Key` (the first 10 000 keys).
+    pub requests_per_idempotency_key: BTreeMap<String, u64>,
+    /// Requests whose `Idempotency-Key` had been seen before with another method, path or
+    /// body (a real server would refuse them, 422).
+    pub idempotency_key_conflicts: u64,
+    /// Requests received, by method.
+    pub methods: BTreeMap<String, u64>,
+    /// Distinct paths requested (the first 100 000).
+    pub paths: u64,
+    /// Requests that carried an `Authorization` header.
+    pub with_authorization: u64,
+    /// The bytes of the request bodies received.
+    pub body_bytes: u64,
     /// Distinct keys the allowance was counted for (API keys or client addresses).
     pub clients: u64,
     /// Seconds since the server started.
@@ -113,8 +144,18 @@ struct Inner {
     in_flight: u64,
     max_in_flight: u64,
     starts_per_second: Vec<u64>,
-    idempotency_keys: HashSet<String>,
+    /// Per key: the requests, and a digest of the method, path and body first seen with it.
+    idempotency_keys: HashMap<String, (u64, u64)>,
+    idempotency_key_conflicts: u64,
+    methods: BTreeMap<String, u64>,
+    paths: std::collections::HashSet<String>,
+    with_authorization: u64,
+    body_bytes: u64,
 }
+
+/// The most keys `/stats` counts requests for, and the most paths it tells apart.
+const MAX_KEYS: usize = 10_000;
+const MAX_PATHS: usize = 100_000;
 
 /// The server's state, shared by every connection.
 #[derive(Debug)]
@@ -145,7 +186,12 @@ impl ServerState {
                 in_flight: 0,
                 max_in_flight: 0,
                 starts_per_second: Vec::new(),
-                idempotency_keys: HashSet::new(),
+                idempotency_keys: HashMap::new(),
+                idempotency_key_conflicts: 0,
+                methods: BTreeMap::new(),
+                paths: std::collections::HashSet::new(),
+                with_authorization: 0,
+                body_bytes: 0,
             }),
         }
     }
@@ -159,13 +205,13 @@ impl ServerState {
         f(&mut self.inner.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Decides the answer to a request from `key` (an API key or a client address) carrying
-    /// `idempotency_key`, arriving at `now_ns`; counts it as in flight until
-    /// [`finish`](Self::finish).
+    /// Decides the answer to the request `arrival`, arriving at `now_ns`; counts it as in
+    /// flight until [`finish`](Self::finish).
     ///
     /// Every request draws one random number, so with a seed the n-th request's draw is
     /// always the same. The quota is looked at first, then the allowance, then the draw.
-    pub fn admit(&self, key: &str, idempotency_key: Option<&str>, now_ns: u64) -> Answer {
+    pub fn admit(&self, arrival: &Arrival<'_>, now_ns: u64) -> Answer {
+        let key = arrival.client;
         let second = usize::try_from(now_ns.saturating_sub(self.started_ns) / 1_000_000_000)
             .unwrap_or(usize::MAX);
         self.with(|i| {
@@ -178,11 +224,32 @@ impl ServerState {
                 }
                 i.starts_per_second[second] += 1;
             }
-            if let Some(k) = idempotency_key {
-                if i.idempotency_keys.len() < 1_000_000 && !i.idempotency_keys.contains(k) {
-                    i.idempotency_keys.insert(k.to_string());
+            if let Some(k) = arrival.idempotency_key {
+                let mut h = DefaultHasher::new();
+                (arrival.method, arrival.path, arrival.body_bytes).hash(&mut h);
+                let digest = h.finish();
+                let room = i.idempotency_keys.len() < 1_000_000;
+                match i.idempotency_keys.get_mut(k) {
+                    Some((n, first)) => {
+                        *n += 1;
+                        if *first != digest {
+                            i.idempotency_key_conflicts += 1;
+                        }
+                    }
+                    None if room => {
+                        i.idempotency_keys.insert(k.to_string(), (1, digest));
+                    }
+                    None => {}
                 }
             }
+            if i.methods.len() < 100 || i.methods.contains_key(arrival.method) {
+                *i.methods.entry(arrival.method.to_string()).or_insert(0) += 1;
+            }
+            if i.paths.len() < MAX_PATHS && !i.paths.contains(arrival.path) {
+                i.paths.insert(arrival.path.to_string());
+            }
+            i.with_authorization += u64::from(arrival.authorization);
+            i.body_bytes = i.body_bytes.saturating_add(arrival.body_bytes);
             // The top 53 bits as a fraction in [0, 1).
             let draw = (i.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
             if !i.keys.contains_key(key) {
@@ -247,6 +314,19 @@ impl ServerState {
             max_starts_per_second: i.starts_per_second.iter().copied().max().unwrap_or(0),
             starts_per_second: i.starts_per_second.clone(),
             idempotency_keys: i.idempotency_keys.len() as u64,
+            requests_per_idempotency_key: {
+                let mut keys: Vec<_> = i.idempotency_keys.iter().collect();
+                keys.sort();
+                keys.into_iter()
+                    .take(MAX_KEYS)
+                    .map(|(k, (n, _))| (k.clone(), *n))
+                    .collect()
+            },
+            idempotency_key_conflicts: i.idempotency_key_conflicts,
+            methods: i.methods.clone(),
+            paths: i.paths.len() as u64,
+            with_authorization: i.with_authorization,
+            body_bytes: i.body_bytes,
             clients: i.keys.len() as u64,
             uptime_s: now_ns.saturating_sub(self.started_ns) as f64 / 1e9,
             config: ConfigJson {
@@ -279,18 +359,58 @@ mod tests {
         }
     }
 
+    fn get<'a>(client: &'a str, key: Option<&'a str>) -> Arrival<'a> {
+        Arrival {
+            client,
+            idempotency_key: key,
+            method: "GET",
+            path: "/items/1",
+            body_bytes: 0,
+            authorization: false,
+        }
+    }
+
+    #[test]
+    fn keys_methods_and_paths_are_counted() {
+        let s = ServerState::new(
+            ServerConfig {
+                burst: 100,
+                ..config()
+            },
+            0,
+        );
+        let post = |key, path, body_bytes| Arrival {
+            method: "POST",
+            path,
+            body_bytes,
+            authorization: true,
+            ..get("a", Some(key))
+        };
+        let _ = s.admit(&post("k1", "/a", 3), S);
+        let _ = s.admit(&post("k1", "/a", 3), S);
+        let _ = s.admit(&post("k1", "/b", 3), S);
+        let _ = s.admit(&post("k2", "/b", 5), S);
+        let _ = s.admit(&get("a", None), S);
+        let st = s.stats(S);
+        assert_eq!(st.requests_per_idempotency_key["k1"], 3);
+        assert_eq!(st.requests_per_idempotency_key["k2"], 1);
+        assert_eq!(st.idempotency_key_conflicts, 1);
+        assert_eq!((st.methods["POST"], st.methods["GET"]), (4, 1));
+        assert_eq!((st.paths, st.with_authorization, st.body_bytes), (3, 4, 14));
+    }
+
     #[test]
     fn the_allowance_is_counted_per_key() {
         let s = ServerState::new(config(), 10 * S);
         let t = 10 * S;
-        assert_eq!(s.admit("a", Some("k1"), t), Answer::Ok(1));
-        assert_eq!(s.admit("a", Some("k2"), t), Answer::Ok(2));
+        assert_eq!(s.admit(&get("a", Some("k1")), t), Answer::Ok(1));
+        assert_eq!(s.admit(&get("a", Some("k2")), t), Answer::Ok(2));
         assert_eq!(
-            s.admit("a", Some("k3"), t),
+            s.admit(&get("a", Some("k3")), t),
             Answer::Throttled(Duration::from_secs(1))
         );
-        assert_eq!(s.admit("b", Some("k3"), t), Answer::Ok(1));
-        assert_eq!(s.admit("a", None, t + S), Answer::Ok(3));
+        assert_eq!(s.admit(&get("b", Some("k3")), t), Answer::Ok(1));
+        assert_eq!(s.admit(&get("a", None), t + S), Answer::Ok(3));
         for _ in 0..5 {
             s.finish();
         }
@@ -313,8 +433,8 @@ mod tests {
             },
             0,
         );
-        assert_eq!(s.admit("a", None, S), Answer::Ok(1));
-        assert_eq!(s.admit("a", None, S), Answer::QuotaSpent);
+        assert_eq!(s.admit(&get("a", None), S), Answer::Ok(1));
+        assert_eq!(s.admit(&get("a", None), S), Answer::QuotaSpent);
         let st = s.stats(S);
         assert_eq!((st.throttled, st.quota_refused, st.ok), (1, 1, 1));
     }
@@ -332,7 +452,7 @@ mod tests {
                 0,
             );
             (0..100)
-                .map(|_| s.admit("a", None, S) == Answer::Unavailable)
+                .map(|_| s.admit(&get("a", None), S) == Answer::Unavailable)
                 .collect::<Vec<_>>()
         };
         let a = run();
@@ -346,6 +466,6 @@ mod tests {
             },
             0,
         );
-        assert_eq!(all.admit("a", None, S), Answer::Unavailable);
+        assert_eq!(all.admit(&get("a", None), S), Answer::Unavailable);
     }
 }

@@ -3,9 +3,12 @@
 //! an embedded simulated API, then the report: the core's counts beside the plan.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
-use hyper::Uri;
+use hyper::body::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Method, Uri};
 use recuo::{
     monotonic_ns, unix_now_ms, AttemptContext, Batch, BatchResult, ConcurrencyLimit, Gate,
     GiveUpReason, Outcome, Policy, Rate, Record, Regulator, Request, RequestLine, ServerWait,
@@ -13,15 +16,16 @@ use recuo::{
 };
 
 use crate::args::{RetryAfterMode, TrialArgs};
-use crate::client::{check_url, redact_url, HttpClient};
+use crate::client::{check_url, redact_url, HttpClient, Read};
 use crate::error::{run_error, CliError};
 use crate::events::{responses, Event, EventLog};
 use crate::plot::{self, PlotInput};
 use crate::progress::Progress;
 use crate::report::{planned, print_table, TrialJson};
-use crate::serve::{self, Server};
+use crate::serve::{self, Server, API_KEY_HEADER};
 use crate::server_state::ServerConfig;
 use crate::table::show_rate;
+use crate::tls::{self, Trust};
 
 /// The embedded server's allowance: tighter than the default `--rate` of 90/min, so a trial
 /// meets 429s as well as 503s.
@@ -49,9 +53,16 @@ struct Failure {
 /// [`CliError::Run`] when the embedded server or the plot file fails.
 pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     let embedded = embedded_config(a)?;
-    if let Some(url) = &a.url {
+    if let (Some(url), None) = (&a.url, &a.urls) {
         check_url(&url.replace("{i}", "0"))?;
     }
+    let method = method_of(a)?;
+    let body = body_of(a)?;
+    let headers = headers_of(a)?;
+    let lines = match &a.urls {
+        Some(path) => Some(read_url_lines(path)?),
+        None => None,
+    };
     let policy = Policy::guide_b()
         .to_builder()
         .max_attempts(a.attempts)
@@ -67,41 +78,85 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     let rt = serve::runtime()?;
     let server = match &embedded {
         Some(config) => Some(
-            rt.block_on(Server::start(config.clone(), 0))
+            rt.block_on(Server::start(config.clone(), 0, None))
                 .map_err(|e| run_error("starting the embedded server", e))?,
         ),
         None => None,
     };
-    let template = match (&server, &a.url) {
-        (Some(s), _) => format!("{}/items/{{i}}", s.url()),
-        (None, Some(url)) => url.clone(),
+    let base = match (&server, &a.url) {
+        (Some(s), _) => Some(s.url()),
+        (None, url) => url.clone(),
+    };
+    let (template, uris) = match (&lines, &base) {
+        (Some(lines), base) => (
+            a.urls
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string()),
+            lines
+                .iter()
+                .enumerate()
+                .map(|(i, line)| check_url(&resolve(line, base.as_deref(), i)?))
+                .collect::<Result<Vec<Uri>, _>>()?,
+        ),
+        (None, Some(base)) => {
+            let template = match &server {
+                Some(_) => format!("{base}/items/{{i}}"),
+                None => base.clone(),
+            };
+            let uris = (0..a.count.unwrap_or(DEFAULT_COUNT))
+                .map(|i| check_url(&template.replace("{i}", &i.to_string())))
+                .collect::<Result<Vec<Uri>, _>>()?;
+            (template, uris)
+        }
         (None, None) => return Err(CliError::Usage("--url is needed".to_string())),
     };
-    let uris = (0..a.count)
-        .map(|i| check_url(&template.replace("{i}", &i.to_string())))
-        .collect::<Result<Vec<Uri>, _>>()?;
-    let client = HttpClient::new(rt.handle().clone(), a.timeout, a.api_key.as_deref())?;
+    let count = u32::try_from(uris.len()).unwrap_or(u32::MAX);
+    let trust = if !uris.iter().any(|u| u.scheme_str() == Some("https")) {
+        Trust::Nobody
+    } else if a.insecure {
+        eprintln!(
+            "recuo: warning: --insecure: the servers' certificates are not verified; anyone \
+             in the path can read and change these requests, credentials included"
+        );
+        Trust::Anyone
+    } else if let Some(ca) = &a.cacert {
+        Trust::CaFile(ca.clone())
+    } else {
+        Trust::System
+    };
+    let tls = tls::client_config(&trust)?;
+    let shown_headers = shown(&headers);
+    let client = HttpClient::new(rt.handle().clone(), a.timeout, headers, tls);
     let log = EventLog::new();
-    let lines = std::sync::Mutex::new(String::new());
+    let record_lines = std::sync::Mutex::new(String::new());
     let sink = |r: &Record| {
-        let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
+        let mut l = record_lines.lock().unwrap_or_else(|e| e.into_inner());
         l.push_str(&r.to_json_line());
         l.push('\n');
     };
     let requests: Vec<RequestLine> = uris
         .iter()
         .map(|u| RequestLine {
-            method: "GET".to_string(),
+            method: method.as_str().to_string(),
             url: u.to_string(),
         })
         .collect();
-    let progress = Progress::new(a.count as usize, !a.json);
-
-    let ops: Vec<_> = uris
+    let reads: Vec<Read> = uris
         .iter()
-        .map(|uri| {
+        .map(|uri| Read {
+            method: method.clone(),
+            uri: uri.clone(),
+            body: body.clone(),
+        })
+        .collect();
+    let progress = Progress::new(reads.len(), !a.json);
+    let honoured = a.keys_honoured;
+
+    let ops: Vec<_> = reads
+        .iter()
+        .map(|r| {
             let (client, log, progress, policy) = (&client, &log, &progress, &policy);
-            move |ctx: &AttemptContext<'_>| read(uri, ctx, client, policy, log, progress)
+            move |ctx: &AttemptContext<'_>| read(r, honoured, ctx, client, policy, log, progress)
         })
         .collect();
     let mut batch = Batch::new(&policy);
@@ -130,16 +185,14 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     let latency_s = embedded
         .as_ref()
         .map_or_else(|| mean_latency_s(&events), |c| c.latency.as_secs_f64());
-    let plan = planned(
-        u64::from(a.count),
-        a.rate,
-        allowance.map(|p| p.0),
-        latency_s,
-    );
+    let plan = planned(u64::from(count), a.rate, allowance.map(|p| p.0), latency_s);
     let s = &report.stats;
     let out = TrialJson {
         url: redact_url(&template),
-        count: a.count,
+        count,
+        method: method.as_str().to_string(),
+        headers: shown_headers,
+        urls: uris.iter().map(|u| redact_url(&u.to_string())).collect(),
         rate_per_min: a.rate.as_per_minute(),
         concurrency: a.concurrency,
         attempts: a.attempts,
@@ -169,7 +222,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         print_table(a, &out, s, embedded.as_ref());
     }
     if let Some(path) = &a.records {
-        let lines = lines.into_inner().unwrap_or_else(|e| e.into_inner());
+        let lines = record_lines.into_inner().unwrap_or_else(|e| e.into_inner());
         std::fs::write(path, lines)
             .map_err(|e| run_error(&format!("writing {}", path.display()), e))?;
     }
@@ -177,7 +230,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         let input = PlotInput {
             title: format!(
                 "recuo trial: {} reads of {} at {}, {} in flight",
-                a.count,
+                count,
                 out.url,
                 show_rate(a.rate),
                 a.concurrency
@@ -220,9 +273,11 @@ fn gave_up<T>(results: &[BatchResult<T, Failure>]) -> (BTreeMap<&'static str, u6
     (by_reason, retry_at)
 }
 
-/// One attempt of one read: GET, classify with the core, log (and tell `saw` what it saw).
+/// One attempt of one read: send it, classify with the core, log (and tell the record what
+/// it saw). `honoured`: the caller says the server honours idempotency keys (SPEC §5).
 fn read(
-    uri: &Uri,
+    r: &Read,
+    honoured: bool,
     ctx: &AttemptContext<'_>,
     client: &HttpClient,
     policy: &Policy,
@@ -232,12 +287,12 @@ fn read(
     let key = ctx.idempotency_key();
     let start_ns = monotonic_ns();
     let left = ctx.timeout_ms().map(Duration::from_millis);
-    let reply = client.get(uri, ctx.idempotency_header(), key.as_str(), left);
+    let reply = client.send(r, ctx.idempotency_header(), key.as_str(), left);
     let end_ns = monotonic_ns();
     let now = unix_now_ms();
     let request = Request {
-        method: "GET",
-        has_idempotency_key: true,
+        method: r.method.as_str(),
+        has_idempotency_key: honoured,
     };
     let (outcome, verdict) = match &reply {
         Ok(r) => {
@@ -272,6 +327,136 @@ fn read(
     }
 }
 
+/// The reads of `--url` without `--urls`.
+const DEFAULT_COUNT: u32 = 20;
+
+/// The method: `--method`, or POST with a body, or GET.
+fn method_of(a: &TrialArgs) -> Result<Method, CliError> {
+    let has_body = a.data.is_some() || a.data_file.is_some();
+    match &a.method {
+        Some(m) => Method::from_bytes(m.trim().to_ascii_uppercase().as_bytes())
+            .map_err(|_| CliError::Usage(format!("--method {m:?} is not an HTTP method"))),
+        None if has_body => Ok(Method::POST),
+        None => Ok(Method::GET),
+    }
+}
+
+/// The body of every attempt: `--data`, or `--data-file` read once.
+fn body_of(a: &TrialArgs) -> Result<Bytes, CliError> {
+    match (&a.data, &a.data_file) {
+        (Some(text), _) => Ok(Bytes::from(text.clone())),
+        (None, Some(path)) => std::fs::read(path)
+            .map(Bytes::from)
+            .map_err(|e| CliError::Usage(format!("--data-file {}: {e}", path.display()))),
+        (None, None) => Ok(Bytes::new()),
+    }
+}
+
+/// The request headers: each `--header 'Name: value'`, then `--api-key` as `X-Api-Key`.
+/// A message about a bad header names it and never shows its value (it may be a secret).
+fn headers_of(a: &TrialArgs) -> Result<Vec<(HeaderName, HeaderValue)>, CliError> {
+    let mut out = Vec::new();
+    for text in &a.headers {
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(CliError::Usage(
+                "--header is written 'Name: value' (the text given is not shown: it may hold a \
+                 secret)"
+                    .to_string(),
+            ));
+        };
+        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+            CliError::Usage(
+                "--header: the part before ':' is not a header name (the text is not shown: it \
+                 may hold a secret)"
+                    .to_string(),
+            )
+        })?;
+        if name
+            .as_str()
+            .eq_ignore_ascii_case(recuo::Policy::guide_b().idempotency_header())
+        {
+            return Err(CliError::Usage(format!(
+                "--header {}: recuo sends its own, one key per read",
+                name.as_str()
+            )));
+        }
+        let value = HeaderValue::from_str(value.trim_matches([' ', '\t'])).map_err(|_| {
+            CliError::Usage(format!(
+                "--header {}: the value is not a header value: visible ASCII (not shown)",
+                name.as_str()
+            ))
+        })?;
+        out.push((name, value));
+    }
+    if let Some(k) = &a.api_key {
+        let value = HeaderValue::from_str(k).map_err(|_| {
+            CliError::Usage("--api-key must be visible ASCII (a header value)".to_string())
+        })?;
+        out.push((HeaderName::from_static(API_KEY_HEADER), value));
+    }
+    Ok(out)
+}
+
+/// The headers as they may be shown: `Name: value`, redacted by the core (SPEC §7).
+fn shown(headers: &[(HeaderName, HeaderValue)]) -> Vec<String> {
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.to_str().unwrap_or("")))
+        .collect();
+    recuo::redact_headers(&pairs)
+        .into_iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect()
+}
+
+/// The lines of `--urls`: URLs or paths, blank lines and `#` comments skipped.
+fn read_url_lines(path: &Path) -> Result<Vec<String>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Usage(format!("--urls {}: {e}", path.display())))?;
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    if lines.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--urls {}: no URL in it",
+            path.display()
+        )));
+    }
+    if lines.len() > 100_000 {
+        return Err(CliError::Usage(format!(
+            "--urls {}: at most 100000 URLs",
+            path.display()
+        )));
+    }
+    Ok(lines)
+}
+
+/// A line of `--urls` as a URL: a URL as it is, a path read against `base` (`--url`, or
+/// the embedded server); `{i}` is the read's number.
+fn resolve(line: &str, base: Option<&str>, i: usize) -> Result<String, CliError> {
+    let line = line.replace("{i}", &i.to_string());
+    if line.contains("://") {
+        return Ok(line);
+    }
+    let Some(base) = base else {
+        return Err(CliError::Usage(format!(
+            "--urls: {:?} is a path: give the server with --url",
+            redact_url(&line)
+        )));
+    };
+    let base: Uri = check_url(base)?;
+    let origin = format!(
+        "{}://{}",
+        base.scheme_str().unwrap_or("http"),
+        base.authority().map_or("", |a| a.as_str())
+    );
+    let sep = if line.starts_with('/') { "" } else { "/" };
+    Ok(format!("{origin}{sep}{line}"))
+}
+
 /// The mean time from start to answer of the attempts, seconds (0 with none).
 fn mean_latency_s(events: &[Event]) -> f64 {
     if events.is_empty() {
@@ -284,11 +469,16 @@ fn mean_latency_s(events: &[Event]) -> f64 {
     total as f64 / events.len() as f64 / 1e9
 }
 
+/// Whether every line of a `--urls` file is a whole URL (then no embedded server is needed).
+fn urls_are_absolute(path: &Path) -> bool {
+    read_url_lines(path).is_ok_and(|lines| lines.iter().all(|l| l.contains("://")))
+}
+
 /// The embedded server's settings, or `None` with `--url` (where only `--allowance` may be
 /// given, for the plan and the plot).
 fn embedded_config(a: &TrialArgs) -> Result<Option<ServerConfig>, CliError> {
     let s = &a.server;
-    if a.url.is_some() {
+    if a.url.is_some() || a.urls.as_ref().is_some_and(|p| urls_are_absolute(p)) {
         let only_embedded = [
             ("--burst", s.burst.is_some()),
             ("--fail-rate", s.fail_rate.is_some()),
@@ -322,6 +512,46 @@ fn embedded_config(a: &TrialArgs) -> Result<Option<ServerConfig>, CliError> {
 mod tests {
     use super::*;
     use recuo::{Cause, Report, RetryError};
+
+    #[test]
+    fn paths_are_read_against_the_base() {
+        assert_eq!(
+            resolve("/items/{i}", Some("https://127.0.0.1:8443/ignored?x=1"), 3).unwrap(),
+            "https://127.0.0.1:8443/items/3"
+        );
+        assert_eq!(
+            resolve("a/b", Some("http://h:1"), 0).unwrap(),
+            "http://h:1/a/b"
+        );
+        assert_eq!(
+            resolve("http://other/x", Some("http://h:1"), 0).unwrap(),
+            "http://other/x"
+        );
+        assert!(resolve("/x", None, 0).is_err());
+    }
+
+    #[test]
+    fn header_errors_never_show_the_value() {
+        use clap::Parser;
+        let args = |h: &str| {
+            let cli = crate::args::Cli::parse_from(["recuo", "trial", "--header", h]);
+            match cli.command {
+                crate::args::Command::Trial(t) => t,
+                _ => unreachable!(),
+            }
+        };
+        for bad in [
+            "Authorization Bearer sekrit-1",
+            "Auth orization: sekrit-1",
+            "Authorization: sekrit-1\u{7f}",
+        ] {
+            let e = headers_of(&args(bad)).unwrap_err().to_string();
+            assert!(!e.contains("sekrit"), "{e}");
+        }
+        let ok = headers_of(&args("Authorization: Bearer sekrit-1")).unwrap();
+        assert_eq!(shown(&ok), ["authorization: [redacted]"]);
+        assert!(headers_of(&args("Idempotency-Key: mine")).is_err());
+    }
 
     #[test]
     fn give_ups_are_tallied_with_the_earliest_return() {

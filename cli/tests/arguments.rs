@@ -79,7 +79,7 @@ fn every_help_exits_0_and_names_the_flags() {
 
 #[test]
 fn bad_arguments_give_one_line_and_exit_2() {
-    let cases: [&[&str]; 16] = [
+    let cases: [&[&str]; 19] = [
         &["frobnicate"],
         &["plan", "--requests", "600"],
         &[
@@ -130,7 +130,29 @@ fn bad_arguments_give_one_line_and_exit_2() {
         &["classify", "429", "--header", "no colon here"],
         &["serve", "--fail-rate", "2"],
         &["serve", "--burst", "0"],
-        &["trial", "--url", "https://example.com/"],
+        &["trial", "--url", "ftp://example.com/"],
+        &[
+            "trial",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--header",
+            "Authorization sekrit",
+        ],
+        &[
+            "trial",
+            "--url",
+            "https://127.0.0.1:9/",
+            "--cacert",
+            "/nonexistent.pem",
+        ],
+        &[
+            "trial",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--cacert",
+            "a",
+            "--insecure",
+        ],
         &[
             "trial",
             "--url",
@@ -152,6 +174,10 @@ fn bad_arguments_give_one_line_and_exit_2() {
         );
         assert!(r.stderr.starts_with("recuo: "), "{:?}", r.stderr);
         assert!(r.stdout.is_empty(), "recuo {args:?} printed {:?}", r.stdout);
+        assert!(
+            !r.stderr.contains("sekrit"),
+            "a header's value is never shown"
+        );
     }
     let r = recuo(&[]);
     assert_eq!(r.code, 2, "no subcommand: help and 2");

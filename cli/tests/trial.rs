@@ -7,29 +7,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{n, recuo_within, Serve};
-
-/// The trial's counts against the server's `/stats`, which must agree exactly.
-fn assert_same_counts(trial: &Value, server: &Value) {
-    let starts = n(trial, "initial") + n(trial, "retries");
-    assert_eq!(starts, n(server, "requests"), "every request sent was seen");
-    assert_eq!(n(trial, "successes"), n(server, "ok"));
-    assert_eq!(n(trial, "throttled"), n(server, "throttled"));
-    assert_eq!(n(trial, "unavailable"), n(server, "unavailable"));
-    assert_eq!(
-        n(trial, "initial"),
-        n(server, "idempotency_keys"),
-        "one key per read"
-    );
-    let answers: u64 = trial["responses"]
-        .as_object()
-        .expect("responses")
-        .values()
-        .filter_map(Value::as_u64)
-        .sum();
-    assert_eq!(answers, starts, "one answer per start");
-    assert!(n(server, "max_in_flight") <= n(trial, "max_in_flight").max(3));
-}
+use support::{assert_same_counts, n, recuo_within, Serve};
 
 #[test]
 fn trial_counts_match_the_servers_stats_and_starts_stay_within_the_limit() {

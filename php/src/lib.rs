@@ -2,21 +2,24 @@
 //!
 //! The PHP extension `recuo`, built with ext-php-rs. Every function is a thin shim over the
 //! core crate [`recuo`]: it converts PHP values, calls the core, and turns the core's errors
-//! into PHP exceptions. No retry rule lives here: both loops run the core's one loop,
-//! [`recuo::drive()`], with PHP callables as its effects.
+//! into PHP exceptions. No retry rule lives here: every loop is the core's machine,
+//! [`recuo::Operation`], driven by [`recuo::drive()`] with PHP callables as its effects; a
+//! batch is the core's [`recuo::BatchQueue`].
 //!
 //! | PHP | core |
 //! |---|---|
-//! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null, ?int $prazoMs = null, ?callable $aoRepetir = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::ComRetry::policy`] + [`recuo::drive()`] |
+//! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null, ?int $prazoMs = null, ?callable $aoRepetir = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::ComRetry::operation`] + [`recuo::drive()`] |
 //! | `Recuo\retry(callable $operation, ?Policy $policy = null, ?callable $classify = null, ?callable $onRetry = null, ?callable $onGiveUp = null, ?int $seed = null, ?callable $sleep = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::drive()`] |
 //! | `Recuo\classify(?int $status = null, ?string $error = null, string $method = 'GET', bool $idempotencyKey = false, array $headers = [], ?int $nowMs = null, ?Policy $policy = null): Verdict` | [`recuo::Policy::classify`] |
-//! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Attempts`, `Recuo\Decision`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Attempts`], [`recuo::Decision`], [`recuo::Report`], [`recuo::AttemptContext`] |
+//! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Decision`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Decision`], [`recuo::Report`], [`recuo::AttemptContext`] |
+//! | `Recuo\Operation`, `Recuo\Step`, `Recuo\Attempts` (begin/decide) | [`recuo::Operation`], [`recuo::Step`] |
+//! | `Recuo\BatchQueue`, `Recuo\Next` | [`recuo::BatchQueue`], [`recuo::Next`] |
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
 //! | `Recuo\parseRetryAfter(string $value, ?int $nowMs = null): Recuo\RetryAfter` | [`recuo::parse_retry_after`] |
 //! | `Recuo\backoffWindowMs(int $attempt, int $baseMs = 200, int $capMs = 5000): int` | [`recuo::Backoff::window_ms`] |
 //! | `Recuo\plan(int $requests, string\|float $allowance, string\|float $target, float $latencyS, float $retryFraction = 0.0): Plan` | [`recuo::plan()`] |
 //! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`] |
-//! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null, ?callable $records = null): BatchReport` | [`recuo::drive()`] + [`recuo::Gate`] + [`recuo::StatsRecorder`] |
+//! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null, ?callable $records = null, bool $stopOnUnreachableWait = false): BatchReport` | [`recuo::BatchQueue`] + [`recuo::drive()`] + [`recuo::StatsRecorder`] |
 //! | `Recuo\redactUrl(string $url): string`, `Recuo\redactUrlDetailed(string $url): array`, `Recuo\redactHeaders(array $headers): array` | [`recuo::redact_url`], [`recuo::redact_headers`] |
 //! | `Recuo\whoAnswered(array $headers, ?string $expectedContentType = null): WhoAnswered` | [`recuo::who_answered`] |
 //! | the `$records` sink, `Recuo\Record::attempt()`/`result()` (and `…Json()`), `Recuo\Attempt::recordRequest()`/`recordResponse()` | [`recuo::AttemptRecord`], [`recuo::FinalRecord`], [`recuo::Record::to_json_line`] |

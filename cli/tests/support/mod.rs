@@ -81,6 +81,8 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<String>
 pub struct Serve {
     child: Child,
     pub url: String,
+    /// With `--tls`: the CA certificate's file, as the server printed it.
+    pub ca: Option<String>,
 }
 
 impl Serve {
@@ -95,32 +97,51 @@ impl Serve {
             .spawn()
             .expect("recuo serve starts");
         let stdout = child.stdout.take().expect("stdout");
+        let tls = args.contains(&"--tls");
+        let lines = if tls { 2 } else { 1 };
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
+            let mut reader = BufReader::new(stdout);
+            let mut text = String::new();
+            for _ in 0..lines {
+                let _ = reader.read_line(&mut text);
+            }
+            let _ = tx.send(text);
+            // Keep reading, so the server never blocks on a full pipe.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
         });
-        let line = match rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(line) => line,
+        let text = match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(text) => text,
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!("recuo serve printed nothing in 10 s");
             }
         };
-        let url = line
+        let mut it = text.lines();
+        let first = it.next().unwrap_or_default();
+        let url = first
             .trim()
             .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
             .to_string();
-        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        Serve { child, url }
+        let ca = it.next().map(|l| {
+            l.trim()
+                .strip_prefix("CA certificate: ")
+                .unwrap_or_else(|| panic!("unexpected second line {l:?}"))
+                .to_string()
+        });
+        let scheme = if tls { "https" } else { "http" };
+        assert!(url.starts_with(&format!("{scheme}://127.0.0.1:")), "{url}");
+        Serve { child, url, ca }
     }
 
-    /// `GET /stats`, parsed.
+    /// `GET /stats`, parsed (over TLS, trusting the server's CA, when it speaks HTTPS).
     pub fn stats(&self) -> Value {
-        let (body, status) = http_get(&self.url, "/stats");
+        let (body, status) = match &self.ca {
+            Some(ca) => https_get(&self.url, "/stats", ca),
+            None => http_get(&self.url, "/stats"),
+        };
         assert_eq!(status, 200);
         serde_json::from_str(&body).expect("stats are JSON")
     }
@@ -181,6 +202,68 @@ pub fn http_get(base: &str, path: &str) -> (String, u16) {
         .and_then(|s| s.parse().ok())
         .expect("a status");
     (body.to_string(), status)
+}
+
+/// A one-off `GET path` over TLS against `base` (`https://127.0.0.1:PORT`), trusting only
+/// the CA in the PEM file `ca`: the body and the status code.
+pub fn https_get(base: &str, path: &str, ca: &str) -> (String, u16) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    let host = base.trim_start_matches("https://").to_string();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).expect("the CA file") {
+        roots.add(cert.expect("a certificate")).expect("a CA");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = ServerName::try_from("127.0.0.1").expect("a name");
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
+    let tcp = TcpStream::connect(&host).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut stream = rustls::StreamOwned::new(conn, tcp);
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = Vec::new();
+    // The server may close without close_notify: what was read is the answer.
+    let _ = stream.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).to_string();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a response");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    (body.to_string(), status)
+}
+
+/// The trial's counts against the server's `/stats`, which must agree exactly.
+pub fn assert_same_counts(trial: &Value, server: &Value) {
+    let starts = n(trial, "initial") + n(trial, "retries");
+    assert_eq!(starts, n(server, "requests"), "every request sent was seen");
+    assert_eq!(n(trial, "successes"), n(server, "ok"));
+    assert_eq!(n(trial, "throttled"), n(server, "throttled"));
+    assert_eq!(n(trial, "unavailable"), n(server, "unavailable"));
+    assert_eq!(
+        n(trial, "initial"),
+        n(server, "idempotency_keys"),
+        "one key per read"
+    );
+    let answers: u64 = trial["responses"]
+        .as_object()
+        .expect("responses")
+        .values()
+        .filter_map(Value::as_u64)
+        .sum();
+    assert_eq!(answers, starts, "one answer per start");
+    assert!(n(server, "max_in_flight") <= n(trial, "max_in_flight").max(3));
 }
 
 /// A JSON number as u64.
