@@ -195,6 +195,11 @@ pub fn http_get(base: &str, path: &str) -> (String, u16) {
     .expect("send");
     let mut raw = String::new();
     stream.read_to_string(&mut raw).expect("read");
+    body_and_status(&raw)
+}
+
+/// An HTTP/1.1 response's body and status code.
+fn body_and_status(raw: &str) -> (String, u16) {
     let (head, body) = raw.split_once("\r\n\r\n").expect("a response");
     let status = head
         .split_whitespace()
@@ -234,14 +239,7 @@ pub fn https_get(base: &str, path: &str, ca: &str) -> (String, u16) {
     let mut raw = Vec::new();
     // The server may close without close_notify: what was read is the answer.
     let _ = stream.read_to_end(&mut raw);
-    let raw = String::from_utf8_lossy(&raw).to_string();
-    let (head, body) = raw.split_once("\r\n\r\n").expect("a response");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
-    (body.to_string(), status)
+    body_and_status(&String::from_utf8_lossy(&raw))
 }
 
 /// The trial's counts against the server's `/stats`, which must agree exactly.
