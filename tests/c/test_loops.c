@@ -19,45 +19,11 @@
 #include "recuo.h"
 
 #include "check.h"
+#include "vectors.h"
 
-static char *read_file(const char *dir, const char *name) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        exit(2);
-    }
-    fclose(f);
-    text[size] = '\0';
-    return text;
-}
-
-static cJSON *field(const cJSON *object, const char *name) {
-    cJSON *item = cJSON_GetObjectItemCaseSensitive(object, name);
-    if (item == NULL) {
-        fprintf(stderr, "vector without \"%s\"\n", name);
-        exit(2);
-    }
-    return item;
-}
-
-/* An integer field (cJSON's doubles are exact up to 2^53, which the vectors respect). */
-static uint64_t number(const cJSON *object, const char *name) {
-    cJSON *item = field(object, name);
-    if (!cJSON_IsNumber(item) || item->valuedouble != floor(item->valuedouble)) {
-        fprintf(stderr, "\"%s\" is not an integer\n", name);
-        exit(2);
-    }
-    return (uint64_t)item->valuedouble;
+/* An integer field, as the step API takes it. */
+static uint64_t integer(const cJSON *object, const char *name) {
+    return (uint64_t)number(object, name);
 }
 
 static const char *text(const cJSON *object, const char *name) {
@@ -134,21 +100,21 @@ static void check_json(cJSON *got, const cJSON *want, const char *scenario, cons
 
 static recuo_policy *policy_of(const cJSON *p) {
     recuo_policy *policy = recuo_policy_new();
-    CHECK_STATUS(recuo_policy_set_max_attempts(policy, (uint32_t)number(p, "max_attempts")),
+    CHECK_STATUS(recuo_policy_set_max_attempts(policy, (uint32_t)integer(p, "max_attempts")),
                  RECUO_OK);
-    CHECK_STATUS(recuo_policy_set_base_ms(policy, number(p, "base_ms")), RECUO_OK);
-    CHECK_STATUS(recuo_policy_set_cap_ms(policy, number(p, "cap_ms")), RECUO_OK);
+    CHECK_STATUS(recuo_policy_set_base_ms(policy, integer(p, "base_ms")), RECUO_OK);
+    CHECK_STATUS(recuo_policy_set_cap_ms(policy, integer(p, "cap_ms")), RECUO_OK);
     CHECK_STATUS(recuo_policy_set_jitter(policy, constant(recuo_jitter_name, text(p, "jitter"))),
                  RECUO_OK);
     if (cJSON_IsNull(field(p, "deadline_ms"))) {
         CHECK_STATUS(recuo_policy_clear_deadline(policy), RECUO_OK);
     } else {
-        CHECK_STATUS(recuo_policy_set_deadline_ms(policy, number(p, "deadline_ms")), RECUO_OK);
+        CHECK_STATUS(recuo_policy_set_deadline_ms(policy, integer(p, "deadline_ms")), RECUO_OK);
     }
     if (cJSON_IsNull(field(p, "spread_ms"))) {
         CHECK_STATUS(recuo_policy_clear_spread(policy), RECUO_OK);
     } else {
-        CHECK_STATUS(recuo_policy_set_spread_ms(policy, number(p, "spread_ms")), RECUO_OK);
+        CHECK_STATUS(recuo_policy_set_spread_ms(policy, integer(p, "spread_ms")), RECUO_OK);
     }
     CHECK_STATUS(
         recuo_policy_set_use_date_header(policy, cJSON_IsTrue(field(p, "use_date_header"))),
@@ -167,14 +133,14 @@ static recuo_gate *gate_of(const cJSON *g) {
         recuo_retry_budget *budget = NULL;
         CHECK_STATUS(recuo_retry_budget_new(field(b, "ratio")->valuedouble,
                                             field(b, "floor_per_s")->valuedouble,
-                                            (uint32_t)number(b, "window_s"), &budget),
+                                            (uint32_t)integer(b, "window_s"), &budget),
                      RECUO_OK);
         CHECK_STATUS(recuo_gate_set_budget(gate, budget), RECUO_OK);
         recuo_retry_budget_free(budget);
     }
     if (cJSON_GetObjectItemCaseSensitive(g, "limit") != NULL) {
         recuo_concurrency_limit *limit = NULL;
-        CHECK_STATUS(recuo_concurrency_limit_new((uint32_t)number(g, "limit"), &limit), RECUO_OK);
+        CHECK_STATUS(recuo_concurrency_limit_new((uint32_t)integer(g, "limit"), &limit), RECUO_OK);
         CHECK_STATUS(recuo_gate_set_limit(gate, limit), RECUO_OK);
         recuo_concurrency_limit_free(limit);
     }
@@ -187,7 +153,7 @@ static recuo_verdict verdict_of(const cJSON *v) {
     verdict.cause = constant(recuo_cause_name, text(v, "reason"));
     if (!cJSON_IsNull(field(v, "wait_ms"))) {
         verdict.wait = RECUO_WAIT_MS;
-        verdict.wait_ms = number(v, "wait_ms");
+        verdict.wait_ms = integer(v, "wait_ms");
     }
     return verdict;
 }
@@ -196,7 +162,7 @@ static recuo_verdict verdict_of(const cJSON *v) {
 static bool event(recuo_attempts *a, const cJSON *ev, int64_t unix_ms, recuo_step *step) {
     const char *what = text(ev, "do");
     const cJSON *at_item = cJSON_GetObjectItemCaseSensitive(ev, "at");
-    uint64_t at = at_item != NULL ? number(ev, "at") : 0;
+    uint64_t at = at_item != NULL ? integer(ev, "at") : 0;
     if (strcmp(what, "start") == 0) {
         CHECK_STATUS(recuo_attempts_start(a, at, unix_ms, step), RECUO_OK);
     } else if (strcmp(what, "enter") == 0) {
@@ -207,7 +173,7 @@ static bool event(recuo_attempts *a, const cJSON *ev, int64_t unix_ms, recuo_ste
         recuo_header headers[16];
         size_t count = 0;
         if (strcmp(what, "respond") == 0) {
-            outcome.status = (uint16_t)number(ev, "status");
+            outcome.status = (uint16_t)integer(ev, "status");
             const cJSON *pair;
             cJSON_ArrayForEach(pair, field(ev, "headers")) {
                 if (count == sizeof headers / sizeof headers[0]) {
@@ -332,12 +298,12 @@ static int operation_scenarios(const cJSON *doc) {
         }
         const cJSON *pool = field(sc, "pool");
         if (!cJSON_IsNull(pool)) {
-            recuo_attempt_pool *p = recuo_attempt_pool_new((uint32_t)number(pool, "remaining"));
+            recuo_attempt_pool *p = recuo_attempt_pool_new((uint32_t)integer(pool, "remaining"));
             CHECK_STATUS(recuo_attempts_set_pool(a, p, cJSON_IsTrue(field(pool, "nested"))),
                          RECUO_OK);
             recuo_attempt_pool_free(p);
         }
-        int64_t unix_ms = (int64_t)number(sc, "unix_ms");
+        int64_t unix_ms = (int64_t)integer(sc, "unix_ms");
         recuo_step last = {0};
         int i = 0;
         const cJSON *ev;
@@ -403,9 +369,9 @@ static int queue_scenarios(const cJSON *doc) {
         recuo_stats_recorder *stats = recuo_stats_recorder_new();
         const cJSON *deadline = field(q, "deadline_ms");
         recuo_batch_queue *queue = NULL;
-        CHECK_STATUS(recuo_batch_queue_new(policy, (size_t)number(q, "len"), 0,
+        CHECK_STATUS(recuo_batch_queue_new(policy, (size_t)integer(q, "len"), 0,
                                            !cJSON_IsNull(deadline),
-                                           cJSON_IsNull(deadline) ? 0 : number(q, "deadline_ms"),
+                                           cJSON_IsNull(deadline) ? 0 : integer(q, "deadline_ms"),
                                            cJSON_IsTrue(field(q, "stop_on_unreachable_wait")),
                                            stats, &queue),
                      RECUO_OK);
@@ -416,7 +382,7 @@ static int queue_scenarios(const cJSON *doc) {
             const char *what = text(ev, "do");
             if (strcmp(what, "next") == 0) {
                 recuo_batch_next n;
-                CHECK_STATUS(recuo_batch_queue_next(queue, number(ev, "at"), &n), RECUO_OK);
+                CHECK_STATUS(recuo_batch_queue_next(queue, integer(ev, "at"), &n), RECUO_OK);
                 check_json(next_json(&n), field(ev, "expect"), name, "event", i);
                 recuo_policy_free(n.policy);
             } else if (strcmp(what, "finished") == 0) {
@@ -425,7 +391,7 @@ static int queue_scenarios(const cJSON *doc) {
                                                   : constant(recuo_give_up_reason_name,
                                                              r->valuestring);
                 bool stops = false;
-                CHECK_STATUS(recuo_batch_queue_finished(queue, (size_t)number(ev, "index"),
+                CHECK_STATUS(recuo_batch_queue_finished(queue, (size_t)integer(ev, "index"),
                                                         reason, &stops),
                              RECUO_OK);
                 cJSON *got = cJSON_CreateObject();
@@ -443,7 +409,7 @@ static int queue_scenarios(const cJSON *doc) {
         }
         recuo_stats s;
         CHECK_STATUS(recuo_stats_recorder_snapshot(stats, &s), RECUO_OK);
-        CHECK_CTX(s.not_started == number(q, "not_started"), "%s: %" PRIu64 " not started",
+        CHECK_CTX(s.not_started == integer(q, "not_started"), "%s: %" PRIu64 " not started",
                   name, s.not_started);
         recuo_batch_queue_free(queue);
         recuo_stats_recorder_free(stats);
@@ -499,11 +465,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     char *json = read_file(argv[1], "loops.json");
-    cJSON *doc = cJSON_Parse(json);
-    if (doc == NULL) {
-        fprintf(stderr, "loops.json: invalid JSON near: %.40s\n", cJSON_GetErrorPtr());
-        return 2;
-    }
+    cJSON *doc = parse(json, "loops.json");
     int scenarios = operation_scenarios(doc);
     int queues = queue_scenarios(doc);
     CHECK_CTX(scenarios == cJSON_GetArraySize(field(doc, "scenarios")) && scenarios >= 12,
