@@ -1819,6 +1819,12 @@ recuo_status recuo_com_retry_with_options(recuo_task_fn task,
                                           uint32_t *attempts_out);
 
 /**
+ * The name of the `recuo_transport` constant `transport` (`"connect"`, `"tls"`,
+ * `"timeout"`, `"reset"`, `"other"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_transport_name(uint32_t transport);
+
+/**
  * A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
  * no deadline, server waits spread by `uniform[0, min(window(n), 1000 ms)]`, the
  * classification table of SPEC §5, the key sent as `Idempotency-Key`, the response's `Date`
@@ -2184,12 +2190,6 @@ recuo_status recuo_classify(const struct recuo_policy *policy,
                             size_t header_count,
                             int64_t now_ms,
                             struct recuo_verdict *out);
-
-/**
- * The name of the `recuo_transport` constant `transport` (`"connect"`, `"tls"`,
- * `"timeout"`, `"reset"`, `"other"`), or `"unknown"`. Static. NULL only if recuo panicked.
- */
-const char *recuo_transport_name(uint32_t transport);
 
 /**
  * The name of the `recuo_outcome_kind` constant `kind` (`"success"`, `"status"`,

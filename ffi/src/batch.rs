@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
-use recuo::{AttemptContext, Batch, BatchResult, Cause, Gate, Stats, Verdict};
+use recuo::{AttemptContext, Batch, BatchResult, Cause, Gate, Verdict};
 
 use crate::attempts::{recuo_give_up_reason, RECUO_IDEMPOTENCY_KEY_SIZE};
 use crate::cenum::{c_enum, name_or_unknown};
@@ -16,6 +16,7 @@ use crate::gate::recuo_gate;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
 use crate::ptr;
+use crate::stats::recuo_stats;
 use crate::status::recuo_status::{self, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT, RECUO_OK};
 
 /// One operation of a batch, called by `recuo_batch_run` **on a worker thread**, possibly
@@ -80,69 +81,6 @@ pub struct recuo_batch_result {
     /// For a reason `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue (another
     /// operation's `wait_exceeds_deadline`); else `RECUO_GIVE_UP_NONE`.
     pub stopped_by: recuo_give_up_reason,
-}
-
-/// A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
-/// `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
-/// nanoseconds on `recuo_monotonic_ns()` (or on the clock a recorder was given).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct recuo_stats {
-    /// First attempts started.
-    pub initial: u64,
-    /// Retries started.
-    pub retries: u64,
-    /// Operations that succeeded.
-    pub successes: u64,
-    /// Operations that gave up (final failures).
-    pub failures: u64,
-    /// Operations never started (the deadline came first).
-    pub not_started: u64,
-    /// Rate-limited answers seen (`RECUO_CAUSE_RATE_LIMITED`: 429, or a 403 with a spent
-    /// quota).
-    pub throttled: u64,
-    /// `RECUO_CAUSE_UNAVAILABLE` answers seen (503).
-    pub unavailable: u64,
-    /// The most attempts in flight at once.
-    pub max_in_flight: u64,
-    /// Whether there were at least two starts (then the spacings below are set).
-    pub has_spacing: bool,
-    /// The shortest time between two consecutive starts, in nanoseconds; else 0.
-    pub min_spacing_ns: u64,
-    /// The mean time between consecutive starts, in nanoseconds; else 0.
-    pub mean_spacing_ns: f64,
-    /// Whether any attempt started (then the instants below are set).
-    pub has_starts: bool,
-    /// The first start; else 0.
-    pub first_start_ns: u64,
-    /// The last start; else 0.
-    pub last_start_ns: u64,
-    /// How long the batch took, in milliseconds (0 from a recorder's snapshot; the longer of
-    /// the two from a merge).
-    pub elapsed_ms: u64,
-}
-
-impl recuo_stats {
-    /// The C form of the core's stats, with the batch's time.
-    pub(crate) fn from_core(s: &Stats, elapsed: Duration) -> Self {
-        recuo_stats {
-            initial: s.initial,
-            retries: s.retries,
-            successes: s.successes,
-            failures: s.failures,
-            not_started: s.not_started,
-            throttled: s.throttled,
-            unavailable: s.unavailable,
-            max_in_flight: s.max_in_flight,
-            has_spacing: s.min_spacing_ns.is_some(),
-            min_spacing_ns: s.min_spacing_ns.unwrap_or(0),
-            mean_spacing_ns: s.mean_spacing_ns().unwrap_or(0.0),
-            has_starts: s.first_start_ns.is_some(),
-            first_start_ns: s.first_start_ns.unwrap_or(0),
-            last_start_ns: s.last_start_ns.unwrap_or(0),
-            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        }
-    }
 }
 
 /// What an attempt of a batch operation came to, when not a success.

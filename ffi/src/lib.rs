@@ -32,6 +32,8 @@ pub mod backoff;
 
 pub mod com_retry;
 
+pub mod transport;
+
 pub mod policy;
 
 pub mod classify;

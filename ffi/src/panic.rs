@@ -23,18 +23,10 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{null, null_mut};
 
-use crate::status::recuo_status;
-
 /// What an entry point answers when the code inside it panicked.
 pub trait PanicFallback {
     /// The fallback value for this return type.
     fn panic_fallback() -> Self;
-}
-
-impl PanicFallback for recuo_status {
-    fn panic_fallback() -> Self {
-        recuo_status::RECUO_ERR_PANIC
-    }
 }
 
 impl PanicFallback for f64 {
@@ -94,6 +86,7 @@ pub fn boundary<R: PanicFallback>(body: impl FnOnce() -> R) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::recuo_status;
 
     fn panics<R>() -> R {
         panic!("deliberate panic in a test of the boundary")

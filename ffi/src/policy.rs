@@ -14,13 +14,13 @@ use std::time::Duration;
 use recuo::{ConfigError, Jitter, MethodSet, Policy, RetryRule, Rules};
 
 use crate::cenum::{c_enum, name_or_unknown};
-use crate::classify::recuo_transport;
 use crate::panic::boundary;
 use crate::ptr;
 use crate::status::recuo_status::{
     self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATUS, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
 };
 use crate::status::CBuffer;
+use crate::transport::recuo_transport;
 
 /// How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
 #[repr(u32)]

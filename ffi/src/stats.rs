@@ -2,16 +2,79 @@
 //! their own loops. The counting is the core's (`recuo::Stats`, `recuo::StatsRecorder`).
 
 use std::ptr::addr_of;
+use std::time::Duration;
 
 use recuo::{Stats, StatsRecorder};
 
-use crate::batch::recuo_stats;
 use crate::classify::recuo_cause;
 use crate::panic::boundary;
 use crate::ptr;
 use crate::status::recuo_status::{
     self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATS, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
 };
+
+/// A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
+/// `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
+/// nanoseconds on `recuo_monotonic_ns()` (or on the clock a recorder was given).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct recuo_stats {
+    /// First attempts started.
+    pub initial: u64,
+    /// Retries started.
+    pub retries: u64,
+    /// Operations that succeeded.
+    pub successes: u64,
+    /// Operations that gave up (final failures).
+    pub failures: u64,
+    /// Operations never started (the deadline came first).
+    pub not_started: u64,
+    /// Rate-limited answers seen (`RECUO_CAUSE_RATE_LIMITED`: 429, or a 403 with a spent
+    /// quota).
+    pub throttled: u64,
+    /// `RECUO_CAUSE_UNAVAILABLE` answers seen (503).
+    pub unavailable: u64,
+    /// The most attempts in flight at once.
+    pub max_in_flight: u64,
+    /// Whether there were at least two starts (then the spacings below are set).
+    pub has_spacing: bool,
+    /// The shortest time between two consecutive starts, in nanoseconds; else 0.
+    pub min_spacing_ns: u64,
+    /// The mean time between consecutive starts, in nanoseconds; else 0.
+    pub mean_spacing_ns: f64,
+    /// Whether any attempt started (then the instants below are set).
+    pub has_starts: bool,
+    /// The first start; else 0.
+    pub first_start_ns: u64,
+    /// The last start; else 0.
+    pub last_start_ns: u64,
+    /// How long the batch took, in milliseconds (0 from a recorder's snapshot; the longer of
+    /// the two from a merge).
+    pub elapsed_ms: u64,
+}
+
+impl recuo_stats {
+    /// The C form of the core's stats, with the batch's time.
+    pub(crate) fn from_core(s: &Stats, elapsed: Duration) -> Self {
+        recuo_stats {
+            initial: s.initial,
+            retries: s.retries,
+            successes: s.successes,
+            failures: s.failures,
+            not_started: s.not_started,
+            throttled: s.throttled,
+            unavailable: s.unavailable,
+            max_in_flight: s.max_in_flight,
+            has_spacing: s.min_spacing_ns.is_some(),
+            min_spacing_ns: s.min_spacing_ns.unwrap_or(0),
+            mean_spacing_ns: s.mean_spacing_ns().unwrap_or(0.0),
+            has_starts: s.first_start_ns.is_some(),
+            first_start_ns: s.first_start_ns.unwrap_or(0),
+            last_start_ns: s.last_start_ns.unwrap_or(0),
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
 
 /// A `recuo_stats` C filled in, as the core's stats and the batch's time. Its `bool` fields
 /// are read as bytes (any non-zero byte is true), never trusted as Rust `bool`s; the mean

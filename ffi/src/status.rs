@@ -5,7 +5,7 @@ use std::fmt::{self, Write as _};
 
 use recuo::ConfigError;
 
-use crate::panic::boundary;
+use crate::panic::{boundary, PanicFallback};
 
 /// The answer of every recuo function that can fail.
 ///
@@ -127,6 +127,12 @@ pub enum recuo_status {
     /// recuo panicked (a bug: please report it); the panic was caught and nothing was
     /// written to the outputs.
     RECUO_ERR_PANIC = 900,
+}
+
+impl PanicFallback for recuo_status {
+    fn panic_fallback() -> Self {
+        recuo_status::RECUO_ERR_PANIC
+    }
 }
 
 use recuo_status::*;
@@ -372,9 +378,9 @@ impl CBuffer<'_> {
         if let Some(nul) = w.buf.get_mut(w.len) {
             *nul = 0;
         }
-        if let Some(out) = crate::ptr::optional_out(written) {
+        if !written.is_null() {
             // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
-            unsafe { out.write(w.len) };
+            unsafe { written.write(w.len) };
         }
         if w.truncated {
             RECUO_ERR_BUFFER_TOO_SMALL

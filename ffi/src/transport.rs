@@ -1,0 +1,53 @@
+//! `recuo_transport`: how a request failed before an HTTP status came back (SPEC §5), as
+//! the policy's rules and the classification name it.
+
+use std::ffi::c_char;
+
+use recuo::Transport;
+
+use crate::cenum::{c_enum, name_or_unknown};
+use crate::panic::boundary;
+
+/// How a request failed before an HTTP status came back (SPEC §5).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_transport {
+    /// The request was never sent: DNS failure, connection refused, connect timeout.
+    RECUO_TRANSPORT_CONNECT = 1,
+    /// The server's certificate failed verification.
+    RECUO_TRANSPORT_TLS = 2,
+    /// No answer in time, after the request was sent.
+    RECUO_TRANSPORT_TIMEOUT = 3,
+    /// The connection dropped after the request was sent.
+    RECUO_TRANSPORT_RESET = 4,
+    /// Any other failure.
+    RECUO_TRANSPORT_OTHER = 5,
+}
+
+c_enum!(recuo_transport {
+    RECUO_TRANSPORT_CONNECT => c"connect",
+    RECUO_TRANSPORT_TLS => c"tls",
+    RECUO_TRANSPORT_TIMEOUT => c"timeout",
+    RECUO_TRANSPORT_RESET => c"reset",
+    RECUO_TRANSPORT_OTHER => c"other",
+});
+
+impl recuo_transport {
+    /// The core's kind.
+    pub(crate) fn to_core(self) -> Transport {
+        match self {
+            Self::RECUO_TRANSPORT_CONNECT => Transport::Connect,
+            Self::RECUO_TRANSPORT_TLS => Transport::Tls,
+            Self::RECUO_TRANSPORT_TIMEOUT => Transport::Timeout,
+            Self::RECUO_TRANSPORT_RESET => Transport::Reset,
+            Self::RECUO_TRANSPORT_OTHER => Transport::Other,
+        }
+    }
+}
+
+/// The name of the `recuo_transport` constant `transport` (`"connect"`, `"tls"`,
+/// `"timeout"`, `"reset"`, `"other"`), or `"unknown"`. Static. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_transport_name(transport: u32) -> *const c_char {
+    boundary(|| name_or_unknown(transport, recuo_transport::from_code, recuo_transport::name))
+}
