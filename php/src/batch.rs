@@ -241,9 +241,8 @@ pub fn run_batch(
                         sleep: sleep.as_ref(),
                         sleep_false_cancels: true,
                         gate,
-                        records: records.as_ref(),
+                        records: records.as_ref().map(|sink| (sink, "", "")),
                     };
-                    let op = driver::operation(op, gate, records.is_some(), "", "");
                     let ended = driver::drive_php(op, callbacks, Nesting::Own)
                         .map_err(Halt::into_exception)?;
                     let result = match ended {

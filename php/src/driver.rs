@@ -117,8 +117,8 @@ pub struct Callbacks<'a, 'z> {
     pub sleep_false_cancels: bool,
     /// The gate every attempt passes, if any (the machine has its own handle on it too).
     pub gate: Option<&'a Gate>,
-    /// `$records(array $record)`, when given.
-    pub records: Option<&'a ZendCallable<'z>>,
+    /// `$records(array $record)`, when given, and the request (method, URL) they name.
+    pub records: Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
 }
 
 /// Whose attempts a loop counts (SPEC §6, nested loops).
@@ -149,8 +149,6 @@ struct PhpDriver<'a, 'z> {
     said_seen: bool,
     /// The report of a success.
     done: Option<recuo::Report>,
-    /// A token nothing cancels: the gate's waits end at the deadline.
-    cancel: CancelToken,
 }
 
 /// Milliseconds on the monotonic clock every regulator and stats recorder counts in (rounded
@@ -229,6 +227,15 @@ impl Driver for PhpDriver<'_, '_> {
         monotonic_ms()
     }
 
+    /// The wall clock, which only records read here (the loop never hands the machine an
+    /// HTTP date to measure): none read without them.
+    fn unix_ms(&mut self) -> i64 {
+        match self.callbacks.records {
+            Some(_) => recuo::unix_now_ms(),
+            None => 0,
+        }
+    }
+
     fn enter(&mut self, _attempt: u32, until_ms: Option<u64>) -> Result<bool, Halt> {
         self.check()?;
         let Some(gate) = self.callbacks.gate else {
@@ -240,13 +247,14 @@ impl Driver for PhpDriver<'_, '_> {
             ConcurrencyLimit::would_wait_forever(limit, function).map_err(Halt::Raise)?;
         }
         let timeout = until_ms.map(|u| Duration::from_millis(u.saturating_sub(monotonic_ms())));
-        match gate.wait(timeout, &self.cancel) {
+        // Nothing cancels a PHP loop's wait: it ends at the deadline.
+        match gate.wait(timeout, &CancelToken::new()) {
             Ok(Some(pass)) => {
                 self.pass = Some(BailoutGuard::new(pass));
                 Ok(true)
             }
-            // No place or slot before the deadline (nothing cancels a PHP loop's wait): the
-            // machine learns it once the deadline has passed, as a wait that reached it.
+            // No place or slot before the deadline: the machine learns it once the deadline
+            // has passed, as a wait that reached it.
             Ok(None) => {
                 if let Some(until) = until_ms {
                     std::thread::sleep(Duration::from_millis(
@@ -319,12 +327,15 @@ impl Driver for PhpDriver<'_, '_> {
                 let answer = self.call(sleep, "$sleep", vec![&ms])?;
                 Ok(self.callbacks.sleep_false_cancels && answer.is_false())
             }
-            None => Ok(self.cancel.sleep(delay)),
+            None => {
+                std::thread::sleep(delay);
+                Ok(false)
+            }
         }
     }
 
     fn on_record(&mut self, _level: Level, record: &Record) {
-        let Some(sink) = self.callbacks.records else {
+        let Some((sink, ..)) = self.callbacks.records else {
             return;
         };
         if self.engine_busy || self.failure.is_some() {
@@ -362,9 +373,9 @@ impl Driver for PhpDriver<'_, '_> {
     }
 }
 
-/// Runs the machine `op` with `callbacks`, its attempts counted as `nesting` says: the
-/// operation's value and its report, or how it gave up (its last failure unchanged); `Err`
-/// with what a callback threw.
+/// Runs the machine `op` with `callbacks` (its gate and records), its attempts counted as
+/// `nesting` says: the operation's value and its report, or how it gave up (its last failure
+/// unchanged); `Err` with what a callback threw.
 pub fn drive_php(
     mut op: Operation,
     callbacks: Callbacks<'_, '_>,
@@ -374,6 +385,12 @@ pub fn drive_php(
     // Dropped at the end of this function, or by the engine if PHP code bails out.
     let _scope = BailoutGuard::new(scope);
     op = op.pool(pool, nested);
+    if let Some(gate) = callbacks.gate {
+        op = op.gate(gate.clone());
+    }
+    if let Some((_, method, url)) = callbacks.records {
+        op = op.request(method, url).records(Some(Level::Debug));
+    }
     let mut driver = PhpDriver {
         callbacks,
         engine_busy: false,
@@ -382,7 +399,6 @@ pub fn drive_php(
         notes: (None, None),
         said_seen: false,
         done: None,
-        cancel: CancelToken::new(),
     };
     let outcome = drive(op, &OnceCell::new(), &mut driver);
     driver.check()?;
@@ -409,26 +425,6 @@ pub fn run(op: Operation, callbacks: Callbacks<'_, '_>) -> PhpResult<Zval> {
             0,
             ce::error(),
         )),
-    }
-}
-
-/// The machine of a loop under `policy` with a `$records` sink and a `$gate`, as every PHP
-/// runner builds it.
-pub fn operation(
-    op: Operation,
-    gate: Option<&Gate>,
-    records: bool,
-    method: &str,
-    url: &str,
-) -> Operation {
-    let op = match gate {
-        Some(gate) => op.gate(gate.clone()),
-        None => op,
-    };
-    if records {
-        op.request(method, url).records(Some(Level::Debug))
-    } else {
-        op
     }
 }
 

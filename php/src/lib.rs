@@ -132,7 +132,7 @@ pub fn com_retry(
         let op = loop_.with_deadline_ms(prazo).operation(seed);
         let (method, url) = (method.text(), url.url_text());
         driver::run(
-            driver::operation(op, gate.map(|g| &g.inner), records.is_some(), &method, &url),
+            op,
             Callbacks {
                 function: F,
                 operation: (&tarefa, "$tarefa"),
@@ -143,7 +143,7 @@ pub fn com_retry(
                 sleep: sleep.as_ref(),
                 sleep_false_cancels: false,
                 gate: gate.map(|g| &g.inner),
-                records: records.as_ref(),
+                records: records.as_ref().map(|sink| (sink, &*method, &*url)),
             },
         )
     })
@@ -190,7 +190,7 @@ pub fn retry(
         let op = recuo::Operation::new(&policy).seed(seed);
         let (method, url) = (method.text(), url.url_text());
         driver::run(
-            driver::operation(op, gate.map(|g| &g.inner), records.is_some(), &method, &url),
+            op,
             Callbacks {
                 function: F,
                 operation: (&operation, "$operation"),
@@ -201,7 +201,7 @@ pub fn retry(
                 sleep: sleep.as_ref(),
                 sleep_false_cancels: true,
                 gate: gate.map(|g| &g.inner),
-                records: records.as_ref(),
+                records: records.as_ref().map(|sink| (sink, &*method, &*url)),
             },
         )
     })
