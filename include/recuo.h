@@ -888,8 +888,8 @@ typedef uint32_t recuo_status_rule;
 /**
  * What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
  * valid during the operation's call only, on which the operation calls
- * `recuo_attempt_context_set_response`. Backed by a Rust struct holding a copy of the
- * response's outcome and headers.
+ * `recuo_attempt_context_set_response`. Backed by a Rust struct holding what the attempt's
+ * record keeps of the response (its outcome, request id and wait headers, redacted).
  */
 typedef struct recuo_attempt_context recuo_attempt_context;
 
@@ -2667,7 +2667,7 @@ recuo_status recuo_attempt_context_set_response(struct recuo_attempt_context *co
                                                 size_t header_count);
 
 /**
- * New options with the defaults: jitter and key seeded by the operating system, real sleeps
+ * New options with the defaults: jitter seeded by the operating system, real sleeps
  * and clocks, no cancellation token, no attempt pool, no gate, no hooks, no record sink (and
  * an empty method and URL), no stats recorder. Free them with
  * `recuo_retry_options_free`. NULL only if recuo panicked.
@@ -2683,8 +2683,9 @@ struct recuo_retry_options *recuo_retry_options_new(void);
 void recuo_retry_options_free(struct recuo_retry_options *options);
 
 /**
- * Draws the jitter and the idempotency key from a generator seeded with `seed`: the same
- * seed and outcomes give the same delays and key on every run. Returns `RECUO_OK` or
+ * Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
+ * same delays on every run. The idempotency key still comes from the operating system's
+ * random source (SPEC §5: a seed never makes a key). Returns `RECUO_OK` or
  * `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
@@ -2789,13 +2790,15 @@ recuo_status recuo_retry_options_set_gate(struct recuo_retry_options *options,
  *   `recuo_record_attempt_json`), and the result (`success` or `gave_up`, the attempts, the
  *   reason, the total time: see `recuo_record_result_json`). The `on_give_up` hook runs
  *   after the records.
- * * `recuo_retry`, whose operation tells recuo nothing of the response, hands over the
- *   result record only.
+ * * `recuo_retry`, whose operation tells recuo nothing of the response, hands over the same
+ *   records with no HTTP meaning (a failed attempt as transport `other`).
+ *
+ * The records are the operation machine's journal, the same in every language.
  *
  * Every URL and header is redacted by the core before a record exists; the records name the
  * request set by `recuo_retry_options_set_request`. A loop that stops with
- * `RECUO_ERR_NO_VERDICT` or `RECUO_ERR_NO_RESPONSE` still ends with a result record, whose
- * reason is `no_verdict` or `no_response`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ * `RECUO_ERR_NO_VERDICT` or `RECUO_ERR_NO_RESPONSE` ends as a permanent failure does: the
+ * attempt's record, then a result record with reason `permanent`. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `options` must be NULL or a live handle not in use by another thread.
@@ -2840,10 +2843,10 @@ recuo_status recuo_retry_options_set_clock(struct recuo_retry_options *options,
                                            recuo_wall_clock_fn unix_ms);
 
 /**
- * Makes `recuo_retry` and `recuo_retry_http` count into `recorder` (SPEC §7), as the batch
- * runner counts: each attempt's start (first attempt or retry, on `recuo_monotonic_ns()`
- * unless a clock is set) and end, the 429s and 503s among the verdicts the loop classified
- * (a last attempt's is not), and how the operation ended (success, failure, or never started
+ * Makes `recuo_retry` and `recuo_retry_http` count into `recorder` (SPEC §7), as every loop
+ * counts (the operation machine does): each attempt's start (first attempt or retry, at
+ * `recuo_monotonic_ns()`'s milliseconds × 1 000 000 unless a clock is set) and end, the 429s
+ * and 503s among the verdicts (the last attempt's too), and how the operation ended (success, failure, or never started
  * when no attempt was made). Several calls, on several threads, may share one recorder; read
  * it with `recuo_stats_recorder_snapshot`. NULL removes the recorder. The options keep their
  * own reference. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
@@ -2860,10 +2863,11 @@ recuo_status recuo_retry_options_set_stats_recorder(struct recuo_retry_options *
  * attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
  * or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
  * a cancellation) and the next attempt. The idempotency key is created once, before attempt
- * 0, and handed to every attempt. The loop is the core's (`recuo::drive`), as in Rust,
- * Python and PHP. With a gate (`recuo_retry_options_set_gate`) every attempt passes it.
- * A record sink on the options receives the result record (attempt records need the
- * response: use `recuo_retry_http`); a stats recorder counts the attempts.
+ * 0, and handed to every attempt. The loop is the core's operation machine driven by
+ * `recuo::drive`, as in Rust, Python and PHP. With a gate (`recuo_retry_options_set_gate`)
+ * every attempt passes it. A record sink on the options receives the machine's records
+ * (with no HTTP meaning: the response is `recuo_retry_http`'s); a stats recorder counts the
+ * attempts.
  *
  * * `policy`: read at the start (a copy is used; validated: a configuration error is
  *   returned before any attempt).
@@ -2872,7 +2876,7 @@ recuo_status recuo_retry_options_set_stats_recorder(struct recuo_retry_options *
  *   thread.
  * * `options`: NULL for the defaults (see `recuo_retry_options_new`); only read.
  * * `report_out` (may be NULL): attempts made, reason, elapsed milliseconds (from the start
- *   of attempt 0 to the last decision, or to the end of the successful attempt), number of
+ *   of the loop to its last step), number of
  *   delays, and for a wait past the deadline how long until the server would accept a retry.
  * * `delays`, `delays_len`, `delays_written` (may be NULL, 0, NULL): the first
  *   `min(delays_len, report.delay_count)` delays, in order, and how many were copied.
@@ -2880,11 +2884,13 @@ recuo_status recuo_retry_options_set_stats_recorder(struct recuo_retry_options *
  * Returns:
  * * `RECUO_OK`: an attempt succeeded (`report.reason` is `RECUO_GIVE_UP_NONE`).
  * * `RECUO_ERR_GAVE_UP`: the policy gave up; `report.reason` says why (permanent,
- *   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled). The
+ *   attempts_exhausted, wait_exceeds_deadline, budget_exhausted, cancelled, the last
+ *   attempt's verdict included: a permanent last failure is `permanent`). The
  *   `on_give_up` hook ran once, just before the return. The operation's own last result is
  *   whatever it left in `user_data`.
  * * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
- *   there (no hook); the report counts the attempts made.
+ *   there as on a permanent failure (no hook; the report, records and stats say
+ *   `permanent`).
  * * Before any attempt, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT` (`policy`,
  *   `operation`, or `delays` with `delays_len > 0`), `RECUO_ERR_LENGTH_TOO_LARGE`, the
  *   policy's configuration error.
@@ -2914,8 +2920,8 @@ recuo_status recuo_retry(const struct recuo_policy *policy,
  *
  * Everything else is `recuo_retry`: the same arguments, the same loop, options, hooks and
  * outputs, and the same returns, plus `RECUO_ERR_NO_RESPONSE` when the operation returned
- * without setting the response (the loop stopped there, no hook; the report counts the
- * attempts made).
+ * without setting the response (the loop stopped there as on a permanent failure, no
+ * hook).
  *
  * # Safety
  * As `recuo_retry`.
@@ -3213,7 +3219,7 @@ recuo_status recuo_regulator_set_adaptive(const struct recuo_regulator *regulato
 /**
  * A rate-limited answer (429, or a 403 with a spent quota) was seen: an adaptive regulator
  * halves its rate; a fixed one ignores it. `recuo_retry` with a gate, the batch runner and
- * `recuo_attempts_next_with_gate` call it for you. Returns `RECUO_OK` or
+ * a machine holding the gate (`recuo_attempts_set_gate`) call it for you. Returns `RECUO_OK` or
  * `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety

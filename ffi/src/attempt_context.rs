@@ -9,8 +9,8 @@ use crate::status::recuo_status::{self, RECUO_OK};
 
 /// What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
 /// valid during the operation's call only, on which the operation calls
-/// `recuo_attempt_context_set_response`. Backed by a Rust struct holding a copy of the
-/// response's outcome and headers.
+/// `recuo_attempt_context_set_response`. Backed by a Rust struct holding what the attempt's
+/// record keeps of the response (its outcome, request id and wait headers, redacted).
 #[derive(Debug, Default)]
 pub struct recuo_attempt_context {
     pub(crate) response: Option<Seen>,

@@ -461,7 +461,7 @@ pub unsafe extern "C" fn recuo_regulator_set_adaptive(
 
 /// A rate-limited answer (429, or a 403 with a spent quota) was seen: an adaptive regulator
 /// halves its rate; a fixed one ignores it. `recuo_retry` with a gate, the batch runner and
-/// `recuo_attempts_next_with_gate` call it for you. Returns `RECUO_OK` or
+/// a machine holding the gate (`recuo_attempts_set_gate`) call it for you. Returns `RECUO_OK` or
 /// `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
