@@ -26,7 +26,7 @@ use recuo::{
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
 use crate::machine::{Build, PyReport};
 use crate::policy::PyPolicy;
-use crate::record::{log_record, records_level};
+use crate::record::log_record;
 use crate::runner::{drive_python, gate_arg, Call, Driven, Effects, Env, SLEEP_SLICE};
 use crate::stats::PyStats;
 
@@ -89,12 +89,7 @@ impl Queue<'_> {
                         reason,
                         stopped_by,
                     );
-                    let logged = match records_level(py) {
-                        Ok(Some(_)) => log_record(py, Level::Warning, &record),
-                        Ok(None) => Ok(()),
-                        Err(e) => Err(e),
-                    };
-                    if let Err(raised) = logged {
+                    if let Err(raised) = log_record(py, Level::Warning, &record) {
                         self.abort(raised);
                     }
                     (index, Ended::NotStarted { reason, stopped_by })

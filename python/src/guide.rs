@@ -100,7 +100,6 @@ pub(crate) fn com_retry(
 ) -> PyResult<Py<PyAny>> {
     require_callable(tarefa, "tarefa")?;
     let build = Build {
-        seed,
         gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
         request: crate::record::request_arg(request)?,
         guide: true,

@@ -1,24 +1,27 @@
 //! `recuo._recuo`: the Python face of recuo, a thin layer over the `recuo` core.
 //!
 //! Every function here converts Python arguments to the core's types, calls the core and
-//! converts the answer back; no retry rule lives in this crate. The blocking loops
-//! ([`guide::com_retry`] and the synchronous `recuo.retry`) are the core's `drive` with Python
-//! callables as its effects ([`runner`]); the asyncio loop (in `recuo/_retry.py`) drives the
-//! core's `Attempts` state machine ([`machine`]) from Python.
+//! converts the answer back; no retry rule lives in this crate. Every loop is the core's
+//! operation machine (`recuo::Operation`): the blocking loops ([`guide::com_retry`], the
+//! synchronous `recuo.retry` and each operation of `recuo.run_batch`) are the core's `drive`
+//! with Python callables as its effects ([`runner`]); the asyncio loop (in
+//! `recuo/_retry.py`) does the machine's steps itself through `recuo.Operation` ([`machine`]);
+//! `run_batch` takes its operations from the core's `BatchQueue` ([`batch`], [`queue`]).
 //!
 //! * [`args`] — Python arguments → core types, core errors → Python exceptions.
 //! * [`guide`] — guide A's `com_retry`, guide B's `retry_delay_ms`, `parse_retry_after`,
 //!   `backoff_window_ms`.
 //! * [`policy`] — `recuo.Policy`.
 //! * [`verdict`] — `recuo.classify` and `recuo.Verdict`.
-//! * [`machine`] — `recuo.Attempts`, `Decision`, `Report`, `Attempt`, `IdempotencyKey`.
+//! * [`machine`] — `recuo.Operation`, `Step`, `Report`, `Attempt`, `IdempotencyKey`.
+//! * [`queue`] — `recuo.BatchQueue` and `Next`.
 //! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt, and
 //!   the waits at the gate.
 //! * [`limits`] — `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
 //!   `monotonic_ns`.
 //! * [`plan`] — `recuo.plan` and `recuo.Plan`.
 //! * [`batch`] — `recuo.run_batch` and its report.
-//! * [`record`] — the records the loops log to the `logging` module, `recuo.AttemptRecord`
+//! * [`record`] — the machine's records forwarded to the `logging` module, `recuo.AttemptRecord`
 //!   and `recuo.ResultRecord`; [`redact`] — `recuo.redact_url`, `redact_url_detailed`,
 //!   `redact_headers`; [`origin`] — `recuo.who_answered`; [`stats`] — `recuo.Stats` and
 //!   `recuo.StatsRecorder`.

@@ -408,17 +408,27 @@ pub(crate) struct Build {
 impl Build {
     /// The core's machine under `policy`, and the cell of its key.
     pub(crate) fn operation(self, policy: &Policy) -> (Operation, KeyCell) {
-        let op = Operation::new(policy).classify_last_failure(!self.guide);
+        let op = Operation::new(policy);
+        let op = if self.guide {
+            op.classify_last_failure(false)
+        } else {
+            op
+        };
         self.apply(op)
     }
 
     /// `op` with these settings, and the cell of its key.
     pub(crate) fn apply(self, mut op: Operation) -> (Operation, KeyCell) {
-        op = op.seed(self.seed);
+        // Each builder call moves the machine: only the settings given are made.
+        if self.seed.is_some() {
+            op = op.seed(self.seed);
+        }
         if let Some(line) = &self.request {
             op = op.request(&line.method, &line.url);
         }
-        op = op.records(self.records);
+        if self.records.is_some() {
+            op = op.records(self.records);
+        }
         if let Some(gate) = self.gate {
             op = op.gate(gate);
         }

@@ -149,26 +149,24 @@ pub(crate) const fn logging_level(level: Level) -> i32 {
     }
 }
 
-/// The lowest level the `recuo` logger takes, for the machine's `records` (`None`: not even
-/// `WARNING`, the highest a record has — the machine then keeps no records at all).
-pub(crate) fn records_level(py: Python<'_>) -> PyResult<Option<Level>> {
+/// The lowest level of the records the machine keeps for the `recuo` logger: `debug` or
+/// `info` when the logger takes them, else `warning` (the highest a record has; whether the
+/// logger takes it is its own `log` call's question, asked only when an operation gave up).
+/// One `isEnabledFor` call on the default configuration.
+pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
     let logger = logger(py)?;
     let on = |level: Level| {
         logger
             .call_method1(pyo3::intern!(py, "isEnabledFor"), (logging_level(level),))?
             .is_truthy()
     };
-    if !on(Level::Warning)? {
-        return Ok(None);
-    }
-    if !on(Level::Info)? {
-        return Ok(Some(Level::Warning));
-    }
-    Ok(Some(if on(Level::Debug)? {
+    Ok(if !on(Level::Info)? {
+        Level::Warning
+    } else if on(Level::Debug)? {
         Level::Debug
     } else {
         Level::Info
-    }))
+    })
 }
 
 /// Logs `record` at `level` to the `recuo` logger: the message is the core's JSON line,

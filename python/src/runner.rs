@@ -497,7 +497,7 @@ pub(crate) fn drive_python(
 ) -> PyResult<Driven> {
     let scope = PoolScope::enter(py, op.policy().max_attempts())?;
     build.pool = Some(scope.parts());
-    build.records = records_level(py)?;
+    build.records = Some(records_level(py)?);
     let build_level = build.records;
     let gate = build.gate.clone();
     let (op, key) = build.apply(op);
@@ -662,7 +662,7 @@ pub(crate) fn operation_in_context(
     request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::enter(py, policy.0.max_attempts())?;
-    let records = records_level(py)?;
+    let records = Some(records_level(py)?);
     let build = Build {
         seed,
         gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
