@@ -497,8 +497,8 @@ pub(crate) fn drive_python(
 ) -> PyResult<Driven> {
     let scope = PoolScope::enter(py, op.policy().max_attempts())?;
     build.pool = Some(scope.parts());
-    build.records = Some(records_level(py)?);
-    let build_level = build.records;
+    let level = records_level(py)?;
+    build.records = Some(level);
     let gate = build.gate.clone();
     let (op, key) = build.apply(op);
     let mut driver = PyDriver {
@@ -515,7 +515,7 @@ pub(crate) fn drive_python(
         notes: NotesCell::default(),
         error: None,
         told: false,
-        attempt_records: build_level.is_some_and(|level| level <= Level::Info),
+        attempt_records: level <= Level::Info,
         done: None,
         log_error: None,
     };
