@@ -42,6 +42,8 @@ pub enum Command {
     Trial(Box<TrialArgs>),
     /// Simulate many clients retrying against one limited server, in virtual time.
     Simulate(SimulateArgs),
+    /// Run a command, retrying it while it fails (guide A's com_retry for the shell).
+    Run(RunArgs),
 }
 
 /// `recuo plan`.
@@ -316,42 +318,124 @@ pub struct TrialArgs {
     pub server: EmbeddedArgs,
 }
 
+/// Which experiment `recuo simulate` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Model {
+    /// The experiment of AWS's "Exponential Backoff and Jitter" (2015), as its published
+    /// simulator has it: clients race to update one row under optimistic concurrency.
+    Occ,
+    /// recuo's own: clients retry 429s against a server admitting a rate with a burst.
+    Rate,
+}
+
 /// `recuo simulate`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every client sends one request at time 0 and retries on 429 with the \
-                        core's backoff until it gets through, against one server that admits \
-                        --rate with a burst (the experiment of AWS's 'Exponential Backoff and \
-                        Jitter', 2015). Virtual time: no sockets, no sleeping."
+    after_help = "--model occ (the default) is the experiment of AWS's 'Exponential Backoff \
+                        and Jitter' (2015) as its published simulator \
+                        (aws-samples/aws-arch-backoff-simulator) models it: every client reads \
+                        one row's version and writes it back; a write with a stale version \
+                        fails, and the client backs off (the core's backoff: base 5 ms, cap \
+                        2 s) and reads again; each message takes |N(10 ms, 2 ms)|. It reports, \
+                        per client count (10 to 100 by default), the writes the server \
+                        received (calls) and when the last client finished, averaged over \
+                        --runs (100). --model rate is a different experiment, recuo's own: \
+                        every client sends one request at time 0 and retries every 429 against \
+                        a server that admits --rate with a --burst, one seeded run. Virtual \
+                        time: no sockets, no sleeping."
 )]
 pub struct SimulateArgs {
-    /// How many clients.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub clients: u32,
-    /// One jitter mode only (default: all four, side by side).
+    /// The experiment: occ (the AWS post's) or rate (recuo's rate-limited server).
+    #[arg(long, value_name = "MODEL", value_enum, default_value_t = Model::Occ)]
+    pub model: Model,
+    /// How many clients; occ takes a list, e.g. 10,50,100. [default: occ 10,20,…,100;
+    /// rate 100]
+    #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub clients: Vec<u32>,
+    /// One jitter mode only (default: all, side by side; occ adds no backoff at all).
     #[arg(long, value_name = "MODE", value_parser = parse_jitter)]
     pub jitter: Option<Jitter>,
-    /// Seed the jitter, for a reproducible run (default: a random seed, printed).
+    /// Seed the jitter (and occ's network), for a reproducible run (default: a random seed,
+    /// printed).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// What the server admits.
-    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "100/s")]
-    pub rate: Rate,
-    /// How many requests the server admits at once after a quiet spell.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub burst: u32,
-    /// The backoff's first window.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "100ms")]
-    pub base: Duration,
-    /// The backoff's largest window.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
-    pub cap: Duration,
-    /// The most attempts per client.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub attempts: u32,
+    /// occ: how many runs to average per client count. [default: 100]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub runs: Option<u32>,
+    /// The backoff's first window. [default: occ 5ms (its first retry's window is 2 × base,
+    /// as the published simulator counts); rate 100ms]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub base: Option<Duration>,
+    /// The backoff's largest window. [default: occ 2s; rate 10s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub cap: Option<Duration>,
+    /// rate: what the server admits. [default: 100/s]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    pub rate: Option<Rate>,
+    /// rate: how many requests the server admits at once after a quiet spell. [default: 10]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst: Option<u32>,
+    /// rate: the most attempts per client. [default: 100]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub attempts: Option<u32>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `recuo run`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The command runs with the terminal's stdin, stdout and stderr, unchanged; \
+                        recuo's own lines go to stderr, prefixed 'recuo run:' (none with \
+                        --quiet). Exit codes that are transient by default: every non-zero \
+                        but 2 (misuse), 64 (EX_USAGE), 126 (cannot execute) and 127 (not \
+                        found). In its environment: RECUO_ATTEMPT (0 on the first run), \
+                        RECUO_ATTEMPTS, RECUO_IDEMPOTENCY_KEY (one per run of recuo, the \
+                        same on every attempt) and RECUO_RETRY_AFTER_FILE (write a Retry-After \
+                        value there — seconds or an HTTP-date — and recuo waits at least that \
+                        long before the next attempt). recuo exits with the last attempt's \
+                        status; 124 when the deadline or --timeout stopped it (as timeout \
+                        does), 128+N for a signal N, 130 on Ctrl-C.\n\nExample: recuo run \
+                        --attempts 4 --deadline 2m -- curl -fsS https://example.com/"
+)]
+pub struct RunArgs {
+    /// The most attempts (guide A: 5).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub attempts: u32,
+    /// The backoff's first window.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "200ms")]
+    pub base: Duration,
+    /// The backoff's largest window.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub cap: Duration,
+    /// The jitter: full, equal, decorrelated or none.
+    #[arg(long, value_name = "MODE", value_parser = parse_jitter, default_value = "full")]
+    pub jitter: Jitter,
+    /// A limit on the whole run, retries and waits included: a command still running then
+    /// is stopped (SIGTERM, then SIGKILL after --kill-after).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub deadline: Option<Duration>,
+    /// A limit on each attempt (stopped as at the deadline, and retried).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub timeout: Option<Duration>,
+    /// How long a command stopped with SIGTERM (or Ctrl-C's SIGINT) has to end before it is
+    /// killed (SIGKILL).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub kill_after: Duration,
+    /// The exit codes worth another attempt, e.g. 75,111 (then every other code is
+    /// permanent). [default: every non-zero but 2, 64, 126 and 127]
+    #[arg(long, value_name = "CODES", value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..))]
+    pub retry_on: Vec<u8>,
+    /// Seed the jitter, for exact delays in tests.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Print nothing of recuo's own (the command's output is never touched).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(value_name = "CMD", required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub command: Vec<String>,
 }
 
 /// A duration: a decimal number and a unit (`ms`, `s`, `m`/`min`, `h`); a bare number is

@@ -12,10 +12,12 @@ mod client;
 mod delay;
 mod error;
 mod events;
+mod occ;
 mod plan;
 mod plot;
 mod progress;
 mod report;
+mod run;
 mod serve;
 mod server_state;
 mod simulate;
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(&a),
         Command::Trial(a) => trial::run(&a),
         Command::Simulate(a) => simulate::run(&a),
+        Command::Run(a) => return run::main(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -56,7 +59,9 @@ fn main() -> ExitCode {
 }
 
 /// The subcommands' names, to point a bad argument at the right `--help`.
-const SUBCOMMANDS: [&str; 6] = ["plan", "delay", "classify", "serve", "trial", "simulate"];
+const SUBCOMMANDS: [&str; 7] = [
+    "plan", "delay", "classify", "serve", "trial", "simulate", "run",
+];
 
 /// Help and version go to stdout with status 0; every other parse error is one line on
 /// stderr with status 2.

@@ -4,7 +4,9 @@ mod support;
 
 use support::recuo;
 
-const SUBCOMMANDS: [&str; 6] = ["plan", "delay", "classify", "serve", "trial", "simulate"];
+const SUBCOMMANDS: [&str; 7] = [
+    "plan", "delay", "classify", "serve", "trial", "simulate", "run",
+];
 
 #[test]
 fn every_help_exits_0_and_names_the_flags() {
@@ -13,7 +15,7 @@ fn every_help_exits_0_and_names_the_flags() {
     for sub in SUBCOMMANDS {
         assert!(r.stdout.contains(sub), "recuo --help lists {sub}");
     }
-    let flags: [(&str, &[&str]); 6] = [
+    let flags: [(&str, &[&str]); 7] = [
         (
             "plan",
             &[
@@ -57,7 +59,22 @@ fn every_help_exits_0_and_names_the_flags() {
                 "--plot",
             ],
         ),
-        ("simulate", &["--clients", "--jitter", "--seed"]),
+        (
+            "simulate",
+            &["--clients", "--jitter", "--seed", "--model", "--runs"],
+        ),
+        (
+            "run",
+            &[
+                "--attempts",
+                "--deadline",
+                "--retry-on",
+                "--kill-after",
+                "--seed",
+                "RECUO_ATTEMPT",
+                "RECUO_IDEMPOTENCY_KEY",
+            ],
+        ),
     ];
     for (sub, names) in flags {
         let r = recuo(&[sub, "--help"]);
@@ -79,7 +96,7 @@ fn every_help_exits_0_and_names_the_flags() {
 
 #[test]
 fn bad_arguments_give_one_line_and_exit_2() {
-    let cases: [&[&str]; 19] = [
+    let cases: [&[&str]; 22] = [
         &["frobnicate"],
         &["plan", "--requests", "600"],
         &[
@@ -162,6 +179,9 @@ fn bad_arguments_give_one_line_and_exit_2() {
         ],
         &["trial", "--concurrency", "0"],
         &["simulate", "--jitter", "sometimes"],
+        &["run"],
+        &["run", "--retry-on", "0", "--", "true"],
+        &["run", "--cap", "1ms", "--base", "2ms", "--", "true"],
     ];
     for args in cases {
         let r = recuo(args);

@@ -1,9 +1,10 @@
 //! The examples of `docs/cli.md` run and print what the page says (all but `serve` and
-//! `trial`, whose answers depend on time and ports).
+//! `trial`, whose answers depend on time and ports). A `recuo run` example shows what a
+//! terminal shows: the command's output and recuo's own lines on stderr, in one stream.
 
 mod support;
 
-use support::recuo;
+use support::{recuo, recuo_merged};
 
 /// Splits a command line on spaces, keeping single-quoted parts whole.
 fn words(line: &str) -> Vec<String> {
@@ -72,12 +73,27 @@ fn the_pages_examples_print_what_it_says() {
             continue;
         }
         let args: Vec<&str> = w[1..].iter().map(String::as_str).collect();
-        let r = recuo(&args);
-        assert_eq!(r.code, 0, "{cmd}: {r:?}");
+        let r = if args[0] == "run" {
+            recuo_merged(&args)
+        } else {
+            recuo(&args)
+        };
+        // An example that exits with another status than 0 says so last: `[exit 75]`.
+        let (expected, code) = match expected.trim_end().rsplit_once('\n') {
+            Some((before, last)) if last.starts_with("[exit ") => (
+                format!("{before}\n"),
+                last.trim_start_matches("[exit ")
+                    .trim_end_matches(']')
+                    .parse()
+                    .expect("an exit status"),
+            ),
+            _ => (expected, 0),
+        };
+        assert_eq!(r.code, code, "{cmd}: {r:?}");
         assert_eq!(r.stdout, expected, "docs/cli.md: {cmd}");
         checked += 1;
     }
-    assert!(checked >= 9, "only {checked} examples checked");
+    assert!(checked >= 12, "only {checked} examples checked");
 }
 
 #[test]

@@ -42,10 +42,20 @@ pub fn recuo_within(args: &[&str], limit: Duration) -> Run {
         .expect("recuo starts");
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
+    let status = wait_within(&mut child, args, limit);
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+/// Waits for `recuo args…` to end, killing it (and failing the test) after `limit`.
+fn wait_within(child: &mut Child, args: &[&str], limit: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
-    let status = loop {
+    loop {
         if let Some(status) = child.try_wait().expect("wait") {
-            break status;
+            return status;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
@@ -53,11 +63,32 @@ pub fn recuo_within(args: &[&str], limit: Duration) -> Run {
             panic!("recuo {args:?} still ran after {limit:?}");
         }
         thread::sleep(Duration::from_millis(10));
-    };
+    }
+}
+
+/// Runs `recuo args…` with its stdout and stderr in one stream (as a terminal shows them),
+/// in `stdout`, with a 20-second limit.
+pub fn recuo_merged(args: &[&str]) -> Run {
+    let path = std::env::temp_dir().join(format!(
+        "recuo-merged-{}-{:?}.out",
+        std::process::id(),
+        thread::current().id()
+    ));
+    let file = std::fs::File::create(&path).expect("a file for the output");
+    let mut child = Command::new(RECUO)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(file.try_clone().expect("dup")))
+        .stderr(Stdio::from(file))
+        .spawn()
+        .expect("recuo starts");
+    let status = wait_within(&mut child, args, Duration::from_secs(20));
+    let out = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
     Run {
         code: status.code().unwrap_or(-1),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
+        stdout: out,
+        stderr: String::new(),
     }
 }
 
