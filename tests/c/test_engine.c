@@ -1198,6 +1198,31 @@ static void retry_give_up_reasons(void) {
     CHECK_CTX(s.values[2] >= 2000 && s.values[2] <= 3000, "slept %" PRIu64, s.values[2]);
     recuo_policy_free(p);
 
+    /* SPEC §6: the last attempt is judged too (issue 10). A 404 after a 503, two attempts:
+     * `permanent`, not `attempts_exhausted`; a final 429 is counted in the stats. */
+    recuo_policy *last2 = exact_policy(2, 10, 10);
+    static const int then_404[] = {503, 404};
+    struct run pl = {.policy = last2, .script = then_404, .nscript = 2};
+    CHECK_STATUS(recuo_retry(last2, http_operation, &pl, o, &report, NULL, 0, NULL),
+                 RECUO_ERR_GAVE_UP);
+    CHECK_CTX(pl.calls == 2 && report.attempts == 2 && report.reason == RECUO_GIVE_UP_PERMANENT,
+              "%s", recuo_give_up_reason_name(report.reason));
+    recuo_retry_options *counted = recuo_retry_options_new();
+    recuo_stats_recorder *rec = recuo_stats_recorder_new();
+    CHECK_STATUS(recuo_retry_options_set_stats_recorder(counted, rec), RECUO_OK);
+    CHECK_STATUS(recuo_retry_options_set_sleep(counted, record_sleep), RECUO_OK);
+    static const int then_429[] = {503, 429};
+    struct run fl = {.policy = last2, .script = then_429, .nscript = 2};
+    CHECK_STATUS(recuo_retry(last2, http_operation, &fl, counted, &report, NULL, 0, NULL),
+                 RECUO_ERR_GAVE_UP);
+    recuo_stats st;
+    CHECK_STATUS(recuo_stats_recorder_snapshot(rec, &st), RECUO_OK);
+    CHECK(report.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED && st.throttled == 1 &&
+          st.unavailable == 1 && st.initial == 1 && st.retries == 1 && st.failures == 1);
+    recuo_stats_recorder_free(rec);
+    recuo_retry_options_free(counted);
+    recuo_policy_free(last2);
+
     /* No verdict: the loop stops there as on a permanent failure (the report says
      * permanent), with no hook, also on the last attempt. */
     p = exact_policy(3, 10, 10);
