@@ -85,7 +85,8 @@ const NO_URL: &str = "";
 /// delay drawn from `[0, min($maxMs, $baseMs * 2^i)]` milliseconds between attempts.
 ///
 /// Every `Throwable` from the task is caught; `$repetirSe($e)` decides whether to try again
-/// (null: always). Giving up rethrows the task's last `Throwable`, the very same object.
+/// (null: always): a bool, any PHP condition, or a `Recuo\Verdict` whose give-up stops and
+/// whose server wait is honoured; it is never asked after the last attempt. Giving up rethrows the task's last `Throwable`, the very same object.
 /// `$prazoMs` limits the total time: a delay that would pass it gives up at once, without
 /// sleeping. `$aoRepetir($attempt, $e, $delayMs)` is called before each sleep. A
 /// `Throwable` from `$repetirSe`, `$aoRepetir` or `$sleep` ends the loop and propagates.
