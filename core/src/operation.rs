@@ -149,6 +149,7 @@ impl Operation {
     /// A new operation under `policy` (the machine keeps its own copy): the failure of every
     /// attempt is judged, the last one's too; no gate, no stats, no records; jitter from
     /// the operating system's entropy, drawn only when a delay is needed.
+    #[inline]
     pub fn new(policy: &Policy) -> Self {
         Operation {
             attempts: Attempts::new(policy),
@@ -172,6 +173,7 @@ impl Operation {
     }
 
     /// Seeds the jitter for exact tests (never the idempotency key).
+    #[inline]
     pub fn seed(mut self, seed: Option<u64>) -> Self {
         self.rng = LazyJitterRng::new(seed);
         self
@@ -180,12 +182,14 @@ impl Operation {
     /// Every attempt passes `gate`: [`Step::Enter`] before it when the gate has a regulator or
     /// a concurrency limit; its budget counts first attempts and pays for retries; an
     /// adaptive regulator slows on `rate_limited` verdicts and recovers on successes.
+    #[inline]
     pub fn gate(mut self, gate: Gate) -> Self {
         self.gate = Some(gate);
         self
     }
 
     /// Counts this operation's starts, causes and result in `stats` (shared by a batch).
+    #[inline]
     pub fn stats(mut self, stats: StatsRecorder) -> Self {
         self.stats = Some(stats);
         self
@@ -193,6 +197,7 @@ impl Operation {
 
     /// Draws attempts from `pool`, the outermost loop's (SPEC §6: nested loops share one
     /// limit). `nested`: this operation runs inside an attempt that already drew from it.
+    #[inline]
     pub fn pool(mut self, pool: AttemptPool, nested: bool) -> Self {
         self.attempts = self.attempts.with_pool(pool, nested);
         self
@@ -200,6 +205,7 @@ impl Operation {
 
     /// The request this operation sends: its method decides classification by
     /// [`responded`](Self::responded), and both name it in the records.
+    #[inline]
     pub fn request(mut self, method: &str, url: &str) -> Self {
         self.method = method.to_string();
         let line = RequestLine {
@@ -216,6 +222,7 @@ impl Operation {
 
     /// Keeps records of `min_level` and above, for [`poll_record`](Self::poll_record);
     /// `None` keeps none (and costs nothing).
+    #[inline]
     pub fn records(mut self, min_level: Option<Level>) -> Self {
         self.journal = min_level
             .map(|level| Journal::new(level, self.journal_request.take().unwrap_or_default()));
@@ -225,6 +232,7 @@ impl Operation {
     /// Whether the failure of an attempt after which none is left is judged too (default:
     /// yes, as SPEC §6 says; guide A's loop answers no: its `repetir_se` is never asked after
     /// the last attempt, and the loop gives up `attempts_exhausted`).
+    #[inline]
     pub fn classify_last_failure(mut self, yes: bool) -> Self {
         self.classify_last = yes;
         self
@@ -232,6 +240,7 @@ impl Operation {
 
     /// The operation's idempotency key, supplied by the caller: sent on every attempt, and
     /// — since the caller vouches for it — it makes the request idempotent (SPEC §5).
+    #[inline]
     pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
         self.key = Some(key);
         self.key_given = true;
@@ -258,7 +267,8 @@ impl Operation {
     pub fn report(&self) -> Report {
         let mut report = self.attempts.report();
         if let Some(Stop::QueueStopped(by)) = self.stop {
-            if report.reason == Some(GiveUpReason::QueueStopped) {
+            if report.reason == Some(GiveUpReason::Cancelled) {
+                report.reason = Some(GiveUpReason::QueueStopped);
                 report.stopped_by = Some(by);
             }
         }
@@ -317,10 +327,12 @@ impl Operation {
             return self.finish_or_repeat(now_ms);
         }
         if !passed || self.stop.is_some() {
-            let reason = if self.stop.is_some() || !self.past_deadline(now_ms) {
-                GiveUpReason::Cancelled
-            } else {
+            // A gate that refused with nobody stopping the operation gave up at the deadline
+            // it was told (`until_ms`): its slot would only come after it.
+            let reason = if self.stop.is_none() && self.attempts.deadline_at_ms().is_some() {
                 GiveUpReason::WaitExceedsDeadline
+            } else {
+                GiveUpReason::Cancelled
             };
             let decision = self.attempts.refuse_start(now_ms, reason);
             return self.finish(decision, false);

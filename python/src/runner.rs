@@ -361,10 +361,10 @@ impl Driver for PyDriver<'_, '_> {
         let Some(gate) = &self.gate else {
             return Ok(true);
         };
-        // Until the deadline has passed (the machine's "past" is after it, not at it), so
-        // that a wait the deadline ends is told apart from a cancelled one.
+        // No longer than the deadline: a wait it ends is `wait_exceeds_deadline` (the machine
+        // tells it from a cancellation by whether the operation was stopped).
         let now = self.clock.now_ms();
-        let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now) + 1));
+        let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now)));
         self.pass = wait_gate(self.py, gate, timeout, &self.env.cancel, self.env.signals)?;
         Ok(self.pass.is_some())
     }

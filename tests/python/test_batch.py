@@ -152,11 +152,6 @@ def test_nothing_starts_after_the_deadline() -> None:
             assert r.reason in ("wait_exceeds_deadline", "cancelled")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: Operation::entered reads a gate refusal before the deadline (the regulator's "
-    "slot comes after it) as 'cancelled', though nobody cancelled (issue 10); reported to the lead",
-)
 def test_what_the_deadline_kept_from_starting_says_so() -> None:
     report = recuo.run_batch(
         [lambda: 1 for _ in range(10)], gate=recuo.Gate(regulator=recuo.Regulator("5/s")), deadline=0.5, workers=2
