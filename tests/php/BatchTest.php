@@ -157,6 +157,11 @@ final class BatchTest extends TestCase
             array_map(static fn (BatchResult $r) => $r->status, $report->results),
         );
         $this->assertSame([1, 4], [$report->stats->successes, $report->stats->notStarted]);
+        // Issue 10: nobody cancelled them; the deadline came first (never a bare `cancelled`).
+        $this->assertSame(
+            [null, 'wait_exceeds_deadline', 'wait_exceeds_deadline', 'wait_exceeds_deadline', 'wait_exceeds_deadline'],
+            array_map(static fn (BatchResult $r) => $r->reason, $report->results),
+        );
         $this->assertGreaterThanOrEqual(140e6, $elapsed, 'it waited for the slot until the deadline');
         $this->assertLessThan(450e6, $elapsed, 'and not for the slot itself');
     }

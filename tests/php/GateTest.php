@@ -229,6 +229,25 @@ final class GateTest extends TestCase
         $this->assertEqualsWithDelta(250.0 + 62.5, $regulator->rate, 0.01);
     }
 
+    /** A start slot beyond the deadline: the loop waits until the deadline, then says so. */
+    public function testAStartSlotBeyondTheDeadlineGivesUpWaitExceedsDeadline(): void
+    {
+        $gate = new Gate(new Regulator('1/min'));
+        $this->assertSame('first', retry(static fn () => 'first', gate: $gate));
+        $called = false;
+        $begin = hrtime(true);
+        $e = $this->thrownBy(static function () use ($gate, &$called): void {
+            retry(static function () use (&$called): void {
+                $called = true;
+            }, new Policy(deadlineMs: 100), gate: $gate);
+        });
+        $elapsed = hrtime(true) - $begin;
+        $this->assertFalse($called);
+        $this->assertSame([\Error::class, 'Recuo\retry(): gave up before the first attempt (wait_exceeds_deadline)'], [get_class($e), $e->getMessage()]);
+        $this->assertGreaterThanOrEqual(100e6, $elapsed);
+        $this->assertLessThan(1e9, $elapsed);
+    }
+
     /** SPEC §6 step 3: a final 429 (no attempt left) still reaches an adaptive regulator. */
     public function testAFinal429SlowsAnAdaptiveRegulator(): void
     {
