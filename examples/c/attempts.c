@@ -1,5 +1,7 @@
 /*
- * attempts.c — recuo's state machine driven by a C program with its own HTTP client.
+ * attempts.c — recuo's operation machine driven by a C program with its own HTTP client, in
+ * its coarse form (recuo_attempts_begin / recuo_attempts_next: the program classifies each
+ * response itself); examples/c/records.c drives the same machine step by step.
  *
  * recuo decides (retry? after how long? give up, why?); the program does the I/O. Here the
  * "HTTP client" is a script of fake responses and the clock is virtual, so the example runs

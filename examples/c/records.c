@@ -1,12 +1,13 @@
 /*
  * records.c — attempt and result records from a C program with its own HTTP client.
  *
- * The program drives the state machine (recuo_attempts_*) as examples/c/attempts.c does, and
- * after each decision asks recuo for the attempt's record: one JSON line, redacted by the
- * core before it exists — the password and API key in the URL, the e-mail in its path, the
- * server's cookie and the Authorization echoed back never reach the log. Then it asks who
- * answered the error page. The "HTTP client" is a script and the clocks are virtual, so the
- * output is the same on every run.
+ * The program drives the operation machine (recuo_attempts_*) with the step API, tells it
+ * each response (recuo_attempts_responded: the machine classifies it by the policy), and
+ * prints the records the machine keeps (recuo_attempts_poll_record): JSON lines redacted by
+ * the core before they exist — the password and API key in the URL, the e-mail in its path,
+ * the server's cookie and the Authorization echoed back never reach the log. It also asks
+ * who answered the error page. The "HTTP client" is a script and the clocks are virtual, so
+ * the output is the same on every run.
  *
  * Build: cc -std=c11 records.c $(pkg-config --cflags --libs recuo)   (or: make example-records-c)
  */
@@ -18,56 +19,27 @@
 
 #define WALL0 INT64_C(1764498365000) /* 2025-11-30T10:26:05Z: the virtual wall clock's start */
 
-static uint64_t clock_ms; /* the virtual monotonic clock */
-
-/* Prints a record, growing the buffer if the line does not fit. */
-static int print_record(recuo_status (*build)(void *, char *, size_t, size_t *), void *args) {
-    size_t cap = 128, written = 0;
+/* Prints the records the machine has made so far, growing the buffer when one does not fit
+ * (a record has no bound: the machine keeps it for the next, larger, call). */
+static int print_records(recuo_attempts *a) {
+    size_t cap = 128;
     for (;;) {
         char *line = malloc(cap);
         if (line == NULL) {
             return 1;
         }
-        recuo_status rc = build(args, line, cap, &written);
-        if (rc == RECUO_OK) {
-            printf("%s\n", line);
+        recuo_level level = RECUO_LEVEL_NONE;
+        recuo_status rc = recuo_attempts_poll_record(a, &level, line, cap, NULL);
+        if (rc == RECUO_OK && level != RECUO_LEVEL_NONE) {
+            printf("%s\n", line); /* a logger would log it at `level` */
         }
         free(line);
-        if (rc != RECUO_ERR_BUFFER_TOO_SMALL) {
+        if (rc == RECUO_ERR_BUFFER_TOO_SMALL) {
+            cap *= 2;
+        } else if (rc != RECUO_OK || level == RECUO_LEVEL_NONE) {
             return rc != RECUO_OK;
         }
-        cap *= 2; /* a record has no bound: try again, larger */
     }
-}
-
-struct attempt_args {
-    int64_t start;
-    uint64_t elapsed;
-    const char *url;
-    const recuo_outcome *outcome;
-    const recuo_header *headers;
-    size_t n;
-    const recuo_verdict *verdict;
-    const recuo_decision *decision;
-};
-
-static recuo_status attempt_json(void *p, char *buf, size_t len, size_t *written) {
-    const struct attempt_args *a = p;
-    return recuo_record_attempt_json(a->start, a->elapsed, "POST", 4, a->url, strlen(a->url),
-                                     a->outcome, a->headers, a->n, a->verdict, a->decision, buf,
-                                     len, written);
-}
-
-struct result_args {
-    int64_t start;
-    const char *url;
-    const recuo_report *report;
-};
-
-static recuo_status result_json(void *p, char *buf, size_t len, size_t *written) {
-    const struct result_args *r = p;
-    return recuo_record_result_json(r->start, "POST", 4, r->url, strlen(r->url), r->report, buf,
-                                    len, written);
 }
 
 int main(void) {
@@ -102,40 +74,32 @@ int main(void) {
     if (policy == NULL || recuo_attempts_new_seeded(policy, 42, &a) != RECUO_OK) {
         return 1;
     }
+    recuo_attempts_set_request(a, "POST", 4, url, strlen(url));
+    recuo_attempts_set_own_key(a); /* the request carries an Idempotency-Key */
+    recuo_attempts_set_records(a, RECUO_LEVEL_DEBUG);
+    uint64_t clock_ms = 0; /* the virtual monotonic clock */
     int failed = 0;
-    recuo_decision d;
-    recuo_attempts_begin(a, clock_ms, &d);
-    while (d.kind == RECUO_DECISION_PROCEED) {
-        uint32_t i = d.next_attempt;
-        int64_t started = WALL0 + (int64_t)clock_ms;
-        uint64_t sent_at = clock_ms;
+    recuo_step s;
+    recuo_attempts_start(a, clock_ms, WALL0, &s);
+    while (s.kind == RECUO_STEP_CALL || s.kind == RECUO_STEP_SLEEP) {
+        if (s.kind == RECUO_STEP_SLEEP) {
+            clock_ms += s.delay_ms; /* a real program sleeps here */
+            recuo_attempts_slept(a, clock_ms, &s);
+            continue;
+        }
+        uint32_t i = s.attempt;
         clock_ms += script[i].took_ms; /* the request */
         recuo_outcome outcome = {RECUO_OUTCOME_STATUS, script[i].status, 0};
-        recuo_verdict v;
-        recuo_classify(policy, &outcome, "POST", 4, true, script[i].headers, script[i].n,
-                       WALL0 + (int64_t)clock_ms, &v);
-        recuo_attempts_next(a, &v, clock_ms, &d);
-        struct attempt_args args = {started, clock_ms - sent_at, url, &outcome,
-                                    script[i].headers, script[i].n, &v, &d};
-        failed |= print_record(attempt_json, &args);
-
+        recuo_attempts_responded(a, clock_ms, &outcome, script[i].headers, script[i].n, &s);
+        failed |= print_records(a);
         if (script[i].status >= 500) {
             recuo_who_answered_result who;
             recuo_who_answered(script[i].headers, script[i].n, "application/json", 16, &who);
             printf("  who answered the %u: %s (%s confidence)\n", (unsigned)script[i].status,
                    recuo_origin_name(who.origin), recuo_confidence_name(who.confidence));
         }
-        if (d.kind == RECUO_DECISION_RETRY) {
-            clock_ms += d.delay_ms; /* a real program sleeps here */
-            recuo_attempts_begin(a, clock_ms, &d);
-        }
     }
-    recuo_report report;
-    recuo_attempts_report(a, &report, NULL, 0, NULL);
-    struct result_args result = {WALL0, url, &report};
-    failed |= print_record(result_json, &result);
-
     recuo_attempts_free(a);
     recuo_policy_free(policy);
-    return failed || d.kind != RECUO_DECISION_DONE;
+    return failed || s.kind != RECUO_STEP_DONE;
 }
