@@ -13,11 +13,12 @@ use recuo::{Jitter, Rate};
     name = "recuo",
     version,
     about = "Careful retries from the command line: plan a batch, read Retry-After, classify \
-             outcomes, serve a rate-limited test API, run a trial batch against it, simulate \
-             backoff with jitter.",
+             outcomes, serve a rate-limited test API (HTTP or HTTPS), run a trial batch against \
+             it or a real API, retry any command, simulate backoff with jitter.",
     after_help = "Durations are written 200ms, 2s, 1.5s, 1m or 1h (a bare number is seconds); \
                   rates 90/min, 2/s, 5000/h or 86400/day (a bare number is per second).\n\
-                  Bad arguments exit with status 2; a failure while running exits with 1.",
+                  Bad arguments exit with status 2; a failure while running exits with 1 \
+                  (recuo run exits with its command's status).",
     arg_required_else_help = true,
     propagate_version = true
 )]
@@ -40,7 +41,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a batch of reads through the retry loop and the gate, and report what happened.
     Trial(Box<TrialArgs>),
-    /// Simulate many clients retrying against one limited server, in virtual time.
+    /// Simulate many clients retrying, in virtual time: the AWS post's experiment (occ) or a
+    /// rate-limited server (rate).
     Simulate(SimulateArgs),
     /// Run a command, retrying it while it fails (guide A's com_retry for the shell).
     Run(RunArgs),
