@@ -210,17 +210,20 @@ async fn answer(
         Answer::Unavailable => {
             tokio::time::sleep(config.latency).await;
             let mut r = problem(StatusCode::SERVICE_UNAVAILABLE, "unavailable for a moment");
-            add_retry_after(&mut r, mode, Duration::from_secs(1));
+            let told = add_retry_after(&mut r, mode, Duration::from_secs(1));
+            state.told(arrival.idempotency_key, told, monotonic_ns());
             r
         }
         Answer::Throttled(wait) => {
             let mut r = problem(StatusCode::TOO_MANY_REQUESTS, "over the allowance");
-            add_retry_after(&mut r, mode, wait);
+            let told = add_retry_after(&mut r, mode, wait);
+            state.told(arrival.idempotency_key, told, monotonic_ns());
             r
         }
         Answer::QuotaSpent => {
             let mut r = problem(StatusCode::TOO_MANY_REQUESTS, "the daily quota is spent");
-            add_retry_after(&mut r, mode, QUOTA_WAIT);
+            let told = add_retry_after(&mut r, mode, QUOTA_WAIT);
+            state.told(arrival.idempotency_key, told, monotonic_ns());
             let reset = SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .unwrap_or_default()
@@ -252,12 +255,20 @@ fn problem(status: StatusCode, detail: &str) -> Response<Full<Bytes>> {
 }
 
 /// `Retry-After` for a wait, rounded up to whole seconds (a client told 0 s while the slot is
-/// still 300 ms away would only be refused again).
-fn add_retry_after(r: &mut Response<Full<Bytes>>, mode: RetryAfterMode, wait: Duration) {
+/// still 300 ms away would only be refused again). Answers the wait the header says (zero
+/// without one).
+fn add_retry_after(
+    r: &mut Response<Full<Bytes>>,
+    mode: RetryAfterMode,
+    wait: Duration,
+) -> Duration {
     let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    let value = match mode {
-        RetryAfterMode::None => return,
-        RetryAfterMode::Seconds => HeaderValue::from(seconds.max(1)),
+    let (value, told) = match mode {
+        RetryAfterMode::None => return Duration::ZERO,
+        RetryAfterMode::Seconds => (
+            HeaderValue::from(seconds.max(1)),
+            Duration::from_secs(seconds.max(1)),
+        ),
         RetryAfterMode::Date => {
             // An HTTP-date counts whole seconds: round the instant up to the next one.
             let at = SystemTime::now() + wait;
@@ -266,13 +277,19 @@ fn add_retry_after(r: &mut Response<Full<Bytes>>, mode: RetryAfterMode, wait: Du
                 .unwrap_or_default();
             let whole = since.as_secs() + u64::from(since.subsec_nanos() > 0);
             let at = SystemTime::UNIX_EPOCH + Duration::from_secs(whole.max(1));
+            // What a client reading the date now is asked to wait: up to the whole second.
+            let told = at
+                .duration_since(SystemTime::now())
+                .unwrap_or_default()
+                .saturating_sub(Duration::from_millis(1));
             match HeaderValue::from_str(&httpdate::fmt_http_date(at)) {
-                Ok(v) => v,
-                Err(_) => return,
+                Ok(v) => (v, told),
+                Err(_) => return Duration::ZERO,
             }
         }
     };
     r.headers_mut().insert(RETRY_AFTER, value);
+    told
 }
 
 /// The server settings of `recuo serve`.

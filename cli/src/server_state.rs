@@ -118,6 +118,9 @@ pub struct ServerStats {
     pub with_authorization: u64,
     /// The bytes of the request bodies received.
     pub body_bytes: u64,
+    /// Requests that came back, with the same `Idempotency-Key`, before the wait this
+    /// server's own `Retry-After` asked for had passed: a careful client keeps it at 0.
+    pub early_retries: u64,
     /// Distinct keys the allowance was counted for (API keys or client addresses).
     pub clients: u64,
     /// Seconds since the server started.
@@ -151,6 +154,10 @@ struct Inner {
     paths: std::collections::HashSet<String>,
     with_authorization: u64,
     body_bytes: u64,
+    /// Per idempotency key: the monotonic instant (ns) before which the server asked it not
+    /// to come back.
+    not_before: HashMap<String, u64>,
+    early_retries: u64,
 }
 
 /// The most keys `/stats` counts requests for, and the most paths it tells apart.
@@ -192,6 +199,8 @@ impl ServerState {
                 paths: std::collections::HashSet::new(),
                 with_authorization: 0,
                 body_bytes: 0,
+                not_before: HashMap::new(),
+                early_retries: 0,
             }),
         }
     }
@@ -225,6 +234,9 @@ impl ServerState {
                 i.starts_per_second[second] += 1;
             }
             if let Some(k) = arrival.idempotency_key {
+                if i.not_before.remove(k).is_some_and(|at| now_ns < at) {
+                    i.early_retries += 1;
+                }
                 let mut h = DefaultHasher::new();
                 (arrival.method, arrival.path, arrival.body_bytes).hash(&mut h);
                 let digest = h.finish();
@@ -295,6 +307,20 @@ impl ServerState {
         })
     }
 
+    /// The answer to the request with `idempotency_key`, sent at `now_ns`, asked the client
+    /// to wait `told` before it comes back (its `Retry-After`).
+    pub fn told(&self, idempotency_key: Option<&str>, told: Duration, now_ns: u64) {
+        let Some(k) = idempotency_key else {
+            return;
+        };
+        let at = now_ns.saturating_add(u64::try_from(told.as_nanos()).unwrap_or(u64::MAX));
+        self.with(|i| {
+            if i.not_before.len() < MAX_KEYS || i.not_before.contains_key(k) {
+                i.not_before.insert(k.to_string(), at);
+            }
+        });
+    }
+
     /// A request admitted by [`admit`](Self::admit) has been answered (or dropped).
     pub fn finish(&self) {
         self.with(|i| i.in_flight = i.in_flight.saturating_sub(1));
@@ -327,6 +353,7 @@ impl ServerState {
             paths: i.paths.len() as u64,
             with_authorization: i.with_authorization,
             body_bytes: i.body_bytes,
+            early_retries: i.early_retries,
             clients: i.keys.len() as u64,
             uptime_s: now_ns.saturating_sub(self.started_ns) as f64 / 1e9,
             config: ConfigJson {
@@ -397,6 +424,25 @@ mod tests {
         assert_eq!(st.idempotency_key_conflicts, 1);
         assert_eq!((st.methods["POST"], st.methods["GET"]), (4, 1));
         assert_eq!((st.paths, st.with_authorization, st.body_bytes), (3, 4, 14));
+    }
+
+    #[test]
+    fn a_retry_before_the_told_wait_is_early() {
+        let s = ServerState::new(
+            ServerConfig {
+                burst: 100,
+                ..config()
+            },
+            0,
+        );
+        let _ = s.admit(&get("a", Some("k1")), S);
+        s.told(Some("k1"), Duration::from_secs(2), S);
+        let _ = s.admit(&get("a", Some("k1")), 2 * S); // 1 s early
+        s.told(Some("k1"), Duration::from_secs(2), 2 * S);
+        let _ = s.admit(&get("a", Some("k1")), 4 * S); // on time
+        let _ = s.admit(&get("a", Some("k2")), 4 * S); // a new operation
+        s.told(None, Duration::from_secs(2), 4 * S); // no key: nothing to follow
+        assert_eq!(s.stats(4 * S).early_retries, 1);
     }
 
     #[test]
