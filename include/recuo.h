@@ -907,8 +907,8 @@ typedef struct recuo_attempt_pool recuo_attempt_pool;
 
 /**
  * One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
- * attempts, the delays, the gate, stats and records it was given), plus the final step's
- * report and wait, and a record polled into a buffer too small for it. One handle per operation; use
+ * attempts, the delays, the gate, stats and records it was given), plus the wait left after
+ * a `wait_exceeds_deadline` give-up and a record polled into a buffer too small for it. One handle per operation; use
  * it from one thread at a time.
  *
  * The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,

@@ -419,8 +419,8 @@ pub(crate) unsafe fn write_report(
 }
 
 /// One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
-/// attempts, the delays, the gate, stats and records it was given), plus the final step's
-/// report and wait, and a record polled into a buffer too small for it. One handle per operation; use
+/// attempts, the delays, the gate, stats and records it was given), plus the wait left after
+/// a `wait_exceeds_deadline` give-up and a record polled into a buffer too small for it. One handle per operation; use
 /// it from one thread at a time.
 ///
 /// The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,
@@ -434,8 +434,6 @@ pub struct recuo_attempts {
     started: bool,
     retry_after_ms: Option<u64>,
     polled: Option<(Level, String)>,
-    /// The report of the final step, as the machine gave it.
-    last: Option<Report>,
 }
 
 impl recuo_attempts {
@@ -446,26 +444,23 @@ impl recuo_attempts {
             started: false,
             retry_after_ms: None,
             polled: None,
-            last: None,
         }
     }
 
-    /// Keeps what the step says of the report, and answers its C form.
-    fn answer(&mut self, now_ms: u64, step: Step) -> recuo_step {
-        let s = recuo_step::from_core(&step);
-        match step {
-            Step::GaveUp {
-                retry_at_ms,
-                report,
-                ..
-            } if self.last.is_none() => {
-                self.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
-                self.last = Some(report);
-            }
-            Step::Done(report) if self.last.is_none() => self.last = Some(report),
-            _ => {}
+    /// Runs `event` at `now_ms`, keeps the wait a give-up leaves (the first time it is
+    /// answered), and answers the step's C form.
+    fn answer(
+        &mut self,
+        now_ms: u64,
+        event: impl FnOnce(&mut Operation) -> Result<Step, recuo_status>,
+    ) -> Result<recuo_step, recuo_status> {
+        let finished = self.op.is_finished();
+        let step = event(&mut self.op)?;
+        self.started = true;
+        if let (Step::GaveUp { retry_at_ms, .. }, false) = (&step, finished) {
+            self.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
         }
-        s
+        Ok(recuo_step::from_core(&step))
     }
 
     /// Changes the machine before its start (`RECUO_ERR_ALREADY_STARTED` after).
@@ -725,10 +720,8 @@ unsafe fn step(
             (Ok(a), Ok(out)) => (a, out),
             _ => return RECUO_ERR_NULL_ARGUMENT,
         };
-        match event(&mut a.op) {
+        match a.answer(now_ms, event) {
             Ok(s) => {
-                a.started = true;
-                let s = a.answer(now_ms, s);
                 // SAFETY: the caller vouches for a writable recuo_step.
                 unsafe { out.write(s) };
                 RECUO_OK
@@ -1135,7 +1128,7 @@ pub unsafe extern "C" fn recuo_attempts_report(
         };
         match checked {
             Ok((a, delays)) => {
-                let report = a.last.clone().unwrap_or_else(|| a.op.report());
+                let report = a.op.report();
                 // SAFETY: checked outputs; the caller vouches for `delays_written`.
                 unsafe { write_report(&report, a.retry_after_ms, out, delays, delays_written) };
                 RECUO_OK
