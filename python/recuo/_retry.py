@@ -312,8 +312,14 @@ async def _drive(op: Operation, fn: Callable[..., Any], args: tuple[Any, ...], k
         kind = step.kind
         if kind == "enter":
             assert o.gate is not None  # the machine asks only with a gate that may wait
+            until = step.until_ms
+            # No longer than the deadline: a wait it ends is the machine's to name.
+            timeout = None if until is None else max(0, until - _now_ms()) / 1000
             try:
-                permit = await enter_gate(o.gate)
+                permit = await asyncio.wait_for(enter_gate(o.gate), timeout)
+            except asyncio.TimeoutError:
+                step = op.entered(_now_ms(), False)
+                continue
             except asyncio.CancelledError:
                 op.cancel()
                 _end(op, op.entered(_now_ms(), False), o, last)

@@ -420,7 +420,7 @@ def test_run_batch_logs_every_operation_and_those_never_started(records: list[lo
             "url": "",
             "result": "gave_up",
             "attempts": 0,
-            "reason": "cancelled",
+            "reason": "wait_exceeds_deadline",
             "total_ms": 0,
         }
         for r in never
