@@ -228,9 +228,6 @@ pub fn run_batch(
                     (index, BatchResult::not_started(reason, stopped_by))
                 }
                 Next::Start { index, policy } => {
-                    let op = recuo::Operation::new(&policy)
-                        .seed(seed)
-                        .stats(recorder.clone());
                     let callbacks = Callbacks {
                         function: F,
                         operation: (&ops[index].callable, "$operations"),
@@ -243,8 +240,15 @@ pub fn run_batch(
                         gate,
                         records: records.as_ref().map(|sink| (sink, "", "")),
                     };
-                    let ended = driver::drive_php(op, callbacks, Nesting::Own)
-                        .map_err(Halt::into_exception)?;
+                    let make = |pool, nested| {
+                        recuo::Operation::new(&policy)
+                            .seed(seed)
+                            .stats(recorder.clone())
+                            .pool(pool, nested)
+                    };
+                    let ended =
+                        driver::drive_php(policy.max_attempts(), make, callbacks, Nesting::Own)
+                            .map_err(Halt::into_exception)?;
                     let result = match ended {
                         Ok((value, report)) => BatchResult {
                             status: "succeeded",

@@ -373,24 +373,39 @@ impl Driver for PhpDriver<'_, '_> {
     }
 }
 
-/// Runs the machine `op` with `callbacks` (its gate and records), its attempts counted as
-/// `nesting` says: the operation's value and its report, or how it gave up (its last failure
-/// unchanged); `Err` with what a callback threw.
+/// What a loop adds to its machine: the gate and, with records, the request they name.
+type Effects<'a, 'z> = (
+    Option<&'a Gate>,
+    Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
+);
+
+/// The machine `op` with the loop's gate and records.
+fn with_effects(op: Operation, (gate, records): Effects<'_, '_>) -> Operation {
+    let op = match gate {
+        Some(gate) => op.gate(gate.clone()),
+        None => op,
+    };
+    match records {
+        Some((_, method, url)) => op.request(method, url).records(Some(Level::Debug)),
+        None => op,
+    }
+}
+
+/// Runs the machine `make` builds (of `max_attempts`, drawing from the pool it is given) with
+/// `callbacks` (its gate and records), its attempts counted as `nesting` says: the
+/// operation's value and its report, or how it gave up (its last failure unchanged); `Err`
+/// with what a callback threw. (The machine is large: it is built here, not moved here.)
 pub fn drive_php(
-    mut op: Operation,
+    max_attempts: u32,
+    make: impl FnOnce(AttemptPool, bool) -> Operation,
     callbacks: Callbacks<'_, '_>,
     nesting: Nesting,
 ) -> Result<Result<(Zval, recuo::Report), RetryError<Halt>>, Halt> {
-    let (scope, pool, nested) = PoolScope::enter(op.policy().max_attempts(), nesting);
+    let (scope, pool, nested) = PoolScope::enter(max_attempts, nesting);
     // Dropped at the end of this function, or by the engine if PHP code bails out.
     let _scope = BailoutGuard::new(scope);
-    op = op.pool(pool, nested);
-    if let Some(gate) = callbacks.gate {
-        op = op.gate(gate.clone());
-    }
-    if let Some((_, method, url)) = callbacks.records {
-        op = op.request(method, url).records(Some(Level::Debug));
-    }
+    let plain = callbacks.gate.is_none() && callbacks.records.is_none();
+    let effects = (callbacks.gate, callbacks.records);
     let mut driver = PhpDriver {
         callbacks,
         engine_busy: false,
@@ -400,7 +415,13 @@ pub fn drive_php(
         said_seen: false,
         done: None,
     };
-    let outcome = drive(op, &OnceCell::new(), &mut driver);
+    let key = OnceCell::new();
+    // Built in place: a loop with no gate and no records moves the machine no further.
+    let outcome = if plain {
+        drive(make(pool, nested), &key, &mut driver)
+    } else {
+        drive(with_effects(make(pool, nested), effects), &key, &mut driver)
+    };
     driver.check()?;
     match outcome {
         Ok(value) => Ok(Ok((value, driver.done.unwrap_or_default()))),
@@ -409,11 +430,15 @@ pub fn drive_php(
     }
 }
 
-/// Runs the machine `op` with `callbacks` inside any enclosing loop: returns the operation's
-/// value, or throws its last failure (the same object), or what a callback threw.
-pub fn run(op: Operation, callbacks: Callbacks<'_, '_>) -> PhpResult<Zval> {
+/// Runs the machine `make` builds with `callbacks` inside any enclosing loop: returns the
+/// operation's value, or throws its last failure (the same object), or what a callback threw.
+pub fn run(
+    max_attempts: u32,
+    make: impl FnOnce(AttemptPool, bool) -> Operation,
+    callbacks: Callbacks<'_, '_>,
+) -> PhpResult<Zval> {
     let function = callbacks.function;
-    match drive_php(op, callbacks, Nesting::Enclosing) {
+    match drive_php(max_attempts, make, callbacks, Nesting::Enclosing) {
         Ok(Ok((value, _))) => Ok(value),
         Ok(Err(RetryError { error: Some(e), .. })) | Err(e) => Err(e.into_exception()),
         // No attempt was made: there is no failure of the operation to rethrow.

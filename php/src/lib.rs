@@ -129,11 +129,16 @@ pub fn com_retry(
             Some(predicate) => Judge::Predicate(predicate),
             None => Judge::RetryAll,
         };
-        // Guide A's machine: `$repetirSe` is never asked after the last attempt.
-        let op = loop_.with_deadline_ms(prazo).operation(seed);
         let (method, url) = (method.text(), url.url_text());
         driver::run(
-            op,
+            tentativas,
+            // Guide A's machine: `$repetirSe` is never asked after the last attempt.
+            |pool, nested| {
+                loop_
+                    .with_deadline_ms(prazo)
+                    .operation(seed)
+                    .pool(pool, nested)
+            },
             Callbacks {
                 function: F,
                 operation: (&tarefa, "$tarefa"),
@@ -188,10 +193,10 @@ pub fn retry(
             Some(classifier) => Judge::Classifier(classifier),
             None => Judge::RetryAll,
         };
-        let op = recuo::Operation::new(&policy).seed(seed);
         let (method, url) = (method.text(), url.url_text());
         driver::run(
-            op,
+            policy.max_attempts(),
+            |pool, nested| recuo::Operation::new(&policy).seed(seed).pool(pool, nested),
             Callbacks {
                 function: F,
                 operation: (&operation, "$operation"),
