@@ -288,7 +288,7 @@ pub fn drive<D: Driver>(
     check_stop(driver, &mut op);
     let unix = driver.unix_ms();
     let mut step = op.start(driver.now_ms(), unix);
-    let header = op.policy().idempotency_header().to_string();
+    let header = op.policy().idempotency_header_name();
     loop {
         flush(driver, &mut op);
         step = match step {

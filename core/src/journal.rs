@@ -158,7 +158,8 @@ impl Journal {
     /// What the verdict's classifier saw, when the attempt's end did not say.
     pub(crate) fn judged(&mut self, seen: Option<Seen>) {
         if let (Some(c), Some(seen)) = (&mut self.current, seen) {
-            c.seen = Some(seen);
+            // What the attempt itself said it received comes first.
+            c.seen.get_or_insert(seen);
         }
     }
 

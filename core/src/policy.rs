@@ -115,6 +115,11 @@ impl Policy {
         &self.idempotency_header
     }
 
+    /// The header's name as the policy keeps it (a copy costs nothing for the default).
+    pub(crate) fn idempotency_header_name(&self) -> Cow<'static, str> {
+        self.idempotency_header.clone()
+    }
+
     /// Whether the response's `Date` header is "now" for server waits.
     pub const fn use_date_header(&self) -> bool {
         self.use_date_header
