@@ -1,0 +1,1097 @@
+// recuo's JavaScript surface over librecuo's C ABI. Everything here is conversion: JS values to
+// the C structs and back, errors to exceptions, and the host's own effects (calling the
+// operation, timers for the waits, AbortSignal). Every decision — the delays, the verdicts,
+// when to stop, the records — comes from the core's operation machine behind the C ABI.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const OK = 0;
+const BUFFER_TOO_SMALL = 2;
+const WOULD_WAIT = 210;
+const TIMED_OUT = 211;
+
+// Enum constants, as recuo.h numbers them (their names come from the library itself).
+const OUTCOME = { success: 1, status: 2, transport: 3 };
+const LEVELS = { none: 0, debug: 1, info: 2, warning: 3 };
+const STEP_GAVE_UP = 6;
+
+/** An error the core answered (a configuration it refused, a bad argument): `code` and `name` are stable. */
+export class RecuoError extends Error {
+  constructor(code, name, message) {
+    super(message);
+    this.name = 'RecuoError';
+    this.code = code;
+    this.status = name;
+  }
+}
+
+/** recuo gave up on an operation in a way its own result cannot say (a wait past the deadline, or no attempt made). */
+export class GiveUpError extends Error {
+  constructor(message, { reason, retryAt = null, retryAfterMs = null, response = null, report = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'GiveUpError';
+    this.reason = reason;
+    this.retryAt = retryAt;
+    this.retryAfterMs = retryAfterMs;
+    this.response = response;
+    this.report = report;
+  }
+}
+
+const VERDICT = Symbol.for('recuo.verdict');
+
+/** Builds the whole API over one loaded library (`native`, from lib/native.js). */
+export function recuoApi(native) {
+  const f = native.fn;
+  const koffi = native.koffi;
+
+  // ---- conversion helpers -------------------------------------------------------------
+
+  // `unknown` names a number that is no constant — except recuo_origin's own `unknown`.
+  const names = (nameOf, unknownCode = -1) => {
+    const byName = new Map();
+    const byCode = new Map();
+    for (let code = 0; code < 64; code++) {
+      const name = nameOf(code);
+      if (name && (name !== 'unknown' || code === unknownCode)) {
+        byName.set(name, code);
+        byCode.set(code, name);
+      }
+    }
+    return { byName, byCode };
+  };
+  const causes = names(f.recuo_cause_name);
+  const verdicts = names(f.recuo_verdict_kind_name);
+  const waits = names(f.recuo_wait_kind_name);
+  const transports = names(f.recuo_transport_name);
+  const reasons = names(f.recuo_give_up_reason_name);
+  const steps = names(f.recuo_step_kind_name);
+  const decisions = names(f.recuo_decision_kind_name);
+  const levels = names(f.recuo_level_name);
+  const jitters = names(f.recuo_jitter_name);
+  const kinds = names(f.recuo_retry_after_kind_name);
+  const nextKinds = names(f.recuo_batch_next_kind_name);
+  const origins = names(f.recuo_origin_name, 4);
+  const confidences = names(f.recuo_confidence_name);
+  const RULES = { never: 1, if_idempotent: 2, always: 3 };
+
+  const constant = (table, name, what) => {
+    const code = table.byName.get(name);
+    if (code === undefined) throw new TypeError(`${what} must be one of ${[...table.byName.keys()].join(', ')}; got ${String(name)}`);
+    return code;
+  };
+  const reasonName = (code) => (code === 0 ? null : reasons.byCode.get(code) ?? null);
+
+  function statusMessage(code) {
+    const buf = Buffer.alloc(512);
+    const written = [0];
+    f.recuo_status_message(code, buf, buf.length, written);
+    return buf.subarray(0, Number(written[0])).toString('utf8');
+  }
+
+  function check(code, detail) {
+    if (code !== OK) {
+      const name = f.recuo_status_name(code);
+      throw new RecuoError(code, name, `recuo: ${name}: ${detail || statusMessage(code)}`);
+    }
+  }
+
+  const bytes = (s) => (Buffer.isBuffer(s) ? s : s instanceof Uint8Array ? Buffer.from(s) : Buffer.from(String(s), 'utf8'));
+
+  /** Text the library writes into a buffer of ours, grown until it fits. */
+  function text(call, cap = 256) {
+    for (;;) {
+      const buf = Buffer.alloc(cap);
+      const written = [0];
+      const rc = call(buf, cap, written);
+      if (rc === BUFFER_TOO_SMALL) {
+        cap *= 4;
+        continue;
+      }
+      check(rc);
+      return buf.subarray(0, Number(written[0])).toString('utf8');
+    }
+  }
+
+  const integer = (v, what, max = Number.MAX_SAFE_INTEGER) => {
+    if (typeof v === 'bigint') {
+      if (v < 0n) throw new RangeError(`${what} must not be negative`);
+      return v;
+    }
+    if (typeof v !== 'number' || !Number.isInteger(v)) throw new TypeError(`${what} must be an integer, not ${String(v)}`);
+    if (v < 0 || v > max) throw new RangeError(`${what} must be between 0 and ${max}; got ${v}`);
+    return v;
+  };
+  const ms = (v, what) => {
+    if (typeof v !== 'number' || Number.isNaN(v)) throw new TypeError(`${what} must be a number of milliseconds, not ${String(v)}`);
+    if (v < 0) throw new RangeError(`${what} must not be negative`);
+    return Math.round(v);
+  };
+
+  /** Any header collection (fetch `Headers`, a `Map`, `[name, value]` pairs, an object) as pairs. */
+  function headerPairs(headers) {
+    if (headers == null) return [];
+    const pairs = [];
+    if (typeof headers.forEach === 'function' && typeof headers.get === 'function' && !(headers instanceof Map)) {
+      // fetch's Headers: one line per name (values combined), set-cookie kept apart.
+      const cookies = typeof headers.getSetCookie === 'function' ? headers.getSetCookie() : [];
+      headers.forEach((value, name) => {
+        if (name.toLowerCase() !== 'set-cookie' || cookies.length === 0) pairs.push([name, value]);
+      });
+      for (const c of cookies) pairs.push(['set-cookie', c]);
+      return pairs;
+    }
+    const entries = headers instanceof Map || Array.isArray(headers) ? headers : Object.entries(headers);
+    for (const entry of entries) {
+      const [name, value] = entry;
+      if (Array.isArray(value)) for (const v of value) pairs.push([String(name), String(v)]);
+      else pairs.push([String(name), String(value)]);
+    }
+    return pairs;
+  }
+
+  function cHeaders(headers) {
+    const list = headerPairs(headers).map(([n, v]) => {
+      const name = bytes(n);
+      const value = bytes(v);
+      return { name, name_len: name.length, value, value_len: value.length };
+    });
+    return list;
+  }
+
+  const isResponse = (v) =>
+    v != null && typeof v === 'object' && typeof v.status === 'number' && v.headers != null &&
+    typeof v.headers.get === 'function' && ('ok' in v || 'body' in v);
+
+  function outcomeOf(outcome) {
+    if (outcome === 'success' || outcome === true) return { kind: OUTCOME.success, status: 0, transport: 0 };
+    if (typeof outcome === 'number') {
+      if (!Number.isInteger(outcome) || outcome < 0 || outcome > 65535) throw new RangeError(`a status must be an integer 0–65535, not ${outcome}`);
+      return { kind: OUTCOME.status, status: outcome, transport: 0 };
+    }
+    if (typeof outcome === 'string') {
+      return { kind: OUTCOME.transport, status: 0, transport: constant(transports, outcome, 'a transport failure') };
+    }
+    throw new TypeError(`an outcome is a status, a transport kind (${[...transports.byName.keys()].join(', ')}) or 'success'`);
+  }
+
+  const registry = new FinalizationRegistry(({ free, ptr }) => free(ptr));
+  /** Owns a native handle: freed by `close()` or when garbage-collected. */
+  class Handle {
+    constructor(ptr, free, what) {
+      if (ptr == null) throw new RecuoError(900, 'panic', `recuo: could not make ${what}`);
+      this._ptr = ptr;
+      this._free = free;
+      registry.register(this, { free, ptr }, this);
+    }
+    get ptr() {
+      if (this._ptr == null) throw new Error('recuo: this object was closed');
+      return this._ptr;
+    }
+    close() {
+      if (this._ptr != null) {
+        registry.unregister(this);
+        this._free(this._ptr);
+        this._ptr = null;
+      }
+    }
+  }
+  const made = (call, free, what) => {
+    const out = [null];
+    check(call(out));
+    return new Handle(out[0], free, what);
+  };
+
+  const rate = (r, what = 'rate') => {
+    if (typeof r === 'number') return r;
+    if (typeof r === 'string') {
+      const out = [0];
+      const b = bytes(r);
+      check(f.recuo_rate_parse(b, b.length, out), `${what} ${JSON.stringify(r)} is no rate (try "90/min")`);
+      return out[0];
+    }
+    throw new TypeError(`${what} must be a number per second or a text such as "90/min"`);
+  };
+
+  // ---- decisions --------------------------------------------------------------------
+
+  /** `Retry-After` (SPEC §3): `{ kind, waitMs }` — waitMs `Infinity` for unbounded, `null` for invalid. */
+  function parseRetryAfter(value, nowMs = Date.now()) {
+    const b = value == null ? Buffer.alloc(0) : bytes(value);
+    const out = {};
+    check(f.recuo_parse_retry_after(b, b.length, Math.trunc(nowMs), out));
+    const kind = kinds.byCode.get(out.kind);
+    return { kind, waitMs: kind === 'unbounded' ? Infinity : kind === 'invalid' ? null : Number(out.wait_ms) };
+  }
+
+  /** Guide B's `retryDelayMs`: the server's wait, or a full-jitter draw from min(8000, 1000·2^attempt); `Infinity` for an unbounded wait. */
+  function retryDelayMs(retryAfter, attempt, nowMs = Date.now(), { seed } = {}) {
+    const value = retryAfter == null ? null : String(retryAfter);
+    integer(attempt, 'attempt', 0xffffffff);
+    if (seed !== undefined) return f.recuo_retry_delay_ms_seeded(value, attempt, Math.trunc(nowMs), integer(seed, 'seed', Number.MAX_SAFE_INTEGER));
+    return f.recuo_retry_delay_ms(value, attempt, Math.trunc(nowMs));
+  }
+
+  /** SPEC §2's window: min(cap, base · 2^n), saturating. */
+  function backoffWindowMs(baseMs, capMs, n) {
+    const out = [0];
+    check(f.recuo_backoff_window_ms(integer(baseMs, 'baseMs'), integer(capMs, 'capMs'), integer(n, 'n', 0xffffffff), out));
+    return Number(out[0]);
+  }
+
+  /** A retry policy (SPEC §6): guide A's defaults unless told otherwise; `guideB: true` starts from guide B's. */
+  class Policy extends Handle {
+    constructor(options = {}) {
+      const { guideB = false } = options;
+      super(guideB ? f.recuo_policy_new_guide_b() : f.recuo_policy_new(), f.recuo_policy_free, 'a policy');
+      const p = this.ptr;
+      const o = options;
+      if (o.maxAttempts !== undefined) check(f.recuo_policy_set_max_attempts(p, integer(o.maxAttempts, 'maxAttempts', 0xffffffff)));
+      if (o.baseMs !== undefined) check(f.recuo_policy_set_base_ms(p, ms(o.baseMs, 'baseMs')));
+      if (o.capMs !== undefined) check(f.recuo_policy_set_cap_ms(p, ms(o.capMs, 'capMs')));
+      if (o.jitter !== undefined) check(f.recuo_policy_set_jitter(p, constant(jitters, o.jitter, 'jitter')));
+      if (o.deadlineMs === null) check(f.recuo_policy_clear_deadline(p));
+      else if (o.deadlineMs !== undefined) check(f.recuo_policy_set_deadline_ms(p, ms(o.deadlineMs, 'deadlineMs')));
+      if (o.spreadMs === null) check(f.recuo_policy_clear_spread(p));
+      else if (o.spreadMs !== undefined) check(f.recuo_policy_set_spread_ms(p, ms(o.spreadMs, 'spreadMs')));
+      if (o.useDateHeader !== undefined) check(f.recuo_policy_set_use_date_header(p, Boolean(o.useDateHeader)));
+      if (o.quota403IsRateLimit !== undefined) check(f.recuo_policy_set_quota_403_is_rate_limit(p, Boolean(o.quota403IsRateLimit)));
+      if (o.idempotencyHeader !== undefined) {
+        const b = bytes(o.idempotencyHeader);
+        check(f.recuo_policy_set_idempotency_header(p, b, b.length));
+      }
+      for (const [status, rule] of Object.entries(o.statusRetry ?? {})) {
+        check(f.recuo_policy_set_status_retry(p, Number(status), constant({ byName: new Map(Object.entries(RULES)) }, rule, 'a rule')));
+      }
+      for (const [transport, rule] of Object.entries(o.transportRetry ?? {})) {
+        check(f.recuo_policy_set_transport_retry(p, constant(transports, transport, 'a transport'), constant({ byName: new Map(Object.entries(RULES)) }, rule, 'a rule')));
+      }
+      for (const [method, yes] of Object.entries(o.methodIdempotent ?? {})) {
+        const b = bytes(method);
+        check(f.recuo_policy_set_method_idempotent(p, b, b.length, Boolean(yes)));
+      }
+      check(f.recuo_policy_validate(p));
+    }
+    get maxAttempts() { return f.recuo_policy_max_attempts(this.ptr); }
+    get baseMs() { return Number(f.recuo_policy_base_ms(this.ptr)); }
+    get capMs() { return Number(f.recuo_policy_cap_ms(this.ptr)); }
+    get jitter() { return jitters.byCode.get(f.recuo_policy_jitter(this.ptr)); }
+    get deadlineMs() { const out = [0]; return f.recuo_policy_deadline_ms(this.ptr, out) ? Number(out[0]) : null; }
+    get spreadMs() { const out = [0]; return f.recuo_policy_spread_ms(this.ptr, out) ? Number(out[0]) : null; }
+    get useDateHeader() { return f.recuo_policy_use_date_header(this.ptr); }
+    get idempotencyHeader() { return text((b, n, w) => f.recuo_policy_idempotency_header(this.ptr, b, n, w), 64); }
+    methodIdempotent(method) { const b = bytes(method); return f.recuo_policy_method_idempotent(this.ptr, b, b.length); }
+  }
+  // A Handle constructed without `new` (Policy._wrap) needs Handle's fields set by hand.
+  Policy._wrap = (ptr) => {
+    const p = Object.create(Policy.prototype);
+    p._ptr = ptr;
+    p._free = f.recuo_policy_free;
+    registry.register(p, { free: f.recuo_policy_free, ptr }, p);
+    return p;
+  };
+  let defaultPolicy;
+  const theDefaultPolicy = () => (defaultPolicy ??= new Policy());
+
+  function verdictFrom(v) {
+    const verdict = {
+      verdict: verdicts.byCode.get(v.verdict),
+      reason: causes.byCode.get(v.cause),
+      waitMs: v.wait === waits.byName.get('ms') ? Number(v.wait_ms) : null,
+      waitUnbounded: v.wait === waits.byName.get('unbounded'),
+    };
+    Object.defineProperty(verdict, VERDICT, { value: true });
+    return Object.freeze(verdict);
+  }
+
+  /** A verdict object (what `classify` answers, or one written by hand) as the C struct. */
+  function cVerdict(v) {
+    if (v == null || typeof v !== 'object') throw new TypeError('a verdict is an object { verdict, reason, waitMs }');
+    const verdict = constant(verdicts, v.verdict, 'verdict');
+    const cause = constant(causes, v.reason ?? (v.verdict === 'success' ? 'success' : v.verdict === 'retry' ? 'server_error' : 'permanent'), 'reason');
+    if (v.waitUnbounded) return { verdict, cause, wait: waits.byName.get('unbounded'), wait_ms: 0 };
+    if (v.waitMs != null) return { verdict, cause, wait: waits.byName.get('ms'), wait_ms: ms(v.waitMs, 'waitMs') };
+    return { verdict, cause, wait: 0, wait_ms: 0 };
+  }
+
+  /** A predicate's answer — a boolean, or a verdict — as the C struct (true: retry with no server wait; false: give up). */
+  function predicateVerdict(answer) {
+    if (answer != null && typeof answer === 'object') return cVerdict(answer);
+    return answer ? { verdict: verdicts.byName.get('retry'), cause: causes.byName.get('server_error'), wait: 0, wait_ms: 0 }
+      : { verdict: verdicts.byName.get('give_up'), cause: causes.byName.get('permanent'), wait: 0, wait_ms: 0 };
+  }
+
+  /**
+   * SPEC §5: what an outcome is worth. `outcome` is a status, a fetch `Response`, a transport
+   * kind ('connect', 'tls', 'timeout', 'reset', 'other') or 'success'.
+   */
+  function classify(outcome, { method = 'GET', headers, idempotencyKey = false, nowMs = Date.now(), policy } = {}) {
+    let h = headers;
+    let o = outcome;
+    if (isResponse(outcome)) {
+      o = outcome.status;
+      h = headers ?? outcome.headers;
+    }
+    const m = bytes(method);
+    const list = cHeaders(h);
+    const out = {};
+    check(f.recuo_classify((policy ?? theDefaultPolicy()).ptr, outcomeOf(o), m, m.length, Boolean(idempotencyKey), list, list.length, Math.trunc(nowMs), out));
+    return verdictFrom(out);
+  }
+
+  // ---- the operation machine ---------------------------------------------------------
+
+  function stepFrom(s) {
+    const kind = steps.byCode.get(s.kind);
+    const step = { kind, attempt: s.attempt };
+    if (kind === 'enter') step.untilMs = s.has_until ? Number(s.until_ms) : null;
+    else if (kind === 'call') step.timeoutMs = s.has_timeout ? Number(s.timeout_ms) : null;
+    else if (kind === 'sleep') step.delayMs = Number(s.delay_ms);
+    else if (kind === 'gave_up') {
+      step.reason = reasonName(s.reason);
+      step.retryAtMs = s.has_retry_at ? Number(s.retry_at_ms) : null;
+    }
+    return step;
+  }
+
+  function decisionFrom(d) {
+    const kind = decisions.byCode.get(d.kind);
+    return {
+      kind,
+      delayMs: Number(d.delay_ms),
+      nextAttempt: d.next_attempt,
+      reason: reasonName(d.reason),
+      retryAtMs: d.has_retry_at ? Number(d.retry_at_ms) : null,
+    };
+  }
+
+  /** Counts starts, retries, 429s, 503s and results (SPEC §7), shared by any number of operations. */
+  class StatsRecorder extends Handle {
+    constructor() {
+      super(f.recuo_stats_recorder_new(), f.recuo_stats_recorder_free, 'a stats recorder');
+    }
+    snapshot() {
+      const s = {};
+      check(f.recuo_stats_recorder_snapshot(this.ptr, s));
+      return {
+        initial: Number(s.initial), retries: Number(s.retries), successes: Number(s.successes), failures: Number(s.failures),
+        notStarted: Number(s.not_started), throttled: Number(s.throttled), unavailable: Number(s.unavailable),
+        maxInFlight: Number(s.max_in_flight), minSpacingNs: s.has_spacing ? Number(s.min_spacing_ns) : null,
+        meanSpacingNs: s.has_spacing ? s.mean_spacing_ns : null,
+      };
+    }
+  }
+
+  /** Attempts shared by nested loops (SPEC §6). */
+  class AttemptPool extends Handle {
+    constructor(attempts) {
+      super(f.recuo_attempt_pool_new(integer(attempts, 'attempts', 0xffffffff)), f.recuo_attempt_pool_free, 'an attempt pool');
+    }
+    get remaining() { return f.recuo_attempt_pool_remaining(this.ptr); }
+  }
+
+  /**
+   * The core's operation machine (SPEC §6), step by step: tell it what happened, it answers
+   * the next step. For hosts with their own loop; `retry` drives it for you.
+   */
+  class Operation extends Handle {
+    constructor(policy = theDefaultPolicy(), options = {}) {
+      const out = [null];
+      if (!(policy instanceof Policy)) throw new TypeError('policy must be a recuo Policy');
+      check(options.seed !== undefined
+        ? f.recuo_attempts_new_seeded(policy.ptr, integer(options.seed, 'seed'), out)
+        : f.recuo_attempts_new(policy.ptr, out));
+      super(out[0], f.recuo_attempts_free, 'an operation');
+      const p = this.ptr;
+      const o = options;
+      if (o.request) {
+        const m = bytes(o.request.method ?? 'GET');
+        const u = bytes(o.request.url ?? '');
+        check(f.recuo_attempts_set_request(p, m, m.length, u, u.length));
+      }
+      if (o.records !== undefined && o.records !== null) check(f.recuo_attempts_set_records(p, constant(levels, o.records, 'records')));
+      if (o.statsRecorder) check(f.recuo_attempts_set_stats_recorder(p, o.statsRecorder.ptr));
+      if (o.classifyLastFailure === false) check(f.recuo_attempts_set_classify_last_failure(p, false));
+      if (o.ownKey) check(f.recuo_attempts_set_own_key(p));
+      if (o.gate) check(f.recuo_attempts_set_gate(p, o.gate.ptr));
+      if (o.pool) check(f.recuo_attempts_set_pool(p, o.pool.ptr, Boolean(o.nested)));
+      this._keep = [o.statsRecorder, o.gate, o.pool];
+    }
+    _step(call) {
+      const out = {};
+      check(call(out));
+      return stepFrom(out);
+    }
+    start(nowMs, unixMs = Date.now()) { return this._step((o) => f.recuo_attempts_start(this.ptr, nowMs, Math.trunc(unixMs), o)); }
+    entered(nowMs, passed) { return this._step((o) => f.recuo_attempts_entered(this.ptr, nowMs, Boolean(passed), o)); }
+    succeeded(nowMs) { return this._step((o) => f.recuo_attempts_succeeded(this.ptr, nowMs, o)); }
+    failed(nowMs) { return this._step((o) => f.recuo_attempts_failed(this.ptr, nowMs, o)); }
+    judged(nowMs, verdict) { return this._step((o) => f.recuo_attempts_judged(this.ptr, nowMs, predicateVerdict(verdict), o)); }
+    /** What came back: a status (with the response's headers), a `Response`, or a transport kind. */
+    responded(nowMs, outcome, headers) {
+      let o = outcome;
+      let h = headers;
+      if (isResponse(outcome)) {
+        o = outcome.status;
+        h = headers ?? outcome.headers;
+      }
+      const list = cHeaders(h);
+      return this._step((out) => f.recuo_attempts_responded(this.ptr, nowMs, outcomeOf(o), list, list.length, out));
+    }
+    slept(nowMs) { return this._step((o) => f.recuo_attempts_slept(this.ptr, nowMs, o)); }
+    cancel() { check(f.recuo_attempts_cancel(this.ptr)); }
+    stopQueue(reason) { check(f.recuo_attempts_stop_queue(this.ptr, constant(reasons, reason, 'reason'))); }
+    /** The next record `{ level, line }` (a redacted JSON line), or null. */
+    pollRecord() {
+      for (let cap = 1024; ; cap *= 4) {
+        const buf = Buffer.alloc(cap);
+        const level = [0];
+        const written = [0];
+        const rc = f.recuo_attempts_poll_record(this.ptr, level, buf, cap, written);
+        if (rc === BUFFER_TOO_SMALL) continue;
+        check(rc);
+        if (level[0] === 0) return null;
+        return { level: levels.byCode.get(level[0]), line: buf.subarray(0, Number(written[0])).toString('utf8') };
+      }
+    }
+    begin(nowMs) { const out = {}; check(f.recuo_attempts_begin(this.ptr, nowMs, out)); return decisionFrom(out); }
+    next(verdict, nowMs) { const out = {}; check(f.recuo_attempts_next(this.ptr, cVerdict(verdict), nowMs, out)); return decisionFrom(out); }
+    /** The operation's idempotency key: one UUID v4, the same for every attempt. */
+    get idempotencyKey() {
+      const buf = Buffer.alloc(37);
+      const written = [0];
+      check(f.recuo_attempts_idempotency_key(this.ptr, buf, buf.length, written));
+      return buf.subarray(0, Number(written[0])).toString('utf8');
+    }
+    report() {
+      const r = {};
+      check(f.recuo_attempts_report(this.ptr, r, null, 0, null));
+      const n = Number(r.delay_count);
+      const delays = new BigUint64Array(Math.max(n, 1));
+      check(f.recuo_attempts_report(this.ptr, r, delays, n, null));
+      return {
+        attempts: r.attempts,
+        reason: reasonName(r.reason),
+        elapsedMs: Number(r.elapsed_ms),
+        delaysMs: Array.from(delays.subarray(0, n), Number),
+        retryAfterMs: r.has_retry_after ? Number(r.retry_after_ms) : null,
+        stoppedBy: reasonName(r.stopped_by),
+      };
+    }
+  }
+
+  /** The core's batch queue: which operation starts next, or that none will (SPEC §6). */
+  class BatchQueue extends Handle {
+    constructor(policy, length, nowMs, { deadlineMs = null, stopOnUnreachableWait = true, statsRecorder } = {}) {
+      const out = [null];
+      check(f.recuo_batch_queue_new(policy.ptr, integer(length, 'length'), nowMs, deadlineMs !== null, deadlineMs ?? 0,
+        Boolean(stopOnUnreachableWait), statsRecorder ? statsRecorder.ptr : null, out));
+      super(out[0], f.recuo_batch_queue_free, 'a batch queue');
+      this._keep = statsRecorder;
+    }
+    next(nowMs) {
+      const n = {};
+      check(f.recuo_batch_queue_next(this.ptr, nowMs, n));
+      const kind = nextKinds.byCode.get(n.kind);
+      if (kind === 'start') {
+        return { next: kind, index: Number(n.index), deadlineMs: n.has_deadline ? Number(n.deadline_ms) : null, policy: Policy._wrap(n.policy) };
+      }
+      if (kind === 'not_started') return { next: kind, index: Number(n.index), reason: reasonName(n.reason), stoppedBy: reasonName(n.stopped_by) };
+      return { next: kind };
+    }
+    finished(index, reason) {
+      const stops = [false];
+      check(f.recuo_batch_queue_finished(this.ptr, integer(index, 'index'), reason == null ? 0 : constant(reasons, reason, 'reason'), stops));
+      return stops[0];
+    }
+    stop(reason) { check(f.recuo_batch_queue_stop(this.ptr, constant(reasons, reason, 'reason'))); }
+    get stopped() { return reasonName(f.recuo_batch_queue_stopped(this.ptr)); }
+  }
+
+  // ---- waiting, without ever blocking the event loop ----------------------------------
+
+  const now = () => Number(f.recuo_monotonic_ms());
+
+  /** Resolves true after `delay` ms, or false at once when `signal` aborts. */
+  function wait(delay, signal) {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve(false);
+      let timer;
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const arm = (left) => {
+        timer = setTimeout(() => {
+          if (left > 2 ** 31 - 1) return arm(left - (2 ** 31 - 1));
+          signal?.removeEventListener('abort', onAbort);
+          resolve(true);
+        }, Math.min(left, 2 ** 31 - 1));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      arm(Math.max(0, delay));
+    });
+  }
+
+  const abortReason = (signal) => signal.reason ?? Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+
+  /**
+   * A regulator (SPEC §9): request starts at a rate with a burst (GCRA). In this process, or
+   * shared through a file with every process that opens it (Node, Python, PHP, C).
+   */
+  class Regulator extends Handle {
+    constructor(perSecond, { burst = 1, _ptr } = {}) {
+      if (_ptr !== undefined) {
+        super(_ptr, f.recuo_regulator_free, 'a regulator');
+        return;
+      }
+      const out = [null];
+      check(f.recuo_regulator_new(rate(perSecond), integer(burst, 'burst', 0xffffffff), out));
+      super(out[0], f.recuo_regulator_free, 'a regulator');
+    }
+    /** The regulator kept in the file at `path` (created if missing): one allowance for every process that opens it. */
+    static shared(path, perSecond, { burst = 1 } = {}) {
+      const p = bytes(path);
+      const out = [null];
+      const detail = Buffer.alloc(512);
+      const rc = f.recuo_regulator_new_shared(p, p.length, rate(perSecond), integer(burst, 'burst', 0xffffffff), out, detail, detail.length);
+      const nul = detail.indexOf(0);
+      check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
+      return new Regulator(undefined, { _ptr: out[0] });
+    }
+    /** Takes a start now if one is allowed: 0, or the milliseconds to wait (nothing taken). */
+    tryAcquire({ cost = 1 } = {}) {
+      const w = [0];
+      const rc = f.recuo_regulator_try_acquire(this.ptr, integer(cost, 'cost', 0xffffffff), w);
+      if (rc === WOULD_WAIT) return Math.max(Number(w[0]) / 1e6, Number.MIN_VALUE);
+      check(rc);
+      return 0;
+    }
+    /** As `tryAcquire`, at your instant in nanoseconds (fake clocks): 0 or the wait in ns. */
+    tryAcquireAt(nowNs, { cost = 1 } = {}) {
+      const w = [0];
+      const rc = f.recuo_regulator_try_acquire_at(this.ptr, nowNs, integer(cost, 'cost', 0xffffffff), w);
+      if (rc === WOULD_WAIT) return Number(w[0]);
+      check(rc);
+      return 0;
+    }
+    /**
+     * Waits (timers, never blocking) for a start: resolves true once taken, false when
+     * `timeoutMs` would pass first (nothing taken); rejects when `signal` aborts.
+     */
+    async acquire({ cost = 1, signal, timeoutMs } = {}) {
+      const until = timeoutMs == null ? null : now() + ms(timeoutMs, 'timeoutMs');
+      const ok = await this._acquireUntil(cost, until, signal);
+      if (signal?.aborted) throw abortReason(signal);
+      return ok;
+    }
+    async _acquireUntil(cost, until, signal) {
+      for (;;) {
+        if (signal?.aborted) return false;
+        const w = this.tryAcquire({ cost });
+        if (w === 0) return true;
+        const delay = Math.ceil(w);
+        if (until !== null && now() + delay > until) return false;
+        if (!(await wait(delay, signal))) return false;
+      }
+    }
+    setAdaptive(yes) { check(f.recuo_regulator_set_adaptive(this.ptr, Boolean(yes))); }
+    get ratePerSecond() { return f.recuo_regulator_rate_per_s(this.ptr); }
+    get burst() { return f.recuo_regulator_burst(this.ptr); }
+  }
+
+  /** A place in flight of a ConcurrencyLimit: give it back with `release()`. */
+  class Permit {
+    constructor(ptr, limit) {
+      this._ptr = ptr;
+      this._limit = limit;
+    }
+    release() {
+      if (this._ptr != null) {
+        f.recuo_permit_release(this._ptr);
+        this._ptr = null;
+        this._limit._wake();
+      }
+    }
+  }
+
+  /** At most `limit` requests in flight (SPEC §9). */
+  class ConcurrencyLimit extends Handle {
+    constructor(limit) {
+      const out = [null];
+      check(f.recuo_concurrency_limit_new(integer(limit, 'limit', 0xffffffff), out));
+      super(out[0], f.recuo_concurrency_limit_free, 'a concurrency limit');
+      this._waiters = new Set();
+    }
+    tryAcquire() {
+      const out = [null];
+      const rc = f.recuo_concurrency_limit_try_acquire(this.ptr, out);
+      if (rc === WOULD_WAIT) return null;
+      check(rc);
+      return new Permit(out[0], this);
+    }
+    /** Waits for a place: a Permit, or null when `timeoutMs` passes first; rejects when `signal` aborts. */
+    async acquire({ signal, timeoutMs } = {}) {
+      const until = timeoutMs == null ? null : now() + ms(timeoutMs, 'timeoutMs');
+      const permit = await this._acquireUntil(until, signal);
+      if (signal?.aborted) {
+        permit?.release();
+        throw abortReason(signal);
+      }
+      return permit;
+    }
+    async _acquireUntil(until, signal) {
+      for (;;) {
+        if (signal?.aborted) return null;
+        const permit = this.tryAcquire();
+        if (permit) return permit;
+        const left = until === null ? 50 : Math.min(50, until - now());
+        if (left <= 0) return null;
+        // Woken by a release in this process, or after a short while at the latest.
+        await new Promise((resolve) => {
+          const done = () => { clearTimeout(t); this._waiters.delete(done); resolve(); };
+          const t = setTimeout(done, left);
+          this._waiters.add(done);
+          signal?.addEventListener('abort', done, { once: true });
+        });
+      }
+    }
+    _wake() { for (const w of [...this._waiters]) { w(); break; } }
+    get inFlight() { return f.recuo_concurrency_limit_in_flight(this.ptr); }
+    get maxInFlight() { return f.recuo_concurrency_limit_max_in_flight(this.ptr); }
+  }
+
+  /** Retries at most a ratio of recent requests plus a floor (SPEC §9). */
+  class RetryBudget extends Handle {
+    constructor({ ratio, floorPerS, windowS } = {}) {
+      const out = [null];
+      if (ratio === undefined && floorPerS === undefined && windowS === undefined) check(f.recuo_retry_budget_new_default(out));
+      else check(f.recuo_retry_budget_new(ratio ?? 0.1, floorPerS ?? 1, integer(windowS ?? 10, 'windowS', 0xffffffff), out));
+      super(out[0], f.recuo_retry_budget_free, 'a retry budget');
+    }
+  }
+
+  /**
+   * What every attempt passes, first or retry: a place in flight, then a start slot; the
+   * operation machine counts the budget and tells an adaptive regulator (SPEC §9).
+   */
+  class Gate extends Handle {
+    constructor({ regulator, limit, budget } = {}) {
+      super(f.recuo_gate_new(), f.recuo_gate_free, 'a gate');
+      if (regulator) check(f.recuo_gate_set_regulator(this.ptr, regulator.ptr));
+      if (limit) check(f.recuo_gate_set_limit(this.ptr, limit.ptr));
+      if (budget) check(f.recuo_gate_set_budget(this.ptr, budget.ptr));
+      this.regulator = regulator ?? null;
+      this.limit = limit ?? null;
+      this.budget = budget ?? null;
+    }
+    /** Passes the gate by `untilMs` (on recuo's monotonic clock): `{ passed, permit }`. */
+    async _enter(untilMs, signal) {
+      let permit = null;
+      if (this.limit) {
+        permit = await this.limit._acquireUntil(untilMs, signal);
+        if (!permit) return { passed: false, permit: null };
+      }
+      if (this.regulator && !(await this.regulator._acquireUntil(1, untilMs, signal))) {
+        permit?.release();
+        return { passed: false, permit: null };
+      }
+      return { passed: true, permit };
+    }
+  }
+
+  // ---- the loops ---------------------------------------------------------------------
+
+  const context = new AsyncLocalStorage();
+
+  const FETCH_CODES = {
+    ECONNREFUSED: 'connect', ENOTFOUND: 'connect', EAI_AGAIN: 'connect', EHOSTUNREACH: 'connect', ENETUNREACH: 'connect',
+    EADDRNOTAVAIL: 'connect', UND_ERR_CONNECT_TIMEOUT: 'connect',
+    ECONNRESET: 'reset', EPIPE: 'reset', UND_ERR_SOCKET: 'reset', UND_ERR_CLOSED: 'reset',
+    ETIMEDOUT: 'timeout', UND_ERR_HEADERS_TIMEOUT: 'timeout', UND_ERR_BODY_TIMEOUT: 'timeout',
+    CERT_HAS_EXPIRED: 'tls', DEPTH_ZERO_SELF_SIGNED_CERT: 'tls', SELF_SIGNED_CERT_IN_CHAIN: 'tls',
+    UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'tls', UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'tls', ERR_TLS_CERT_ALTNAME_INVALID: 'tls',
+    CERT_NOT_YET_VALID: 'tls', CERT_UNTRUSTED: 'tls',
+  };
+
+  /** The transport kind of an error `fetch` threw (SPEC §5), or null for any other error. */
+  function transportKind(error) {
+    if (error == null || typeof error !== 'object') return null;
+    if (error.name === 'TimeoutError') return 'timeout';
+    if (!(error instanceof TypeError)) return null;
+    for (let e = error.cause, depth = 0; e != null && depth < 4; e = e.cause, depth++) {
+      const kind = FETCH_CODES[e.code];
+      if (kind) return kind;
+      if (typeof e.code === 'string' && e.code.startsWith('ERR_TLS')) return 'tls';
+    }
+    return error.message === 'fetch failed' || error.cause != null ? 'other' : null;
+  }
+
+  async function release(response) {
+    try {
+      if (response?.body && !response.bodyUsed) await response.body.cancel();
+    } catch {
+      // a body already gone is released
+    }
+  }
+
+  function gaveUpMessage(reason, report, response) {
+    const what = response ? `HTTP ${response.status}` : 'no answer';
+    const after = report.retryAfterMs != null ? `; the server accepts a retry in ${report.retryAfterMs} ms` : '';
+    return `recuo gave up after ${report.attempts} attempt(s) (${reason}): ${what}${after}`;
+  }
+
+  /**
+   * Drives one operation machine to its end with the host's effects: calls, timers, the
+   * gate and the signal. Answers the value, the last response, or throws the last error.
+   */
+  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, pool }) {
+    let value;
+    let response = null;
+    let error;
+    let hasError = false;
+    let permit = null;
+    const flush = () => {
+      if (!onRecord) return;
+      for (let r = op.pollRecord(); r; r = op.pollRecord()) onRecord(r.level, r.line);
+    };
+    try {
+      if (signal?.aborted) op.cancel();
+      let step = op.start(now(), Date.now());
+      for (;;) {
+        flush();
+        switch (step.kind) {
+          case 'enter': {
+            const entered = gate ? await gate._enter(step.untilMs, signal) : { passed: true, permit: null };
+            permit = entered.permit;
+            if (signal?.aborted) op.cancel();
+            step = op.entered(now(), entered.passed);
+            if (step.kind !== 'call' && permit) {
+              permit.release();
+              permit = null;
+            }
+            break;
+          }
+          case 'call': {
+            const attempt = {
+              number: step.attempt,
+              timeoutMs: step.timeoutMs,
+              signal,
+              get idempotencyKey() { return op.idempotencyKey; },
+              idempotencyHeader: op._header,
+            };
+            let failed = false;
+            let result;
+            try {
+              result = await context.run({ pool, attempt }, () => call(attempt));
+            } catch (e) {
+              failed = true;
+              result = e;
+            } finally {
+              if (permit) {
+                permit.release();
+                permit = null;
+              }
+            }
+            if (signal?.aborted) op.cancel();
+            if (failed) {
+              response = null;
+              error = result;
+              hasError = true;
+              const kind = http && !signal?.aborted ? transportKind(result) : null;
+              step = kind ? op.responded(now(), kind) : op.failed(now());
+            } else if (http && isResponse(result)) {
+              response = result;
+              hasError = false;
+              step = op.responded(now(), result.status, result.headers);
+            } else {
+              value = result;
+              step = op.succeeded(now());
+            }
+            if (step.kind !== 'done' && step.kind !== 'gave_up' && response) {
+              await release(response); // before the wait, and before the next attempt
+              response = null;
+            }
+            break;
+          }
+          case 'classify':
+            step = op.judged(now(), await judge(error));
+            break;
+          case 'sleep':
+            if (step.delayMs > 0) {
+              if (onRetry) await onRetry(step.attempt, response ?? error, step.delayMs);
+              const slept = sleep ? (await sleep(step.delayMs, signal), !signal?.aborted) : await wait(step.delayMs, signal);
+              if (!slept) op.cancel();
+            }
+            if (signal?.aborted) op.cancel();
+            step = op.slept(now());
+            break;
+          case 'done':
+            flush();
+            return response ?? value;
+          default: {
+            flush();
+            const report = op.report();
+            const reason = step.reason;
+            report.retryAt = report.retryAfterMs != null ? Date.now() + report.retryAfterMs : null;
+            if (onGiveUp) await onGiveUp(report);
+            if (reason === 'cancelled' && signal?.aborted) {
+              if (response) await release(response);
+              throw abortReason(signal);
+            }
+            if (response) {
+              if (reason === 'wait_exceeds_deadline') {
+                await release(response);
+                throw new GiveUpError(gaveUpMessage(reason, report, response), {
+                  reason, retryAt: report.retryAt, retryAfterMs: report.retryAfterMs, response, report,
+                });
+              }
+              return response;
+            }
+            if (hasError) throw error;
+            throw new GiveUpError(gaveUpMessage(reason ?? 'attempts_exhausted', report, null), { reason, report });
+          }
+        }
+      }
+    } finally {
+      permit?.release();
+    }
+  }
+
+  /** Sets a machine's pool from the enclosing loop's attempt, if any (SPEC §6: nested loops share one limit). */
+  function poolFor(maxAttempts) {
+    const outer = context.getStore();
+    if (outer?.pool) return { pool: outer.pool, nested: true };
+    return { pool: new AttemptPool(maxAttempts), nested: false };
+  }
+
+  function checkSignal(signal) {
+    if (signal != null && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) throw new TypeError('signal must be an AbortSignal');
+  }
+
+  /**
+   * Runs `fn(attempt)` under a policy, driving the core's operation machine: timers for the
+   * waits, the gate passed by every attempt, `signal` cancelling a wait at once. A returned
+   * fetch `Response` is classified by SPEC §5 (a 503 is retried); a thrown error is judged by
+   * `classify` (default: a fetch network failure by its kind, every other error retried).
+   */
+  async function retry(fn, options = {}) {
+    if (typeof fn !== 'function') throw new TypeError('retry needs a function');
+    const { policy = theDefaultPolicy(), gate, signal, classify: judgeError, onRetry, onGiveUp, onRecord, seed, request, sleep } = options;
+    if (!(policy instanceof Policy)) throw new TypeError('policy must be a recuo Policy');
+    if (gate != null && !(gate instanceof Gate)) throw new TypeError('gate must be a recuo Gate');
+    checkSignal(signal);
+    const { pool, nested } = poolFor(policy.maxAttempts);
+    const op = new Operation(policy, {
+      seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
+      ownKey: Boolean(request?.ownKey),
+    });
+    op._header = policy.idempotencyHeader;
+    try {
+      return await drive(op, {
+        call: fn,
+        judge: async (e) => (judgeError ? judgeError(e) : true),
+        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, pool,
+      });
+    } finally {
+      op.close();
+    }
+  }
+
+  /**
+   * Guide A's `comRetry`: calls `tarefa()` up to `tentativas` times, waiting a full-jitter
+   * delay from [0, min(maxMs, baseMs · 2^i)] between attempts while `repetirSe(erro)` answers
+   * true (or a retry verdict: its server wait is honoured; a give-up verdict stops), and
+   * answers its value or rethrows its last error — the same object.
+   */
+  async function comRetry(tarefa, { tentativas = 5, baseMs = 200, maxMs = 5000, repetirSe, seed, sleep, signal } = {}) {
+    if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');
+    if (repetirSe != null && typeof repetirSe !== 'function') throw new TypeError('repetirSe must be a function');
+    checkSignal(signal);
+    const policy = new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
+    const { pool, nested } = poolFor(tentativas);
+    const op = new Operation(policy, { seed, pool, nested, classifyLastFailure: false });
+    op._header = 'Idempotency-Key';
+    try {
+      return await drive(op, {
+        call: () => tarefa(),
+        judge: async (e) => (repetirSe ? repetirSe(e) : true),
+        signal, sleep, http: false, pool,
+      });
+    } finally {
+      op.close();
+      policy.close();
+    }
+  }
+
+  /**
+   * Guide A's `buscarComRetry(url, opcoes)` over the global `fetch`: 429 and 5xx temporary
+   * (by SPEC §5, with the method), a network failure retried, other 4xx returned at once,
+   * `Retry-After` honoured (never shortened); `prazoMs` (default 30 s) bounds the whole
+   * fetch — a wait that does not fit throws a GiveUpError with the response and `retryAt`.
+   */
+  async function buscarComRetry(url, opcoes = {}) {
+    const {
+      tentativas = 5, baseMs = 200, maxMs = 5000, prazoMs = 30000, timeoutMs = 10000, gate, seed, sleep, signal,
+      onRecord, fetch: fetchFn = globalThis.fetch, ...init
+    } = opcoes;
+    if (typeof fetchFn !== 'function') throw new TypeError('buscarComRetry needs a global fetch (Node ≥ 18)');
+    checkSignal(signal);
+    const method = String(init.method ?? 'GET').toUpperCase();
+    const replayable = !(init.body != null && typeof init.body.getReader === 'function');
+    const policy = new Policy({
+      maxAttempts: replayable ? tentativas : 1, baseMs, capMs: maxMs, deadlineMs: prazoMs, useDateHeader: true,
+    });
+    const header = policy.idempotencyHeader;
+    const headers = new Headers(init.headers ?? {});
+    const ownKey = headers.has(header);
+    const { pool, nested } = poolFor(policy.maxAttempts);
+    const op = new Operation(policy, {
+      seed, gate, pool, nested, ownKey, request: { method, url: String(url) }, records: onRecord ? 'debug' : undefined,
+    });
+    op._header = header;
+    if (!ownKey && !policy.methodIdempotent(method)) headers.set(header, op.idempotencyKey);
+    try {
+      return await drive(op, {
+        call: async (attempt) => {
+          const limit = attempt.timeoutMs == null ? timeoutMs : timeoutMs == null ? attempt.timeoutMs : Math.min(timeoutMs, attempt.timeoutMs);
+          const controller = new AbortController();
+          const onAbort = () => controller.abort(signal.reason);
+          signal?.addEventListener('abort', onAbort, { once: true });
+          const timer = limit == null ? null : setTimeout(() => controller.abort(Object.assign(new Error(`no answer within ${limit} ms`), { name: 'TimeoutError' })), limit);
+          try {
+            return await fetchFn(url, { ...init, method, headers, signal: controller.signal });
+          } catch (e) {
+            if (controller.signal.aborted && controller.signal.reason?.name === 'TimeoutError') throw controller.signal.reason;
+            throw e;
+          } finally {
+            if (timer) clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+          }
+        },
+        judge: async () => true,
+        signal, gate, sleep, onRecord, http: true, pool,
+      });
+    } finally {
+      op.close();
+      policy.close();
+    }
+  }
+
+  /** The attempt being made in this async context (inside `retry`, `comRetry`, `buscarComRetry`), or null. */
+  function currentAttempt() {
+    return context.getStore()?.attempt ?? null;
+  }
+
+  // ---- limits, records ---------------------------------------------------------------
+
+  /** SPEC §8: what a batch of `requests` takes at `target` within `allowance` (rates per second, or "90/min"). */
+  function plan(requests, allowance, target, latencyS, retryFraction = 0) {
+    const args = [integer(requests, 'requests'), rate(allowance, 'allowance'), rate(target, 'target'), Number(latencyS), Number(retryFraction)];
+    const out = {};
+    check(f.recuo_plan(...args, out));
+    const warnings = [];
+    for (let i = 0; i < Number(out.warning_count); i++) {
+      warnings.push(text((b, n, w) => f.recuo_plan_warning(...args, i, b, n, w)));
+    }
+    return { intervalMs: Number(out.interval_ms), durationS: out.duration_s, retries: out.retries, inFlight: out.in_flight, warnings };
+  }
+
+  /** A rate as recuo writes it ("90/min"). */
+  function formatRate(perSecond) {
+    return text((b, n, w) => f.recuo_rate_format(Number(perSecond), b, n, w), 64);
+  }
+
+  /** A URL with its userinfo, secrets and personal data removed (SPEC §7): `{ url, malformed }`. */
+  function redactUrlDetailed(url) {
+    const u = bytes(url);
+    const cap = 3 * u.length + 11;
+    const buf = Buffer.alloc(cap);
+    const written = [0];
+    const malformed = [false];
+    check(f.recuo_redact_url(u, u.length, buf, cap, written, malformed));
+    return { url: buf.subarray(0, Number(written[0])).toString('utf8'), malformed: malformed[0] };
+  }
+  const redactUrl = (url) => redactUrlDetailed(url).url;
+
+  /** Headers as `[name, value]` pairs with sensitive values replaced by `[redacted]` (SPEC §7). */
+  function redactHeaders(headers) {
+    return headerPairs(headers).map(([name, value]) => {
+      const n = bytes(name);
+      const v = bytes(value);
+      const cap = 3 * v.length + 11;
+      const buf = Buffer.alloc(cap);
+      const written = [0];
+      check(f.recuo_redact_header_value(n, n.length, v, v.length, buf, cap, written));
+      return [name, buf.subarray(0, Number(written[0])).toString('utf8')];
+    });
+  }
+
+  /** Whether a header or parameter name holds a secret. */
+  function isSensitiveName(name) {
+    const n = bytes(name);
+    return f.recuo_is_sensitive_name(n, n.length);
+  }
+
+  /** Who answered (SPEC §7): `{ origin, confidence, evidence }` from a response's headers. */
+  function whoAnswered(headers, { expectedContentType } = {}) {
+    const list = cHeaders(isResponse(headers) ? headers.headers : headers);
+    const e = expectedContentType == null ? Buffer.alloc(0) : bytes(expectedContentType);
+    const out = {};
+    check(f.recuo_who_answered(list, list.length, e, e.length, out));
+    const evidence = [];
+    for (let i = 0; i < Number(out.evidence_count); i++) {
+      evidence.push(text((b, n, w) => f.recuo_who_answered_evidence(list, list.length, e, e.length, i, b, n, w)));
+    }
+    return { origin: origins.byCode.get(out.origin), confidence: confidences.byCode.get(out.confidence), evidence };
+  }
+
+  /** One attempt record (a redacted JSON line) built from values you give, for a loop with no machine. */
+  function attemptRecord({ startUnixMs = Date.now(), elapsedMs = 0, method = 'GET', url = '', outcome, headers, verdict, decision }) {
+    const m = bytes(method);
+    const u = bytes(url);
+    const list = cHeaders(headers);
+    const d = {
+      kind: constant(decisions, decision.kind, 'decision'), delay_ms: decision.delayMs ?? 0, next_attempt: decision.nextAttempt ?? 0,
+      reason: decision.reason == null ? 0 : constant(reasons, decision.reason, 'reason'),
+      has_retry_at: decision.retryAtMs != null, retry_at_ms: decision.retryAtMs ?? 0,
+    };
+    return text((b, n, w) => f.recuo_record_attempt_json(Math.trunc(startUnixMs), elapsedMs, m, m.length, u, u.length,
+      outcomeOf(outcome), list, list.length, cVerdict(verdict), d, b, n, w), 1024);
+  }
+
+  return {
+    version: native.version,
+    libraryPath: native.path,
+    RecuoError,
+    GiveUpError,
+    Policy,
+    Operation,
+    BatchQueue,
+    StatsRecorder,
+    AttemptPool,
+    Regulator,
+    ConcurrencyLimit,
+    Permit,
+    RetryBudget,
+    Gate,
+    parseRetryAfter,
+    retryDelayMs,
+    backoffWindowMs,
+    classify,
+    retry,
+    comRetry,
+    buscarComRetry,
+    currentAttempt,
+    transportKind,
+    plan,
+    formatRate,
+    redactUrl,
+    redactUrlDetailed,
+    redactHeaders,
+    isSensitiveName,
+    whoAnswered,
+    attemptRecord,
+    monotonicMs: now,
+  };
+}
