@@ -41,6 +41,7 @@ export const {
   whoAnswered,
   attemptRecord,
   monotonicMs,
+  monotonicNs,
 } = api;
 
 export default api;

@@ -1093,5 +1093,6 @@ export function recuoApi(native) {
     whoAnswered,
     attemptRecord,
     monotonicMs: now,
+    monotonicNs: () => Number(f.recuo_monotonic_ns()),
   };
 }

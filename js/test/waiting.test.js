@@ -1,0 +1,151 @@
+// The waits are timers: the event loop keeps running through them, and an AbortSignal ends
+// one at once. Also guide A's comRetry and the policy loop's own rules, through the package.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import * as recuo from '../index.js';
+
+const unavailable = (seconds) => new Response('busy', { status: 503, headers: { 'Retry-After': String(seconds) } });
+const noSpread = new recuo.Policy({ spreadMs: 0, deadlineMs: null });
+
+test('a setInterval keeps ticking through a 2 s wait', async () => {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 10);
+  const started = performance.now();
+  try {
+    const answer = await recuo.retry((attempt) => (attempt.number === 0 ? unavailable(2) : 'done'), { policy: noSpread });
+    assert.equal(answer, 'done');
+  } finally {
+    clearInterval(timer);
+  }
+  const took = performance.now() - started;
+  assert.ok(took >= 2000, `waited ${took} ms`);
+  assert.ok(ticks >= 100, `only ${ticks} ticks of the 200 expected: the loop was blocked`);
+});
+
+test('aborting in the middle of a 10 s wait rejects within 1 s', async () => {
+  const controller = new AbortController();
+  let attempts = 0;
+  setTimeout(() => controller.abort(), 300);
+  const started = performance.now();
+  await assert.rejects(
+    recuo.retry(() => { attempts++; return unavailable(10); }, { policy: noSpread, signal: controller.signal }),
+    (e) => e === controller.signal.reason && e.name === 'AbortError',
+  );
+  const took = performance.now() - started;
+  assert.ok(took < 1300, `rejected after ${took} ms`);
+  assert.equal(attempts, 1);
+});
+
+test('an aborted signal makes no attempt (retry, comRetry)', async () => {
+  const controller = new AbortController();
+  controller.abort();
+  let calls = 0;
+  await assert.rejects(recuo.retry(() => calls++, { signal: controller.signal }), { name: 'AbortError' });
+  await assert.rejects(recuo.comRetry(() => calls++, { signal: controller.signal }), { name: 'AbortError' });
+  assert.equal(calls, 0);
+});
+
+test("comRetry: the task's last error rethrown, the same object; repetirSe as boolean or verdict", async () => {
+  const errors = [];
+  await assert.rejects(
+    recuo.comRetry(() => { const e = new Error(`failure ${errors.length}`); errors.push(e); throw e; }, { tentativas: 3, baseMs: 1, maxMs: 2 }),
+    (e) => e === errors[2],
+  );
+  assert.equal(errors.length, 3);
+  // false stops at once; a give-up verdict stops; a retry verdict's server wait is slept.
+  let calls = 0;
+  await assert.rejects(recuo.comRetry(() => { calls++; throw new Error('x'); }, { repetirSe: () => false }));
+  assert.equal(calls, 1);
+  calls = 0;
+  await assert.rejects(recuo.comRetry(() => { calls++; throw new Error('x'); }, { repetirSe: () => recuo.classify(404) }));
+  assert.equal(calls, 1);
+  const slept = [];
+  calls = 0;
+  const value = await recuo.comRetry(
+    () => { if (calls++ === 0) throw new Error('429'); return 'ok'; },
+    { repetirSe: () => recuo.classify(429, { headers: { 'Retry-After': '3' } }), sleep: async (ms) => { slept.push(ms); } },
+  );
+  assert.equal(value, 'ok');
+  assert.equal(slept.length, 1);
+  assert.ok(slept[0] >= 3000 && slept[0] <= 3200, `slept ${slept}`);
+  // A value, even a Response, is the task's own: comRetry does not judge it.
+  assert.equal((await recuo.comRetry(() => unavailable(1))).status, 503);
+});
+
+test('retryDelayMs: guide B', () => {
+  assert.equal(recuo.retryDelayMs('12', 0), 12000);
+  assert.equal(recuo.retryDelayMs('Sun, 06 Nov 1994 08:49:47 GMT', 0, 784111777000), 10000);
+  assert.equal(recuo.retryDelayMs('99999999999999999999', 0), Infinity);
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const d = recuo.retryDelayMs(undefined, attempt);
+    assert.ok(d >= 0 && d <= Math.min(8000, 1000 * 2 ** attempt), `${attempt}: ${d}`);
+  }
+  assert.throws(() => recuo.retryDelayMs('1', -1), RangeError);
+});
+
+test('retry classifies a returned Response: a 404 is returned, attempts exhausted return the last', async () => {
+  let calls = 0;
+  const notFound = await recuo.retry(() => { calls++; return new Response('', { status: 404 }); });
+  assert.equal(notFound.status, 404);
+  assert.equal(calls, 1);
+  calls = 0;
+  const policy = new recuo.Policy({ maxAttempts: 3, baseMs: 1, capMs: 2 });
+  const last = await recuo.retry(() => { calls++; return new Response('', { status: 500 }); }, { policy });
+  assert.equal(last.status, 500);
+  assert.equal(calls, 3);
+  // A POST's 500 may have been processed: not repeated without a key.
+  calls = 0;
+  await recuo.retry(() => { calls++; return new Response('', { status: 500 }); }, { policy, request: { method: 'POST', url: 'https://api.example/pay' } });
+  assert.equal(calls, 1);
+});
+
+test('retry: a thrown error is judged by classify, else retried; the same object rethrown', async () => {
+  const policy = new recuo.Policy({ maxAttempts: 4, baseMs: 1, capMs: 2 });
+  const error = new Error('boom');
+  let calls = 0;
+  await assert.rejects(recuo.retry(() => { calls++; throw error; }, { policy }), (e) => e === error);
+  assert.equal(calls, 4);
+  calls = 0;
+  await assert.rejects(recuo.retry(() => { calls++; throw error; }, { policy, classify: () => false }), (e) => e === error);
+  assert.equal(calls, 1);
+});
+
+test('nested loops share the outer loop\'s attempts', async () => {
+  let calls = 0;
+  const policy = new recuo.Policy({ maxAttempts: 5, baseMs: 1, capMs: 1 });
+  await assert.rejects(recuo.retry(() => recuo.retry(() => { calls++; throw new Error('x'); }, { policy }), { policy }));
+  assert.equal(calls, 5);
+});
+
+test('the gate: a regulator spaces the attempts, with timers', async () => {
+  const gate = new recuo.Gate({ regulator: new recuo.Regulator('20/s', { burst: 1 }), limit: new recuo.ConcurrencyLimit(2), budget: new recuo.RetryBudget() });
+  const starts = [];
+  const started = performance.now();
+  await Promise.all(Array.from({ length: 6 }, () => recuo.retry(() => { starts.push(performance.now()); return 'ok'; }, { gate })));
+  starts.sort((a, b) => a - b);
+  assert.equal(starts.length, 6);
+  assert.ok(starts[5] - started >= 5 * 50 - 10, `6 starts at 20/s took ${starts[5] - started} ms`);
+});
+
+test('records: redacted JSON lines from the machine', async () => {
+  const lines = [];
+  const url = 'https://ana:pw@api.example/pay?token=s3cret';
+  let calls = 0;
+  await recuo.retry(() => (calls++ === 0 ? new Response('', { status: 503, headers: { 'Retry-After': '0' } }) : new Response('ok')), {
+    request: { method: 'POST', url }, onRecord: (level, line) => lines.push([level, JSON.parse(line)]),
+  });
+  assert.deepEqual(lines.map(([, r]) => [r.type, r.decision ?? r.result]), [['attempt', 'retry'], ['attempt', 'done'], ['result', 'success']]);
+  assert.ok(!JSON.stringify(lines).includes('s3cret') && !JSON.stringify(lines).includes('pw@'));
+});
+
+test('bad input is a TypeError, RangeError or RecuoError, never a crash', async () => {
+  assert.throws(() => new recuo.Policy({ maxAttempts: 0 }), (e) => e instanceof recuo.RecuoError && e.status === 'zero_attempts');
+  assert.throws(() => new recuo.Policy({ baseMs: 10, capMs: 1 }), (e) => e.status === 'cap_below_base');
+  assert.throws(() => new recuo.Regulator('0/min'), (e) => e.status === 'invalid_rate');
+  assert.throws(() => recuo.plan(600, '120/min', '150/min', 2), (e) => e.status === 'target_above_allowance');
+  assert.throws(() => recuo.classify('teapot'), TypeError);
+  assert.throws(() => new recuo.Policy({ jitter: 'lots' }), TypeError);
+  await assert.rejects(recuo.retry('not a function'), TypeError);
+});
