@@ -4078,6 +4078,31 @@ recuo_status recuo_record_result_json(int64_t start_unix_ms,
                                       size_t buf_len,
                                       size_t *written);
 
+/**
+ * Reserves a start slot of weight `cost` if it comes within `max_wait_ns`, without waiting
+ * for it (on the regulator's own clock: `recuo_monotonic_ns()`, or a Redis regulator's
+ * server's): the non-blocking half of `recuo_regulator_acquire`, for a caller that waits
+ * with its own timer.
+ *
+ * * `RECUO_OK`: the slot is reserved; `*wait_ns_out` receives the nanoseconds until it may
+ *   start (0: now). A caller that then gives up waiting spends the slot unused (fewer
+ *   starts, never more).
+ * * `RECUO_WOULD_WAIT` (not an error): the slot would come later than `max_wait_ns`;
+ *   nothing is reserved, and `*wait_ns_out` receives the wait it would need.
+ * * `RECUO_ERR_COST_ABOVE_BURST`, `RECUO_ERR_IO` (a Redis server could not be used;
+ *   nothing is reserved), `RECUO_ERR_NULL_ARGUMENT` for `regulator`: `*wait_ns_out` is
+ *   untouched.
+ *
+ * `wait_ns_out` may be NULL; `max_wait_ns` `UINT64_MAX` is no limit.
+ *
+ * # Safety
+ * `regulator` must be NULL or a live handle; `wait_ns_out` NULL or a writable `uint64_t`.
+ */
+recuo_status recuo_regulator_reserve(const struct recuo_regulator *regulator,
+                                     uint32_t cost,
+                                     uint64_t max_wait_ns,
+                                     uint64_t *wait_ns_out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -585,15 +585,21 @@ export function recuoApi(native) {
       if (signal?.aborted) throw abortReason(signal);
       return ok;
     }
+    /**
+     * Reserves the next slot if it comes by `until` (recuo's monotonic ms; null: whenever),
+     * then waits for it with a timer — first come, first served, as the blocking acquires of
+     * other processes. False when it would come too late (nothing reserved) or `signal`
+     * aborted the wait (the slot is spent unused: fewer starts, never more).
+     */
     async _acquireUntil(cost, until, signal) {
-      for (;;) {
-        if (signal?.aborted) return false;
-        const w = this.tryAcquire({ cost });
-        if (w === 0) return true;
-        const delay = Math.ceil(w);
-        if (until !== null && now() + delay > until) return false;
-        if (!(await wait(delay, signal))) return false;
-      }
+      if (signal?.aborted) return false;
+      const max = until === null ? 2n ** 64n - 1n : BigInt(Math.max(0, Math.floor((until - now()) * 1e6)));
+      const w = [0];
+      const rc = f.recuo_regulator_reserve(this.ptr, integer(cost, 'cost', 0xffffffff), max, w);
+      if (rc === WOULD_WAIT) return false;
+      check(rc);
+      const delay = Number(w[0]) / 1e6;
+      return delay <= 0 || (await wait(Math.ceil(delay), signal));
     }
     setAdaptive(yes) { check(f.recuo_regulator_set_adaptive(this.ptr, Boolean(yes))); }
     get ratePerSecond() { return f.recuo_regulator_rate_per_s(this.ptr); }

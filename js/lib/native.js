@@ -186,6 +186,7 @@ const PROTOTYPES = [
   'uint32_t recuo_regulator_new_shared(const uint8_t *path, size_t path_len, double per_second, uint32_t burst, _Out_ recuo_regulator **out, _Out_ uint8_t *detail, size_t detail_len)',
   'void recuo_regulator_free(recuo_regulator *regulator)',
   'uint32_t recuo_regulator_try_acquire(const recuo_regulator *regulator, uint32_t cost, _Out_ uint64_t *wait_ns_out)',
+  'uint32_t recuo_regulator_reserve(const recuo_regulator *regulator, uint32_t cost, uint64_t max_wait_ns, _Out_ uint64_t *wait_ns_out)',
   'uint32_t recuo_regulator_try_acquire_at(const recuo_regulator *regulator, uint64_t now_ns, uint32_t cost, _Out_ uint64_t *wait_ns_out)',
   'uint32_t recuo_regulator_set_adaptive(const recuo_regulator *regulator, bool adaptive)',
   'double recuo_regulator_rate_per_s(const recuo_regulator *regulator)',
