@@ -1,0 +1,416 @@
+// Type declarations of the npm package `recuo` (ESM). Every decision is librecuo's (the C
+// ABI of recuo's Rust core); see docs/js.md.
+
+/** The version of the librecuo loaded (the package's own: checked at import). */
+export const version: string;
+/** Where librecuo was loaded from. */
+export const libraryPath: string;
+
+/** An error the core answered: a configuration it refused, a bad argument. */
+export class RecuoError extends Error {
+  /** The stable C status code (docs/c.md), e.g. 101. */
+  readonly code: number;
+  /** Its name, e.g. `"zero_attempts"`. */
+  readonly status: string;
+}
+
+export type GiveUpReason =
+  | 'permanent'
+  | 'attempts_exhausted'
+  | 'wait_exceeds_deadline'
+  | 'budget_exhausted'
+  | 'cancelled'
+  | 'queue_stopped';
+
+/** What happened to one operation (SPEC §6). */
+export interface Report {
+  attempts: number;
+  /** Why it gave up; null after a success. */
+  reason: GiveUpReason | null;
+  elapsedMs: number;
+  delaysMs: number[];
+  /** For `wait_exceeds_deadline` with a finite wait: how long until the server accepts a retry. */
+  retryAfterMs: number | null;
+  /** For `queue_stopped`: the reason that stopped the queue. */
+  stoppedBy: GiveUpReason | null;
+  /** In loops' reports: `Date.now()`-style instant from which a retry is allowed, or null. */
+  retryAt?: number | null;
+}
+
+/** recuo gave up in a way the operation's own result cannot say: a wait past the deadline (with the last response), or no attempt made. */
+export class GiveUpError extends Error {
+  readonly reason: GiveUpReason | null;
+  /** Milliseconds since the epoch from which the server would accept a retry, or null. */
+  readonly retryAt: number | null;
+  readonly retryAfterMs: number | null;
+  /** The last response (its body released), or null. */
+  readonly response: Response | null;
+  readonly report: Report | null;
+}
+
+export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
+export type Rule = 'never' | 'if_idempotent' | 'always';
+export type Transport = 'connect' | 'tls' | 'timeout' | 'reset' | 'other';
+export type Cause =
+  | 'success' | 'rate_limited' | 'unavailable' | 'server_error' | 'connect' | 'timeout' | 'reset'
+  | 'other' | 'not_idempotent' | 'permanent' | 'tls';
+/** Response headers in any form: fetch `Headers`, a `Map`, `[name, value]` pairs or an object. */
+export type HeadersLike = Headers | Map<string, string> | Iterable<[string, string]> | Record<string, string | string[]>;
+/** A rate: a number per second, or text such as `"90/min"`, `"2/s"`, `"5000/h"`. */
+export type RateLike = number | string;
+
+export interface PolicyOptions {
+  /** Start from guide B (1 s, 8 s, a 30 s deadline) instead of guide A (5, 200 ms, 5 s). */
+  guideB?: boolean;
+  maxAttempts?: number;
+  baseMs?: number;
+  capMs?: number;
+  jitter?: Jitter;
+  /** null: no deadline. */
+  deadlineMs?: number | null;
+  /** null: the default spread, min(window, 1 s). */
+  spreadMs?: number | null;
+  useDateHeader?: boolean;
+  quota403IsRateLimit?: boolean;
+  idempotencyHeader?: string;
+  statusRetry?: Record<number, Rule>;
+  transportRetry?: Partial<Record<Transport, Rule>>;
+  methodIdempotent?: Record<string, boolean>;
+}
+
+/** A retry policy (SPEC §6). Free it early with `close()`, or leave it to the garbage collector. */
+export class Policy {
+  constructor(options?: PolicyOptions);
+  readonly maxAttempts: number;
+  readonly baseMs: number;
+  readonly capMs: number;
+  readonly jitter: Jitter;
+  readonly deadlineMs: number | null;
+  readonly spreadMs: number | null;
+  readonly useDateHeader: boolean;
+  readonly idempotencyHeader: string;
+  methodIdempotent(method: string): boolean;
+  close(): void;
+}
+
+/** What an outcome is worth (SPEC §5). Write one by hand for a task with no HTTP meaning. */
+export interface Verdict {
+  verdict: 'success' | 'retry' | 'give_up';
+  reason?: Cause;
+  /** The server's finite wait, ms. */
+  waitMs?: number | null;
+  waitUnbounded?: boolean;
+}
+
+export interface ClassifyOptions {
+  method?: string;
+  headers?: HeadersLike;
+  idempotencyKey?: boolean;
+  nowMs?: number;
+  policy?: Policy;
+}
+
+/** Classifies a status, a fetch `Response`, a transport kind or `'success'`. */
+export function classify(outcome: number | Response | Transport | 'success', options?: ClassifyOptions): Required<Verdict>;
+
+/** `Retry-After` (SPEC §3). `waitMs` is `Infinity` for an unbounded wait, null for an invalid value. */
+export function parseRetryAfter(value: string | null | undefined, nowMs?: number): { kind: 'seconds' | 'date' | 'unbounded' | 'invalid'; waitMs: number | null };
+
+/** Guide B's `retryDelayMs`: the server's wait, else full jitter from min(8000, 1000·2^attempt); `Infinity` for an unbounded wait. */
+export function retryDelayMs(retryAfter: string | null | undefined, attempt: number, nowMs?: number, options?: { seed?: number }): number;
+
+/** SPEC §2's window, min(cap, base · 2^n). */
+export function backoffWindowMs(baseMs: number, capMs: number, n: number): number;
+
+/** The attempt being made, given to the operation (and `currentAttempt()`). */
+export interface Attempt {
+  /** From 0. */
+  readonly number: number;
+  /** What is left of the deadline, ms; null without one. */
+  readonly timeoutMs: number | null;
+  readonly signal: AbortSignal | undefined;
+  /** The operation's idempotency key: one UUID v4, the same on every attempt. */
+  readonly idempotencyKey: string;
+  /** The header to send it in (`Idempotency-Key` by default). */
+  readonly idempotencyHeader: string;
+}
+
+export type Level = 'debug' | 'info' | 'warning';
+
+export interface RetryOptions {
+  policy?: Policy;
+  gate?: Gate;
+  /** Aborting it cancels a wait at once; the loop rejects with `signal.reason`. */
+  signal?: AbortSignal;
+  /** Judges a thrown error: a boolean or a Verdict. Default: a fetch network failure by its kind, every other error retried. */
+  classify?: (error: unknown) => boolean | Verdict | Promise<boolean | Verdict>;
+  onRetry?: (attempt: number, failure: unknown, delayMs: number) => unknown;
+  onGiveUp?: (report: Report) => unknown;
+  /** Receives the machine's records: redacted JSON lines. */
+  onRecord?: (level: Level, line: string) => void;
+  /** The request, for classification (its method) and the records (its URL, redacted). */
+  request?: { method?: string; url?: string; ownKey?: boolean };
+  seed?: number;
+  /** Instead of the timer (tests). */
+  sleep?: (ms: number, signal?: AbortSignal) => unknown;
+}
+
+/**
+ * Runs `fn` under a policy on the core's operation machine. A returned fetch `Response` is
+ * classified by SPEC §5: a success or a permanent answer is returned, attempts exhausted
+ * return the last response, a wait past the deadline throws a GiveUpError. A thrown error is
+ * rethrown unchanged when the loop gives up.
+ */
+export function retry<T>(fn: (attempt: Attempt) => T | Promise<T>, options?: RetryOptions): Promise<T>;
+
+export interface ComRetryOptions {
+  tentativas?: number;
+  baseMs?: number;
+  maxMs?: number;
+  /** A boolean or a `classify` verdict (a give-up stops, a server wait is honoured). Default: every error retried. */
+  repetirSe?: (erro: any) => boolean | Verdict | Promise<boolean | Verdict>;
+  seed?: number;
+  sleep?: (ms: number, signal?: AbortSignal) => unknown;
+  signal?: AbortSignal;
+}
+
+/** Guide A's `comRetry`: the task's value, or its last error rethrown — the same object. */
+export function comRetry<T>(tarefa: () => T | Promise<T>, opcoes?: ComRetryOptions): Promise<T>;
+
+export interface BuscarOpcoes extends RequestInit {
+  tentativas?: number;
+  baseMs?: number;
+  maxMs?: number;
+  /** The whole fetch's deadline (default 30 000 ms, guide B's); null for none. */
+  prazoMs?: number | null;
+  /** Each attempt's timeout (default 10 000 ms), clipped to what is left of the deadline. */
+  timeoutMs?: number | null;
+  gate?: Gate;
+  seed?: number;
+  sleep?: (ms: number, signal?: AbortSignal) => unknown;
+  onRecord?: (level: Level, line: string) => void;
+  /** Instead of the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Guide A's `buscarComRetry` over fetch: the last response; a network failure rethrown when every attempt failed so. */
+export function buscarComRetry(url: string | URL, opcoes?: BuscarOpcoes): Promise<Response>;
+
+/** The attempt being made in this async context, or null. */
+export function currentAttempt(): Attempt | null;
+
+/** The transport kind of an error fetch threw, or null. */
+export function transportKind(error: unknown): Transport | null;
+
+export interface Step {
+  kind: 'enter' | 'call' | 'classify' | 'sleep' | 'done' | 'gave_up';
+  attempt: number;
+  untilMs?: number | null;
+  timeoutMs?: number | null;
+  delayMs?: number;
+  reason?: GiveUpReason | null;
+  retryAtMs?: number | null;
+}
+
+export interface Decision {
+  kind: 'done' | 'retry' | 'give_up' | 'proceed' | 'enter';
+  delayMs: number;
+  nextAttempt: number;
+  reason: GiveUpReason | null;
+  retryAtMs: number | null;
+}
+
+export interface OperationOptions {
+  seed?: number;
+  gate?: Gate;
+  pool?: AttemptPool;
+  nested?: boolean;
+  statsRecorder?: StatsRecorder;
+  request?: { method?: string; url?: string };
+  records?: Level | 'none';
+  classifyLastFailure?: boolean;
+  ownKey?: boolean;
+}
+
+/** The core's operation machine, step by step (the C step API, `recuo_attempts_*`). */
+export class Operation {
+  constructor(policy?: Policy, options?: OperationOptions);
+  start(nowMs: number, unixMs?: number): Step;
+  entered(nowMs: number, passed: boolean): Step;
+  succeeded(nowMs: number): Step;
+  failed(nowMs: number): Step;
+  judged(nowMs: number, verdict: boolean | Verdict): Step;
+  responded(nowMs: number, outcome: number | Response | Transport | 'success', headers?: HeadersLike): Step;
+  slept(nowMs: number): Step;
+  cancel(): void;
+  stopQueue(reason: GiveUpReason): void;
+  pollRecord(): { level: Level; line: string } | null;
+  begin(nowMs: number): Decision;
+  next(verdict: Verdict, nowMs: number): Decision;
+  readonly idempotencyKey: string;
+  report(): Report;
+  close(): void;
+}
+
+/** The core's batch queue. */
+export class BatchQueue {
+  constructor(policy: Policy, length: number, nowMs: number, options?: { deadlineMs?: number | null; stopOnUnreachableWait?: boolean; statsRecorder?: StatsRecorder });
+  next(nowMs: number):
+    | { next: 'start'; index: number; deadlineMs: number | null; policy: Policy }
+    | { next: 'not_started'; index: number; reason: GiveUpReason | null; stoppedBy: GiveUpReason | null }
+    | { next: 'finished' };
+  finished(index: number, reason: GiveUpReason | null): boolean;
+  stop(reason: GiveUpReason): void;
+  readonly stopped: GiveUpReason | null;
+  close(): void;
+}
+
+export interface Stats {
+  initial: number;
+  retries: number;
+  successes: number;
+  failures: number;
+  notStarted: number;
+  throttled: number;
+  unavailable: number;
+  maxInFlight: number;
+  minSpacingNs: number | null;
+  meanSpacingNs: number | null;
+}
+
+export class StatsRecorder {
+  constructor();
+  snapshot(): Stats;
+  close(): void;
+}
+
+export class AttemptPool {
+  constructor(attempts: number);
+  readonly remaining: number;
+  close(): void;
+}
+
+/** Request starts at a rate with a burst (GCRA), in this process or shared through a file. */
+export class Regulator {
+  constructor(perSecond: RateLike, options?: { burst?: number });
+  /** The regulator in the file at `path`: one allowance for every process that opens it (Node, Python, PHP, C). */
+  static shared(path: string, perSecond: RateLike, options?: { burst?: number }): Regulator;
+  /** 0 when a start was taken now, else the milliseconds to wait (nothing taken). */
+  tryAcquire(options?: { cost?: number }): number;
+  /** As tryAcquire at your instant (ns): 0, or the wait in ns. */
+  tryAcquireAt(nowNs: number | bigint, options?: { cost?: number }): number;
+  /** Reserves the next start and waits for it with a timer: true, or false when `timeoutMs` would pass first. */
+  acquire(options?: { cost?: number; signal?: AbortSignal; timeoutMs?: number }): Promise<boolean>;
+  setAdaptive(yes: boolean): void;
+  readonly ratePerSecond: number;
+  readonly burst: number;
+  close(): void;
+}
+
+export class Permit {
+  release(): void;
+}
+
+/** At most `limit` requests in flight. */
+export class ConcurrencyLimit {
+  constructor(limit: number);
+  tryAcquire(): Permit | null;
+  acquire(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<Permit | null>;
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  close(): void;
+}
+
+/** Retries at most `ratio` of recent requests plus `floorPerS` (default 10% + 1/s over 10 s). */
+export class RetryBudget {
+  constructor(options?: { ratio?: number; floorPerS?: number; windowS?: number });
+  close(): void;
+}
+
+/** What every attempt passes: a place in flight, then a start slot; the budget for retries. */
+export class Gate {
+  constructor(parts?: { regulator?: Regulator; limit?: ConcurrencyLimit; budget?: RetryBudget });
+  readonly regulator: Regulator | null;
+  readonly limit: ConcurrencyLimit | null;
+  readonly budget: RetryBudget | null;
+  close(): void;
+}
+
+export interface Plan {
+  intervalMs: number;
+  durationS: number;
+  retries: number;
+  inFlight: number;
+  warnings: string[];
+}
+
+/** SPEC §8: what a batch takes. Throws a RecuoError `target_above_allowance` when the server would throttle it. */
+export function plan(requests: number, allowance: RateLike, target: RateLike, latencyS: number, retryFraction?: number): Plan;
+export function formatRate(perSecond: number): string;
+
+/** A URL without userinfo, secrets or personal data (SPEC §7). */
+export function redactUrl(url: string): string;
+export function redactUrlDetailed(url: string): { url: string; malformed: boolean };
+/** Headers as `[name, value]` pairs, sensitive values `[redacted]`. */
+export function redactHeaders(headers: HeadersLike): [string, string][];
+export function isSensitiveName(name: string): boolean;
+
+/** Who answered: the API, a proxy or a CDN, with the evidence (SPEC §7). */
+export function whoAnswered(headers: HeadersLike | Response, options?: { expectedContentType?: string }): {
+  origin: 'api' | 'proxy' | 'cdn' | 'unknown';
+  confidence: 'low' | 'medium' | 'high';
+  evidence: string[];
+};
+
+/** One attempt record (a redacted JSON line) from values you give. */
+export function attemptRecord(record: {
+  startUnixMs?: number;
+  elapsedMs?: number;
+  method?: string;
+  url?: string;
+  outcome: number | Transport | 'success';
+  headers?: HeadersLike;
+  verdict: Verdict;
+  decision: { kind: Decision['kind']; delayMs?: number; nextAttempt?: number; reason?: GiveUpReason | null; retryAtMs?: number | null };
+}): string;
+
+/** recuo's monotonic clock (CLOCK_MONOTONIC), ms and ns: the machine's and the regulator's instants. */
+export function monotonicMs(): number;
+export function monotonicNs(): number;
+
+declare const recuo: {
+  version: typeof version;
+  libraryPath: typeof libraryPath;
+  RecuoError: typeof RecuoError;
+  GiveUpError: typeof GiveUpError;
+  Policy: typeof Policy;
+  Operation: typeof Operation;
+  BatchQueue: typeof BatchQueue;
+  StatsRecorder: typeof StatsRecorder;
+  AttemptPool: typeof AttemptPool;
+  Regulator: typeof Regulator;
+  ConcurrencyLimit: typeof ConcurrencyLimit;
+  Permit: typeof Permit;
+  RetryBudget: typeof RetryBudget;
+  Gate: typeof Gate;
+  parseRetryAfter: typeof parseRetryAfter;
+  retryDelayMs: typeof retryDelayMs;
+  backoffWindowMs: typeof backoffWindowMs;
+  classify: typeof classify;
+  retry: typeof retry;
+  comRetry: typeof comRetry;
+  buscarComRetry: typeof buscarComRetry;
+  currentAttempt: typeof currentAttempt;
+  transportKind: typeof transportKind;
+  plan: typeof plan;
+  formatRate: typeof formatRate;
+  redactUrl: typeof redactUrl;
+  redactUrlDetailed: typeof redactUrlDetailed;
+  redactHeaders: typeof redactHeaders;
+  isSensitiveName: typeof isSensitiveName;
+  whoAnswered: typeof whoAnswered;
+  attemptRecord: typeof attemptRecord;
+  monotonicMs: typeof monotonicMs;
+  monotonicNs: typeof monotonicNs;
+};
+export default recuo;
