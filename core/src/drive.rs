@@ -15,7 +15,6 @@ use crate::idempotency::IdempotencyKey;
 pub struct AttemptContext<'a> {
     attempt: u32,
     key: &'a OnceCell<IdempotencyKey>,
-    rng: &'a RefCell<dyn RngCore + 'a>,
     header: &'a str,
 }
 
@@ -35,13 +34,12 @@ impl AttemptContext<'_> {
     }
 
     /// The operation's idempotency key: created at the first call, the same on every attempt
-    /// of this operation, never shared with another operation. It is drawn from the loop's
-    /// generator, so a seeded loop makes the same key every run (and a loop that reads the key
-    /// draws its later delays further along the same sequence).
+    /// of this operation, never shared with another operation: from the operating system's
+    /// random source ([`IdempotencyKey::random`]), never from the loop's seed (SPEC §5).
     pub fn idempotency_key(&self) -> IdempotencyKey {
         *self
             .key
-            .get_or_init(|| IdempotencyKey::generate(&mut *self.rng.borrow_mut()))
+            .get_or_init(IdempotencyKey::random)
     }
 
     /// The header to send the key in (the policy's, `Idempotency-Key` by default).
@@ -210,7 +208,6 @@ pub fn drive<D: Driver, R: RngCore>(
         let ctx = AttemptContext {
             attempt,
             key: &key,
-            rng: &rng,
             header: attempts.policy().idempotency_header(),
         };
         let error = match driver.attempt(&ctx) {

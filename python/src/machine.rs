@@ -32,7 +32,7 @@ pub(crate) type KeyCell = Arc<OnceLock<IdempotencyKey>>;
 /// the jitter generator: reading the key (or not) cannot change a seeded run's delays, and a
 /// seed meant for tests never makes a key predictable.
 pub(crate) fn key_of(cell: &KeyCell) -> IdempotencyKey {
-    *cell.get_or_init(|| IdempotencyKey::generate(&mut LazyJitterRng::new(None)))
+    *cell.get_or_init(IdempotencyKey::random)
 }
 
 /// The attempt being made: its number (from 0), the operation's idempotency key and the
