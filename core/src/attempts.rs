@@ -167,9 +167,7 @@ impl Attempts {
     /// random source ([`IdempotencyKey::random`]; `_rng`, the jitter's generator, is never
     /// used for it — SPEC §5), then the same on every attempt of this operation.
     pub fn idempotency_key<R: RngCore + ?Sized>(&mut self, _rng: &mut R) -> IdempotencyKey {
-        *self
-            .key
-            .get_or_insert_with(IdempotencyKey::random)
+        *self.key.get_or_insert_with(IdempotencyKey::random)
     }
 
     /// Attempts begun so far.

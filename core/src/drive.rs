@@ -37,9 +37,7 @@ impl AttemptContext<'_> {
     /// of this operation, never shared with another operation: from the operating system's
     /// random source ([`IdempotencyKey::random`]), never from the loop's seed (SPEC §5).
     pub fn idempotency_key(&self) -> IdempotencyKey {
-        *self
-            .key
-            .get_or_init(IdempotencyKey::random)
+        *self.key.get_or_init(IdempotencyKey::random)
     }
 
     /// The header to send the key in (the policy's, `Idempotency-Key` by default).

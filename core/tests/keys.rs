@@ -61,7 +61,7 @@ fn a_forked_child_never_repeats_its_parents_keys() {
     let parent: Vec<String> = (0..2)
         .map(|_| IdempotencyKey::random().to_string())
         .collect();
-    let mut got = vec![0u8; 72];
+    let mut got = [0u8; 72];
     let mut filled = 0;
     while filled < got.len() {
         // SAFETY: reading into the unfilled rest of a live buffer.
