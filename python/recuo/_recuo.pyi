@@ -4,7 +4,7 @@ import os
 from collections.abc import Iterable
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import Any, Callable, Literal, Protocol, TypeVar, final
+from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, final
 
 _T = TypeVar("_T")
 
@@ -19,6 +19,7 @@ __all__ = [
     "Decision",
     "Gate",
     "IdempotencyKey",
+    "InternalError",
     "Permit",
     "Plan",
     "PlanError",
@@ -497,6 +498,23 @@ class SharedFileError(ValueError):
     up with another rate or burst: the second opener is refused with the settings in force
     and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
     server that cannot be reached, ``ConnectionError``.)"""
+
+class InternalError(Exception):
+    """A bug inside recuo: a Rust panic, caught at the boundary.
+
+    A subclass of Exception (never a BaseException: ``except Exception`` catches it), with
+    ``code`` 900 and ``name`` ``"panic"``, as C's ``RECUO_ERR_PANIC``. The message is the
+    panic's; please report it. The exception raised is pyo3's ``PanicException``, made a
+    subclass of this class when recuo is imported."""
+
+    code: ClassVar[int]
+    """900, as C's ``RECUO_ERR_PANIC``."""
+    name: ClassVar[str]
+    """``"panic"``."""
+
+def _force_panic() -> None:
+    """For recuo's own tests only: panics inside Rust, so that a test can see a panic
+    arrive as ``recuo.InternalError``."""
 
 def monotonic_ns() -> int:
     """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
