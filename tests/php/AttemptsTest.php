@@ -117,7 +117,8 @@ final class AttemptsTest extends TestCase
         $this->assertSame('retry', $attempts->decide(classify(503, nowMs: 0), 1)->kind);
         $this->assertSame($key, $attempts->idempotencyKey());
         $this->assertNotSame($key, (new Attempts(Policy::guideA()))->idempotencyKey());
-        $this->assertSame((new Attempts(Policy::guideA(), 3))->idempotencyKey(), (new Attempts(Policy::guideA(), 3))->idempotencyKey());
+        // A seed fixes the jitter, never the key (SPEC §5).
+        $this->assertNotSame((new Attempts(Policy::guideA(), 3))->idempotencyKey(), (new Attempts(Policy::guideA(), 3))->idempotencyKey());
     }
 
     public function testTheSeedFixesTheJitter(): void

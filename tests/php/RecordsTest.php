@@ -114,12 +114,12 @@ final class RecordsTest extends TestCase
         );
         $to = self::nowMs() + 1;
         $this->assertSame('created', $value);
-        $this->assertSame([1014, 2109], $sleeps);
+        $this->assertSame([1003, 2061], $sleeps);
         $attempt = static fn (array $fields): array => ['type' => 'attempt', 'start' => 'T', 'elapsed_ms' => 0, 'method' => 'POST', 'url' => self::REDACTED] + $fields;
         $this->assertSame(
             [
-                $attempt(['status' => 503, 'request_id' => 'req-0', 'wait_headers' => ['Retry-After' => '1'], 'delay_ms' => 1014, 'decision' => 'retry', 'reason' => 'unavailable']),
-                $attempt(['status' => 429, 'request_id' => 'ray-1', 'wait_headers' => ['RateLimit-Remaining' => '0', 'RateLimit-Reset' => '2'], 'delay_ms' => 2109, 'decision' => 'retry', 'reason' => 'rate_limited']),
+                $attempt(['status' => 503, 'request_id' => 'req-0', 'wait_headers' => ['Retry-After' => '1'], 'delay_ms' => 1003, 'decision' => 'retry', 'reason' => 'unavailable']),
+                $attempt(['status' => 429, 'request_id' => 'ray-1', 'wait_headers' => ['RateLimit-Remaining' => '0', 'RateLimit-Reset' => '2'], 'delay_ms' => 2061, 'decision' => 'retry', 'reason' => 'rate_limited']),
                 $attempt(['status' => 201, 'request_id' => 'req-2', 'wait_headers' => [], 'delay_ms' => null, 'decision' => 'done', 'reason' => 'success']),
                 ['type' => 'result', 'start' => 'T', 'method' => 'POST', 'url' => self::REDACTED, 'result' => 'success', 'attempts' => 3, 'reason' => null, 'total_ms' => 0],
             ],
