@@ -1349,6 +1349,13 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * For recuo's own tests only: panics inside the boundary, so that a test can see a panic
+ * arrive as a status. Always returns `RECUO_ERR_PANIC` (the default panic hook prints the
+ * panic message on standard error).
+ */
+recuo_status recuo_test_force_panic(void);
+
+/**
  * The version of the library actually loaded, such as `"0.1.0"`: compare it with the
  * `RECUO_VERSION` macro to detect a header/library mismatch.
  *
@@ -2025,8 +2032,9 @@ uint32_t recuo_attempt_pool_remaining(const struct recuo_attempt_pool *pool);
 recuo_status recuo_attempts_new(const struct recuo_policy *policy, struct recuo_attempts **out);
 
 /**
- * `recuo_attempts_new` with the jitter and the idempotency key drawn from a generator seeded
- * with `seed`: the same calls give the same delays and key on every run (for exact tests).
+ * `recuo_attempts_new` with the jitter drawn from a generator seeded with `seed`: the same
+ * calls give the same delays on every run (for exact tests). The idempotency key never comes
+ * from the seed: it is the operating system's, new for every machine (SPEC §5).
  *
  * # Safety
  * As `recuo_attempts_new`.
@@ -2233,7 +2241,7 @@ recuo_status recuo_cancel_token_cancel(const struct recuo_cancel_token *token);
 bool recuo_cancel_token_is_cancelled(const struct recuo_cancel_token *token);
 
 /**
- * New options with the defaults: jitter and key seeded by the operating system, real sleeps
+ * New options with the defaults: jitter seeded by the operating system, real sleeps
  * and clocks, no cancellation token, no attempt pool, no gate, no hooks, no record sink (and
  * an empty method and URL), no stats recorder. Free them with
  * `recuo_retry_options_free`. NULL only if recuo panicked.
@@ -2249,14 +2257,15 @@ struct recuo_retry_options *recuo_retry_options_new(void);
 void recuo_retry_options_free(struct recuo_retry_options *options);
 
 /**
- * Draws the jitter and the idempotency key from a generator seeded with `seed`: the same
- * seed and outcomes give the same delays and key on every run. Returns `RECUO_OK` or
+ * Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
+ * same delays on every run (the idempotency key is never the seed's: SPEC §5). Returns `RECUO_OK` or
  * `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `options` must be NULL or a live handle not in use by another thread.
  */
-recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options, uint64_t seed);
+recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options,
+                                          uint64_t seed);
 
 /**
  * Replaces the real sleep with `sleep_ms`, called with each non-zero delay and the call's
@@ -2657,11 +2666,15 @@ recuo_status recuo_regulator_new_shared(const char *path,
  * Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
  * on every machine that uses the same server and key, and stores a handle to it in `*out`.
  * Each check is one atomic script on the server, timed by the server's clock, so the
- * machines' own clocks do not matter. The handle keeps one connection (reopened after a
- * failure; connecting, reading and writing each time out after 5 s).
+ * machines' own clocks do not matter. The handle keeps one connection (reopened when a kept
+ * one turns out lost); each call — connecting, authenticating, the command and its reply —
+ * ends within 5 s, however slowly the server trickles bytes, and a reply is bounded in size
+ * (a line of 4 KiB, a string of 1 MiB, 1024 elements, 4 MiB in all).
  *
- * * `url`, `url_len`: `redis://[:password@]host[:port][/db]` or `host:port`, exactly
- *   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0).
+ * * `url`, `url_len`: `redis://[[user]:password@]host[:port][/db]` or `host:port`, exactly
+ *   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0; with a user,
+ *   `AUTH user password` is sent, as Redis 6 ACLs expect). `rediss://` is refused with
+ *   `RECUO_ERR_IO` until TLS exists: the password would leave in plain text.
  * * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
  *   `KEY:settings`.
  * * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;

@@ -299,8 +299,9 @@ pub unsafe extern "C" fn recuo_attempts_new(
     unsafe { new_attempts(policy, None, out) }
 }
 
-/// `recuo_attempts_new` with the jitter and the idempotency key drawn from a generator seeded
-/// with `seed`: the same calls give the same delays and key on every run (for exact tests).
+/// `recuo_attempts_new` with the jitter drawn from a generator seeded with `seed`: the same
+/// calls give the same delays on every run (for exact tests). The idempotency key never comes
+/// from the seed: it is the operating system's, new for every machine (SPEC §5).
 ///
 /// # Safety
 /// As `recuo_attempts_new`.

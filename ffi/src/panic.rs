@@ -91,6 +91,14 @@ pub fn boundary<R: PanicFallback>(body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| R::panic_fallback())
 }
 
+/// For recuo's own tests only: panics inside the boundary, so that a test can see a panic
+/// arrive as a status. Always returns `RECUO_ERR_PANIC` (the default panic hook prints the
+/// panic message on standard error).
+#[no_mangle]
+pub extern "C" fn recuo_test_force_panic() -> recuo_status {
+    boundary(|| panic!("recuo_test_force_panic: a deliberate panic at the boundary, for a test"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -176,11 +176,15 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
 /// Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
 /// on every machine that uses the same server and key, and stores a handle to it in `*out`.
 /// Each check is one atomic script on the server, timed by the server's clock, so the
-/// machines' own clocks do not matter. The handle keeps one connection (reopened after a
-/// failure; connecting, reading and writing each time out after 5 s).
+/// machines' own clocks do not matter. The handle keeps one connection (reopened when a kept
+/// one turns out lost); each call — connecting, authenticating, the command and its reply —
+/// ends within 5 s, however slowly the server trickles bytes, and a reply is bounded in size
+/// (a line of 4 KiB, a string of 1 MiB, 1024 elements, 4 MiB in all).
 ///
-/// * `url`, `url_len`: `redis://[:password@]host[:port][/db]` or `host:port`, exactly
-///   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0).
+/// * `url`, `url_len`: `redis://[[user]:password@]host[:port][/db]` or `host:port`, exactly
+///   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0; with a user,
+///   `AUTH user password` is sent, as Redis 6 ACLs expect). `rediss://` is refused with
+///   `RECUO_ERR_IO` until TLS exists: the password would leave in plain text.
 /// * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
 ///   `KEY:settings`.
 /// * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;

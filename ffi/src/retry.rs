@@ -166,7 +166,7 @@ pub struct recuo_retry_options {
     stats: Option<StatsRecorder>,
 }
 
-/// New options with the defaults: jitter and key seeded by the operating system, real sleeps
+/// New options with the defaults: jitter seeded by the operating system, real sleeps
 /// and clocks, no cancellation token, no attempt pool, no gate, no hooks, no record sink (and
 /// an empty method and URL), no stats recorder. Free them with
 /// `recuo_retry_options_free`. NULL only if recuo panicked.
@@ -208,8 +208,8 @@ unsafe fn with_options(
     })
 }
 
-/// Draws the jitter and the idempotency key from a generator seeded with `seed`: the same
-/// seed and outcomes give the same delays and key on every run. Returns `RECUO_OK` or
+/// Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
+/// same delays on every run (the idempotency key is never the seed's: SPEC §5). Returns `RECUO_OK` or
 /// `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety

@@ -796,13 +796,13 @@ static void attempts_idempotency_key(void) {
     CHECK_STATUS(recuo_attempts_idempotency_key(b, k3, sizeof k3, NULL), RECUO_OK);
     CHECK(is_uuid_v4(k3) && strcmp(k1, k3) != 0);
 
-    /* Seeded machines draw the same key. */
+    /* Seeded machines draw their jitter from the seed, never their key (SPEC §5). */
     CHECK_STATUS(recuo_attempts_new_seeded(p, 7, &c), RECUO_OK);
     CHECK_STATUS(recuo_attempts_idempotency_key(c, k2, sizeof k2, NULL), RECUO_OK);
     recuo_attempts_free(c);
     CHECK_STATUS(recuo_attempts_new_seeded(p, 7, &c), RECUO_OK);
     CHECK_STATUS(recuo_attempts_idempotency_key(c, k3, sizeof k3, NULL), RECUO_OK);
-    CHECK(is_uuid_v4(k2) && strcmp(k2, k3) == 0);
+    CHECK(is_uuid_v4(k2) && is_uuid_v4(k3) && strcmp(k2, k3) != 0);
     recuo_attempts_free(c);
 
     /* A buffer too small gets nothing at all: a cut key must never be sent. */
@@ -1131,15 +1131,17 @@ static void retry_success_and_keys(void) {
           report.delay_count == 1 && n == 1 && delays[0] == 10);
     CHECK(strcmp(r.keys[0], r.keys[1]) == 0);
 
-    /* The same seed draws the same key; the state machine with that seed draws it too. */
+    /* The same seed never draws the same key (SPEC §5: keys come from the operating system),
+     * and neither does the state machine with that seed. */
     struct run again = {.policy = p, .script = script, .nscript = 2};
     CHECK_STATUS(recuo_retry(p, http_operation, &again, o, NULL, NULL, 0, NULL), RECUO_OK);
-    CHECK(strcmp(r.keys[0], again.keys[0]) == 0);
+    CHECK(strcmp(again.keys[0], again.keys[1]) == 0);
+    CHECK(strcmp(r.keys[0], again.keys[0]) != 0);
     recuo_attempts *a = NULL;
     char key[RECUO_IDEMPOTENCY_KEY_SIZE];
     CHECK_STATUS(recuo_attempts_new_seeded(p, 3, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_idempotency_key(a, key, sizeof key, NULL), RECUO_OK);
-    CHECK_CTX(strcmp(key, r.keys[0]) == 0, "%s vs %s", key, r.keys[0]);
+    CHECK_CTX(strcmp(key, r.keys[0]) != 0 && strcmp(key, again.keys[0]) != 0, "%s", key);
     recuo_attempts_free(a);
 
     /* Without a seed (NULL options: the defaults, real sleeps), each operation its own key. */
