@@ -100,7 +100,15 @@ pub fn redact_url(url: &str) -> RedactedUrl {
     };
     let rest = match authority_at {
         Some(i) => {
-            out.push_str(&mask_personal(&before_query[..i], false));
+            // What stands before `://` when it is no scheme (`x;token=s://h`) may hold a
+            // secret: redacted as a path, and anything up to an `@` dropped as userinfo.
+            let lead = &before_query[..i];
+            if malformed {
+                let lead = lead.rfind('@').map_or(lead, |at| &lead[at + 1..]);
+                out.push_str(&mask_personal(&redact_path_params(lead), true));
+            } else {
+                out.push_str(&mask_personal(lead, false));
+            }
             let after = &before_query[i..];
             let (authority, path) = match after.find('/') {
                 Some(j) => (&after[..j], &after[j..]),
@@ -193,7 +201,12 @@ fn redact_pair(pair: &str, out: &mut String) {
         Some((name, value)) => {
             out.push_str(&mask_personal(name, false));
             out.push('=');
-            out.push_str(&mask_personal(value, true));
+            if value.contains("://") {
+                // A URL as a value (`?next=https://u:pw@h/`): redacted as a URL.
+                out.push_str(&redact_url(value).url);
+            } else {
+                out.push_str(&mask_personal(value, true));
+            }
         }
         None => out.push_str(&mask_personal(pair, true)),
     }
@@ -230,7 +243,13 @@ pub fn redact_urls_in(text: &str) -> String {
         };
         out.push_str(&redact_words(&rest[..open]));
         out.push('<');
-        out.push_str(&redact_url(&rest[open + 1..open + len]).url);
+        // A URI reference holds no blank or quote: what does is text, read word by word.
+        let inner = &rest[open + 1..open + len];
+        if inner.contains(|c: char| c.is_whitespace() || c == '"') {
+            out.push_str(&redact_words(inner));
+        } else {
+            out.push_str(&redact_url(inner).url);
+        }
         out.push('>');
         rest = &rest[open + len + 1..];
     }
@@ -460,6 +479,21 @@ mod tests {
             let _ = redact_url(junk);
         }
         assert!(redact_url("http://").malformed);
+    }
+
+    #[test]
+    fn fuzzed_placements_of_secrets_are_redacted() {
+        // Found by `make fuzz-redaction`: text before `://` that is no scheme.
+        let out = redact_urls_in("\0Lecatio:pp;token=S3CR3T\u{e3}://ush/");
+        assert_eq!(out, "\0Lecatio:pp;token=[redacted]//ush/");
+        // Found by `make fuzz-redaction`: blanks inside angle brackets are no URI reference.
+        let out = redact_urls_in("</a?x=1  https://user:S3CR3T@</b>");
+        assert_eq!(out, "</a?x=1  https://</b>");
+        // A URL as a query value keeps no userinfo.
+        assert_eq!(
+            r("https://h/login?next=https://u:S3CR3T@h2/x"),
+            "https://h/login?next=https://h2/x"
+        );
     }
 
     #[test]
