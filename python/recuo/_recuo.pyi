@@ -499,6 +499,14 @@ class SharedFileError(ValueError):
     and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
     server that cannot be reached, ``ConnectionError``.)"""
 
+@final
+class _Reservation:
+    """A start reserved by ``Regulator._reserve``, for the asyncio glue (private)."""
+
+    @property
+    def wait_ns(self) -> int:
+        """The wait before the start may go, in nanoseconds (0: now)."""
+
 class InternalError(Exception):
     """A bug inside recuo: a Rust panic, caught at the boundary.
 
@@ -591,8 +599,12 @@ class Regulator:
         """A 429 was seen: an adaptive regulator halves its rate."""
     def on_success(self) -> None:
         """A start succeeded: an adaptive regulator gives back 1/16 of its rate."""
-    def _reserve(self, max_wait_ns: int, cost: int, /) -> int | None:
-        """Reserves a start now if it comes within ``max_wait_ns``: the wait, or ``None``."""
+    def _reserve(self, max_wait_ns: int, cost: int, /) -> _Reservation | None:
+        """Reserves a start now if it comes within ``max_wait_ns``: the reservation, or
+        ``None``."""
+    def _give_back(self, reservation: _Reservation, /) -> bool:
+        """Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
+        again."""
     @property
     def rate(self) -> float:
         """The rate in force, in starts per second."""

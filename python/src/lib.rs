@@ -143,6 +143,8 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyReport>()?;
     m.add_class::<machine::PyIdempotencyKey>()?;
     m.add_class::<limits::PyRegulator>()?;
+    // Private, out of `__all__`: what `Regulator._reserve` answers.
+    m.setattr("_Reservation", py.get_type::<limits::PyReservation>())?;
     m.add_class::<limits::PyConcurrencyLimit>()?;
     m.add_class::<limits::PyPermit>()?;
     m.add_class::<limits::PyRetryBudget>()?;

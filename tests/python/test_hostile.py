@@ -79,3 +79,23 @@ def test_two_loops_with_one_seed_make_two_keys() -> None:
     a, b = _keys(0)[1], _keys(0)[1]
     assert len(a) == len(b) == 36
     assert a != b
+
+
+def test_a_cancelled_acquire_async_gives_its_slot_back() -> None:
+    import asyncio
+
+    regulator = recuo.Regulator("1/min")
+    assert regulator.acquire() is True
+
+    async def cancel_a_wait() -> None:
+        task = asyncio.ensure_future(regulator.acquire_async())
+        await asyncio.sleep(0.03)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    for _ in range(3):
+        asyncio.run(cancel_a_wait())
+    # The next start waits what is left of the first minute, not one minute per cancellation.
+    wait = regulator.try_acquire()
+    assert 59.0 < wait <= 60.0, wait
