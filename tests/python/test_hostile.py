@@ -6,6 +6,7 @@ with one seed are all different."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import socket
 import threading
 
@@ -99,3 +100,15 @@ def test_a_cancelled_acquire_async_gives_its_slot_back() -> None:
     # The next start waits what is left of the first minute, not one minute per cancellation.
     wait = regulator.try_acquire()
     assert 59.0 < wait <= 60.0, wait
+
+
+def test_a_shared_file_through_a_symbolic_link_is_refused(tmp_path: os.PathLike[str]) -> None:
+    victim = os.path.join(tmp_path, "victim")
+    link = os.path.join(tmp_path, "link")
+    os.symlink(victim, link)
+    with pytest.raises(OSError) as info:
+        recuo.Regulator.shared(link, "1/s")
+    assert str(info.value) == (
+        f"shared state: refusing {link}: it is a symbolic link (a shared file is never opened through one)"
+    )
+    assert not os.path.exists(victim)
