@@ -252,13 +252,20 @@ fn wire_error(e: std::io::Error) -> SharedError {
     }
 }
 
-/// At most [`QUOTE`] bytes of `bytes`, escaped, for an error message; URLs in it redacted.
+/// At most [`QUOTE`] bytes of `bytes`, escaped, for an error message (and at most twice as
+/// many characters once escaped); URLs in it redacted.
 fn quote(bytes: &[u8]) -> String {
     let cut = bytes.len().min(QUOTE);
     let text = String::from_utf8_lossy(&bytes[..cut]);
     let text = crate::redact::redact_urls_in(&text);
-    let more = if bytes.len() > cut { "…" } else { "" };
-    format!("\"{}{more}\"", text.escape_debug())
+    let escaped: String = text.escape_debug().collect();
+    let shown: String = escaped.chars().take(2 * QUOTE).collect();
+    let more = if bytes.len() > cut || shown.len() < escaped.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!("\"{shown}{more}\"")
 }
 
 /// One line, without its `\r\n`: at most [`MAX_LINE`] bytes, read by the deadline.
@@ -910,6 +917,36 @@ mod tests {
             server.join().unwrap(),
             b"*3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$7\r\nhunter2\r\n"
         );
+    }
+
+    #[test]
+    fn quotes_are_short_escaped_and_redacted() {
+        assert_eq!(quote(b"OK"), "\"OK\"");
+        // 60 control bytes: 48 quoted, escaped as \u{1}, cut at 96 characters.
+        assert_eq!(
+            quote(&[1u8; 60]),
+            format!("\"{}…\"", "\\u{1}".repeat(19) + "\\")
+        );
+        assert_eq!(
+            quote(b"see https://u:pw@h/x?token=abc"),
+            "\"see https://h/x?token=[redacted]\""
+        );
+        assert!(line_error(&[0xffu8; 5000]).len() <= 300);
+    }
+
+    impl Stream for std::io::Cursor<Vec<u8>> {
+        fn bound(&mut self, _: Duration) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The error text the reader gives for `data`.
+    fn line_error(data: &[u8]) -> String {
+        let mut conn = BufReader::new(std::io::Cursor::new(data.to_vec()));
+        match read_line(&mut conn, &mut Limits::new(Instant::now() + DEADLINE)) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
     }
 
     #[test]
