@@ -2643,11 +2643,17 @@ recuo_status recuo_regulator_new(double per_second, uint32_t burst, struct recuo
  *   those asked for, for an I/O error the system's reason; on success, an empty string.
  *   256 bytes are plenty.
  *
+ * The file is opened without following a symbolic link and created `0600` with its space
+ * reserved (a full disk fails here, not with SIGBUS later); every value read from it is
+ * clamped to this handle's settings.
+ *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
  * `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
- * something else (another kind of recuo state, a file of the wrong size) — two processes
- * must not believe in two different allowances; `RECUO_ERR_IO` when the file cannot be
- * opened, sized, locked or mapped; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
+ * something else (another kind of recuo state, a file of the wrong size, contents that are
+ * no recuo state — refused, never set up again) — two processes must not believe in two
+ * different allowances; `RECUO_ERR_IO` when the file cannot be opened, sized, locked or
+ * mapped, or is refused as unsafe (a symbolic link, not a regular file, another user's, or
+ * writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
  * non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
  *
  * # Safety
@@ -2973,8 +2979,12 @@ recuo_status recuo_retry_budget_new_default(struct recuo_retry_budget **out);
  *   NUL-terminated and truncated to fit (a mismatch names the file's settings and those
  *   asked for); on success, an empty string. 256 bytes are plenty.
  *
+ * The file is checked as `recuo_regulator_new_shared` checks its own, and its counts
+ * saturate instead of wrapping.
+ *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the file holds
- * other settings, or something else); `RECUO_ERR_IO`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+ * other settings, or something else); `RECUO_ERR_IO` (also for a file refused as unsafe);
+ * `RECUO_ERR_NULL_ARGUMENT` (`out`, or
  * `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is
  * untouched.
  *
