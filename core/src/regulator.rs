@@ -657,7 +657,10 @@ mod tests {
         let slow = reg("1/min", 1);
         assert!(slow.acquire(1, &cancel).unwrap());
         // (On a slow regulator: a loaded machine may take a whole 1 ms between two calls.)
-        assert_eq!(slow.acquire_until(1, Duration::ZERO, &cancel).unwrap(), None);
+        assert_eq!(
+            slow.acquire_until(1, Duration::ZERO, &cancel).unwrap(),
+            None
+        );
         let c = cancel.clone();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(30));
