@@ -8,7 +8,7 @@ VENV := $(ROOT)/.venv
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk
+include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk
 
 .PHONY: help deps test demo demo-guides test-rust lint-rust fmt test-readme bench bench-rust
 
@@ -18,8 +18,8 @@ help: ## list the targets
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
 
-test: deps ## run every test: Rust, the recuo command, C, header drift, Python, PHP, JavaScript, README examples
-	@$(MAKE) --no-print-directory lint-rust lint-cli test-rust test-cli test-c test-python test-php test-js test-readme
+test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, Python, PHP, JavaScript, README examples
+	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-python test-php test-js test-readme
 	@echo "make test: all suites passed"
 
 demo: deps ## build recuo and run a trial batch against its embedded rate-limited API

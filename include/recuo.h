@@ -1576,6 +1576,13 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * For recuo's own tests only: panics inside the boundary, so that a test can see a panic
+ * arrive as a status. Always returns `RECUO_ERR_PANIC` (the default panic hook prints the
+ * panic message on standard error).
+ */
+recuo_status recuo_test_force_panic(void);
+
+/**
  * The version of the library actually loaded, such as `"0.1.0"`: compare it with the
  * `RECUO_VERSION` macro to detect a header/library mismatch.
  *
@@ -2691,7 +2698,8 @@ void recuo_retry_options_free(struct recuo_retry_options *options);
  * # Safety
  * `options` must be NULL or a live handle not in use by another thread.
  */
-recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options, uint64_t seed);
+recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options,
+                                          uint64_t seed);
 
 /**
  * Replaces the real sleep with `sleep_ms`, called with each non-zero delay and the call's
@@ -3052,11 +3060,17 @@ recuo_status recuo_regulator_new(double per_second, uint32_t burst, struct recuo
  *   those asked for, for an I/O error the system's reason; on success, an empty string.
  *   256 bytes are plenty.
  *
+ * The file is opened without following a symbolic link and created `0600` with its space
+ * reserved (a full disk fails here, not with SIGBUS later); every value read from it is
+ * clamped to this handle's settings.
+ *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
  * `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
- * something else (another kind of recuo state, a file of the wrong size) — two processes
- * must not believe in two different allowances; `RECUO_ERR_IO` when the file cannot be
- * opened, sized, locked or mapped; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
+ * something else (another kind of recuo state, a file of the wrong size, contents that are
+ * no recuo state — refused, never set up again) — two processes must not believe in two
+ * different allowances; `RECUO_ERR_IO` when the file cannot be opened, sized, locked or
+ * mapped, or is refused as unsafe (a symbolic link, not a regular file, another user's, or
+ * writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
  * non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
  *
  * # Safety
@@ -3075,11 +3089,15 @@ recuo_status recuo_regulator_new_shared(const char *path,
  * Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
  * on every machine that uses the same server and key, and stores a handle to it in `*out`.
  * Each check is one atomic script on the server, timed by the server's clock, so the
- * machines' own clocks do not matter. The handle keeps one connection (reopened after a
- * failure; connecting, reading and writing each time out after 5 s).
+ * machines' own clocks do not matter. The handle keeps one connection (reopened when a kept
+ * one turns out lost); each call — connecting, authenticating, the command and its reply —
+ * ends within 5 s, however slowly the server trickles bytes, and a reply is bounded in size
+ * (a line of 4 KiB, a string of 1 MiB, 1024 elements, 4 MiB in all).
  *
- * * `url`, `url_len`: `redis://[:password@]host[:port][/db]` or `host:port`, exactly
- *   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0).
+ * * `url`, `url_len`: `redis://[[user]:password@]host[:port][/db]` or `host:port`, exactly
+ *   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0; with a user,
+ *   `AUTH user password` is sent, as Redis 6 ACLs expect). `rediss://` is refused with
+ *   `RECUO_ERR_IO` until TLS exists: the password would leave in plain text.
  * * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
  *   `KEY:settings`.
  * * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
@@ -3378,8 +3396,12 @@ recuo_status recuo_retry_budget_new_default(struct recuo_retry_budget **out);
  *   NUL-terminated and truncated to fit (a mismatch names the file's settings and those
  *   asked for); on success, an empty string. 256 bytes are plenty.
  *
+ * The file is checked as `recuo_regulator_new_shared` checks its own, and its counts
+ * saturate instead of wrapping.
+ *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the file holds
- * other settings, or something else); `RECUO_ERR_IO`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+ * other settings, or something else); `RECUO_ERR_IO` (also for a file refused as unsafe);
+ * `RECUO_ERR_NULL_ARGUMENT` (`out`, or
  * `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is
  * untouched.
  *

@@ -31,6 +31,8 @@ C_TEST_LIMITS  := $(ROOT)/tests/c/test_limits.c
 C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
 # Starts a redis-server of its own on 127.0.0.1 (make deps installs it) and stops it.
 C_TEST_REDIS   := $(ROOT)/tests/c/test_redis.c
+# Fake Redis servers of its own (fork()ed children on 127.0.0.1), a forced panic, keys and fork.
+C_TEST_HOSTILE := $(ROOT)/tests/c/test_hostile.c
 C_EXAMPLE      := $(ROOT)/examples/c/attempts.c
 C_EXAMPLE_LIMITS := $(ROOT)/examples/c/limits.c
 C_EXAMPLE_RECORDS := $(ROOT)/examples/c/records.c
@@ -73,6 +75,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_REDIS) -o $(C_OUT)/test_redis $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_REDIS) -o $(C_OUT)/test_redis_static $(C_STATIC)
+	@$(CC) $(C_FLAGS) $(C_TEST_HOSTILE) -o $(C_OUT)/test_hostile $(C_SHARED) -lm
+	@$(CC) $(C_FLAGS) $(C_TEST_HOSTILE) -o $(C_OUT)/test_hostile_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE) -o $(C_OUT)/example_attempts $(C_SHARED)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_LIMITS) -o $(C_OUT)/example_limits $(C_SHARED)
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_RECORDS) -o $(C_OUT)/example_records $(C_SHARED)
@@ -114,6 +118,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_VALGRIND) $(C_OUT)/test_records_pkgconfig
 	@$(C_VALGRIND) $(C_OUT)/test_redis
 	@$(C_VALGRIND) $(C_OUT)/test_redis_static
+	@$(C_VALGRIND) $(C_OUT)/test_hostile 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
+	@$(C_VALGRIND) $(C_OUT)/test_hostile_static 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
 	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
 	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
 	@$(C_VALGRIND) $(C_OUT)/example_limits > $(C_OUT)/example_limits.out
@@ -138,13 +144,17 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_records_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_REDIS) \
 	        -o $(C_OUT)/test_redis_asan $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_HOSTILE) \
+	        -o $(C_OUT)/test_hostile_asan $(C_SHARED) -lm && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_loops_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_api_asan && \
 	    $(C_OUT)/test_engine_asan && \
 	    $(C_OUT)/test_limits_asan && \
 	    $(C_OUT)/test_records_asan && \
-	    $(C_OUT)/test_redis_asan; \
+	    $(C_OUT)/test_redis_asan && \
+	    ( $(C_OUT)/test_hostile_asan 2>$(C_OUT)/test_hostile.err || \
+	        { cat $(C_OUT)/test_hostile.err; false; } ); \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
 	fi

@@ -1555,4 +1555,25 @@ namespace Recuo\Exception {
     class SharedFileError extends \RuntimeException
     {
     }
+
+    /**
+     * A bug inside recuo: a Rust panic, caught at the boundary. An ordinary `\Exception`
+     * (never an `\Error`), whose code is 900, as C's `RECUO_ERR_PANIC`; the message names
+     * the function and the panic. Please report it.
+     */
+    class InternalError extends \RuntimeException
+    {
+    }
+}
+
+namespace Recuo\Testing {
+    /**
+     * For recuo's own tests only: panics inside the extension, so that a test can see a
+     * panic arrive as an {@see \Recuo\Exception\InternalError}.
+     *
+     * @throws \Recuo\Exception\InternalError always
+     */
+    function forcePanic(): void
+    {
+    }
 }

@@ -47,7 +47,11 @@ fn trial_counts_match_the_servers_stats_and_starts_stay_within_the_limit() {
     let trial = r.json();
     let stats = server.stats();
     assert_same_counts(&trial, &stats);
-    assert_eq!(n(&stats, "early_retries"), 0, "no retry before the server's wait");
+    assert_eq!(
+        n(&stats, "early_retries"),
+        0,
+        "no retry before the server's wait"
+    );
     assert_eq!(n(&trial, "initial"), 20);
     assert_eq!(n(&trial, "successes"), 20, "{trial}");
     assert_eq!(n(&trial, "failures"), 0);

@@ -170,12 +170,11 @@ impl Attempts {
         &self.policy
     }
 
-    /// The operation's idempotency key: drawn from `rng` at the first call, then the same on
-    /// every attempt of this operation.
-    pub fn idempotency_key<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> IdempotencyKey {
-        *self
-            .key
-            .get_or_insert_with(|| IdempotencyKey::generate(rng))
+    /// The operation's idempotency key: made at the first call from the operating system's
+    /// random source ([`IdempotencyKey::random`]; `_rng`, the jitter's generator, is never
+    /// used for it — SPEC §5), then the same on every attempt of this operation.
+    pub fn idempotency_key<R: RngCore + ?Sized>(&mut self, _rng: &mut R) -> IdempotencyKey {
+        *self.key.get_or_insert_with(IdempotencyKey::random)
     }
 
     /// Attempts begun so far.

@@ -84,6 +84,20 @@ enum Storage {
     Shared(Mapping<BudgetState>),
 }
 
+/// A budget's settings, kept by this process: a shared file's are checked against them
+/// when it is opened and never read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Settings {
+    ratio_ppm: u64,
+    floor_milli_per_s: u64,
+    window_s: u32,
+}
+
+struct Inner {
+    storage: Storage,
+    settings: Settings,
+}
+
 /// Allows a retry only while retries in the last `window` seconds stay within
 /// `ratio × requests + floor × window`. Clones share the budget; so do all
 /// [`RetryBudget::shared`] budgets on the same file.
@@ -94,18 +108,15 @@ enum Storage {
 /// Counting is per second and lock-free; threads that withdraw at the very same instant may
 /// overshoot the budget by at most one retry each.
 #[derive(Clone)]
-pub struct RetryBudget(Arc<Storage>);
+pub struct RetryBudget(Arc<Inner>);
 
 impl std::fmt::Debug for RetryBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = self.s();
+        let s = self.0.settings;
         f.debug_struct("RetryBudget")
-            .field("ratio", &(s.ratio_ppm.load(Ordering::Relaxed) as f64 / 1e6))
-            .field(
-                "floor_per_s",
-                &(s.floor_milli_per_s.load(Ordering::Relaxed) as f64 / 1e3),
-            )
-            .field("window_s", &s.window_s.load(Ordering::Relaxed))
+            .field("ratio", &(s.ratio_ppm as f64 / 1e6))
+            .field("floor_per_s", &(s.floor_milli_per_s as f64 / 1e3))
+            .field("window_s", &s.window_s)
             .finish()
     }
 }
@@ -153,7 +164,7 @@ impl RetryBudget {
         state.ratio_ppm.store(r, Ordering::Release);
         state.floor_milli_per_s.store(f, Ordering::Release);
         state.window_s.store(w, Ordering::Release);
-        Ok(RetryBudget(Arc::new(Storage::Local(state))))
+        Ok(Self::with(Storage::Local(state), (r, f, w)))
     }
 
     /// A budget in the file at `path`, shared by every process that opens it.
@@ -198,26 +209,43 @@ impl RetryBudget {
             },
         )
         .map_err(BudgetError::Shared)?;
-        Ok(RetryBudget(Arc::new(Storage::Shared(mapping))))
+        Ok(Self::with(Storage::Shared(mapping), (r, f, w)))
+    }
+
+    fn with(storage: Storage, (ratio_ppm, floor_milli_per_s, window_s): (u64, u64, u32)) -> Self {
+        RetryBudget(Arc::new(Inner {
+            storage,
+            settings: Settings {
+                ratio_ppm,
+                floor_milli_per_s,
+                window_s,
+            },
+        }))
     }
 
     fn s(&self) -> &BudgetState {
-        match &*self.0 {
+        match &self.0.storage {
             Storage::Local(s) => s,
             Storage::Shared(m) => m,
         }
     }
 
+    /// The window in seconds, from this process's settings (1–60).
+    fn window(&self) -> u64 {
+        u64::from(self.0.settings.window_s.clamp(1, MAX_WINDOW_S))
+    }
+
     fn bucket(&self, now_ns: u64) -> &Bucket {
         let s = self.s();
         let second = now_ns / 1_000_000_000;
-        let window = u64::from(s.window_s.load(Ordering::Acquire).clamp(1, MAX_WINDOW_S));
+        let window = self.window();
         let b = &s.buckets[(second % window) as usize];
         let seen = b.second.load(Ordering::Acquire);
         // +1 so that second 0 is never mistaken for an unused (zeroed) bucket.
-        if seen != second + 1
+        let stamp = second.saturating_add(1);
+        if seen != stamp
             && b.second
-                .compare_exchange(seen, second + 1, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(seen, stamp, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         {
             b.requests.store(0, Ordering::Release);
@@ -228,7 +256,7 @@ impl RetryBudget {
 
     /// Counts a first attempt at `now_ns` (the monotonic clock): it earns retries.
     pub fn record_request_at(&self, now_ns: u64) {
-        self.bucket(now_ns).requests.fetch_add(1, Ordering::AcqRel);
+        saturating_increment(&self.bucket(now_ns).requests);
     }
 
     /// Counts a first attempt now.
@@ -240,33 +268,33 @@ impl RetryBudget {
     pub fn counts_at(&self, now_ns: u64) -> (u64, u64) {
         let s = self.s();
         let second = now_ns / 1_000_000_000;
-        let window = u64::from(s.window_s.load(Ordering::Acquire).clamp(1, MAX_WINDOW_S));
+        let window = self.window();
         s.buckets[..window as usize]
             .iter()
             .filter(|b| {
                 let stamp = b.second.load(Ordering::Acquire);
-                stamp != 0 && stamp - 1 + window > second && stamp - 1 <= second
+                stamp != 0 && (stamp - 1).saturating_add(window) > second && stamp - 1 <= second
             })
-            .fold((0, 0), |(req, ret), b| {
+            .fold((0u64, 0u64), |(req, ret), b| {
                 (
-                    req + b.requests.load(Ordering::Acquire),
-                    ret + b.retries.load(Ordering::Acquire),
+                    req.saturating_add(b.requests.load(Ordering::Acquire)),
+                    ret.saturating_add(b.retries.load(Ordering::Acquire)),
                 )
             })
     }
 
     /// Takes one retry at `now_ns` if the budget allows it.
     pub fn try_withdraw_at(&self, now_ns: u64) -> bool {
-        let s = self.s();
+        let settings = self.0.settings;
         let (requests, retries) = self.counts_at(now_ns);
-        let ratio = s.ratio_ppm.load(Ordering::Acquire) as f64 / 1e6;
-        let floor = s.floor_milli_per_s.load(Ordering::Acquire) as f64 / 1e3;
-        let window = f64::from(s.window_s.load(Ordering::Acquire));
+        let ratio = settings.ratio_ppm as f64 / 1e6;
+        let floor = settings.floor_milli_per_s as f64 / 1e3;
+        let window = self.window() as f64;
         let allowed = ratio * requests as f64 + floor * window;
-        if (retries + 1) as f64 > allowed + 1e-9 {
+        if retries.saturating_add(1) as f64 > allowed + 1e-9 {
             return false;
         }
-        self.bucket(now_ns).retries.fetch_add(1, Ordering::AcqRel);
+        saturating_increment(&self.bucket(now_ns).retries);
         true
     }
 }
@@ -275,6 +303,11 @@ impl RetryAllowance for RetryBudget {
     fn try_withdraw(&self) -> bool {
         self.try_withdraw_at(monotonic_ns())
     }
+}
+
+/// Adds 1 to `count`, stopping at `u64::MAX` (a shared file may hold any number).
+fn saturating_increment(count: &AtomicU64) {
+    let _ = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_add(1));
 }
 
 /// A zeroed `BudgetState` on the heap.

@@ -28,6 +28,8 @@ pub mod classify;
 pub mod clock;
 pub mod drive;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod gate;
 pub mod guide;
 pub mod headers;
@@ -52,6 +54,7 @@ pub mod run;
 pub mod server_wait;
 mod shm;
 pub mod stats;
+mod structured;
 pub mod units;
 
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
@@ -83,7 +86,7 @@ pub use record::{
     attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,
 };
 pub use redact::{redact_headers, redact_url, RedactedUrl};
-pub use regulator::{Regulator, RegulatorError};
+pub use regulator::{Regulator, RegulatorError, Reservation};
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
 pub use run::{retry, Retry};

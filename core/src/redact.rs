@@ -8,10 +8,18 @@
 //! - Headers keep their names; the values of sensitive ones become `[redacted]`, and URLs in
 //!   the values of the others (`Location`, `Link`, …) are redacted as above.
 //!
+//! - Path parameters (`/cart;jsessionid=…`) and `name=value` pieces of a path whose name is
+//!   sensitive lose their value too.
+//! - In free text (a header value), every word that holds a URL or a URI reference — `://`,
+//!   a scheme-relative `//host`, a leading `/`, a `?`, `#`, `;` or `@` — is redacted as a
+//!   URL, whole: a URL in a header value does not end at `;`, `,` or `'`. Words end only at
+//!   white space and `"`; `<…>` references are redacted whole.
+//!
 //! A name is sensitive when it is `Authorization`, `Proxy-Authorization`, `Cookie`,
-//! `Set-Cookie`, `sid` or `sig` (Azure's and others' signatures), or contains (in any case, after percent-decoding) `token`,
-//! `secret`, `password`, `passwd`, `key`, `auth`, `session`, `sessid` (PHP's `PHPSESSID`),
-//! `signature` or `credential`.
+//! `Set-Cookie`, `sid` or `sig` (Azure's and others' signatures), `code` (OAuth's
+//! authorization code, RFC 6749 §4.1.2), or contains (in any case, after percent-decoding)
+//! `token`, `secret`, `password`, `passwd`, `pwd`, `pass`, `key`, `auth`, `session`, `sessid`
+//! (PHP's `PHPSESSID`), `signature`, `credential`, `jwt`, `bearer` or `csrf`.
 
 /// What a secret's value becomes.
 pub const REDACTED: &str = "[redacted]";
@@ -20,15 +28,21 @@ pub const EMAIL: &str = "[email]";
 /// What a long number (CPF, CNPJ, card, phone) becomes.
 pub const NUMBER: &str = "[number]";
 
-const SENSITIVE_NAMES: [&str; 6] = [
+const SENSITIVE_NAMES: [&str; 7] = [
     "authorization",
     "proxy-authorization",
     "cookie",
     "set-cookie",
     "sid",
     "sig",
+    "code",
 ];
-const SENSITIVE_PARTS: [&str; 10] = [
+const SENSITIVE_PARTS: [&str; 15] = [
+    "pwd",
+    "pass",
+    "jwt",
+    "bearer",
+    "csrf",
     "sessid",
     "token",
     "secret",
@@ -58,8 +72,9 @@ pub struct RedactedUrl {
     pub malformed: bool,
 }
 
-/// Redacts a URL: userinfo removed, sensitive query values `[redacted]`, e-mails and long
-/// numbers masked in the path and query values. Never panics, whatever the input.
+/// Redacts a URL: userinfo removed (of a scheme-relative `//user:pw@host/` too), sensitive
+/// query and path parameter values `[redacted]`, e-mails and long numbers masked in the path
+/// and query values. Never panics, whatever the input.
 pub fn redact_url(url: &str) -> RedactedUrl {
     let mut malformed = url.chars().any(|c| c.is_control() || c == ' ');
     let (before_fragment, fragment) = match url.split_once('#') {
@@ -71,15 +86,30 @@ pub fn redact_url(url: &str) -> RedactedUrl {
         None => (before_fragment, None),
     };
     let mut out = String::with_capacity(url.len());
-    // scheme://authority/path — or a relative path.
-    let rest = match before_query.find("://") {
+    // scheme://authority/path, //authority/path — or a relative path.
+    let authority_at = match before_query.find("://") {
+        _ if before_query.starts_with("//") => Some(2),
         Some(i) => {
             // An odd scheme makes the URL malformed, but its userinfo still goes.
             if !is_scheme(&before_query[..i]) {
                 malformed = true;
             }
-            out.push_str(&mask_personal(&before_query[..i + 3], false));
-            let after = &before_query[i + 3..];
+            Some(i + 3)
+        }
+        None => None,
+    };
+    let rest = match authority_at {
+        Some(i) => {
+            // What stands before `://` when it is no scheme (`x;token=s://h`) may hold a
+            // secret: redacted as a path, and anything up to an `@` dropped as userinfo.
+            let lead = &before_query[..i];
+            if malformed {
+                let lead = lead.rfind('@').map_or(lead, |at| &lead[at + 1..]);
+                out.push_str(&mask_personal(&redact_path_params(lead), true));
+            } else {
+                out.push_str(&mask_personal(lead, false));
+            }
+            let after = &before_query[i..];
             let (authority, path) = match after.find('/') {
                 Some(j) => (&after[..j], &after[j..]),
                 None => (after, ""),
@@ -91,12 +121,12 @@ pub fn redact_url(url: &str) -> RedactedUrl {
             if host.is_empty() {
                 malformed = true;
             }
-            out.push_str(&mask_personal(host, false));
+            out.push_str(&mask_personal(&redact_path_params(host), false));
             path
         }
         None => before_query,
     };
-    out.push_str(&mask_personal(rest, true));
+    out.push_str(&mask_personal(&redact_path_params(rest), true));
     if let Some(q) = query {
         out.push('?');
         out.push_str(&redact_query(q));
@@ -117,6 +147,33 @@ fn is_scheme(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
+/// `/cart;jsessionid=x/y` → `/cart;jsessionid=[redacted]/y`: every `name=value` piece of a
+/// path (between `/`, `;` and `&`) whose name is sensitive loses its value.
+fn redact_path_params(path: &str) -> String {
+    if !path.contains('=') {
+        return path.to_string();
+    }
+    let mut out = String::with_capacity(path.len());
+    let mut start = 0;
+    for (i, sep) in path
+        .match_indices(['/', ';', '&'])
+        .chain(std::iter::once((path.len(), "")))
+    {
+        let piece = &path[start..i];
+        match piece.split_once('=') {
+            Some((name, _)) if is_sensitive_name(name) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(REDACTED);
+            }
+            _ => out.push_str(piece),
+        }
+        out.push_str(sep);
+        start = i + sep.len();
+    }
+    out
+}
+
 /// `a=1&token=x&b` → `a=1&token=[redacted]&b`, with personal data masked in every value.
 /// Pairs are split at `&`, `;` and a stray `?`, so that no server's way of reading the query
 /// can find a secret that recuo left in.
@@ -124,7 +181,7 @@ fn redact_query(q: &str) -> String {
     let mut out = String::with_capacity(q.len());
     let mut start = 0;
     for (i, sep) in q
-        .match_indices(['&', ';', '?'])
+        .match_indices(['&', ';', '?', '#'])
         .chain(std::iter::once((q.len(), "")))
     {
         redact_pair(&q[start..i], &mut out);
@@ -144,7 +201,12 @@ fn redact_pair(pair: &str, out: &mut String) {
         Some((name, value)) => {
             out.push_str(&mask_personal(name, false));
             out.push('=');
-            out.push_str(&mask_personal(value, true));
+            if value.contains("://") {
+                // A URL as a value (`?next=https://u:pw@h/`): redacted as a URL.
+                out.push_str(&redact_url(value).url);
+            } else {
+                out.push_str(&mask_personal(value, true));
+            }
         }
         None => out.push_str(&mask_personal(pair, true)),
     }
@@ -166,8 +228,12 @@ pub fn redact_headers<K: AsRef<str>, V: AsRef<str>>(headers: &[(K, V)]) -> Vec<(
         .collect()
 }
 
-/// Every URL inside free text, redacted: `scheme://…` URLs, a value that is a `/path`, and
-/// URI references in angle brackets (`Link: </v1/items?page=2&token=x>; rel="next"`).
+/// Every URL inside free text, redacted: URI references in angle brackets (`Link:
+/// </v1/items?page=2&token=x>; rel="next"`) whole, and every word (up to white space or `"`)
+/// that holds a URL or a URI reference — `scheme://…`, `//host/…`, `/path`, `v2/items?…`,
+/// `?token=…`, `url=/login?…`, `/cart;jsessionid=…`, `user@host` — as one URL, so that a
+/// URL never ends early at `;`, `,` or `'`. Other words keep their text, with e-mail
+/// addresses and long numbers masked.
 pub fn redact_urls_in(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -175,36 +241,47 @@ pub fn redact_urls_in(text: &str) -> String {
         let Some(len) = rest[open..].find('>') else {
             break;
         };
-        out.push_str(&redact_plain_urls(&rest[..open]));
+        out.push_str(&redact_words(&rest[..open]));
         out.push('<');
-        out.push_str(&redact_url(&rest[open + 1..open + len]).url);
+        // A URI reference holds no blank or quote: what does is text, read word by word.
+        let inner = &rest[open + 1..open + len];
+        if inner.contains(|c: char| c.is_whitespace() || c == '"') {
+            out.push_str(&redact_words(inner));
+        } else {
+            out.push_str(&redact_url(inner).url);
+        }
         out.push('>');
         rest = &rest[open + len + 1..];
     }
-    out.push_str(&redact_plain_urls(rest));
+    out.push_str(&redact_words(rest));
     out
 }
 
-/// [`redact_urls_in`] for text with no angle-bracketed references.
-fn redact_plain_urls(text: &str) -> String {
+/// [`redact_urls_in`] for text with no angle-bracketed references: word by word.
+fn redact_words(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        let start = rest[..i]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |j| after_char(rest, j));
-        let end = rest[i..]
-            .find(|c: char| c.is_whitespace() || matches!(c, '>' | '"' | '\'' | ',' | ';'))
-            .map_or(rest.len(), |j| i + j);
-        out.push_str(&mask_personal(&rest[..start], true));
-        out.push_str(&redact_url(&rest[start..end]).url);
-        rest = &rest[end..];
+    let mut word = 0;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() || c == '"' {
+            out.push_str(&redact_word(&text[word..i]));
+            out.push(c);
+            word = i + c.len_utf8();
+        }
     }
-    if text.starts_with('/') && !text.contains("://") {
-        return redact_url(text).url;
-    }
-    out.push_str(&mask_personal(rest, true));
+    out.push_str(&redact_word(&text[word..]));
     out
+}
+
+fn redact_word(word: &str) -> String {
+    let url_like = word.contains("://")
+        || word.starts_with('/')
+        || word.contains(['?', '#', ';', '@'])
+        || (word.contains('=') && word.contains(['/', '&']));
+    if url_like {
+        redact_url(word).url
+    } else {
+        mask_personal(word, true)
+    }
 }
 
 /// Masks e-mail addresses and, when `numbers`, long digit runs.
@@ -330,11 +407,6 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The byte index just after the character that starts at `j`.
-fn after_char(s: &str, j: usize) -> usize {
-    j + s[j..].chars().next().map_or(1, char::len_utf8)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,6 +479,21 @@ mod tests {
             let _ = redact_url(junk);
         }
         assert!(redact_url("http://").malformed);
+    }
+
+    #[test]
+    fn fuzzed_placements_of_secrets_are_redacted() {
+        // Found by `make fuzz-redaction`: text before `://` that is no scheme.
+        let out = redact_urls_in("\0Lecatio:pp;token=S3CR3T\u{e3}://ush/");
+        assert_eq!(out, "\0Lecatio:pp;token=[redacted]//ush/");
+        // Found by `make fuzz-redaction`: blanks inside angle brackets are no URI reference.
+        let out = redact_urls_in("</a?x=1  https://user:S3CR3T@</b>");
+        assert_eq!(out, "</a?x=1  https://</b>");
+        // A URL as a query value keeps no userinfo.
+        assert_eq!(
+            r("https://h/login?next=https://u:S3CR3T@h2/x"),
+            "https://h/login?next=https://h2/x"
+        );
     }
 
     #[test]

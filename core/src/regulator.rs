@@ -102,13 +102,24 @@ unsafe impl SharedState for RegulatorState {
 
 const KIND_REGULATOR: u32 = 0x0001_0001;
 
+/// How many starts a regulator may have reserved ahead of now (beyond its burst): a shared
+/// file's arrival time further ahead is clamped to it, so a corrupt file cannot make a
+/// caller wait for years.
+pub const MAX_QUEUED_STARTS: u64 = 4096;
+
 enum Storage {
     Local(Arc<RegulatorState>),
-    Shared(Arc<Mapping<RegulatorState>>),
+    /// In a file; `interval_ns` and `burst` are this process's settings (checked against the
+    /// file's when opened), which every value read from the file is clamped to.
+    Shared {
+        mapping: Arc<Mapping<RegulatorState>>,
+        interval_ns: u64,
+        burst: u32,
+    },
     /// On a Redis server; `settings` mirrors the rate and burst locally for the getters.
     Redis {
         settings: RegulatorState,
-        gcra: RedisGcra,
+        gcra: Box<RedisGcra>,
     },
 }
 
@@ -169,7 +180,7 @@ impl Regulator {
         Ok(Regulator {
             state: Arc::new(Storage::Redis {
                 settings: RegulatorState::new(rate, burst),
-                gcra,
+                gcra: Box::new(gcra),
             }),
         })
     }
@@ -216,26 +227,57 @@ impl Regulator {
         )
         .map_err(RegulatorError::Shared)?;
         Ok(Regulator {
-            state: Arc::new(Storage::Shared(Arc::new(mapping))),
+            state: Arc::new(Storage::Shared {
+                mapping: Arc::new(mapping),
+                interval_ns: interval,
+                burst,
+            }),
         })
     }
 
     fn s(&self) -> &RegulatorState {
         match &*self.state {
             Storage::Local(s) => s,
-            Storage::Shared(m) => m,
+            Storage::Shared { mapping, .. } => mapping,
             Storage::Redis { settings, .. } => settings,
         }
     }
 
+    /// The configured interval (ns, at least 1) and burst: this process's own settings for
+    /// a shared file, never what the file says now.
+    fn settings(&self) -> (u64, u32) {
+        match &*self.state {
+            Storage::Shared {
+                interval_ns, burst, ..
+            } => (*interval_ns, *burst),
+            Storage::Local(_) | Storage::Redis { .. } => {
+                let s = self.s();
+                (
+                    s.interval_ns.load(Ordering::Acquire).max(1),
+                    s.burst.load(Ordering::Acquire),
+                )
+            }
+        }
+    }
+
+    /// The interval in force, clamped to what the settings allow: the configured one, up to
+    /// 64 times it while adapting.
+    fn current_interval(&self) -> u64 {
+        let (interval, _) = self.settings();
+        self.s()
+            .current_interval_ns
+            .load(Ordering::Acquire)
+            .clamp(interval, interval.saturating_mul(64))
+    }
+
     /// The rate in force (lower than the configured one while adapting to throttling).
     pub fn rate(&self) -> Rate {
-        Rate::from_interval_ns(self.s().current_interval_ns.load(Ordering::Acquire))
+        Rate::from_interval_ns(self.current_interval())
     }
 
     /// The burst: how many starts may go at once after a quiet spell.
     pub fn burst(&self) -> u32 {
-        self.s().burst.load(Ordering::Acquire)
+        self.settings().1
     }
 
     /// Makes the regulator slow down when told to: after [`on_throttled`](Self::on_throttled)
@@ -254,10 +296,11 @@ impl Regulator {
         if s.adaptive.load(Ordering::Acquire) == 0 {
             return;
         }
-        let base = s.interval_ns.load(Ordering::Acquire);
+        let (base, _) = self.settings();
         let _ = s
             .current_interval_ns
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                let cur = cur.clamp(base, base.saturating_mul(64));
                 Some(cur.saturating_mul(2).min(base.saturating_mul(64)))
             });
     }
@@ -268,10 +311,11 @@ impl Regulator {
         if s.adaptive.load(Ordering::Acquire) == 0 {
             return;
         }
-        let base = s.interval_ns.load(Ordering::Acquire);
+        let (base, _) = self.settings();
         let _ = s
             .current_interval_ns
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                let cur = cur.min(base.saturating_mul(64));
                 if cur <= base {
                     return None;
                 }
@@ -320,25 +364,57 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<u64, Result<u64, RegulatorError>> {
-        let s = self.s();
-        let burst = s.burst.load(Ordering::Acquire);
+        self.reservation(now_ns, cost, max_wait_ns)
+            .map(|r| r.wait_ns)
+    }
+
+    /// [`reserve_now`](Self::reserve_now), answering the [`Reservation`] itself, which
+    /// [`give_back`](Self::give_back) can return unused (a wait that was cancelled or timed
+    /// out).
+    ///
+    /// # Errors
+    /// As [`reserve_at`](Self::reserve_at).
+    pub fn reserve_start(
+        &self,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<Reservation, Result<u64, RegulatorError>> {
+        self.reservation(None, cost, max_wait_ns)
+    }
+
+    fn reservation(
+        &self,
+        now_ns: Option<u64>,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<Reservation, Result<u64, RegulatorError>> {
+        let (_, burst) = self.settings();
         if cost > burst {
             return Err(Err(RegulatorError::CostAboveBurst { cost, burst }));
         }
         if let Storage::Redis { gcra, .. } = &*self.state {
             return match gcra.reserve(now_ns, cost, max_wait_ns) {
-                Ok(Ok(wait)) => Ok(wait),
+                Ok(Ok(wait_ns)) => Ok(Reservation {
+                    wait_ns,
+                    tat_ns: 0,
+                    increment_ns: 0,
+                }),
                 Ok(Err(needed)) => Err(Ok(needed)),
                 Err(e) => Err(Err(RegulatorError::Shared(e))),
             };
         }
+        let s = self.s();
         let now_ns = now_ns.unwrap_or_else(monotonic_ns);
-        let interval = s.current_interval_ns.load(Ordering::Acquire);
+        let interval = self.current_interval();
         let increment = interval.saturating_mul(u64::from(cost));
         let tolerance = interval.saturating_mul(u64::from(burst));
+        // No legitimate state is further ahead than the burst and the longest queue.
+        let furthest = now_ns.saturating_add(
+            interval.saturating_mul(u64::from(burst).saturating_add(MAX_QUEUED_STARTS)),
+        );
         let mut tat = s.tat_ns.load(Ordering::Acquire);
         loop {
-            let next = tat.max(now_ns).saturating_add(increment);
+            let next = tat.min(furthest).max(now_ns).saturating_add(increment);
             let wait = next.saturating_sub(tolerance).saturating_sub(now_ns);
             if wait > max_wait_ns {
                 return Err(Ok(wait));
@@ -347,10 +423,36 @@ impl Regulator {
                 .tat_ns
                 .compare_exchange_weak(tat, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return Ok(wait),
+                Ok(_) => {
+                    return Ok(Reservation {
+                        wait_ns: wait,
+                        tat_ns: next,
+                        increment_ns: increment,
+                    })
+                }
                 Err(current) => tat = current,
             }
         }
+    }
+
+    /// Returns a start reserved but not used (its wait was cancelled or timed out): when no
+    /// later start was reserved behind it, the slot is free again, as if never reserved, and
+    /// `true` is answered. Otherwise (or for a Redis regulator) the slot stays spent: it
+    /// delays the starts reserved after it by its own weight — one interval for a start of
+    /// cost 1 — and never more.
+    pub fn give_back(&self, reservation: Reservation) -> bool {
+        if reservation.increment_ns == 0 || matches!(&*self.state, Storage::Redis { .. }) {
+            return false;
+        }
+        self.s()
+            .tat_ns
+            .compare_exchange(
+                reservation.tat_ns,
+                reservation.tat_ns - reservation.increment_ns,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
     }
 
     /// Answers at once: `Ok(())` when a start of weight `cost` may go at `now_ns` (and takes
@@ -385,8 +487,9 @@ impl Regulator {
 
     /// Waits for a start slot of weight `cost`, and takes it. Slots are handed out in the
     /// order they are asked for, so no caller starves. Answers `false` when `cancel` was
-    /// cancelled during the wait (the reserved slot is then spent unused: the regulator
-    /// errs on the side of fewer starts, never more).
+    /// cancelled during the wait: the slot is then given back ([`give_back`](Self::give_back))
+    /// when no later start was reserved behind it, and otherwise delays the later starts by
+    /// its own weight, never more.
     ///
     /// # Errors
     /// The cost exceeds the burst.
@@ -420,12 +523,36 @@ impl Regulator {
         if cancel.is_cancelled() {
             return Ok(Some(false));
         }
-        match self.reserve_now(cost, max_wait_ns) {
-            Ok(0) => Ok(Some(true)),
-            Ok(wait) => Ok(Some(!cancel.sleep(Duration::from_nanos(wait)))),
+        match self.reserve_start(cost, max_wait_ns) {
+            Ok(r) if r.wait_ns == 0 => Ok(Some(true)),
+            Ok(r) => {
+                if cancel.sleep(Duration::from_nanos(r.wait_ns)) {
+                    let _ = self.give_back(r);
+                    Ok(Some(false))
+                } else {
+                    Ok(Some(true))
+                }
+            }
             Err(Ok(_)) => Ok(None),
             Err(Err(e)) => Err(e),
         }
+    }
+}
+
+/// A start reserved by [`Regulator::reserve_start`]: how long to wait before it may go, and
+/// what [`Regulator::give_back`] needs to return it unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a reservation is a start: wait for it, or give it back"]
+pub struct Reservation {
+    wait_ns: u64,
+    tat_ns: u64,
+    increment_ns: u64,
+}
+
+impl Reservation {
+    /// The wait before the start may go, in nanoseconds (0: now).
+    pub const fn wait_ns(&self) -> u64 {
+        self.wait_ns
     }
 }
 
@@ -527,10 +654,13 @@ mod tests {
         let r = reg("1000/s", 1);
         let cancel = CancelToken::new();
         assert!(r.acquire(1, &cancel).unwrap());
-        assert!(r.acquire(1, &cancel).unwrap());
-        assert_eq!(r.acquire_until(1, Duration::ZERO, &cancel).unwrap(), None);
         let slow = reg("1/min", 1);
         assert!(slow.acquire(1, &cancel).unwrap());
+        // (On a slow regulator: a loaded machine may take a whole 1 ms between two calls.)
+        assert_eq!(
+            slow.acquire_until(1, Duration::ZERO, &cancel).unwrap(),
+            None
+        );
         let c = cancel.clone();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(30));

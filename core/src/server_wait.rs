@@ -1,9 +1,10 @@
 //! The minimum wait a server asked for (SPEC §3, §4): `Retry-After`, else the rate-limit
 //! hints, optionally measured against the response's own `Date`.
 
-use crate::headers::header;
+use crate::headers::{combined, singleton};
 use crate::http_date::parse_http_date;
 use crate::retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
+use crate::structured::{parse_list, Bare, Member};
 
 /// A wait the server asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,13 +36,24 @@ impl ServerWait {
 /// delta seconds.
 const EPOCH_THRESHOLD_S: u64 = 1_000_000_000;
 
+/// `X-RateLimit-Reset` values of this many digits or more have no known unit (epoch
+/// milliseconds read as seconds would be 53,000 years): no hint.
+const X_RESET_MAX_DIGITS: usize = 10;
+
 /// The server's wait from response headers, as of `now_unix_ms`.
 ///
 /// In order: a valid `Retry-After` (an invalid one counts as absent); the `RateLimit`
 /// structured field (`t=` of the policies with `r=0`, the longest); `RateLimit-Reset` with
 /// `RateLimit-Remaining: 0`; `X-RateLimit-Reset` with `X-RateLimit-Remaining: 0` (values above
-/// 10^9 are epoch seconds). When `use_date_header` is set and the response has a valid
-/// `Date`, that instant is "now" — the wait then does not depend on the client's clock.
+/// 10^9 are epoch seconds; 11 digits or more give no hint). When `use_date_header` is set and
+/// the response has a valid `Date`, that instant is "now" — the wait then does not depend on
+/// the client's clock.
+///
+/// Field lines (SPEC §3): the lines of `RateLimit` are combined into one list before it is
+/// parsed, and a `RateLimit` that is not a valid structured list (RFC 9651; an integer of
+/// more than 15 digits, say) is ignored as a whole. A singleton field (`Retry-After`,
+/// `Date`, `RateLimit-Reset`, `RateLimit-Remaining`, `X-RateLimit-*`) repeated with
+/// different values is malformed and gives no hint.
 pub fn server_wait<K, V>(
     headers: &[(K, V)],
     now_unix_ms: i64,
@@ -52,13 +64,13 @@ where
     V: AsRef<str>,
 {
     let now = if use_date_header {
-        header(headers, "Date")
+        singleton(headers, "Date")
             .and_then(|d| parse_http_date(d.as_bytes(), now_unix_ms))
             .map_or(now_unix_ms, |s| s.saturating_mul(1000))
     } else {
         now_unix_ms
     };
-    if let Some(value) = header(headers, "Retry-After") {
+    if let Some(value) = singleton(headers, "Retry-After") {
         match parse_retry_after(value, now) {
             RetryAfter::Seconds { wait_ms } | RetryAfter::Date { wait_ms } => {
                 return Some(ServerWait::Ms(wait_ms))
@@ -67,16 +79,20 @@ where
             RetryAfter::Invalid => {}
         }
     }
-    if let Some(wait) = header(headers, "RateLimit").and_then(structured_ratelimit_wait) {
+    if let Some(wait) = ratelimit_members(headers).and_then(|m| structured_ratelimit_wait(&m)) {
         return Some(wait);
     }
-    if header(headers, "RateLimit-Remaining").and_then(delta) == Some(0) {
-        if let Some(s) = header(headers, "RateLimit-Reset").and_then(delta) {
+    if singleton(headers, "RateLimit-Remaining").and_then(delta) == Some(0) {
+        if let Some(s) = singleton(headers, "RateLimit-Reset").and_then(delta) {
             return Some(ServerWait::from_seconds(s));
         }
     }
-    if header(headers, "X-RateLimit-Remaining").and_then(delta) == Some(0) {
-        if let Some(reset) = header(headers, "X-RateLimit-Reset").and_then(delta) {
+    if singleton(headers, "X-RateLimit-Remaining").and_then(delta) == Some(0) {
+        let text = singleton(headers, "X-RateLimit-Reset");
+        if let Some(reset) = text
+            .filter(|t| t.len() <= X_RESET_MAX_DIGITS)
+            .and_then(delta)
+        {
             if reset > EPOCH_THRESHOLD_S {
                 let wait = (i128::from(reset) * 1000 - i128::from(now)).max(0);
                 return Some(match u64::try_from(wait) {
@@ -97,10 +113,10 @@ where
     K: AsRef<str>,
     V: AsRef<str>,
 {
-    header(headers, "X-RateLimit-Remaining").and_then(delta) == Some(0)
-        || header(headers, "RateLimit-Remaining").and_then(delta) == Some(0)
-        || header(headers, "RateLimit")
-            .is_some_and(|v| ratelimit_items(v).any(|(r, _)| r == Some(0)))
+    singleton(headers, "X-RateLimit-Remaining").and_then(delta) == Some(0)
+        || singleton(headers, "RateLimit-Remaining").and_then(delta) == Some(0)
+        || ratelimit_members(headers)
+            .is_some_and(|m| m.iter().any(|m| m.param("r") == Some(Bare::Integer(0))))
 }
 
 /// A non-negative integer of ASCII digits (delta-seconds); saturates instead of overflowing.
@@ -113,29 +129,25 @@ fn delta(s: &str) -> Option<u64> {
     })
 }
 
-/// `(r, t)` of each list member of a `RateLimit` structured field, e.g.
-/// `"default";r=0;t=30, "daily";r=100;t=86400`.
-fn ratelimit_items(value: &str) -> impl Iterator<Item = (Option<u64>, Option<u64>)> + '_ {
-    value.split(',').map(|member| {
-        let mut r = None;
-        let mut t = None;
-        for param in member.split(';').skip(1) {
-            if let Some((key, v)) = param.split_once('=') {
-                match key.trim() {
-                    "r" => r = delta(v),
-                    "t" => t = delta(v),
-                    _ => {}
-                }
-            }
-        }
-        (r, t)
-    })
+/// The members of the `RateLimit` field, its lines combined; `None` when absent or not a
+/// valid structured list.
+fn ratelimit_members<K, V>(headers: &[(K, V)]) -> Option<Vec<Member>>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    parse_list(&combined(headers, "RateLimit")?)
 }
 
-fn structured_ratelimit_wait(value: &str) -> Option<ServerWait> {
-    ratelimit_items(value)
-        .filter(|(r, _)| *r == Some(0))
-        .filter_map(|(_, t)| t)
+/// The longest `t=` of the policies at `r=0` (`"default";r=0;t=30, "daily";r=100;t=86400`).
+fn structured_ratelimit_wait(members: &[Member]) -> Option<ServerWait> {
+    members
+        .iter()
+        .filter(|m| m.param("r") == Some(Bare::Integer(0)))
+        .filter_map(|m| match m.param("t") {
+            Some(Bare::Integer(t)) => u64::try_from(t).ok(),
+            _ => None,
+        })
         .max()
         .map(ServerWait::from_seconds)
 }
@@ -239,6 +251,81 @@ mod tests {
             server_wait(&bad_date, client_now, true),
             Some(ServerWait::Ms(630_000))
         );
+    }
+
+    #[test]
+    fn ratelimit_lines_are_one_list() {
+        let h = [
+            ("RateLimit", "\"minute\";r=5;t=30"),
+            ("RateLimit", "\"day\";r=0;t=3600"),
+        ];
+        assert_eq!(wait(&h), Some(ServerWait::Ms(3_600_000)));
+        assert!(quota_spent(&h));
+    }
+
+    #[test]
+    fn a_malformed_ratelimit_is_ignored_as_a_whole() {
+        let sixteen = [("RateLimit", "\"day\";r=0;t=1234567890123456")];
+        assert_eq!(wait(&sixteen), None);
+        assert!(!quota_spent(&sixteen));
+        let one_bad_member = [("RateLimit", "\"a\";r=0;t=30, \"b\";r=0;t=x y")];
+        assert_eq!(wait(&one_bad_member), None);
+        let bad_line = [
+            ("RateLimit", "\"a\";r=0;t=30"),
+            ("RateLimit", "\"b\";r=0;;t=3"),
+        ];
+        assert_eq!(wait(&bad_line), None);
+        // 15 digits are valid: a wait too long to count, never a short one.
+        let fifteen = [("RateLimit", "\"day\";r=0;t=999999999999999")];
+        assert_eq!(wait(&fifteen), Some(ServerWait::Unbounded));
+    }
+
+    #[test]
+    fn an_x_ratelimit_reset_of_eleven_digits_gives_no_hint() {
+        let ms = [
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Reset", "1700000042000"),
+        ];
+        assert_eq!(wait(&ms), None);
+        assert!(quota_spent(&ms));
+        let eleven = [
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Reset", "17000000420"),
+        ];
+        assert_eq!(wait(&eleven), None);
+        let ten = [
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Reset", "9999999999"),
+        ];
+        assert_eq!(wait(&ten), Some(ServerWait::Ms(8_299_999_999_000)));
+    }
+
+    #[test]
+    fn a_singleton_repeated_with_different_values_gives_no_hint() {
+        let two = [("Retry-After", "5"), ("Retry-After", "10")];
+        assert_eq!(wait(&two), None);
+        let alike = [("Retry-After", "5"), ("Retry-After", "5")];
+        assert_eq!(wait(&alike), Some(ServerWait::Ms(5_000)));
+        let falls_through = [
+            ("Retry-After", "5"),
+            ("Retry-After", "10"),
+            ("RateLimit-Remaining", "0"),
+            ("RateLimit-Reset", "7"),
+        ];
+        assert_eq!(wait(&falls_through), Some(ServerWait::Ms(7_000)));
+        let remaining = [
+            ("X-RateLimit-Remaining", "0"),
+            ("X-RateLimit-Remaining", "5"),
+            ("X-RateLimit-Reset", "60"),
+        ];
+        assert_eq!(wait(&remaining), None);
+        assert!(!quota_spent(&remaining));
+        let reset = [
+            ("RateLimit-Remaining", "0"),
+            ("RateLimit-Reset", "7"),
+            ("RateLimit-Reset", "9"),
+        ];
+        assert_eq!(wait(&reset), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use std::fs::{File, OpenOptions};
 use std::marker::PhantomData;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -159,9 +160,83 @@ impl Drop for FileLock<'_> {
     }
 }
 
+/// An error refusing the file at `path` for `why`.
+fn refused(path: &Path, why: &str) -> SharedError {
+    SharedError::Io(std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!("refusing {}: {why}", path.display()),
+    ))
+}
+
+/// Opens `path` for a shared state: never through a symbolic link, created `0600`, and only
+/// if it is a regular file of the effective user that nobody else may write.
+fn open_private(path: &Path) -> Result<File, SharedError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused(
+                path,
+                "it is a symbolic link (a shared file is never opened through one)",
+            ),
+            _ => SharedError::Io(e),
+        })?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(refused(path, "it is not a regular file"));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    if meta.uid() != euid {
+        return Err(refused(
+            path,
+            &format!(
+                "it belongs to user {}, not to this process's user {euid}",
+                meta.uid()
+            ),
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(refused(
+            path,
+            &format!(
+                "its group or others may write it (mode {:o}; make it 0600)",
+                meta.mode() & 0o777
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// Gives `file` its `size` bytes of disk now, so that a full file system fails here rather
+/// than with SIGBUS on a later write to the mapping.
+fn reserve_space(file: &File, size: usize) -> Result<(), SharedError> {
+    let len = libc::off_t::try_from(size)
+        .map_err(|_| SharedError::Io(std::io::Error::other("state too large")))?;
+    loop {
+        // SAFETY: posix_fallocate on a valid open descriptor; it returns an errno.
+        match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+            0 => return Ok(()),
+            libc::EINTR => continue,
+            errno => {
+                // Leave the file empty, as if never set up, for the next opener.
+                let _ = file.set_len(0);
+                return Err(std::io::Error::from_raw_os_error(errno).into());
+            }
+        }
+    }
+}
+
 impl<T: SharedState> Mapping<T> {
-    /// Maps `path` (created if missing) as a `T`. The first opener runs `init` on the zeroed
-    /// state; every opener then runs `check` on the state, under the file lock.
+    /// Maps `path` (created `0600` if missing, its space reserved) as a `T`. The opener that
+    /// finds it new (empty, or still all zeros) runs `init`; every opener then runs `check`
+    /// on the state, under the file lock. A file of the wrong size, or whose contents are
+    /// not a state (no recuo mark but not all zeros), is refused — never set up again.
     pub(crate) fn open(
         path: &Path,
         kind: u32,
@@ -169,13 +244,8 @@ impl<T: SharedState> Mapping<T> {
         check: impl FnOnce(&T) -> Result<(), SharedError>,
     ) -> Result<Self, SharedError> {
         let size = std::mem::size_of::<T>();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        let lock = FileLock::lock(&file)?;
+        let file = open_private(path)?;
+        let _lock = FileLock::lock(&file)?;
         let len = file.metadata()?.len();
         if len != 0 && len != size as u64 {
             return Err(SharedError::Mismatch(format!(
@@ -184,9 +254,9 @@ impl<T: SharedState> Mapping<T> {
             )));
         }
         if len == 0 {
-            file.set_len(size as u64)?;
+            reserve_space(&file, size)?;
         }
-        // SAFETY: mapping `size` bytes of a file that is at least that long, shared.
+        // SAFETY: mapping `size` bytes of a file that is that long, shared.
         let raw = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -203,29 +273,34 @@ impl<T: SharedState> Mapping<T> {
         let ptr = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
             SharedError::Io(std::io::Error::other("mmap returned a null pointer"))
         })?;
-        drop(lock);
         let mapping = Mapping {
             ptr,
-            _file: file,
+            _file: file.try_clone()?,
             _marker: PhantomData,
         };
-        {
-            let _lock = FileLock::lock(&mapping._file)?;
-            let header = mapping.header();
-            if header.magic.load(Ordering::Acquire) != MAGIC {
-                init(&mapping);
-                header.kind.store(kind, Ordering::Release);
-                header.magic.store(MAGIC, Ordering::Release);
+        let header = mapping.header();
+        if header.magic.load(Ordering::Acquire) != MAGIC {
+            // SAFETY: `size` readable bytes of the live mapping; read as plain bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(raw.cast::<u8>(), size) };
+            if bytes.iter().any(|&b| b != 0) {
+                return Err(SharedError::Mismatch(format!(
+                    "{} does not hold a recuo shared state (it lacks recuo's mark); it is \
+                     refused, never set up again over what it holds — remove it if it is yours",
+                    path.display()
+                )));
             }
-            let found = header.kind.load(Ordering::Acquire);
-            if found != kind {
-                return Err(SharedError::WrongKind {
-                    found,
-                    expected: kind,
-                });
-            }
-            check(&mapping)?;
+            init(&mapping);
+            header.kind.store(kind, Ordering::Release);
+            header.magic.store(MAGIC, Ordering::Release);
         }
+        let found = header.kind.load(Ordering::Acquire);
+        if found != kind {
+            return Err(SharedError::WrongKind {
+                found,
+                expected: kind,
+            });
+        }
+        check(&mapping)?;
         Ok(mapping)
     }
 }

@@ -357,5 +357,14 @@ fn origin_cases() {
                 w.evidence
             );
         }
+        let excluded = case.get("evidence_excludes").and_then(|v| v.as_array());
+        for part in excluded.into_iter().flatten() {
+            let part = part.as_str().unwrap();
+            assert!(
+                !w.evidence.iter().any(|e| e.contains(part)),
+                "{name}: {part:?} in {:?}",
+                w.evidence
+            );
+        }
     }
 }

@@ -93,8 +93,12 @@ pub unsafe extern "C" fn recuo_retry_budget_new_default(
 ///   NUL-terminated and truncated to fit (a mismatch names the file's settings and those
 ///   asked for); on success, an empty string. 256 bytes are plenty.
 ///
+/// The file is checked as `recuo_regulator_new_shared` checks its own, and its counts
+/// saturate instead of wrapping.
+///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the file holds
-/// other settings, or something else); `RECUO_ERR_IO`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+/// other settings, or something else); `RECUO_ERR_IO` (also for a file refused as unsafe);
+/// `RECUO_ERR_NULL_ARGUMENT` (`out`, or
 /// `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is
 /// untouched.
 ///

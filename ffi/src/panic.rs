@@ -23,6 +23,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{null, null_mut};
 
+use crate::status::recuo_status;
+
 /// What an entry point answers when the code inside it panicked.
 pub trait PanicFallback {
     /// The fallback value for this return type.
@@ -81,6 +83,16 @@ impl<T> PanicFallback for *mut T {
 /// again — its state is local, or owned by the C caller, who receives an error.
 pub fn boundary<R: PanicFallback>(body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| R::panic_fallback())
+}
+
+/// For recuo's own tests only: panics inside the boundary, so that a test can see a panic
+/// arrive as a status. Always returns `RECUO_ERR_PANIC` (the default panic hook prints the
+/// panic message on standard error).
+#[no_mangle]
+pub extern "C" fn recuo_test_force_panic() -> recuo_status {
+    boundary(|| -> recuo_status {
+        panic!("recuo_test_force_panic: a deliberate panic at the boundary, for a test")
+    })
 }
 
 #[cfg(test)]

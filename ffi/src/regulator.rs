@@ -99,11 +99,17 @@ pub unsafe extern "C" fn recuo_regulator_new(
 ///   those asked for, for an I/O error the system's reason; on success, an empty string.
 ///   256 bytes are plenty.
 ///
+/// The file is opened without following a symbolic link and created `0600` with its space
+/// reserved (a full disk fails here, not with SIGBUS later); every value read from it is
+/// clamped to this handle's settings.
+///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
 /// `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
-/// something else (another kind of recuo state, a file of the wrong size) — two processes
-/// must not believe in two different allowances; `RECUO_ERR_IO` when the file cannot be
-/// opened, sized, locked or mapped; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
+/// something else (another kind of recuo state, a file of the wrong size, contents that are
+/// no recuo state — refused, never set up again) — two processes must not believe in two
+/// different allowances; `RECUO_ERR_IO` when the file cannot be opened, sized, locked or
+/// mapped, or is refused as unsafe (a symbolic link, not a regular file, another user's, or
+/// writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
 /// non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
 ///
 /// # Safety
@@ -158,11 +164,15 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
 /// Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
 /// on every machine that uses the same server and key, and stores a handle to it in `*out`.
 /// Each check is one atomic script on the server, timed by the server's clock, so the
-/// machines' own clocks do not matter. The handle keeps one connection (reopened after a
-/// failure; connecting, reading and writing each time out after 5 s).
+/// machines' own clocks do not matter. The handle keeps one connection (reopened when a kept
+/// one turns out lost); each call — connecting, authenticating, the command and its reply —
+/// ends within 5 s, however slowly the server trickles bytes, and a reply is bounded in size
+/// (a line of 4 KiB, a string of 1 MiB, 1024 elements, 4 MiB in all).
 ///
-/// * `url`, `url_len`: `redis://[:password@]host[:port][/db]` or `host:port`, exactly
-///   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0).
+/// * `url`, `url_len`: `redis://[[user]:password@]host[:port][/db]` or `host:port`, exactly
+///   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0; with a user,
+///   `AUTH user password` is sent, as Redis 6 ACLs expect). `rediss://` is refused with
+///   `RECUO_ERR_IO` until TLS exists: the password would leave in plain text.
 /// * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
 ///   `KEY:settings`.
 /// * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;

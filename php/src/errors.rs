@@ -47,6 +47,15 @@ pub const PLAN_ERROR_CLASS: &str = "Recuo\\Exception\\PlanError";
 /// The PHP name of the class for shared state files that cannot be used.
 pub const SHARED_FILE_ERROR_CLASS: &str = "Recuo\\Exception\\SharedFileError";
 
+/// The PHP name of the class for a bug inside recuo (a Rust panic caught at the boundary).
+pub const INTERNAL_ERROR_CLASS: &str = "Recuo\\Exception\\InternalError";
+
+/// The exception code of an internal error: C's `RECUO_ERR_PANIC`.
+pub const INTERNAL_ERROR_CODE: i32 = 900;
+
+/// The class entry of `Recuo\Exception\InternalError`, set once at module startup.
+static INTERNAL_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+
 /// The class entry of `Recuo\Exception\ConfigError`, set once at module startup.
 static CONFIG_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 /// The class entry of `Recuo\Exception\PlanError`, set once at module startup.
@@ -75,8 +84,8 @@ fn logic_exception() -> &'static ClassEntry {
 }
 
 /// Registers `Recuo\Exception\ConfigError` (a `\ValueError`), `Recuo\Exception\PlanError`
-/// (a `\ValueError`) and `Recuo\Exception\SharedFileError` (a `\RuntimeException`). Called
-/// from module startup.
+/// (a `\ValueError`), `Recuo\Exception\SharedFileError` and `Recuo\Exception\InternalError`
+/// (both `\RuntimeException`s). Called from module startup.
 ///
 /// # Errors
 /// The message of the registration failure; PHP then refuses to load the extension.
@@ -97,7 +106,15 @@ pub fn register_classes() -> Result<(), String> {
             std::mem::forget(arg_info);
         })
         .register()
-        .map_err(|e| format!("{SHARED_FILE_ERROR_CLASS}: {e}"))
+        .map_err(|e| format!("{SHARED_FILE_ERROR_CLASS}: {e}"))?;
+    ClassBuilder::new(INTERNAL_ERROR_CLASS)
+        .extends((runtime_exception, "\\RuntimeException"))
+        .registration(|class, arg_info| {
+            INTERNAL_ERROR_CE.store(class, Ordering::Release);
+            std::mem::forget(arg_info);
+        })
+        .register()
+        .map_err(|e| format!("{INTERNAL_ERROR_CLASS}: {e}"))
 }
 
 fn register_config_error() -> Result<(), String> {
@@ -187,8 +204,8 @@ pub fn value_error(function: &str, position: u32, name: &str, must: &str) -> Php
     )
 }
 
-/// Runs one entry point, turning a Rust panic into a PHP `\Error` instead of letting it
-/// unwind into the engine.
+/// Runs one entry point, turning a Rust panic into a `Recuo\Exception\InternalError` (an
+/// `\Exception`, code 900) instead of letting it unwind into the engine.
 pub fn guarded<T>(function: &str, body: impl FnOnce() -> PhpResult<T>) -> PhpResult<T> {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         Err(PhpException::new(
@@ -196,8 +213,8 @@ pub fn guarded<T>(function: &str, body: impl FnOnce() -> PhpResult<T>) -> PhpRes
                 "{function}(): internal error in recuo (Rust panic: {}); please report it",
                 panic_message(payload.as_ref())
             ),
-            0,
-            ce::error(),
+            INTERNAL_ERROR_CODE,
+            registered(&INTERNAL_ERROR_CE, runtime_exception),
         ))
     })
 }

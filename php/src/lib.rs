@@ -328,6 +328,16 @@ pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64
     })
 }
 
+/// For recuo's own tests only: panics inside the extension, so that a test can see a panic
+/// arrive as a `Recuo\Exception\InternalError` (an `\Exception`, code 900).
+#[php_function]
+#[php(name = "Recuo\\Testing\\forcePanic")]
+pub fn force_panic() -> PhpResult<()> {
+    guarded("Recuo\\Testing\\forcePanic", || {
+        panic!("a deliberate panic at the boundary, for a test")
+    })
+}
+
 /// Request shutdown: no attempt pool of nested loops outlives a request.
 extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
@@ -405,6 +415,7 @@ mod entry {
             .function(wrap_function!(retry_delay_ms))
             .function(wrap_function!(parse_retry_after))
             .function(wrap_function!(backoff_window_ms))
+            .function(wrap_function!(force_panic))
             .function(plan::plan_function())
             .function(limits::monotonic_ns_function())
             .function(batch::run_batch_function());

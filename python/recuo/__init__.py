@@ -57,7 +57,9 @@ Errors: ``TypeError`` for a wrong type, ``recuo.ConfigError`` (a ``ValueError`` 
 core's stable ``code`` and ``name``) for a configuration the core refuses,
 ``recuo.PlanError`` for a plan that cannot be made, ``recuo.SharedFileError`` for a shared
 file or Redis key set up otherwise, ``ConnectionError`` for a Redis server out of reach,
-``ValueError`` for any other value out of range.
+``ValueError`` for any other value out of range, and ``recuo.InternalError`` (an
+``Exception``, never a ``BaseException``) for a bug inside recuo — a Rust panic caught at the
+boundary.
 """
 
 import logging as _logging
@@ -72,6 +74,7 @@ from ._recuo import (
     ConfigError,
     Gate,
     IdempotencyKey,
+    InternalError,
     Next,
     Operation,
     Permit,
@@ -121,6 +124,7 @@ __all__ = [
     "ConfigError",
     "Gate",
     "IdempotencyKey",
+    "InternalError",
     "Next",
     "Operation",
     "Permit",

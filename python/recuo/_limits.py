@@ -27,12 +27,17 @@ _POLL_MOST = 0.02
 async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -> bool:
     """Reserves a start slot now if it comes within ``max_wait_ns`` and sleeps until it:
     ``True``; ``False`` (nothing reserved) when it would not come in time. Cancelling the task
-    during the sleep spends the slot unused — fewer starts, never more."""
-    wait_ns = regulator._reserve(max_wait_ns, cost)
-    if wait_ns is None:
+    during the sleep gives the slot back when no later start was reserved behind it (the
+    core's ``give_back``); otherwise it delays the later starts by one interval at most."""
+    reservation = regulator._reserve(max_wait_ns, cost)
+    if reservation is None:
         return False
-    if wait_ns > 0:
-        await asyncio.sleep(wait_ns / 1e9)
+    if reservation.wait_ns > 0:
+        try:
+            await asyncio.sleep(reservation.wait_ns / 1e9)
+        except BaseException:
+            regulator._give_back(reservation)
+            raise
     return True
 
 

@@ -4,7 +4,7 @@ import os
 from collections.abc import Iterable
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import Any, Callable, Literal, Protocol, TypeVar, final
+from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, final
 
 _T = TypeVar("_T")
 
@@ -18,6 +18,7 @@ __all__ = [
     "ConfigError",
     "Gate",
     "IdempotencyKey",
+    "InternalError",
     "Next",
     "Operation",
     "Permit",
@@ -595,6 +596,31 @@ class SharedFileError(ValueError):
     and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
     server that cannot be reached, ``ConnectionError``.)"""
 
+@final
+class _Reservation:
+    """A start reserved by ``Regulator._reserve``, for the asyncio glue (private)."""
+
+    @property
+    def wait_ns(self) -> int:
+        """The wait before the start may go, in nanoseconds (0: now)."""
+
+class InternalError(Exception):
+    """A bug inside recuo: a Rust panic, caught at the boundary.
+
+    A subclass of Exception (never a BaseException: ``except Exception`` catches it), with
+    ``code`` 900 and ``name`` ``"panic"``, as C's ``RECUO_ERR_PANIC``. The message is the
+    panic's; please report it. The exception raised is pyo3's ``PanicException``, made a
+    subclass of this class when recuo is imported."""
+
+    code: ClassVar[int]
+    """900, as C's ``RECUO_ERR_PANIC``."""
+    name: ClassVar[str]
+    """``"panic"``."""
+
+def _force_panic() -> None:
+    """For recuo's own tests only: panics inside Rust, so that a test can see a panic
+    arrive as ``recuo.InternalError``."""
+
 def monotonic_ns() -> int:
     """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
     regulators and budgets count in, the same in every process on the machine."""
@@ -670,8 +696,12 @@ class Regulator:
         """A 429 was seen: an adaptive regulator halves its rate."""
     def on_success(self) -> None:
         """A start succeeded: an adaptive regulator gives back 1/16 of its rate."""
-    def _reserve(self, max_wait_ns: int, cost: int, /) -> int | None:
-        """Reserves a start now if it comes within ``max_wait_ns``: the wait, or ``None``."""
+    def _reserve(self, max_wait_ns: int, cost: int, /) -> _Reservation | None:
+        """Reserves a start now if it comes within ``max_wait_ns``: the reservation, or
+        ``None``."""
+    def _give_back(self, reservation: _Reservation, /) -> bool:
+        """Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
+        again."""
     @property
     def rate(self) -> float:
         """The rate in force, in starts per second."""

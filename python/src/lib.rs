@@ -33,7 +33,10 @@
 //! No panic crosses into Python: every `#[pyfunction]` and `#[pymethods]` entry point runs
 //! inside pyo3's trampoline, which wraps the call in `std::panic::catch_unwind` and turns a
 //! panic into `pyo3_runtime.PanicException`. This crate calls Python, but Python never calls
-//! back into a Rust closure of ours, so there is no other trampoline to guard.
+//! back into a Rust closure of ours, so there is no other trampoline to guard. pyo3 makes
+//! that exception a `BaseException`, which `except Exception` does not catch (SPEC §12); at
+//! import, [`internal_error`] makes it a subclass of `recuo.InternalError`, an ordinary
+//! `Exception`, so a panic reaches Python as recuo's own internal error.
 
 #![deny(unsafe_code)]
 
@@ -90,6 +93,40 @@ pyo3::create_exception!(
      all raises OSError instead, and a Redis server that cannot be reached ConnectionError."
 );
 
+/// The docstring of `recuo.InternalError`.
+const INTERNAL_ERROR_DOC: &str = "A bug inside recuo: a Rust panic, caught at the boundary.\n\n\
+     A subclass of Exception (never a BaseException: ``except Exception`` catches it), with\n\
+     ``code`` 900 and ``name`` ``\"panic\"``, as C's ``RECUO_ERR_PANIC``. The message is the\n\
+     panic's; please report it. The exception raised is pyo3's ``PanicException``, made a\n\
+     subclass of this class when recuo is imported.";
+
+/// Makes `recuo.InternalError` (an `Exception`, with no instance layout of its own) and
+/// makes pyo3's `PanicException`, a `BaseException`, a subclass of it: every panic any entry
+/// point turns into a `PanicException` is then an ordinary `Exception`, at no cost per call.
+fn internal_error(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    use pyo3::types::{PyDict, PyTuple, PyType};
+    let namespace = PyDict::new(py);
+    namespace.set_item("__slots__", PyTuple::empty(py))?;
+    namespace.set_item("__module__", "recuo")?;
+    namespace.set_item("__doc__", INTERNAL_ERROR_DOC)?;
+    namespace.set_item("code", 900)?;
+    namespace.set_item("name", "panic")?;
+    let bases = (py.get_type::<pyo3::exceptions::PyException>(),);
+    let class = py
+        .get_type::<PyType>()
+        .call1(("InternalError", bases, namespace))?;
+    py.get_type::<pyo3::panic::PanicException>()
+        .setattr("__bases__", (class.clone(),))?;
+    Ok(class)
+}
+
+/// For recuo's own tests only: panics inside Rust, so that a test can see a panic arrive as
+/// ``recuo.InternalError``.
+#[pyfunction]
+fn _force_panic() {
+    panic!("recuo._force_panic: a deliberate panic at the boundary, for a test");
+}
+
 /// recuo's native module; import ``recuo`` instead.
 #[pymodule]
 fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -98,6 +135,9 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PlanError", py.get_type::<PlanError>())?;
     m.add("SharedFileError", py.get_type::<SharedFileError>())?;
+    m.add("InternalError", internal_error(py)?)?;
+    // Kept out of `__all__`: for tests only.
+    m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;
     m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
@@ -109,6 +149,8 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyReport>()?;
     m.add_class::<machine::PyIdempotencyKey>()?;
     m.add_class::<limits::PyRegulator>()?;
+    // Private, out of `__all__`: what `Regulator._reserve` answers.
+    m.setattr("_Reservation", py.get_type::<limits::PyReservation>())?;
     m.add_class::<limits::PyConcurrencyLimit>()?;
     m.add_class::<limits::PyPermit>()?;
     m.add_class::<limits::PyRetryBudget>()?;

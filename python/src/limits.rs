@@ -19,7 +19,7 @@ use pyo3::types::{PyBytes, PyFloat, PyString};
 
 use recuo::{
     monotonic_ns as core_monotonic_ns, BudgetError, CancelToken, ConcurrencyLimit, Gate, Permit,
-    Rate, Regulator, RegulatorError, RetryBudget, SharedError,
+    Rate, Regulator, RegulatorError, Reservation, RetryBudget, SharedError,
 };
 
 use crate::args::{int_arg, require_bool, require_int, secs_arg, type_name, Int};
@@ -243,6 +243,19 @@ pub(crate) fn monotonic_ns() -> u64 {
     core_monotonic_ns()
 }
 
+/// A start reserved by ``Regulator._reserve``, for the asyncio glue (private).
+#[pyclass(name = "_Reservation", module = "recuo", frozen)]
+pub(crate) struct PyReservation(Reservation);
+
+#[pymethods]
+impl PyReservation {
+    /// The wait before the start may go, in nanoseconds (0: now).
+    #[getter]
+    fn wait_ns(&self) -> u64 {
+        self.0.wait_ns()
+    }
+}
+
 /// Limits request *starts* to a rate with a burst (GCRA: one "theoretical arrival time" moved
 /// with a compare-and-swap; no lock, no timer thread).
 ///
@@ -280,11 +293,16 @@ impl PyRegulator {
     }
 
     /// Reserves a start of weight `cost` now — on the regulator's own clock: the monotonic
-    /// clock, or a Redis server's — if it comes within `max_wait_ns`: the wait in
-    /// nanoseconds (0: now), or `None` (nothing reserved) when it would not.
-    fn reserve(&self, py: Python<'_>, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
-        match self.ask(py, |r| r.reserve_now(cost, max_wait_ns)) {
-            Ok(wait) => Ok(Some(wait)),
+    /// clock, or a Redis server's — if it comes within `max_wait_ns`: the reservation (its
+    /// wait in nanoseconds, 0: now), or `None` (nothing reserved) when it would not.
+    fn reserve(
+        &self,
+        py: Python<'_>,
+        max_wait_ns: u64,
+        cost: u32,
+    ) -> PyResult<Option<Reservation>> {
+        match self.ask(py, |r| r.reserve_start(cost, max_wait_ns)) {
+            Ok(reservation) => Ok(Some(reservation)),
             Err(Ok(_)) => Ok(None),
             Err(Err(e)) => Err(self.cost_error(e)),
         }
@@ -381,8 +399,9 @@ impl PyRegulator {
     ///
     /// Slots are handed out in the order they are asked for. The wait releases the GIL and
     /// runs signal handlers at least every 50 ms: Ctrl-C raises ``KeyboardInterrupt`` promptly
-    /// (the reserved slot is then spent unused — fewer starts, never more). ``ValueError``
-    /// when ``cost`` is above the burst.
+    /// (the reserved slot is then given back when no later start was reserved behind it, and
+    /// otherwise delays the later ones by one interval at most). ``ValueError`` when ``cost``
+    /// is above the burst.
     #[pyo3(signature = (timeout = None, *, cost = 1))]
     fn acquire(
         &self,
@@ -391,8 +410,12 @@ impl PyRegulator {
         #[pyo3(from_py_with = cost_arg)] cost: u32,
     ) -> PyResult<bool> {
         match self.reserve(py, timeout_ns(timeout), cost)? {
-            Some(wait) => {
-                interruptible_sleep(py, Duration::from_nanos(wait), None)?;
+            Some(reservation) => {
+                let wait = Duration::from_nanos(reservation.wait_ns());
+                if let Err(e) = interruptible_sleep(py, wait, None) {
+                    let _ = self.inner.give_back(reservation);
+                    return Err(e);
+                }
                 Ok(true)
             }
             None => Ok(false),
@@ -401,7 +424,8 @@ impl PyRegulator {
 
     /// ``acquire`` for asyncio: ``await regulator.acquire_async(timeout=None, cost=1)``
     /// reserves the slot when awaited and waits with ``asyncio.sleep``. Cancelling the task
-    /// spends the reserved slot unused.
+    /// gives the slot back when no later start was reserved behind it (otherwise it delays
+    /// the later ones by one interval at most).
     #[pyo3(signature = (timeout = None, *, cost = 1))]
     fn acquire_async<'py>(
         slf: &Bound<'py, Self>,
@@ -465,11 +489,23 @@ impl PyRegulator {
         self.inner.on_success();
     }
 
-    /// Reserves a start now if it comes within ``max_wait_ns``: the wait in nanoseconds, or
-    /// ``None`` (nothing reserved). Private: the async glue uses it.
+    /// Reserves a start now if it comes within ``max_wait_ns``: the reservation (its
+    /// ``wait_ns``), or ``None`` (nothing reserved). Private: the async glue uses it.
     #[pyo3(signature = (max_wait_ns, cost, /))]
-    fn _reserve(&self, py: Python<'_>, max_wait_ns: u64, cost: u32) -> PyResult<Option<u64>> {
-        self.reserve(py, max_wait_ns, cost)
+    fn _reserve(
+        &self,
+        py: Python<'_>,
+        max_wait_ns: u64,
+        cost: u32,
+    ) -> PyResult<Option<PyReservation>> {
+        Ok(self.reserve(py, max_wait_ns, cost)?.map(PyReservation))
+    }
+
+    /// Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
+    /// again (no later start was reserved behind it). Private: the async glue uses it.
+    #[pyo3(signature = (reservation, /))]
+    fn _give_back(&self, reservation: &PyReservation) -> bool {
+        self.inner.give_back(reservation.0)
     }
 
     /// The rate in force, in starts per second (below the configured rate while an adaptive

@@ -1138,11 +1138,18 @@ static void retry_success_and_keys(void) {
           report.delay_count == 1 && n == 1 && delays[0] == 10);
     CHECK(strcmp(r.keys[0], r.keys[1]) == 0);
 
-    /* The same seed draws the same delays, never the same key (SPEC §5: keys come from the
-     * operating system's random source). */
+    /* The same seed never draws the same key (SPEC §5: keys come from the operating system),
+     * and neither does the state machine with that seed. */
     struct run again = {.policy = p, .script = script, .nscript = 2};
     CHECK_STATUS(recuo_retry(p, http_operation, &again, o, NULL, NULL, 0, NULL), RECUO_OK);
-    CHECK(is_uuid_v4(again.keys[0]) && strcmp(r.keys[0], again.keys[0]) != 0);
+    CHECK(strcmp(again.keys[0], again.keys[1]) == 0);
+    CHECK(strcmp(r.keys[0], again.keys[0]) != 0);
+    recuo_attempts *a = NULL;
+    char key[RECUO_IDEMPOTENCY_KEY_SIZE];
+    CHECK_STATUS(recuo_attempts_new_seeded(p, 3, &a), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_idempotency_key(a, key, sizeof key, NULL), RECUO_OK);
+    CHECK_CTX(strcmp(key, r.keys[0]) != 0 && strcmp(key, again.keys[0]) != 0, "%s", key);
+    recuo_attempts_free(a);
 
     /* Without a seed (NULL options: the defaults, real sleeps), each operation its own key. */
     static const int twice[] = {503, 200};

@@ -776,6 +776,14 @@ static void origin_cases(const char *dir) {
                       "%s: %s not in the evidence:\n%s", name, part ? part : "?",
                       evidence ? evidence : "(none)");
         }
+        /* And none of the parts that must not be quoted (secrets, what is past 100 chars). */
+        const cJSON *excluded = cJSON_GetObjectItemCaseSensitive(c, "evidence_excludes");
+        cJSON_ArrayForEach(item, excluded) {
+            const char *part = cJSON_GetStringValue(item);
+            CHECK_CTX(part != NULL && (evidence == NULL || strstr(evidence, part) == NULL),
+                      "%s: %s in the evidence:\n%s", name, part ? part : "?",
+                      evidence ? evidence : "(none)");
+        }
         free(evidence);
         free(headers);
         count++;

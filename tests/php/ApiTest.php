@@ -66,6 +66,24 @@ final class ApiTest extends TestCase
         $this->assertSame('made in PHP', $e->getMessage());
     }
 
+    /** A panic inside recuo is an ordinary exception (SPEC §10, §12): never an \Error. */
+    public function testAPanicArrivesAsAnInternalErrorException(): void
+    {
+        $internal = new \ReflectionClass(\Recuo\Exception\InternalError::class);
+        $this->assertSame(\RuntimeException::class, $internal->getParentClass()->getName());
+        try {
+            \Recuo\Testing\forcePanic();
+            $this->fail('no exception');
+        } catch (\Exception $e) {
+            $this->assertSame(\Recuo\Exception\InternalError::class, $e::class);
+            $this->assertSame(900, $e->getCode());
+            $this->assertSame(
+                'Recuo\Testing\forcePanic(): internal error in recuo (Rust panic: a deliberate panic at the boundary, for a test); please report it',
+                $e->getMessage(),
+            );
+        }
+    }
+
     /** The rate parameters are declared `string|float`, which ext-php-rs cannot say alone. */
     public function testRateParametersAreStringOrFloat(): void
     {
@@ -140,7 +158,7 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\monotonicNs',
+                'Recuo\Testing\forcePanic', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\monotonicNs',
                 'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\redactHeaders', 'Recuo\redactUrl',
                 'Recuo\redactUrlDetailed', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
                 'Recuo\whoAnswered',
@@ -151,7 +169,7 @@ final class ApiTest extends TestCase
             [
                 'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
                 'Recuo\ConcurrencyLimit', 'Recuo\Decision', 'Recuo\Exception\ConfigError',
-                'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Next',
+                'Recuo\Exception\InternalError', 'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Next',
                 'Recuo\Operation', 'Recuo\Permit', 'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator',
                 'Recuo\Report', 'Recuo\RetryAfter', 'Recuo\RetryBudget', 'Recuo\Stats', 'Recuo\StatsRecorder', 'Recuo\Step', 'Recuo\Verdict',
                 'Recuo\WhoAnswered',

@@ -332,9 +332,10 @@ final class RetryTest extends TestCase
         $this->assertNotSame($key, $other);
         $this->assertSame(array_fill(0, 3, 'X-Request-Key'), $headers);
 
-        // SPEC §5: keys come from the operating system's random source, never from the seed.
+        // A seed fixes the jitter, never the key (SPEC §5).
         $seeded = static fn (int $seed): string => retry(static fn (Attempt $a): string => $a->idempotencyKey, seed: $seed);
         $this->assertNotSame($seeded(7), $seeded(7));
+        $this->assertNotSame($seeded(7), $seeded(8));
         $many = [];
         for ($i = 0; $i < 200; $i++) {
             $many[retry(static fn (Attempt $a): string => $a->idempotencyKey)] = true;

@@ -391,6 +391,10 @@ final class VectorsTest extends TestCase
             $found = array_filter($who->evidence, static fn (string $line): bool => str_contains($line, $needle));
             $this->assertNotEmpty($found, "no evidence line with \"$needle\" in: " . implode(' | ', $who->evidence));
         }
+        foreach ($case['evidence_excludes'] ?? [] as $needle) {
+            $found = array_filter($who->evidence, static fn (string $line): bool => str_contains($line, $needle));
+            $this->assertEmpty($found, "an evidence line with \"$needle\": " . implode(' | ', $who->evidence));
+        }
         // PSR-7's shape (name => list of values) reads the same.
         $psr7 = [];
         foreach ($case['headers'] as [$name, $value]) {

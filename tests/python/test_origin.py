@@ -30,6 +30,8 @@ def test_origin_case(case: dict[str, Any]) -> None:
     assert (answer.origin, answer.confidence) == (case["origin"], case["confidence"]), answer.evidence
     for part in case["evidence_contains"]:
         assert any(part in line for line in answer.evidence), f"{part!r} not in {answer.evidence}"
+    for part in case.get("evidence_excludes", []):
+        assert not any(part in line for line in answer.evidence), f"{part!r} in {answer.evidence}"
     # The same case as a dict, as bytes, and with the content type by keyword, answers alike.
     as_bytes = [(name.encode(), value.encode()) for name, value in headers]
     again = recuo.who_answered(as_bytes, expected_content_type=case["expected_content_type"])
