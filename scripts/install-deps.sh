@@ -9,6 +9,7 @@ APT_PACKAGES=(
   clang libclang-dev               # bindgen for ext-php-rs
   php-dev php-cli phpunit          # the PHP extension and its tests
   valgrind libcjson-dev            # the C tests (cJSON reads the shared vectors)
+  libcurl4-openssl-dev             # the libcurl glue's tests (recuo_curl.h); librecuo never links it
   redis-server                     # the distributed regulator's tests
   python3 python3-venv             # the .venv for maturin, pytest and mypy
 )
