@@ -136,7 +136,7 @@ def test_a_signal_handler_exception_ends_the_wait_of_retry() -> None:
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.2)
         with pytest.raises(Alarm):
-            recuo.retry(task, policy=recuo.Policy(base=60, cap=60, jitter="none"), on_give_up=reports.append)
+            recuo.call(task, policy=recuo.Policy(base=60, cap=60, jitter="none"), on_give_up=reports.append)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
