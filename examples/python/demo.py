@@ -88,7 +88,7 @@ def verdicts() -> None:
 
 
 def payment() -> None:
-    print("recuo.retry(create_payment, policy=Policy(spread=0), classify=http_verdict)")
+    print("recuo.call(create_payment, policy=Policy(spread=0), classify=http_verdict)")
     answers: list[object] = [HTTPError(503, {"Retry-After": "1"}), HTTPError(429, {"Retry-After": "2"}), "pay_123"]
     keys: set[str] = set()
 

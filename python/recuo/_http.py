@@ -241,14 +241,17 @@ def classify_failure(exc: Exception, policy: Policy, method: Optional[str]) -> U
     judged by its status and headers, a transport exception of the HTTP clients by its kind
     (``recuo.classify``, the core's SPEC §5 table, with the request's method — the response's,
     else ``request=``'s, else GET); every other ``Exception`` is retried."""
-    found = response_of(exc)
+    try:
+        found = response_of(exc)
+        kind = None if found is not None else transport_kind(exc)
+    except Exception:  # an exception whose attributes cannot be read has no HTTP meaning
+        return True
     if found is not None:
         status, headers, sent = found
         try:
             return classify(status, method=sent or method or "GET", headers=headers, policy=policy)
         except TypeError:  # headers of a shape classify does not read
             return classify(status, method=sent or method or "GET", policy=policy)
-    kind = transport_kind(exc)
     if kind is not None:
         return classify(error=kind, method=_method_of(exc, None) or method or "GET", policy=policy)
     return True

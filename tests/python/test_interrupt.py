@@ -197,7 +197,7 @@ WAITS = {
         regulator = recuo.Regulator("1/min")
         regulator.acquire()
         print("waiting", flush=True)
-        recuo.retry(lambda: print("attempt", flush=True), gate=recuo.Gate(regulator=regulator))
+        recuo.call(lambda: print("attempt", flush=True), gate=recuo.Gate(regulator=regulator))
     """,
     "batch": """
         regulator = recuo.Regulator("1/min")

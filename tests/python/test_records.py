@@ -465,7 +465,7 @@ def test_the_library_prints_nothing_unless_configured() -> None:
     script = (
         "import recuo\n"
         "def fail():\n    raise ValueError('x')\n"
-        "try:\n    recuo.retry(fail, seed=1, sleep=lambda s: None)\nexcept ValueError:\n    pass\n"
+        "try:\n    recuo.call(fail, seed=1, sleep=lambda s: None)\nexcept ValueError:\n    pass\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=30)
     assert (done.stdout, done.stderr) == ("", "")

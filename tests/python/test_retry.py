@@ -600,7 +600,7 @@ def test_something_that_cannot_be_called_is_refused(fn: Any) -> None:
 
 def test_arguments_without_a_function_are_refused() -> None:
     with pytest.raises(TypeError, match="no function"):
-        recuo.call(None, 1)  # type: ignore[arg-type]
+        recuo.retry(None, 1)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="no function"):
         recuo.retry(x=1)  # type: ignore[call-overload]
 
