@@ -57,7 +57,7 @@ UNINSTALL_TARGETS := uninstall-c
 
 install: $(INSTALL_TARGETS) ## install every part (PREFIX=/usr/local, LIBDIR, DESTDIR)
 
-uninstall: $(UNINSTALL_TARGETS) ## remove exactly what make install installed (same PREFIX, LIBDIR, DESTDIR)
+uninstall: $(UNINSTALL_TARGETS) ## remove exactly what make install installed (give the same DESTDIR)
 
 test-install: ## make install into a temporary DESTDIR, the README's C example built with pkg-config, make uninstall
 	@tests/c/test_install.sh $(ROOT)

@@ -117,9 +117,10 @@ static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_o
         }
     }
     if (status > 0) {
-        /* recuo reads a code outside 100-599 as the x00 of its class; clamp what no
-         * uint16_t holds to 599's class. */
-        *out = (recuo_outcome){RECUO_OUTCOME_STATUS, (uint16_t)(status > 999 ? 599 : status), 0};
+        /* Passed as it came: recuo reads a code outside 100-599 as the x00 of its class (SPEC
+         * §5); one no uint16_t holds stays out of range. */
+        uint16_t code16 = (uint16_t)(status > UINT16_MAX ? UINT16_MAX : status);
+        *out = (recuo_outcome){RECUO_OUTCOME_STATUS, code16, 0};
     } else if (code == CURLE_OK) {
         *out = (recuo_outcome){RECUO_OUTCOME_SUCCESS, 0, 0};
     } else {

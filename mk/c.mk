@@ -299,5 +299,5 @@ uninstall-c: ## remove exactly what install-c installed (the same DESTDIR)
 	else \
 	    rm -f $(addprefix $(DESTDIR),$(C_INSTALLED)); n=$(words $(C_INSTALLED)); \
 	fi; \
-	echo "uninstall-c: removed $$n files under $(DESTDIR)"
+	echo "uninstall-c: removed $$n files under $(if $(DESTDIR),$(DESTDIR),/)"
 	@$(c_ldconfig)

@@ -25,7 +25,12 @@ read -r total succeeded in_flight waited < <(echo "$summary" |
 fail() { echo "run_curl_multi: $*" >&2; cat "$out/example" >&2; exit 1; }
 [ "$total" = "$n" ] && [ "$succeeded" = "$n" ] || fail "not every transfer succeeded"
 [ "$in_flight" -ge 3 ] && [ "$waited" -ge 1 ] || fail "fewer than 3 in flight while others waited"
-stats=$(curl -s "$base/stats")
+# GET /stats with bash alone (no curl command needed).
+port=${base##*:}
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+stats=$(timeout 10 cat <&3 | tail -n 1)
+exec 3<&-
 echo "$stats" | grep -q "\"idempotency_keys\":$n," || fail "not one key per POST: $stats"
 echo "$stats" | grep -q '"early_retries":0,' || fail "a retry came before its wait: $stats"
 echo "$stats" | grep -q '"throttled":0,' && fail "no transfer had to wait"

@@ -320,6 +320,13 @@ static void unavailable(void) {
     CHECK(cJSON_GetArraySize(keys) == 1 && cJSON_IsNumber(n) && n->valuedouble == 2);
     CHECK(stat_number(stats, "early_retries") == 0 && stat_number(stats, "unavailable") == 2);
     cJSON_Delete(stats);
+    /* Under CURLOPT_FAILONERROR a 503 is CURLE_HTTP_RETURNED_ERROR, still judged by its
+     * status (and its Retry-After): the same two attempts. */
+    curl_easy_setopt(c.easy, CURLOPT_FAILONERROR, 1L);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &o, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK(c.r.code == CURLE_HTTP_RETURNED_ERROR && c.r.http_status == 503);
+    CHECK(c.r.step.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED && c.r.report.attempts == 2);
+    CHECK(c.r.report.delay_count == 1);
     client_close(&c);
     serve_stop(&s);
 }
