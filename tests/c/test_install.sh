@@ -83,8 +83,23 @@ fi
 # make uninstall removes exactly what was installed (its manifest, whatever the PREFIX was):
 # the tree is empty again, directories included.
 make -s -C "$root" --no-print-directory uninstall DESTDIR="$stage" >/dev/null
-left=$(find "$stage" -mindepth 1)
+left=$(find "$stage" -mindepth 1 ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"; ok
+# The directories C's install created are gone with its files; with C the only part
+# installed, nothing is left at all. (An empty directory another part's uninstall leaves is
+# reported, and keeps a parent of C's directories.)
+for d in usr/include usr/lib/pkgconfig usr/share/doc/recuo; do
+    [ ! -e "$stage/$d" ] || fail "make uninstall left the directory /$d"
+done
+ok
+parts=$(make -s -C "$root" --no-print-directory --eval 'test-install-parts: ; @echo $(INSTALL_TARGETS)' test-install-parts)
+if [ "$parts" = install-c ]; then
+    [ -z "$(find "$stage" -mindepth 1)" ] || fail "make uninstall left: $(find "$stage" -mindepth 1)"
+    ok
+else
+    dirs=$(cd "$stage" && find . -mindepth 1 -type d -empty | sed 's|^\.||' | sort | xargs)
+    [ -z "$dirs" ] || echo "test_install: empty directories the other parts' uninstall left: $dirs"
+fi
 # Without a manifest (another checkout), the same PREFIX names the same files.
 mkdir -p "$stage/usr/lib"
 touch "$stage/usr/lib/other.so"
