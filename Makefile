@@ -18,8 +18,8 @@ help: ## list the targets
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
 
-test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, Python, PHP, JavaScript, README examples
-	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-python test-php test-js test-readme
+test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, PHP, JavaScript, README examples
+	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install test-python test-php test-js test-readme
 	@echo "make test: all suites passed"
 
 demo: deps ## build recuo and run a trial batch against its embedded rate-limited API
@@ -37,6 +37,30 @@ lint-rust: ## rustfmt and clippy, warnings are errors
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all
+
+# ---- make install, make uninstall --------------------------------------------------------
+# Where things go (GNU's names): PREFIX (default /usr/local), LIBDIR, INCLUDEDIR, DOCDIR, and
+# DESTDIR, prepended to every path for a staged install (packaging, tests). Each part has an
+# install-* and an uninstall-* target; `make install` runs every install step in
+# INSTALL_TARGETS, `make uninstall` every uninstall step — add yours to both lists.
+PREFIX       ?= /usr/local
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DOCDIR       ?= $(PREFIX)/share/doc/recuo
+DESTDIR      ?=
+
+INSTALL_TARGETS   := install-c
+UNINSTALL_TARGETS := uninstall-c
+
+.PHONY: install uninstall test-install
+
+install: $(INSTALL_TARGETS) ## install every part (PREFIX=/usr/local, LIBDIR, DESTDIR)
+
+uninstall: $(UNINSTALL_TARGETS) ## remove exactly what make install installed (give the same DESTDIR)
+
+test-install: ## make install into a temporary DESTDIR, the README's C example built with pkg-config, make uninstall
+	@tests/c/test_install.sh $(ROOT)
 
 test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
 	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)

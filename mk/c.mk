@@ -17,6 +17,12 @@ C_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-f
 # header's RECUO_VERSION_* macros against it, so a stale header cannot even compile.
 C_VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' $(ROOT)/Cargo.toml | head -n 1)
 C_VERSION_NUMBERS := $(subst ., ,$(firstword $(subst -, ,$(subst +, ,$(C_VERSION)))))
+# The library's SONAME, as ffi/build.rs gives it: librecuo.so.0.MINOR while the major is 0
+# (the ABI may change between 0.x minors), librecuo.so.MAJOR from 1.0 on. Programs record it,
+# so build-c links target/debug/$(C_SONAME) to the library cargo built there.
+C_SONAME := librecuo.so.$(word 1,$(C_VERSION_NUMBERS))$(if $(filter 0,$(word 1,$(C_VERSION_NUMBERS))),.$(word 2,$(C_VERSION_NUMBERS)))
+c_space := $(eval) $(eval)
+C_REALNAME := librecuo.so.$(subst $(c_space),.,$(wordlist 1,3,$(C_VERSION_NUMBERS)))
 C_EXPECT := -DRECUO_EXPECT_VERSION='"$(C_VERSION)"' \
 	-DRECUO_EXPECT_MAJOR=$(word 1,$(C_VERSION_NUMBERS)) \
 	-DRECUO_EXPECT_MINOR=$(word 2,$(C_VERSION_NUMBERS)) \
@@ -33,17 +39,24 @@ C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
 C_TEST_REDIS   := $(ROOT)/tests/c/test_redis.c
 # Fake Redis servers of its own (fork()ed children on 127.0.0.1), a forced panic, keys and fork.
 C_TEST_HOSTILE := $(ROOT)/tests/c/test_hostile.c
+# The libcurl glue (include/recuo_curl.h) against `recuo serve` and servers of its own.
+C_TEST_CURL    := $(ROOT)/tests/c/test_curl.c
 C_EXAMPLE      := $(ROOT)/examples/c/attempts.c
+C_EXAMPLE_CURL_MULTI := $(ROOT)/examples/c/curl_multi.c
+# libcurl, for the glue's test and example only: librecuo itself never links it.
+C_CURL         := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+C_RECUO_BIN    := $(ROOT)/target/debug/recuo
 C_EXAMPLE_LIMITS := $(ROOT)/examples/c/limits.c
 C_EXAMPLE_RECORDS := $(ROOT)/examples/c/records.c
 C_DOC          := $(ROOT)/docs/c.md
 C_DOC_OUT      := $(C_OUT)/doc
 
-.PHONY: build-c header header-check pkgconfig-c test-c demo-c example-c example-limits-c \
-	example-records-c doc-c
+.PHONY: build-c build-c-release header header-check pkgconfig-c test-c demo-c example-c \
+	example-limits-c example-records-c example-curl-c doc-c install-c uninstall-c
 
 build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
 	@$(CARGO) build -q -p recuo-ffi
+	@ln -sfn librecuo.so $(C_LIBDIR)/$(C_SONAME)
 
 header: ## regenerate include/recuo.h with the pinned cbindgen
 	@RECUO_UPDATE_HEADER=1 $(CARGO) test -q -p recuo-ffi --test header -- --test-threads=1
@@ -57,11 +70,20 @@ pkgconfig-c: ## write target/c/pkgconfig/recuo.pc for the library in target/debu
 	     -e 's|@includedir@|$${prefix}/include|' \
 	     -e 's|@libdir@|$${prefix}/target/debug|' \
 	     -e 's|@version@|$(C_VERSION)|' \
+	     -e 's|@url@|file://$(ROOT)/docs/c.md|' \
 	     $(ROOT)/ffi/recuo.pc.in > $(C_PCDIR)/recuo.pc.tmp
 	@mv $(C_PCDIR)/recuo.pc.tmp $(C_PCDIR)/recuo.pc
 
 test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-config, valgrind, ASan
 	@mkdir -p $(C_OUT)
+	@$(CARGO) build -q -p recuo-cli
+	@! ldd $(C_LIBDIR)/librecuo.so | grep libcurl
+	@echo "test-c: ldd librecuo.so shows no libcurl"
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl $(C_SHARED) $(C_CURL) -lcjson
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl_static $(C_STATIC) \
+	    $(C_CURL) -lcjson
+	@$(CC) $(C_FLAGS) $(C_EXAMPLE_CURL_MULTI) -o $(C_OUT)/example_curl_multi $(C_SHARED) \
+	    $(C_CURL)
 	@$(CC) $(C_FLAGS) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors $(C_SHARED) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops $(C_SHARED) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops_static $(C_STATIC) -lcjson
@@ -120,6 +142,9 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(C_VALGRIND) $(C_OUT)/test_redis_static
 	@$(C_VALGRIND) $(C_OUT)/test_hostile 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
 	@$(C_VALGRIND) $(C_OUT)/test_hostile_static 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
+	@$(C_VALGRIND) $(C_OUT)/test_curl $(C_RECUO_BIN)
+	@$(C_OUT)/test_curl_static $(C_RECUO_BIN)
+	@$(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi $(C_VALGRIND)
 	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
 	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
 	@$(C_VALGRIND) $(C_OUT)/example_limits > $(C_OUT)/example_limits.out
@@ -146,6 +171,10 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_redis_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_HOSTILE) \
 	        -o $(C_OUT)/test_hostile_asan $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_CURL) \
+	        -o $(C_OUT)/test_curl_asan $(C_SHARED) $(C_CURL) -lcjson && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_EXAMPLE_CURL_MULTI) \
+	        -o $(C_OUT)/example_curl_multi_asan $(C_SHARED) $(C_CURL) && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_loops_asan $(C_VECTORS) && \
 	    $(C_OUT)/test_api_asan && \
@@ -154,7 +183,9 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_OUT)/test_records_asan && \
 	    $(C_OUT)/test_redis_asan && \
 	    ( $(C_OUT)/test_hostile_asan 2>$(C_OUT)/test_hostile.err || \
-	        { cat $(C_OUT)/test_hostile.err; false; } ); \
+	        { cat $(C_OUT)/test_hostile.err; false; } ) && \
+	    $(C_OUT)/test_curl_asan $(C_RECUO_BIN) && \
+	    $(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi_asan; \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
 	fi
@@ -185,6 +216,13 @@ example-records-c: build-c ## records of a C program's own loop, redacted (examp
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_RECORDS) -o $(C_OUT)/example_records $(C_SHARED)
 	@$(C_OUT)/example_records
 
+example-curl-c: build-c ## a curl_multi loop: many retried transfers against recuo serve (examples/c/curl_multi.c)
+	@mkdir -p $(C_OUT)
+	@$(CARGO) build -q -p recuo-cli
+	@$(CC) $(C_FLAGS) $(C_EXAMPLE_CURL_MULTI) -o $(C_OUT)/example_curl_multi $(C_SHARED) \
+	    $(C_CURL)
+	@SHOW=1 $(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi
+
 # The complete programs of docs/c.md (its ```c blocks that define main) are compiled and run,
 # so the guide cannot rot; the other blocks are fragments of them. C_DOC_RUN may wrap the run
 # (test-c passes valgrind). Each runs with REDIS_URL naming a redis-server of its own
@@ -204,3 +242,72 @@ doc-c: build-c ## compile and run the example programs of docs/c.md
 	test $$programs -gt 0 || { echo "docs/c.md: no complete C program found"; exit 1; }; \
 	echo "docs/c.md: $$programs example program(s) compiled and ran clean"
 
+
+# ---- install-c, uninstall-c ---------------------------------------------------------------
+# The release build, installed under $(DESTDIR) with the directories of the top-level Makefile
+# (PREFIX, LIBDIR, INCLUDEDIR, PKGCONFIGDIR, DOCDIR): the shared library under its full name
+# with the SONAME link and the development link, the static library, the two headers, the
+# pkg-config file and the C guide with the pages it links to.
+#
+# install-c writes what it installed — the files, and the directories it had to create — to a
+# manifest in target/install/, one per DESTDIR (as CMake's install_manifest.txt), and
+# uninstall-c removes exactly that: the files, then those directories if nothing else was put
+# in them since (a system's /usr/local/lib existed before, so it is never touched). Without a
+# manifest (another checkout), uninstall-c removes the files this PREFIX and LIBDIR name.
+
+C_RELEASE_DIR := $(ROOT)/target/release
+C_DOCS := c.md policy.md backoff.md retry-after.md limits.md records.md
+# The pkg-config URL: the installed C guide. The workspace's `repository` is a placeholder
+# (https://example.invalid/recuo) until the project has a public home; a packager may pass
+# C_URL=https://... once there is one.
+C_URL = file://$(DOCDIR)/c.md
+# $(LIBDIR) and $(INCLUDEDIR) as the .pc file says them: relative to ${prefix} when under it.
+c_pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+C_INSTALLED = $(LIBDIR)/$(C_REALNAME) $(LIBDIR)/$(C_SONAME) $(LIBDIR)/librecuo.so \
+	$(LIBDIR)/librecuo.a $(INCLUDEDIR)/recuo.h $(INCLUDEDIR)/recuo_curl.h \
+	$(PKGCONFIGDIR)/recuo.pc $(addprefix $(DOCDIR)/,$(C_DOCS))
+C_MANIFEST = $(ROOT)/target/install/c$(if $(DESTDIR),$(subst /,%,$(abspath $(DESTDIR))),-system).txt
+c_ldconfig = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; \
+	then ldconfig; fi
+
+build-c-release: ## build the C library for installing: target/release/librecuo.so, .a
+	@$(CARGO) build -q --release -p recuo-ffi
+
+install-c: build-c-release ## install librecuo, recuo.h, recuo_curl.h and recuo.pc (PREFIX, LIBDIR, DESTDIR)
+	@mkdir -p $(dir $(C_MANIFEST))
+	@{ [ -f '$(C_MANIFEST)' ] && grep '^d ' '$(C_MANIFEST)'; \
+	   for p in $(LIBDIR) $(INCLUDEDIR) $(PKGCONFIGDIR) $(DOCDIR); do \
+	       while [ ! -d "$(DESTDIR)$$p" ]; do echo "d $$p"; p=$$(dirname "$$p"); done; \
+	   done; } | sort -u > '$(C_MANIFEST).tmp'; true
+	@install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	    $(DESTDIR)$(DOCDIR)
+	@install -m 755 $(C_RELEASE_DIR)/librecuo.so $(DESTDIR)$(LIBDIR)/$(C_REALNAME)
+	@ln -sfn $(C_REALNAME) $(DESTDIR)$(LIBDIR)/$(C_SONAME)
+	@ln -sfn $(C_SONAME) $(DESTDIR)$(LIBDIR)/librecuo.so
+	@install -m 644 $(C_RELEASE_DIR)/librecuo.a $(DESTDIR)$(LIBDIR)/librecuo.a
+	@install -m 644 $(ROOT)/include/recuo.h $(ROOT)/include/recuo_curl.h $(DESTDIR)$(INCLUDEDIR)
+	@sed -e 's|@prefix@|$(PREFIX)|' \
+	     -e 's|@includedir@|$(call c_pc_dir,$(INCLUDEDIR))|' \
+	     -e 's|@libdir@|$(call c_pc_dir,$(LIBDIR))|' \
+	     -e 's|@version@|$(C_VERSION)|' \
+	     -e 's|@url@|$(C_URL)|' \
+	     $(ROOT)/ffi/recuo.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/recuo.pc
+	@chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/recuo.pc
+	@install -m 644 $(addprefix $(ROOT)/docs/,$(C_DOCS)) $(DESTDIR)$(DOCDIR)
+	@printf 'f %s\n' $(C_INSTALLED) >> '$(C_MANIFEST).tmp'
+	@mv '$(C_MANIFEST).tmp' '$(C_MANIFEST)'
+	@$(c_ldconfig)
+	@echo "install-c: $(words $(C_INSTALLED)) files under $(DESTDIR)$(PREFIX)" \
+	    "($(C_REALNAME), SONAME $(C_SONAME))"
+
+uninstall-c: ## remove exactly what install-c installed (the same DESTDIR)
+	@if [ -f '$(C_MANIFEST)' ]; then \
+	    sed -n 's/^f //p' '$(C_MANIFEST)' | while read -r f; do rm -f "$(DESTDIR)$$f"; done; \
+	    sed -n 's/^d //p' '$(C_MANIFEST)' | sort -r | \
+	        while read -r d; do rmdir "$(DESTDIR)$$d" 2>/dev/null || true; done; \
+	    n=$$(grep -c '^f ' '$(C_MANIFEST)'); rm -f '$(C_MANIFEST)'; \
+	else \
+	    rm -f $(addprefix $(DESTDIR),$(C_INSTALLED)); n=$(words $(C_INSTALLED)); \
+	fi; \
+	echo "uninstall-c: removed $$n files under $(if $(DESTDIR),$(DESTDIR),/)"
+	@$(c_ldconfig)

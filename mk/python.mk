@@ -5,7 +5,7 @@
 # python/recuo/ is imported from the source tree, the native module is copied beside it as
 # python/recuo/_recuo.abi3.so. Each step prints only when it fails.
 
-.PHONY: build-python lint-python test-python demo-python
+.PHONY: build-python lint-python test-python demo-python wheel test-wheel
 
 # maturin finds the virtualenv through VIRTUAL_ENV; the tools come from .venv/bin.
 PY_ENV := VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH"
@@ -46,11 +46,26 @@ lint-python: build-python ## clippy and rustfmt for recuo-python; mypy --strict 
 	@cd $(ROOT)/target && $(call py_quiet,$(PY_ENV) MYPY_CACHE_DIR=$(ROOT)/target/mypy \
 		$(PY) -m mypy.stubtest recuo --mypy-config-file $(ROOT)/python/pyproject.toml)
 
-# tests/python/test_serve.py drives run_batch against `recuo serve`: it runs when
-# target/debug/recuo exists (make build-cli; or RECUO_BIN=path) and is skipped, saying so,
-# when it does not — this target does not build the command line.
-test-python: build-python lint-python ## build, lint, then pytest tests/python (docs/python.md's examples included)
+# tests/python/test_serve.py, test_http.py and test_docs.py run against `recuo serve`
+# (target/debug/recuo, built here by build-cli; RECUO_BIN=path names another), test_http.py
+# also against nginx (scripts/install-deps.sh installs nginx-light); test_wheel.py runs when
+# target/wheels/ holds a wheel (make test-wheel builds one first).
+test-python: build-python lint-python build-cli ## build, lint, then pytest tests/python (docs/python.md's examples included)
 	@$(PY_ENV) $(PY) -m pytest -q tests/python
+
+# The wheel: release profile, abi3 (CPython >= 3.9), manylinux2014 — linked against glibc 2.17
+# by zig (the pinned `ziglang` package in .venv), so it installs on any x86-64 Linux with
+# glibc 2.17 or newer. Maturin checks the tag against the symbols the module uses.
+WHEEL_DIR := $(ROOT)/target/wheels
+
+wheel: $(PY_INSTALLED) ## build the release wheel into target/wheels (abi3, manylinux2014, maturin --zig)
+	@rm -f $(WHEEL_DIR)/recuo-*.whl
+	@cd python && $(call py_quiet,$(PY_ENV) $(MATURIN) build --release --zig --compatibility manylinux2014 \
+		--interpreter $(PY) --out $(WHEEL_DIR))
+	@ls $(WHEEL_DIR)/recuo-*.whl
+
+test-wheel: wheel ## install the wheel into a fresh venv with no Rust on PATH, run the README's example
+	@$(PY_ENV) RECUO_WHEEL=$$(ls $(WHEEL_DIR)/recuo-*.whl) $(PY) -m pytest -q tests/python/test_wheel.py
 
 demo-python: build-python ## guide B's delays, guide A's loop and the policy engine, from Python
 	@$(PY_ENV) $(PY) examples/python/demo.py

@@ -9,11 +9,15 @@ APT_PACKAGES=(
   clang libclang-dev               # bindgen for ext-php-rs
   php-dev php-cli phpunit          # the PHP extension and its tests
   valgrind libcjson-dev            # the C tests (cJSON reads the shared vectors)
+  libcurl4-openssl-dev             # the libcurl glue's tests (recuo_curl.h); librecuo never links it
   redis-server                     # the distributed regulator's tests
   python3 python3-venv             # the .venv for maturin, pytest and mypy
+  nginx-light                      # the HTTP adapters' tests: a real limit_req (started by the tests)
 )
 # Pinned: the Python build and test tools.
-PY_PACKAGES=(maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1)
+PY_PACKAGES=(maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1
+  ziglang==0.17.0                                  # make wheel: maturin --zig, manylinux2014
+  httpx==0.28.1 requests==2.34.2 aiohttp==3.14.5)  # the HTTP adapters' clients (typed inline)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -88,7 +88,7 @@ def verdicts() -> None:
 
 
 def payment() -> None:
-    print("recuo.retry(create_payment, policy=Policy(spread=0), classify=http_verdict)")
+    print("recuo.call(create_payment, policy=Policy(spread=0), classify=http_verdict)")
     answers: list[object] = [HTTPError(503, {"Retry-After": "1"}), HTTPError(429, {"Retry-After": "2"}), "pay_123"]
     keys: set[str] = set()
 
@@ -105,7 +105,7 @@ def payment() -> None:
     def wait(seconds: float) -> None:
         print(f"  sleep({seconds}): the server's wait (the demo does not really sleep)")
 
-    result = recuo.retry(create_payment, 100, policy=recuo.Policy(spread=0), classify=http_verdict, sleep=wait)
+    result = recuo.call(create_payment, 100, policy=recuo.Policy(spread=0), classify=http_verdict, sleep=wait)
     print(f"  -> {result!r}; {len(keys)} idempotency key for the 3 attempts")
 
     def quota() -> str:
@@ -115,7 +115,7 @@ def payment() -> None:
         print(f"  daily quota: gave up after {report.attempts} attempt ({report.reason})")
 
     try:
-        recuo.retry(quota, policy=recuo.Policy.guide_b(), classify=http_verdict, on_give_up=gave_up)
+        recuo.call(quota, policy=recuo.Policy.guide_b(), classify=http_verdict, on_give_up=gave_up)
     except HTTPError:
         pass
 
@@ -191,7 +191,7 @@ def records() -> None:
         return "ok"
 
     try:
-        recuo.retry(read, classify=http_verdict, seed=1, sleep=lambda s: None, request=("GET", url))
+        recuo.call(read, classify=http_verdict, seed=1, sleep=lambda s: None, request=("GET", url))
     finally:
         log.removeHandler(show)
         log.setLevel(logging.NOTSET)

@@ -195,10 +195,11 @@ pub unsafe extern "C" fn recuo_batch_run(
         // SAFETY: the caller vouches for every pointer (see # Safety).
         let checked = unsafe {
             (|| -> Result<_, recuo_status> {
-                let policy = ptr::input(policy)?.policy()?;
+                let policy = ptr::input(policy)?;
                 let call = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
                 let results = ptr::slice_mut(results, count)?;
-                Ok((policy, call, results))
+                // Arguments first, the policy's configuration last.
+                Ok((policy.policy()?, call, results))
             })()
         };
         let (policy, call, results) = match checked {

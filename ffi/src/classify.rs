@@ -384,11 +384,13 @@ pub unsafe extern "C" fn recuo_classify(
         let checked = unsafe {
             (|| {
                 let out = ptr::out(out)?;
-                let policy = ptr::input(policy)?.policy()?;
+                let policy = ptr::input(policy)?;
                 let outcome = RawOutcome::read(outcome)?;
                 let method = ptr::text(method, method_len)?;
                 let headers = read_headers(headers, header_count)?;
-                Ok((out, policy, outcome, method, headers))
+                // Arguments first, the policy's configuration last: the same error for a
+                // valid and an invalid policy.
+                Ok((out, policy.policy()?, outcome, method, headers))
             })()
         };
         let (out, policy, outcome, method, headers) = match checked {

@@ -563,9 +563,11 @@ unsafe fn run(
         // SAFETY: the caller vouches for every pointer (see # Safety).
         let checked = unsafe {
             (|| -> Result<_, recuo_status> {
-                let policy = ptr::input(policy)?.policy()?;
+                let policy = ptr::input(policy)?;
                 let call = call.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
-                Ok((policy, call, ptr::slice_mut(delays, delays_len)?))
+                let delays = ptr::slice_mut(delays, delays_len)?;
+                // Arguments first, the policy's configuration last.
+                Ok((policy.policy()?, call, delays))
             })()
         };
         let (policy, call, delays) = match checked {

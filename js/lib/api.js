@@ -756,6 +756,7 @@ export function recuoApi(native) {
     let response = null;
     let error;
     let hasError = false;
+    let failure; // what the last failed attempt came to: its Response or its error
     let permit = null;
     const flush = () => {
       if (!onRecord) return;
@@ -800,6 +801,7 @@ export function recuoApi(native) {
               }
             }
             if (signal?.aborted) op.cancel();
+            failure = result;
             if (failed) {
               response = null;
               error = result;
@@ -825,7 +827,7 @@ export function recuoApi(native) {
             break;
           case 'sleep':
             if (step.delayMs > 0) {
-              if (onRetry) await onRetry(step.attempt, response ?? error, step.delayMs);
+              if (onRetry) await onRetry(step.attempt, failure, step.delayMs);
               const slept = sleep ? (await sleep(step.delayMs, signal), !signal?.aborted) : await wait(step.delayMs, signal);
               if (!slept) op.cancel();
             }

@@ -63,6 +63,28 @@ test('a library of another version is refused at import', async (t) => {
   assert.match(r.stderr, new RegExp(`is librecuo ${pkg.version.replace(/\./g, '\\.')}, but this package is recuo 9\\.9\\.9`));
 });
 
+test("the system's librecuo.so.0.1 is found when the package bundles none", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'recuo-js-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const pkg = join(dir, 'pkg');
+  cpSync(join(PACKAGE, 'index.js'), join(pkg, 'index.js'));
+  cpSync(join(PACKAGE, 'lib'), join(pkg, 'lib'), { recursive: true });
+  cpSync(join(PACKAGE, 'package.json'), join(pkg, 'package.json'));
+  symlinkSync(join(PACKAGE, 'node_modules'), join(pkg, 'node_modules'));
+  cpSync(recuo.libraryPath, join(dir, 'librecuo.so.0.1')); // as make install names it
+  const env = { ...process.env, LD_LIBRARY_PATH: dir };
+  delete env.RECUO_LIB;
+  const script = `const r = await import(${JSON.stringify(join(pkg, 'index.js'))}); console.log(r.libraryPath, r.retryDelayMs('12', 0))`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { env });
+  assert.equal(stdout.trim(), 'librecuo.so.0.1 12000');
+  // Without it (and none installed by make install), the error names every place tried.
+  const r = await importIn(pkg, { LD_LIBRARY_PATH: '', RECUO_LIB: '' });
+  assert.equal(r.signal, null);
+  if (r.code === 0) return; // this machine has a librecuo.so.0.1 installed
+  assert.match(r.stderr, /native\/librecuo\.so \(the package\): not found/);
+  assert.match(r.stderr, /librecuo\.so\.0\.1 \(the system\)/);
+});
+
 test('openRecuo({ path }) loads the library given, and only it', () => {
   const api = openRecuo({ path: recuo.libraryPath });
   assert.equal(api.retryDelayMs('12', 0), 12000);

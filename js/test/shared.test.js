@@ -18,11 +18,10 @@ const run = promisify(execFile);
 const RATE = '50/s';
 const BURST = 2;
 const PYTHON_CHILD = `
-import json, sys, recuo
+import json, sys, time, recuo
 path, rate, burst, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 regulator = recuo.Regulator.shared(path, rate, burst)
-while recuo.monotonic_ns() < begin:
-    pass
+time.sleep(max(0.0, (begin - recuo.monotonic_ns()) / 1e9))
 starts = []
 while True:
     left = (end - recuo.monotonic_ns()) / 1e9

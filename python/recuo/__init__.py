@@ -16,11 +16,15 @@ The policy engine: what an outcome is worth, and a retry loop that honours it.
 Verdict(verdict='retry', reason='rate_limited', wait_ms=3000, wait_unbounded=False)
 >>> recuo.classify(error="timeout", method="POST").reason  # it may have been processed
 'not_idempotent'
->>> recuo.retry(lambda n: n * 2, 21, policy=recuo.Policy(max_attempts=3))
+>>> recuo.call(lambda n: n * 2, 21, policy=recuo.Policy(max_attempts=3))
 42
 
-``recuo.retry`` works as a call, as a decorator (``@recuo.retry``,
-``@recuo.retry(policy=...)``) and with ``async def`` functions; ``recuo.Operation`` is the
+``recuo.call(fn, *args)`` calls now, ``@recuo.retry`` and ``@recuo.retry(policy=...)``
+decorate, sync or ``async def``; by default they read the HTTP errors of requests, httpx,
+aiohttp and urllib by SPEC §5. ``recuo.httpx.RetryTransport``,
+``recuo.requests.RetryAdapter`` and ``recuo.aiohttp.RetryMiddleware`` retry inside those
+clients (``pip install recuo[httpx]`` and so on; ``import recuo`` imports none of them),
+``recuo.buscar_com_retry(url)`` is guide A's fetch over urllib; ``recuo.Operation`` is the
 same machine (the core's) for code that runs its own loop, ``recuo.BatchQueue`` the batch's.
 
 The shared limits: plan a batch, then keep every thread and process inside the allowance.
@@ -32,7 +36,7 @@ Plan(interval_ms=667, duration_s=400.0, retries=0.0, in_flight=3.0, warnings=())
 (0, 500000000)
 >>> gate = recuo.Gate(regulator=recuo.Regulator("1000/s"), limit=recuo.ConcurrencyLimit(2),
 ...                   budget=recuo.RetryBudget())
->>> recuo.retry(lambda: "sent", gate=gate)
+>>> recuo.call(lambda: "sent", gate=gate)
 'sent'
 
 ``recuo.Regulator``, ``recuo.ConcurrencyLimit``, ``recuo.RetryBudget`` and ``recuo.Gate``
@@ -108,7 +112,9 @@ from ._recuo import (
     run_batch,
     who_answered,
 )
-from ._retry import retry
+from ._buscar import Resposta, buscar_com_retry
+from ._http import GiveUp
+from ._retry import call, retry
 
 # A library's logger: records reach the handlers the application configures, and none are
 # printed by logging's last-resort handler when it configures none.
@@ -123,6 +129,7 @@ __all__ = [
     "ConcurrencyLimit",
     "ConfigError",
     "Gate",
+    "GiveUp",
     "IdempotencyKey",
     "InternalError",
     "Next",
@@ -134,6 +141,7 @@ __all__ = [
     "RedactedUrl",
     "Regulator",
     "Report",
+    "Resposta",
     "ResultRecord",
     "RetryAfter",
     "RetryBudget",
@@ -145,6 +153,8 @@ __all__ = [
     "WhoAnswered",
     "__version__",
     "backoff_window_ms",
+    "buscar_com_retry",
+    "call",
     "classify",
     "com_retry",
     "current_attempt",

@@ -285,6 +285,9 @@ class Policy:
     def with_method_idempotent(self, method: str, idempotent: bool) -> Policy:
         """A new policy where requests with ``method`` count as idempotent without a key, or
         not."""
+    def with_max_attempts(self, max_attempts: int) -> Policy:
+        """A new policy with ``max_attempts`` attempts in all (at least 1), the rest
+        unchanged."""
     def with_quota_403_as_rate_limit(self, enabled: bool) -> Policy:
         """A new policy where a 403 whose rate-limit headers say the quota is spent counts as
         a 429 (``True``, the default) or as a permanent error."""
@@ -1163,6 +1166,11 @@ def _run(
     """The synchronous retry loop."""
 
 def _operation_in_context(
-    policy: Policy, seed: int | None, gate: Gate | None, request: _Request | None, /
+    policy: Policy,
+    seed: int | None,
+    gate: Gate | None,
+    request: _Request | None,
+    /,
+    idempotency_key: IdempotencyKey | None = None,
 ) -> tuple[Operation, Token[_AttemptPool | None] | None]:
     """A new Operation drawing from this context's attempt pool, and the token to reset."""

@@ -15,8 +15,10 @@ import asyncio
 import functools
 import inspect
 import time
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
+from . import _http
 from ._limits import enter_gate
 from ._recuo import (
     Gate,
@@ -91,6 +93,13 @@ class _Options:
             if not isinstance(url, (str, bytes)):
                 raise TypeError(f"request's url must be str or bytes, not {type(url).__name__}")
         self.policy = _DEFAULT_POLICY if policy is None else policy
+        if classify is None:
+            # HTTP-aware by default (SPEC §5): an exception that carries a response is judged
+            # by its status and headers, the HTTP clients' transport errors by their kind;
+            # every other Exception is retried.
+            classify = functools.partial(
+                _http.classify_failure, policy=self.policy, method=None if request is None else request[0]
+            )
         self.classify = classify
         self.on_retry = on_retry
         self.on_give_up = on_give_up
@@ -154,18 +163,15 @@ def retry(
 ) -> Any:
     """Runs a function under a retry policy: as a call, as a decorator, sync or ``async def``.
 
-    Three forms:
+    ``recuo.retry`` decorates; ``recuo.call(fn, *args, **kwargs)`` calls now:
 
-    * ``recuo.retry(fn, *args, **kwargs)`` with arguments for ``fn`` or any option calls
-      ``fn(*args, **kwargs)`` now and returns its value (for an ``async def`` function, a
-      coroutine to await);
-    * ``@recuo.retry`` (or ``recuo.retry(fn)`` alone) returns ``fn`` wrapped, keeping its
-      name, docstring and signature (``functools.wraps``);
+    * ``@recuo.retry`` (or ``recuo.retry(fn)``) returns ``fn`` wrapped, keeping its name,
+      docstring and signature (``functools.wraps``);
     * ``@recuo.retry(policy=..., ...)`` returns a decorator.
 
-    ``recuo.retry(fn)`` alone wraps rather than calls, so that ``@recuo.retry`` never runs a
-    function at import time; an option given as ``None`` counts as not given. To call a
-    function that takes no arguments now, write ``recuo.retry(fn)()``.
+    The old call form — ``recuo.retry(fn, *args, **kwargs)`` with arguments for ``fn`` or an
+    option — still calls ``fn`` now, with a ``DeprecationWarning``: write ``recuo.call``.
+    An option given as ``None`` counts as not given.
 
     A function ``inspect.iscoroutinefunction`` calls async (an ``async def`` function, a
     ``functools.partial`` of one, an object whose ``__call__`` is one) is retried in an
@@ -176,9 +182,14 @@ def retry(
     0.2 s to 5 s full-jitter backoff) sets the attempts, the backoff and the deadline.
     ``classify(exc)`` decides for each ``Exception``: it answers a ``recuo.Verdict`` (such as
     ``recuo.classify(status=..., headers=...)``, whose server wait is then honoured) or a
-    truth value (true: retry; false: give up). By default every ``Exception`` is retried; a
-    ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, ``SystemExit``)
-    never is: it propagates at once.
+    truth value (true: retry; false: give up). By default it is HTTP-aware (SPEC §5): an
+    exception that carries an HTTP response (requests' ``HTTPError``, httpx's
+    ``HTTPStatusError``, urllib's ``HTTPError``, aiohttp's ``ClientResponseError``) is judged
+    by its status and headers — a 404 is not retried, a 429's ``Retry-After`` is honoured —
+    and those clients' transport errors by their kind (``connect``, ``tls``, ``timeout``,
+    ``reset``), with the request's method (the response's, else ``request=``'s, else GET);
+    every other ``Exception`` is retried. A ``BaseException`` that is not an ``Exception``
+    (``KeyboardInterrupt``, ``SystemExit``) never is: it propagates at once.
 
     ``on_retry(attempt, exc, delay_seconds)`` is called before each wait (``attempt`` counts
     from 0 and is the one that failed); ``on_give_up(report)`` is called once when the loop
@@ -229,7 +240,36 @@ def retry(
         return functools.partial(_decorate, options=options)
     if not args and not kwargs and not options.given:
         return _decorate(fn, options=options)
+    warnings.warn(
+        "recuo.retry(fn, ...) with arguments or options calls fn at once, and is deprecated: "
+        "call it with recuo.call(fn, *args, **options), or decorate with @recuo.retry(**options)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return _call(fn, args, kwargs, options)
+
+
+def call(
+    fn: Callable[..., _T],
+    /,
+    *args: Any,
+    policy: Policy | None = None,
+    classify: Classifier | None = None,
+    on_retry: RetryHook | None = None,
+    on_give_up: GiveUpHook | None = None,
+    seed: int | None = None,
+    sleep: Sleep | None = None,
+    gate: Gate | None = None,
+    request: tuple[str, str | bytes] | None = None,
+    **kwargs: Any,
+) -> _T:
+    """Calls ``fn(*args, **kwargs)`` now under a retry policy and answers its value (for an
+    ``async def`` function, a coroutine to await): the call form of ``recuo.retry``, whose
+    options it takes (``policy``, ``classify``, ``on_retry``, ``on_give_up``, ``seed``,
+    ``sleep``, ``gate``, ``request``). ``recuo.call(fn)`` calls ``fn()``; ``recuo.retry``
+    only ever decorates."""
+    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
+    return _call(fn, args, kwargs, options)  # type: ignore[no-any-return]
 
 
 def _is_async(fn: object) -> bool:

@@ -354,6 +354,21 @@ impl PyPolicy {
         self.with_rules(py, rules)
     }
 
+    /// A new policy with ``max_attempts`` attempts in all (at least 1), the rest unchanged.
+    /// The HTTP adapters make a request whose body cannot be sent again a single attempt.
+    fn with_max_attempts(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
+    ) -> PyResult<Self> {
+        self.0
+            .to_builder()
+            .max_attempts(max_attempts)
+            .build()
+            .map(PyPolicy)
+            .map_err(|e| config_error(py, e))
+    }
+
     /// A new policy where a 403 whose rate-limit headers say the quota is spent counts as a
     /// 429 (``True``, the default) or as the permanent error it says it is.
     fn with_quota_403_as_rate_limit(

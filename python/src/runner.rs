@@ -650,16 +650,18 @@ pub(crate) fn run(
 
 /// A new ``Operation`` under ``policy`` drawing from this context's attempt pool and keeping
 /// the records the ``recuo`` logger takes, and the token to reset ``_attempt_pool`` with when
-/// it started the pool (``None`` when it joined an enclosing loop's). Private: the asyncio
-/// loop of ``recuo.retry`` uses it.
+/// it started the pool (``None`` when it joined an enclosing loop's). ``idempotency_key``
+/// is the caller's key (it makes the request idempotent). Private: the asyncio loop of
+/// ``recuo.retry`` and the HTTP adapters use it.
 #[pyfunction]
-#[pyo3(name = "_operation_in_context", signature = (policy, seed, gate, request, /))]
+#[pyo3(name = "_operation_in_context", signature = (policy, seed, gate, request, /, idempotency_key = None))]
 pub(crate) fn operation_in_context(
     py: Python<'_>,
     policy: PyRef<'_, PyPolicy>,
     #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
     gate: Option<&Bound<'_, PyAny>>,
     request: Option<&Bound<'_, PyAny>>,
+    idempotency_key: Option<PyRef<'_, crate::machine::PyIdempotencyKey>>,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::enter(py, policy.0.max_attempts())?;
     let records = Some(records_level(py)?);
@@ -669,6 +671,7 @@ pub(crate) fn operation_in_context(
         request: request_arg(request)?,
         records,
         pool: Some(scope.parts()),
+        key: idempotency_key.map(|k| k.0),
         ..Build::default()
     };
     let (op, key) = build.operation(&policy.0);

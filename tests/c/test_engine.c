@@ -1382,6 +1382,86 @@ static void retry_bad_arguments(void) {
     recuo_policy_free(p);
 }
 
+/* ---- argument errors come before the policy's own (issue 14) ----------------------------- */
+
+/* Every function that uses a policy answers the same argument error for a valid policy and
+ * for one whose values only fail together (a base above the cap, set with success): the
+ * arguments are checked first, the policy's configuration last. */
+static void argument_errors_before_policy_errors(void) {
+    recuo_policy *valid = recuo_policy_new();
+    recuo_policy *invalid = recuo_policy_new();
+    CHECK_STATUS(recuo_policy_set_base_ms(invalid, UINT64_MAX), RECUO_OK);
+    CHECK_STATUS(recuo_policy_validate(invalid), RECUO_ERR_CAP_BELOW_BASE);
+    static const int ok[] = {200};
+    recuo_policy *policies[] = {valid, invalid};
+    for (size_t i = 0; i < 2; i++) {
+        recuo_policy *p = policies[i];
+        recuo_outcome o = status_outcome(503);
+        recuo_outcome bad_kind = {77, 0, 0};
+        recuo_outcome bad_transport = {RECUO_OUTCOME_TRANSPORT, 0, 99};
+        recuo_verdict v;
+        CHECK_STATUS(recuo_classify(p, &o, "GET", 3, false, NULL, 0, 0, NULL),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_classify(p, NULL, "GET", 3, false, NULL, 0, 0, &v),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_classify(p, &bad_kind, "GET", 3, false, NULL, 0, 0, &v),
+                     RECUO_ERR_INVALID_ENUM);
+        CHECK_STATUS(recuo_classify(p, &bad_transport, "GET", 3, false, NULL, 0, 0, &v),
+                     RECUO_ERR_INVALID_ENUM);
+        CHECK_STATUS(recuo_classify(p, &o, NULL, 3, false, NULL, 0, 0, &v),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_classify(p, &o, "G\xff", 2, false, NULL, 0, 0, &v),
+                     RECUO_ERR_NOT_UTF8);
+        CHECK_STATUS(recuo_classify(p, &o, "GET", 3, false, NULL, 2, 0, &v),
+                     RECUO_ERR_NULL_ARGUMENT);
+
+        recuo_attempts *a = NULL;
+        CHECK_STATUS(recuo_attempts_new(p, NULL), RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_attempts_new_seeded(p, 1, NULL), RECUO_ERR_NULL_ARGUMENT);
+        CHECK(a == NULL);
+
+        struct run r = {.policy = valid, .script = ok, .nscript = 1};
+        uint64_t delays[2];
+        CHECK_STATUS(recuo_retry(p, NULL, &r, NULL, NULL, delays, 2, NULL),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_retry(p, http_operation, &r, NULL, NULL, NULL, 2, NULL),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_retry(p, http_operation, &r, NULL, NULL, delays, SIZE_MAX, NULL),
+                     RECUO_ERR_LENGTH_TOO_LARGE);
+        CHECK_STATUS(recuo_retry_http(p, NULL, &r, NULL, NULL, delays, 2, NULL),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK(r.calls == 0);
+
+        CHECK_STATUS(recuo_batch_run(p, NULL, 1, NULL, NULL, 1, 0, NULL, NULL),
+                     RECUO_ERR_NULL_ARGUMENT);
+        recuo_batch_queue *q = NULL;
+        CHECK_STATUS(recuo_batch_queue_new(p, 1, 0, false, 0, false, NULL, NULL),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK(q == NULL);
+
+        /* The setters check their own value first, whatever the rest of the policy. */
+        CHECK_STATUS(recuo_policy_set_jitter(p, 99), RECUO_ERR_INVALID_ENUM);
+        CHECK_STATUS(recuo_policy_set_status_retry(p, 503, 99), RECUO_ERR_INVALID_ENUM);
+        CHECK_STATUS(recuo_policy_set_transport_retry(p, 99, RECUO_RULE_NEVER),
+                     RECUO_ERR_INVALID_ENUM);
+        CHECK_STATUS(recuo_policy_set_method_idempotent(p, NULL, 3, true),
+                     RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_policy_set_idempotency_header(p, NULL, 3), RECUO_ERR_NULL_ARGUMENT);
+        CHECK_STATUS(recuo_policy_set_max_attempts(p, 0), RECUO_ERR_ZERO_ATTEMPTS);
+    }
+    /* With valid arguments, the invalid policy's own error, and nothing written. */
+    recuo_outcome o = status_outcome(503);
+    recuo_verdict v = {.verdict = 77};
+    CHECK_STATUS(recuo_classify(invalid, &o, "GET", 3, false, NULL, 0, 0, &v),
+                 RECUO_ERR_CAP_BELOW_BASE);
+    CHECK(v.verdict == 77);
+    recuo_attempts *a = NULL;
+    CHECK_STATUS(recuo_attempts_new(invalid, &a), RECUO_ERR_CAP_BELOW_BASE);
+    CHECK(a == NULL);
+    recuo_policy_free(valid);
+    recuo_policy_free(invalid);
+}
+
 /* ---- cancellation from another thread --------------------------------------------------- */
 
 struct canceller {
@@ -1481,6 +1561,7 @@ int main(int argc, char **argv) {
     retry_real_sleeps();
     retry_nested_pool();
     retry_bad_arguments();
+    argument_errors_before_policy_errors();
     retry_cancelled_from_another_thread();
     return check_summary(argv[0]);
 }

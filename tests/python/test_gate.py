@@ -68,7 +68,7 @@ def test_wrong_types_for_the_gate() -> None:
     with pytest.raises(TypeError):
         recuo.Gate(recuo.Regulator(1))  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="gate must be a recuo.Gate or None, not ConcurrencyLimit"):
-        recuo.retry(lambda: 1, gate=limit)  # type: ignore[call-overload]
+        recuo.call(lambda: 1, gate=limit)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="gate must be a recuo.Gate or None, not str"):
         recuo.com_retry(lambda: 1, gate="gate")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="gate must be a recuo.Gate"):
@@ -89,7 +89,7 @@ def test_the_place_is_given_back_before_any_sleep() -> None:
         seen_in_sleep.append(limit.in_flight)
 
     gate = recuo.Gate(limit=limit, regulator=recuo.Regulator("1000/s", 5))
-    assert recuo.retry(op, policy=FAST, gate=gate, seed=1, sleep=sleep) == "ok"
+    assert recuo.call(op, policy=FAST, gate=gate, seed=1, sleep=sleep) == "ok"
     assert op.in_flight == [1, 1, 1]  # every attempt held the place ...
     assert seen_in_sleep == [0, 0]  # ... and no sleep did
     assert (limit.in_flight, limit.max_in_flight) == (0, 1)
@@ -101,7 +101,7 @@ def test_retries_spend_the_budget_and_give_up_with_budget_exhausted() -> None:
     reports: list[recuo.Report] = []
     policy = recuo.Policy(max_attempts=5, base=0.001, cap=0.001)
     with pytest.raises(ConnectionError) as caught:
-        recuo.retry(op, policy=policy, gate=recuo.Gate(budget=budget), seed=1, sleep=lambda s: None,
+        recuo.call(op, policy=policy, gate=recuo.Gate(budget=budget), seed=1, sleep=lambda s: None,
                     on_give_up=reports.append)
     assert caught.value is op.errors[-1]  # the operation's own last exception
     assert op.calls == 2
@@ -110,7 +110,7 @@ def test_retries_spend_the_budget_and_give_up_with_budget_exhausted() -> None:
     # The budget is shared: the next operation gets no retry at all.
     again = Flaky(10)
     with pytest.raises(ConnectionError):
-        recuo.retry(again, policy=policy, gate=recuo.Gate(budget=budget), seed=1, sleep=lambda s: None,
+        recuo.call(again, policy=policy, gate=recuo.Gate(budget=budget), seed=1, sleep=lambda s: None,
                     on_give_up=reports.append)
     assert again.calls == 1
     assert (reports[1].attempts, reports[1].reason) == (1, "budget_exhausted")
@@ -121,17 +121,17 @@ def test_first_attempts_earn_retries() -> None:
     budget = recuo.RetryBudget(ratio=0.5, floor_per_s=0.0)
     gate = recuo.Gate(budget=budget)
     for _ in range(4):
-        assert recuo.retry(lambda: "ok", gate=gate) == "ok"
+        assert recuo.call(lambda: "ok", gate=gate) == "ok"
     assert budget.counts() == (4, 0)
     op = Flaky(2)
-    assert recuo.retry(op, policy=FAST, gate=gate, seed=1, sleep=lambda s: None) == "ok"
+    assert recuo.call(op, policy=FAST, gate=gate, seed=1, sleep=lambda s: None) == "ok"
     assert budget.counts() == (5, 2)
 
 
 def test_every_attempt_takes_a_start_slot() -> None:
     regulator = recuo.Regulator("1/min", burst=3)  # three at once, then one a minute
     op = Flaky(2)
-    assert recuo.retry(op, policy=FAST, gate=recuo.Gate(regulator=regulator), seed=1, sleep=lambda s: None) == "ok"
+    assert recuo.call(op, policy=FAST, gate=recuo.Gate(regulator=regulator), seed=1, sleep=lambda s: None) == "ok"
     assert op.calls == 3
     # The first attempt and both retries took their slots: the burst is spent.
     assert regulator.try_acquire() > 19.0
@@ -140,7 +140,7 @@ def test_every_attempt_takes_a_start_slot() -> None:
 def test_every_attempt_waits_for_its_start_slot() -> None:
     regulator = recuo.Regulator("50/s")  # one start every 20 ms
     op = Flaky(2)
-    assert recuo.retry(op, policy=FAST, gate=recuo.Gate(regulator=regulator), seed=1, sleep=lambda s: None) == "ok"
+    assert recuo.call(op, policy=FAST, gate=recuo.Gate(regulator=regulator), seed=1, sleep=lambda s: None) == "ok"
     # The slots are 20 ms apart; a start is stamped when it runs, a little after its slot.
     assert op.starts[-1] - op.starts[0] >= 40_000_000 - 10_000_000
 
@@ -152,7 +152,7 @@ def test_an_attempt_waits_for_a_place() -> None:
     timer = threading.Timer(0.1, held.release)
     timer.start()
     started = time.monotonic()
-    assert recuo.retry(lambda: limit.in_flight, gate=recuo.Gate(limit=limit)) == 1
+    assert recuo.call(lambda: limit.in_flight, gate=recuo.Gate(limit=limit)) == 1
     timer.join()
     assert time.monotonic() - started >= 0.05
     assert limit.in_flight == 0
@@ -178,12 +178,12 @@ def test_an_adaptive_regulator_slows_down_on_429_and_recovers_on_success() -> No
         return recuo.classify(exc.status)
 
     gate = recuo.Gate(regulator=regulator)
-    assert recuo.retry(call, policy=FAST, classify=verdict, gate=gate, seed=1, sleep=lambda s: None) == 200
+    assert recuo.call(call, policy=FAST, classify=verdict, gate=gate, seed=1, sleep=lambda s: None) == 200
     # 1000/s halved twice (250/s), then one success gives back 1000/16.
     assert regulator.rate == pytest.approx(250 + 62.5)
     # A failure that is not a 429 changes nothing.
     with pytest.raises(ConnectionError):
-        recuo.retry(Flaky(5), policy=FAST, gate=gate, seed=1, sleep=lambda s: None)
+        recuo.call(Flaky(5), policy=FAST, gate=gate, seed=1, sleep=lambda s: None)
     assert regulator.rate == pytest.approx(312.5)
 
 
@@ -219,7 +219,7 @@ def test_a_gate_serves_loops_in_many_threads() -> None:
 
     def worker() -> None:
         for _ in range(10):
-            recuo.retry(op, gate=gate)
+            recuo.call(op, gate=gate)
 
     threads = [threading.Thread(target=worker) for _ in range(5)]
     for t in threads:
@@ -279,7 +279,7 @@ def test_async_the_place_is_given_back_before_any_sleep() -> None:
         seen_in_sleep.append(limit.in_flight)
 
     gate = recuo.Gate(limit=limit, regulator=recuo.Regulator("1000/s", 5), budget=budget)
-    result = asyncio.run(asyncio.wait_for(recuo.retry(op, policy=FAST, gate=gate, seed=1, sleep=sleep), 10))
+    result = asyncio.run(asyncio.wait_for(recuo.call(op, policy=FAST, gate=gate, seed=1, sleep=sleep), 10))
     assert result == "ok"
     assert in_flight == [1, 1, 1]
     assert seen_in_sleep == [0, 0]
@@ -316,7 +316,7 @@ def test_async_attempts_wait_for_their_slot_and_adapt() -> None:
         return recuo.classify(429)
 
     gate = recuo.Gate(regulator=regulator)
-    coro = recuo.retry(op, policy=FAST, gate=gate, classify=verdict, seed=1, sleep=lambda s: None)
+    coro = recuo.call(op, policy=FAST, gate=gate, classify=verdict, seed=1, sleep=lambda s: None)
     assert asyncio.run(asyncio.wait_for(coro, 10)) == "ok"
     # 50/s (20 ms), then halved to 25/s (40 ms) after the first 429; a start is stamped when
     # it runs, a little after its slot.
@@ -335,7 +335,7 @@ def test_async_cancelled_while_waiting_at_the_gate() -> None:
         calls += 1
 
     async def main() -> None:
-        task = asyncio.ensure_future(recuo.retry(op, gate=recuo.Gate(limit=limit), on_give_up=reports.append))
+        task = asyncio.ensure_future(recuo.call(op, gate=recuo.Gate(limit=limit), on_give_up=reports.append))
         await asyncio.sleep(0.02)  # waiting for the place
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -357,7 +357,7 @@ def test_async_cancelled_while_waiting_for_a_slot_gives_the_place_back() -> None
     async def op() -> None: ...
 
     async def main() -> None:
-        coro = recuo.retry(op, gate=recuo.Gate(limit=limit, regulator=regulator))
+        coro = recuo.call(op, gate=recuo.Gate(limit=limit, regulator=regulator))
         with pytest.raises(asyncio.TimeoutError):
             await asyncio.wait_for(coro, 0.05)
 

@@ -136,7 +136,7 @@ def test_a_signal_handler_exception_ends_the_wait_of_retry() -> None:
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.2)
         with pytest.raises(Alarm):
-            recuo.retry(task, policy=recuo.Policy(base=60, cap=60, jitter="none"), on_give_up=reports.append)
+            recuo.call(task, policy=recuo.Policy(base=60, cap=60, jitter="none"), on_give_up=reports.append)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -197,7 +197,7 @@ WAITS = {
         regulator = recuo.Regulator("1/min")
         regulator.acquire()
         print("waiting", flush=True)
-        recuo.retry(lambda: print("attempt", flush=True), gate=recuo.Gate(regulator=regulator))
+        recuo.call(lambda: print("attempt", flush=True), gate=recuo.Gate(regulator=regulator))
     """,
     "batch": """
         regulator = recuo.Regulator("1/min")

@@ -297,7 +297,7 @@ def test_asyncio_loop(sc: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplo
     request = sc["request"]
 
     async def main() -> str | None:
-        return await recuo.retry(
+        return await recuo.call(
             script.call,
             policy=script.policy,
             classify=script.classify,

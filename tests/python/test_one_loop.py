@@ -33,8 +33,8 @@ def http_verdict(exc: Exception) -> recuo.Verdict:
 
 def run(asynchronous: bool, op: Failing, **options: Any) -> Any:
     if asynchronous:
-        return asyncio.run(recuo.retry(AsyncFailing(*op.errors, value=op.value), **options))
-    return recuo.retry(op, **options)
+        return asyncio.run(recuo.call(AsyncFailing(*op.errors, value=op.value), **options))
+    return recuo.call(op, **options)
 
 
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "asyncio"])
@@ -105,7 +105,7 @@ def test_a_seed_never_makes_the_key() -> None:
     keys = []
     for _ in range(2):
         op = Failing()
-        recuo.retry(op, seed=7, policy=recuo.Policy(max_attempts=1))
+        recuo.call(op, seed=7, policy=recuo.Policy(max_attempts=1))
         keys.append(op.attempts[0].idempotency_key)
     assert keys[0] != keys[1]
     assert recuo.Operation(seed=7).key != recuo.Operation(seed=7).key

@@ -157,7 +157,7 @@ def test_a_seeded_retry_logs_each_attempt_then_the_result(records: list[logging.
         return answer
 
     slept: list[float] = []
-    value = recuo.retry(
+    value = recuo.call(
         create,
         policy=recuo.Policy(spread=0),
         classify=http_verdict,
@@ -231,7 +231,7 @@ def test_a_permanent_verdict_names_its_cause(records: list[logging.LogRecord]) -
         raise HTTPError(500)
 
     with pytest.raises(HTTPError):
-        recuo.retry(
+        recuo.call(
             post,
             classify=lambda exc: recuo.classify(500, method="POST"),
             seed=1,
@@ -244,7 +244,7 @@ def test_a_permanent_verdict_names_its_cause(records: list[logging.LogRecord]) -
 
 
 def test_a_success_at_once_logs_at_debug_only(records: list[logging.LogRecord]) -> None:
-    assert recuo.retry(lambda: 7, seed=1, request=("GET", "https://h.io/a")) == 7
+    assert recuo.call(lambda: 7, seed=1, request=("GET", "https://h.io/a")) == 7
     assert [(r.levelname, r.recuo["type"]) for r in records] == [  # type: ignore[attr-defined]
         ("DEBUG", "attempt"),
         ("DEBUG", "result"),
@@ -285,7 +285,7 @@ def test_no_secret_of_a_case_reaches_the_log(case: dict[str, Any], records: list
         raise errors.pop(0)
 
     with pytest.raises(TimeoutError):
-        recuo.retry(
+        recuo.call(
             call,
             policy=recuo.Policy(max_attempts=3, spread=0),
             classify=lambda exc: recuo.classify(503, headers=headers, now_ms=0),
@@ -300,7 +300,7 @@ def test_no_secret_of_a_case_reaches_the_log(case: dict[str, Any], records: list
         raise HTTPError(429, headers)
 
     with pytest.raises(HTTPError):
-        asyncio.run(recuo.retry(call_async, policy=recuo.Policy(max_attempts=2), seed=1, sleep=lambda s: None))
+        asyncio.run(recuo.call(call_async, policy=recuo.Policy(max_attempts=2), seed=1, sleep=lambda s: None))
     assert len(records) == 4 + 3
     assert all(r.recuo.get("url") == recuo.redact_url(case["url"]) for r in records)  # type: ignore[attr-defined]
     assert_no_secret(records, case["secrets"])
@@ -334,7 +334,7 @@ def test_what_an_attempt_received_first_found(records: list[logging.LogRecord]) 
         return True
 
     with pytest.raises(ValueError):
-        recuo.retry(call, policy=recuo.Policy(max_attempts=5), classify=judge, seed=1, sleep=lambda s: None)
+        recuo.call(call, policy=recuo.Policy(max_attempts=5), classify=judge, seed=1, sleep=lambda s: None)
     seen = [(r.recuo.get("status"), r.recuo.get("transport"), r.recuo["request_id"]) for r in records[:5]]  # type: ignore[attr-defined]
     assert seen == [
         (429, None, "said"),
@@ -372,7 +372,7 @@ def test_odd_exceptions_never_break_a_record(records: list[logging.LogRecord]) -
         raise errors.pop(0)
 
     with pytest.raises(Partial):
-        recuo.retry(call, policy=recuo.Policy(max_attempts=3), seed=1, sleep=lambda s: None)
+        recuo.call(call, policy=recuo.Policy(max_attempts=3), seed=1, sleep=lambda s: None)
     got = [(r.recuo.get("status"), r.recuo.get("transport"), r.recuo.get("request_id")) for r in records[:3]]  # type: ignore[attr-defined]
     assert got == [(None, "other", None), (None, "other", None), (418, None, None)]
 
@@ -385,7 +385,7 @@ def test_record_request_replaces_the_loops_request(records: list[logging.LogReco
             raise ConnectionError("down")
         return "ok"
 
-    recuo.retry(call, seed=1, sleep=lambda s: None, request=("GET", "https://h.io/default"))
+    recuo.call(call, seed=1, sleep=lambda s: None, request=("GET", "https://h.io/default"))
     urls = [(r.recuo["method"], r.recuo["url"]) for r in records]  # type: ignore[attr-defined]
     assert urls == [
         ("PATCH", "https://h.io/a?token=[redacted]"),
@@ -436,7 +436,7 @@ def test_nothing_is_logged_when_the_logger_is_off(caplog: pytest.LogCaptureFixtu
         raise HTTPError(500)
 
     with pytest.raises(HTTPError):
-        recuo.retry(fail, seed=1, sleep=lambda s: None, request=("GET", URL))
+        recuo.call(fail, seed=1, sleep=lambda s: None, request=("GET", URL))
     assert [r for r in caplog.records if r.name == "recuo"] == []
 
 
@@ -452,8 +452,8 @@ def test_only_warnings_by_default(caplog: pytest.LogCaptureFixture) -> None:
 
     try:
         with pytest.raises(HTTPError):
-            recuo.retry(fail, seed=1, sleep=lambda s: None)
-        assert recuo.retry(lambda: 1, seed=1) == 1
+            recuo.call(fail, seed=1, sleep=lambda s: None)
+        assert recuo.call(lambda: 1, seed=1) == 1
     finally:
         logger.setLevel(level)
     got = [(r.levelname, r.recuo["type"]) for r in caplog.records if r.name == "recuo"]  # type: ignore[attr-defined]
@@ -465,7 +465,7 @@ def test_the_library_prints_nothing_unless_configured() -> None:
     script = (
         "import recuo\n"
         "def fail():\n    raise ValueError('x')\n"
-        "try:\n    recuo.retry(fail, seed=1, sleep=lambda s: None)\nexcept ValueError:\n    pass\n"
+        "try:\n    recuo.call(fail, seed=1, sleep=lambda s: None)\nexcept ValueError:\n    pass\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=30)
     assert (done.stdout, done.stderr) == ("", "")
@@ -497,7 +497,7 @@ def test_a_logging_failure_ends_the_loop_like_a_hook(records: list[logging.LogRe
     calls: list[int] = []
     try:
         with pytest.raises(RuntimeError, match="the log is full") as caught:
-            recuo.retry(fail, seed=1, sleep=lambda s: None, on_retry=lambda *a: calls.append(1))
+            recuo.call(fail, seed=1, sleep=lambda s: None, on_retry=lambda *a: calls.append(1))
         assert caught.value.__context__ is error
         assert calls == []  # the record comes before on_retry
 
@@ -505,7 +505,7 @@ def test_a_logging_failure_ends_the_loop_like_a_hook(records: list[logging.LogRe
             raise error
 
         with pytest.raises(RuntimeError, match="the log is full") as caught:
-            asyncio.run(recuo.retry(fail_async, seed=1, sleep=lambda s: None))
+            asyncio.run(recuo.call(fail_async, seed=1, sleep=lambda s: None))
         assert caught.value.__context__ is error
     finally:
         logger.removeFilter(refuse)
@@ -518,7 +518,7 @@ def test_records_come_before_on_give_up(records: list[logging.LogRecord]) -> Non
         raise ValueError("x")
 
     with pytest.raises(ValueError):
-        recuo.retry(
+        recuo.call(
             fail,
             policy=recuo.Policy(max_attempts=1),
             on_give_up=lambda report: seen.append(len(records)),
@@ -655,4 +655,4 @@ def test_record_response_checks_its_status() -> None:
         recuo.current_attempt().record_response(1000)
 
     with pytest.raises(ValueError, match="status must be between 100 and 999"):
-        recuo.retry(call, policy=recuo.Policy(max_attempts=1))
+        recuo.call(call, policy=recuo.Policy(max_attempts=1))

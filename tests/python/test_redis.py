@@ -187,7 +187,7 @@ def test_waiting_for_the_server_releases_the_gil() -> None:
 
 def test_a_gate_over_a_redis_regulator(redis_url: str) -> None:
     gate = recuo.Gate(regulator=recuo.Regulator.redis(redis_url, "py:gate", "1000/s", 1))
-    assert recuo.retry(lambda: "sent", gate=gate) == "sent"
+    assert recuo.call(lambda: "sent", gate=gate) == "sent"
 
 
 def test_a_lost_server_is_a_connection_error_and_nothing_is_taken() -> None:
@@ -202,4 +202,4 @@ def test_a_lost_server_is_a_connection_error_and_nothing_is_taken() -> None:
     with pytest.raises(ConnectionError):
         r.acquire(timeout=1)
     with pytest.raises(ConnectionError):
-        recuo.retry(lambda: "never sent", gate=gate)
+        recuo.call(lambda: "never sent", gate=gate)

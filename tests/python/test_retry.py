@@ -31,14 +31,14 @@ FAST = recuo.Policy(base=0.001, cap=0.002)
 
 def test_a_call_with_arguments_runs_now() -> None:
     op = Failing(*failures(2), value=42)
-    assert recuo.retry(op, 1, 2, x=3, sleep=no_sleep) == 42
+    assert recuo.call(op, 1, 2, x=3, sleep=no_sleep) == 42
     assert op.calls == 3
     assert op.args == [((1, 2), {"x": 3})] * 3
 
 
 def test_a_call_with_only_options_runs_now() -> None:
     op = Failing(value="now")
-    assert recuo.retry(op, policy=FAST) == "now"
+    assert recuo.call(op, policy=FAST) == "now"
     assert op.calls == 1
 
 
@@ -112,9 +112,9 @@ def test_a_decorated_method() -> None:
 
 
 def test_callables_of_every_kind() -> None:
-    assert recuo.retry(dict, policy=FAST) == {}
-    assert recuo.retry(functools.partial(pow, 2), 10, policy=FAST) == 1024
-    assert recuo.retry(sorted, [3, 1, 2], reverse=True) == [3, 2, 1]
+    assert recuo.call(dict, policy=FAST) == {}
+    assert recuo.call(functools.partial(pow, 2), 10, policy=FAST) == 1024
+    assert recuo.call(sorted, [3, 1, 2], reverse=True) == [3, 2, 1]
 
 
 # --- giving up: the same exception, the report, the hooks -------------------------------------
@@ -123,7 +123,7 @@ def test_callables_of_every_kind() -> None:
 def test_giving_up_reraises_the_very_same_exception() -> None:
     op = Failing(*failures(5))
     with pytest.raises(ConnectionError) as caught:
-        recuo.retry(op, sleep=no_sleep)
+        recuo.call(op, sleep=no_sleep)
     assert caught.value is op.raised[-1]
     assert op.calls == 5
     # Its traceback still shows where it was raised.
@@ -134,7 +134,7 @@ def test_giving_up_reraises_the_very_same_exception() -> None:
 def test_earlier_failures_do_not_chain_into_the_last() -> None:
     op = Failing(*failures(3))
     with pytest.raises(ConnectionError) as caught:
-        recuo.retry(op, policy=recuo.Policy(max_attempts=3), sleep=no_sleep)
+        recuo.call(op, policy=recuo.Policy(max_attempts=3), sleep=no_sleep)
     assert caught.value.__context__ is None and caught.value.__cause__ is None
 
 
@@ -142,7 +142,7 @@ def test_hooks_in_order_with_their_arguments() -> None:
     events = Events()
     op = Failing(*failures(5))
     with pytest.raises(ConnectionError):
-        recuo.retry(op, seed=1, on_retry=events.on_retry, on_give_up=events.on_give_up, sleep=events.sleep)
+        recuo.call(op, seed=1, on_retry=events.on_retry, on_give_up=events.on_give_up, sleep=events.sleep)
     assert events.kinds == ["retry", "sleep"] * 4 + ["give_up"]
     retries = [e for e in events.log if e[0] == "retry"]
     assert [e[1] for e in retries] == [0, 1, 2, 3]
@@ -168,7 +168,7 @@ def test_success_calls_no_give_up_hook() -> None:
     events = Events()
     op = Failing(*failures(2), value="ok")
     # Seeded: an unseeded draw of 0 ms is (rightly) not slept, and the events would vary.
-    assert recuo.retry(op, on_retry=events.on_retry, on_give_up=never, sleep=events.sleep, seed=1) == "ok"
+    assert recuo.call(op, on_retry=events.on_retry, on_give_up=never, sleep=events.sleep, seed=1) == "ok"
     assert events.kinds == ["retry", "sleep", "retry", "sleep"]
 
 
@@ -176,7 +176,7 @@ def test_the_report_of_a_permanent_failure() -> None:
     events = Events()
     op = Failing(ValueError("bad request"))
     with pytest.raises(ValueError):
-        recuo.retry(op, classify=lambda e: not isinstance(e, ValueError), on_give_up=events.on_give_up, sleep=never)
+        recuo.call(op, classify=lambda e: not isinstance(e, ValueError), on_give_up=events.on_give_up, sleep=never)
     (report,) = events.reports
     assert (report.attempts, report.reason, report.delays_ms) == (1, "permanent", ())
     assert repr(report).startswith("Report(attempts=1, reason='permanent', elapsed_ms=")
@@ -188,10 +188,10 @@ def test_base_exceptions_are_never_retried_and_call_no_hook() -> None:
 
     op = Failing(ConnectionError("first"), Stop())
     with pytest.raises(Stop):
-        recuo.retry(op, classify=lambda e: True, on_give_up=never, sleep=no_sleep)
+        recuo.call(op, classify=lambda e: True, on_give_up=never, sleep=no_sleep)
     assert op.calls == 2
     with pytest.raises(KeyboardInterrupt):
-        recuo.retry(Failing(KeyboardInterrupt()), classify=never, on_retry=never, on_give_up=never)
+        recuo.call(Failing(KeyboardInterrupt()), classify=never, on_retry=never, on_give_up=never)
 
 
 # --- classify: verdicts and predicates ------------------------------------------------------
@@ -214,14 +214,14 @@ def test_the_servers_wait_is_honoured() -> None:
     events = Events()
     op = Failing(HTTPError(503, {"Retry-After": "2"}), HTTPError(429, {"Retry-After": "7"}), value="ok")
     policy = recuo.Policy(spread=0)
-    assert recuo.retry(op, policy=policy, classify=http_verdict, sleep=events.sleep) == "ok"
+    assert recuo.call(op, policy=policy, classify=http_verdict, sleep=events.sleep) == "ok"
     assert events.slept == [2.0, 7.0]
 
 
 def test_the_spread_is_added_to_the_servers_wait_never_taken_from_it() -> None:
     events = Events()
     op = Failing(*[HTTPError(503, {"Retry-After": "2"}) for _ in range(4)], value="ok")
-    recuo.retry(op, classify=http_verdict, sleep=events.sleep, seed=5)
+    recuo.call(op, classify=http_verdict, sleep=events.sleep, seed=5)
     windows = [0.2, 0.4, 0.8, 1.0]  # the default spread: min(window(n), 1 s)
     assert all(2.0 <= s <= 2.0 + w for s, w in zip(events.slept, windows))
 
@@ -229,7 +229,7 @@ def test_the_spread_is_added_to_the_servers_wait_never_taken_from_it() -> None:
 def test_the_cap_never_shortens_the_servers_wait() -> None:
     events = Events()
     op = Failing(HTTPError(429, {"Retry-After": "30"}), value="ok")
-    recuo.retry(op, policy=recuo.Policy(cap=1, spread=0), classify=http_verdict, sleep=events.sleep)
+    recuo.call(op, policy=recuo.Policy(cap=1, spread=0), classify=http_verdict, sleep=events.sleep)
     assert events.slept == [30.0]
 
 
@@ -237,14 +237,14 @@ def test_a_give_up_verdict_stops_at_once() -> None:
     events = Events()
     op = Failing(HTTPError(404), value="ok")
     with pytest.raises(HTTPError):
-        recuo.retry(op, classify=http_verdict, on_retry=never, on_give_up=events.on_give_up, sleep=never)
+        recuo.call(op, classify=http_verdict, on_retry=never, on_give_up=events.on_give_up, sleep=never)
     assert events.reports[0].reason == "permanent"
 
 
 def test_a_success_verdict_for_an_exception_gives_up() -> None:
     op = Failing(HTTPError(200), value="ok")
     with pytest.raises(HTTPError):
-        recuo.retry(op, classify=http_verdict, sleep=never)
+        recuo.call(op, classify=http_verdict, sleep=never)
     assert op.calls == 1
 
 
@@ -252,7 +252,7 @@ def test_a_success_verdict_for_an_exception_gives_up() -> None:
 def test_other_answers_are_read_for_their_truth(answer: object, calls: int) -> None:
     op = Failing(*failures(5))
     with pytest.raises(ConnectionError):
-        recuo.retry(op, classify=lambda e: answer, sleep=no_sleep)
+        recuo.call(op, classify=lambda e: answer, sleep=no_sleep)
     assert op.calls == calls
 
 
@@ -266,7 +266,7 @@ def test_classify_is_asked_after_the_last_attempt_too() -> None:
 
     op = Failing(*failures(3))
     with pytest.raises(ConnectionError):
-        recuo.retry(op, policy=recuo.Policy(max_attempts=3), classify=classify, sleep=no_sleep)
+        recuo.call(op, policy=recuo.Policy(max_attempts=3), classify=classify, sleep=no_sleep)
     assert asked == op.raised
 
 
@@ -277,7 +277,7 @@ def test_an_exception_in_classify_propagates_chained_to_the_failure() -> None:
         raise LookupError("classifier bug")
 
     with pytest.raises(LookupError) as caught:
-        recuo.retry(op, classify=broken, on_give_up=never, sleep=never)
+        recuo.call(op, classify=broken, on_give_up=never, sleep=never)
     assert caught.value.__context__ is op.raised[0]
 
 
@@ -288,7 +288,7 @@ def test_an_exception_in_on_retry_ends_the_loop() -> None:
         raise LookupError("hook bug")
 
     with pytest.raises(LookupError) as caught:
-        recuo.retry(op, on_retry=hook, sleep=never)
+        recuo.call(op, on_retry=hook, sleep=never)
     assert op.calls == 1
     assert caught.value.__context__ is op.raised[0]
 
@@ -300,7 +300,7 @@ def test_an_exception_in_on_give_up_replaces_the_failure_chained_to_it() -> None
         raise LookupError("hook bug")
 
     with pytest.raises(LookupError) as caught:
-        recuo.retry(op, policy=recuo.Policy(max_attempts=2), on_give_up=hook, sleep=no_sleep)
+        recuo.call(op, policy=recuo.Policy(max_attempts=2), on_give_up=hook, sleep=no_sleep)
     assert caught.value.__context__ is op.raised[-1]
 
 
@@ -311,7 +311,7 @@ def test_a_hook_that_reraises_the_failure_is_not_its_own_context() -> None:
         raise op.raised[0]
 
     with pytest.raises(ConnectionError) as caught:
-        recuo.retry(op, policy=recuo.Policy(max_attempts=1), on_give_up=reraise)
+        recuo.call(op, policy=recuo.Policy(max_attempts=1), on_give_up=reraise)
     assert caught.value is op.raised[0]
     assert caught.value.__context__ is None
 
@@ -323,7 +323,7 @@ def test_an_exception_from_sleep_ends_the_loop() -> None:
         raise InterruptedError("woken")
 
     with pytest.raises(InterruptedError):
-        recuo.retry(op, sleep=sleep, on_give_up=never)
+        recuo.call(op, sleep=sleep, on_give_up=never)
     assert op.calls == 1
 
 
@@ -335,7 +335,7 @@ def test_a_server_wait_past_the_deadline_gives_up_at_once_with_the_instant() -> 
     op = Failing(HTTPError(429, {"Retry-After": "40"}), value="ok")
     before = time.time()
     with pytest.raises(HTTPError) as caught:
-        recuo.retry(
+        recuo.call(
             op,
             policy=recuo.Policy.guide_b(),
             classify=http_verdict,
@@ -356,7 +356,7 @@ def test_a_backoff_past_the_deadline_gives_up_at_once() -> None:
     op = Failing(*failures(3))
     policy = recuo.Policy(base=1, cap=1, jitter="none", deadline=0.5)
     with pytest.raises(ConnectionError):
-        recuo.retry(op, policy=policy, on_give_up=events.on_give_up, sleep=never)
+        recuo.call(op, policy=policy, on_give_up=events.on_give_up, sleep=never)
     assert op.calls == 1
     (report,) = events.reports
     assert report.reason == "wait_exceeds_deadline"
@@ -367,7 +367,7 @@ def test_an_unbounded_server_wait_gives_up_without_an_instant() -> None:
     events = Events()
     op = Failing(HTTPError(503, {"Retry-After": "9" * 30}))
     with pytest.raises(HTTPError):
-        recuo.retry(op, classify=http_verdict, on_give_up=events.on_give_up, sleep=never)
+        recuo.call(op, classify=http_verdict, on_give_up=events.on_give_up, sleep=never)
     assert (events.reports[0].reason, events.reports[0].retry_at) == ("wait_exceeds_deadline", None)
 
 
@@ -380,7 +380,7 @@ def test_the_deadline_counts_real_time() -> None:
     events = Events()
     policy = recuo.Policy(max_attempts=100, base=0.001, cap=0.001, deadline=0.1)
     with pytest.raises(ConnectionError):
-        recuo.retry(slow, policy=policy, on_give_up=events.on_give_up)
+        recuo.call(slow, policy=policy, on_give_up=events.on_give_up)
     (report,) = events.reports
     assert report.reason == "wait_exceeds_deadline"
     assert 1 <= report.attempts <= 4
@@ -392,7 +392,7 @@ def test_the_deadline_counts_real_time() -> None:
 
 def test_each_attempt_knows_its_number_and_the_operations_key() -> None:
     op = Failing(*failures(3), value="ok")
-    recuo.retry(op, sleep=no_sleep)
+    recuo.call(op, sleep=no_sleep)
     assert [a.number for a in op.attempts] == [0, 1, 2, 3]
     keys = {a.idempotency_key for a in op.attempts}
     assert len(keys) == 1 and is_uuid4(keys.pop())
@@ -402,13 +402,13 @@ def test_each_attempt_knows_its_number_and_the_operations_key() -> None:
 def test_every_operation_gets_a_new_key_whatever_the_seed() -> None:
     op = Failing()
     for _ in range(3):
-        recuo.retry(op, seed=7)
+        recuo.call(op, seed=7)
     assert len({a.idempotency_key for a in op.attempts}) == 3
 
 
 def test_the_key_travels_in_the_policys_header() -> None:
     op = Failing()
-    recuo.retry(op, policy=recuo.Policy(idempotency_header="X-Request-Key"))
+    recuo.call(op, policy=recuo.Policy(idempotency_header="X-Request-Key"))
     assert op.attempts[0].idempotency_header == "X-Request-Key"
     assert repr(op.attempts[0]) == "Attempt(number=0, idempotency_header='X-Request-Key')"
 
@@ -423,7 +423,7 @@ def test_reading_the_key_does_not_change_the_delays() -> None:
             raise ConnectionError("down")
 
         with pytest.raises(ConnectionError):
-            recuo.retry(op, seed=3, sleep=events.sleep)
+            recuo.call(op, seed=3, sleep=events.sleep)
         return events.slept
 
     assert run(True) == run(False)
@@ -436,14 +436,14 @@ def test_current_attempt_outside_a_loop() -> None:
     def op() -> recuo.Attempt:
         return recuo.current_attempt()
 
-    attempt = recuo.retry(op, policy=FAST)
+    attempt = recuo.call(op, policy=FAST)
     assert attempt.number == 0
     with pytest.raises(RuntimeError):  # the attempt is over: the context is restored
         recuo.current_attempt()
 
 
 def test_attempts_are_frozen() -> None:
-    attempt = recuo.retry(recuo.current_attempt, policy=FAST)
+    attempt = recuo.call(recuo.current_attempt, policy=FAST)
     with pytest.raises(AttributeError):
         attempt.number = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -457,10 +457,10 @@ def test_an_outer_5_around_an_inner_5_calls_the_operation_5_times() -> None:
     op = Failing(*failures(100))
 
     def inner() -> Any:
-        return recuo.retry(op, sleep=no_sleep)
+        return recuo.call(op, sleep=no_sleep)
 
     with pytest.raises(ConnectionError) as caught:
-        recuo.retry(inner, sleep=no_sleep)
+        recuo.call(inner, sleep=no_sleep)
     assert op.calls == 5
     assert caught.value is op.raised[-1]
 
@@ -469,8 +469,8 @@ def test_an_outer_5_around_an_inner_5_calls_the_operation_5_times() -> None:
 def test_the_outermost_limit_holds_whatever_the_inner_one(outer: int, inner: int, calls: int) -> None:
     op = Failing(*failures(100))
     with pytest.raises(ConnectionError):
-        recuo.retry(
-            lambda: recuo.retry(op, policy=recuo.Policy(max_attempts=inner), sleep=no_sleep),
+        recuo.call(
+            lambda: recuo.call(op, policy=recuo.Policy(max_attempts=inner), sleep=no_sleep),
             policy=recuo.Policy(max_attempts=outer),
             sleep=no_sleep,
         )
@@ -483,7 +483,7 @@ def test_three_levels_share_one_limit() -> None:
     def level(n: int) -> Any:
         if n == 0:
             return op()
-        return recuo.retry(level, n - 1, sleep=no_sleep)
+        return recuo.call(level, n - 1, sleep=no_sleep)
 
     with pytest.raises(ConnectionError):
         level(3)
@@ -492,18 +492,18 @@ def test_three_levels_share_one_limit() -> None:
 
 def test_an_inner_success_needs_no_more_attempts() -> None:
     op = Failing(*failures(3), value="ok")
-    assert recuo.retry(lambda: recuo.retry(op, sleep=no_sleep), sleep=no_sleep) == "ok"
+    assert recuo.call(lambda: recuo.call(op, sleep=no_sleep), sleep=no_sleep) == "ok"
     assert op.calls == 4
 
 
 def test_com_retry_and_retry_share_the_limit() -> None:
     op = Failing(*failures(100))
     with pytest.raises(ConnectionError):
-        recuo.com_retry(lambda: recuo.retry(op, sleep=no_sleep), tentativas=3, sleep=no_sleep)
+        recuo.com_retry(lambda: recuo.call(op, sleep=no_sleep), tentativas=3, sleep=no_sleep)
     assert op.calls == 3
     op = Failing(*failures(100))
     with pytest.raises(ConnectionError):
-        recuo.retry(lambda: recuo.com_retry(op, 5, sleep=no_sleep), policy=recuo.Policy(max_attempts=2), sleep=no_sleep)
+        recuo.call(lambda: recuo.com_retry(op, 5, sleep=no_sleep), policy=recuo.Policy(max_attempts=2), sleep=no_sleep)
     assert op.calls == 2
 
 
@@ -511,7 +511,7 @@ def test_sequential_loops_each_get_their_own_limit() -> None:
     for _ in range(3):
         op = Failing(*failures(100))
         with pytest.raises(ConnectionError):
-            recuo.retry(op, sleep=no_sleep)
+            recuo.call(op, sleep=no_sleep)
         assert op.calls == 5
     assert recuo._recuo._attempt_pool.get() is None
 
@@ -529,7 +529,7 @@ def test_threads_do_not_share_a_limit() -> None:
             return op()
 
         try:
-            recuo.retry(slow_inner, sleep=no_sleep)
+            recuo.call(slow_inner, sleep=no_sleep)
         except ConnectionError:
             counts.append(op.calls)
 
@@ -548,14 +548,14 @@ def test_the_real_wait_sleeps_and_retries() -> None:
     op = Failing(*failures(2), value="ok")
     policy = recuo.Policy(base=0.02, cap=0.02, jitter="none")
     started = time.monotonic()
-    assert recuo.retry(op, policy=policy) == "ok"
+    assert recuo.call(op, policy=policy) == "ok"
     assert time.monotonic() - started >= 0.04
 
 
 def test_zero_delays_never_call_sleep() -> None:
     op = Failing(*failures(5))
     with pytest.raises(ConnectionError):
-        recuo.retry(op, policy=recuo.Policy(base=0, cap=0), sleep=never)
+        recuo.call(op, policy=recuo.Policy(base=0, cap=0), sleep=never)
     assert op.calls == 5
 
 
@@ -579,13 +579,13 @@ def test_zero_delays_never_call_sleep() -> None:
 )
 def test_bad_options_are_refused_before_anything_runs(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
-        recuo.retry(never, **kwargs)
+        recuo.call(never, **kwargs)
     with pytest.raises(error, match=message):
         recuo.retry(**kwargs)  # the decorator fails at decoration time
 
 
 def test_the_largest_seed_is_accepted() -> None:
-    assert recuo.retry(lambda: 1, seed=2**64 - 1) == 1
+    assert recuo.call(lambda: 1, seed=2**64 - 1) == 1
 
 
 @pytest.mark.parametrize("fn", [1, "fn", b"", [never]])
@@ -593,7 +593,7 @@ def test_something_that_cannot_be_called_is_refused(fn: Any) -> None:
     with pytest.raises(TypeError, match="callable"):
         recuo.retry(fn)
     with pytest.raises(TypeError, match="callable"):
-        recuo.retry(fn, 1)
+        recuo.call(fn, 1)
     with pytest.raises(TypeError, match="callable"):
         recuo.retry(policy=FAST)(fn)
 
@@ -610,5 +610,5 @@ def test_a_coroutine_from_a_function_not_known_to_be_async_is_refused() -> None:
         return 1
 
     with pytest.raises(TypeError, match="returned a coroutine"):
-        _ = recuo.retry(lambda: fetch(), policy=FAST)
+        _ = recuo.call(lambda: fetch(), policy=FAST)
     # (the coroutine was closed: no "never awaited" warning, which filterwarnings would raise)

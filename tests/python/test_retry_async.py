@@ -45,7 +45,7 @@ FAST = recuo.Policy(base=0.001, cap=0.002)
 
 def test_a_call_answers_a_coroutine_that_runs_the_loop() -> None:
     op = AsyncFailing(*failures(2), value=42)
-    coro = recuo.retry(op, 1, x=2, sleep=no_sleep)
+    coro = recuo.call(op, 1, x=2, sleep=no_sleep)
     assert inspect.iscoroutine(coro)
     assert op.calls == 0
     assert asyncio.run(coro) == 42
@@ -93,9 +93,9 @@ def test_async_callables_of_every_kind_are_recognised() -> None:
         async def method(self, a: int) -> int:
             return a + 2
 
-    assert run(lambda: recuo.retry(functools.partial(add, 1), 2, policy=FAST)) == 3
-    assert run(lambda: recuo.retry(Adder(), 1, policy=FAST)) == 2
-    assert run(lambda: recuo.retry(Adder().method, 1, policy=FAST)) == 3
+    assert run(lambda: recuo.call(functools.partial(add, 1), 2, policy=FAST)) == 3
+    assert run(lambda: recuo.call(Adder(), 1, policy=FAST)) == 2
+    assert run(lambda: recuo.call(Adder().method, 1, policy=FAST)) == 3
 
 
 # --- giving up, hooks, report -----------------------------------------------------------------
@@ -104,7 +104,7 @@ def test_async_callables_of_every_kind_are_recognised() -> None:
 def test_giving_up_reraises_the_very_same_exception() -> None:
     op = AsyncFailing(*failures(5))
     with pytest.raises(ConnectionError) as caught:
-        run(lambda: recuo.retry(op, sleep=no_sleep))
+        run(lambda: recuo.call(op, sleep=no_sleep))
     assert caught.value is op.raised[-1]
     assert op.calls == 5
 
@@ -114,7 +114,7 @@ def test_hooks_in_order_with_the_same_delays_as_the_blocking_loop() -> None:
     op = AsyncFailing(*failures(5))
     with pytest.raises(ConnectionError):
         run(
-            lambda: recuo.retry(
+            lambda: recuo.call(
                 op, seed=1, on_retry=events.on_retry, on_give_up=events.on_give_up, sleep=events.async_sleep
             )
         )
@@ -131,7 +131,7 @@ def test_hooks_in_order_with_the_same_delays_as_the_blocking_loop() -> None:
 def test_a_plain_function_as_sleep_is_called() -> None:
     events = Events()
     op = AsyncFailing(*failures(2), value="ok")
-    assert run(lambda: recuo.retry(op, seed=1, sleep=events.sleep)) == "ok"
+    assert run(lambda: recuo.call(op, seed=1, sleep=events.sleep)) == "ok"
     assert [round(s * 1000) for s in events.slept] == SEED_1_DELAYS_MS[:2]
 
 
@@ -148,7 +148,7 @@ def test_the_real_wait_is_asyncio_sleep_and_lets_other_tasks_run() -> None:
         task = asyncio.ensure_future(ticker())
         try:
             op = AsyncFailing(*failures(2), value="ok")
-            return str(await recuo.retry(op, policy=recuo.Policy(base=0.02, cap=0.02, jitter="none")))
+            return str(await recuo.call(op, policy=recuo.Policy(base=0.02, cap=0.02, jitter="none")))
         finally:
             task.cancel()
 
@@ -164,7 +164,7 @@ def test_base_exceptions_are_never_retried() -> None:
 
     op = AsyncFailing(ConnectionError("first"), Stop())
     with pytest.raises(Stop):
-        run(lambda: recuo.retry(op, on_give_up=never, sleep=no_sleep))
+        run(lambda: recuo.call(op, on_give_up=never, sleep=no_sleep))
     assert op.calls == 2
 
 
@@ -185,7 +185,7 @@ def test_the_servers_wait_is_honoured() -> None:
     events = Events()
     op = AsyncFailing(HTTPError(503, {"Retry-After": "2"}), value="ok")
     policy = recuo.Policy(spread=0)
-    assert run(lambda: recuo.retry(op, policy=policy, classify=http_verdict, sleep=events.async_sleep)) == "ok"
+    assert run(lambda: recuo.call(op, policy=policy, classify=http_verdict, sleep=events.async_sleep)) == "ok"
     assert events.slept == [2.0]
 
 
@@ -193,7 +193,7 @@ def test_a_permanent_verdict_and_the_classifiers_exception() -> None:
     events = Events()
     op = AsyncFailing(HTTPError(404))
     with pytest.raises(HTTPError):
-        run(lambda: recuo.retry(op, classify=http_verdict, on_retry=never, on_give_up=events.on_give_up))
+        run(lambda: recuo.call(op, classify=http_verdict, on_retry=never, on_give_up=events.on_give_up))
     assert events.reports[0].reason == "permanent"
 
     op = AsyncFailing(ConnectionError("down"))
@@ -202,7 +202,7 @@ def test_a_permanent_verdict_and_the_classifiers_exception() -> None:
         raise LookupError("classifier bug")
 
     with pytest.raises(LookupError) as caught:
-        run(lambda: recuo.retry(op, classify=broken, on_give_up=never))
+        run(lambda: recuo.call(op, classify=broken, on_give_up=never))
     assert caught.value.__context__ is op.raised[0]
 
 
@@ -213,7 +213,7 @@ def test_exceptions_in_the_hooks() -> None:
         raise LookupError("hook bug")
 
     with pytest.raises(LookupError) as caught:
-        run(lambda: recuo.retry(op, on_retry=on_retry, sleep=never))
+        run(lambda: recuo.call(op, on_retry=on_retry, sleep=never))
     assert (op.calls, caught.value.__context__) == (1, op.raised[0])
 
     op = AsyncFailing(*failures(2))
@@ -222,7 +222,7 @@ def test_exceptions_in_the_hooks() -> None:
         raise LookupError("hook bug")
 
     with pytest.raises(LookupError) as caught:
-        run(lambda: recuo.retry(op, policy=recuo.Policy(max_attempts=2), on_give_up=on_give_up, sleep=no_sleep))
+        run(lambda: recuo.call(op, policy=recuo.Policy(max_attempts=2), on_give_up=on_give_up, sleep=no_sleep))
     assert caught.value.__context__ is op.raised[-1]
 
 
@@ -232,7 +232,7 @@ def test_a_server_wait_past_the_deadline_gives_up_at_once_with_the_instant() -> 
     before = time.time()
     with pytest.raises(HTTPError):
         run(
-            lambda: recuo.retry(
+            lambda: recuo.call(
                 op, policy=recuo.Policy.guide_b(), classify=http_verdict, on_give_up=events.on_give_up, sleep=never
             )
         )
@@ -250,7 +250,7 @@ def test_cancelling_the_task_during_the_wait_stops_the_loop_at_once() -> None:
     slow = recuo.Policy(base=60, cap=60, jitter="none")  # a minute between attempts
 
     async def main() -> float:
-        task = asyncio.ensure_future(recuo.retry(op, policy=slow, on_give_up=events.on_give_up))
+        task = asyncio.ensure_future(recuo.call(op, policy=slow, on_give_up=events.on_give_up))
         while op.calls < 1:
             await asyncio.sleep(0.001)
         await asyncio.sleep(0.01)  # the loop is now in its 60 s wait
@@ -283,7 +283,7 @@ def test_cancelling_the_task_during_an_attempt_stops_the_loop() -> None:
             await asyncio.Event().wait()
             raise AssertionError("unreachable")
 
-        task = asyncio.ensure_future(recuo.retry(hangs, on_retry=never, on_give_up=events.on_give_up))
+        task = asyncio.ensure_future(recuo.call(hangs, on_retry=never, on_give_up=events.on_give_up))
         await inside.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -299,7 +299,7 @@ def test_a_timeout_around_the_loop_stops_it() -> None:
 
     async def main() -> None:
         with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(recuo.retry(op, policy=recuo.Policy(base=30, cap=30, jitter="none")), 0.05)
+            await asyncio.wait_for(recuo.call(op, policy=recuo.Policy(base=30, cap=30, jitter="none")), 0.05)
         await asyncio.sleep(0.05)
 
     started = time.monotonic()
@@ -312,7 +312,7 @@ def test_cancellation_without_a_hook() -> None:
     op = AsyncFailing(*failures(10))
 
     async def main() -> None:
-        task = asyncio.ensure_future(recuo.retry(op, policy=recuo.Policy(base=60, cap=60, jitter="none")))
+        task = asyncio.ensure_future(recuo.call(op, policy=recuo.Policy(base=60, cap=60, jitter="none")))
         while op.calls < 1:
             await asyncio.sleep(0.001)
         task.cancel()
@@ -328,7 +328,7 @@ def test_cancellation_without_a_hook() -> None:
 
 def test_each_attempt_knows_its_number_and_the_operations_key() -> None:
     op = AsyncFailing(*failures(2), value="ok")
-    run(lambda: recuo.retry(op, policy=recuo.Policy(idempotency_header="X-Key"), sleep=no_sleep))
+    run(lambda: recuo.call(op, policy=recuo.Policy(idempotency_header="X-Key"), sleep=no_sleep))
     assert [a.number for a in op.attempts] == [0, 1, 2]
     keys = {a.idempotency_key for a in op.attempts}
     assert len(keys) == 1 and is_uuid4(keys.pop())
@@ -339,10 +339,10 @@ def test_an_outer_5_around_an_inner_5_calls_the_operation_5_times() -> None:
     op = AsyncFailing(*failures(100))
 
     async def inner() -> Any:
-        return await recuo.retry(op, sleep=no_sleep)
+        return await recuo.call(op, sleep=no_sleep)
 
     with pytest.raises(ConnectionError) as caught:
-        run(lambda: recuo.retry(inner, sleep=no_sleep))
+        run(lambda: recuo.call(inner, sleep=no_sleep))
     assert op.calls == 5
     assert caught.value is op.raised[-1]
 
@@ -351,10 +351,10 @@ def test_an_async_loop_around_a_blocking_one_shares_the_limit() -> None:
     op = Failing(*failures(100))
 
     async def inner() -> Any:
-        return recuo.retry(op, sleep=no_sleep)
+        return recuo.call(op, sleep=no_sleep)
 
     with pytest.raises(ConnectionError):
-        run(lambda: recuo.retry(inner, sleep=no_sleep))
+        run(lambda: recuo.call(inner, sleep=no_sleep))
     assert op.calls == 5
 
 
@@ -363,10 +363,10 @@ def test_a_blocking_loop_around_an_async_one_shares_the_limit() -> None:
 
     def inner() -> Any:
         # asyncio.run's task starts from a copy of this context: the outer loop's pool.
-        return asyncio.run(recuo.retry(op, sleep=no_sleep))
+        return asyncio.run(recuo.call(op, sleep=no_sleep))
 
     with pytest.raises(ConnectionError):
-        recuo.retry(inner, sleep=no_sleep)
+        recuo.call(inner, sleep=no_sleep)
     assert op.calls == 5
 
 
@@ -375,7 +375,7 @@ def test_loops_started_side_by_side_do_not_share_a_limit() -> None:
 
     async def main() -> list[Any]:
         return list(
-            await asyncio.gather(recuo.retry(a, sleep=no_sleep), recuo.retry(b, sleep=no_sleep), return_exceptions=True)
+            await asyncio.gather(recuo.call(a, sleep=no_sleep), recuo.call(b, sleep=no_sleep), return_exceptions=True)
         )
 
     results = run(main)
@@ -389,10 +389,10 @@ def test_concurrent_inner_loops_draw_from_the_one_pool() -> None:
     a, b = AsyncFailing(*failures(100)), AsyncFailing(*failures(100))
 
     async def both() -> Any:
-        return await asyncio.gather(recuo.retry(a, sleep=no_sleep), recuo.retry(b, sleep=no_sleep))
+        return await asyncio.gather(recuo.call(a, sleep=no_sleep), recuo.call(b, sleep=no_sleep))
 
     with pytest.raises(ConnectionError):
-        run(lambda: recuo.retry(both, policy=recuo.Policy(max_attempts=1), sleep=no_sleep))
+        run(lambda: recuo.call(both, policy=recuo.Policy(max_attempts=1), sleep=no_sleep))
     assert (a.calls, b.calls) == (1, 1)
 
 
@@ -401,7 +401,7 @@ def test_the_context_is_restored_after_every_loop() -> None:
         op = AsyncFailing(*failures(100))
         for _ in range(3):
             with pytest.raises(ConnectionError):
-                await recuo.retry(op, sleep=no_sleep)
+                await recuo.call(op, sleep=no_sleep)
             assert recuo._recuo._attempt_pool.get() is None
             assert recuo._recuo._current_attempt.get() is None
         assert op.calls == 15
@@ -414,6 +414,6 @@ def test_bad_options_fail_before_the_coroutine_exists() -> None:
         return 1
 
     with pytest.raises(TypeError, match="policy"):
-        recuo.retry(op, policy="fast")  # type: ignore[call-overload]
+        recuo.call(op, policy="fast")  # type: ignore[arg-type, unused-coroutine]
     with pytest.raises(ValueError, match="seed"):
         recuo.retry(seed=-1)(op)

@@ -10,40 +10,27 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
 import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
 import recuo
-from conftest import ROOT
+from serving import RECUO_BIN, recuo_serve
 
-BIN = Path(os.environ.get("RECUO_BIN", ROOT / "target" / "debug" / "recuo"))
-
-pytestmark = pytest.mark.skipif(not BIN.is_file(), reason=f"no recuo command at {BIN} (make build-cli)")
+pytestmark = pytest.mark.skipif(not RECUO_BIN.is_file(), reason=f"no recuo command at {RECUO_BIN} (make build-cli)")
 
 
 @pytest.fixture
 def server() -> Iterator[str]:
     """A ``recuo serve`` on 127.0.0.1: 20 starts a second with a burst of 3, 20% of 503s
     (reproducible: seeded), 5 ms answers, and no Retry-After (clients use their backoff)."""
-    args = ["serve", "--allowance", "1200/min", "--burst", "3", "--fail-rate", "0.2", "--latency", "5ms"]
-    args += ["--seed", "7", "--retry-after", "none", "--stop-after", "55s"]
-    proc = subprocess.Popen([str(BIN), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert first.startswith("listening on http://127.0.0.1:"), first
-        yield first.split()[-1]
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=10)
+    args = ["--allowance", "1200/min", "--burst", "3", "--fail-rate", "0.2", "--latency", "5ms"]
+    with recuo_serve(*args, "--seed", "7", "--retry-after", "none") as url:
+        yield url
 
 
 def test_records_and_stats_agree_with_the_servers_stats(server: str, caplog: pytest.LogCaptureFixture) -> None:

@@ -140,9 +140,9 @@ def policy_engine() -> None:
     assert len(key) == 36
 
     # recuo.retry as a call: the function's own return type comes back.
-    answer = recuo.retry(fetch, policy=policy, on_retry=on_retry, on_give_up=on_give_up)
+    answer = recuo.call(fetch, policy=policy, on_retry=on_retry, on_give_up=on_give_up)
     assert_type(answer, dict[str, int])
-    assert recuo.retry(lambda a, b: a + b, 1, 2) == 3
+    assert recuo.call(lambda a, b: a + b, 1, 2) == 3
     # As decorators, the signatures are kept (mypy sees `def bare(n: int) -> str`).
     as_callable: Callable[[int], str] = bare
     assert as_callable(7) == bare(n=7) == "7"
@@ -172,7 +172,7 @@ def refused_by_the_policy_stubs() -> None:
     recuo.Operation(recuo.Policy()).judged(0, "retry")  # type: ignore[arg-type]
     recuo.com_retry(fetch, prazo="30")  # type: ignore[arg-type]
     recuo.com_retry(fetch, ao_repetir=lambda erro: None)  # type: ignore[arg-type,misc]
-    recuo.retry(fetch, policy="guide_a")  # type: ignore[call-overload]
+    recuo.call(fetch, policy="guide_a")  # type: ignore[arg-type]
     bare("7")  # type: ignore[arg-type]
     fetch_async(path=1)  # type: ignore[arg-type,unused-coroutine]
     number: str = recuo.current_attempt().number  # type: ignore[assignment]
@@ -222,7 +222,7 @@ def shared_limits() -> None:
 
     gate = recuo.Gate(regulator=recuo.Regulator(1000, 10), limit=limit, budget=budget)
     assert_type(gate.limit, Optional[recuo.ConcurrencyLimit])
-    assert recuo.retry(fetch, gate=gate) == {"status": 200}
+    assert recuo.call(fetch, gate=gate) == {"status": 200}
     assert recuo.com_retry(fetch, gate=gate) == {"status": 200}
 
     report = recuo.run_batch([fetch, fetch], workers=2, gate=gate, deadline=10.0)
@@ -244,7 +244,7 @@ def refused_by_the_limit_stubs() -> None:
     recuo.Gate(recuo.Regulator(1))  # type: ignore[call-arg]
     recuo.plan(1, "1/s", "1/s", latency=None)  # type: ignore[arg-type]
     recuo.run_batch([fetch], workers="2")  # type: ignore[arg-type]
-    recuo.retry(fetch, gate=recuo.ConcurrencyLimit(1))  # type: ignore[call-overload]
+    recuo.call(fetch, gate=recuo.ConcurrencyLimit(1))  # type: ignore[arg-type]
     status: int = recuo.run_batch([]).results[0].status  # type: ignore[assignment]
     del status
 
@@ -280,7 +280,7 @@ def records() -> None:
         now.record_response(200, {"X-Request-Id": "r"})
         return 1
 
-    assert recuo.retry(op, request=("GET", b"/a")) == 1
+    assert recuo.call(op, request=("GET", b"/a")) == 1
     assert recuo.com_retry(op, request=("GET", "/a")) == 1
 
     recorder = recuo.StatsRecorder()
@@ -304,7 +304,7 @@ def refused_by_the_record_stubs() -> None:
     recuo.who_answered({}, expected_content_type=b"x")  # type: ignore[arg-type]
     recuo.AttemptRecord(0, 1, "GET", "/", decision="later", reason="success")  # type: ignore[arg-type]
     recuo.ResultRecord(0, "GET", "/", attempts=1, total_ms=0, reason="success")  # type: ignore[arg-type]
-    recuo.retry(fetch, request="GET /")  # type: ignore[call-overload]
+    recuo.call(fetch, request="GET /")  # type: ignore[arg-type]
     recuo.StatsRecorder().saw("teapot")  # type: ignore[arg-type]
     recuo.Stats() + 1  # type: ignore[operator]
 

@@ -1,0 +1,509 @@
+/*
+ * recuo_curl.h — recuo around libcurl, header-only: librecuo itself never links libcurl
+ * (`ldd librecuo.so` shows none), so a program that does not use libcurl pays nothing, and
+ * one that does uses its own libcurl. Requires libcurl >= 7.83 (curl_easy_nextheader;
+ * Debian 12 has 7.88.1). Build with `pkg-config --cflags --libs recuo libcurl`.
+ *
+ * Everything here drives the step API of recuo.h (`recuo_attempts_*`, the core's operation
+ * machine) and adds no rule of its own: the machine classifies each attempt by the policy
+ * (`recuo_attempts_responded`), decides the delays, the deadline and when to give up. The
+ * glue only converts: a `CURLcode` to recuo's transport kinds, the response's headers to
+ * `recuo_header`s; and does what libcurl needs: the idempotency header, set once per
+ * operation, each attempt's `CURLOPT_TIMEOUT_MS` clipped to what is left of the deadline,
+ * your callback to reset the response body before each retry, and the waits.
+ *
+ *   recuo_curl_perform        a retried curl_easy_perform for one easy handle (blocking)
+ *   recuo_curl_transport      the CURLcode -> recuo_transport table
+ *   recuo_curl_outcome        one transfer's recuo_outcome (its HTTP status, or a transport kind)
+ *   recuo_curl_headers_*      the last response's headers, as recuo_headers
+ *   recuo_curl_key_headers    your header list plus the idempotency header, for the operation
+ *   recuo_curl_set_timeout    an attempt's CURLOPT_TIMEOUT_MS, clipped to the step's timeout_ms
+ *   recuo_curl_responded      a finished transfer told to the machine: the next recuo_step
+ *
+ * The pieces below recuo_curl_perform are what an event loop over curl_multi uses to drive
+ * many machines at once without blocking: examples/c/curl_multi.c.
+ *
+ * Every function is `static inline`; names are prefixed `recuo_curl_`. The conventions are
+ * recuo.h's: a recuo_status return, inputs before outputs, nothing written on an argument
+ * error, NULL where a pointer is required gives RECUO_ERR_NULL_ARGUMENT.
+ */
+#ifndef RECUO_CURL_H
+#define RECUO_CURL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "recuo.h"
+
+#if LIBCURL_VERSION_NUM < 0x075300
+#error "recuo_curl.h needs libcurl 7.83.0 or later (curl_easy_nextheader)"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+/*
+ * The transport kind of a failed libcurl transfer (SPEC §5):
+ *
+ *   COULDNT_RESOLVE_HOST, COULDNT_RESOLVE_PROXY, COULDNT_CONNECT        -> CONNECT
+ *   SSL_CONNECT_ERROR, PEER_FAILED_VERIFICATION, SSL_CERTPROBLEM, SSL_CIPHER,
+ *   SSL_CACERT_BADFILE, SSL_ENGINE_*, SSL_SHUTDOWN_FAILED, SSL_CRL_BADFILE, SSL_ISSUER_ERROR,
+ *   SSL_PINNEDPUBKEYNOTMATCH, SSL_INVALIDCERTSTATUS, SSL_CLIENTCERT, USE_SSL_FAILED -> TLS
+ *   OPERATION_TIMEDOUT                                                   -> TIMEOUT
+ *   SEND_ERROR, RECV_ERROR, GOT_NOTHING, PARTIAL_FILE                    -> RESET
+ *   every other code                                                     -> OTHER
+ *
+ * (CURLE_OK is no failure: recuo_curl_outcome answers the response's status for it.)
+ */
+static inline recuo_transport recuo_curl_transport(CURLcode code) {
+    switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+        return RECUO_TRANSPORT_CONNECT;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED:
+        return RECUO_TRANSPORT_TLS;
+    case CURLE_OPERATION_TIMEDOUT:
+        return RECUO_TRANSPORT_TIMEOUT;
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+        return RECUO_TRANSPORT_RESET;
+    default:
+        return RECUO_TRANSPORT_OTHER;
+    }
+}
+
+/*
+ * What the transfer on `easy` that ended with `code` came to, into `*out`:
+ * - a response (CURLE_OK, or CURLE_HTTP_RETURNED_ERROR under CURLOPT_FAILONERROR): its HTTP
+ *   status (CURLINFO_RESPONSE_CODE) — the machine judges 1xx-3xx a success, the rest by the
+ *   policy; a transfer with no HTTP status (a file:// URL) is a success;
+ * - otherwise a transport failure of recuo_curl_transport's kind, except a timeout before any
+ *   byte of the request was sent (CURLINFO_REQUEST_SIZE 0: the connect timed out), which is
+ *   CONNECT — the request was never sent (SPEC §5).
+ */
+static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_outcome *out) {
+    if (easy == NULL || out == NULL) {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    long status = 0;
+    if (code == CURLE_OK || code == CURLE_HTTP_RETURNED_ERROR) {
+        if (curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK) {
+            status = 0;
+        }
+    }
+    if (status > 0) {
+        /* Passed as it came: recuo reads a code outside 100-599 as the x00 of its class (SPEC
+         * §5); one no uint16_t holds stays out of range. */
+        uint16_t code16 = (uint16_t)(status > UINT16_MAX ? UINT16_MAX : status);
+        *out = (recuo_outcome){RECUO_OUTCOME_STATUS, code16, 0};
+    } else if (code == CURLE_OK) {
+        *out = (recuo_outcome){RECUO_OUTCOME_SUCCESS, 0, 0};
+    } else {
+        recuo_transport kind = recuo_curl_transport(code);
+        long sent = 0;
+        if (kind == RECUO_TRANSPORT_TIMEOUT &&
+            curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent == 0) {
+            kind = RECUO_TRANSPORT_CONNECT;
+        }
+        *out = (recuo_outcome){RECUO_OUTCOME_TRANSPORT, 0, kind};
+    }
+    return RECUO_OK;
+}
+
+/* ---- the response's headers ------------------------------------------------------------- */
+
+/* The headers of the last response on a handle, copied (one allocation): `items[count]`. */
+typedef struct recuo_curl_headers {
+    recuo_header *items;
+    size_t count;
+} recuo_curl_headers;
+
+/*
+ * Collects the headers of the last response received on `easy` (of the last request after
+ * redirects; CURLH_HEADER: not 1xx, CONNECT or trailers), in order, with curl_easy_nextheader,
+ * into `*out` — copies, valid until recuo_curl_headers_free. None gives `count` 0.
+ * Returns RECUO_OK, RECUO_ERR_NULL_ARGUMENT, or RECUO_ERR_IO when memory ran out (`*out` is
+ * then empty).
+ */
+static inline recuo_status recuo_curl_headers_collect(CURL *easy, recuo_curl_headers *out) {
+    if (easy == NULL || out == NULL) {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    *out = (recuo_curl_headers){NULL, 0};
+    size_t count = 0, bytes = 0;
+    struct curl_header *h = NULL;
+    while ((h = curl_easy_nextheader(easy, CURLH_HEADER, -1, h)) != NULL) {
+        count++;
+        bytes += strlen(h->name) + strlen(h->value);
+    }
+    if (count == 0) {
+        return RECUO_OK;
+    }
+    char *block = malloc(count * sizeof(recuo_header) + bytes + 1);
+    if (block == NULL) {
+        return RECUO_ERR_IO;
+    }
+    recuo_header *items = (recuo_header *)(void *)block;
+    char *text = block + count * sizeof(recuo_header);
+    size_t n = 0;
+    while (n < count && (h = curl_easy_nextheader(easy, CURLH_HEADER, -1, h)) != NULL) {
+        size_t name_len = strlen(h->name), value_len = strlen(h->value);
+        memcpy(text, h->name, name_len);
+        items[n].name = text;
+        items[n].name_len = name_len;
+        text += name_len;
+        memcpy(text, h->value, value_len);
+        items[n].value = text;
+        items[n].value_len = value_len;
+        text += value_len;
+        n++;
+    }
+    *out = (recuo_curl_headers){items, n};
+    return RECUO_OK;
+}
+
+/* Releases collected headers (and empties `*headers`). NULL is accepted. */
+static inline void recuo_curl_headers_free(recuo_curl_headers *headers) {
+    if (headers != NULL) {
+        free(headers->items);
+        *headers = (recuo_curl_headers){NULL, 0};
+    }
+}
+
+/* ---- one operation's request -------------------------------------------------------------- */
+
+/*
+ * The header list to send with every attempt of one operation: a copy of `base` (your own
+ * CURLOPT_HTTPHEADER list; NULL for none) plus "<name>: <key>", the policy's idempotency
+ * header (recuo_policy_idempotency_header) with the machine's key
+ * (recuo_attempts_idempotency_key: made once, the same on every attempt). The key is also
+ * copied into `key_out` (RECUO_IDEMPOTENCY_KEY_SIZE bytes) when not NULL. Set the list with
+ * CURLOPT_HTTPHEADER for the operation, then put `base` back and curl_slist_free_all it.
+ * Returns RECUO_OK; RECUO_ERR_NULL_ARGUMENT; RECUO_ERR_IO when libcurl ran out of memory.
+ */
+static inline recuo_status recuo_curl_key_headers(const recuo_policy *policy,
+                                                  recuo_attempts *attempts,
+                                                  const struct curl_slist *base,
+                                                  char *key_out,
+                                                  struct curl_slist **out) {
+    if (policy == NULL || attempts == NULL || out == NULL) {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    char line[300 + RECUO_IDEMPOTENCY_KEY_SIZE];
+    size_t name_len = 0;
+    recuo_status rc = recuo_policy_idempotency_header(policy, line, 300, &name_len);
+    if (rc != RECUO_OK) {
+        return rc; /* a name of 300 bytes or more: RECUO_ERR_BUFFER_TOO_SMALL */
+    }
+    line[name_len] = ':';
+    line[name_len + 1] = ' ';
+    char *key = line + name_len + 2;
+    rc = recuo_attempts_idempotency_key(attempts, key, RECUO_IDEMPOTENCY_KEY_SIZE, NULL);
+    if (rc != RECUO_OK) {
+        return rc;
+    }
+    struct curl_slist *list = NULL;
+    for (const struct curl_slist *h = base; h != NULL; h = h->next) {
+        struct curl_slist *longer = curl_slist_append(list, h->data);
+        if (longer == NULL) {
+            curl_slist_free_all(list);
+            return RECUO_ERR_IO;
+        }
+        list = longer;
+    }
+    struct curl_slist *with_key = curl_slist_append(list, line);
+    if (with_key == NULL) {
+        curl_slist_free_all(list);
+        return RECUO_ERR_IO;
+    }
+    if (key_out != NULL) {
+        memcpy(key_out, key, RECUO_IDEMPOTENCY_KEY_SIZE);
+    }
+    *out = with_key;
+    return RECUO_OK;
+}
+
+/*
+ * Sets CURLOPT_TIMEOUT_MS for the attempt of the CALL step `call`: your own per-attempt
+ * timeout `own_timeout_ms` (0: none), clipped to the step's `timeout_ms` — what is left of
+ * the deadline (SPEC §6) — when it has one; at least 1 ms (0 means "no timeout" to libcurl).
+ */
+static inline CURLcode recuo_curl_set_timeout(CURL *easy, const recuo_step *call,
+                                              uint64_t own_timeout_ms) {
+    uint64_t ms = own_timeout_ms;
+    if (call != NULL && call->has_timeout && (ms == 0 || call->timeout_ms < ms)) {
+        ms = call->timeout_ms > 0 ? call->timeout_ms : 1;
+    }
+    return curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)(ms > LONG_MAX ? LONG_MAX : ms));
+}
+
+/*
+ * Tells the machine that the attempt on `easy` ended with `code` (curl_easy_perform's
+ * answer, or CURLMsg.data.result from curl_multi_info_read): its outcome
+ * (recuo_curl_outcome) and the response's headers (recuo_curl_headers_collect) go to
+ * recuo_attempts_responded, which classifies them by the policy; the next step is written
+ * to `*step`. Returns RECUO_OK, an argument error, or RECUO_ERR_IO (no memory for the
+ * headers; the machine was not told).
+ */
+static inline recuo_status recuo_curl_responded(recuo_attempts *attempts, CURL *easy,
+                                                CURLcode code, recuo_step *step) {
+    if (attempts == NULL || easy == NULL || step == NULL) {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    recuo_outcome outcome;
+    recuo_status rc = recuo_curl_outcome(easy, code, &outcome);
+    recuo_curl_headers headers = {NULL, 0};
+    if (rc == RECUO_OK && outcome.kind == RECUO_OUTCOME_STATUS) {
+        rc = recuo_curl_headers_collect(easy, &headers);
+    }
+    if (rc == RECUO_OK) {
+        rc = recuo_attempts_responded(attempts, recuo_monotonic_ms(), &outcome, headers.items,
+                                      headers.count, step);
+    }
+    recuo_curl_headers_free(&headers);
+    return rc;
+}
+
+/* ---- the blocking loop -------------------------------------------------------------------- */
+
+/* What recuo_curl_perform needs to know of the handle, and your hooks. All zeros (or NULL
+ * for the whole struct) is the default: a GET, no header list, no own timeout. */
+typedef struct recuo_curl_options {
+    /* The method the handle sends (as set with CURLOPT_POST, CURLOPT_CUSTOMREQUEST, ...):
+     * it decides the classification and whether the key is sent. NULL: "GET". */
+    const char *method;
+    /* The URL, for the machine's records only (redacted there). NULL: none. */
+    const char *url;
+    /* The list you gave CURLOPT_HTTPHEADER, if any: the idempotency header is added to a
+     * copy of it for the operation, and this list is set back afterwards. */
+    const struct curl_slist *headers;
+    /* Your own per-attempt timeout (what you would give CURLOPT_TIMEOUT_MS), 0 for none:
+     * each attempt gets the smaller of it and what is left of the deadline. Set back after. */
+    uint64_t timeout_ms;
+    /* Called before every attempt after the first, to empty your response body (and rewind
+     * an upload your CURLOPT_READFUNCTION streams); NULL: nothing to reset. */
+    void (*reset_body)(uint32_t attempt, void *user_data);
+    void *user_data;
+    /* Send recuo's idempotency key with idempotent methods too (by default only a method
+     * the policy does not call idempotent — POST, PATCH — carries it, SPEC §12). */
+    bool key_for_every_method;
+    /* You send an idempotency key of your own in `headers`: recuo sends none, and the
+     * request counts as idempotent whatever its method (recuo_attempts_set_own_key). */
+    bool own_key;
+    /* Optional: the machine to drive, made by you from the same policy and set up before
+     * (recuo_attempts_new_seeded, _set_gate, _set_stats_recorder, _set_records, _set_pool),
+     * not started; it stays yours (read its report and records after, then free it).
+     * NULL: recuo_curl_perform makes one of its own and frees it. */
+    recuo_attempts *attempts;
+    /* The gate given to that machine, which its ENTER steps wait on (recuo_gate_wait). */
+    const recuo_gate *gate;
+    /* Stops the waits (the gate's and the sleeps between attempts) when cancelled: the
+     * operation then gives up `cancelled`. NULL: none. */
+    const recuo_cancel_token *cancel;
+} recuo_curl_options;
+
+/* How the operation ended. */
+typedef struct recuo_curl_result {
+    /* The last attempt's libcurl result (CURLE_OK when a response came back). */
+    CURLcode code;
+    /* The last attempt's HTTP status, 0 without a response. */
+    long http_status;
+    /* The machine's last step: RECUO_STEP_DONE, or RECUO_STEP_GAVE_UP with `reason` (and
+     * `retry_at_ms` on recuo_monotonic_ms's clock for a server wait past the deadline). */
+    recuo_step step;
+    /* The machine's report: attempts, reason, elapsed ms, delays, retry_after_ms. */
+    recuo_report report;
+    /* The idempotency key sent with every attempt; "" when none was sent. */
+    char idempotency_key[RECUO_IDEMPOTENCY_KEY_SIZE];
+} recuo_curl_result;
+
+/* Waits `ms` without a busy loop (curl_multi_poll on a handle with no transfer waits its
+ * whole timeout), in slices of at most 50 ms when `cancel` may cut it short. */
+static inline void recuo_curl_wait_(CURLM *waiter, uint64_t ms, const recuo_cancel_token *cancel) {
+    uint64_t end = recuo_monotonic_ms() + ms;
+    for (uint64_t now = recuo_monotonic_ms(); now < end; now = recuo_monotonic_ms()) {
+        if (cancel != NULL && recuo_cancel_token_is_cancelled(cancel)) {
+            return;
+        }
+        uint64_t left = end - now, slice = cancel != NULL && left > 50 ? 50 : left;
+        curl_multi_poll(waiter, NULL, 0, (int)(slice > INT_MAX ? INT_MAX : slice), NULL);
+    }
+}
+
+/*
+ * curl_easy_perform on `easy`, retried under `policy` by recuo's operation machine: each
+ * attempt performs the handle as you set it up, bounded by what is left of the deadline;
+ * the machine judges each outcome and headers (SPEC §5), waits what it says (the server's
+ * Retry-After honoured, never shortened), and gives up when it says. Between attempts your
+ * `reset_body` empties the response body, so that it holds the last response only.
+ *
+ * Returns:
+ * - RECUO_OK: the last attempt succeeded (1xx-3xx); its body is yours, `*result` says how.
+ * - RECUO_ERR_GAVE_UP: the machine gave up (`result->step.reason`); the last response
+ *   (a 503's status and body) or transport error is on the handle and in `*result`, as
+ *   libcurl would have left them without recuo.
+ * - before any attempt, `*result` untouched: RECUO_ERR_NULL_ARGUMENT (`easy`, `policy`,
+ *   `result`), RECUO_ERR_NOT_UTF8 (`method`), the policy's configuration error,
+ *   RECUO_ERR_ALREADY_STARTED (`options->attempts` was started).
+ * - RECUO_ERR_IO: libcurl refused a setting or ran out of memory (`result->code`).
+ *
+ * The handle's CURLOPT_HTTPHEADER and CURLOPT_TIMEOUT_MS are set back to `options->headers`
+ * and `options->timeout_ms` when it returns.
+ */
+static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *policy,
+                                              const recuo_curl_options *options,
+                                              recuo_curl_result *result) {
+    static const recuo_curl_options no_options = {0};
+    const recuo_curl_options *o = options != NULL ? options : &no_options;
+    if (easy == NULL || policy == NULL || result == NULL) {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    const char *method = o->method != NULL ? o->method : "GET";
+    const char *url = o->url != NULL ? o->url : "";
+    /* The method's bytes, then the policy's configuration, in recuo's order (arguments
+     * first): recuo_classify checks both without deciding anything here. */
+    recuo_outcome nothing = {RECUO_OUTCOME_SUCCESS, 0, 0};
+    recuo_verdict unused;
+    recuo_status rc = recuo_classify(policy, &nothing, method, strlen(method), false, NULL, 0,
+                                     0, &unused);
+    recuo_attempts *a = o->attempts;
+    if (rc == RECUO_OK && a == NULL) {
+        rc = recuo_attempts_new(policy, &a);
+    }
+    if (rc == RECUO_OK) {
+        rc = recuo_attempts_set_request(a, method, strlen(method), url, strlen(url));
+    }
+    if (rc == RECUO_OK && o->own_key) {
+        rc = recuo_attempts_set_own_key(a);
+    }
+    if (rc != RECUO_OK) {
+        if (a != o->attempts) {
+            recuo_attempts_free(a);
+        }
+        return rc;
+    }
+
+    recuo_curl_result r;
+    memset(&r, 0, sizeof r);
+    struct curl_slist *headers = NULL;
+    bool send_key = !o->own_key &&
+                    (o->key_for_every_method ||
+                     !recuo_policy_method_idempotent(policy, method, strlen(method)));
+    if (send_key) {
+        rc = recuo_curl_key_headers(policy, a, o->headers, r.idempotency_key, &headers);
+        if (rc == RECUO_OK && curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers) != CURLE_OK) {
+            rc = RECUO_ERR_IO;
+        }
+    }
+    CURLM *waiter = NULL;
+    recuo_pass *pass = NULL;
+    recuo_step s;
+    memset(&s, 0, sizeof s);
+    if (rc == RECUO_OK) {
+        rc = recuo_attempts_start(a, recuo_monotonic_ms(), recuo_now_ms(), &s);
+    }
+    while (rc == RECUO_OK && s.kind != RECUO_STEP_DONE && s.kind != RECUO_STEP_GAVE_UP) {
+        switch (s.kind) {
+        case RECUO_STEP_ENTER: {
+            bool passed = true;
+            if (o->gate != NULL) {
+                uint64_t now = recuo_monotonic_ms();
+                uint64_t left = s.has_until && s.until_ms > now ? s.until_ms - now : 0;
+                passed = recuo_gate_wait(o->gate, s.has_until, left, o->cancel, &pass) ==
+                         RECUO_OK;
+            }
+            rc = recuo_attempts_entered(a, recuo_monotonic_ms(), passed, &s);
+            break;
+        }
+        case RECUO_STEP_CALL: {
+            if (s.attempt > 0 && o->reset_body != NULL) {
+                o->reset_body(s.attempt, o->user_data);
+            }
+            if (recuo_curl_set_timeout(easy, &s, o->timeout_ms) != CURLE_OK) {
+                recuo_pass_release(pass);
+                pass = NULL;
+                rc = RECUO_ERR_IO;
+                break;
+            }
+            r.code = curl_easy_perform(easy);
+            recuo_pass_release(pass); /* the attempt is over: leave the gate before any wait */
+            pass = NULL;
+            r.http_status = 0;
+            if (r.code == CURLE_OK || r.code == CURLE_HTTP_RETURNED_ERROR) {
+                curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &r.http_status);
+            }
+            rc = recuo_curl_responded(a, easy, r.code, &s);
+            break;
+        }
+        case RECUO_STEP_SLEEP:
+            if (s.delay_ms > 0) {
+                if (waiter == NULL && (waiter = curl_multi_init()) == NULL) {
+                    rc = RECUO_ERR_IO;
+                    break;
+                }
+                recuo_curl_wait_(waiter, s.delay_ms, o->cancel);
+            }
+            if (o->cancel != NULL && recuo_cancel_token_is_cancelled(o->cancel)) {
+                recuo_attempts_cancel(a);
+            }
+            rc = recuo_attempts_slept(a, recuo_monotonic_ms(), &s);
+            break;
+        default: /* RECUO_STEP_CLASSIFY never follows recuo_attempts_responded */
+            rc = RECUO_ERR_PANIC;
+            break;
+        }
+    }
+    recuo_pass_release(pass); /* passed the gate, then gave up: never called */
+    if (waiter != NULL) {
+        curl_multi_cleanup(waiter);
+    }
+    if (send_key) {
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, o->headers);
+        curl_slist_free_all(headers);
+    }
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                     (long)(o->timeout_ms > LONG_MAX ? LONG_MAX : o->timeout_ms));
+    if (rc == RECUO_OK) {
+        r.step = s;
+        recuo_attempts_report(a, &r.report, NULL, 0, NULL);
+        rc = s.kind == RECUO_STEP_DONE ? RECUO_OK : RECUO_ERR_GAVE_UP;
+    }
+    if (rc == RECUO_OK || rc == RECUO_ERR_GAVE_UP || rc == RECUO_ERR_IO) {
+        *result = r;
+    }
+    if (a != o->attempts) {
+        recuo_attempts_free(a);
+    }
+    return rc;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RECUO_CURL_H */

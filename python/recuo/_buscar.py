@@ -1,0 +1,153 @@
+"""Guide A's ``buscarComRetry``: the retry rules applied to an HTTP fetch, over the standard
+library's ``urllib.request`` (no third-party dependency), on the core's operation machine."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Tuple, Union
+
+from . import _http
+from ._recuo import Gate, Policy, Report
+
+if TYPE_CHECKING:
+    from ._recuo import _Transport
+
+
+class Resposta:
+    """What ``buscar_com_retry`` answers: the last response's ``status``, ``headers`` (a
+    ``http.client.HTTPMessage``), ``body`` (``bytes``, read in full), ``url`` and the
+    operation's ``report``; ``text()`` and ``json()`` decode the body, ``ok`` says 2xx."""
+
+    __slots__ = ("status", "headers", "body", "url", "report")
+
+    def __init__(self, status: int, headers: Any, body: bytes, url: str) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+        self.report: Optional[Report] = None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def text(self, encoding: str = "utf-8") -> str:
+        return self.body.decode(encoding, errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def __repr__(self) -> str:
+        return f"<recuo.Resposta {self.status}>"
+
+
+class _Urllib(_http.Client[Resposta]):
+    def __init__(self, url: str, method: str, data: Optional[bytes], headers: dict[str, str], timeout: Optional[float]) -> None:
+        import urllib.error
+        import urllib.request
+
+        self.request = urllib.request, urllib.error
+        self.url, self.method, self.data, self.headers_sent, self.timeout = url, method, data, headers, timeout
+
+    def send(self, timeout: Optional[float]) -> Resposta:
+        request_module, error_module = self.request
+        req = request_module.Request(self.url, data=self.data, headers=self.headers_sent, method=self.method)
+        try:
+            with request_module.urlopen(req, timeout=_http.clip(self.timeout, timeout)) as response:
+                return Resposta(response.status, response.headers, response.read(), response.url)
+        except error_module.HTTPError as error:  # 4xx and 5xx: a response all the same
+            with error:
+                return Resposta(error.code, error.headers, error.read(), error.url)
+
+    def transport(self, exc: Exception) -> Optional[_Transport]:
+        # urllib raises the socket's own errors once the request is sent.
+        found = _http.transport_kind(exc)
+        if found is not None:
+            return found
+        if isinstance(exc, TimeoutError):
+            return "timeout"
+        if isinstance(exc, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+            return "reset"
+        return "other" if isinstance(exc, OSError) else None
+
+    def status(self, response: Resposta) -> int:
+        return response.status
+
+    def headers(self, response: Resposta) -> Iterable[Tuple[str, str]]:
+        return response.headers.items()  # type: ignore[no-any-return]
+
+    def release(self, response: Resposta) -> None:
+        pass  # read in full, and closed, by send
+
+    def finish(self, response: Resposta, report: Report) -> Resposta:
+        response.report = report
+        return response
+
+    def give_up(
+        self, message: str, response: Optional[Resposta], reason: str, retry_at: Optional[float], report: Report
+    ) -> Exception:
+        if response is not None:
+            self.finish(response, report)
+        return _give_up_class()(message, response=response, reason=reason, retry_at=retry_at, report=report)
+
+
+_GIVE_UP: list[type[_http.GiveUp]] = []
+
+
+def _give_up_class() -> type[_http.GiveUp]:
+    """``recuo.GiveUp`` that is also a ``urllib.error.URLError``, made at first use."""
+    if not _GIVE_UP:
+        import urllib.error
+
+        _GIVE_UP.append(
+            _http.give_up_class(
+                urllib.error.URLError,
+                "recuo",
+                """recuo gave up on the fetch (a wait past the deadline): a
+                ``urllib.error.URLError`` and a ``recuo.GiveUp``.""",
+            )
+        )
+    return _GIVE_UP[0]
+
+
+def buscar_com_retry(
+    url: str,
+    *,
+    tentativas: int = 5,
+    base: float = 0.2,
+    maximo: float = 5.0,
+    prazo: Optional[float] = 30.0,
+    metodo: str = "GET",
+    dados: Union[bytes, str, None] = None,
+    cabecalhos: Optional[Mapping[str, str]] = None,
+    timeout: Optional[float] = 10.0,
+    gate: Optional[Gate] = None,
+    sleep: Optional[Callable[[float], object]] = None,
+    seed: Optional[int] = None,
+) -> Resposta:
+    """Guide A's ``buscarComRetry(url)``: fetches ``url`` with ``urllib.request`` under guide
+    A's loop — ``tentativas`` attempts, full jitter from ``base`` to ``maximo`` seconds — and
+    SPEC §5's rules: 429 and 5xx are temporary (a 500 on a ``POST`` only when the server
+    may repeat it: the method is idempotent), network failures are retried, every other 4xx
+    is answered at once; ``Retry-After`` (seconds or an HTTP-date, measured from the
+    response's ``Date``) is honoured, never shortened. ``prazo`` limits the whole fetch
+    (default 30 s, guide B's): a wait that does not fit raises ``recuo.GiveUp`` (also a
+    ``urllib.error.URLError``) at once, with the last response and ``retry_at``.
+
+    Answers a ``recuo.Resposta`` — the last response, whatever its status, once the attempts
+    are spent or the status is not worth another — and re-raises the last network error
+    (``urllib.error.URLError``, ``TimeoutError``) when every attempt failed so.
+    ``Idempotency-Key`` is sent on every attempt of a method that is not idempotent (one key
+    per call). ``metodo``, ``dados`` (``str`` is sent as UTF-8), ``cabecalhos`` and
+    ``timeout`` (seconds per attempt, clipped to what is left of ``prazo``) shape the request;
+    ``gate``, ``sleep`` and ``seed`` are as for ``recuo.retry``."""
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str, not {type(url).__name__}")
+    policy = Policy(max_attempts=tentativas, base=base, cap=maximo, deadline=prazo, use_date_header=True)
+    settings = _http.Settings(policy, gate, None, False, sleep, seed)
+    headers = dict(cabecalhos or {})
+    data = dados.encode() if isinstance(dados, str) else dados
+    request = _http.Request(settings, metodo, url, headers, True)
+    if request.key is not None:
+        headers[request.header] = request.key
+    return _http.run_sync(request, _Urllib(url, metodo, data, headers, timeout), sleep)

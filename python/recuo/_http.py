@@ -1,0 +1,597 @@
+"""What the HTTP adapters and ``recuo.retry`` share: reading an HTTP client's exceptions, the
+adapters' default policy and idempotency keys, ``recuo.GiveUp``, and the loop that drives the
+core's operation machine for one request.
+
+Nothing here decides: whether an outcome is worth another attempt, how long to wait, when to
+stop and why are the machine's (``Operation.responded`` classifies by SPEC §5 with the
+request's method and key). This module reads what happened — a status and headers, or a
+transport failure of one kind — and does what the machine answers: pass the gate, send, close
+a response before the wait, sleep. The clients are duck-typed: no module here imports
+requests, httpx, aiohttp or urllib3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Iterable, Mapping, Optional, Tuple, TypeVar, Union
+
+from ._limits import enter_gate
+from ._recuo import (
+    Gate,
+    IdempotencyKey,
+    Operation,
+    Permit,
+    Policy,
+    Report,
+    Step,
+    Verdict,
+    _attempt_pool,
+    _operation_in_context,
+    classify,
+)
+
+_R = TypeVar("_R")
+
+if TYPE_CHECKING:
+    from ._recuo import _Transport as _Kind  # a transport failure's kind (SPEC §5)
+
+DEFAULT_POLICY = Policy(max_attempts=5, base=1.0, cap=8.0, deadline=30.0, use_date_header=True)
+"""The adapters' default: guide B's policy (5 attempts, at most 4 retries, 1 s to 8 s of full
+jitter, a 30 s deadline), with HTTP-date waits measured from the response's own ``Date``."""
+
+
+class GiveUp(Exception):
+    """recuo gave up on a request because the wait the server asked for (or the backoff) does
+    not fit the deadline: no sleep, at once. ``response`` is the last response (its body read,
+    the connection released), ``reason`` why (``"wait_exceeds_deadline"``), ``retry_at`` the
+    Unix time (seconds) from which a retry would be allowed, ``report`` the ``recuo.Report``.
+
+    The adapters raise a subclass that is also their client's own error base
+    (``recuo.httpx.GiveUp`` is an ``httpx.HTTPError``, ``recuo.requests.GiveUp`` a
+    ``requests.RequestException``, ``recuo.aiohttp.GiveUp`` an ``aiohttp.ClientError``,
+    ``recuo.buscar_com_retry``'s a ``urllib.error.URLError``), so ``except`` clauses already
+    written catch it."""
+
+    response: Any
+    reason: str
+    retry_at: Optional[float]
+    report: Optional[Report]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: Any = None,
+        reason: str = "wait_exceeds_deadline",
+        retry_at: Optional[float] = None,
+        report: Optional[Report] = None,
+    ) -> None:
+        super().__init__(message)
+        self.response = response
+        self.reason = reason
+        self.retry_at = retry_at
+        self.report = report
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.reason
+
+
+def give_up_class(base: type, module: str, doc: str) -> type:
+    """``GiveUp`` that is also an instance of ``base`` (a client's error base), made when the
+    adapter's module is imported."""
+    return type("GiveUp", (GiveUp, base), {"__module__": module, "__doc__": doc})
+
+
+def _message(response: Any, status: Optional[int], report: Report, retry_at: Optional[float]) -> str:
+    when = "" if retry_at is None else f"; the server allows a retry in {max(0.0, retry_at - time.time()):.0f} s"
+    what = f"HTTP {status}" if status is not None else "no response"
+    return f"recuo gave up after {report.attempts} attempt(s) ({report.reason}): {what}{when}"
+
+
+# --- Reading the clients' exceptions (duck-typed) -----------------------------------------
+
+# A transport failure's kind by the names of its class and its bases, most specific first.
+# The key is (library, class name); the library is the first part of the class's module.
+_TRANSPORT_KINDS: dict[tuple[str, str], _Kind] = {
+    # httpx
+    ("httpx", "ConnectTimeout"): "connect",
+    ("httpx", "PoolTimeout"): "connect",
+    ("httpx", "ConnectError"): "connect",
+    ("httpx", "UnsupportedProtocol"): "connect",
+    ("httpx", "ProxyError"): "connect",
+    ("httpx", "ReadTimeout"): "timeout",
+    ("httpx", "WriteTimeout"): "timeout",
+    ("httpx", "TimeoutException"): "timeout",
+    ("httpx", "RemoteProtocolError"): "reset",
+    ("httpx", "ReadError"): "reset",
+    ("httpx", "WriteError"): "reset",
+    ("httpx", "CloseError"): "reset",
+    ("httpx", "TransportError"): "other",
+    # requests (and urllib3 below it)
+    ("requests", "SSLError"): "tls",
+    ("requests", "ConnectTimeout"): "connect",
+    ("requests", "ProxyError"): "connect",
+    ("requests", "InvalidURL"): "connect",
+    ("requests", "ReadTimeout"): "timeout",
+    ("requests", "Timeout"): "timeout",
+    ("requests", "ChunkedEncodingError"): "reset",
+    ("requests", "ContentDecodingError"): "other",
+    ("requests", "ConnectionError"): "connect",  # refined below: urllib3's reason
+    ("urllib3", "SSLError"): "tls",
+    ("urllib3", "NameResolutionError"): "connect",
+    ("urllib3", "NewConnectionError"): "connect",
+    ("urllib3", "ConnectTimeoutError"): "connect",
+    ("urllib3", "ReadTimeoutError"): "timeout",
+    ("urllib3", "ProtocolError"): "reset",
+    ("urllib3", "IncompleteRead"): "reset",
+    # aiohttp
+    ("aiohttp", "ClientConnectorCertificateError"): "tls",
+    ("aiohttp", "ClientSSLError"): "tls",
+    ("aiohttp", "ConnectionTimeoutError"): "connect",
+    ("aiohttp", "ClientConnectorError"): "connect",
+    ("aiohttp", "ClientProxyConnectionError"): "connect",
+    ("aiohttp", "SocketTimeoutError"): "timeout",
+    ("aiohttp", "ServerTimeoutError"): "timeout",
+    ("aiohttp", "ServerDisconnectedError"): "reset",
+    ("aiohttp", "ClientPayloadError"): "reset",
+    ("aiohttp", "ClientOSError"): "reset",
+    ("aiohttp", "ServerConnectionError"): "reset",
+    # the standard library's HTTP client
+    ("http", "RemoteDisconnected"): "reset",
+    ("http", "IncompleteRead"): "reset",
+}
+_LIBRARIES = frozenset(lib for lib, _ in _TRANSPORT_KINDS) | {"aiohttp", "urllib"}
+
+
+def _library(cls: type) -> str:
+    return cls.__module__.partition(".")[0]
+
+
+def _kind_by_class(exc: BaseException) -> Optional[_Kind]:
+    for cls in type(exc).__mro__:
+        kind = _TRANSPORT_KINDS.get((_library(cls), cls.__name__))
+        if kind is not None:
+            return kind
+    return None
+
+
+def _os_error_kind(error: BaseException) -> _Kind:
+    """An OS error met while connecting and sending (urllib's ``URLError.reason``)."""
+    if _library(type(error)) == "ssl" and type(error).__name__ == "SSLCertVerificationError":
+        return "tls"
+    return "connect"
+
+
+def transport_kind(exc: BaseException) -> Optional[_Kind]:
+    """The SPEC §5 transport kind of one of the HTTP clients' transport exceptions
+    (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"``, ``"other"``), or ``None`` for an
+    exception that is not one of theirs."""
+    cls = type(exc)
+    library = _library(cls)
+    if library == "urllib" and cls.__name__ == "URLError":
+        reason = getattr(exc, "reason", None)
+        return _os_error_kind(reason) if isinstance(reason, BaseException) else "connect"
+    if library not in _LIBRARIES:
+        return None
+    kind = _kind_by_class(exc)
+    if kind is None:
+        return None
+    if library == "requests" and kind == "connect" and cls.__name__ == "ConnectionError":
+        # requests wraps urllib3's error, whose reason says whether anything was sent.
+        for inner in (*exc.args[:1], getattr(exc.args[0], "reason", None) if exc.args else None):
+            if isinstance(inner, BaseException):
+                found = _kind_by_class(inner)
+                if found is not None and found != "other":
+                    kind = found
+        return kind
+    if library == "httpx" and kind == "connect":
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and type(cause).__name__ == "SSLCertVerificationError":
+            return "tls"
+    return kind
+
+
+def _status_of(obj: Any) -> Optional[int]:
+    for name in ("status_code", "status", "code"):
+        value = getattr(obj, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _method_of(exc: BaseException, response: Any) -> Optional[str]:
+    for holder in (response, exc):
+        try:
+            request = getattr(holder, "request", None)
+        except RuntimeError:  # httpx: an error raised with no request
+            request = None
+        method = getattr(request, "method", None)
+        if isinstance(method, str):
+            return method
+    info = getattr(exc, "request_info", None)  # aiohttp
+    method = getattr(info, "method", None)
+    return method if isinstance(method, str) else None
+
+
+def response_of(exc: BaseException) -> Optional[Tuple[int, Any, Optional[str]]]:
+    """``(status, headers, method)`` of an exception that carries an HTTP response:
+    requests' ``HTTPError`` and httpx's ``HTTPStatusError`` (``.response``), urllib's
+    ``HTTPError`` (``.code``, ``.headers``), aiohttp's ``ClientResponseError`` (``.status``,
+    ``.headers``, ``.request_info``). ``None`` for any other exception."""
+    response = getattr(exc, "response", None)
+    if response is not None:
+        status = _status_of(response)
+        if status is not None:
+            return status, getattr(response, "headers", None), _method_of(exc, response)
+    cls = type(exc)
+    library = _library(cls)
+    if (library == "urllib" and cls.__name__ == "HTTPError") or (
+        library == "aiohttp" and any(c.__name__ == "ClientResponseError" for c in cls.__mro__)
+    ):
+        status = _status_of(exc)
+        if status is not None:
+            return status, getattr(exc, "headers", None), _method_of(exc, None)
+    return None
+
+
+def classify_failure(exc: Exception, policy: Policy, method: Optional[str]) -> Union[Verdict, bool]:
+    """``recuo.retry``'s default classifier: an exception that carries an HTTP response is
+    judged by its status and headers, a transport exception of the HTTP clients by its kind
+    (``recuo.classify``, the core's SPEC §5 table, with the request's method — the response's,
+    else ``request=``'s, else GET); every other ``Exception`` is retried."""
+    try:
+        found = response_of(exc)
+        kind = None if found is not None else transport_kind(exc)
+    except Exception:  # an exception whose attributes cannot be read has no HTTP meaning
+        return True
+    if found is not None:
+        status, headers, sent = found
+        try:
+            return classify(status, method=sent or method or "GET", headers=headers, policy=policy)
+        except TypeError:  # headers of a shape classify does not read
+            return classify(status, method=sent or method or "GET", policy=policy)
+    if kind is not None:
+        return classify(error=kind, method=_method_of(exc, None) or method or "GET", policy=policy)
+    return True
+
+
+# --- One request, one operation -----------------------------------------------------------
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def _unix_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Settings:
+    """An adapter's settings, checked once."""
+
+    __slots__ = ("policy", "gate", "keys", "server_honours_keys", "sleep", "seed")
+
+    def __init__(
+        self,
+        policy: Optional[Policy],
+        gate: Optional[Gate],
+        keys: Optional[bool],
+        server_honours_keys: bool,
+        sleep: Optional[Callable[[float], object]],
+        seed: Optional[int],
+    ) -> None:
+        if policy is not None and not isinstance(policy, Policy):
+            raise TypeError(f"policy must be a recuo.Policy or None, not {type(policy).__name__}")
+        if gate is not None and not isinstance(gate, Gate):
+            raise TypeError(f"gate must be a recuo.Gate or None, not {type(gate).__name__}")
+        if keys is not None and not isinstance(keys, bool):
+            raise TypeError(f"idempotency_keys must be a bool or None, not {type(keys).__name__}")
+        if not isinstance(server_honours_keys, bool):
+            raise TypeError(f"server_honours_keys must be a bool, not {type(server_honours_keys).__name__}")
+        if sleep is not None and not callable(sleep):
+            raise TypeError(f"sleep must be callable, not {type(sleep).__name__}")
+        self.policy = DEFAULT_POLICY if policy is None else policy
+        self.gate = gate
+        self.keys = keys
+        self.server_honours_keys = server_honours_keys
+        self.sleep = sleep
+        self.seed = seed
+
+
+class Request:
+    """What one request is to its operation: the header to set (if any) and the machine."""
+
+    __slots__ = ("op", "token", "header", "key", "gate")
+
+    def __init__(
+        self,
+        settings: Settings,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        replayable: bool,
+    ) -> None:
+        policy = settings.policy
+        if not replayable:
+            # The body can be sent once: one attempt, whatever the outcome (SPEC §12).
+            policy = policy.with_max_attempts(1)
+        header = policy.idempotency_header
+        caller_key = next((v for k, v in headers.items() if k.lower() == header.lower()), None)
+        vouched: Optional[IdempotencyKey] = None
+        if caller_key is not None:
+            # The caller's own key makes the request idempotent (SPEC §5); it is sent as is.
+            vouched = IdempotencyKey()
+            send = False
+        else:
+            send = settings.keys if settings.keys is not None else not policy.method_idempotent(method)
+            if send and settings.server_honours_keys:
+                vouched = IdempotencyKey()
+        self.op, self.token = _operation_in_context(policy, settings.seed, settings.gate, (method, url), vouched)
+        self.header = header
+        self.gate = settings.gate
+        # A key recuo makes itself is the machine's (made now, the same on every attempt); it
+        # makes the request idempotent only when the caller says the server honours keys.
+        self.key: Optional[str] = (str(vouched) if vouched is not None else self.op.key) if send else None
+
+    def end(self) -> None:
+        if self.token is not None:
+            _attempt_pool.reset(self.token)
+            self.token = None
+
+
+def _until_s(step: Step) -> Optional[float]:
+    return None if step.until_ms is None else max(0.0, (step.until_ms - _now_ms()) / 1000)
+
+
+def enter_gate_sync(gate: Gate, timeout: Optional[float]) -> Tuple[bool, Optional[Permit]]:
+    """Passes ``gate`` for a blocking adapter, in the order of the core's ``Gate.wait``: a
+    place in flight, then a start slot, within ``timeout`` seconds. Releases the GIL."""
+    started = time.monotonic()
+    permit = None
+    if gate.limit is not None:
+        permit = gate.limit.acquire(timeout)
+        if permit is None:
+            return False, None
+    if gate.regulator is not None:
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        if not gate.regulator.acquire(left):
+            if permit is not None:
+                permit.release()
+            return False, None
+    return True, permit
+
+
+class Client(Generic[_R]):
+    """How an adapter sends one attempt and reads its answer (one per request)."""
+
+    def send(self, timeout: Optional[float]) -> _R:
+        raise NotImplementedError
+
+    def status(self, response: _R) -> int:
+        raise NotImplementedError
+
+    def headers(self, response: _R) -> Iterable[Tuple[str, str]]:
+        raise NotImplementedError
+
+    def release(self, response: _R) -> None:
+        """Reads what is left of the body and gives the connection back."""
+        raise NotImplementedError
+
+    def finish(self, response: _R, report: Report) -> _R:
+        """The response handed back to the caller, its report attached."""
+        raise NotImplementedError
+
+    def give_up(self, message: str, response: Optional[_R], reason: str, retry_at: Optional[float], report: Report) -> Exception:
+        raise NotImplementedError
+
+    def transport(self, exc: Exception) -> Optional[_Kind]:
+        """The transport kind of an exception ``send`` raised; ``None`` re-raises it."""
+        return transport_kind(exc)
+
+
+class AsyncClient(Generic[_R]):
+    """``Client`` for asyncio."""
+
+    async def send(self, timeout: Optional[float]) -> _R:
+        raise NotImplementedError
+
+    def status(self, response: _R) -> int:
+        raise NotImplementedError
+
+    def headers(self, response: _R) -> Iterable[Tuple[str, str]]:
+        raise NotImplementedError
+
+    async def release(self, response: _R) -> None:
+        raise NotImplementedError
+
+    def finish(self, response: _R, report: Report) -> _R:
+        raise NotImplementedError
+
+    def give_up(self, message: str, response: Optional[_R], reason: str, retry_at: Optional[float], report: Report) -> Exception:
+        raise NotImplementedError
+
+    def transport(self, exc: Exception) -> Optional[_Kind]:
+        """The transport kind of an exception ``send`` raised; ``None`` re-raises it."""
+        return transport_kind(exc)
+
+
+def _ended(op: Operation, step: Step, client: Any, response: Any, error: Optional[Exception]) -> Any:
+    """The machine gave up: the last response as the client would have answered it, the
+    transport error re-raised, or — for a wait past the deadline — ``GiveUp``."""
+    report = op.report
+    reason = step.reason or "attempts_exhausted"
+    if reason == "wait_exceeds_deadline" and (response is not None or error is None):
+        status = None if response is None else client.status(response)
+        raise client.give_up(_message(response, status, report, report.retry_at), response, reason, report.retry_at, report) from error
+    if response is not None:
+        return client.finish(response, report)
+    if error is not None:
+        raise error
+    raise RuntimeError(f"recuo gave up before the first attempt ({reason})")
+
+
+def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[float], object]]) -> _R:
+    """One request as the operation machine says, blocking: pass the gate, send with the
+    attempt's timeout, tell the machine the status and headers (or the transport kind), close
+    a response before the wait, sleep."""
+    op = request.op
+    response: Optional[_R] = None
+    error: Optional[Exception] = None
+    permit: Optional[Permit] = None
+    try:
+        step = op.start(_now_ms(), _unix_ms())
+        while True:
+            op._log_records()
+            kind = step.kind
+            if kind == "enter":
+                gate = request.gate
+                passed, permit = enter_gate_sync(gate, _until_s(step)) if gate is not None else (True, None)
+                step = op.entered(_now_ms(), passed)
+                if step.kind != "call" and permit is not None:
+                    permit.release()
+                    permit = None
+            elif kind == "call":
+                timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
+                try:
+                    try:
+                        response, error = client.send(timeout), None
+                    finally:
+                        if permit is not None:
+                            permit.release()
+                            permit = None
+                except Exception as exc:
+                    found = client.transport(exc)
+                    if found is None:
+                        raise
+                    response, error = None, exc
+                    step = op.responded(_now_ms(), error=found)
+                else:
+                    assert response is not None
+                    step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
+                if step.kind not in ("done", "gave_up") and response is not None:
+                    client.release(response)  # before the wait, and before the next attempt
+                    response = None
+            elif kind == "sleep":
+                if step.delay_ms:
+                    (sleep or time.sleep)(step.delay or 0.0)
+                step = op.slept(_now_ms())
+            elif kind == "done":
+                op._log_records()
+                assert response is not None
+                return client.finish(response, op.report)
+            else:
+                op._log_records()
+                if response is not None and step.reason == "wait_exceeds_deadline":
+                    client.release(response)
+                return _ended(op, step, client, response, error)  # type: ignore[no-any-return]
+    finally:
+        if permit is not None:
+            permit.release()
+        request.end()
+
+
+async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[Callable[[float], object]]) -> _R:
+    """``run_sync`` for asyncio: the gate and the sleep are awaited; a cancelled task cancels
+    the operation (``"cancelled"``) and propagates."""
+    op = request.op
+    response: Optional[_R] = None
+    error: Optional[Exception] = None
+    permit: Optional[Permit] = None
+    try:
+        step = op.start(_now_ms(), _unix_ms())
+        while True:
+            op._log_records()
+            kind = step.kind
+            if kind == "enter":
+                gate = request.gate
+                try:
+                    permit = await _enter_async(gate, _until_s(step)) if gate is not None else None
+                except _Refused:
+                    step = op.entered(_now_ms(), False)
+                    continue
+                except asyncio.CancelledError:
+                    op.cancel()
+                    op.entered(_now_ms(), False)
+                    op._log_records()
+                    raise
+                step = op.entered(_now_ms(), True)
+                if step.kind != "call" and permit is not None:
+                    permit.release()
+                    permit = None
+            elif kind == "call":
+                timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
+                try:
+                    try:
+                        response, error = await client.send(timeout), None
+                    finally:
+                        if permit is not None:
+                            permit.release()
+                            permit = None
+                except asyncio.CancelledError:
+                    op.cancel()
+                    raise
+                except Exception as exc:
+                    found = client.transport(exc)
+                    if found is None:
+                        raise
+                    response, error = None, exc
+                    step = op.responded(_now_ms(), error=found)
+                else:
+                    assert response is not None
+                    step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
+                if step.kind not in ("done", "gave_up") and response is not None:
+                    await client.release(response)
+                    response = None
+            elif kind == "sleep":
+                if step.delay_ms:
+                    try:
+                        if sleep is None:
+                            await asyncio.sleep(step.delay or 0.0)
+                        else:
+                            result = sleep(step.delay or 0.0)
+                            if inspect.isawaitable(result):
+                                await result
+                    except asyncio.CancelledError:
+                        op.cancel()
+                        op.slept(_now_ms())
+                        op._log_records()
+                        raise
+                step = op.slept(_now_ms())
+            elif kind == "done":
+                op._log_records()
+                assert response is not None
+                return client.finish(response, op.report)
+            else:
+                op._log_records()
+                if response is not None and step.reason == "wait_exceeds_deadline":
+                    await client.release(response)
+                return _ended(op, step, client, response, error)  # type: ignore[no-any-return]
+    finally:
+        if permit is not None:
+            permit.release()
+        request.end()
+
+
+class _Refused(Exception):
+    """The gate did not open before the deadline."""
+
+
+async def _enter_async(gate: Gate, timeout: Optional[float]) -> Optional[Permit]:
+    if timeout is None:
+        return await enter_gate(gate)
+    try:
+        return await asyncio.wait_for(enter_gate(gate), timeout)
+    except asyncio.TimeoutError:
+        raise _Refused from None
+
+
+def clip(timeout: Optional[float], attempt: Optional[float]) -> Optional[float]:
+    """The attempt's timeout: the caller's, no longer than what is left of the deadline."""
+    if attempt is None:
+        return timeout
+    return attempt if timeout is None else min(timeout, attempt)
+
+
+AwaitableSleep = Callable[[float], Union[object, Awaitable[object]]]

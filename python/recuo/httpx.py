@@ -1,0 +1,185 @@
+"""recuo inside httpx: ``RetryTransport`` wraps a transport (sync and async), and every request
+through it is one operation of the core's machine (SPEC §12).
+
+    client = httpx.Client(transport=recuo.httpx.RetryTransport())
+    async_client = httpx.AsyncClient(transport=recuo.httpx.RetryTransport())
+
+Each request is classified by SPEC §5 with its method and idempotency key; a key is set once
+in the ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on
+every attempt; the default policy has guide B's 30 s deadline; each attempt's timeouts are
+clipped to what is left of it; a response is closed before the wait; a streamed body (an
+iterator) is sent once; the server's wait is honoured; a wait past the deadline raises
+``recuo.httpx.GiveUp`` (an ``httpx.HTTPError`` and a ``recuo.GiveUp``) at once; attempts
+exhausted answer the last response. The report is ``response.extensions["recuo.report"]``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterable, Optional, Tuple, Union
+
+import httpx
+
+from . import _http
+from ._recuo import Gate, Policy, Report
+
+__all__ = ["AsyncRetryTransport", "GiveUp", "RetryTransport", "report_of"]
+
+GiveUp: type[_http.GiveUp] = _http.give_up_class(
+    httpx.HTTPError,
+    __name__,
+    """recuo gave up on the request (a wait past the deadline): an ``httpx.HTTPError`` and a
+    ``recuo.GiveUp`` (``response``, ``reason``, ``retry_at``, ``report``).""",
+)
+
+REPORT = "recuo.report"
+"""The key of the report in a response's ``extensions``."""
+
+
+
+def report_of(response: httpx.Response) -> Optional[Report]:
+    """The ``recuo.Report`` of the request that answered ``response``
+    (``response.extensions["recuo.report"]``), or ``None`` for a response recuo did not make."""
+    report = response.extensions.get(REPORT)
+    return report if isinstance(report, Report) else None
+
+
+def _replayable(request: httpx.Request) -> bool:
+    # Content given as bytes (or nothing) is a ByteStream, which can be sent again; an
+    # iterator or a generator can be sent only once.
+    return isinstance(request.stream, httpx.ByteStream)
+
+
+class _Common:
+    def __init__(self, request: httpx.Request) -> None:
+        self.request = request
+        self.extensions = dict(request.extensions)
+
+    def status(self, response: httpx.Response) -> int:
+        return response.status_code
+
+    def headers(self, response: httpx.Response) -> Iterable[Tuple[str, str]]:
+        return response.headers.multi_items()
+
+    def finish(self, response: httpx.Response, report: Report) -> httpx.Response:
+        response.extensions = {**response.extensions, REPORT: report}
+        return response
+
+    def give_up(
+        self, message: str, response: Optional[httpx.Response], reason: str, retry_at: Optional[float], report: Report
+    ) -> Exception:
+        error = GiveUp(message, response=response, reason=reason, retry_at=retry_at, report=report)
+        error.request = self.request  # type: ignore[attr-defined]
+        if response is not None:
+            self.finish(response, report)
+        return error
+
+    def prepared(self, timeout: Optional[float]) -> httpx.Request:
+        """The request with each of its timeouts clipped to ``timeout`` (the attempt's)."""
+        extensions = dict(self.extensions)
+        if timeout is not None:
+            given = extensions.get("timeout") or {}
+            extensions["timeout"] = {
+                name: _http.clip(given.get(name), timeout) for name in ("connect", "read", "write", "pool")
+            }
+        self.request.extensions = extensions
+        return self.request
+
+
+class _Sync(_Common, _http.Client[httpx.Response]):
+    def __init__(self, transport: httpx.BaseTransport, request: httpx.Request) -> None:
+        super().__init__(request)
+        self.inner = transport
+
+    def send(self, timeout: Optional[float]) -> httpx.Response:
+        return self.inner.handle_request(self.prepared(timeout))
+
+    def release(self, response: httpx.Response) -> None:
+        try:
+            response.read()
+        finally:
+            response.close()
+
+
+class _Async(_Common, _http.AsyncClient[httpx.Response]):
+    def __init__(self, transport: httpx.AsyncBaseTransport, request: httpx.Request) -> None:
+        super().__init__(request)
+        self.inner = transport
+
+    async def send(self, timeout: Optional[float]) -> httpx.Response:
+        return await self.inner.handle_async_request(self.prepared(timeout))
+
+    async def release(self, response: httpx.Response) -> None:
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+
+
+class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """An httpx transport that retries as recuo's core says, around ``transport`` (default:
+    ``httpx.HTTPTransport()`` for a ``Client``, ``httpx.AsyncHTTPTransport()`` for an
+    ``AsyncClient``, made at the first request).
+
+    ``policy`` (default: guide B's, a 30 s deadline, HTTP-date waits measured from the
+    response's ``Date``); ``gate`` (a shared ``recuo.Gate``, passed by every attempt);
+    ``idempotency_keys``: ``None`` sets a key for methods that are not idempotent, ``True``
+    for every request, ``False`` never (a request that carries the header already keeps its
+    own, which makes it idempotent); ``server_honours_keys=True`` says the server honours
+    keys, so that a key recuo made lets a POST's timeout or 500 be retried (SPEC §5).
+    ``sleep`` (seconds; an ``async def`` one is awaited) and ``seed`` are for tests."""
+
+    def __init__(
+        self,
+        transport: Union[httpx.BaseTransport, httpx.AsyncBaseTransport, None] = None,
+        *,
+        policy: Optional[Policy] = None,
+        gate: Optional[Gate] = None,
+        idempotency_keys: Optional[bool] = None,
+        server_honours_keys: bool = False,
+        sleep: Optional[Callable[[float], object]] = None,
+        seed: Optional[int] = None,
+    ) -> None:
+        self._settings = _http.Settings(policy, gate, idempotency_keys, server_honours_keys, sleep, seed)
+        self._transport = transport
+        self._making = threading.Lock()
+
+    def _sync_transport(self) -> httpx.BaseTransport:
+        if self._transport is None:
+            with self._making:  # one default transport, however many threads send at once
+                if self._transport is None:
+                    self._transport = httpx.HTTPTransport()
+        transport = self._transport
+        if not isinstance(transport, httpx.BaseTransport):
+            raise TypeError("this RetryTransport wraps an async transport: use it with httpx.AsyncClient")
+        return transport
+
+    def _request(self, request: httpx.Request) -> _http.Request:
+        r = _http.Request(self._settings, request.method, str(request.url), request.headers, _replayable(request))
+        if r.key is not None:
+            request.headers[r.header] = r.key
+        return r
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        transport = self._sync_transport()
+        return _http.run_sync(self._request(request), _Sync(transport, request), self._settings.sleep)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._transport is None:
+            self._transport = httpx.AsyncHTTPTransport()
+        transport = self._transport
+        if not isinstance(transport, httpx.AsyncBaseTransport):
+            raise TypeError("this RetryTransport wraps a sync transport: use it with httpx.Client")
+        return await _http.run_async(self._request(request), _Async(transport, request), self._settings.sleep)
+
+    def close(self) -> None:
+        if isinstance(self._transport, httpx.BaseTransport):
+            self._transport.close()
+
+    async def aclose(self) -> None:
+        if isinstance(self._transport, httpx.AsyncBaseTransport):
+            await self._transport.aclose()
+
+
+AsyncRetryTransport = RetryTransport
+"""The same class: one ``RetryTransport`` serves ``httpx.Client`` and ``httpx.AsyncClient``."""

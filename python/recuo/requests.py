@@ -1,0 +1,147 @@
+"""recuo inside requests: ``RetryAdapter`` is an ``HTTPAdapter`` (urllib3's own retries off)
+whose every request is one operation of the core's machine (SPEC §12).
+
+    session = requests.Session()
+    session.mount("https://", recuo.requests.RetryAdapter())
+    session.mount("http://", recuo.requests.RetryAdapter())
+
+Each request is classified by SPEC §5 with its method and idempotency key; a key is set once
+in the ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on
+every attempt; the default policy has guide B's 30 s deadline; each attempt's timeout is
+clipped to what is left of it; a response is read and released before the wait; a body that
+is an iterator or a file is sent once; the server's wait is honoured; a wait past the deadline
+raises ``recuo.requests.GiveUp`` (a ``requests.RequestException`` and a ``recuo.GiveUp``) at
+once; attempts exhausted answer the last response. The report is ``response.recuo_report``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping, Optional, Tuple, Union
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from . import _http
+from ._recuo import Gate, Policy, Report
+
+__all__ = ["GiveUp", "report_of", "RetryAdapter"]
+
+GiveUp: type[_http.GiveUp] = _http.give_up_class(
+    requests.RequestException,
+    __name__,
+    """recuo gave up on the request (a wait past the deadline): a
+    ``requests.RequestException`` and a ``recuo.GiveUp`` (``response``, ``reason``,
+    ``retry_at``, ``report``).""",
+)
+
+_Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
+
+
+def _replayable(body: object) -> bool:
+    # bytes and text can be sent again; an iterator, a generator or a file only once.
+    return body is None or isinstance(body, (bytes, str))
+
+
+def _clipped(timeout: Any, attempt: Optional[float]) -> Any:
+    if attempt is None:
+        return timeout
+    if isinstance(timeout, tuple):
+        return tuple(_http.clip(t, attempt) for t in timeout)
+    return _http.clip(timeout, attempt)
+
+
+
+def report_of(response: requests.Response) -> Optional[Report]:
+    """The ``recuo.Report`` of the request that answered ``response`` (its
+    ``recuo_report`` attribute), or ``None`` for a response recuo did not make."""
+    report = getattr(response, "recuo_report", None)
+    return report if isinstance(report, Report) else None
+
+
+class _Send(_http.Client[requests.Response]):
+    def __init__(self, adapter: RetryAdapter, request: requests.PreparedRequest, kwargs: Mapping[str, Any]) -> None:
+        self.adapter = adapter
+        self.request = request
+        self.kwargs = dict(kwargs)
+
+    def send(self, timeout: Optional[float]) -> requests.Response:
+        kwargs = dict(self.kwargs)
+        kwargs["timeout"] = _clipped(kwargs.get("timeout"), timeout)
+        return HTTPAdapter.send(self.adapter, self.request, **kwargs)
+
+    def status(self, response: requests.Response) -> int:
+        return response.status_code
+
+    def headers(self, response: requests.Response) -> Iterable[Tuple[str, str]]:
+        return response.headers.items()
+
+    def release(self, response: requests.Response) -> None:
+        try:
+            response.content  # read: the connection goes back to the pool
+        except Exception:  # a body that breaks off: closing is all that is left
+            pass
+        finally:
+            response.close()
+
+    def finish(self, response: requests.Response, report: Report) -> requests.Response:
+        response.recuo_report = report  # type: ignore[attr-defined]
+        return response
+
+    def give_up(
+        self, message: str, response: Optional[requests.Response], reason: str, retry_at: Optional[float], report: Report
+    ) -> Exception:
+        error = GiveUp(message, response=response, reason=reason, retry_at=retry_at, report=report)
+        error.request = self.request  # type: ignore[attr-defined]
+        if response is not None:
+            self.finish(response, report)
+        return error
+
+
+class RetryAdapter(HTTPAdapter):
+    """An ``HTTPAdapter`` that retries as recuo's core says; urllib3's retries are off
+    (``Retry(0, read=False)``, no Retry-After of its own). Mount it on a ``Session``.
+
+    ``policy`` (default: guide B's, a 30 s deadline, HTTP-date waits measured from the
+    response's ``Date``); ``gate`` (a shared ``recuo.Gate``); ``idempotency_keys``: ``None``
+    sets a key for methods that are not idempotent, ``True`` for every request, ``False``
+    never (a request that carries the header already keeps its own, which makes it
+    idempotent); ``server_honours_keys=True`` says the server honours keys, so that a key
+    recuo made lets a POST's timeout or 500 be retried (SPEC §5). ``sleep`` and ``seed`` are
+    for tests; the other arguments are ``HTTPAdapter``'s."""
+
+    def __init__(
+        self,
+        *,
+        policy: Optional[Policy] = None,
+        gate: Optional[Gate] = None,
+        idempotency_keys: Optional[bool] = None,
+        server_honours_keys: bool = False,
+        sleep: Optional[Callable[[float], object]] = None,
+        seed: Optional[int] = None,
+        pool_connections: int = 10,
+        pool_maxsize: int = 10,
+        pool_block: bool = False,
+    ) -> None:
+        self._settings = _http.Settings(policy, gate, idempotency_keys, server_honours_keys, sleep, seed)
+        off = Retry(total=0, read=False, redirect=False, respect_retry_after_header=False)
+        super().__init__(
+            pool_connections=pool_connections, pool_maxsize=pool_maxsize, max_retries=off, pool_block=pool_block
+        )
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: _Timeout = None,
+        verify: Union[bool, str] = True,
+        cert: Union[None, str, Tuple[str, str]] = None,
+        proxies: Optional[Mapping[str, str]] = None,
+    ) -> requests.Response:
+        method = request.method or "GET"
+        headers = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in request.headers.items()}
+        r = _http.Request(self._settings, method, request.url or "", headers, _replayable(request.body))
+        if r.key is not None:
+            request.headers[r.header] = r.key
+        kwargs = {"stream": stream, "timeout": timeout, "verify": verify, "cert": cert, "proxies": proxies}
+        return _http.run_sync(r, _Send(self, request, kwargs), self._settings.sleep)

@@ -1,0 +1,150 @@
+"""`recuo serve` and nginx for the tests: each started on a free port of 127.0.0.1 and stopped
+at the end (the processes these helpers start, by their own handles).
+
+``recuo serve`` is the ``recuo`` command (``make build-cli`` builds ``target/debug/recuo``;
+``RECUO_BIN`` names another); nginx is Debian's ``nginx-light`` (``/usr/sbin/nginx``;
+``NGINX_BIN`` names another), run with a configuration, pid file, logs and temporary folders
+of its own. Without either, the tests that need it are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from conftest import ROOT
+
+RECUO_BIN = Path(os.environ.get("RECUO_BIN", ROOT / "target" / "debug" / "recuo"))
+NGINX_BIN = os.environ.get("NGINX_BIN") or shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+@contextmanager
+def recuo_serve(*args: str) -> Iterator[str]:
+    """A ``recuo serve`` with ``args``; yields its base URL (``http://127.0.0.1:PORT``)."""
+    proc = subprocess.Popen(
+        [str(RECUO_BIN), "serve", "--stop-after", "300s", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("listening on http://127.0.0.1:"), first
+        yield first.split()[-1]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def stats(url: str) -> Any:
+    """What the server saw: its ``GET /stats``."""
+    with urllib.request.urlopen(f"{url}/stats", timeout=10) as response:
+        return json.load(response)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+NGINX_CONF = """
+daemon off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+    log_format status '$status';
+    access_log {dir}/access.log status;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    limit_req_zone $binary_remote_addr zone=api:1m rate={rate}r/s;
+    server {{
+        listen 127.0.0.1:{port};
+        # limit_req runs in the preaccess phase: the answer must come from the content
+        # phase (a static file; POST, which the static module refuses, answered as 200
+        # through error_page), not from `return`, which comes before it.
+        location / {{
+            limit_req zone=api;
+            limit_req_status 429;
+            error_page 429 = @limited;
+            error_page 405 =200 @ok;
+            root {dir}/www;
+            default_type application/json;
+            try_files /ok.json =500;
+        }}
+        location @ok {{
+            default_type application/json;
+            return 200 '{{"ok":true}}';
+        }}
+        location @limited {{
+            add_header Retry-After 1 always;
+            default_type application/json;
+            return 429 '{{"ok":false}}';
+        }}
+    }}
+}}
+"""
+
+
+class Nginx:
+    """A running nginx: ``url``, and ``statuses()`` — the status of every request it
+    answered, from its access log."""
+
+    def __init__(self, url: str, log: Path) -> None:
+        self.url = url
+        self.log = log
+
+    def statuses(self) -> list[int]:
+        text = self.log.read_text() if self.log.exists() else ""
+        return [int(line) for line in text.split()]
+
+
+@contextmanager
+def nginx(rate: int) -> Iterator[Nginx]:
+    """nginx on 127.0.0.1 with ``limit_req`` at ``rate`` requests a second (no burst) for
+    every path, answering 429 with ``Retry-After: 1`` past it."""
+    with tempfile.TemporaryDirectory(prefix="recuo-nginx-") as folder:
+        port = _free_port()
+        conf = Path(folder) / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(dir=folder, port=port, rate=rate))
+        # Run as root, nginx's workers are `nobody`: they read www/ (and nothing else here).
+        os.chmod(folder, 0o711)
+        (Path(folder) / "www").mkdir(mode=0o755)
+        (Path(folder) / "www" / "ok.json").write_text('{"ok":true}')
+        os.chmod(Path(folder) / "www" / "ok.json", 0o644)
+        proc = subprocess.Popen(
+            [NGINX_BIN, "-p", folder, "-c", str(conf), "-e", f"{folder}/error.log"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(200):
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=0.1):
+                        break
+                except OSError:
+                    if proc.poll() is not None:
+                        assert proc.stderr is not None
+                        raise RuntimeError(f"nginx did not start: {proc.stderr.read().decode()}") from None
+                    time.sleep(0.025)
+            time.sleep(0.2)  # a quiet spell: the zone starts empty
+            yield Nginx(url, Path(folder) / "access.log")
+        finally:
+            proc.terminate()  # SIGTERM: nginx's fast shutdown
+            proc.communicate(timeout=10)

@@ -1,0 +1,78 @@
+"""The wheel ``make wheel`` builds installs and runs with no Rust: it goes into a fresh virtual
+environment (no ``cargo`` or ``rustc`` on ``PATH``, nothing else installed) and runs the
+README's Python example there, from a folder where the source tree cannot be imported; then
+the HTTP clients' scenarios of test_http.py run against that installed wheel (the clients and
+pytest come from .venv's site-packages on ``PYTHONPATH``, which holds no ``recuo`` of its
+own: .venv's is an editable install, a ``.pth`` file that ``PYTHONPATH`` does not read).
+
+The wheel is ``RECUO_WHEEL``, else the newest in target/wheels/; ``make test-wheel`` builds
+it and runs this module. Without a wheel the test is skipped, saying so."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from serving import RECUO_BIN
+
+
+def _wheel() -> Path | None:
+    given = os.environ.get("RECUO_WHEEL")
+    if given:
+        return Path(given)
+    found = sorted((ROOT / "target" / "wheels").glob("recuo-*.whl"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+WHEEL = _wheel()
+
+
+@pytest.mark.skipif(WHEEL is None, reason="no wheel in target/wheels (make wheel)")
+@pytest.mark.timeout(420)
+def test_the_wheel_installs_without_rust_and_runs_the_readme_example_and_the_http_clients(tmp_path: Path) -> None:
+    assert WHEEL is not None
+    # One wheel for every CPython from 3.9 (abi3), for glibc 2.17 and newer.
+    assert re.fullmatch(r"recuo-[0-9.]+-cp39-abi3-manylinux2014_x86_64\.manylinux_2_17_x86_64\.whl", WHEEL.name), WHEEL.name
+    base = getattr(sys, "_base_executable", sys.executable)  # not the .venv's own python
+    env_dir = tmp_path / "venv"
+    subprocess.run([base, "-m", "venv", str(env_dir)], check=True, timeout=120)
+    python = env_dir / "bin" / "python"
+    path = f"{env_dir / 'bin'}:/usr/bin:/bin"
+    assert shutil.which("cargo", path=path) is None and shutil.which("rustc", path=path) is None
+    env = {"PATH": path, "HOME": str(tmp_path), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INDEX": "1"}
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(WHEEL)], check=True, env=env, timeout=120, cwd=tmp_path
+    )
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    where = "import recuo, sys; print(recuo.__file__.startswith(sys.prefix), sorted(sys.modules).count('httpx'))"
+    done = subprocess.run(
+        [str(python), "-c", f"{example}\n{where}"], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["12000.0", "ok", "True 0"]
+
+    if not RECUO_BIN.is_file():
+        pytest.skip(f"no recuo command at {RECUO_BIN} (make build-cli): the HTTP scenarios need it")
+    clients = {**env, "PYTHONPATH": sysconfig.get_paths()["purelib"], "RECUO_BIN": str(RECUO_BIN)}
+    installed = subprocess.run(
+        [str(python), "-c", "import recuo, sys; print(recuo.__file__.startswith(sys.prefix))"],
+        capture_output=True, text=True, env=clients, timeout=60, cwd=tmp_path,
+    )
+    assert installed.stdout.strip() == "True", installed.stderr
+    scenarios = "(ends_200 and seconds) or spent_quota or generator or old_call_form or requests_404"
+    ran = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "python" / "test_http.py"), "-k", scenarios],
+        capture_output=True, text=True, env=clients, timeout=300, cwd=tmp_path,
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
+    assert re.search(r"\b1[0-9] passed\b", ran.stdout), ran.stdout[-500:]
