@@ -19,7 +19,7 @@ deps: ## install what the build and the tests need (apt, .venv); quiet when pres
 	@scripts/install-deps.sh
 
 test: deps ## run every test: Rust, the recuo command, C, header drift, install, Python, PHP, JavaScript, README examples
-	@$(MAKE) --no-print-directory lint-rust lint-cli test-rust test-cli test-c test-install test-python test-php test-js test-readme
+	@$(MAKE) --no-print-directory lint-rust lint-cli test-rust test-cli test-c test-install test-python test-wheel test-php test-js test-readme
 	@echo "make test: all suites passed"
 
 demo: deps ## build recuo and run a trial batch against its embedded rate-limited API
