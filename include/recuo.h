@@ -2698,8 +2698,7 @@ void recuo_retry_options_free(struct recuo_retry_options *options);
  * # Safety
  * `options` must be NULL or a live handle not in use by another thread.
  */
-recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options,
-                                          uint64_t seed);
+recuo_status recuo_retry_options_set_seed(struct recuo_retry_options *options, uint64_t seed);
 
 /**
  * Replaces the real sleep with `sleep_ms`, called with each non-zero delay and the call's

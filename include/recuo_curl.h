@@ -116,13 +116,15 @@ static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_o
             status = 0;
         }
     }
+    recuo_outcome o;
+    memset(&o, 0, sizeof o); /* the fields a kind does not use are 0 */
     if (status > 0) {
         /* Passed as it came: recuo reads a code outside 100-599 as the x00 of its class (SPEC
          * §5); one no uint16_t holds stays out of range. */
-        uint16_t code16 = (uint16_t)(status > UINT16_MAX ? UINT16_MAX : status);
-        *out = (recuo_outcome){RECUO_OUTCOME_STATUS, code16, 0};
+        o.kind = RECUO_OUTCOME_STATUS;
+        o.status = (uint16_t)(status > UINT16_MAX ? UINT16_MAX : status);
     } else if (code == CURLE_OK) {
-        *out = (recuo_outcome){RECUO_OUTCOME_SUCCESS, 0, 0};
+        o.kind = RECUO_OUTCOME_SUCCESS;
     } else {
         recuo_transport kind = recuo_curl_transport(code);
         long sent = 0;
@@ -130,8 +132,10 @@ static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_o
             curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent == 0) {
             kind = RECUO_TRANSPORT_CONNECT;
         }
-        *out = (recuo_outcome){RECUO_OUTCOME_TRANSPORT, 0, kind};
+        o.kind = RECUO_OUTCOME_TRANSPORT;
+        o.transport = kind;
     }
+    *out = o;
     return RECUO_OK;
 }
 
@@ -154,7 +158,8 @@ static inline recuo_status recuo_curl_headers_collect(CURL *easy, recuo_curl_hea
     if (easy == NULL || out == NULL) {
         return RECUO_ERR_NULL_ARGUMENT;
     }
-    *out = (recuo_curl_headers){NULL, 0};
+    out->items = NULL;
+    out->count = 0;
     size_t count = 0, bytes = 0;
     struct curl_header *h = NULL;
     while ((h = curl_easy_nextheader(easy, CURLH_HEADER, -1, h)) != NULL) {
@@ -164,7 +169,7 @@ static inline recuo_status recuo_curl_headers_collect(CURL *easy, recuo_curl_hea
     if (count == 0) {
         return RECUO_OK;
     }
-    char *block = malloc(count * sizeof(recuo_header) + bytes + 1);
+    char *block = (char *)malloc(count * sizeof(recuo_header) + bytes + 1);
     if (block == NULL) {
         return RECUO_ERR_IO;
     }
@@ -183,7 +188,8 @@ static inline recuo_status recuo_curl_headers_collect(CURL *easy, recuo_curl_hea
         text += value_len;
         n++;
     }
-    *out = (recuo_curl_headers){items, n};
+    out->items = items;
+    out->count = n;
     return RECUO_OK;
 }
 
@@ -191,7 +197,8 @@ static inline recuo_status recuo_curl_headers_collect(CURL *easy, recuo_curl_hea
 static inline void recuo_curl_headers_free(recuo_curl_headers *headers) {
     if (headers != NULL) {
         free(headers->items);
-        *headers = (recuo_curl_headers){NULL, 0};
+        headers->items = NULL;
+        headers->count = 0;
     }
 }
 
@@ -277,7 +284,9 @@ static inline recuo_status recuo_curl_responded(recuo_attempts *attempts, CURL *
     }
     recuo_outcome outcome;
     recuo_status rc = recuo_curl_outcome(easy, code, &outcome);
-    recuo_curl_headers headers = {NULL, 0};
+    recuo_curl_headers headers;
+    headers.items = NULL;
+    headers.count = 0;
     if (rc == RECUO_OK && outcome.kind == RECUO_OUTCOME_STATUS) {
         rc = recuo_curl_headers_collect(easy, &headers);
     }
@@ -378,7 +387,8 @@ static inline void recuo_curl_wait_(CURLM *waiter, uint64_t ms, const recuo_canc
 static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *policy,
                                               const recuo_curl_options *options,
                                               recuo_curl_result *result) {
-    static const recuo_curl_options no_options = {0};
+    recuo_curl_options no_options;
+    memset(&no_options, 0, sizeof no_options);
     const recuo_curl_options *o = options != NULL ? options : &no_options;
     if (easy == NULL || policy == NULL || result == NULL) {
         return RECUO_ERR_NULL_ARGUMENT;
@@ -387,7 +397,9 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
     const char *url = o->url != NULL ? o->url : "";
     /* The method's bytes, then the policy's configuration, in recuo's order (arguments
      * first): recuo_classify checks both without deciding anything here. */
-    recuo_outcome nothing = {RECUO_OUTCOME_SUCCESS, 0, 0};
+    recuo_outcome nothing;
+    memset(&nothing, 0, sizeof nothing);
+    nothing.kind = RECUO_OUTCOME_SUCCESS;
     recuo_verdict unused;
     recuo_status rc = recuo_classify(policy, &nothing, method, strlen(method), false, NULL, 0,
                                      0, &unused);

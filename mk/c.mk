@@ -84,6 +84,9 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_CURL) -lcjson
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_CURL_MULTI) -o $(C_OUT)/example_curl_multi $(C_SHARED) \
 	    $(C_CURL)
+	@echo '#include "recuo_curl.h"' | $(CXX) -std=c++17 -Wall -Wextra -Werror -pedantic \
+	    -I$(ROOT)/include -fsyntax-only -x c++ -
+	@echo "test-c: recuo_curl.h and recuo.h compile as C++ too"
 	@$(CC) $(C_FLAGS) $(C_TEST_VECTORS) -o $(C_OUT)/test_vectors $(C_SHARED) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops $(C_SHARED) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_TEST_LOOPS) -o $(C_OUT)/test_loops_static $(C_STATIC) -lcjson

@@ -48,8 +48,8 @@ lint-python: build-python ## clippy and rustfmt for recuo-python; mypy --strict 
 
 # tests/python/test_serve.py, test_http.py and test_docs.py run against `recuo serve`
 # (target/debug/recuo, built here by build-cli; RECUO_BIN=path names another), test_http.py
-# also against nginx (scripts/install-deps.sh installs nginx-light); test_wheel.py runs when
-# target/wheels/ holds a wheel (make test-wheel builds one first).
+# also against nginx (scripts/install-deps.sh installs nginx-light); test_wheel.py runs in
+# make test-wheel (in make test), which builds the wheel first.
 test-python: build-python lint-python build-cli ## build, lint, then pytest tests/python (docs/python.md's examples included)
 	@$(PY_ENV) $(PY) -m pytest -q tests/python
 

@@ -78,6 +78,9 @@ class GiveUp(Exception):
         return str(self.args[0]) if self.args else self.reason
 
 
+GiveUp.__module__ = "recuo"  # its public name: recuo.GiveUp
+
+
 def give_up_class(base: type, module: str, doc: str) -> type:
     """``GiveUp`` that is also an instance of ``base`` (a client's error base), made when the
     adapter's module is imported."""

@@ -103,13 +103,20 @@ http {{
 
 class Nginx:
     """A running nginx: ``url``, and ``statuses()`` — the status of every request it
-    answered, from its access log."""
+    answered, from its access log, read once it has stopped (so the log is complete)."""
 
-    def __init__(self, url: str, log: Path) -> None:
+    def __init__(self, url: str, log: Path, proc: subprocess.Popen[bytes]) -> None:
         self.url = url
         self.log = log
+        self.proc = proc
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # SIGTERM: nginx's fast shutdown
+            self.proc.communicate(timeout=10)
 
     def statuses(self) -> list[int]:
+        self.stop()
         text = self.log.read_text() if self.log.exists() else ""
         return [int(line) for line in text.split()]
 
@@ -144,7 +151,9 @@ def nginx(rate: int) -> Iterator[Nginx]:
                         raise RuntimeError(f"nginx did not start: {proc.stderr.read().decode()}") from None
                     time.sleep(0.025)
             time.sleep(0.2)  # a quiet spell: the zone starts empty
-            yield Nginx(url, Path(folder) / "access.log")
+            server = Nginx(url, Path(folder) / "access.log", proc)
+            yield server
         finally:
-            proc.terminate()  # SIGTERM: nginx's fast shutdown
-            proc.communicate(timeout=10)
+            if proc.poll() is None:
+                proc.terminate()
+                proc.communicate(timeout=10)

@@ -280,7 +280,8 @@ def test_records_go_to_the_recuo_logger(caplog: pytest.LogCaptureFixture) -> Non
     with httpx.Client(transport=recuo.httpx.RetryTransport(transport, sleep=no_sleep)) as http:
         http.get("http://ana:pw@api.test/x?token=s3cr3t")
     records = [r.recuo for r in caplog.records if r.name == "recuo"]  # type: ignore[attr-defined]
-    assert [r.get("status") for r in records if r["kind"] == "attempt"] == [503, 200]
+    assert [r.get("status") for r in records if r["type"] == "attempt"] == [503, 200]
+    assert [r["result"] for r in records if r["type"] == "result"] == ["success"]
     assert "s3cr3t" not in caplog.text and "pw@" not in caplog.text
 
 

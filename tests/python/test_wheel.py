@@ -5,8 +5,9 @@ the HTTP clients' scenarios of test_http.py run against that installed wheel (th
 pytest come from .venv's site-packages on ``PYTHONPATH``, which holds no ``recuo`` of its
 own: .venv's is an editable install, a ``.pth`` file that ``PYTHONPATH`` does not read).
 
-The wheel is ``RECUO_WHEEL``, else the newest in target/wheels/; ``make test-wheel`` builds
-it and runs this module. Without a wheel the test is skipped, saying so."""
+The wheel is ``RECUO_WHEEL``: ``make test-wheel`` (in ``make test``) builds it and runs this
+module; without it the test is skipped, saying so (a wheel left in target/wheels/ may be
+older than the source)."""
 
 from __future__ import annotations
 
@@ -26,16 +27,13 @@ from serving import RECUO_BIN
 
 def _wheel() -> Path | None:
     given = os.environ.get("RECUO_WHEEL")
-    if given:
-        return Path(given)
-    found = sorted((ROOT / "target" / "wheels").glob("recuo-*.whl"), key=lambda p: p.stat().st_mtime)
-    return found[-1] if found else None
+    return Path(given) if given else None
 
 
 WHEEL = _wheel()
 
 
-@pytest.mark.skipif(WHEEL is None, reason="no wheel in target/wheels (make wheel)")
+@pytest.mark.skipif(WHEEL is None, reason="RECUO_WHEEL names no wheel: make test-wheel builds one and runs this")
 @pytest.mark.timeout(420)
 def test_the_wheel_installs_without_rust_and_runs_the_readme_example_and_the_http_clients(tmp_path: Path) -> None:
     assert WHEEL is not None
