@@ -472,6 +472,10 @@ pub(crate) struct PyOperation {
     notes: NotesCell,
     /// The attempt's response came from its notes: it comes before a classifier's.
     told: bool,
+    /// What the failed attempt's error carries, held for ``judged``: the verdict's comes
+    /// first. Not for guide A's loop, whose last failure is not judged.
+    pending: Option<Seen>,
+    guide: bool,
     /// The number of the attempt of the last ``"call"``.
     current: Option<u32>,
     /// The start on both clocks, for ``retry_at``.
@@ -495,6 +499,8 @@ impl PyOperation {
             key,
             notes: NotesCell::default(),
             told: false,
+            pending: None,
+            guide: false,
             current: None,
             started: (0, 0),
             retry_at_ms: None,
@@ -506,6 +512,7 @@ impl PyOperation {
         if let Step::Call { attempt, .. } = step {
             self.notes = NotesCell::default();
             self.told = false;
+            self.pending = None;
             self.current = Some(attempt);
         }
         match &step {
@@ -566,8 +573,11 @@ impl PyOperation {
             key: idempotency_key.map(|k| k.0),
             pool: pool.map(|n| (AttemptPool::new(n), true)),
         };
+        let guide = build.guide;
         let (op, key) = build.operation(&policy);
-        Ok(Self::wrap(op, key, records))
+        let mut wrapped = Self::wrap(op, key, records);
+        wrapped.guide = guide;
+        Ok(wrapped)
     }
 
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
@@ -609,7 +619,10 @@ impl PyOperation {
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         error: Option<&Bound<'_, PyAny>>,
     ) -> PyStep {
-        let seen = self.ended(error);
+        let mut seen = self.ended(error);
+        if !self.told && !self.guide {
+            self.pending = seen.take(); // for ``judged``, after the verdict's
+        }
         let step = self.op.failed_seen(now_ms, seen);
         self.step(step)
     }
@@ -622,7 +635,8 @@ impl PyOperation {
         verdict: &Bound<'_, PyAny>,
     ) -> PyResult<PyStep> {
         let (verdict, seen) = verdict_arg(verdict)?;
-        let seen = if self.told { None } else { seen };
+        let pending = self.pending.take();
+        let seen = if self.told { None } else { seen.or(pending) };
         let step = self.op.judged(now_ms, verdict, seen);
         Ok(self.step(step))
     }

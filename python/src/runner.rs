@@ -324,6 +324,12 @@ struct PyDriver<'a, 'py> {
     error: Option<Py<PyAny>>,
     /// The attempt's response came from its notes: it comes before a classifier's.
     told: bool,
+    /// What the failed attempt's exception carries, held until the classifier has answered:
+    /// what it judged comes first (notes, then the verdict's, then the exception's).
+    pending: Option<Seen>,
+    /// Whether every failure is judged (a classifier and not guide A's loop), so that the
+    /// exception's response can wait for the verdict's.
+    defer: bool,
     /// Whether the records kept include the attempts' (the level is info or debug).
     attempt_records: bool,
     /// The report of a success.
@@ -416,6 +422,10 @@ impl Driver for PyDriver<'_, '_> {
             .map(|e| e.bind(self.py));
         let (sent, seen, told) = observed(&self.notes, error);
         self.told = told;
+        if failed && !told && self.defer {
+            self.pending = seen;
+            return (sent, None);
+        }
         (sent, seen)
     }
 
@@ -435,7 +445,8 @@ impl Driver for PyDriver<'_, '_> {
             .call1((error.value(py),))
             .and_then(|answer| exception_verdict(&answer))
             .inspect_err(|raised| chain(py, raised, error))?;
-        Ok((verdict, seen.filter(|_| !self.told)))
+        let pending = self.pending.take();
+        Ok((verdict, if self.told { None } else { seen.or(pending) }))
     }
 
     fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
@@ -500,6 +511,7 @@ pub(crate) fn drive_python(
     let level = records_level(py)?;
     build.records = Some(level);
     let gate = build.gate.clone();
+    let defer = effects.classify.is_some() && !build.guide;
     let (op, key) = build.apply(op);
     let mut driver = PyDriver {
         py,
@@ -515,6 +527,8 @@ pub(crate) fn drive_python(
         notes: NotesCell::default(),
         error: None,
         told: false,
+        pending: None,
+        defer,
         attempt_records: level <= Level::Info,
         done: None,
         log_error: None,
