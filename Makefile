@@ -50,8 +50,8 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DOCDIR       ?= $(PREFIX)/share/doc/recuo
 DESTDIR      ?=
 
-INSTALL_TARGETS   := install-c
-UNINSTALL_TARGETS := uninstall-c
+INSTALL_TARGETS   := install-c install-php
+UNINSTALL_TARGETS := uninstall-c uninstall-php
 
 .PHONY: install uninstall test-install
 

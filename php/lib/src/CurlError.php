@@ -1,0 +1,18 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Recuo;
+
+/**
+ * The network failure of {@see buscarComRetry()}'s last attempt (ext-curl's error): the
+ * code is curl's `errno`, `$kind` what recuo made of it (SPEC §5).
+ */
+final class CurlError extends \RuntimeException
+{
+    /** @param 'connect'|'tls'|'timeout'|'reset'|'other' $kind */
+    public function __construct(string $message, int $errno, public readonly string $kind)
+    {
+        parent::__construct($message, $errno);
+    }
+}

@@ -1,0 +1,33 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Recuo\Guzzle;
+
+use Psr\Http\Message\RequestInterface;
+use Psr\Http\Message\ResponseInterface;
+use Recuo\Operation;
+use Recuo\Permit;
+
+/** @internal One request's operation under {@see RetryMiddleware}: what its steps carry between attempts. */
+final class Call
+{
+    /** The last answer: a response, or the exception Guzzle rejected with. */
+    public ResponseInterface|\Throwable|null $last = null;
+
+    /** The last response (also inside a `RequestException`). */
+    public ?ResponseInterface $response = null;
+
+    /** The place in flight the attempt under way holds. */
+    public ?Permit $permit = null;
+
+    /** @param array<string, mixed> $options */
+    public function __construct(
+        public readonly Operation $op,
+        public readonly RequestInterface $request,
+        public readonly array $options,
+        /** The wait before the next attempt is sent (ms): the machine's, then the gate's. */
+        public int $delayMs,
+    ) {
+    }
+}

@@ -1,0 +1,143 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Recuo\Internal;
+
+use Psr\Log\LoggerInterface;
+use Recuo\Gate;
+use Recuo\Operation;
+use Recuo\Permit;
+use Recuo\Step;
+
+/**
+ * @internal What the HTTP adapters share besides the machine: the clock, the gate, what curl's
+ * errors mean, the records. No rule lives here: every decision is `Recuo\Operation`'s.
+ */
+final class Http
+{
+    /** curl's errors for a request that was never sent. */
+    private const CONNECT = [5, 6, 7, 35, 45];
+    /** curl's errors for a certificate that failed verification. */
+    private const TLS = [51, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91];
+    /** curl's errors for a connection lost after the request was sent. */
+    private const RESET = [18, 52, 55, 56];
+    private const TIMEOUT = 28;
+
+    /** The monotonic clock, in milliseconds (the regulators' clock). */
+    public static function now(): int
+    {
+        return intdiv(\Recuo\monotonicNs(), 1_000_000);
+    }
+
+    /** The wall clock, in milliseconds since the Unix epoch (the records' times). */
+    public static function unixMs(): int
+    {
+        return (int) floor(microtime(true) * 1000);
+    }
+
+    /**
+     * What a curl error means for the request (SPEC §5): never sent, a certificate refused, a
+     * timeout or a reset after the request was sent, or something else. A timeout before the
+     * connection was made (no `pretransfer_time`) is `connect`.
+     *
+     * @param array<string, mixed> $info curl_getinfo()'s answer (Guzzle's handler context)
+     * @return 'connect'|'tls'|'timeout'|'reset'|'other'
+     */
+    public static function curlKind(int $errno, array $info): string
+    {
+        if (in_array($errno, self::CONNECT, true)) {
+            return 'connect';
+        }
+        if (in_array($errno, self::TLS, true)) {
+            return 'tls';
+        }
+        if (in_array($errno, self::RESET, true)) {
+            return 'reset';
+        }
+        if ($errno === self::TIMEOUT) {
+            $sent = (float) ($info['pretransfer_time'] ?? 0) > 0 || (int) ($info['http_code'] ?? 0) > 0;
+            return $sent ? 'timeout' : 'connect';
+        }
+        return 'other';
+    }
+
+    /**
+     * Passes the gate for the attempt the machine's `enter` step is about, which starts
+     * `$afterMs` from now (a wait already decided): a place among the requests in flight (the
+     * concurrency limit's own wait, bounded by the deadline) and a start slot of the regulator,
+     * reserved at that instant without blocking. Answers whether it passed, the extra wait the
+     * start slot needs (ms) and the place to give back after the attempt.
+     *
+     * @return array{bool, int, ?Permit}
+     */
+    public static function enter(?Gate $gate, Step $step, int $afterMs): array
+    {
+        if ($gate === null) {
+            return [true, 0, null];
+        }
+        $now = self::now();
+        $until = $step->untilMs;
+        $permit = null;
+        if ($gate->limit !== null) {
+            $left = $until === null ? null : max(0, $until - $now - $afterMs) / 1000;
+            $permit = $gate->limit->acquire($left ?? 86_400.0);
+            if ($permit === null) {
+                return [false, 0, null];
+            }
+        }
+        $wait = 0;
+        if ($gate->regulator !== null) {
+            $base = \Recuo\monotonicNs() + $afterMs * 1_000_000;
+            $at = $base;
+            while (($more = $gate->regulator->tryAcquireAt($at)) > 0) {
+                $at += $more;
+                $wait = (int) ceil(($at - $base) / 1_000_000);
+                if ($until !== null && $now + $afterMs + $wait >= $until) {
+                    $permit?->release();
+                    return [false, 0, null];
+                }
+            }
+        }
+        return [true, max(0, $wait), $permit];
+    }
+
+    /** The machine's records, in order, to `$logger` (their level, the JSON line, the fields). */
+    public static function flush(Operation $op, ?LoggerInterface $logger): void
+    {
+        if ($logger === null) {
+            return;
+        }
+        while (($record = $op->pollRecord()) !== null) {
+            [$level, $json] = $record;
+            $logger->log($level, $json, (array) json_decode($json, true));
+        }
+    }
+
+    /** The default policy of every adapter (SPEC §12): guide B's, measured from the response's `Date`. */
+    public static function defaultPolicy(): \Recuo\Policy
+    {
+        return new \Recuo\Policy(5, 1000, 8000, 'full', 30_000, null, 'Idempotency-Key', true);
+    }
+
+    /** The wall-clock instant of `$retryAtMs` on the monotonic clock. */
+    public static function wallClock(?int $retryAtMs): ?\DateTimeImmutable
+    {
+        if ($retryAtMs === null) {
+            return null;
+        }
+        $unixMs = self::unixMs() + ($retryAtMs - self::now());
+        return (new \DateTimeImmutable('@' . intdiv($unixMs, 1000)))
+            ->modify('+' . ($unixMs % 1000) . ' milliseconds') ?: null;
+    }
+
+    /** The give-up message: the reason and when the server would take the request. */
+    public static function giveUpMessage(Step $step, string $method, string $url): string
+    {
+        $message = sprintf('recuo gave up on %s %s: %s', $method, \Recuo\redactUrl($url), $step->reason);
+        if ($step->retryAtMs !== null) {
+            $message .= sprintf(' (the server asks to wait %d ms more)', max(0, $step->retryAtMs - self::now()));
+        }
+        return $message;
+    }
+}
