@@ -42,15 +42,18 @@ class Resposta:
 
 
 class _Urllib(_http.Client[Resposta]):
+    def error_class(self) -> type[_http.GiveUp]:
+        return _give_up_class()
+
     def __init__(self, url: str, method: str, data: Optional[bytes], headers: dict[str, str], timeout: Optional[float]) -> None:
         import urllib.error
         import urllib.request
 
-        self.request = urllib.request, urllib.error
+        self.modules = urllib.request, urllib.error
         self.url, self.method, self.data, self.headers_sent, self.timeout = url, method, data, headers, timeout
 
     def send(self, timeout: Optional[float]) -> Resposta:
-        request_module, error_module = self.request
+        request_module, error_module = self.modules
         req = request_module.Request(self.url, data=self.data, headers=self.headers_sent, method=self.method)
         try:
             with request_module.urlopen(req, timeout=_http.clip(self.timeout, timeout)) as response:
@@ -82,13 +85,6 @@ class _Urllib(_http.Client[Resposta]):
     def finish(self, response: Resposta, report: Report) -> Resposta:
         response.report = report
         return response
-
-    def give_up(
-        self, message: str, response: Optional[Resposta], reason: str, retry_at: Optional[float], report: Report
-    ) -> Exception:
-        if response is not None:
-            self.finish(response, report)
-        return _give_up_class()(message, response=response, reason=reason, retry_at=retry_at, report=report)
 
 
 _GIVE_UP: list[type[_http.GiveUp]] = []

@@ -366,20 +366,20 @@ def enter_gate_sync(gate: Gate, timeout: Optional[float]) -> Tuple[bool, Optiona
     return True, permit
 
 
-class Client(Generic[_R]):
-    """How an adapter sends one attempt and reads its answer (one per request)."""
+class _Answers(Generic[_R]):
+    """What every adapter reads of a response, and the ``GiveUp`` it raises."""
 
-    def send(self, timeout: Optional[float]) -> _R:
-        raise NotImplementedError
+    request: Any = None
+    """The client's request, set on the ``GiveUp`` raised (httpx's, requests')."""
+
+    def error_class(self) -> type[GiveUp]:
+        """The client's ``GiveUp`` (``recuo.GiveUp`` and the client's own error base)."""
+        return GiveUp
 
     def status(self, response: _R) -> int:
         raise NotImplementedError
 
     def headers(self, response: _R) -> Iterable[Tuple[str, str]]:
-        raise NotImplementedError
-
-    def release(self, response: _R) -> None:
-        """Reads what is left of the body and gives the connection back."""
         raise NotImplementedError
 
     def finish(self, response: _R, report: Report) -> _R:
@@ -387,37 +387,37 @@ class Client(Generic[_R]):
         raise NotImplementedError
 
     def give_up(self, message: str, response: Optional[_R], reason: str, retry_at: Optional[float], report: Report) -> Exception:
-        raise NotImplementedError
+        if response is not None:
+            self.finish(response, report)
+        error = self.error_class()(message, response=response, reason=reason, retry_at=retry_at, report=report)
+        if self.request is not None:
+            error.request = self.request  # type: ignore[attr-defined]
+        return error
 
     def transport(self, exc: Exception) -> Optional[_Kind]:
         """The transport kind of an exception ``send`` raised; ``None`` re-raises it."""
         return transport_kind(exc)
 
 
-class AsyncClient(Generic[_R]):
+class Client(_Answers[_R]):
+    """How a blocking adapter sends one attempt and releases its answer (one per request)."""
+
+    def send(self, timeout: Optional[float]) -> _R:
+        raise NotImplementedError
+
+    def release(self, response: _R) -> None:
+        """Reads what is left of the body and gives the connection back."""
+        raise NotImplementedError
+
+
+class AsyncClient(_Answers[_R]):
     """``Client`` for asyncio."""
 
     async def send(self, timeout: Optional[float]) -> _R:
         raise NotImplementedError
 
-    def status(self, response: _R) -> int:
-        raise NotImplementedError
-
-    def headers(self, response: _R) -> Iterable[Tuple[str, str]]:
-        raise NotImplementedError
-
     async def release(self, response: _R) -> None:
         raise NotImplementedError
-
-    def finish(self, response: _R, report: Report) -> _R:
-        raise NotImplementedError
-
-    def give_up(self, message: str, response: Optional[_R], reason: str, retry_at: Optional[float], report: Report) -> Exception:
-        raise NotImplementedError
-
-    def transport(self, exc: Exception) -> Optional[_Kind]:
-        """The transport kind of an exception ``send`` raised; ``None`` re-raises it."""
-        return transport_kind(exc)
 
 
 def _ended(op: Operation, step: Step, client: Any, response: Any, error: Optional[Exception]) -> Any:

@@ -56,6 +56,9 @@ def report_of(response: ClientResponse) -> Optional[Report]:
 
 
 class _Send(_http.AsyncClient[ClientResponse]):
+    def error_class(self) -> type[_http.GiveUp]:
+        return GiveUp
+
     def __init__(self, request: ClientRequest, handler: ClientHandlerType) -> None:
         self.request = request
         self.handler = handler
@@ -86,13 +89,6 @@ class _Send(_http.AsyncClient[ClientResponse]):
     def finish(self, response: ClientResponse, report: Report) -> ClientResponse:
         response.recuo_report = report  # type: ignore[attr-defined]
         return response
-
-    def give_up(
-        self, message: str, response: Optional[ClientResponse], reason: str, retry_at: Optional[float], report: Report
-    ) -> Exception:
-        if response is not None:
-            self.finish(response, report)
-        return GiveUp(message, response=response, reason=reason, retry_at=retry_at, report=report)
 
 
 class RetryMiddleware:

@@ -51,6 +51,9 @@ def _replayable(request: httpx.Request) -> bool:
 
 
 class _Common:
+    def error_class(self) -> type[_http.GiveUp]:
+        return GiveUp
+
     def __init__(self, request: httpx.Request) -> None:
         self.request = request
         self.extensions = dict(request.extensions)
@@ -64,15 +67,6 @@ class _Common:
     def finish(self, response: httpx.Response, report: Report) -> httpx.Response:
         response.extensions = {**response.extensions, REPORT: report}
         return response
-
-    def give_up(
-        self, message: str, response: Optional[httpx.Response], reason: str, retry_at: Optional[float], report: Report
-    ) -> Exception:
-        error = GiveUp(message, response=response, reason=reason, retry_at=retry_at, report=report)
-        error.request = self.request  # type: ignore[attr-defined]
-        if response is not None:
-            self.finish(response, report)
-        return error
 
     def prepared(self, timeout: Optional[float]) -> httpx.Request:
         """The request with each of its timeouts clipped to ``timeout`` (the attempt's)."""

@@ -60,6 +60,9 @@ def report_of(response: requests.Response) -> Optional[Report]:
 
 
 class _Send(_http.Client[requests.Response]):
+    def error_class(self) -> type[_http.GiveUp]:
+        return GiveUp
+
     def __init__(self, adapter: RetryAdapter, request: requests.PreparedRequest, kwargs: Mapping[str, Any]) -> None:
         self.adapter = adapter
         self.request = request
@@ -87,15 +90,6 @@ class _Send(_http.Client[requests.Response]):
     def finish(self, response: requests.Response, report: Report) -> requests.Response:
         response.recuo_report = report  # type: ignore[attr-defined]
         return response
-
-    def give_up(
-        self, message: str, response: Optional[requests.Response], reason: str, retry_at: Optional[float], report: Report
-    ) -> Exception:
-        error = GiveUp(message, response=response, reason=reason, retry_at=retry_at, report=report)
-        error.request = self.request  # type: ignore[attr-defined]
-        if response is not None:
-            self.finish(response, report)
-        return error
 
 
 class RetryAdapter(HTTPAdapter):

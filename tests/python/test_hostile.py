@@ -63,7 +63,7 @@ def _keys(_: int) -> list[str]:
     def op() -> None:
         seen.append(recuo.current_attempt().idempotency_key)
 
-    recuo.retry(op, seed=7)
+    recuo.call(op, seed=7)
     return [str(recuo.IdempotencyKey()), *seen]
 
 
