@@ -9,7 +9,10 @@ use PHPUnit\Framework\TestCase;
 /**
  * Every PHP example of docs/php.md runs, in a PHP of its own with only the extension under
  * test; when a `text` block follows an example, that is exactly what it must print. The
- * Redis example runs against a `redis-server` this class starts (`REDIS_URL`).
+ * Redis example runs against a `redis-server` this class starts (`REDIS_URL`); the HTTP
+ * adapters' examples against two `recuo serve` (`RECUO_API`, and `RECUO_SPENT` with a quota of
+ * one), with the PHP library on the include path as `Recuo/` (as `make install-php` puts it)
+ * and ext-curl.
  */
 final class DocsTest extends TestCase
 {
@@ -18,10 +21,24 @@ final class DocsTest extends TestCase
     /** The Redis example's server: this class's own, named by REDIS_URL for the examples. */
     private static ?RedisServer $redis = null;
 
+    /** @var list<resource> the `recuo serve` processes */
+    private static array $servers = [];
+
+    /** A directory holding `Recuo` (the repository's php/lib), for the examples' include_path. */
+    private static string $includes = '';
+
     public static function setUpBeforeClass(): void
     {
         self::$redis = RedisServer::start();
         putenv('REDIS_URL=' . self::$redis->url());
+        require_once __DIR__ . '/support/HttpServers.php';
+        [$api, self::$servers[]] = HttpServers::serve(['--fail-rate', '0', '--allowance', '100000/min', '--burst', '1000', '--latency', '1ms']);
+        [$spent, self::$servers[]] = HttpServers::serve(['--fail-rate', '0', '--quota', '1', '--latency', '1ms']);
+        putenv("RECUO_API=$api");
+        putenv("RECUO_SPENT=$spent");
+        self::$includes = sys_get_temp_dir() . '/recuo-doc-include-' . bin2hex(random_bytes(4));
+        mkdir(self::$includes, 0700);
+        symlink(realpath(RECUO_ROOT . '/php/lib'), self::$includes . '/Recuo');
     }
 
     public static function tearDownAfterClass(): void
@@ -29,6 +46,12 @@ final class DocsTest extends TestCase
         putenv('REDIS_URL');
         self::$redis?->stop();
         self::$redis = null;
+        array_map([HttpServers::class, 'stop'], self::$servers);
+        self::$servers = [];
+        putenv('RECUO_API');
+        putenv('RECUO_SPENT');
+        @unlink(self::$includes . '/Recuo');
+        @rmdir(self::$includes);
     }
 
     /** @return array<string, array{string, ?string}> */
@@ -56,8 +79,9 @@ final class DocsTest extends TestCase
         try {
             file_put_contents($file, $code);
             [$status, $out, $err] = Process::run([
-                PHP_BINARY, '-n', '-d', 'extension=' . RECUO_EXTENSION, '-d', 'zend.assertions=1',
-                '-d', 'assert.exception=1', $file,
+                PHP_BINARY, '-n', '-d', 'extension=' . RECUO_EXTENSION, '-d', 'extension=curl',
+                '-d', 'zend.assertions=1', '-d', 'assert.exception=1',
+                '-d', 'include_path=.:/usr/share/php:' . self::$includes, $file,
             ]);
         } finally {
             unlink($file);
