@@ -49,6 +49,7 @@ mod limits;
 mod machine;
 mod plan;
 mod policy;
+mod properties;
 mod record;
 mod redact;
 mod stats;
@@ -347,14 +348,46 @@ extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
 }
 
 /// Request startup: no attempt pool is left from an earlier request, and (once per process)
-/// the rate parameters are declared `string|float`.
+/// the rate parameters are declared `string|float` and the properties as the stub says.
 extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     let _ = std::panic::catch_unwind(|| {
         driver::reset_pools();
         arginfo::declare_rate_parameters();
+        properties::declare_properties();
+        seal_classes();
     });
     SUCCESS
+}
+
+/// Every class's properties are read-only, as PHP says it (see [`properties`]); once per process.
+fn seal_classes() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        properties::seal::<RetryAfter>();
+        properties::seal::<Policy>();
+        properties::seal::<Verdict>();
+        properties::seal::<Attempt>();
+        properties::seal::<Report>();
+        properties::seal::<Decision>();
+        properties::seal::<Attempts>();
+        properties::seal::<Step>();
+        properties::seal::<Operation>();
+        properties::seal::<Next>();
+        properties::seal::<BatchQueue>();
+        properties::seal::<Plan>();
+        properties::seal::<Regulator>();
+        properties::seal::<ConcurrencyLimit>();
+        properties::seal::<Permit>();
+        properties::seal::<RetryBudget>();
+        properties::seal::<Gate>();
+        properties::seal::<BatchResult>();
+        properties::seal::<Stats>();
+        properties::seal::<StatsRecorder>();
+        properties::seal::<BatchReport>();
+        properties::seal::<WhoAnswered>();
+        properties::seal::<RecordFactory>();
+    });
 }
 
 /// Module startup: registers the exception classes the macros do not declare.

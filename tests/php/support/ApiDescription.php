@@ -113,7 +113,9 @@ final class ApiDescription
         $properties = [];
         foreach ($class->getProperties() as $property) {
             if ($own($property) && !$property->isStatic()) {
-                $properties[] = $property->getName();
+                // Its name, type and modifiers: `public readonly ?int` (the stub's words).
+                $properties[$property->getName()] = trim(implode(' ', \Reflection::getModifierNames($property->getModifiers()))
+                    . ' ' . ($property->hasType() ? (string) $property->getType() : ''));
             }
         }
         $methods = [];
@@ -131,7 +133,7 @@ final class ApiDescription
             : null;
         $interfaces = $class->getInterfaceNames();
         sort($interfaces);
-        sort($properties);
+        ksort($properties);
         ksort($constants);
         ksort($methods);
         $parent = $class->getParentClass();

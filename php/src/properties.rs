@@ -1,0 +1,275 @@
+//! The value classes' properties as PHP declares its own: typed and `readonly` as
+//! `php/recuo.stub.php` says (the stub is compiled in and is the one source of the types), a
+//! write an `Error` in PHP's own words (`Cannot modify readonly property
+//! Recuo\Policy::$maxAttempts`), and no dynamic properties (`Cannot create dynamic property`).
+//!
+//! ext-php-rs declares a getter's property untyped and answers a write with a plain
+//! `Exception: No setter available for this property.`; every property of this extension is
+//! a getter without a setter. So once the engine has registered every class (at the first
+//! request, as [`crate::arginfo`] does for the rate parameters), each property's declared
+//! type and flags are set from the stub, each class refuses dynamic properties, and the
+//! classes' `write_property` handler answers a write to a declared property with PHP's error
+//! before ext-php-rs's handler would. Reads still go through ext-php-rs's getters; the types
+//! change what Reflection, `php --re recuo` and var_export show, not what a getter answers.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::{Mutex, Once, OnceLock};
+
+use ext_php_rs::class::RegisteredClass;
+use ext_php_rs::ffi::{
+    zend_class_entry, zend_hash_str_find, zend_hash_str_find_ptr_lc, zend_object,
+    zend_property_info, zend_string, zend_throw_error, zend_type, zval, HashTable,
+    _ZEND_TYPE_NAME_BIT, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_ANY,
+    MAY_BE_BOOL, ZEND_ACC_NO_DYNAMIC_PROPERTIES,
+};
+use ext_php_rs::types::ZendStr;
+use ext_php_rs::zend::ExecutorGlobals;
+
+/// The stub: the declared types of every property.
+const STUB: &str = include_str!("../recuo.stub.php");
+
+/// `ZEND_ACC_READONLY` (PHP 8.1 and later), which the bindings do not export.
+const ZEND_ACC_READONLY: u32 = 1 << 7;
+
+/// `MAY_BE_NULL`.
+const MAY_BE_NULL: u32 = 1 << 1;
+
+/// A class's `write_property` handler, as ext-php-rs installed it.
+type WriteProperty = unsafe extern "C" fn(
+    *mut zend_object,
+    *mut zend_string,
+    *mut zval,
+    *mut *mut c_void,
+) -> *mut zval;
+
+/// The classes' own `write_property` handlers, by class entry (its address).
+fn originals() -> &'static Mutex<HashMap<usize, WriteProperty>> {
+    static ORIGINALS: OnceLock<Mutex<HashMap<usize, WriteProperty>>> = OnceLock::new();
+    ORIGINALS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The properties the stub declares: (class, [(property, type)]), class names in full.
+pub fn declared() -> Vec<(String, Vec<(String, String)>)> {
+    let mut namespace = String::new();
+    let mut classes: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for line in STUB.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("namespace ") {
+            namespace = rest.trim_end_matches(['{', ';', ' ']).to_string();
+        } else if let Some(rest) = line
+            .strip_prefix("final class ")
+            .or_else(|| line.strip_prefix("class "))
+        {
+            let name = rest.split_whitespace().next().unwrap_or_default();
+            classes.push((format!("{namespace}\\{name}"), Vec::new()));
+        } else if let Some(rest) = line.strip_prefix("public readonly ") {
+            let mut words = rest.split_whitespace();
+            let (Some(ty), Some(name)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let name = name.trim_start_matches('$').trim_end_matches(';');
+            if let Some((_, props)) = classes.last_mut() {
+                props.push((name.to_string(), qualified(&namespace, ty)));
+            }
+        }
+    }
+    classes.retain(|(_, props)| !props.is_empty());
+    classes
+}
+
+/// A stub type with its class names in full (`?Report` in `Recuo` is `?Recuo\Report`).
+fn qualified(namespace: &str, ty: &str) -> String {
+    let (nullable, base) = match ty.strip_prefix('?') {
+        Some(base) => ("?", base),
+        None => ("", ty),
+    };
+    let base = match base {
+        "int" | "string" | "bool" | "float" | "array" | "mixed" => base.to_string(),
+        _ => match base.strip_prefix('\\') {
+            Some(global) => global.to_string(),
+            None => format!("{namespace}\\{base}"),
+        },
+    };
+    format!("{nullable}{base}")
+}
+
+/// The Zend type of a stub type (the name of a class type is kept for the process).
+fn zend_type_of(ty: &str) -> zend_type {
+    let (null, base) = match ty.strip_prefix('?') {
+        Some(base) => (MAY_BE_NULL, base),
+        None => (0, ty),
+    };
+    let scalar = match base {
+        "int" => Some(1 << IS_LONG),
+        "string" => Some(1 << IS_STRING),
+        "float" => Some(1 << IS_DOUBLE),
+        "bool" => Some(MAY_BE_BOOL),
+        "array" => Some(1 << IS_ARRAY),
+        "mixed" => Some(MAY_BE_ANY),
+        _ => None,
+    };
+    match scalar {
+        Some(mask) => zend_type {
+            ptr: std::ptr::null_mut(),
+            type_mask: mask | null,
+        },
+        None => zend_type {
+            // A persistent string, never freed: the class entry outlives every request.
+            ptr: ZendStr::new(base, true).into_raw().cast::<c_void>(),
+            type_mask: _ZEND_TYPE_NAME_BIT | null,
+        },
+    }
+}
+
+/// Declares the properties as the stub says, once per process, at the first request.
+pub fn declare_properties() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        for (class, props) in declared() {
+            // SAFETY: on the engine's thread, at a request's startup, after module startup
+            // registered the classes; see `declare`.
+            unsafe { declare(&class, &props) };
+        }
+    });
+}
+
+/// Looks a class up, ignoring case, in the executor's class table.
+///
+/// # Safety
+/// During a request, on the engine's thread.
+unsafe fn class_entry(name: &str) -> *mut zend_class_entry {
+    let table: *const HashTable = ExecutorGlobals::get().class_table;
+    if table.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: a live table and a (pointer, length) pair describing `name`.
+    unsafe { zend_hash_str_find_ptr_lc(table, name.as_ptr().cast::<c_char>(), name.len()) }
+        .cast::<zend_class_entry>()
+}
+
+/// Sets the type and the `readonly` flag of `props` on `class`, and refuses dynamic properties.
+///
+/// # Safety
+/// Must run on the engine's thread while no PHP code runs, after module startup.
+unsafe fn declare(class: &str, props: &[(String, String)]) {
+    // SAFETY: see the function's contract.
+    let entry = unsafe { class_entry(class) };
+    if entry.is_null() {
+        return;
+    }
+    // SAFETY: a live class entry of this extension.
+    let entry = unsafe { &mut *entry };
+    entry.ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+    for (name, ty) in props {
+        // SAFETY: the class's property table holds `zend_property_info` pointers.
+        let found = unsafe {
+            zend_hash_str_find(
+                &raw const entry.properties_info,
+                name.as_ptr().cast::<c_char>(),
+                name.len(),
+            )
+        };
+        if found.is_null() {
+            continue;
+        }
+        // SAFETY: a pointer zval of the property table.
+        let info = unsafe { (*found).value.ptr }.cast::<zend_property_info>();
+        if info.is_null() {
+            continue;
+        }
+        // SAFETY: a live property info of this class.
+        unsafe {
+            (*info).type_ = zend_type_of(ty);
+            (*info).flags |= ZEND_ACC_READONLY;
+        }
+        // No default, as a readonly property has none: the slot starts uninitialised (a
+        // getter answers every read; the slot itself is never read or written).
+        // SAFETY: `offset` is the property's place in an object, and the class's default
+        // table holds `default_properties_count` zvals in that order.
+        unsafe {
+            let slot = ((*info).offset as usize)
+                .saturating_sub(std::mem::offset_of!(zend_object, properties_table))
+                / std::mem::size_of::<zval>();
+            if slot < usize::try_from(entry.default_properties_count).unwrap_or(0) {
+                let default = &mut *entry.default_properties_table.add(slot);
+                if default.u1.v.type_ == 1 {
+                    // IS_NULL, as ext-php-rs declared it: a null owns nothing.
+                    default.u1.type_info = IS_UNDEF;
+                }
+            }
+        }
+    }
+}
+
+/// Makes a write to a declared property of `T` PHP's readonly error. Call once per class,
+/// at the first request.
+pub fn seal<T: RegisteredClass>() {
+    let handlers = T::get_metadata().handlers();
+    let Some(original) = handlers.write_property else {
+        return;
+    };
+    if std::ptr::eq(original as *const (), write_property as *const ()) {
+        return;
+    }
+    // SAFETY: at a request's startup, on the engine's thread, once: the class's handlers
+    // (a process-wide table ext-php-rs made) are changed before any object uses them in
+    // this process' later requests; objects of this request already point at the same table.
+    let class = unsafe { class_entry(T::CLASS_NAME) };
+    if class.is_null() {
+        return;
+    }
+    if let Ok(mut map) = originals().lock() {
+        map.insert(class as usize, original);
+    }
+    let handlers = std::ptr::from_ref(handlers).cast_mut();
+    // SAFETY: see above; the table is written by this thread only.
+    unsafe { (*handlers).write_property = Some(write_property) };
+}
+
+/// The classes' `write_property`: a declared property is read-only (PHP's `Error`); any
+/// other name goes to ext-php-rs's handler (which refuses a dynamic property).
+unsafe extern "C" fn write_property(
+    object: *mut zend_object,
+    member: *mut zend_string,
+    value: *mut zval,
+    cache_slot: *mut *mut c_void,
+) -> *mut zval {
+    // SAFETY: the engine passes a live object and a property name.
+    let class = unsafe { (*object).ce };
+    let name = unsafe { member.as_ref() }.and_then(|m| m.as_str().ok());
+    if let (Some(name), false) = (name, class.is_null()) {
+        // SAFETY: a live class entry.
+        let found = unsafe {
+            zend_hash_str_find(
+                &raw const (*class).properties_info,
+                name.as_ptr().cast::<c_char>(),
+                name.len(),
+            )
+        };
+        if !found.is_null() {
+            // SAFETY: a live class entry; its name is a zend_string.
+            let class_name = unsafe { (*class).name.as_ref() }
+                .and_then(|n| n.as_str().ok())
+                .unwrap_or("");
+            let message = format!("Cannot modify readonly property {class_name}::${name}\0");
+            // SAFETY: a NUL-terminated format with no conversion ("%s" with the message).
+            unsafe {
+                zend_throw_error(
+                    std::ptr::null_mut(),
+                    c"%s".as_ptr(),
+                    message.as_ptr().cast::<c_char>(),
+                );
+            }
+            return value;
+        }
+    }
+    let original = originals()
+        .lock()
+        .ok()
+        .and_then(|map| map.get(&(class as usize)).copied());
+    match original {
+        // SAFETY: the handler ext-php-rs installed for this class, with the engine's arguments.
+        Some(original) => unsafe { original(object, member, value, cache_slot) },
+        None => value,
+    }
+}
