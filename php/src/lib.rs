@@ -39,6 +39,7 @@
 #![allow(non_snake_case)]
 #![warn(missing_docs)]
 
+mod arg_errors;
 mod arginfo;
 mod attempts;
 mod batch;
@@ -394,6 +395,7 @@ fn seal_classes() {
 extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     const FAILURE: i32 = -1;
+    let _ = std::panic::catch_unwind(arg_errors::install);
     match std::panic::catch_unwind(errors::register_classes) {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(message)) => {

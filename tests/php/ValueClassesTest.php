@@ -9,7 +9,8 @@ use PHPUnit\Framework\TestCase;
 /**
  * The extension's value classes behave as PHP's own: typed `readonly` properties (what the
  * stub says; ApiTest compares every one), an `Error` in PHP's words on a write, no dynamic
- * properties, and reads, var_dump and clones unchanged.
+ * properties, and reads, var_dump and clones unchanged; a wrong argument type is a `TypeError`
+ * in PHP's own words.
  */
 final class ValueClassesTest extends TestCase
 {
@@ -73,5 +74,63 @@ final class ValueClassesTest extends TestCase
             return (string) ob_get_clean();
         })());
         $this->assertSame('?Recuo\Report', (string) (new \ReflectionProperty(\Recuo\Step::class, 'report'))->getType());
+    }
+
+    /** @return array<string, array{callable, string}> */
+    public static function wrongTypes(): array
+    {
+        return [
+            'a function' => [
+                static fn () => \Recuo\comRetry(static fn () => 1, 'five'),
+                'Recuo\comRetry(): Argument #2 ($tentativas) must be of type int, string given',
+            ],
+            'a named argument' => [
+                static fn () => \Recuo\comRetry(static fn () => 1, baseMs: []),
+                'Recuo\comRetry(): Argument #3 ($baseMs) must be of type int, array given',
+            ],
+            'a callable' => [
+                static fn () => \Recuo\comRetry('no such function'),
+                'Recuo\comRetry(): Argument #1 ($tarefa) must be of type callable, string given',
+            ],
+            'a constructor' => [
+                static fn () => new \Recuo\Policy(maxAttempts: new \stdClass()),
+                'Recuo\Policy::__construct(): Argument #1 ($maxAttempts) must be of type int, stdClass given',
+            ],
+            'a union type' => [
+                static fn () => new \Recuo\Regulator([]),
+                'Recuo\Regulator::__construct(): Argument #1 ($rate) must be of type string|float, array given',
+            ],
+            'a method' => [
+                static fn () => (new \Recuo\Operation(\Recuo\Policy::guideA()))->start('now', 0),
+                'Recuo\Operation::start(): Argument #1 ($nowMs) must be of type int, string given',
+            ],
+            'a class type' => [
+                static fn () => new \Recuo\Operation(\Recuo\Policy::guideA(), gate: 'a gate'),
+                'Recuo\Operation::__construct(): Argument #3 ($gate) must be of type ?Recuo\Gate, string given',
+            ],
+        ];
+    }
+
+    /** @dataProvider wrongTypes */
+    public function testAWrongTypeIsSaidAsPhpSaysIt(callable $call, string $message): void
+    {
+        try {
+            $call();
+            $this->fail('accepted');
+        } catch (\TypeError $e) {
+            $this->assertSame(\TypeError::class, get_class($e));
+            $this->assertSame($message, $e->getMessage());
+        }
+    }
+
+    public function testOtherTypeErrorsAreLeftAlone(): void
+    {
+        $e = new \TypeError('Invalid value given for argument `x`.');
+        $this->assertSame('Invalid value given for argument `x`.', $e->getMessage());
+        try {
+            throw $e;
+        } catch (\TypeError $caught) {
+            $this->assertSame('Invalid value given for argument `x`.', $caught->getMessage());
+        }
     }
 }
