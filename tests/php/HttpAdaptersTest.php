@@ -246,19 +246,67 @@ final class HttpAdaptersTest extends TestCase
 
     public function testBuscarComRetryReturnsOther4xxAtOnceAndRetriesNetworkFailures(): void
     {
-        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/nowhere/../spent/../../missing', ['tentativas' => 3]);
-        $this->assertSame(1, $resposta->report->attempts);
+        $quick = ['tentativas' => 3, 'baseMs' => 1, 'maxMs' => 2];
+        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/gone', $quick);
+        $this->assertSame([404, 1, 'permanent'], [$resposta->status, $resposta->report->attempts, $resposta->report->reason]);
+        // A 500 may have been processed: a GET is tried again, a POST (with the key recuo made) is not.
+        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/broken', $quick);
+        $this->assertSame([500, 3, 'attempts_exhausted'], [$resposta->status, $resposta->report->attempts, $resposta->report->reason]);
+        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/broken', $quick + ['metodo' => 'POST', 'dados' => 'x']);
+        $this->assertSame([500, 1], [$resposta->status, $resposta->report->attempts]);
+        // ... unless the caller sends a key of its own.
+        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/broken', $quick + ['metodo' => 'POST', 'dados' => 'x', 'cabecalhos' => ['Idempotency-Key' => 'order-7']]);
+        $this->assertSame([500, 3], [$resposta->status, $resposta->report->attempts]);
         $slept = [];
         $port = RedisServer::freePort();
         try {
-            \Recuo\buscarComRetry("http://127.0.0.1:$port/", ['tentativas' => 3, 'baseMs' => 1, 'maxMs' => 2, 'sleep' => function (int $ms) use (&$slept): void {
+            \Recuo\buscarComRetry("http://127.0.0.1:$port/", $quick + ['sleep' => function (int $ms) use (&$slept): void {
                 $slept[] = $ms;
             }]);
             $this->fail('nothing listens there');
         } catch (\Recuo\CurlError $e) {
             $this->assertSame('connect', $e->kind);
+            $this->assertSame(7, $e->getCode());
             $this->assertCount(2, $slept, 'the refused connection was tried three times');
         }
+    }
+
+    /** Guzzle, the same rules: a POST's 500 is not retried with recuo's own key, a GET's is; the key is the same on every attempt. */
+    public function testGuzzleClassifiesByMethodAndKey(): void
+    {
+        $records = new Records();
+        $client = self::guzzle(self::$nginx->base, 'rules', $records, new Policy(3, 1, 2, 'full', 30_000));
+        $status = static function (callable $call): int {
+            try {
+                return $call()->getStatusCode();
+            } catch (\GuzzleHttp\Exception\RequestException $e) {
+                return (int) $e->getResponse()?->getStatusCode();
+            }
+        };
+        $mark = count(self::$nginx->log());
+        $this->assertSame(404, $status(fn () => $client->get('/gone')));
+        $this->assertSame(500, $status(fn () => $client->get('/broken')));
+        $this->assertSame(500, $status(fn () => $client->post('/broken', ['body' => 'x'])));
+        $this->assertSame(500, $status(fn () => $client->post('/broken', ['body' => 'x', 'headers' => ['Idempotency-Key' => 'mine']])));
+        $entries = array_slice(self::$nginx->log(), $mark);
+        $this->assertSame(
+            ['GET /gone', 'GET /broken', 'GET /broken', 'GET /broken', 'POST /broken', 'POST /broken', 'POST /broken', 'POST /broken'],
+            array_map(static fn (array $e): string => "{$e['method']} {$e['path']}", $entries),
+        );
+        $this->assertSame('-', $entries[1]['key']);
+        $this->assertMatchesRegularExpression('/^[0-9a-f-]{36}$/', $entries[4]['key']);
+        $this->assertSame(['mine', 'mine', 'mine'], array_column(array_slice($entries, 5), 'key'));
+
+        // Symfony's strategy: the same machine, the same answers (its key is the caller's).
+        $symfony = RetryStrategy::client(HttpClient::create(), new Policy(3, 1, 2, 'full', 30_000));
+        $mark = count(self::$nginx->log());
+        $this->assertSame(404, $symfony->request('GET', self::$nginx->base . '/gone')->getStatusCode());
+        $this->assertSame(500, $symfony->request('GET', self::$nginx->base . '/broken')->getStatusCode());
+        $this->assertSame(500, $symfony->request('POST', self::$nginx->base . '/broken', RetryStrategy::withIdempotencyKey(['body' => 'x']))->getStatusCode());
+        $this->assertSame(
+            ['GET /gone', 'GET /broken', 'GET /broken', 'GET /broken', 'POST /broken'],
+            array_map(static fn (array $e): string => "{$e['method']} {$e['path']}", array_slice(self::$nginx->log(), $mark)),
+        );
     }
 
     /** `Retry-After: 3600` does not fit the default 30 s deadline: every adapter gives up at once. */

@@ -118,6 +118,8 @@ final class Nginx
                         listen 127.0.0.1:$port;
                         access_log $dir/access.log recuo;
                         location /spent { add_header Retry-After 3600 always; return 429; }
+                        location /gone { return 404; }
+                        location /broken { return 500; }
                         location /strict/ {
                             limit_req zone=strict nodelay;
                             limit_req_status 429;
