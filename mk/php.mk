@@ -62,3 +62,12 @@ uninstall-php: ## remove what make install-php installed (same DESTDIR)
 	@rm -f $(DESTDIR)$(PHP_EXT_DIR)/recuo.so $(DESTDIR)$(PHP_INI_DIR)/20-recuo.ini
 	@for f in $(PHP_LIB_FILES); do rm -f $(DESTDIR)$(PHP_LIB_DIR)/$$f; done
 	@if [ -d $(DESTDIR)$(PHP_LIB_DIR) ]; then find $(DESTDIR)$(PHP_LIB_DIR) -depth -type d -empty -delete; fi
+	@# In a DESTDIR, the directories left empty go too (up to DESTDIR itself, which stays).
+	@if [ -n "$(DESTDIR)" ]; then \
+		for d in $(PHP_EXT_DIR) $(PHP_MODS_DIR) $(PHP_INI_DIR) $(PHP_LIB_DIR); do \
+			p="$(DESTDIR)$$d"; \
+			while [ "$$p" != "$(DESTDIR)" ] && [ "$$p" != / ]; do \
+				if [ -d "$$p" ]; then rmdir "$$p" 2>/dev/null || break; fi; p=$$(dirname "$$p"); \
+			done; \
+		done; \
+	fi

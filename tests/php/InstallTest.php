@@ -81,8 +81,9 @@ final class InstallTest extends TestCase
 
             [$status, $out, $err] = self::command(['make', '--no-print-directory', 'uninstall-php', "DESTDIR=$dest"]);
             $this->assertSame(0, $status, $out . $err);
-            $left = trim((string) shell_exec('find ' . escapeshellarg($dest) . ' -type f'));
-            $this->assertSame('', $left, 'uninstall-php removes every file it installed');
+            $left = trim((string) shell_exec('find ' . escapeshellarg($dest) . ' -mindepth 1'));
+            $this->assertSame('', $left, 'uninstall-php removes every file and directory it installed');
+            $this->assertDirectoryExists($dest);
         } finally {
             shell_exec('rm -rf ' . escapeshellarg($dest));
         }
