@@ -6,6 +6,7 @@ namespace RecuoTests;
 
 require_once __DIR__ . '/support/http.php';
 require_once __DIR__ . '/support/HttpServers.php';
+require_once __DIR__ . '/support/Records.php';
 
 use GuzzleHttp\Client;
 use GuzzleHttp\Exception\GuzzleException;
@@ -13,32 +14,10 @@ use GuzzleHttp\HandlerStack;
 use GuzzleHttp\Pool;
 use GuzzleHttp\Psr7\Request;
 use PHPUnit\Framework\TestCase;
-use Psr\Log\AbstractLogger;
 use Recuo\GiveUpException;
 use Recuo\Policy;
 use Recuo\Symfony\RetryStrategy;
 use Symfony\Component\HttpClient\HttpClient;
-
-/** The records a PSR-3 logger is given: level, message and the record's fields. */
-final class Records extends AbstractLogger
-{
-    /** @var list<array{string, string, array<string, mixed>}> */
-    public array $seen = [];
-
-    public function log($level, $message, array $context = []): void
-    {
-        $this->seen[] = [(string) $level, (string) $message, $context];
-    }
-
-    /** @return list<array<string, mixed>> the attempts' records that decided a retry */
-    public function retries(): array
-    {
-        return array_values(array_filter(
-            array_column($this->seen, 2),
-            static fn (array $r): bool => ($r['type'] ?? '') === 'attempt' && ($r['decision'] ?? '') === 'retry',
-        ));
-    }
-}
 
 /**
  * The HTTP adapters — Guzzle's middleware (a plain client and a `Pool`), Symfony's
