@@ -13,7 +13,6 @@ const TARGETS: [(&str, Target); 6] = [
     ("rate_limit", recuo_fuzz::rate_limit),
     ("redaction", recuo_fuzz::redaction),
     ("who_answered", recuo_fuzz::who_answered),
-    ("redis_reply", recuo_fuzz::redis_reply),
     ("shared_file", recuo_fuzz::shared_file),
 ];
 

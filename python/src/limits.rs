@@ -383,7 +383,7 @@ impl PyRegulator {
             key: key.clone(),
         };
         let inner = py
-            .detach(|| Regulator::redis(&url, &key, rate, burst))
+            .detach(|| redis_regulator(&url, &key, rate, burst))
             .map_err(|e| regulator_error(e, &home))?;
         Ok(PyRegulator {
             inner,
@@ -1015,4 +1015,18 @@ impl PyGate {
             part(self.budget.as_ref().map(|b| b.bind(py).clone().into_any()))?,
         ))
     }
+}
+
+/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
+#[cfg(feature = "redis")]
+use recuo_redis::regulator as redis_regulator;
+
+#[cfg(not(feature = "redis"))]
+fn redis_regulator(
+    _: &str,
+    _: &str,
+    _: recuo::Rate,
+    _: u32,
+) -> Result<recuo::Regulator, recuo::RegulatorError> {
+    Err(recuo::RegulatorError::no_redis_support())
 }
