@@ -111,7 +111,7 @@ fn timeout_ns(timeout: Option<Duration>) -> u64 {
 }
 
 /// A number (int or float, not a bool) for a setting the core checks (`what` names it).
-fn number_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+pub(crate) fn number_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyFloat>() {
         return value.extract::<f64>();
     }
@@ -146,7 +146,7 @@ fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 }
 
 /// A `str` argument (`what` names it): a `TypeError` for anything else.
-fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+pub(crate) fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     if !value.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!(
             "{what} must be str, not {}",
@@ -188,7 +188,7 @@ fn shared_error(error: &SharedError, path: &std::path::Path) -> PyErr {
 /// A Redis regulator's error as Python's: a key set up otherwise is a
 /// `recuo.SharedFileError` (a `ValueError`), a server that cannot be reached or used a
 /// `ConnectionError` (an `OSError`); both with the core's message.
-fn redis_error(error: &SharedError) -> PyErr {
+pub(crate) fn redis_error(error: &SharedError) -> PyErr {
     match error {
         SharedError::Io(_) => PyConnectionError::new_err(error.to_string()),
         SharedError::WrongKind { .. } | SharedError::Mismatch(_) => {
@@ -596,7 +596,7 @@ impl PyPermit {
     }
 }
 
-fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+pub(crate) fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     let n = u32_arg(value, "limit")?;
     if n == 0 {
         Err(PyValueError::new_err(
