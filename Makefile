@@ -28,7 +28,8 @@ demo: deps ## build recuo and run a trial batch against its embedded rate-limite
 demo-guides: deps ## build and run the guide examples in C, Python and PHP
 	@$(MAKE) --no-print-directory demo-c demo-python demo-php
 
-test-rust: ## Rust unit, vector and property tests (core and ffi)
+test-rust: ## Rust unit, vector and property tests (core, recuo-redis against its own redis-server, ffi)
+	$(CARGO) build -p recuo-cli
 	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli
 
 lint-rust: ## rustfmt and clippy, warnings are errors

@@ -15,7 +15,7 @@
 #   (FUZZ_SMOKE_MS per target), so a crash in the corpus fails CI in seconds.
 
 FUZZ_DIR := $(ROOT)/fuzz
-FUZZ_TARGETS := retry_after rate_limit redaction who_answered redis_reply shared_file
+FUZZ_TARGETS := retry_after rate_limit redaction who_answered shared_file
 FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_MS ?= 300
 FUZZ_RUNS ?= 10000000

@@ -1,17 +1,8 @@
 //! Entry points for the fuzz targets of `fuzz/` (the `fuzzing` feature): inputs a stranger
-//! controls reach code that is not public otherwise — a Redis server's replies, a shared
-//! file's contents. Not for applications; nothing here is stable.
+//! controls reach code that is not public otherwise — a shared file's contents (a Redis
+//! server's replies are read by the `redis` crate, in `recuo-redis`). Not for applications; nothing here is stable.
 
 use std::path::PathBuf;
-
-/// Reads `data` as the replies of a Redis server, as the client does: the number of replies
-/// read, or the text of the first error. Never panics, whatever the bytes.
-///
-/// # Errors
-/// The error the client would report for these bytes.
-pub fn redis_reply(data: &[u8]) -> Result<usize, String> {
-    crate::redis::fuzz_replies(data)
-}
 
 /// A file of this process for [`shared_file`], in the temporary directory.
 fn scratch() -> PathBuf {

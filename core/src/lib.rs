@@ -46,7 +46,6 @@ pub mod queue;
 pub mod rate;
 pub mod record;
 pub mod redact;
-mod redis;
 pub mod regulator;
 pub mod retry_after;
 pub mod rng;
@@ -86,7 +85,7 @@ pub use record::{
     attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,
 };
 pub use redact::{redact_headers, redact_url, RedactedUrl};
-pub use regulator::{Regulator, RegulatorError, Reservation};
+pub use regulator::{Regulator, RegulatorError, RemoteGcra, Reservation};
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
 pub use run::{retry, Retry};

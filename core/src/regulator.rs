@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use crate::clock::{monotonic_ns, CancelToken};
 use crate::rate::Rate;
-use crate::redis::RedisGcra;
 use crate::shm::{Header, Mapping, SharedError, SharedState};
 
 /// Why a regulator could not be made or used.
@@ -100,6 +99,35 @@ unsafe impl SharedState for RegulatorState {
     }
 }
 
+impl RegulatorError {
+    /// The error of a build without Redis support (a binding built without its `redis`
+    /// feature): a clear [`SharedError::Io`].
+    pub fn no_redis_support() -> Self {
+        RegulatorError::Shared(SharedError::Io(std::io::Error::other(
+            "this build of recuo has no Redis support (the `redis` feature)",
+        )))
+    }
+}
+
+/// A regulator's state kept in a store shared between machines (Redis, in `recuo-redis`):
+/// the same GCRA rule as the local regulator, run atomically in the store
+/// (`tests/vectors/gcra.json` holds both to the same answers).
+pub trait RemoteGcra: Send + Sync {
+    /// Reserves a start of `cost` if it can go within `max_wait_ns`, at `now_ns` (a time base
+    /// every user of the state shares) or, with `None`, the store's own clock.
+    /// `Ok(Ok(wait_ns))`: reserved, to start after `wait_ns`; `Ok(Err(needed_ns))`: not
+    /// reserved, the wait it would need.
+    ///
+    /// # Errors
+    /// The store could not be used (it fails closed: no start).
+    fn reserve(
+        &self,
+        now_ns: Option<u64>,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<Result<u64, u64>, SharedError>;
+}
+
 const KIND_REGULATOR: u32 = 0x0001_0001;
 
 /// How many starts a regulator may have reserved ahead of now (beyond its burst): a shared
@@ -116,10 +144,11 @@ enum Storage {
         interval_ns: u64,
         burst: u32,
     },
-    /// On a Redis server; `settings` mirrors the rate and burst locally for the getters.
-    Redis {
+    /// On a remote store (Redis, through `recuo-redis`); `settings` mirrors the rate and
+    /// burst locally for the getters.
+    Remote {
         settings: RegulatorState,
-        gcra: Box<RedisGcra>,
+        gcra: Box<dyn RemoteGcra>,
     },
 }
 
@@ -159,28 +188,28 @@ impl Regulator {
         })
     }
 
-    /// A regulator on the Redis server at `url` (`redis://[:password@]host[:port][/db]` or
-    /// `host:port`), under `key`: shared by every process on every machine that uses the same
-    /// server and key. Each check is one atomic script on the server, timed by the server's
-    /// clock, so the machines' own clocks do not matter.
+    /// A regulator whose state lives in a remote store shared between machines — the
+    /// `recuo-redis` crate's `regulator(url, key, rate, burst)` builds one on Redis. The
+    /// store answers each reservation atomically by its own clock; `rate` and `burst` are
+    /// the settings the store was opened with (the getters answer them).
     ///
-    /// Adaptive slow-down is not kept on the server: [`set_adaptive`](Self::set_adaptive) has
-    /// no effect on a Redis regulator.
+    /// Adaptive slow-down is not kept in the store: [`set_adaptive`](Self::set_adaptive) has
+    /// no effect on a remote regulator.
     ///
     /// # Errors
-    /// [`RegulatorError::ZeroBurst`]; [`RegulatorError::Shared`] when the server cannot be
-    /// reached ([`SharedError::Io`]) or the key was set up with another rate or burst
-    /// ([`SharedError::Mismatch`]).
-    pub fn redis(url: &str, key: &str, rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
+    /// [`RegulatorError::ZeroBurst`].
+    pub fn remote(
+        gcra: Box<dyn RemoteGcra>,
+        rate: Rate,
+        burst: u32,
+    ) -> Result<Self, RegulatorError> {
         if burst == 0 {
             return Err(RegulatorError::ZeroBurst);
         }
-        let gcra =
-            RedisGcra::open(url, key, rate.interval_ns(), burst).map_err(RegulatorError::Shared)?;
         Ok(Regulator {
-            state: Arc::new(Storage::Redis {
+            state: Arc::new(Storage::Remote {
                 settings: RegulatorState::new(rate, burst),
-                gcra: Box::new(gcra),
+                gcra,
             }),
         })
     }
@@ -239,7 +268,7 @@ impl Regulator {
         match &*self.state {
             Storage::Local(s) => s,
             Storage::Shared { mapping, .. } => mapping,
-            Storage::Redis { settings, .. } => settings,
+            Storage::Remote { settings, .. } => settings,
         }
     }
 
@@ -250,7 +279,7 @@ impl Regulator {
             Storage::Shared {
                 interval_ns, burst, ..
             } => (*interval_ns, *burst),
-            Storage::Local(_) | Storage::Redis { .. } => {
+            Storage::Local(_) | Storage::Remote { .. } => {
                 let s = self.s();
                 (
                     s.interval_ns.load(Ordering::Acquire).max(1),
@@ -392,7 +421,7 @@ impl Regulator {
         if cost > burst {
             return Err(Err(RegulatorError::CostAboveBurst { cost, burst }));
         }
-        if let Storage::Redis { gcra, .. } = &*self.state {
+        if let Storage::Remote { gcra, .. } = &*self.state {
             return match gcra.reserve(now_ns, cost, max_wait_ns) {
                 Ok(Ok(wait_ns)) => Ok(Reservation {
                     wait_ns,
@@ -441,7 +470,7 @@ impl Regulator {
     /// delays the starts reserved after it by its own weight — one interval for a start of
     /// cost 1 — and never more.
     pub fn give_back(&self, reservation: Reservation) -> bool {
-        if reservation.increment_ns == 0 || matches!(&*self.state, Storage::Redis { .. }) {
+        if reservation.increment_ns == 0 || matches!(&*self.state, Storage::Remote { .. }) {
             return false;
         }
         self.s()

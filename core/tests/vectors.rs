@@ -368,3 +368,45 @@ fn origin_cases() {
         }
     }
 }
+
+/// tests/vectors/gcra.json through the regulator: the same answers as the Lua script on
+/// Redis (redis-store/tests/gcra.rs).
+#[test]
+fn gcra_vectors() {
+    let doc = vectors("gcra.json");
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 6);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let interval_us = u64_of(&case["interval_us"]);
+        let rate = recuo::Rate::per_second(1e6 / interval_us as f64).unwrap();
+        assert_eq!(rate.interval_ns(), interval_us * 1000, "{name}");
+        let burst = u32::try_from(u64_of(&case["burst"])).unwrap();
+        let r = recuo::Regulator::new(rate, burst)
+            .unwrap()
+            .with_adaptive(case["adaptive"].as_bool().unwrap());
+        for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+            if step.get("event").is_some() {
+                r.on_throttled();
+                assert_eq!(
+                    r.rate().interval_ns(),
+                    u64_of(&step["interval_us"]) * 1000,
+                    "{name} #{i}"
+                );
+                continue;
+            }
+            let cost = u32::try_from(u64_of(&step["cost"])).unwrap();
+            let got = r.reserve_at(
+                u64_of(&step["now_us"]) * 1000,
+                cost,
+                u64_of(&step["max_wait_us"]) * 1000,
+            );
+            let wait_ns = u64_of(&step["wait_us"]) * 1000;
+            match (step["reserved"].as_bool().unwrap(), got) {
+                (true, Ok(wait)) => assert_eq!(wait, wait_ns, "{name} #{i}"),
+                (false, Err(Ok(needed))) => assert_eq!(needed, wait_ns, "{name} #{i}"),
+                (want, got) => panic!("{name} #{i}: expected reserved={want}, got {got:?}"),
+            }
+        }
+    }
+}

@@ -229,7 +229,7 @@ pub unsafe extern "C" fn recuo_regulator_new_redis(
                 return status;
             }
         };
-        match Regulator::redis(url, key, rate, burst) {
+        match redis_regulator(url, key, rate, burst) {
             Ok(regulator) => {
                 // SAFETY: the caller vouches for the detail buffer; a checked output.
                 unsafe {
@@ -517,6 +517,20 @@ pub unsafe extern "C" fn recuo_regulator_rate_per_s(regulator: *const recuo_regu
 pub unsafe extern "C" fn recuo_regulator_burst(regulator: *const recuo_regulator) -> u32 {
     // SAFETY: the caller vouches for NULL or a live handle.
     boundary(|| unsafe { regulator.as_ref() }.map_or(0, |r| r.0.burst()))
+}
+
+/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
+#[cfg(feature = "redis")]
+use recuo_redis::regulator as redis_regulator;
+
+#[cfg(not(feature = "redis"))]
+fn redis_regulator(
+    _: &str,
+    _: &str,
+    _: recuo::Rate,
+    _: u32,
+) -> Result<recuo::Regulator, recuo::RegulatorError> {
+    Err(recuo::RegulatorError::no_redis_support())
 }
 
 #[cfg(test)]

@@ -209,15 +209,6 @@ pub fn who_answered(data: &[u8]) {
     }
 }
 
-/// The Redis client's reply reader (SPEC §9): any bytes from a server give a reply or a clear
-/// error — never a panic, never more memory than the reply cap, never a quoted reply longer
-/// than the error cap.
-pub fn redis_reply(data: &[u8]) {
-    if let Err(message) = recuo::fuzzing::redis_reply(data) {
-        assert!(message.len() <= 300, "{} bytes: {message:?}", message.len());
-    }
-}
-
 /// The shared file (SPEC §9): any contents give a clear error or a state whose every value is
 /// clamped to the settings — never a panic, never a wait longer than the settings allow.
 pub fn shared_file(data: &[u8]) {

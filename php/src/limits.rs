@@ -127,7 +127,7 @@ pub fn monotonic_ns() -> PhpResult<i64> {
 /// Limits request starts to a rate with a burst (GCRA): after a quiet spell up to `burst`
 /// starts may go at once, then one per interval. Shared by every process that opens the
 /// same file with [`Regulator::shared`], and by every machine that uses the same Redis key
-/// with [`Regulator::redis`].
+/// with `recuo_redis::regulator`.
 #[php_class]
 #[php(name = "Recuo\\Regulator")]
 #[php(flags = ClassFlags::Final)]
@@ -189,7 +189,7 @@ impl Regulator {
             let key = utf8(F, 2, "key", key)?;
             let rate = self::rate(F, 3, "rate", rate)?;
             let burst = count(F, 4, "burst", burst)?;
-            let inner = recuo::Regulator::redis(url, key, rate, burst)
+            let inner = redis_regulator(url, key, rate, burst)
                 .map_err(|e| regulator_error(F, (4, "burst"), e))?;
             Ok(Regulator { inner })
         })
@@ -648,4 +648,18 @@ impl Gate {
 /// private to this module).
 pub fn monotonic_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
     wrap_function!(monotonic_ns)
+}
+
+/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
+#[cfg(feature = "redis")]
+use recuo_redis::regulator as redis_regulator;
+
+#[cfg(not(feature = "redis"))]
+fn redis_regulator(
+    _: &str,
+    _: &str,
+    _: recuo::Rate,
+    _: u32,
+) -> Result<recuo::Regulator, recuo::RegulatorError> {
+    Err(recuo::RegulatorError::no_redis_support())
 }

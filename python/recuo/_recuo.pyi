@@ -19,6 +19,7 @@ __all__ = [
     "Gate",
     "IdempotencyKey",
     "InternalError",
+    "Lease",
     "Next",
     "Operation",
     "Permit",
@@ -26,6 +27,8 @@ __all__ = [
     "PlanError",
     "Policy",
     "RedactedUrl",
+    "RedisBudget",
+    "RedisLimit",
     "Regulator",
     "Report",
     "ResultRecord",
@@ -730,6 +733,62 @@ class Permit:
         tb: TracebackType | None,
         /,
     ) -> None: ...
+
+@final
+class RedisLimit:
+    """At most ``limit`` requests in flight for every process that uses the same Redis server
+    and key, each place a lease of ``lease`` seconds (a holder that dies frees its place when
+    its lease expires). ``recuo.SharedFileError`` for a key set up otherwise,
+    ``ConnectionError`` for a server out of reach."""
+
+    def __new__(cls, url: str, key: str, limit: int, lease: float) -> RedisLimit: ...
+    def try_acquire(self) -> Lease | None:
+        """A lease now, or ``None`` when the limit is full."""
+    def acquire(self, timeout: float | None = None) -> Lease | None:
+        """Waits for a lease (at most ``timeout`` seconds); ``None`` when the timeout passed."""
+    def in_flight(self) -> int:
+        """Leases held now."""
+    @property
+    def limit(self) -> int:
+        """The most requests in flight."""
+    @property
+    def lease(self) -> float:
+        """How long a lease lasts unless renewed, in seconds."""
+
+@final
+class Lease:
+    """One place of a ``RedisLimit``; a context manager that releases it."""
+
+    def renew(self) -> bool:
+        """Extends the lease from now; ``False`` when it had expired or was released."""
+    def release(self) -> bool:
+        """Gives the place back; ``False`` when it had expired or was released already."""
+    @property
+    def token(self) -> str:
+        """The owner token kept on the server."""
+    def __enter__(self) -> Lease: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+        /,
+    ) -> None: ...
+
+@final
+class RedisBudget:
+    """The retry budget on Redis, shared by every process that uses the same server and key:
+    retries in the last ``window`` seconds stay within ``ratio × requests + floor × window``."""
+
+    def __new__(
+        cls, url: str, key: str, ratio: float = 0.1, floor: float = 1.0, window: int = 10
+    ) -> RedisBudget: ...
+    def record_request(self) -> None:
+        """Counts a first attempt: it earns retries."""
+    def withdraw(self) -> bool:
+        """Takes one retry: ``True``, or ``False`` when the budget is spent."""
+    def counts(self) -> tuple[int, int]:
+        """Requests and retries counted in the window."""
 
 @final
 class ConcurrencyLimit:

@@ -111,7 +111,7 @@ fn timeout_ns(timeout: Option<Duration>) -> u64 {
 }
 
 /// A number (int or float, not a bool) for a setting the core checks (`what` names it).
-fn number_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+pub(crate) fn number_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyFloat>() {
         return value.extract::<f64>();
     }
@@ -146,7 +146,7 @@ fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 }
 
 /// A `str` argument (`what` names it): a `TypeError` for anything else.
-fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+pub(crate) fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     if !value.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!(
             "{what} must be str, not {}",
@@ -188,7 +188,7 @@ fn shared_error(error: &SharedError, path: &std::path::Path) -> PyErr {
 /// A Redis regulator's error as Python's: a key set up otherwise is a
 /// `recuo.SharedFileError` (a `ValueError`), a server that cannot be reached or used a
 /// `ConnectionError` (an `OSError`); both with the core's message.
-fn redis_error(error: &SharedError) -> PyErr {
+pub(crate) fn redis_error(error: &SharedError) -> PyErr {
     match error {
         SharedError::Io(_) => PyConnectionError::new_err(error.to_string()),
         SharedError::WrongKind { .. } | SharedError::Mismatch(_) => {
@@ -383,7 +383,7 @@ impl PyRegulator {
             key: key.clone(),
         };
         let inner = py
-            .detach(|| Regulator::redis(&url, &key, rate, burst))
+            .detach(|| redis_regulator(&url, &key, rate, burst))
             .map_err(|e| regulator_error(e, &home))?;
         Ok(PyRegulator {
             inner,
@@ -596,7 +596,7 @@ impl PyPermit {
     }
 }
 
-fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+pub(crate) fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     let n = u32_arg(value, "limit")?;
     if n == 0 {
         Err(PyValueError::new_err(
@@ -1015,4 +1015,18 @@ impl PyGate {
             part(self.budget.as_ref().map(|b| b.bind(py).clone().into_any()))?,
         ))
     }
+}
+
+/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
+#[cfg(feature = "redis")]
+use recuo_redis::regulator as redis_regulator;
+
+#[cfg(not(feature = "redis"))]
+fn redis_regulator(
+    _: &str,
+    _: &str,
+    _: recuo::Rate,
+    _: u32,
+) -> Result<recuo::Regulator, recuo::RegulatorError> {
+    Err(recuo::RegulatorError::no_redis_support())
 }

@@ -1,7 +1,7 @@
 /*
  * test_hostile.c — hostile input through the C ABI (issue 11): a panic arrives as its
  * status, a Redis server that answers "é\r\n" or an endless line gives RECUO_ERR_IO with a
- * clear, short detail (never a panic, never the password), rediss:// is refused, a shared
+ * clear, short detail (never a panic, never the password), rediss:// is TLS or an error, a shared
  * file through a symbolic link is refused, and idempotency keys differ between a parent and
  * its fork() child and between two machines made with one seed.
  */
@@ -86,7 +86,7 @@ static void a_multi_byte_reply_is_a_clear_io_error(void) {
     char detail[256];
     recuo_status rc = redis_against("\xc3\xa9\r\n", 4, 1, detail, sizeof detail);
     CHECK_STATUS(rc, RECUO_ERR_IO);
-    CHECK_CTX(strstr(detail, "bad reply \"\xc3\xa9\"") != NULL, "%s", detail);
+    CHECK_CTX(strstr(detail, "bad reply: ") != NULL, "%s", detail);
     CHECK_CTX(strstr(detail, "hunter2") == NULL, "%s", detail);
 }
 
@@ -95,23 +95,25 @@ static void an_endless_line_is_refused_at_its_cap(void) {
     memset(chunk, 'a', sizeof chunk);
     chunk[0] = '+';
     char detail[256];
-    /* 80 MB if the client read it all; it hangs up after 4 KiB. */
+    /* 80 MB if the client read it all; it hangs up after 4 MiB. */
     recuo_status rc = redis_against(chunk, sizeof chunk, 10000, detail, sizeof detail);
     CHECK_STATUS(rc, RECUO_ERR_IO);
-    CHECK_CTX(strstr(detail, "a reply line longer than 4096 bytes (refused)") != NULL, "%s",
-              detail);
+    /* Refused at the reply cap, or (valgrind's pace) at the call's deadline: bounded both. */
+    CHECK_CTX(strstr(detail, "a reply longer than 4194304 bytes (refused)") != NULL ||
+                  strstr(detail, "no complete answer within the call's deadline") != NULL,
+              "%s", detail);
     CHECK_CTX(strlen(detail) < 200, "%zu bytes", strlen(detail));
 }
 
-static void rediss_is_refused(void) {
+/* rediss:// is TLS or an error, never the password in plain text. */
+static void rediss_is_tls_or_an_error(void) {
     const char *url = "rediss://u:hunter2@127.0.0.1:6380";
     char detail[256];
     recuo_regulator *r = NULL;
     CHECK_STATUS(recuo_regulator_new_redis(url, strlen(url), "k", 1, 1.0, 1, &r, detail,
                                            sizeof detail),
                  RECUO_ERR_IO);
-    CHECK_CTX(strstr(detail, "rediss:// (Redis over TLS) is not supported yet") != NULL, "%s",
-              detail);
+    CHECK_CTX(strstr(detail, "Redis at 127.0.0.1:6380 (TLS): ") != NULL, "%s", detail);
     CHECK(strstr(detail, "hunter2") == NULL && r == NULL);
 }
 
@@ -201,7 +203,7 @@ int main(int argc, char **argv) {
     a_panic_is_a_status();
     a_multi_byte_reply_is_a_clear_io_error();
     an_endless_line_is_refused_at_its_cap();
-    rediss_is_refused();
+    rediss_is_tls_or_an_error();
     a_shared_file_through_a_link_is_refused();
     keys_differ_across_fork_and_seeds();
     return check_summary(argv[0]);

@@ -66,3 +66,9 @@ def redis_regulator_child(url: str, key: str, clock: Any, barrier: Any, out: str
         if regulator.try_acquire_at(now) == 0:
             starts.append(now)
     Path(out).write_text("\n".join(map(str, starts)), encoding="utf-8")
+
+
+def redis_budget_child(url: str, out: Any) -> None:
+    """Takes up to 10 retries from the Redis budget ``py:budget``; puts how many it got."""
+    budget = recuo.RedisBudget(url, "py:budget", 0.1, 0.5, 10)
+    out.put(sum(budget.withdraw() for _ in range(10)))

@@ -1,4 +1,0 @@
-#![no_main]
-//! cargo-fuzz entry of [`recuo_fuzz::redis_reply`]: the checks live in the library, shared with the
-//! corpus replay of `make test`.
-libfuzzer_sys::fuzz_target!(|data: &[u8]| recuo_fuzz::redis_reply(data));

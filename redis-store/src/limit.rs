@@ -1,0 +1,239 @@
+//! A concurrency limit on Redis with leases (SPEC §9): each permit is an owner token with an
+//! expiry in one sorted set per limit, pruned inside the same script, timed by the server's
+//! clock. A holder that dies frees its slot within its lease; a long request renews its
+//! lease; releasing twice or after expiry is harmless.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use recuo::{CancelToken, IdempotencyKey, SharedError};
+
+use crate::{check_settings, io, tagged, Script, Store, DEADLINE};
+
+const ACQUIRE_LUA: &str = include_str!("lease_acquire.lua");
+const RENEW_LUA: &str = include_str!("lease_renew.lua");
+const RELEASE_LUA: &str = include_str!("lease_release.lua");
+
+struct Inner {
+    store: Store,
+    acquire: Script,
+    renew: Script,
+    release: Script,
+    key: String,
+    max: u32,
+    lease_ms: u64,
+}
+
+/// A limit on requests in flight shared through Redis by every process of a fleet. Clones
+/// share the connection.
+#[derive(Clone)]
+pub struct RedisLimit(Arc<Inner>);
+
+impl std::fmt::Debug for RedisLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisLimit")
+            .field("client", &self.0.store.client)
+            .field("key", &self.0.key)
+            .field("max", &self.0.max)
+            .field("lease_ms", &self.0.lease_ms)
+            .finish()
+    }
+}
+
+/// One place in flight, held until released, dropped or its lease expires.
+#[must_use = "a lease holds a place until it is released or dropped"]
+pub struct Lease {
+    limit: RedisLimit,
+    token: String,
+    released: bool,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease").field("token", &self.token).finish()
+    }
+}
+
+impl RedisLimit {
+    /// At most `max` requests in flight under `key` on the server at `url`, each lease
+    /// lasting `lease` unless renewed. The settings are recorded under `{key}:settings`; a
+    /// later user with other settings is refused.
+    ///
+    /// # Errors
+    /// [`SharedError::Io`] for a server out of reach or a `max` of 0 or a lease outside
+    /// 1 ms – 1 day; [`SharedError::Mismatch`] for a key set up otherwise.
+    pub fn open(url: &str, key: &str, max: u32, lease: Duration) -> Result<Self, SharedError> {
+        Self::open_with_deadline(url, key, max, lease, DEADLINE)
+    }
+
+    /// [`open`](Self::open), each call ending within `deadline`.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with_deadline(
+        url: &str,
+        key: &str,
+        max: u32,
+        lease: Duration,
+        deadline: Duration,
+    ) -> Result<Self, SharedError> {
+        if max == 0 {
+            return Err(io(
+                "a concurrency limit must allow at least 1 request in flight",
+            ));
+        }
+        let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+        if !(1..=86_400_000).contains(&lease_ms) {
+            return Err(io("a lease must last from 1 ms to 1 day"));
+        }
+        let store = Store::open(url, deadline)?;
+        check_settings(
+            &store,
+            key,
+            &[("max", max.to_string()), ("lease_ms", lease_ms.to_string())],
+            |found| {
+                format!(
+                    "the Redis key {key:?} limits {} requests in flight with leases of {} ms; \
+                     this process asked for {max} with leases of {lease_ms} ms",
+                    found.first().copied().unwrap_or(0),
+                    found.get(1).copied().unwrap_or(0)
+                )
+            },
+        )?;
+        Ok(RedisLimit(Arc::new(Inner {
+            store,
+            acquire: Script::new(ACQUIRE_LUA),
+            renew: Script::new(RENEW_LUA),
+            release: Script::new(RELEASE_LUA),
+            key: tagged(key, "leases"),
+            max,
+            lease_ms,
+        })))
+    }
+
+    /// The most requests in flight.
+    pub fn max(&self) -> u32 {
+        self.0.max
+    }
+
+    /// How long a lease lasts unless renewed.
+    pub fn lease(&self) -> Duration {
+        Duration::from_millis(self.0.lease_ms)
+    }
+
+    /// A place now, or the wait until the earliest lease expires.
+    ///
+    /// # Errors
+    /// The server could not be used: no place (the limit fails closed).
+    pub fn try_acquire(&self) -> Result<Result<Lease, Duration>, SharedError> {
+        let token = IdempotencyKey::random().as_str().to_owned();
+        let i = &self.0;
+        let r = i.store.ints(
+            &i.acquire,
+            &[&i.key],
+            &[i.max.to_string(), i.lease_ms.to_string(), token.clone()],
+        )?;
+        if r.first() == Some(&1) {
+            Ok(Ok(Lease {
+                limit: self.clone(),
+                token,
+                released: false,
+            }))
+        } else {
+            let wait = u64::try_from(r.get(1).copied().unwrap_or(1)).unwrap_or(1);
+            Ok(Err(Duration::from_millis(wait.max(1))))
+        }
+    }
+
+    /// Waits for a place, polling the server (every 5–50 ms, or sooner when the earliest
+    /// lease ends), for at most `timeout` (`None`: no limit). `Ok(None)`: the timeout passed
+    /// or `cancel` was cancelled.
+    ///
+    /// # Errors
+    /// The server could not be used.
+    pub fn acquire(
+        &self,
+        timeout: Option<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Lease>, SharedError> {
+        let until = timeout.map(|t| Instant::now() + t);
+        let mut pause = Duration::from_millis(5);
+        loop {
+            match self.try_acquire()? {
+                Ok(lease) => return Ok(Some(lease)),
+                Err(wait) => {
+                    let mut nap = pause.min(wait);
+                    if let Some(until) = until {
+                        let left = until.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            return Ok(None);
+                        }
+                        nap = nap.min(left);
+                    }
+                    if cancel.sleep(nap) {
+                        return Ok(None);
+                    }
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+
+    /// Leases held now (expired ones pruned).
+    ///
+    /// # Errors
+    /// The server could not be used.
+    pub fn in_flight(&self) -> Result<u32, SharedError> {
+        let i = &self.0;
+        let r = i.store.ints(&i.release, &[&i.key], &["-".to_owned()])?;
+        Ok(u32::try_from(r.get(1).copied().unwrap_or(0)).unwrap_or(u32::MAX))
+    }
+}
+
+impl Lease {
+    /// Extends the lease by the limit's lease time from now. `Ok(false)`: it had expired or
+    /// was released — the place may be someone else's now, and is not taken back.
+    ///
+    /// # Errors
+    /// The server could not be used.
+    pub fn renew(&self) -> Result<bool, SharedError> {
+        let i = &self.limit.0;
+        let r = i.store.ints(
+            &i.renew,
+            &[&i.key],
+            &[i.lease_ms.to_string(), self.token.clone()],
+        )?;
+        Ok(r.first() == Some(&1))
+    }
+
+    /// Gives the place back. `Ok(false)`: it had already expired (harmless).
+    ///
+    /// # Errors
+    /// The server could not be used (the place comes back when the lease expires).
+    pub fn release(mut self) -> Result<bool, SharedError> {
+        self.released = true;
+        self.release_token()
+    }
+
+    fn release_token(&self) -> Result<bool, SharedError> {
+        let i = &self.limit.0;
+        let r = i
+            .store
+            .ints(&i.release, &[&i.key], std::slice::from_ref(&self.token))?;
+        Ok(r.first() == Some(&1))
+    }
+
+    /// The owner token kept in the limit's sorted set.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if !self.released {
+            // An error leaves the place to its lease's expiry.
+            let _ = self.release_token();
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! A `redis-server` of the test's own on 127.0.0.1: a plain port, a TLS port (a self-signed
+//! certificate for 127.0.0.1 made by `openssl` for this server, trusted through
+//! `SSL_CERT_FILE`), the default user's password and an ACL user `app`.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    child: Child,
+    dir: PathBuf,
+    pub port: u16,
+    pub tls_port: u16,
+    pub password: String,
+    /// `redis://:password@127.0.0.1:port`
+    pub url: String,
+    /// `rediss://app:apppw@127.0.0.1:tls_port` (the ACL user, over TLS)
+    pub tls_url: String,
+    /// `redis://app:apppw@127.0.0.1:port`
+    pub acl_url: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The certificate every server of this process uses (made once, trusted through
+/// `SSL_CERT_FILE` before any TLS connection).
+fn certificate() -> (PathBuf, PathBuf) {
+    static MADE: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("recuo-redis-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        let ok = Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            ])
+            .args(["-subj", "/CN=127.0.0.1"])
+            .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+            .args(["-addext", "extendedKeyUsage=serverAuth"])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl must be installed")
+            .success();
+        assert!(ok, "openssl could not make a certificate");
+        std::env::set_var("SSL_CERT_FILE", &cert);
+        (cert, key)
+    })
+    .clone()
+}
+
+impl Server {
+    pub fn start() -> Server {
+        let (cert, key) = certificate();
+        for round in 0..20 {
+            let (port, tls_port) = (free_port(), free_port());
+            let password = format!("pw{}x{port}x{round}", std::process::id());
+            let dir = std::env::temp_dir().join(format!("recuo-redis-{port}-{tls_port}"));
+            let _ = std::fs::create_dir_all(&dir);
+            let mut child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--tls-port", &tls_port.to_string()])
+                .arg("--tls-cert-file")
+                .arg(&cert)
+                .arg("--tls-key-file")
+                .arg(&key)
+                .args(["--tls-auth-clients", "no"])
+                .args(["--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(&dir)
+                .args(["--requirepass", &password])
+                .args(["--user", "app", "on", ">apppw", "~*", "&*", "+@all"])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("redis-server must be installed (make deps installs it)");
+            let url = format!("redis://:{password}@127.0.0.1:{port}");
+            let until = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < until {
+                if child.try_wait().ok().flatten().is_some() {
+                    break; // it could not start (a port was taken): other ports
+                }
+                if recuo_redis::ping(&url, Duration::from_secs(2)).is_ok() {
+                    return Server {
+                        child,
+                        dir,
+                        port,
+                        tls_port,
+                        url,
+                        tls_url: format!("rediss://app:apppw@127.0.0.1:{tls_port}"),
+                        acl_url: format!("redis://app:apppw@127.0.0.1:{port}"),
+                        password,
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server did not start");
+    }
+
+    /// Stops the server (SIGKILL) and waits for it.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGSTOP / SIGCONT: a server that accepts connections but never answers.
+    pub fn freeze(&self, frozen: bool) {
+        let sig = if frozen { "-STOP" } else { "-CONT" };
+        let _ = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.freeze(false);
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
