@@ -170,8 +170,9 @@ def test_nginx_limit_req(client: str) -> None:
     assert len(statuses) == sum(a.report.attempts for a in answers)
     assert all(d >= 1000 for a in answers for d in a.report.delays_ms)  # Retry-After: 1
 
-    # Paced under its rate by one shared gate: not one 429.
-    gate = recuo.Gate(regulator=recuo.Regulator("6/s", burst=1))
+    # Paced well under its rate by one shared gate (room for a start delayed in transit on a
+    # busy machine): not one 429.
+    gate = recuo.Gate(regulator=recuo.Regulator("4/s", burst=1))
     with nginx(rate=10) as server:
         answers = send_all(client, twenty_gets_and_five_posts(server.url), policy=POLICY, gate=gate)
         statuses = server.statuses()
