@@ -79,9 +79,40 @@ impl BudgetError {
     }
 }
 
+/// A retry budget kept in a store shared between machines (Redis, in `recuo-redis`): the
+/// same rule as the local budget, counted by the store, so every process of a fleet shares
+/// one budget.
+pub trait RemoteBudget: Send + Sync {
+    /// The settings the store counts with: ratio, floor per second, window in seconds.
+    fn settings(&self) -> (f64, f64, u32);
+
+    /// Counts a first attempt.
+    ///
+    /// # Errors
+    /// The store could not be used.
+    fn record_request(&self) -> Result<(), SharedError>;
+
+    /// Takes one retry if the budget allows it.
+    ///
+    /// # Errors
+    /// The store could not be used.
+    fn withdraw(&self) -> Result<bool, SharedError>;
+
+    /// Requests and retries counted in the window.
+    ///
+    /// # Errors
+    /// The store could not be used.
+    fn counts(&self) -> Result<(u64, u64), SharedError>;
+}
+
 enum Storage {
     Local(Box<BudgetState>),
     Shared(Mapping<BudgetState>),
+    Remote {
+        store: Box<dyn RemoteBudget>,
+        /// Buckets never used: what `s()` answers for a remote budget.
+        unused: Box<BudgetState>,
+    },
 }
 
 /// A budget's settings, kept by this process: a shared file's are checked against them
@@ -212,6 +243,37 @@ impl RetryBudget {
         Ok(Self::with(Storage::Shared(mapping), (r, f, w)))
     }
 
+    /// A budget kept in a remote store (Redis, through `recuo-redis`), shared by every
+    /// process that uses the same store and key, with the store's settings. It fails closed:
+    /// while the store cannot be used, a first attempt earns nothing and no retry is allowed
+    /// (the remote budget's own methods say why).
+    ///
+    /// # Errors
+    /// [`BudgetError::Invalid`] for settings [`RetryBudget::new`] would refuse.
+    pub fn remote(store: Box<dyn RemoteBudget>) -> Result<Self, BudgetError> {
+        let (ratio, floor_per_s, window_s) = store.settings();
+        let settings = settings(ratio, floor_per_s, window_s)?;
+        Ok(Self::with(
+            Storage::Remote {
+                store,
+                unused: zeroed_box(),
+            },
+            settings,
+        ))
+    }
+
+    fn remote_store(&self) -> Option<&dyn RemoteBudget> {
+        match &self.0.storage {
+            Storage::Remote { store, .. } => Some(store.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// Whether the budget is kept in a remote store.
+    pub fn is_remote(&self) -> bool {
+        self.remote_store().is_some()
+    }
+
     fn with(storage: Storage, (ratio_ppm, floor_milli_per_s, window_s): (u64, u64, u32)) -> Self {
         RetryBudget(Arc::new(Inner {
             storage,
@@ -227,6 +289,7 @@ impl RetryBudget {
         match &self.0.storage {
             Storage::Local(s) => s,
             Storage::Shared(m) => m,
+            Storage::Remote { unused, .. } => unused,
         }
     }
 
@@ -254,8 +317,14 @@ impl RetryBudget {
         b
     }
 
-    /// Counts a first attempt at `now_ns` (the monotonic clock): it earns retries.
+    /// Counts a first attempt at `now_ns` (the monotonic clock): it earns retries. A remote
+    /// budget counts on the store's clock.
     pub fn record_request_at(&self, now_ns: u64) {
+        if let Some(store) = self.remote_store() {
+            // Fails closed: a request the store did not count earns no retry.
+            let _ = store.record_request();
+            return;
+        }
         saturating_increment(&self.bucket(now_ns).requests);
     }
 
@@ -264,8 +333,12 @@ impl RetryBudget {
         self.record_request_at(monotonic_ns());
     }
 
-    /// Requests and retries counted in the window ending at `now_ns`.
+    /// Requests and retries counted in the window ending at `now_ns` (a remote budget: the
+    /// store's window ending now; `(0, 0)` while the store cannot be used).
     pub fn counts_at(&self, now_ns: u64) -> (u64, u64) {
+        if let Some(store) = self.remote_store() {
+            return store.counts().unwrap_or((0, 0));
+        }
         let s = self.s();
         let second = now_ns / 1_000_000_000;
         let window = self.window();
@@ -283,8 +356,12 @@ impl RetryBudget {
             })
     }
 
-    /// Takes one retry at `now_ns` if the budget allows it.
+    /// Takes one retry at `now_ns` if the budget allows it (a remote budget: if the store
+    /// allows it now; never while the store cannot be used).
     pub fn try_withdraw_at(&self, now_ns: u64) -> bool {
+        if let Some(store) = self.remote_store() {
+            return store.withdraw().unwrap_or(false);
+        }
         let settings = self.0.settings;
         let (requests, retries) = self.counts_at(now_ns);
         let ratio = settings.ratio_ppm as f64 / 1e6;
@@ -359,6 +436,62 @@ mod tests {
         assert!(!b.try_withdraw_at(t + 9 * S));
         assert!(b.try_withdraw_at(t + 10 * S), "the first retry is 10 s old");
         assert_eq!(b.counts_at(t + 10 * S), (0, 1));
+    }
+
+    /// A store allowing `allowed` retries, counting what it is told; `broken` makes it fail.
+    struct Store {
+        allowed: std::sync::Mutex<u64>,
+        requests: AtomicU64,
+        broken: bool,
+    }
+
+    impl RemoteBudget for Store {
+        fn settings(&self) -> (f64, f64, u32) {
+            (0.5, 0.0, 10)
+        }
+        fn record_request(&self) -> Result<(), SharedError> {
+            if self.broken {
+                return Err(SharedError::Io(std::io::Error::other("out of reach")));
+            }
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        fn withdraw(&self) -> Result<bool, SharedError> {
+            if self.broken {
+                return Err(SharedError::Io(std::io::Error::other("out of reach")));
+            }
+            let mut left = self.allowed.lock().unwrap();
+            Ok(left.checked_sub(1).map(|l| *left = l).is_some())
+        }
+        fn counts(&self) -> Result<(u64, u64), SharedError> {
+            if self.broken {
+                return Err(SharedError::Io(std::io::Error::other("out of reach")));
+            }
+            Ok((self.requests.load(Ordering::Relaxed), 0))
+        }
+    }
+
+    #[test]
+    fn a_remote_budget_asks_its_store_and_fails_closed() {
+        let store = |allowed, broken| Store {
+            allowed: std::sync::Mutex::new(allowed),
+            requests: AtomicU64::new(0),
+            broken,
+        };
+        let b = RetryBudget::remote(Box::new(store(2, false))).unwrap();
+        assert!(b.is_remote());
+        b.record_request();
+        b.record_request();
+        assert_eq!(b.counts_at(0), (2, 0));
+        assert!(b.try_withdraw());
+        assert!(b.try_withdraw());
+        assert!(!b.try_withdraw());
+        assert!(format!("{b:?}").contains("ratio: 0.5"));
+
+        let broken = RetryBudget::remote(Box::new(store(5, true))).unwrap();
+        broken.record_request();
+        assert!(!broken.try_withdraw());
+        assert_eq!(broken.counts_at(0), (0, 0));
     }
 
     #[test]

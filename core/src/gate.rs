@@ -85,7 +85,7 @@ impl Gate {
     /// is not reserved). The budget is not touched: the operation machine counts requests.
     ///
     /// # Errors
-    /// The regulator refused the cost (never with the cost of 1 used here).
+    /// A remote limit's or regulator's store could not be used ([`RegulatorError::Shared`]).
     pub fn wait(
         &self,
         timeout: Option<std::time::Duration>,
@@ -93,7 +93,7 @@ impl Gate {
     ) -> Result<Option<Pass>, RegulatorError> {
         let started = std::time::Instant::now();
         let permit = match &self.limit {
-            Some(limit) => match limit.acquire(timeout, cancel) {
+            Some(limit) => match limit.acquire(timeout, cancel)? {
                 Some(p) => Some(p),
                 None => return Ok(None),
             },
@@ -120,14 +120,14 @@ impl Gate {
     /// cancelled meanwhile.
     ///
     /// # Errors
-    /// The regulator refused the cost (never with the cost of 1 used here).
+    /// A remote limit's or regulator's store could not be used ([`RegulatorError::Shared`]).
     pub fn enter(
         &self,
         attempt: u32,
         cancel: &CancelToken,
     ) -> Result<Option<Pass>, RegulatorError> {
         let permit = match &self.limit {
-            Some(limit) => match limit.acquire(None, cancel) {
+            Some(limit) => match limit.acquire(None, cancel)? {
                 Some(p) => Some(p),
                 None => return Ok(None),
             },

@@ -59,7 +59,7 @@ pub mod units;
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
 pub use backoff::{window_ms, Backoff, Jitter};
 pub use batch::{Batch, BatchReport, BatchResult};
-pub use budget::{BudgetError, RetryBudget};
+pub use budget::{BudgetError, RemoteBudget, RetryBudget};
 pub use classify::{
     Cause, MethodSet, Outcome, Request, RetryRule, Rules, StatusSet, Transport, TransportSet,
     Verdict,
@@ -73,7 +73,7 @@ pub use headers::header;
 pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
 pub use journal::{Level, RequestLine, Seen};
-pub use limit::{ConcurrencyLimit, Permit};
+pub use limit::{ConcurrencyLimit, Permit, RemoteLimit, RemotePlace};
 pub use operation::{Operation, Step};
 pub use origin::{who_answered, Confidence, Origin, WhoAnswered};
 pub use plan::{plan, Plan, PlanError};

@@ -1,10 +1,35 @@
 //! The concurrency limit (SPEC §9): a semaphore on requests in flight, with permits that
-//! give their place back when dropped.
+//! give their place back when dropped — kept in this process, or in a store shared between
+//! machines (Redis, through `recuo-redis`), where each place is a lease.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::clock::CancelToken;
+use crate::shm::SharedError;
+
+/// A place held in a remote store: dropping it gives the place back (a place whose holder
+/// dies comes back when its lease expires).
+pub type RemotePlace = Box<dyn Send + Sync>;
+
+/// A concurrency limit kept in a store shared between machines (Redis, in `recuo-redis`):
+/// the store decides who gets a place, so every process of a fleet shares one limit.
+pub trait RemoteLimit: Send + Sync + std::fmt::Debug {
+    /// The number of places.
+    fn limit(&self) -> u32;
+
+    /// Waits for a place, at most `timeout` (`None`: as long as it takes; zero: only asks),
+    /// giving up when `cancel` is cancelled. `Ok(None)`: the timeout passed or `cancel` was
+    /// cancelled.
+    ///
+    /// # Errors
+    /// The store could not be used: no place (the limit fails closed).
+    fn acquire(
+        &self,
+        timeout: Option<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<Option<RemotePlace>, SharedError>;
+}
 
 #[derive(Debug, Default)]
 struct Counts {
@@ -15,25 +40,43 @@ struct Counts {
 #[derive(Debug)]
 struct Inner {
     limit: u32,
+    /// This process's places (for a remote limit: the leases it holds).
     counts: Mutex<Counts>,
     freed: Condvar,
+    remote: Option<Box<dyn RemoteLimit>>,
 }
 
-/// At most `limit` requests in flight at once. Clones share the limit.
+/// At most `limit` requests in flight at once. Clones share the limit; so do all remote
+/// limits on the same store and key, in any process on any machine.
 #[derive(Debug, Clone)]
 pub struct ConcurrencyLimit(Arc<Inner>);
 
 /// One place in flight, given back when dropped.
-#[derive(Debug)]
 #[must_use = "the place is given back as soon as the permit is dropped"]
-pub struct Permit(Arc<Inner>);
+pub struct Permit {
+    limit: Arc<Inner>,
+    // Dropped after the count is given back (field order), releasing the remote place.
+    _place: Option<RemotePlace>,
+}
+
+impl std::fmt::Debug for Permit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permit")
+            .field("remote", &self._place.is_some())
+            .finish()
+    }
+}
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        let mut c = self.0.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut c = self
+            .limit
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         c.in_flight -= 1;
         drop(c);
-        self.0.freed.notify_one();
+        self.limit.freed.notify_one();
     }
 }
 
@@ -46,13 +89,23 @@ impl ConcurrencyLimit {
 
     /// A limit of `limit` places; `None` when `limit` is 0 (nothing could ever run).
     pub fn new(limit: u32) -> Option<Self> {
-        (limit > 0).then(|| {
-            ConcurrencyLimit(Arc::new(Inner {
-                limit,
-                counts: Mutex::new(Counts::default()),
-                freed: Condvar::new(),
-            }))
-        })
+        (limit > 0).then(|| Self::with(limit, None))
+    }
+
+    /// A limit kept in a remote store (Redis, through `recuo-redis`), shared by every process
+    /// that uses the same store and key. Its counts ([`in_flight`](Self::in_flight),
+    /// [`max_in_flight`](Self::max_in_flight)) are this process's places.
+    pub fn remote(remote: Box<dyn RemoteLimit>) -> Self {
+        Self::with(remote.limit().max(1), Some(remote))
+    }
+
+    fn with(limit: u32, remote: Option<Box<dyn RemoteLimit>>) -> Self {
+        ConcurrencyLimit(Arc::new(Inner {
+            limit,
+            counts: Mutex::new(Counts::default()),
+            freed: Condvar::new(),
+            remote,
+        }))
     }
 
     /// The number of places.
@@ -60,12 +113,18 @@ impl ConcurrencyLimit {
         self.0.limit
     }
 
-    /// Requests in flight now.
+    /// Whether the places are kept in a remote store.
+    pub fn is_remote(&self) -> bool {
+        self.0.remote.is_some()
+    }
+
+    /// Requests in flight now (for a remote limit: this process's).
     pub fn in_flight(&self) -> u32 {
         self.lock().in_flight
     }
 
-    /// The most requests that were ever in flight at once.
+    /// The most requests that were ever in flight at once (for a remote limit: this
+    /// process's).
     pub fn max_in_flight(&self) -> u32 {
         self.lock().max_in_flight
     }
@@ -74,27 +133,55 @@ impl ConcurrencyLimit {
         self.0.counts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn take(&self, c: &mut Counts) -> Permit {
+    fn take(&self, c: &mut Counts, place: Option<RemotePlace>) -> Permit {
         c.in_flight += 1;
         c.max_in_flight = c.max_in_flight.max(c.in_flight);
-        Permit(self.0.clone())
+        Permit {
+            limit: self.0.clone(),
+            _place: place,
+        }
     }
 
     /// A place now, or `None` when all are taken.
-    pub fn try_acquire(&self) -> Option<Permit> {
+    ///
+    /// # Errors
+    /// Only a remote limit: its store could not be used (no place is given without the
+    /// store's word).
+    pub fn try_acquire(&self) -> Result<Option<Permit>, SharedError> {
+        if self.0.remote.is_some() {
+            return self.acquire(Some(Duration::ZERO), &CancelToken::new());
+        }
         let mut c = self.lock();
-        (c.in_flight < self.0.limit).then(|| self.take(&mut c))
+        Ok((c.in_flight < self.0.limit).then(|| self.take(&mut c, None)))
     }
 
     /// Waits for a place, at most `timeout` (`None`: as long as it takes), and gives up when
-    /// `cancel` is cancelled (within a few milliseconds).
-    pub fn acquire(&self, timeout: Option<Duration>, cancel: &CancelToken) -> Option<Permit> {
+    /// `cancel` is cancelled (within a few milliseconds). `Ok(None)`: the timeout passed or
+    /// `cancel` was cancelled.
+    ///
+    /// # Errors
+    /// Only a remote limit: its store could not be used, within the store's deadline per
+    /// call (the limit fails closed).
+    pub fn acquire(
+        &self,
+        timeout: Option<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Permit>, SharedError> {
+        if let Some(remote) = &self.0.remote {
+            return Ok(remote
+                .acquire(timeout, cancel)?
+                .map(|place| self.take(&mut self.lock(), Some(place))));
+        }
+        Ok(self.acquire_local(timeout, cancel))
+    }
+
+    fn acquire_local(&self, timeout: Option<Duration>, cancel: &CancelToken) -> Option<Permit> {
         // A timeout too long to add to the clock is no timeout.
         let until = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut c = self.lock();
         loop {
             if c.in_flight < self.0.limit {
-                return Some(self.take(&mut c));
+                return Some(self.take(&mut c, None));
             }
             if cancel.is_cancelled() {
                 return None;
@@ -124,13 +211,13 @@ mod tests {
     #[test]
     fn permits_come_back_when_dropped() {
         let l = ConcurrencyLimit::new(2).unwrap();
-        let a = l.try_acquire().unwrap();
-        let b = l.try_acquire().unwrap();
-        assert!(l.try_acquire().is_none());
+        let a = l.try_acquire().unwrap().unwrap();
+        let b = l.try_acquire().unwrap().unwrap();
+        assert!(l.try_acquire().unwrap().is_none());
         assert_eq!((l.in_flight(), l.max_in_flight()), (2, 2));
         drop(a);
         assert_eq!(l.in_flight(), 1);
-        let _c = l.try_acquire().unwrap();
+        let _c = l.try_acquire().unwrap().unwrap();
         drop(b);
         assert_eq!((l.in_flight(), l.max_in_flight()), (1, 2));
         assert!(ConcurrencyLimit::new(0).is_none());
@@ -145,7 +232,7 @@ mod tests {
                 let (l, cancel) = (l.clone(), cancel.clone());
                 std::thread::spawn(move || {
                     for _ in 0..50 {
-                        let _p = l.acquire(None, &cancel).unwrap();
+                        let _p = l.acquire(None, &cancel).unwrap().unwrap();
                         assert!(l.in_flight() <= 3);
                         std::thread::yield_now();
                     }
@@ -162,17 +249,85 @@ mod tests {
     #[test]
     fn waiting_ends_on_timeout_or_cancellation() {
         let l = ConcurrencyLimit::new(1).unwrap();
-        let _held = l.try_acquire().unwrap();
+        let _held = l.try_acquire().unwrap().unwrap();
         let cancel = CancelToken::new();
         assert!(l
             .acquire(Some(Duration::from_millis(10)), &cancel)
+            .unwrap()
             .is_none());
         let c = cancel.clone();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
             c.cancel();
         });
-        assert!(l.acquire(None, &cancel).is_none());
+        assert!(l.acquire(None, &cancel).unwrap().is_none());
         t.join().unwrap();
+    }
+
+    /// A remote store of `places` places, counting what it gives and takes back; `broken`
+    /// makes it fail.
+    #[derive(Debug, Default)]
+    struct Store {
+        places: u32,
+        held: Arc<Mutex<u32>>,
+        broken: bool,
+    }
+
+    struct Place(Arc<Mutex<u32>>);
+
+    impl Drop for Place {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() -= 1;
+        }
+    }
+
+    impl RemoteLimit for Store {
+        fn limit(&self) -> u32 {
+            self.places
+        }
+
+        fn acquire(
+            &self,
+            _timeout: Option<Duration>,
+            _cancel: &CancelToken,
+        ) -> Result<Option<RemotePlace>, SharedError> {
+            if self.broken {
+                return Err(SharedError::Io(std::io::Error::other("store out of reach")));
+            }
+            let mut held = self.held.lock().unwrap();
+            if *held == self.places {
+                return Ok(None);
+            }
+            *held += 1;
+            Ok(Some(Box::new(Place(self.held.clone()))))
+        }
+    }
+
+    #[test]
+    fn a_remote_limit_takes_its_places_from_the_store_and_gives_them_back() {
+        let held = Arc::new(Mutex::new(0));
+        let l = ConcurrencyLimit::remote(Box::new(Store {
+            places: 2,
+            held: held.clone(),
+            broken: false,
+        }));
+        assert!(l.is_remote());
+        assert_eq!(l.limit(), 2);
+        let a = l.try_acquire().unwrap().unwrap();
+        let _b = l.try_acquire().unwrap().unwrap();
+        assert!(l.try_acquire().unwrap().is_none());
+        assert_eq!((*held.lock().unwrap(), l.in_flight()), (2, 2));
+        drop(a);
+        assert_eq!((*held.lock().unwrap(), l.in_flight()), (1, 1));
+        assert_eq!(l.max_in_flight(), 2);
+
+        let broken = ConcurrencyLimit::remote(Box::new(Store {
+            places: 2,
+            broken: true,
+            ..Store::default()
+        }));
+        let e = broken.try_acquire().unwrap_err();
+        assert_eq!(e.to_string(), "shared state: store out of reach");
+        assert_eq!(broken.in_flight(), 0);
     }
 }

@@ -99,6 +99,12 @@ unsafe impl SharedState for RegulatorState {
     }
 }
 
+impl From<SharedError> for RegulatorError {
+    fn from(e: SharedError) -> Self {
+        RegulatorError::Shared(e)
+    }
+}
+
 impl RegulatorError {
     /// The error of a build without Redis support (a binding built without its `redis`
     /// feature): a clear [`SharedError::Io`].

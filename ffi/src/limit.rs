@@ -95,8 +95,9 @@ pub unsafe extern "C" fn recuo_concurrency_limit_try_acquire(
         };
         match l.0.try_acquire() {
             // SAFETY: a checked output.
-            Some(permit) => unsafe { store(out, recuo_permit { _permit: permit }) },
-            None => RECUO_WOULD_WAIT,
+            Ok(Some(permit)) => unsafe { store(out, recuo_permit { _permit: permit }) },
+            Ok(None) => RECUO_WOULD_WAIT,
+            Err(e) => e.into(),
         }
     })
 }
@@ -132,9 +133,10 @@ pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
             .filter(|t| timeout_ms != u64::MAX && Instant::now().checked_add(*t).is_some());
         match l.0.acquire(timeout, &cancel) {
             // SAFETY: a checked output.
-            Some(permit) => unsafe { store(out, recuo_permit { _permit: permit }) },
-            None if cancel.is_cancelled() => RECUO_CANCELLED,
-            None => RECUO_TIMED_OUT,
+            Ok(Some(permit)) => unsafe { store(out, recuo_permit { _permit: permit }) },
+            Ok(None) if cancel.is_cancelled() => RECUO_CANCELLED,
+            Ok(None) => RECUO_TIMED_OUT,
+            Err(e) => e.into(),
         }
     })
 }

@@ -349,8 +349,13 @@ impl ConcurrencyLimit {
 
     /// A place now, or null when every place is taken.
     pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
-        guarded("Recuo\\ConcurrencyLimit::tryAcquire", || {
-            Ok(self.inner.try_acquire().map(Permit::from))
+        const F: &str = "Recuo\\ConcurrencyLimit::tryAcquire";
+        guarded(F, || {
+            Ok(self
+                .inner
+                .try_acquire()
+                .map_err(|e| shared_file_error(F, &e))?
+                .map(Permit::from))
         })
     }
 
@@ -365,7 +370,11 @@ impl ConcurrencyLimit {
                 ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
             }
             let never = recuo::CancelToken::new();
-            Ok(self.inner.acquire(timeout, &never).map(Permit::from))
+            Ok(self
+                .inner
+                .acquire(timeout, &never)
+                .map_err(|e| shared_file_error(F, &e))?
+                .map(Permit::from))
         })
     }
 

@@ -620,7 +620,10 @@ pub(crate) fn acquire_place(
         let slice = until.map_or(SLEEP_SLICE, |u| {
             u.saturating_duration_since(Instant::now()).min(SLEEP_SLICE)
         });
-        if let Some(permit) = py.detach(|| limit.acquire(Some(slice), &never)) {
+        if let Some(permit) = py
+            .detach(|| limit.acquire(Some(slice), &never))
+            .map_err(|e| redis_error(&e))?
+        {
             return Ok(Some(permit));
         }
         py.check_signals()?;
@@ -692,8 +695,13 @@ impl PyConcurrencyLimit {
     }
 
     /// A place now, or ``None`` when all are taken.
-    fn try_acquire(&self) -> Option<PyPermit> {
-        self.inner.try_acquire().map(PyPermit::new)
+    fn try_acquire(&self, py: Python<'_>) -> PyResult<Option<PyPermit>> {
+        let placed = if self.inner.is_remote() {
+            py.detach(|| self.inner.try_acquire())
+        } else {
+            self.inner.try_acquire()
+        };
+        Ok(placed.map_err(|e| redis_error(&e))?.map(PyPermit::new))
     }
 
     /// Holds the place of ``permit`` until the next ``__exit__``. Private: ``async with``

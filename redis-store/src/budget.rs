@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use recuo::{RetryAllowance, RetryBudget, SharedError};
+use recuo::{RemoteBudget, RetryAllowance, RetryBudget, SharedError};
 
 use crate::{check_settings, io, tagged, Script, Store, DEADLINE};
 
@@ -150,5 +150,28 @@ impl RedisBudget {
 impl RetryAllowance for RedisBudget {
     fn try_withdraw(&self) -> bool {
         self.withdraw().unwrap_or(false)
+    }
+}
+
+/// The budget as the core's [`RetryBudget::remote`] uses it.
+impl RemoteBudget for RedisBudget {
+    fn settings(&self) -> (f64, f64, u32) {
+        (
+            self.ratio_ppm as f64 / 1e6,
+            self.floor_milli as f64 / 1e3,
+            self.window_s,
+        )
+    }
+
+    fn record_request(&self) -> Result<(), SharedError> {
+        RedisBudget::record_request(self)
+    }
+
+    fn withdraw(&self) -> Result<bool, SharedError> {
+        RedisBudget::withdraw(self)
+    }
+
+    fn counts(&self) -> Result<(u64, u64), SharedError> {
+        RedisBudget::counts(self)
     }
 }

@@ -6,6 +6,8 @@
 //! - [`RedisLimit`]: a concurrency limit with leases (a holder that dies frees its place
 //!   when its lease expires).
 //! - [`RedisBudget`]: the retry budget, the same rule as [`recuo::RetryBudget`].
+//! - [`limit`] and [`budget`]: the same two as the core's [`recuo::ConcurrencyLimit`] and
+//!   [`recuo::RetryBudget`], for a [`recuo::Gate`] (and every binding's gate).
 //!
 //! Each check is one script run with `EVALSHA` (the script's SHA-1), falling back to `EVAL`
 //! when the server answers `NOSCRIPT` (a restarted or flushed server), which caches it again.
@@ -26,7 +28,10 @@ mod limit;
 
 use std::time::Duration;
 
-use recuo::{Rate, Regulator, RegulatorError, RemoteGcra, SharedError};
+use recuo::{
+    BudgetError, ConcurrencyLimit, Rate, Regulator, RegulatorError, RemoteGcra, RetryBudget,
+    SharedError,
+};
 
 pub use budget::RedisBudget;
 use client::{io, Answer, Client};
@@ -273,6 +278,45 @@ pub fn regulator(
     let gcra =
         RedisGcra::open(url, key, rate.interval_ns(), burst).map_err(RegulatorError::Shared)?;
     Regulator::remote(Box::new(gcra), rate, burst)
+}
+
+/// A concurrency limit on the Redis server at `url`, under `key`, for the core's gates: at most
+/// `max` requests in flight for every process on every machine that uses the same server and
+/// key, each place a lease of `lease` (a holder that dies frees its place when the lease
+/// expires; choose a lease longer than the longest attempt, since a gate does not renew it).
+///
+/// # Errors
+/// As [`RedisLimit::open`].
+pub fn limit(
+    url: &str,
+    key: &str,
+    max: u32,
+    lease: Duration,
+) -> Result<ConcurrencyLimit, SharedError> {
+    Ok(ConcurrencyLimit::remote(Box::new(RedisLimit::open(
+        url, key, max, lease,
+    )?)))
+}
+
+/// A retry budget on the Redis server at `url`, under `key`, for the core's gates: the same
+/// rule and settings as [`RetryBudget::new`], counted on the server for every process that
+/// uses the same server and key. It fails closed (no retry while the server is out of reach).
+///
+/// # Errors
+/// [`BudgetError::Invalid`] for settings the local budget would refuse;
+/// [`BudgetError::Shared`] as [`RedisBudget::open`].
+pub fn budget(
+    url: &str,
+    key: &str,
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+) -> Result<RetryBudget, BudgetError> {
+    // The core's check first, so that bad settings get the core's error.
+    RetryBudget::new(ratio, floor_per_s, window_s)?;
+    let store =
+        RedisBudget::open(url, key, ratio, floor_per_s, window_s).map_err(BudgetError::Shared)?;
+    RetryBudget::remote(Box::new(store))
 }
 
 /// Answers whether the server at `url` takes this URL's login (`PING` after `AUTH`): for

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recuo::{CancelToken, IdempotencyKey, SharedError};
+use recuo::{CancelToken, IdempotencyKey, RemoteLimit, RemotePlace, SharedError};
 
 use crate::{check_settings, io, tagged, Script, Store, DEADLINE};
 
@@ -235,5 +235,21 @@ impl Drop for Lease {
             // An error leaves the place to its lease's expiry.
             let _ = self.release_token();
         }
+    }
+}
+
+/// The limit as the core's [`recuo::ConcurrencyLimit`] uses it: each place a lease, given
+/// back when the core's permit is dropped.
+impl RemoteLimit for RedisLimit {
+    fn limit(&self) -> u32 {
+        self.max()
+    }
+
+    fn acquire(
+        &self,
+        timeout: Option<Duration>,
+        cancel: &CancelToken,
+    ) -> Result<Option<RemotePlace>, SharedError> {
+        Ok(RedisLimit::acquire(self, timeout, cancel)?.map(|l| Box::new(l) as RemotePlace))
     }
 }
