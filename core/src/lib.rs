@@ -73,7 +73,7 @@ pub use headers::header;
 pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
 pub use journal::{Level, RequestLine, Seen};
-pub use limit::{ConcurrencyLimit, Permit, RemoteLimit, RemotePlace};
+pub use limit::{ConcurrencyLimit, Permit, RemoteLease, RemoteLimit, RemotePlace};
 pub use operation::{Operation, Step};
 pub use origin::{who_answered, Confidence, Origin, WhoAnswered};
 pub use plan::{plan, Plan, PlanError};

@@ -8,9 +8,19 @@ use std::time::{Duration, Instant};
 use crate::clock::CancelToken;
 use crate::shm::SharedError;
 
-/// A place held in a remote store: dropping it gives the place back (a place whose holder
-/// dies comes back when its lease expires).
-pub type RemotePlace = Box<dyn Send + Sync>;
+/// A place held in a remote store, as a lease: dropping it gives the place back (a place
+/// whose holder dies comes back when its lease expires).
+pub trait RemoteLease: Send + Sync {
+    /// Extends the lease from now; `Ok(false)` when it had already expired (the place may be
+    /// someone else's now).
+    ///
+    /// # Errors
+    /// The store could not be used.
+    fn renew(&self) -> Result<bool, SharedError>;
+}
+
+/// A place held in a remote store.
+pub type RemotePlace = Box<dyn RemoteLease>;
 
 /// A concurrency limit kept in a store shared between machines (Redis, in `recuo-redis`):
 /// the store decides who gets a place, so every process of a fleet shares one limit.
@@ -64,6 +74,18 @@ impl std::fmt::Debug for Permit {
         f.debug_struct("Permit")
             .field("remote", &self._place.is_some())
             .finish()
+    }
+}
+
+impl Permit {
+    /// Extends a remote place's lease from now (a long request does this before its lease
+    /// ends); `Ok(false)` when the lease had already expired. A local place has no lease:
+    /// `Ok(true)`.
+    ///
+    /// # Errors
+    /// The remote store could not be used.
+    pub fn renew(&self) -> Result<bool, SharedError> {
+        self._place.as_ref().map_or(Ok(true), |p| p.renew())
     }
 }
 
@@ -275,6 +297,12 @@ mod tests {
 
     struct Place(Arc<Mutex<u32>>);
 
+    impl RemoteLease for Place {
+        fn renew(&self) -> Result<bool, SharedError> {
+            Ok(*self.0.lock().unwrap() > 0)
+        }
+    }
+
     impl Drop for Place {
         fn drop(&mut self) {
             *self.0.lock().unwrap() -= 1;
@@ -315,6 +343,7 @@ mod tests {
         assert_eq!(l.limit(), 2);
         let a = l.try_acquire().unwrap().unwrap();
         let _b = l.try_acquire().unwrap().unwrap();
+        assert!(a.renew().unwrap());
         assert!(l.try_acquire().unwrap().is_none());
         assert_eq!((*held.lock().unwrap(), l.in_flight()), (2, 2));
         drop(a);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recuo::{CancelToken, IdempotencyKey, RemoteLimit, RemotePlace, SharedError};
+use recuo::{CancelToken, IdempotencyKey, RemoteLease, RemoteLimit, RemotePlace, SharedError};
 
 use crate::{check_settings, io, tagged, Script, Store, DEADLINE};
 
@@ -251,5 +251,12 @@ impl RemoteLimit for RedisLimit {
         cancel: &CancelToken,
     ) -> Result<Option<RemotePlace>, SharedError> {
         Ok(RedisLimit::acquire(self, timeout, cancel)?.map(|l| Box::new(l) as RemotePlace))
+    }
+}
+
+/// A lease as the core's permit holds it.
+impl RemoteLease for Lease {
+    fn renew(&self) -> Result<bool, SharedError> {
+        Lease::renew(self)
     }
 }
