@@ -568,6 +568,7 @@ mod tests {
                 reason,
                 retry_at_ms: None,
                 report: Report::default(),
+                gate_error: None,
             })
         };
         let results = vec![

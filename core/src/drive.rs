@@ -125,6 +125,11 @@ pub struct RetryError<E> {
     pub retry_at_ms: Option<u64>,
     /// Attempts, elapsed time and the delays slept.
     pub report: Report,
+    /// Set when the loop stopped because its gate could not be used — a remote limit,
+    /// regulator or budget whose store is out of reach (Rust's [`Retry`](crate::Retry); the
+    /// bindings raise it as their own error). The attempt was not made; `reason` is what a
+    /// refused entry comes to (`wait_exceeds_deadline`).
+    pub gate_error: Option<crate::RegulatorError>,
 }
 
 impl<E> RetryError<E> {
@@ -142,6 +147,9 @@ impl<E: std::fmt::Display> std::fmt::Display for RetryError<E> {
             self.report.attempts,
             self.reason.name()
         )?;
+        if let Some(e) = &self.gate_error {
+            write!(f, ": the gate could not be used: {e}")?;
+        }
         match &self.error {
             Some(e) => write!(f, ": {e}"),
             None => Ok(()),
@@ -373,6 +381,7 @@ pub fn drive<D: Driver>(
                     reason,
                     retry_at_ms,
                     report,
+                    gate_error: None,
                 }));
             }
         };

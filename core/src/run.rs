@@ -230,10 +230,14 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
             retry: self,
             op,
             pass: None,
+            gate_error: None,
         };
         match drive(machine, &OnceCell::new(), &mut driver) {
             Ok(value) => Ok(value),
-            Err(Stopped::GaveUp(e)) => Err(e),
+            Err(Stopped::GaveUp(mut e)) => {
+                e.gate_error = driver.gate_error.take();
+                Err(e)
+            }
             // The runner's effects never fail, so nothing aborts; were one to, its error would
             // still reach the caller.
             Err(Stopped::Aborted(e)) => Err(RetryError {
@@ -241,6 +245,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
                 reason: GiveUpReason::Permanent,
                 retry_at_ms: None,
                 report: Report::default(),
+                gate_error: None,
             }),
         }
     }
@@ -251,6 +256,8 @@ struct Hooks<'p, 'h, E, C, F> {
     retry: Retry<'p, 'h, E, C>,
     op: F,
     pass: Option<Pass>,
+    /// Why the gate could not be used, ending the loop.
+    gate_error: Option<crate::RegulatorError>,
 }
 
 impl<E, C: Clock, T, F> Driver for Hooks<'_, '_, E, C, F>
@@ -278,13 +285,18 @@ where
         };
         let now = self.retry.clock.now_ms();
         let timeout = until_ms.map(|u| Duration::from_millis(u.saturating_sub(now)));
-        // A regulator error needs a cost above the burst; the runner asks for 1.
         match gate.wait(timeout, &self.retry.cancel) {
             Ok(Some(pass)) => {
                 self.pass = Some(pass);
                 Ok(true)
             }
-            Ok(None) | Err(_) => Ok(false),
+            Ok(None) => Ok(false),
+            // A remote store out of reach (a cost above the burst cannot happen: the runner
+            // asks for 1): no attempt, and the caller is told why.
+            Err(e) => {
+                self.gate_error = Some(e);
+                Ok(false)
+            }
         }
     }
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<T, E> {
