@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use recuo::{RemoteBudget, RetryAllowance, RetryBudget, SharedError};
 
-use crate::{check_settings, io, tagged, Script, Store, DEADLINE};
+use crate::client::{io, DEADLINE};
+use crate::store::{check_settings, tagged, Script, Store};
 
 const BUDGET_LUA: &str = include_str!("budget.lua");
 

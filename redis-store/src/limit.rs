@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use recuo::{CancelToken, IdempotencyKey, RemoteLease, RemoteLimit, RemotePlace, SharedError};
 
-use crate::{check_settings, io, tagged, Script, Store, DEADLINE};
+use crate::client::{io, DEADLINE};
+use crate::store::{check_settings, tagged, Script, Store};
 
 const ACQUIRE_LUA: &str = include_str!("lease_acquire.lua");
 const RENEW_LUA: &str = include_str!("lease_renew.lua");

@@ -1,0 +1,227 @@
+//! The connection to one server running recuo's scripts, and the regulator's state on it.
+
+use std::time::Duration;
+
+use recuo::{RemoteGcra, SharedError};
+
+use crate::client::{io, Answer, Client, DEADLINE};
+
+/// The regulator's rule on the server.
+pub const GCRA_LUA: &str = include_str!("gcra.lua");
+pub(crate) const SETTINGS_LUA: &str = include_str!("settings.lua");
+
+/// A Lua script and its SHA-1, run by `EVALSHA` with the `EVAL` fallback.
+pub(crate) struct Script {
+    body: &'static str,
+    sha: String,
+}
+
+impl Script {
+    pub(crate) fn new(body: &'static str) -> Self {
+        Script {
+            body,
+            sha: redis::Script::new(body).get_hash().to_owned(),
+        }
+    }
+}
+
+/// A connection to one server, running scripts.
+pub(crate) struct Store {
+    pub(crate) client: Client,
+}
+
+impl Store {
+    pub(crate) fn open(url: &str, deadline: Duration) -> Result<Self, SharedError> {
+        Ok(Store {
+            client: Client::new(url, deadline)?,
+        })
+    }
+
+    /// Runs `script` on `keys` with `args`: `EVALSHA`, then `EVAL` on `NOSCRIPT`.
+    fn run(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[String],
+    ) -> Result<redis::Value, SharedError> {
+        let with = |verb: &str, first: &str| {
+            let mut c = redis::cmd(verb);
+            c.arg(first).arg(keys.len()).arg(keys).arg(args);
+            c
+        };
+        match self.client.call(&with("EVALSHA", &script.sha))? {
+            Answer::Value(v) => Ok(v),
+            Answer::NoScript => match self.client.call(&with("EVAL", script.body))? {
+                Answer::Value(v) => Ok(v),
+                Answer::NoScript => Err(io("the server refused the script (NOSCRIPT)")),
+            },
+        }
+    }
+
+    /// `run`, answering an array of integers (numbers sent as strings count).
+    pub(crate) fn ints(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[String],
+    ) -> Result<Vec<i64>, SharedError> {
+        match self.run(script, keys, args)? {
+            redis::Value::Array(items) => items.iter().map(int_of).collect(),
+            other => Err(io(format!("unexpected reply {other:?}"))),
+        }
+    }
+}
+
+fn int_of(v: &redis::Value) -> Result<i64, SharedError> {
+    let bad = || io(format!("unexpected reply {v:?}"));
+    match v {
+        redis::Value::Int(i) => Ok(*i),
+        redis::Value::BulkString(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(bad),
+        redis::Value::SimpleString(s) => s.parse().map_err(|_| bad()),
+        _ => Err(bad()),
+    }
+}
+
+/// The keys of the limit named `key`: `{key}:suffix`, one cluster slot for all of them.
+pub(crate) fn tagged(key: &str, suffix: &str) -> String {
+    format!("{{{key}}}:{suffix}")
+}
+
+/// Records `settings` under `{key}:settings` on first use; a key set up otherwise is refused
+/// with both settings named (`what` says what the key holds, for the message).
+pub(crate) fn check_settings(
+    store: &Store,
+    key: &str,
+    settings: &[(&str, String)],
+    refused: impl FnOnce(&[i64]) -> String,
+) -> Result<(), SharedError> {
+    let args: Vec<String> = settings
+        .iter()
+        .flat_map(|(n, v)| [(*n).to_owned(), v.clone()])
+        .collect();
+    let script = Script::new(SETTINGS_LUA);
+    let found = store.ints(&script, &[&tagged(key, "settings")], &args)?;
+    let wanted: Vec<i64> = settings
+        .iter()
+        .map(|(_, v)| v.parse().unwrap_or(-1))
+        .collect();
+    if found != wanted {
+        return Err(SharedError::Mismatch(refused(&found)));
+    }
+    Ok(())
+}
+
+/// The regulator's state on a Redis server (a [`RemoteGcra`]).
+pub struct RedisGcra {
+    store: Store,
+    script: Script,
+    key: String,
+    interval_us: u64,
+    burst: u32,
+}
+
+impl std::fmt::Debug for RedisGcra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisGcra")
+            .field("client", &self.store.client)
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl RedisGcra {
+    /// Connects, and checks (or records) the settings under `{key}:settings`.
+    ///
+    /// # Errors
+    /// [`SharedError::Io`] when the server cannot be used, [`SharedError::Mismatch`] when the
+    /// key was set up with another interval or burst.
+    pub fn open(url: &str, key: &str, interval_ns: u64, burst: u32) -> Result<Self, SharedError> {
+        Self::open_with_deadline(url, key, interval_ns, burst, DEADLINE)
+    }
+
+    /// [`open`](Self::open), each call ending within `deadline`.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_with_deadline(
+        url: &str,
+        key: &str,
+        interval_ns: u64,
+        burst: u32,
+        deadline: Duration,
+    ) -> Result<Self, SharedError> {
+        let store = Store::open(url, deadline)?;
+        let interval_us = (interval_ns / 1000).max(1);
+        check_settings(
+            &store,
+            key,
+            &[
+                ("interval_us", interval_us.to_string()),
+                ("burst", burst.to_string()),
+            ],
+            |found| {
+                format!(
+                    "the Redis key {key:?} regulates one start every {} µs with a burst of {}; \
+                     this process asked for one every {interval_us} µs with a burst of {burst}",
+                    found.first().copied().unwrap_or(0),
+                    found.get(1).copied().unwrap_or(0)
+                )
+            },
+        )?;
+        Ok(RedisGcra {
+            store,
+            script: Script::new(GCRA_LUA),
+            key: tagged(key, "tat"),
+            interval_us,
+            burst,
+        })
+    }
+}
+
+impl RedisGcra {
+    /// One run of the script, in microseconds, with the interval given (the vectors' test
+    /// passes the interval an adaptive regulator has in force): `(reserved, wait_us)`.
+    ///
+    /// # Errors
+    /// The server could not be used.
+    #[doc(hidden)]
+    pub fn reserve_us(
+        &self,
+        interval_us: u64,
+        now_us: Option<u64>,
+        cost: u32,
+        max_wait_us: u64,
+    ) -> Result<(bool, u64), SharedError> {
+        let args = [
+            interval_us.to_string(),
+            self.burst.to_string(),
+            cost.to_string(),
+            max_wait_us.min(1 << 52).to_string(),
+            now_us.map_or_else(String::new, |n| n.to_string()),
+        ];
+        let r = self.store.ints(&self.script, &[&self.key], &args)?;
+        let wait_us = u64::try_from(r.get(1).copied().unwrap_or(0)).unwrap_or(0);
+        Ok((r.first() == Some(&1), wait_us))
+    }
+}
+
+impl RemoteGcra for RedisGcra {
+    fn reserve(
+        &self,
+        now_ns: Option<u64>,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<Result<u64, u64>, SharedError> {
+        let (reserved, wait_us) = self.reserve_us(
+            self.interval_us,
+            now_ns.map(|n| n / 1000),
+            cost,
+            max_wait_ns / 1000,
+        )?;
+        let wait_ns = wait_us.saturating_mul(1000);
+        Ok(if reserved { Ok(wait_ns) } else { Err(wait_ns) })
+    }
+}
