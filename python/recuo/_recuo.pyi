@@ -19,7 +19,6 @@ __all__ = [
     "Gate",
     "IdempotencyKey",
     "InternalError",
-    "Lease",
     "Next",
     "Operation",
     "Permit",
@@ -27,8 +26,6 @@ __all__ = [
     "PlanError",
     "Policy",
     "RedactedUrl",
-    "RedisBudget",
-    "RedisLimit",
     "Regulator",
     "Report",
     "ResultRecord",
@@ -722,6 +719,11 @@ class Permit:
 
     def release(self) -> None:
         """Gives the place back (once)."""
+    def renew(self) -> bool:
+        """Extends a ``ConcurrencyLimit.redis`` place's lease from now: ``True``; ``False``
+        when it had expired (the place may be someone else's now) or was released. A local
+        place has no lease: ``True`` until released. ``ConnectionError`` when the server
+        cannot be used."""
     @property
     def released(self) -> bool:
         """Whether the place was given back."""
@@ -735,67 +737,19 @@ class Permit:
     ) -> None: ...
 
 @final
-class RedisLimit:
-    """At most ``limit`` requests in flight for every process that uses the same Redis server
-    and key, each place a lease of ``lease`` seconds (a holder that dies frees its place when
-    its lease expires). ``recuo.SharedFileError`` for a key set up otherwise,
-    ``ConnectionError`` for a server out of reach."""
-
-    def __new__(cls, url: str, key: str, limit: int, lease: float) -> RedisLimit: ...
-    def try_acquire(self) -> Lease | None:
-        """A lease now, or ``None`` when the limit is full."""
-    def acquire(self, timeout: float | None = None) -> Lease | None:
-        """Waits for a lease (at most ``timeout`` seconds); ``None`` when the timeout passed."""
-    def in_flight(self) -> int:
-        """Leases held now."""
-    @property
-    def limit(self) -> int:
-        """The most requests in flight."""
-    @property
-    def lease(self) -> float:
-        """How long a lease lasts unless renewed, in seconds."""
-
-@final
-class Lease:
-    """One place of a ``RedisLimit``; a context manager that releases it."""
-
-    def renew(self) -> bool:
-        """Extends the lease from now; ``False`` when it had expired or was released."""
-    def release(self) -> bool:
-        """Gives the place back; ``False`` when it had expired or was released already."""
-    @property
-    def token(self) -> str:
-        """The owner token kept on the server."""
-    def __enter__(self) -> Lease: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-        /,
-    ) -> None: ...
-
-@final
-class RedisBudget:
-    """The retry budget on Redis, shared by every process that uses the same server and key:
-    retries in the last ``window`` seconds stay within ``ratio × requests + floor × window``."""
-
-    def __new__(
-        cls, url: str, key: str, ratio: float = 0.1, floor: float = 1.0, window: int = 10
-    ) -> RedisBudget: ...
-    def record_request(self) -> None:
-        """Counts a first attempt: it earns retries."""
-    def withdraw(self) -> bool:
-        """Takes one retry: ``True``, or ``False`` when the budget is spent."""
-    def counts(self) -> tuple[int, int]:
-        """Requests and retries counted in the window."""
-
-@final
 class ConcurrencyLimit:
     """At most ``limit`` requests in flight at once; ``with limit:`` and ``async with
     limit:`` hold a place for the block. ``ValueError`` for a limit of 0."""
 
     def __new__(cls, limit: int) -> ConcurrencyLimit: ...
+    @staticmethod
+    def redis(url: str, key: str, limit: int, lease: float) -> ConcurrencyLimit:
+        """A limit on the Redis server at ``url`` under ``key``, shared by every process on
+        every machine that uses it with the same ``limit`` and ``lease``: each place a lease
+        of ``lease`` seconds (0.001 to 86400) on the server's clock, freed when its holder
+        dies and the lease expires; ``Permit.renew()`` extends it. ``SharedFileError`` for a
+        key set up otherwise; ``ConnectionError`` when the server cannot be reached or used
+        (then or later: no place is given). ``in_flight`` counts this process's places."""
     def acquire(self, timeout: float | None = None) -> Permit | None:
         """Waits for a place (at most ``timeout`` seconds): its ``Permit``, or ``None``.
         Releases the GIL; Ctrl-C raises ``KeyboardInterrupt`` promptly."""
@@ -846,6 +800,15 @@ class RetryBudget:
     ) -> RetryBudget:
         """A budget in the file at ``path``, shared by every process that opens it with the
         same settings."""
+    @staticmethod
+    def redis(
+        url: str, key: str, ratio: float = 0.1, floor_per_s: float = 1.0, window_s: int = 10
+    ) -> RetryBudget:
+        """A budget on the Redis server at ``url`` under ``key``, shared by every process on
+        every machine that uses it with the same settings, counted on the server's clock (the
+        ``_at`` methods: a clock every user shares, in whole seconds). In a gate it fails
+        closed; its own methods raise ``ConnectionError`` when the server cannot be used.
+        ``SharedFileError`` for a key set up otherwise."""
     def record_request(self) -> None:
         """Counts a first attempt now."""
     def record_request_at(self, now_ns: int) -> None:

@@ -54,7 +54,6 @@ mod policy;
 mod queue;
 mod record;
 mod redact;
-#[cfg(feature = "redis")]
 mod redis_limits;
 mod runner;
 mod stats;
@@ -157,12 +156,6 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<limits::PyPermit>()?;
     m.add_class::<limits::PyRetryBudget>()?;
     m.add_class::<limits::PyGate>()?;
-    #[cfg(feature = "redis")]
-    {
-        m.add_class::<redis_limits::PyRedisLimit>()?;
-        m.add_class::<redis_limits::PyLease>()?;
-        m.add_class::<redis_limits::PyRedisBudget>()?;
-    }
     m.add_class::<plan::PyPlan>()?;
     m.add_class::<batch::PyBatchReport>()?;
     m.add_class::<batch::PyBatchResult>()?;

@@ -23,6 +23,7 @@ use recuo::{
 };
 
 use crate::args::{int_arg, require_bool, require_int, secs_arg, type_name, Int};
+use crate::redis_limits::BudgetStore;
 use crate::runner::{interruptible_sleep, SLEEP_SLICE};
 use crate::SharedFileError;
 
@@ -195,6 +196,16 @@ pub(crate) fn redis_error(error: &SharedError) -> PyErr {
             SharedFileError::new_err(error.to_string())
         }
     }
+}
+
+/// A Redis server's URL (already without its password) and key, as Python writes them in a
+/// call: `'redis://host:port', 'key'`.
+fn server_repr(py: Python<'_>, url: &str, key: &str) -> PyResult<String> {
+    Ok(format!(
+        "{}, {}",
+        PyString::new(py, url).repr()?,
+        PyString::new(py, key).repr()?
+    ))
 }
 
 /// Where a regulator's state lives.
@@ -536,9 +547,8 @@ impl PyRegulator {
                 self.inner.burst()
             ),
             Home::Redis { url, key } => format!(
-                "Regulator.redis({}, {}, {rate}, burst={})",
-                PyString::new(py, url).repr()?,
-                PyString::new(py, key).repr()?,
+                "Regulator.redis({}, {rate}, burst={})",
+                server_repr(py, url, key)?,
                 self.inner.burst()
             ),
             Home::Local => format!(
@@ -570,6 +580,19 @@ impl PyPermit {
     /// Gives the place back (once; later calls do nothing).
     fn release(&self) {
         drop(self.take());
+    }
+
+    /// Extends the place's lease from now, for a ``ConcurrencyLimit.redis`` place (a long
+    /// request does this before its lease ends): ``True``; ``False`` when the lease had
+    /// already expired (the place may be someone else's now, and is not taken back) or the
+    /// permit was released. A local place has no lease: ``True`` until released.
+    /// ``ConnectionError`` when the server cannot be used.
+    fn renew(&self, py: Python<'_>) -> PyResult<bool> {
+        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match held.as_ref() {
+            Some(permit) => py.detach(|| permit.renew()).map_err(|e| redis_error(&e)),
+            None => Ok(false),
+        }
     }
 
     /// Whether the place was given back.
@@ -633,7 +656,8 @@ pub(crate) fn acquire_place(
     }
 }
 
-/// At most ``limit`` requests in flight at once: a semaphore, safe to share between threads.
+/// At most ``limit`` requests in flight at once: a semaphore, safe to share between threads;
+/// ``ConcurrencyLimit.redis(url, key, limit, lease)`` shares it between machines.
 ///
 /// ``with limit:`` (and ``async with limit:``) holds a place for the block.
 /// ``acquire(timeout=None)`` and ``try_acquire()`` answer a ``Permit`` (a context manager)
@@ -645,6 +669,8 @@ pub(crate) struct PyConcurrencyLimit {
     /// The places taken by `with` / `async with`, given back by the matching exit (places are
     /// interchangeable, so any one will do).
     held: Mutex<Vec<Permit>>,
+    /// A Redis limit's server (its URL without the password), key and lease, for `repr`.
+    redis: Option<(String, String, Duration)>,
 }
 
 impl PyConcurrencyLimit {
@@ -665,6 +691,41 @@ impl PyConcurrencyLimit {
         Ok(PyConcurrencyLimit {
             inner,
             held: Mutex::new(Vec::new()),
+            redis: None,
+        })
+    }
+
+    /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
+    /// ``rediss://…`` for TLS, or ``host:port``) under ``key``: at most ``limit`` requests in
+    /// flight for every process on every machine that uses the same server and key with the
+    /// same ``limit`` and ``lease``. Each place is a lease of ``lease`` seconds (0.001 to
+    /// 86400), kept on the server and timed by its clock: a holder that dies frees its place
+    /// when its lease expires; ``Permit.renew()`` extends one. Choose a lease longer than your
+    /// slowest request (a gate does not renew it). Talking to the server releases the GIL.
+    ///
+    /// ``ValueError`` for a limit of 0 or a lease out of range; ``recuo.SharedFileError`` (a
+    /// ``ValueError``) when the key was set up with another limit or lease;
+    /// ``ConnectionError`` (an ``OSError``) when the server cannot be reached or used — then,
+    /// or later from ``acquire``, ``try_acquire`` and ``renew`` (no place is ever given
+    /// without the server's word). ``in_flight`` and ``max_in_flight`` count this process's
+    /// places.
+    #[staticmethod]
+    #[pyo3(signature = (url, key, limit, lease))]
+    fn redis(
+        py: Python<'_>,
+        url: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = limit_arg)] limit: u32,
+        #[pyo3(from_py_with = lease_arg)] lease: Duration,
+    ) -> PyResult<Self> {
+        let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
+        let inner = py
+            .detach(|| crate::redis_limits::redis_limit(&url, &key, limit, lease))
+            .map_err(|e| redis_error(&e))?;
+        Ok(PyConcurrencyLimit {
+            inner,
+            held: Mutex::new(Vec::new()),
+            redis: Some((recuo::redact_url(&url).url, key, lease)),
         })
     }
 
@@ -770,13 +831,28 @@ impl PyConcurrencyLimit {
         self.inner.max_in_flight()
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "<recuo.ConcurrencyLimit {} of {} in flight>",
-            self.inner.in_flight(),
-            self.inner.limit()
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let (in_flight, limit) = (self.inner.in_flight(), self.inner.limit());
+        Ok(match &self.redis {
+            Some((url, key, lease)) => format!(
+                "<recuo.ConcurrencyLimit.redis({}, {limit}, {:?}): {in_flight} in flight here>",
+                server_repr(py, url, key)?,
+                lease.as_secs_f64()
+            ),
+            None => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
+        })
     }
+}
+
+/// A lease's length in seconds: a number from 0.001 to 86400 (one day).
+fn lease_arg(value: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    let s = number_arg(value, "lease")?;
+    if !(0.001..=86_400.0).contains(&s) {
+        return Err(PyValueError::new_err(format!(
+            "lease must be from 0.001 to 86400 seconds, not {s}"
+        )));
+    }
+    Ok(Duration::from_secs_f64(s))
 }
 
 fn ratio_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -806,22 +882,56 @@ fn budget_error(error: BudgetError, path: Option<&std::path::Path>) -> PyErr {
     }
 }
 
+/// Where a budget's counts live.
+enum BudgetHome {
+    /// In this process.
+    Local,
+    /// In the file at this path.
+    File(PathBuf),
+    /// On a Redis server: its URL without the password (for `repr`), the key, and a handle
+    /// on the store that answers its errors.
+    Redis {
+        url: String,
+        key: String,
+        store: BudgetStore,
+    },
+}
+
 /// Retries may be at most ``ratio`` of the first attempts of the last ``window_s`` seconds,
 /// plus ``floor_per_s`` retries per second (as Finagle's RetryBudget, gRPC retry throttling
 /// and the AWS retry quota): when everything fails, a fleet stops multiplying the load.
 ///
 /// Defaults: 10%, 1 retry per second, 10 s. In a ``recuo.Gate``, first attempts are recorded
 /// and every retry withdraws; none left gives up with ``"budget_exhausted"``. Safe to share
-/// between threads; ``RetryBudget.shared(path, ...)`` shares it between processes.
-/// ``ValueError`` for a ratio outside 0–1000, a negative or NaN floor, a window outside
-/// 1–60 s.
+/// between threads; ``RetryBudget.shared(path, ...)`` shares it between processes,
+/// ``RetryBudget.redis(url, key, ...)`` between machines. ``ValueError`` for a ratio outside
+/// 0–1000, a negative or NaN floor, a window outside 1–60 s.
 #[pyclass(name = "RetryBudget", module = "recuo", frozen)]
 pub(crate) struct PyRetryBudget {
     pub(crate) inner: RetryBudget,
     ratio: f64,
     floor_per_s: f64,
     window_s: u32,
-    path: Option<PathBuf>,
+    home: BudgetHome,
+}
+
+impl PyRetryBudget {
+    /// Runs `op` on a Redis budget's server (the GIL released), raising its error; `None` for
+    /// a local or shared-file budget.
+    fn on_server(
+        &self,
+        py: Python<'_>,
+        op: &str,
+        now_ns: Option<u64>,
+    ) -> Option<PyResult<(bool, u64, u64)>> {
+        match &self.home {
+            BudgetHome::Redis { store, .. } => Some(
+                py.detach(|| store.op(op, now_ns))
+                    .map_err(|e| redis_error(&e)),
+            ),
+            BudgetHome::Local | BudgetHome::File(_) => None,
+        }
+    }
 }
 
 #[pymethods]
@@ -840,7 +950,7 @@ impl PyRetryBudget {
             ratio,
             floor_per_s,
             window_s,
-            path: None,
+            home: BudgetHome::Local,
         })
     }
 
@@ -862,35 +972,111 @@ impl PyRetryBudget {
             ratio,
             floor_per_s,
             window_s,
-            path: Some(path),
+            home: BudgetHome::File(path),
+        })
+    }
+
+    /// A budget on the Redis server at ``url`` (as ``ConcurrencyLimit.redis``) under ``key``,
+    /// shared by every process on every machine that uses the same server and key with the
+    /// same settings (checked as ``RetryBudget()`` checks them), counted per second on the
+    /// server's clock. In a ``recuo.Gate`` it fails closed: while the server cannot be used a
+    /// first attempt earns nothing and no retry is allowed (``"budget_exhausted"``); its own
+    /// methods raise ``ConnectionError`` instead. The ``_at`` methods take a clock every user
+    /// of the key shares (the server counts whole seconds). Talking to the server releases
+    /// the GIL.
+    ///
+    /// ``ValueError`` for bad settings; ``recuo.SharedFileError`` (a ``ValueError``) when the
+    /// key was set up with other settings; ``ConnectionError`` (an ``OSError``) when the
+    /// server cannot be reached or used.
+    #[staticmethod]
+    #[pyo3(signature = (url, key, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
+    fn redis(
+        py: Python<'_>,
+        url: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = ratio_arg)] ratio: f64,
+        #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
+        #[pyo3(from_py_with = window_arg)] window_s: u32,
+    ) -> PyResult<Self> {
+        let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
+        let (inner, store) = py
+            .detach(|| crate::redis_limits::redis_budget(&url, &key, ratio, floor_per_s, window_s))
+            .map_err(|e| match e {
+                BudgetError::Shared(e) => redis_error(&e),
+                other => budget_error(other, None),
+            })?;
+        Ok(PyRetryBudget {
+            inner,
+            ratio,
+            floor_per_s,
+            window_s,
+            home: BudgetHome::Redis {
+                url: recuo::redact_url(&url).url,
+                key,
+                store,
+            },
         })
     }
 
     /// Counts a first attempt now: it earns retries.
-    fn record_request(&self) {
-        self.inner.record_request();
+    fn record_request(&self, py: Python<'_>) -> PyResult<()> {
+        match self.on_server(py, "request", None) {
+            Some(done) => done.map(|_| ()),
+            None => {
+                self.inner.record_request();
+                Ok(())
+            }
+        }
     }
 
     /// Counts a first attempt at ``now_ns`` (the monotonic clock, or a fake one).
-    fn record_request_at(&self, #[pyo3(from_py_with = now_ns_arg)] now_ns: u64) {
-        self.inner.record_request_at(now_ns);
+    fn record_request_at(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
+    ) -> PyResult<()> {
+        match self.on_server(py, "request", Some(now_ns)) {
+            Some(done) => done.map(|_| ()),
+            None => {
+                self.inner.record_request_at(now_ns);
+                Ok(())
+            }
+        }
     }
 
     /// Takes one retry now if the budget allows it: ``True``; else ``False``.
-    fn try_withdraw(&self) -> bool {
-        recuo::RetryAllowance::try_withdraw(&self.inner)
+    fn try_withdraw(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.on_server(py, "withdraw", None) {
+            Some(done) => done.map(|(done, _, _)| done),
+            None => Ok(recuo::RetryAllowance::try_withdraw(&self.inner)),
+        }
     }
 
     /// ``try_withdraw`` at ``now_ns``.
-    fn try_withdraw_at(&self, #[pyo3(from_py_with = now_ns_arg)] now_ns: u64) -> bool {
-        self.inner.try_withdraw_at(now_ns)
+    fn try_withdraw_at(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
+    ) -> PyResult<bool> {
+        match self.on_server(py, "withdraw", Some(now_ns)) {
+            Some(done) => done.map(|(done, _, _)| done),
+            None => Ok(self.inner.try_withdraw_at(now_ns)),
+        }
     }
 
     /// ``(requests, retries)`` counted in the window ending at ``now_ns`` (``None``: now).
     #[pyo3(signature = (now_ns = None))]
-    fn counts(&self, #[pyo3(from_py_with = opt_now_ns_arg)] now_ns: Option<u64>) -> (u64, u64) {
-        self.inner
-            .counts_at(now_ns.unwrap_or_else(core_monotonic_ns))
+    fn counts(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = opt_now_ns_arg)] now_ns: Option<u64>,
+    ) -> PyResult<(u64, u64)> {
+        match self.on_server(py, "counts", now_ns) {
+            Some(done) => done.map(|(_, requests, retries)| (requests, retries)),
+            None => Ok(self
+                .inner
+                .counts_at(now_ns.unwrap_or_else(core_monotonic_ns))),
+        }
     }
 
     /// The most retries per first attempt.
@@ -916,9 +1102,17 @@ impl PyRetryBudget {
             "ratio={:?}, floor_per_s={:?}, window_s={}",
             self.ratio, self.floor_per_s, self.window_s
         );
-        Ok(match &self.path {
-            Some(path) => format!("RetryBudget.shared({}, {settings})", path_repr(py, path)?),
-            None => format!("RetryBudget({settings})"),
+        Ok(match &self.home {
+            BudgetHome::File(path) => {
+                format!("RetryBudget.shared({}, {settings})", path_repr(py, path)?)
+            }
+            BudgetHome::Redis { url, key, .. } => {
+                format!(
+                    "RetryBudget.redis({}, {settings})",
+                    server_repr(py, url, key)?
+                )
+            }
+            BudgetHome::Local => format!("RetryBudget({settings})"),
         })
     }
 }

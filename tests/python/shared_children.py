@@ -1,5 +1,6 @@
-"""The children of test_shared.py and test_redis.py: functions `multiprocessing` starts in
-other processes (importable by name, as the "spawn" start method needs)."""
+"""The children of test_shared.py, test_redis.py and test_redis_limits.py: functions
+`multiprocessing` starts in other processes (importable by name, as the "spawn" start method
+needs)."""
 
 from __future__ import annotations
 
@@ -70,5 +71,24 @@ def redis_regulator_child(url: str, key: str, clock: Any, barrier: Any, out: str
 
 def redis_budget_child(url: str, out: Any) -> None:
     """Takes up to 10 retries from the Redis budget ``py:budget``; puts how many it got."""
-    budget = recuo.RedisBudget(url, "py:budget", 0.1, 0.5, 10)
-    out.put(sum(budget.withdraw() for _ in range(10)))
+    budget = recuo.RetryBudget.redis(url, "py:budget", 0.1, 0.5, 10)
+    out.put(sum(budget.try_withdraw() for _ in range(10)))
+
+
+def redis_limit_batch_child(url: str, api: str, out: str) -> None:
+    """Runs a batch of 8 GETs of ``api``, 3 workers at a time, through a gate holding the
+    Redis limit ``py:fleet`` (3 places for every process); writes how many succeeded."""
+    import urllib.request
+
+    limit = recuo.ConcurrencyLimit.redis(url, "py:fleet", 3, 10)
+
+    def get(i: int) -> Any:
+        def op() -> int:
+            with urllib.request.urlopen(f"{api}/items/{i}", timeout=10) as response:
+                return int(response.status)
+
+        return op
+
+    report = recuo.run_batch([get(i) for i in range(8)], gate=recuo.Gate(limit=limit), workers=3)
+    done = sum(r.status == "succeeded" for r in report.results)
+    Path(out).write_text(f"{done} succeeded", encoding="utf-8")

@@ -1,65 +1,134 @@
-"""recuo.RedisLimit (a concurrency limit with leases) and recuo.RedisBudget on a real
-`redis-server` this module starts (the ``redis_url`` fixture): the Rust side's fleet tests
-(redis-store/tests/fleet.rs) hold the rules; these check the Python surface."""
+"""``recuo.ConcurrencyLimit.redis`` (a concurrency limit with leases) and
+``recuo.RetryBudget.redis`` on a real `redis-server` this module starts (the ``redis_url``
+fixture): the Rust side's fleet tests (redis-store/tests/fleet.rs) hold the rules; these check
+the Python surface — the same classes, gates, loops and batches as the local limits."""
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import time
+from pathlib import Path
 
 import pytest
 
 import recuo
 import shared_children
-from redis_server import free_port
+from redis_server import free_port, redis_server
+from serving import RECUO_BIN, recuo_serve, stats
+
+S = 1_000_000_000
 
 
-def test_a_lease_limit_holds_renews_and_releases(redis_url: str) -> None:
-    limit = recuo.RedisLimit(redis_url, "py:limit", 2, 0.3)
-    assert (limit.limit, limit.lease) == (2, 0.3)
+def test_a_limit_of_two_refuses_the_third_place_and_gives_it_back(redis_url: str) -> None:
+    limit = recuo.ConcurrencyLimit.redis(redis_url, "py:limit", 2, 5)
+    # Another handle, with its own connection: another machine sharing the places.
+    other = recuo.ConcurrencyLimit.redis(redis_url, "py:limit", 2, 5.0)
+    assert limit.limit == 2
     a = limit.try_acquire()
-    b = limit.acquire(timeout=1.0)
-    assert a is not None and b is not None and a.token != b.token
+    b = other.acquire(timeout=1.0)
+    assert a is not None and b is not None
     assert limit.try_acquire() is None
+    assert other.try_acquire() is None
     assert limit.acquire(timeout=0.05) is None
-    assert limit.in_flight() == 2
-    assert a.renew()
-    assert b.release()
-    assert not b.release()  # twice: harmless
-    assert not b.renew()
+    # The counts are this process's places, per handle.
+    assert (limit.in_flight, other.in_flight) == (1, 1)
+    b.release()
+    b.release()  # twice: harmless
+    assert b.released and not b.renew()
     c = limit.acquire(timeout=1.0)
     assert c is not None
     with c:
-        assert limit.in_flight() == 2
-    assert limit.in_flight() == 1
-    # a's lease expires unless renewed: its place comes back by itself.
-    time.sleep(0.4)
-    assert limit.in_flight() == 0
-    assert not a.renew()
+        assert limit.try_acquire() is None
+    assert c.released
+    with limit:
+        assert (limit.in_flight, limit.max_in_flight) == (2, 2)
+        assert other.try_acquire() is None
+    a.release()
+    assert (limit.in_flight, other.in_flight) == (0, 0)
+    assert repr(limit) == (
+        f"<recuo.ConcurrencyLimit.redis('{redis_url}', 'py:limit', 2, 5.0): 0 in flight here>"
+    )
+
+
+def test_a_lease_not_renewed_expires_and_a_renewed_one_holds(redis_url: str) -> None:
+    limit = recuo.ConcurrencyLimit.redis(redis_url, "py:lease", 2, 0.3)
+    kept = limit.try_acquire()
+    left = limit.try_acquire()
+    assert kept is not None and left is not None
+    assert limit.try_acquire() is None
+    for _ in range(3):  # 0.45 s in all: longer than a lease, but kept renews every 0.15 s
+        time.sleep(0.15)
+        assert kept.renew()
+    # left's lease ran out: its place came back by itself, and renewing cannot take it back.
+    assert not left.renew()
+    late = limit.acquire(timeout=1.0)
+    assert late is not None
+    assert limit.try_acquire() is None  # kept still holds its place
+    kept.release()
+    assert not kept.renew()
+    # A local permit has no lease: renewing it is always fine until it is released.
+    local = recuo.ConcurrencyLimit(1).try_acquire()
+    assert local is not None and local.renew()
+    local.release()
+    assert not local.renew()
 
 
 def test_another_setting_on_the_key_is_refused(redis_url: str) -> None:
-    recuo.RedisLimit(redis_url, "py:limit-k", 3, 10)
-    with pytest.raises(recuo.SharedFileError, match="limits 3 requests in flight"):
-        recuo.RedisLimit(redis_url, "py:limit-k", 4, 10)
+    recuo.ConcurrencyLimit.redis(redis_url, "py:limit-k", 3, 10)
+    with pytest.raises(recuo.SharedFileError, match="limits 3 requests in flight with leases of 10000 ms"):
+        recuo.ConcurrencyLimit.redis(redis_url, "py:limit-k", 4, 10)
+    with pytest.raises(recuo.SharedFileError, match="asked for 3 with leases of 5000 ms"):
+        recuo.ConcurrencyLimit.redis(redis_url, "py:limit-k", 3, 5)
+    # The local constructor's rule for the limit, and a lease in range.
     with pytest.raises(ValueError, match="at least 1"):
-        recuo.RedisLimit(redis_url, "py:limit-z", 0, 10)
+        recuo.ConcurrencyLimit.redis(redis_url, "py:limit-z", 0, 10)
     with pytest.raises(ValueError, match="lease must be"):
-        recuo.RedisLimit(redis_url, "py:limit-z", 1, 0)
+        recuo.ConcurrencyLimit.redis(redis_url, "py:limit-z", 1, 0)
+    with pytest.raises(ValueError, match="lease must be"):
+        recuo.ConcurrencyLimit.redis(redis_url, "py:limit-z", 1, 86_401)
     with pytest.raises(TypeError, match="url must be str"):
-        recuo.RedisLimit(b"x", "k", 1, 1)  # type: ignore[arg-type]
+        recuo.ConcurrencyLimit.redis(b"x", "k", 1, 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="lease must be a number"):
+        recuo.ConcurrencyLimit.redis(redis_url, "k", 1, "1s")  # type: ignore[arg-type]
 
 
-def test_an_unreachable_server_is_a_connection_error() -> None:
+def test_an_unreachable_server_is_a_connection_error_at_once() -> None:
     port = free_port()
+    started = time.monotonic()
     with pytest.raises(ConnectionError, match=f"Redis at 127.0.0.1:{port}"):
-        recuo.RedisLimit(f"127.0.0.1:{port}", "k", 1, 1)
+        recuo.ConcurrencyLimit.redis(f"127.0.0.1:{port}", "k", 1, 1)
     with pytest.raises(ConnectionError, match=f"Redis at 127.0.0.1:{port}"):
-        recuo.RedisBudget(f"127.0.0.1:{port}", "k")
+        recuo.RetryBudget.redis(f"127.0.0.1:{port}", "k")
+    assert time.monotonic() - started < 2.0
+    # A password in the URL is never repeated.
+    with pytest.raises(ConnectionError) as refused:
+        recuo.ConcurrencyLimit.redis(f"redis://:s3cr3t@127.0.0.1:{port}", "k", 1, 1)
+    assert "s3cr3t" not in str(refused.value)
+
+
+def test_the_budget_refuses_retries_beyond_its_ratio_on_a_shared_fake_clock(redis_url: str) -> None:
+    budget = recuo.RetryBudget.redis(redis_url, "py:budget-clock", 0.5, 0.1, 10)
+    same = recuo.RetryBudget.redis(redis_url, "py:budget-clock", 0.5, 0.1, 10)
+    assert (budget.ratio, budget.floor_per_s, budget.window_s) == (0.5, 0.1, 10)
+    t = 1_000 * S
+    # The floor alone: 0.1/s over 10 s, one retry.
+    assert budget.try_withdraw_at(t)
+    assert not same.try_withdraw_at(t)
+    # Four requests earn two more, whichever handle counts them or withdraws.
+    for _ in range(2):
+        budget.record_request_at(t)
+        same.record_request_at(t)
+    assert same.try_withdraw_at(t + S) and budget.try_withdraw_at(t + S)
+    assert not budget.try_withdraw_at(t + S)
+    assert budget.counts(t + S) == same.counts(t + S) == (4, 3)
+    # Out of the window, all of it is forgotten.
+    assert budget.counts(t + 11 * S) == (0, 0)
+    assert repr(budget) == f"RetryBudget.redis('{redis_url}', 'py:budget-clock', ratio=0.5, floor_per_s=0.1, window_s=10)"
 
 
 def test_the_budget_is_shared_by_processes(redis_url: str) -> None:
-    budget = recuo.RedisBudget(redis_url, "py:budget", 0.1, 0.5, 10)
+    budget = recuo.RetryBudget.redis(redis_url, "py:budget", 0.1, 0.5, 10)
     for _ in range(40):
         budget.record_request()
     ctx = multiprocessing.get_context("spawn")
@@ -73,8 +142,87 @@ def test_the_budget_is_shared_by_processes(redis_url: str) -> None:
     # 10% of 40 requests plus 0.5/s over 10 s: 9 retries for all the processes together.
     assert granted == 9
     assert budget.counts() == (40, 9)
-    assert not budget.withdraw()
+    assert not budget.try_withdraw()
+    # The local constructor's checks, and the key's own settings.
     with pytest.raises(ValueError, match="ratio"):
-        recuo.RedisBudget(redis_url, "py:b2", -1.0)
+        recuo.RetryBudget.redis(redis_url, "py:b2", -1.0)
+    with pytest.raises(ValueError, match="window"):
+        recuo.RetryBudget.redis(redis_url, "py:b2", window_s=61)
     with pytest.raises(recuo.SharedFileError, match="asked for ratio 0.2"):
-        recuo.RedisBudget(redis_url, "py:budget", 0.2, 0.5, 10)
+        recuo.RetryBudget.redis(redis_url, "py:budget", 0.2, 0.5, 10)
+
+
+def test_a_gates_redis_budget_spends_retries_for_every_loop(redis_url: str) -> None:
+    budget = recuo.RetryBudget.redis(redis_url, "py:budget-gate", 0.0, 0.1, 10)  # one retry
+    gate = recuo.Gate(budget=budget)
+    assert gate.budget is budget
+    policy = recuo.Policy(max_attempts=5, base=0.001, cap=0.001)
+    reports: list[recuo.Report] = []
+
+    def failing() -> None:
+        raise TimeoutError("down")
+
+    for _ in range(2):
+        with pytest.raises(TimeoutError):
+            recuo.call(failing, policy=policy, gate=gate, sleep=lambda s: None, on_give_up=reports.append)
+    assert [(r.attempts, r.reason) for r in reports] == [(2, "budget_exhausted"), (1, "budget_exhausted")]
+    assert budget.counts() == (2, 1)
+
+
+def test_a_gate_with_a_redis_limit_holds_the_servers_in_flight_across_processes(
+    redis_url: str, tmp_path: Path
+) -> None:
+    if not RECUO_BIN.exists():
+        pytest.skip(f"{RECUO_BIN} is not built (make build-cli)")
+    with recuo_serve("--allowance", "100000/s", "--burst", "10000", "--fail-rate", "0", "--latency", "40ms") as api:
+        ctx = multiprocessing.get_context("spawn")
+        outs = [tmp_path / f"child-{i}" for i in range(3)]
+        # Each process runs a batch of 3 workers: 9 at once without the limit of 3.
+        procs = [
+            ctx.Process(target=shared_children.redis_limit_batch_child, args=(redis_url, api, str(out)))
+            for out in outs
+        ]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(120)
+        assert [p.exitcode for p in procs] == [0, 0, 0]
+        served = stats(api)
+    assert [out.read_text() for out in outs] == ["8 succeeded"] * 3
+    assert served["ok"] == 24
+    assert 2 <= served["max_in_flight"] <= 3, served
+
+
+def test_a_lost_server_is_a_connection_error_in_the_loops() -> None:
+    with redis_server() as url:
+        limit = recuo.ConcurrencyLimit.redis(url, "py:lost", 2, 5)
+        budget = recuo.RetryBudget.redis(url, "py:lost-budget")
+        held = limit.try_acquire()
+        assert held is not None
+        gate = recuo.Gate(limit=limit)
+    started = time.monotonic()
+    with pytest.raises(ConnectionError, match="Redis"):
+        limit.try_acquire()
+    with pytest.raises(ConnectionError, match="Redis"):
+        limit.acquire(timeout=1)
+    with pytest.raises(ConnectionError, match="Redis"):
+        held.renew()
+    held.release()  # the place comes back with its lease: nothing to raise
+    sent: list[str] = []
+    with pytest.raises(ConnectionError, match="Redis"):
+        recuo.call(lambda: sent.append("sent"), gate=gate)
+    with pytest.raises(ConnectionError, match="Redis"):
+        recuo.run_batch([lambda: sent.append("sent")], gate=gate)
+
+    @recuo.retry(gate=gate)
+    async def fetch() -> None:
+        sent.append("sent")
+
+    with pytest.raises(ConnectionError, match="Redis"):
+        asyncio.run(fetch())
+    assert sent == []  # nothing went without the server's word
+    # The budget's own methods say why; in a gate it fails closed (no retry).
+    for call in (budget.record_request, budget.try_withdraw, budget.counts):
+        with pytest.raises(ConnectionError, match="Redis"):
+            call()
+    assert time.monotonic() - started < 10.0
