@@ -262,6 +262,11 @@ enum recuo_status
      */
     RECUO_ERR_SHARED_MISMATCH = 158,
     /**
+     * A concurrency limit on Redis was asked for a lease outside 1 ms – 1 day
+     * (`recuo_concurrency_limit_new_redis`).
+     */
+    RECUO_ERR_INVALID_LEASE = 159,
+    /**
      * The task failed on its last attempt, or the predicate declined to retry its failure;
      * the task's own failure code is in the `last_error_out` parameter.
      */
@@ -953,7 +958,9 @@ typedef struct recuo_com_retry_options recuo_com_retry_options;
 
 /**
  * At most `limit` requests in flight at once: a semaphore, backed by a
- * `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable).
+ * `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable), or — from
+ * `recuo_concurrency_limit_new_redis` — a limit kept on a Redis server, shared by every
+ * handle on the same server and key, on any machine, each place a lease.
  *
  * Every function takes a `const` pointer: one handle may be used by any number of threads
  * at once. Permits and gates keep their own reference, so the handle may be freed before
@@ -985,7 +992,8 @@ typedef struct recuo_pass recuo_pass;
 /**
  * One place in flight, taken from a `recuo_concurrency_limit`, given back by
  * `recuo_permit_release` (its `_free`). Backed by a `recuo::Permit`. Release it as soon as
- * the request is over — before any backoff sleep — from any thread.
+ * the request is over — before any backoff sleep — from any thread. A place on Redis is a
+ * lease: `recuo_permit_renew` extends it.
  */
 typedef struct recuo_permit recuo_permit;
 
@@ -2771,7 +2779,10 @@ recuo_status recuo_retry_options_set_on_give_up(struct recuo_retry_options *opti
  * * takes a retry from the gate's budget before each sleep: none left, and it gives up with
  *   `RECUO_GIVE_UP_BUDGET_EXHAUSTED` (attempt 0 is counted by the budget);
  * * tells an adaptive regulator to slow down on a `RECUO_CAUSE_RATE_LIMITED` verdict and to
- *   speed back up on a success.
+ *   speed back up on a success;
+ * * stops with the gate's error when its regulator or limit is on a Redis server that
+ *   cannot be used (`RECUO_ERR_IO`, or `RECUO_ERR_SHARED_MISMATCH`): that attempt is not
+ *   made, and the report says what was (see `recuo_retry`).
  *
  * A sleep callback (`recuo_retry_options_set_sleep`) replaces the sleeps between attempts
  * only: waiting at the gate is always real. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`
@@ -2895,6 +2906,12 @@ recuo_status recuo_retry_options_set_stats_recorder(struct recuo_retry_options *
  *   attempt's verdict included: a permanent last failure is `permanent`). The
  *   `on_give_up` hook ran once, just before the return. The operation's own last result is
  *   whatever it left in `user_data`.
+ * * `RECUO_ERR_IO` (or another status of the gate's store): the gate could not be passed —
+ *   its regulator or concurrency limit is on a Redis server that could not be used (no
+ *   place and no start without the server's word). The attempt it was for was not made;
+ *   the report says what the loop did until then (its reason is what a refused entry comes
+ *   to, `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` or `RECUO_GIVE_UP_CANCELLED`); the
+ *   `on_give_up` hook does not run (the policy did not give up).
  * * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
  *   there as on a permanent failure (no hook; the report, records and stats say
  *   `permanent`).
@@ -3091,14 +3108,16 @@ recuo_status recuo_regulator_new_shared(const char *path,
  * machines' own clocks do not matter. The handle keeps one connection (reopened when a kept
  * one turns out lost); each call — connecting, authenticating, the command and its reply —
  * ends within 5 s, however slowly the server trickles bytes, and a reply is bounded in size
- * (a line of 4 KiB, a string of 1 MiB, 1024 elements, 4 MiB in all).
+ * (4 MiB at most).
  *
  * * `url`, `url_len`: `redis://[[user]:password@]host[:port][/db]` or `host:port`, exactly
  *   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0; with a user,
- *   `AUTH user password` is sent, as Redis 6 ACLs expect). `rediss://` is refused with
- *   `RECUO_ERR_IO` until TLS exists: the password would leave in plain text.
- * * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
- *   `KEY:settings`.
+ *   `AUTH user password` is sent, as Redis 6 ACLs expect), or `rediss://…` for TLS — TLS
+ *   or an error, never a silent downgrade: rustls verifies the server's certificate and
+ *   name against the system's roots, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name.
+ * * `key`, `key_len`: the key, UTF-8; the state lives in `{KEY}:tat` and the settings in
+ *   `{KEY}:settings` (one cluster slot; a Redis Cluster node that redirects is refused
+ *   with `RECUO_ERR_IO`).
  * * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
  *   every later one must ask for the same ones.
  * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
@@ -3284,11 +3303,60 @@ uint32_t recuo_regulator_burst(const struct recuo_regulator *regulator);
 recuo_status recuo_concurrency_limit_new(uint32_t limit, struct recuo_concurrency_limit **out);
 
 /**
- * Releases a concurrency-limit handle (the permits taken from it, and the gates holding
- * it, keep the semaphore alive). NULL is accepted and ignored.
+ * Opens the concurrency limit kept on the Redis server at `url` under `key` — at most
+ * `limit` requests in flight for every process on every machine that uses the same server
+ * and key — and stores a handle to it in `*out`. Each place is a lease of `lease_ms`
+ * milliseconds, an owner token with an expiry kept in one sorted set on the server (timed
+ * by the server's clock): a holder that dies — `kill -9`, a lost machine — frees its place
+ * when its lease ends, never later. A request that may outlast its lease renews it
+ * (`recuo_permit_renew`); a gate does not, so give a gate's limit a lease longer than its
+ * longest attempt. Releasing twice or after the lease expired is harmless.
+ *
+ * The handle keeps one connection (reopened when a kept one turns out lost); each call ends
+ * within 5 s, however slowly the server answers, as `recuo_regulator_new_redis` says.
+ *
+ * * `url`, `url_len`: as `recuo_regulator_new_redis`: `redis://[[user]:password@]host[:port][/db]`,
+ *   `rediss://…` for TLS, or `host:port`, exactly `url_len` bytes of UTF-8.
+ * * `key`, `key_len`: the key, UTF-8; the leases live in `{KEY}:leases` and the settings in
+ *   `{KEY}:settings`.
+ * * `limit`: the places, as `recuo_concurrency_limit_new`; `lease_ms`: 1 ms to 1 day. The
+ *   first user of the key sets them; every later one must ask for the same ones.
+ * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+ *   NUL-terminated and truncated to fit — for a mismatch both settings, for an I/O error the
+ *   server's address and what went wrong (never the password); on success, an empty
+ *   string. 256 bytes are plenty.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ZERO_LIMIT`; `RECUO_ERR_INVALID_LEASE`;
+ * `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another limit or lease;
+ * `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
+ * connection, a timeout, an error reply, a build without Redis support);
+ * `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `url` or `key` with a non-zero
+ * length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+ *
+ * Then the acquires ask the server, and answer `RECUO_ERR_IO` when it cannot be used (no
+ * place is given without the server's word); `recuo_concurrency_limit_in_flight` and
+ * `_max_in_flight` count this process's places only.
  *
  * # Safety
- * `limit` must be NULL or come from `recuo_concurrency_limit_new`, not have been freed, and
+ * `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
+ * writable pointer; `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_concurrency_limit_new_redis(const char *url,
+                                               size_t url_len,
+                                               const char *key,
+                                               size_t key_len,
+                                               uint32_t limit,
+                                               uint64_t lease_ms,
+                                               struct recuo_concurrency_limit **out,
+                                               char *detail,
+                                               size_t detail_len);
+
+/**
+ * Releases a concurrency-limit handle (the permits taken from it, and the gates holding
+ * it, keep the semaphore alive; a Redis limit's key stays). NULL is accepted and ignored.
+ *
+ * # Safety
+ * `limit` must be NULL or come from `recuo_concurrency_limit_new*`, not have been freed, and
  * not be in use by another thread.
  */
 void recuo_concurrency_limit_free(struct recuo_concurrency_limit *limit);
@@ -3297,7 +3365,8 @@ void recuo_concurrency_limit_free(struct recuo_concurrency_limit *limit);
  * Takes a place now if one is free, and stores the permit in `*out`.
  *
  * Returns `RECUO_OK` (release the permit with `recuo_permit_release`); `RECUO_WOULD_WAIT`
- * (not an error: every place is taken; `*out` untouched); `RECUO_ERR_NULL_ARGUMENT`.
+ * (not an error: every place is taken; `*out` untouched); `RECUO_ERR_IO` (a Redis limit's
+ * server could not be used: no place); `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `limit` must be NULL or a live handle; `out` NULL or a writable pointer.
@@ -3311,9 +3380,12 @@ recuo_status recuo_concurrency_limit_try_acquire(const struct recuo_concurrency_
  *
  * * `cancel` (may be NULL): cancelling it ends the wait within a few milliseconds.
  *
+ * A Redis limit asks the server every 5–50 ms while it waits.
+ *
  * Returns `RECUO_OK`; `RECUO_TIMED_OUT` (not an error: no place came in time);
- * `RECUO_CANCELLED` (not an error); `RECUO_ERR_NULL_ARGUMENT`. Unless `RECUO_OK`, `*out` is
- * untouched.
+ * `RECUO_CANCELLED` (not an error); `RECUO_ERR_IO` (a Redis limit's server could not be
+ * used, within its deadline per call: no place); `RECUO_ERR_NULL_ARGUMENT`. Unless
+ * `RECUO_OK`, `*out` is untouched.
  *
  * # Safety
  * `limit` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
@@ -3324,8 +3396,10 @@ recuo_status recuo_concurrency_limit_acquire(const struct recuo_concurrency_limi
                                              struct recuo_permit **out);
 
 /**
- * Gives the place back (the permit's `_free`). NULL is accepted and ignored. May be called
- * from any thread, also after the limit's handle was freed.
+ * Gives the place back (the permit's `_free`; for a Redis limit, its lease is released on
+ * the server — a lease already expired, or a server out of reach, is no error: the lease
+ * ends by itself). NULL is accepted and ignored. May be called from any thread, also after
+ * the limit's handle was freed.
  *
  * # Safety
  * `permit` must be NULL or come from a `recuo_concurrency_limit_*acquire` and not have been
@@ -3334,7 +3408,23 @@ recuo_status recuo_concurrency_limit_acquire(const struct recuo_concurrency_limi
 void recuo_permit_release(struct recuo_permit *permit);
 
 /**
- * Requests in flight now (permits held). 0 when `limit` is NULL.
+ * Extends the permit's lease from now, by the limit's `lease_ms` (a long request does this
+ * before its lease ends), and stores in `*renewed_out` whether it was renewed: `false` when
+ * the lease had already expired — the place is not taken back, it may be someone else's by
+ * now. A permit of a limit in this process has no lease: `true`. May be called from any
+ * thread while the request runs.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_IO` (the Redis server could not be used; `*renewed_out`
+ * untouched); `RECUO_ERR_NULL_ARGUMENT` (`permit` or `renewed_out`).
+ *
+ * # Safety
+ * `permit` must be NULL or a live permit; `renewed_out` NULL or a writable `bool`.
+ */
+recuo_status recuo_permit_renew(const struct recuo_permit *permit, bool *renewed_out);
+
+/**
+ * Requests in flight now (permits held; for a Redis limit, this process's). 0 when `limit`
+ * is NULL.
  *
  * # Safety
  * `limit` must be NULL or a live handle.
@@ -3342,7 +3432,8 @@ void recuo_permit_release(struct recuo_permit *permit);
 uint32_t recuo_concurrency_limit_in_flight(const struct recuo_concurrency_limit *limit);
 
 /**
- * The most requests that were ever in flight at once. 0 when `limit` is NULL.
+ * The most requests that were ever in flight at once (for a Redis limit, this process's).
+ * 0 when `limit` is NULL.
  *
  * # Safety
  * `limit` must be NULL or a live handle.
@@ -3418,8 +3509,47 @@ recuo_status recuo_retry_budget_new_shared(const char *path,
                                            size_t detail_len);
 
 /**
- * Releases a budget handle (a shared budget's file stays; a gate holding the budget keeps
- * it alive). NULL is accepted and ignored.
+ * Opens the retry budget kept on the Redis server at `url` under `key`, shared by every
+ * process on every machine that uses the same server and key, and stores a handle in
+ * `*out`: the local budget's rule (retries in the last `window_s` seconds stay within
+ * `ratio × requests + floor_per_s × window_s`), counted per second on the server by its
+ * own clock. The settings are checked as `recuo_retry_budget_new` checks them; the first
+ * user of the key sets them, every later one must ask for the same.
+ *
+ * * `url`, `url_len`, `key`, `key_len`: as `recuo_regulator_new_redis` (the counts live in
+ *   `{KEY}:budget`, the settings in `{KEY}:settings`).
+ * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+ *   NUL-terminated and truncated to fit (a mismatch names both settings, an I/O error the
+ *   server and what went wrong, never the password); on success, an empty string.
+ *
+ * It fails closed: while the server cannot be used, `recuo_retry_budget_try_withdraw`
+ * answers `RECUO_BUDGET_EXHAUSTED` (no retry without the server's word), a request is not
+ * counted (and earns nothing), and `recuo_retry_budget_counts` answers 0 and 0. The `_at`
+ * functions' instants are not used: the server's clock counts.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the key holds
+ * other settings); `RECUO_ERR_IO` (the server cannot be reached or used, or a build without
+ * Redis support); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `url` or `key`
+ * with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
+ * writable pointer; `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_retry_budget_new_redis(const char *url,
+                                          size_t url_len,
+                                          const char *key,
+                                          size_t key_len,
+                                          double ratio,
+                                          double floor_per_s,
+                                          uint32_t window_s,
+                                          struct recuo_retry_budget **out,
+                                          char *detail,
+                                          size_t detail_len);
+
+/**
+ * Releases a budget handle (a shared budget's file stays, and a Redis budget's key; a gate
+ * holding the budget keeps it alive). NULL is accepted and ignored.
  *
  * # Safety
  * `budget` must be NULL or come from `recuo_retry_budget_new*`, not have been freed, and
@@ -3556,7 +3686,7 @@ recuo_status recuo_gate_set_budget(struct recuo_gate *gate,
  * * `cancel` (may be NULL): cancelling it ends the wait.
  *
  * Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched);
- * `RECUO_ERR_IO` when the regulator is a Redis regulator whose server cannot be used
+ * `RECUO_ERR_IO` when the regulator or the limit is on a Redis server that cannot be used
  * (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
@@ -3577,8 +3707,9 @@ recuo_status recuo_gate_enter(const struct recuo_gate *gate,
  *
  * Returns `RECUO_OK`; `RECUO_CANCELLED` (the token was cancelled) or `RECUO_TIMED_OUT` (the
  * time ran out) — nothing held, `*out` untouched: tell the machine
- * `recuo_attempts_entered(…, false, …)`; `RECUO_ERR_IO` (a Redis regulator whose server
- * cannot be used); `RECUO_ERR_NULL_ARGUMENT`.
+ * `recuo_attempts_entered(…, false, …)`; `RECUO_ERR_IO` (a Redis regulator or limit
+ * whose server cannot be used: nothing held; tell the machine `false` too, and report the
+ * error); `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.

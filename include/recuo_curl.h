@@ -379,7 +379,10 @@ static inline void recuo_curl_wait_(CURLM *waiter, uint64_t ms, const recuo_canc
  * - before any attempt, `*result` untouched: RECUO_ERR_NULL_ARGUMENT (`easy`, `policy`,
  *   `result`), RECUO_ERR_NOT_UTF8 (`method`), the policy's configuration error,
  *   RECUO_ERR_ALREADY_STARTED (`options->attempts` was started).
- * - RECUO_ERR_IO: libcurl refused a setting or ran out of memory (`result->code`).
+ * - RECUO_ERR_IO: libcurl refused a setting or ran out of memory (`result->code`); or the
+ *   gate's regulator or concurrency limit is on a Redis server that could not be used
+ *   (recuo_gate_wait's error: that attempt was not made, the machine was told so and gave
+ *   up, and `*result` says what was done until then).
  *
  * The handle's CURLOPT_HTTPHEADER and CURLOPT_TIMEOUT_MS are set back to `options->headers`
  * and `options->timeout_ms` when it returns.
@@ -434,6 +437,7 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
     }
     CURLM *waiter = NULL;
     recuo_pass *pass = NULL;
+    recuo_status gate_rc = RECUO_OK; /* the gate's own error, returned once the machine knows */
     recuo_step s;
     memset(&s, 0, sizeof s);
     if (rc == RECUO_OK) {
@@ -446,8 +450,11 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
             if (o->gate != NULL) {
                 uint64_t now = recuo_monotonic_ms();
                 uint64_t left = s.has_until && s.until_ms > now ? s.until_ms - now : 0;
-                passed = recuo_gate_wait(o->gate, s.has_until, left, o->cancel, &pass) ==
-                         RECUO_OK;
+                recuo_status waited = recuo_gate_wait(o->gate, s.has_until, left, o->cancel, &pass);
+                passed = waited == RECUO_OK;
+                if (waited != RECUO_OK && waited != RECUO_TIMED_OUT && waited != RECUO_CANCELLED) {
+                    gate_rc = waited; /* a Redis store out of reach: no attempt, and said so */
+                }
             }
             rc = recuo_attempts_entered(a, recuo_monotonic_ms(), passed, &s);
             break;
@@ -504,8 +511,11 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
         r.step = s;
         recuo_attempts_report(a, &r.report, NULL, 0, NULL);
         rc = s.kind == RECUO_STEP_DONE ? RECUO_OK : RECUO_ERR_GAVE_UP;
+        if (gate_rc != RECUO_OK) {
+            rc = gate_rc;
+        }
     }
-    if (rc == RECUO_OK || rc == RECUO_ERR_GAVE_UP || rc == RECUO_ERR_IO) {
+    if (rc == RECUO_OK || rc == RECUO_ERR_GAVE_UP || rc == RECUO_ERR_IO || rc == gate_rc) {
         *result = r;
     }
     if (a != o->attempts) {

@@ -9,10 +9,10 @@ use recuo::{BudgetError, RetryBudget};
 use crate::panic::boundary;
 use crate::ptr;
 use crate::ptr::store;
+use crate::status::open_with_detail;
 use crate::status::recuo_status::{
     self, RECUO_BUDGET_EXHAUSTED, RECUO_ERR_INVALID_BUDGET, RECUO_OK,
 };
-use crate::status::write_detail;
 
 /// Allows a retry only while the retries of the last `window_s` seconds stay within
 /// `ratio × requests + floor_per_s × window_s` (SPEC §9; as Finagle's RetryBudget, gRPC
@@ -118,36 +118,75 @@ pub unsafe extern "C" fn recuo_retry_budget_new_shared(
 ) -> recuo_status {
     boundary(|| {
         // SAFETY: the caller vouches for the path and the output.
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> { Ok((ptr::out(out)?, ptr::path(path, path_len)?)) })()
-        };
-        let (out, path) = match checked {
-            Ok(checked) => checked,
-            Err(status) => {
-                // SAFETY: the caller vouches for the detail buffer.
-                unsafe { write_detail(detail, detail_len, &status) };
-                return status;
-            }
-        };
-        match RetryBudget::shared(path, ratio, floor_per_s, window_s) {
-            Ok(budget) => {
-                // SAFETY: the caller vouches for the detail buffer; a checked output.
-                unsafe {
-                    write_detail(detail, detail_len, &"");
-                    store(out, recuo_retry_budget(budget))
-                }
-            }
-            Err(e) => {
-                // SAFETY: the caller vouches for the detail buffer.
-                unsafe { write_detail(detail, detail_len, &e) };
-                e.into()
-            }
+        let checked = unsafe { (|| Ok((ptr::out(out)?, ptr::path(path, path_len)?)))() };
+        // SAFETY: the caller vouches for the detail buffer.
+        unsafe {
+            open_with_detail(checked, detail, detail_len, |path| {
+                RetryBudget::shared(path, ratio, floor_per_s, window_s).map(recuo_retry_budget)
+            })
         }
     })
 }
 
-/// Releases a budget handle (a shared budget's file stays; a gate holding the budget keeps
-/// it alive). NULL is accepted and ignored.
+/// Opens the retry budget kept on the Redis server at `url` under `key`, shared by every
+/// process on every machine that uses the same server and key, and stores a handle in
+/// `*out`: the local budget's rule (retries in the last `window_s` seconds stay within
+/// `ratio × requests + floor_per_s × window_s`), counted per second on the server by its
+/// own clock. The settings are checked as `recuo_retry_budget_new` checks them; the first
+/// user of the key sets them, every later one must ask for the same.
+///
+/// * `url`, `url_len`, `key`, `key_len`: as `recuo_regulator_new_redis` (the counts live in
+///   `{KEY}:budget`, the settings in `{KEY}:settings`).
+/// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+///   NUL-terminated and truncated to fit (a mismatch names both settings, an I/O error the
+///   server and what went wrong, never the password); on success, an empty string.
+///
+/// It fails closed: while the server cannot be used, `recuo_retry_budget_try_withdraw`
+/// answers `RECUO_BUDGET_EXHAUSTED` (no retry without the server's word), a request is not
+/// counted (and earns nothing), and `recuo_retry_budget_counts` answers 0 and 0. The `_at`
+/// functions' instants are not used: the server's clock counts.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the key holds
+/// other settings); `RECUO_ERR_IO` (the server cannot be reached or used, or a build without
+/// Redis support); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `url` or `key`
+/// with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+///
+/// # Safety
+/// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
+/// writable pointer; `detail` NULL or `detail_len` writable bytes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_retry_budget_new_redis(
+    url: *const c_char,
+    url_len: usize,
+    key: *const c_char,
+    key_len: usize,
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+    out: *mut *mut recuo_retry_budget,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the URL, the key and the output.
+        let checked = unsafe {
+            (|| {
+                let out = ptr::out(out)?;
+                Ok((out, (ptr::text(url, url_len)?, ptr::text(key, key_len)?)))
+            })()
+        };
+        // SAFETY: the caller vouches for the detail buffer.
+        unsafe {
+            open_with_detail(checked, detail, detail_len, |(url, key)| {
+                redis_budget(url, key, ratio, floor_per_s, window_s).map(recuo_retry_budget)
+            })
+        }
+    })
+}
+
+/// Releases a budget handle (a shared budget's file stays, and a Redis budget's key; a gate
+/// holding the budget keeps it alive). NULL is accepted and ignored.
 ///
 /// # Safety
 /// `budget` must be NULL or come from `recuo_retry_budget_new*`, not have been freed, and
@@ -313,6 +352,23 @@ unsafe fn counts(
     }
 }
 
+/// The retry budget on Redis, through `recuo-redis` (the `redis` feature, on by default).
+#[cfg(feature = "redis")]
+use recuo_redis::budget as redis_budget;
+
+#[cfg(not(feature = "redis"))]
+fn redis_budget(
+    _: &str,
+    _: &str,
+    ratio: f64,
+    floor_per_s: f64,
+    window_s: u32,
+) -> Result<RetryBudget, BudgetError> {
+    // The local budget's check first, as with Redis support.
+    RetryBudget::new(ratio, floor_per_s, window_s)?;
+    Err(BudgetError::Shared(crate::regulator::no_redis_support()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,5 +401,32 @@ mod tests {
             assert_eq!((rc, requests, retries), (RECUO_OK, 10, 6));
             recuo_retry_budget_free(b);
         }
+    }
+
+    #[test]
+    fn a_redis_budget_checks_its_settings_then_reaches_for_the_server() {
+        let url = crate::regulator::tests::closed_port_url();
+        let mut b = std::ptr::null_mut();
+        let open = |ratio: f64, b: &mut *mut recuo_retry_budget| {
+            // SAFETY: live buffers and outputs of the lengths given.
+            unsafe {
+                recuo_retry_budget_new_redis(
+                    url.as_ptr().cast(),
+                    url.len(),
+                    c"k".as_ptr(),
+                    1,
+                    ratio,
+                    1.0,
+                    10,
+                    b,
+                    std::ptr::null_mut(),
+                    0,
+                )
+            }
+        };
+        assert_eq!(open(0.1, &mut b), recuo_status::RECUO_ERR_IO);
+        assert_eq!(open(-1.0, &mut b), RECUO_ERR_INVALID_BUDGET);
+        assert_eq!(open(f64::NAN, &mut b), RECUO_ERR_INVALID_BUDGET);
+        assert!(b.is_null());
     }
 }

@@ -175,7 +175,7 @@ pub unsafe extern "C" fn recuo_gate_set_budget(
 /// * `cancel` (may be NULL): cancelling it ends the wait.
 ///
 /// Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched);
-/// `RECUO_ERR_IO` when the regulator is a Redis regulator whose server cannot be used
+/// `RECUO_ERR_IO` when the regulator or the limit is on a Redis server that cannot be used
 /// (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
@@ -200,8 +200,9 @@ pub unsafe extern "C" fn recuo_gate_enter(
 ///
 /// Returns `RECUO_OK`; `RECUO_CANCELLED` (the token was cancelled) or `RECUO_TIMED_OUT` (the
 /// time ran out) — nothing held, `*out` untouched: tell the machine
-/// `recuo_attempts_entered(…, false, …)`; `RECUO_ERR_IO` (a Redis regulator whose server
-/// cannot be used); `RECUO_ERR_NULL_ARGUMENT`.
+/// `recuo_attempts_entered(…, false, …)`; `RECUO_ERR_IO` (a Redis regulator or limit
+/// whose server cannot be used: nothing held; tell the machine `false` too, and report the
+/// error); `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.

@@ -1,7 +1,9 @@
 //! The concurrency limit (SPEC §9) for C: a semaphore on requests in flight, whose permits
-//! are handles released with `recuo_permit_release`. The semaphore is the core's
-//! (`recuo::ConcurrencyLimit`).
+//! are handles released with `recuo_permit_release` — in this process, or on a Redis server
+//! shared by every machine that uses it, each place a lease. The semaphore is the core's
+//! (`recuo::ConcurrencyLimit`), the leases recuo-redis's.
 
+use std::ffi::c_char;
 use std::time::{Duration, Instant};
 
 use recuo::{ConcurrencyLimit, Permit};
@@ -11,12 +13,16 @@ use crate::cancel::recuo_cancel_token;
 use crate::panic::boundary;
 use crate::ptr;
 use crate::ptr::store;
+use crate::status::open_with_detail;
 use crate::status::recuo_status::{
-    self, RECUO_CANCELLED, RECUO_ERR_ZERO_LIMIT, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
+    self, RECUO_CANCELLED, RECUO_ERR_INVALID_LEASE, RECUO_ERR_ZERO_LIMIT, RECUO_OK,
+    RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
 };
 
 /// At most `limit` requests in flight at once: a semaphore, backed by a
-/// `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable).
+/// `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable), or — from
+/// `recuo_concurrency_limit_new_redis` — a limit kept on a Redis server, shared by every
+/// handle on the same server and key, on any machine, each place a lease.
 ///
 /// Every function takes a `const` pointer: one handle may be used by any number of threads
 /// at once. Permits and gates keep their own reference, so the handle may be freed before
@@ -26,11 +32,12 @@ pub struct recuo_concurrency_limit(pub(crate) ConcurrencyLimit);
 
 /// One place in flight, taken from a `recuo_concurrency_limit`, given back by
 /// `recuo_permit_release` (its `_free`). Backed by a `recuo::Permit`. Release it as soon as
-/// the request is over — before any backoff sleep — from any thread.
+/// the request is over — before any backoff sleep — from any thread. A place on Redis is a
+/// lease: `recuo_permit_renew` extends it.
 #[derive(Debug)]
 pub struct recuo_permit {
-    /// Held for its drop, which gives the place back.
-    _permit: Permit,
+    /// Renewed by `recuo_permit_renew`; its drop gives the place back.
+    permit: Permit,
 }
 
 /// Creates a concurrency limit of `limit` places and stores it in `*out`. Free it with
@@ -59,11 +66,88 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new(
     })
 }
 
-/// Releases a concurrency-limit handle (the permits taken from it, and the gates holding
-/// it, keep the semaphore alive). NULL is accepted and ignored.
+/// The longest lease of a limit on Redis: one day, in milliseconds.
+const MAX_LEASE_MS: u64 = 86_400_000;
+
+/// Opens the concurrency limit kept on the Redis server at `url` under `key` — at most
+/// `limit` requests in flight for every process on every machine that uses the same server
+/// and key — and stores a handle to it in `*out`. Each place is a lease of `lease_ms`
+/// milliseconds, an owner token with an expiry kept in one sorted set on the server (timed
+/// by the server's clock): a holder that dies — `kill -9`, a lost machine — frees its place
+/// when its lease ends, never later. A request that may outlast its lease renews it
+/// (`recuo_permit_renew`); a gate does not, so give a gate's limit a lease longer than its
+/// longest attempt. Releasing twice or after the lease expired is harmless.
+///
+/// The handle keeps one connection (reopened when a kept one turns out lost); each call ends
+/// within 5 s, however slowly the server answers, as `recuo_regulator_new_redis` says.
+///
+/// * `url`, `url_len`: as `recuo_regulator_new_redis`: `redis://[[user]:password@]host[:port][/db]`,
+///   `rediss://…` for TLS, or `host:port`, exactly `url_len` bytes of UTF-8.
+/// * `key`, `key_len`: the key, UTF-8; the leases live in `{KEY}:leases` and the settings in
+///   `{KEY}:settings`.
+/// * `limit`: the places, as `recuo_concurrency_limit_new`; `lease_ms`: 1 ms to 1 day. The
+///   first user of the key sets them; every later one must ask for the same ones.
+/// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+///   NUL-terminated and truncated to fit — for a mismatch both settings, for an I/O error the
+///   server's address and what went wrong (never the password); on success, an empty
+///   string. 256 bytes are plenty.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ZERO_LIMIT`; `RECUO_ERR_INVALID_LEASE`;
+/// `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another limit or lease;
+/// `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
+/// connection, a timeout, an error reply, a build without Redis support);
+/// `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `url` or `key` with a non-zero
+/// length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+///
+/// Then the acquires ask the server, and answer `RECUO_ERR_IO` when it cannot be used (no
+/// place is given without the server's word); `recuo_concurrency_limit_in_flight` and
+/// `_max_in_flight` count this process's places only.
 ///
 /// # Safety
-/// `limit` must be NULL or come from `recuo_concurrency_limit_new`, not have been freed, and
+/// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
+/// writable pointer; `detail` NULL or `detail_len` writable bytes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_concurrency_limit_new_redis(
+    url: *const c_char,
+    url_len: usize,
+    key: *const c_char,
+    key_len: usize,
+    limit: u32,
+    lease_ms: u64,
+    out: *mut *mut recuo_concurrency_limit,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the URL, the key and the output.
+        let checked = unsafe {
+            (|| {
+                let out = ptr::out(out)?;
+                let args = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
+                // The local limit's rule first, then the lease's.
+                ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
+                if !(1..=MAX_LEASE_MS).contains(&lease_ms) {
+                    return Err(RECUO_ERR_INVALID_LEASE);
+                }
+                Ok((out, args))
+            })()
+        };
+        // SAFETY: the caller vouches for the detail buffer.
+        unsafe {
+            open_with_detail(checked, detail, detail_len, |(url, key)| {
+                let lease = Duration::from_millis(lease_ms);
+                redis_limit(url, key, limit, lease).map(recuo_concurrency_limit)
+            })
+        }
+    })
+}
+
+/// Releases a concurrency-limit handle (the permits taken from it, and the gates holding
+/// it, keep the semaphore alive; a Redis limit's key stays). NULL is accepted and ignored.
+///
+/// # Safety
+/// `limit` must be NULL or come from `recuo_concurrency_limit_new*`, not have been freed, and
 /// not be in use by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_concurrency_limit_free(limit: *mut recuo_concurrency_limit) {
@@ -78,7 +162,8 @@ pub unsafe extern "C" fn recuo_concurrency_limit_free(limit: *mut recuo_concurre
 /// Takes a place now if one is free, and stores the permit in `*out`.
 ///
 /// Returns `RECUO_OK` (release the permit with `recuo_permit_release`); `RECUO_WOULD_WAIT`
-/// (not an error: every place is taken; `*out` untouched); `RECUO_ERR_NULL_ARGUMENT`.
+/// (not an error: every place is taken; `*out` untouched); `RECUO_ERR_IO` (a Redis limit's
+/// server could not be used: no place); `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `limit` must be NULL or a live handle; `out` NULL or a writable pointer.
@@ -95,7 +180,7 @@ pub unsafe extern "C" fn recuo_concurrency_limit_try_acquire(
         };
         match l.0.try_acquire() {
             // SAFETY: a checked output.
-            Ok(Some(permit)) => unsafe { store(out, recuo_permit { _permit: permit }) },
+            Ok(Some(permit)) => unsafe { store(out, recuo_permit { permit }) },
             Ok(None) => RECUO_WOULD_WAIT,
             Err(e) => e.into(),
         }
@@ -107,9 +192,12 @@ pub unsafe extern "C" fn recuo_concurrency_limit_try_acquire(
 ///
 /// * `cancel` (may be NULL): cancelling it ends the wait within a few milliseconds.
 ///
+/// A Redis limit asks the server every 5–50 ms while it waits.
+///
 /// Returns `RECUO_OK`; `RECUO_TIMED_OUT` (not an error: no place came in time);
-/// `RECUO_CANCELLED` (not an error); `RECUO_ERR_NULL_ARGUMENT`. Unless `RECUO_OK`, `*out` is
-/// untouched.
+/// `RECUO_CANCELLED` (not an error); `RECUO_ERR_IO` (a Redis limit's server could not be
+/// used, within its deadline per call: no place); `RECUO_ERR_NULL_ARGUMENT`. Unless
+/// `RECUO_OK`, `*out` is untouched.
 ///
 /// # Safety
 /// `limit` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
@@ -133,7 +221,7 @@ pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
             .filter(|t| timeout_ms != u64::MAX && Instant::now().checked_add(*t).is_some());
         match l.0.acquire(timeout, &cancel) {
             // SAFETY: a checked output.
-            Ok(Some(permit)) => unsafe { store(out, recuo_permit { _permit: permit }) },
+            Ok(Some(permit)) => unsafe { store(out, recuo_permit { permit }) },
             Ok(None) if cancel.is_cancelled() => RECUO_CANCELLED,
             Ok(None) => RECUO_TIMED_OUT,
             Err(e) => e.into(),
@@ -141,8 +229,10 @@ pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
     })
 }
 
-/// Gives the place back (the permit's `_free`). NULL is accepted and ignored. May be called
-/// from any thread, also after the limit's handle was freed.
+/// Gives the place back (the permit's `_free`; for a Redis limit, its lease is released on
+/// the server — a lease already expired, or a server out of reach, is no error: the lease
+/// ends by itself). NULL is accepted and ignored. May be called from any thread, also after
+/// the limit's handle was freed.
 ///
 /// # Safety
 /// `permit` must be NULL or come from a `recuo_concurrency_limit_*acquire` and not have been
@@ -157,7 +247,41 @@ pub unsafe extern "C" fn recuo_permit_release(permit: *mut recuo_permit) {
     })
 }
 
-/// Requests in flight now (permits held). 0 when `limit` is NULL.
+/// Extends the permit's lease from now, by the limit's `lease_ms` (a long request does this
+/// before its lease ends), and stores in `*renewed_out` whether it was renewed: `false` when
+/// the lease had already expired — the place is not taken back, it may be someone else's by
+/// now. A permit of a limit in this process has no lease: `true`. May be called from any
+/// thread while the request runs.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_IO` (the Redis server could not be used; `*renewed_out`
+/// untouched); `RECUO_ERR_NULL_ARGUMENT` (`permit` or `renewed_out`).
+///
+/// # Safety
+/// `permit` must be NULL or a live permit; `renewed_out` NULL or a writable `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_permit_renew(
+    permit: *const recuo_permit,
+    renewed_out: *mut bool,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live permit and a writable output.
+        let (p, out) = match unsafe { (ptr::input(permit), ptr::out(renewed_out)) } {
+            (Ok(p), Ok(out)) => (p, out),
+            _ => return recuo_status::RECUO_ERR_NULL_ARGUMENT,
+        };
+        match p.permit.renew() {
+            Ok(renewed) => {
+                // SAFETY: a checked output.
+                unsafe { out.write(renewed) };
+                RECUO_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Requests in flight now (permits held; for a Redis limit, this process's). 0 when `limit`
+/// is NULL.
 ///
 /// # Safety
 /// `limit` must be NULL or a live handle.
@@ -169,7 +293,8 @@ pub unsafe extern "C" fn recuo_concurrency_limit_in_flight(
     boundary(|| unsafe { limit.as_ref() }.map_or(0, |l| l.0.in_flight()))
 }
 
-/// The most requests that were ever in flight at once. 0 when `limit` is NULL.
+/// The most requests that were ever in flight at once (for a Redis limit, this process's).
+/// 0 when `limit` is NULL.
 ///
 /// # Safety
 /// `limit` must be NULL or a live handle.
@@ -191,6 +316,21 @@ pub unsafe extern "C" fn recuo_concurrency_limit_limit(
 ) -> u32 {
     // SAFETY: the caller vouches for NULL or a live handle.
     boundary(|| unsafe { limit.as_ref() }.map_or(0, |l| l.0.limit()))
+}
+
+/// The concurrency limit on Redis, through `recuo-redis` (the `redis` feature, on by
+/// default).
+#[cfg(feature = "redis")]
+use recuo_redis::limit as redis_limit;
+
+#[cfg(not(feature = "redis"))]
+fn redis_limit(
+    _: &str,
+    _: &str,
+    _: u32,
+    _: Duration,
+) -> Result<ConcurrencyLimit, recuo::SharedError> {
+    Err(crate::regulator::no_redis_support())
 }
 
 #[cfg(test)]
@@ -218,6 +358,71 @@ mod tests {
             assert!(b.is_null());
             recuo_concurrency_limit_free(l);
             recuo_permit_release(a);
+        }
+    }
+
+    #[test]
+    fn a_redis_limit_checks_its_settings_then_reaches_for_the_server() {
+        let url = crate::regulator::tests::closed_port_url();
+        let mut l = std::ptr::null_mut();
+        let mut detail = [0 as c_char; 256];
+        let open =
+            |limit: u32, lease_ms: u64, l: &mut *mut recuo_concurrency_limit, d: &mut [c_char]| {
+                // SAFETY: live buffers and outputs of the lengths given.
+                unsafe {
+                    recuo_concurrency_limit_new_redis(
+                        url.as_ptr().cast(),
+                        url.len(),
+                        c"k".as_ptr(),
+                        1,
+                        limit,
+                        lease_ms,
+                        l,
+                        d.as_mut_ptr(),
+                        d.len(),
+                    )
+                }
+            };
+        assert_eq!(
+            open(2, 500, &mut l, &mut detail),
+            recuo_status::RECUO_ERR_IO
+        );
+        // SAFETY: NUL-terminated by write_detail.
+        let text = unsafe { std::ffi::CStr::from_ptr(detail.as_ptr()) };
+        assert!(
+            text.to_str().unwrap().contains(&format!("Redis at {url}")),
+            "{text:?}"
+        );
+        assert_eq!(open(0, 500, &mut l, &mut detail), RECUO_ERR_ZERO_LIMIT);
+        assert_eq!(open(2, 0, &mut l, &mut detail), RECUO_ERR_INVALID_LEASE);
+        assert_eq!(
+            open(2, MAX_LEASE_MS + 1, &mut l, &mut detail),
+            RECUO_ERR_INVALID_LEASE
+        );
+        assert!(l.is_null());
+    }
+
+    #[test]
+    fn a_local_permit_renews_as_a_lease_that_never_ends() {
+        let mut l = std::ptr::null_mut();
+        let mut p = std::ptr::null_mut();
+        let mut renewed = false;
+        // SAFETY: live handles and outputs.
+        unsafe {
+            assert_eq!(recuo_concurrency_limit_new(1, &mut l), RECUO_OK);
+            assert_eq!(recuo_concurrency_limit_try_acquire(l, &mut p), RECUO_OK);
+            assert_eq!(recuo_permit_renew(p, &mut renewed), RECUO_OK);
+            assert!(renewed);
+            assert_eq!(
+                recuo_permit_renew(p, std::ptr::null_mut()),
+                recuo_status::RECUO_ERR_NULL_ARGUMENT
+            );
+            assert_eq!(
+                recuo_permit_renew(std::ptr::null(), &mut renewed),
+                recuo_status::RECUO_ERR_NULL_ARGUMENT
+            );
+            recuo_permit_release(p);
+            recuo_concurrency_limit_free(l);
         }
     }
 }

@@ -13,11 +13,11 @@ use crate::panic::boundary;
 use crate::plan::rate;
 use crate::ptr;
 use crate::ptr::store;
+use crate::status::open_with_detail;
 use crate::status::recuo_status::{
     self, RECUO_CANCELLED, RECUO_ERR_COST_ABOVE_BURST, RECUO_ERR_IO, RECUO_ERR_SHARED_MISMATCH,
     RECUO_ERR_ZERO_BURST, RECUO_OK, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
 };
-use crate::status::write_detail;
 
 /// Limits request *starts* to a rate with a burst (SPEC §9): after a quiet spell up to
 /// `burst` starts may go at once, then one per interval (1 / rate); in any window of time
@@ -128,35 +128,18 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
     boundary(|| {
         // SAFETY: the caller vouches for the path and the output.
         let checked = unsafe {
-            (|| -> Result<_, recuo_status> {
+            (|| {
                 Ok((
                     ptr::out(out)?,
-                    ptr::path(path, path_len)?,
-                    rate(per_second)?,
+                    (ptr::path(path, path_len)?, rate(per_second)?),
                 ))
             })()
         };
-        let (out, path, rate) = match checked {
-            Ok(checked) => checked,
-            Err(status) => {
-                // SAFETY: the caller vouches for the detail buffer.
-                unsafe { write_detail(detail, detail_len, &status) };
-                return status;
-            }
-        };
-        match Regulator::shared(path, rate, burst) {
-            Ok(regulator) => {
-                // SAFETY: the caller vouches for the detail buffer; a checked output.
-                unsafe {
-                    write_detail(detail, detail_len, &"");
-                    store(out, recuo_regulator(regulator))
-                }
-            }
-            Err(e) => {
-                // SAFETY: the caller vouches for the detail buffer.
-                unsafe { write_detail(detail, detail_len, &e) };
-                e.into()
-            }
+        // SAFETY: the caller vouches for the detail buffer.
+        unsafe {
+            open_with_detail(checked, detail, detail_len, |(path, rate)| {
+                Regulator::shared(path, rate, burst).map(recuo_regulator)
+            })
         }
     })
 }
@@ -167,14 +150,16 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
 /// machines' own clocks do not matter. The handle keeps one connection (reopened when a kept
 /// one turns out lost); each call — connecting, authenticating, the command and its reply —
 /// ends within 5 s, however slowly the server trickles bytes, and a reply is bounded in size
-/// (a line of 4 KiB, a string of 1 MiB, 1024 elements, 4 MiB in all).
+/// (4 MiB at most).
 ///
 /// * `url`, `url_len`: `redis://[[user]:password@]host[:port][/db]` or `host:port`, exactly
 ///   `url_len` bytes of UTF-8 (the port defaults to 6379, the database to 0; with a user,
-///   `AUTH user password` is sent, as Redis 6 ACLs expect). `rediss://` is refused with
-///   `RECUO_ERR_IO` until TLS exists: the password would leave in plain text.
-/// * `key`, `key_len`: the key, UTF-8; the state lives in `KEY:tat` and the settings in
-///   `KEY:settings`.
+///   `AUTH user password` is sent, as Redis 6 ACLs expect), or `rediss://…` for TLS — TLS
+///   or an error, never a silent downgrade: rustls verifies the server's certificate and
+///   name against the system's roots, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name.
+/// * `key`, `key_len`: the key, UTF-8; the state lives in `{KEY}:tat` and the settings in
+///   `{KEY}:settings` (one cluster slot; a Redis Cluster node that redirects is refused
+///   with `RECUO_ERR_IO`).
 /// * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
 ///   every later one must ask for the same ones.
 /// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
@@ -212,36 +197,23 @@ pub unsafe extern "C" fn recuo_regulator_new_redis(
     boundary(|| {
         // SAFETY: the caller vouches for the URL, the key and the output.
         let checked = unsafe {
-            (|| -> Result<_, recuo_status> {
+            (|| {
+                let out = ptr::out(out)?;
                 Ok((
-                    ptr::out(out)?,
-                    ptr::text(url, url_len)?,
-                    ptr::text(key, key_len)?,
-                    rate(per_second)?,
+                    out,
+                    (
+                        ptr::text(url, url_len)?,
+                        ptr::text(key, key_len)?,
+                        rate(per_second)?,
+                    ),
                 ))
             })()
         };
-        let (out, url, key, rate) = match checked {
-            Ok(checked) => checked,
-            Err(status) => {
-                // SAFETY: the caller vouches for the detail buffer.
-                unsafe { write_detail(detail, detail_len, &status) };
-                return status;
-            }
-        };
-        match redis_regulator(url, key, rate, burst) {
-            Ok(regulator) => {
-                // SAFETY: the caller vouches for the detail buffer; a checked output.
-                unsafe {
-                    write_detail(detail, detail_len, &"");
-                    store(out, recuo_regulator(regulator))
-                }
-            }
-            Err(e) => {
-                // SAFETY: the caller vouches for the detail buffer.
-                unsafe { write_detail(detail, detail_len, &e) };
-                e.into()
-            }
+        // SAFETY: the caller vouches for the detail buffer.
+        unsafe {
+            open_with_detail(checked, detail, detail_len, |(url, key, rate)| {
+                redis_regulator(url, key, rate, burst).map(recuo_regulator)
+            })
         }
     })
 }
@@ -533,9 +505,24 @@ fn redis_regulator(
     Err(recuo::RegulatorError::no_redis_support())
 }
 
+/// The error of a build without Redis support, for the limit and the budget on Redis too.
+#[cfg(not(feature = "redis"))]
+pub(crate) fn no_redis_support() -> SharedError {
+    match RegulatorError::no_redis_support() {
+        RegulatorError::Shared(e) => e,
+        other => SharedError::Io(std::io::Error::other(other.to_string())),
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// `127.0.0.1:PORT` of a port nothing listens on now (the kernel's choice).
+    pub(crate) fn closed_port_url() -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("127.0.0.1:{}", listener.local_addr().unwrap().port())
+    }
 
     const S: u64 = 1_000_000_000;
 
@@ -570,12 +557,7 @@ mod tests {
 
     #[test]
     fn a_redis_regulator_out_of_reach_is_an_io_error() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let url = format!("127.0.0.1:{port}");
+        let url = crate::regulator::tests::closed_port_url();
         let mut r = std::ptr::null_mut();
         let mut detail = [0 as c_char; 256];
         // SAFETY: live buffers and outputs of the lengths given.

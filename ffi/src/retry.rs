@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use recuo::{
     drive, AttemptContext, CancelToken, Cause, Driver, Gate, Level, Operation, Pass, Record,
-    Report, RequestLine, Seen, StatsRecorder, Stopped, Verdict,
+    RegulatorError, Report, RequestLine, Seen, StatsRecorder, Stopped, Verdict,
 };
 
 use crate::attempt_context::recuo_attempt_context;
@@ -251,7 +251,10 @@ pub unsafe extern "C" fn recuo_retry_options_set_on_give_up(
 /// * takes a retry from the gate's budget before each sleep: none left, and it gives up with
 ///   `RECUO_GIVE_UP_BUDGET_EXHAUSTED` (attempt 0 is counted by the budget);
 /// * tells an adaptive regulator to slow down on a `RECUO_CAUSE_RATE_LIMITED` verdict and to
-///   speed back up on a success.
+///   speed back up on a success;
+/// * stops with the gate's error when its regulator or limit is on a Redis server that
+///   cannot be used (`RECUO_ERR_IO`, or `RECUO_ERR_SHARED_MISMATCH`): that attempt is not
+///   made, and the report says what was (see `recuo_retry`).
 ///
 /// A sleep callback (`recuo_retry_options_set_sleep`) replaces the sleeps between attempts
 /// only: waiting at the gate is always real. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`
@@ -429,6 +432,12 @@ pub unsafe extern "C" fn recuo_retry_options_set_stats_recorder(
 ///   attempt's verdict included: a permanent last failure is `permanent`). The
 ///   `on_give_up` hook ran once, just before the return. The operation's own last result is
 ///   whatever it left in `user_data`.
+/// * `RECUO_ERR_IO` (or another status of the gate's store): the gate could not be passed —
+///   its regulator or concurrency limit is on a Redis server that could not be used (no
+///   place and no start without the server's word). The attempt it was for was not made;
+///   the report says what the loop did until then (its reason is what a refused entry comes
+///   to, `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` or `RECUO_GIVE_UP_CANCELLED`); the
+///   `on_give_up` hook does not run (the policy did not give up).
 /// * `RECUO_ERR_NO_VERDICT`: the operation returned without a valid verdict; the loop stopped
 ///   there as on a permanent failure (no hook; the report, records and stats say
 ///   `permanent`).
@@ -597,6 +606,7 @@ unsafe fn run(
             cancel: o.cancel.clone().unwrap_or_default(),
             options: o,
             pass: None,
+            gate_error: None,
             key: [0; RECUO_IDEMPOTENCY_KEY_SIZE],
             response: None,
             now_ms: 0,
@@ -608,9 +618,10 @@ unsafe fn run(
             Err(Stopped::Aborted(_)) => (RECUO_ERR_NO_VERDICT, Report::default(), None),
             Err(Stopped::GaveUp(e)) => {
                 let retry_after_ms = e.retry_at_ms.map(|at| at.saturating_sub(driver.now_ms));
-                let status = match e.error {
-                    Some(Failure::NoVerdict) => RECUO_ERR_NO_VERDICT,
-                    Some(Failure::NoResponse) => RECUO_ERR_NO_RESPONSE,
+                let status = match (driver.gate_error.take(), e.error) {
+                    (Some(gate), _) => gate.into(),
+                    (None, Some(Failure::NoVerdict)) => RECUO_ERR_NO_VERDICT,
+                    (None, Some(Failure::NoResponse)) => RECUO_ERR_NO_RESPONSE,
                     _ => RECUO_ERR_GAVE_UP,
                 };
                 if let (RECUO_ERR_GAVE_UP, Some(hook)) = (status, driver.options.on_give_up) {
@@ -647,6 +658,8 @@ struct CDriver {
     options: recuo_retry_options,
     /// The gate's passage of the attempt running.
     pass: Option<Pass>,
+    /// Why the gate could not be passed (a Redis store out of reach), ending the loop.
+    gate_error: Option<RegulatorError>,
     /// The idempotency key, NUL-terminated, for the operation.
     key: [u8; RECUO_IDEMPOTENCY_KEY_SIZE],
     /// What the attempt just made said it received (`recuo_retry_http`).
@@ -686,8 +699,15 @@ impl Driver for CDriver {
         let now = self.now_ms();
         let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now)));
         let gate = self.options.gate.clone().unwrap_or_default();
-        // A cost of 1 never exceeds a burst: an error cannot happen, and counts as not passed.
-        self.pass = gate.wait(timeout, &self.cancel).ok().flatten();
+        // A cost of 1 never exceeds a burst; a store out of reach is no passage, and the
+        // loop ends with its error (as Rust's `Retry` keeps it in `gate_error`).
+        match gate.wait(timeout, &self.cancel) {
+            Ok(pass) => self.pass = pass,
+            Err(e) => {
+                self.pass = None;
+                self.gate_error = Some(e);
+            }
+        }
         Ok(self.pass.is_some())
     }
 

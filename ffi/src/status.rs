@@ -104,6 +104,9 @@ pub enum recuo_status {
     /// another budget), or a file holds something else (another kind of recuo state, a file
     /// of the wrong size): processes sharing it would disagree about the allowance.
     RECUO_ERR_SHARED_MISMATCH = 158,
+    /// A concurrency limit on Redis was asked for a lease outside 1 ms – 1 day
+    /// (`recuo_concurrency_limit_new_redis`).
+    RECUO_ERR_INVALID_LEASE = 159,
     /// The task failed on its last attempt, or the predicate declined to retry its failure;
     /// the task's own failure code is in the `last_error_out` parameter.
     RECUO_ERR_TASK_FAILED = 200,
@@ -138,7 +141,7 @@ impl PanicFallback for recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 37] = [
+const ALL: [recuo_status; 38] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
@@ -168,6 +171,7 @@ const ALL: [recuo_status; 37] = [
     RECUO_ERR_ZERO_LIMIT,
     RECUO_ERR_INVALID_BUDGET,
     RECUO_ERR_SHARED_MISMATCH,
+    RECUO_ERR_INVALID_LEASE,
     RECUO_ERR_TASK_FAILED,
     RECUO_ERR_GAVE_UP,
     RECUO_WOULD_WAIT,
@@ -218,6 +222,7 @@ impl recuo_status {
             RECUO_ERR_ZERO_LIMIT => c"zero_limit",
             RECUO_ERR_INVALID_BUDGET => c"invalid_budget",
             RECUO_ERR_SHARED_MISMATCH => c"shared_mismatch",
+            RECUO_ERR_INVALID_LEASE => c"invalid_lease",
             RECUO_ERR_TASK_FAILED => c"task_failed",
             RECUO_ERR_GAVE_UP => c"gave_up",
             RECUO_WOULD_WAIT => c"would_wait",
@@ -300,6 +305,7 @@ impl recuo_status {
                 "the shared file or Redis key holds other settings, or the file another kind of \
                  state",
             ),
+            RECUO_ERR_INVALID_LEASE => w.write_str("a lease must last from 1 ms to 1 day"),
             RECUO_ERR_TASK_FAILED => w.write_str(
                 "the task failed on its last attempt, or its failure was not to be retried",
             ),
@@ -401,6 +407,46 @@ pub(crate) unsafe fn write_detail(buf: *mut c_char, len: usize, detail: &dyn fmt
         // SAFETY: forwarded from the caller.
         let _ =
             unsafe { CBuffer::write_c(buf, len, std::ptr::null_mut(), |w| write!(w, "{detail}")) };
+    }
+}
+
+/// The end of every constructor that explains its errors in a detail buffer
+/// (`recuo_regulator_new_shared`, the `_new_redis` functions): the arguments as checked —
+/// the output and what `open` needs — then the handle `open` makes stored in `*out` and an
+/// empty detail, or why not written to the detail and its status answered.
+///
+/// # Safety
+/// `detail` must be NULL or point to `detail_len` writable bytes.
+pub(crate) unsafe fn open_with_detail<A, T, E>(
+    checked: Result<(crate::ptr::Out<*mut T>, A), recuo_status>,
+    detail: *mut c_char,
+    detail_len: usize,
+    open: impl FnOnce(A) -> Result<T, E>,
+) -> recuo_status
+where
+    E: fmt::Display + Into<recuo_status>,
+{
+    let (out, args) = match checked {
+        Ok(checked) => checked,
+        Err(status) => {
+            // SAFETY: forwarded from the caller.
+            unsafe { write_detail(detail, detail_len, &status) };
+            return status;
+        }
+    };
+    match open(args) {
+        Ok(made) => {
+            // SAFETY: forwarded from the caller; a checked output.
+            unsafe {
+                write_detail(detail, detail_len, &"");
+                crate::ptr::store(out, made)
+            }
+        }
+        Err(e) => {
+            // SAFETY: forwarded from the caller.
+            unsafe { write_detail(detail, detail_len, &e) };
+            e.into()
+        }
     }
 }
 

@@ -108,6 +108,7 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_ZERO_LIMIT, "zero_limit", false, true},
         {RECUO_ERR_INVALID_BUDGET, "invalid_budget", false, true},
         {RECUO_ERR_SHARED_MISMATCH, "shared_mismatch", false, true},
+        {RECUO_ERR_INVALID_LEASE, "invalid_lease", false, true},
         {RECUO_ERR_TASK_FAILED, "task_failed", false, false},
         {RECUO_ERR_GAVE_UP, "gave_up", false, false},
         {RECUO_WOULD_WAIT, "would_wait", false, false},
@@ -132,7 +133,7 @@ static void status_names_and_predicates(void) {
     }
     CHECK(strcmp(recuo_status_name(13), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(107), "unknown") == 0);
-    CHECK(strcmp(recuo_status_name(159), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(160), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(214), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(UINT32_MAX), "unknown") == 0);
     CHECK(!recuo_status_is_config_error(199) && !recuo_status_is_argument_error(50));

@@ -5,7 +5,11 @@
  * own that resets the connection after reading the request (reset: retried for GET, not for
  * a POST without a key of the caller's) or holds it without answering (each attempt's
  * timeout clipped to the deadline). The server's /stats says one idempotency key per POST
- * and no early retry.
+ * and no early retry. A fleet's concurrency limit on Redis (a redis-server of this program's
+ * own, redis_server.h): two processes — this one and `test_curl RECUO --fleet-child REDIS_URL
+ * BASE`, exec'd — of two threads each, every transfer through a gate holding the Redis limit
+ * of 2, and `recuo serve`'s max_in_flight is 2; with the Redis server gone, the gate's
+ * RECUO_ERR_IO is returned and no request is sent.
  *
  * Usage: test_curl PATH/TO/recuo. Waits are short: Retry-After 1 (2 at most for a date
  * rounded up to the next second), backoff of a few ms.
@@ -28,6 +32,7 @@
 #include "recuo_curl.h"
 
 #include "check.h"
+#include "redis_server.h"
 
 static const char *recuo_bin;
 
@@ -372,20 +377,9 @@ static void tls_refused(void) {
 
 /* ---- a closed port ------------------------------------------------------------------------- */
 
-static unsigned closed_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    bind(fd, (struct sockaddr *)&a, sizeof a);
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd); /* bound, never listened on: nothing there now */
-    return ntohs(a.sin_port);
-}
-
 static void connection_refused(void) {
     char base[64];
-    snprintf(base, sizeof base, "http://127.0.0.1:%u", closed_port());
+    snprintf(base, sizeof base, "http://127.0.0.1:%u", free_port());
     struct client c;
     client_open(&c, base, "/", 3);
     curl_easy_setopt(c.easy, CURLOPT_POSTFIELDS, "x");
@@ -584,6 +578,142 @@ static void callers_machine_with_records(void) {
     rude_stop(&srv);
 }
 
+/* ---- a fleet's concurrency limit on Redis ------------------------------------------------- */
+
+#define FLEET_THREADS 2
+#define FLEET_CALLS 3
+#define FLEET_KEY "curl:fleet"
+
+struct fleet_worker {
+    const char *redis_url;
+    const char *base;
+    int failures;
+};
+
+/* One GET of BASE/fleet by recuo_curl_perform, its machine holding `gate`: its status. */
+static recuo_status fleet_get(const char *base, const recuo_gate *gate, recuo_curl_result *r) {
+    struct client c;
+    client_open(&c, base, "/fleet", 2);
+    recuo_attempts *a = NULL;
+    recuo_status rc = recuo_attempts_new(c.p, &a);
+    if (rc == RECUO_OK) {
+        rc = recuo_attempts_set_gate(a, gate);
+    }
+    if (rc == RECUO_OK) {
+        recuo_curl_options o = {.attempts = a, .gate = gate};
+        rc = recuo_curl_perform(c.easy, c.p, &o, &c.r);
+        *r = c.r;
+    }
+    recuo_attempts_free(a);
+    client_close(&c);
+    return rc;
+}
+
+/* A gate holding the Redis limit of 2 (a handle and a connection of its own); NULL, and the
+ * reason in `detail`, when it cannot be opened. */
+static recuo_gate *fleet_gate(const char *redis_url, char *detail, size_t detail_len) {
+    recuo_concurrency_limit *l = NULL;
+    recuo_status rc = recuo_concurrency_limit_new_redis(redis_url, strlen(redis_url), FLEET_KEY,
+                                                        strlen(FLEET_KEY), 2, 10000, &l,
+                                                        detail, detail_len);
+    if (rc != RECUO_OK) {
+        return NULL;
+    }
+    recuo_gate *g = recuo_gate_new();
+    recuo_gate_set_limit(g, l);
+    recuo_concurrency_limit_free(l); /* the gate keeps its own reference */
+    return g;
+}
+
+static void *fleet_work(void *arg) {
+    struct fleet_worker *w = arg;
+    char detail[256] = "";
+    recuo_gate *g = fleet_gate(w->redis_url, detail, sizeof detail);
+    if (g == NULL) {
+        fprintf(stderr, "fleet: %s\n", detail);
+        w->failures = FLEET_CALLS;
+        return NULL;
+    }
+    for (int i = 0; i < FLEET_CALLS; i++) {
+        recuo_curl_result r;
+        if (fleet_get(w->base, g, &r) != RECUO_OK || r.http_status != 200) {
+            w->failures++;
+        }
+    }
+    recuo_gate_free(g);
+    return NULL;
+}
+
+/* FLEET_THREADS workers of one process; the number of transfers that failed. */
+static int fleet_run(const char *redis_url, const char *base) {
+    struct fleet_worker w[FLEET_THREADS];
+    pthread_t t[FLEET_THREADS];
+    for (int i = 0; i < FLEET_THREADS; i++) {
+        w[i] = (struct fleet_worker){redis_url, base, 0};
+        pthread_create(&t[i], NULL, fleet_work, &w[i]);
+    }
+    int failures = 0;
+    for (int i = 0; i < FLEET_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failures += w[i].failures;
+    }
+    return failures;
+}
+
+static void a_fleet_limit_on_redis(const char *self) {
+    struct server redis;
+    if (!server_start(&redis)) {
+        CHECK_CTX(0, "could not start redis-server on 127.0.0.1:%u (make deps installs it)",
+                  redis.port);
+        server_stop(&redis);
+        return;
+    }
+    const char *args[] = {"--allowance", "6000/min", "--burst", "100", "--fail-rate", "0",
+                          "--latency", "150ms", NULL};
+    struct serve s;
+    if (!serve_up(&s, args)) {
+        server_stop(&redis);
+        return;
+    }
+    /* Another process of the fleet (exec'd: it runs natively under valgrind), and this one. */
+    fflush(stdout);
+    fflush(stderr);
+    pid_t child = fork();
+    if (child == 0) {
+        execl(self, self, recuo_bin, "--fleet-child", redis.url, s.base, (char *)NULL);
+        _exit(127);
+    }
+    CHECK(child > 0);
+    int failures = fleet_run(redis.url, s.base);
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    CHECK_CTX(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other process: status %d",
+              status);
+    CHECK_CTX(failures == 0, "%d transfers failed", failures);
+    cJSON *stats = stats_of(&s);
+    CHECK(stats != NULL);
+    CHECK_CTX(stat_number(stats, "ok") == 2 * FLEET_THREADS * FLEET_CALLS, "%.0f answered",
+              stat_number(stats, "ok"));
+    CHECK_CTX(stat_number(stats, "max_in_flight") == 2, "%.0f in flight at once",
+              stat_number(stats, "max_in_flight"));
+    cJSON_Delete(stats);
+
+    /* The Redis server gone: the gate's error, and no request sent. */
+    char detail[256] = "";
+    recuo_gate *g = fleet_gate(redis.url, detail, sizeof detail);
+    CHECK_CTX(g != NULL, "%s", detail);
+    server_stop(&redis);
+    recuo_curl_result r;
+    memset(&r, 0, sizeof r);
+    CHECK_STATUS(fleet_get(s.base, g, &r), RECUO_ERR_IO);
+    CHECK(r.report.attempts == 0 && r.step.kind == RECUO_STEP_GAVE_UP);
+    stats = stats_of(&s);
+    CHECK(stat_number(stats, "requests") == 2 * FLEET_THREADS * FLEET_CALLS);
+    cJSON_Delete(stats);
+    recuo_gate_free(g);
+    serve_stop(&s);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_curl PATH/TO/recuo\n");
@@ -592,6 +722,11 @@ int main(int argc, char **argv) {
     recuo_bin = argv[1];
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (argc == 5 && strcmp(argv[2], "--fleet-child") == 0) {
+        int failures = fleet_run(argv[3], argv[4]);
+        curl_global_cleanup();
+        return failures == 0 ? 0 : 1;
+    }
     the_table();
     argument_errors();
     rate_limited("seconds");
@@ -603,6 +738,7 @@ int main(int argc, char **argv) {
     connection_reset();
     timeout_clipped_to_the_deadline();
     callers_machine_with_records();
+    a_fleet_limit_on_redis(argv[0]);
     curl_global_cleanup();
     return check_summary(argv[0]);
 }

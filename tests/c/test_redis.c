@@ -7,7 +7,13 @@
  * and using at least 95% of the allowed starts, a second user of the key with another rate
  * refused with a message naming both, an unreachable server, a real-clock try_acquire paced
  * by the server's clock, a gate over the Redis regulator, and RECUO_ERR_IO once the server is
- * gone. Every loop and every wait is bounded.
+ * gone. The concurrency limit on Redis: a limit of 2 refuses the third place on any handle and
+ * gives it back on release, a lease renewed holds its place and one not renewed frees it when
+ * it ends, other settings refused; the retry budget on Redis shared by two processes (one
+ * exec'd: `test_redis --budget-child URL KEY N`) grants exactly its ratio; a closed port fails
+ * at once; four threads with handles of their own running recuo_retry through a gate with the
+ * Redis limit and budget never have more than the limit in flight, and once the server is gone
+ * recuo_retry answers the gate's RECUO_ERR_IO. Every loop and every wait is bounded.
  *
  * The server is a child: fork, then exec. Valgrind does not follow the exec (its default,
  * --trace-children=no), so the server runs natively and the whole program runs under
@@ -34,127 +40,10 @@
 #include "recuo.h"
 
 #include "check.h"
+#include "redis_server.h"
 
 #define MS UINT64_C(1000000)
 #define S UINT64_C(1000000000)
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
-/* Milliseconds on CLOCK_MONOTONIC, read by the test itself. */
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* ---- the server --------------------------------------------------------------------------- */
-
-/* A port of 127.0.0.1 nothing listens on now (the kernel's choice); 0 on failure. */
-static unsigned free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return 0;
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    unsigned port = 0;
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
-        getsockname(fd, (struct sockaddr *)&addr, &len) == 0) {
-        port = ntohs(addr.sin_port);
-    }
-    close(fd);
-    return port;
-}
-
-/* Whether something accepts connections on 127.0.0.1:port. */
-static int listening(unsigned port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return 0;
-    }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons((uint16_t)port);
-    int ok = connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
-    close(fd);
-    return ok;
-}
-
-struct server {
-    pid_t pid;
-    unsigned port;
-    char url[64];
-};
-
-/* Starts redis-server on a free port and waits (at most 10 s) until it accepts connections. */
-static int server_start(struct server *s) {
-    s->pid = -1;
-    s->port = free_port();
-    if (s->port == 0) {
-        return 0;
-    }
-    snprintf(s->url, sizeof s->url, "redis://127.0.0.1:%u", s->port);
-    char port[16];
-    snprintf(port, sizeof port, "%u", s->port);
-    fflush(stdout);
-    fflush(stderr);
-    s->pid = fork();
-    if (s->pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, STDIN_FILENO);
-            dup2(null, STDOUT_FILENO);
-            close(null);
-        }
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save",
-               "", "--appendonly", "no", (char *)NULL);
-        _exit(127);
-    }
-    if (s->pid < 0) {
-        return 0;
-    }
-    uint64_t give_up = now_ms() + 10000;
-    while (now_ms() < give_up) {
-        if (listening(s->port)) {
-            return 1;
-        }
-        int status;
-        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-            s->pid = -1; /* it died: not installed, or the port was taken meanwhile */
-            return 0;
-        }
-        sleep_ms(20);
-    }
-    return 0;
-}
-
-/* Stops the server: SIGTERM, then SIGKILL if it has not gone within 5 s. */
-static void server_stop(struct server *s) {
-    if (s->pid <= 0) {
-        return;
-    }
-    kill(s->pid, SIGTERM);
-    uint64_t give_up = now_ms() + 5000;
-    int status;
-    while (waitpid(s->pid, &status, WNOHANG) == 0) {
-        if (now_ms() > give_up) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, &status, 0);
-            break;
-        }
-        sleep_ms(10);
-    }
-    s->pid = -1;
-}
 
 static recuo_status open_redis(const char *url, const char *key, double per_s, uint32_t burst,
                                recuo_regulator **out, char *detail, size_t detail_len) {
@@ -429,6 +318,387 @@ static void the_servers_clock_paces_real_starts(const struct server *s) {
     recuo_regulator_free(r);
 }
 
+/* ---- the concurrency limit on Redis, with leases ------------------------------------------ */
+
+static recuo_status open_limit(const char *url, const char *key, uint32_t limit,
+                               uint64_t lease_ms, recuo_concurrency_limit **out, char *detail,
+                               size_t detail_len) {
+    return recuo_concurrency_limit_new_redis(url, strlen(url), key, strlen(key), limit,
+                                             lease_ms, out, detail, detail_len);
+}
+
+static recuo_concurrency_limit *redis_limit(const struct server *s, const char *key,
+                                            uint32_t limit, uint64_t lease_ms) {
+    recuo_concurrency_limit *l = NULL;
+    char detail[256] = "";
+    recuo_status rc = open_limit(s->url, key, limit, lease_ms, &l, detail, sizeof detail);
+    CHECK_CTX(rc == RECUO_OK && l != NULL, "%s: %s", recuo_status_name(rc), detail);
+    return l;
+}
+
+struct release_later {
+    recuo_permit *permit;
+    long after_ms;
+};
+
+static void *release_later(void *arg) {
+    struct release_later *r = arg;
+    sleep_ms(r->after_ms);
+    recuo_permit_release(r->permit);
+    return NULL;
+}
+
+/* A limit of 2 refuses a third place — whichever handle asks — and a release gives one back,
+ * also to a blocking acquire on another handle (another connection: another machine). */
+static void a_limit_refuses_the_place_past_it(const struct server *s) {
+    recuo_concurrency_limit *a = redis_limit(s, "c:limit", 2, 10000);
+    recuo_concurrency_limit *b = redis_limit(s, "c:limit", 2, 10000);
+    if (a == NULL || b == NULL) {
+        recuo_concurrency_limit_free(a);
+        recuo_concurrency_limit_free(b);
+        return;
+    }
+    CHECK_EQ_U64(recuo_concurrency_limit_limit(b), 2);
+    recuo_permit *p1 = NULL, *p2 = NULL, *p3 = NULL;
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(a, &p1), RECUO_OK);
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(b, &p2), RECUO_OK);
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(a, &p3), RECUO_WOULD_WAIT);
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(b, &p3), RECUO_WOULD_WAIT);
+    CHECK_STATUS(recuo_concurrency_limit_acquire(b, 100, NULL, &p3), RECUO_TIMED_OUT);
+    CHECK(p3 == NULL);
+    /* The counts are this handle's places. */
+    CHECK_EQ_U64(recuo_concurrency_limit_in_flight(a), 1);
+    CHECK_EQ_U64(recuo_concurrency_limit_in_flight(b), 1);
+    recuo_permit_release(p1);
+    CHECK_EQ_U64(recuo_concurrency_limit_in_flight(a), 0);
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(b, &p3), RECUO_OK);
+    CHECK_EQ_U64(recuo_concurrency_limit_max_in_flight(b), 2);
+
+    /* Full again: a blocking acquire gets the place another thread gives back. */
+    pthread_t t;
+    struct release_later later = {p2, 150};
+    CHECK(pthread_create(&t, NULL, release_later, &later) == 0);
+    recuo_permit *p4 = NULL;
+    uint64_t t0 = now_ms();
+    CHECK_STATUS(recuo_concurrency_limit_acquire(a, 5000, NULL, &p4), RECUO_OK);
+    uint64_t took = now_ms() - t0;
+    pthread_join(t, NULL);
+    CHECK_CTX(took >= 100 && took < 3000, "%" PRIu64 " ms", took);
+    /* A local permit renews as a lease that never ends; NULL is refused. */
+    bool renewed = false;
+    CHECK_STATUS(recuo_permit_renew(p4, &renewed), RECUO_OK);
+    CHECK(renewed);
+    CHECK_STATUS(recuo_permit_renew(p4, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_permit_renew(NULL, &renewed), RECUO_ERR_NULL_ARGUMENT);
+    recuo_permit_release(p4);
+    recuo_permit_release(p3);
+    recuo_concurrency_limit_free(b);
+    recuo_concurrency_limit_free(a);
+}
+
+/* A lease renewed holds its place past its length; one not renewed frees it when it ends, as
+ * a holder that died would; renewing it then answers false, and releasing it is harmless. */
+static void a_lease_not_renewed_expires(const struct server *s) {
+    recuo_concurrency_limit *holder = redis_limit(s, "c:lease", 1, 300);
+    recuo_concurrency_limit *other = redis_limit(s, "c:lease", 1, 300);
+    if (holder == NULL || other == NULL) {
+        recuo_concurrency_limit_free(holder);
+        recuo_concurrency_limit_free(other);
+        return;
+    }
+    recuo_permit *p = NULL, *q = NULL;
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(holder, &p), RECUO_OK);
+    for (int i = 0; i < 3; i++) { /* 3 × 150 ms: longer than the lease, held by renewing */
+        sleep_ms(150);
+        bool renewed = false;
+        CHECK_STATUS(recuo_permit_renew(p, &renewed), RECUO_OK);
+        CHECK_CTX(renewed, "renewal %d", i);
+        CHECK_STATUS(recuo_concurrency_limit_try_acquire(other, &q), RECUO_WOULD_WAIT);
+    }
+    uint64_t t0 = now_ms();
+    CHECK_STATUS(recuo_concurrency_limit_acquire(other, 3000, NULL, &q), RECUO_OK);
+    uint64_t took = now_ms() - t0;
+    CHECK_CTX(took >= 150 && took < 2000, "the place came back after %" PRIu64 " ms", took);
+    bool renewed = true;
+    CHECK_STATUS(recuo_permit_renew(p, &renewed), RECUO_OK);
+    CHECK(!renewed); /* expired: the place is q's now, not taken back */
+    recuo_permit_release(p); /* after expiry: harmless, q keeps its place */
+    recuo_permit *r = NULL;
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(holder, &r), RECUO_WOULD_WAIT);
+    recuo_permit_release(q);
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(holder, &r), RECUO_OK);
+    recuo_permit_release(r);
+    recuo_concurrency_limit_free(other);
+    recuo_concurrency_limit_free(holder);
+}
+
+static void a_limit_set_up_otherwise_is_refused(const struct server *s) {
+    recuo_concurrency_limit *a = redis_limit(s, "c:limit-k", 2, 1000);
+    static int dummy;
+    recuo_concurrency_limit *const sentinel = (recuo_concurrency_limit *)&dummy;
+    recuo_concurrency_limit *other = sentinel;
+    char detail[256];
+    CHECK_STATUS(open_limit(s->url, "c:limit-k", 3, 1000, &other, detail, sizeof detail),
+                 RECUO_ERR_SHARED_MISMATCH);
+    CHECK_CTX(strstr(detail, "limits 2 requests in flight with leases of 1000 ms") != NULL &&
+                  strstr(detail, "asked for 3 with leases of 1000 ms") != NULL,
+              "%s", detail);
+    CHECK_STATUS(open_limit(s->url, "c:limit-k", 2, 2000, &other, detail, sizeof detail),
+                 RECUO_ERR_SHARED_MISMATCH);
+    CHECK_CTX(strstr(detail, "2000 ms") != NULL, "%s", detail);
+    /* The settings are checked before the server is asked: the local limit's rule, then
+     * the lease's. */
+    CHECK_STATUS(open_limit(s->url, "c:limit-z", 0, 1000, &other, detail, sizeof detail),
+                 RECUO_ERR_ZERO_LIMIT);
+    CHECK_STATUS(open_limit(s->url, "c:limit-z", 1, 0, &other, detail, sizeof detail),
+                 RECUO_ERR_INVALID_LEASE);
+    CHECK_CTX(strstr(detail, "lease") != NULL, "%s", detail);
+    CHECK_STATUS(open_limit(s->url, "c:limit-z", 1, UINT64_C(86400001), &other, NULL, 0),
+                 RECUO_ERR_INVALID_LEASE);
+    CHECK(strcmp(recuo_status_name(RECUO_ERR_INVALID_LEASE), "invalid_lease") == 0);
+    CHECK_STATUS(open_limit(s->url, "c:limit-z", 1, 1000, NULL, NULL, 0),
+                 RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_concurrency_limit_new_redis(s->url, strlen(s->url), "\xff", 1, 1, 1000,
+                                                   &other, NULL, 0),
+                 RECUO_ERR_NOT_UTF8);
+    CHECK(other == sentinel);
+    recuo_concurrency_limit_free(a);
+}
+
+/* ---- the retry budget on Redis -------------------------------------------------------------- */
+
+static recuo_status open_budget(const char *url, const char *key, double ratio, double floor_per_s,
+                                uint32_t window_s, recuo_retry_budget **out, char *detail,
+                                size_t detail_len) {
+    return recuo_retry_budget_new_redis(url, strlen(url), key, strlen(key), ratio, floor_per_s,
+                                        window_s, out, detail, detail_len);
+}
+
+static recuo_retry_budget *redis_budget(const char *url, const char *key, double ratio) {
+    recuo_retry_budget *b = NULL;
+    char detail[256] = "";
+    recuo_status rc = open_budget(url, key, ratio, 0, 10, &b, detail, sizeof detail);
+    CHECK_CTX(rc == RECUO_OK && b != NULL, "%s: %s", recuo_status_name(rc), detail);
+    return b;
+}
+
+/* `self --budget-child URL KEY N`: another process counts N first attempts in the budget. */
+static int budget_child(const char *url, const char *key, const char *n) {
+    recuo_retry_budget *b = redis_budget(url, key, 0.5);
+    if (b == NULL) {
+        return 1;
+    }
+    for (int i = 0; i < atoi(n); i++) {
+        CHECK_STATUS(recuo_retry_budget_record_request(b), RECUO_OK);
+    }
+    recuo_retry_budget_free(b);
+    return check_failed == 0 ? 0 : 1;
+}
+
+/* Runs `self --budget-child URL KEY N` (exec'd: it runs natively under valgrind) and answers
+ * its exit status. */
+static int run_budget_child(const char *self, const char *url, const char *key, const char *n) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(self, self, "--budget-child", url, key, n, (char *)NULL);
+        _exit(127);
+    }
+    int status = -1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Ratio 0.5, no floor: 6 first attempts counted by two processes earn 3 retries, taken by
+ * either handle, and not one more. */
+static void the_budget_is_shared_by_processes(const struct server *s, const char *self) {
+    recuo_retry_budget *a = redis_budget(s->url, "c:budget", 0.5);
+    recuo_retry_budget *b = redis_budget(s->url, "c:budget", 0.5);
+    if (a == NULL || b == NULL) {
+        recuo_retry_budget_free(a);
+        recuo_retry_budget_free(b);
+        return;
+    }
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(a), RECUO_BUDGET_EXHAUSTED);
+    CHECK_CTX(run_budget_child(self, s->url, "c:budget", "4") == 0, "the child failed");
+    CHECK_STATUS(recuo_retry_budget_record_request(a), RECUO_OK);
+    CHECK_STATUS(recuo_retry_budget_record_request(b), RECUO_OK);
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(a), RECUO_OK);
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(b), RECUO_OK);
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(a), RECUO_OK);
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(b), RECUO_BUDGET_EXHAUSTED);
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(a), RECUO_BUDGET_EXHAUSTED);
+    uint64_t requests = 0, retries = 0;
+    CHECK_STATUS(recuo_retry_budget_counts(b, &requests, &retries), RECUO_OK);
+    CHECK_EQ_U64(requests, 6);
+    CHECK_EQ_U64(retries, 3);
+
+    /* Another ratio, floor or window is refused with both named; bad settings as the local
+     * budget refuses them, before the server is asked. */
+    static int dummy;
+    recuo_retry_budget *const sentinel = (recuo_retry_budget *)&dummy;
+    recuo_retry_budget *other = sentinel;
+    char detail[256];
+    CHECK_STATUS(open_budget(s->url, "c:budget", 0.2, 0, 10, &other, detail, sizeof detail),
+                 RECUO_ERR_SHARED_MISMATCH);
+    CHECK_CTX(strstr(detail, "ratio 0.5") != NULL && strstr(detail, "ratio 0.2") != NULL, "%s",
+              detail);
+    CHECK_STATUS(open_budget(s->url, "c:budget", 0.5, 0, 20, &other, NULL, 0),
+                 RECUO_ERR_SHARED_MISMATCH);
+    CHECK_STATUS(open_budget(s->url, "c:budget-z", -1, 0, 10, &other, detail, sizeof detail),
+                 RECUO_ERR_INVALID_BUDGET);
+    CHECK_CTX(strstr(detail, "ratio") != NULL, "%s", detail);
+    CHECK_STATUS(open_budget(s->url, "c:budget-z", 0.1, NAN, 10, &other, NULL, 0),
+                 RECUO_ERR_INVALID_BUDGET);
+    CHECK_STATUS(open_budget(s->url, "c:budget-z", 0.1, 1, 0, &other, NULL, 0),
+                 RECUO_ERR_INVALID_BUDGET);
+    CHECK_STATUS(open_budget(s->url, "c:budget-z", 0.1, 1, 10, NULL, NULL, 0),
+                 RECUO_ERR_NULL_ARGUMENT);
+    CHECK(other == sentinel);
+    recuo_retry_budget_free(b);
+    recuo_retry_budget_free(a);
+}
+
+/* A closed port: every constructor answers RECUO_ERR_IO at once, naming the server. */
+static void an_unreachable_limit_or_budget_fails_fast(void) {
+    unsigned port = free_port();
+    CHECK(port != 0);
+    char url[64], detail[256], expect[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%u", port);
+    snprintf(expect, sizeof expect, "Redis at 127.0.0.1:%u", port);
+    recuo_concurrency_limit *l = NULL;
+    recuo_retry_budget *b = NULL;
+    uint64_t t0 = now_ms();
+    CHECK_STATUS(open_limit(url, "k", 2, 1000, &l, detail, sizeof detail), RECUO_ERR_IO);
+    CHECK_CTX(strstr(detail, expect) != NULL, "%s", detail);
+    CHECK_STATUS(open_budget(url, "k", 0.1, 1, 10, &b, detail, sizeof detail), RECUO_ERR_IO);
+    CHECK_CTX(strstr(detail, expect) != NULL, "%s", detail);
+    uint64_t took = now_ms() - t0;
+    CHECK_CTX(took < 2000, "%" PRIu64 " ms to fail", took);
+    CHECK(l == NULL && b == NULL);
+    /* The password is never echoed. */
+    CHECK_STATUS(open_limit("redis://app:pa55word@127.0.0.1:1", "k", 2, 1000, &l, detail,
+                            sizeof detail),
+                 RECUO_ERR_IO);
+    CHECK_CTX(strstr(detail, "pa55word") == NULL, "%s", detail);
+}
+
+/* ---- a gate on Redis, in recuo_retry ------------------------------------------------------- */
+
+#define GATED_THREADS 4
+#define GATED_CALLS 3
+
+struct flight {
+    _Atomic int now;
+    _Atomic int most;
+    _Atomic int calls;
+};
+
+/* Holds its place 40 ms and succeeds on attempt 1 (attempt 0 fails: a retry from the budget). */
+static void in_flight_operation(uint32_t attempt, const char *key, recuo_verdict *out,
+                                void *user_data) {
+    (void)key;
+    struct flight *f = user_data;
+    int n = atomic_fetch_add(&f->now, 1) + 1;
+    for (int most = atomic_load(&f->most); n > most;) {
+        if (atomic_compare_exchange_weak(&f->most, &most, n)) {
+            break;
+        }
+    }
+    atomic_fetch_add(&f->calls, 1);
+    sleep_ms(40);
+    atomic_fetch_sub(&f->now, 1);
+    static const recuo_verdict retry = {RECUO_VERDICT_RETRY, RECUO_CAUSE_SERVER_ERROR,
+                                        RECUO_WAIT_NONE, 0};
+    static const recuo_verdict success = {RECUO_VERDICT_SUCCESS, RECUO_CAUSE_SUCCESS,
+                                          RECUO_WAIT_NONE, 0};
+    *out = attempt == 0 ? retry : success;
+}
+
+struct gated_thread {
+    const struct server *s;
+    struct flight *f;
+    const recuo_policy *p;
+    int failures;
+};
+
+/* One "machine": its own limit and budget handles (their own connections) in a gate, and
+ * GATED_CALLS recuo_retry calls through it. */
+static void *gated_machine(void *arg) {
+    struct gated_thread *t = arg;
+    recuo_concurrency_limit *l = redis_limit(t->s, "c:gated", 2, 10000);
+    recuo_retry_budget *b = redis_budget(t->s->url, "c:gated-budget", 1.0);
+    recuo_gate *g = recuo_gate_new();
+    recuo_gate_set_limit(g, l);
+    recuo_gate_set_budget(g, b);
+    recuo_retry_options *o = recuo_retry_options_new();
+    recuo_retry_options_set_gate(o, g);
+    for (int i = 0; i < GATED_CALLS && l != NULL && b != NULL; i++) {
+        recuo_report report;
+        recuo_status rc = recuo_retry(t->p, in_flight_operation, t->f, o, &report, NULL, 0, NULL);
+        if (rc != RECUO_OK || report.attempts != 2) {
+            t->failures++;
+        }
+    }
+    recuo_retry_options_free(o);
+    recuo_gate_free(g);
+    recuo_retry_budget_free(b);
+    recuo_concurrency_limit_free(l);
+    return NULL;
+}
+
+/* Four machines of one fleet, a Redis limit of 2 and a Redis budget in their gates: never
+ * more than 2 calls at once, every call retried once from the shared budget. */
+static void a_gate_on_redis_holds_the_fleet(const struct server *s) {
+    recuo_policy *p = recuo_policy_new();
+    recuo_policy_set_max_attempts(p, 2);
+    recuo_policy_set_base_ms(p, 1);
+    recuo_policy_set_cap_ms(p, 2);
+    struct flight f = {0, 0, 0};
+    struct gated_thread t[GATED_THREADS];
+    pthread_t threads[GATED_THREADS];
+    for (int i = 0; i < GATED_THREADS; i++) {
+        t[i] = (struct gated_thread){s, &f, p, 0};
+        CHECK(pthread_create(&threads[i], NULL, gated_machine, &t[i]) == 0);
+    }
+    for (int i = 0; i < GATED_THREADS; i++) {
+        pthread_join(threads[i], NULL);
+        CHECK_CTX(t[i].failures == 0, "machine %d: %d calls failed", i, t[i].failures);
+    }
+    CHECK_EQ_U64(atomic_load(&f.calls), GATED_THREADS * GATED_CALLS * 2);
+    CHECK_CTX(atomic_load(&f.most) == 2, "%d calls at once under a limit of 2",
+              atomic_load(&f.most));
+    recuo_policy_free(p);
+}
+
+/* Once the server is gone, recuo_retry through a gate with the Redis limit stops with
+ * RECUO_ERR_IO — never a call — and its report says no attempt was made. */
+static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l) {
+    recuo_policy *p = recuo_policy_new();
+    recuo_gate *g = recuo_gate_new();
+    CHECK_STATUS(recuo_gate_set_limit(g, l), RECUO_OK);
+    recuo_retry_options *o = recuo_retry_options_new();
+    CHECK_STATUS(recuo_retry_options_set_gate(o, g), RECUO_OK);
+    struct flight f = {0, 0, 0};
+    recuo_report report;
+    memset(&report, 0xff, sizeof report);
+    uint64_t t0 = now_ms();
+    CHECK_STATUS(recuo_retry(p, in_flight_operation, &f, o, &report, NULL, 0, NULL),
+                 RECUO_ERR_IO);
+    CHECK_CTX(now_ms() - t0 < 6000, "%" PRIu64 " ms", now_ms() - t0);
+    CHECK_EQ_U64(atomic_load(&f.calls), 0);
+    CHECK_EQ_U64(report.attempts, 0);
+    recuo_permit *permit = NULL;
+    CHECK_STATUS(recuo_concurrency_limit_try_acquire(l, &permit), RECUO_ERR_IO);
+    CHECK(permit == NULL);
+    recuo_retry_options_free(o);
+    recuo_gate_free(g);
+    recuo_policy_free(p);
+}
+
 /* Once the server is gone, a handle answers RECUO_ERR_IO — never a start. */
 static void a_lost_server_is_an_io_error(recuo_regulator *r, recuo_gate *gate) {
     uint64_t wait = 777;
@@ -443,7 +713,9 @@ static void a_lost_server_is_an_io_error(recuo_regulator *r, recuo_gate *gate) {
 }
 
 int main(int argc, char **argv) {
-    (void)argc;
+    if (argc == 5 && strcmp(argv[1], "--budget-child") == 0) {
+        return budget_child(argv[2], argv[3], argv[4]);
+    }
     /* The server first, before anything of recuo's is allocated in this process. */
     struct server s;
     if (!server_start(&s)) {
@@ -457,15 +729,26 @@ int main(int argc, char **argv) {
     another_rate_is_refused(&s);
     an_unreachable_server_is_an_io_error();
     the_servers_clock_paces_real_starts(&s);
+    a_limit_refuses_the_place_past_it(&s);
+    a_lease_not_renewed_expires(&s);
+    a_limit_set_up_otherwise_is_refused(&s);
+    the_budget_is_shared_by_processes(&s, argv[0]);
+    an_unreachable_limit_or_budget_fails_fast();
+    a_gate_on_redis_holds_the_fleet(&s);
 
     recuo_regulator *r = redis(&s, "c:lost", 1000, 1);
+    recuo_concurrency_limit *l = redis_limit(&s, "c:lost-limit", 1, 1000);
     recuo_gate *gate = recuo_gate_new();
     recuo_gate_set_regulator(gate, r);
     server_stop(&s);
     if (r != NULL) {
         a_lost_server_is_an_io_error(r, gate);
     }
+    if (l != NULL) {
+        a_gate_whose_server_is_lost_is_reported(l);
+    }
     recuo_gate_free(gate);
+    recuo_concurrency_limit_free(l);
     recuo_regulator_free(r);
     return check_summary(argv[0]);
 }
