@@ -295,6 +295,14 @@ export class Regulator {
   constructor(perSecond: RateLike, options?: { burst?: number });
   /** The regulator in the file at `path`: one allowance for every process that opens it (Node, Python, PHP, C). */
   static shared(path: string, perSecond: RateLike, options?: { burst?: number }): Regulator;
+  /**
+   * The regulator on the Redis server at `url` (`redis://[[user]:password@]host[:port][/db]`,
+   * `rediss://…` for TLS, or `host:port`) under `key`: one allowance for every process on every
+   * machine, timed by the server's clock. Connects at once (at most 5 s). Throws a RecuoError
+   * `shared_mismatch` (the key set up with another rate or burst) or `io` (the server out of
+   * reach — also from tryAcquire and acquire later: never a start without the server's word).
+   */
+  static redis(url: string, key: string, perSecond: RateLike, options?: { burst?: number }): Regulator;
   /** 0 when a start was taken now, else the milliseconds to wait (nothing taken). */
   tryAcquire(options?: { cost?: number }): number;
   /** As tryAcquire at your instant (ns): 0, or the wait in ns. */
@@ -308,15 +316,35 @@ export class Regulator {
 }
 
 export class Permit {
+  /** Gives the place back (a Redis lease is released on the server); twice is harmless. */
   release(): void;
+  /**
+   * Extends a Redis limit's lease from now (before it ends, for a long request): false when it
+   * had expired — the place is not taken back — or the permit was released. A local permit
+   * has no lease: true. Throws a RecuoError `io` when the server is out of reach.
+   */
+  renew(): boolean;
 }
 
 /** At most `limit` requests in flight. */
 export class ConcurrencyLimit {
   constructor(limit: number);
+  /**
+   * At most `limit` requests in flight for every process on every machine that uses the Redis
+   * server at `url` and `key`, each place a lease of `leaseMs` (1 ms to 1 day): a holder that
+   * dies frees its place when its lease ends. Throws a RecuoError `zero_limit`,
+   * `invalid_lease`, `shared_mismatch` (the key set up otherwise) or `io` (the server out of
+   * reach — also from tryAcquire and acquire later: no place without the server's word).
+   */
+  static redis(url: string, key: string, limit: number, leaseMs: number): ConcurrencyLimit;
+  /** A place now, or null when all are taken (a Redis limit: one round trip). */
   tryAcquire(): Permit | null;
+  /** Waits for a place (a Redis limit asks every 5–50 ms, off the event loop): null when `timeoutMs` passes first. */
   acquire(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<Permit | null>;
+  readonly limit: number;
+  /** Places held now (a Redis limit: this handle's). */
   readonly inFlight: number;
+  /** The most places ever held at once (a Redis limit: this handle's). */
   readonly maxInFlight: number;
   close(): void;
 }
@@ -324,6 +352,18 @@ export class ConcurrencyLimit {
 /** Retries at most `ratio` of recent requests plus `floorPerS` (default 10% + 1/s over 10 s). */
 export class RetryBudget {
   constructor(options?: { ratio?: number; floorPerS?: number; windowS?: number });
+  /**
+   * The budget on the Redis server at `url` under `key`, shared by every process of the fleet:
+   * the same rule, settings and defaults. Throws a RecuoError `invalid_budget`,
+   * `shared_mismatch` or `io`. Fails closed: no retry while the server is out of reach.
+   */
+  static redis(url: string, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): RetryBudget;
+  /** Counts a first attempt (a gate does it for you). */
+  recordRequest(): void;
+  /** Takes one retry if the budget allows it: true, or false with nothing taken. */
+  tryWithdraw(): boolean;
+  /** The first attempts and retries counted in the window. */
+  counts(): { requests: number; retries: number };
   close(): void;
 }
 

@@ -5,10 +5,13 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
+import { installRedis } from './redis.js';
+
 const OK = 0;
 const BUFFER_TOO_SMALL = 2;
 const WOULD_WAIT = 210;
 const TIMED_OUT = 211;
+const BUDGET_EXHAUSTED = 213;
 
 // Enum constants, as recuo.h numbers them (their names come from the library itself).
 const OUTCOME = { success: 1, status: 2, transport: 3 };
@@ -595,12 +598,14 @@ export function recuoApi(native) {
       if (signal?.aborted) return false;
       const max = until === null ? 2n ** 64n - 1n : BigInt(Math.max(0, Math.floor((until - now()) * 1e6)));
       const w = [0];
-      const rc = f.recuo_regulator_reserve(this.ptr, integer(cost, 'cost', 0xffffffff), max, w);
+      const rc = await this._reserve(integer(cost, 'cost', 0xffffffff), max, w);
       if (rc === WOULD_WAIT) return false;
       check(rc);
       const delay = Number(w[0]) / 1e6;
       return delay <= 0 || (await wait(Math.ceil(delay), signal));
     }
+    /** One reservation (a Redis regulator asks its server from a worker thread). */
+    _reserve(cost, maxNs, waitOut) { return f.recuo_regulator_reserve(this.ptr, cost, maxNs, waitOut); }
     setAdaptive(yes) { check(f.recuo_regulator_set_adaptive(this.ptr, Boolean(yes))); }
     get ratePerSecond() { return f.recuo_regulator_rate_per_s(this.ptr); }
     get burst() { return f.recuo_regulator_burst(this.ptr); }
@@ -619,13 +624,23 @@ export function recuoApi(native) {
         this._limit._wake();
       }
     }
+    /**
+     * Extends a Redis limit's lease from now: false when it had expired (the place is not
+     * taken back) or the permit was released; a local permit has no lease (true).
+     */
+    renew() {
+      if (this._ptr == null) return false;
+      const renewed = [false];
+      check(f.recuo_permit_renew(this._ptr, renewed));
+      return renewed[0];
+    }
   }
 
   /** At most `limit` requests in flight (SPEC §9). */
   class ConcurrencyLimit extends Handle {
-    constructor(limit) {
-      const out = [null];
-      check(f.recuo_concurrency_limit_new(integer(limit, 'limit', 0xffffffff), out));
+    constructor(limit, { _ptr } = {}) {
+      const out = [_ptr];
+      if (_ptr === undefined) check(f.recuo_concurrency_limit_new(integer(limit, 'limit', 0xffffffff), out));
       super(out[0], f.recuo_concurrency_limit_free, 'a concurrency limit');
       this._waiters = new Set();
     }
@@ -653,27 +668,52 @@ export function recuoApi(native) {
         if (permit) return permit;
         const left = until === null ? 50 : Math.min(50, until - now());
         if (left <= 0) return null;
-        // Woken by a release in this process, or after a short while at the latest.
-        await new Promise((resolve) => {
-          const done = () => { clearTimeout(t); this._waiters.delete(done); resolve(); };
-          const t = setTimeout(done, left);
-          this._waiters.add(done);
-          signal?.addEventListener('abort', done, { once: true });
-        });
+        await this._nap(left, signal);
       }
     }
+    /** Waits `ms` at most: woken by a release in this process, or by `signal`. */
+    _nap(ms, signal) {
+      return new Promise((resolve) => {
+        const done = () => { clearTimeout(t); this._waiters.delete(done); resolve(); };
+        const t = setTimeout(done, ms);
+        this._waiters.add(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
     _wake() { for (const w of [...this._waiters]) { w(); break; } }
+    get limit() { return f.recuo_concurrency_limit_limit(this.ptr); }
     get inFlight() { return f.recuo_concurrency_limit_in_flight(this.ptr); }
     get maxInFlight() { return f.recuo_concurrency_limit_max_in_flight(this.ptr); }
   }
 
   /** Retries at most a ratio of recent requests plus a floor (SPEC §9). */
   class RetryBudget extends Handle {
-    constructor({ ratio, floorPerS, windowS } = {}) {
-      const out = [null];
-      if (ratio === undefined && floorPerS === undefined && windowS === undefined) check(f.recuo_retry_budget_new_default(out));
-      else check(f.recuo_retry_budget_new(ratio ?? 0.1, floorPerS ?? 1, integer(windowS ?? 10, 'windowS', 0xffffffff), out));
+    constructor({ ratio, floorPerS, windowS, _ptr } = {}) {
+      const out = [_ptr];
+      if (_ptr !== undefined) {
+        // made by RetryBudget.redis
+      } else if (ratio === undefined && floorPerS === undefined && windowS === undefined) {
+        check(f.recuo_retry_budget_new_default(out));
+      } else {
+        check(f.recuo_retry_budget_new(ratio ?? 0.1, floorPerS ?? 1, integer(windowS ?? 10, 'windowS', 0xffffffff), out));
+      }
       super(out[0], f.recuo_retry_budget_free, 'a retry budget');
+    }
+    /** Counts a first attempt (a gate does it for you). */
+    recordRequest() { check(f.recuo_retry_budget_record_request(this.ptr)); }
+    /** Takes one retry if the budget allows it: true, or false with nothing taken. */
+    tryWithdraw() {
+      const rc = f.recuo_retry_budget_try_withdraw(this.ptr);
+      if (rc === BUDGET_EXHAUSTED) return false;
+      check(rc);
+      return true;
+    }
+    /** The first attempts and the retries counted in the window: `{ requests, retries }`. */
+    counts() {
+      const requests = [0];
+      const retries = [0];
+      check(f.recuo_retry_budget_counts(this.ptr, requests, retries));
+      return { requests: Number(requests[0]), retries: Number(retries[0]) };
     }
   }
 
@@ -698,7 +738,14 @@ export function recuoApi(native) {
         permit = await this.limit._acquireUntil(untilMs, signal);
         if (!permit) return { passed: false, permit: null };
       }
-      if (this.regulator && !(await this.regulator._acquireUntil(1, untilMs, signal))) {
+      let started = true;
+      try {
+        if (this.regulator) started = await this.regulator._acquireUntil(1, untilMs, signal);
+      } catch (e) {
+        permit?.release(); // a Redis regulator out of reach: nothing held, and the error said
+        throw e;
+      }
+      if (!started) {
         permit?.release();
         return { passed: false, permit: null };
       }
@@ -1067,6 +1114,8 @@ export function recuoApi(native) {
     return text((b, n, w) => f.recuo_record_attempt_json(Math.trunc(startUnixMs), elapsedMs, m, m.length, u, u.length,
       outcomeOf(outcome), list, list.length, cVerdict(verdict), d, b, n, w), 1024);
   }
+
+  installRedis({ f, check, bytes, integer, rate, now, Regulator, ConcurrencyLimit, Permit, RetryBudget });
 
   return {
     version: native.version,
