@@ -390,7 +390,9 @@ mod tests {
         // SAFETY: NUL-terminated by write_detail.
         let text = unsafe { std::ffi::CStr::from_ptr(detail.as_ptr()) };
         assert!(
-            text.to_str().unwrap().contains(&format!("Redis at {url}")),
+            text.to_str()
+                .unwrap()
+                .contains(&crate::regulator::tests::out_of_reach(&url)),
             "{text:?}"
         );
         assert_eq!(open(0, 500, &mut l, &mut detail), RECUO_ERR_ZERO_LIMIT);

@@ -499,9 +499,11 @@ use recuo_redis::regulator as redis_regulator;
 fn redis_regulator(
     _: &str,
     _: &str,
-    _: recuo::Rate,
-    _: u32,
+    rate: recuo::Rate,
+    burst: u32,
 ) -> Result<recuo::Regulator, recuo::RegulatorError> {
+    // The local regulator's check first, as with Redis support.
+    Regulator::new(rate, burst)?;
     Err(recuo::RegulatorError::no_redis_support())
 }
 
@@ -517,6 +519,16 @@ pub(crate) fn no_redis_support() -> SharedError {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// What the detail of a server out of reach at `url` says: its address — or, in a build
+    /// without the `redis` feature, that there is no Redis support.
+    pub(crate) fn out_of_reach(url: &str) -> String {
+        if cfg!(feature = "redis") {
+            format!("Redis at {url}")
+        } else {
+            "no Redis support".to_owned()
+        }
+    }
 
     /// `127.0.0.1:PORT` of a port nothing listens on now (the kernel's choice).
     pub(crate) fn closed_port_url() -> String {
@@ -577,7 +589,7 @@ pub(crate) mod tests {
                 RECUO_ERR_IO
             );
             let detail = std::ffi::CStr::from_ptr(detail.as_ptr()).to_str().unwrap();
-            assert!(detail.contains(&format!("Redis at {url}")), "{detail}");
+            assert!(detail.contains(&out_of_reach(&url)), "{detail}");
             assert_eq!(
                 recuo_regulator_new_redis(
                     url.as_ptr().cast(),
