@@ -183,7 +183,12 @@ test("a gate with the Redis limit holds recuo serve's max_in_flight for two proc
     assert.equal(served.ok, 6);
     assert.equal(served.max_in_flight, 2, 'never more than the fleet limit at once');
 
+    const budget = recuo.RetryBudget.redis(redis.url, 'js:lost-budget', { ratio: 1 });
+    for (let i = 0; i < 10; i++) budget.recordRequest();
     await redis.stop();
+    assert.equal(budget.tryWithdraw(), false, 'no retry without the server: fail closed');
+    assert.deepEqual(budget.counts(), { requests: 0, retries: 0 });
+    budget.close();
     await assert.rejects(
       recuo.retry(() => fetch(`${server.url}/fleet`), { policy, gate }),
       (e) => e instanceof recuo.RecuoError && e.status === 'io' && /Redis server/.test(e.message),

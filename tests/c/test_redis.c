@@ -675,8 +675,10 @@ static void a_gate_on_redis_holds_the_fleet(const struct server *s) {
 }
 
 /* Once the server is gone, recuo_retry through a gate with the Redis limit stops with
- * RECUO_ERR_IO — never a call — and its report says no attempt was made. */
-static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l) {
+ * RECUO_ERR_IO — never a call — and its report says no attempt was made; the Redis budget
+ * grants no retry (fail closed). */
+static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l,
+                                                    recuo_retry_budget *b) {
     recuo_policy *p = recuo_policy_new();
     recuo_gate *g = recuo_gate_new();
     CHECK_STATUS(recuo_gate_set_limit(g, l), RECUO_OK);
@@ -693,7 +695,13 @@ static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l) 
     CHECK_EQ_U64(report.attempts, 0);
     recuo_permit *permit = NULL;
     CHECK_STATUS(recuo_concurrency_limit_try_acquire(l, &permit), RECUO_ERR_IO);
+    CHECK_STATUS(recuo_concurrency_limit_acquire(l, 100, NULL, &permit), RECUO_ERR_IO);
     CHECK(permit == NULL);
+    CHECK_STATUS(recuo_retry_budget_record_request(b), RECUO_OK); /* not counted: earns none */
+    CHECK_STATUS(recuo_retry_budget_try_withdraw(b), RECUO_BUDGET_EXHAUSTED);
+    uint64_t requests = 7, retries = 7;
+    CHECK_STATUS(recuo_retry_budget_counts(b, &requests, &retries), RECUO_OK);
+    CHECK(requests == 0 && retries == 0);
     recuo_retry_options_free(o);
     recuo_gate_free(g);
     recuo_policy_free(p);
@@ -738,16 +746,21 @@ int main(int argc, char **argv) {
 
     recuo_regulator *r = redis(&s, "c:lost", 1000, 1);
     recuo_concurrency_limit *l = redis_limit(&s, "c:lost-limit", 1, 1000);
+    recuo_retry_budget *b = redis_budget(s.url, "c:lost-budget", 1.0);
+    for (int i = 0; b != NULL && i < 10; i++) {
+        recuo_retry_budget_record_request(b); /* retries to spare, had the server stayed */
+    }
     recuo_gate *gate = recuo_gate_new();
     recuo_gate_set_regulator(gate, r);
     server_stop(&s);
     if (r != NULL) {
         a_lost_server_is_an_io_error(r, gate);
     }
-    if (l != NULL) {
-        a_gate_whose_server_is_lost_is_reported(l);
+    if (l != NULL && b != NULL) {
+        a_gate_whose_server_is_lost_is_reported(l, b);
     }
     recuo_gate_free(gate);
+    recuo_retry_budget_free(b);
     recuo_concurrency_limit_free(l);
     recuo_regulator_free(r);
     return check_summary(argv[0]);
