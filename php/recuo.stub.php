@@ -52,6 +52,7 @@ namespace Recuo {
      * @throws Exception\ConfigError when `$tentativas < 1`, a duration is negative, or `$maxMs < $baseMs`
      * @throws \ValueError when `$seed` is negative or `$tentativas` exceeds 4294967295
      * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
+     * @throws Exception\SharedFileError when the gate's Redis regulator or limit cannot reach its server (no attempt is made without the server's word)
      */
     function comRetry(
         callable $tarefa,
@@ -123,7 +124,7 @@ namespace Recuo {
      * @throws \TypeError when `$classify` answers something other than a Verdict or a bool
      * @throws \ValueError when `$seed` is negative
      * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
-     * @throws Exception\SharedFileError when the gate's Redis regulator cannot reach its server
+     * @throws Exception\SharedFileError when the gate's Redis regulator or limit cannot reach its server (no attempt is made without the server's word)
      */
     function retry(
         callable $operation,
@@ -849,6 +850,7 @@ namespace Recuo {
      * @throws Exception\ConfigError when `$deadline` is negative or not a number
      * @throws \ValueError when `$seed` is negative
      * @throws \LogicException when every place of the gate's concurrency limit is already taken by this thread
+     * @throws Exception\SharedFileError when the gate's Redis regulator or limit cannot reach its server (no attempt is made without the server's word)
      */
     function runBatch(
         array $operations,
@@ -1174,8 +1176,8 @@ namespace Recuo {
     /**
      * At most `limit` operations in flight at once: each holds a {@see Permit}. PHP objects
      * never leave their thread, so only this thread can give a place back: a wait without a
-     * timeout while every place is taken could never end, and throws instead. Not
-     * cloneable.
+     * timeout while every place is taken could never end, and throws instead. Shared between
+     * machines by {@see redis()}. Not cloneable.
      */
     final class ConcurrencyLimit
     {
@@ -1196,7 +1198,32 @@ namespace Recuo {
         {
         }
 
-        /** A place now, or null when every place is taken. */
+        /**
+         * A limit on the Redis server at `$url` under `$key`: at most `$limit` operations in
+         * flight for every process on every machine that uses the same server and key. Each
+         * place is a lease of `$lease` seconds on the server's clock: a holder that dies frees
+         * its place when its lease expires, and {@see Permit::renew()} extends one (choose a
+         * lease longer than the slowest operation: a gate does not renew it). A server lost
+         * later makes {@see tryAcquire()}, {@see acquire()}, {@see Permit::renew()} and a
+         * gate's loop throw, taking nothing. `inFlight` and `maxInFlight` count this
+         * process's places.
+         *
+         * @param string $url `redis://[[user]:password@]host[:port][/db]`, `rediss://…` for TLS, or `host:port`
+         * @param string $key the key: the places live in `{KEY}:leases`, the settings in `{KEY}:settings`
+         * @param int $limit places (>= 1); every user of the key must ask for the same
+         * @param float $lease seconds a place lasts unless renewed (0.001 to 86400); every user of the key must ask for the same
+         * @throws Exception\SharedFileError when the key was set up with another limit or lease, or the server cannot be reached or used
+         * @throws \ValueError for a limit below 1 or above 4294967295, a lease out of range, or a URL or key that is not UTF-8
+         */
+        public static function redis(string $url, string $key, int $limit, float $lease): ConcurrencyLimit
+        {
+        }
+
+        /**
+         * A place now, or null when every place is taken.
+         *
+         * @throws Exception\SharedFileError when a Redis limit's server cannot be used (no place is taken)
+         */
         public function tryAcquire(): ?Permit
         {
         }
@@ -1208,6 +1235,7 @@ namespace Recuo {
          * @return Permit|null null when none came in time
          * @throws \LogicException when `$timeout` is null and every place is taken (by this thread: the wait would never end)
          * @throws Exception\ConfigError when `$timeout` is negative or not a number
+         * @throws Exception\SharedFileError when a Redis limit's server cannot be used (no place is taken)
          */
         public function acquire(?float $timeout = null): ?Permit
         {
@@ -1230,6 +1258,18 @@ namespace Recuo {
 
         /** Gives the place back. Releasing twice does nothing. */
         public function release(): void
+        {
+        }
+
+        /**
+         * Extends the lease of a {@see ConcurrencyLimit::redis()} place from now (a long
+         * operation does this before its lease ends). A local place has no lease: true until
+         * released.
+         *
+         * @return bool true; false when the lease had already expired (the place may be someone else's now, and is not taken back) or the permit was released
+         * @throws Exception\SharedFileError when the Redis server cannot be used
+         */
+        public function renew(): bool
         {
         }
     }
@@ -1275,7 +1315,27 @@ namespace Recuo {
         {
         }
 
-        /** Counts a first attempt: it earns retries. (Loops count theirs when the budget is in their gate.) */
+        /**
+         * A budget on the Redis server at `$url` under `$key`, shared by every process on
+         * every machine that uses the same server and key with the same settings, counted per
+         * second on the server's clock (the `…At()` methods: at a clock every user of the key
+         * shares, in whole seconds). In a {@see Gate} it fails closed: while the server cannot
+         * be used no retry is allowed (`budget_exhausted`); its own methods throw instead.
+         *
+         * @param string $url as for {@see ConcurrencyLimit::redis()}
+         * @param string $key the key: the counts live in `{KEY}:budget`, the settings in `{KEY}:settings`
+         * @throws Exception\SharedFileError when the key was set up with other settings, or the server cannot be reached or used (then, or later from this budget's methods)
+         * @throws \ValueError for settings out of range (as for the constructor), or a URL or key that is not UTF-8
+         */
+        public static function redis(string $url, string $key, float $ratio = 0.1, float $floorPerS = 1.0, int $windowS = 10): RetryBudget
+        {
+        }
+
+        /**
+         * Counts a first attempt: it earns retries. (Loops count theirs when the budget is in their gate.)
+         *
+         * @throws Exception\SharedFileError when a Redis budget's server cannot be used
+         */
         public function recordRequest(): void
         {
         }
@@ -1285,12 +1345,17 @@ namespace Recuo {
          *
          * @param int $nowNs a reading of {@see monotonicNs()}, or of a fake clock (>= 0)
          * @throws \ValueError when `$nowNs` is negative
+         * @throws Exception\SharedFileError when a Redis budget's server cannot be used
          */
         public function recordRequestAt(int $nowNs): void
         {
         }
 
-        /** Takes one retry if the budget allows it: true; false when it is spent. */
+        /**
+         * Takes one retry if the budget allows it: true; false when it is spent.
+         *
+         * @throws Exception\SharedFileError when a Redis budget's server cannot be used
+         */
         public function tryWithdraw(): bool
         {
         }
@@ -1300,6 +1365,7 @@ namespace Recuo {
          *
          * @param int $nowNs a reading of {@see monotonicNs()}, or of a fake clock (>= 0)
          * @throws \ValueError when `$nowNs` is negative
+         * @throws Exception\SharedFileError when a Redis budget's server cannot be used
          */
         public function tryWithdrawAt(int $nowNs): bool
         {
@@ -1311,6 +1377,7 @@ namespace Recuo {
          * @param int|null $nowNs a reading of {@see monotonicNs()} or of a fake clock (>= 0); null: now
          * @return array{requests: int, retries: int}
          * @throws \ValueError when `$nowNs` is negative
+         * @throws Exception\SharedFileError when a Redis budget's server cannot be used
          */
         public function counts(?int $nowNs = null): array
         {

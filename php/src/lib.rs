@@ -53,6 +53,7 @@ mod policy;
 mod properties;
 mod record;
 mod redact;
+mod redis;
 mod stats;
 mod verdict;
 

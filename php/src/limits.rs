@@ -23,6 +23,7 @@ use crate::convert::{php_int, Bytes};
 use crate::errors::{
     config_error, guarded, logic_error, shared_file_error, value_error, value_error_message,
 };
+use crate::redis::BudgetStore;
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
 /// `string|float` (see [`crate::arginfo`]).
@@ -189,7 +190,7 @@ impl Regulator {
             let key = utf8(F, 2, "key", key)?;
             let rate = self::rate(F, 3, "rate", rate)?;
             let burst = count(F, 4, "burst", burst)?;
-            let inner = redis_regulator(url, key, rate, burst)
+            let inner = crate::redis::regulator(url, key, rate, burst)
                 .map_err(|e| regulator_error(F, (4, "burst"), e))?;
             Ok(Regulator { inner })
         })
@@ -333,16 +334,58 @@ impl ConcurrencyLimit {
     }
 }
 
+/// A number of places: 1 to 4294967295 (the core's rule: 0 would let nothing run).
+fn places(function: &str, position: u32, limit: i64) -> PhpResult<u32> {
+    u32::try_from(limit)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| places_error(function, position))
+}
+
+fn places_error(function: &str, position: u32) -> PhpException {
+    value_error(
+        function,
+        position,
+        "limit",
+        "must be between 1 and 4294967295",
+    )
+}
+
 #[php_impl]
 impl ConcurrencyLimit {
     /// A limit of `$limit` places (at least 1).
     pub fn __construct(limit: i64) -> PhpResult<Self> {
         const F: &str = "Recuo\\ConcurrencyLimit::__construct";
         guarded(F, || {
-            let n = u32::try_from(limit).unwrap_or(0);
-            let inner = recuo::ConcurrencyLimit::new(n)
-                .filter(|_| i64::from(n) == limit)
-                .ok_or_else(|| value_error(F, 1, "limit", "must be between 1 and 4294967295"))?;
+            let inner = recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
+                .ok_or_else(|| places_error(F, 1))?;
+            Ok(ConcurrencyLimit { inner })
+        })
+    }
+
+    /// A limit on the Redis server at `$url` under `$key`: at most `$limit` operations in
+    /// flight for every process on every machine that uses the same server and key, each
+    /// place a lease of `$lease` seconds on the server's clock (a holder that dies frees its
+    /// place when its lease expires; `Permit::renew()` extends one). Throws
+    /// `Recuo\Exception\SharedFileError` when the key was set up with another limit or lease,
+    /// or the server cannot be reached or used — then, or later from `tryAcquire()`,
+    /// `acquire()`, `renew()` and a gate's loop.
+    pub fn redis(url: Bytes<'_>, key: Bytes<'_>, limit: i64, lease: f64) -> PhpResult<Self> {
+        const F: &str = "Recuo\\ConcurrencyLimit::redis";
+        guarded(F, || {
+            let url = utf8(F, 1, "url", url)?;
+            let key = utf8(F, 2, "key", key)?;
+            let limit = places(F, 3, limit)?;
+            if !(0.001..=86_400.0).contains(&lease) {
+                return Err(value_error(
+                    F,
+                    4,
+                    "lease",
+                    "must be from 0.001 to 86400 seconds",
+                ));
+            }
+            let inner = crate::redis::limit(url, key, limit, Duration::from_secs_f64(lease))
+                .map_err(|e| shared_file_error(F, &e))?;
             Ok(ConcurrencyLimit { inner })
         })
     }
@@ -425,6 +468,19 @@ impl Permit {
         })
     }
 
+    /// Extends the lease of a `ConcurrencyLimit::redis()` place from now (a long operation
+    /// does this before its lease ends): true; false when the lease had already expired (the
+    /// place may be someone else's now, and is not taken back) or the permit was released. A
+    /// local place has no lease: true until released. Throws
+    /// `Recuo\Exception\SharedFileError` when the server cannot be used.
+    pub fn renew(&self) -> PhpResult<bool> {
+        const F: &str = "Recuo\\Permit::renew";
+        guarded(F, || match &self.inner {
+            Some(permit) => permit.renew().map_err(|e| shared_file_error(F, &e)),
+            None => Ok(false),
+        })
+    }
+
     /// Whether the place was given back.
     #[php(getter)]
     pub fn get_released(&self) -> bool {
@@ -450,6 +506,41 @@ struct BudgetSettings {
 pub struct RetryBudget {
     pub(crate) inner: recuo::RetryBudget,
     settings: BudgetSettings,
+    /// A Redis budget's store, whose errors its methods throw (in a gate it fails closed).
+    store: Option<BudgetStore>,
+}
+
+impl RetryBudget {
+    fn with(
+        inner: recuo::RetryBudget,
+        (ratio, floor_per_s, window_s): (f64, f64, u32),
+        store: Option<BudgetStore>,
+    ) -> Self {
+        RetryBudget {
+            inner,
+            settings: BudgetSettings {
+                ratio,
+                floor_per_s,
+                window_s,
+            },
+            store,
+        }
+    }
+
+    /// Runs `op` on a Redis budget's server, throwing its error; `None` for a local or
+    /// shared-file budget.
+    fn on_server(
+        &self,
+        function: &str,
+        op: &str,
+        now_ns: Option<u64>,
+    ) -> Option<PhpResult<(bool, u64, u64)>> {
+        self.store.as_ref().map(|store| {
+            store
+                .op(op, now_ns)
+                .map_err(|e| shared_file_error(function, &e))
+        })
+    }
 }
 
 /// The default ratio of [`recuo::RetryBudget::default`]: 10%.
@@ -481,14 +572,7 @@ impl RetryBudget {
             let window_s = window(F, 3, windowS)?;
             let inner = recuo::RetryBudget::new(ratio, floorPerS, window_s)
                 .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget {
-                inner,
-                settings: BudgetSettings {
-                    ratio,
-                    floor_per_s: floorPerS,
-                    window_s,
-                },
-            })
+            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s), None))
         })
     }
 
@@ -508,46 +592,88 @@ impl RetryBudget {
             let window_s = window(F, 4, windowS)?;
             let inner = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s)
                 .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget {
+            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s), None))
+        })
+    }
+
+    /// A budget on the Redis server at `$url` under `$key`, shared by every process on every
+    /// machine that uses the same server and key with the same settings (checked as the
+    /// constructor checks them), counted per second on the server's clock. In a gate it
+    /// fails closed (no retry while the server cannot be used); its own methods throw
+    /// `Recuo\Exception\SharedFileError` then, as they do for a key set up otherwise or a
+    /// server out of reach here.
+    #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
+    pub fn redis(
+        url: Bytes<'_>,
+        key: Bytes<'_>,
+        ratio: f64,
+        floorPerS: f64,
+        windowS: i64,
+    ) -> PhpResult<RetryBudget> {
+        const F: &str = "Recuo\\RetryBudget::redis";
+        guarded(F, || {
+            let url = utf8(F, 1, "url", url)?;
+            let key = utf8(F, 2, "key", key)?;
+            let window_s = window(F, 5, windowS)?;
+            let (inner, store) = crate::redis::budget(url, key, ratio, floorPerS, window_s)
+                .map_err(|e| budget_error(F, e))?;
+            Ok(RetryBudget::with(
                 inner,
-                settings: BudgetSettings {
-                    ratio,
-                    floor_per_s: floorPerS,
-                    window_s,
-                },
-            })
+                (ratio, floorPerS, window_s),
+                Some(store),
+            ))
         })
     }
 
     /// Counts a first attempt: it earns retries. (`Recuo\retry` and `Recuo\runBatch` count
     /// their first attempts themselves when the budget is in their gate.)
     pub fn record_request(&self) -> PhpResult<()> {
-        guarded("Recuo\\RetryBudget::recordRequest", || {
-            self.inner.record_request();
-            Ok(())
+        const F: &str = "Recuo\\RetryBudget::recordRequest";
+        guarded(F, || match self.on_server(F, "request", None) {
+            Some(done) => done.map(|_| ()),
+            None => {
+                self.inner.record_request();
+                Ok(())
+            }
         })
     }
 
-    /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests).
+    /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
+    /// Redis budget's: one every user of the key shares, counted in whole seconds).
     pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
         const F: &str = "Recuo\\RetryBudget::recordRequestAt";
         guarded(F, || {
-            self.inner.record_request_at(now_ns(F, 1, nowNs)?);
-            Ok(())
+            let now = now_ns(F, 1, nowNs)?;
+            match self.on_server(F, "request", Some(now)) {
+                Some(done) => done.map(|_| ()),
+                None => {
+                    self.inner.record_request_at(now);
+                    Ok(())
+                }
+            }
         })
     }
 
     /// Takes one retry if the budget allows it: true; false when it is spent.
     pub fn try_withdraw(&self) -> PhpResult<bool> {
-        guarded("Recuo\\RetryBudget::tryWithdraw", || {
-            Ok(recuo::RetryAllowance::try_withdraw(&self.inner))
+        const F: &str = "Recuo\\RetryBudget::tryWithdraw";
+        guarded(F, || match self.on_server(F, "withdraw", None) {
+            Some(done) => done.map(|(done, _, _)| done),
+            None => Ok(recuo::RetryAllowance::try_withdraw(&self.inner)),
         })
     }
 
-    /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests).
+    /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
+    /// Redis budget's: one every user of the key shares, counted in whole seconds).
     pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
         const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
-        guarded(F, || Ok(self.inner.try_withdraw_at(now_ns(F, 1, nowNs)?)))
+        guarded(F, || {
+            let now = now_ns(F, 1, nowNs)?;
+            match self.on_server(F, "withdraw", Some(now)) {
+                Some(done) => done.map(|(done, _, _)| done),
+                None => Ok(self.inner.try_withdraw_at(now)),
+            }
+        })
     }
 
     /// The requests and the retries counted in the window ending at `$nowNs` (now when
@@ -555,11 +681,13 @@ impl RetryBudget {
     pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
         const F: &str = "Recuo\\RetryBudget::counts";
         guarded(F, || {
-            let now = match nowNs {
-                Some(ns) => now_ns(F, 1, ns)?,
-                None => recuo::monotonic_ns(),
+            let now = nowNs.map(|ns| now_ns(F, 1, ns)).transpose()?;
+            let (requests, retries) = match self.on_server(F, "counts", now) {
+                Some(done) => done.map(|(_, requests, retries)| (requests, retries))?,
+                None => self
+                    .inner
+                    .counts_at(now.unwrap_or_else(recuo::monotonic_ns)),
             };
-            let (requests, retries) = self.inner.counts_at(now);
             let mut counts = ZendHashTable::with_capacity(2);
             counts.insert("requests", php_int(requests))?;
             counts.insert("retries", php_int(retries))?;
@@ -595,7 +723,8 @@ impl RetryBudget {
 #[derive(Debug)]
 pub struct Gate {
     pub(crate) inner: recuo::Gate,
-    settings: Option<BudgetSettings>,
+    /// The budget's settings as given, and a Redis budget's store.
+    budget: Option<(BudgetSettings, Option<BudgetStore>)>,
 }
 
 #[php_impl]
@@ -619,7 +748,7 @@ impl Gate {
             }
             Ok(Gate {
                 inner,
-                settings: budget.map(|b| b.settings),
+                budget: budget.map(|b| (b.settings, b.store.clone())),
             })
         })
     }
@@ -643,10 +772,11 @@ impl Gate {
     /// The retry budget (another handle on the same one), or null.
     #[php(getter)]
     pub fn get_budget(&self) -> Option<RetryBudget> {
-        match (self.inner.budget(), self.settings) {
-            (Some(b), Some(settings)) => Some(RetryBudget {
+        match (self.inner.budget(), &self.budget) {
+            (Some(b), Some((settings, store))) => Some(RetryBudget {
                 inner: b.clone(),
-                settings,
+                settings: *settings,
+                store: store.clone(),
             }),
             _ => None,
         }
@@ -657,18 +787,4 @@ impl Gate {
 /// private to this module).
 pub fn monotonic_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
     wrap_function!(monotonic_ns)
-}
-
-/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
-#[cfg(feature = "redis")]
-use recuo_redis::regulator as redis_regulator;
-
-#[cfg(not(feature = "redis"))]
-fn redis_regulator(
-    _: &str,
-    _: &str,
-    _: recuo::Rate,
-    _: u32,
-) -> Result<recuo::Regulator, recuo::RegulatorError> {
-    Err(recuo::RegulatorError::no_redis_support())
 }

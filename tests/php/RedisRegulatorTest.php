@@ -19,6 +19,7 @@ use Recuo\Regulator;
 final class RedisRegulatorTest extends TestCase
 {
     use Throws;
+    use WithRedisServer;
 
     private const RATE = '100/s';
     private const INTERVAL_NS = 10_000_000;
@@ -29,27 +30,6 @@ final class RedisRegulatorTest extends TestCase
     private const FIRST_NS = 1_000_000_000;
     private const MS = 1_000_000;
     private const S = 1_000_000_000;
-
-    private static ?RedisServer $server = null;
-
-    public static function setUpBeforeClass(): void
-    {
-        self::$server = RedisServer::start();
-    }
-
-    public static function tearDownAfterClass(): void
-    {
-        self::$server?->stop();
-        self::$server = null;
-    }
-
-    private static function url(): string
-    {
-        if (self::$server === null) {
-            throw new \LogicException('no Redis server');
-        }
-        return self::$server->url();
-    }
 
     public function testABurstThenOnePerIntervalOnAFakeClock(): void
     {

@@ -90,3 +90,31 @@ final class RedisServer
         proc_close($this->process);
     }
 }
+
+/**
+ * A test class's own `redis-server`: started before its first test, stopped after its last;
+ * {@see url()} names it.
+ */
+trait WithRedisServer
+{
+    private static ?RedisServer $server = null;
+
+    public static function setUpBeforeClass(): void
+    {
+        self::$server = RedisServer::start();
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        self::$server?->stop();
+        self::$server = null;
+    }
+
+    private static function url(): string
+    {
+        if (self::$server === null) {
+            throw new \LogicException('no Redis server');
+        }
+        return self::$server->url();
+    }
+}
