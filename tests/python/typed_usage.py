@@ -214,6 +214,15 @@ def shared_limits() -> None:
             assert_type(held, recuo.Permit)
     assert limit.acquire(timeout=0.1) is not None
     assert_type(limit.in_flight, int)
+    assert_type(permit.renew(), bool)
+    try:
+        assert_type(recuo.ConcurrencyLimit.redis("127.0.0.1:1", "k", 2, lease=30.0), recuo.ConcurrencyLimit)
+    except ConnectionError as unreachable:
+        assert_type(unreachable, ConnectionError)
+    try:
+        assert_type(recuo.RetryBudget.redis("127.0.0.1:1", "k", 0.1, floor_per_s=1, window_s=10), recuo.RetryBudget)
+    except ConnectionError as unreachable:
+        assert_type(unreachable, ConnectionError)
 
     budget = recuo.RetryBudget(0.1, floor_per_s=1, window_s=10)
     budget.record_request()
@@ -239,6 +248,8 @@ def refused_by_the_limit_stubs() -> None:
     recuo.Regulator.shared(3, "1/s")  # type: ignore[arg-type]
     recuo.Regulator.redis(b"redis://127.0.0.1", "k", "1/s")  # type: ignore[arg-type]
     recuo.Regulator.redis("redis://127.0.0.1", "k")  # type: ignore[call-arg]
+    recuo.ConcurrencyLimit.redis("redis://127.0.0.1", "k", 2)  # type: ignore[call-arg]
+    recuo.RetryBudget.redis("redis://127.0.0.1", "k", floor=1.0)  # type: ignore[call-arg]
     recuo.ConcurrencyLimit("2")  # type: ignore[arg-type]
     recuo.RetryBudget(window_s=1.5)  # type: ignore[arg-type]
     recuo.Gate(recuo.Regulator(1))  # type: ignore[call-arg]
