@@ -43,12 +43,16 @@ async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -
 
 async def acquire_limit(limit: ConcurrencyLimit, timeout: float | None) -> Permit | None:
     """A place of ``limit`` (its ``Permit``), looked for at once and then every 1 ms, growing
-    to every 20 ms; ``None`` when ``timeout`` seconds pass first."""
+    to every 20 ms; ``None`` when ``timeout`` seconds pass first. A Redis limit is asked from
+    the loop's default executor, so a round trip to its server (at most its deadline, when
+    the server is frozen) never blocks the event loop; a place taken by a look whose task was
+    cancelled meanwhile is given back when its ``Permit`` is collected."""
     loop = asyncio.get_running_loop()
     until = None if timeout is None else loop.time() + timeout
     pause = _POLL_FIRST
+    remote = limit._remote
     while True:
-        permit = limit.try_acquire()
+        permit = await loop.run_in_executor(None, limit.try_acquire) if remote else limit.try_acquire()
         if permit is not None:
             return permit
         if until is not None:

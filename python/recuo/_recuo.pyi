@@ -759,6 +759,9 @@ class ConcurrencyLimit:
         """A place now, or ``None`` when all are taken."""
     def _hold(self, permit: Permit, /) -> None:
         """Holds the place of ``permit`` until the next ``__exit__``."""
+    @property
+    def _remote(self) -> bool:
+        """Whether the places are kept on a Redis server."""
     def __enter__(self) -> None: ...
     def __exit__(
         self,

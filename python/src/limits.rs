@@ -819,6 +819,13 @@ impl PyConcurrencyLimit {
         self.inner.limit()
     }
 
+    /// Whether the places are kept on a Redis server (each look is a round trip). Private:
+    /// the async glue asks from a worker thread then, never blocking the event loop.
+    #[getter(_remote)]
+    fn remote(&self) -> bool {
+        self.inner.is_remote()
+    }
+
     /// Places taken now.
     #[getter]
     fn in_flight(&self) -> u32 {

@@ -74,6 +74,38 @@ def test_a_lease_not_renewed_expires_and_a_renewed_one_holds(redis_url: str) -> 
     assert not local.renew()
 
 
+def test_async_waits_for_a_redis_place(redis_url: str) -> None:
+    limit = recuo.ConcurrencyLimit.redis(redis_url, "py:async", 1, 5)
+    assert limit._remote and not recuo.ConcurrencyLimit(1)._remote
+
+    @recuo.retry(gate=recuo.Gate(limit=limit))
+    async def send() -> str:
+        return "sent"
+
+    async def main() -> tuple[int, str]:
+        held = await limit.acquire_async()
+        assert held is not None
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticking = asyncio.create_task(tick())
+        # The looks for a place are asked off the event loop: it keeps running meanwhile.
+        assert await limit.acquire_async(timeout=0.2) is None
+        ticking.cancel()
+        held.release()
+        async with limit:
+            assert limit.try_acquire() is None
+        return ticks, await send()
+
+    ticks, sent = asyncio.run(main())
+    assert ticks >= 5 and sent == "sent"
+
+
 def test_another_setting_on_the_key_is_refused(redis_url: str) -> None:
     recuo.ConcurrencyLimit.redis(redis_url, "py:limit-k", 3, 10)
     with pytest.raises(recuo.SharedFileError, match="limits 3 requests in flight with leases of 10000 ms"):
