@@ -1615,9 +1615,9 @@ namespace Recuo\Exception {
      * holds another kind of state (or anything of the wrong size), or it was set up with
      * other settings — another rate or burst for a regulator, other settings for a budget —
      * and two processes must not believe in two different allowances. The message names the
-     * file, its settings and the ones asked for. A Redis regulator's key set up with another
-     * rate or burst, or its server out of reach ({@see Regulator::redis()}), throws it too:
-     * the message says which.
+     * file, its settings and the ones asked for. A Redis key set up with other settings, or
+     * its server out of reach ({@see Regulator::redis()}, {@see ConcurrencyLimit::redis()},
+     * {@see RetryBudget::redis()}), throws it too: the message says which.
      */
     class SharedFileError extends \RuntimeException
     {

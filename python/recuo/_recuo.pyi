@@ -595,8 +595,8 @@ class PlanError(ValueError):
 class SharedFileError(ValueError):
     """A shared state file set up with other settings (another rate or burst, another
     budget), holding another kind of recuo state, or of the wrong size — or a Redis key set
-    up with another rate or burst: the second opener is refused with the settings in force
-    and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
+    up with other settings (a regulator's rate or burst, a limit's places or lease, a
+    budget's): the second opener is refused with the settings in force and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
     server that cannot be reached, ``ConnectionError``.)"""
 
 @final

@@ -88,10 +88,11 @@ pyo3::create_exception!(
     PyValueError,
     "A shared state file recuo refuses to use: it was set up with other settings (another\n\
      rate or burst, another budget), holds another kind of recuo state, or has the wrong\n\
-     size; or a Redis key set up with another rate or burst. Processes sharing it would\n\
-     disagree about the allowance, so the second opener is refused with the settings in\n\
-     force and its own. A subclass of ValueError; a file that cannot be opened or mapped at\n\
-     all raises OSError instead, and a Redis server that cannot be reached ConnectionError."
+     size; or a Redis key set up with other settings (a regulator's, a limit's or a\n\
+     budget's). Processes sharing it would disagree about the allowance, so the second\n\
+     opener is refused with the settings in force and its own. A subclass of ValueError; a\n\
+     file that cannot be opened or mapped at all raises OSError instead, and a Redis server\n\
+     that cannot be reached ConnectionError."
 );
 
 /// The docstring of `recuo.InternalError`.
