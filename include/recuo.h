@@ -1448,6 +1448,12 @@ typedef struct recuo_batch_result {
      */
     bool no_verdict;
     /**
+     * Whether the operation's gate could not be used — a Redis limit, regulator or budget
+     * whose server is out of reach (then it gave up with no attempt, and `recuo_batch_run`
+     * answers `RECUO_ERR_IO`).
+     */
+    bool gate_error;
+    /**
      * For a reason `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue (another
      * operation's `wait_exceeds_deadline`); else `RECUO_GIVE_UP_NONE`.
      */
@@ -3757,7 +3763,9 @@ void recuo_pass_release(struct recuo_pass *pass);
  * Returns `RECUO_OK` (every operation ended one way or another: read `results`);
  * `RECUO_ERR_NO_VERDICT` when an operation returned without a valid verdict — it gave up
  * as `permanent` with `no_verdict` set, the batch went on, and `results` and `*stats_out`
- * are filled; before anything runs, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT`
+ * are filled; `RECUO_ERR_IO` when an operation's gate could not be used (a Redis limit,
+ * regulator or budget out of reach: `gate_error` set, no attempt made; `results` and
+ * `*stats_out` filled); before anything runs, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT`
  * (`policy`, `operation`, `results` with `count > 0`), `RECUO_ERR_LENGTH_TOO_LARGE`, the
  * policy's configuration error.
  *

@@ -22,7 +22,8 @@ use crate::Policy;
 pub enum BatchResult<T, E> {
     /// It succeeded with this value.
     Succeeded(T),
-    /// It gave up: its last error, the reason and its report.
+    /// It gave up: its last error, the reason and its report — or, with no attempt made, its
+    /// gate's error (`RetryError::gate_error`: a remote store out of reach).
     GaveUp(RetryError<E>),
     /// It was never started: the batch's deadline passed first (`wait_exceeds_deadline`),
     /// the queue stopped (`queue_stopped`, on `stopped_by`), or the caller stopped the batch
@@ -246,7 +247,9 @@ impl<'a> Batch<'a> {
             .call(|ctx| op(ctx));
         match result {
             Ok(value) => (BatchResult::Succeeded(value), done_report),
-            Err(e) if e.report.attempts == 0 => (
+            // Never started — unless its gate could not be used: that is an error to report
+            // (`RetryError::gate_error`), not a deadline.
+            Err(e) if e.report.attempts == 0 && e.gate_error.is_none() => (
                 BatchResult::NotStarted {
                     reason: e.reason,
                     stopped_by: e.report.stopped_by,

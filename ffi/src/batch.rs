@@ -17,7 +17,9 @@ use crate::panic::boundary;
 use crate::policy::recuo_policy;
 use crate::ptr;
 use crate::stats::recuo_stats;
-use crate::status::recuo_status::{self, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT, RECUO_OK};
+use crate::status::recuo_status::{
+    self, RECUO_ERR_IO, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+};
 
 /// One operation of a batch, called by `recuo_batch_run` **on a worker thread**, possibly
 /// at the same time as other operations of the batch (up to `workers` at once): make
@@ -78,6 +80,10 @@ pub struct recuo_batch_result {
     /// Whether the operation's last attempt returned without a valid verdict (then it gave
     /// up as `permanent`, and `recuo_batch_run` answers `RECUO_ERR_NO_VERDICT`).
     pub no_verdict: bool,
+    /// Whether the operation's gate could not be used — a Redis limit, regulator or budget
+    /// whose server is out of reach (then it gave up with no attempt, and `recuo_batch_run`
+    /// answers `RECUO_ERR_IO`).
+    pub gate_error: bool,
     /// For a reason `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue (another
     /// operation's `wait_exceeds_deadline`); else `RECUO_GIVE_UP_NONE`.
     pub stopped_by: recuo_give_up_reason,
@@ -170,7 +176,9 @@ fn classify(failure: &Failure) -> Verdict {
 /// Returns `RECUO_OK` (every operation ended one way or another: read `results`);
 /// `RECUO_ERR_NO_VERDICT` when an operation returned without a valid verdict — it gave up
 /// as `permanent` with `no_verdict` set, the batch went on, and `results` and `*stats_out`
-/// are filled; before anything runs, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT`
+/// are filled; `RECUO_ERR_IO` when an operation's gate could not be used (a Redis limit,
+/// regulator or budget out of reach: `gate_error` set, no attempt made; `results` and
+/// `*stats_out` filled); before anything runs, with the outputs untouched: `RECUO_ERR_NULL_ARGUMENT`
 /// (`policy`, `operation`, `results` with `count > 0`), `RECUO_ERR_LENGTH_TOO_LARGE`, the
 /// policy's configuration error.
 ///
@@ -230,6 +238,7 @@ pub unsafe extern "C" fn recuo_batch_run(
             Err(_) => return recuo_status::RECUO_ERR_PANIC,
         };
         let mut missing_verdict = false;
+        let mut gate_failed = false;
         for (slot, result) in results.iter_mut().zip(&report.results) {
             *slot = match result {
                 BatchResult::Succeeded(attempts) => recuo_batch_result {
@@ -238,16 +247,19 @@ pub unsafe extern "C" fn recuo_batch_run(
                     attempts: *attempts,
                     no_verdict: false,
                     stopped_by: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
+                    gate_error: false,
                 },
                 BatchResult::GaveUp(e) => {
                     let no_verdict = matches!(e.error, Some(Failure::NoVerdict));
                     missing_verdict |= no_verdict;
+                    gate_failed |= e.gate_error.is_some();
                     recuo_batch_result {
                         kind: recuo_batch_result_kind::RECUO_BATCH_GAVE_UP,
                         reason: recuo_give_up_reason::from_core(Some(e.reason)),
                         attempts: e.report.attempts,
                         no_verdict,
                         stopped_by: recuo_give_up_reason::from_core(e.report.stopped_by),
+                        gate_error: e.gate_error.is_some(),
                     }
                 }
                 BatchResult::NotStarted { reason, stopped_by } => recuo_batch_result {
@@ -256,6 +268,7 @@ pub unsafe extern "C" fn recuo_batch_run(
                     attempts: 0,
                     no_verdict: false,
                     stopped_by: recuo_give_up_reason::from_core(*stopped_by),
+                    gate_error: false,
                 },
             };
         }
@@ -263,7 +276,9 @@ pub unsafe extern "C" fn recuo_batch_run(
             // SAFETY: the caller vouches for a writable recuo_stats.
             unsafe { out.write(recuo_stats::from_core(&report.stats, report.elapsed)) };
         }
-        if missing_verdict {
+        if gate_failed {
+            RECUO_ERR_IO
+        } else if missing_verdict {
             RECUO_ERR_NO_VERDICT
         } else {
             RECUO_OK

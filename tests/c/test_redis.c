@@ -674,8 +674,15 @@ static void a_gate_on_redis_holds_the_fleet(const struct server *s) {
     recuo_policy_free(p);
 }
 
-/* Once the server is gone, recuo_retry through a gate with the Redis limit stops with
- * RECUO_ERR_IO — never a call — and its report says no attempt was made; the Redis budget
+/* in_flight_operation as a batch's operation. */
+static void batch_in_flight_operation(size_t index, uint32_t attempt, const char *key,
+                                      recuo_verdict *out, void *user_data) {
+    (void)index;
+    in_flight_operation(attempt, key, out, user_data);
+}
+
+/* Once the server is gone, recuo_retry and recuo_batch_run through a gate with the Redis
+ * limit stop with RECUO_ERR_IO — never a call — and say no attempt was made; the Redis budget
  * grants no retry (fail closed). */
 static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l,
                                                     recuo_retry_budget *b) {
@@ -693,6 +700,17 @@ static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l,
     CHECK_CTX(now_ms() - t0 < 6000, "%" PRIu64 " ms", now_ms() - t0);
     CHECK_EQ_U64(atomic_load(&f.calls), 0);
     CHECK_EQ_U64(report.attempts, 0);
+    /* recuo_batch_run too: each result says its gate failed (no attempt), RECUO_ERR_IO. */
+    recuo_batch_result results[2];
+    memset(results, 0, sizeof results);
+    CHECK_STATUS(recuo_batch_run(p, g, 2, batch_in_flight_operation, &f, 2, 0, results, NULL),
+                 RECUO_ERR_IO);
+    for (int i = 0; i < 2; i++) {
+        CHECK(results[i].kind == RECUO_BATCH_GAVE_UP);
+        CHECK(results[i].gate_error);
+        CHECK_EQ_U64(results[i].attempts, 0);
+    }
+    CHECK_EQ_U64(atomic_load(&f.calls), 0);
     recuo_permit *permit = NULL;
     CHECK_STATUS(recuo_concurrency_limit_try_acquire(l, &permit), RECUO_ERR_IO);
     CHECK_STATUS(recuo_concurrency_limit_acquire(l, 100, NULL, &permit), RECUO_ERR_IO);
