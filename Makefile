@@ -32,9 +32,10 @@ test-rust: ## Rust unit, vector and property tests (core, recuo-redis against it
 	$(CARGO) build -p recuo-cli
 	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli
 
-lint-rust: ## rustfmt and clippy, warnings are errors
+lint-rust: ## rustfmt and clippy (also the builds without Redis), warnings are errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli --all-targets -- -D warnings
+	$(CARGO) clippy -p recuo-redis -p recuo-ffi --no-default-features --all-targets -- -D warnings
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all

@@ -3528,10 +3528,11 @@ recuo_status recuo_retry_budget_new_shared(const char *path,
  *   NUL-terminated and truncated to fit (a mismatch names both settings, an I/O error the
  *   server and what went wrong, never the password); on success, an empty string.
  *
- * It fails closed: while the server cannot be used, `recuo_retry_budget_try_withdraw`
- * answers `RECUO_BUDGET_EXHAUSTED` (no retry without the server's word), a request is not
- * counted (and earns nothing), and `recuo_retry_budget_counts` answers 0 and 0. The `_at`
- * functions' instants are not used: the server's clock counts.
+ * It fails closed: while the server cannot be used, `recuo_retry_budget_try_withdraw`,
+ * `_record_request` and `_counts` answer `RECUO_ERR_IO` (no retry without the server's word,
+ * a request not counted earns nothing), and in a gate no retry is allowed
+ * (`budget_exhausted`). The `_at` functions' instants are a clock every user of the key
+ * shares (the server counts whole seconds); the others count on the server's clock.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the key holds
  * other settings); `RECUO_ERR_IO` (the server cannot be reached or used, or a build without
@@ -3565,7 +3566,8 @@ void recuo_retry_budget_free(struct recuo_retry_budget *budget);
 
 /**
  * Counts a first attempt now: it earns `ratio` retries. (A gate counts attempt 0 for you.)
- * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ * Returns `RECUO_OK`, `RECUO_ERR_NULL_ARGUMENT`, or `RECUO_ERR_IO` for a Redis budget whose
+ * server cannot be used (nothing counted).
  *
  * # Safety
  * `budget` must be NULL or a live handle.
@@ -3574,7 +3576,8 @@ recuo_status recuo_retry_budget_record_request(const struct recuo_retry_budget *
 
 /**
  * `recuo_retry_budget_record_request` at the instant `now_ns` (nanoseconds on
- * `recuo_monotonic_ns()`, or on a fake clock).
+ * `recuo_monotonic_ns()`, or on a fake clock; for a Redis budget, a clock every user of the
+ * key shares — the server counts whole seconds).
  *
  * # Safety
  * `budget` must be NULL or a live handle.
@@ -3587,7 +3590,8 @@ recuo_status recuo_retry_budget_record_request_at(const struct recuo_retry_budge
  *
  * Returns `RECUO_OK` (retry: it is counted); `RECUO_BUDGET_EXHAUSTED` (not an error: no
  * retry left — give up with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` rather than add load);
- * `RECUO_ERR_NULL_ARGUMENT`.
+ * `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_IO` for a Redis budget whose server cannot be used
+ * (no retry taken: give up as for an exhausted budget).
  *
  * # Safety
  * `budget` must be NULL or a live handle.
@@ -3595,8 +3599,8 @@ recuo_status recuo_retry_budget_record_request_at(const struct recuo_retry_budge
 recuo_status recuo_retry_budget_try_withdraw(const struct recuo_retry_budget *budget);
 
 /**
- * `recuo_retry_budget_try_withdraw` at the instant `now_ns` (nanoseconds on
- * `recuo_monotonic_ns()`, or on a fake clock).
+ * `recuo_retry_budget_try_withdraw` at the instant `now_ns` (as
+ * `recuo_retry_budget_record_request_at` takes it).
  *
  * # Safety
  * `budget` must be NULL or a live handle.
@@ -3606,8 +3610,9 @@ recuo_status recuo_retry_budget_try_withdraw_at(const struct recuo_retry_budget 
 
 /**
  * The first attempts and the retries counted in the window ending now, stored in
- * `*requests_out` and `*retries_out` (each may be NULL). Returns `RECUO_OK` or
- * `RECUO_ERR_NULL_ARGUMENT` (for `budget`; then nothing is written).
+ * `*requests_out` and `*retries_out` (each may be NULL). Returns `RECUO_OK`,
+ * `RECUO_ERR_NULL_ARGUMENT` (for `budget`), or `RECUO_ERR_IO` for a Redis budget whose server
+ * cannot be used (unless `RECUO_OK`, nothing is written).
  *
  * # Safety
  * `budget` must be NULL or a live handle; the outputs NULL or writable `uint64_t`s.

@@ -355,7 +355,8 @@ export class RetryBudget {
   /**
    * The budget on the Redis server at `url` under `key`, shared by every process of the fleet:
    * the same rule, settings and defaults. Throws a RecuoError `invalid_budget`,
-   * `shared_mismatch` or `io`. Fails closed: no retry while the server is out of reach.
+   * `shared_mismatch` or `io`. Fails closed: while the server is out of reach its own methods
+   * throw `io` and a gate allows no retry.
    */
   static redis(url: string, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): RetryBudget;
   /** Counts a first attempt (a gate does it for you). */

@@ -86,23 +86,24 @@ pub trait RemoteBudget: Send + Sync {
     /// The settings the store counts with: ratio, floor per second, window in seconds.
     fn settings(&self) -> (f64, f64, u32);
 
-    /// Counts a first attempt.
+    /// Counts a first attempt, now on the store's clock or, with `now_ns`, at that instant on
+    /// a time base every user of the store shares (tests).
     ///
     /// # Errors
     /// The store could not be used.
-    fn record_request(&self) -> Result<(), SharedError>;
+    fn record_request(&self, now_ns: Option<u64>) -> Result<(), SharedError>;
 
-    /// Takes one retry if the budget allows it.
+    /// Takes one retry if the budget allows it (now, or at `now_ns` as above).
     ///
     /// # Errors
     /// The store could not be used.
-    fn withdraw(&self) -> Result<bool, SharedError>;
+    fn withdraw(&self, now_ns: Option<u64>) -> Result<bool, SharedError>;
 
-    /// Requests and retries counted in the window.
+    /// Requests and retries counted in the window ending now (or at `now_ns` as above).
     ///
     /// # Errors
     /// The store could not be used.
-    fn counts(&self) -> Result<(u64, u64), SharedError>;
+    fn counts(&self, now_ns: Option<u64>) -> Result<(u64, u64), SharedError>;
 }
 
 enum Storage {
@@ -246,7 +247,7 @@ impl RetryBudget {
     /// A budget kept in a remote store (Redis, through `recuo-redis`), shared by every
     /// process that uses the same store and key, with the store's settings. It fails closed:
     /// while the store cannot be used, a first attempt earns nothing and no retry is allowed
-    /// (the remote budget's own methods say why).
+    /// (the `_checked` methods say why).
     ///
     /// # Errors
     /// [`BudgetError::Invalid`] for settings [`RetryBudget::new`] would refuse.
@@ -317,28 +318,50 @@ impl RetryBudget {
         b
     }
 
-    /// Counts a first attempt at `now_ns` (the monotonic clock): it earns retries. A remote
-    /// budget counts on the store's clock.
+    /// Counts a first attempt at `now_ns` (the monotonic clock; for a remote budget, a time
+    /// base every user of its store shares): it earns retries. A remote budget that cannot
+    /// reach its store counts nothing (it fails closed: such a request earns no retry).
     pub fn record_request_at(&self, now_ns: u64) {
-        if let Some(store) = self.remote_store() {
-            // Fails closed: a request the store did not count earns no retry.
-            let _ = store.record_request();
-            return;
-        }
-        saturating_increment(&self.bucket(now_ns).requests);
+        let _ = self.record_request_checked(Some(now_ns));
     }
 
-    /// Counts a first attempt now.
+    /// Counts a first attempt now (a remote budget: on its store's clock).
     pub fn record_request(&self) {
-        self.record_request_at(monotonic_ns());
+        let _ = self.record_request_checked(None);
     }
 
-    /// Requests and retries counted in the window ending at `now_ns` (a remote budget: the
-    /// store's window ending now; `(0, 0)` while the store cannot be used).
-    pub fn counts_at(&self, now_ns: u64) -> (u64, u64) {
+    /// Counts a first attempt now (`None`) or at `now_ns`, as [`record_request_at`]
+    /// (Self::record_request_at) counts it.
+    ///
+    /// # Errors
+    /// Only a remote budget: its store could not be used (the request is not counted).
+    pub fn record_request_checked(&self, now_ns: Option<u64>) -> Result<(), SharedError> {
         if let Some(store) = self.remote_store() {
-            return store.counts().unwrap_or((0, 0));
+            return store.record_request(now_ns);
         }
+        let now_ns = now_ns.unwrap_or_else(monotonic_ns);
+        saturating_increment(&self.bucket(now_ns).requests);
+        Ok(())
+    }
+
+    /// Requests and retries counted in the window ending at `now_ns` (`(0, 0)` while a
+    /// remote budget cannot reach its store).
+    pub fn counts_at(&self, now_ns: u64) -> (u64, u64) {
+        self.counts_checked(Some(now_ns)).unwrap_or((0, 0))
+    }
+
+    /// Requests and retries counted in the window ending now (`None`) or at `now_ns`.
+    ///
+    /// # Errors
+    /// Only a remote budget: its store could not be used.
+    pub fn counts_checked(&self, now_ns: Option<u64>) -> Result<(u64, u64), SharedError> {
+        if let Some(store) = self.remote_store() {
+            return store.counts(now_ns);
+        }
+        Ok(self.local_counts(now_ns.unwrap_or_else(monotonic_ns)))
+    }
+
+    fn local_counts(&self, now_ns: u64) -> (u64, u64) {
         let s = self.s();
         let second = now_ns / 1_000_000_000;
         let window = self.window();
@@ -356,14 +379,27 @@ impl RetryBudget {
             })
     }
 
-    /// Takes one retry at `now_ns` if the budget allows it (a remote budget: if the store
-    /// allows it now; never while the store cannot be used).
+    /// Takes one retry at `now_ns` if the budget allows it (never while a remote budget
+    /// cannot reach its store).
     pub fn try_withdraw_at(&self, now_ns: u64) -> bool {
+        self.withdraw_checked(Some(now_ns)).unwrap_or(false)
+    }
+
+    /// Takes one retry now (`None`) or at `now_ns` if the budget allows it: `Ok(false)` when
+    /// none is left.
+    ///
+    /// # Errors
+    /// Only a remote budget: its store could not be used (no retry is taken).
+    pub fn withdraw_checked(&self, now_ns: Option<u64>) -> Result<bool, SharedError> {
         if let Some(store) = self.remote_store() {
-            return store.withdraw().unwrap_or(false);
+            return store.withdraw(now_ns);
         }
+        Ok(self.local_withdraw(now_ns.unwrap_or_else(monotonic_ns)))
+    }
+
+    fn local_withdraw(&self, now_ns: u64) -> bool {
         let settings = self.0.settings;
-        let (requests, retries) = self.counts_at(now_ns);
+        let (requests, retries) = self.local_counts(now_ns);
         let ratio = settings.ratio_ppm as f64 / 1e6;
         let floor = settings.floor_milli_per_s as f64 / 1e3;
         let window = self.window() as f64;
@@ -378,7 +414,7 @@ impl RetryBudget {
 
 impl RetryAllowance for RetryBudget {
     fn try_withdraw(&self) -> bool {
-        self.try_withdraw_at(monotonic_ns())
+        self.withdraw_checked(None).unwrap_or(false)
     }
 }
 
@@ -449,21 +485,21 @@ mod tests {
         fn settings(&self) -> (f64, f64, u32) {
             (0.5, 0.0, 10)
         }
-        fn record_request(&self) -> Result<(), SharedError> {
+        fn record_request(&self, _now_ns: Option<u64>) -> Result<(), SharedError> {
             if self.broken {
                 return Err(SharedError::Io(std::io::Error::other("out of reach")));
             }
             self.requests.fetch_add(1, Ordering::Relaxed);
             Ok(())
         }
-        fn withdraw(&self) -> Result<bool, SharedError> {
+        fn withdraw(&self, _now_ns: Option<u64>) -> Result<bool, SharedError> {
             if self.broken {
                 return Err(SharedError::Io(std::io::Error::other("out of reach")));
             }
             let mut left = self.allowed.lock().unwrap();
             Ok(left.checked_sub(1).map(|l| *left = l).is_some())
         }
-        fn counts(&self) -> Result<(u64, u64), SharedError> {
+        fn counts(&self, _now_ns: Option<u64>) -> Result<(u64, u64), SharedError> {
             if self.broken {
                 return Err(SharedError::Io(std::io::Error::other("out of reach")));
             }
@@ -492,6 +528,22 @@ mod tests {
         broken.record_request();
         assert!(!broken.try_withdraw());
         assert_eq!(broken.counts_at(0), (0, 0));
+        let out = "shared state: out of reach";
+        assert_eq!(
+            broken.record_request_checked(None).unwrap_err().to_string(),
+            out
+        );
+        assert_eq!(
+            broken.withdraw_checked(Some(0)).unwrap_err().to_string(),
+            out
+        );
+        assert_eq!(broken.counts_checked(None).unwrap_err().to_string(), out);
+        // A local budget never fails.
+        let local = RetryBudget::new(0.0, 0.1, 10).unwrap();
+        local.record_request_checked(Some(3 * S)).unwrap();
+        assert!(local.withdraw_checked(Some(3 * S)).unwrap());
+        assert!(!local.withdraw_checked(Some(3 * S)).unwrap());
+        assert_eq!(local.counts_checked(Some(3 * S)).unwrap(), (1, 1));
     }
 
     #[test]

@@ -341,6 +341,7 @@ mod tests {
             reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
             attempts: 99,
             no_verdict: false,
+            gate_error: true,
             stopped_by: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
         };
         let mut results = [empty; 6];
@@ -369,6 +370,10 @@ mod tests {
         let attempts: Vec<u32> = results.iter().map(|r| r.attempts).collect();
         assert_eq!(attempts, [1, 2, 1, 1, 1, 2]);
         assert!(results[3].no_verdict);
+        assert!(
+            results.iter().all(|r| !r.gate_error),
+            "no gate, no gate error"
+        );
         assert_eq!(
             results[3].kind,
             recuo_batch_result_kind::RECUO_BATCH_GAVE_UP

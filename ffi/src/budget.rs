@@ -141,10 +141,11 @@ pub unsafe extern "C" fn recuo_retry_budget_new_shared(
 ///   NUL-terminated and truncated to fit (a mismatch names both settings, an I/O error the
 ///   server and what went wrong, never the password); on success, an empty string.
 ///
-/// It fails closed: while the server cannot be used, `recuo_retry_budget_try_withdraw`
-/// answers `RECUO_BUDGET_EXHAUSTED` (no retry without the server's word), a request is not
-/// counted (and earns nothing), and `recuo_retry_budget_counts` answers 0 and 0. The `_at`
-/// functions' instants are not used: the server's clock counts.
+/// It fails closed: while the server cannot be used, `recuo_retry_budget_try_withdraw`,
+/// `_record_request` and `_counts` answer `RECUO_ERR_IO` (no retry without the server's word,
+/// a request not counted earns nothing), and in a gate no retry is allowed
+/// (`budget_exhausted`). The `_at` functions' instants are a clock every user of the key
+/// shares (the server counts whole seconds); the others count on the server's clock.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_SHARED_MISMATCH` (the key holds
 /// other settings); `RECUO_ERR_IO` (the server cannot be reached or used, or a build without
@@ -217,7 +218,8 @@ unsafe fn with_budget(
 }
 
 /// Counts a first attempt now: it earns `ratio` retries. (A gate counts attempt 0 for you.)
-/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+/// Returns `RECUO_OK`, `RECUO_ERR_NULL_ARGUMENT`, or `RECUO_ERR_IO` for a Redis budget whose
+/// server cannot be used (nothing counted).
 ///
 /// # Safety
 /// `budget` must be NULL or a live handle.
@@ -226,16 +228,12 @@ pub unsafe extern "C" fn recuo_retry_budget_record_request(
     budget: *const recuo_retry_budget,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_budget(budget, |b| {
-            b.record_request();
-            RECUO_OK
-        })
-    }
+    unsafe { record_request(budget, None) }
 }
 
 /// `recuo_retry_budget_record_request` at the instant `now_ns` (nanoseconds on
-/// `recuo_monotonic_ns()`, or on a fake clock).
+/// `recuo_monotonic_ns()`, or on a fake clock; for a Redis budget, a clock every user of the
+/// key shares — the server counts whole seconds).
 ///
 /// # Safety
 /// `budget` must be NULL or a live handle.
@@ -245,10 +243,17 @@ pub unsafe extern "C" fn recuo_retry_budget_record_request_at(
     now_ns: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
+    unsafe { record_request(budget, Some(now_ns)) }
+}
+
+/// # Safety
+/// `budget` must be NULL or a live handle.
+unsafe fn record_request(budget: *const recuo_retry_budget, now_ns: Option<u64>) -> recuo_status {
+    // SAFETY: forwarded from the caller.
     unsafe {
-        with_budget(budget, |b| {
-            b.record_request_at(now_ns);
-            RECUO_OK
+        with_budget(budget, |b| match b.record_request_checked(now_ns) {
+            Ok(()) => RECUO_OK,
+            Err(e) => e.into(),
         })
     }
 }
@@ -257,7 +262,8 @@ pub unsafe extern "C" fn recuo_retry_budget_record_request_at(
 ///
 /// Returns `RECUO_OK` (retry: it is counted); `RECUO_BUDGET_EXHAUSTED` (not an error: no
 /// retry left — give up with `RECUO_GIVE_UP_BUDGET_EXHAUSTED` rather than add load);
-/// `RECUO_ERR_NULL_ARGUMENT`.
+/// `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_IO` for a Redis budget whose server cannot be used
+/// (no retry taken: give up as for an exhausted budget).
 ///
 /// # Safety
 /// `budget` must be NULL or a live handle.
@@ -266,11 +272,11 @@ pub unsafe extern "C" fn recuo_retry_budget_try_withdraw(
     budget: *const recuo_retry_budget,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { try_withdraw(budget, recuo::monotonic_ns()) }
+    unsafe { try_withdraw(budget, None) }
 }
 
-/// `recuo_retry_budget_try_withdraw` at the instant `now_ns` (nanoseconds on
-/// `recuo_monotonic_ns()`, or on a fake clock).
+/// `recuo_retry_budget_try_withdraw` at the instant `now_ns` (as
+/// `recuo_retry_budget_record_request_at` takes it).
 ///
 /// # Safety
 /// `budget` must be NULL or a live handle.
@@ -280,27 +286,26 @@ pub unsafe extern "C" fn recuo_retry_budget_try_withdraw_at(
     now_ns: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { try_withdraw(budget, now_ns) }
+    unsafe { try_withdraw(budget, Some(now_ns)) }
 }
 
 /// # Safety
 /// `budget` must be NULL or a live handle.
-unsafe fn try_withdraw(budget: *const recuo_retry_budget, now_ns: u64) -> recuo_status {
+unsafe fn try_withdraw(budget: *const recuo_retry_budget, now_ns: Option<u64>) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_budget(budget, |b| {
-            if b.try_withdraw_at(now_ns) {
-                RECUO_OK
-            } else {
-                RECUO_BUDGET_EXHAUSTED
-            }
+        with_budget(budget, |b| match b.withdraw_checked(now_ns) {
+            Ok(true) => RECUO_OK,
+            Ok(false) => RECUO_BUDGET_EXHAUSTED,
+            Err(e) => e.into(),
         })
     }
 }
 
 /// The first attempts and the retries counted in the window ending now, stored in
-/// `*requests_out` and `*retries_out` (each may be NULL). Returns `RECUO_OK` or
-/// `RECUO_ERR_NULL_ARGUMENT` (for `budget`; then nothing is written).
+/// `*requests_out` and `*retries_out` (each may be NULL). Returns `RECUO_OK`,
+/// `RECUO_ERR_NULL_ARGUMENT` (for `budget`), or `RECUO_ERR_IO` for a Redis budget whose server
+/// cannot be used (unless `RECUO_OK`, nothing is written).
 ///
 /// # Safety
 /// `budget` must be NULL or a live handle; the outputs NULL or writable `uint64_t`s.
@@ -311,7 +316,7 @@ pub unsafe extern "C" fn recuo_retry_budget_counts(
     retries_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { counts(budget, recuo::monotonic_ns(), requests_out, retries_out) }
+    unsafe { counts(budget, None, requests_out, retries_out) }
 }
 
 /// `recuo_retry_budget_counts` for the window ending at the instant `now_ns`.
@@ -326,21 +331,24 @@ pub unsafe extern "C" fn recuo_retry_budget_counts_at(
     retries_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { counts(budget, now_ns, requests_out, retries_out) }
+    unsafe { counts(budget, Some(now_ns), requests_out, retries_out) }
 }
 
 /// # Safety
 /// As `recuo_retry_budget_counts`.
 unsafe fn counts(
     budget: *const recuo_retry_budget,
-    now_ns: u64,
+    now_ns: Option<u64>,
     requests_out: *mut u64,
     retries_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
         with_budget(budget, |b| {
-            let (requests, retries) = b.counts_at(now_ns);
+            let (requests, retries) = match b.counts_checked(now_ns) {
+                Ok(counts) => counts,
+                Err(e) => return e.into(),
+            };
             if let Some(out) = ptr::optional_out(requests_out) {
                 out.write(requests);
             }
@@ -352,22 +360,9 @@ unsafe fn counts(
     }
 }
 
-/// The retry budget on Redis, through `recuo-redis` (the `redis` feature, on by default).
-#[cfg(feature = "redis")]
+/// The retry budget on Redis, through `recuo-redis` (without the `redis` feature: the error
+/// of a build without Redis support, after the local budget's checks).
 use recuo_redis::budget as redis_budget;
-
-#[cfg(not(feature = "redis"))]
-fn redis_budget(
-    _: &str,
-    _: &str,
-    ratio: f64,
-    floor_per_s: f64,
-    window_s: u32,
-) -> Result<RetryBudget, BudgetError> {
-    // The local budget's check first, as with Redis support.
-    RetryBudget::new(ratio, floor_per_s, window_s)?;
-    Err(BudgetError::Shared(crate::regulator::no_redis_support()))
-}
 
 #[cfg(test)]
 mod tests {

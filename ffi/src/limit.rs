@@ -318,20 +318,9 @@ pub unsafe extern "C" fn recuo_concurrency_limit_limit(
     boundary(|| unsafe { limit.as_ref() }.map_or(0, |l| l.0.limit()))
 }
 
-/// The concurrency limit on Redis, through `recuo-redis` (the `redis` feature, on by
-/// default).
-#[cfg(feature = "redis")]
+/// The concurrency limit on Redis, through `recuo-redis` (without the `redis` feature: the
+/// error of a build without Redis support, after the settings' checks).
 use recuo_redis::limit as redis_limit;
-
-#[cfg(not(feature = "redis"))]
-fn redis_limit(
-    _: &str,
-    _: &str,
-    _: u32,
-    _: Duration,
-) -> Result<ConcurrencyLimit, recuo::SharedError> {
-    Err(crate::regulator::no_redis_support())
-}
 
 #[cfg(test)]
 mod tests {

@@ -491,30 +491,9 @@ pub unsafe extern "C" fn recuo_regulator_burst(regulator: *const recuo_regulator
     boundary(|| unsafe { regulator.as_ref() }.map_or(0, |r| r.0.burst()))
 }
 
-/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
-#[cfg(feature = "redis")]
+/// The regulator on Redis, through `recuo-redis` (without the `redis` feature: the error of a
+/// build without Redis support, after the local regulator's checks).
 use recuo_redis::regulator as redis_regulator;
-
-#[cfg(not(feature = "redis"))]
-fn redis_regulator(
-    _: &str,
-    _: &str,
-    rate: recuo::Rate,
-    burst: u32,
-) -> Result<recuo::Regulator, recuo::RegulatorError> {
-    // The local regulator's check first, as with Redis support.
-    Regulator::new(rate, burst)?;
-    Err(recuo::RegulatorError::no_redis_support())
-}
-
-/// The error of a build without Redis support, for the limit and the budget on Redis too.
-#[cfg(not(feature = "redis"))]
-pub(crate) fn no_redis_support() -> SharedError {
-    match RegulatorError::no_redis_support() {
-        RegulatorError::Shared(e) => e,
-        other => SharedError::Io(std::io::Error::other(other.to_string())),
-    }
-}
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -53,7 +53,6 @@ mod policy;
 mod properties;
 mod record;
 mod redact;
-mod redis;
 mod stats;
 mod verdict;
 

@@ -23,7 +23,6 @@ use crate::convert::{php_int, Bytes};
 use crate::errors::{
     config_error, guarded, logic_error, shared_file_error, value_error, value_error_message,
 };
-use crate::redis::BudgetStore;
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
 /// `string|float` (see [`crate::arginfo`]).
@@ -190,7 +189,7 @@ impl Regulator {
             let key = utf8(F, 2, "key", key)?;
             let rate = self::rate(F, 3, "rate", rate)?;
             let burst = count(F, 4, "burst", burst)?;
-            let inner = crate::redis::regulator(url, key, rate, burst)
+            let inner = recuo_redis::regulator(url, key, rate, burst)
                 .map_err(|e| regulator_error(F, (4, "burst"), e))?;
             Ok(Regulator { inner })
         })
@@ -384,7 +383,7 @@ impl ConcurrencyLimit {
                     "must be from 0.001 to 86400 seconds",
                 ));
             }
-            let inner = crate::redis::limit(url, key, limit, Duration::from_secs_f64(lease))
+            let inner = recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
                 .map_err(|e| shared_file_error(F, &e))?;
             Ok(ConcurrencyLimit { inner })
         })
@@ -506,16 +505,10 @@ struct BudgetSettings {
 pub struct RetryBudget {
     pub(crate) inner: recuo::RetryBudget,
     settings: BudgetSettings,
-    /// A Redis budget's store, whose errors its methods throw (in a gate it fails closed).
-    store: Option<BudgetStore>,
 }
 
 impl RetryBudget {
-    fn with(
-        inner: recuo::RetryBudget,
-        (ratio, floor_per_s, window_s): (f64, f64, u32),
-        store: Option<BudgetStore>,
-    ) -> Self {
+    fn with(inner: recuo::RetryBudget, (ratio, floor_per_s, window_s): (f64, f64, u32)) -> Self {
         RetryBudget {
             inner,
             settings: BudgetSettings {
@@ -523,24 +516,13 @@ impl RetryBudget {
                 floor_per_s,
                 window_s,
             },
-            store,
         }
     }
+}
 
-    /// Runs `op` on a Redis budget's server, throwing its error; `None` for a local or
-    /// shared-file budget.
-    fn on_server(
-        &self,
-        function: &str,
-        op: &str,
-        now_ns: Option<u64>,
-    ) -> Option<PhpResult<(bool, u64, u64)>> {
-        self.store.as_ref().map(|store| {
-            store
-                .op(op, now_ns)
-                .map_err(|e| shared_file_error(function, &e))
-        })
-    }
+/// A budget's answer, or its Redis server's error thrown as `SharedFileError`.
+fn counted<T>(function: &str, done: Result<T, recuo::SharedError>) -> PhpResult<T> {
+    done.map_err(|e| shared_file_error(function, &e))
 }
 
 /// The default ratio of [`recuo::RetryBudget::default`]: 10%.
@@ -572,7 +554,7 @@ impl RetryBudget {
             let window_s = window(F, 3, windowS)?;
             let inner = recuo::RetryBudget::new(ratio, floorPerS, window_s)
                 .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s), None))
+            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s)))
         })
     }
 
@@ -592,7 +574,7 @@ impl RetryBudget {
             let window_s = window(F, 4, windowS)?;
             let inner = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s)
                 .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s), None))
+            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s)))
         })
     }
 
@@ -615,13 +597,9 @@ impl RetryBudget {
             let url = utf8(F, 1, "url", url)?;
             let key = utf8(F, 2, "key", key)?;
             let window_s = window(F, 5, windowS)?;
-            let (inner, store) = crate::redis::budget(url, key, ratio, floorPerS, window_s)
+            let inner = recuo_redis::budget(url, key, ratio, floorPerS, window_s)
                 .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget::with(
-                inner,
-                (ratio, floorPerS, window_s),
-                Some(store),
-            ))
+            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s)))
         })
     }
 
@@ -629,13 +607,7 @@ impl RetryBudget {
     /// their first attempts themselves when the budget is in their gate.)
     pub fn record_request(&self) -> PhpResult<()> {
         const F: &str = "Recuo\\RetryBudget::recordRequest";
-        guarded(F, || match self.on_server(F, "request", None) {
-            Some(done) => done.map(|_| ()),
-            None => {
-                self.inner.record_request();
-                Ok(())
-            }
-        })
+        guarded(F, || counted(F, self.inner.record_request_checked(None)))
     }
 
     /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
@@ -644,23 +616,14 @@ impl RetryBudget {
         const F: &str = "Recuo\\RetryBudget::recordRequestAt";
         guarded(F, || {
             let now = now_ns(F, 1, nowNs)?;
-            match self.on_server(F, "request", Some(now)) {
-                Some(done) => done.map(|_| ()),
-                None => {
-                    self.inner.record_request_at(now);
-                    Ok(())
-                }
-            }
+            counted(F, self.inner.record_request_checked(Some(now)))
         })
     }
 
     /// Takes one retry if the budget allows it: true; false when it is spent.
     pub fn try_withdraw(&self) -> PhpResult<bool> {
         const F: &str = "Recuo\\RetryBudget::tryWithdraw";
-        guarded(F, || match self.on_server(F, "withdraw", None) {
-            Some(done) => done.map(|(done, _, _)| done),
-            None => Ok(recuo::RetryAllowance::try_withdraw(&self.inner)),
-        })
+        guarded(F, || counted(F, self.inner.withdraw_checked(None)))
     }
 
     /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
@@ -669,10 +632,7 @@ impl RetryBudget {
         const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
         guarded(F, || {
             let now = now_ns(F, 1, nowNs)?;
-            match self.on_server(F, "withdraw", Some(now)) {
-                Some(done) => done.map(|(done, _, _)| done),
-                None => Ok(self.inner.try_withdraw_at(now)),
-            }
+            counted(F, self.inner.withdraw_checked(Some(now)))
         })
     }
 
@@ -682,12 +642,7 @@ impl RetryBudget {
         const F: &str = "Recuo\\RetryBudget::counts";
         guarded(F, || {
             let now = nowNs.map(|ns| now_ns(F, 1, ns)).transpose()?;
-            let (requests, retries) = match self.on_server(F, "counts", now) {
-                Some(done) => done.map(|(_, requests, retries)| (requests, retries))?,
-                None => self
-                    .inner
-                    .counts_at(now.unwrap_or_else(recuo::monotonic_ns)),
-            };
+            let (requests, retries) = counted(F, self.inner.counts_checked(now))?;
             let mut counts = ZendHashTable::with_capacity(2);
             counts.insert("requests", php_int(requests))?;
             counts.insert("retries", php_int(retries))?;
@@ -723,8 +678,8 @@ impl RetryBudget {
 #[derive(Debug)]
 pub struct Gate {
     pub(crate) inner: recuo::Gate,
-    /// The budget's settings as given, and a Redis budget's store.
-    budget: Option<(BudgetSettings, Option<BudgetStore>)>,
+    /// The budget's settings as given.
+    budget: Option<BudgetSettings>,
 }
 
 #[php_impl]
@@ -748,7 +703,7 @@ impl Gate {
             }
             Ok(Gate {
                 inner,
-                budget: budget.map(|b| (b.settings, b.store.clone())),
+                budget: budget.map(|b| b.settings),
             })
         })
     }
@@ -773,10 +728,9 @@ impl Gate {
     #[php(getter)]
     pub fn get_budget(&self) -> Option<RetryBudget> {
         match (self.inner.budget(), &self.budget) {
-            (Some(b), Some((settings, store))) => Some(RetryBudget {
+            (Some(b), Some(settings)) => Some(RetryBudget {
                 inner: b.clone(),
                 settings: *settings,
-                store: store.clone(),
             }),
             _ => None,
         }

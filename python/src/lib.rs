@@ -54,7 +54,6 @@ mod policy;
 mod queue;
 mod record;
 mod redact;
-mod redis_limits;
 mod runner;
 mod stats;
 mod verdict;

@@ -23,7 +23,6 @@ use recuo::{
 };
 
 use crate::args::{int_arg, require_bool, require_int, secs_arg, type_name, Int};
-use crate::redis_limits::BudgetStore;
 use crate::runner::{interruptible_sleep, SLEEP_SLICE};
 use crate::SharedFileError;
 
@@ -720,7 +719,7 @@ impl PyConcurrencyLimit {
     ) -> PyResult<Self> {
         let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
         let inner = py
-            .detach(|| crate::redis_limits::redis_limit(&url, &key, limit, lease))
+            .detach(|| recuo_redis::limit(&url, &key, limit, lease))
             .map_err(|e| redis_error(&e))?;
         Ok(PyConcurrencyLimit {
             inner,
@@ -895,13 +894,8 @@ enum BudgetHome {
     Local,
     /// In the file at this path.
     File(PathBuf),
-    /// On a Redis server: its URL without the password (for `repr`), the key, and a handle
-    /// on the store that answers its errors.
-    Redis {
-        url: String,
-        key: String,
-        store: BudgetStore,
-    },
+    /// On a Redis server: its URL without the password (for `repr`) and the key.
+    Redis { url: String, key: String },
 }
 
 /// Retries may be at most ``ratio`` of the first attempts of the last ``window_s`` seconds,
@@ -923,21 +917,19 @@ pub(crate) struct PyRetryBudget {
 }
 
 impl PyRetryBudget {
-    /// Runs `op` on a Redis budget's server (the GIL released), raising its error; `None` for
-    /// a local or shared-file budget.
-    fn on_server(
+    /// Runs `op` on the budget — for a Redis budget with the GIL released, raising the
+    /// server's error.
+    fn counted<T: Send>(
         &self,
         py: Python<'_>,
-        op: &str,
-        now_ns: Option<u64>,
-    ) -> Option<PyResult<(bool, u64, u64)>> {
-        match &self.home {
-            BudgetHome::Redis { store, .. } => Some(
-                py.detach(|| store.op(op, now_ns))
-                    .map_err(|e| redis_error(&e)),
-            ),
-            BudgetHome::Local | BudgetHome::File(_) => None,
-        }
+        op: impl FnOnce(&RetryBudget) -> Result<T, SharedError> + Send,
+    ) -> PyResult<T> {
+        let done = if self.inner.is_remote() {
+            py.detach(|| op(&self.inner))
+        } else {
+            op(&self.inner)
+        };
+        done.map_err(|e| redis_error(&e))
     }
 }
 
@@ -1006,8 +998,8 @@ impl PyRetryBudget {
         #[pyo3(from_py_with = window_arg)] window_s: u32,
     ) -> PyResult<Self> {
         let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
-        let (inner, store) = py
-            .detach(|| crate::redis_limits::redis_budget(&url, &key, ratio, floor_per_s, window_s))
+        let inner = py
+            .detach(|| recuo_redis::budget(&url, &key, ratio, floor_per_s, window_s))
             .map_err(|e| match e {
                 BudgetError::Shared(e) => redis_error(&e),
                 other => budget_error(other, None),
@@ -1020,20 +1012,13 @@ impl PyRetryBudget {
             home: BudgetHome::Redis {
                 url: recuo::redact_url(&url).url,
                 key,
-                store,
             },
         })
     }
 
     /// Counts a first attempt now: it earns retries.
     fn record_request(&self, py: Python<'_>) -> PyResult<()> {
-        match self.on_server(py, "request", None) {
-            Some(done) => done.map(|_| ()),
-            None => {
-                self.inner.record_request();
-                Ok(())
-            }
-        }
+        self.counted(py, |b| b.record_request_checked(None))
     }
 
     /// Counts a first attempt at ``now_ns`` (the monotonic clock, or a fake one).
@@ -1042,21 +1027,12 @@ impl PyRetryBudget {
         py: Python<'_>,
         #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
     ) -> PyResult<()> {
-        match self.on_server(py, "request", Some(now_ns)) {
-            Some(done) => done.map(|_| ()),
-            None => {
-                self.inner.record_request_at(now_ns);
-                Ok(())
-            }
-        }
+        self.counted(py, |b| b.record_request_checked(Some(now_ns)))
     }
 
     /// Takes one retry now if the budget allows it: ``True``; else ``False``.
     fn try_withdraw(&self, py: Python<'_>) -> PyResult<bool> {
-        match self.on_server(py, "withdraw", None) {
-            Some(done) => done.map(|(done, _, _)| done),
-            None => Ok(recuo::RetryAllowance::try_withdraw(&self.inner)),
-        }
+        self.counted(py, |b| b.withdraw_checked(None))
     }
 
     /// ``try_withdraw`` at ``now_ns``.
@@ -1065,10 +1041,7 @@ impl PyRetryBudget {
         py: Python<'_>,
         #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
     ) -> PyResult<bool> {
-        match self.on_server(py, "withdraw", Some(now_ns)) {
-            Some(done) => done.map(|(done, _, _)| done),
-            None => Ok(self.inner.try_withdraw_at(now_ns)),
-        }
+        self.counted(py, |b| b.withdraw_checked(Some(now_ns)))
     }
 
     /// ``(requests, retries)`` counted in the window ending at ``now_ns`` (``None``: now).
@@ -1078,12 +1051,7 @@ impl PyRetryBudget {
         py: Python<'_>,
         #[pyo3(from_py_with = opt_now_ns_arg)] now_ns: Option<u64>,
     ) -> PyResult<(u64, u64)> {
-        match self.on_server(py, "counts", now_ns) {
-            Some(done) => done.map(|(_, requests, retries)| (requests, retries)),
-            None => Ok(self
-                .inner
-                .counts_at(now_ns.unwrap_or_else(core_monotonic_ns))),
-        }
+        self.counted(py, |b| b.counts_checked(now_ns))
     }
 
     /// The most retries per first attempt.
@@ -1226,16 +1194,6 @@ impl PyGate {
     }
 }
 
-/// The regulator on Redis, through `recuo-redis` (the `redis` feature, on by default).
-#[cfg(feature = "redis")]
+/// The regulator on Redis, through `recuo-redis` (without the `redis` feature: the error of a
+/// build without Redis support).
 use recuo_redis::regulator as redis_regulator;
-
-#[cfg(not(feature = "redis"))]
-fn redis_regulator(
-    _: &str,
-    _: &str,
-    _: recuo::Rate,
-    _: u32,
-) -> Result<recuo::Regulator, recuo::RegulatorError> {
-    Err(recuo::RegulatorError::no_redis_support())
-}

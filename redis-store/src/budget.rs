@@ -164,15 +164,22 @@ impl RemoteBudget for RedisBudget {
         )
     }
 
-    fn record_request(&self) -> Result<(), SharedError> {
-        RedisBudget::record_request(self)
+    fn record_request(&self, now_ns: Option<u64>) -> Result<(), SharedError> {
+        self.op("request", now_ns.map(seconds)).map(|_| ())
     }
 
-    fn withdraw(&self) -> Result<bool, SharedError> {
-        RedisBudget::withdraw(self)
+    fn withdraw(&self, now_ns: Option<u64>) -> Result<bool, SharedError> {
+        self.op("withdraw", now_ns.map(seconds))
+            .map(|(done, _, _)| done)
     }
 
-    fn counts(&self) -> Result<(u64, u64), SharedError> {
-        RedisBudget::counts(self)
+    fn counts(&self, now_ns: Option<u64>) -> Result<(u64, u64), SharedError> {
+        self.op("counts", now_ns.map(seconds))
+            .map(|(_, q, r)| (q, r))
     }
+}
+
+/// The server counts whole seconds.
+fn seconds(now_ns: u64) -> u64 {
+    now_ns / 1_000_000_000
 }

@@ -92,6 +92,7 @@ pub fn limit(
     max: u32,
     lease: Duration,
 ) -> Result<ConcurrencyLimit, SharedError> {
+    limit_settings(max, lease)?;
     #[cfg(feature = "client")]
     {
         Ok(ConcurrencyLimit::remote(Box::new(RedisLimit::open(
@@ -100,9 +101,24 @@ pub fn limit(
     }
     #[cfg(not(feature = "client"))]
     {
-        let _ = (url, key, max, lease);
+        let _ = (url, key);
         Err(unsupported())
     }
+}
+
+/// A limit's settings checked: the lease in milliseconds.
+fn limit_settings(max: u32, lease: Duration) -> Result<u64, SharedError> {
+    let invalid = |m: &str| SharedError::Io(std::io::Error::other(m.to_owned()));
+    if max == 0 {
+        return Err(invalid(
+            "a concurrency limit must allow at least 1 request in flight",
+        ));
+    }
+    let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+    if !(1..=86_400_000).contains(&lease_ms) {
+        return Err(invalid("a lease must last from 1 ms to 1 day"));
+    }
+    Ok(lease_ms)
 }
 
 /// A retry budget on the Redis server at `url`, under `key`, for the core's gates: the same

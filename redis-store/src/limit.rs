@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use recuo::{CancelToken, IdempotencyKey, RemoteLease, RemoteLimit, RemotePlace, SharedError};
 
-use crate::client::{io, DEADLINE};
+use crate::client::DEADLINE;
 use crate::store::{check_settings, tagged, Script, Store};
 
 const ACQUIRE_LUA: &str = include_str!("lease_acquire.lua");
@@ -78,15 +78,7 @@ impl RedisLimit {
         lease: Duration,
         deadline: Duration,
     ) -> Result<Self, SharedError> {
-        if max == 0 {
-            return Err(io(
-                "a concurrency limit must allow at least 1 request in flight",
-            ));
-        }
-        let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
-        if !(1..=86_400_000).contains(&lease_ms) {
-            return Err(io("a lease must last from 1 ms to 1 day"));
-        }
+        let lease_ms = crate::limit_settings(max, lease)?;
         let store = Store::open(url, deadline)?;
         check_settings(
             &store,

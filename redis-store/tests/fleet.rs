@@ -3,6 +3,7 @@
 //! play). The concurrency limit holds `recuo serve`'s requests in flight to its max across 4
 //! processes × 2 threads; a holder killed with SIGKILL frees its place within its lease; the
 //! retry budget refuses retries beyond its ratio across processes.
+#![cfg(feature = "client")]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -4,6 +4,7 @@
 //! retries beyond its ratio for two handles; a gate whose server is gone stops the loop with
 //! the store's error, before any attempt and within the call's deadline. The test binary
 //! starts copies of itself as the fleet's processes (`GATE_CHILD` says which part to play).
+#![cfg(feature = "client")]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -162,7 +163,7 @@ fn a_gate_over_the_redis_budget_refuses_retries_beyond_its_ratio() {
         (GiveUpReason::BudgetExhausted, 1)
     );
     // Two first attempts counted, two retries taken, as the local budget would count them.
-    assert_eq!(one.counts_at(0), (2, 2));
+    assert_eq!(one.counts_checked(None).unwrap(), (2, 2));
     assert!(one.is_remote());
     // Settings are the core's rule, and the key's settings are checked.
     let e = recuo_redis::budget(&server.url, "gate:budget", 0.5, 0.2, 10).unwrap_err();
@@ -204,6 +205,10 @@ fn a_gate_whose_redis_is_gone_stops_the_loop_with_the_error() {
     assert!(!gate_error.contains(&server.password), "{gate_error}");
     assert!(took < Duration::from_secs(7), "{took:?}");
     assert!(e.to_string().contains("the gate could not be used"), "{e}");
-    // The budget fails closed: no retry without the store's word.
+    // The budget fails closed: no retry without the store's word; its own calls say why.
     assert!(!recuo::RetryAllowance::try_withdraw(&budget));
+    let e = budget.withdraw_checked(None).unwrap_err().to_string();
+    assert!(e.contains("127.0.0.1"), "{e}");
+    assert!(budget.record_request_checked(None).is_err());
+    assert!(budget.counts_checked(None).is_err());
 }

@@ -1,5 +1,6 @@
 //! tests/vectors/gcra.json through the Lua script on a real Redis server: exactly the answers
 //! recuo::Regulator gives (core/tests/vectors.rs) — the GCRA rule is one rule.
+#![cfg(feature = "client")]
 
 use recuo_redis::{RedisGcra, DEADLINE};
 

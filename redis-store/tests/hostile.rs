@@ -1,6 +1,7 @@
 //! The client against hostile fake servers (the tests of issue 11, now against the `redis`
 //! crate's parser behind recuo-redis's transport): a clear error, bounded memory, within the
 //! call's deadline — never a panic, a hang or the password in a message.
+#![cfg(feature = "client")]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

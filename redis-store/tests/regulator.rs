@@ -1,6 +1,7 @@
 //! The regulator shared between machines through a real Redis server (support/), started by the test on
 //! 127.0.0.1 and stopped at the end. Four handles with their own connections stand for four
 //! machines; a fake clock they share proves the window bound exactly.
+#![cfg(feature = "client")]
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};
