@@ -12,32 +12,9 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use rand::Rng;
 use recuo::{Attempts, Decision, JitterRng, Outcome, Policy, Request, Verdict};
+use recuo_bench::peers::{hand_rolled, MAX_ATTEMPTS, NOW_MS};
 use recuo_bench::{sides, Side};
-
-const BASE_MS: u64 = 1000;
-const CAP_MS: u64 = 8000;
-const MAX_ATTEMPTS: u32 = 5;
-const DEADLINE_MS: u64 = 30_000;
-const SPREAD_CAP_MS: u64 = 1000;
-/// The attempt that failed started here and the decision is taken here (ms).
-const NOW_MS: u64 = 2_000;
-
-/// The hand-rolled decision after attempt `n` failed: the delay, or `None` to give up.
-fn hand_rolled(n: u32, server_wait_ms: Option<u64>, rng: &mut JitterRng) -> Option<u64> {
-    if n + 1 >= MAX_ATTEMPTS {
-        return None;
-    }
-    let window = BASE_MS
-        .saturating_mul(1u64.checked_shl(n).unwrap_or(u64::MAX))
-        .min(CAP_MS);
-    let delay = match server_wait_ms {
-        Some(wait) => wait + rng.random_range(0..=window.min(SPREAD_CAP_MS)),
-        None => rng.random_range(0..=window),
-    };
-    (NOW_MS + delay <= DEADLINE_MS).then_some(delay)
-}
 
 /// One outcome: its verdict and how many attempts were made before the decision.
 struct Case {
