@@ -46,6 +46,7 @@ mod batch;
 mod convert;
 mod driver;
 mod errors;
+mod fast;
 mod limits;
 mod machine;
 mod plan;
@@ -116,6 +117,31 @@ pub fn com_retry(
     method: Bytes,
     url: Bytes,
 ) -> PhpResult<Zval> {
+    com_retry_from(
+        tarefa, tentativas, baseMs, maxMs, repetirSe, seed, sleep, prazoMs, aoRepetir, gate,
+        records, method, url, None,
+    )
+}
+
+/// `Recuo\comRetry`, its first attempt made already when `first` says how it failed (the
+/// fast path of [`fast`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn com_retry_from(
+    tarefa: ZendCallable,
+    tentativas: i64,
+    baseMs: i64,
+    maxMs: i64,
+    repetirSe: Option<ZendCallable>,
+    seed: Option<i64>,
+    sleep: Option<ZendCallable>,
+    prazoMs: Option<i64>,
+    aoRepetir: Option<ZendCallable>,
+    gate: Option<&Gate>,
+    records: Option<ZendCallable>,
+    method: Bytes,
+    url: Bytes,
+    first: Option<driver::First>,
+) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
     guarded(F, || {
         let tentativas = attempts_arg(F, 2, "tentativas", tentativas)?;
@@ -153,6 +179,7 @@ pub fn com_retry(
                 gate: gate.map(|g| &g.inner),
                 records: records.as_ref().map(|sink| (sink, &*method, &*url)),
             },
+            first,
         )
     })
 }
@@ -187,6 +214,29 @@ pub fn retry(
     method: Bytes,
     url: Bytes,
 ) -> PhpResult<Zval> {
+    retry_from(
+        operation, policy, classify, onRetry, onGiveUp, seed, sleep, gate, records, method, url,
+        None,
+    )
+}
+
+/// `Recuo\retry`, its first attempt made already when `first` says how it failed (the fast
+/// path of [`fast`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn retry_from(
+    operation: ZendCallable,
+    policy: Option<&Policy>,
+    classify: Option<ZendCallable>,
+    onRetry: Option<ZendCallable>,
+    onGiveUp: Option<ZendCallable>,
+    seed: Option<i64>,
+    sleep: Option<ZendCallable>,
+    gate: Option<&Gate>,
+    records: Option<ZendCallable>,
+    method: Bytes,
+    url: Bytes,
+    first: Option<driver::First>,
+) -> PhpResult<Zval> {
     const F: &str = "Recuo\\retry";
     guarded(F, || {
         let seed = seed_arg(F, 6, seed)?;
@@ -211,6 +261,7 @@ pub fn retry(
                 gate: gate.map(|g| &g.inner),
                 records: records.as_ref().map(|sink| (sink, &*method, &*url)),
             },
+            first,
         )
     })
 }
@@ -396,6 +447,8 @@ extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     const FAILURE: i32 = -1;
     let _ = std::panic::catch_unwind(arg_errors::install);
+    // After the functions are registered (before this startup): their fast paths.
+    let _ = std::panic::catch_unwind(fast::install);
     match std::panic::catch_unwind(errors::register_classes) {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(message)) => {

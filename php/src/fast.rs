@@ -1,0 +1,286 @@
+//! The first attempt that pays only for itself (issue 18): `Recuo\comRetry($f)` and
+//! `Recuo\retry($f)` called with their operation alone — no deadline, no gate, no records,
+//! nothing that needs the machine before the operation runs — call it at once, with one clock
+//! read and one entry for the loops nested in it. A success returns its value: no machine,
+//! no allocation, no key (`Recuo\retry`'s `Recuo\Attempt` makes its key at the first ask).
+//! A failure hands the attempt to the machine ([`crate::driver::First`]): it starts at the
+//! attempt's start, sees the failure at its end and goes on as if it had made the attempt
+//! itself — the same decisions, counts, pool and key.
+//!
+//! Every other call (more arguments, a callable that is not an object with a closure, such
+//! as a function's name) takes the function's own handler, as before: the fast path is a
+//! handler put in front of it once the module has registered its functions.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::ptr;
+use std::sync::OnceLock;
+
+use ext_php_rs::convert::{FromZval, IntoZval};
+use ext_php_rs::exception::PhpException;
+use ext_php_rs::ffi::{
+    ext_php_rs_compiler_globals, ext_php_rs_executor_globals, zend_call_known_function,
+    zend_class_entry, zend_execute_data, zend_function, zend_hash_str_find_ptr_lc, zend_object,
+    zval, ZEND_ACC_CALL_VIA_TRAMPOLINE,
+};
+use ext_php_rs::types::{ZendCallable, Zval};
+use ext_php_rs::zend::{bailout, try_catch, CatchError};
+
+use crate::attempts::Attempt;
+use crate::driver::{fast_enter, fast_leave, monotonic_ms, take_failure, First};
+use crate::policy::{DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
+
+/// An internal function's handler, as the engine calls it.
+type Handler = unsafe extern "C" fn(*mut zend_execute_data, *mut zval);
+
+/// The handlers the macros generated, which the fast paths fall back to.
+static COM_RETRY: OnceLock<Handler> = OnceLock::new();
+static RETRY: OnceLock<Handler> = OnceLock::new();
+
+/// Puts the fast paths in front of `Recuo\comRetry` and `Recuo\retry` (module startup, once
+/// the module's functions are registered).
+pub fn install() {
+    let fast: [(&str, Handler, &OnceLock<Handler>); 2] = [
+        ("recuo\\comretry", com_retry_fast, &COM_RETRY),
+        ("recuo\\retry", retry_fast, &RETRY),
+    ];
+    for (name, handler, slow) in fast {
+        // SAFETY: at module startup the compiler globals' function table holds the module's
+        // functions, each an internal function the engine copied at registration; only this
+        // thread runs.
+        unsafe {
+            let table = (*ext_php_rs_compiler_globals()).function_table;
+            let function = zend_hash_str_find_ptr_lc(table, name.as_ptr().cast(), name.len())
+                .cast::<zend_function>();
+            if function.is_null() {
+                continue;
+            }
+            let internal = &mut (*function).internal_function;
+            if let Some(generated) = internal.handler {
+                if slow.set(generated).is_ok() {
+                    internal.handler = Some(handler);
+                }
+            }
+        }
+    }
+}
+
+/// The operation, when the call passed it alone and it is an object with a closure: the
+/// function to call, its object and scope.
+struct Callee {
+    function: *mut zend_function,
+    object: *mut zend_object,
+    scope: *mut zend_class_entry,
+}
+
+/// `ZEND_CALL_FRAME_SLOT`: where a call's arguments start, in zvals after its frame.
+const FRAME_SLOT: usize =
+    std::mem::size_of::<zend_execute_data>().div_ceil(std::mem::size_of::<zval>());
+
+/// The call's only argument as a [`Callee`], or `None` (another call: the slow path).
+///
+/// # Safety
+/// `ex` is the frame of an internal function's call.
+unsafe fn only_operation(ex: *mut zend_execute_data) -> Option<(&'static Zval, Callee)> {
+    // SAFETY: the caller's frame; its arguments follow it.
+    unsafe {
+        if (*ex).This.u2.num_args != 1 {
+            return None;
+        }
+        let arg = &*ex.cast::<zval>().add(FRAME_SLOT);
+        let object = arg.object()?;
+        let get_closure = (*object.handlers).get_closure?;
+        let mut callee = Callee {
+            function: ptr::null_mut(),
+            object: ptr::null_mut(),
+            scope: ptr::null_mut(),
+        };
+        let object_ptr = ptr::from_ref(object).cast_mut();
+        let found = get_closure(
+            object_ptr,
+            &raw mut callee.scope,
+            &raw mut callee.function,
+            &raw mut callee.object,
+            true,
+        );
+        if found != 0 || callee.function.is_null() {
+            return None;
+        }
+        // A trampoline (`__call`) is freed by whoever calls it: leave it to the slow path.
+        if (*callee.function).common.fn_flags & ZEND_ACC_CALL_VIA_TRAMPOLINE != 0 {
+            return None;
+        }
+        Some((&*ptr::from_ref(arg), callee))
+    }
+}
+
+/// Whether an exception is pending in the engine.
+fn exception_pending() -> bool {
+    // SAFETY: the engine's globals are valid for the life of the process.
+    unsafe { !(*ext_php_rs_executor_globals()).exception.is_null() }
+}
+
+/// Calls `callee` with `args` into `retval`, within one loop's entry among the nested loops'
+/// pools (of `max_attempts`, when it is the outermost of its fiber): whether it is the
+/// outermost, and the attempt's start and end on the monotonic clock; `None` once it
+/// succeeded (its entry gone). A fatal error inside removes the entry and goes on.
+///
+/// # Safety
+/// `retval` is the call's return value; `args` point to `len` zvals.
+unsafe fn first_attempt(
+    callee: &Callee,
+    max_attempts: u32,
+    args: *mut zval,
+    len: u32,
+    retval: *mut zval,
+) -> Option<(bool, u64, u64)> {
+    let outermost = fast_enter(max_attempts);
+    let started_ms = monotonic_ms();
+    // SAFETY: a function the engine resolved from the operation, called as the engine's
+    // `call_user_func` calls it; `try_catch` catches a fatal error's `longjmp`.
+    let called = try_catch(AssertUnwindSafe(|| unsafe {
+        zend_call_known_function(
+            callee.function,
+            callee.object,
+            callee.scope,
+            retval,
+            len,
+            args,
+            ptr::null_mut(),
+        );
+    }));
+    if let Err(e) = called {
+        if outermost {
+            fast_leave();
+        }
+        match e {
+            // SAFETY: the fatal error goes on to the engine's own catch point.
+            CatchError::Bailout => unsafe { bailout() },
+            other => {
+                PhpException::new(format!("Recuo: {other}"), 0, ext_php_rs::zend::ce::error())
+                    .throw();
+                return None;
+            }
+        }
+    }
+    if !exception_pending() {
+        if outermost {
+            fast_leave();
+        }
+        return None;
+    }
+    Some((outermost, started_ms, monotonic_ms()))
+}
+
+/// Hands a loop's result to the engine as the generated handlers do.
+///
+/// # Safety
+/// `retval` is the call's return value.
+unsafe fn answer(result: ext_php_rs::prelude::PhpResult<Zval>, retval: *mut zval) {
+    // SAFETY: the engine's return value, undefined after a failed call.
+    let retval = unsafe { &mut *retval.cast::<Zval>() };
+    if let Err(e) = result.set_zval(retval, false) {
+        let e: PhpException = e.into();
+        e.throw();
+    }
+}
+
+/// `Recuo\comRetry($tarefa)`: the fast path, else the generated handler.
+unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
+    const F: &str = "Recuo\\comRetry";
+    // SAFETY: the engine calls this handler with the call's frame and return value.
+    unsafe {
+        let Some((arg, callee)) = only_operation(ex) else {
+            return (COM_RETRY.get().expect("installed with the handler"))(ex, retval);
+        };
+        let max_attempts = u32::try_from(DEFAULT_MAX_ATTEMPTS).unwrap_or(5);
+        let Some((outermost, started_ms, failed_ms)) =
+            first_attempt(&callee, max_attempts, ptr::null_mut(), 0, retval)
+        else {
+            return;
+        };
+        let first = First {
+            started_ms,
+            failed_ms,
+            failure: take_failure(F, "$tarefa"),
+            key: None,
+            outermost,
+        };
+        let result = match ZendCallable::new(arg) {
+            Ok(tarefa) => crate::com_retry_from(
+                tarefa,
+                DEFAULT_MAX_ATTEMPTS,
+                DEFAULT_BASE_MS,
+                DEFAULT_CAP_MS,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                crate::NO_METHOD.into(),
+                crate::NO_URL.into(),
+                Some(first),
+            ),
+            Err(e) => Err(e.into()),
+        };
+        answer(result, retval);
+    }
+}
+
+/// `Recuo\retry($operation)`: the fast path, else the generated handler.
+unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
+    const F: &str = "Recuo\\retry";
+    // SAFETY: the engine calls this handler with the call's frame and return value.
+    unsafe {
+        let Some((arg, callee)) = only_operation(ex) else {
+            return (RETRY.get().expect("installed with the handler"))(ex, retval);
+        };
+        let attempt = Attempt::new(0, None, Cow::Borrowed("Idempotency-Key"));
+        let mut attempt = match attempt.into_zval(false) {
+            Ok(zv) => zv,
+            Err(_) => return (RETRY.get().expect("installed with the handler"))(ex, retval),
+        };
+        let max_attempts = recuo::Policy::guide_a().max_attempts();
+        let Some((outermost, started_ms, failed_ms)) = first_attempt(
+            &callee,
+            max_attempts,
+            ptr::from_mut(&mut attempt).cast(),
+            1,
+            retval,
+        ) else {
+            return;
+        };
+        let failure = take_failure(F, "$operation");
+        // The key the first attempt's object made, or one made now: a later attempt's is
+        // the same, and so is what that object answers if it is kept.
+        let key = <&Attempt>::from_zval(&attempt).map(Attempt::key);
+        drop(attempt);
+        let first = First {
+            started_ms,
+            failed_ms,
+            failure,
+            key,
+            outermost,
+        };
+        let result = match ZendCallable::new(arg) {
+            Ok(operation) => crate::retry_from(
+                operation,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                crate::NO_METHOD.into(),
+                crate::NO_URL.into(),
+                Some(first),
+            ),
+            Err(e) => Err(e.into()),
+        };
+        answer(result, retval);
+    }
+}
