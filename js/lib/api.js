@@ -751,7 +751,7 @@ export function recuoApi(native) {
    * Drives one operation machine to its end with the host's effects: calls, timers, the
    * gate and the signal. Answers the value, the last response, or throws the last error.
    */
-  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, pool }) {
+  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, pool, first }) {
     let value;
     let response = null;
     let error;
@@ -764,7 +764,15 @@ export function recuoApi(native) {
     };
     try {
       if (signal?.aborted) op.cancel();
-      let step = op.start(now(), Date.now());
+      // A first attempt made before the machine (comRetry's fast path): replayed into it,
+      // started when it started, failed when it failed.
+      let step = op.start(first ? first.startedMs : now(), Date.now());
+      if (first && step.kind === 'call') {
+        failure = first.error;
+        error = first.error;
+        hasError = true;
+        step = op.failed(first.failedMs);
+      }
       for (;;) {
         flush();
         switch (step.kind) {
@@ -866,6 +874,55 @@ export function recuoApi(native) {
     }
   }
 
+  const COM_RETRY_ATTEMPTS = 5;
+  // `performance.now()` on the machine's clock (both count CLOCK_MONOTONIC): the offset,
+  // taken once, never puts a reading after the machine's own.
+  let clockOffset = null;
+  const fastNow = () => {
+    clockOffset ??= now() - performance.now();
+    return Math.max(0, Math.floor(performance.now() + clockOffset));
+  };
+
+  /**
+   * The context of a first attempt made before its machine (comRetry's fast path): the pool
+   * of the loops nested in it (the enclosing loop's, or this loop's own, made only when one
+   * asks: that attempt already drawn from it), and the attempt `currentAttempt()` answers,
+   * whose key makes the machine only when asked for.
+   */
+  class FirstFrame {
+    constructor(outerPool, maxAttempts) {
+      this._outer = outerPool;
+      this._max = maxAttempts;
+      this._pool = null;
+      this.op = null;
+      this.ended = false;
+      const frame = this;
+      this.attempt = {
+        number: 0,
+        timeoutMs: null,
+        signal: undefined,
+        get idempotencyKey() { return frame.machine().idempotencyKey; },
+        idempotencyHeader: 'Idempotency-Key',
+      };
+    }
+    get pool() { return this._outer ?? (this._pool ??= new AttemptPool(this._max - 1)); }
+    /** The loop succeeded: its machine (if a key made one) goes, as a loop's does. */
+    end() {
+      this.ended = true;
+      this.op?.close();
+    }
+    /** The loop's machine, made now (guide A's defaults), this first attempt already drawn. */
+    machine() {
+      if (this.ended && this.op === null) throw new Error('recuo: this object was closed');
+      if (this.op === null) {
+        const policy = new Policy({ maxAttempts: this._max, baseMs: 200, capMs: 5000 });
+        this.op = new Operation(policy, { pool: this.pool, nested: true, classifyLastFailure: false });
+        policy.close();
+      }
+      return this.op;
+    }
+  }
+
   /** Sets a machine's pool from the enclosing loop's attempt, if any (SPEC §6: nested loops share one limit). */
   function poolFor(maxAttempts) {
     const outer = context.getStore();
@@ -912,19 +969,43 @@ export function recuoApi(native) {
    * true (or a retry verdict: its server wait is honoured; a give-up verdict stops), and
    * answers its value or rethrows its last error — the same object.
    */
-  async function comRetry(tarefa, { tentativas = 5, baseMs = 200, maxMs = 5000, repetirSe, seed, sleep, signal } = {}) {
+  function comRetry(tarefa, options) {
+    // Both paths are async functions: whatever fails, fails as a rejection.
+    if (options === undefined && typeof tarefa === 'function') return comRetryFast(tarefa);
+    return comRetryMachine(tarefa, options ?? {});
+  }
+
+  /**
+   * `comRetry(tarefa)` with guide A's defaults: the first attempt pays only for itself (one
+   * context for the loops nested in it and `currentAttempt()`, one cheap clock read); the
+   * machine starts only when it fails, replaying it (issue 18).
+   */
+  async function comRetryFast(tarefa) {
+    const frame = new FirstFrame(context.getStore()?.pool ?? null, COM_RETRY_ATTEMPTS);
+    const startedMs = fastNow();
+    try {
+      const value = await context.run(frame, tarefa);
+      frame.end();
+      return value;
+    } catch (error) {
+      return comRetryMachine(tarefa, {}, { startedMs, failedMs: now(), error, frame });
+    }
+  }
+
+  async function comRetryMachine(tarefa, { tentativas = 5, baseMs = 200, maxMs = 5000, repetirSe, seed, sleep, signal } = {}, first = undefined) {
     if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');
     if (repetirSe != null && typeof repetirSe !== 'function') throw new TypeError('repetirSe must be a function');
     checkSignal(signal);
     const policy = new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
-    const { pool, nested } = poolFor(tentativas);
-    const op = new Operation(policy, { seed, pool, nested, classifyLastFailure: false });
+    // After a first attempt: the pool it drew from, that attempt already drawn.
+    const { pool, nested } = first ? { pool: first.frame.pool, nested: true } : poolFor(tentativas);
+    const op = first ? first.frame.machine() : new Operation(policy, { seed, pool, nested, classifyLastFailure: false });
     op._header = 'Idempotency-Key';
     try {
       return await drive(op, {
         call: () => tarefa(),
         judge: async (e) => (repetirSe ? repetirSe(e) : true),
-        signal, sleep, http: false, pool,
+        signal, sleep, http: false, pool, first,
       });
     } finally {
       op.close();

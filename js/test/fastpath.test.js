@@ -1,0 +1,106 @@
+// Issue 18: comRetry(f) with no options makes its first attempt before any machine exists and
+// hands a failure to the machine. Each case runs that fast path beside the same loop given
+// its options (the machine from the start): the answers must be the same.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import * as recuo from '../index.js';
+
+const noSleep = async () => {};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+test('a loop inside the first attempt draws from the fast path\'s attempts', async () => {
+  const run = async (loop) => {
+    let inner = 0;
+    const value = await loop(async () => {
+      await recuo.comRetry(() => { inner++; throw new Error('inner'); }, { sleep: noSleep }).catch(() => {});
+      return 'outer';
+    });
+    return [value, inner];
+  };
+  const fast = await run((f) => recuo.comRetry(f));
+  const slow = await run((f) => recuo.comRetry(f, { tentativas: 5 }));
+  assert.deepEqual(fast, ['outer', 5]);
+  assert.deepEqual(fast, slow);
+});
+
+test('a fast loop inside another loop\'s attempt draws nothing when it succeeds', async () => {
+  const calls = [];
+  await assert.rejects(recuo.comRetry(async () => {
+    calls.push('outer');
+    calls.push(await recuo.comRetry(() => 'inner'));
+    throw new Error('outer');
+  }, { sleep: noSleep }), /outer/);
+  assert.deepEqual(calls, Array(5).fill(['outer', 'inner']).flat());
+});
+
+test('a first failure is the machine\'s first attempt: numbers, pool, key, value', async () => {
+  const run = async (loop) => {
+    const seen = [];
+    let inner = 0;
+    const value = await loop(async () => {
+      const attempt = recuo.currentAttempt();
+      seen.push([attempt.number, attempt.timeoutMs, attempt.idempotencyHeader, UUID.test(attempt.idempotencyKey)]);
+      if (seen.length === 1) {
+        await recuo.comRetry(() => { if (++inner < 3) throw new Error('inner'); }, { sleep: noSleep }).catch(() => {});
+        throw new Error('first');
+      }
+      return 'second';
+    });
+    return [value, seen, inner, recuo.currentAttempt()];
+  };
+  // Guide A's first delay is at most 200 ms: the fast path sleeps it for real.
+  const fast = await run((f) => recuo.comRetry(f));
+  const slow = await run((f) => recuo.comRetry(f, { sleep: noSleep }));
+  assert.deepEqual(fast, ['second', [[0, null, 'Idempotency-Key', true], [1, null, 'Idempotency-Key', true]], 3, null]);
+  assert.deepEqual(fast, slow);
+});
+
+test('the key is the operation\'s on every attempt, made at the first ask', async () => {
+  const run = async (loop) => {
+    const keys = [];
+    const attempts = [];
+    const value = await loop(() => {
+      const attempt = recuo.currentAttempt();
+      attempts.push(attempt);
+      if (attempt.number === 0) throw new Error('not yet');
+      // Asked only now: the first attempt's object answers the same key.
+      keys.push(attempt.idempotencyKey, attempts[0].idempotencyKey);
+      return 'done';
+    });
+    // The loop is over: its machine too, as the key says.
+    assert.throws(() => attempts[0].idempotencyKey, /closed/);
+    return [value, keys.length, new Set(keys).size, UUID.test(keys[0])];
+  };
+  const fast = await run((f) => recuo.comRetry(f));
+  const slow = await run((f) => recuo.comRetry(f, { sleep: noSleep }));
+  assert.deepEqual(fast, ['done', 2, 1, true]);
+  assert.deepEqual(fast, slow);
+  // A success at once: a key when asked, the same at every ask; another loop's, another.
+  const keys = [];
+  const ask = () => { const a = recuo.currentAttempt(); keys.push(a.idempotencyKey, a.idempotencyKey); };
+  await recuo.comRetry(ask);
+  await recuo.comRetry(ask);
+  assert.equal(keys[0], keys[1]);
+  assert.equal(keys[2], keys[3]);
+  assert.notEqual(keys[0], keys[2]);
+});
+
+test('giving up after a fast first attempt rejects with the last error, the very object', async () => {
+  const thrown = [];
+  // Guide A's delays are slept for real: at most 3 s, 1.5 s on average.
+  const e = await recuo.comRetry(() => { throw thrown[thrown.length] = new Error(`failure ${thrown.length + 1}`); }).catch((x) => x);
+  assert.equal(thrown.length, 5);
+  assert.equal(e, thrown[4]);
+});
+
+test('values and rejections of every kind come back as they are', async () => {
+  const object = {};
+  assert.equal(await recuo.comRetry(() => object), object);
+  assert.equal(await recuo.comRetry(async () => object), object);
+  assert.equal(await recuo.comRetry(() => undefined), undefined);
+  await assert.rejects(recuo.comRetry('not a function'), TypeError);
+  await assert.rejects(recuo.comRetry(null, undefined), TypeError);
+  assert.equal(recuo.currentAttempt(), null);
+});
