@@ -23,6 +23,7 @@ pub const NOW_MS: u64 = 2_000;
 /// The least code that decides what `Attempts::decide` decides under guide B's policy —
 /// attempts left, the window `min(cap, base · 2^n)`, the jitter draw (or the server's wait
 /// plus a spread), the deadline check — inline, with the same generator, and no bookkeeping.
+#[inline]
 pub fn hand_rolled(n: u32, server_wait_ms: Option<u64>, rng: &mut JitterRng) -> Option<u64> {
     if n + 1 >= MAX_ATTEMPTS {
         return None;
@@ -39,6 +40,7 @@ pub fn hand_rolled(n: u32, server_wait_ms: Option<u64>, rng: &mut JitterRng) -> 
 
 /// Delta-seconds the way a caller writes it with the standard library: spaces and tabs
 /// trimmed, `str::parse::<u64>`, times 1000.
+#[inline]
 pub fn std_seconds_ms(value: &str) -> Option<u64> {
     let secs: u64 = value.trim_matches([' ', '\t']).parse().ok()?;
     Some(secs.saturating_mul(1000))
