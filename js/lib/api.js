@@ -889,6 +889,19 @@ export function recuoApi(native) {
    * asks: that attempt already drawn from it), and the attempt `currentAttempt()` answers,
    * whose key makes the machine only when asked for.
    */
+  /** The first attempt of comRetry's fast path: its key makes the machine only when asked for. */
+  class FirstAttempt {
+    #frame;
+    constructor(frame) {
+      this.#frame = frame;
+      this.number = 0;
+      this.timeoutMs = null;
+      this.signal = undefined;
+      this.idempotencyHeader = 'Idempotency-Key';
+    }
+    get idempotencyKey() { return this.#frame.machine().idempotencyKey; }
+  }
+
   class FirstFrame {
     constructor(outerPool, maxAttempts) {
       this._outer = outerPool;
@@ -896,14 +909,7 @@ export function recuoApi(native) {
       this._pool = null;
       this.op = null;
       this.ended = false;
-      const frame = this;
-      this.attempt = {
-        number: 0,
-        timeoutMs: null,
-        signal: undefined,
-        get idempotencyKey() { return frame.machine().idempotencyKey; },
-        idempotencyHeader: 'Idempotency-Key',
-      };
+      this.attempt = new FirstAttempt(this);
     }
     get pool() { return this._outer ?? (this._pool ??= new AttemptPool(this._max - 1)); }
     /** The loop succeeded: its machine (if a key made one) goes, as a loop's does. */
