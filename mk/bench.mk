@@ -1,12 +1,12 @@
 # mk/bench.mk — `make bench`: recuo beside the libraries users would pick instead, as ratios
-# measured in one run (issue 7). Included by the Makefile, which defines ROOT, VENV and CARGO.
+# measured in one run (issues 7 and 18). Included by the Makefile, which defines ROOT, VENV and CARGO.
 #
 # Never part of `make test`: nothing here is a test, and no test depends on timing. The peers
 # (tenacity, stamina, backoff) go into a venv of their own under target/bench/, beside recuo's
 # release wheel; they are never a dependency of recuo. The JavaScript row runs the npm package
-# over the release librecuo; the core's instruction counts need valgrind (callgrind). Everything is written under
-# target/bench/; the report is target/bench/REPORT.md. Each step runs alone (-j1): two
-# benchmarks side by side on two cores would only measure each other.
+# over the release librecuo; the core's instruction counts need valgrind (callgrind).
+# Everything is written under target/bench/; the report is target/bench/REPORT.md. Each step
+# runs alone (-j1): two benchmarks side by side on two cores would only measure each other.
 
 BENCH_DIR := $(ROOT)/target/bench
 BENCH_VENV := $(BENCH_DIR)/venv
