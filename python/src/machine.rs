@@ -46,6 +46,38 @@ pub(crate) struct PyAttempt {
     pub(crate) header: Arc<str>,
     /// What the operation said about this attempt, shared by every `Attempt` object of it.
     pub(crate) notes: NotesCell,
+    /// The attempt pool of the loop making this attempt, for the loops nested in it.
+    pub(crate) pool: FramePool,
+}
+
+/// The attempt pool an `Attempt` carries for the loops nested inside it (SPEC §6: they draw
+/// from the outermost loop's attempts).
+pub(crate) enum FramePool {
+    /// Not known here (an `Operation` of the caller's own): the context's pool decides.
+    Unknown,
+    /// The pool of the loop making the attempt.
+    Known(AttemptPool),
+    /// The first attempt of an outermost loop, made before its machine: the pool, with the
+    /// attempts left after this one, is made when a nested loop (or a retry) first asks.
+    Lazy {
+        /// The pool, once made.
+        made: OnceLock<AttemptPool>,
+        /// The attempts it holds when made.
+        left: u32,
+    },
+}
+
+impl FramePool {
+    /// The pool, made now if it is lazy and this is the first ask.
+    pub(crate) fn get(&self) -> Option<AttemptPool> {
+        match self {
+            FramePool::Unknown => None,
+            FramePool::Known(pool) => Some(pool.clone()),
+            FramePool::Lazy { made, left } => {
+                Some(made.get_or_init(|| AttemptPool::new(*left)).clone())
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -487,6 +519,9 @@ pub(crate) struct PyOperation {
     /// The report of the final step (the machine's `report()` then may not name who stopped
     /// the queue).
     last: Option<Report>,
+    /// The attempt pool this operation draws from (an enclosing loop's, or its own), which
+    /// its attempts carry for the loops nested in them; `None` when not known here.
+    pool: Option<AttemptPool>,
 }
 
 impl PyOperation {
@@ -505,7 +540,21 @@ impl PyOperation {
             started: (0, 0),
             retry_at_ms: None,
             last: None,
+            pool: None,
         }
+    }
+
+    /// The same operation, its attempts carrying `pool` for the loops nested in them.
+    pub(crate) fn with_pool(mut self, pool: Option<AttemptPool>) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// Takes over the first attempt, made before the machine (`frame`): its key and its
+    /// notes become this operation's. Call it right after `start` answered `"call"`.
+    pub(crate) fn adopt_first(&mut self, frame: &PyAttempt) {
+        self.key = Arc::clone(&frame.key);
+        self.notes = Arc::clone(&frame.notes);
     }
 
     fn step(&mut self, step: Step) -> PyStep {
@@ -583,7 +632,7 @@ impl PyOperation {
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
     /// the Unix epoch; ``None``: the system clock) — the records' times are measured from it.
     #[pyo3(signature = (now_ms, unix_ms = None))]
-    fn start(
+    pub(crate) fn start(
         &mut self,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         unix_ms: Option<i64>,
@@ -741,6 +790,10 @@ impl PyOperation {
             key: Arc::clone(&self.key),
             header: Arc::clone(&self.header),
             notes: Arc::clone(&self.notes),
+            pool: self
+                .pool
+                .clone()
+                .map_or(FramePool::Unknown, FramePool::Known),
         })
     }
 

@@ -169,6 +169,50 @@ pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
     })
 }
 
+/// Whether the `recuo` logger takes `DEBUG` records: those of an operation that succeeded at
+/// its first attempt (asked after that attempt).
+///
+/// The answer of `logging.Logger.isEnabledFor(DEBUG)`, read as that method reads it — false
+/// when the logger is `disabled`, else its `_cache` entry — from the logger's own attributes
+/// (its instance `__dict__`, looked up once) when it is a plain `logging.Logger` whose entry
+/// is cached; the method itself otherwise (a logger class of the application's, or no entry
+/// yet: the method makes it).
+pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
+    static ATTRIBUTES: PyOnceLock<(Py<PyAny>, Option<Py<PyDict>>)> = PyOnceLock::new();
+    let logger = logger(py)?;
+    let debug = logging_level(Level::Debug);
+    let (plain, attributes) = ATTRIBUTES.get_or_try_init(py, || -> PyResult<_> {
+        let plain = py.import(pyo3::intern!(py, "logging"))?.getattr("Logger")?;
+        let attributes = logger
+            .getattr(pyo3::intern!(py, "__dict__"))?
+            .cast_into::<PyDict>()
+            .ok()
+            .map(Bound::unbind);
+        Ok((plain.unbind(), attributes))
+    })?;
+    let attributes = attributes
+        .as_ref()
+        .filter(|_| logger.get_type().is(plain.bind(py)));
+    if let Some(attributes) = attributes {
+        let attributes = attributes.bind(py);
+        let disabled = attributes.get_item(pyo3::intern!(py, "disabled"))?;
+        let cache = attributes.get_item(pyo3::intern!(py, "_cache"))?;
+        if let (Some(disabled), Some(cache)) = (disabled, cache) {
+            if disabled.is_truthy()? {
+                return Ok(false);
+            }
+            if let Ok(cache) = cache.cast::<PyDict>() {
+                if let Some(enabled) = cache.get_item(debug)? {
+                    return enabled.is_truthy();
+                }
+            }
+        }
+    }
+    logger
+        .call_method1(pyo3::intern!(py, "isEnabledFor"), (debug,))?
+        .is_truthy()
+}
+
 /// Logs `record` at `level` to the `recuo` logger: the message is the core's JSON line,
 /// `extra={"recuo": json.loads(line)}`.
 pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyResult<()> {
