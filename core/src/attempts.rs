@@ -372,7 +372,7 @@ const INLINE_DELAYS: usize = 8;
 /// The delays decided so far, in order: the first [`INLINE_DELAYS`] in place, the rest (a
 /// policy of more attempts) on the heap, where room for the retries left is made at once,
 /// so that even then a decision allocates at most once per operation (for up to 1024 more).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Delays {
     len: usize,
     inline: [u64; INLINE_DELAYS],
@@ -415,5 +415,12 @@ impl Delays {
             Some(inline) => inline,
             None => &self.spilled,
         }
+    }
+}
+
+/// As the list of delays it is, where they are kept aside.
+impl std::fmt::Debug for Delays {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
