@@ -19,7 +19,8 @@ use crate::machine::{Build, PyAttempt, PyOperation};
 use crate::policy::PyPolicy;
 use crate::record::request_arg;
 use crate::runner::{
-    first_frame, gate_arg, run_blocking, scoped_operation, vars, Call, Effects, PoolScope, Shape,
+    first_frame, first_set, gate_arg, run_blocking, scoped_operation, vars, Call, Effects,
+    PoolScope, Shape,
 };
 
 /// Whether `value` is a coroutine (`inspect.iscoroutine`: the type cannot be subclassed).
@@ -181,6 +182,7 @@ pub(crate) fn first_attempt<'py>(
     let policy = &policy.0;
     let frame = first_frame(py, policy.max_attempts(), Some(policy.idempotency_header()))?;
     let token = vars(py)?.attempt.set(py, &frame)?;
+    first_set(&frame, &token);
     Ok((frame, token))
 }
 

@@ -57,27 +57,18 @@ pub(crate) enum FramePool {
     Unknown,
     /// The pool of the loop making the attempt.
     Known(AttemptPool),
-    /// The first attempt of an outermost loop, made before its machine: the pool, with the
-    /// attempts left after this one, is made when a nested loop (or a retry) first asks.
-    Lazy {
-        /// The pool, once made.
-        made: OnceLock<AttemptPool>,
-        /// The attempts it holds when made.
+    /// The first attempt of a loop, made before its machine: which pool it draws from — the
+    /// enclosing loop's (found from `token`, the context set of this attempt: the attempt it
+    /// replaced, else the context's pool), or a new one of `left` attempts, this loop's own —
+    /// is found only when first asked (by a nested loop, or the machine after a failure).
+    Unresolved {
+        /// The pool, and whether it is this loop's own, once found.
+        found: OnceLock<(AttemptPool, bool)>,
+        /// The attempts a pool of this loop's own holds (its first is this one).
         left: u32,
+        /// The token of the context set that made this the current attempt.
+        token: OnceLock<Py<PyAny>>,
     },
-}
-
-impl FramePool {
-    /// The pool, made now if it is lazy and this is the first ask.
-    pub(crate) fn get(&self) -> Option<AttemptPool> {
-        match self {
-            FramePool::Unknown => None,
-            FramePool::Known(pool) => Some(pool.clone()),
-            FramePool::Lazy { made, left } => {
-                Some(made.get_or_init(|| AttemptPool::new(*left)).clone())
-            }
-        }
-    }
 }
 
 #[pymethods]

@@ -132,18 +132,50 @@ impl PyAttemptPool {
 /// carries (the first attempt of an outermost loop makes it only now, at the first ask), else
 /// the one an enclosing loop set in the context (a loop run by a classifier or a hook).
 pub(crate) fn enclosing_pool(py: Python<'_>) -> PyResult<Option<AttemptPool>> {
-    let vars = vars(py)?;
-    let current = vars.attempt.get(py)?;
-    if let Ok(attempt) = current.cast::<PyAttempt>() {
-        if let Some(pool) = attempt.get().pool.get() {
+    let current = vars(py)?.attempt.get(py)?;
+    below(py, &current)
+}
+
+/// The pool of the loops around an attempt that replaced `previous` as the current one:
+/// the one `previous` carries, else the one an enclosing loop set in the context.
+fn below(py: Python<'_>, previous: &Bound<'_, PyAny>) -> PyResult<Option<AttemptPool>> {
+    if let Ok(attempt) = previous.cast::<PyAttempt>() {
+        if let Some((pool, _)) = frame_pool(py, attempt.get())? {
             return Ok(Some(pool));
         }
     }
-    let current = vars.pool.get(py)?;
+    let current = vars(py)?.pool.get(py)?;
     Ok(current
         .cast::<PyAttemptPool>()
         .ok()
         .map(|enclosing| enclosing.get().0.clone()))
+}
+
+/// The pool `frame`'s loop draws from, and whether it is that loop's own (`None` when not
+/// known here). A first attempt made before its machine finds it now, at the first ask: the
+/// enclosing loop's, else a new one.
+pub(crate) fn frame_pool(
+    py: Python<'_>,
+    frame: &PyAttempt,
+) -> PyResult<Option<(AttemptPool, bool)>> {
+    match &frame.pool {
+        FramePool::Unknown => Ok(None),
+        FramePool::Known(pool) => Ok(Some((pool.clone(), false))),
+        FramePool::Unresolved { found, left, token } => {
+            if let Some(found) = found.get() {
+                return Ok(Some(found.clone()));
+            }
+            let previous = match token.get() {
+                Some(token) => token.bind(py).getattr(pyo3::intern!(py, "old_value"))?,
+                None => py.None().into_bound(py),
+            };
+            let pool = match below(py, &previous)? {
+                Some(pool) => (pool, false),
+                None => (AttemptPool::new(*left), true),
+            };
+            Ok(Some(found.get_or_init(|| pool).clone()))
+        }
+    }
 }
 
 /// The pool a new loop draws from: the enclosing loop's (`nested`), or a new one it owns and
@@ -178,11 +210,7 @@ impl PoolScope {
     /// the context for the rest of the loop when it is this loop's own. The machine counts
     /// the first attempt as already drawn (as a nested loop's first attempt is).
     pub(crate) fn after_first(py: Python<'_>, frame: &PyAttempt) -> PyResult<Self> {
-        let (pool, own) = match &frame.pool {
-            FramePool::Lazy { .. } => (frame.pool.get(), true),
-            other => (other.get(), false),
-        };
-        let pool = pool.unwrap_or_else(|| AttemptPool::new(0));
+        let (pool, own) = frame_pool(py, frame)?.unwrap_or_else(|| (AttemptPool::new(0), false));
         let token = if own {
             Some(
                 vars(py)?
@@ -403,12 +431,10 @@ pub(crate) fn first_frame<'py>(
     max_attempts: u32,
     header: Option<&str>,
 ) -> PyResult<Bound<'py, PyAttempt>> {
-    let pool = match enclosing_pool(py)? {
-        Some(pool) => FramePool::Known(pool),
-        None => FramePool::Lazy {
-            made: OnceLock::new(),
-            left: max_attempts.saturating_sub(1),
-        },
+    let pool = FramePool::Unresolved {
+        found: OnceLock::new(),
+        left: max_attempts.saturating_sub(1),
+        token: OnceLock::new(),
     };
     Bound::new(
         py,
@@ -420,6 +446,14 @@ pub(crate) fn first_frame<'py>(
             pool,
         },
     )
+}
+
+/// Tells `frame` the token of the context set that made it the current attempt: it finds
+/// its loop's pool from it.
+pub(crate) fn first_set(frame: &Bound<'_, PyAttempt>, token: &Bound<'_, PyAny>) {
+    if let FramePool::Unresolved { token: cell, .. } = &frame.get().pool {
+        let _ = cell.set(token.clone().unbind());
+    }
 }
 
 /// Makes the first attempt of a loop of `max_attempts` with no machine yet: one context set
@@ -434,6 +468,7 @@ pub(crate) fn first_attempt<'py>(
     let var = &vars(py)?.attempt;
     let frame = first_frame(py, max_attempts, header)?;
     let token = var.set(py, &frame)?;
+    first_set(&frame, &token);
     let started = Instant::now();
     let result = call.call();
     let reset = var.reset(py, token);
