@@ -12,6 +12,7 @@
 //! handler put in front of it once the module has registered its functions.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::ptr;
 use std::sync::OnceLock;
@@ -23,7 +24,8 @@ use ext_php_rs::ffi::{
     zend_class_entry, zend_execute_data, zend_function, zend_hash_str_find_ptr_lc, zend_object,
     zval, ZEND_ACC_CALL_VIA_TRAMPOLINE,
 };
-use ext_php_rs::types::{ZendCallable, Zval};
+use ext_php_rs::flags::ZvalTypeFlags;
+use ext_php_rs::types::{ZendCallable, ZendClassObject, Zval};
 use ext_php_rs::zend::{bailout, try_catch, CatchError};
 
 use crate::attempts::Attempt;
@@ -185,6 +187,34 @@ unsafe fn answer(result: ext_php_rs::prelude::PhpResult<Zval>, retval: *mut zval
     }
 }
 
+/// After a failed first attempt: the machine's loop `rest` on the operation `arg`, told how
+/// the first attempt went, its answer in `retval`.
+///
+/// # Safety
+/// `retval` is the call's return value.
+unsafe fn go_on(
+    arg: &Zval,
+    (outermost, started_ms, failed_ms): (bool, u64, u64),
+    failure: crate::driver::Halt,
+    key: Option<recuo::IdempotencyKey>,
+    retval: *mut zval,
+    rest: impl FnOnce(ZendCallable<'_>, First) -> ext_php_rs::prelude::PhpResult<Zval>,
+) {
+    let first = First {
+        started_ms,
+        failed_ms,
+        failure,
+        key,
+        outermost,
+    };
+    let result = match ZendCallable::new(arg) {
+        Ok(operation) => rest(operation, first),
+        Err(e) => Err(e.into()),
+    };
+    // SAFETY: as the caller says.
+    unsafe { answer(result, retval) };
+}
+
 /// `Recuo\comRetry($tarefa)`: the fast path, else the generated handler.
 unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
     const F: &str = "Recuo\\comRetry";
@@ -194,20 +224,12 @@ unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zva
             return (COM_RETRY.get().expect("installed with the handler"))(ex, retval);
         };
         let max_attempts = u32::try_from(DEFAULT_MAX_ATTEMPTS).unwrap_or(5);
-        let Some((outermost, started_ms, failed_ms)) =
-            first_attempt(&callee, max_attempts, ptr::null_mut(), 0, retval)
-        else {
+        let Some(failed) = first_attempt(&callee, max_attempts, ptr::null_mut(), 0, retval) else {
             return;
         };
-        let first = First {
-            started_ms,
-            failed_ms,
-            failure: take_failure(F, "$tarefa"),
-            key: None,
-            outermost,
-        };
-        let result = match ZendCallable::new(arg) {
-            Ok(tarefa) => crate::com_retry_from(
+        let failure = take_failure(F, "$tarefa");
+        go_on(arg, failed, failure, None, retval, |tarefa, first| {
+            crate::com_retry_from(
                 tarefa,
                 DEFAULT_MAX_ATTEMPTS,
                 DEFAULT_BASE_MS,
@@ -222,11 +244,80 @@ unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zva
                 crate::NO_METHOD.into(),
                 crate::NO_URL.into(),
                 Some(first),
-            ),
-            Err(e) => Err(e.into()),
-        };
-        answer(result, retval);
+            )
+        });
     }
+}
+
+thread_local! {
+    /// A first attempt's `Recuo\Attempt` that nobody kept (one reference, the fast path's):
+    /// the next first attempt's, reset, rather than an object made and freed for each call.
+    /// Emptied at the end of every request ([`reset`]).
+    static SPARE: Cell<*mut zend_object> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// `GC_PERSISTENT`, which an object's flags reuse for `IS_OBJ_WEAKLY_REFERENCED`.
+const WEAKLY_REFERENCED: u32 = 1 << 7;
+
+/// A `Recuo\Attempt` for a first attempt (number 0, the default header, its key made at the
+/// first ask), as a zval that owns one reference: the spare one, else a new one.
+fn first_attempt_object() -> Option<Zval> {
+    let spare = SPARE.with(|slot| slot.replace(ptr::null_mut()));
+    if spare.is_null() {
+        return Attempt::new(0, None, Cow::Borrowed("Idempotency-Key"))
+            .into_zval(false)
+            .ok();
+    }
+    Some(owning(spare))
+}
+
+/// A zval that owns one reference to `object` (released when it is dropped).
+fn owning(object: *mut zend_object) -> Zval {
+    let mut zv = Zval::new();
+    zv.value.obj = object;
+    zv.u1.type_info = ZvalTypeFlags::ObjectEx.bits();
+    zv
+}
+
+/// Gives back a first attempt's object: kept as the spare, made as new again, when only this
+/// zval holds it (nobody kept it, not even weakly, and it has no properties of its own);
+/// else released.
+fn give_back(attempt: Zval) {
+    if !attempt.is_object() {
+        return;
+    }
+    // SAFETY: a live object of the request, held by `attempt`; a spare is one of the same
+    // request (emptied at its end).
+    unsafe {
+        let object = attempt.value.obj;
+        let alone = (*object).gc.refcount == 1
+            && (*object).gc.u.type_info & WEAKLY_REFERENCED == 0
+            && (*object).properties.is_null();
+        if !alone || !SPARE.with(|slot| slot.get().is_null()) {
+            return drop(attempt);
+        }
+        let Some(inner) = ZendClassObject::<Attempt>::from_zend_obj_mut(&mut *object) else {
+            return drop(attempt);
+        };
+        **inner = Attempt::new(0, None, Cow::Borrowed("Idempotency-Key"));
+        std::mem::forget(attempt);
+        SPARE.with(|slot| slot.set(object));
+    }
+}
+
+/// The end of a request: the spare object goes with the request's other objects.
+pub fn release_spare() {
+    let spare = SPARE.with(|slot| slot.replace(ptr::null_mut()));
+    if !spare.is_null() {
+        // The objects' store is still there when a request's modules shut down.
+        drop(owning(spare));
+    }
+}
+
+/// The start of a request: no spare from an earlier one (gone with its objects), not even
+/// if that request never shut down.
+pub fn forget_spare() {
+    SPARE.with(|slot| slot.set(ptr::null_mut()));
 }
 
 /// `Recuo\retry($operation)`: the fast path, else the generated handler.
@@ -237,19 +328,18 @@ unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
         let Some((arg, callee)) = only_operation(ex) else {
             return (RETRY.get().expect("installed with the handler"))(ex, retval);
         };
-        let attempt = Attempt::new(0, None, Cow::Borrowed("Idempotency-Key"));
-        let mut attempt = match attempt.into_zval(false) {
-            Ok(zv) => zv,
-            Err(_) => return (RETRY.get().expect("installed with the handler"))(ex, retval),
+        let Some(mut attempt) = first_attempt_object() else {
+            return (RETRY.get().expect("installed with the handler"))(ex, retval);
         };
         let max_attempts = recuo::Policy::guide_a().max_attempts();
-        let Some((outermost, started_ms, failed_ms)) = first_attempt(
+        let Some(failed) = first_attempt(
             &callee,
             max_attempts,
             ptr::from_mut(&mut attempt).cast(),
             1,
             retval,
         ) else {
+            give_back(attempt);
             return;
         };
         let failure = take_failure(F, "$operation");
@@ -257,15 +347,8 @@ unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
         // the same, and so is what that object answers if it is kept.
         let key = <&Attempt>::from_zval(&attempt).map(Attempt::key);
         drop(attempt);
-        let first = First {
-            started_ms,
-            failed_ms,
-            failure,
-            key,
-            outermost,
-        };
-        let result = match ZendCallable::new(arg) {
-            Ok(operation) => crate::retry_from(
+        go_on(arg, failed, failure, key, retval, |operation, first| {
+            crate::retry_from(
                 operation,
                 None,
                 None,
@@ -278,9 +361,7 @@ unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
                 crate::NO_METHOD.into(),
                 crate::NO_URL.into(),
                 Some(first),
-            ),
-            Err(e) => Err(e.into()),
-        };
-        answer(result, retval);
+            )
+        });
     }
 }

@@ -396,6 +396,7 @@ extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     // Never fails a request: at worst a pool is left for the next one to clear.
     let _ = std::panic::catch_unwind(driver::reset_pools);
+    let _ = std::panic::catch_unwind(fast::release_spare);
     SUCCESS
 }
 
@@ -405,6 +406,7 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     let _ = std::panic::catch_unwind(|| {
         driver::reset_pools();
+        fast::forget_spare();
         arginfo::declare_rate_parameters();
         properties::declare_properties();
         seal_classes();

@@ -144,6 +144,79 @@ final class FastPathTest extends TestCase
         $this->assertNotSame($kept[0]->idempotencyKey, $kept[1]->idempotencyKey);
     }
 
+    /**
+     * Each fast first attempt has an attempt 0 of its own, whether the operation declares a
+     * parameter or not (`func_get_args()` sees it), nested or one after another: a key made
+     * by one call is never another's, and an object kept — returned, stored, weakly
+     * referenced — is left as it was by the calls after it.
+     */
+    public function testEveryFirstAttemptHasAnAttemptOfItsOwn(): void
+    {
+        foreach ([static fn (callable $f) => retry($f), static fn (callable $f) => retry($f, null)] as $loop) {
+            // No parameter: the attempt comes all the same.
+            $args = $loop(static fn () => func_get_args());
+            $this->assertCount(1, $args);
+            $this->assertInstanceOf(Attempt::class, $args[0]);
+            $this->assertSame(0, $args[0]->number);
+
+            // One after another: each its number 0 and a key of its own, none kept.
+            $keys = [];
+            for ($i = 0; $i < 3; $i++) {
+                $keys[] = $loop(static function (Attempt $attempt): string {
+                    $attempt->recordRequest('POST', 'https://example.test/a');
+                    return $attempt->number . ' ' . $attempt->idempotencyKey;
+                });
+            }
+            $this->assertCount(3, array_unique($keys));
+            foreach ($keys as $key) {
+                $this->assertStringStartsWith('0 ', $key);
+            }
+
+            // Returned, then another call: the kept one answers as before, the new one anew.
+            $kept = $loop(static fn (Attempt $attempt) => $attempt);
+            $key = $kept->idempotencyKey;
+            $other = $loop(static fn (Attempt $attempt) => [$attempt->number, $attempt->idempotencyKey, $attempt === $kept]);
+            $this->assertSame([0, false], [$other[0], $other[2]]);
+            $this->assertNotSame($key, $other[1]);
+            $this->assertSame([0, $key], [$kept->number, $kept->idempotencyKey]);
+
+            // Weakly referenced: gone once the call is over, as any object nobody holds.
+            $weak = $loop(static fn (Attempt $attempt) => \WeakReference::create($attempt));
+            $loop(static fn (Attempt $attempt) => $attempt->idempotencyKey);
+            $this->assertNull($weak->get());
+
+            // Nested: the inner loop's attempt is not the outer's, nor is its key.
+            $seen = $loop(static function (Attempt $outer) use ($loop): array {
+                $before = $outer->idempotencyKey;
+                $inner = [];
+                for ($i = 0; $i < 2; $i++) {
+                    $inner[] = $loop(static fn (Attempt $attempt) => [$attempt->number, $attempt->idempotencyKey, $attempt === $outer]);
+                }
+                return [$before, $outer->number, $outer->idempotencyKey, $inner];
+            });
+            [$before, $number, $after, $inner] = $seen;
+            $this->assertSame([0, $before], [$number, $after]);
+            foreach ($inner as [$n, $k, $same]) {
+                $this->assertSame([0, false], [$n, $same]);
+                $this->assertNotSame($before, $k);
+            }
+            $this->assertNotSame($inner[0][1], $inner[1][1]);
+
+            // A first attempt that fails after one that succeeded: the same key on its retry
+            // (guide A's first delay, at most 200 ms, slept for real).
+            $failedKeys = [];
+            $loop(static fn (Attempt $attempt) => $attempt->idempotencyKey);
+            $loop(static function (Attempt $attempt) use (&$failedKeys): void {
+                $failedKeys[] = [$attempt->number, $attempt->idempotencyKey];
+                if ($attempt->number === 0) {
+                    throw new \RuntimeException('once');
+                }
+            });
+            $this->assertSame([0, 1], array_column($failedKeys, 0));
+            $this->assertSame($failedKeys[0][1], $failedKeys[1][1]);
+        }
+    }
+
     /** Giving up after a fast first attempt rethrows the last failure, the very object. */
     public function testGivingUpRethrowsTheLastFailure(): void
     {
