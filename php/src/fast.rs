@@ -25,12 +25,12 @@ use ext_php_rs::ffi::{
     zval, ZEND_ACC_CALL_VIA_TRAMPOLINE,
 };
 use ext_php_rs::flags::ZvalTypeFlags;
-use ext_php_rs::types::{ZendCallable, ZendClassObject, Zval};
+use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::{bailout, try_catch, CatchError};
 
 use crate::attempts::Attempt;
 use crate::driver::{fast_enter, fast_leave, monotonic_ms, take_failure, First};
-use crate::policy::{DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
+use crate::policy::DEFAULT_MAX_ATTEMPTS;
 
 /// An internal function's handler, as the engine calls it.
 type Handler = unsafe extern "C" fn(*mut zend_execute_data, *mut zval);
@@ -83,7 +83,7 @@ const FRAME_SLOT: usize =
 ///
 /// # Safety
 /// `ex` is the frame of an internal function's call.
-unsafe fn only_operation(ex: *mut zend_execute_data) -> Option<(&'static Zval, Callee)> {
+unsafe fn only_operation(ex: *mut zend_execute_data) -> Option<Callee> {
     // SAFETY: the caller's frame; its arguments follow it.
     unsafe {
         if (*ex).This.u2.num_args != 1 {
@@ -112,7 +112,7 @@ unsafe fn only_operation(ex: *mut zend_execute_data) -> Option<(&'static Zval, C
         if (*callee.function).common.fn_flags & ZEND_ACC_CALL_VIA_TRAMPOLINE != 0 {
             return None;
         }
-        Some((&*ptr::from_ref(arg), callee))
+        Some(callee)
     }
 }
 
@@ -174,45 +174,47 @@ unsafe fn first_attempt(
     Some((outermost, started_ms, monotonic_ms()))
 }
 
-/// Hands a loop's result to the engine as the generated handlers do.
-///
-/// # Safety
-/// `retval` is the call's return value.
-unsafe fn answer(result: ext_php_rs::prelude::PhpResult<Zval>, retval: *mut zval) {
-    // SAFETY: the engine's return value, undefined after a failed call.
-    let retval = unsafe { &mut *retval.cast::<Zval>() };
-    if let Err(e) = result.set_zval(retval, false) {
-        let e: PhpException = e.into();
-        e.throw();
-    }
+thread_local! {
+    /// The first attempt the fast path made, for the function body its generated handler
+    /// runs next ([`handed_over`]).
+    static HANDED: Cell<Option<First>> = const { Cell::new(None) };
 }
 
-/// After a failed first attempt: the machine's loop `rest` on the operation `arg`, told how
-/// the first attempt went, its answer in `retval`.
+/// The first attempt the fast path made and failed, when this call of `Recuo\comRetry` or
+/// `Recuo\retry` is the one it handed it to (called at the start of their bodies): the
+/// machine goes on from it. `None` for every other call.
+pub fn handed_over() -> Option<First> {
+    HANDED.take()
+}
+
+/// After a failed first attempt: the function's generated handler `slow`, on the same call
+/// (the operation alone, every other argument its default), with the first attempt handed
+/// over to its body.
 ///
 /// # Safety
-/// `retval` is the call's return value.
-unsafe fn go_on(
-    arg: &Zval,
+/// `ex` and `retval` are the call's frame and return value.
+unsafe fn hand_over(
+    slow: &OnceLock<Handler>,
+    ex: *mut zend_execute_data,
+    retval: *mut zval,
     (outermost, started_ms, failed_ms): (bool, u64, u64),
     failure: crate::driver::Halt,
     key: Option<recuo::IdempotencyKey>,
-    retval: *mut zval,
-    rest: impl FnOnce(ZendCallable<'_>, First) -> ext_php_rs::prelude::PhpResult<Zval>,
 ) {
-    let first = First {
+    HANDED.set(Some(First {
         started_ms,
         failed_ms,
         failure,
         key,
         outermost,
-    };
-    let result = match ZendCallable::new(arg) {
-        Ok(operation) => rest(operation, first),
-        Err(e) => Err(e.into()),
-    };
-    // SAFETY: as the caller says.
-    unsafe { answer(result, retval) };
+    }));
+    // SAFETY: as the caller says; the handler the macros generated for this function.
+    unsafe { (slow.get().expect("installed with the handler"))(ex, retval) };
+    // Its body takes the attempt first thing: only a call refused before it (its arguments)
+    // leaves it, and with it the pool's entry the fast path left for the machine.
+    if HANDED.take().is_some_and(|left| left.outermost) {
+        fast_leave();
+    }
 }
 
 /// `Recuo\comRetry($tarefa)`: the fast path, else the generated handler.
@@ -220,7 +222,7 @@ unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zva
     const F: &str = "Recuo\\comRetry";
     // SAFETY: the engine calls this handler with the call's frame and return value.
     unsafe {
-        let Some((arg, callee)) = only_operation(ex) else {
+        let Some(callee) = only_operation(ex) else {
             return (COM_RETRY.get().expect("installed with the handler"))(ex, retval);
         };
         let max_attempts = u32::try_from(DEFAULT_MAX_ATTEMPTS).unwrap_or(5);
@@ -228,24 +230,7 @@ unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zva
             return;
         };
         let failure = take_failure(F, "$tarefa");
-        go_on(arg, failed, failure, None, retval, |tarefa, first| {
-            crate::com_retry_from(
-                tarefa,
-                DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_BASE_MS,
-                DEFAULT_CAP_MS,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                crate::NO_METHOD.into(),
-                crate::NO_URL.into(),
-                Some(first),
-            )
-        });
+        hand_over(&COM_RETRY, ex, retval, failed, failure, None);
     }
 }
 
@@ -325,7 +310,7 @@ unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
     const F: &str = "Recuo\\retry";
     // SAFETY: the engine calls this handler with the call's frame and return value.
     unsafe {
-        let Some((arg, callee)) = only_operation(ex) else {
+        let Some(callee) = only_operation(ex) else {
             return (RETRY.get().expect("installed with the handler"))(ex, retval);
         };
         let Some(mut attempt) = first_attempt_object() else {
@@ -347,21 +332,6 @@ unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
         // the same, and so is what that object answers if it is kept.
         let key = <&Attempt>::from_zval(&attempt).map(Attempt::key);
         drop(attempt);
-        go_on(arg, failed, failure, key, retval, |operation, first| {
-            crate::retry_from(
-                operation,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                crate::NO_METHOD.into(),
-                crate::NO_URL.into(),
-                Some(first),
-            )
-        });
+        hand_over(&RETRY, ex, retval, failed, failure, key);
     }
 }

@@ -117,32 +117,9 @@ pub fn com_retry(
     method: Bytes,
     url: Bytes,
 ) -> PhpResult<Zval> {
-    com_retry_from(
-        tarefa, tentativas, baseMs, maxMs, repetirSe, seed, sleep, prazoMs, aoRepetir, gate,
-        records, method, url, None,
-    )
-}
-
-/// `Recuo\comRetry`, its first attempt made already when `first` says how it failed (the
-/// fast path of [`fast`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn com_retry_from(
-    tarefa: ZendCallable,
-    tentativas: i64,
-    baseMs: i64,
-    maxMs: i64,
-    repetirSe: Option<ZendCallable>,
-    seed: Option<i64>,
-    sleep: Option<ZendCallable>,
-    prazoMs: Option<i64>,
-    aoRepetir: Option<ZendCallable>,
-    gate: Option<&Gate>,
-    records: Option<ZendCallable>,
-    method: Bytes,
-    url: Bytes,
-    first: Option<driver::First>,
-) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
+    // The first attempt, made and failed already when the fast path called this (see `fast`).
+    let first = fast::handed_over();
     guarded(F, || {
         let tentativas = attempts_arg(F, 2, "tentativas", tentativas)?;
         let base = millis(F, 3, "baseMs", baseMs)?;
@@ -214,30 +191,9 @@ pub fn retry(
     method: Bytes,
     url: Bytes,
 ) -> PhpResult<Zval> {
-    retry_from(
-        operation, policy, classify, onRetry, onGiveUp, seed, sleep, gate, records, method, url,
-        None,
-    )
-}
-
-/// `Recuo\retry`, its first attempt made already when `first` says how it failed (the fast
-/// path of [`fast`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn retry_from(
-    operation: ZendCallable,
-    policy: Option<&Policy>,
-    classify: Option<ZendCallable>,
-    onRetry: Option<ZendCallable>,
-    onGiveUp: Option<ZendCallable>,
-    seed: Option<i64>,
-    sleep: Option<ZendCallable>,
-    gate: Option<&Gate>,
-    records: Option<ZendCallable>,
-    method: Bytes,
-    url: Bytes,
-    first: Option<driver::First>,
-) -> PhpResult<Zval> {
     const F: &str = "Recuo\\retry";
+    // The first attempt, made and failed already when the fast path called this (see `fast`).
+    let first = fast::handed_over();
     guarded(F, || {
         let seed = seed_arg(F, 6, seed)?;
         let policy = policy.map_or_else(Policy::default_policy, |p| p.inner.clone());
