@@ -295,8 +295,7 @@ impl Attempts {
             return self.give_up(GiveUpReason::BudgetExhausted, None);
         }
         self.previous_delay_ms = delay_ms;
-        let retries_left = self.policy.max_attempts().saturating_sub(self.begun);
-        self.delays_ms.push(delay_ms, retries_left);
+        self.delays_ms.push(delay_ms, self.policy.max_attempts());
         Decision::Retry {
             delay_ms,
             next_attempt: self.begun,
@@ -373,8 +372,9 @@ impl Attempts {
 const INLINE_DELAYS: usize = 8;
 
 /// The delays decided so far, in order: the first [`INLINE_DELAYS`] in place, the rest (a
-/// policy of more attempts) on the heap, where room for the retries left is made at once,
-/// so that even then a decision allocates at most once per operation (for up to 1024 more).
+/// policy of more attempts) on the heap, where room for all the policy's delays is made at
+/// once, so that even then a decision allocates at most once per operation (for up to 1024
+/// more).
 #[derive(Clone)]
 struct Delays {
     len: usize,
@@ -392,21 +392,21 @@ impl Delays {
         }
     }
 
-    /// Adds `delay_ms`, with `retries_left` more delays possible after it.
+    /// Adds `delay_ms` to an operation of at most `max_attempts` (so one delay fewer).
     #[inline]
-    fn push(&mut self, delay_ms: u64, retries_left: u32) {
+    fn push(&mut self, delay_ms: u64, max_attempts: u32) {
         match self.inline.get_mut(self.len) {
             Some(slot) => *slot = delay_ms,
-            None => self.spill(delay_ms, retries_left),
+            None => self.spill(delay_ms, max_attempts),
         }
         self.len += 1;
     }
 
     #[cold]
     #[inline(never)]
-    fn spill(&mut self, delay_ms: u64, retries_left: u32) {
+    fn spill(&mut self, delay_ms: u64, max_attempts: u32) {
         if self.spilled.is_empty() {
-            let room = INLINE_DELAYS + 1 + (retries_left as usize).min(1024);
+            let room = (max_attempts as usize).min(INLINE_DELAYS + 1024);
             self.spilled.reserve_exact(room);
             self.spilled.extend_from_slice(&self.inline);
         }
