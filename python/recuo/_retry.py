@@ -62,7 +62,7 @@ _LOGGER = logging.getLogger("recuo")
 class _Options:
     """The options of one ``retry``, checked once (at decoration time for a decorator)."""
 
-    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "request", "given", "run", "call")
+    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "request", "given", "run")
 
     def __init__(
         self,
@@ -74,6 +74,7 @@ class _Options:
         sleep: Sleep | None,
         gate: Gate | None,
         request: tuple[str, str | bytes] | None,
+        for_call: bool = False,
     ) -> None:
         if policy is not None and not isinstance(policy, Policy):
             raise TypeError(f"policy must be a recuo.Policy or None, not {type(policy).__name__}")
@@ -113,11 +114,11 @@ class _Options:
         self.request = request
         self.given = any(v is not None for v in (policy, seed, gate, request, *hooks.values()))
         # The blocking loop, made once: ``run(fn, args, kwargs)``, whose first attempt is
-        # made before the core's machine. ``call`` is the same loop for ``recuo.call``, which
-        # tells an async function only by its first attempt: a coroutine answered (or the
-        # call refused) by a function ``_is_async`` names goes to the asyncio loop.
-        self.run = _Loop(self.policy, classify, on_retry, on_give_up, seed, sleep, gate, request).run
-        self.call = _Loop(self.policy, classify, on_retry, on_give_up, seed, sleep, gate, request, self._handoff).run
+        # made before the core's machine. For ``recuo.call`` (``for_call``), which tells an
+        # async function only by its first attempt, a coroutine answered (or the call
+        # refused) by a function ``_is_async`` names goes to the asyncio loop.
+        handoff = self._handoff if for_call else None
+        self.run = _Loop(self.policy, classify, on_retry, on_give_up, seed, sleep, gate, request, handoff).run
 
     def _handoff(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, first: Any, error: Any
@@ -301,10 +302,10 @@ def call(
     ):
         # No option: the loop made once. Without a gate its first attempt needs no machine,
         # and the loop itself tells an async function by the coroutine it answers.
-        return _DEFAULT_OPTIONS.call(fn, args, kwargs)
-    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
+        return _CALL_OPTIONS.run(fn, args, kwargs)
+    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request, for_call=True)
     if gate is None:
-        return options.call(fn, args, kwargs)
+        return options.run(fn, args, kwargs)
     return _call(fn, args, kwargs, options)  # type: ignore[no-any-return]
 
 
@@ -527,4 +528,4 @@ async def _sleep(sleep: Sleep | None, seconds: float) -> None:
         await result
 
 
-_DEFAULT_OPTIONS = _Options(None, None, None, None, None, None, None, None)
+_CALL_OPTIONS = _Options(None, None, None, None, None, None, None, None, for_call=True)

@@ -44,7 +44,7 @@ fn is_coroutine(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// ``async def`` function.
 #[pyclass(name = "_Loop", module = "recuo._recuo", frozen)]
 pub(crate) struct PyLoop {
-    policy: Policy,
+    policy: Py<PyPolicy>,
     classify: Option<Py<PyAny>>,
     on_retry: Option<Py<PyAny>>,
     on_give_up: Option<Py<PyAny>>,
@@ -65,7 +65,7 @@ impl PyLoop {
     #[pyo3(signature = (policy, classify, on_retry, on_give_up, seed, sleep, gate, request, handoff = None, /))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        policy: PyRef<'_, PyPolicy>,
+        policy: Bound<'_, PyPolicy>,
         classify: Option<&Bound<'_, PyAny>>,
         on_retry: Option<&Bound<'_, PyAny>>,
         on_give_up: Option<&Bound<'_, PyAny>>,
@@ -76,7 +76,7 @@ impl PyLoop {
         handoff: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         Ok(PyLoop {
-            policy: policy.0.clone(),
+            policy: policy.unbind(),
             classify: owned(classify, "classify")?,
             on_retry: owned(on_retry, "on_retry")?,
             on_give_up: owned(on_give_up, "on_give_up")?,
@@ -116,11 +116,12 @@ impl PyLoop {
             request: self.request.clone(),
             ..Build::default()
         };
-        let make = || Operation::new(&self.policy);
+        let policy: &Policy = &self.policy.get().0;
+        let make = || Operation::new(policy);
         let shape = Shape {
             make: &make,
-            max_attempts: self.policy.max_attempts(),
-            header: Some(self.policy.idempotency_header()),
+            max_attempts: policy.max_attempts(),
+            header: Some(policy.idempotency_header()),
         };
         let handed_off = std::cell::Cell::new(false);
         let handoff = |first: &PyResult<Bound<'_, PyAny>>| -> PyResult<Option<Py<PyAny>>> {
