@@ -2,17 +2,18 @@
 
     python3 callgrind.py BENCH_DIR BENCH_PYTHON PHP_EXTENSION INSTRUCTIONS_BINARY
 
-For Python and PHP, on both paths, runs the direct baseline, guide A's function, recuo's loops
-(Python: `recuo.com_retry`, the call form `recuo.call`, the `@recuo.retry` decorated
-function; PHP: `Recuo\comRetry`, `Recuo\retry`) and the floor — an extension function that
-only calls its callable once, the least a host can do — under `valgrind --tool=callgrind`,
-each at two loop lengths: the difference in instructions over the difference in calls is the
-cost per call, free of start-up. A contender the bench script does not have (say, no floor
-yet) is listed as not measured. Then the core's decision and Retry-After seconds beside their
-baselines (bench/report/core_instructions.py). Writes BENCH_DIR/PROFILE.md (and prints it):
-the extra instructions per call over the direct baseline, their ratio to the guide's, the gap
-to the floor, and for `recuo.com_retry` / `Recuo\comRetry` the callees of the loop (inclusive
-instructions per call), which is where a fix has to look.
+For Python, PHP and JavaScript, on both paths, runs the direct baseline, guide A's function,
+recuo's loops (Python: `recuo.com_retry`, the call form `recuo.call`, the `@recuo.retry`
+decorated function; PHP: `Recuo\\comRetry`, `Recuo\\retry`; JavaScript: `comRetry`) and the
+floor — an extension function that only calls its callable once, the least a host can do —
+under `valgrind --tool=callgrind`, each at two loop lengths: the difference in instructions
+over the difference in calls is the cost per call, free of start-up. A contender the bench
+script does not have (say, no floor yet) is listed as not measured. Then the core's decision
+and Retry-After seconds beside their baselines (bench/report/core_instructions.py). Writes
+BENCH_DIR/PROFILE.md (and prints it): the extra instructions per call over the direct
+baseline, their ratio to the guide's, the gap to the floor, and for `recuo.com_retry` /
+`Recuo\\comRetry` the callees of the loop (inclusive instructions per call), which is where a
+fix has to look.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ CASES = [
      ["direct $f()", "guide A comRetry (pure PHP)", *PHP_LOOPS, PHP_FLOOR], PHP_PARTS),
     ("PHP", "failure", (5_000, 10_000),
      ["direct: 5 calls, 4 caught", "guide A comRetry (pure PHP)", *PHP_LOOPS], PHP_PARTS),
+    # V8 compiles as it goes: its counts are less exact than CPython's and PHP's (the tiers a
+    # loop reaches depend on its length), and its callees are JIT code, not listed.
+    ("JavaScript", "success", (4_000, 8_000),
+     ["direct await f()", "guide A comRetry (pure JS)", "recuo comRetry"], []),
+    ("JavaScript", "failure", (1_000, 2_000),
+     ["direct: 5 calls, 4 caught", "guide A comRetry (pure JS)", "recuo comRetry"], []),
 ]
 
 
@@ -112,6 +119,8 @@ def main() -> None:
     commands = {
         "Python": [python, str(HERE.parent / "python" / "bench_python.py"), "--loop"],
         "PHP": ["php", "-d", f"extension={extension}", str(HERE.parent / "php" / "bench.php"), "--loop"],
+        # The release librecuo comes through RECUO_LIB (make bench-profile sets it).
+        "JavaScript": ["node", str(HERE.parent / "js" / "bench.js"), "--loop"],
     }
     summary = ["| language | path | contender | instructions per call | extra over direct | × guide's extra | × floor's extra |",
                "|---|---|---|---|---|---|---|"]
@@ -146,7 +155,7 @@ def main() -> None:
             ratio = "—" if name == direct or not guide_extra else f"{extra / guide_extra:.2f}"
             to_floor = "—" if name == direct or not floor_extra else f"{extra / floor_extra:.2f}"
             summary.append(f"| {language} | {path} | {name} | {per_call[name]:,.0f} | {extra:,.0f} | {ratio} | {to_floor} |")
-        if per_call[recuo] is None:
+        if per_call[recuo] is None or not parts:
             continue
         tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", str(files[recuo])],
                               check=True, capture_output=True, text=True).stdout
