@@ -130,7 +130,7 @@ def machine(py: dict[str, Any] | None, php: dict[str, Any] | None, js: dict[str,
         "Every figure is a **ratio** to a baseline measured in the same run, in the same round: "
         "its median over the rounds, then its min–max. Absolute times, where shown, only give "
         "the scale on this machine. Reproduce with `make bench`; `make bench-profile` counts "
-        "the instructions behind the Python and PHP figures, and the floor.",
+        "the instructions behind the Python, PHP and JavaScript figures, the floor and the core.",
         "",
     ]
 
