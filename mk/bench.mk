@@ -29,7 +29,6 @@ bench_step = @echo "bench: $(1)" >&2
 
 bench: deps ## measure recuo beside its peers, ratios in one run, into target/bench/REPORT.md (~7 min; never part of make test)
 	@mkdir -p $(BENCH_DIR)
-	@rm -f $(BENCH_DIR)/*.json
 	@$(MAKE) -j1 --no-print-directory lint-bench
 	@$(MAKE) -j1 --no-print-directory bench-schedules
 	@$(MAKE) -j1 --no-print-directory bench-rust
