@@ -257,13 +257,13 @@ impl Attempts {
     ) -> Decision {
         self.start(now_ms);
         self.last_ms = now_ms;
-        let server_wait = match verdict {
-            Verdict::Success => {
+        // A retry first: one comparison of the verdict's tag.
+        let Verdict::Retry { server_wait, .. } = verdict else {
+            if let Verdict::Success = verdict {
                 self.reason = None;
                 return Decision::Done;
             }
-            Verdict::GiveUp { .. } => return self.give_up(GiveUpReason::Permanent, None),
-            Verdict::Retry { server_wait, .. } => server_wait,
+            return self.give_up(GiveUpReason::Permanent, None);
         };
         if self.cancelled {
             return self.give_up(GiveUpReason::Cancelled, None);
