@@ -303,10 +303,47 @@ def call(
         # No option: the loop made once. Without a gate its first attempt needs no machine,
         # and the loop itself tells an async function by the coroutine it answers.
         return _CALL_OPTIONS.run(fn, args, kwargs)
-    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request, for_call=True)
+    options = _options_for_call(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
     if gate is None:
         return options.run(fn, args, kwargs)
     return _call(fn, args, kwargs, options)  # type: ignore[no-any-return]
+
+
+_last_call: tuple[tuple[Any, ...], _Options] | None = None
+
+
+def _options_for_call(
+    policy: Policy | None,
+    classify: Classifier | None,
+    on_retry: RetryHook | None,
+    on_give_up: GiveUpHook | None,
+    seed: int | None,
+    sleep: Sleep | None,
+    gate: Gate | None,
+    request: tuple[str, str | bytes] | None,
+) -> _Options:
+    """The options of a ``recuo.call``: those of the last call when it was given the very
+    same objects (all immutable, or shared by reference: a ``request`` list, which could
+    have changed, is checked anew), else checked now."""
+    global _last_call
+    last = _last_call
+    if last is not None:
+        given = last[0]
+        if (
+            given[0] is policy
+            and given[1] is classify
+            and given[2] is on_retry
+            and given[3] is on_give_up
+            and given[4] is seed
+            and given[5] is sleep
+            and given[6] is gate
+            and given[7] is request
+        ):
+            return last[1]
+    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request, for_call=True)
+    if request is None or type(request) is tuple:
+        _last_call = ((policy, classify, on_retry, on_give_up, seed, sleep, gate, request), options)
+    return options
 
 
 def _is_async(fn: object) -> bool:

@@ -35,6 +35,34 @@ fn is_coroutine(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(value.get_type().is(coroutine.bind(py)))
 }
 
+/// Whether `function` is a plain Python function that is not async — what
+/// `inspect.iscoroutinefunction` reads of one: no `CO_COROUTINE` flag on its code, no
+/// `inspect.markcoroutinefunction` mark. Anything else may be async (the caller asks
+/// Python).
+fn plainly_sync(function: &Bound<'_, PyAny>) -> PyResult<bool> {
+    const CO_COROUTINE: i64 = 0x80;
+    static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = function.py();
+    let plain = FUNCTION.get_or_try_init(py, || {
+        py.import("types")?
+            .getattr("FunctionType")
+            .map(Bound::unbind)
+    })?;
+    if !function.get_type().is(plain.bind(py)) {
+        return Ok(false);
+    }
+    let flags: i64 = function
+        .getattr(pyo3::intern!(py, "__code__"))?
+        .getattr(pyo3::intern!(py, "co_flags"))?
+        .extract()?;
+    if flags & CO_COROUTINE != 0 {
+        return Ok(false);
+    }
+    let attributes = function.getattr(pyo3::intern!(py, "__dict__"))?;
+    let attributes = attributes.cast::<PyDict>()?;
+    Ok(attributes.is_empty() || !attributes.contains(pyo3::intern!(py, "_is_coroutine_marker"))?)
+}
+
 /// A blocking loop's options, checked once: ``run(fn, args, kwargs)`` calls
 /// ``fn(*args, **kwargs)`` under them. Private: ``recuo.retry`` and ``recuo.call`` make it.
 ///
@@ -135,6 +163,8 @@ impl PyLoop {
                         .call1((function, args, kwargs, value, py.None()))?
                 }
                 Ok(_) => return Ok(None),
+                // A plain function that is not async raised: nothing to hand over.
+                Err(_) if plainly_sync(function)? => return Ok(None),
                 Err(error) => {
                     handoff
                         .bind(py)

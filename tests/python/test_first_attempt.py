@@ -327,3 +327,23 @@ def test_an_async_function_and_the_default_options() -> None:
 
     assert asyncio.run(recuo.call(one)) == "one"
     assert recuo._recuo._current_attempt.get() is None
+
+
+def test_the_options_of_one_call_are_never_another_calls() -> None:
+    # recuo.call keeps the options of its last call for a call given the very same objects.
+    request: list[Any] = ["GET", "https://api.example/1"]
+    assert recuo.call(lambda: "ok", request=request, sleep=no_sleep) == "ok"  # type: ignore[arg-type]
+    request[1] = 12  # the same list, changed: checked anew
+    with pytest.raises(TypeError, match="url"):
+        recuo.call(lambda: "ok", request=request, sleep=no_sleep)  # type: ignore[arg-type]
+    for attempts in (2, 3, 2):
+        op = Failing(*failures(9))
+        with pytest.raises(ConnectionError):
+            recuo.call(op, policy=recuo.Policy(max_attempts=attempts), sleep=no_sleep)
+        assert op.calls == attempts
+    two = recuo.Policy(max_attempts=2)
+    for _ in range(2):
+        op = Failing(*failures(9))
+        with pytest.raises(ConnectionError):
+            recuo.call(op, policy=two, sleep=no_sleep)
+        assert op.calls == 2
