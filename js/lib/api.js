@@ -341,15 +341,24 @@ export function recuoApi(native) {
 
   // ---- the operation machine ---------------------------------------------------------
 
-  function stepFrom(s) {
-    const kind = steps.byCode.get(s.kind);
-    const step = { kind, attempt: s.attempt };
-    if (kind === 'enter') step.untilMs = s.has_until ? Number(s.until_ms) : null;
-    else if (kind === 'call') step.timeoutMs = s.has_timeout ? Number(s.timeout_ms) : null;
-    else if (kind === 'sleep') step.delayMs = Number(s.delay_ms);
+  // A step comes back in one scratch buffer, read field by field (every call is synchronous,
+  // so one buffer serves them all): koffi decoding the struct into a new object cost ~3 µs a
+  // step, several times the machine's own work.
+  const stepBuffer = Buffer.alloc(koffi.sizeof('recuo_step'));
+  const stepAt = Object.fromEntries(['kind', 'attempt', 'delay_ms', 'has_until', 'until_ms', 'has_timeout', 'timeout_ms',
+    'reason', 'has_retry_at', 'retry_at_ms'].map((field) => [field, koffi.offsetof('recuo_step', field)]));
+  const u64At = (b, at) => Number(b.readBigUInt64LE(at));
+
+  /** The step in `b` (a recuo_step's bytes). */
+  function stepFrom(b) {
+    const kind = steps.byCode.get(b.readUInt32LE(stepAt.kind));
+    const step = { kind, attempt: b.readUInt32LE(stepAt.attempt) };
+    if (kind === 'enter') step.untilMs = b[stepAt.has_until] ? u64At(b, stepAt.until_ms) : null;
+    else if (kind === 'call') step.timeoutMs = b[stepAt.has_timeout] ? u64At(b, stepAt.timeout_ms) : null;
+    else if (kind === 'sleep') step.delayMs = u64At(b, stepAt.delay_ms);
     else if (kind === 'gave_up') {
-      step.reason = reasonName(s.reason);
-      step.retryAtMs = s.has_retry_at ? Number(s.retry_at_ms) : null;
+      step.reason = reasonName(b.readUInt32LE(stepAt.reason));
+      step.retryAtMs = b[stepAt.has_retry_at] ? u64At(b, stepAt.retry_at_ms) : null;
     }
     return step;
   }
@@ -418,9 +427,8 @@ export function recuoApi(native) {
       this._keep = [o.statsRecorder, o.gate, o.pool];
     }
     _step(call) {
-      const out = {};
-      check(call(out));
-      return stepFrom(out);
+      check(call(stepBuffer));
+      return stepFrom(stepBuffer);
     }
     start(nowMs, unixMs = Date.now()) { return this._step((o) => f.recuo_attempts_start(this.ptr, nowMs, Math.trunc(unixMs), o)); }
     entered(nowMs, passed) { return this._step((o) => f.recuo_attempts_entered(this.ptr, nowMs, Boolean(passed), o)); }
@@ -875,6 +883,15 @@ export function recuoApi(native) {
   }
 
   const COM_RETRY_ATTEMPTS = 5;
+  // comRetry's policy with guide A's defaults, made once (an Operation copies its policy):
+  // other figures make one for the call, which the caller closes.
+  let guideAPolicy = null;
+  function comRetryPolicy(tentativas, baseMs, maxMs) {
+    if (tentativas === COM_RETRY_ATTEMPTS && baseMs === 200 && maxMs === 5000) {
+      return (guideAPolicy ??= new Policy({ maxAttempts: COM_RETRY_ATTEMPTS, baseMs: 200, capMs: 5000 }));
+    }
+    return new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
+  }
   // `performance.now()` on the machine's clock (both count CLOCK_MONOTONIC): the offset,
   // taken once, never puts a reading after the machine's own.
   let clockOffset = null;
@@ -883,12 +900,6 @@ export function recuoApi(native) {
     return Math.max(0, Math.floor(performance.now() + clockOffset));
   };
 
-  /**
-   * The context of a first attempt made before its machine (comRetry's fast path): the pool
-   * of the loops nested in it (the enclosing loop's, or this loop's own, made only when one
-   * asks: that attempt already drawn from it), and the attempt `currentAttempt()` answers,
-   * whose key makes the machine only when asked for.
-   */
   /** The first attempt of comRetry's fast path: its key makes the machine only when asked for. */
   class FirstAttempt {
     #frame;
@@ -902,6 +913,12 @@ export function recuoApi(native) {
     get idempotencyKey() { return this.#frame.machine().idempotencyKey; }
   }
 
+  /**
+   * The context of a first attempt made before its machine (comRetry's fast path): the pool
+   * of the loops nested in it (the enclosing loop's, or this loop's own, made only when one
+   * asks: that attempt already drawn from it), and the attempt `currentAttempt()` answers,
+   * whose key makes the machine only when asked for.
+   */
   class FirstFrame {
     constructor(outerPool, maxAttempts) {
       this._outer = outerPool;
@@ -921,9 +938,7 @@ export function recuoApi(native) {
     machine() {
       if (this.ended && this.op === null) throw new Error('recuo: this object was closed');
       if (this.op === null) {
-        const policy = new Policy({ maxAttempts: this._max, baseMs: 200, capMs: 5000 });
-        this.op = new Operation(policy, { pool: this.pool, nested: true, classifyLastFailure: false });
-        policy.close();
+        this.op = new Operation(comRetryPolicy(this._max, 200, 5000), { pool: this.pool, nested: true, classifyLastFailure: false });
       }
       return this.op;
     }
@@ -1002,10 +1017,17 @@ export function recuoApi(native) {
     if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');
     if (repetirSe != null && typeof repetirSe !== 'function') throw new TypeError('repetirSe must be a function');
     checkSignal(signal);
-    const policy = new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
-    // After a first attempt: the pool it drew from, that attempt already drawn.
-    const { pool, nested } = first ? { pool: first.frame.pool, nested: true } : poolFor(tentativas);
-    const op = first ? first.frame.machine() : new Operation(policy, { seed, pool, nested, classifyLastFailure: false });
+    const policy = first ? null : comRetryPolicy(tentativas, baseMs, maxMs);
+    let pool;
+    let op;
+    try {
+      // After a first attempt: the pool it drew from, that attempt already drawn, and its machine.
+      const from = first ? { pool: first.frame.pool, nested: true } : poolFor(tentativas);
+      pool = from.pool;
+      op = first ? first.frame.machine() : new Operation(policy, { seed, pool, nested: from.nested, classifyLastFailure: false });
+    } finally {
+      if (policy !== null && policy !== guideAPolicy) policy.close();
+    }
     op._header = 'Idempotency-Key';
     try {
       return await drive(op, {
@@ -1015,7 +1037,6 @@ export function recuoApi(native) {
       });
     } finally {
       op.close();
-      policy.close();
     }
   }
 

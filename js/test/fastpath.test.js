@@ -104,3 +104,41 @@ test('values and rejections of every kind come back as they are', async () => {
   await assert.rejects(recuo.comRetry(null, undefined), TypeError);
   assert.equal(recuo.currentAttempt(), null);
 });
+
+test('comRetry\'s figures are its own on every call: guide A\'s, others, bad ones refused as ever', async () => {
+  const failing = (calls) => () => { calls.push(calls.length); throw new Error('again'); };
+  for (const tentativas of [5, 2, 5, 3]) {
+    const calls = [];
+    await assert.rejects(recuo.comRetry(failing(calls), { tentativas, sleep: noSleep }), /again/);
+    assert.equal(calls.length, tentativas);
+  }
+  const calls = [];
+  await assert.rejects(recuo.comRetry(failing(calls), { baseMs: 0, maxMs: 0 }), /again/);
+  assert.equal(calls.length, 5);
+  await assert.rejects(recuo.comRetry(() => 1, { tentativas: 0 }), /zero_attempts: attempts must be at least 1/);
+  await assert.rejects(recuo.comRetry(() => 1, { tentativas: -1 }), { name: 'RangeError', message: 'maxAttempts must be between 0 and 4294967295; got -1' });
+  await assert.rejects(recuo.comRetry(() => 1, { tentativas: 'x' }), { name: 'TypeError', message: 'maxAttempts must be an integer, not x' });
+  assert.equal(await recuo.comRetry(() => 'still', { tentativas: 5 }), 'still');
+});
+
+test('every field of the machine\'s steps comes back', () => {
+  const policy = new recuo.Policy({ deadlineMs: 1000 });
+  const op = new recuo.Operation(policy, { seed: 7 });
+  assert.deepEqual(
+    [op.start(0, 0), op.failed(10), op.judged(10, true), op.slept(50), op.responded(60, 503, { 'retry-after': '5' })],
+    [
+      { kind: 'call', attempt: 0, timeoutMs: 1000 },
+      { kind: 'classify', attempt: 0 },
+      { kind: 'sleep', attempt: 0, delayMs: 6 },
+      { kind: 'call', attempt: 1, timeoutMs: 950 },
+      { kind: 'gave_up', attempt: 1, reason: 'wait_exceeds_deadline', retryAtMs: 5060 },
+    ],
+  );
+  const gated = new recuo.Operation(policy, { gate: new recuo.Gate({ limit: new recuo.ConcurrencyLimit(1) }) });
+  assert.deepEqual(gated.start(0, 0), { kind: 'enter', attempt: 0, untilMs: 1000 });
+  const open = new recuo.Operation(new recuo.Policy());
+  assert.deepEqual(open.start(0, 0), { kind: 'call', attempt: 0, timeoutMs: null });
+  assert.deepEqual(open.succeeded(1), { kind: 'done', attempt: 0 });
+  for (const o of [op, gated, open]) o.close();
+  policy.close();
+});
