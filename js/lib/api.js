@@ -951,6 +951,18 @@ export function recuoApi(native) {
     return { pool: new AttemptPool(maxAttempts), nested: false };
   }
 
+  // Each policy's idempotency header, read once (a policy never changes; a closed one is
+  // refused before this): otherwise a native call and a new string for every retry().
+  const policyHeaders = new WeakMap();
+  function headerOf(policy) {
+    let header = policyHeaders.get(policy);
+    if (header === undefined) {
+      header = policy.idempotencyHeader;
+      policyHeaders.set(policy, header);
+    }
+    return header;
+  }
+
   function checkSignal(signal) {
     if (signal != null && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) throw new TypeError('signal must be an AbortSignal');
   }
@@ -972,7 +984,7 @@ export function recuoApi(native) {
       seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
       ownKey: Boolean(request?.ownKey),
     });
-    op._header = policy.idempotencyHeader;
+    op._header = headerOf(policy);
     try {
       return await drive(op, {
         call: fn,

@@ -142,3 +142,14 @@ test('every field of the machine\'s steps comes back', () => {
   for (const o of [op, gated, open]) o.close();
   policy.close();
 });
+
+test('retry\'s attempts name their policy\'s idempotency header, call after call', async () => {
+  const own = new recuo.Policy({ idempotencyHeader: 'X-Request-Key' });
+  const seen = [];
+  for (const policy of [own, undefined, own, new recuo.Policy({ idempotencyHeader: 'Other-Key' })]) {
+    seen.push(await recuo.retry((attempt) => attempt.idempotencyHeader, policy ? { policy } : {}));
+  }
+  assert.deepEqual(seen, ['X-Request-Key', 'Idempotency-Key', 'X-Request-Key', 'Other-Key']);
+  own.close();
+  await assert.rejects(recuo.retry(() => 1, { policy: own }), /this object was closed/);
+});
