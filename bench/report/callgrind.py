@@ -50,9 +50,10 @@ CASES = [
     # V8 compiles as it goes: its counts are less exact than CPython's and PHP's (the tiers a
     # loop reaches depend on its length), and its callees are JIT code, not listed.
     ("JavaScript", "success", (4_000, 8_000),
-     ["direct await f()", "guide A comRetry (pure JS)", "recuo comRetry"], []),
+     ["direct await f()", "guide A comRetry (pure JS)", "recuo comRetry", "recuo retry(f)",
+      "floor: await als.run({}, f)"], []),
     ("JavaScript", "failure", (1_000, 2_000),
-     ["direct: 5 calls, 4 caught", "guide A comRetry (pure JS)", "recuo comRetry"], []),
+     ["direct: 5 calls, 4 caught", "guide A comRetry (pure JS)", "recuo comRetry", "recuo retry(f)"], []),
 ]
 
 
