@@ -1,12 +1,18 @@
 """``recuo.retry``: a policy's retry loop as a call, as a decorator, and for ``async def``.
 
 Both loops drive the core's operation machine (``recuo.Operation``): the blocking loop from
-Rust (``_recuo._run``, the core's ``drive`` with Python effects), the asyncio loop below,
-which does each ``Step`` the machine answers — awaiting the gate, calling the function,
-asking the classifier, awaiting ``asyncio.sleep`` — and forwards the machine's records to the
-``recuo`` logger. Every decision, count and record is the machine's. Both loops share the
-two context variables of ``_recuo`` (the attempt pool of the outermost loop, and the attempt
-being made), so loops of either kind nest in each other with one limit.
+Rust (``_recuo._Loop``, made once per decoration, the core's ``drive`` with Python effects),
+the asyncio loop below, which does each ``Step`` the machine answers — awaiting the gate,
+calling the function, asking the classifier, awaiting ``asyncio.sleep`` — and forwards the
+machine's records to the ``recuo`` logger. Every decision, count and record is the machine's.
+Both loops share the two context variables of ``_recuo`` (the attempt pool of the outermost
+loop, and the attempt being made), so loops of either kind nest in each other with one limit.
+
+Most calls succeed at once (issue 18): without a gate, both loops make the first attempt
+before the machine exists — one context set (the ``Attempt``, which finds its loop's pool
+only if a nested loop asks), the clock read once — and replay it into the machine only on a
+failure, or when the ``recuo`` logger takes a success's ``DEBUG`` records: the machine then
+goes on as if it had made that attempt itself.
 """
 
 from __future__ import annotations

@@ -16,7 +16,10 @@
 //! * [`machine`] — `recuo.Operation`, `Step`, `Report`, `Attempt`, `IdempotencyKey`.
 //! * [`queue`] — `recuo.BatchQueue` and `Next`.
 //! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt, and
-//!   the waits at the gate.
+//!   the waits at the gate; the first attempt made before the machine, replayed into it on
+//!   a failure (issue 18: most calls succeed at once).
+//! * [`first`] — `recuo.retry`'s and `recuo.call`'s loop as an object made once
+//!   (`_Loop`), and the asyncio loop's first attempt before its machine.
 //! * [`limits`] — `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
 //!   `monotonic_ns`.
 //! * [`plan`] — `recuo.plan` and `recuo.Plan`.
