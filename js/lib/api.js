@@ -796,13 +796,7 @@ export function recuoApi(native) {
             break;
           }
           case 'call': {
-            const attempt = {
-              number: step.attempt,
-              timeoutMs: step.timeoutMs,
-              signal,
-              get idempotencyKey() { return op.idempotencyKey; },
-              idempotencyHeader: op._header,
-            };
+            const attempt = new Attempt(step.attempt, step.timeoutMs, signal, op._header, op);
             let failed = false;
             let result;
             try {
@@ -900,17 +894,21 @@ export function recuoApi(native) {
     return Math.max(0, Math.floor(performance.now() + clockOffset));
   };
 
-  /** The first attempt of comRetry's fast path: its key makes the machine only when asked for. */
-  class FirstAttempt {
-    #frame;
-    constructor(frame) {
-      this.#frame = frame;
-      this.number = 0;
-      this.timeoutMs = null;
-      this.signal = undefined;
-      this.idempotencyHeader = 'Idempotency-Key';
+  /**
+   * An attempt, as the operation and `currentAttempt()` see it — one shape on every path: its
+   * key is asked of `keyed` (the machine, or comRetry's fast-path frame, which makes the
+   * machine only when asked for) when read.
+   */
+  class Attempt {
+    #keyed;
+    constructor(number, timeoutMs, signal, idempotencyHeader, keyed) {
+      this.number = number;
+      this.timeoutMs = timeoutMs;
+      this.signal = signal;
+      this.idempotencyHeader = idempotencyHeader;
+      this.#keyed = keyed;
     }
-    get idempotencyKey() { return this.#frame.machine().idempotencyKey; }
+    get idempotencyKey() { return this.#keyed.idempotencyKey; }
   }
 
   /**
@@ -926,7 +924,7 @@ export function recuoApi(native) {
       this._pool = null;
       this.op = null;
       this.ended = false;
-      this.attempt = new FirstAttempt(this);
+      this.attempt = new Attempt(0, null, undefined, 'Idempotency-Key', this);
     }
     get pool() { return this._outer ?? (this._pool ??= new AttemptPool(this._max - 1)); }
     /** The loop succeeded: its machine (if a key made one) goes, as a loop's does. */
@@ -942,6 +940,8 @@ export function recuoApi(native) {
       }
       return this.op;
     }
+    /** The key of the loop's machine (made now if need be): what its first attempt answers. */
+    get idempotencyKey() { return this.machine().idempotencyKey; }
   }
 
   /** Sets a machine's pool from the enclosing loop's attempt, if any (SPEC §6: nested loops share one limit). */

@@ -153,3 +153,32 @@ test('retry\'s attempts name their policy\'s idempotency header, call after call
   own.close();
   await assert.rejects(recuo.retry(() => 1, { policy: own }), /this object was closed/);
 });
+
+test('an attempt has one shape on every path: the fast first attempt, the machine\'s, retry()\'s', async () => {
+  const shapes = [];
+  const look = (given) => {
+    const a = given ?? recuo.currentAttempt(); // comRetry's task takes no argument
+    shapes.push({
+      keys: Object.keys(a),
+      json: JSON.parse(JSON.stringify(a)),
+      proto: Object.getPrototypeOf(a),
+      key: a.idempotencyKey,
+      current: recuo.currentAttempt() === a,
+    });
+  };
+  await recuo.comRetry(() => look());
+  await recuo.comRetry(() => look(), { tentativas: 2 });
+  await recuo.retry((a) => look(a));
+  const [fast, machine, retried] = shapes;
+  assert.deepEqual(fast.keys, ['number', 'timeoutMs', 'signal', 'idempotencyHeader']);
+  for (const s of [machine, retried]) {
+    assert.deepEqual(s.keys, fast.keys);
+    assert.equal(s.proto, fast.proto);
+  }
+  assert.deepEqual(fast.json, { number: 0, timeoutMs: null, idempotencyHeader: 'Idempotency-Key' });
+  assert.deepEqual(machine.json, fast.json);
+  for (const s of shapes) {
+    assert.match(s.key, UUID);
+    assert.equal(s.current, true);
+  }
+});
