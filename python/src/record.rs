@@ -178,32 +178,50 @@ pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
 /// is cached; the method itself otherwise (a logger class of the application's, or no entry
 /// yet: the method makes it).
 pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
-    static ATTRIBUTES: PyOnceLock<(Py<PyAny>, Option<Py<PyDict>>)> = PyOnceLock::new();
+    /// What the check reads, looked up once: `logging.Logger`, the logger's attributes, the
+    /// two names read there, and `DEBUG` as the `_cache` key.
+    struct Check {
+        plain: Py<PyAny>,
+        attributes: Option<Py<PyDict>>,
+        disabled: Py<PyAny>,
+        cache: Py<PyAny>,
+        debug: Py<PyAny>,
+    }
+    static CHECK: PyOnceLock<Check> = PyOnceLock::new();
     let logger = logger(py)?;
     let debug = logging_level(Level::Debug);
-    let (plain, attributes) = ATTRIBUTES.get_or_try_init(py, || -> PyResult<_> {
+    let check = CHECK.get_or_try_init(py, || -> PyResult<_> {
         let plain = py.import(pyo3::intern!(py, "logging"))?.getattr("Logger")?;
         let attributes = logger
             .getattr(pyo3::intern!(py, "__dict__"))?
             .cast_into::<PyDict>()
             .ok()
             .map(Bound::unbind);
-        Ok((plain.unbind(), attributes))
+        Ok(Check {
+            plain: plain.unbind(),
+            attributes,
+            disabled: pyo3::intern!(py, "disabled").clone().into_any().unbind(),
+            cache: pyo3::intern!(py, "_cache").clone().into_any().unbind(),
+            debug: debug.into_pyobject(py)?.into_any().unbind(),
+        })
     })?;
-    let attributes = attributes
+    if let Some(attributes) = check
+        .attributes
         .as_ref()
-        .filter(|_| logger.get_type().is(plain.bind(py)));
-    if let Some(attributes) = attributes {
+        .filter(|_| logger.get_type().is(check.plain.bind(py)))
+    {
+        // As `isEnabledFor` reads them: `disabled` first (true: not enabled; without `_cache`
+        // the method would say so too), then the cached entry.
         let attributes = attributes.bind(py);
-        let disabled = attributes.get_item(pyo3::intern!(py, "disabled"))?;
-        let cache = attributes.get_item(pyo3::intern!(py, "_cache"))?;
-        if let (Some(disabled), Some(cache)) = (disabled, cache) {
+        if let Some(disabled) = attributes.get_item(check.disabled.bind(py))? {
             if disabled.is_truthy()? {
                 return Ok(false);
             }
-            if let Ok(cache) = cache.cast::<PyDict>() {
-                if let Some(enabled) = cache.get_item(debug)? {
-                    return enabled.is_truthy();
+            if let Some(cache) = attributes.get_item(check.cache.bind(py))? {
+                if let Ok(cache) = cache.cast::<PyDict>() {
+                    if let Some(enabled) = cache.get_item(check.debug.bind(py))? {
+                        return enabled.is_truthy();
+                    }
                 }
             }
         }
