@@ -33,7 +33,9 @@ use recuo::{
 
 use crate::args::seed_arg;
 use crate::limits::PyGate;
-use crate::machine::{verdict_arg, Build, FramePool, KeyCell, PyAttempt, PyOperation, PyReport};
+use crate::machine::{
+    verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
+};
 use crate::policy::PyPolicy;
 use crate::record::{log_record, logs_debug, observed, records_level, request_arg, NotesCell};
 use crate::verdict::PyVerdict;
@@ -170,7 +172,12 @@ pub(crate) fn frame_pool(
             if let Some(found) = found.get() {
                 return Ok(Some(found.clone()));
             }
-            let previous = match token.get() {
+            let token = token
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()
+                .map(|token| token.clone_ref(py));
+            let previous = match token {
                 Some(token) => token.bind(py).getattr(pyo3::intern!(py, "old_value"))?,
                 None => py.None().into_bound(py),
             };
@@ -428,36 +435,94 @@ fn header_of(name: Option<&str>) -> Arc<str> {
     }
 }
 
+/// An `Attempt` of a first attempt that nobody kept, for the next first attempt to reuse
+/// (issue 18: making and freeing one took a fifth of what a first attempt that succeeds
+/// costs). At most one: nested loops make their own.
+static SPARE: std::sync::Mutex<Option<Py<PyAttempt>>> = std::sync::Mutex::new(None);
+
+fn spare() -> std::sync::MutexGuard<'static, Option<Py<PyAttempt>>> {
+    SPARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The `Attempt` of the first attempt of a loop of `max_attempts` made before its machine:
 /// number 0, carrying the enclosing loop's pool, or one made only when asked for (by a nested
-/// loop, or the machine after a failure).
+/// loop, or the machine after a failure). The spare one when it fits.
 pub(crate) fn first_frame<'py>(
     py: Python<'py>,
     max_attempts: u32,
     header: Option<&str>,
 ) -> PyResult<Bound<'py, PyAttempt>> {
+    let left = max_attempts.saturating_sub(1);
+    if let Some(frame) = spare().take() {
+        let fits = match &frame.get().pool {
+            FramePool::Unresolved {
+                left: spare_left, ..
+            } => *spare_left == left,
+            _ => false,
+        };
+        let name = header.unwrap_or_else(|| default_header());
+        if fits && *frame.get().header == *name {
+            return Ok(frame.into_bound(py));
+        }
+    }
     let pool = FramePool::Unresolved {
         found: OnceLock::new(),
-        left: max_attempts.saturating_sub(1),
-        token: OnceLock::new(),
+        left,
+        token: std::sync::Mutex::new(None),
     };
     Bound::new(
         py,
         PyAttempt {
             number: 0,
-            key: KeyCell::default(),
+            key: Lazy::new(),
             header: header_of(header),
-            notes: NotesCell::default(),
+            notes: Lazy::new(),
             pool,
         },
     )
+}
+
+/// The default policy's idempotency header.
+fn default_header() -> &'static str {
+    static DEFAULT: OnceLock<String> = OnceLock::new();
+    DEFAULT.get_or_init(|| recuo::Policy::default().idempotency_header().to_owned())
 }
 
 /// Tells `frame` the token of the context set that made it the current attempt: it finds
 /// its loop's pool from it.
 pub(crate) fn first_set(frame: &Bound<'_, PyAttempt>, token: &Bound<'_, PyAny>) {
     if let FramePool::Unresolved { token: cell, .. } = &frame.get().pool {
-        let _ = cell.set(token.clone().unbind());
+        *cell
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(token.clone().unbind());
+    }
+}
+
+/// Keeps `frame`, the `Attempt` of a first attempt that succeeded before its machine, as
+/// the spare for the next first attempt when nothing can tell it was used: nobody else holds
+/// it (an `Attempt` takes no weak references), and nobody asked for its key, noted anything
+/// or asked for its pool. Else it goes as it came.
+fn recycle(frame: Bound<'_, PyAttempt>) {
+    let FramePool::Unresolved { found, token, .. } = &frame.get().pool else {
+        return;
+    };
+    let attempt = frame.get();
+    // The count is exact here: no free-threaded build loads an abi3 module.
+    #[allow(deprecated)]
+    let alone = frame.get_refcnt() == 1;
+    if !alone || attempt.key.is_made() || attempt.notes.is_made() || found.get().is_some() {
+        return;
+    }
+    let token = token
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    drop(token);
+    let mut spare = spare();
+    if spare.is_none() {
+        *spare = Some(frame.unbind());
     }
 }
 
@@ -626,9 +691,9 @@ impl Driver for PyDriver<'_, '_> {
         self.notes = NotesCell::default();
         let attempt = PyAttempt {
             number: ctx.attempt(),
-            key: Arc::clone(&self.key),
+            key: Arc::clone(&self.key).into(),
             header: Arc::clone(&self.header),
-            notes: Arc::clone(&self.notes),
+            notes: Arc::clone(&self.notes).into(),
             pool: FramePool::Known(self.pool.clone()),
         };
         let current = &vars(py)?.attempt;
@@ -763,9 +828,9 @@ pub(crate) fn drive_python(
                 started,
                 true,
                 Some(result.map(Bound::unbind)),
-                Arc::clone(&frame.key),
+                Arc::clone(frame.key.get()),
                 Arc::clone(&frame.header),
-                Arc::clone(&frame.notes),
+                Arc::clone(frame.notes.get()),
             )
         }
         None => (
@@ -865,7 +930,9 @@ pub(crate) fn run_blocking<'py>(
             return Ok(handed);
         }
         if first.result.is_ok() && !logs_debug(py)? {
-            return first.result.map(Bound::unbind);
+            let First { result, frame, .. } = first;
+            recycle(frame);
+            return result.map(Bound::unbind);
         }
         Some(first)
     } else {
