@@ -347,3 +347,37 @@ def test_the_options_of_one_call_are_never_another_calls() -> None:
         with pytest.raises(ConnectionError):
             recuo.call(op, policy=two, sleep=no_sleep)
         assert op.calls == 2
+
+
+@pytest.mark.parametrize("kind", ["com_retry", "call", "decorated"])
+def test_an_attempt_kept_or_asked_about_is_never_another_calls(kind: str) -> None:
+    # A first attempt's Attempt that nobody kept is reused by the next first attempt: one
+    # kept, or whose key or pool was asked for, never is.
+    def loop(op: Callable[[], Any]) -> Any:
+        if kind == "com_retry":
+            return recuo.com_retry(op)
+        if kind == "call":
+            return recuo.call(op)
+        return recuo.retry(op)()
+
+    kept = [loop(recuo.current_attempt) for _ in range(3)]
+    assert len({id(a) for a in kept}) == 3
+    keys = [a.idempotency_key for a in kept]
+    assert len(set(keys)) == 3 and [a.idempotency_key for a in kept] == keys
+    assert [a.number for a in kept] == [0, 0, 0]
+    # Keys asked for inside, the attempts not kept: a new key every call.
+    assert len({loop(lambda: recuo.current_attempt().idempotency_key) for _ in range(4)}) == 4
+    # Noted, not kept: the next call's attempt notes nothing of it (its record is its own).
+    loop(lambda: recuo.current_attempt().record_response(503))
+    assert loop(lambda: "plain") == "plain"
+    # A nested loop asks for the pool: the outer loop's attempts stay shared.
+    inner = Failing(*failures(9))
+    with pytest.raises(ConnectionError):
+        loop(lambda: recuo.com_retry(inner, 3, sleep=no_sleep))
+    assert inner.calls == 5  # the outer loop's five attempts, shared
+    # Attempts of loops that succeeded, one after another and nested, stay apart.
+    pairs = [loop(lambda: (recuo.current_attempt(), loop(recuo.current_attempt))) for _ in range(3)]
+    assert len({id(a) for pair in pairs for a in pair}) == 6
+    assert len({a.idempotency_key for pair in pairs for a in pair}) == 6
+    with pytest.raises(RuntimeError):
+        recuo.current_attempt()
