@@ -296,35 +296,8 @@ def _typed_call(
     options it takes (``policy``, ``classify``, ``on_retry``, ``on_give_up``, ``seed``,
     ``sleep``, ``gate``, ``request``). ``recuo.call(fn)`` calls ``fn()``; ``recuo.retry``
     only ever decorates."""
-    raise NotImplementedError  # the signature and the text of ``call``, below
-
-
-if TYPE_CHECKING:
-    call = _typed_call
-else:
-
-    def call(fn, /, *args, **kwargs):
-        # Options are keywords, and most calls give none: one test instead of binding eight
-        # keyword-only parameters (a dict lookup each) and testing each for None.
-        if not kwargs:
-            return _call_run(fn, args, None)
-        return _call_given(fn, args, kwargs)
-
-    call.__doc__ = _typed_call.__doc__
-    call.__signature__ = inspect.signature(_typed_call)
-
-
-def _call_given(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``recuo.call(fn, *args, **kwargs)`` given keywords: the options among them (one given
-    as ``None`` counts as not given), the rest for ``fn``."""
-    policy = kwargs.pop("policy", None)
-    classify = kwargs.pop("classify", None)
-    on_retry = kwargs.pop("on_retry", None)
-    on_give_up = kwargs.pop("on_give_up", None)
-    seed = kwargs.pop("seed", None)
-    sleep = kwargs.pop("sleep", None)
-    gate = kwargs.pop("gate", None)
-    request = kwargs.pop("request", None)
+    # What ``call`` (below, which binds no option's name) does when given keywords: their
+    # options bound here.
     if (
         policy is None
         and classify is None
@@ -341,7 +314,22 @@ def _call_given(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
     options = _options_for_call(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
     if gate is None:
         return options.run(fn, args, kwargs)
-    return _call(fn, args, kwargs, options)
+    return _call(fn, args, kwargs, options)  # type: ignore[no-any-return]
+
+
+if TYPE_CHECKING:
+    call = _typed_call
+else:
+
+    def call(fn, /, *args, **kwargs):
+        # Options are keywords, and most calls give none: one test instead of binding eight
+        # keyword-only parameters (a dict lookup each) and testing each for None.
+        if not kwargs:
+            return _call_run(fn, args, None)
+        return _typed_call(fn, *args, **kwargs)
+
+    call.__doc__ = _typed_call.__doc__
+    call.__signature__ = inspect.signature(_typed_call)
 
 
 _last_call: tuple[tuple[Any, ...], _Options] | None = None
