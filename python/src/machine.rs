@@ -54,29 +54,40 @@ pub(crate) struct PyAttempt {
 /// A cell an `Attempt` shares with its operation (its key, its notes), made only when first
 /// used: most first attempts, made before their machine, never use either (issue 18), and
 /// two allocations per call are a fifth of what such an attempt costs.
-pub(crate) struct Lazy<T>(OnceLock<Arc<T>>);
+pub(crate) enum Lazy<T> {
+    /// Made already (an operation's, shared): nothing to wait for.
+    Made(Arc<T>),
+    /// Made at its first use.
+    Later(OnceLock<Arc<T>>),
+}
 
 impl<T: Default> Lazy<T> {
     /// A cell made at its first use.
     pub(crate) const fn new() -> Self {
-        Lazy(OnceLock::new())
+        Lazy::Later(OnceLock::new())
     }
 
     /// Whether the cell was made (used, or shared with an operation).
     pub(crate) fn is_made(&self) -> bool {
-        self.0.get().is_some()
+        match self {
+            Lazy::Made(_) => true,
+            Lazy::Later(cell) => cell.get().is_some(),
+        }
     }
 
     /// The cell, made now if this is its first use.
     pub(crate) fn get(&self) -> &Arc<T> {
-        self.0.get_or_init(Arc::default)
+        match self {
+            Lazy::Made(cell) => cell,
+            Lazy::Later(cell) => cell.get_or_init(Arc::default),
+        }
     }
 }
 
 impl<T> From<Arc<T>> for Lazy<T> {
     /// `cell`, shared.
     fn from(cell: Arc<T>) -> Self {
-        Lazy(OnceLock::from(cell))
+        Lazy::Made(cell)
     }
 }
 
