@@ -1,11 +1,12 @@
 # mk/bench.mk — `make bench`: recuo beside the libraries users would pick instead, as ratios
-# measured in one run (issue 7). Included by the Makefile, which defines ROOT, VENV and CARGO.
+# measured in one run (issues 7 and 18). Included by the Makefile, which defines ROOT, VENV and CARGO.
 #
 # Never part of `make test`: nothing here is a test, and no test depends on timing. The peers
 # (tenacity, stamina, backoff) go into a venv of their own under target/bench/, beside recuo's
-# release wheel; they are never a dependency of recuo. Everything is written under
-# target/bench/; the report is target/bench/REPORT.md. Each step runs alone (-j1): two
-# benchmarks side by side on two cores would only measure each other.
+# release wheel; they are never a dependency of recuo. The JavaScript row runs the npm package
+# over the release librecuo; the core's instruction counts need valgrind (callgrind).
+# Everything is written under target/bench/; the report is target/bench/REPORT.md. Each step
+# runs alone (-j1): two benchmarks side by side on two cores would only measure each other.
 
 BENCH_DIR := $(ROOT)/target/bench
 BENCH_VENV := $(BENCH_DIR)/venv
@@ -20,16 +21,20 @@ SCHEDULE_SEEDS ?= 21
 # one long run's confidence interval (the report uses only each round's median).
 CRITERION_OPTIONS := --warm-up-time 0.5 --measurement-time 1 --nresamples 2000 --noplot
 PHP_RELEASE := $(ROOT)/target/release/librecuo_php.so
+FFI_RELEASE := $(ROOT)/target/release/librecuo.so
+INSTRUCTIONS := $(ROOT)/target/release/instructions
 bench_step = @echo "bench: $(1)" >&2
 
-.PHONY: bench bench-rust lint-bench bench-schedules bench-python bench-php bench-report bench-profile
+.PHONY: bench bench-rust bench-instructions lint-bench bench-schedules bench-python bench-php bench-js bench-report bench-profile
 
-bench: deps ## measure recuo beside its peers, ratios in one run, into target/bench/REPORT.md (~6 min; never part of make test)
+bench: deps ## measure recuo beside its peers, ratios in one run, into target/bench/REPORT.md (~7 min; never part of make test)
 	@mkdir -p $(BENCH_DIR)
 	@$(MAKE) -j1 --no-print-directory lint-bench
 	@$(MAKE) -j1 --no-print-directory bench-schedules
 	@$(MAKE) -j1 --no-print-directory bench-rust
+	@$(MAKE) -j1 --no-print-directory bench-instructions
 	@$(MAKE) -j1 --no-print-directory bench-php
+	@$(MAKE) -j1 --no-print-directory bench-js
 	@$(MAKE) -j1 --no-print-directory bench-python
 	@$(MAKE) -j1 --no-print-directory bench-report
 
@@ -44,6 +49,12 @@ bench-rust: ## criterion: Retry-After forms beside httpdate, decide beside a han
 	$(call bench_step,build the criterion benches (release))
 	@$(CARGO) bench -q -p recuo-bench --no-run
 	@python3 $(ROOT)/bench/report/criterion_rounds.py $(ROOT)/target $(BENCH_DIR)/criterion.json $(CRITERION_ROUNDS) $(CRITERION_OPTIONS)
+
+bench-instructions: ## callgrind: instructions and allocations per call of decide and Retry-After seconds, beside their baselines
+	@mkdir -p $(BENCH_DIR)
+	$(call bench_step,build the instructions binary (release))
+	@$(CARGO) build -q --release -p recuo-bench --bin instructions
+	@python3 $(ROOT)/bench/report/core_instructions.py $(INSTRUCTIONS) $(BENCH_DIR)/instructions.json
 
 bench-schedules: ## guide B's 600 requests against a simulated 120/min server, in virtual time
 	@mkdir -p $(BENCH_DIR)
@@ -71,11 +82,19 @@ bench-php: ## Recuo\comRetry (release build) beside guide A's pure-PHP comRetry
 	@$(CARGO) build -q --release -p recuo-php
 	@$(PHP) -d extension=$(PHP_RELEASE) $(ROOT)/bench/php/bench.php $(BENCH_DIR)/php.json $(BENCH_ROUNDS)
 
+bench-js: ## recuo's comRetry (JavaScript, release librecuo) beside guide A's pure-JS comRetry
+	@mkdir -p $(BENCH_DIR)
+	$(call bench_step,build librecuo (release) for the JavaScript package)
+	@$(CARGO) build -q --release -p recuo-ffi
+	@test -d $(ROOT)/js/node_modules || (cd $(ROOT)/js && npm ci --silent)
+	@RECUO_LIB=$(FFI_RELEASE) node $(ROOT)/bench/js/bench.js $(BENCH_DIR)/js.json $(BENCH_ROUNDS)
+
 # Not part of `make bench`: a profile for whoever works on the bindings' cost, after it.
-bench-profile: ## callgrind: instructions per call of recuo's loops beside the guides', and where they go (target/bench/PROFILE.md)
-	@$(BENCH_PY) -c 'import recuo' 2>/dev/null && test -f $(PHP_RELEASE) || \
+bench-profile: ## callgrind: instructions per call of recuo's loops beside the guides' and the floor, and where they go (target/bench/PROFILE.md)
+	@$(BENCH_PY) -c 'import recuo' 2>/dev/null && test -f $(PHP_RELEASE) && test -f $(FFI_RELEASE) || \
 		{ echo "bench-profile: run make bench first (it builds what this profiles)" >&2; exit 1; }
-	@python3 $(ROOT)/bench/report/callgrind.py $(BENCH_DIR) $(BENCH_PY) $(PHP_RELEASE)
+	@$(CARGO) build -q --release -p recuo-bench --bin instructions
+	@RECUO_LIB=$(FFI_RELEASE) python3 $(ROOT)/bench/report/callgrind.py $(BENCH_DIR) $(BENCH_PY) $(PHP_RELEASE) $(INSTRUCTIONS)
 
 bench-report: ## target/bench/REPORT.md from the last runs' figures, printed
 	@python3 $(ROOT)/bench/report/build_report.py $(BENCH_DIR)

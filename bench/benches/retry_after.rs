@@ -11,6 +11,7 @@ use std::time::UNIX_EPOCH;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use recuo::{parse_retry_after, retry_delay_ms, JitterRng};
+use recuo_bench::peers::std_seconds_ms;
 use recuo_bench::{sides, Side};
 
 /// 1994-11-06 08:00:00 UTC in Unix milliseconds: the dates below are 49 min 37 s later.
@@ -29,12 +30,6 @@ fn httpdate_wait_ms(value: &str) -> Option<i64> {
     let at = httpdate::parse_http_date(value).ok()?;
     let at_ms = at.duration_since(UNIX_EPOCH).ok()?.as_millis() as i64;
     Some((at_ms - NOW_MS).max(0))
-}
-
-/// The peer for delta-seconds: what a caller writes with the standard library.
-fn std_seconds_ms(value: &str) -> Option<u64> {
-    let secs: u64 = value.trim_matches([' ', '\t']).parse().ok()?;
-    Some(secs.saturating_mul(1000))
 }
 
 fn forms(c: &mut Criterion) {

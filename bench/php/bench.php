@@ -1,5 +1,5 @@
 <?php
-// Recuo\comRetry beside guide A's pure-PHP comRetry, as ratios in one run.
+// Recuo\comRetry and Recuo\retry beside guide A's pure-PHP comRetry, as ratios in one run.
 //
 //     php -d extension=target/release/librecuo_php.so bench/php/bench.php OUT.json [ROUNDS]
 //     php -d extension=... bench/php/bench.php --loop success|failure NAME N
@@ -61,7 +61,7 @@ function contenders(): array
     $ok = fn (): int => 1;
     $noSleep = function (int $ms): void {
     };
-    [$inline, $guide, $recuo] = [flaky(), flaky(), flaky()];
+    [$inline, $guide, $recuo, $recuoRetry] = [flaky(), flaky(), flaky(), flaky()];
     return [
         'success' => [
             'direct $f()' => function (int $n) use ($ok): void {
@@ -77,6 +77,11 @@ function contenders(): array
             'Recuo\comRetry' => function (int $n) use ($ok): void {
                 for ($i = 0; $i < $n; $i++) {
                     Recuo\comRetry($ok);
+                }
+            },
+            'Recuo\retry' => function (int $n) use ($ok): void {
+                for ($i = 0; $i < $n; $i++) {
+                    Recuo\retry($ok);
                 }
             },
         ],
@@ -100,6 +105,11 @@ function contenders(): array
             'Recuo\comRetry' => function (int $n) use ($recuo, $noSleep): void {
                 for ($i = 0; $i < $n; $i++) {
                     Recuo\comRetry($recuo, sleep: $noSleep);
+                }
+            },
+            'Recuo\retry' => function (int $n) use ($recuoRetry, $noSleep): void {
+                for ($i = 0; $i < $n; $i++) {
+                    Recuo\retry($recuoRetry, sleep: $noSleep);
                 }
             },
         ],

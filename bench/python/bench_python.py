@@ -145,6 +145,10 @@ def success_contenders() -> dict[str, Callable[[int], None]]:
         "guide A com_retry (pure Python)": loop_with(com_retry, succeed),
         "recuo.com_retry": loop_with(recuo.com_retry, succeed),
         "recuo.retry (decorator)": loop_of(recuo.retry(succeed)),
+        "recuo.call (call form)": loop_with(recuo.call, succeed),
+        # The floor: an extension function that only calls its callable once (private, for
+        # the bench): what no loop in an extension can go below.
+        "floor: extension calls f once": loop_with(recuo._recuo._call_once, succeed),
         "tenacity Retrying (reused)": loop_with(tenacity.Retrying(**tenacity_kwargs()), succeed),
         "tenacity @retry": loop_of(tenacity.retry(**tenacity_kwargs())(succeed)),
         "stamina @retry": loop_of(stamina_retry(succeed)),
@@ -159,6 +163,7 @@ def failure_contenders() -> dict[str, Callable[[int], None]]:
         "guide A com_retry (pure Python)": loop_sleepless(com_retry, flaky()),
         "recuo.com_retry": loop_sleepless(recuo.com_retry, flaky()),
         "recuo.retry (decorator)": loop_of(recuo.retry(sleep=no_sleep)(flaky())),
+        "recuo.call (call form)": loop_sleepless(recuo.call, flaky()),
         "tenacity Retrying (reused)": loop_with(tenacity.Retrying(**sleepless), flaky()),
         "tenacity @retry": loop_of(tenacity.retry(**sleepless)(flaky())),
         "stamina @retry": loop_of(stamina_retry(flaky())),

@@ -2,11 +2,14 @@
 
     python3 build_report.py BENCH_DIR
 
-BENCH_DIR holds python.json, php.json, criterion.json and schedules.json (written by
-bench/python/bench_python.py, bench/php/bench.php, bench/report/criterion_rounds.py and the
-`schedules` binary). Every figure is a ratio to a baseline measured in the same round of the
-same run; each is given as its median and its min–max over the rounds. The report ends with
-the goals of issue 7, each marked met or not met.
+BENCH_DIR holds python.json, php.json, js.json, criterion.json, instructions.json and
+schedules.json (written by bench/python/bench_python.py, bench/php/bench.php, bench/js/bench.js,
+bench/report/criterion_rounds.py, bench/report/core_instructions.py and the `schedules`
+binary). Every figure is a ratio to a baseline measured in the same round of the same run;
+each is given as its median and its min–max over the rounds. The report ends with issue 18's
+table (the cost of the success path, today and the goal) and the standing goals of issue 7,
+each marked met or not met on the median; a row whose figures are missing from this run says
+"not measured".
 """
 
 from __future__ import annotations
@@ -26,6 +29,16 @@ RECUO_PY = "recuo.com_retry"
 TENACITY = "tenacity Retrying (reused)"
 GUIDE_PHP = "guide A comRetry (pure PHP)"
 RECUO_PHP = "Recuo\\comRetry"
+RECUO_PHP_RETRY = "Recuo\\retry"
+RECUO_CALL = "recuo.call (call form)"
+RECUO_DECORATED = "recuo.retry (decorator)"
+PY_FLOOR = "floor: extension calls f once"
+GUIDE_JS = "guide A comRetry (pure JS)"
+RECUO_JS = "recuo comRetry"
+# A bare AsyncLocalStorage.run with a new store per call: the least any context for nested
+# loops costs in JavaScript.
+JS_FLOOR = "floor: await als.run({}, f)"
+NOT_MEASURED = "not measured"
 
 
 def ratios(top: Sequence[float], bottom: Sequence[float]) -> list[float]:
@@ -55,36 +68,72 @@ def command(*argv: str) -> str:
 
 
 class Goals:
-    """Issue 7's goals, each checked against a median."""
+    """Goals, each checked against a median: issue 18's table, then issue 7's standing ones."""
 
     def __init__(self) -> None:
         self.rows: list[list[str]] = []
+        self.issue18: list[list[str]] = []
 
-    def check(self, goal: str, xs: Sequence[float], ok: Callable[[float], bool], fmt: str = "{:.2f}×") -> None:
-        median, spread = fig(xs, fmt)
-        verdict = "met" if ok(statistics.median(xs)) else "**not met**"
-        self.rows.append([goal, f"{median} ({spread})", verdict])
+    def check(self, goal: str, xs: Sequence[float] | None, ok: Callable[[float], bool], fmt: str = "{:.2f}×") -> None:
+        self.rows.append([goal, *verdict(xs, ok, fmt)])
+
+    def row(self, what: str, today: str, goal: str, xs: Sequence[float] | None, ok: Callable[[float], bool],
+            fmt: str = "{:.2f}×") -> None:
+        """One row of issue 18's table: what, the figure the issue measured, the goal, now."""
+        measured = verdict(xs, ok, fmt)
+        if goal == "—":  # a figure for scale, no goal of its own
+            measured[1] = "—" if xs else NOT_MEASURED
+        self.issue18.append([what, today, goal, *measured])
 
 
-def machine(py: dict[str, Any], php: dict[str, Any]) -> list[str]:
+def verdict(xs: Sequence[float] | None, ok: Callable[[float], bool], fmt: str) -> list[str]:
+    """[measured: median (min–max), met / not met], or not measured."""
+    if not xs:
+        return [NOT_MEASURED, NOT_MEASURED]
+    median, spread = fig(xs, fmt)
+    shown = median if median == spread.split("–")[0] == spread.split("–")[-1] else f"{median} ({spread})"
+    return [shown, "met" if ok(statistics.median(xs)) else "**not met**"]
+
+
+def extra_ratio(data: dict[str, Any] | None, path: str, top: str, bottom: str) -> list[float] | None:
+    """Round by round: top's extra cost / bottom's, on `path`; None when either is missing."""
+    if not data or path not in data:
+        return None
+    extra = data[path]["extra_ns"]
+    if top not in extra or bottom not in extra:
+        return None
+    return ratios(extra[top], extra[bottom])
+
+
+def load(bench: Path, name: str) -> Any:
+    path = bench / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def machine(py: dict[str, Any] | None, php: dict[str, Any] | None, js: dict[str, Any] | None) -> list[str]:
     cpu = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
             cpu = line.split(":", 1)[1].strip()
             break
-    libraries = ", ".join(f"{name} {v}" for name, v in py["versions"].items())
+    libraries = ", ".join(f"{name} {v}" for name, v in py["versions"].items()) if py else NOT_MEASURED
+    toolchains = [f"CPython {py['python']}" if py else "CPython: not measured",
+                  f"PHP {php['php']}" if php else "PHP: not measured",
+                  f"Node {js['node']}" if js else "Node: not measured",
+                  command("rustc", "--version")]
     now = datetime.datetime.now(datetime.timezone.utc)
+    recuo = (php or js or {}).get("recuo", "unknown")
     return [
         f"- **Machine**: `nproc` {command('nproc')}, {cpu}, {platform.system()} {platform.release()}",
-        f"- **Toolchains**: CPython {py['python']}, PHP {php['php']}, {command('rustc', '--version')}",
-        f"- **Libraries**: {libraries} (Python, recuo's release wheel); recuo {php['recuo']} "
-        f"(PHP, the extension's release build)",
+        f"- **Toolchains**: {', '.join(toolchains)}",
+        f"- **Libraries**: {libraries} (Python, recuo's release wheel); recuo {recuo} "
+        "(PHP, the extension's release build; JavaScript, the release librecuo)",
         f"- **Date**: {now:%Y-%m-%d %H:%M} UTC",
         "",
         "Every figure is a **ratio** to a baseline measured in the same run, in the same round: "
         "its median over the rounds, then its min–max. Absolute times, where shown, only give "
         "the scale on this machine. Reproduce with `make bench`; `make bench-profile` counts "
-        "the instructions behind the Python and PHP figures.",
+        "the instructions behind the Python, PHP and JavaScript figures, the floor and the core.",
         "",
     ]
 
@@ -97,62 +146,96 @@ def python_path(title: str, meaning: str, data: dict[str, Any]) -> tuple[list[st
     for name, xs in per_round.items():
         label = f"{name} (the baseline)" if name == GUIDE_PY else name
         rows.append([label, *fig(xs), ns(extra[name])])
-    cheaper = ratios(extra[TENACITY], extra[RECUO_PY])
-    per_round["tenacity / recuo"] = cheaper
-    median, spread = fig(cheaper, "{:.1f}")
     lines = [f"### {title}", "", meaning, ""]
     lines += table(["contender", "× the guide's extra cost (median)", "min–max", "extra ns/call (scale)"], rows)
-    lines += ["", f"{TENACITY}'s extra cost is **{median}×** {RECUO_PY}'s (min–max {spread}).", ""]
+    lines += [""]
+    if TENACITY in extra and RECUO_PY in extra:
+        cheaper = ratios(extra[TENACITY], extra[RECUO_PY])
+        per_round["tenacity / recuo"] = cheaper
+        median, spread = fig(cheaper, "{:.1f}")
+        lines += [f"{TENACITY}'s extra cost is **{median}×** {RECUO_PY}'s (min–max {spread}).", ""]
     return lines, per_round
 
 
-def python(py: dict[str, Any], goals: Goals) -> list[str]:
+def python(py: dict[str, Any] | None, goals: Goals) -> list[str]:
+    if py is None:
+        return ["### 1–2. Python", "", "Not measured in this run (python.json is missing).", ""]
     n = py["rounds"]
     success, per_round = python_path(
         "1. Python: success path (the task returns at once)",
         "Extra cost per call = time per call − calling `f()` directly in the same round, divided "
         "by the extra cost of guide A's pure-Python `com_retry` (1.00: as cheap as the guide's "
-        f"nine lines; lower is better). {n} rounds, the contenders interleaved in an order "
-        "shuffled every round.",
+        f"nine lines; lower is better). `{RECUO_CALL}` is `recuo.call(f)`, the call form that "
+        f"replaces `recuo.retry(f, arg)`; `{RECUO_DECORATED}` calls a function decorated with "
+        f"`@recuo.retry`; `{PY_FLOOR}` (where present) is an extension function that only calls "
+        f"its callable: the floor of any loop in an extension. {n} rounds, the contenders "
+        "interleaved in an order shuffled every round.",
         py["success"],
     )
-    goals.check("Python success path: recuo.com_retry's extra cost ≤ 1.5× the guide's",
-                per_round[RECUO_PY], lambda x: x <= 1.5)
     goals.check("Python success path: tenacity's extra cost ≥ 20× recuo.com_retry's",
-                per_round["tenacity / recuo"], lambda x: x >= 20, "{:.1f}×")
+                per_round.get("tenacity / recuo"), lambda x: x >= 20, "{:.1f}×")
     failure, _ = python_path(
         "2. Python: failure path (fails 4 times, then succeeds; waits are no-ops)",
         "Extra cost per call = time per call − the 5 calls and 4 catches made inline, divided by "
         "the guide's. Every library's waits are no-ops, its own way: `sleep=` for recuo, the "
         "guide and tenacity; stamina's testing mode (`set_testing(True, attempts=5)`, with "
         "tenacity's default sleep mocked out, as tenacity documents); backoff's module sleep "
-        f"replaced. No library logs (stamina's hooks off, backoff's `logger=None`). {n} rounds.",
+        "replaced. No library logs (stamina's hooks off, backoff's `logger=None`). "
+        f"{n} rounds.",
         py["failure"],
     )
     return success + failure
 
 
-def php_section(php: dict[str, Any], goals: Goals) -> list[str]:
+def guide_section(title: str, meaning: str, data: dict[str, Any], guide: str, contenders: Sequence[str]) -> list[str]:
+    """A host's loops beside guide A's function of the same host, on both paths."""
     rows = []
-    for path, label in (("success", "success"), ("failure", "fails 4 times, then succeeds (`sleep:` no-op)")):
-        extra = php[path]["extra_ns"]
-        xs = ratios(extra[RECUO_PHP], extra[GUIDE_PHP])
-        rows.append([label, *fig(xs), ns(extra[RECUO_PHP]), ns(extra[GUIDE_PHP])])
-        goals.check(f"PHP {path} path: Recuo\\comRetry's extra cost ≤ 2× the guide's", xs, lambda x: x <= 2)
-    lines = [
-        "### 3. PHP: `Recuo\\comRetry` beside guide A's pure-PHP `comRetry`",
-        "",
-        "Recuo\\comRetry's extra cost per call (over calling the task directly; on the failure "
-        "path, over the 5 calls and 4 catches inline) divided by the pure-PHP guide function's, "
-        f"in the same round; lower is better. {php['rounds']} rounds, interleaved and shuffled.",
-        "",
-    ]
-    lines += table(["path", "× the guide's extra cost (median)", "min–max",
-                    "recuo extra ns/call (scale)", "guide extra ns/call (scale)"], rows)
+    for path, label in (("success", "success"), ("failure", "fails 4 times, then succeeds (no-op sleep)")):
+        extra = data[path]["extra_ns"]
+        for name in contenders:
+            if name.startswith("floor:") and path == "failure":
+                continue  # the floor never fails
+            if name not in extra:
+                rows.append([label, name, NOT_MEASURED, "", "", ""])
+                continue
+            xs = ratios(extra[name], extra[guide])
+            rows.append([label, name, *fig(xs), ns(extra[name]), ns(extra[guide])])
+    lines = [title, "", meaning, ""]
+    lines += table(["path", "contender", "× the guide's extra cost (median)", "min–max",
+                    "extra ns/call (scale)", "guide extra ns/call (scale)"], rows)
     return lines + [""]
 
 
-def rust(crit: dict[str, Any], goals: Goals) -> list[str]:
+def php_section(php: dict[str, Any] | None) -> list[str]:
+    title = "### 3. PHP: `Recuo\\comRetry` and `Recuo\\retry` beside guide A's pure-PHP `comRetry`"
+    if php is None:
+        return [title, "", "Not measured in this run (php.json is missing).", ""]
+    return guide_section(
+        title,
+        "Each contender's extra cost per call (over calling the task directly; on the failure "
+        "path, over the 5 calls and 4 catches inline) divided by the pure-PHP guide function's, "
+        f"in the same round; lower is better. {php['rounds']} rounds, interleaved and shuffled.",
+        php, GUIDE_PHP, [RECUO_PHP, RECUO_PHP_RETRY, "floor: extension calls $f once"])
+
+
+def js_section(js: dict[str, Any] | None) -> list[str]:
+    title = "### 4. JavaScript: `comRetry` beside guide A's pure-JS `comRetry`"
+    if js is None:
+        return [title, "", "Not measured in this run (js.json is missing).", ""]
+    return guide_section(
+        title,
+        "recuo's `comRetry(f)` (the npm package over the release librecuo) awaited in a loop; "
+        "its extra cost per call over awaiting the task directly (on the failure path, over the "
+        "5 calls and 4 catches inline) divided by the pure-JS guide function's, in the same "
+        "round; lower is better. `recuo retry(f)` is the package's call form (no goal of its own); "
+        f"`{JS_FLOOR}` is the floor of any loop that keeps a context for nested loops. "
+        f"Node {js['node']}, {js['rounds']} rounds.",
+        js, GUIDE_JS, [RECUO_JS, "recuo retry(f)", JS_FLOOR])
+
+
+def rust(crit: dict[str, Any] | None, instr: dict[str, Any] | None, goals: Goals) -> list[str]:
+    if crit is None:
+        return ["### 5. Rust (criterion)", "", "Not measured in this run (criterion.json is missing).", ""]
     rows = []
 
     def row(group: str, recuo: str, peer: str, label: str, peer_label: str) -> list[float]:
@@ -173,18 +256,37 @@ def rust(crit: dict[str, Any], goals: Goals) -> list[str]:
         goals.check(f"`try_acquire` at least as fast as governor's `check()`, {threads}", xs, lambda x: x <= 1.0)
     rounds = len(crit["try_acquire/1 thread"]["recuo"])
     lines = [
-        "### 4. Rust (criterion)",
+        "### 5. Rust (criterion, callgrind)",
         "",
         "recuo's median time per call divided by its peer's in the same round (below 1: recuo is "
         f"faster). {rounds} rounds of every bench, the peer first in every other round. The "
         "decision's baseline is a hand-rolled decision with the same answer (attempts left, "
         "window, jitter draw or server wait plus spread, deadline) and no bookkeeping: the ratio "
-        "is the price of the state machine per decision. Both regulators refuse nearly every "
-        "call and read the clock on each.",
+        "is the price of the state machine per decision; each side decides on a fresh state, 64 "
+        "made per timed batch. Both regulators refuse nearly every call and read the clock on "
+        "each.",
         "",
     ]
     lines += table(["benchmark", "peer", "recuo / peer (median)", "min–max"], rows)
-    return lines + [""]
+    lines += [""]
+    if instr:
+        irows = []
+        for mine, base, label in (
+            ("decide/backoff/recuo", "decide/backoff/hand-rolled", "`Attempts::decide`, retry with backoff"),
+            ("decide/server-wait/recuo", "decide/server-wait/hand-rolled", "`Attempts::decide`, retry with server wait"),
+            ("decide/give-up/recuo", "decide/give-up/hand-rolled", "`Attempts::decide`, give up"),
+            ("retry-after-seconds/recuo", "retry-after-seconds/str-parse", "`parse_retry_after(\"120\")` / `str::parse::<u64>`"),
+            ("retry-after-seconds/recuo", "retry-after-seconds/std-parse", "`parse_retry_after(\"120\")` / trim, parse, × 1000"),
+        ):
+            a, b = instr[mine]["instructions"], instr[base]["instructions"]
+            counted = [f"{a:,.0f}", f"{b:,.0f}", f"{a / b:.2f}"] if a is not None and b is not None else [NOT_MEASURED] * 3
+            irows.append([label, *counted, f"{instr[mine]['allocations']:g}"])
+        lines += ["Instructions per call under callgrind (bench/src/bin/instructions.rs; only inside "
+                  "the measured calls), and the allocations recuo's side makes per call, counted by "
+                  "a global allocator:", ""]
+        lines += table(["call", "recuo", "baseline", "recuo / baseline", "allocations per call"], irows)
+        lines += [""]
+    return lines
 
 
 def schedules(sched: dict[str, Any], goals: Goals) -> list[str]:
@@ -202,7 +304,7 @@ def schedules(sched: dict[str, Any], goals: Goals) -> list[str]:
                         elapsed, lambda x: x <= 1.01, "{:.4f}×")
             goals.check("Schedule paced at 90/min: zero 429s", row["throttled"], lambda x: x == 0, "{:.0f}")
     lines = [
-        "### 5. Schedules in virtual time",
+        "### 6. Schedules in virtual time",
         "",
         f"{sched['requests']} requests against a simulated server allowing "
         f"{sched['allowance_per_min']:.0f}/min (GCRA, burst {sched['server_burst']}; a refused "
@@ -220,17 +322,67 @@ def schedules(sched: dict[str, Any], goals: Goals) -> list[str]:
     return lines + [""]
 
 
+def issue18(py: dict[str, Any] | None, php: dict[str, Any] | None, js: dict[str, Any] | None,
+            crit: dict[str, Any] | None, instr: dict[str, Any] | None, goals: Goals) -> None:
+    """Issue 18's table, row by row, from this run's figures."""
+    goals.row("Python `recuo.com_retry(f)`", "14–15× (tenacity: 73–81×)", "≤ 1.5×",
+              extra_ratio(py, "success", RECUO_PY, GUIDE_PY), lambda x: x <= 1.5)
+    goals.row(f"Python call form `{RECUO_CALL.split()[0]}(f)` (replaces `recuo.retry(f, arg)`)", "≈ 44×", "≤ 3×",
+              extra_ratio(py, "success", RECUO_CALL, GUIDE_PY), lambda x: x <= 3)
+    goals.row("Python `@recuo.retry` decorated function", "≈ 17–19×", "≤ 3×",
+              extra_ratio(py, "success", RECUO_DECORATED, GUIDE_PY), lambda x: x <= 3)
+    goals.row("PHP `Recuo\\comRetry($f)`", "13–18×", "≤ 2×",
+              extra_ratio(php, "success", RECUO_PHP, GUIDE_PHP), lambda x: x <= 2)
+    goals.row("PHP `Recuo\\retry($f)`", "≈ 23×", "≤ 3×",
+              extra_ratio(php, "success", RECUO_PHP_RETRY, GUIDE_PHP), lambda x: x <= 3)
+    goals.row("failure path, Python `recuo.com_retry`", "3.6×", "no worse (≤ 3.6×)",
+              extra_ratio(py, "failure", RECUO_PY, GUIDE_PY), lambda x: x <= 3.6)
+    goals.row("failure path, PHP `Recuo\\comRetry`", "1.4×", "no worse (≤ 1.4×)",
+              extra_ratio(php, "failure", RECUO_PHP, GUIDE_PHP), lambda x: x <= 1.4)
+    goals.row("JavaScript `comRetry(f)`", "—", "≤ 2×",
+              extra_ratio(js, "success", RECUO_JS, GUIDE_JS), lambda x: x <= 2)
+    for case in ("retry with backoff (503, first failure)", "retry with server wait (429, Retry-After: 3)",
+                 "give up (503 on the last attempt)"):
+        group = (crit or {}).get(f"decide/{case}")
+        xs = ratios(group["recuo Attempts::decide"], group["hand-rolled"]) if group else None
+        goals.row(f"core: one decision, `Attempts::decide` ({case}) / hand-rolled (criterion)",
+                  "5.2–6.4×", "≤ 2×", xs, lambda x: x <= 2)
+    allocations = ([max(instr[f"decide/{o}/recuo"]["allocations"] for o in ("backoff", "server-wait", "give-up"))]
+                   if instr else None)
+    goals.row("core: allocations per decision (counting allocator)", "1 (the first push)", "0",
+              allocations, lambda x: x == 0, "{:g}")
+    seconds = None
+    if instr and None not in (instr["retry-after-seconds/recuo"]["instructions"],
+                              instr["retry-after-seconds/str-parse"]["instructions"]):
+        seconds = [instr["retry-after-seconds/recuo"]["instructions"]
+                   / instr["retry-after-seconds/str-parse"]["instructions"]]
+    goals.row("core: `Retry-After` as seconds, instructions / `str::parse::<u64>`'s (callgrind)",
+              "1.23× `str::parse::<u64>` × 1000 (criterion)", "≤ 1×", seconds, lambda x: x <= 1)
+    group = (crit or {}).get("retry_after/seconds")
+    goals.row("core: `Retry-After` as seconds / `str::parse::<u64>` × 1000 (criterion, for scale)",
+              "1.23×", "—", ratios(group["recuo parse_retry_after"], group["peer"]) if group else None,
+              lambda x: True)
+
+
 def main() -> None:
     bench = Path(sys.argv[1])
-    py, php, crit, sched = (json.loads((bench / f"{name}.json").read_text())
-                            for name in ("python", "php", "criterion", "schedules"))
+    py, php, js, crit, instr, sched = (load(bench, name) for name in
+                                       ("python", "php", "js", "criterion", "instructions", "schedules"))
     goals = Goals()
-    out = ["# recuo — benchmark report", "", *machine(py, php)]
+    out = ["# recuo — benchmark report", "", *machine(py, php, js)]
     out += python(py, goals)
-    out += php_section(php, goals)
-    out += rust(crit, goals)
-    out += schedules(sched, goals)
-    out += ["### Goals (issue 7)", ""]
+    out += php_section(php)
+    out += js_section(js)
+    out += rust(crit, instr, goals)
+    if sched is not None:
+        out += schedules(sched, goals)
+    issue18(py, php, js, crit, instr, goals)
+    out += ["### Issue 18: the success path costs what a plain loop costs", "",
+            "For the loops: the extra cost per call over a direct call, divided by guide A's own "
+            "function's in the same round (sections 1–4); for the core: recuo against its "
+            "baseline (section 5). Goals are checked on the median.", ""]
+    out += table(["row", "today (issue 18)", "goal", "measured: median (min–max)", "verdict"], goals.issue18)
+    out += ["", "### Standing goals (issue 7)", ""]
     out += table(["goal", "measured: median (min–max)", "verdict"], goals.rows)
     report = "\n".join(out) + "\n"
     (bench / "REPORT.md").write_text(report)

@@ -2,8 +2,9 @@
 //! criterion benches), `python/`, `php/` and `report/`, all run by `make bench`.
 //!
 //! The library holds what the `schedules` binary runs: [`sim`], batches against a simulated
-//! rate-limited server in virtual time.
+//! rate-limited server in virtual time; and [`peers`], the baselines of the core's benches.
 
+pub mod peers;
 pub mod sim;
 
 /// Which side of a comparison a benchmark measures.

@@ -22,10 +22,10 @@
 
 use rand::RngCore;
 
+use crate::backoff::Draw;
 use crate::classify::Verdict;
 use crate::idempotency::IdempotencyKey;
 use crate::pool::AttemptPool;
-use crate::rng::uniform_inclusive;
 use crate::server_wait::ServerWait;
 use crate::Policy;
 
@@ -132,9 +132,12 @@ pub struct Attempts {
     /// Attempts begun so far.
     begun: u32,
     started_ms: Option<u64>,
+    /// When the deadline ends (`u64::MAX` without one, or before the start), so that a
+    /// decision checks it with one comparison.
+    deadline_end_ms: u64,
     last_ms: u64,
     previous_delay_ms: u64,
-    delays_ms: Vec<u64>,
+    delays_ms: Delays,
     reason: Option<GiveUpReason>,
     cancelled: bool,
     pool: Option<(AttemptPool, bool)>,
@@ -148,9 +151,10 @@ impl Attempts {
             key: None,
             begun: 0,
             started_ms: None,
+            deadline_end_ms: u64::MAX,
             last_ms: 0,
             previous_delay_ms: policy.backoff().base_ms(),
-            delays_ms: Vec::new(),
+            delays_ms: Delays::new(),
             reason: None,
             cancelled: false,
             pool: None,
@@ -211,7 +215,7 @@ impl Attempts {
     /// The give-up decision when the operation was cancelled, its attempts are spent, or the
     /// shared pool of an enclosing loop is empty.
     pub fn begin(&mut self, now_ms: u64) -> Result<u32, Decision> {
-        self.started_ms.get_or_insert(now_ms);
+        self.start(now_ms);
         self.last_ms = now_ms;
         if self.cancelled {
             return Err(self.give_up(GiveUpReason::Cancelled, None));
@@ -243,6 +247,7 @@ impl Attempts {
 
     /// As [`decide`](Self::decide), taking a token from `allowance` for any retry (step 6 of
     /// SPEC §6).
+    #[inline]
     pub fn decide_with<R: RngCore + ?Sized>(
         &mut self,
         verdict: Verdict,
@@ -250,15 +255,15 @@ impl Attempts {
         rng: &mut R,
         allowance: Option<&dyn RetryAllowance>,
     ) -> Decision {
-        self.started_ms.get_or_insert(now_ms);
+        self.start(now_ms);
         self.last_ms = now_ms;
-        let server_wait = match verdict {
-            Verdict::Success => {
+        // A retry first: one comparison of the verdict's tag.
+        let Verdict::Retry { server_wait, .. } = verdict else {
+            if let Verdict::Success = verdict {
                 self.reason = None;
                 return Decision::Done;
             }
-            Verdict::GiveUp { .. } => return self.give_up(GiveUpReason::Permanent, None),
-            Verdict::Retry { server_wait, .. } => server_wait,
+            return self.give_up(GiveUpReason::Permanent, None);
         };
         if self.cancelled {
             return self.give_up(GiveUpReason::Cancelled, None);
@@ -272,33 +277,25 @@ impl Attempts {
             return self.give_up(GiveUpReason::AttemptsExhausted, None);
         }
         let n = self.begun.saturating_sub(1);
-        let (delay_ms, earliest_ms) = match server_wait {
+        // One draw, at one site: from the server's wait plus a spread, or from the backoff.
+        let (draw, server_ms) = match server_wait {
             Some(ServerWait::Unbounded) => {
                 return self.give_up(GiveUpReason::WaitExceedsDeadline, None)
             }
-            Some(ServerWait::Ms(w)) => {
-                let spread = uniform_inclusive(rng, 0, self.policy.spread_cap_ms(n));
-                (w.saturating_add(spread), w)
-            }
-            None => {
-                let d = self
-                    .policy
-                    .backoff()
-                    .delay_ms(n, self.previous_delay_ms, rng);
-                (d, d)
-            }
+            Some(ServerWait::Ms(w)) => (Draw::up_to(w, self.policy.spread_cap_ms(n)), Some(w)),
+            None => (self.policy.backoff().draw(n, self.previous_delay_ms), None),
         };
-        if let (Some(deadline), Some(start)) = (self.policy.deadline_ms(), self.started_ms) {
-            if now_ms.saturating_add(delay_ms) > start.saturating_add(deadline) {
-                let retry_at = now_ms.saturating_add(earliest_ms);
-                return self.give_up(GiveUpReason::WaitExceedsDeadline, Some(retry_at));
-            }
+        let delay_ms = draw.take(rng);
+        let earliest_ms = server_ms.unwrap_or(delay_ms);
+        if now_ms.saturating_add(delay_ms) > self.deadline_end_ms {
+            let retry_at = now_ms.saturating_add(earliest_ms);
+            return self.give_up(GiveUpReason::WaitExceedsDeadline, Some(retry_at));
         }
         if allowance.is_some_and(|a| !a.try_withdraw()) {
             return self.give_up(GiveUpReason::BudgetExhausted, None);
         }
         self.previous_delay_ms = delay_ms;
-        self.delays_ms.push(delay_ms);
+        self.delays_ms.push(delay_ms, self.policy.max_attempts());
         Decision::Retry {
             delay_ms,
             next_attempt: self.begun,
@@ -326,6 +323,17 @@ impl Attempts {
         self.give_up(reason, None)
     }
 
+    /// The first attempt's start (or the first decision's, without a `begin`) at `now_ms`.
+    #[inline]
+    fn start(&mut self, now_ms: u64) {
+        if self.started_ms.is_none() {
+            self.started_ms = Some(now_ms);
+            if let Some(deadline) = self.policy.deadline_ms() {
+                self.deadline_end_ms = now_ms.saturating_add(deadline);
+            }
+        }
+    }
+
     /// The monotonic instant (ms) the deadline ends, once the operation has started.
     pub fn deadline_at_ms(&self) -> Option<u64> {
         match (self.policy.deadline_ms(), self.started_ms) {
@@ -334,6 +342,9 @@ impl Attempts {
         }
     }
 
+    // Once per operation at most: out of the way of the retries (7 fewer instructions in a
+    // decision to retry; a give-up takes 5 more).
+    #[cold]
     fn give_up(&mut self, reason: GiveUpReason, retry_at_ms: Option<u64>) -> Decision {
         self.reason = Some(reason);
         Decision::GiveUp {
@@ -350,8 +361,69 @@ impl Attempts {
             elapsed_ms: self
                 .started_ms
                 .map_or(0, |s| self.last_ms.saturating_sub(s)),
-            delays_ms: self.delays_ms.clone(),
+            delays_ms: self.delays_ms.as_slice().to_vec(),
             stopped_by: None,
         }
+    }
+}
+
+/// The delays an operation keeps inline: a decision never allocates under a policy of up to
+/// `INLINE_DELAYS + 1` attempts (guides A and B make 5).
+const INLINE_DELAYS: usize = 8;
+
+/// The delays decided so far, in order: the first [`INLINE_DELAYS`] in place, the rest (a
+/// policy of more attempts) on the heap, where room for all the policy's delays is made at
+/// once, so that even then a decision allocates at most once per operation (for up to 1024
+/// more).
+#[derive(Clone)]
+struct Delays {
+    len: usize,
+    inline: [u64; INLINE_DELAYS],
+    /// Empty (never allocated) until the inline ones are full; then all of them.
+    spilled: Vec<u64>,
+}
+
+impl Delays {
+    const fn new() -> Self {
+        Delays {
+            len: 0,
+            inline: [0; INLINE_DELAYS],
+            spilled: Vec::new(),
+        }
+    }
+
+    /// Adds `delay_ms` to an operation of at most `max_attempts` (so one delay fewer).
+    #[inline]
+    fn push(&mut self, delay_ms: u64, max_attempts: u32) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = delay_ms,
+            None => self.spill(delay_ms, max_attempts),
+        }
+        self.len += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self, delay_ms: u64, max_attempts: u32) {
+        if self.spilled.is_empty() {
+            let room = (max_attempts as usize).min(INLINE_DELAYS + 1024);
+            self.spilled.reserve_exact(room);
+            self.spilled.extend_from_slice(&self.inline);
+        }
+        self.spilled.push(delay_ms);
+    }
+
+    fn as_slice(&self) -> &[u64] {
+        match self.inline.get(..self.len) {
+            Some(inline) => inline,
+            None => &self.spilled,
+        }
+    }
+}
+
+/// As the list of delays it is, where they are kept aside.
+impl std::fmt::Debug for Delays {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }

@@ -52,12 +52,13 @@ impl Jitter {
 
 /// `min(cap_ms, base_ms · 2^n)`, saturating instead of overflowing.
 pub const fn window_ms(base_ms: u64, cap_ms: u64, n: u32) -> u64 {
-    let grown = if base_ms == 0 {
-        0
-    } else if n >= 64 || base_ms > (u64::MAX >> n) {
-        u64::MAX
+    // `base · 2^n` fits when the shift loses no bit: `n` at most `base`'s leading zeros (64
+    // for 0, whose every shift is 0; at most 63 otherwise, so `n ≥ 64` saturates).
+    let shift = if n < 64 { n } else { 64 };
+    let grown = if base_ms.leading_zeros() >= shift {
+        base_ms << (shift & 63)
     } else {
-        base_ms << n
+        u64::MAX
     };
     if grown < cap_ms {
         grown
@@ -160,18 +161,34 @@ impl Backoff {
     /// for retry index `n − 1` (only [`Jitter::Decorrelated`] reads it; pass the base for
     /// `n = 0`).
     pub fn delay_ms<R: RngCore + ?Sized>(&self, n: u32, previous_ms: u64, rng: &mut R) -> u64 {
+        self.draw(n, previous_ms).take(rng)
+    }
+
+    /// What [`delay_ms`](Self::delay_ms) draws, before the draw: the state machine makes its
+    /// one draw from this or from a server's wait, at a single site.
+    #[inline]
+    pub(crate) const fn draw(&self, n: u32, previous_ms: u64) -> Draw {
         let w = self.window_ms(n);
         match self.jitter {
-            Jitter::Full => uniform_inclusive(rng, 0, w),
+            Jitter::Full => Draw::up_to(0, w),
             Jitter::Equal => {
                 let half = w / 2;
-                half + uniform_inclusive(rng, 0, w - half)
+                Draw::up_to(half, w - half)
             }
             Jitter::Decorrelated => {
-                let hi = previous_ms.max(self.base_ms).saturating_mul(3);
-                uniform_inclusive(rng, self.base_ms, hi).min(self.cap_ms)
+                let hi = if previous_ms > self.base_ms {
+                    previous_ms
+                } else {
+                    self.base_ms
+                };
+                Draw {
+                    offset_ms: 0,
+                    lo_ms: self.base_ms,
+                    hi_ms: hi.saturating_mul(3),
+                    max_ms: self.cap_ms,
+                }
             }
-            Jitter::None => w,
+            Jitter::None => Draw::up_to(w, 0),
         }
     }
 
@@ -188,6 +205,41 @@ impl Backoff {
     /// The delays of this schedule with jitter drawn from [`JitterRng::seeded`]`(seed)`.
     pub fn seeded(self, seed: u64) -> Delays<JitterRng> {
         self.delays(JitterRng::seeded(seed))
+    }
+}
+
+/// One delay before it is drawn: `offset_ms` plus a uniform draw from `lo_ms..=hi_ms`
+/// (none when `hi_ms <= lo_ms`: then `lo_ms`), saturating, then at most `max_ms`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Draw {
+    pub(crate) offset_ms: u64,
+    pub(crate) lo_ms: u64,
+    pub(crate) hi_ms: u64,
+    pub(crate) max_ms: u64,
+}
+
+impl Draw {
+    /// `offset_ms` plus a draw from `0..=spread_ms`.
+    #[inline]
+    pub(crate) const fn up_to(offset_ms: u64, spread_ms: u64) -> Self {
+        Draw {
+            offset_ms,
+            lo_ms: 0,
+            hi_ms: spread_ms,
+            max_ms: u64::MAX,
+        }
+    }
+
+    /// The delay, drawing from `rng` (never when the range is a single value).
+    #[inline]
+    pub(crate) fn take<R: RngCore + ?Sized>(self, rng: &mut R) -> u64 {
+        let drawn = uniform_inclusive(rng, self.lo_ms, self.hi_ms);
+        let delay = self.offset_ms.saturating_add(drawn);
+        if delay < self.max_ms {
+            delay
+        } else {
+            self.max_ms
+        }
     }
 }
 

@@ -73,13 +73,21 @@ impl RetryAfter {
 /// else (signs, fractions, other zones, trailing bytes, non-ASCII, NUL) is
 /// [`RetryAfter::Invalid`]. Never panics and never allocates.
 pub fn parse_retry_after(value: impl AsRef<[u8]>, now_unix_ms: i64) -> RetryAfter {
-    let value = trim_spaces_and_tabs(value.as_ref());
-    if value.is_empty() {
-        return RetryAfter::Invalid;
+    let value = value.as_ref();
+    // The common value first: a few digits and nothing else, in one pass.
+    if let Some(seconds) = bare_seconds(value) {
+        return seconds;
     }
-    if value.iter().all(u8::is_ascii_digit) {
-        return delay_seconds(value);
+    let value = trim_spaces_and_tabs(value);
+    match delay_seconds(value) {
+        Some(seconds) => seconds,
+        None if value.is_empty() => RetryAfter::Invalid,
+        None => parse_date(value, now_unix_ms),
     }
+}
+
+/// An HTTP-date's wait as of `now_unix_ms`.
+fn parse_date(value: &[u8], now_unix_ms: i64) -> RetryAfter {
     match parse_http_date(value, now_unix_ms) {
         Some(date_s) => {
             let wait = (i128::from(date_s) * 1000 - i128::from(now_unix_ms)).max(0);
@@ -92,6 +100,7 @@ pub fn parse_retry_after(value: impl AsRef<[u8]>, now_unix_ms: i64) -> RetryAfte
     }
 }
 
+#[inline]
 fn trim_spaces_and_tabs(mut s: &[u8]) -> &[u8] {
     while let [b' ' | b'\t', rest @ ..] = s {
         s = rest;
@@ -102,23 +111,60 @@ fn trim_spaces_and_tabs(mut s: &[u8]) -> &[u8] {
     s
 }
 
-/// `digits` is non-empty and all ASCII digits.
-fn delay_seconds(digits: &[u8]) -> RetryAfter {
-    let significant = match digits.iter().position(|&b| b != b'0') {
-        Some(first) => &digits[first..],
-        None => return RetryAfter::Seconds { wait_ms: 0 },
-    };
-    // 2^53 − 1 ms is 9_007_199_254_740 s: thirteen digits. Anything with more than 16 is
-    // far past it, and 16 digits × 1000 still fits in a u64.
-    if significant.len() > 16 {
-        return RetryAfter::Unbounded;
+/// 2^53 − 1 ms is 9_007_199_254_740 s, so any count of seconds above this is unbounded; and
+/// below it, one more digit (× 10 + 9) still fits in a u64 with room to spare.
+const MAX_SAFE_SECONDS: u64 = MAX_SAFE_MS / 1000;
+
+/// Delay-seconds of at most 19 digits, nothing around them: `None` for anything else. 19
+/// digits never overflow a u64, so the count is checked once, at the end.
+#[inline]
+fn bare_seconds(value: &[u8]) -> Option<RetryAfter> {
+    if value.is_empty() || value.len() > 19 {
+        return None;
     }
-    let seconds = significant
-        .iter()
-        .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
-    match seconds * 1000 {
-        wait_ms if wait_ms <= MAX_SAFE_MS => RetryAfter::Seconds { wait_ms },
-        _ => RetryAfter::Unbounded,
+    let mut seconds = 0u64;
+    for &b in value {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        seconds = seconds * 10 + u64::from(digit);
+    }
+    Some(if seconds > MAX_SAFE_SECONDS {
+        RetryAfter::Unbounded
+    } else {
+        RetryAfter::Seconds {
+            wait_ms: seconds * 1000,
+        }
+    })
+}
+
+/// Delay-seconds of any length, in one pass: `None` unless `value` is one or more ASCII
+/// digits.
+#[inline]
+fn delay_seconds(value: &[u8]) -> Option<RetryAfter> {
+    let (mut seconds, mut unbounded) = (0u64, false);
+    for &b in value {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        // Past the largest exact wait the count stops growing (so it never overflows); the
+        // remaining bytes must still be digits.
+        seconds = seconds * 10 + u64::from(digit);
+        if seconds > MAX_SAFE_SECONDS {
+            unbounded = true;
+            seconds = MAX_SAFE_SECONDS;
+        }
+    }
+    if value.is_empty() {
+        None
+    } else if unbounded {
+        Some(RetryAfter::Unbounded)
+    } else {
+        Some(RetryAfter::Seconds {
+            wait_ms: seconds * 1000,
+        })
     }
 }
 
@@ -164,6 +210,35 @@ mod tests {
             parse_retry_after("0000000000000000000000000000007", NOW),
             RetryAfter::Seconds { wait_ms: 7000 }
         );
+    }
+
+    #[test]
+    fn every_length_of_digits_bare_or_trimmed() {
+        // The bare fast path (up to 19 digits) and the general one agree, at every length
+        // and around the largest exact wait.
+        let reference = |digits: &str| match digits.parse::<u128>() {
+            Ok(s) if s * 1000 <= u128::from(MAX_SAFE_MS) => RetryAfter::Seconds {
+                wait_ms: u64::try_from(s * 1000).unwrap(),
+            },
+            _ => RetryAfter::Unbounded,
+        };
+        let mut values: Vec<String> = (1..=25).map(|n| "9".repeat(n)).collect();
+        values.extend((1..=25).map(|n| format!("{}12", "0".repeat(n))));
+        values.extend((1..=22).map(|n| "1".repeat(n)));
+        for edge in ["9007199254740", "9007199254741", "18446744073709551615"] {
+            values.push(edge.to_owned());
+            values.push(format!("000000{edge}"));
+        }
+        for v in &values {
+            let want = reference(v);
+            assert_eq!(parse_retry_after(v, NOW), want, "{v}");
+            assert_eq!(parse_retry_after(format!(" \t{v}\t "), NOW), want, "{v}");
+            assert_eq!(
+                parse_retry_after(format!("{v}x"), NOW),
+                RetryAfter::Invalid,
+                "{v}x"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The random generator jitter draws from: seedable, so every test can be exact.
 
+use rand::distr::uniform::{UniformInt, UniformSampler};
 use rand::rngs::StdRng;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{RngCore, SeedableRng};
 
 /// A random generator for jitter.
 ///
@@ -77,17 +78,44 @@ impl RngCore for LazyJitterRng {
 }
 
 /// A uniform draw from `lo..=hi`; `lo` when `hi <= lo`.
+///
+/// The draw `rng.random_range(lo..=hi)` makes, without its range argument and its checks:
+/// the same sampler on the same bounds, so the same value from the same generator.
+#[inline]
 pub(crate) fn uniform_inclusive<R: RngCore + ?Sized>(rng: &mut R, lo: u64, hi: u64) -> u64 {
     if hi <= lo {
         lo
     } else {
-        rng.random_range(lo..=hi)
+        UniformInt::<u64>::sample_single_inclusive(lo, hi, rng).unwrap_or(lo)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_draws_as_random_range() {
+        use rand::Rng;
+        let bounds = [
+            (0, 1),
+            (0, 1000),
+            (5, 8000),
+            (1, u64::MAX),
+            (0, u64::MAX - 1),
+        ];
+        let mut a = JitterRng::seeded(18);
+        let mut b = JitterRng::seeded(18);
+        for _ in 0..200 {
+            for (lo, hi) in bounds {
+                assert_eq!(uniform_inclusive(&mut a, lo, hi), b.random_range(lo..=hi));
+            }
+        }
+        assert_eq!(
+            uniform_inclusive(&mut a, 0, u64::MAX),
+            b.random_range(0..=u64::MAX)
+        );
+    }
 
     #[test]
     fn same_seed_same_sequence() {

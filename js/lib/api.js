@@ -344,15 +344,24 @@ export function recuoApi(native) {
 
   // ---- the operation machine ---------------------------------------------------------
 
-  function stepFrom(s) {
-    const kind = steps.byCode.get(s.kind);
-    const step = { kind, attempt: s.attempt };
-    if (kind === 'enter') step.untilMs = s.has_until ? Number(s.until_ms) : null;
-    else if (kind === 'call') step.timeoutMs = s.has_timeout ? Number(s.timeout_ms) : null;
-    else if (kind === 'sleep') step.delayMs = Number(s.delay_ms);
+  // A step comes back in one scratch buffer, read field by field (every call is synchronous,
+  // so one buffer serves them all): koffi decoding the struct into a new object cost ~3 µs a
+  // step, several times the machine's own work.
+  const stepBuffer = Buffer.alloc(koffi.sizeof('recuo_step'));
+  const stepAt = Object.fromEntries(['kind', 'attempt', 'delay_ms', 'has_until', 'until_ms', 'has_timeout', 'timeout_ms',
+    'reason', 'has_retry_at', 'retry_at_ms'].map((field) => [field, koffi.offsetof('recuo_step', field)]));
+  const u64At = (b, at) => Number(b.readBigUInt64LE(at));
+
+  /** The step in `b` (a recuo_step's bytes). */
+  function stepFrom(b) {
+    const kind = steps.byCode.get(b.readUInt32LE(stepAt.kind));
+    const step = { kind, attempt: b.readUInt32LE(stepAt.attempt) };
+    if (kind === 'enter') step.untilMs = b[stepAt.has_until] ? u64At(b, stepAt.until_ms) : null;
+    else if (kind === 'call') step.timeoutMs = b[stepAt.has_timeout] ? u64At(b, stepAt.timeout_ms) : null;
+    else if (kind === 'sleep') step.delayMs = u64At(b, stepAt.delay_ms);
     else if (kind === 'gave_up') {
-      step.reason = reasonName(s.reason);
-      step.retryAtMs = s.has_retry_at ? Number(s.retry_at_ms) : null;
+      step.reason = reasonName(b.readUInt32LE(stepAt.reason));
+      step.retryAtMs = b[stepAt.has_retry_at] ? u64At(b, stepAt.retry_at_ms) : null;
     }
     return step;
   }
@@ -421,9 +430,8 @@ export function recuoApi(native) {
       this._keep = [o.statsRecorder, o.gate, o.pool];
     }
     _step(call) {
-      const out = {};
-      check(call(out));
-      return stepFrom(out);
+      check(call(stepBuffer));
+      return stepFrom(stepBuffer);
     }
     start(nowMs, unixMs = Date.now()) { return this._step((o) => f.recuo_attempts_start(this.ptr, nowMs, Math.trunc(unixMs), o)); }
     entered(nowMs, passed) { return this._step((o) => f.recuo_attempts_entered(this.ptr, nowMs, Boolean(passed), o)); }
@@ -798,7 +806,7 @@ export function recuoApi(native) {
    * Drives one operation machine to its end with the host's effects: calls, timers, the
    * gate and the signal. Answers the value, the last response, or throws the last error.
    */
-  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, pool }) {
+  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, pool, first }) {
     let value;
     let response = null;
     let error;
@@ -811,7 +819,15 @@ export function recuoApi(native) {
     };
     try {
       if (signal?.aborted) op.cancel();
-      let step = op.start(now(), Date.now());
+      // A first attempt made before the machine (comRetry's fast path): replayed into it,
+      // started when it started, failed when it failed.
+      let step = op.start(first ? first.startedMs : now(), Date.now());
+      if (first && step.kind === 'call') {
+        failure = first.error;
+        error = first.error;
+        hasError = true;
+        step = op.failed(first.failedMs);
+      }
       for (;;) {
         flush();
         switch (step.kind) {
@@ -827,13 +843,7 @@ export function recuoApi(native) {
             break;
           }
           case 'call': {
-            const attempt = {
-              number: step.attempt,
-              timeoutMs: step.timeoutMs,
-              signal,
-              get idempotencyKey() { return op.idempotencyKey; },
-              idempotencyHeader: op._header,
-            };
+            const attempt = new Attempt(step.attempt, step.timeoutMs, signal, op._header, op);
             let failed = false;
             let result;
             try {
@@ -913,11 +923,91 @@ export function recuoApi(native) {
     }
   }
 
+  const COM_RETRY_ATTEMPTS = 5;
+  // comRetry's policy with guide A's defaults, made once (an Operation copies its policy):
+  // other figures make one for the call, which the caller closes.
+  let guideAPolicy = null;
+  function comRetryPolicy(tentativas, baseMs, maxMs) {
+    if (tentativas === COM_RETRY_ATTEMPTS && baseMs === 200 && maxMs === 5000) {
+      return (guideAPolicy ??= new Policy({ maxAttempts: COM_RETRY_ATTEMPTS, baseMs: 200, capMs: 5000 }));
+    }
+    return new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
+  }
+  // `performance.now()` on the machine's clock (both count CLOCK_MONOTONIC): the offset,
+  // taken once, never puts a reading after the machine's own.
+  let clockOffset = null;
+  const fastNow = () => {
+    clockOffset ??= now() - performance.now();
+    return Math.max(0, Math.floor(performance.now() + clockOffset));
+  };
+
+  /**
+   * An attempt, as the operation and `currentAttempt()` see it — one shape on every path: its
+   * key is asked of `keyed` (the machine, or comRetry's fast-path frame, which makes the
+   * machine only when asked for) when read.
+   */
+  class Attempt {
+    #keyed;
+    constructor(number, timeoutMs, signal, idempotencyHeader, keyed) {
+      this.number = number;
+      this.timeoutMs = timeoutMs;
+      this.signal = signal;
+      this.idempotencyHeader = idempotencyHeader;
+      this.#keyed = keyed;
+    }
+    get idempotencyKey() { return this.#keyed.idempotencyKey; }
+  }
+
+  /**
+   * The context of a first attempt made before its machine (comRetry's fast path): the pool
+   * of the loops nested in it (the enclosing loop's, or this loop's own, made only when one
+   * asks: that attempt already drawn from it), and the attempt `currentAttempt()` answers,
+   * whose key makes the machine only when asked for.
+   */
+  class FirstFrame {
+    constructor(outerPool, maxAttempts) {
+      this._outer = outerPool;
+      this._max = maxAttempts;
+      this._pool = null;
+      this.op = null;
+      this.ended = false;
+      this.attempt = new Attempt(0, null, undefined, 'Idempotency-Key', this);
+    }
+    get pool() { return this._outer ?? (this._pool ??= new AttemptPool(this._max - 1)); }
+    /** The loop succeeded: its machine (if a key made one) goes, as a loop's does. */
+    end() {
+      this.ended = true;
+      this.op?.close();
+    }
+    /** The loop's machine, made now (guide A's defaults), this first attempt already drawn. */
+    machine() {
+      if (this.ended && this.op === null) throw new Error('recuo: this object was closed');
+      if (this.op === null) {
+        this.op = new Operation(comRetryPolicy(this._max, 200, 5000), { pool: this.pool, nested: true, classifyLastFailure: false });
+      }
+      return this.op;
+    }
+    /** The key of the loop's machine (made now if need be): what its first attempt answers. */
+    get idempotencyKey() { return this.machine().idempotencyKey; }
+  }
+
   /** Sets a machine's pool from the enclosing loop's attempt, if any (SPEC §6: nested loops share one limit). */
   function poolFor(maxAttempts) {
     const outer = context.getStore();
     if (outer?.pool) return { pool: outer.pool, nested: true };
     return { pool: new AttemptPool(maxAttempts), nested: false };
+  }
+
+  // Each policy's idempotency header, read once (a policy never changes; a closed one is
+  // refused before this): otherwise a native call and a new string for every retry().
+  const policyHeaders = new WeakMap();
+  function headerOf(policy) {
+    let header = policyHeaders.get(policy);
+    if (header === undefined) {
+      header = policy.idempotencyHeader;
+      policyHeaders.set(policy, header);
+    }
+    return header;
   }
 
   function checkSignal(signal) {
@@ -941,7 +1031,7 @@ export function recuoApi(native) {
       seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
       ownKey: Boolean(request?.ownKey),
     });
-    op._header = policy.idempotencyHeader;
+    op._header = headerOf(policy);
     try {
       return await drive(op, {
         call: fn,
@@ -959,23 +1049,53 @@ export function recuoApi(native) {
    * true (or a retry verdict: its server wait is honoured; a give-up verdict stops), and
    * answers its value or rethrows its last error — the same object.
    */
-  async function comRetry(tarefa, { tentativas = 5, baseMs = 200, maxMs = 5000, repetirSe, seed, sleep, signal } = {}) {
+  function comRetry(tarefa, options) {
+    // Both paths are async functions: whatever fails, fails as a rejection.
+    if (options === undefined && typeof tarefa === 'function') return comRetryFast(tarefa);
+    return comRetryMachine(tarefa, options ?? {});
+  }
+
+  /**
+   * `comRetry(tarefa)` with guide A's defaults: the first attempt pays only for itself (one
+   * context for the loops nested in it and `currentAttempt()`, one cheap clock read); the
+   * machine starts only when it fails, replaying it (issue 18).
+   */
+  async function comRetryFast(tarefa) {
+    const frame = new FirstFrame(context.getStore()?.pool ?? null, COM_RETRY_ATTEMPTS);
+    const startedMs = fastNow();
+    try {
+      const value = await context.run(frame, tarefa);
+      frame.end();
+      return value;
+    } catch (error) {
+      return comRetryMachine(tarefa, {}, { startedMs, failedMs: now(), error, frame });
+    }
+  }
+
+  async function comRetryMachine(tarefa, { tentativas = 5, baseMs = 200, maxMs = 5000, repetirSe, seed, sleep, signal } = {}, first = undefined) {
     if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');
     if (repetirSe != null && typeof repetirSe !== 'function') throw new TypeError('repetirSe must be a function');
     checkSignal(signal);
-    const policy = new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
-    const { pool, nested } = poolFor(tentativas);
-    const op = new Operation(policy, { seed, pool, nested, classifyLastFailure: false });
+    const policy = first ? null : comRetryPolicy(tentativas, baseMs, maxMs);
+    let pool;
+    let op;
+    try {
+      // After a first attempt: the pool it drew from, that attempt already drawn, and its machine.
+      const from = first ? { pool: first.frame.pool, nested: true } : poolFor(tentativas);
+      pool = from.pool;
+      op = first ? first.frame.machine() : new Operation(policy, { seed, pool, nested: from.nested, classifyLastFailure: false });
+    } finally {
+      if (policy !== null && policy !== guideAPolicy) policy.close();
+    }
     op._header = 'Idempotency-Key';
     try {
       return await drive(op, {
         call: () => tarefa(),
         judge: async (e) => (repetirSe ? repetirSe(e) : true),
-        signal, sleep, http: false, pool,
+        signal, sleep, http: false, pool, first,
       });
     } finally {
       op.close();
-      policy.close();
     }
   }
 

@@ -2,9 +2,12 @@
 //! `Recuo\Report`), and `Recuo\Attempts`: the begin/decide face of the core's one machine,
 //! [`recuo::Operation`], kept for PHP code written against it.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use recuo::{RequestLine, Seen, Step};
+use recuo::{IdempotencyKey, RequestLine, Seen, Step};
 
 use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, Array, Bytes};
 use crate::errors::guarded;
@@ -22,8 +25,11 @@ use crate::verdict::Verdict;
 #[derive(Debug, Clone)]
 pub struct Attempt {
     pub(crate) number: u32,
-    pub(crate) idempotency_key: String,
-    pub(crate) idempotency_header: String,
+    /// The operation's key, made at the first ask (a first attempt that never asks for it
+    /// makes none); the loop fills it before any later attempt, so that every attempt's
+    /// object, this one's too, answers the same key.
+    pub(crate) idempotency_key: OnceCell<IdempotencyKey>,
+    pub(crate) idempotency_header: Cow<'static, str>,
     /// What the operation said it sent, for the records.
     pub(crate) request: Option<RequestLine>,
     /// What the operation said it received, for the records.
@@ -31,16 +37,25 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    /// The attempt `number` of an operation whose key is `idempotency_key`, sent in
-    /// `idempotency_header`.
-    pub fn new(number: u32, idempotency_key: String, idempotency_header: String) -> Self {
+    /// The attempt `number` of an operation whose key is `idempotency_key` (made at the
+    /// first ask when `None`), sent in `idempotency_header`.
+    pub fn new(
+        number: u32,
+        idempotency_key: Option<IdempotencyKey>,
+        idempotency_header: Cow<'static, str>,
+    ) -> Self {
         Attempt {
             number,
-            idempotency_key,
+            idempotency_key: idempotency_key.map_or_else(OnceCell::new, OnceCell::from),
             idempotency_header,
             request: None,
             response: None,
         }
+    }
+
+    /// The operation's key: this attempt's, made now if nobody asked for it yet.
+    pub fn key(&self) -> IdempotencyKey {
+        *self.idempotency_key.get_or_init(IdempotencyKey::random)
     }
 }
 
@@ -78,13 +93,13 @@ impl Attempt {
     /// The operation's idempotency key: a UUID v4, the same on every attempt.
     #[php(getter)]
     pub fn get_idempotency_key(&self) -> String {
-        self.idempotency_key.clone()
+        self.key().to_string()
     }
 
     /// The header to send the key in (the policy's; `Idempotency-Key` by default).
     #[php(getter)]
     pub fn get_idempotency_header(&self) -> String {
-        self.idempotency_header.clone()
+        self.idempotency_header.to_string()
     }
 }
 

@@ -246,9 +246,14 @@ pub fn run_batch(
                             .stats(recorder.clone())
                             .pool(pool, nested)
                     };
-                    let ended =
-                        driver::drive_php(policy.max_attempts(), make, callbacks, Nesting::Own)
-                            .map_err(Halt::into_exception)?;
+                    let ended = driver::drive_php(
+                        policy.max_attempts(),
+                        make,
+                        callbacks,
+                        Nesting::Own,
+                        None,
+                    )
+                    .map_err(Halt::into_exception)?;
                     let result = match ended {
                         Ok((value, report)) => BatchResult {
                             status: "succeeded",

@@ -149,6 +149,39 @@ struct PhpDriver<'a, 'z> {
     said_seen: bool,
     /// The report of a success.
     done: Option<recuo::Report>,
+    /// The failure of a first attempt the fast path made, handed to the machine as its
+    /// first attempt's.
+    replay: Option<Halt>,
+    /// That attempt's start and end on the monotonic clock, read by the machine's first two
+    /// clock reads (its start, then the failure).
+    replay_clock: [Option<u64>; 2],
+}
+
+/// A first attempt the fast path made before any machine existed ([`crate::fast`]), and how
+/// it failed: the loop replays it into the machine (`start(started_ms)`, then the failure at
+/// `failed_ms`) and carries on from there.
+pub struct First {
+    /// When it started, ms on the monotonic clock.
+    pub started_ms: u64,
+    /// When it failed.
+    pub failed_ms: u64,
+    /// How.
+    pub failure: Halt,
+    /// The key its `Recuo\Attempt` made or was given (`Recuo\retry`): every later attempt's.
+    pub key: Option<recuo::IdempotencyKey>,
+    /// Whether the fast path was the outermost loop of its fiber (it left its pool's entry
+    /// for the machine to own).
+    pub outermost: bool,
+}
+
+/// The idempotency header as an attempt keeps it: the default one without a copy.
+pub fn header_name(name: &str) -> std::borrow::Cow<'static, str> {
+    const DEFAULT: &str = "Idempotency-Key";
+    if name == DEFAULT {
+        std::borrow::Cow::Borrowed(DEFAULT)
+    } else {
+        std::borrow::Cow::Owned(name.to_string())
+    }
 }
 
 /// Milliseconds on the monotonic clock every regulator and stats recorder counts in (rounded
@@ -224,7 +257,11 @@ impl Driver for PhpDriver<'_, '_> {
     type Error = Halt;
 
     fn now_ms(&mut self) -> u64 {
-        monotonic_ms()
+        // A replayed first attempt: its start, then its end, as the fast path read them.
+        match self.replay_clock.iter_mut().find_map(Option::take) {
+            Some(at) => at,
+            None => monotonic_ms(),
+        }
     }
 
     /// The wall clock, which only records read here (the loop never hands the machine an
@@ -253,16 +290,9 @@ impl Driver for PhpDriver<'_, '_> {
                 self.pass = Some(BailoutGuard::new(pass));
                 Ok(true)
             }
-            // No place or slot before the deadline: the machine learns it once the deadline
-            // has passed, as a wait that reached it.
-            Ok(None) => {
-                if let Some(until) = until_ms {
-                    std::thread::sleep(Duration::from_millis(
-                        (until + 1).saturating_sub(monotonic_ms()),
-                    ));
-                }
-                Ok(false)
-            }
+            // No place or slot before the deadline: the machine reports a refusal with a
+            // deadline as a wait that would pass it (`wait_exceeds_deadline`).
+            Ok(None) => Ok(false),
             // A Redis regulator's server out of reach.
             Err(recuo::RegulatorError::Shared(e)) => {
                 Err(Halt::Raise(shared_file_error(function, &e)))
@@ -275,14 +305,19 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
+        if let Some(first) = self.replay.take() {
+            // The first attempt, already made by the fast path (see [`First`]).
+            self.engine_busy = matches!(first, Halt::Pending);
+            return Err(first);
+        }
         let (operation, role) = self.callbacks.operation;
         if !self.callbacks.pass_attempt {
             return self.call(operation, role, vec![]);
         }
         let attempt = Attempt::new(
             ctx.attempt(),
-            ctx.idempotency_key().to_string(),
-            ctx.idempotency_header().to_string(),
+            Some(ctx.idempotency_key()),
+            header_name(ctx.idempotency_header()),
         )
         .into_zval(false)
         .map_err(|e| Halt::Raise(e.into()))?;
@@ -400,8 +435,10 @@ pub fn drive_php(
     make: impl FnOnce(AttemptPool, bool) -> Operation,
     callbacks: Callbacks<'_, '_>,
     nesting: Nesting,
+    first: Option<First>,
 ) -> Result<Result<(Zval, recuo::Report), RetryError<Halt>>, Halt> {
-    let (scope, pool, nested) = PoolScope::enter(max_attempts, nesting);
+    let adopt = first.as_ref().is_some_and(|f| f.outermost);
+    let (scope, pool, nested) = PoolScope::enter(max_attempts, nesting, adopt);
     // Dropped at the end of this function, or by the engine if PHP code bails out.
     let _scope = BailoutGuard::new(scope);
     let plain = callbacks.gate.is_none() && callbacks.records.is_none();
@@ -414,8 +451,17 @@ pub fn drive_php(
         notes: (None, None),
         said_seen: false,
         done: None,
+        replay: None,
+        replay_clock: [None, None],
     };
     let key = OnceCell::new();
+    if let Some(first) = first {
+        driver.replay = Some(first.failure);
+        driver.replay_clock = [Some(first.started_ms), Some(first.failed_ms)];
+        if let Some(k) = first.key {
+            let _ = key.set(k);
+        }
+    }
     // Built in place: a loop with no gate and no records moves the machine no further.
     let outcome = if plain {
         drive(make(pool, nested), &key, &mut driver)
@@ -436,9 +482,10 @@ pub fn run(
     max_attempts: u32,
     make: impl FnOnce(AttemptPool, bool) -> Operation,
     callbacks: Callbacks<'_, '_>,
+    first: Option<First>,
 ) -> PhpResult<Zval> {
     let function = callbacks.function;
-    match drive_php(max_attempts, make, callbacks, Nesting::Enclosing) {
+    match drive_php(max_attempts, make, callbacks, Nesting::Enclosing, first) {
         Ok(Ok((value, _))) => Ok(value),
         Ok(Err(RetryError { error: Some(e), .. })) | Err(e) => Err(e.into_exception()),
         // No attempt was made: there is no failure of the operation to rethrow.
@@ -456,12 +503,64 @@ pub fn run(
 thread_local! {
     /// The pool of the outermost loop running in each fiber (keyed by the fiber's address;
     /// 0 for the main one) of the request this thread serves.
-    static POOLS: RefCell<Vec<(usize, AttemptPool)>> = const { RefCell::new(Vec::new()) };
+    static POOLS: RefCell<Vec<(usize, Slot)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The attempts of the outermost loop of a fiber.
+enum Slot {
+    /// A loop in its first attempt, on the fast path, of `max_attempts`: its pool is made
+    /// only when a loop inside asks for it (or when that attempt fails).
+    Lazy(u32),
+    /// The pool.
+    Pool(AttemptPool),
+}
+
+impl Slot {
+    /// The pool, made now for a loop in its first attempt: that attempt already drawn.
+    fn pool(&mut self) -> AttemptPool {
+        match self {
+            Slot::Pool(pool) => pool.clone(),
+            Slot::Lazy(max_attempts) => {
+                let pool = AttemptPool::new(max_attempts.saturating_sub(1));
+                *self = Slot::Pool(pool.clone());
+                pool
+            }
+        }
+    }
 }
 
 /// The fiber PHP code is running in: its address, or 0 outside any fiber.
 fn current_fiber() -> usize {
-    ExecutorGlobals::get().active_fiber as usize
+    // SAFETY: the engine's globals are valid for the life of the process, and only this
+    // thread touches them.
+    unsafe { (*ext_php_rs::ffi::ext_php_rs_executor_globals()).active_fiber as usize }
+}
+
+/// The fast path's entry into the nested loops' pools ([`crate::fast`]): when no loop runs in
+/// the current fiber, a lazy entry for a loop of `max_attempts`, and `true` (the caller then
+/// owns it: [`fast_leave`] when it succeeds, or it hands it to the machine); `false` inside
+/// another loop.
+pub fn fast_enter(max_attempts: u32) -> bool {
+    let fiber = current_fiber();
+    POOLS.with(|pools| {
+        let mut pools = pools.borrow_mut();
+        if pools.iter().any(|(f, _)| *f == fiber) {
+            return false;
+        }
+        pools.push((fiber, Slot::Lazy(max_attempts)));
+        true
+    })
+}
+
+/// The fast path's loop of the current fiber is over: its entry goes.
+pub fn fast_leave() {
+    let fiber = current_fiber();
+    let _ = POOLS.try_with(|pools| {
+        let mut pools = pools.borrow_mut();
+        if let Some(i) = pools.iter().rposition(|(f, _)| *f == fiber) {
+            pools.swap_remove(i);
+        }
+    });
 }
 
 /// The attempt pool of the outermost loop of the current fiber, given back on drop.
@@ -476,25 +575,30 @@ struct PoolScope {
 impl PoolScope {
     /// Enters a loop of `max_attempts`: with [`Nesting::Enclosing`], the enclosing loop's
     /// pool and `nested = true` when there is one; else a new pool that this scope owns.
-    fn enter(max_attempts: u32, nesting: Nesting) -> (Self, AttemptPool, bool) {
+    /// `adopt`: the enclosing entry is this loop's own, left by its fast path's first
+    /// attempt (already drawn, so `nested = true` too): the scope owns it.
+    fn enter(max_attempts: u32, nesting: Nesting, adopt: bool) -> (Self, AttemptPool, bool) {
         let fiber = current_fiber();
         POOLS.with(|pools| {
             let mut pools = pools.borrow_mut();
             let enclosing = pools.iter().position(|(f, _)| *f == fiber);
             let saved = match (enclosing, nesting) {
                 (Some(i), Nesting::Enclosing) => {
-                    let pool = pools[i].1.clone();
+                    let pool = pools[i].1.pool();
                     let scope = PoolScope {
-                        owner: None,
+                        owner: adopt.then_some(fiber),
                         saved: None,
                     };
                     return (scope, pool, true);
                 }
-                (Some(i), Nesting::Own) => Some(pools.remove(i).1),
+                (Some(i), Nesting::Own) => match pools.remove(i).1 {
+                    Slot::Pool(pool) => Some(pool),
+                    mut lazy => Some(lazy.pool()),
+                },
                 (None, _) => None,
             };
             let pool = AttemptPool::new(max_attempts);
-            pools.push((fiber, pool.clone()));
+            pools.push((fiber, Slot::Pool(pool.clone())));
             let scope = PoolScope {
                 owner: Some(fiber),
                 saved,
@@ -513,7 +617,7 @@ impl Drop for PoolScope {
                 let mut pools = pools.borrow_mut();
                 pools.retain(|(f, _)| *f != fiber);
                 if let Some(pool) = saved {
-                    pools.push((fiber, pool));
+                    pools.push((fiber, Slot::Pool(pool)));
                 }
             });
         }

@@ -46,6 +46,7 @@ mod batch;
 mod convert;
 mod driver;
 mod errors;
+mod fast;
 mod limits;
 mod machine;
 mod plan;
@@ -117,6 +118,8 @@ pub fn com_retry(
     url: Bytes,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
+    // The first attempt, made and failed already when the fast path called this (see `fast`).
+    let first = fast::handed_over();
     guarded(F, || {
         let tentativas = attempts_arg(F, 2, "tentativas", tentativas)?;
         let base = millis(F, 3, "baseMs", baseMs)?;
@@ -153,6 +156,7 @@ pub fn com_retry(
                 gate: gate.map(|g| &g.inner),
                 records: records.as_ref().map(|sink| (sink, &*method, &*url)),
             },
+            first,
         )
     })
 }
@@ -188,6 +192,8 @@ pub fn retry(
     url: Bytes,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\retry";
+    // The first attempt, made and failed already when the fast path called this (see `fast`).
+    let first = fast::handed_over();
     guarded(F, || {
         let seed = seed_arg(F, 6, seed)?;
         let policy = policy.map_or_else(Policy::default_policy, |p| p.inner.clone());
@@ -211,6 +217,7 @@ pub fn retry(
                 gate: gate.map(|g| &g.inner),
                 records: records.as_ref().map(|sink| (sink, &*method, &*url)),
             },
+            first,
         )
     })
 }
@@ -345,6 +352,7 @@ extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     // Never fails a request: at worst a pool is left for the next one to clear.
     let _ = std::panic::catch_unwind(driver::reset_pools);
+    let _ = std::panic::catch_unwind(fast::release_spare);
     SUCCESS
 }
 
@@ -354,6 +362,7 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     let _ = std::panic::catch_unwind(|| {
         driver::reset_pools();
+        fast::forget_spare();
         arginfo::declare_rate_parameters();
         properties::declare_properties();
         seal_classes();
@@ -396,6 +405,8 @@ extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     const FAILURE: i32 = -1;
     let _ = std::panic::catch_unwind(arg_errors::install);
+    // After the functions are registered (before this startup): their fast paths.
+    let _ = std::panic::catch_unwind(fast::install);
     match std::panic::catch_unwind(errors::register_classes) {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(message)) => {

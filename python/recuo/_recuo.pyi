@@ -624,6 +624,9 @@ def _force_panic() -> None:
     """For recuo's own tests only: panics inside Rust, so that a test can see a panic
     arrive as ``recuo.InternalError``."""
 
+def _call_once(f: Callable[[], _T], /) -> _T:
+    """For the bench only: calls ``f()`` once (the floor of a loop's cost per call)."""
+
 def monotonic_ns() -> int:
     """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
     regulators and budgets count in, the same in every process on the machine."""
@@ -1174,21 +1177,40 @@ class _AttemptPool:
 _attempt_pool: ContextVar[_AttemptPool | None]
 _current_attempt: ContextVar[Attempt | None]
 
-def _run(
-    function: Callable[..., _T],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any] | None,
+@final
+class _Loop:
+    """A blocking loop's options, checked once."""
+
+    def __new__(
+        cls,
+        policy: Policy,
+        classify: Callable[[Exception], object] | None,
+        on_retry: Callable[[int, Exception, float], object] | None,
+        on_give_up: Callable[[Report], object] | None,
+        seed: int | None,
+        sleep: Callable[[float], object] | None,
+        gate: Gate | None,
+        request: _Request | None,
+        handoff: Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any] | None, Any, Any], Any] | None = None,
+        /,
+    ) -> _Loop: ...
+    def run(self, function: Callable[..., _T], args: tuple[Any, ...], kwargs: dict[str, Any] | None, /) -> _T:
+        """``function(*args, **kwargs)`` under this loop's options."""
+
+def _first_attempt(policy: Policy, /) -> tuple[Attempt, Token[Attempt | None]]:
+    """The asyncio loop's first attempt, set as the current one, and the token to reset."""
+
+def _operation_after_first(
     policy: Policy,
-    classify: Callable[[Exception], object] | None,
-    on_retry: Callable[[int, Exception, float], object] | None,
-    on_give_up: Callable[[Report], object] | None,
     seed: int | None,
-    sleep: Callable[[float], object] | None,
     gate: Gate | None,
     request: _Request | None,
+    first: Attempt,
+    now_ms: int,
+    unix_ms: int,
     /,
-) -> _T:
-    """The synchronous retry loop."""
+) -> tuple[Operation, Token[_AttemptPool | None] | None]:
+    """The machine after a first attempt made before it, at its "call" for that attempt."""
 
 def _operation_in_context(
     policy: Policy,

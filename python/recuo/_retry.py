@@ -1,12 +1,18 @@
 """``recuo.retry``: a policy's retry loop as a call, as a decorator, and for ``async def``.
 
 Both loops drive the core's operation machine (``recuo.Operation``): the blocking loop from
-Rust (``_recuo._run``, the core's ``drive`` with Python effects), the asyncio loop below,
-which does each ``Step`` the machine answers — awaiting the gate, calling the function,
-asking the classifier, awaiting ``asyncio.sleep`` — and forwards the machine's records to the
-``recuo`` logger. Every decision, count and record is the machine's. Both loops share the
-two context variables of ``_recuo`` (the attempt pool of the outermost loop, and the attempt
-being made), so loops of either kind nest in each other with one limit.
+Rust (``_recuo._Loop``, made once per decoration, the core's ``drive`` with Python effects),
+the asyncio loop below, which does each ``Step`` the machine answers — awaiting the gate,
+calling the function, asking the classifier, awaiting ``asyncio.sleep`` — and forwards the
+machine's records to the ``recuo`` logger. Every decision, count and record is the machine's.
+Both loops share the two context variables of ``_recuo`` (the attempt pool of the outermost
+loop, and the attempt being made), so loops of either kind nest in each other with one limit.
+
+Most calls succeed at once (issue 18): without a gate, both loops make the first attempt
+before the machine exists — one context set (the ``Attempt``, which finds its loop's pool
+only if a nested loop asks), the clock read once — and replay it into the machine only on a
+failure, or when the ``recuo`` logger takes a success's ``DEBUG`` records: the machine then
+goes on as if it had made that attempt itself.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 import time
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
@@ -30,8 +37,10 @@ from ._recuo import (
     Verdict,
     _attempt_pool,
     _current_attempt,
+    _first_attempt,
+    _Loop,
+    _operation_after_first,
     _operation_in_context,
-    _run,
 )
 
 if TYPE_CHECKING:
@@ -53,12 +62,13 @@ Sleep = Callable[[float], object]
 awaitable, which is awaited."""
 
 _DEFAULT_POLICY = Policy()
+_LOGGER = logging.getLogger("recuo")
 
 
 class _Options:
     """The options of one ``retry``, checked once (at decoration time for a decorator)."""
 
-    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "request", "given")
+    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "request", "given", "run")
 
     def __init__(
         self,
@@ -70,6 +80,7 @@ class _Options:
         sleep: Sleep | None,
         gate: Gate | None,
         request: tuple[str, str | bytes] | None,
+        for_call: bool = False,
     ) -> None:
         if policy is not None and not isinstance(policy, Policy):
             raise TypeError(f"policy must be a recuo.Policy or None, not {type(policy).__name__}")
@@ -108,6 +119,23 @@ class _Options:
         self.gate = gate
         self.request = request
         self.given = any(v is not None for v in (policy, seed, gate, request, *hooks.values()))
+        # The blocking loop, made once: ``run(fn, args, kwargs)``, whose first attempt is
+        # made before the core's machine. For ``recuo.call`` (``for_call``), which tells an
+        # async function only by its first attempt, a coroutine answered (or the call
+        # refused) by a function ``_is_async`` names goes to the asyncio loop.
+        handoff = self._handoff if for_call else None
+        self.run = _Loop(self.policy, classify, on_retry, on_give_up, seed, sleep, gate, request, handoff).run
+
+    def _handoff(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any] | None, first: Any, error: Any
+    ) -> Any:
+        """The first attempt of ``recuo.call(fn)`` answered the coroutine ``first`` (or
+        raised ``error`` when called): the asyncio loop, which awaits it as its first
+        attempt, when ``fn`` is async; else ``None``."""
+        if not _is_async(fn):
+            return None
+        kwargs = {} if kwargs is None else kwargs
+        return _run_async(fn, args, kwargs, self, _raising(error) if first is None else first)
 
 
 @overload
@@ -249,7 +277,7 @@ def retry(
     return _call(fn, args, kwargs, options)
 
 
-def call(
+def _typed_call(
     fn: Callable[..., _T],
     /,
     *args: Any,
@@ -268,8 +296,77 @@ def call(
     options it takes (``policy``, ``classify``, ``on_retry``, ``on_give_up``, ``seed``,
     ``sleep``, ``gate``, ``request``). ``recuo.call(fn)`` calls ``fn()``; ``recuo.retry``
     only ever decorates."""
-    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
+    # What ``call`` (below, which binds no option's name) does when given keywords: their
+    # options bound here.
+    if (
+        policy is None
+        and classify is None
+        and on_retry is None
+        and on_give_up is None
+        and seed is None
+        and sleep is None
+        and gate is None
+        and request is None
+    ):
+        # No option: the loop made once. Without a gate its first attempt needs no machine,
+        # and the loop itself tells an async function by the coroutine it answers.
+        return _call_run(fn, args, kwargs)
+    options = _options_for_call(policy, classify, on_retry, on_give_up, seed, sleep, gate, request)
+    if gate is None:
+        return options.run(fn, args, kwargs)
     return _call(fn, args, kwargs, options)  # type: ignore[no-any-return]
+
+
+if TYPE_CHECKING:
+    call = _typed_call
+else:
+
+    def call(fn, /, *args, **kwargs):
+        # Options are keywords, and most calls give none: one test instead of binding eight
+        # keyword-only parameters (a dict lookup each) and testing each for None.
+        if not kwargs:
+            return _call_run(fn, args, None)
+        return _typed_call(fn, *args, **kwargs)
+
+    call.__doc__ = _typed_call.__doc__
+    call.__signature__ = inspect.signature(_typed_call)
+
+
+_last_call: tuple[tuple[Any, ...], _Options] | None = None
+
+
+def _options_for_call(
+    policy: Policy | None,
+    classify: Classifier | None,
+    on_retry: RetryHook | None,
+    on_give_up: GiveUpHook | None,
+    seed: int | None,
+    sleep: Sleep | None,
+    gate: Gate | None,
+    request: tuple[str, str | bytes] | None,
+) -> _Options:
+    """The options of a ``recuo.call``: those of the last call when it was given the very
+    same objects (all immutable, or shared by reference: a ``request`` list, which could
+    have changed, is checked anew), else checked now."""
+    global _last_call
+    last = _last_call
+    if last is not None:
+        given = last[0]
+        if (
+            given[0] is policy
+            and given[1] is classify
+            and given[2] is on_retry
+            and given[3] is on_give_up
+            and given[4] is seed
+            and given[5] is sleep
+            and given[6] is gate
+            and given[7] is request
+        ):
+            return last[1]
+    options = _Options(policy, classify, on_retry, on_give_up, seed, sleep, gate, request, for_call=True)
+    if request is None or type(request) is tuple:
+        _last_call = ((policy, classify, on_retry, on_give_up, seed, sleep, gate, request), options)
+    return options
 
 
 def _is_async(fn: object) -> bool:
@@ -290,9 +387,11 @@ def _decorate(fn: Callable[..., Any], *, options: _Options) -> Callable[..., Any
 
         return retrying_async
 
+    run = options.run
+
     @functools.wraps(fn)
     def retrying(*args: Any, **kwargs: Any) -> Any:
-        return _run_sync(fn, args, kwargs, options)
+        return run(fn, args, kwargs)
 
     return retrying
 
@@ -306,18 +405,8 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def _run_sync(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
-    result = _run(
-        fn, args, kwargs, o.policy, o.classify, o.on_retry, o.on_give_up, o.seed, o.sleep, o.gate, o.request
-    )
-    if inspect.iscoroutine(result):
-        # The blocking loop saw a coroutine as a success: nothing was awaited, so nothing was
-        # retried. Say so instead of handing back a coroutine that would run unretried.
-        result.close()
-        raise TypeError(
-            f"{getattr(fn, '__qualname__', fn)!r} returned a coroutine, but recuo.retry cannot "
-            "tell it is async: pass the async def function itself (not a lambda around it)"
-        )
-    return result
+    # A coroutine answered (nothing awaited, nothing retried) raises TypeError there.
+    return o.run(fn, args, kwargs)
 
 
 def _now_ms() -> int:
@@ -330,22 +419,69 @@ def _unix_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def _run_async(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
-    op, token = _operation_in_context(o.policy, o.seed, o.gate, o.request)
+async def _run_async(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options, first: Any = None
+) -> Any:
+    """The asyncio loop. Without a gate its first attempt is made before the machine (one
+    context set, the clocks read once) and replayed into it only on a failure, or when the
+    ``recuo`` logger takes a success's records; ``first`` is that attempt's coroutine when
+    the blocking loop made it already (``recuo.call`` telling an async function)."""
+    if o.gate is not None:
+        op, token = _operation_in_context(o.policy, o.seed, o.gate, o.request)
+        try:
+            return await _drive(op, fn, args, kwargs, o, op.start(_now_ms(), _unix_ms()), None, None)
+        finally:
+            if token is not None:
+                _attempt_pool.reset(token)
+    frame, attempt_token = _first_attempt(o.policy)
+    started, unix = _now_ms(), _unix_ms()
     try:
-        return await _drive(op, fn, args, kwargs, o)
+        try:
+            result = await (fn(*args, **kwargs) if first is None else first)
+        finally:
+            _current_attempt.reset(attempt_token)
+    except asyncio.CancelledError as cancelled:
+        op, token = _operation_after_first(o.policy, o.seed, None, o.request, frame, started, unix)
+        try:
+            op.cancel()
+            step = op.failed(_now_ms(), cancelled)
+            _end(op, op.judged(_now_ms(), True) if step.kind == "classify" else step, o, None)
+        finally:
+            if token is not None:
+                _attempt_pool.reset(token)
+        raise
+    except Exception as exc:
+        # Driven on out of this block: what the hooks raise is chained to the loop's last
+        # exception, not to this one.
+        failed: Exception | None = exc
+        result = None
+    else:
+        failed = None
+        if not _LOGGER.isEnabledFor(logging.DEBUG):
+            return result  # nobody takes the records of a success at once
+    op, token = _operation_after_first(o.policy, o.seed, None, o.request, frame, started, unix)
+    try:
+        step = op.succeeded(_now_ms()) if failed is None else op.failed(_now_ms(), failed)
+        return await _drive(op, fn, args, kwargs, o, step, failed, result)
     finally:
         if token is not None:
             _attempt_pool.reset(token)
 
 
-async def _drive(op: Operation, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options) -> Any:
-    """The machine's loop with asyncio: do each step ``op`` answers, and tell it what
-    happened. A cancelled task cancels the operation (``"cancelled"``) and propagates."""
-    last: Exception | None = None
-    result: Any = None
+async def _drive(
+    op: Operation,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    o: _Options,
+    step: Step,
+    last: Exception | None,
+    result: Any,
+) -> Any:
+    """The machine's loop with asyncio from ``step`` on: do each step ``op`` answers, and
+    tell it what happened (``last`` is the exception of the attempt just made, ``result``
+    its value). A cancelled task cancels the operation (``"cancelled"``) and propagates."""
     permit: Permit | None = None
-    step = op.start(_now_ms(), _unix_ms())
     while True:
         with _chained(last):
             op._log_records()
@@ -414,6 +550,11 @@ async def _drive(op: Operation, fn: Callable[..., Any], args: tuple[Any, ...], k
             raise last
 
 
+async def _raising(error: BaseException) -> Any:
+    """An async function's first attempt that raised when called (its arguments refused)."""
+    raise error
+
+
 class _chained:
     """Raised while handling ``last`` (by a classifier or a hook): chain it, as an
     ``except`` block would."""
@@ -445,3 +586,7 @@ async def _sleep(sleep: Sleep | None, seconds: float) -> None:
     result = sleep(seconds)
     if inspect.isawaitable(result):
         await result
+
+
+_CALL_OPTIONS = _Options(None, None, None, None, None, None, None, None, for_call=True)
+_call_run = _CALL_OPTIONS.run

@@ -27,7 +27,7 @@ use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_
 use crate::machine::{Build, PyReport};
 use crate::policy::PyPolicy;
 use crate::record::log_record;
-use crate::runner::{drive_python, gate_arg, Call, Driven, Effects, Env, SLEEP_SLICE};
+use crate::runner::{drive_python, gate_arg, Call, Driven, Effects, Env, PoolScope, SLEEP_SLICE};
 use crate::stats::PyStats;
 
 /// How one operation ended, as the workers leave it.
@@ -153,14 +153,18 @@ impl Queue<'_> {
             ..Build::default()
         };
         let op = self.ops[i].bind(py);
-        let driven = drive_python(
-            py,
-            Operation::new(policy),
-            build,
-            Call::Tarefa(op),
-            &effects,
-            &env,
-        );
+        let driven = PoolScope::enter(py, policy.max_attempts()).and_then(|scope| {
+            drive_python(
+                py,
+                Operation::new(policy),
+                build,
+                Call::Tarefa(op),
+                &effects,
+                &env,
+                scope,
+                None,
+            )
+        });
         match driven {
             Ok(Driven {
                 outcome: Ok(value),

@@ -12,7 +12,7 @@ use crate::args::{
     opt_callable, prazo_arg, require_callable, seed_arg, system_now_ms, tentativas_arg, type_name,
 };
 use crate::machine::Build;
-use crate::runner::{gate_arg, run_blocking, Call, Effects};
+use crate::runner::{gate_arg, run_blocking, Call, Effects, Shape};
 
 /// Reads a `Retry-After` value given as `str`, `bytes` or `None` (absent).
 ///
@@ -116,13 +116,16 @@ pub(crate) fn com_retry(
     let guide = ComRetry::new(tentativas, base_ms, maximo_ms)
         .map_err(|e| config_error(py, e))?
         .with_deadline_ms(prazo);
-    run_blocking(
-        py,
-        guide.operation(seed),
-        build,
-        Call::Tarefa(tarefa),
-        &effects,
-    )
+    let make = || guide.operation(seed);
+    let shape = Shape {
+        make: &make,
+        max_attempts: tentativas,
+        // Guide A's loop sends the default policy's header.
+        header: None,
+    };
+    run_blocking(py, &shape, build, Call::Tarefa(tarefa), &effects, &|_| {
+        Ok(None)
+    })
 }
 
 /// Guide B's delay before retry number ``attempt`` (from 0), in milliseconds, as a float.

@@ -16,7 +16,10 @@
 //! * [`machine`] — `recuo.Operation`, `Step`, `Report`, `Attempt`, `IdempotencyKey`.
 //! * [`queue`] — `recuo.BatchQueue` and `Next`.
 //! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt, and
-//!   the waits at the gate.
+//!   the waits at the gate; the first attempt made before the machine, replayed into it on
+//!   a failure (issue 18: most calls succeed at once).
+//! * [`first`] — `recuo.retry`'s and `recuo.call`'s loop as an object made once
+//!   (`_Loop`), and the asyncio loop's first attempt before its machine.
 //! * [`limits`] — `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
 //!   `monotonic_ns`.
 //! * [`plan`] — `recuo.plan` and `recuo.Plan`.
@@ -45,6 +48,7 @@ use pyo3::prelude::*;
 
 mod args;
 mod batch;
+mod first;
 mod guide;
 mod limits;
 mod machine;
@@ -128,6 +132,14 @@ fn _force_panic() {
     panic!("recuo._force_panic: a deliberate panic at the boundary, for a test");
 }
 
+/// For the bench only (bench/python): calls ``f()`` once and answers its value — the least an
+/// extension function can do around a callable, the floor of any loop's cost per call.
+#[pyfunction]
+#[pyo3(signature = (f, /))]
+fn _call_once(f: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    f.call0().map(Bound::unbind)
+}
+
 /// recuo's native module; import ``recuo`` instead.
 #[pymodule]
 fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -139,6 +151,7 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InternalError", internal_error(py)?)?;
     // Kept out of `__all__`: for tests only.
     m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;
+    m.setattr("_call_once", wrap_pyfunction!(_call_once, m)?)?;
     m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
@@ -181,7 +194,12 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
     // out of `__all__`.
     m.setattr("_AttemptPool", py.get_type::<runner::PyAttemptPool>())?;
-    m.setattr("_run", wrap_pyfunction!(runner::run, m)?)?;
+    m.setattr("_Loop", py.get_type::<first::PyLoop>())?;
+    m.setattr("_first_attempt", wrap_pyfunction!(first::first_attempt, m)?)?;
+    m.setattr(
+        "_operation_after_first",
+        wrap_pyfunction!(first::operation_after_first, m)?,
+    )?;
     m.setattr(
         "_operation_in_context",
         wrap_pyfunction!(runner::operation_in_context, m)?,

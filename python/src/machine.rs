@@ -4,7 +4,7 @@
 //! Every decision, count and record is the core's `recuo::Operation`; this module converts
 //! its arguments and answers, and keeps what an attempt told its `Attempt` for the records.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -19,7 +19,8 @@ use crate::args::{mono_ms_arg, seed_arg, type_name};
 use crate::limits::PyGate;
 use crate::policy::PyPolicy;
 use crate::record::{
-    give_up_reason, notes_of, observed, record_object, record_status_arg, request_arg, NotesCell,
+    give_up_reason, notes_of, observed, record_object, record_status_arg, request_arg, Notes,
+    NotesCell,
 };
 use crate::stats::PyStatsRecorder;
 use crate::verdict::{headers_arg, transport_arg, PyVerdict};
@@ -42,10 +43,73 @@ pub(crate) fn key_of(cell: &KeyCell) -> IdempotencyKey {
 #[pyclass(name = "Attempt", module = "recuo", frozen)]
 pub(crate) struct PyAttempt {
     pub(crate) number: u32,
-    pub(crate) key: KeyCell,
+    pub(crate) key: Lazy<OnceLock<IdempotencyKey>>,
     pub(crate) header: Arc<str>,
     /// What the operation said about this attempt, shared by every `Attempt` object of it.
-    pub(crate) notes: NotesCell,
+    pub(crate) notes: Lazy<Mutex<Notes>>,
+    /// The attempt pool of the loop making this attempt, for the loops nested in it.
+    pub(crate) pool: FramePool,
+}
+
+/// A cell an `Attempt` shares with its operation (its key, its notes), made only when first
+/// used: most first attempts, made before their machine, never use either (issue 18), and
+/// two allocations per call are a fifth of what such an attempt costs.
+pub(crate) enum Lazy<T> {
+    /// Made already (an operation's, shared): nothing to wait for.
+    Made(Arc<T>),
+    /// Made at its first use.
+    Later(OnceLock<Arc<T>>),
+}
+
+impl<T: Default> Lazy<T> {
+    /// A cell made at its first use.
+    pub(crate) const fn new() -> Self {
+        Lazy::Later(OnceLock::new())
+    }
+
+    /// Whether the cell was made (used, or shared with an operation).
+    pub(crate) fn is_made(&self) -> bool {
+        match self {
+            Lazy::Made(_) => true,
+            Lazy::Later(cell) => cell.get().is_some(),
+        }
+    }
+
+    /// The cell, made now if this is its first use.
+    pub(crate) fn get(&self) -> &Arc<T> {
+        match self {
+            Lazy::Made(cell) => cell,
+            Lazy::Later(cell) => cell.get_or_init(Arc::default),
+        }
+    }
+}
+
+impl<T> From<Arc<T>> for Lazy<T> {
+    /// `cell`, shared.
+    fn from(cell: Arc<T>) -> Self {
+        Lazy::Made(cell)
+    }
+}
+
+/// The attempt pool an `Attempt` carries for the loops nested inside it (SPEC §6: they draw
+/// from the outermost loop's attempts).
+pub(crate) enum FramePool {
+    /// Not known here (an `Operation` of the caller's own): the context's pool decides.
+    Unknown,
+    /// The pool of the loop making the attempt.
+    Known(AttemptPool),
+    /// The first attempt of a loop, made before its machine: which pool it draws from — the
+    /// enclosing loop's (found from `token`, the context set of this attempt: the attempt it
+    /// replaced, else the context's pool), or a new one of `left` attempts, this loop's own —
+    /// is found only when first asked (by a nested loop, or the machine after a failure).
+    Unresolved {
+        /// The pool, and whether it is this loop's own, once found.
+        found: OnceLock<(AttemptPool, bool)>,
+        /// The attempts a pool of this loop's own holds (its first is this one).
+        left: u32,
+        /// The token of the context set that made this the current attempt.
+        token: Mutex<Option<Py<PyAny>>>,
+    },
 }
 
 #[pymethods]
@@ -59,7 +123,7 @@ impl PyAttempt {
             method: crate::args::require_str(method, "method")?.into_owned(),
             url: crate::args::url_text(url, "url")?,
         };
-        notes_of(&self.notes).request = Some(line);
+        notes_of(self.notes.get()).request = Some(line);
         Ok(())
     }
 
@@ -75,7 +139,7 @@ impl PyAttempt {
     ) -> PyResult<()> {
         let status = record_status_arg(status)?;
         let headers = headers_arg(headers)?;
-        notes_of(&self.notes).response = Some(Seen::new(Outcome::Status(status), &headers));
+        notes_of(self.notes.get()).response = Some(Seen::new(Outcome::Status(status), &headers));
         Ok(())
     }
 
@@ -89,7 +153,7 @@ impl PyAttempt {
     /// operation, never shared with another. Made at its first use.
     #[getter]
     fn idempotency_key(&self) -> String {
-        key_of(&self.key).to_string()
+        key_of(self.key.get()).to_string()
     }
 
     /// The header to send the key in (the policy's, ``"Idempotency-Key"`` by default).
@@ -487,6 +551,9 @@ pub(crate) struct PyOperation {
     /// The report of the final step (the machine's `report()` then may not name who stopped
     /// the queue).
     last: Option<Report>,
+    /// The attempt pool this operation draws from (an enclosing loop's, or its own), which
+    /// its attempts carry for the loops nested in them; `None` when not known here.
+    pool: Option<AttemptPool>,
 }
 
 impl PyOperation {
@@ -505,7 +572,21 @@ impl PyOperation {
             started: (0, 0),
             retry_at_ms: None,
             last: None,
+            pool: None,
         }
+    }
+
+    /// The same operation, its attempts carrying `pool` for the loops nested in them.
+    pub(crate) fn with_pool(mut self, pool: Option<AttemptPool>) -> Self {
+        self.pool = pool;
+        self
+    }
+
+    /// Takes over the first attempt, made before the machine (`frame`): its key and its
+    /// notes become this operation's. Call it right after `start` answered `"call"`.
+    pub(crate) fn adopt_first(&mut self, frame: &PyAttempt) {
+        self.key = Arc::clone(frame.key.get());
+        self.notes = Arc::clone(frame.notes.get());
     }
 
     fn step(&mut self, step: Step) -> PyStep {
@@ -583,7 +664,7 @@ impl PyOperation {
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
     /// the Unix epoch; ``None``: the system clock) — the records' times are measured from it.
     #[pyo3(signature = (now_ms, unix_ms = None))]
-    fn start(
+    pub(crate) fn start(
         &mut self,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         unix_ms: Option<i64>,
@@ -738,9 +819,13 @@ impl PyOperation {
     fn attempt(&self) -> Option<PyAttempt> {
         self.current.map(|number| PyAttempt {
             number,
-            key: Arc::clone(&self.key),
+            key: Arc::clone(&self.key).into(),
             header: Arc::clone(&self.header),
-            notes: Arc::clone(&self.notes),
+            notes: Arc::clone(&self.notes).into(),
+            pool: self
+                .pool
+                .clone()
+                .map_or(FramePool::Unknown, FramePool::Known),
         })
     }
 

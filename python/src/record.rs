@@ -169,6 +169,68 @@ pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
     })
 }
 
+/// Whether the `recuo` logger takes `DEBUG` records: those of an operation that succeeded at
+/// its first attempt (asked after that attempt).
+///
+/// The answer of `logging.Logger.isEnabledFor(DEBUG)`, read as that method reads it — false
+/// when the logger is `disabled`, else its `_cache` entry — from the logger's own attributes
+/// (its instance `__dict__`, looked up once) when it is a plain `logging.Logger` whose entry
+/// is cached; the method itself otherwise (a logger class of the application's, or no entry
+/// yet: the method makes it).
+pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
+    /// What the check reads, looked up once: `logging.Logger`, the logger's attributes, the
+    /// two names read there, and `DEBUG` as the `_cache` key.
+    struct Check {
+        plain: Py<PyAny>,
+        attributes: Option<Py<PyDict>>,
+        disabled: Py<PyAny>,
+        cache: Py<PyAny>,
+        debug: Py<PyAny>,
+    }
+    static CHECK: PyOnceLock<Check> = PyOnceLock::new();
+    let logger = logger(py)?;
+    let debug = logging_level(Level::Debug);
+    let check = CHECK.get_or_try_init(py, || -> PyResult<_> {
+        let plain = py.import(pyo3::intern!(py, "logging"))?.getattr("Logger")?;
+        let attributes = logger
+            .getattr(pyo3::intern!(py, "__dict__"))?
+            .cast_into::<PyDict>()
+            .ok()
+            .map(Bound::unbind);
+        Ok(Check {
+            plain: plain.unbind(),
+            attributes,
+            disabled: pyo3::intern!(py, "disabled").clone().into_any().unbind(),
+            cache: pyo3::intern!(py, "_cache").clone().into_any().unbind(),
+            debug: debug.into_pyobject(py)?.into_any().unbind(),
+        })
+    })?;
+    if let Some(attributes) = check
+        .attributes
+        .as_ref()
+        .filter(|_| logger.get_type().is(check.plain.bind(py)))
+    {
+        // As `isEnabledFor` reads them: `disabled` first (true: not enabled; without `_cache`
+        // the method would say so too), then the cached entry.
+        let attributes = attributes.bind(py);
+        if let Some(disabled) = attributes.get_item(check.disabled.bind(py))? {
+            if disabled.is_truthy()? {
+                return Ok(false);
+            }
+            if let Some(cache) = attributes.get_item(check.cache.bind(py))? {
+                if let Ok(cache) = cache.cast::<PyDict>() {
+                    if let Some(enabled) = cache.get_item(check.debug.bind(py))? {
+                        return enabled.is_truthy();
+                    }
+                }
+            }
+        }
+    }
+    logger
+        .call_method1(pyo3::intern!(py, "isEnabledFor"), (debug,))?
+        .is_truthy()
+}
+
 /// Logs `record` at `level` to the `recuo` logger: the message is the core's JSON line,
 /// `extra={"recuo": json.loads(line)}`.
 pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyResult<()> {

@@ -6,6 +6,11 @@
 //! the `recuo` logger. Guide A's `com_retry`, the synchronous `recuo.retry` and
 //! `recuo.run_batch` all run it. Every decision, count and record is the machine's.
 //!
+//! Without a gate, the first attempt of `com_retry`, `recuo.retry` and `recuo.call` is made
+//! before the machine ([`first_attempt`]: one context set, one clock reading) and replayed
+//! into it ([`drive_python`]) on a failure, or when the records need it; the `Attempt` it
+//! sets in the context finds its loop's pool only when a nested loop asks ([`frame_pool`]).
+//!
 //! Two `contextvars.ContextVar`s hold what a loop shares with the code it runs (SPEC §6,
 //! "per context via contextvars"): the attempt pool of the outermost loop, so that nested
 //! loops share one limit, and the attempt being made, which `recuo.current_attempt()`
@@ -13,7 +18,7 @@
 //! [`operation_in_context`], so sync and async loops nest in each other alike.
 
 use std::cell::OnceCell;
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyException, PyRuntimeError};
@@ -22,49 +27,98 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use recuo::{
-    drive, unix_now_ms, AttemptContext, AttemptPool, CancelToken, Clock, Driver, Gate,
-    GiveUpReason, Level, Operation, Pass, Record, Report, RequestLine, Seen, Stopped, SystemClock,
-    Verdict,
+    drive, unix_now_ms, AttemptContext, AttemptPool, CancelToken, Driver, Gate, GiveUpReason,
+    Level, Operation, Pass, Record, Report, RequestLine, Seen, Stopped, Verdict,
 };
 
-use crate::args::{opt_callable, seed_arg};
+use crate::args::seed_arg;
 use crate::limits::PyGate;
-use crate::machine::{verdict_arg, Build, KeyCell, PyAttempt, PyOperation, PyReport};
+use crate::machine::{
+    verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
+};
 use crate::policy::PyPolicy;
-use crate::record::{log_record, observed, records_level, request_arg, NotesCell};
+use crate::record::{log_record, logs_debug, observed, records_level, request_arg, NotesCell};
 use crate::verdict::PyVerdict;
 
 /// The longest a blocking wait goes without looking for a signal (Ctrl-C).
 pub(crate) const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
-static ATTEMPT_POOL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static CURRENT_ATTEMPT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// A `contextvars.ContextVar` and its methods, looked up once: calling a method found
+/// anew each time would make (and drop) a bound method per call.
+pub(crate) struct Var {
+    pub(crate) var: Py<PyAny>,
+    pub(crate) get: Py<PyAny>,
+    pub(crate) set: Py<PyAny>,
+    pub(crate) reset: Py<PyAny>,
+}
 
-/// The `ContextVar` in `cell`, created (with `default=None`) at first use.
-fn context_var<'py>(
-    py: Python<'py>,
-    cell: &'static PyOnceLock<Py<PyAny>>,
-    name: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    cell.get_or_try_init(py, || {
+impl Var {
+    fn new(py: Python<'_>, name: &str) -> PyResult<Self> {
         let kwargs = PyDict::new(py);
         kwargs.set_item("default", py.None())?;
-        py.import("contextvars")?
+        let var = py
+            .import("contextvars")?
             .getattr("ContextVar")?
-            .call((name,), Some(&kwargs))
-            .map(Bound::unbind)
+            .call((name,), Some(&kwargs))?;
+        Ok(Var {
+            get: var.getattr("get")?.unbind(),
+            set: var.getattr("set")?.unbind(),
+            reset: var.getattr("reset")?.unbind(),
+            var: var.unbind(),
+        })
+    }
+
+    /// The variable's value in this context.
+    pub(crate) fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.get.bind(py).call0()
+    }
+
+    /// Sets `value` in this context: the token to reset it with.
+    pub(crate) fn set<'py>(
+        &self,
+        py: Python<'py>,
+        value: impl IntoPyObject<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.set.bind(py).call1((value,))
+    }
+
+    /// Restores the value `token` replaced.
+    pub(crate) fn reset<'py>(
+        &self,
+        py: Python<'py>,
+        token: impl IntoPyObject<'py>,
+    ) -> PyResult<()> {
+        self.reset.bind(py).call1((token,)).map(drop)
+    }
+}
+
+/// The two variables every loop shares (created with `default=None` at first use):
+/// `recuo.attempt_pool` (`_AttemptPool | None`: the pool of the outermost loop running in
+/// this context) and `recuo.current_attempt` (`Attempt | None`: the attempt being made).
+pub(crate) struct Vars {
+    pub(crate) pool: Var,
+    pub(crate) attempt: Var,
+}
+
+/// The context variables of every loop.
+pub(crate) fn vars(py: Python<'_>) -> PyResult<&'static Vars> {
+    static VARS: PyOnceLock<Vars> = PyOnceLock::new();
+    VARS.get_or_try_init(py, || {
+        Ok(Vars {
+            pool: Var::new(py, "recuo.attempt_pool")?,
+            attempt: Var::new(py, "recuo.current_attempt")?,
+        })
     })
-    .map(|var| var.bind(py).clone())
 }
 
 /// `ContextVar[_AttemptPool | None]`: the pool of the outermost loop running in this context.
 pub(crate) fn pool_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    context_var(py, &ATTEMPT_POOL, "recuo.attempt_pool")
+    Ok(vars(py)?.pool.var.bind(py).clone())
 }
 
 /// `ContextVar[Attempt | None]`: the attempt being made in this context.
 pub(crate) fn attempt_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    context_var(py, &CURRENT_ATTEMPT, "recuo.current_attempt")
+    Ok(vars(py)?.attempt.var.bind(py).clone())
 }
 
 /// The attempts left to the outermost loop of a context, shared by the loops inside it.
@@ -81,6 +135,61 @@ impl PyAttemptPool {
     }
 }
 
+/// The attempt pool of the loop this context is inside, if any: the one the attempt being made
+/// carries (the first attempt of an outermost loop makes it only now, at the first ask), else
+/// the one an enclosing loop set in the context (a loop run by a classifier or a hook).
+pub(crate) fn enclosing_pool(py: Python<'_>) -> PyResult<Option<AttemptPool>> {
+    let current = vars(py)?.attempt.get(py)?;
+    below(py, &current)
+}
+
+/// The pool of the loops around an attempt that replaced `previous` as the current one:
+/// the one `previous` carries, else the one an enclosing loop set in the context.
+fn below(py: Python<'_>, previous: &Bound<'_, PyAny>) -> PyResult<Option<AttemptPool>> {
+    if let Ok(attempt) = previous.cast::<PyAttempt>() {
+        if let Some((pool, _)) = frame_pool(py, attempt.get())? {
+            return Ok(Some(pool));
+        }
+    }
+    let current = vars(py)?.pool.get(py)?;
+    Ok(current
+        .cast::<PyAttemptPool>()
+        .ok()
+        .map(|enclosing| enclosing.get().0.clone()))
+}
+
+/// The pool `frame`'s loop draws from, and whether it is that loop's own (`None` when not
+/// known here). A first attempt made before its machine finds it now, at the first ask: the
+/// enclosing loop's, else a new one.
+pub(crate) fn frame_pool(
+    py: Python<'_>,
+    frame: &PyAttempt,
+) -> PyResult<Option<(AttemptPool, bool)>> {
+    match &frame.pool {
+        FramePool::Unknown => Ok(None),
+        FramePool::Known(pool) => Ok(Some((pool.clone(), false))),
+        FramePool::Unresolved { found, left, token } => {
+            if let Some(found) = found.get() {
+                return Ok(Some(found.clone()));
+            }
+            let token = token
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()
+                .map(|token| token.clone_ref(py));
+            let previous = match token {
+                Some(token) => token.bind(py).getattr(pyo3::intern!(py, "old_value"))?,
+                None => py.None().into_bound(py),
+            };
+            let pool = match below(py, &previous)? {
+                Some(pool) => (pool, false),
+                None => (AttemptPool::new(*left), true),
+            };
+            Ok(Some(found.get_or_init(|| pool).clone()))
+        }
+    }
+}
+
 /// The pool a new loop draws from: the enclosing loop's (`nested`), or a new one it owns and
 /// has set in the context until [`PoolScope::exit`].
 pub(crate) struct PoolScope {
@@ -92,17 +201,15 @@ pub(crate) struct PoolScope {
 impl PoolScope {
     /// Joins the pool of the enclosing loop of this context, or starts one of `max_attempts`.
     pub(crate) fn enter(py: Python<'_>, max_attempts: u32) -> PyResult<Self> {
-        let var = pool_var(py)?;
-        let current = var.call_method0(pyo3::intern!(py, "get"))?;
-        if let Ok(enclosing) = current.cast::<PyAttemptPool>() {
+        if let Some(pool) = enclosing_pool(py)? {
             return Ok(PoolScope {
-                pool: enclosing.get().0.clone(),
+                pool,
                 nested: true,
                 token: None,
             });
         }
         let pool = AttemptPool::new(max_attempts);
-        let token = var.call_method1(pyo3::intern!(py, "set"), (PyAttemptPool(pool.clone()),))?;
+        let token = vars(py)?.pool.set(py, PyAttemptPool(pool.clone()))?;
         Ok(PoolScope {
             pool,
             nested: false,
@@ -110,23 +217,44 @@ impl PoolScope {
         })
     }
 
+    /// The scope of a loop whose first attempt was made before its machine ([`First`]): the
+    /// pool that attempt drew from (the enclosing loop's, or the one it made lazily), set in
+    /// the context for the rest of the loop when it is this loop's own. The machine counts
+    /// the first attempt as already drawn (as a nested loop's first attempt is).
+    pub(crate) fn after_first(py: Python<'_>, frame: &PyAttempt) -> PyResult<Self> {
+        let (pool, own) = frame_pool(py, frame)?.unwrap_or_else(|| (AttemptPool::new(0), false));
+        let token = if own {
+            Some(
+                vars(py)?
+                    .pool
+                    .set(py, PyAttemptPool(pool.clone()))?
+                    .unbind(),
+            )
+        } else {
+            None
+        };
+        Ok(PoolScope {
+            pool,
+            nested: true,
+            token,
+        })
+    }
+
     /// The pool and whether it is an enclosing loop's.
-    fn parts(&self) -> (AttemptPool, bool) {
+    pub(crate) fn parts(&self) -> (AttemptPool, bool) {
         (self.pool.clone(), self.nested)
     }
 
     /// Restores the context as it was before [`enter`](Self::enter).
     fn exit(mut self, py: Python<'_>) -> PyResult<()> {
         match self.token.take() {
-            Some(token) => pool_var(py)?
-                .call_method1(pyo3::intern!(py, "reset"), (token,))
-                .map(drop),
+            Some(token) => vars(py)?.pool.reset(py, token),
             None => Ok(()),
         }
     }
 
     /// The token, for a caller that resets the variable itself (the asyncio loop).
-    fn into_token(mut self) -> Option<Py<PyAny>> {
+    pub(crate) fn into_token(mut self) -> Option<Py<PyAny>> {
         self.token.take()
     }
 }
@@ -138,8 +266,8 @@ impl Drop for PoolScope {
     fn drop(&mut self) {
         if let Some(token) = self.token.take() {
             Python::attach(|py| {
-                if let Ok(var) = pool_var(py) {
-                    let _ = var.call_method1(pyo3::intern!(py, "reset"), (token,));
+                if let Ok(vars) = vars(py) {
+                    let _ = vars.pool.reset(py, token);
                 }
             });
         }
@@ -271,6 +399,160 @@ pub(crate) enum Call<'a, 'py> {
     },
 }
 
+impl<'py> Call<'_, 'py> {
+    /// Calls the operation once.
+    fn call(&self) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            Call::Tarefa(f) => f.call0(),
+            Call::With {
+                function,
+                args,
+                kwargs,
+            } => function.call(*args, *kwargs),
+        }
+    }
+}
+
+/// The first attempt of a loop, made before its machine exists (issue 18: most calls succeed
+/// at once, and that path pays only for itself): what it answered, its `Attempt` (which
+/// `recuo.current_attempt()` gave, with the key if one was asked for and what it noted), and
+/// when it started. A failure, or a success that the records need, is replayed into the
+/// machine: `start` at `started`, then the outcome.
+pub(crate) struct First<'py> {
+    pub(crate) result: PyResult<Bound<'py, PyAny>>,
+    pub(crate) frame: Bound<'py, PyAttempt>,
+    pub(crate) started: Instant,
+}
+
+/// The idempotency header `name` (`None`: the default policy's), the default one shared by
+/// every first attempt that sends it rather than made for each.
+fn header_of(name: Option<&str>) -> Arc<str> {
+    static DEFAULT: OnceLock<Arc<str>> = OnceLock::new();
+    let default = DEFAULT.get_or_init(|| Arc::from(recuo::Policy::default().idempotency_header()));
+    match name {
+        Some(name) if name != &**default => Arc::from(name),
+        _ => Arc::clone(default),
+    }
+}
+
+/// An `Attempt` of a first attempt that nobody kept, for the next first attempt to reuse
+/// (issue 18: making and freeing one took a fifth of what a first attempt that succeeds
+/// costs). At most one: nested loops make their own.
+static SPARE: std::sync::Mutex<Option<Py<PyAttempt>>> = std::sync::Mutex::new(None);
+
+fn spare() -> std::sync::MutexGuard<'static, Option<Py<PyAttempt>>> {
+    SPARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The `Attempt` of the first attempt of a loop of `max_attempts` made before its machine:
+/// number 0, carrying the enclosing loop's pool, or one made only when asked for (by a nested
+/// loop, or the machine after a failure). The spare one when it fits.
+pub(crate) fn first_frame<'py>(
+    py: Python<'py>,
+    max_attempts: u32,
+    header: Option<&str>,
+) -> PyResult<Bound<'py, PyAttempt>> {
+    let left = max_attempts.saturating_sub(1);
+    if let Some(frame) = spare().take() {
+        let fits = match &frame.get().pool {
+            FramePool::Unresolved {
+                left: spare_left, ..
+            } => *spare_left == left,
+            _ => false,
+        };
+        let name = header.unwrap_or_else(|| default_header());
+        if fits && *frame.get().header == *name {
+            return Ok(frame.into_bound(py));
+        }
+    }
+    let pool = FramePool::Unresolved {
+        found: OnceLock::new(),
+        left,
+        token: std::sync::Mutex::new(None),
+    };
+    Bound::new(
+        py,
+        PyAttempt {
+            number: 0,
+            key: Lazy::new(),
+            header: header_of(header),
+            notes: Lazy::new(),
+            pool,
+        },
+    )
+}
+
+/// The default policy's idempotency header.
+fn default_header() -> &'static str {
+    static DEFAULT: OnceLock<String> = OnceLock::new();
+    DEFAULT.get_or_init(|| recuo::Policy::default().idempotency_header().to_owned())
+}
+
+/// Tells `frame` the token of the context set that made it the current attempt: it finds
+/// its loop's pool from it.
+pub(crate) fn first_set(frame: &Bound<'_, PyAttempt>, token: &Bound<'_, PyAny>) {
+    if let FramePool::Unresolved { token: cell, .. } = &frame.get().pool {
+        *cell
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(token.clone().unbind());
+    }
+}
+
+/// Keeps `frame`, the `Attempt` of a first attempt that succeeded before its machine, as
+/// the spare for the next first attempt when nothing can tell it was used: nobody else holds
+/// it (an `Attempt` takes no weak references), and nobody asked for its key, noted anything
+/// or asked for its pool. Else it goes as it came.
+fn recycle(frame: Bound<'_, PyAttempt>) {
+    let FramePool::Unresolved { found, token, .. } = &frame.get().pool else {
+        return;
+    };
+    let attempt = frame.get();
+    // The count is exact here: no free-threaded build loads an abi3 module.
+    #[allow(deprecated)]
+    let alone = frame.get_refcnt() == 1;
+    if !alone || attempt.key.is_made() || attempt.notes.is_made() || found.get().is_some() {
+        return;
+    }
+    let token = token
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    drop(token);
+    let mut spare = spare();
+    if spare.is_none() {
+        *spare = Some(frame.unbind());
+    }
+}
+
+/// Makes the first attempt of a loop of `max_attempts` with no machine yet: one context set
+/// (the attempt, which carries the pool for nested loops: the enclosing loop's, or one made
+/// only if a nested loop asks), one clock reading, the call.
+pub(crate) fn first_attempt<'py>(
+    py: Python<'py>,
+    call: &Call<'_, 'py>,
+    max_attempts: u32,
+    header: Option<&str>,
+) -> PyResult<First<'py>> {
+    let var = &vars(py)?.attempt;
+    let frame = first_frame(py, max_attempts, header)?;
+    let token = var.set(py, &frame)?;
+    first_set(&frame, &token);
+    let started = Instant::now();
+    let result = call.call();
+    let reset = var.reset(py, token);
+    let result = match (result, reset) {
+        (Ok(_), Err(reset)) => Err(reset),
+        (result, _) => result,
+    };
+    Ok(First {
+        result,
+        frame,
+        started,
+    })
+}
+
 /// The Python callables of a loop (each optional; already checked to be callable).
 pub(crate) struct Effects<'a, 'py> {
     /// `classify(exc) -> Verdict | bool` (guide A's `repetir_se`); `None` retries every
@@ -309,16 +591,24 @@ impl Env<'_> {
 /// Python's effects for the core's `drive`.
 struct PyDriver<'a, 'py> {
     py: Python<'py>,
-    clock: SystemClock,
+    /// The loop's clock: ms since `origin` (the first attempt's start when it was made before
+    /// the machine).
+    origin: Instant,
+    /// The first reading is the start: 0, at `origin`.
+    at_start: bool,
+    /// The first attempt's answer, when it was made before the machine: the machine's first
+    /// `"call"` takes it instead of calling again.
+    first: Option<PyResult<Py<PyAny>>>,
     call: Call<'a, 'py>,
     effects: &'a Effects<'a, 'py>,
     gate: Option<Gate>,
     key: KeyCell,
     header: Arc<str>,
-    current: Bound<'py, PyAny>,
     env: &'a Env<'a>,
     /// The place in flight of the attempt being made.
     pass: Option<Pass>,
+    /// The attempt pool the loop draws from, which its attempts carry.
+    pool: AttemptPool,
     /// What the attempt being made tells its `Attempt`, and the exception it raised.
     notes: NotesCell,
     error: Option<Py<PyAny>>,
@@ -339,6 +629,10 @@ struct PyDriver<'a, 'py> {
 }
 
 impl PyDriver<'_, '_> {
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
     /// Logging raised (the machine's records come before every effect): the loop ends with
     /// that exception, as a hook's would end it.
     fn logged(&mut self) -> PyResult<()> {
@@ -351,7 +645,16 @@ impl Driver for PyDriver<'_, '_> {
     type Error = PyErr;
 
     fn now_ms(&mut self) -> u64 {
-        self.clock.now_ms()
+        if std::mem::take(&mut self.at_start) {
+            return 0;
+        }
+        self.elapsed_ms()
+    }
+
+    fn unix_ms(&mut self) -> i64 {
+        // The wall time at `origin`, the start of the first attempt.
+        let since = i64::try_from(self.elapsed_ms()).unwrap_or(i64::MAX);
+        unix_now_ms().saturating_sub(since)
     }
 
     fn is_cancelled(&mut self) -> bool {
@@ -369,7 +672,7 @@ impl Driver for PyDriver<'_, '_> {
         };
         // No longer than the deadline: a wait it ends is `wait_exceeds_deadline` (the machine
         // tells it from a cancellation by whether the operation was stopped).
-        let now = self.clock.now_ms();
+        let now = self.elapsed_ms();
         let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now)));
         self.pass = wait_gate(self.py, gate, timeout, &self.env.cancel, self.env.signals)?;
         Ok(self.pass.is_some())
@@ -377,27 +680,26 @@ impl Driver for PyDriver<'_, '_> {
 
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
         let py = self.py;
+        if let Some(first) = self.first.take() {
+            // Made already, before the machine (its notes are already the loop's).
+            self.error = first
+                .as_ref()
+                .err()
+                .map(|e| e.value(py).clone().into_any().unbind());
+            return first;
+        }
         self.notes = NotesCell::default();
         let attempt = PyAttempt {
             number: ctx.attempt(),
-            key: Arc::clone(&self.key),
+            key: Arc::clone(&self.key).into(),
             header: Arc::clone(&self.header),
-            notes: Arc::clone(&self.notes),
+            notes: Arc::clone(&self.notes).into(),
+            pool: FramePool::Known(self.pool.clone()),
         };
-        let token = self
-            .current
-            .call_method1(pyo3::intern!(py, "set"), (attempt,))?;
-        let result = match self.call {
-            Call::Tarefa(f) => f.call0(),
-            Call::With {
-                function,
-                args,
-                kwargs,
-            } => function.call(args, kwargs),
-        };
-        let reset = self
-            .current
-            .call_method1(pyo3::intern!(py, "reset"), (token,));
+        let current = &vars(py)?.attempt;
+        let token = current.set(py, attempt)?;
+        let result = self.call.call();
+        let reset = current.reset(py, token);
         self.error = result
             .as_ref()
             .err()
@@ -498,6 +800,7 @@ pub(crate) struct Driven {
 
 /// Runs `call` as the machine `op` (with `build`'s settings; its attempt pool this
 /// context's) says, in `env`: the core's `drive` with Python's effects.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn drive_python(
     py: Python<'_>,
     op: Operation,
@@ -505,26 +808,54 @@ pub(crate) fn drive_python(
     call: Call<'_, '_>,
     effects: &Effects<'_, '_>,
     env: &Env<'_>,
+    scope: PoolScope,
+    first: Option<First<'_>>,
 ) -> PyResult<Driven> {
-    let scope = PoolScope::enter(py, op.policy().max_attempts())?;
     build.pool = Some(scope.parts());
     let level = records_level(py)?;
     build.records = Some(level);
     let gate = build.gate.clone();
     let defer = effects.classify.is_some() && !build.guide;
     let (op, key) = build.apply(op);
+    let (origin, at_start, first, key, header, notes) = match first {
+        Some(First {
+            result,
+            frame,
+            started,
+        }) => {
+            let frame = frame.get();
+            (
+                started,
+                true,
+                Some(result.map(Bound::unbind)),
+                Arc::clone(frame.key.get()),
+                Arc::clone(&frame.header),
+                Arc::clone(frame.notes.get()),
+            )
+        }
+        None => (
+            Instant::now(),
+            false,
+            None,
+            key,
+            Arc::from(op.policy().idempotency_header()),
+            NotesCell::default(),
+        ),
+    };
     let mut driver = PyDriver {
         py,
-        clock: SystemClock::default(),
+        origin,
+        at_start,
+        first,
         call,
         effects,
         gate,
         key,
-        header: Arc::from(op.policy().idempotency_header()),
-        current: attempt_var(py)?,
+        header,
         env,
         pass: None,
-        notes: NotesCell::default(),
+        pool: scope.parts().0,
+        notes,
         error: None,
         told: false,
         pending: None,
@@ -546,7 +877,7 @@ pub(crate) fn drive_python(
         }
         outcome = Err(Stopped::Aborted(raised));
     }
-    let now_ms = driver.clock.now_ms();
+    let now_ms = driver.elapsed_ms();
     let exited = scope.exit(py);
     if outcome.is_ok() {
         exited?; // the operation's own exception comes first
@@ -558,24 +889,63 @@ pub(crate) fn drive_python(
     })
 }
 
-/// Runs `call` as the machine `op` says until it succeeds or gives up, in the attempt pool
-/// of this context, every attempt passing `build`'s gate: the core's `drive` with Python's
-/// effects.
+/// What a blocking loop's machine is made of, made only when needed: how to make it, its
+/// attempts and its idempotency header.
+pub(crate) struct Shape<'a> {
+    pub(crate) make: &'a dyn Fn() -> Operation,
+    pub(crate) max_attempts: u32,
+    /// `None`: the default policy's.
+    pub(crate) header: Option<&'a str>,
+}
+
+/// What to do with the answer of a first attempt made before the machine, before anything
+/// else: `Some` answers it instead (`recuo.call` handing an async function to the asyncio
+/// loop).
+pub(crate) type Handoff<'a, 'py> =
+    &'a dyn Fn(&PyResult<Bound<'py, PyAny>>) -> PyResult<Option<Py<PyAny>>>;
+
+/// Runs `call` as the machine `shape` makes says until it succeeds or gives up, in the
+/// attempt pool of this context, every attempt passing `build`'s gate: the core's `drive`
+/// with Python's effects.
+///
+/// Without a gate, the first attempt is made before the machine ([`first_attempt`]): a
+/// success whose records nobody takes (the `recuo` logger is not enabled for `DEBUG`) is
+/// answered at once; a failure, or a success the records need, is replayed into the machine,
+/// which goes on from there — the same steps, counts and records as a machine started first.
 ///
 /// Answers the operation's value, or raises its last exception — the same object. An
 /// exception that is not an `Exception`, or one raised by a classifier, a hook or the sleep,
 /// ends the loop at once and propagates; so does Ctrl-C while waiting at the gate.
-pub(crate) fn run_blocking(
-    py: Python<'_>,
-    op: Operation,
+pub(crate) fn run_blocking<'py>(
+    py: Python<'py>,
+    shape: &Shape<'_>,
     build: Build,
-    call: Call<'_, '_>,
-    effects: &Effects<'_, '_>,
+    call: Call<'_, 'py>,
+    effects: &Effects<'_, 'py>,
+    handoff: Handoff<'_, 'py>,
 ) -> PyResult<Py<PyAny>> {
+    let first = if build.gate.is_none() && build.stats.is_none() && build.key.is_none() {
+        let first = first_attempt(py, &call, shape.max_attempts, shape.header)?;
+        if let Some(handed) = handoff(&first.result)? {
+            return Ok(handed);
+        }
+        if first.result.is_ok() && !logs_debug(py)? {
+            let First { result, frame, .. } = first;
+            recycle(frame);
+            return result.map(Bound::unbind);
+        }
+        Some(first)
+    } else {
+        None
+    };
+    let scope = match &first {
+        Some(first) => PoolScope::after_first(py, first.frame.get())?,
+        None => PoolScope::enter(py, shape.max_attempts)?,
+    };
     let env = Env::caller();
     let Driven {
         outcome, now_ms, ..
-    } = drive_python(py, op, build, call, effects, &env)?;
+    } = drive_python(py, (shape.make)(), build, call, effects, &env, scope, first)?;
     match outcome {
         Ok(value) => Ok(value),
         Err(Stopped::Aborted(error)) => Err(error),
@@ -622,46 +992,6 @@ pub(crate) fn gate_arg<'a, 'py>(
     }
 }
 
-/// The synchronous ``recuo.retry``: ``function(*args, **kwargs)`` under ``policy``. Private:
-/// call ``recuo.retry``.
-#[pyfunction]
-#[pyo3(name = "_run", signature = (function, args, kwargs, policy, classify, on_retry, on_give_up, seed, sleep, gate, request, /))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run(
-    py: Python<'_>,
-    function: &Bound<'_, PyAny>,
-    args: &Bound<'_, PyTuple>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-    policy: PyRef<'_, PyPolicy>,
-    classify: Option<&Bound<'_, PyAny>>,
-    on_retry: Option<&Bound<'_, PyAny>>,
-    on_give_up: Option<&Bound<'_, PyAny>>,
-    #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
-    sleep: Option<&Bound<'_, PyAny>>,
-    gate: Option<&Bound<'_, PyAny>>,
-    request: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    crate::args::require_callable(function, "function")?;
-    let build = Build {
-        seed,
-        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
-        request: request_arg(request)?,
-        ..Build::default()
-    };
-    let effects = Effects {
-        classify: opt_callable(classify, "classify")?,
-        on_retry: opt_callable(on_retry, "on_retry")?,
-        on_give_up: opt_callable(on_give_up, "on_give_up")?,
-        sleep: opt_callable(sleep, "sleep")?,
-    };
-    let call = Call::With {
-        function,
-        args,
-        kwargs,
-    };
-    run_blocking(py, Operation::new(&policy.0), build, call, &effects)
-}
-
 /// A new ``Operation`` under ``policy`` drawing from this context's attempt pool and keeping
 /// the records the ``recuo`` logger takes, and the token to reset ``_attempt_pool`` with when
 /// it started the pool (``None`` when it joined an enclosing loop's). ``idempotency_key``
@@ -678,6 +1008,22 @@ pub(crate) fn operation_in_context(
     idempotency_key: Option<PyRef<'_, crate::machine::PyIdempotencyKey>>,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::enter(py, policy.0.max_attempts())?;
+    let key = idempotency_key.map(|k| k.0);
+    let op = scoped_operation(py, &policy.0, &scope, seed, gate, request, key)?;
+    Ok((op, scope.into_token()))
+}
+
+/// A new ``Operation`` under `policy` in `scope`'s pool, keeping the records the ``recuo``
+/// logger takes: the asyncio loop's and the HTTP adapters' machine.
+pub(crate) fn scoped_operation(
+    py: Python<'_>,
+    policy: &recuo::Policy,
+    scope: &PoolScope,
+    seed: Option<u64>,
+    gate: Option<&Bound<'_, PyAny>>,
+    request: Option<&Bound<'_, PyAny>>,
+    key: Option<recuo::IdempotencyKey>,
+) -> PyResult<PyOperation> {
     let records = Some(records_level(py)?);
     let build = Build {
         seed,
@@ -685,11 +1031,11 @@ pub(crate) fn operation_in_context(
         request: request_arg(request)?,
         records,
         pool: Some(scope.parts()),
-        key: idempotency_key.map(|k| k.0),
+        key,
         ..Build::default()
     };
-    let (op, key) = build.operation(&policy.0);
-    Ok((PyOperation::wrap(op, key, records), scope.into_token()))
+    let (op, key) = build.operation(policy);
+    Ok(PyOperation::wrap(op, key, records).with_pool(Some(scope.parts().0)))
 }
 
 /// The attempt being made by the innermost retry loop running in this context: its
@@ -700,7 +1046,7 @@ pub(crate) fn operation_in_context(
 /// ``RuntimeError`` when no retry loop is making an attempt in this context.
 #[pyfunction]
 pub(crate) fn current_attempt(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let attempt = attempt_var(py)?.call_method0(pyo3::intern!(py, "get"))?;
+    let attempt = vars(py)?.attempt.get(py)?;
     if attempt.is_none() {
         return Err(PyRuntimeError::new_err(
             "recuo.current_attempt() is only available inside an attempt of a retry loop",

@@ -162,8 +162,8 @@ final class BatchTest extends TestCase
             [null, 'wait_exceeds_deadline', 'wait_exceeds_deadline', 'wait_exceeds_deadline', 'wait_exceeds_deadline'],
             array_map(static fn (BatchResult $r) => $r->reason, $report->results),
         );
-        $this->assertGreaterThanOrEqual(140e6, $elapsed, 'it waited for the slot until the deadline');
-        $this->assertLessThan(450e6, $elapsed, 'and not for the slot itself');
+        // The slot is known to come after the deadline: the queue says so at once.
+        $this->assertLessThan(140e6, $elapsed, 'it did not wait out the deadline for a slot after it');
     }
 
     public function testNoRetryWaitsPastTheDeadline(): void

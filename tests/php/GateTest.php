@@ -229,7 +229,7 @@ final class GateTest extends TestCase
         $this->assertEqualsWithDelta(250.0 + 62.5, $regulator->rate, 0.01);
     }
 
-    /** A start slot beyond the deadline: the loop waits until the deadline, then says so. */
+    /** A start slot beyond the deadline: the loop says so at once, without waiting it out. */
     public function testAStartSlotBeyondTheDeadlineGivesUpWaitExceedsDeadline(): void
     {
         $gate = new Gate(new Regulator('1/min'));
@@ -244,8 +244,8 @@ final class GateTest extends TestCase
         $elapsed = hrtime(true) - $begin;
         $this->assertFalse($called);
         $this->assertSame([\Error::class, 'Recuo\retry(): gave up before the first attempt (wait_exceeds_deadline)'], [get_class($e), $e->getMessage()]);
-        $this->assertGreaterThanOrEqual(100e6, $elapsed);
-        $this->assertLessThan(1e9, $elapsed);
+        // Well before the deadline: the slot was known to come after it.
+        $this->assertLessThan(100e6, $elapsed);
     }
 
     /** SPEC §6 step 3: a final 429 (no attempt left) still reaches an adaptive regulator. */
