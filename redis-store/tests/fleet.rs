@@ -6,26 +6,18 @@
 #![cfg(feature = "client")]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use recuo::CancelToken;
 use recuo_redis::{RedisBudget, RedisLimit};
 
 mod support;
-use support::Server;
+use support::{recuo_serve, Server};
 
-/// This test binary, running only `child` with `env`.
+/// This test binary, playing `name`.
 fn child(name: &str, env: &[(&str, String)]) -> Child {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", name, "--nocapture", "--test-threads", "1"])
-        .env("FLEET_CHILD", name)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.spawn().unwrap()
+    support::child("FLEET_CHILD", name, env)
 }
 
 fn playing(name: &str) -> bool {
@@ -34,29 +26,6 @@ fn playing(name: &str) -> bool {
 
 fn var(name: &str) -> String {
     std::env::var(name).unwrap()
-}
-
-/// `recuo serve` (target/debug/recuo: `cargo build -p recuo-cli`), answering every request
-/// 200 after `latency`; its base URL.
-fn recuo_serve(latency: &str) -> (Child, String) {
-    let bin = std::env::var("RECUO_BIN")
-        .unwrap_or_else(|_| format!("{}/../target/debug/recuo", env!("CARGO_MANIFEST_DIR")));
-    let mut serve = Command::new(&bin)
-        .args(["serve", "--stop-after", "300s", "--allowance", "100000/s"])
-        .args(["--burst", "10000", "--fail-rate", "0", "--latency", latency])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{bin}: {e} (cargo build -p recuo-cli)"));
-    let mut first = String::new();
-    BufReader::new(serve.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(
-        first.starts_with("listening on http://127.0.0.1:"),
-        "{first}"
-    );
-    (serve, first.split_whitespace().last().unwrap().to_owned())
 }
 
 fn curl(url: &str) -> String {

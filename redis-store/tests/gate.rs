@@ -6,14 +6,13 @@
 //! starts copies of itself as the fleet's processes (`GATE_CHILD` says which part to play).
 #![cfg(feature = "client")]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use recuo::{GiveUpReason, Policy, Retry};
 
 mod support;
-use support::Server;
+use support::{recuo_serve, Server};
 
 fn playing(name: &str) -> bool {
     std::env::var("GATE_CHILD").as_deref() == Ok(name)
@@ -23,39 +22,9 @@ fn parent() -> bool {
     std::env::var("GATE_CHILD").is_err()
 }
 
-/// This test binary, running only `name` with `env`.
+/// This test binary, playing `name`.
 fn child(name: &str, env: &[(&str, String)]) -> Child {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", name, "--nocapture", "--test-threads", "1"])
-        .env("GATE_CHILD", name)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.spawn().unwrap()
-}
-
-/// `recuo serve` answering 200 after `latency`; its base URL.
-fn recuo_serve(latency: &str) -> (Child, String) {
-    let bin = std::env::var("RECUO_BIN")
-        .unwrap_or_else(|_| format!("{}/../target/debug/recuo", env!("CARGO_MANIFEST_DIR")));
-    let mut serve = Command::new(&bin)
-        .args(["serve", "--stop-after", "300s", "--allowance", "100000/s"])
-        .args(["--burst", "10000", "--fail-rate", "0", "--latency", latency])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{bin}: {e} (cargo build -p recuo-cli)"));
-    let mut first = String::new();
-    BufReader::new(serve.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(
-        first.starts_with("listening on http://127.0.0.1:"),
-        "{first}"
-    );
-    (serve, first.split_whitespace().last().unwrap().to_owned())
+    support::child("GATE_CHILD", name, env)
 }
 
 /// One GET with curl: its status, as the attempt's result.

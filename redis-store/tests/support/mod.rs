@@ -1,9 +1,11 @@
 //! A `redis-server` of the test's own on 127.0.0.1: a plain port, a TLS port (a self-signed
 //! certificate for 127.0.0.1 made by `openssl` for this server, trusted through
-//! `SSL_CERT_FILE`), the default user's password and an ACL user `app`.
+//! `SSL_CERT_FILE`), the default user's password and an ACL user `app`. And the fleets'
+//! parts: `recuo serve`, and copies of the test binary as the fleet's processes.
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -135,4 +137,41 @@ impl Drop for Server {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// This test binary, running only its test `name` with `env`, and `role` (the environment
+/// variable a test reads to know which part it plays) set to `name`.
+pub fn child(role: &str, name: &str, env: &[(&str, String)]) -> Child {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env(role, name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.spawn().unwrap()
+}
+
+/// `recuo serve` (target/debug/recuo: `cargo build -p recuo-cli`), answering every request
+/// 200 after `latency`; its base URL.
+pub fn recuo_serve(latency: &str) -> (Child, String) {
+    let bin = std::env::var("RECUO_BIN")
+        .unwrap_or_else(|_| format!("{}/../target/debug/recuo", env!("CARGO_MANIFEST_DIR")));
+    let mut serve = Command::new(&bin)
+        .args(["serve", "--stop-after", "300s", "--allowance", "100000/s"])
+        .args(["--burst", "10000", "--fail-rate", "0", "--latency", latency])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{bin}: {e} (cargo build -p recuo-cli)"));
+    let mut first = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        first.starts_with("listening on http://127.0.0.1:"),
+        "{first}"
+    );
+    (serve, first.split_whitespace().last().unwrap().to_owned())
 }
