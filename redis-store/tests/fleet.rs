@@ -79,20 +79,9 @@ fn four_processes_of_two_threads_keep_at_most_three_in_flight() {
         return;
     }
     let server = Server::start();
-    let (mut serve, api) = recuo_serve("40ms");
-    let env = [("URL", server.tls_url.clone()), ("API", api.clone())];
-    let children: Vec<_> = (0..4).map(|_| child("fleet_limit_child", &env)).collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
-    let stats = Command::new("curl")
-        .args(["-s", &format!("{api}/stats")])
-        .output()
-        .unwrap();
-    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
-    let _ = serve.kill();
-    let _ = serve.wait();
+    let serve = recuo_serve("40ms");
+    let env = [("URL", server.tls_url.clone()), ("API", serve.1.clone())];
+    let stats = support::run_fleet("FLEET_CHILD", "fleet_limit_child", 4, &env, serve);
     assert_eq!(stats["requests"], 64, "{stats}");
     let most = stats["max_in_flight"].as_u64().unwrap();
     assert!(most <= 3, "{stats}");

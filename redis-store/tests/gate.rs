@@ -6,7 +6,7 @@
 //! starts copies of itself as the fleet's processes (`GATE_CHILD` says which part to play).
 #![cfg(feature = "client")]
 
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recuo::{GiveUpReason, Policy, Retry};
@@ -20,11 +20,6 @@ fn playing(name: &str) -> bool {
 
 fn parent() -> bool {
     std::env::var("GATE_CHILD").is_err()
-}
-
-/// This test binary, playing `name`.
-fn child(name: &str, env: &[(&str, String)]) -> Child {
-    support::child("GATE_CHILD", name, env)
 }
 
 /// One GET with curl: its status, as the attempt's result.
@@ -82,20 +77,9 @@ fn a_gate_over_the_redis_limit_holds_a_fleets_requests_in_flight() {
         return;
     }
     let server = Server::start();
-    let (mut serve, api) = recuo_serve("40ms");
-    let env = [("URL", server.tls_url.clone()), ("API", api.clone())];
-    let children: Vec<_> = (0..3).map(|_| child("gate_child", &env)).collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
-    let stats = Command::new("curl")
-        .args(["-s", &format!("{api}/stats")])
-        .output()
-        .unwrap();
-    let _ = serve.kill();
-    let _ = serve.wait();
-    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let serve = recuo_serve("40ms");
+    let env = [("URL", server.tls_url.clone()), ("API", serve.1.clone())];
+    let stats = support::run_fleet("GATE_CHILD", "gate_child", 3, &env, serve);
     assert_eq!(stats["requests"], 30, "{stats}");
     let most = stats["max_in_flight"].as_u64().unwrap();
     assert!(most <= 2, "{stats}");

@@ -175,3 +175,26 @@ pub fn recuo_serve(latency: &str) -> (Child, String) {
     );
     (serve, first.split_whitespace().last().unwrap().to_owned())
 }
+
+/// Runs `count` copies of this test binary playing `name` (as [`child`]) with `env`, each
+/// required to succeed, then answers `recuo serve`'s `/stats` at `api` and stops `serve`.
+pub fn run_fleet(
+    role: &str,
+    name: &str,
+    count: usize,
+    env: &[(&str, String)],
+    (mut serve, api): (Child, String),
+) -> serde_json::Value {
+    let children: Vec<_> = (0..count).map(|_| child(role, name, env)).collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let stats = Command::new("curl")
+        .args(["-s", &format!("{api}/stats")])
+        .output()
+        .unwrap();
+    let _ = serve.kill();
+    let _ = serve.wait();
+    serde_json::from_slice(&stats.stdout).unwrap()
+}
