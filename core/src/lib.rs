@@ -64,7 +64,9 @@ pub use classify::{
     Cause, MethodSet, Outcome, Request, RetryRule, Rules, StatusSet, Transport, TransportSet,
     Verdict,
 };
-pub use clock::{monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock};
+pub use clock::{
+    coarse_monotonic_ms, monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock,
+};
 pub use drive::{drive, AttemptContext, Driver, Notes, RetryError, Stopped};
 pub use error::ConfigError;
 pub use gate::{Gate, Pass};

@@ -122,44 +122,6 @@ fn exception_pending() -> bool {
     unsafe { !(*ext_php_rs_executor_globals()).exception.is_null() }
 }
 
-/// When a first attempt starts, in ms on the monotonic clock, as cheaply as the host allows:
-/// Linux's coarse monotonic clock (the last tick's time, a few ns to read, where a precise
-/// read takes ~30 ns under a VM — a third of the fast path's cost), rounded down. It is the
-/// same clock, never ahead of a precise read taken at the same moment, and a tick or two
-/// behind (3–7 ms measured on a 250 Hz VM): the machine's elapsed time may count that much
-/// more. Nothing the fast path's calls can see depends on it — they have no deadline,
-/// records, stats or report — and a failure's time is read precisely.
-#[cfg(target_os = "linux")]
-fn coarse_ms() -> u64 {
-    use std::os::raw::{c_int, c_long};
-    #[repr(C)]
-    struct Timespec {
-        tv_sec: c_long,
-        tv_nsec: c_long,
-    }
-    unsafe extern "C" {
-        fn clock_gettime(clock: c_int, tp: *mut Timespec) -> c_int;
-    }
-    const CLOCK_MONOTONIC_COARSE: c_int = 6;
-    let mut ts = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    if unsafe { clock_gettime(CLOCK_MONOTONIC_COARSE, &raw mut ts) } != 0 {
-        return 0;
-    }
-    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
-    let ms = u64::try_from(ts.tv_nsec).unwrap_or(0) / 1_000_000;
-    secs.saturating_mul(1000).saturating_add(ms)
-}
-
-/// Elsewhere: the precise clock.
-#[cfg(not(target_os = "linux"))]
-fn coarse_ms() -> u64 {
-    monotonic_ms()
-}
-
 /// Calls `callee` with `args` into `retval`, within one loop's entry among the nested loops'
 /// pools (of `max_attempts`, when it is the outermost of its fiber): whether it is the
 /// outermost, and the attempt's start and end on the monotonic clock; `None` once it
@@ -175,7 +137,10 @@ unsafe fn first_attempt(
     retval: *mut zval,
 ) -> Option<(bool, u64, u64)> {
     let outermost = fast_enter(max_attempts);
-    let started_ms = coarse_ms();
+    // Taken as cheaply as the host allows (the coarse clock): nothing the fast path's calls
+    // can see depends on it — they have no deadline, records, stats or report — and a
+    // failure's time is read precisely.
+    let started_ms = recuo::coarse_monotonic_ms();
     // SAFETY: a function the engine resolved from the operation, called as the engine's
     // `call_user_func` calls it; `try_catch` catches a fatal error's `longjmp`.
     let called = try_catch(AssertUnwindSafe(|| unsafe {
