@@ -53,7 +53,7 @@ lint-python: build-python ## clippy and rustfmt for recuo-python; mypy --strict 
 test-python: build-python lint-python build-cli ## build, lint, then pytest tests/python (docs/python.md's examples included)
 	@$(PY_ENV) $(PY) -m pytest -q tests/python
 
-# The wheel: release profile, abi3 (CPython >= 3.9), manylinux2014 — linked against glibc 2.17
+# The wheel: release profile, abi3 (CPython >= 3.10), manylinux2014 — linked against glibc 2.17
 # by zig (the pinned `ziglang` package in .venv), so it installs on any x86-64 Linux with
 # glibc 2.17 or newer. Maturin checks the tag against the symbols the module uses.
 WHEEL_DIR := $(ROOT)/target/wheels

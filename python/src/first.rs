@@ -19,8 +19,7 @@ use crate::machine::{Build, PyAttempt, PyOperation};
 use crate::policy::PyPolicy;
 use crate::record::request_arg;
 use crate::runner::{
-    first_frame, first_set, gate_arg, run_blocking, scoped_operation, vars, Call, Effects,
-    PoolScope, Shape,
+    first_frame, gate_arg, run_blocking, scoped_operation, Call, Effects, PoolScope, Shape,
 };
 
 /// Whether `value` is a coroutine (`inspect.iscoroutine`: the type cannot be subclassed).
@@ -138,7 +137,7 @@ impl PyLoop {
             on_give_up: self.on_give_up.as_ref().map(|f| f.bind(py)),
             sleep: self.sleep.as_ref().map(|f| f.bind(py)),
         };
-        let build = Build {
+        let build = || Build {
             seed: self.seed,
             gate: self.gate.clone(),
             request: self.request.clone(),
@@ -182,7 +181,8 @@ impl PyLoop {
             args,
             kwargs,
         };
-        let value = run_blocking(py, &shape, build, call, &effects, &handoff)?;
+        let gated = self.gate.is_some();
+        let value = run_blocking(py, &shape, gated, build, call, &effects, &handoff)?;
         let bound = value.bind(py);
         if !handed_off.get() && is_coroutine(bound)? {
             // The blocking loop saw a coroutine as a success: nothing was awaited, so nothing
@@ -212,8 +212,7 @@ pub(crate) fn first_attempt<'py>(
 ) -> PyResult<(Bound<'py, PyAttempt>, Bound<'py, PyAny>)> {
     let policy = &policy.0;
     let frame = first_frame(py, policy.max_attempts(), Some(policy.idempotency_header()))?;
-    let token = vars(py)?.attempt.set(py, &frame)?;
-    first_set(&frame, &token);
+    let token = crate::current::set_current(py, &frame)?;
     Ok((frame, token))
 }
 

@@ -99,9 +99,12 @@ pub(crate) fn com_retry(
     request: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     require_callable(tarefa, "tarefa")?;
-    let build = Build {
-        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
-        request: crate::record::request_arg(request)?,
+    let gate = gate_arg(gate)?;
+    let request = crate::record::request_arg(request)?;
+    let gated = gate.is_some();
+    let build = move || Build {
+        gate: gate.map(|g| g.get().inner.clone()),
+        request,
         guide: true,
         ..Build::default()
     };
@@ -123,9 +126,15 @@ pub(crate) fn com_retry(
         // Guide A's loop sends the default policy's header.
         header: None,
     };
-    run_blocking(py, &shape, build, Call::Tarefa(tarefa), &effects, &|_| {
-        Ok(None)
-    })
+    run_blocking(
+        py,
+        &shape,
+        gated,
+        build,
+        Call::Tarefa(tarefa),
+        &effects,
+        &|_| Ok(None),
+    )
 }
 
 /// Guide B's delay before retry number ``attempt`` (from 0), in milliseconds, as a float.

@@ -48,6 +48,7 @@ use pyo3::prelude::*;
 
 mod args;
 mod batch;
+mod current;
 mod first;
 mod guide;
 mod limits;

@@ -99,16 +99,16 @@ pub(crate) enum FramePool {
     /// The pool of the loop making the attempt.
     Known(AttemptPool),
     /// The first attempt of a loop, made before its machine: which pool it draws from — the
-    /// enclosing loop's (found from `token`, the context set of this attempt: the attempt it
-    /// replaced, else the context's pool), or a new one of `left` attempts, this loop's own —
-    /// is found only when first asked (by a nested loop, or the machine after a failure).
+    /// enclosing loop's (found from `below`, the attempt it became current over, else the
+    /// context's pool), or a new one of `left` attempts, this loop's own — is found only when
+    /// first asked (by a nested loop, or the machine after a failure).
     Unresolved {
         /// The pool, and whether it is this loop's own, once found.
         found: OnceLock<(AttemptPool, bool)>,
         /// The attempts a pool of this loop's own holds (its first is this one).
         left: u32,
-        /// The token of the context set that made this the current attempt.
-        token: Mutex<Option<Py<PyAny>>>,
+        /// The attempt this one became current over (unset: none).
+        below: OnceLock<Py<PyAny>>,
     },
 }
 

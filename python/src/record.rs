@@ -174,17 +174,18 @@ pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
 ///
 /// The answer of `logging.Logger.isEnabledFor(DEBUG)`, read as that method reads it — false
 /// when the logger is `disabled`, else its `_cache` entry — from the logger's own attributes
-/// (its instance `__dict__`, looked up once) when it is a plain `logging.Logger` whose entry
-/// is cached; the method itself otherwise (a logger class of the application's, or no entry
-/// yet: the method makes it).
+/// when it is a plain `logging.Logger` whose entry is cached; the method itself otherwise (a
+/// logger class of the application's, or no entry yet: the method makes it). The instance
+/// `__dict__` and the `_cache` dict are looked up once: `logging` empties that dict when
+/// levels change (`Manager._clear_cache`), it never replaces it.
 pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
-    /// What the check reads, looked up once: `logging.Logger`, the logger's attributes, the
-    /// two names read there, and `DEBUG` as the `_cache` key.
+    /// What the check reads, looked up once: whether the logger is a plain `logging.Logger`,
+    /// its attributes and `_cache`, the name `disabled`, and `DEBUG` as the cache's key.
     struct Check {
-        plain: Py<PyAny>,
+        plain: bool,
         attributes: Option<Py<PyDict>>,
+        cache: Option<Py<PyDict>>,
         disabled: Py<PyAny>,
-        cache: Py<PyAny>,
         debug: Py<PyAny>,
     }
     static CHECK: PyOnceLock<Check> = PyOnceLock::new();
@@ -195,34 +196,31 @@ pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
         let attributes = logger
             .getattr(pyo3::intern!(py, "__dict__"))?
             .cast_into::<PyDict>()
-            .ok()
-            .map(Bound::unbind);
+            .ok();
+        let cache = match &attributes {
+            Some(attributes) => attributes
+                .get_item(pyo3::intern!(py, "_cache"))?
+                .and_then(|cache| cache.cast_into::<PyDict>().ok())
+                .map(Bound::unbind),
+            None => None,
+        };
         Ok(Check {
-            plain: plain.unbind(),
-            attributes,
+            plain: logger.get_type().is(&plain),
+            attributes: attributes.map(Bound::unbind),
+            cache,
             disabled: pyo3::intern!(py, "disabled").clone().into_any().unbind(),
-            cache: pyo3::intern!(py, "_cache").clone().into_any().unbind(),
             debug: debug.into_pyobject(py)?.into_any().unbind(),
         })
     })?;
-    if let Some(attributes) = check
-        .attributes
-        .as_ref()
-        .filter(|_| logger.get_type().is(check.plain.bind(py)))
-    {
+    if let (true, Some(attributes), Some(cache)) = (check.plain, &check.attributes, &check.cache) {
         // As `isEnabledFor` reads them: `disabled` first (true: not enabled; without `_cache`
         // the method would say so too), then the cached entry.
-        let attributes = attributes.bind(py);
-        if let Some(disabled) = attributes.get_item(check.disabled.bind(py))? {
+        if let Some(disabled) = attributes.bind(py).get_item(check.disabled.bind(py))? {
             if disabled.is_truthy()? {
                 return Ok(false);
             }
-            if let Some(cache) = attributes.get_item(check.cache.bind(py))? {
-                if let Ok(cache) = cache.cast::<PyDict>() {
-                    if let Some(enabled) = cache.get_item(check.debug.bind(py))? {
-                        return enabled.is_truthy();
-                    }
-                }
+            if let Some(enabled) = cache.bind(py).get_item(check.debug.bind(py))? {
+                return enabled.is_truthy();
             }
         }
     }

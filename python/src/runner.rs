@@ -32,6 +32,7 @@ use recuo::{
 };
 
 use crate::args::seed_arg;
+use crate::current::{as_current, current};
 use crate::limits::PyGate;
 use crate::machine::{
     verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
@@ -139,7 +140,7 @@ impl PyAttemptPool {
 /// carries (the first attempt of an outermost loop makes it only now, at the first ask), else
 /// the one an enclosing loop set in the context (a loop run by a classifier or a hook).
 pub(crate) fn enclosing_pool(py: Python<'_>) -> PyResult<Option<AttemptPool>> {
-    let current = vars(py)?.attempt.get(py)?;
+    let current = current(py)?;
     below(py, &current)
 }
 
@@ -168,19 +169,17 @@ pub(crate) fn frame_pool(
     match &frame.pool {
         FramePool::Unknown => Ok(None),
         FramePool::Known(pool) => Ok(Some((pool.clone(), false))),
-        FramePool::Unresolved { found, left, token } => {
+        FramePool::Unresolved {
+            found,
+            left,
+            below: under,
+        } => {
             if let Some(found) = found.get() {
                 return Ok(Some(found.clone()));
             }
-            let token = token
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .as_ref()
-                .map(|token| token.clone_ref(py));
-            let previous = match token {
-                Some(token) => token.bind(py).getattr(pyo3::intern!(py, "old_value"))?,
-                None => py.None().into_bound(py),
-            };
+            let previous = under
+                .get()
+                .map_or_else(|| py.None().into_bound(py), |p| p.bind(py).clone());
             let pool = match below(py, &previous)? {
                 Some(pool) => (pool, false),
                 None => (AttemptPool::new(*left), true),
@@ -421,7 +420,9 @@ impl<'py> Call<'_, 'py> {
 pub(crate) struct First<'py> {
     pub(crate) result: PyResult<Bound<'py, PyAny>>,
     pub(crate) frame: Bound<'py, PyAttempt>,
-    pub(crate) started: Instant,
+    /// On the monotonic clock in ms, taken as cheaply as the host allows (the coarse clock: a
+    /// tick behind at most, so the elapsed time may count that much more, never less).
+    pub(crate) started_ms: u64,
 }
 
 /// The idempotency header `name` (`None`: the default policy's), the default one shared by
@@ -435,15 +436,11 @@ fn header_of(name: Option<&str>) -> Arc<str> {
     }
 }
 
-/// An `Attempt` of a first attempt that nobody kept, for the next first attempt to reuse
-/// (issue 18: making and freeing one took a fifth of what a first attempt that succeeds
-/// costs). At most one: nested loops make their own.
-static SPARE: std::sync::Mutex<Option<Py<PyAttempt>>> = std::sync::Mutex::new(None);
-
-fn spare() -> std::sync::MutexGuard<'static, Option<Py<PyAttempt>>> {
-    SPARE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+thread_local! {
+    /// An `Attempt` of a first attempt that nobody kept, for the next first attempt to reuse
+    /// (issue 18: making and freeing one took a fifth of what a first attempt that succeeds
+    /// costs). At most one per thread (no lock to take): nested loops make their own.
+    static SPARE: std::cell::RefCell<Option<Py<PyAttempt>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// The `Attempt` of the first attempt of a loop of `max_attempts` made before its machine:
@@ -455,7 +452,7 @@ pub(crate) fn first_frame<'py>(
     header: Option<&str>,
 ) -> PyResult<Bound<'py, PyAttempt>> {
     let left = max_attempts.saturating_sub(1);
-    if let Some(frame) = spare().take() {
+    if let Some(frame) = SPARE.with_borrow_mut(Option::take) {
         let fits = match &frame.get().pool {
             FramePool::Unresolved {
                 left: spare_left, ..
@@ -470,7 +467,7 @@ pub(crate) fn first_frame<'py>(
     let pool = FramePool::Unresolved {
         found: OnceLock::new(),
         left,
-        token: std::sync::Mutex::new(None),
+        below: OnceLock::new(),
     };
     Bound::new(
         py,
@@ -490,66 +487,49 @@ fn default_header() -> &'static str {
     DEFAULT.get_or_init(|| recuo::Policy::default().idempotency_header().to_owned())
 }
 
-/// Tells `frame` the token of the context set that made it the current attempt: it finds
-/// its loop's pool from it.
-pub(crate) fn first_set(frame: &Bound<'_, PyAttempt>, token: &Bound<'_, PyAny>) {
-    if let FramePool::Unresolved { token: cell, .. } = &frame.get().pool {
-        *cell
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(token.clone().unbind());
-    }
-}
-
 /// Keeps `frame`, the `Attempt` of a first attempt that succeeded before its machine, as
 /// the spare for the next first attempt when nothing can tell it was used: nobody else holds
-/// it (an `Attempt` takes no weak references), and nobody asked for its key, noted anything
-/// or asked for its pool. Else it goes as it came.
+/// it (an `Attempt` takes no weak references), it was made current over no other attempt, and
+/// nobody asked for its key, noted anything or asked for its pool. Else it goes as it came.
 fn recycle(frame: Bound<'_, PyAttempt>) {
-    let FramePool::Unresolved { found, token, .. } = &frame.get().pool else {
+    let FramePool::Unresolved { found, below, .. } = &frame.get().pool else {
         return;
     };
     let attempt = frame.get();
     // The count is exact here: no free-threaded build loads an abi3 module.
     #[allow(deprecated)]
     let alone = frame.get_refcnt() == 1;
-    if !alone || attempt.key.is_made() || attempt.notes.is_made() || found.get().is_some() {
+    if !alone
+        || attempt.key.is_made()
+        || attempt.notes.is_made()
+        || found.get().is_some()
+        || below.get().is_some()
+    {
         return;
     }
-    let token = token
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    drop(token);
-    let mut spare = spare();
-    if spare.is_none() {
-        *spare = Some(frame.unbind());
-    }
+    SPARE.with_borrow_mut(|spare| {
+        if spare.is_none() {
+            *spare = Some(frame.unbind());
+        }
+    });
 }
 
-/// Makes the first attempt of a loop of `max_attempts` with no machine yet: one context set
-/// (the attempt, which carries the pool for nested loops: the enclosing loop's, or one made
-/// only if a nested loop asks), one clock reading, the call.
+/// Makes the first attempt of a loop of `max_attempts` with no machine yet: the attempt made
+/// current ([`as_current`]: it carries the pool for nested loops, the enclosing loop's or one
+/// made only if a nested loop asks), one coarse clock reading, the call.
 pub(crate) fn first_attempt<'py>(
     py: Python<'py>,
     call: &Call<'_, 'py>,
     max_attempts: u32,
     header: Option<&str>,
 ) -> PyResult<First<'py>> {
-    let var = &vars(py)?.attempt;
     let frame = first_frame(py, max_attempts, header)?;
-    let token = var.set(py, &frame)?;
-    first_set(&frame, &token);
-    let started = Instant::now();
-    let result = call.call();
-    let reset = var.reset(py, token);
-    let result = match (result, reset) {
-        (Ok(_), Err(reset)) => Err(reset),
-        (result, _) => result,
-    };
+    let started_ms = recuo::coarse_monotonic_ms();
+    let result = as_current(py, &frame, || call.call());
     Ok(First {
         result,
         frame,
-        started,
+        started_ms,
     })
 }
 
@@ -591,9 +571,9 @@ impl Env<'_> {
 /// Python's effects for the core's `drive`.
 struct PyDriver<'a, 'py> {
     py: Python<'py>,
-    /// The loop's clock: ms since `origin` (the first attempt's start when it was made before
-    /// the machine).
-    origin: Instant,
+    /// The loop's clock: ms since `origin_ms` on the monotonic clock (the first attempt's start
+    /// when it was made before the machine).
+    origin_ms: u64,
     /// The first reading is the start: 0, at `origin`.
     at_start: bool,
     /// The first attempt's answer, when it was made before the machine: the machine's first
@@ -630,7 +610,7 @@ struct PyDriver<'a, 'py> {
 
 impl PyDriver<'_, '_> {
     fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+        (recuo::monotonic_ns() / 1_000_000).saturating_sub(self.origin_ms)
     }
 
     /// Logging raised (the machine's records come before every effect): the loop ends with
@@ -652,7 +632,7 @@ impl Driver for PyDriver<'_, '_> {
     }
 
     fn unix_ms(&mut self) -> i64 {
-        // The wall time at `origin`, the start of the first attempt.
+        // The wall time at `origin_ms`, the start of the first attempt.
         let since = i64::try_from(self.elapsed_ms()).unwrap_or(i64::MAX);
         unix_now_ms().saturating_sub(since)
     }
@@ -696,17 +676,18 @@ impl Driver for PyDriver<'_, '_> {
             notes: Arc::clone(&self.notes).into(),
             pool: FramePool::Known(self.pool.clone()),
         };
-        let current = &vars(py)?.attempt;
-        let token = current.set(py, attempt)?;
-        let result = self.call.call();
-        let reset = current.reset(py, token);
-        self.error = result
-            .as_ref()
-            .err()
-            .map(|e| e.value(py).clone().into_any().unbind());
-        let value = result?;
-        reset?;
-        Ok(value.unbind())
+        let attempt = Bound::new(py, attempt)?;
+        let mut error = None;
+        let result = as_current(py, &attempt, || {
+            let result = self.call.call();
+            error = result
+                .as_ref()
+                .err()
+                .map(|e| e.value(py).clone().into_any().unbind());
+            result
+        });
+        self.error = error;
+        Ok(result?.unbind())
     }
 
     fn leave(&mut self) {
@@ -817,15 +798,15 @@ pub(crate) fn drive_python(
     let gate = build.gate.clone();
     let defer = effects.classify.is_some() && !build.guide;
     let (op, key) = build.apply(op);
-    let (origin, at_start, first, key, header, notes) = match first {
+    let (origin_ms, at_start, first, key, header, notes) = match first {
         Some(First {
             result,
             frame,
-            started,
+            started_ms,
         }) => {
             let frame = frame.get();
             (
-                started,
+                started_ms,
                 true,
                 Some(result.map(Bound::unbind)),
                 Arc::clone(frame.key.get()),
@@ -834,7 +815,7 @@ pub(crate) fn drive_python(
             )
         }
         None => (
-            Instant::now(),
+            recuo::monotonic_ns() / 1_000_000,
             false,
             None,
             key,
@@ -844,7 +825,7 @@ pub(crate) fn drive_python(
     };
     let mut driver = PyDriver {
         py,
-        origin,
+        origin_ms,
         at_start,
         first,
         call,
@@ -905,8 +886,9 @@ pub(crate) type Handoff<'a, 'py> =
     &'a dyn Fn(&PyResult<Bound<'py, PyAny>>) -> PyResult<Option<Py<PyAny>>>;
 
 /// Runs `call` as the machine `shape` makes says until it succeeds or gives up, in the
-/// attempt pool of this context, every attempt passing `build`'s gate: the core's `drive`
-/// with Python's effects.
+/// attempt pool of this context, every attempt passing the gate of the settings `build` makes
+/// (`gated`: there is one; `build` is called only when the machine is needed): the core's
+/// `drive` with Python's effects.
 ///
 /// Without a gate, the first attempt is made before the machine ([`first_attempt`]): a
 /// success whose records nobody takes (the `recuo` logger is not enabled for `DEBUG`) is
@@ -919,12 +901,13 @@ pub(crate) type Handoff<'a, 'py> =
 pub(crate) fn run_blocking<'py>(
     py: Python<'py>,
     shape: &Shape<'_>,
-    build: Build,
+    gated: bool,
+    build: impl FnOnce() -> Build,
     call: Call<'_, 'py>,
     effects: &Effects<'_, 'py>,
     handoff: Handoff<'_, 'py>,
 ) -> PyResult<Py<PyAny>> {
-    let first = if build.gate.is_none() && build.stats.is_none() && build.key.is_none() {
+    let first = if !gated {
         let first = first_attempt(py, &call, shape.max_attempts, shape.header)?;
         if let Some(handed) = handoff(&first.result)? {
             return Ok(handed);
@@ -945,7 +928,16 @@ pub(crate) fn run_blocking<'py>(
     let env = Env::caller();
     let Driven {
         outcome, now_ms, ..
-    } = drive_python(py, (shape.make)(), build, call, effects, &env, scope, first)?;
+    } = drive_python(
+        py,
+        (shape.make)(),
+        build(),
+        call,
+        effects,
+        &env,
+        scope,
+        first,
+    )?;
     match outcome {
         Ok(value) => Ok(value),
         Err(Stopped::Aborted(error)) => Err(error),
@@ -1046,7 +1038,7 @@ pub(crate) fn scoped_operation(
 /// ``RuntimeError`` when no retry loop is making an attempt in this context.
 #[pyfunction]
 pub(crate) fn current_attempt(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let attempt = vars(py)?.attempt.get(py)?;
+    let attempt = current(py)?;
     if attempt.is_none() {
         return Err(PyRuntimeError::new_err(
             "recuo.current_attempt() is only available inside an attempt of a retry loop",

@@ -37,8 +37,8 @@ WHEEL = _wheel()
 @pytest.mark.timeout(420)
 def test_the_wheel_installs_without_rust_and_runs_the_readme_example_and_the_http_clients(tmp_path: Path) -> None:
     assert WHEEL is not None
-    # One wheel for every CPython from 3.9 (abi3), for glibc 2.17 and newer.
-    assert re.fullmatch(r"recuo-[0-9.]+-cp39-abi3-manylinux2014_x86_64\.manylinux_2_17_x86_64\.whl", WHEEL.name), WHEEL.name
+    # One wheel for every CPython from 3.10 (abi3), for glibc 2.17 and newer.
+    assert re.fullmatch(r"recuo-[0-9.]+-cp310-abi3-manylinux2014_x86_64\.manylinux_2_17_x86_64\.whl", WHEEL.name), WHEEL.name
     base = getattr(sys, "_base_executable", sys.executable)  # not the .venv's own python
     env_dir = tmp_path / "venv"
     subprocess.run([base, "-m", "venv", str(env_dir)], check=True, timeout=120)
