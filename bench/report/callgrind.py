@@ -27,9 +27,12 @@ from core_instructions import counts as core_counts
 
 HERE = Path(__file__).resolve().parent
 # The functions whose callees the profile lists: recuo's loop, and the heaviest parts in it.
-PY_PARTS = ["_recuo::runner::drive_python", "_recuo::record::Journal::open", "recuo::drive::drive",
+# The success path first (the first attempt made before the machine), then the machine's.
+PY_PARTS = ["_recuo::runner::run_blocking", "_recuo::current::as_current",
+            "_recuo::runner::drive_python", "_recuo::record::Journal::open", "recuo::drive::drive",
             "<_recuo::runner::PyDriver as recuo::drive::Driver>::attempt"]
-PHP_PARTS = ["recuo_php::driver::drive_php", "recuo::drive::drive",
+PHP_PARTS = ["recuo_php::fast::com_retry_fast", "recuo_php::driver::run",
+             "recuo_php::driver::drive_php", "recuo::drive::drive",
              "<recuo_php::driver::PhpDriver as recuo::drive::Driver>::attempt"]
 PY_FLOOR = "floor: extension calls f once"
 PHP_FLOOR = "floor: extension calls $f once"
