@@ -9,8 +9,9 @@ Both loops share the two context variables of ``_recuo`` (the attempt pool of th
 loop, and the attempt being made), so loops of either kind nest in each other with one limit.
 
 Most calls succeed at once (issue 18): without a gate, both loops make the first attempt
-before the machine exists — one context set (the ``Attempt``, which finds its loop's pool
-only if a nested loop asks), the clock read once — and replay it into the machine only on a
+before the machine exists — the ``Attempt`` made current (set in the context by the asyncio
+loop; pushed on its thread by the blocking loop, see ``python/src/current.rs``), which finds
+its loop's pool only if a nested loop asks, the clock read once — and replay it into the machine only on a
 failure, or when the ``recuo`` logger takes a success's ``DEBUG`` records: the machine then
 goes on as if it had made that attempt itself.
 """

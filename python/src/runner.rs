@@ -7,14 +7,15 @@
 //! `recuo.run_batch` all run it. Every decision, count and record is the machine's.
 //!
 //! Without a gate, the first attempt of `com_retry`, `recuo.retry` and `recuo.call` is made
-//! before the machine ([`first_attempt`]: one context set, one clock reading) and replayed
-//! into it ([`drive_python`]) on a failure, or when the records need it; the `Attempt` it
-//! sets in the context finds its loop's pool only when a nested loop asks ([`frame_pool`]).
+//! before the machine ([`first_attempt`]: the attempt made current, one coarse clock reading)
+//! and replayed into it ([`drive_python`]) on a failure, or when the records need it; its
+//! `Attempt` finds its loop's pool only when a nested loop asks ([`frame_pool`]).
 //!
 //! Two `contextvars.ContextVar`s hold what a loop shares with the code it runs (SPEC §6,
 //! "per context via contextvars"): the attempt pool of the outermost loop, so that nested
 //! loops share one limit, and the attempt being made, which `recuo.current_attempt()`
-//! answers. The asyncio loop (`recuo/_retry.py`) uses the same two variables through
+//! answers — with a blocking loop's attempts, pushed on their thread instead of set there
+//! ([`crate::current`]). The asyncio loop (`recuo/_retry.py`) uses the same two variables through
 //! [`operation_in_context`], so sync and async loops nest in each other alike.
 
 use std::cell::OnceCell;
