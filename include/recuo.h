@@ -103,6 +103,12 @@
 #define RECUO_IDEMPOTENCY_KEY_SIZE 37
 
 /**
+ * How many starts, at the configured rate, a regulator queues ahead of now beyond its
+ * burst: a start that would wait longer is answered `RECUO_QUEUE_FULL` (nothing reserved).
+ */
+#define RECUO_MAX_QUEUED_STARTS 4096
+
+/**
  * The answer of every recuo function that can fail.
  *
  * The numbers are stable: a code is never renumbered nor reused, and a retired code stays
@@ -267,6 +273,10 @@ enum recuo_status
      */
     RECUO_ERR_INVALID_LEASE = 159,
     /**
+     * A regulator was asked for a start of cost 0, which would take nothing.
+     */
+    RECUO_ERR_ZERO_COST = 160,
+    /**
      * The task failed on its last attempt, or the predicate declined to retry its failure;
      * the task's own failure code is in the `last_error_out` parameter.
      */
@@ -294,6 +304,12 @@ enum recuo_status
      * Not an error: the retry budget has no retry left.
      */
     RECUO_BUDGET_EXHAUSTED = 213,
+    /**
+     * Not an error: the start would wait beyond the 4096 starts a regulator queues ahead
+     * (`RECUO_MAX_QUEUED_STARTS`); nothing was reserved, ask again later. A regulator never
+     * starts more than its burst plus its rate over any span of time, however many wait.
+     */
+    RECUO_QUEUE_FULL = 214,
     /**
      * The system refused: a shared file could not be opened, sized, locked or mapped, or a
      * Redis server could not be reached or used (the detail buffer of the `_new_shared` and
@@ -3058,7 +3074,9 @@ recuo_status recuo_plan_warning(uint64_t requests,
  * (`recuo_rate_parse` reads `"90/min"` as 1.5), up to `burst` at once — and stores it in
  * `*out`. Free it with `recuo_regulator_free`.
  *
- * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` (not finite, or not above zero);
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` (not finite, not above zero, or so slow that
+ * the starts the regulator queues cannot be counted: below one start every 12 days with a
+ * burst of 1);
  * `RECUO_ERR_ZERO_BURST`; `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out` is
  * untouched.
  *
@@ -3176,6 +3194,7 @@ void recuo_regulator_free(struct recuo_regulator *regulator);
  *   receives the nanoseconds until such a start would be allowed (sleep that long and try
  *   again, or use `recuo_regulator_acquire`).
  * * `RECUO_ERR_COST_ABOVE_BURST`: the cost exceeds the burst and could never go;
+ *   `RECUO_ERR_ZERO_COST`: a cost of 0 would take nothing;
  *   `RECUO_ERR_IO`: a Redis regulator's server could not be used (nothing is taken);
  *   `RECUO_ERR_NULL_ARGUMENT` for `regulator`. Then `*wait_ns_out` is untouched.
  *
@@ -3214,7 +3233,10 @@ recuo_status recuo_regulator_try_acquire_at(const struct recuo_regulator *regula
  *
  * Returns `RECUO_OK` (start now); `RECUO_CANCELLED` (not an error: the token was cancelled
  * before or during the wait; the slot that had been reserved is spent unused — the
- * regulator errs on the side of fewer starts, never more); `RECUO_ERR_COST_ABOVE_BURST`;
+ * regulator errs on the side of fewer starts, never more); `RECUO_QUEUE_FULL` (not an
+ * error: the start would wait beyond the `RECUO_MAX_QUEUED_STARTS` queued ahead; nothing
+ * was reserved or waited for: ask again later); `RECUO_ERR_COST_ABOVE_BURST`;
+ * `RECUO_ERR_ZERO_COST`;
  * `RECUO_ERR_IO` (a Redis regulator's server could not be used; nothing was waited for);
  * `RECUO_ERR_NULL_ARGUMENT` for `regulator`.
  *
@@ -3231,7 +3253,9 @@ recuo_status recuo_regulator_acquire(const struct recuo_regulator *regulator,
  *
  * Returns `RECUO_OK` (start now); `RECUO_TIMED_OUT` (not an error: the slot would come
  * later than the timeout; nothing was reserved and nothing was waited); `RECUO_CANCELLED`
- * (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_IO` (as
+ * (as `recuo_regulator_acquire`); `RECUO_QUEUE_FULL` (as `recuo_regulator_acquire`, when the
+ * timeout is longer than the queue); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_ZERO_COST`;
+ * `RECUO_ERR_IO` (as
  * `recuo_regulator_acquire`); `RECUO_ERR_NULL_ARGUMENT`.
  * A `timeout_ms` of 0 is a try that reserves nothing; `UINT64_MAX` waits as long as it
  * takes.
@@ -4254,7 +4278,11 @@ recuo_status recuo_record_result_json(int64_t start_unix_ms,
  *   starts, never more).
  * * `RECUO_WOULD_WAIT` (not an error): the slot would come later than `max_wait_ns`;
  *   nothing is reserved, and `*wait_ns_out` receives the wait it would need.
- * * `RECUO_ERR_COST_ABOVE_BURST`, `RECUO_ERR_IO` (a Redis server could not be used;
+ * * `RECUO_QUEUE_FULL` (not an error): the start would wait beyond the
+ *   `RECUO_MAX_QUEUED_STARTS` queued ahead, though within `max_wait_ns`: nothing is
+ *   reserved, `*wait_ns_out` receives the wait it would need; ask again when that wait,
+ *   less the queue's longest, has passed.
+ * * `RECUO_ERR_COST_ABOVE_BURST`, `RECUO_ERR_ZERO_COST`, `RECUO_ERR_IO` (a Redis server could not be used;
  *   nothing is reserved), `RECUO_ERR_NULL_ARGUMENT` for `regulator`: `*wait_ns_out` is
  *   untouched.
  *

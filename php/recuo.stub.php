@@ -1155,7 +1155,8 @@ namespace Recuo {
          * @param int $cost what the start weighs (<= burst)
          * @return bool true when the slot is taken; false when it would not come in time (nothing is taken)
          * @throws Exception\ConfigError when `$timeout` is negative or not a number
-         * @throws \ValueError when `$cost` is above the burst or negative
+         * @throws \ValueError when `$cost` is 0, above the burst or negative
+         * @throws \OverflowException when the slot would come after the 4096 starts the regulator queues ahead (nothing is taken; ask again later)
          * @throws Exception\SharedFileError when a Redis regulator's server cannot be used (nothing is taken)
          */
         public function acquire(?float $timeout = null, int $cost = 1): bool

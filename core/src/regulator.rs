@@ -23,6 +23,24 @@ pub enum RegulatorError {
         /// The burst.
         burst: u32,
     },
+    /// A start of cost 0: it would take nothing, so it could pass any limit.
+    ZeroCost,
+    /// The rate is so slow that the furthest start the regulator may queue (its burst and
+    /// [`MAX_QUEUED_STARTS`] intervals ahead) cannot be counted in nanoseconds.
+    RateTooSlow {
+        /// The rate asked for.
+        rate: Rate,
+        /// The burst asked for.
+        burst: u32,
+    },
+    /// The start would wait beyond the [`MAX_QUEUED_STARTS`] already queued ahead of it: it
+    /// is refused, never started early. Nothing was reserved.
+    QueueFull {
+        /// The wait the start would need, in nanoseconds.
+        wait_ns: u64,
+        /// The longest wait the regulator queues, in nanoseconds.
+        longest_ns: u64,
+    },
     /// The shared file could not be used.
     Shared(SharedError),
 }
@@ -34,6 +52,25 @@ impl std::fmt::Display for RegulatorError {
             RegulatorError::CostAboveBurst { cost, burst } => write!(
                 f,
                 "a start of cost {cost} can never pass a regulator whose burst is {burst}"
+            ),
+            RegulatorError::ZeroCost => f.write_str("a start's cost must be at least 1"),
+            RegulatorError::RateTooSlow { rate, burst } => write!(
+                f,
+                "a regulator of {rate} with a burst of {burst} is too slow: the furthest start \
+                 it may queue ({burst} + {MAX_QUEUED_STARTS} intervals ahead) cannot be counted \
+                 in nanoseconds; a rate of at least one start every {} days is needed",
+                max_interval_ns(*burst) / 86_400_000_000_000
+            ),
+            RegulatorError::QueueFull {
+                wait_ns,
+                longest_ns,
+            } => write!(
+                f,
+                "the regulator's queue is full: this start would wait {:.3} s, beyond the \
+                 {MAX_QUEUED_STARTS} starts ({:.3} s) it queues ahead; nothing was reserved, \
+                 ask again later",
+                *wait_ns as f64 / 1e9,
+                *longest_ns as f64 / 1e9
             ),
             RegulatorError::Shared(e) => e.fmt(f),
         }
@@ -48,15 +85,22 @@ impl RegulatorError {
         match self {
             RegulatorError::ZeroBurst => 54,
             RegulatorError::CostAboveBurst { .. } => 55,
+            RegulatorError::RateTooSlow { .. } => 50,
+            RegulatorError::ZeroCost => 60,
+            RegulatorError::QueueFull { .. } => 114,
             RegulatorError::Shared(e) => e.code(),
         }
     }
 
-    /// The stable name: `zero_burst`, `cost_above_burst`, or the shared file's error.
+    /// The stable name: `zero_burst`, `cost_above_burst`, `zero_cost`, `invalid_rate` (a
+    /// rate too slow), `queue_full`, or the shared file's error.
     pub const fn name(&self) -> &'static str {
         match self {
             RegulatorError::ZeroBurst => "zero_burst",
             RegulatorError::CostAboveBurst { .. } => "cost_above_burst",
+            RegulatorError::ZeroCost => "zero_cost",
+            RegulatorError::RateTooSlow { .. } => "invalid_rate",
+            RegulatorError::QueueFull { .. } => "queue_full",
             RegulatorError::Shared(e) => e.name(),
         }
     }
@@ -136,10 +180,35 @@ pub trait RemoteGcra: Send + Sync {
 
 const KIND_REGULATOR: u32 = 0x0001_0001;
 
-/// How many starts a regulator may have reserved ahead of now (beyond its burst): a shared
-/// file's arrival time further ahead is clamped to it, so a corrupt file cannot make a
-/// caller wait for years.
+/// How many starts, at the configured rate, a regulator queues ahead of now beyond its
+/// burst: a start that would wait longer than `MAX_QUEUED_STARTS` intervals is refused
+/// ([`RegulatorError::QueueFull`]), never started early, so that in any window `W` at most
+/// `burst + rate·W` starts go however many callers wait.
 pub const MAX_QUEUED_STARTS: u64 = 4096;
+
+/// The most nanoseconds ahead of now a regulator's arrival time can be: ahead by the longest
+/// queued wait plus the burst's tolerance at the slowest adaptive interval (64 times the
+/// configured one).
+const fn horizon_ns(interval_ns: u64, burst: u32) -> u64 {
+    interval_ns.saturating_mul(MAX_QUEUED_STARTS.saturating_add(64 * burst as u64))
+}
+
+/// The slowest interval a regulator of `burst` can count: its horizon stays within 2^62 ns
+/// (146 years), so that adding any monotonic time of the machine cannot overflow.
+const fn max_interval_ns(burst: u32) -> u64 {
+    (1u64 << 62) / (MAX_QUEUED_STARTS + 64 * burst as u64)
+}
+
+/// Refuses a rate whose horizon cannot be counted, and a burst of 0.
+fn check_settings(rate: Rate, burst: u32) -> Result<(), RegulatorError> {
+    if burst == 0 {
+        return Err(RegulatorError::ZeroBurst);
+    }
+    if rate.interval_ns() > max_interval_ns(burst) {
+        return Err(RegulatorError::RateTooSlow { rate, burst });
+    }
+    Ok(())
+}
 
 enum Storage {
     Local(Arc<RegulatorState>),
@@ -184,11 +253,11 @@ impl Regulator {
     /// once.
     ///
     /// # Errors
-    /// [`RegulatorError::ZeroBurst`].
+    /// [`RegulatorError::ZeroBurst`]; [`RegulatorError::RateTooSlow`] for a rate so slow that
+    /// the starts it queues cannot be counted in nanoseconds (below one start every 12 days
+    /// with a burst of 1).
     pub fn new(rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
-        if burst == 0 {
-            return Err(RegulatorError::ZeroBurst);
-        }
+        check_settings(rate, burst)?;
         Ok(Regulator {
             state: Arc::new(Storage::Local(Arc::new(RegulatorState::new(rate, burst)))),
         })
@@ -209,9 +278,7 @@ impl Regulator {
         rate: Rate,
         burst: u32,
     ) -> Result<Self, RegulatorError> {
-        if burst == 0 {
-            return Err(RegulatorError::ZeroBurst);
-        }
+        check_settings(rate, burst)?;
         Ok(Regulator {
             state: Arc::new(Storage::Remote {
                 settings: RegulatorState::new(rate, burst),
@@ -229,9 +296,7 @@ impl Regulator {
     /// mapped, holds something else, or was set up with another rate or burst — two
     /// processes must not believe in two different allowances.
     pub fn shared(path: impl AsRef<Path>, rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
-        if burst == 0 {
-            return Err(RegulatorError::ZeroBurst);
-        }
+        check_settings(rate, burst)?;
         let interval = rate.interval_ns();
         let mapping = Mapping::open(
             path.as_ref(),
@@ -369,7 +434,8 @@ impl Regulator {
     /// [`reserve_now`](Self::reserve_now), which reads the server's clock.
     ///
     /// # Errors
-    /// `Err(Ok(ns))`: not within `max_wait_ns`; `Err(Err(_))`: the cost exceeds the burst, or
+    /// `Err(Ok(ns))`: not within `max_wait_ns`; `Err(Err(_))`: the cost is 0 or exceeds the
+    /// burst, the start would wait beyond the queue ([`RegulatorError::QueueFull`]), or
     /// a Redis regulator's server could not be used.
     pub fn reserve_at(
         &self,
@@ -423,17 +489,28 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<Reservation, Result<u64, RegulatorError>> {
-        let (_, burst) = self.settings();
+        let (base, burst) = self.settings();
+        if cost == 0 {
+            return Err(Err(RegulatorError::ZeroCost));
+        }
         if cost > burst {
             return Err(Err(RegulatorError::CostAboveBurst { cost, burst }));
         }
+        let longest = base.saturating_mul(MAX_QUEUED_STARTS);
+        let queue_full = |wait_ns| {
+            Err(Err(RegulatorError::QueueFull {
+                wait_ns,
+                longest_ns: longest,
+            }))
+        };
         if let Storage::Remote { gcra, .. } = &*self.state {
-            return match gcra.reserve(now_ns, cost, max_wait_ns) {
+            return match gcra.reserve(now_ns, cost, max_wait_ns.min(longest)) {
                 Ok(Ok(wait_ns)) => Ok(Reservation {
                     wait_ns,
                     tat_ns: 0,
                     increment_ns: 0,
                 }),
+                Ok(Err(needed)) if needed <= max_wait_ns => queue_full(needed),
                 Ok(Err(needed)) => Err(Ok(needed)),
                 Err(e) => Err(Err(RegulatorError::Shared(e))),
             };
@@ -443,16 +520,31 @@ impl Regulator {
         let interval = self.current_interval();
         let increment = interval.saturating_mul(u64::from(cost));
         let tolerance = interval.saturating_mul(u64::from(burst));
-        // No legitimate state is further ahead than the burst and the longest queue.
-        let furthest = now_ns.saturating_add(
-            interval.saturating_mul(u64::from(burst).saturating_add(MAX_QUEUED_STARTS)),
-        );
+        // No state the settings allow is further ahead (a corrupt shared file may be).
+        let furthest = now_ns.saturating_add(horizon_ns(base, burst));
         let mut tat = s.tat_ns.load(Ordering::Acquire);
         loop {
-            let next = tat.min(furthest).max(now_ns).saturating_add(increment);
+            if tat > furthest {
+                // Beyond what any reservation could have made: stored clamped, so that time
+                // catches up with it rather than it staying ahead of every later now.
+                match s.tat_ns.compare_exchange_weak(
+                    tat,
+                    furthest,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => tat = furthest,
+                    Err(current) => tat = current,
+                }
+                continue;
+            }
+            let next = tat.max(now_ns).saturating_add(increment);
             let wait = next.saturating_sub(tolerance).saturating_sub(now_ns);
             if wait > max_wait_ns {
                 return Err(Ok(wait));
+            }
+            if wait > longest {
+                return queue_full(wait);
             }
             match s
                 .tat_ns
@@ -494,7 +586,7 @@ impl Regulator {
     /// it), else the wait needed.
     ///
     /// # Errors
-    /// `Err(Ok(wait))`, or the cost exceeds the burst.
+    /// `Err(Ok(wait))`, or the cost is 0 or exceeds the burst.
     pub fn try_acquire_at(
         &self,
         now_ns: u64,
@@ -527,7 +619,9 @@ impl Regulator {
     /// its own weight, never more.
     ///
     /// # Errors
-    /// The cost exceeds the burst.
+    /// The cost is 0 or exceeds the burst; the start would wait beyond the
+    /// [`MAX_QUEUED_STARTS`] queued ahead of it ([`RegulatorError::QueueFull`], nothing
+    /// reserved); a remote store could not be used.
     pub fn acquire(&self, cost: u32, cancel: &CancelToken) -> Result<bool, RegulatorError> {
         self.acquire_within(cost, u64::MAX, cancel)
             .map(|r| r == Some(true))
@@ -538,7 +632,7 @@ impl Regulator {
     /// the wait, `Some(true)` when the start may go.
     ///
     /// # Errors
-    /// The cost exceeds the burst.
+    /// As [`acquire`](Self::acquire).
     pub fn acquire_until(
         &self,
         cost: u32,
@@ -674,6 +768,138 @@ mod tests {
         let fixed = reg("8/s", 1);
         fixed.on_throttled();
         assert_eq!(fixed.rate().as_per_second(), 8.0);
+    }
+
+    /// The most of `starts` (sorted, ns) in any window of `window_ns`.
+    fn most_in_a_window(starts: &[u64], window_ns: u64) -> usize {
+        let mut most = 0;
+        let mut first = 0;
+        for (i, &t) in starts.iter().enumerate() {
+            while starts[first] + window_ns <= t {
+                first += 1;
+            }
+            most = most.max(i + 1 - first);
+        }
+        most
+    }
+
+    #[test]
+    fn a_backlog_beyond_the_queue_is_refused_never_started_early() {
+        // 8,000 waiters ask at once of 1000/s with a burst of 20, on a virtual clock; one
+        // refused asks again when the wait it was told would fit the queue.
+        let r = reg("1000/s", 20);
+        let ms = 1_000_000;
+        let t0 = 10 * S;
+        let mut asks: Vec<u64> = vec![t0; 8_000];
+        let mut starts = Vec::new();
+        let (mut first_refusals, mut round) = (0, 0);
+        while !asks.is_empty() {
+            let mut again = Vec::new();
+            for &now in &asks {
+                match r.reserve_at(now, 1, u64::MAX) {
+                    Ok(wait) => starts.push(now + wait),
+                    Err(Err(RegulatorError::QueueFull {
+                        wait_ns,
+                        longest_ns,
+                    })) => {
+                        assert_eq!(longest_ns, 4_096 * ms);
+                        assert!(wait_ns > longest_ns);
+                        again.push(now + (wait_ns - longest_ns));
+                    }
+                    Err(e) => panic!("{e:?}"),
+                }
+            }
+            if round == 0 {
+                first_refusals = again.len();
+            }
+            round += 1;
+            asks = again;
+            asks.sort_unstable();
+        }
+        assert_eq!(first_refusals, 8_000 - 20 - 4_096);
+        assert_eq!(starts.len(), 8_000);
+        starts.sort_unstable();
+        // At most burst + rate·W in any window W (the burst and one start a millisecond
+        // after it, in a window of 10 ms that excludes its end).
+        assert_eq!(most_in_a_window(&starts, 10 * ms), 29);
+        assert_eq!(most_in_a_window(&starts, S), 1_019);
+        // The last start is where the rate puts it: 7,980 intervals after the burst.
+        assert_eq!(starts[7_999] - t0, 7_980 * ms);
+        let e = RegulatorError::QueueFull {
+            wait_ns: 4_097 * ms,
+            longest_ns: 4_096 * ms,
+        };
+        assert_eq!((e.code(), e.name()), (114, "queue_full"));
+        assert_eq!(
+            e.to_string(),
+            "the regulator's queue is full: this start would wait 4.097 s, beyond the 4096 \
+             starts (4.096 s) it queues ahead; nothing was reserved, ask again later"
+        );
+    }
+
+    #[test]
+    fn a_blocking_acquire_beyond_the_queue_is_refused() {
+        let r = reg("1/s", 1);
+        let cancel = CancelToken::new();
+        let now = monotonic_ns();
+        for _ in 0..=MAX_QUEUED_STARTS {
+            assert!(r.reserve_at(now, 1, u64::MAX).is_ok());
+        }
+        assert!(matches!(
+            r.acquire(1, &cancel),
+            Err(RegulatorError::QueueFull { .. })
+        ));
+        // A timeout shorter than the wait answers "not in time", as before.
+        assert_eq!(
+            r.acquire_until(1, Duration::from_secs(1), &cancel).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_rate_too_slow_to_count_is_refused_with_the_rate_named() {
+        let tiny: Rate = "0.000000001/day".parse().unwrap();
+        let e = Regulator::new(tiny, 1).unwrap_err();
+        assert_eq!((e.code(), e.name()), (50, "invalid_rate"));
+        assert!(
+            e.to_string().starts_with(&format!(
+                "a regulator of {tiny} with a burst of 1 is too slow"
+            )),
+            "{e}"
+        );
+        assert!(
+            e.to_string().ends_with("one start every 12 days is needed"),
+            "{e}"
+        );
+        assert!(Regulator::new(Rate::per_second(1e-10).unwrap(), 1).is_err());
+        // One a day, and one every 12 days with a burst of 1, are counted exactly.
+        let daily = reg("1/day", 1);
+        let now = 5 * S;
+        assert!(daily.try_acquire_at(now, 1).is_ok());
+        assert_eq!(
+            daily.try_acquire_at(now, 1).unwrap_err().unwrap(),
+            Duration::from_secs(86_400)
+        );
+        let slowest = Rate::per_second(1.0 / (12.0 * 86_400.0)).unwrap();
+        assert!(Regulator::new(slowest, 1).is_ok());
+        // A large burst needs a faster rate.
+        assert!(matches!(
+            Regulator::new("1/day".parse().unwrap(), 10_000),
+            Err(RegulatorError::RateTooSlow { burst: 10_000, .. })
+        ));
+        assert!(Regulator::new("1000/s".parse().unwrap(), u32::MAX).is_ok());
+    }
+
+    #[test]
+    fn a_start_of_cost_zero_is_refused() {
+        let r = reg("10/s", 5);
+        let e = r.try_acquire_at(S, 0).unwrap_err().unwrap_err();
+        assert_eq!((e.code(), e.name()), (60, "zero_cost"));
+        assert_eq!(e.to_string(), "a start's cost must be at least 1");
+        assert!(matches!(
+            r.acquire(0, &CancelToken::new()),
+            Err(RegulatorError::ZeroCost)
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use recuo::regulator::MAX_QUEUED_STARTS;
-use recuo::{monotonic_ns, CancelToken, Regulator, RetryBudget};
+use recuo::{monotonic_ns, CancelToken, Regulator, RegulatorError, RetryBudget};
 
 const S: u64 = 1_000_000_000;
 
@@ -140,16 +140,30 @@ fn a_zero_current_interval_does_not_lift_the_limit() {
 }
 
 #[test]
-fn a_huge_arrival_time_waits_at_most_the_longest_queue() {
+fn a_huge_arrival_time_is_clamped_and_refused_as_beyond_the_queue() {
     let path = dir("huge-tat").join("reg");
     let r = one_per_second(&path).unwrap();
     // tat_ns sits at byte 40.
     poke(&path, 40, u64::MAX);
     let now = 1_000 * S;
+    // Clamped to the furthest the settings allow (4096 + 64 intervals ahead for a burst
+    // of 1): refused as beyond the queue, never let through early, and the lock-out ends.
+    match r.reserve_at(now, 1, u64::MAX) {
+        Err(Err(RegulatorError::QueueFull {
+            wait_ns,
+            longest_ns,
+        })) => {
+            assert_eq!(longest_ns, MAX_QUEUED_STARTS * S);
+            assert_eq!(wait_ns, (MAX_QUEUED_STARTS + 64) * S);
+        }
+        other => panic!("{other:?}"),
+    }
+    let later = now + 64 * S;
     assert_eq!(
-        r.reserve_at(now, 1, u64::MAX).unwrap(),
-        (MAX_QUEUED_STARTS + 1) * S
+        r.reserve_at(later, 1, u64::MAX).unwrap(),
+        MAX_QUEUED_STARTS * S
     );
+    assert!(r.reserve_at(later, 1, u64::MAX).is_err());
     assert_eq!(MAX_QUEUED_STARTS, 4096);
 }
 

@@ -5,7 +5,8 @@
 use crate::panic::boundary;
 use crate::ptr;
 use crate::regulator::recuo_regulator;
-use crate::status::recuo_status::{self, RECUO_OK, RECUO_WOULD_WAIT};
+use crate::status::recuo_status::{self, RECUO_OK, RECUO_QUEUE_FULL, RECUO_WOULD_WAIT};
+use recuo::RegulatorError;
 
 /// Reserves a start slot of weight `cost` if it comes within `max_wait_ns`, without waiting
 /// for it (on the regulator's own clock: `recuo_monotonic_ns()`, or a Redis regulator's
@@ -17,7 +18,11 @@ use crate::status::recuo_status::{self, RECUO_OK, RECUO_WOULD_WAIT};
 ///   starts, never more).
 /// * `RECUO_WOULD_WAIT` (not an error): the slot would come later than `max_wait_ns`;
 ///   nothing is reserved, and `*wait_ns_out` receives the wait it would need.
-/// * `RECUO_ERR_COST_ABOVE_BURST`, `RECUO_ERR_IO` (a Redis server could not be used;
+/// * `RECUO_QUEUE_FULL` (not an error): the start would wait beyond the
+///   `RECUO_MAX_QUEUED_STARTS` queued ahead, though within `max_wait_ns`: nothing is
+///   reserved, `*wait_ns_out` receives the wait it would need; ask again when that wait,
+///   less the queue's longest, has passed.
+/// * `RECUO_ERR_COST_ABOVE_BURST`, `RECUO_ERR_ZERO_COST`, `RECUO_ERR_IO` (a Redis server could not be used;
 ///   nothing is reserved), `RECUO_ERR_NULL_ARGUMENT` for `regulator`: `*wait_ns_out` is
 ///   untouched.
 ///
@@ -41,6 +46,7 @@ pub unsafe extern "C" fn recuo_regulator_reserve(
         let (status, wait) = match r.reserve_now(cost, max_wait_ns) {
             Ok(wait) => (RECUO_OK, wait),
             Err(Ok(needed)) => (RECUO_WOULD_WAIT, needed),
+            Err(Err(RegulatorError::QueueFull { wait_ns, .. })) => (RECUO_QUEUE_FULL, wait_ns),
             Err(Err(e)) => return e.into(),
         };
         if let Some(out) = ptr::optional_out(wait_ns_out) {

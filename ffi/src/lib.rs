@@ -101,6 +101,15 @@ mod code_alignment {
         for e in [
             RegulatorError::ZeroBurst,
             RegulatorError::CostAboveBurst { cost: 2, burst: 1 },
+            RegulatorError::ZeroCost,
+            RegulatorError::RateTooSlow {
+                rate: recuo::Rate::per_second(1e-12).unwrap(),
+                burst: 1,
+            },
+            RegulatorError::QueueFull {
+                wait_ns: 2,
+                longest_ns: 1,
+            },
         ] {
             let code = e.code();
             assert_eq!(recuo_status::from(e) as u32, 100 + code);

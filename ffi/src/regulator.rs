@@ -15,8 +15,9 @@ use crate::ptr;
 use crate::ptr::store;
 use crate::status::open_with_detail;
 use crate::status::recuo_status::{
-    self, RECUO_CANCELLED, RECUO_ERR_COST_ABOVE_BURST, RECUO_ERR_IO, RECUO_ERR_SHARED_MISMATCH,
-    RECUO_ERR_ZERO_BURST, RECUO_OK, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
+    self, RECUO_CANCELLED, RECUO_ERR_COST_ABOVE_BURST, RECUO_ERR_INVALID_RATE, RECUO_ERR_IO,
+    RECUO_ERR_SHARED_MISMATCH, RECUO_ERR_ZERO_BURST, RECUO_ERR_ZERO_COST, RECUO_OK,
+    RECUO_QUEUE_FULL, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
 };
 
 /// Limits request *starts* to a rate with a burst (SPEC §9): after a quiet spell up to
@@ -51,16 +52,27 @@ impl From<RegulatorError> for recuo_status {
         match e {
             RegulatorError::ZeroBurst => RECUO_ERR_ZERO_BURST,
             RegulatorError::CostAboveBurst { .. } => RECUO_ERR_COST_ABOVE_BURST,
+            RegulatorError::ZeroCost => RECUO_ERR_ZERO_COST,
+            RegulatorError::RateTooSlow { .. } => RECUO_ERR_INVALID_RATE,
+            RegulatorError::QueueFull { .. } => RECUO_QUEUE_FULL,
             RegulatorError::Shared(e) => e.into(),
         }
     }
 }
 
+/// How many starts, at the configured rate, a regulator queues ahead of now beyond its
+/// burst: a start that would wait longer is answered `RECUO_QUEUE_FULL` (nothing reserved).
+pub const RECUO_MAX_QUEUED_STARTS: u64 = 4096;
+
+const _: () = assert!(RECUO_MAX_QUEUED_STARTS == recuo::regulator::MAX_QUEUED_STARTS);
+
 /// Creates a regulator for this process — `per_second` starts per second on average
 /// (`recuo_rate_parse` reads `"90/min"` as 1.5), up to `burst` at once — and stores it in
 /// `*out`. Free it with `recuo_regulator_free`.
 ///
-/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` (not finite, or not above zero);
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE` (not finite, not above zero, or so slow that
+/// the starts the regulator queues cannot be counted: below one start every 12 days with a
+/// burst of 1);
 /// `RECUO_ERR_ZERO_BURST`; `RECUO_ERR_NULL_ARGUMENT` for `out`. On an error `*out` is
 /// untouched.
 ///
@@ -265,6 +277,7 @@ unsafe fn try_answer(
 ///   receives the nanoseconds until such a start would be allowed (sleep that long and try
 ///   again, or use `recuo_regulator_acquire`).
 /// * `RECUO_ERR_COST_ABOVE_BURST`: the cost exceeds the burst and could never go;
+///   `RECUO_ERR_ZERO_COST`: a cost of 0 would take nothing;
 ///   `RECUO_ERR_IO`: a Redis regulator's server could not be used (nothing is taken);
 ///   `RECUO_ERR_NULL_ARGUMENT` for `regulator`. Then `*wait_ns_out` is untouched.
 ///
@@ -337,7 +350,10 @@ unsafe fn try_acquire(
 ///
 /// Returns `RECUO_OK` (start now); `RECUO_CANCELLED` (not an error: the token was cancelled
 /// before or during the wait; the slot that had been reserved is spent unused — the
-/// regulator errs on the side of fewer starts, never more); `RECUO_ERR_COST_ABOVE_BURST`;
+/// regulator errs on the side of fewer starts, never more); `RECUO_QUEUE_FULL` (not an
+/// error: the start would wait beyond the `RECUO_MAX_QUEUED_STARTS` queued ahead; nothing
+/// was reserved or waited for: ask again later); `RECUO_ERR_COST_ABOVE_BURST`;
+/// `RECUO_ERR_ZERO_COST`;
 /// `RECUO_ERR_IO` (a Redis regulator's server could not be used; nothing was waited for);
 /// `RECUO_ERR_NULL_ARGUMENT` for `regulator`.
 ///
@@ -368,7 +384,9 @@ pub unsafe extern "C" fn recuo_regulator_acquire(
 ///
 /// Returns `RECUO_OK` (start now); `RECUO_TIMED_OUT` (not an error: the slot would come
 /// later than the timeout; nothing was reserved and nothing was waited); `RECUO_CANCELLED`
-/// (as `recuo_regulator_acquire`); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_IO` (as
+/// (as `recuo_regulator_acquire`); `RECUO_QUEUE_FULL` (as `recuo_regulator_acquire`, when the
+/// timeout is longer than the queue); `RECUO_ERR_COST_ABOVE_BURST`; `RECUO_ERR_ZERO_COST`;
+/// `RECUO_ERR_IO` (as
 /// `recuo_regulator_acquire`); `RECUO_ERR_NULL_ARGUMENT`.
 /// A `timeout_ms` of 0 is a try that reserves nothing; `UINT64_MAX` waits as long as it
 /// takes.

@@ -107,6 +107,8 @@ pub enum recuo_status {
     /// A concurrency limit on Redis was asked for a lease outside 1 ms – 1 day
     /// (`recuo_concurrency_limit_new_redis`).
     RECUO_ERR_INVALID_LEASE = 159,
+    /// A regulator was asked for a start of cost 0, which would take nothing.
+    RECUO_ERR_ZERO_COST = 160,
     /// The task failed on its last attempt, or the predicate declined to retry its failure;
     /// the task's own failure code is in the `last_error_out` parameter.
     RECUO_ERR_TASK_FAILED = 200,
@@ -123,6 +125,10 @@ pub enum recuo_status {
     RECUO_CANCELLED = 212,
     /// Not an error: the retry budget has no retry left.
     RECUO_BUDGET_EXHAUSTED = 213,
+    /// Not an error: the start would wait beyond the 4096 starts a regulator queues ahead
+    /// (`RECUO_MAX_QUEUED_STARTS`); nothing was reserved, ask again later. A regulator never
+    /// starts more than its burst plus its rate over any span of time, however many wait.
+    RECUO_QUEUE_FULL = 214,
     /// The system refused: a shared file could not be opened, sized, locked or mapped, or a
     /// Redis server could not be reached or used (the detail buffer of the `_new_shared` and
     /// `_new_redis` functions says why).
@@ -141,7 +147,7 @@ impl PanicFallback for recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 38] = [
+const ALL: [recuo_status; 40] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
@@ -172,12 +178,14 @@ const ALL: [recuo_status; 38] = [
     RECUO_ERR_INVALID_BUDGET,
     RECUO_ERR_SHARED_MISMATCH,
     RECUO_ERR_INVALID_LEASE,
+    RECUO_ERR_ZERO_COST,
     RECUO_ERR_TASK_FAILED,
     RECUO_ERR_GAVE_UP,
     RECUO_WOULD_WAIT,
     RECUO_TIMED_OUT,
     RECUO_CANCELLED,
     RECUO_BUDGET_EXHAUSTED,
+    RECUO_QUEUE_FULL,
     RECUO_ERR_IO,
     RECUO_ERR_PANIC,
 ];
@@ -223,12 +231,14 @@ impl recuo_status {
             RECUO_ERR_INVALID_BUDGET => c"invalid_budget",
             RECUO_ERR_SHARED_MISMATCH => c"shared_mismatch",
             RECUO_ERR_INVALID_LEASE => c"invalid_lease",
+            RECUO_ERR_ZERO_COST => c"zero_cost",
             RECUO_ERR_TASK_FAILED => c"task_failed",
             RECUO_ERR_GAVE_UP => c"gave_up",
             RECUO_WOULD_WAIT => c"would_wait",
             RECUO_TIMED_OUT => c"timed_out",
             RECUO_CANCELLED => c"cancelled",
             RECUO_BUDGET_EXHAUSTED => c"budget_exhausted",
+            RECUO_QUEUE_FULL => c"queue_full",
             RECUO_ERR_IO => c"io",
             RECUO_ERR_PANIC => c"panic",
         }
@@ -280,7 +290,8 @@ impl recuo_status {
             RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
             RECUO_ERR_INVALID_HEADER_NAME => config(ConfigError::EmptyHeaderName, w),
             RECUO_ERR_INVALID_RATE => w.write_str(
-                "a rate must be above zero and finite, written as N/s, N/min, N/h or N/day",
+                "a rate must be above zero and finite, written as N/s, N/min, N/h or N/day, \
+                 and a regulator's rate fast enough for its burst and queue to be counted",
             ),
             RECUO_ERR_TARGET_ABOVE_ALLOWANCE => w.write_str(
                 "the target is above the allowance: the server would throttle the batch; \
@@ -306,6 +317,7 @@ impl recuo_status {
                  state",
             ),
             RECUO_ERR_INVALID_LEASE => w.write_str("a lease must last from 1 ms to 1 day"),
+            RECUO_ERR_ZERO_COST => w.write_str("a start's cost must be at least 1"),
             RECUO_ERR_TASK_FAILED => w.write_str(
                 "the task failed on its last attempt, or its failure was not to be retried",
             ),
@@ -314,6 +326,10 @@ impl recuo_status {
             RECUO_TIMED_OUT => w.write_str("not in time: nothing came within the timeout"),
             RECUO_CANCELLED => w.write_str("cancelled before or during the wait"),
             RECUO_BUDGET_EXHAUSTED => w.write_str("the retry budget has no retry left"),
+            RECUO_QUEUE_FULL => w.write_str(
+                "not now: the start would wait beyond the starts the regulator queues ahead; \
+                 nothing was reserved, ask again later",
+            ),
             RECUO_ERR_IO => w.write_str(
                 "a shared file could not be opened, sized, locked or mapped, or a Redis server \
                  reached",

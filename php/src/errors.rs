@@ -68,6 +68,7 @@ static SHARED_FILE_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mu
 extern "C" {
     static spl_ce_RuntimeException: *mut ClassEntry;
     static spl_ce_LogicException: *mut ClassEntry;
+    static spl_ce_OverflowException: *mut ClassEntry;
 }
 
 /// `\RuntimeException`, or `\Exception` should SPL not be started.
@@ -75,6 +76,13 @@ fn runtime_exception() -> &'static ClassEntry {
     // SAFETY: a pointer PHP sets at SPL's startup, before this extension's; it is null or
     // a class entry that lives as long as the engine.
     unsafe { spl_ce_RuntimeException.as_ref() }.unwrap_or_else(ce::exception)
+}
+
+/// `\OverflowException` (SPL's "a full container"), or `\RuntimeException` should SPL not
+/// be started.
+fn overflow_exception() -> &'static ClassEntry {
+    // SAFETY: as for `runtime_exception`.
+    unsafe { spl_ce_OverflowException.as_ref() }.unwrap_or_else(runtime_exception)
 }
 
 /// `\LogicException`, or `\Exception` should SPL not be started.
@@ -171,6 +179,16 @@ pub fn shared_file_error(function: &str, error: &recuo::SharedError) -> PhpExcep
         format!("{function}(): {error}"),
         0,
         registered(&SHARED_FILE_ERROR_CE, runtime_exception),
+    )
+}
+
+/// An `\OverflowException` whose code is the core's (114): a regulator refused a start that
+/// would wait beyond the starts it queues ahead; nothing was reserved.
+pub fn queue_full_error(function: &str, error: &recuo::RegulatorError) -> PhpException {
+    PhpException::new(
+        format!("{function}(): {error}"),
+        i32::try_from(error.code()).unwrap_or(0),
+        overflow_exception(),
     )
 }
 

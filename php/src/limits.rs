@@ -98,6 +98,7 @@ fn regulator_error(
 ) -> PhpException {
     match error {
         RegulatorError::Shared(e) => shared_file_error(function, &e),
+        e @ RegulatorError::QueueFull { .. } => crate::errors::queue_full_error(function, &e),
         other => {
             let (position, name) = burst_or_cost;
             value_error(function, position, name, &format!("is not valid: {other}"))
@@ -231,7 +232,9 @@ impl Regulator {
 
     /// Waits for a start slot of weight `$cost` and takes it: true. With a `$timeout` (in
     /// seconds), waits only if the slot comes in time; false (and nothing taken) when it
-    /// would not. Slots are handed out in the order they are asked for.
+    /// would not. Slots are handed out in the order they are asked for; one that would come
+    /// after the 4096 starts the regulator queues ahead throws `\OverflowException` (nothing
+    /// taken).
     #[php(defaults(cost = 1))]
     pub fn acquire(&self, timeout: Option<f64>, cost: i64) -> PhpResult<bool> {
         const F: &str = "Recuo\\Regulator::acquire";

@@ -28,8 +28,14 @@ async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -
     """Reserves a start slot now if it comes within ``max_wait_ns`` and sleeps until it:
     ``True``; ``False`` (nothing reserved) when it would not come in time. Cancelling the task
     during the sleep gives the slot back when no later start was reserved behind it (the
-    core's ``give_back``); otherwise it delays the later starts by one interval at most."""
-    reservation = regulator._reserve(max_wait_ns, cost)
+    core's ``give_back``); otherwise it delays the later starts by one interval at most. A
+    Redis regulator is asked from the loop's default executor, so a round trip to its server
+    (at most its deadline, when the server is frozen) never blocks the event loop."""
+    if regulator._remote:
+        loop = asyncio.get_running_loop()
+        reservation = await loop.run_in_executor(None, regulator._reserve, max_wait_ns, cost)
+    else:
+        reservation = regulator._reserve(max_wait_ns, cost)
     if reservation is None:
         return False
     if reservation.wait_ns > 0:

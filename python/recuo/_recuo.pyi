@@ -31,6 +31,7 @@ __all__ = [
     "ResultRecord",
     "RetryAfter",
     "RetryBudget",
+    "QueueFullError",
     "SharedFileError",
     "Stats",
     "StatsRecorder",
@@ -599,6 +600,20 @@ class SharedFileError(ValueError):
     budget's): the second opener is refused with the settings in force and its own. (A file that cannot be opened or mapped at all raises ``OSError``; a Redis
     server that cannot be reached, ``ConnectionError``.)"""
 
+class QueueFullError(RuntimeError):
+    """A regulator refused a start because it would wait beyond the 4096 starts the regulator
+    queues ahead (at its configured rate): nothing was reserved, so ask again later. A
+    regulator never lets more than its burst plus its rate over any span of time start,
+    however many wait; past its queue it refuses rather than start anyone early.
+
+    A subclass of RuntimeError. ``code`` is 114 and ``name`` ``"queue_full"``, as C's
+    ``RECUO_QUEUE_FULL``; the message says how long the start would have waited."""
+
+    code: ClassVar[int]
+    """114, as C's ``RECUO_QUEUE_FULL``."""
+    name: ClassVar[str]
+    """``"queue_full"``."""
+
 @final
 class _Reservation:
     """A start reserved by ``Regulator._reserve``, for the asyncio glue (private)."""
@@ -688,10 +703,13 @@ class Regulator:
         later: nothing is taken). Not adaptive."""
     def acquire(self, timeout: float | None = None, *, cost: int = 1) -> bool:
         """Waits for a start slot of weight ``cost`` and takes it: ``True``; ``False`` at once
-        (nothing reserved) when it would not come within ``timeout`` seconds. Releases the
-        GIL; Ctrl-C raises ``KeyboardInterrupt`` promptly."""
+        (nothing reserved) when it would not come within ``timeout`` seconds;
+        ``QueueFullError`` (nothing reserved) when it would come after the 4096 starts the
+        regulator queues ahead. Releases the GIL; Ctrl-C raises ``KeyboardInterrupt``
+        promptly."""
     async def acquire_async(self, timeout: float | None = None, *, cost: int = 1) -> bool:
-        """``acquire`` for asyncio (waits with ``asyncio.sleep``)."""
+        """``acquire`` for asyncio (waits with ``asyncio.sleep``; a Redis regulator's server is
+        asked off the event loop)."""
     def try_acquire(self, *, cost: int = 1) -> float:
         """``0.0`` when a start may go now (and takes it), else the seconds to wait — on the
         regulator's own clock (a Redis regulator's: its server's)."""
@@ -708,6 +726,9 @@ class Regulator:
     def _give_back(self, reservation: _Reservation, /) -> bool:
         """Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
         again."""
+    @property
+    def _remote(self) -> bool:
+        """Whether the regulator is kept on a Redis server (its calls are round trips)."""
     @property
     def rate(self) -> float:
         """The rate in force, in starts per second."""

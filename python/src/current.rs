@@ -38,16 +38,20 @@ thread_local! {
 /// holds what it held when that one was pushed (`outer`, the variable's value now), else
 /// `outer`.
 fn innermost<'py>(py: Python<'py>, outer: Bound<'py, PyAny>) -> Bound<'py, PyAny> {
-    let top = STACK.with_borrow(|stack| {
-        stack
-            .last()
-            .filter(|pushed| pushed.outer.is(&outer))
-            .map(|pushed| pushed.frame.clone_ref(py))
-    });
+    let top = STACK.with_borrow(|stack| top_over(stack, &outer).map(|frame| frame.clone_ref(py)));
     match top {
         Some(frame) => frame.into_bound(py).into_any(),
         None => outer,
     }
+}
+
+/// The top of `stack` while the context variable still holds `outer`, what it held when that
+/// attempt was pushed (nothing was set in the context since).
+fn top_over<'a>(stack: &'a [Pushed], outer: &Bound<'_, PyAny>) -> Option<&'a Py<PyAttempt>> {
+    stack
+        .last()
+        .filter(|pushed| pushed.outer.is(outer))
+        .map(|pushed| &pushed.frame)
 }
 
 /// The attempt being made in this context on this thread (`None` outside any).
@@ -157,11 +161,11 @@ pub(crate) fn as_current<'py, T>(
             (result, _) => result,
         };
     }
+    // One borrow for the innermost and the push: each thread-local access is a call here.
     STACK.with_borrow_mut(|stack| {
-        if let Some(top) = stack.last().filter(|top| top.outer.is(&outer)) {
-            note_below(frame, top.frame.bind(py).as_any());
-        } else {
-            note_below(frame, &outer);
+        match top_over(stack, &outer) {
+            Some(top) => note_below(frame, top.bind(py).as_any()),
+            None => note_below(frame, &outer),
         }
         stack.push(Pushed {
             frame: frame.clone().unbind(),

@@ -4,8 +4,9 @@
 //! Most calls succeed at their first attempt (issue 18), so that attempt is made before the
 //! core's machine exists ([`crate::runner::first_attempt`]): the options are checked once,
 //! when the loop is made, and a call pays for making its attempt current
-//! ([`crate::current::as_current`]), one coarse clock reading and the call itself. A failure, or a success whose records the `recuo` logger takes, is replayed
-//! into the machine, which goes on from there.
+//! ([`crate::current::as_current`]), one coarse clock reading and the call itself. A failure,
+//! or a success whose records the `recuo` logger takes, is replayed into the machine, which
+//! goes on from there.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

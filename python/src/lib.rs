@@ -99,6 +99,18 @@ pyo3::create_exception!(
      that cannot be reached ConnectionError."
 );
 
+pyo3::create_exception!(
+    recuo,
+    QueueFullError,
+    pyo3::exceptions::PyRuntimeError,
+    "A regulator refused a start because it would wait beyond the 4096 starts the regulator\n\
+     queues ahead (at its configured rate): nothing was reserved, so ask again later. A\n\
+     regulator never lets more than its burst plus its rate over any span of time start,\n\
+     however many wait; past its queue it refuses rather than start anyone early.\n\n\
+     A subclass of RuntimeError. ``code`` is 114 and ``name`` ``\"queue_full\"``, as C's\n\
+     ``RECUO_QUEUE_FULL``; the message says how long the start would have waited."
+);
+
 /// The docstring of `recuo.InternalError`.
 const INTERNAL_ERROR_DOC: &str = "A bug inside recuo: a Rust panic, caught at the boundary.\n\n\
      A subclass of Exception (never a BaseException: ``except Exception`` catches it), with\n\
@@ -149,6 +161,10 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PlanError", py.get_type::<PlanError>())?;
     m.add("SharedFileError", py.get_type::<SharedFileError>())?;
+    let queue_full = py.get_type::<QueueFullError>();
+    queue_full.setattr("code", 114)?;
+    queue_full.setattr("name", "queue_full")?;
+    m.add("QueueFullError", queue_full)?;
     m.add("InternalError", internal_error(py)?)?;
     // Kept out of `__all__`: for tests only.
     m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;

@@ -222,6 +222,7 @@ enum Home {
 /// or key as [`redis_error`].
 fn regulator_error(error: RegulatorError, home: &Home) -> PyErr {
     match (&error, home) {
+        (RegulatorError::QueueFull { .. }, _) => queue_full_error(&error),
         (RegulatorError::Shared(e), Home::File(path)) => shared_error(e, path),
         (RegulatorError::Shared(e), Home::Redis { .. }) => redis_error(e),
         _ => PyValueError::new_err(error.to_string()),
@@ -233,8 +234,14 @@ fn regulator_error(error: RegulatorError, home: &Home) -> PyErr {
 pub(crate) fn regulator_use_error(error: RegulatorError) -> PyErr {
     match &error {
         RegulatorError::Shared(e @ SharedError::Io(_)) => redis_error(e),
+        RegulatorError::QueueFull { .. } => queue_full_error(&error),
         _ => PyValueError::new_err(error.to_string()),
     }
+}
+
+/// `recuo.QueueFullError` with the core's message.
+fn queue_full_error(error: &RegulatorError) -> PyErr {
+    crate::QueueFullError::new_err(error.to_string())
 }
 
 /// The Python glue of the async waits (`recuo/_limits.py`), imported at first use.
@@ -411,7 +418,8 @@ impl PyRegulator {
     /// runs signal handlers at least every 50 ms: Ctrl-C raises ``KeyboardInterrupt`` promptly
     /// (the reserved slot is then given back when no later start was reserved behind it, and
     /// otherwise delays the later ones by one interval at most). ``ValueError`` when ``cost``
-    /// is above the burst.
+    /// is 0 or above the burst; ``recuo.QueueFullError`` (nothing reserved) when the slot
+    /// would come after the 4096 starts the regulator queues ahead and within the timeout.
     #[pyo3(signature = (timeout = None, *, cost = 1))]
     fn acquire(
         &self,
@@ -509,6 +517,13 @@ impl PyRegulator {
         cost: u32,
     ) -> PyResult<Option<PyReservation>> {
         Ok(self.reserve(py, max_wait_ns, cost)?.map(PyReservation))
+    }
+
+    /// Whether the regulator is kept on a Redis server: the async glue asks it off the event
+    /// loop. Private.
+    #[getter(_remote)]
+    fn remote(&self) -> bool {
+        matches!(self.home, Home::Redis { .. })
     }
 
     /// Gives back a reservation whose wait was cancelled: ``True`` when its slot is free

@@ -109,12 +109,14 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_INVALID_BUDGET, "invalid_budget", false, true},
         {RECUO_ERR_SHARED_MISMATCH, "shared_mismatch", false, true},
         {RECUO_ERR_INVALID_LEASE, "invalid_lease", false, true},
+        {RECUO_ERR_ZERO_COST, "zero_cost", false, true},
         {RECUO_ERR_TASK_FAILED, "task_failed", false, false},
         {RECUO_ERR_GAVE_UP, "gave_up", false, false},
         {RECUO_WOULD_WAIT, "would_wait", false, false},
         {RECUO_TIMED_OUT, "timed_out", false, false},
         {RECUO_CANCELLED, "cancelled", false, false},
         {RECUO_BUDGET_EXHAUSTED, "budget_exhausted", false, false},
+        {RECUO_QUEUE_FULL, "queue_full", false, false},
         {RECUO_ERR_IO, "io", false, false},
         {RECUO_ERR_PANIC, "panic", false, false},
     };
@@ -133,8 +135,8 @@ static void status_names_and_predicates(void) {
     }
     CHECK(strcmp(recuo_status_name(13), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(107), "unknown") == 0);
-    CHECK(strcmp(recuo_status_name(160), "unknown") == 0);
-    CHECK(strcmp(recuo_status_name(214), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(161), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(215), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(UINT32_MAX), "unknown") == 0);
     CHECK(!recuo_status_is_config_error(199) && !recuo_status_is_argument_error(50));
 }

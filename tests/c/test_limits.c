@@ -40,10 +40,11 @@ _Static_assert(RECUO_ERR_INVALID_RATE == 150 && RECUO_ERR_TARGET_ABOVE_ALLOWANCE
                    RECUO_ERR_INVALID_RETRY_FRACTION == 152 &&
                    RECUO_ERR_INVALID_LATENCY == 153 && RECUO_ERR_ZERO_BURST == 154 &&
                    RECUO_ERR_COST_ABOVE_BURST == 155 && RECUO_ERR_ZERO_LIMIT == 156 &&
-                   RECUO_ERR_INVALID_BUDGET == 157 && RECUO_ERR_SHARED_MISMATCH == 158,
+                   RECUO_ERR_INVALID_BUDGET == 157 && RECUO_ERR_SHARED_MISMATCH == 158 &&
+                   RECUO_ERR_ZERO_COST == 160,
                "the shared limits' configuration errors");
 _Static_assert(RECUO_WOULD_WAIT == 210 && RECUO_TIMED_OUT == 211 && RECUO_CANCELLED == 212 &&
-                   RECUO_BUDGET_EXHAUSTED == 213,
+                   RECUO_BUDGET_EXHAUSTED == 213 && RECUO_QUEUE_FULL == 214,
                "the shared limits' answers");
 _Static_assert(RECUO_ERR_IO == 300, "RECUO_ERR_IO");
 _Static_assert(RECUO_BATCH_SUCCEEDED == 1 && RECUO_BATCH_GAVE_UP == 2 &&
@@ -316,6 +317,59 @@ static void regulator_exact_sequences(void) {
 
     CHECK_STATUS(recuo_regulator_try_acquire_at(NULL, S, 1, &wait), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_regulator_try_acquire(NULL, 1, &wait), RECUO_ERR_NULL_ARGUMENT);
+
+    /* A cost of 0 would take nothing; a rate too slow to count is refused when made. */
+    r = regulator(10, 10);
+    CHECK_STATUS(recuo_regulator_try_acquire_at(r, S, 0, &wait), RECUO_ERR_ZERO_COST);
+    recuo_regulator_free(r);
+    recuo_regulator *tiny = NULL;
+    CHECK_STATUS(recuo_regulator_new(1e-9 / 86400, 1, &tiny), RECUO_ERR_INVALID_RATE);
+    CHECK(tiny == NULL);
+    CHECK_STATUS(recuo_regulator_new(1.0 / 86400, 1, &tiny), RECUO_OK);
+    recuo_regulator_free(tiny);
+}
+
+static int compare_u64(const void *a, const void *b);
+
+/* 8,000 waiters reserve at once from 1000/s with a burst of 20, as an event loop's would:
+ * those within the queue get their start, those beyond it RECUO_QUEUE_FULL, never an early
+ * start. */
+static void regulator_backlog_is_refused_beyond_the_queue(void) {
+    enum { WAITERS = 8000 };
+    CHECK(RECUO_MAX_QUEUED_STARTS == 4096);
+    recuo_regulator *r = regulator(1000, 20);
+    uint64_t *starts = calloc(WAITERS, sizeof *starts);
+    size_t reserved = 0, refused = 0;
+    for (size_t i = 0; i < WAITERS; i++) {
+        uint64_t wait = 0;
+        recuo_status s = recuo_regulator_reserve(r, 1, UINT64_MAX, &wait);
+        uint64_t now = recuo_monotonic_ns();
+        if (s == RECUO_OK) {
+            CHECK_CTX(wait <= 4096 * MS, "a wait of %" PRIu64 " ns", wait);
+            starts[reserved++] = now + wait;
+        } else {
+            CHECK_STATUS(s, RECUO_QUEUE_FULL);
+            CHECK_CTX(wait > 4096 * MS, "refused with a wait of %" PRIu64 " ns", wait);
+            refused++;
+        }
+    }
+    /* The burst and 4,096 queued, and one more for each millisecond the loop took. */
+    CHECK_CTX(reserved >= 20 + 4096 && refused > 0 && reserved + refused == WAITERS,
+              "%zu reserved, %zu refused", reserved, refused);
+    qsort(starts, reserved, sizeof starts[0], compare_u64);
+    size_t most = 0;
+    for (size_t i = 0, first = 0; i < reserved; i++) {
+        while (starts[first] + 10 * MS <= starts[i]) {
+            first++;
+        }
+        if (i + 1 - first > most) {
+            most = i + 1 - first;
+        }
+    }
+    /* burst + rate x 10 ms = 30 */
+    CHECK_CTX(most <= 30, "%zu starts in one window of 10 ms", most);
+    free(starts);
+    recuo_regulator_free(r);
 }
 
 static void regulator_now_and_blocking(void) {
@@ -1497,6 +1551,7 @@ int main(int argc, char **argv) {
     plan_guide_b();
     regulator_new_and_getters();
     regulator_exact_sequences();
+    regulator_backlog_is_refused_beyond_the_queue();
     regulator_now_and_blocking();
     regulator_adaptive();
     shared_files_refuse_other_settings();

@@ -136,7 +136,8 @@ def test_costs_weigh_several_starts() -> None:
     assert regulator.try_acquire_at(S, cost=4) == 100_000_000
     assert regulator.try_acquire_at(S, cost=3) == 0
     assert regulator.try_acquire_at(S, cost=1) == 100_000_000
-    assert regulator.try_acquire_at(S, cost=0) == 0  # weighs nothing
+    with pytest.raises(ValueError, match="a start's cost must be at least 1"):
+        regulator.try_acquire_at(S, cost=0)  # would weigh nothing
 
 
 def test_90_per_minute_is_one_start_every_667_ms() -> None:
@@ -184,7 +185,7 @@ def test_acquire_with_a_timeout_answers_false_and_reserves_nothing() -> None:
     assert time.monotonic() - started < 0.5
     # Nothing was reserved: the next slot is still a minute after the first.
     assert 59.0 < regulator.try_acquire() <= 60.0
-    assert regulator.acquire(timeout=math.inf, cost=0) is True
+    assert 59.0 < regulator.try_acquire_at(recuo.monotonic_ns()) / 1e9 <= 60.0
 
 
 def test_acquire_releases_the_gil() -> None:
@@ -254,6 +255,60 @@ def test_acquire_async_reserves_only_when_awaited_and_can_be_cancelled() -> None
             await regulator.acquire_async(timeout=-1)
 
     asyncio.run(main())
+
+
+def test_a_backlog_of_async_waiters_is_refused_beyond_the_queue_never_started_early() -> None:
+    # 8,000 waiters on 1000/s with a burst of 20: the burst and the 4,096 starts the
+    # regulator queues go at the rate; those beyond the queue get QueueFullError at once.
+    regulator = recuo.Regulator("1000/s", 20)
+    ms = 1_000_000
+
+    async def main() -> tuple[list[int], list[BaseException], int]:
+        starts: list[int] = []
+        refusals: list[BaseException] = []
+
+        async def waiter() -> None:
+            try:
+                await regulator.acquire_async()
+            except recuo.QueueFullError as refused:
+                refusals.append(refused)
+            else:
+                starts.append(time.monotonic_ns())
+
+        every = asyncio.gather(*(waiter() for _ in range(8_000)))
+        await asyncio.sleep(0)  # every waiter has reserved (or been refused) by now
+        settled = time.monotonic_ns()
+        await asyncio.wait_for(every, 30)
+        return starts, refusals, settled
+
+    starts, refusals, settled = asyncio.run(main())
+    assert len(starts) + len(refusals) == 8_000
+    assert len(starts) >= 20 + 4_096 and refusals, (len(starts), len(refusals))
+    assert {(type(r), r.code, r.name) for r in refusals} == {(recuo.QueueFullError, 114, "queue_full")}  # type: ignore[attr-defined]
+    assert str(refusals[0]).startswith("the regulator's queue is full: this start would wait 4.")
+    # After the loop settled (the 8,000 reservations took it a while, and the starts due
+    # meanwhile ran together once it was free), no window of a second holds more than
+    # burst + rate × 1 s = 1,020 starts (a loop's timers firing late may bunch a few, never
+    # the thousands a backlog let through at once before).
+    starts.sort()
+    later = [t for t in starts if t >= settled + 50 * ms]
+    most, first = 0, 0
+    for i, t in enumerate(later):
+        while later[first] + 1_000 * ms <= t:
+            first += 1
+        most = max(most, i + 1 - first)
+    assert most <= 1_020, most
+    assert starts[-1] - starts[0] >= 4_000 * ms  # the queue went at the rate, not at once
+
+
+def test_a_rate_too_slow_to_count_and_a_cost_of_zero_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="is too slow: the furthest start it may queue"):
+        recuo.Regulator("0.000000001/day")
+    with pytest.raises(ValueError, match="is too slow"):
+        recuo.Regulator(1e-10)
+    assert recuo.Regulator("1/day").try_acquire_at(S) == 0
+    with pytest.raises(ValueError, match="a start's cost must be at least 1"):
+        recuo.Regulator("10/s", 5).try_acquire_at(S, cost=0)
 
 
 # --- adaptive -------------------------------------------------------------------------------
