@@ -13,11 +13,60 @@ use crate::shm::{Header, Mapping, SharedError, SharedState};
 /// The longest window a budget remembers, in seconds.
 pub const MAX_WINDOW_S: u32 = 60;
 
+/// One second's counts. Each is one word, the second it counts (its stamp: the monotonic
+/// second + 1, in the high 32 bits) and the count (the low 32 bits), so that a count and the
+/// second it belongs to change together: a bucket is recycled for a new second by the same
+/// compare-and-swap that counts in it, and nothing a preempted process does can count into
+/// a second it did not read.
 #[repr(C)]
 struct Bucket {
-    second: AtomicU64,
     requests: AtomicU64,
     retries: AtomicU64,
+}
+
+/// The stamp of the second of `now_ns` (never 0, which a zeroed bucket holds).
+fn stamp(now_ns: u64) -> u32 {
+    ((now_ns / 1_000_000_000) as u32).wrapping_add(1).max(1)
+}
+
+/// The count `word` holds for a window of `window` seconds ending at stamp `now`: 0 when
+/// it counts a second outside the window (or none).
+fn count_in_window(word: u64, now: u32, window: u32) -> u64 {
+    let seen = (word >> 32) as u32;
+    if seen != 0 && now.wrapping_sub(seen) < window {
+        word & u64::from(u32::MAX)
+    } else {
+        0
+    }
+}
+
+/// Whether stamp `a` is a later second than stamp `b`.
+fn later(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// Counts one in `word` for stamp `now`: the word is recycled when it counts an earlier
+/// second; a count stops at 2^32 − 1. When it already counts a later second (`now` was read
+/// before another process moved on), the one is counted there if `into_later`, else dropped:
+/// a retry counted late still counts, a request counted late earns nothing.
+fn count_one(word: &AtomicU64, now: u32, into_later: bool) {
+    let _ = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+        let seen = (w >> 32) as u32;
+        let (stamp, count) = if seen == now || (seen != 0 && later(seen, now)) {
+            if seen != now && !into_later {
+                return None;
+            }
+            (
+                seen,
+                (w & u64::from(u32::MAX))
+                    .saturating_add(1)
+                    .min(u64::from(u32::MAX)),
+            )
+        } else {
+            (now, 1)
+        };
+        Some(u64::from(stamp) << 32 | count)
+    });
 }
 
 #[repr(C)]
@@ -38,7 +87,8 @@ unsafe impl SharedState for BudgetState {
     }
 }
 
-const KIND_BUDGET: u32 = 0x0002_0001;
+/// Version 2: counts and their second in one word (version 1 files are refused).
+const KIND_BUDGET: u32 = 0x0002_0002;
 
 /// Why a budget could not be made.
 #[derive(Debug)]
@@ -128,6 +178,10 @@ struct Settings {
 struct Inner {
     storage: Storage,
     settings: Settings,
+    /// Held by a withdrawal between reading the counts and counting the retry (with a
+    /// shared file's lock too): no two withdrawals, in any thread or process, see the same
+    /// counts.
+    withdrawing: std::sync::Mutex<()>,
 }
 
 /// Allows a retry only while retries in the last `window` seconds stay within
@@ -137,8 +191,9 @@ struct Inner {
 /// # Defaults
 /// [`RetryBudget::default`]: ratio 0.1 (10%), floor 1 retry per second, window 10 s.
 ///
-/// Counting is per second and lock-free; threads that withdraw at the very same instant may
-/// overshoot the budget by at most one retry each.
+/// Requests are counted per second without a lock; a withdrawal reads the counts and takes
+/// its retry under a lock (in a shared file, the file's lock too), so the budget is exact
+/// across threads and processes alike.
 #[derive(Clone)]
 pub struct RetryBudget(Arc<Inner>);
 
@@ -283,6 +338,7 @@ impl RetryBudget {
                 floor_milli_per_s,
                 window_s,
             },
+            withdrawing: std::sync::Mutex::new(()),
         }))
     }
 
@@ -299,23 +355,9 @@ impl RetryBudget {
         u64::from(self.0.settings.window_s.clamp(1, MAX_WINDOW_S))
     }
 
-    fn bucket(&self, now_ns: u64) -> &Bucket {
-        let s = self.s();
-        let second = now_ns / 1_000_000_000;
-        let window = self.window();
-        let b = &s.buckets[(second % window) as usize];
-        let seen = b.second.load(Ordering::Acquire);
-        // +1 so that second 0 is never mistaken for an unused (zeroed) bucket.
-        let stamp = second.saturating_add(1);
-        if seen != stamp
-            && b.second
-                .compare_exchange(seen, stamp, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            b.requests.store(0, Ordering::Release);
-            b.retries.store(0, Ordering::Release);
-        }
-        b
+    /// The bucket of the second of stamp `now`.
+    fn bucket(&self, now: u32) -> &Bucket {
+        &self.s().buckets[(u64::from(now.wrapping_sub(1)) % self.window()) as usize]
     }
 
     /// Counts a first attempt at `now_ns` (the monotonic clock; for a remote budget, a time
@@ -340,7 +382,8 @@ impl RetryBudget {
             return store.record_request(now_ns);
         }
         let now_ns = now_ns.unwrap_or_else(monotonic_ns);
-        saturating_increment(&self.bucket(now_ns).requests);
+        let now = stamp(now_ns);
+        count_one(&self.bucket(now).requests, now, false);
         Ok(())
     }
 
@@ -358,25 +401,29 @@ impl RetryBudget {
         if let Some(store) = self.remote_store() {
             return store.counts(now_ns);
         }
-        Ok(self.local_counts(now_ns.unwrap_or_else(monotonic_ns)))
+        Ok(self.local_counts(stamp(now_ns.unwrap_or_else(monotonic_ns))))
     }
 
-    fn local_counts(&self, now_ns: u64) -> (u64, u64) {
-        let s = self.s();
-        let second = now_ns / 1_000_000_000;
-        let window = self.window();
-        s.buckets[..window as usize]
+    /// Requests and retries counted in the window ending at stamp `now`.
+    fn local_counts(&self, now: u32) -> (u64, u64) {
+        let window = self.window() as u32;
+        self.s().buckets[..window as usize]
             .iter()
-            .filter(|b| {
-                let stamp = b.second.load(Ordering::Acquire);
-                stamp != 0 && (stamp - 1).saturating_add(window) > second && stamp - 1 <= second
-            })
             .fold((0u64, 0u64), |(req, ret), b| {
                 (
-                    req.saturating_add(b.requests.load(Ordering::Acquire)),
-                    ret.saturating_add(b.retries.load(Ordering::Acquire)),
+                    req + count_in_window(b.requests.load(Ordering::Acquire), now, window),
+                    ret + count_in_window(b.retries.load(Ordering::Acquire), now, window),
                 )
             })
+    }
+
+    /// The latest second any bucket counts (0: none).
+    fn latest(&self) -> u32 {
+        self.s().buckets[..self.window() as usize]
+            .iter()
+            .flat_map(|b| [&b.requests, &b.retries])
+            .map(|w| (w.load(Ordering::Acquire) >> 32) as u32)
+            .fold(0, |a, b| if a == 0 || later(b, a) { b } else { a })
     }
 
     /// Takes one retry at `now_ns` if the budget allows it (never while a remote budget
@@ -386,29 +433,52 @@ impl RetryBudget {
     }
 
     /// Takes one retry now (`None`) or at `now_ns` if the budget allows it: `Ok(false)` when
-    /// none is left.
+    /// none is left — or, for a budget of this machine, when `now_ns` is a second earlier
+    /// than one the budget has already counted (a clock read before another thread or
+    /// process moved on: its retry is refused rather than counted in a window it was not
+    /// judged in).
     ///
     /// # Errors
-    /// Only a remote budget: its store could not be used (no retry is taken).
+    /// A remote budget's store could not be used, or a shared file could not be locked (no
+    /// retry is taken).
     pub fn withdraw_checked(&self, now_ns: Option<u64>) -> Result<bool, SharedError> {
         if let Some(store) = self.remote_store() {
             return store.withdraw(now_ns);
         }
-        Ok(self.local_withdraw(now_ns.unwrap_or_else(monotonic_ns)))
+        self.local_withdraw(now_ns)
     }
 
-    fn local_withdraw(&self, now_ns: u64) -> bool {
+    /// Takes one retry at `now_ns` (`None`: the clock read under the lock) if the budget
+    /// allows it.
+    fn local_withdraw(&self, now_ns: Option<u64>) -> Result<bool, SharedError> {
+        let _threads = self
+            .0
+            .withdrawing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _processes = match &self.0.storage {
+            Storage::Shared(mapping) => Some(mapping.lock()?),
+            _ => None,
+        };
+        // Under the lock the budget's time never goes back: a withdrawal whose `now` was read
+        // before another moved on to a later second takes nothing (a retry refused, never
+        // one too many).
+        let now = stamp(now_ns.unwrap_or_else(monotonic_ns));
+        let latest = self.latest();
+        if latest != 0 && later(latest, now) {
+            return Ok(false);
+        }
         let settings = self.0.settings;
-        let (requests, retries) = self.local_counts(now_ns);
+        let (requests, retries) = self.local_counts(now);
         let ratio = settings.ratio_ppm as f64 / 1e6;
         let floor = settings.floor_milli_per_s as f64 / 1e3;
         let window = self.window() as f64;
         let allowed = ratio * requests as f64 + floor * window;
         if retries.saturating_add(1) as f64 > allowed + 1e-9 {
-            return false;
+            return Ok(false);
         }
-        saturating_increment(&self.bucket(now_ns).retries);
-        true
+        count_one(&self.bucket(now).retries, now, true);
+        Ok(true)
     }
 }
 
@@ -416,11 +486,6 @@ impl RetryAllowance for RetryBudget {
     fn try_withdraw(&self) -> bool {
         self.withdraw_checked(None).unwrap_or(false)
     }
-}
-
-/// Adds 1 to `count`, stopping at `u64::MAX` (a shared file may hold any number).
-fn saturating_increment(count: &AtomicU64) {
-    let _ = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_add(1));
 }
 
 /// A zeroed `BudgetState` on the heap.

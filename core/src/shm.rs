@@ -43,8 +43,53 @@ impl Header {
     }
 }
 
-/// "RECUOSHM" in ASCII.
+/// "RECUOSHM" in ASCII: the state is set up.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"RECUOSHM");
+
+/// "RECUOINI" in ASCII: a set-up began and has not finished. Only the holder of the file lock
+/// writes it, so an opener that finds it under the lock knows the set-up was interrupted
+/// (its process died) and does it again.
+const SETTING_UP: u64 = u64::from_le_bytes(*b"RECUOINI");
+
+/// The points of a set-up where a test may interrupt it, as a process killed there would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum SetUpStep {
+    /// The file's space is reserved (all zeros).
+    SpaceReserved,
+    /// The set-up's mark is written.
+    Marked,
+    /// The settings are written.
+    SettingsWritten,
+    /// The kind is written; only the final mark is missing.
+    KindWritten,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The step after which this thread's next set-up stops (a test's fault injection).
+    pub(crate) static INTERRUPT_AFTER: std::cell::Cell<Option<SetUpStep>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Whether a test asked this set-up to stop after `step`: it then ends there, its lock
+/// released, as if its process had been killed.
+#[cfg(test)]
+fn interrupted(step: SetUpStep) -> Result<(), SharedError> {
+    if INTERRUPT_AFTER.with(|s| s.get()) == Some(step) {
+        INTERRUPT_AFTER.with(|s| s.set(None));
+        return Err(SharedError::Io(std::io::Error::other(format!(
+            "set-up interrupted after {step:?} (a test's fault injection)"
+        ))));
+    }
+    Ok(())
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn interrupted(_step: SetUpStep) -> Result<(), SharedError> {
+    Ok(())
+}
 
 /// Why a shared region could not be used.
 #[derive(Debug)]
@@ -134,7 +179,7 @@ impl<T: SharedState> Drop for Mapping<T> {
 }
 
 /// An exclusive `flock` held until dropped (and released by the kernel if the process dies).
-struct FileLock<'f>(&'f File);
+pub(crate) struct FileLock<'f>(&'f File);
 
 impl<'f> FileLock<'f> {
     fn lock(file: &'f File) -> std::io::Result<Self> {
@@ -233,10 +278,18 @@ fn reserve_space(file: &File, size: usize) -> Result<(), SharedError> {
 }
 
 impl<T: SharedState> Mapping<T> {
+    /// The file's exclusive lock, against every other opener of the file (each has its own
+    /// open file description); threads sharing this mapping need a lock of their own too.
+    /// The kernel releases it if the process dies while holding it.
+    pub(crate) fn lock(&self) -> Result<FileLock<'_>, SharedError> {
+        Ok(FileLock::lock(&self._file)?)
+    }
+
     /// Maps `path` (created `0600` if missing, its space reserved) as a `T`. The opener that
-    /// finds it new (empty, or still all zeros) runs `init`; every opener then runs `check`
-    /// on the state, under the file lock. A file of the wrong size, or whose contents are
-    /// not a state (no recuo mark but not all zeros), is refused — never set up again.
+    /// finds it new (empty, still all zeros, or with a set-up that a process began and did
+    /// not finish, whatever instruction it was killed at) runs `init`; every opener then runs
+    /// `check` on the state, under the file lock. A file of the wrong size, or whose contents
+    /// are not a state (no recuo mark but not all zeros), is refused — never set up again.
     pub(crate) fn open(
         path: &Path,
         kind: u32,
@@ -255,6 +308,7 @@ impl<T: SharedState> Mapping<T> {
         }
         if len == 0 {
             reserve_space(&file, size)?;
+            interrupted(SetUpStep::SpaceReserved)?;
         }
         // SAFETY: mapping `size` bytes of a file that is that long, shared.
         let raw = unsafe {
@@ -279,18 +333,29 @@ impl<T: SharedState> Mapping<T> {
             _marker: PhantomData,
         };
         let header = mapping.header();
-        if header.magic.load(Ordering::Acquire) != MAGIC {
+        let magic = header.magic.load(Ordering::Acquire);
+        if magic != MAGIC {
             // SAFETY: `size` readable bytes of the live mapping; read as plain bytes.
             let bytes = unsafe { std::slice::from_raw_parts(raw.cast::<u8>(), size) };
-            if bytes.iter().any(|&b| b != 0) {
+            if magic == SETTING_UP {
+                // A set-up whose process died before it finished (we hold the lock it held,
+                // and nobody could open the file meanwhile): start it again from zeros.
+                // SAFETY: `size` writable bytes of the live mapping, which only openers
+                // under this lock use while it is unfinished; all zeros is a valid `T`.
+                unsafe { std::ptr::write_bytes(raw.cast::<u8>(), 0, size) };
+            } else if bytes.iter().any(|&b| b != 0) {
                 return Err(SharedError::Mismatch(format!(
                     "{} does not hold a recuo shared state (it lacks recuo's mark); it is \
                      refused, never set up again over what it holds — remove it if it is yours",
                     path.display()
                 )));
             }
+            header.magic.store(SETTING_UP, Ordering::Release);
+            interrupted(SetUpStep::Marked)?;
             init(&mapping);
+            interrupted(SetUpStep::SettingsWritten)?;
             header.kind.store(kind, Ordering::Release);
+            interrupted(SetUpStep::KindWritten)?;
             header.magic.store(MAGIC, Ordering::Release);
         }
         let found = header.kind.load(Ordering::Acquire);
@@ -302,5 +367,67 @@ impl<T: SharedState> Mapping<T> {
         }
         check(&mapping)?;
         Ok(mapping)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Rate, Regulator, RetryBudget};
+
+    fn path(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("recuo-shm-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("state")
+    }
+
+    const STEPS: [SetUpStep; 4] = [
+        SetUpStep::SpaceReserved,
+        SetUpStep::Marked,
+        SetUpStep::SettingsWritten,
+        SetUpStep::KindWritten,
+    ];
+
+    #[test]
+    fn a_set_up_interrupted_at_any_step_is_done_again_by_the_next_opener() {
+        const S: u64 = 1_000_000_000;
+        let rate: Rate = "1/s".parse().unwrap();
+        for step in STEPS {
+            let file = path(&format!("regulator-{step:?}"));
+            INTERRUPT_AFTER.with(|s| s.set(Some(step)));
+            let e = Regulator::shared(&file, rate, 2).unwrap_err().to_string();
+            assert!(e.contains(&format!("interrupted after {step:?}")), "{e}");
+            // The next opener finds the file unfinished and sets it up, with its settings.
+            let r = Regulator::shared(&file, rate, 2).unwrap();
+            assert!(r.try_acquire_at(10 * S, 1).is_ok());
+            assert!(r.try_acquire_at(10 * S, 1).is_ok());
+            assert!(r.try_acquire_at(10 * S, 1).is_err());
+            // Set up now: a third opener with other settings is refused, not set up again.
+            assert!(Regulator::shared(&file, rate, 3).is_err());
+
+            let file = path(&format!("budget-{step:?}"));
+            INTERRUPT_AFTER.with(|s| s.set(Some(step)));
+            assert!(RetryBudget::shared(&file, 0.1, 0.2, 10).is_err());
+            let b = RetryBudget::shared(&file, 0.1, 0.2, 10).unwrap();
+            assert!(b.try_withdraw_at(10 * S));
+            assert!(b.try_withdraw_at(10 * S));
+            assert!(!b.try_withdraw_at(10 * S));
+            assert!(RetryBudget::shared(&file, 0.5, 0.2, 10).is_err());
+        }
+    }
+
+    #[test]
+    fn junk_and_other_kinds_are_still_refused() {
+        let file = path("junk");
+        std::fs::write(
+            &file,
+            vec![7u8; std::mem::size_of::<crate::regulator::RegulatorState>()],
+        )
+        .unwrap();
+        let e = Regulator::shared(&file, "1/s".parse().unwrap(), 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lacks recuo's mark"), "{e}");
     }
 }

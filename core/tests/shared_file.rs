@@ -172,21 +172,27 @@ fn budget_counts_near_the_top_saturate() {
     let path = dir("budget").join("budget");
     let b = RetryBudget::shared(&path, 0.1, 1.0, 10).unwrap();
     let now = 1_000 * S;
-    // Bucket 1000 % 10 = 0 starts at byte 40: second + 1, requests, retries.
-    poke(&path, 40, 1_001);
-    poke(&path, 48, u64::MAX);
-    poke(&path, 56, 5);
+    let top = u64::from(u32::MAX);
+    // Bucket 1000 % 10 = 0 starts at byte 40: requests, then retries, each the second + 1
+    // in the high 32 bits and the count in the low ones.
+    let word = |second: u64, count: u64| (second + 1) << 32 | count;
+    poke(&path, 40, word(1_000, top));
+    poke(&path, 48, word(1_000, 5));
     assert!(b.try_withdraw_at(now));
     b.record_request_at(now);
-    assert_eq!(b.counts_at(now), (u64::MAX, 6));
-    poke(&path, 56, u64::MAX);
-    assert!(!b.try_withdraw_at(now));
-    assert_eq!(b.counts_at(now), (u64::MAX, u64::MAX));
-    // Another bucket of the window near the top too: the sum saturates.
-    poke(&path, 64, 1_002);
-    poke(&path, 72, u64::MAX);
-    poke(&path, 80, u64::MAX);
-    assert_eq!(b.counts_at(now + S), (u64::MAX, u64::MAX));
+    assert_eq!(b.counts_at(now), (top, 6));
+    poke(&path, 48, word(1_000, top));
+    assert!(
+        !b.try_withdraw_at(now),
+        "4.3e8 retries allowed, 4.3e9 taken"
+    );
+    assert_eq!(b.counts_at(now), (top, top));
+    // Another bucket of the window near the top too: the sums add up without overflow.
+    poke(&path, 56, word(1_001, top));
+    poke(&path, 64, word(1_001, top));
+    assert_eq!(b.counts_at(now + S), (2 * top, 2 * top));
+    // A count of a second outside the window is never counted.
+    assert_eq!(b.counts_at(now + 10 * S), (top, top));
     // A ratio read from the file is never believed: the settings are this process's.
     poke(&path, 16, u64::MAX);
     poke(&path, 24, u64::MAX);
