@@ -168,6 +168,9 @@ pub trait RemoteGcra: Send + Sync {
     /// `Ok(Ok(wait_ns))`: reserved, to start after `wait_ns`; `Ok(Err(needed_ns))`: not
     /// reserved, the wait it would need.
     ///
+    /// The call ends by `until` when it is given (a caller's timeout), whatever the store's
+    /// own deadline.
+    ///
     /// # Errors
     /// The store could not be used (it fails closed: no start).
     fn reserve(
@@ -175,6 +178,7 @@ pub trait RemoteGcra: Send + Sync {
         now_ns: Option<u64>,
         cost: u32,
         max_wait_ns: u64,
+        until: Option<std::time::Instant>,
     ) -> Result<Result<u64, u64>, SharedError>;
 }
 
@@ -465,7 +469,7 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<u64, Result<u64, RegulatorError>> {
-        self.reservation(now_ns, cost, max_wait_ns)
+        self.reservation(now_ns, cost, max_wait_ns, None)
             .map(|r| r.wait_ns)
     }
 
@@ -480,14 +484,16 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<Reservation, Result<u64, RegulatorError>> {
-        self.reservation(None, cost, max_wait_ns)
+        self.reservation(None, cost, max_wait_ns, None)
     }
 
+    /// A reservation; a remote store's call ends by `until` when given.
     fn reservation(
         &self,
         now_ns: Option<u64>,
         cost: u32,
         max_wait_ns: u64,
+        until: Option<std::time::Instant>,
     ) -> Result<Reservation, Result<u64, RegulatorError>> {
         let (base, burst) = self.settings();
         if cost == 0 {
@@ -504,7 +510,7 @@ impl Regulator {
             }))
         };
         if let Storage::Remote { gcra, .. } = &*self.state {
-            return match gcra.reserve(now_ns, cost, max_wait_ns.min(longest)) {
+            return match gcra.reserve(now_ns, cost, max_wait_ns.min(longest), until) {
                 Ok(Ok(wait_ns)) => Ok(Reservation {
                     wait_ns,
                     tat_ns: 0,
@@ -652,7 +658,11 @@ impl Regulator {
         if cancel.is_cancelled() {
             return Ok(Some(false));
         }
-        match self.reserve_start(cost, max_wait_ns) {
+        // A remote store's call is bounded by the caller's timeout too.
+        let until = (max_wait_ns != u64::MAX)
+            .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
+            .flatten();
+        match self.reservation(None, cost, max_wait_ns, until) {
             Ok(r) if r.wait_ns == 0 => Ok(Some(true)),
             Ok(r) => {
                 if cancel.sleep(Duration::from_nanos(r.wait_ns)) {

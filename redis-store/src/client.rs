@@ -27,6 +27,9 @@ pub const MAX_REPLY: usize = 4 << 20;
 const QUOTE: usize = 48;
 /// Each call — connecting, authenticating, the command and its reply — ends within this.
 pub const DEADLINE: Duration = Duration::from_secs(5);
+/// The least time a call is given when a caller's timeout or an operation's deadline cuts it
+/// shorter than [`DEADLINE`]: a round trip's worth.
+pub const SHORTEST_CALL: Duration = Duration::from_millis(100);
 
 /// Where and how to reach the server.
 #[derive(Clone)]
@@ -324,11 +327,17 @@ pub(crate) enum Answer {
     NoScript,
 }
 
-/// One connection, reopened after a failure; calls are serialised.
+/// How many idle connections a client keeps for the next calls.
+const MAX_IDLE: usize = 16;
+
+/// Connections to one server: each call takes an idle one (or opens one) for itself, so that
+/// threads sharing the client never wait for each other's calls — each call ends by its own
+/// deadline however many run at once. A connection goes back to the idle ones only after a
+/// call that succeeded.
 pub(crate) struct Client {
     target: Target,
     deadline: Duration,
-    conn: Mutex<Option<Conn>>,
+    idle: Mutex<Vec<Conn>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -344,8 +353,17 @@ impl Client {
         Ok(Client {
             target: Target::parse(url)?,
             deadline,
-            conn: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The deadline of a call starting now: the client's own, cut shorter by `until` — but
+    /// never below [`SHORTEST_CALL`] from now, so that a caller with no time left (a
+    /// `try_acquire`, a timeout of 0) still gets the server's word when the server answers.
+    pub(crate) fn deadline(&self, until: Option<Instant>) -> Instant {
+        let now = Instant::now();
+        let own = now + self.deadline;
+        until.map_or(own, |u| u.max(now + SHORTEST_CALL).min(own))
     }
 
     fn connect(&self, deadline: Instant) -> Result<Conn, SharedError> {
@@ -390,50 +408,68 @@ impl Client {
         Ok(conn)
     }
 
-    /// Runs `cmd`, reconnecting once if a connection kept from an earlier call turns out to
-    /// be lost; the whole call ends by the client's deadline.
+    /// Runs `cmd` by the client's deadline.
     pub(crate) fn call(&self, cmd: &redis::Cmd) -> Result<Answer, SharedError> {
-        let deadline = Instant::now() + self.deadline;
-        let mut guard = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        self.call_by(cmd, self.deadline(None))
+    }
+
+    /// Runs `cmd`, reconnecting once if an idle connection kept from an earlier call turns
+    /// out to be lost; the whole call — waiting for nobody, connecting, the command and its
+    /// reply — ends by `deadline`.
+    pub(crate) fn call_by(
+        &self,
+        cmd: &redis::Cmd,
+        deadline: Instant,
+    ) -> Result<Answer, SharedError> {
+        let kept = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         let result = (|| {
-            if let Some(conn) = guard.as_mut() {
+            if let Some(mut conn) = kept {
                 match conn.round_trip(cmd, deadline) {
-                    Ok(v) => return Ok(v),
+                    Ok(v) => return Ok((conn, v)),
                     Err(SharedError::Io(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
                         return Err(SharedError::Io(e))
                     }
                     Err(_) => {}
                 }
             }
-            *guard = None;
             let mut conn = self.connect(deadline)?;
             let v = conn.round_trip(cmd, deadline)?;
-            *guard = Some(conn);
-            Ok(v)
+            Ok((conn, v))
         })();
-        let result = result.and_then(|v| match v {
-            Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript) => {
-                Ok(Answer::NoScript)
+        let result = result.and_then(|(conn, v)| {
+            let answer = match v {
+                Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript) => {
+                    Ok(Answer::NoScript)
+                }
+                Value::ServerError(e)
+                    if matches!(
+                        e.kind(),
+                        Some(ServerErrorKind::Moved | ServerErrorKind::Ask)
+                    ) =>
+                {
+                    Err(io(format!(
+                        "the server is a Redis Cluster node and redirected the call ({}): \
+                         cluster mode is not supported — give the address of a standalone \
+                         server (or of a proxy that routes by slot; recuo's keys use {{hash \
+                         tags}})",
+                        e.code()
+                    )))
+                }
+                Value::ServerError(e) => Err(server_error(&e)),
+                v => Ok(Answer::Value(v)),
+            };
+            if answer.is_ok() {
+                let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+                if idle.len() < MAX_IDLE {
+                    idle.push(conn);
+                }
             }
-            Value::ServerError(e)
-                if matches!(
-                    e.kind(),
-                    Some(ServerErrorKind::Moved | ServerErrorKind::Ask)
-                ) =>
-            {
-                Err(io(format!(
-                    "the server is a Redis Cluster node and redirected the call ({}): cluster \
-                     mode is not supported — give the address of a standalone server (or of a \
-                     proxy that routes by slot; recuo's keys use {{hash tags}})",
-                    e.code()
-                )))
-            }
-            Value::ServerError(e) => Err(server_error(&e)),
-            v => Ok(Answer::Value(v)),
+            answer
         });
-        if result.is_err() {
-            *guard = None;
-        }
         result.map_err(|e| self.scrubbed(e))
     }
 

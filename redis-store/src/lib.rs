@@ -44,7 +44,7 @@ use recuo::{
 #[cfg(feature = "client")]
 pub use budget::RedisBudget;
 #[cfg(feature = "client")]
-pub use client::{replay_replies, DEADLINE, MAX_REPLY};
+pub use client::{replay_replies, DEADLINE, MAX_REPLY, SHORTEST_CALL};
 #[cfg(feature = "client")]
 pub use limit::{Lease, RedisLimit};
 #[cfg(feature = "client")]

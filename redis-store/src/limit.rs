@@ -119,12 +119,21 @@ impl RedisLimit {
     /// # Errors
     /// The server could not be used: no place (the limit fails closed).
     pub fn try_acquire(&self) -> Result<Result<Lease, Duration>, SharedError> {
+        self.try_acquire_until(None)
+    }
+
+    /// [`try_acquire`](Self::try_acquire), its call ending by `until` too.
+    fn try_acquire_until(
+        &self,
+        until: Option<Instant>,
+    ) -> Result<Result<Lease, Duration>, SharedError> {
         let token = IdempotencyKey::random().as_str().to_owned();
         let i = &self.0;
-        let r = i.store.ints(
+        let r = i.store.ints_until(
             &i.acquire,
             &[&i.key],
             &[i.max.to_string(), i.lease_ms.to_string(), token.clone()],
+            until,
         )?;
         if r.first() == Some(&1) {
             Ok(Ok(Lease {
@@ -143,7 +152,9 @@ impl RedisLimit {
     /// or `cancel` was cancelled.
     ///
     /// # Errors
-    /// The server could not be used.
+    /// The server could not be used — a call to it ends by the client's deadline, or by the
+    /// end of `timeout` when that comes first (then the error says the server did not answer
+    /// in time).
     pub fn acquire(
         &self,
         timeout: Option<Duration>,
@@ -152,7 +163,7 @@ impl RedisLimit {
         let until = timeout.map(|t| Instant::now() + t);
         let mut pause = Duration::from_millis(5);
         loop {
-            match self.try_acquire()? {
+            match self.try_acquire_until(until)? {
                 Ok(lease) => return Ok(Some(lease)),
                 Err(wait) => {
                     let mut nap = pause.min(wait);

@@ -1,6 +1,6 @@
 //! The connection to one server running recuo's scripts, and the regulator's state on it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use recuo::{RemoteGcra, SharedError};
 
@@ -37,35 +37,53 @@ impl Store {
         })
     }
 
-    /// Runs `script` on `keys` with `args`: `EVALSHA`, then `EVAL` on `NOSCRIPT`.
+    /// Runs `script` on `keys` with `args`: `EVALSHA`, then `EVAL` on `NOSCRIPT` — both by
+    /// one deadline, the client's, cut shorter by `until`.
     fn run(
         &self,
         script: &Script,
         keys: &[&str],
         args: &[String],
+        until: Option<Instant>,
     ) -> Result<redis::Value, SharedError> {
+        let deadline = self.client.deadline(until);
         let with = |verb: &str, first: &str| {
             let mut c = redis::cmd(verb);
             c.arg(first).arg(keys.len()).arg(keys).arg(args);
             c
         };
-        match self.client.call(&with("EVALSHA", &script.sha))? {
+        match self
+            .client
+            .call_by(&with("EVALSHA", &script.sha), deadline)?
+        {
             Answer::Value(v) => Ok(v),
-            Answer::NoScript => match self.client.call(&with("EVAL", script.body))? {
+            Answer::NoScript => match self.client.call_by(&with("EVAL", script.body), deadline)? {
                 Answer::Value(v) => Ok(v),
                 Answer::NoScript => Err(io("the server refused the script (NOSCRIPT)")),
             },
         }
     }
 
-    /// `run`, answering an array of integers (numbers sent as strings count).
+    /// `run` by the client's deadline, answering an array of integers (numbers sent as
+    /// strings count).
     pub(crate) fn ints(
         &self,
         script: &Script,
         keys: &[&str],
         args: &[String],
     ) -> Result<Vec<i64>, SharedError> {
-        match self.run(script, keys, args)? {
+        self.ints_until(script, keys, args, None)
+    }
+
+    /// [`ints`](Self::ints), ending by `until` too when it comes first.
+    pub(crate) fn ints_until(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[String],
+        until: Option<Instant>,
+    ) -> Result<Vec<i64>, SharedError> {
+        match self.run(script, keys, args, until)? {
             redis::Value::Array(items) => items.iter().map(int_of).collect(),
             other => Err(io(format!("unexpected reply {other:?}"))),
         }
@@ -195,6 +213,17 @@ impl RedisGcra {
         cost: u32,
         max_wait_us: u64,
     ) -> Result<(bool, u64), SharedError> {
+        self.reserve_us_until(interval_us, now_us, cost, max_wait_us, None)
+    }
+
+    fn reserve_us_until(
+        &self,
+        interval_us: u64,
+        now_us: Option<u64>,
+        cost: u32,
+        max_wait_us: u64,
+        until: Option<Instant>,
+    ) -> Result<(bool, u64), SharedError> {
         let args = [
             interval_us.to_string(),
             self.burst.to_string(),
@@ -202,7 +231,9 @@ impl RedisGcra {
             max_wait_us.min(1 << 52).to_string(),
             now_us.map_or_else(String::new, |n| n.to_string()),
         ];
-        let r = self.store.ints(&self.script, &[&self.key], &args)?;
+        let r = self
+            .store
+            .ints_until(&self.script, &[&self.key], &args, until)?;
         let wait_us = u64::try_from(r.get(1).copied().unwrap_or(0)).unwrap_or(0);
         Ok((r.first() == Some(&1), wait_us))
     }
@@ -214,12 +245,14 @@ impl RemoteGcra for RedisGcra {
         now_ns: Option<u64>,
         cost: u32,
         max_wait_ns: u64,
+        until: Option<Instant>,
     ) -> Result<Result<u64, u64>, SharedError> {
-        let (reserved, wait_us) = self.reserve_us(
+        let (reserved, wait_us) = self.reserve_us_until(
             self.interval_us,
             now_ns.map(|n| n / 1000),
             cost,
             max_wait_ns / 1000,
+            until,
         )?;
         let wait_ns = wait_us.saturating_mul(1000);
         Ok(if reserved { Ok(wait_ns) } else { Err(wait_ns) })

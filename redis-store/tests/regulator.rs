@@ -162,3 +162,85 @@ fn a_server_lost_mid_run_fails_each_call_within_its_deadline() {
     assert!(!e.contains("apppw"), "{e}");
     assert!(started.elapsed() < deadline + Duration::from_millis(300));
 }
+
+/// Six threads share one handle of each kind while the server is frozen: no call waits for
+/// another's, so each ends by its own deadline; a caller's shorter timeout cuts a call
+/// shorter still.
+#[test]
+fn with_the_server_frozen_every_call_ends_by_its_deadline_however_many_threads_share_it() {
+    let server = Server::start();
+    let deadline = Duration::from_millis(600);
+    let gcra = recuo_redis::RedisGcra::open_with_deadline(
+        &server.url,
+        "recuo-frozen",
+        10_000_000,
+        2,
+        deadline,
+    )
+    .unwrap();
+    let r = recuo::Regulator::remote(Box::new(gcra), "100/s".parse().unwrap(), 2).unwrap();
+    let limit = recuo_redis::RedisLimit::open_with_deadline(
+        &server.url,
+        "recuo-frozen-limit",
+        3,
+        Duration::from_secs(10),
+        deadline,
+    )
+    .unwrap();
+    let limit = recuo::ConcurrencyLimit::remote(Box::new(limit));
+    r.reserve_now(1, 0).unwrap();
+    drop(limit.try_acquire().unwrap());
+    server.freeze(true);
+    let longest = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..6)
+            .map(|i| {
+                let (r, limit) = (&r, &limit);
+                s.spawn(move || {
+                    let started = Instant::now();
+                    let failed = if i % 2 == 0 {
+                        r.reserve_now(1, 0).is_err()
+                    } else {
+                        limit.try_acquire().is_err()
+                    };
+                    assert!(failed, "a frozen server gave an answer");
+                    started.elapsed()
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).max().unwrap()
+    });
+    eprintln!("the longest of 6 calls on shared handles to a frozen server: {longest:?}");
+    assert!(
+        longest < deadline + Duration::from_millis(300),
+        "{longest:?}"
+    );
+    // A caller's timeout shorter than the deadline cuts the call: a limit's acquire and a
+    // regulator's acquire_until end with the server's error by it.
+    let cancel = recuo::CancelToken::new();
+    let started = Instant::now();
+    let e = limit
+        .acquire(Some(Duration::from_millis(200)), &cancel)
+        .unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        e.to_string()
+            .contains("no complete answer within the call's deadline"),
+        "{e}"
+    );
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_millis(450),
+        "{took:?}"
+    );
+    let started = Instant::now();
+    assert!(matches!(
+        r.acquire_until(1, Duration::from_millis(200), &cancel),
+        Err(RegulatorError::Shared(SharedError::Io(_)))
+    ));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_millis(450),
+        "{took:?}"
+    );
+    server.freeze(false);
+    assert!(r.reserve_now(1, 1_000_000_000).is_ok());
+}
