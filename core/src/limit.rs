@@ -30,13 +30,15 @@ pub trait RemoteLimit: Send + Sync + std::fmt::Debug {
 
     /// Waits for a place, at most `timeout` (`None`: as long as it takes; zero: only asks),
     /// giving up when `cancel` is cancelled. `Ok(None)`: the timeout passed or `cancel` was
-    /// cancelled.
+    /// cancelled. Each call to the store ends by `calls_until` when given, whatever the
+    /// store's own deadline.
     ///
     /// # Errors
     /// The store could not be used: no place (the limit fails closed).
     fn acquire(
         &self,
         timeout: Option<Duration>,
+        calls_until: Option<std::time::Instant>,
         cancel: &CancelToken,
     ) -> Result<Option<RemotePlace>, SharedError>;
 }
@@ -184,17 +186,38 @@ impl ConcurrencyLimit {
     /// # Errors
     /// Only a remote limit: its store could not be used, within the store's deadline per
     /// call (the limit fails closed).
+    ///
+    /// A remote store's calls end by the timeout too (only asking, a timeout of 0, takes the
+    /// store's own deadline).
     pub fn acquire(
         &self,
         timeout: Option<Duration>,
         cancel: &CancelToken,
     ) -> Result<Option<Permit>, SharedError> {
+        let calls_until = timeout
+            .filter(|t| !t.is_zero())
+            .and_then(|t| std::time::Instant::now().checked_add(t));
+        self.acquire_slice(timeout, calls_until, cancel)
+    }
+
+    /// [`acquire`](Self::acquire) for one slice of a longer wait (a host that looks at its
+    /// signals between slices): waits at most `slice`, while a remote store's calls end by
+    /// `until`, the end of the whole wait (`None`: the store's own deadline).
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    pub fn acquire_slice(
+        &self,
+        slice: Option<Duration>,
+        until: Option<std::time::Instant>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Permit>, SharedError> {
         if let Some(remote) = &self.0.remote {
             return Ok(remote
-                .acquire(timeout, cancel)?
+                .acquire(slice, until, cancel)?
                 .map(|place| self.take(&mut self.lock(), Some(place))));
         }
-        Ok(self.acquire_local(timeout, cancel))
+        Ok(self.acquire_local(slice, cancel))
     }
 
     fn acquire_local(&self, timeout: Option<Duration>, cancel: &CancelToken) -> Option<Permit> {
@@ -317,6 +340,7 @@ mod tests {
         fn acquire(
             &self,
             _timeout: Option<Duration>,
+            _calls_until: Option<std::time::Instant>,
             _cancel: &CancelToken,
         ) -> Result<Option<RemotePlace>, SharedError> {
             if self.broken {

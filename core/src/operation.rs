@@ -39,6 +39,7 @@
 //! ```
 
 use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
+use crate::budget::RetryBudget;
 use crate::classify::{Cause, Outcome, Request, Verdict};
 use crate::gate::Gate;
 use crate::idempotency::IdempotencyKey;
@@ -177,6 +178,15 @@ impl Operation {
     pub fn seed(mut self, seed: Option<u64>) -> Self {
         self.rng = LazyJitterRng::new(seed);
         self
+    }
+
+    /// Whether a step may ask a remote store (the gate's budget is on Redis): a host with an
+    /// event loop then runs the steps off it (each such call ends by the store's deadline).
+    pub fn asks_a_remote_store(&self) -> bool {
+        self.gate
+            .as_ref()
+            .and_then(Gate::budget)
+            .is_some_and(RetryBudget::is_remote)
     }
 
     /// Every attempt passes `gate`: [`Step::Enter`] before it when the gate has a regulator or
@@ -543,6 +553,19 @@ impl Operation {
     }
 
     fn call(&mut self, now_ms: u64) -> Step {
+        if now_ms > self.start_ms
+            && self
+                .attempts
+                .deadline_at_ms()
+                .is_some_and(|d| now_ms >= d)
+        {
+            // No attempt starts at or past the deadline (a wait the host overran, an attempt
+            // whose body took longer than its wait): it would have no time at all.
+            let decision = self
+                .attempts
+                .refuse_start(now_ms, GiveUpReason::WaitExceedsDeadline);
+            return self.finish(decision, false);
+        }
         self.phase = Phase::Calling;
         if self.attempt == 0 {
             if let Some(budget) = self.gate.as_ref().and_then(Gate::budget) {

@@ -658,8 +658,9 @@ impl Regulator {
         if cancel.is_cancelled() {
             return Ok(Some(false));
         }
-        // A remote store's call is bounded by the caller's timeout too.
-        let until = (max_wait_ns != u64::MAX)
+        // A remote store's call is bounded by the caller's timeout too (only asking, a
+        // timeout of 0, takes the store's own deadline).
+        let until = (max_wait_ns != u64::MAX && max_wait_ns != 0)
             .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
             .flatten();
         match self.reservation(None, cost, max_wait_ns, until) {

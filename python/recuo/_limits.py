@@ -24,7 +24,32 @@ _POLL_FIRST = 0.001
 _POLL_MOST = 0.02
 
 
-async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -> bool:
+class Asking:
+    """Whether a gate's wait is in a round trip to a Redis server right now: when an
+    operation's deadline cuts the wait then, the server did not answer in time."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = False
+
+
+async def _ask(asking: Asking | None, f: Any, *args: Any) -> Any:
+    """``f(*args)`` from the loop's default executor, so that a round trip to a Redis server
+    (at most its deadline, when the server is frozen) never blocks the event loop."""
+    loop = asyncio.get_running_loop()
+    if asking is None:
+        return await loop.run_in_executor(None, f, *args)
+    asking.now = True
+    # Left true when the wait is cancelled (an operation's deadline) during the round trip.
+    answer = await loop.run_in_executor(None, f, *args)
+    asking.now = False
+    return answer
+
+
+async def acquire_regulator(
+    regulator: Regulator, max_wait_ns: int, cost: int, asking: Asking | None = None
+) -> bool:
     """Reserves a start slot now if it comes within ``max_wait_ns`` and sleeps until it:
     ``True``; ``False`` (nothing reserved) when it would not come in time. Cancelling the task
     during the sleep gives the slot back when no later start was reserved behind it (the
@@ -32,8 +57,7 @@ async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -
     Redis regulator is asked from the loop's default executor, so a round trip to its server
     (at most its deadline, when the server is frozen) never blocks the event loop."""
     if regulator._remote:
-        loop = asyncio.get_running_loop()
-        reservation = await loop.run_in_executor(None, regulator._reserve, max_wait_ns, cost)
+        reservation = await _ask(asking, regulator._reserve, max_wait_ns, cost)
     else:
         reservation = regulator._reserve(max_wait_ns, cost)
     if reservation is None:
@@ -47,7 +71,9 @@ async def acquire_regulator(regulator: Regulator, max_wait_ns: int, cost: int) -
     return True
 
 
-async def acquire_limit(limit: ConcurrencyLimit, timeout: float | None) -> Permit | None:
+async def acquire_limit(
+    limit: ConcurrencyLimit, timeout: float | None, asking: Asking | None = None
+) -> Permit | None:
     """A place of ``limit`` (its ``Permit``), looked for at once and then every 1 ms, growing
     to every 20 ms; ``None`` when ``timeout`` seconds pass first. A Redis limit is asked from
     the loop's default executor, so a round trip to its server (at most its deadline, when
@@ -58,7 +84,7 @@ async def acquire_limit(limit: ConcurrencyLimit, timeout: float | None) -> Permi
     pause = _POLL_FIRST
     remote = limit._remote
     while True:
-        permit = await loop.run_in_executor(None, limit.try_acquire) if remote else limit.try_acquire()
+        permit = await _ask(asking, limit.try_acquire) if remote else limit.try_acquire()
         if permit is not None:
             return permit
         if until is not None:
@@ -82,15 +108,17 @@ async def exit_limit(limit: ConcurrencyLimit, exc: tuple[Any, ...]) -> None:
     limit.__exit__(*exc)
 
 
-async def enter_gate(gate: Gate) -> Permit | None:
+async def enter_gate(gate: Gate, asking: Asking | None = None) -> Permit | None:
     """Passes ``gate`` in an async loop (the machine's ``"enter"`` step), in the order the
     core's ``Gate.wait`` keeps: a place in flight first, then a start slot (so the start
     happens when its slot comes). Answers the place's ``Permit`` (``None`` without a limit),
-    to release right after the attempt; the budget is the machine's."""
-    permit = None if gate.limit is None else await gate.limit.acquire_async()
+    to release right after the attempt; the budget is the machine's. ``asking`` tells, while
+    the wait lasts, whether it is in a round trip to a Redis server."""
+    permit = None if gate.limit is None else await acquire_limit(gate.limit, None, asking)
     try:
         if gate.regulator is not None:
-            await gate.regulator.acquire_async()
+            regulator = gate.regulator
+            await acquire_regulator(regulator, 2**64 - 1, 1, asking)
     except BaseException:
         if permit is not None:
             permit.release()

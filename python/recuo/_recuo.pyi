@@ -482,6 +482,9 @@ class Operation:
         idempotency_key: IdempotencyKey | None = None,
         pool: int | None = None,
     ) -> Operation: ...
+    @property
+    def _asks_remote(self) -> bool:
+        """Whether a step may ask a Redis server (the gate's budget is on Redis)."""
     def start(self, now_ms: int, unix_ms: int | None = None) -> Step:
         """Starts the operation at ``now_ms`` (``unix_ms`` on the wall clock)."""
     def entered(self, now_ms: int, passed: bool) -> Step:

@@ -27,7 +27,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from . import _http
-from ._limits import enter_gate
+from ._limits import Asking, enter_gate
 from ._recuo import (
     Gate,
     Operation,
@@ -430,7 +430,8 @@ async def _run_async(
     if o.gate is not None:
         op, token = _operation_in_context(o.policy, o.seed, o.gate, o.request)
         try:
-            return await _drive(op, fn, args, kwargs, o, op.start(_now_ms(), _unix_ms()), None, None)
+            step = await _asked(op, op.start, _now_ms(), _unix_ms())
+            return await _drive(op, fn, args, kwargs, o, step, None, None)
         finally:
             if token is not None:
                 _attempt_pool.reset(token)
@@ -483,6 +484,7 @@ async def _drive(
     tell it what happened (``last`` is the exception of the attempt just made, ``result``
     its value). A cancelled task cancels the operation (``"cancelled"``) and propagates."""
     permit: Permit | None = None
+    asking = Asking()
     while True:
         with _chained(last):
             op._log_records()
@@ -493,15 +495,24 @@ async def _drive(
             # No longer than the deadline: a wait it ends is the machine's to name.
             timeout = None if until is None else max(0, until - _now_ms()) / 1000
             try:
-                permit = await asyncio.wait_for(enter_gate(o.gate), timeout)
+                permit = await asyncio.wait_for(enter_gate(o.gate, asking), timeout)
             except asyncio.TimeoutError:
-                step = op.entered(_now_ms(), False)
+                step = await _asked(op, op.entered, _now_ms(), False)
+                if asking.now:
+                    # The deadline came while a Redis server kept the gate's question: the
+                    # server did not answer in time, as the blocking loop says.
+                    asking.now = False
+                    _end(op, step, o, last)
+                    raise ConnectionError(
+                        "Redis: no complete answer within the operation's deadline (the gate's "
+                        "server did not answer; no attempt was made)"
+                    ) from None
                 continue
             except asyncio.CancelledError:
                 op.cancel()
                 _end(op, op.entered(_now_ms(), False), o, last)
                 raise
-            step = op.entered(_now_ms(), True)
+            step = await _asked(op, op.entered, _now_ms(), True)
             if step.kind != "call" and permit is not None:
                 permit.release()
         elif kind == "call":
@@ -522,13 +533,13 @@ async def _drive(
                 raise
             except Exception as exc:
                 last = exc
-                step = op.failed(_now_ms(), exc)
+                step = await _asked(op, op.failed, _now_ms(), exc)
             else:
                 step = op.succeeded(_now_ms())
         elif kind == "classify":
             with _chained(last):
                 answer = True if o.classify is None else o.classify(last)  # type: ignore[arg-type]
-            step = op.judged(_now_ms(), answer if isinstance(answer, Verdict) else bool(answer))
+            step = await _asked(op, op.judged, _now_ms(), answer if isinstance(answer, Verdict) else bool(answer))
         elif kind == "sleep":
             if o.on_retry is not None:
                 with _chained(last):
@@ -549,6 +560,15 @@ async def _drive(
                 # The enclosing loops' attempts ran out (nested loops racing for one pool).
                 raise RuntimeError(f"recuo gave up before the first attempt ({step.reason})")
             raise last
+
+
+async def _asked(op: Operation, step: Callable[..., Step], *args: Any) -> Step:
+    """A step of ``op`` that may ask a Redis server (the gate's budget is on Redis): taken
+    from the loop's default executor then (the step releases the GIL while it asks), so the
+    round trip never blocks the event loop; any other step is taken at once."""
+    if not op._asks_remote:
+        return step(*args)
+    return await asyncio.get_running_loop().run_in_executor(None, step, *args)
 
 
 async def _raising(error: BaseException) -> Any:

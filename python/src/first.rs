@@ -237,7 +237,7 @@ pub(crate) fn operation_after_first(
     let scope = PoolScope::after_first(py, &first)?;
     let mut op = scoped_operation(py, &policy.0, &scope, seed, gate, request, None)?;
     // A first attempt always starts (a nested loop's draws nothing): the step is its "call".
-    let _call = op.start(now_ms, Some(unix_ms));
+    let _call = op.start(py, now_ms, Some(unix_ms));
     op.adopt_first(&first);
     Ok((op, scope.into_token()))
 }

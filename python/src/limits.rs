@@ -658,7 +658,7 @@ pub(crate) fn acquire_place(
             u.saturating_duration_since(Instant::now()).min(SLEEP_SLICE)
         });
         if let Some(permit) = py
-            .detach(|| limit.acquire(Some(slice), &never))
+            .detach(|| limit.acquire_slice(Some(slice), until, &never))
             .map_err(|e| redis_error(&e))?
         {
             return Ok(Some(permit));

@@ -611,6 +611,21 @@ impl PyOperation {
         PyStep(step)
     }
 
+    /// Runs a step of the machine that may ask a Redis budget: with the GIL released then,
+    /// so that other threads (an event loop among them) run meanwhile.
+    fn asking<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        step: impl FnOnce(&mut Operation) -> T + Send,
+    ) -> T {
+        if self.op.asks_a_remote_store() {
+            let op = &mut self.op;
+            py.detach(move || step(op))
+        } else {
+            step(&mut self.op)
+        }
+    }
+
     /// What the attempt just made told its notes, or `error` carries: for its record.
     fn ended(&mut self, error: Option<&Bound<'_, PyAny>>) -> Option<Seen> {
         if !self.op.keeps_records() {
@@ -661,11 +676,20 @@ impl PyOperation {
         Ok(wrapped)
     }
 
+    /// Whether a step may ask a Redis server (the gate's budget is on Redis): the asyncio loop
+    /// then runs its steps from the loop's executor, and each step releases the GIL while
+    /// it asks. Private.
+    #[getter(_asks_remote)]
+    fn asks_remote(&self) -> bool {
+        self.op.asks_a_remote_store()
+    }
+
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
     /// the Unix epoch; ``None``: the system clock) — the records' times are measured from it.
     #[pyo3(signature = (now_ms, unix_ms = None))]
     pub(crate) fn start(
         &mut self,
+        py: Python<'_>,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         unix_ms: Option<i64>,
     ) -> PyStep {
@@ -673,14 +697,19 @@ impl PyOperation {
         if !self.op.is_finished() && self.current.is_none() {
             self.started = (now_ms, unix);
         }
-        let step = self.op.start(now_ms, unix);
+        let step = self.asking(py, |op| op.start(now_ms, unix));
         self.step(step)
     }
 
     /// The gate's answer for ``"enter"``: ``passed`` is false when the wait was cancelled
     /// or reached the deadline.
-    fn entered(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64, passed: bool) -> PyStep {
-        let step = self.op.entered(now_ms, passed);
+    fn entered(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        passed: bool,
+    ) -> PyStep {
+        let step = self.asking(py, |op| op.entered(now_ms, passed));
         self.step(step)
     }
 
@@ -697,6 +726,7 @@ impl PyOperation {
     #[pyo3(signature = (now_ms, error = None))]
     fn failed(
         &mut self,
+        py: Python<'_>,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         error: Option<&Bound<'_, PyAny>>,
     ) -> PyStep {
@@ -704,7 +734,7 @@ impl PyOperation {
         if !self.told && !self.guide {
             self.pending = seen.take(); // for ``judged``, after the verdict's
         }
-        let step = self.op.failed_seen(now_ms, seen);
+        let step = self.asking(py, |op| op.failed_seen(now_ms, seen));
         self.step(step)
     }
 
@@ -715,10 +745,11 @@ impl PyOperation {
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         verdict: &Bound<'_, PyAny>,
     ) -> PyResult<PyStep> {
+        let verdict_obj = verdict;
         let (verdict, seen) = verdict_arg(verdict)?;
         let pending = self.pending.take();
         let seen = if self.told { None } else { seen.or(pending) };
-        let step = self.op.judged(now_ms, verdict, seen);
+        let step = self.asking(verdict_obj.py(), |op| op.judged(now_ms, verdict, seen));
         Ok(self.step(step))
     }
 
@@ -729,6 +760,7 @@ impl PyOperation {
     #[pyo3(signature = (now_ms, status = None, *, error = None, headers = None))]
     fn responded(
         &mut self,
+        py: Python<'_>,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         status: Option<&Bound<'_, PyAny>>,
         error: Option<&Bound<'_, PyAny>>,
@@ -750,7 +782,7 @@ impl PyOperation {
         if let (Some(sent), _, _) = observed(&self.notes, None) {
             self.op.attempt_request(&sent.method, &sent.url);
         }
-        let step = self.op.responded(now_ms, outcome, &headers);
+        let step = self.asking(py, |op| op.responded(now_ms, outcome, &headers));
         Ok(self.step(step))
     }
 

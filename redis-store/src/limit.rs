@@ -160,10 +160,22 @@ impl RedisLimit {
         timeout: Option<Duration>,
         cancel: &CancelToken,
     ) -> Result<Option<Lease>, SharedError> {
+        let calls_until = timeout.filter(|t| !t.is_zero()).map(|t| Instant::now() + t);
+        self.acquire_by(timeout, calls_until, cancel)
+    }
+
+    /// [`acquire`](Self::acquire), each call to the server ending by `calls_until` (`None`:
+    /// the client's deadline).
+    fn acquire_by(
+        &self,
+        timeout: Option<Duration>,
+        calls_until: Option<Instant>,
+        cancel: &CancelToken,
+    ) -> Result<Option<Lease>, SharedError> {
         let until = timeout.map(|t| Instant::now() + t);
         let mut pause = Duration::from_millis(5);
         loop {
-            match self.try_acquire_until(until)? {
+            match self.try_acquire_until(calls_until)? {
                 Ok(lease) => return Ok(Some(lease)),
                 Err(wait) => {
                     let mut nap = pause.min(wait);
@@ -252,9 +264,12 @@ impl RemoteLimit for RedisLimit {
     fn acquire(
         &self,
         timeout: Option<Duration>,
+        calls_until: Option<Instant>,
         cancel: &CancelToken,
     ) -> Result<Option<RemotePlace>, SharedError> {
-        Ok(RedisLimit::acquire(self, timeout, cancel)?.map(|l| Box::new(l) as RemotePlace))
+        Ok(self
+            .acquire_by(timeout, calls_until, cancel)?
+            .map(|l| Box::new(l) as RemotePlace))
     }
 }
 

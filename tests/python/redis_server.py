@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -48,6 +49,14 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """Starts the server and yields its URL, ``redis://127.0.0.1:PORT``; stops it after."""
+    with redis_process() as (url, _server):
+        yield url
+
+
+@contextlib.contextmanager
+def redis_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Starts the server and yields its URL and its process (a test may freeze it with
+    SIGSTOP); stops it after, frozen or not."""
     exe = shutil.which("redis-server")
     if exe is None:
         raise RuntimeError("redis-server must be installed (make deps installs it)")
@@ -63,8 +72,9 @@ def redis_server() -> Iterator[str]:
             time.sleep(0.02)
         if server.poll() is None and _answers(port):
             try:
-                yield f"redis://127.0.0.1:{port}"
+                yield f"redis://127.0.0.1:{port}", server
             finally:
+                server.send_signal(signal.SIGCONT)
                 _stop(server)
             return
         _stop(server)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 
 import recuo
 import shared_children
-from redis_server import free_port, redis_server
+from redis_server import free_port, redis_process, redis_server
 from serving import RECUO_BIN, recuo_serve, stats
 
 S = 1_000_000_000
@@ -258,3 +260,76 @@ def test_a_lost_server_is_a_connection_error_in_the_loops() -> None:
         with pytest.raises(ConnectionError, match="Redis"):
             call()
     assert time.monotonic() - started < 10.0
+
+
+def test_a_frozen_server_bounds_every_call_and_never_blocks_the_event_loop() -> None:
+    # Six threads on one handle, an asyncio ticker beside waits on a Redis regulator, a gated
+    # async loop whose budget is on Redis, and callers with shorter timeouts — all while the
+    # server is frozen (SIGSTOP): no call outlives its deadline (5 s, or the caller's), and
+    # the event loop never stalls.
+    with redis_process() as (url, server):
+        limit = recuo.ConcurrencyLimit.redis(url, "py:frozen", 3, 10)
+        regulator = recuo.Regulator.redis(url, "py:frozen-reg", "100/s", 2)
+        budget = recuo.RetryBudget.redis(url, "py:frozen-budget", 0.5, 1.0, 10)
+        budget_gate = recuo.Gate(budget=budget)
+        limit_gate = recuo.Gate(limit=limit)
+        assert regulator.try_acquire() == 0.0
+        server.send_signal(signal.SIGSTOP)
+        took: list[float] = []
+        errors: list[BaseException] = []
+
+        def call_on_the_shared_handle() -> None:
+            started = time.monotonic()
+            try:
+                limit.try_acquire()
+            except ConnectionError as e:
+                errors.append(e)
+            took.append(time.monotonic() - started)
+
+        threads = [threading.Thread(target=call_on_the_shared_handle) for _ in range(6)]
+        for t in threads:
+            t.start()
+
+        async def main() -> tuple[float, list[BaseException], float, float]:
+            lags: list[float] = []
+            stop = asyncio.Event()
+
+            async def ticker() -> None:
+                while not stop.is_set():
+                    before = time.monotonic()
+                    await asyncio.sleep(0.01)
+                    lags.append(time.monotonic() - before - 0.01)
+
+            async def failing() -> None:
+                raise TimeoutError("down")
+
+            tick = asyncio.ensure_future(ticker())
+            outcomes = await asyncio.gather(
+                regulator.acquire_async(),
+                recuo.call(failing, policy=recuo.Policy(max_attempts=2, base=0.001, cap=0.001), gate=budget_gate),
+                return_exceptions=True,
+            )
+            started = time.monotonic()
+            deadline_cut = await asyncio.gather(
+                recuo.call(failing, policy=recuo.Policy(deadline=1), gate=limit_gate), return_exceptions=True
+            )
+            cut_took = time.monotonic() - started
+            stop.set()
+            await tick
+            return max(lags), [*outcomes, *deadline_cut], cut_took, len(lags)
+
+        lag, outcomes, cut_took, ticks = asyncio.run(main())
+        started = time.monotonic()
+        with pytest.raises(ConnectionError, match="no complete answer within the call's deadline"):
+            limit.acquire(timeout=0.5)
+        timed = time.monotonic() - started
+        for t in threads:
+            t.join(30)
+    assert len(errors) == 6 and max(took) < 5.5, took
+    assert lag < 0.05, f"the event loop stalled {lag:.3f} s"
+    assert ticks > 100
+    # The regulator's wait and the budget's step ended with the server's error; the loop with a
+    # deadline of 1 s and a frozen limit ended by it with ConnectionError, as the blocking loop.
+    assert [type(o) for o in outcomes] == [ConnectionError, TimeoutError, ConnectionError], outcomes
+    assert 0.9 < cut_took < 1.5, cut_took
+    assert 0.45 < timed < 0.8, timed
