@@ -61,6 +61,7 @@ Errors: ``TypeError`` for a wrong type, ``recuo.ConfigError`` (a ``ValueError`` 
 core's stable ``code`` and ``name``) for a configuration the core refuses,
 ``recuo.PlanError`` for a plan that cannot be made, ``recuo.SharedFileError`` for a shared
 file or Redis key set up otherwise, ``ConnectionError`` for a Redis server out of reach,
+``recuo.QueueFullError`` for a start a regulator would queue beyond the 4096 it queues ahead,
 ``ValueError`` for any other value out of range, and ``recuo.InternalError`` (an
 ``Exception``, never a ``BaseException``) for a bug inside recuo — a Rust panic caught at the
 boundary.
