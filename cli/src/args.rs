@@ -140,6 +140,18 @@ pub struct ClassifyArgs {
     pub json: bool,
 }
 
+/// How a hostile server misbehaves (`recuo serve --trickle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrickleMode {
+    /// A 503 with `Retry-After: 1` whose headers come at once and whose 35-byte body comes
+    /// one byte at a time.
+    Body,
+    /// The same 503, its status line and headers one byte at a time.
+    Headers,
+    /// A 200 whose body never ends (chunks as fast as the client reads them).
+    Endless,
+}
+
 /// How the simulated server says how long to wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RetryAfterMode {
@@ -209,6 +221,14 @@ pub struct ServeArgs {
     /// folder, removed when the server stops).
     #[arg(long, value_name = "FILE", requires = "tls")]
     pub ca_file: Option<PathBuf>,
+    /// Be a hostile server instead, to see a client's deadline hold: trickle a 503's body or
+    /// its headers one byte at a time, or send a 200 whose body never ends. Every other
+    /// setting but --port and --stop-after is ignored.
+    #[arg(long, value_name = "MODE", value_enum, conflicts_with = "tls")]
+    pub trickle: Option<TrickleMode>,
+    /// With --trickle: the time between two bytes.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s", requires = "trickle")]
+    pub trickle_every: Duration,
 }
 
 /// The embedded server's settings in `recuo trial` (no `--url`).

@@ -24,6 +24,7 @@ mod simulate;
 mod table;
 mod tls;
 mod trial;
+mod trickle;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -323,6 +323,21 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 /// [`CliError::Run`] when the port cannot be bound.
 pub fn run(a: &ServeArgs) -> Result<(), CliError> {
     let rt = runtime()?;
+    if let Some(mode) = a.trickle {
+        return rt.block_on(async {
+            let server = crate::trickle::Trickler::start(mode, a.trickle_every, a.port)
+                .await
+                .map_err(|e| run_error(&format!("binding 127.0.0.1:{}", a.port), e))?;
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening on {}", server.url());
+            let _ = out.flush();
+            drop(out);
+            let why = wait_for_stop(a.stop_after).await;
+            server.stop().await;
+            eprintln!("recuo serve --trickle: stopped ({why})");
+            Ok(())
+        });
+    }
     let tls = if a.tls {
         let made = tls::server_tls()?;
         let ca = CaFile::write(a.ca_file.as_deref(), &made.ca_pem)?;

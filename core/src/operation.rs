@@ -347,14 +347,7 @@ impl Operation {
             let decision = self.attempts.refuse_start(now_ms, reason);
             return self.finish(decision, false);
         }
-        if self.past_deadline(now_ms) {
-            // No attempt starts past the deadline.
-            let decision = self
-                .attempts
-                .refuse_start(now_ms, GiveUpReason::WaitExceedsDeadline);
-            return self.finish(decision, false);
-        }
-        self.call(now_ms)
+        self.call(now_ms) // which starts no attempt past the deadline
     }
 
     /// Whether records are kept (a host asks what an attempt saw only then).
@@ -553,14 +546,10 @@ impl Operation {
     }
 
     fn call(&mut self, now_ms: u64) -> Step {
-        if now_ms > self.start_ms
-            && self
-                .attempts
-                .deadline_at_ms()
-                .is_some_and(|d| now_ms >= d)
-        {
-            // No attempt starts at or past the deadline (a wait the host overran, an attempt
-            // whose body took longer than its wait): it would have no time at all.
+        if self.past_deadline(now_ms) {
+            // No attempt starts past the deadline (a gate that let it through late, a wait
+            // the host overran, a body that took longer than the wait); one whose wait ends
+            // exactly at it still goes.
             let decision = self
                 .attempts
                 .refuse_start(now_ms, GiveUpReason::WaitExceedsDeadline);

@@ -56,7 +56,7 @@ class _Urllib(_http.Client[Resposta]):
         request_module, error_module = self.modules
         req = request_module.Request(self.url, data=self.data, headers=self.headers_sent, method=self.method)
         try:
-            with request_module.urlopen(req, timeout=_http.clip(self.timeout, timeout)) as response:
+            with _opener().open(req, timeout=_http.clip(self.timeout, timeout)) as response:
                 return Resposta(response.status, response.headers, response.read(), response.url)
         except error_module.HTTPError as error:  # 4xx and 5xx: a response all the same
             with error:
@@ -85,6 +85,19 @@ class _Urllib(_http.Client[Resposta]):
     def finish(self, response: Resposta, report: Report) -> Resposta:
         response.report = report
         return response
+
+
+_OPENER: list[Any] = []
+
+
+def _opener() -> Any:
+    """urllib's opener, its HTTP and HTTPS connections watched (``_urllib_watched``): made at
+    first use, so that importing recuo does not import urllib."""
+    if not _OPENER:
+        from ._urllib_watched import opener
+
+        _OPENER.append(opener())
+    return _OPENER[0]
 
 
 _GIVE_UP: list[type[_http.GiveUp]] = []

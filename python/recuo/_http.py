@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import socket
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Iterable, Mapping, Optional, Tuple, TypeVar, Union
 
@@ -420,6 +422,112 @@ class AsyncClient(_Answers[_R]):
         raise NotImplementedError
 
 
+# --- The deadline over a whole attempt ----------------------------------------------------
+#
+# A per-read timeout is reset by every byte: a server that trickles its headers or a body one
+# byte a second holds such a client for ever. So each attempt of an operation with a deadline
+# is watched: a blocking one by a timer that shuts the sockets the attempt uses (registered by
+# the adapters' hooks with ``watch``) when the deadline comes, an asyncio one by
+# ``asyncio.wait_for``. Either way the attempt ends at the deadline, and the caller gets
+# recuo's give-up — never the read error of a socket recuo shut.
+
+_watching = threading.local()
+
+
+class _Watch:
+    """The sockets of the attempt in flight on one thread, shut when its time is up."""
+
+    __slots__ = ("sockets", "fired", "timer", "lock")
+
+    def __init__(self, seconds: float) -> None:
+        self.sockets: dict[int, Callable[[], Any]] = {}
+        self.fired = False
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(max(0.0, seconds), self._fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def add(self, key: int, sock: Callable[[], Any]) -> None:
+        with self.lock:
+            if not self.fired:
+                self.sockets[key] = sock
+                return
+        _shut(sock())
+
+    def _fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            found = list(self.sockets.values())
+        for sock in found:
+            _shut(sock())
+
+    def stop(self) -> None:
+        self.timer.cancel()
+
+
+def _shut(sock: Any) -> None:
+    """Ends every read and write of ``sock`` now, from any thread (a blocked ``recv`` returns)."""
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError, AttributeError):
+        pass  # closed already, or not a socket
+
+
+def watch(key: object, sock: Callable[[], Any]) -> None:
+    """Registers the socket ``sock()`` (read when the time is up: a connection may make it
+    later) with the attempt in flight on this thread, if it has a deadline; ``key`` (the
+    connection, say) is registered once. The adapters' hooks call it as a connection is
+    taken or read."""
+    current: Optional[_Watch] = getattr(_watching, "watch", None)
+    if current is not None:
+        current.add(id(key), sock)
+
+
+class _Watched:
+    """The attempt's watch, current on this thread while the attempt (and the reading of the
+    body recuo reads) lasts."""
+
+    __slots__ = ("watch", "outer")
+
+    def __init__(self, seconds: Optional[float]) -> None:
+        self.watch = None if seconds is None else _Watch(seconds)
+        self.outer: Optional[_Watch] = None
+
+    def __enter__(self) -> _Watched:
+        self.outer = getattr(_watching, "watch", None)
+        _watching.watch = self.watch
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _watching.watch = self.outer
+        if self.watch is not None:
+            self.watch.stop()
+
+    @property
+    def fired(self) -> bool:
+        return self.watch is not None and self.watch.fired
+
+
+def _late(op: Operation, client: Any, exc: Optional[BaseException]) -> Exception:
+    """The attempt ran into the deadline: the machine is told it timed out (for its records
+    and report), and the caller gets recuo's give-up."""
+    step = op.responded(_now_ms(), error="timeout")
+    if step.kind not in ("done", "gave_up"):
+        step = op.slept(_now_ms())  # the deadline is past: the machine gives up
+    op._log_records()
+    report = op.report
+    reason = step.reason or "wait_exceeds_deadline"
+    message = (
+        f"recuo gave up after {report.attempts} attempt(s) ({reason}): the deadline passed "
+        "while the server was still answering"
+    )
+    error = client.give_up(message, None, reason, None, report)
+    error.__cause__ = exc
+    return error  # type: ignore[no-any-return]
+
+
 def _ended(op: Operation, step: Step, client: Any, response: Any, error: Optional[Exception]) -> Any:
     """The machine gave up: the last response as the client would have answered it, the
     transport error re-raised, or — for a wait past the deadline — ``GiveUp``."""
@@ -457,25 +565,35 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                     permit = None
             elif kind == "call":
                 timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
-                try:
+                with _Watched(timeout) as watched:
                     try:
-                        response, error = client.send(timeout), None
-                    finally:
-                        if permit is not None:
-                            permit.release()
-                            permit = None
-                except Exception as exc:
-                    found = client.transport(exc)
-                    if found is None:
-                        raise
-                    response, error = None, exc
-                    step = op.responded(_now_ms(), error=found)
-                else:
-                    assert response is not None
-                    step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
-                if step.kind not in ("done", "gave_up") and response is not None:
-                    client.release(response)  # before the wait, and before the next attempt
-                    response = None
+                        try:
+                            response, error = client.send(timeout), None
+                        finally:
+                            if permit is not None:
+                                permit.release()
+                                permit = None
+                    except Exception as exc:
+                        if watched.fired:
+                            raise _late(op, client, exc) from exc
+                        found = client.transport(exc)
+                        if found is None:
+                            raise
+                        response, error = None, exc
+                        step = op.responded(_now_ms(), error=found)
+                    else:
+                        assert response is not None
+                        step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
+                    if step.kind not in ("done", "gave_up") and response is not None:
+                        try:
+                            client.release(response)  # before the wait and the next attempt
+                        except Exception:
+                            if not watched.fired:
+                                raise
+                        response = None
+                    late = watched.fired
+                if late and step.kind == "sleep":
+                    step = op.slept(_now_ms())  # the body took the time: no wait, no attempt
             elif kind == "sleep":
                 if step.delay_ms:
                     (sleep or time.sleep)(step.delay or 0.0)
@@ -525,9 +643,10 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     permit = None
             elif kind == "call":
                 timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
+                ends = None if timeout is None else time.monotonic() + timeout
                 try:
                     try:
-                        response, error = await client.send(timeout), None
+                        response, error = await _by(client.send(timeout), ends), None
                     finally:
                         if permit is not None:
                             permit.release()
@@ -535,6 +654,8 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                 except asyncio.CancelledError:
                     op.cancel()
                     raise
+                except _Late as late:
+                    raise _late(op, client, late.__cause__) from late.__cause__
                 except Exception as exc:
                     found = client.transport(exc)
                     if found is None:
@@ -545,7 +666,11 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     assert response is not None
                     step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
                 if step.kind not in ("done", "gave_up") and response is not None:
-                    await client.release(response)
+                    try:
+                        await _by(client.release(response), ends)
+                    except _Late:
+                        if step.kind == "sleep":
+                            step = op.slept(_now_ms())  # the body took the time: no wait
                     response = None
             elif kind == "sleep":
                 if step.delay_ms:
@@ -581,6 +706,22 @@ class _Refused(Exception):
     """The gate did not open before the deadline."""
 
 
+class _Late(Exception):
+    """An attempt (or the body recuo reads) ran into the deadline."""
+
+
+async def _by(work: Awaitable[_R], ends: Optional[float]) -> _R:
+    """``work``, ended at the monotonic instant ``ends`` (``_Late``) when it lasts longer."""
+    if ends is None:
+        return await work
+    try:
+        return await asyncio.wait_for(work, max(0.0, ends - time.monotonic()))
+    except asyncio.TimeoutError as timed_out:
+        if time.monotonic() < ends - 0.001:
+            raise  # the work's own timeout, before the deadline: its failure to judge
+        raise _Late from timed_out
+
+
 async def _enter_async(gate: Gate, timeout: Optional[float]) -> Optional[Permit]:
     if timeout is None:
         return await enter_gate(gate)
@@ -591,9 +732,12 @@ async def _enter_async(gate: Gate, timeout: Optional[float]) -> Optional[Permit]
 
 
 def clip(timeout: Optional[float], attempt: Optional[float]) -> Optional[float]:
-    """The attempt's timeout: the caller's, no longer than what is left of the deadline."""
+    """The attempt's timeout: the caller's, no longer than what is left of the deadline — but
+    never 0, which the clients refuse or read as "no timeout" (an attempt whose wait ended
+    exactly at the deadline has a millisecond)."""
     if attempt is None:
         return timeout
+    attempt = max(attempt, 0.001)
     return attempt if timeout is None else min(timeout, attempt)
 
 

@@ -64,12 +64,11 @@ class _Send(_http.AsyncClient[ClientResponse]):
         self.handler = handler
 
     async def send(self, timeout: Optional[float]) -> ClientResponse:
-        if timeout is None:
-            return await self.handler(self.request)
-        return await asyncio.wait_for(self.handler(self.request), timeout)
+        # The loop bounds the attempt by what is left of the deadline.
+        return await self.handler(self.request)
 
     def transport(self, exc: Exception) -> Optional[_Transport]:
-        # The attempt's own bound (asyncio.wait_for above) ends it as a timeout.
+        # A timeout of the session's own (its ClientTimeout) is one.
         return _http.transport_kind(exc) or ("timeout" if isinstance(exc, asyncio.TimeoutError) else None)
 
     def status(self, response: ClientResponse) -> int:

@@ -16,8 +16,9 @@ exhausted answer the last response. The report is ``response.extensions["recuo.r
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable, Optional, Tuple, Union
+from typing import Any, Callable, Iterable, Optional, Tuple, Union
 
+import httpcore
 import httpx
 
 from . import _http
@@ -42,6 +43,59 @@ def report_of(response: httpx.Response) -> Optional[Report]:
     (``response.extensions["recuo.report"]``), or ``None`` for a response recuo did not make."""
     report = response.extensions.get(REPORT)
     return report if isinstance(report, Report) else None
+
+
+class _WatchedStream(httpcore.NetworkStream):
+    """A connection's stream that tells the attempt in flight on this thread which socket
+    it reads and writes (shut if the deadline comes first)."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def _watched(self) -> None:
+        _http.watch(self, lambda: self._inner.get_extra_info("socket"))
+
+    def read(self, max_bytes: int, timeout: Optional[float] = None) -> bytes:
+        self._watched()
+        return self._inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: Optional[float] = None) -> None:
+        self._watched()
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: Optional[str] = None, timeout: Optional[float] = None) -> httpcore.NetworkStream:
+        return _WatchedStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _WatchedBackend(httpcore.NetworkBackend):
+    """httpcore's network backend, its streams watched (``_WatchedStream``)."""
+
+    def __init__(self, inner: httpcore.NetworkBackend) -> None:
+        self._inner = inner
+
+    def connect_tcp(self, host: str, port: int, timeout: Optional[float] = None, local_address: Optional[str] = None, socket_options: Any = None) -> httpcore.NetworkStream:
+        return _WatchedStream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: Optional[float] = None, socket_options: Any = None) -> httpcore.NetworkStream:
+        return _WatchedStream(self._inner.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _watch_transport(transport: httpx.BaseTransport) -> None:
+    """Watches the sockets of an ``httpx.HTTPTransport`` (its connection pool's network
+    backend, before any connection is made); any other transport is left as it is."""
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if isinstance(backend, httpcore.NetworkBackend) and not isinstance(backend, _WatchedBackend):
+        pool._network_backend = _WatchedBackend(backend)  # type: ignore[union-attr]
 
 
 def _replayable(request: httpx.Request) -> bool:
@@ -136,13 +190,17 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     ) -> None:
         self._settings = _http.Settings(policy, gate, idempotency_keys, server_honours_keys, sleep, seed)
         self._transport = transport
+        if isinstance(transport, httpx.BaseTransport):
+            _watch_transport(transport)
         self._making = threading.Lock()
 
     def _sync_transport(self) -> httpx.BaseTransport:
         if self._transport is None:
             with self._making:  # one default transport, however many threads send at once
                 if self._transport is None:
-                    self._transport = httpx.HTTPTransport()
+                    made = httpx.HTTPTransport()
+                    _watch_transport(made)
+                    self._transport = made
         transport = self._transport
         if not isinstance(transport, httpx.BaseTransport):
             raise TypeError("this RetryTransport wraps an async transport: use it with httpx.AsyncClient")

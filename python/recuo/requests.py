@@ -20,6 +20,9 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Tuple, Union
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.poolmanager import PoolManager
 from urllib3.util.retry import Retry
 
 from . import _http
@@ -59,6 +62,56 @@ def report_of(response: requests.Response) -> Optional[Report]:
     return report if isinstance(report, Report) else None
 
 
+def _watch_conn(conn: Any) -> None:
+    sock = getattr(conn, "sock", None)  # http.client lets go of it once a closing head is read
+    if sock is not None:
+        _http.watch(conn, lambda: sock)
+
+
+class _WatchedHTTPConnection(HTTPConnection):
+    """urllib3's connection, telling the attempt in flight its socket once connected (shut if
+    the deadline comes first)."""
+
+    def connect(self) -> None:
+        super().connect()  # bounded by the attempt's connect timeout, clipped to the deadline
+        _watch_conn(self)
+
+
+class _WatchedHTTPSConnection(HTTPSConnection):
+    """``_WatchedHTTPConnection`` for HTTPS."""
+
+    def connect(self) -> None:
+        super().connect()
+        _watch_conn(self)
+
+
+class _WatchedHTTPPool(HTTPConnectionPool):
+    """urllib3's pool, telling the attempt in flight which connection it uses."""
+
+    ConnectionCls = _WatchedHTTPConnection
+
+    def _get_conn(self, timeout: Optional[float] = None) -> Any:
+        conn = super()._get_conn(timeout)
+        _watch_conn(conn)  # a connection kept from an earlier request
+        return conn
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    """``_WatchedHTTPPool`` for HTTPS."""
+
+    ConnectionCls = _WatchedHTTPSConnection
+
+    def _get_conn(self, timeout: Optional[float] = None) -> Any:
+        conn = super()._get_conn(timeout)
+        _watch_conn(conn)
+        return conn
+
+
+def _watched(manager: PoolManager) -> PoolManager:
+    manager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+    return manager
+
+
 class _Send(_http.Client[requests.Response]):
     def error_class(self) -> type[_http.GiveUp]:
         return GiveUp
@@ -71,7 +124,11 @@ class _Send(_http.Client[requests.Response]):
     def send(self, timeout: Optional[float]) -> requests.Response:
         kwargs = dict(self.kwargs)
         kwargs["timeout"] = _clipped(kwargs.get("timeout"), timeout)
-        return HTTPAdapter.send(self.adapter, self.request, **kwargs)
+        response = HTTPAdapter.send(self.adapter, self.request, **kwargs)
+        if not kwargs.get("stream"):
+            # Read here, within the deadline, what requests would read after the adapter.
+            response.content
+        return response
 
     def status(self, response: requests.Response) -> int:
         return response.status_code
@@ -122,6 +179,13 @@ class RetryAdapter(HTTPAdapter):
         super().__init__(
             pool_connections=pool_connections, pool_maxsize=pool_maxsize, max_retries=off, pool_block=pool_block
         )
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        _watched(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> PoolManager:
+        return _watched(super().proxy_manager_for(proxy, **proxy_kwargs))
 
     def send(
         self,

@@ -275,7 +275,7 @@ class Script:
             raise asyncio.CancelledError
         self.now = ev["at"]
 
-    async def enter_gate(self, gate: recuo.Gate) -> None:
+    async def enter_gate(self, gate: recuo.Gate, asking: object = None) -> None:
         self.expecting("enter")
         ev = self.take("enter", "cancel")
         if ev["do"] == "cancel":

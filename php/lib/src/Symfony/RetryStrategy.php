@@ -35,11 +35,21 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
         $this->policy = $policy ?? Http::defaultPolicy();
     }
 
-    /** `$client` wrapped in a `RetryableHttpClient` driven by this strategy, `maxRetries` the policy's. */
-    public static function client(HttpClientInterface $client, ?Policy $policy = null, ?LoggerInterface $logger = null, ?int $seed = null): RetryableHttpClient
+    /**
+     * `$client` wrapped in a `RetryableHttpClient` driven by this strategy, `maxRetries` the
+     * policy's; with a deadline, every attempt — its head and the body Symfony reads — is
+     * bounded by what is left of it (`max_duration`), not only by the idle `timeout`.
+     */
+    public static function client(HttpClientInterface $client, ?Policy $policy = null, ?LoggerInterface $logger = null, ?int $seed = null): HttpClientInterface
     {
         $strategy = new self($policy, $logger, $seed);
-        return new RetryableHttpClient($client, $strategy, $strategy->policy->maxAttempts - 1, $logger);
+        $deadline = $strategy->policy->deadlineMs;
+        if ($deadline === null) {
+            return new RetryableHttpClient($client, $strategy, $strategy->policy->maxAttempts - 1, $logger);
+        }
+        // The deadline bounds every attempt (its head and body), not an idle timeout alone.
+        $retrying = new RetryableHttpClient(DeadlineClient::bounding($client, $deadline), $strategy, $strategy->policy->maxAttempts - 1, $logger);
+        return DeadlineClient::stamping($retrying);
     }
 
     /**
@@ -74,8 +84,10 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
                 records: $this->logger === null ? null : 'debug',
             );
             $context->setInfo(self::INFO, $op);
-            // The first attempt was sent before the strategy hears of the request.
-            self::pass($op, $op->start(Http::now(), Http::unixMs()));
+            // The first attempt was sent before the strategy hears of the request: the
+            // operation (and its deadline) started when it was sent.
+            $since = max(0, (int) round((microtime(true) - (float) $context->getInfo('start_time')) * 1000));
+            self::pass($op, $op->start(max(0, Http::now() - $since), Http::unixMs() - $since));
         } elseif ($context->getInfo(self::DELAY) !== null) {
             // The wait of the last `sleep` is over, and this attempt was made.
             $context->setInfo(self::DELAY, null);
