@@ -400,3 +400,33 @@ fn reads_timing_out_near_the_deadline_end_within_it_and_say_why() {
     );
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
+
+/// The deadline bounds the whole attempt: against a server that trickles a 503's body or its
+/// head one byte every 100 ms, a trial with a 2 s deadline ends within it plus 1 s, every
+/// request given up.
+#[test]
+fn a_trickling_server_cannot_hold_a_trial_past_its_deadline() {
+    for trickle in ["body", "headers"] {
+        let server = Serve::start(&["--trickle", trickle, "--trickle-every", "100ms"]);
+        let started = std::time::Instant::now();
+        let r = recuo_within(
+            &[
+                "trial",
+                "--url",
+                &server.url,
+                "--count",
+                "2",
+                "--deadline",
+                "2s",
+                "--json",
+            ],
+            Duration::from_secs(20),
+        );
+        let took = started.elapsed();
+        let trial = r.json();
+        assert!(took < Duration::from_secs(3), "{trickle}: {took:?}");
+        assert_eq!(n(&trial, "successes"), 0, "{trial}");
+        assert_eq!(n(&trial, "failures") + n(&trial, "not_started"), 2, "{trial}");
+        eprintln!("recuo trial against a trickled {trickle}: ended after {took:?}");
+    }
+}
