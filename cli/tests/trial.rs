@@ -426,7 +426,11 @@ fn a_trickling_server_cannot_hold_a_trial_past_its_deadline() {
         let trial = r.json();
         assert!(took < Duration::from_secs(3), "{trickle}: {took:?}");
         assert_eq!(n(&trial, "successes"), 0, "{trial}");
-        assert_eq!(n(&trial, "failures") + n(&trial, "not_started"), 2, "{trial}");
+        assert_eq!(
+            n(&trial, "failures") + n(&trial, "not_started"),
+            2,
+            "{trial}"
+        );
         eprintln!("recuo trial against a trickled {trickle}: ended after {took:?}");
     }
 }
