@@ -543,6 +543,18 @@ def _ended(op: Operation, step: Step, client: Any, response: Any, error: Optiona
     raise RuntimeError(f"recuo gave up before the first attempt ({reason})")
 
 
+def _told(op: Operation, client: Any, response: Any, error: Optional[Exception]) -> Step:
+    """Tells the machine what the attempt came to — the response's status and headers, or the
+    transport failure's kind — and answers its step. An exception that is not one of the
+    client's transport failures is re-raised."""
+    if error is None:
+        return op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
+    found = client.transport(error)
+    if found is None:
+        raise error
+    return op.responded(_now_ms(), error=found)
+
+
 def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[float], object]]) -> _R:
     """One request as the operation machine says, blocking: pass the gate, send with the
     attempt's timeout, tell the machine the status and headers (or the transport kind), close
@@ -576,14 +588,8 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                     except Exception as exc:
                         if watched.fired:
                             raise _late(op, client, exc) from exc
-                        found = client.transport(exc)
-                        if found is None:
-                            raise
                         response, error = None, exc
-                        step = op.responded(_now_ms(), error=found)
-                    else:
-                        assert response is not None
-                        step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
+                    step = _told(op, client, response, error)
                     if step.kind not in ("done", "gave_up") and response is not None:
                         try:
                             client.release(response)  # before the wait and the next attempt
@@ -657,14 +663,8 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                 except _Late as late:
                     raise _late(op, client, late.__cause__) from late.__cause__
                 except Exception as exc:
-                    found = client.transport(exc)
-                    if found is None:
-                        raise
                     response, error = None, exc
-                    step = op.responded(_now_ms(), error=found)
-                else:
-                    assert response is not None
-                    step = op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
+                step = _told(op, client, response, error)
                 if step.kind not in ("done", "gave_up") and response is not None:
                     try:
                         await _by(client.release(response), ends)

@@ -6,6 +6,7 @@ namespace RecuoTests;
 
 require_once __DIR__ . '/support/http.php';
 require_once __DIR__ . '/support/HttpServers.php';
+require_once __DIR__ . '/support/DebianDeprecations.php';
 require_once __DIR__ . '/support/Records.php';
 
 use GuzzleHttp\Client;
@@ -25,25 +26,9 @@ use Symfony\Component\HttpClient\HttpClient;
  */
 final class DeadlineTest extends TestCase
 {
+    use DebianDeprecations;
+
     private const DEADLINE_MS = 2000;
-
-    protected function setUp(): void
-    {
-        // Debian's Guzzle 7.4 makes a dynamic property, deprecated since PHP 8.2 (as in
-        // HttpAdaptersTest): only deprecations from Debian's PHP libraries are let through.
-        $previous = null;
-        $previous = set_error_handler(static function (int $level, string $message, string $file = '', int $line = 0) use (&$previous): bool {
-            if ($level === E_DEPRECATED && str_starts_with($file, '/usr/share/php/')) {
-                return true;
-            }
-            return $previous === null ? false : (bool) $previous($level, $message, $file, $line);
-        });
-    }
-
-    protected function tearDown(): void
-    {
-        restore_error_handler();
-    }
 
     /** @return array<string, array{string}> */
     public static function trickles(): array

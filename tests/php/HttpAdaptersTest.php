@@ -6,6 +6,7 @@ namespace RecuoTests;
 
 require_once __DIR__ . '/support/http.php';
 require_once __DIR__ . '/support/HttpServers.php';
+require_once __DIR__ . '/support/DebianDeprecations.php';
 require_once __DIR__ . '/support/Records.php';
 
 use GuzzleHttp\Client;
@@ -29,6 +30,8 @@ use Symfony\Component\HttpClient\HttpClient;
  */
 final class HttpAdaptersTest extends TestCase
 {
+    use DebianDeprecations;
+
     private const GETS = 20;
     private const POSTS = 5;
 
@@ -48,28 +51,6 @@ final class HttpAdaptersTest extends TestCase
         // nginx's own backend: never refuses.
         [self::$backend, self::$backendProcess] = HttpServers::serve(['--allowance', '1000000/min', '--burst', '1000', '--fail-rate', '0', '--latency', '1ms']);
         self::$nginx = Nginx::start(self::$backend, 20);
-    }
-
-    /**
-     * Debian's Guzzle 7.4 makes a dynamic property (`CurlMultiHandler::$_mh`), deprecated
-     * since PHP 8.2: that deprecation, and only deprecations from Debian's PHP libraries, are
-     * not turned into exceptions (which would break Guzzle's event loop) — every other error
-     * goes to PHPUnit's handler.
-     */
-    protected function setUp(): void
-    {
-        $previous = null;
-        $previous = set_error_handler(static function (int $level, string $message, string $file = '', int $line = 0) use (&$previous): bool {
-            if ($level === E_DEPRECATED && str_starts_with($file, '/usr/share/php/')) {
-                return true;
-            }
-            return $previous === null ? false : (bool) $previous($level, $message, $file, $line);
-        });
-    }
-
-    protected function tearDown(): void
-    {
-        restore_error_handler();
     }
 
     public static function tearDownAfterClass(): void
