@@ -475,7 +475,9 @@ impl Regulator {
 
     /// [`reserve_now`](Self::reserve_now), answering the [`Reservation`] itself, which
     /// [`give_back`](Self::give_back) can return unused (a wait that was cancelled or timed
-    /// out).
+    /// out). A remote store's call ends by `max_wait_ns` too when it is neither 0 (only
+    /// asking) nor `u64::MAX` (as long as it takes); a store may give a call a least time of
+    /// its own (recuo-redis: 100 ms, a round trip's worth).
     ///
     /// # Errors
     /// As [`reserve_at`](Self::reserve_at).
@@ -484,7 +486,12 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<Reservation, Result<u64, RegulatorError>> {
-        self.reservation(None, cost, max_wait_ns, None)
+        // A remote store's call is bounded by the wait allowed too (only asking, a wait of 0,
+        // takes the store's own deadline).
+        let until = (max_wait_ns != u64::MAX && max_wait_ns != 0)
+            .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
+            .flatten();
+        self.reservation(None, cost, max_wait_ns, until)
     }
 
     /// A reservation; a remote store's call ends by `until` when given.
@@ -658,12 +665,7 @@ impl Regulator {
         if cancel.is_cancelled() {
             return Ok(Some(false));
         }
-        // A remote store's call is bounded by the caller's timeout too (only asking, a
-        // timeout of 0, takes the store's own deadline).
-        let until = (max_wait_ns != u64::MAX && max_wait_ns != 0)
-            .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
-            .flatten();
-        match self.reservation(None, cost, max_wait_ns, until) {
+        match self.reserve_start(cost, max_wait_ns) {
             Ok(r) if r.wait_ns == 0 => Ok(Some(true)),
             Ok(r) => {
                 if cancel.sleep(Duration::from_nanos(r.wait_ns)) {

@@ -290,8 +290,8 @@ impl recuo_status {
             RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
             RECUO_ERR_INVALID_HEADER_NAME => config(ConfigError::EmptyHeaderName, w),
             RECUO_ERR_INVALID_RATE => w.write_str(
-                "a rate must be above zero and finite, written as N/s, N/min, N/h or N/day, \
-                 and a regulator's rate fast enough for its burst and queue to be counted",
+                "a rate must be above zero, finite and countable by a regulator, written as \
+                 N/s, N/min, N/h or N/day",
             ),
             RECUO_ERR_TARGET_ABOVE_ALLOWANCE => w.write_str(
                 "the target is above the allowance: the server would throttle the batch; \

@@ -324,6 +324,10 @@ def test_a_frozen_server_bounds_every_call_and_never_blocks_the_event_loop() -> 
         with pytest.raises(ConnectionError, match="no complete answer within the call's deadline"):
             limit.acquire(timeout=0.5)
         timed = time.monotonic() - started
+        started = time.monotonic()
+        with pytest.raises(ConnectionError, match="no complete answer within the call's deadline"):
+            regulator.acquire(timeout=0.5)
+        regulator_timed = time.monotonic() - started
         for t in threads:
             t.join(30)
     assert len(errors) == 6 and max(took) < 5.5, took
@@ -334,3 +338,4 @@ def test_a_frozen_server_bounds_every_call_and_never_blocks_the_event_loop() -> 
     assert [type(o) for o in outcomes] == [ConnectionError, TimeoutError, ConnectionError], outcomes
     assert 0.9 < cut_took < 1.5, cut_took
     assert 0.45 < timed < 0.8, timed
+    assert 0.45 < regulator_timed < 0.8, regulator_timed
