@@ -488,36 +488,7 @@ typedef uint32_t recuo_wait_kind;
 #endif // __cplusplus
 
 /**
- * What kind of outcome a `recuo_outcome` describes.
- */
-enum recuo_outcome_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-    /**
-     * The operation succeeded (for tasks with no HTTP meaning).
-     */
-    RECUO_OUTCOME_SUCCESS = 1,
-    /**
-     * An HTTP response came back with the status in `status`.
-     */
-    RECUO_OUTCOME_STATUS = 2,
-    /**
-     * The request failed in transport, as `transport` says.
-     */
-    RECUO_OUTCOME_TRANSPORT = 3,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum recuo_outcome_kind recuo_outcome_kind;
-#else
-typedef uint32_t recuo_outcome_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * How a request failed before an HTTP status came back (SPEC §5).
+ * How a request failed before an HTTP status came back.
  */
 enum recuo_transport
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -550,6 +521,35 @@ enum recuo_transport
 typedef enum recuo_transport recuo_transport;
 #else
 typedef uint32_t recuo_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What kind of outcome a `recuo_outcome` describes.
+ */
+enum recuo_outcome_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The operation succeeded (for tasks with no HTTP meaning).
+     */
+    RECUO_OUTCOME_SUCCESS = 1,
+    /**
+     * An HTTP response came back with the status in `status`.
+     */
+    RECUO_OUTCOME_STATUS = 2,
+    /**
+     * The request failed in transport, as `transport` says.
+     */
+    RECUO_OUTCOME_TRANSPORT = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_outcome_kind recuo_outcome_kind;
+#else
+typedef uint32_t recuo_outcome_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -1860,6 +1860,18 @@ recuo_status recuo_com_retry_with_options(recuo_task_fn task,
  * `"timeout"`, `"reset"`, `"other"`), or `"unknown"`. Static. NULL only if recuo panicked.
  */
 const char *recuo_transport_name(uint32_t transport);
+
+/**
+ * What a libcurl transfer that failed with the `CURLcode` `code` (not `CURLE_OK`) means for
+ * the request, `request_sent` saying whether any byte of it went out
+ * (`CURLINFO_REQUEST_SIZE` above 0): never sent (DNS, refused, a TLS handshake that failed, a
+ * connect timeout) is `RECUO_TRANSPORT_CONNECT`; a certificate refused
+ * `RECUO_TRANSPORT_TLS`; a timeout after sending `RECUO_TRANSPORT_TIMEOUT`; a connection
+ * lost after sending (a body cut short included) `RECUO_TRANSPORT_RESET`; any other code
+ * `RECUO_TRANSPORT_OTHER`. The one table `recuo_curl.h` and PHP's `buscarComRetry` use;
+ * `RECUO_TRANSPORT_OTHER` only if recuo panicked.
+ */
+recuo_transport recuo_curl_code_transport(uint32_t code, bool request_sent);
 
 /**
  * A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,

@@ -51,50 +51,25 @@ extern "C" {
 /* ---- the table ------------------------------------------------------------------------- */
 
 /*
- * The transport kind of a failed libcurl transfer (SPEC §5):
+ * The transport kind of a failed libcurl transfer: the core's one table
+ * (`recuo_curl_code_transport`, shared with PHP's buscarComRetry), for a transfer that sent
+ * its request:
  *
- *   COULDNT_RESOLVE_HOST, COULDNT_RESOLVE_PROXY, COULDNT_CONNECT        -> CONNECT
- *   SSL_CONNECT_ERROR, PEER_FAILED_VERIFICATION, SSL_CERTPROBLEM, SSL_CIPHER,
- *   SSL_CACERT_BADFILE, SSL_ENGINE_*, SSL_SHUTDOWN_FAILED, SSL_CRL_BADFILE, SSL_ISSUER_ERROR,
- *   SSL_PINNEDPUBKEYNOTMATCH, SSL_INVALIDCERTSTATUS, SSL_CLIENTCERT, USE_SSL_FAILED -> TLS
+ *   COULDNT_RESOLVE_HOST, COULDNT_RESOLVE_PROXY, COULDNT_CONNECT, SSL_CONNECT_ERROR (the
+ *   handshake failed before anything was sent), INTERFACE_FAILED          -> CONNECT
+ *   PEER_FAILED_VERIFICATION (and 51, its number before libcurl 7.62), SSL_CERTPROBLEM,
+ *   SSL_CIPHER, SSL_CACERT_BADFILE, SSL_ENGINE_*, SSL_SHUTDOWN_FAILED, SSL_CRL_BADFILE,
+ *   SSL_ISSUER_ERROR, SSL_PINNEDPUBKEYNOTMATCH, SSL_INVALIDCERTSTATUS, SSL_CLIENTCERT,
+ *   USE_SSL_FAILED                                                       -> TLS
  *   OPERATION_TIMEDOUT                                                   -> TIMEOUT
- *   SEND_ERROR, RECV_ERROR, GOT_NOTHING, PARTIAL_FILE                    -> RESET
+ *   SEND_ERROR, RECV_ERROR, GOT_NOTHING, PARTIAL_FILE, HTTP2_STREAM      -> RESET
  *   every other code                                                     -> OTHER
  *
- * (CURLE_OK is no failure: recuo_curl_outcome answers the response's status for it.)
+ * (CURLE_OK is no failure: recuo_curl_outcome answers the response's status for it, and
+ * reads whether the request was sent.)
  */
 static inline recuo_transport recuo_curl_transport(CURLcode code) {
-    switch (code) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-        return RECUO_TRANSPORT_CONNECT;
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CLIENTCERT:
-    case CURLE_USE_SSL_FAILED:
-        return RECUO_TRANSPORT_TLS;
-    case CURLE_OPERATION_TIMEDOUT:
-        return RECUO_TRANSPORT_TIMEOUT;
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-        return RECUO_TRANSPORT_RESET;
-    default:
-        return RECUO_TRANSPORT_OTHER;
-    }
+    return recuo_curl_code_transport((uint32_t)code, true);
 }
 
 /*
@@ -126,14 +101,12 @@ static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_o
     } else if (code == CURLE_OK) {
         o.kind = RECUO_OUTCOME_SUCCESS;
     } else {
-        recuo_transport kind = recuo_curl_transport(code);
         long sent = 0;
-        if (kind == RECUO_TRANSPORT_TIMEOUT &&
-            curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent) == CURLE_OK && sent == 0) {
-            kind = RECUO_TRANSPORT_CONNECT;
+        if (curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent) != CURLE_OK) {
+            sent = 1; /* not known: as if sent, the careful reading */
         }
         o.kind = RECUO_OUTCOME_TRANSPORT;
-        o.transport = kind;
+        o.transport = recuo_curl_code_transport((uint32_t)code, sent > 0);
     }
     *out = o;
     return RECUO_OK;

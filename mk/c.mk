@@ -79,9 +79,9 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CARGO) build -q -p recuo-cli
 	@! ldd $(C_LIBDIR)/librecuo.so | grep libcurl
 	@echo "test-c: ldd librecuo.so shows no libcurl"
-	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl $(C_SHARED) $(C_CURL) -lcjson
+	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl $(C_SHARED) $(C_CURL) -lcjson -lm
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl_static $(C_STATIC) \
-	    $(C_CURL) -lcjson
+	    $(C_CURL) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_CURL_MULTI) -o $(C_OUT)/example_curl_multi $(C_SHARED) \
 	    $(C_CURL)
 	@echo '#include "recuo_curl.h"' | $(CXX) -std=c++17 -Wall -Wextra -Werror -pedantic \
@@ -145,8 +145,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(C_VALGRIND) $(C_OUT)/test_redis_static
 	@$(C_VALGRIND) $(C_OUT)/test_hostile 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
 	@$(C_VALGRIND) $(C_OUT)/test_hostile_static 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
-	@$(C_VALGRIND) $(C_OUT)/test_curl $(C_RECUO_BIN)
-	@$(C_OUT)/test_curl_static $(C_RECUO_BIN)
+	@$(C_VALGRIND) $(C_OUT)/test_curl $(C_RECUO_BIN) $(C_VECTORS)
+	@$(C_OUT)/test_curl_static $(C_RECUO_BIN) $(C_VECTORS)
 	@$(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi $(C_VALGRIND)
 	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
 	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
@@ -175,7 +175,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_HOSTILE) \
 	        -o $(C_OUT)/test_hostile_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_CURL) \
-	        -o $(C_OUT)/test_curl_asan $(C_SHARED) $(C_CURL) -lcjson && \
+	        -o $(C_OUT)/test_curl_asan $(C_SHARED) $(C_CURL) -lcjson -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_EXAMPLE_CURL_MULTI) \
 	        -o $(C_OUT)/example_curl_multi_asan $(C_SHARED) $(C_CURL) && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
@@ -187,7 +187,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_OUT)/test_redis_asan && \
 	    ( $(C_OUT)/test_hostile_asan 2>$(C_OUT)/test_hostile.err || \
 	        { cat $(C_OUT)/test_hostile.err; false; } ) && \
-	    $(C_OUT)/test_curl_asan $(C_RECUO_BIN) && \
+	    $(C_OUT)/test_curl_asan $(C_RECUO_BIN) $(C_VECTORS) && \
 	    $(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi_asan; \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \

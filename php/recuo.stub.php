@@ -214,6 +214,21 @@ namespace Recuo {
     }
 
     /**
+     * What a curl transfer that failed with `$errno` means for the request: never sent
+     * (`connect`: DNS, refused, a TLS handshake that failed, a connect timeout), a certificate
+     * refused (`tls`), a timeout after sending (`timeout`), a connection lost after sending, a
+     * body cut short included (`reset`), or anything else (`other`). The one table
+     * `buscarComRetry`, the Guzzle middleware and C's `recuo_curl.h` read.
+     *
+     * @param int $errno curl's error number (`curl_errno()`), not 0
+     * @param bool $requestSent whether any byte of the request went out (`curl_getinfo()`'s `request_size` above 0)
+     * @return 'connect'|'tls'|'timeout'|'reset'|'other'
+     */
+    function curlTransport(int $errno, bool $requestSent): string
+    {
+    }
+
+    /**
      * What a Retry-After value asks for. Made by {@see parseRetryAfter()} only; read-only.
      */
     final class RetryAfter

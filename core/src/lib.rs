@@ -26,6 +26,7 @@ pub mod batch;
 pub mod budget;
 pub mod classify;
 pub mod clock;
+pub mod curl;
 pub mod drive;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -67,6 +68,7 @@ pub use classify::{
 pub use clock::{
     coarse_monotonic_ms, monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock,
 };
+pub use curl::curl_transport;
 pub use drive::{drive, AttemptContext, Driver, Notes, RetryError, Stopped};
 pub use error::ConfigError;
 pub use gate::{Gate, Pass};

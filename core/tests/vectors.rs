@@ -410,3 +410,18 @@ fn gcra_vectors() {
         }
     }
 }
+
+/// tests/vectors/curl.json: the libcurl table, as `recuo_curl.h` and PHP's `buscarComRetry`
+/// read it through the core.
+#[test]
+fn curl_vectors() {
+    let doc = vectors("curl.json");
+    let codes = doc["codes"].as_array().unwrap();
+    assert!(codes.len() >= 60);
+    for v in codes {
+        let code = u32::try_from(v["code"].as_u64().unwrap()).unwrap();
+        let sent = v["sent"].as_bool().unwrap();
+        let got = recuo::curl_transport(code, sent).name();
+        assert_eq!(got, v["kind"].as_str().unwrap(), "{v}");
+    }
+}

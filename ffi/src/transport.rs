@@ -6,9 +6,9 @@ use std::ffi::c_char;
 use recuo::Transport;
 
 use crate::cenum::{c_enum, name_or_unknown};
-use crate::panic::boundary;
+use crate::panic::{boundary, PanicFallback};
 
-/// How a request failed before an HTTP status came back (SPEC §5).
+/// How a request failed before an HTTP status came back.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum recuo_transport {
@@ -50,4 +50,56 @@ impl recuo_transport {
 #[no_mangle]
 pub extern "C" fn recuo_transport_name(transport: u32) -> *const c_char {
     boundary(|| name_or_unknown(transport, recuo_transport::from_code, recuo_transport::name))
+}
+
+impl PanicFallback for recuo_transport {
+    fn panic_fallback() -> Self {
+        Self::RECUO_TRANSPORT_OTHER
+    }
+}
+
+impl From<Transport> for recuo_transport {
+    fn from(t: Transport) -> Self {
+        match t {
+            Transport::Connect => Self::RECUO_TRANSPORT_CONNECT,
+            Transport::Tls => Self::RECUO_TRANSPORT_TLS,
+            Transport::Timeout => Self::RECUO_TRANSPORT_TIMEOUT,
+            Transport::Reset => Self::RECUO_TRANSPORT_RESET,
+            Transport::Other => Self::RECUO_TRANSPORT_OTHER,
+        }
+    }
+}
+
+/// What a libcurl transfer that failed with the `CURLcode` `code` (not `CURLE_OK`) means for
+/// the request, `request_sent` saying whether any byte of it went out
+/// (`CURLINFO_REQUEST_SIZE` above 0): never sent (DNS, refused, a TLS handshake that failed, a
+/// connect timeout) is `RECUO_TRANSPORT_CONNECT`; a certificate refused
+/// `RECUO_TRANSPORT_TLS`; a timeout after sending `RECUO_TRANSPORT_TIMEOUT`; a connection
+/// lost after sending (a body cut short included) `RECUO_TRANSPORT_RESET`; any other code
+/// `RECUO_TRANSPORT_OTHER`. The one table `recuo_curl.h` and PHP's `buscarComRetry` use;
+/// `RECUO_TRANSPORT_OTHER` only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_curl_code_transport(code: u32, request_sent: bool) -> recuo_transport {
+    boundary(|| recuo::curl_transport(code, request_sent).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curls_table_through_the_c_function() {
+        assert_eq!(
+            recuo_curl_code_transport(35, false),
+            recuo_transport::RECUO_TRANSPORT_CONNECT
+        );
+        assert_eq!(
+            recuo_curl_code_transport(60, true),
+            recuo_transport::RECUO_TRANSPORT_TLS
+        );
+        assert_eq!(
+            recuo_curl_code_transport(28, false),
+            recuo_transport::RECUO_TRANSPORT_CONNECT
+        );
+    }
 }

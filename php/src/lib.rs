@@ -17,6 +17,7 @@
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
 //! | `Recuo\parseRetryAfter(string $value, ?int $nowMs = null): Recuo\RetryAfter` | [`recuo::parse_retry_after`] |
 //! | `Recuo\backoffWindowMs(int $attempt, int $baseMs = 200, int $capMs = 5000): int` | [`recuo::Backoff::window_ms`] |
+//! | `Recuo\curlTransport(int $errno, bool $requestSent): string` | [`recuo::curl_transport`] |
 //! | `Recuo\plan(int $requests, string\|float $allowance, string\|float $target, float $latencyS, float $retryFraction = 0.0): Plan` | [`recuo::plan()`] |
 //! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`] |
 //! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null, ?callable $records = null, bool $stopOnUnreachableWait = false): BatchReport` | [`recuo::BatchQueue`] + [`recuo::drive()`] + [`recuo::StatsRecorder`] |
@@ -337,6 +338,19 @@ pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64
     })
 }
 
+/// What a curl transfer that failed with `$errno` (curl's error number, not 0) means for the
+/// request, `$requestSent` saying whether any byte of it went out (`curl_getinfo()`'s
+/// `request_size` above 0): `"connect"`, `"tls"`, `"timeout"`, `"reset"` or `"other"` — the
+/// one table `buscarComRetry` and C's `recuo_curl.h` read.
+#[php_function]
+#[php(name = "Recuo\\curlTransport")]
+pub fn curl_transport(errno: i64, requestSent: bool) -> PhpResult<&'static str> {
+    guarded("Recuo\\curlTransport", || {
+        let code = u32::try_from(errno).unwrap_or(u32::MAX);
+        Ok(recuo::curl_transport(code, requestSent).name())
+    })
+}
+
 /// For recuo's own tests only: panics inside the extension, so that a test can see a panic
 /// arrive as a `Recuo\Exception\InternalError` (an `\Exception`, code 900).
 #[php_function]
@@ -461,6 +475,7 @@ mod entry {
             .function(wrap_function!(retry_delay_ms))
             .function(wrap_function!(parse_retry_after))
             .function(wrap_function!(backoff_window_ms))
+            .function(wrap_function!(curl_transport))
             .function(wrap_function!(force_panic))
             .function(plan::plan_function())
             .function(limits::monotonic_ns_function())

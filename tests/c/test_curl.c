@@ -33,6 +33,7 @@
 
 #include "check.h"
 #include "redis_server.h"
+#include "vectors.h"
 
 static const char *recuo_bin;
 
@@ -185,35 +186,32 @@ static void client_close(struct client *c) {
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
-static void the_table(void) {
-    static const struct {
-        CURLcode code;
-        recuo_transport kind;
-    } table[] = {
-        {CURLE_COULDNT_RESOLVE_HOST, RECUO_TRANSPORT_CONNECT},
-        {CURLE_COULDNT_RESOLVE_PROXY, RECUO_TRANSPORT_CONNECT},
-        {CURLE_COULDNT_CONNECT, RECUO_TRANSPORT_CONNECT},
-        {CURLE_SSL_CONNECT_ERROR, RECUO_TRANSPORT_TLS},
-        {CURLE_PEER_FAILED_VERIFICATION, RECUO_TRANSPORT_TLS},
-        {CURLE_SSL_CERTPROBLEM, RECUO_TRANSPORT_TLS},
-        {CURLE_SSL_CACERT_BADFILE, RECUO_TRANSPORT_TLS},
-        {CURLE_SSL_PINNEDPUBKEYNOTMATCH, RECUO_TRANSPORT_TLS},
-        {CURLE_SSL_CLIENTCERT, RECUO_TRANSPORT_TLS},
-        {CURLE_OPERATION_TIMEDOUT, RECUO_TRANSPORT_TIMEOUT},
-        {CURLE_SEND_ERROR, RECUO_TRANSPORT_RESET},
-        {CURLE_RECV_ERROR, RECUO_TRANSPORT_RESET},
-        {CURLE_GOT_NOTHING, RECUO_TRANSPORT_RESET},
-        {CURLE_PARTIAL_FILE, RECUO_TRANSPORT_RESET},
-        {CURLE_UNSUPPORTED_PROTOCOL, RECUO_TRANSPORT_OTHER},
-        {CURLE_URL_MALFORMAT, RECUO_TRANSPORT_OTHER},
-        {CURLE_TOO_MANY_REDIRECTS, RECUO_TRANSPORT_OTHER},
-        {CURLE_HTTP2, RECUO_TRANSPORT_OTHER},
-        {CURLE_OUT_OF_MEMORY, RECUO_TRANSPORT_OTHER},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        CHECK_CTX(recuo_curl_transport(table[i].code) == table[i].kind, "CURLcode %d",
-                  (int)table[i].code);
+/* tests/vectors/curl.json: every CURLcode the core's table names, sent or not, and the kind
+ * recuo_curl_outcome's table answers — the one PHP's buscarComRetry reads too. */
+static void the_table(const char *vectors) {
+    char *text = read_file(vectors, "curl.json");
+    cJSON *doc = parse(text, "curl.json");
+    const cJSON *codes = field(doc, "codes");
+    int n = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, codes) {
+        uint32_t code = (uint32_t)number(v, "code");
+        bool sent = cJSON_IsTrue(field(v, "sent"));
+        const char *want = cJSON_GetStringValue(field(v, "kind"));
+        const char *got = recuo_transport_name(recuo_curl_code_transport(code, sent));
+        CHECK_CTX(want != NULL && strcmp(got, want) == 0, "CURLcode %u, sent %d: %s, not %s",
+                  (unsigned)code, (int)sent, got, want ? want : "?");
+        n++;
     }
+    CHECK_CTX(n >= 60, "%d codes", n);
+    /* recuo_curl_transport is the table for a transfer that sent its request. */
+    CHECK(recuo_curl_transport(CURLE_SSL_CONNECT_ERROR) == RECUO_TRANSPORT_CONNECT);
+    CHECK(recuo_curl_transport(CURLE_PEER_FAILED_VERIFICATION) == RECUO_TRANSPORT_TLS);
+    CHECK(recuo_curl_transport(CURLE_OPERATION_TIMEDOUT) == RECUO_TRANSPORT_TIMEOUT);
+    CHECK(recuo_curl_transport(CURLE_PARTIAL_FILE) == RECUO_TRANSPORT_RESET);
+    CHECK(recuo_curl_transport(CURLE_OUT_OF_MEMORY) == RECUO_TRANSPORT_OTHER);
+    cJSON_Delete(doc);
+    free(text);
 }
 
 static void argument_errors(void) {
@@ -716,7 +714,7 @@ static void a_fleet_limit_on_redis(const char *self) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: test_curl PATH/TO/recuo\n");
+        fprintf(stderr, "usage: test_curl PATH/TO/recuo PATH/TO/tests/vectors\n");
         return 2;
     }
     recuo_bin = argv[1];
@@ -727,7 +725,11 @@ int main(int argc, char **argv) {
         curl_global_cleanup();
         return failures == 0 ? 0 : 1;
     }
-    the_table();
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_curl PATH/TO/recuo PATH/TO/tests/vectors\n");
+        return 2;
+    }
+    the_table(argv[2]);
     argument_errors();
     rate_limited("seconds");
     rate_limited("date");

@@ -158,7 +158,7 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\Testing\forcePanic', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\monotonicNs',
+                'Recuo\Testing\forcePanic', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\curlTransport', 'Recuo\monotonicNs',
                 'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\redactHeaders', 'Recuo\redactUrl',
                 'Recuo\redactUrlDetailed', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
                 'Recuo\whoAnswered',

@@ -15,6 +15,7 @@ use Recuo\Verdict;
 use function Recuo\backoffWindowMs;
 use function Recuo\classify;
 use function Recuo\comRetry;
+use function Recuo\curlTransport;
 use function Recuo\parseRetryAfter;
 use function Recuo\redactHeaders;
 use function Recuo\redactUrl;
@@ -410,5 +411,20 @@ final class VectorsTest extends TestCase
         $origins = array_unique(array_column($cases, 'origin'));
         sort($origins);
         $this->assertSame(['api', 'cdn', 'proxy', 'unknown'], $origins);
+    }
+
+    /**
+     * tests/vectors/curl.json: the one curl table, as `buscarComRetry` and the Guzzle
+     * middleware read it (`Internal\Http::curlKind` from curl_getinfo()'s `request_size`).
+     */
+    public function testCurlCodes(): void
+    {
+        $codes = Vectors::load('curl.json')['codes'];
+        $this->assertGreaterThanOrEqual(60, count($codes));
+        foreach ($codes as $c) {
+            $this->assertSame($c['kind'], curlTransport($c['code'], $c['sent']), "{$c['name']} ({$c['code']}), sent: " . var_export($c['sent'], true));
+            $info = ['request_size' => $c['sent'] ? 120 : 0];
+            $this->assertSame($c['kind'], \Recuo\Internal\Http::curlKind($c['code'], $info), $c['name']);
+        }
     }
 }

@@ -16,14 +16,6 @@ use Recuo\Step;
  */
 final class Http
 {
-    /** curl's errors for a request that was never sent. */
-    private const CONNECT = [5, 6, 7, 35, 45];
-    /** curl's errors for a certificate that failed verification. */
-    private const TLS = [51, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91];
-    /** curl's errors for a connection lost after the request was sent. */
-    private const RESET = [18, 52, 55, 56];
-    private const TIMEOUT = 28;
-
     /** The monotonic clock, in milliseconds (the regulators' clock). */
     public static function now(): int
     {
@@ -37,29 +29,16 @@ final class Http
     }
 
     /**
-     * What a curl error means for the request (SPEC §5): never sent, a certificate refused, a
-     * timeout or a reset after the request was sent, or something else. A timeout before the
-     * connection was made (no `pretransfer_time`) is `connect`.
+     * What a curl error means for the request: the core's one table (`Recuo\curlTransport`,
+     * shared with C's `recuo_curl.h`), told whether any byte of the request was sent
+     * (`request_size`).
      *
      * @param array<string, mixed> $info curl_getinfo()'s answer (Guzzle's handler context)
      * @return 'connect'|'tls'|'timeout'|'reset'|'other'
      */
     public static function curlKind(int $errno, array $info): string
     {
-        if (in_array($errno, self::CONNECT, true)) {
-            return 'connect';
-        }
-        if (in_array($errno, self::TLS, true)) {
-            return 'tls';
-        }
-        if (in_array($errno, self::RESET, true)) {
-            return 'reset';
-        }
-        if ($errno === self::TIMEOUT) {
-            $sent = (float) ($info['pretransfer_time'] ?? 0) > 0 || (int) ($info['http_code'] ?? 0) > 0;
-            return $sent ? 'timeout' : 'connect';
-        }
-        return 'other';
+        return \Recuo\curlTransport($errno, (int) ($info['request_size'] ?? 0) > 0);
     }
 
     /**
