@@ -72,7 +72,12 @@ final class RegulatorTest extends TestCase
         $this->assertSame(100_000_000, $r->tryAcquireAt(self::S, 4));
         $this->assertSame(0, $r->tryAcquireAt(self::S, 3));
         $this->assertSame(100_000_000, $r->tryAcquireAt(self::S, 1));
-        $this->assertSame(0, $r->tryAcquireAt(self::S, 0));
+        $zero = $this->thrownBy(static fn () => $r->tryAcquireAt(self::S, 0));
+        $this->assertSame(\ValueError::class, get_class($zero));
+        $this->assertSame(
+            'Recuo\Regulator::tryAcquireAt(): Argument #2 ($cost) is not valid: a start\'s cost must be at least 1',
+            $zero->getMessage(),
+        );
         $e = $this->thrownBy(static fn () => $r->tryAcquireAt(self::S, 11));
         $this->assertSame(\ValueError::class, get_class($e));
         $this->assertSame(
