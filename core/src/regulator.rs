@@ -440,7 +440,8 @@ impl Regulator {
     /// # Errors
     /// `Err(Ok(ns))`: not within `max_wait_ns`; `Err(Err(_))`: the cost is 0 or exceeds the
     /// burst, the start would wait beyond the queue ([`RegulatorError::QueueFull`]), or
-    /// a Redis regulator's server could not be used.
+    /// a Redis regulator's server could not be used — its call ends by `max_wait_ns` when that
+    /// is neither 0 (only asking: the store's own deadline) nor `u64::MAX`.
     pub fn reserve_at(
         &self,
         now_ns: u64,
@@ -469,15 +470,13 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<u64, Result<u64, RegulatorError>> {
-        self.reservation(now_ns, cost, max_wait_ns, None)
+        self.reservation(now_ns, cost, max_wait_ns)
             .map(|r| r.wait_ns)
     }
 
     /// [`reserve_now`](Self::reserve_now), answering the [`Reservation`] itself, which
     /// [`give_back`](Self::give_back) can return unused (a wait that was cancelled or timed
-    /// out). A remote store's call ends by `max_wait_ns` too when it is neither 0 (only
-    /// asking) nor `u64::MAX` (as long as it takes); a store may give a call a least time of
-    /// its own (recuo-redis: 100 ms, a round trip's worth).
+    /// out).
     ///
     /// # Errors
     /// As [`reserve_at`](Self::reserve_at).
@@ -486,21 +485,17 @@ impl Regulator {
         cost: u32,
         max_wait_ns: u64,
     ) -> Result<Reservation, Result<u64, RegulatorError>> {
-        // A remote store's call is bounded by the wait allowed too (only asking, a wait of 0,
-        // takes the store's own deadline).
-        let until = (max_wait_ns != u64::MAX && max_wait_ns != 0)
-            .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
-            .flatten();
-        self.reservation(None, cost, max_wait_ns, until)
+        self.reservation(None, cost, max_wait_ns)
     }
 
-    /// A reservation; a remote store's call ends by `until` when given.
+    /// A reservation. A remote store's call ends by `max_wait_ns` too when it is neither 0
+    /// (only asking: the store's own deadline) nor `u64::MAX` (as long as it takes); a store
+    /// may give a call a least time of its own (recuo-redis: 100 ms, a round trip's worth).
     fn reservation(
         &self,
         now_ns: Option<u64>,
         cost: u32,
         max_wait_ns: u64,
-        until: Option<std::time::Instant>,
     ) -> Result<Reservation, Result<u64, RegulatorError>> {
         let (base, burst) = self.settings();
         if cost == 0 {
@@ -517,6 +512,9 @@ impl Regulator {
             }))
         };
         if let Storage::Remote { gcra, .. } = &*self.state {
+            let until = (max_wait_ns != u64::MAX && max_wait_ns != 0)
+                .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
+                .flatten();
             return match gcra.reserve(now_ns, cost, max_wait_ns.min(longest), until) {
                 Ok(Ok(wait_ns)) => Ok(Reservation {
                     wait_ns,

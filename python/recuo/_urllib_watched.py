@@ -11,22 +11,21 @@ from typing import Any
 from . import _http
 
 
-class WatchedHTTPConnection(http.client.HTTPConnection):
-    """``http.client.HTTPConnection``, its socket watched once connected."""
+class ConnectWatched:
+    """An ``http.client`` connection whose socket is watched once connected."""
 
     def connect(self) -> None:
-        super().connect()  # bounded by the attempt's timeout, clipped to the deadline
-        sock = self.sock  # urllib lets go of it once the head is read
+        super().connect()  # type: ignore[misc]  # bounded by the attempt's timeout
+        sock = self.sock  # type: ignore[attr-defined]  # urllib lets go of it once the head is read
         _http.watch(self, lambda: sock)
 
 
-class WatchedHTTPSConnection(http.client.HTTPSConnection):
-    """``http.client.HTTPSConnection``, its socket watched once connected."""
+class WatchedHTTPConnection(ConnectWatched, http.client.HTTPConnection):
+    """``http.client.HTTPConnection``, watched."""
 
-    def connect(self) -> None:
-        super().connect()
-        sock = self.sock
-        _http.watch(self, lambda: sock)
+
+class WatchedHTTPSConnection(ConnectWatched, http.client.HTTPSConnection):
+    """``http.client.HTTPSConnection``, watched."""
 
 
 class WatchedHTTPHandler(urllib.request.HTTPHandler):

@@ -68,43 +68,43 @@ def _watch_conn(conn: Any) -> None:
         _http.watch(conn, lambda: sock)
 
 
-class _WatchedHTTPConnection(HTTPConnection):
-    """urllib3's connection, telling the attempt in flight its socket once connected (shut if
-    the deadline comes first)."""
+class _ConnectWatched:
+    """A urllib3 connection that tells the attempt in flight its socket once connected (shut
+    if the deadline comes first)."""
 
     def connect(self) -> None:
-        super().connect()  # bounded by the attempt's connect timeout, clipped to the deadline
+        super().connect()  # type: ignore[misc]  # bounded by the attempt's connect timeout
         _watch_conn(self)
 
 
-class _WatchedHTTPSConnection(HTTPSConnection):
-    """``_WatchedHTTPConnection`` for HTTPS."""
-
-    def connect(self) -> None:
-        super().connect()
-        _watch_conn(self)
+class _WatchedHTTPConnection(_ConnectWatched, HTTPConnection):
+    """urllib3's HTTP connection, watched."""
 
 
-class _WatchedHTTPPool(HTTPConnectionPool):
-    """urllib3's pool, telling the attempt in flight which connection it uses."""
+class _WatchedHTTPSConnection(_ConnectWatched, HTTPSConnection):
+    """urllib3's HTTPS connection, watched."""
+
+
+class _PoolWatched:
+    """A urllib3 pool that tells the attempt in flight a connection kept from an earlier
+    request when it hands it out."""
+
+    def _get_conn(self, timeout: Optional[float] = None) -> Any:
+        conn = super()._get_conn(timeout)  # type: ignore[misc]
+        _watch_conn(conn)
+        return conn
+
+
+class _WatchedHTTPPool(_PoolWatched, HTTPConnectionPool):
+    """urllib3's HTTP pool, its connections watched."""
 
     ConnectionCls = _WatchedHTTPConnection
 
-    def _get_conn(self, timeout: Optional[float] = None) -> Any:
-        conn = super()._get_conn(timeout)
-        _watch_conn(conn)  # a connection kept from an earlier request
-        return conn
 
-
-class _WatchedHTTPSPool(HTTPSConnectionPool):
-    """``_WatchedHTTPPool`` for HTTPS."""
+class _WatchedHTTPSPool(_PoolWatched, HTTPSConnectionPool):
+    """urllib3's HTTPS pool, its connections watched."""
 
     ConnectionCls = _WatchedHTTPSConnection
-
-    def _get_conn(self, timeout: Optional[float] = None) -> Any:
-        conn = super()._get_conn(timeout)
-        _watch_conn(conn)
-        return conn
 
 
 def _watched(manager: PoolManager) -> PoolManager:
