@@ -169,6 +169,11 @@ impl Attempts {
         self
     }
 
+    /// Allows this operation one attempt only, whatever its policy says.
+    pub(crate) fn one_attempt(&mut self) {
+        self.policy.one_attempt();
+    }
+
     /// The policy.
     pub fn policy(&self) -> &Policy {
         &self.policy

@@ -34,6 +34,7 @@ pub mod fuzzing;
 pub mod gate;
 pub mod guide;
 pub mod headers;
+pub mod http;
 mod http_date;
 pub mod idempotency;
 pub mod journal;

@@ -42,6 +42,7 @@ use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
 use crate::budget::RetryBudget;
 use crate::classify::{Cause, Outcome, Request, Verdict};
 use crate::gate::Gate;
+use crate::http::{Ending, Last, RequestPlan, Style};
 use crate::idempotency::IdempotencyKey;
 use crate::journal::{Journal, Level, RequestLine, Seen};
 use crate::pool::AttemptPool;
@@ -255,6 +256,54 @@ impl Operation {
         self.key = Some(key);
         self.key_given = true;
         self
+    }
+
+    /// Sends the request as `plan` says: a request the plan calls idempotent has a failure
+    /// with an unknown outcome (a timeout, a reset, a 500) judged retryable.
+    #[inline]
+    pub fn plan(mut self, plan: RequestPlan) -> Self {
+        self.key_given |= plan.idempotent();
+        self
+    }
+
+    /// Whether the request's body can be sent again (default: yes). A body that cannot —
+    /// a stream read once — gets one attempt: its failure is judged and recorded, and the
+    /// operation gives up `attempts_exhausted` with no retry decided and no budget spent.
+    #[inline]
+    pub fn replayable(mut self, yes: bool) -> Self {
+        if !yes {
+            self.attempts.one_attempt();
+        }
+        self
+    }
+
+    /// How the operation's end reaches the caller, its last attempt having come to `last`
+    /// (see [`http::ending`](crate::http::ending)); [`Ending::Response`] while it runs.
+    pub fn ending(&self, style: Style, last: Last) -> Ending {
+        match self.last {
+            Some((reason, _)) => crate::http::ending(style, reason, last),
+            None => Ending::Response,
+        }
+    }
+
+    /// The give-up's message (see [`give_up_message`](crate::http::give_up_message)) at
+    /// `now_ms` on the host's clock, its last attempt having come to `last`; `None` unless the
+    /// operation gave up.
+    pub fn give_up_message(&self, now_ms: u64, last: Last) -> Option<String> {
+        let (reason, retry_at) = self.last?;
+        let retry_in = retry_at.map(|at| at.saturating_sub(now_ms));
+        Some(crate::http::give_up_message(
+            reason?,
+            self.attempts.attempts(),
+            last,
+            retry_in,
+        ))
+    }
+
+    /// For an operation that gave up `wait_exceeds_deadline`: the instant on the host's
+    /// monotonic clock (ms) from which a retry would be allowed.
+    pub fn retry_at_ms(&self) -> Option<u64> {
+        self.last.and_then(|(_, at)| at)
     }
 
     /// The policy.

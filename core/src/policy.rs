@@ -13,7 +13,7 @@ use crate::{Backoff, ConfigError, Jitter};
 /// 5 attempts; base 200 ms, cap 5000 ms, full jitter; no deadline; a server wait is spread by
 /// `uniform[0, min(window(n), 1000 ms)]`; the classification of SPEC §5
 /// ([`Rules::DEFAULT`]); the idempotency key travels as `Idempotency-Key`; the response's
-/// `Date` header is not used as "now".
+/// `Date` header is not used as "now"; the server is not known to honour idempotency keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     max_attempts: u32,
@@ -23,6 +23,7 @@ pub struct Policy {
     rules: Rules,
     idempotency_header: Cow<'static, str>,
     use_date_header: bool,
+    server_honours_keys: bool,
 }
 
 impl Default for Policy {
@@ -45,6 +46,7 @@ impl Policy {
             rules: Rules::DEFAULT,
             idempotency_header: Cow::Borrowed("Idempotency-Key"),
             use_date_header: false,
+            server_honours_keys: false,
         }
     }
 
@@ -53,6 +55,16 @@ impl Policy {
         let mut p = Self::guide_a();
         p.backoff = Backoff::new().with_base_ms(1000).with_cap_ms(8000);
         p.deadline_ms = Some(30_000);
+        p
+    }
+
+    /// The HTTP adapters' default: guide B's policy (5 attempts, 1 s to 8 s of full jitter, a
+    /// 30 s deadline, so that `Retry-After: 3600` gives up at once), with an HTTP-date wait
+    /// measured from the response's own `Date` (a client whose clock is wrong still waits
+    /// what the server meant).
+    pub const fn adapters() -> Self {
+        let mut p = Self::guide_b();
+        p.use_date_header = true;
         p
     }
 
@@ -123,6 +135,19 @@ impl Policy {
     /// Whether the response's `Date` header is "now" for server waits.
     pub const fn use_date_header(&self) -> bool {
         self.use_date_header
+    }
+
+    /// Whether the server is known to honour idempotency keys: a request sent with recuo's own
+    /// key then counts as idempotent, so a failure whose outcome is unknown (a timeout, a
+    /// reset, a 500) is retried even for a POST. Off by default: a server may ignore the
+    /// header.
+    pub const fn server_honours_keys(&self) -> bool {
+        self.server_honours_keys
+    }
+
+    /// This policy with at most one attempt (a request whose body cannot be sent twice).
+    pub(crate) fn one_attempt(&mut self) {
+        self.max_attempts = 1;
     }
 
     /// The spread cap for retry index `n`: the fixed spread, or `min(window(n), 1000)`.
@@ -230,6 +255,12 @@ impl PolicyBuilder {
     /// Whether the response's `Date` header is "now" for server waits.
     pub fn use_date_header(mut self, yes: bool) -> Self {
         self.policy.use_date_header = yes;
+        self
+    }
+
+    /// Whether the server honours idempotency keys (see [`Policy::server_honours_keys`]).
+    pub fn server_honours_keys(mut self, yes: bool) -> Self {
+        self.policy.server_honours_keys = yes;
         self
     }
 
