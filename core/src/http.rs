@@ -1,4 +1,4 @@
-//! The rules every HTTP adapter follows for one request, held once (SPEC §5, §12): which
+//! The rules every HTTP adapter follows for one request, held once: which
 //! idempotency header it sends and whether the request counts as idempotent
 //! ([`RequestPlan`]), how an operation that ended surfaces to the caller ([`Ending`]), and the
 //! one message of a give-up ([`give_up_message`]). An adapter reads its client's request and
