@@ -31,11 +31,11 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Plan a batch: start interval, least duration and requests in flight (SPEC §8).
+    /// Plan a batch: start interval, least duration and requests in flight.
     Plan(PlanArgs),
-    /// Guide B's delay for a Retry-After value and a retry index (SPEC §3).
+    /// Guide B's delay for a Retry-After value and a retry index.
     Delay(DelayArgs),
-    /// The verdict on an HTTP status or a transport failure (SPEC §5).
+    /// The verdict on an HTTP status or a transport failure.
     Classify(ClassifyArgs),
     /// Serve a simulated rate-limited API on 127.0.0.1 (429, 503, quotas, GET /stats).
     Serve(ServeArgs),
@@ -152,6 +152,29 @@ pub enum TrickleMode {
     Endless,
 }
 
+/// When `recuo trial` adds recuo's own Idempotency-Key to a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeysMode {
+    /// To methods that are not idempotent (POST, PATCH): the adapters' default.
+    Auto,
+    /// To every read.
+    Always,
+    /// To none.
+    Never,
+}
+
+impl KeysMode {
+    /// The caller's choice as the core's request plan takes it: `None` lets the method
+    /// decide.
+    pub const fn send_keys(self) -> Option<bool> {
+        match self {
+            KeysMode::Auto => None,
+            KeysMode::Always => Some(true),
+            KeysMode::Never => Some(false),
+        }
+    }
+}
+
 /// How the simulated server says how long to wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RetryAfterMode {
@@ -182,7 +205,22 @@ impl RetryAfterMode {
                         X-Api-Key header, or per client address), 503 at --fail-rate. \
                         GET /stats answers what the server saw. The first line printed is \
                         'listening on http://127.0.0.1:PORT' (https:// with --tls, then \
-                        'CA certificate: FILE'); Ctrl-C or SIGTERM stops it."
+                        'CA certificate: FILE'); Ctrl-C or SIGTERM stops it.\n\n\
+                        With --script FILE, the server plays a script instead: FILE is JSON, \
+                        {\"requests\": [{\"id\": \"flaky\", \"script\": [EVENT, …]}, …]}, \
+                        where an EVENT is {\"status\": 503, \"headers\": {\"Retry-After\": \
+                        \"1\"}}, or {\"status\": 200, \"cut\": true} (headers saying \
+                        Content-Length: 1000, then 10 bytes, then the connection closes), or \
+                        {\"reset\": true} (the request is read, then the connection closes \
+                        with no answer). Each path ending in /flaky (e.g. /mine/flaky) plays \
+                        the next event of 'flaky', one counter per whole path; the last event \
+                        repeats. In a header value, {date+N} is the HTTP-date of the server's \
+                        clock plus N seconds ({date}, {date-N} too). GET \
+                        /__script/log/mine/flaky answers what the server saw on /mine/flaky: \
+                        [{\"method\": \"POST\", \"key\": \"<Idempotency-Key>\" or null}, …], \
+                        the first 1000 requests of each path. A path whose last segment names \
+                        no case answers 404. A file over 4 MiB or not as described is refused \
+                        at start."
 )]
 pub struct ServeArgs {
     /// The port on 127.0.0.1; 0 picks a free one.
@@ -229,6 +267,11 @@ pub struct ServeArgs {
     /// With --trickle: the time between two bytes.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s", requires = "trickle")]
     pub trickle_every: Duration,
+    /// Be a scripted server instead, for testing a client's retries: each path ending in
+    /// /<id> plays the next answer of the case <id> of this JSON file (see below). Every
+    /// other setting but --port, --stop-after, --tls and --ca-file is ignored.
+    #[arg(long, value_name = "FILE", conflicts_with = "trickle")]
+    pub script: Option<PathBuf>,
 }
 
 /// The embedded server's settings in `recuo trial` (no `--url`).
@@ -285,10 +328,13 @@ pub struct TrialArgs {
     /// The request method. [default: GET, or POST with --data/--data-file]
     #[arg(long, value_name = "METHOD")]
     pub method: Option<String>,
-    /// A request header, "Name: value", sent on every attempt; repeat for several.
+    /// A request header, "Name: value", sent on every attempt; repeat for several. Your
+    /// own Idempotency-Key is sent as it is (on every read) instead of recuo's, and makes
+    /// the request safe to retry.
     #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
-    /// The body sent on every attempt (each read has its own Idempotency-Key).
+    /// The body sent on every attempt (a POST or PATCH carries recuo's Idempotency-Key, one
+    /// per read).
     #[arg(long, value_name = "TEXT", conflicts_with = "data_file")]
     pub data: Option<String>,
     /// The body, read from a file once at the start.
@@ -303,10 +349,16 @@ pub struct TrialArgs {
     /// only; prefer --cacert.
     #[arg(long, conflicts_with = "cacert")]
     pub insecure: bool,
-    /// The server honours Idempotency-Key: a request whose outcome is unknown (a timeout, a
-    /// 500) is retried even when its method is not idempotent (POST, PATCH).
+    /// The server honours Idempotency-Key: a request sent with recuo's key whose outcome is
+    /// unknown (a timeout, a reset, a 500) is retried even when its method is not
+    /// idempotent (POST, PATCH).
     #[arg(long)]
     pub keys_honoured: bool,
+    /// When recuo adds its own Idempotency-Key (one per read, the same on all its attempts):
+    /// auto (to methods that are not idempotent: POST, PATCH), always or never. A key given
+    /// with --header is sent instead.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = KeysMode::Auto)]
+    pub keys: KeysMode,
     /// The rate of starts, retries included (a regulator with a burst of 1).
     #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "90/min")]
     pub rate: Rate,
@@ -319,6 +371,13 @@ pub struct TrialArgs {
     /// The most attempts per read (guide B: 5, so at most 4 retries).
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempts: u32,
+    /// The backoff's first window (guide B: 1s): the first retry waits a random time up to
+    /// it when the server says nothing.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "1s")]
+    pub base: Duration,
+    /// The backoff's largest window (guide B: 8s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "8s")]
+    pub cap: Duration,
     /// How long one request may take before it counts as a timeout.
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "10s")]
     pub timeout: Duration,

@@ -78,17 +78,17 @@ impl HttpClient {
         }
     }
 
-    /// Sends `read` with the idempotency key in `key_header`, and waits for the whole
-    /// answer, at most the client's timeout or `left` (what is left of the deadline),
-    /// whichever is shorter. Call it from a thread outside the runtime.
+    /// Sends `read` with `key`, `(header, value)`, if any, and waits for the whole answer —
+    /// its body too: a body that fails after the headers is the transport failure it is —
+    /// at most the client's timeout or `left` (what is left of the deadline), whichever is
+    /// shorter. Call it from a thread outside the runtime.
     ///
     /// # Errors
-    /// The transport failure's kind (SPEC §5).
+    /// The transport failure's kind (`connect`, `tls`, `timeout`, `reset`, `other`).
     pub fn send(
         &self,
         read: &Read,
-        key_header: &str,
-        key: &str,
+        key: Option<(&str, &str)>,
         left: Option<Duration>,
     ) -> Result<Reply, Transport> {
         let mut req = Request::builder()
@@ -100,10 +100,12 @@ impl HttpClient {
         for (name, value) in &self.headers {
             req.headers_mut().append(name.clone(), value.clone());
         }
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(key_header.as_bytes()),
-            HeaderValue::from_str(key),
-        ) {
+        if let Some((Ok(name), Ok(value))) = key.map(|(header, key)| {
+            (
+                HeaderName::from_bytes(header.as_bytes()),
+                HeaderValue::from_str(key),
+            )
+        }) {
             req.headers_mut().insert(name, value);
         }
         let client = self.client.clone();
@@ -194,7 +196,7 @@ pub fn check_url(text: &str) -> Result<Uri, CliError> {
     }
 }
 
-/// A URL fit to print, by the core's redaction (SPEC §7): no user information, sensitive
+/// A URL fit to print, by the core's redaction: no user information, sensitive
 /// query values as `[redacted]`, e-mails and long numbers masked.
 pub fn redact_url(text: &str) -> String {
     recuo::redact_url(text).url

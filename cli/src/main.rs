@@ -18,6 +18,7 @@ mod plot;
 mod progress;
 mod report;
 mod run;
+mod script;
 mod serve;
 mod server_state;
 mod simulate;

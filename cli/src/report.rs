@@ -69,6 +69,38 @@ pub struct TrialJson {
     pub warnings: Vec<String>,
     /// What the embedded server saw (`GET /stats`), when there was one.
     pub server: Option<ServerStats>,
+    /// The idempotency key every attempt carried: `none`, `caller` (the caller's own, from
+    /// `--header`) or `recuo` (one made per read, the same on all its attempts).
+    pub idempotency_key: &'static str,
+    /// Whether a failure whose outcome is unknown (a timeout, a reset, a 500) was retried.
+    pub idempotent: bool,
+    /// How each read ended, in order.
+    pub reads: Vec<ReadJson>,
+}
+
+/// How one read ended, as an HTTP client with recuo inside would surface it.
+#[derive(Debug, Serialize)]
+pub struct ReadJson {
+    /// The URL, redacted.
+    pub url: String,
+    /// `success`, `gave_up` or `not_started`.
+    pub result: &'static str,
+    /// Attempts made.
+    pub attempts: u32,
+    /// `response` (the last response is returned), `error` (the transport error is raised
+    /// again) or `give_up` (recuo's give-up error is raised, with `message`).
+    pub ending: &'static str,
+    /// The last response's status, if the last attempt got one.
+    pub status: Option<u16>,
+    /// The last attempt's transport failure (`reset`, `timeout`, …; `late` when the deadline
+    /// cut it), if it had one.
+    pub error: Option<&'static str>,
+    /// Why it gave up (null for a success).
+    pub reason: Option<&'static str>,
+    /// For a wait past the deadline: the instant (epoch ms) from which a retry is allowed.
+    pub retry_at_unix_ms: Option<i64>,
+    /// The give-up's message, for a `give_up` ending.
+    pub message: Option<String>,
 }
 
 /// What the core's planner expects of the trial.

@@ -323,6 +323,19 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 /// [`CliError::Run`] when the port cannot be bound.
 pub fn run(a: &ServeArgs) -> Result<(), CliError> {
     let rt = runtime()?;
+    if let Some(path) = &a.script {
+        let tls = if a.tls {
+            let made = tls::server_tls()?;
+            let ca = CaFile::write(a.ca_file.as_deref(), &made.ca_pem)?;
+            Some((made.config, ca))
+        } else {
+            None
+        };
+        let shown = tls.as_ref().map(|(c, ca)| (Arc::clone(c), ca.path.clone()));
+        let ran = crate::script::run(path, a.port, a.stop_after, shown, &rt);
+        drop(tls);
+        return ran;
+    }
     if let Some(mode) = a.trickle {
         return rt.block_on(async {
             let server = crate::trickle::Trickler::start(mode, a.trickle_every, a.port)
@@ -408,7 +421,7 @@ impl Drop for CaFile {
 }
 
 /// Waits for Ctrl-C, SIGTERM or the end of `stop_after`, and says which came.
-async fn wait_for_stop(stop_after: Option<Duration>) -> &'static str {
+pub async fn wait_for_stop(stop_after: Option<Duration>) -> &'static str {
     let timer = async {
         match stop_after {
             Some(d) => tokio::time::sleep(d).await,

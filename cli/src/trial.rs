@@ -9,10 +9,11 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Uri};
+use recuo::http::{self, Last, RequestPlan, Style};
 use recuo::{
     monotonic_ns, unix_now_ms, AttemptContext, Batch, BatchResult, ConcurrencyLimit, Gate,
-    GiveUpReason, Outcome, Policy, Rate, Record, Regulator, Request, RequestLine, ServerWait,
-    Verdict,
+    GiveUpReason, Outcome, Policy, Rate, Record, Regulator, Report, Request, RequestLine,
+    RetryError, ServerWait, Verdict,
 };
 
 use crate::args::{RetryAfterMode, TrialArgs};
@@ -21,7 +22,7 @@ use crate::error::{run_error, CliError};
 use crate::events::{responses, Event, EventLog};
 use crate::plot::{self, PlotInput};
 use crate::progress::Progress;
-use crate::report::{planned, print_table, TrialJson};
+use crate::report::{planned, print_table, ReadJson, TrialJson};
 use crate::serve::{self, Server, API_KEY_HEADER};
 use crate::server_state::ServerConfig;
 use crate::table::show_rate;
@@ -41,6 +42,7 @@ const EMBEDDED_LATENCY: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy)]
 struct Failure {
     verdict: Verdict,
+    last: Last,
     at_unix_ms: i64,
 }
 
@@ -63,12 +65,23 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         Some(path) => Some(read_url_lines(path)?),
         None => None,
     };
-    let policy = Policy::guide_b()
+    // The HTTP adapters' policy: an HTTP-date wait is measured from the response's own Date.
+    let policy = Policy::adapters()
         .to_builder()
         .max_attempts(a.attempts)
+        .base(a.base)
+        .cap(a.cap)
         .deadline(Some(a.deadline))
+        .server_honours_keys(a.keys_honoured)
         .build()
         .map_err(|e| CliError::Usage(e.to_string()))?;
+    // Which key every attempt carries, and whether the request counts as idempotent.
+    let request_plan = RequestPlan::for_headers(
+        &policy,
+        method.as_str(),
+        headers.iter().map(|(k, v)| (k.as_str(), v)),
+        a.keys.send_keys(),
+    );
     let regulator =
         Regulator::new(a.rate, 1).map_err(|e| CliError::Usage(format!("--rate: {e}")))?;
     let limit = ConcurrencyLimit::new(a.concurrency)
@@ -150,13 +163,15 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         })
         .collect();
     let progress = Progress::new(reads.len(), !a.json);
-    let honoured = a.keys_honoured;
+    let timeout = a.timeout;
 
     let ops: Vec<_> = reads
         .iter()
         .map(|r| {
             let (client, log, progress, policy) = (&client, &log, &progress, &policy);
-            move |ctx: &AttemptContext<'_>| read(r, honoured, ctx, client, policy, log, progress)
+            move |ctx: &AttemptContext<'_>| {
+                read(r, request_plan, timeout, ctx, client, policy, log, progress)
+            }
         })
         .collect();
     let mut batch = Batch::new(&policy);
@@ -176,6 +191,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         rt.block_on(s.stop());
     }
     let (gave_up, retry_at) = gave_up(&report.results);
+    let read_results = read_results(&report.results, &report.reports, &uris);
     let allowance = embedded
         .as_ref()
         .map(|c| (c.allowance, c.burst))
@@ -197,6 +213,8 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         concurrency: a.concurrency,
         attempts: a.attempts,
         deadline_s: a.deadline.as_secs_f64(),
+        idempotency_key: request_plan.key().name(),
+        idempotent: request_plan.idempotent(),
         initial: s.initial,
         retries: s.retries,
         successes: s.successes,
@@ -215,6 +233,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         responses: responses(&events),
         warnings: plan.warnings,
         server: server_stats,
+        reads: read_results,
     };
     if a.json {
         crate::table::print_json(&out);
@@ -259,40 +278,116 @@ fn gave_up<T>(results: &[BatchResult<T, Failure>]) -> (BTreeMap<&'static str, u6
             continue;
         };
         *by_reason.entry(e.reason.name()).or_insert(0) += 1;
-        let wait = match (e.reason, &e.error) {
-            (GiveUpReason::WaitExceedsDeadline, Some(f)) => f.verdict.server_wait().zip(Some(f)),
-            _ => None,
-        };
-        if let Some((ServerWait::Ms(w), f)) = wait {
-            let at = f
-                .at_unix_ms
-                .saturating_add(i64::try_from(w).unwrap_or(i64::MAX));
+        if let Some(at) = retry_at_unix_ms(e) {
             retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
         }
     }
     (by_reason, retry_at)
 }
 
-/// One attempt of one read: send it, classify with the core, log (and tell the record what
-/// it saw). `honoured`: the caller says the server honours idempotency keys (SPEC §5).
+/// For a read whose server wait passed the deadline: the instant (epoch ms) the server said
+/// it would accept it again — the wait the core read from the answer, from when it came.
+/// (The core's own `retry_at` is on the runner's clock, which starts with each operation
+/// inside a batch: the epoch instant is the host's to write.)
+fn retry_at_unix_ms(e: &RetryError<Failure>) -> Option<i64> {
+    let f = e.error.as_ref()?;
+    match (e.reason, f.verdict.server_wait()) {
+        (GiveUpReason::WaitExceedsDeadline, Some(ServerWait::Ms(w))) => Some(
+            f.at_unix_ms
+                .saturating_add(i64::try_from(w).unwrap_or(i64::MAX)),
+        ),
+        _ => None,
+    }
+}
+
+/// How each read ended, as an HTTP adapter would surface it (the core's `ending` and
+/// `give_up_message`).
+fn read_results(
+    results: &[BatchResult<u16, Failure>],
+    reports: &[Option<Report>],
+    uris: &[Uri],
+) -> Vec<ReadJson> {
+    let now = unix_now_ms();
+    results
+        .iter()
+        .zip(reports)
+        .zip(uris)
+        .map(|((r, report), uri)| {
+            let attempts = match r {
+                BatchResult::GaveUp(e) => e.report.attempts,
+                _ => report.as_ref().map_or(0, |r| r.attempts),
+            };
+            let (result, reason, last, retry_at) = match r {
+                BatchResult::Succeeded(status) => ("success", None, Last::Status(*status), None),
+                BatchResult::GaveUp(e) => (
+                    "gave_up",
+                    Some(e.reason),
+                    e.error.as_ref().map_or(Last::Nothing, |f| f.last),
+                    retry_at_unix_ms(e),
+                ),
+                BatchResult::NotStarted { reason, .. } => {
+                    ("not_started", Some(*reason), Last::Nothing, None)
+                }
+            };
+            let ending = http::ending(Style::Client, reason, last);
+            let message = match (ending, reason) {
+                (http::Ending::GiveUp, Some(reason)) => Some(http::give_up_message(
+                    reason,
+                    attempts,
+                    last,
+                    retry_at.map(|at| u64::try_from(at.saturating_sub(now)).unwrap_or(0)),
+                )),
+                _ => None,
+            };
+            ReadJson {
+                url: redact_url(&uri.to_string()),
+                result,
+                attempts,
+                ending: ending.name(),
+                status: match last {
+                    Last::Status(s) => Some(s),
+                    _ => None,
+                },
+                error: match last {
+                    Last::Transport(t) => Some(t.name()),
+                    Last::Late => Some("late"),
+                    _ => None,
+                },
+                reason: reason.map(GiveUpReason::name),
+                retry_at_unix_ms: retry_at,
+                message,
+            }
+        })
+        .collect()
+}
+
+/// One attempt of one read: send it with the key `plan` says, classify with the core as
+/// `plan` says, log (and tell the record what it saw). `timeout`: the client's own bound on
+/// an attempt (a timeout of a shorter bound, the rest of the deadline, is the deadline's).
+#[allow(clippy::too_many_arguments)]
 fn read(
     r: &Read,
-    honoured: bool,
+    plan: RequestPlan,
+    timeout: Duration,
     ctx: &AttemptContext<'_>,
     client: &HttpClient,
     policy: &Policy,
     log: &EventLog,
     progress: &Progress,
 ) -> Result<u16, Failure> {
-    let key = ctx.idempotency_key();
+    let key = plan.sends_recuos_key().then(|| ctx.idempotency_key());
     let start_ns = monotonic_ns();
     let left = ctx.timeout_ms().map(Duration::from_millis);
-    let reply = client.send(r, ctx.idempotency_header(), key.as_str(), left);
+    let reply = client.send(
+        r,
+        key.as_ref().map(|k| (ctx.idempotency_header(), k.as_str())),
+        left,
+    );
     let end_ns = monotonic_ns();
     let now = unix_now_ms();
     let request = Request {
         method: r.method.as_str(),
-        has_idempotency_key: honoured,
+        has_idempotency_key: plan.idempotent(),
     };
     let (outcome, verdict) = match &reply {
         Ok(r) => {
@@ -318,10 +413,16 @@ fn read(
         || ctx.attempt().saturating_add(1) >= policy.max_attempts();
     let status = reply.as_ref().map_or(0, |r| r.status);
     progress.attempt(ctx.attempt(), status, done);
+    let last = match &reply {
+        Ok(r) => Last::Status(r.status),
+        Err(recuo::Transport::Timeout) if left.is_some_and(|l| l < timeout) => Last::Late,
+        Err(t) => Last::Transport(*t),
+    };
     match verdict {
         Verdict::Success => Ok(status),
         _ => Err(Failure {
             verdict,
+            last,
             at_unix_ms: now,
         }),
     }
@@ -371,15 +472,6 @@ fn headers_of(a: &TrialArgs) -> Result<Vec<(HeaderName, HeaderValue)>, CliError>
                     .to_string(),
             )
         })?;
-        if name
-            .as_str()
-            .eq_ignore_ascii_case(recuo::Policy::guide_b().idempotency_header())
-        {
-            return Err(CliError::Usage(format!(
-                "--header {}: recuo sends its own, one key per read",
-                name.as_str()
-            )));
-        }
         let value = HeaderValue::from_str(value.trim_matches([' ', '\t'])).map_err(|_| {
             CliError::Usage(format!(
                 "--header {}: the value is not a header value: visible ASCII (not shown)",
@@ -511,7 +603,7 @@ fn embedded_config(a: &TrialArgs) -> Result<Option<ServerConfig>, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use recuo::{Cause, Report, RetryError};
+    use recuo::Cause;
 
     #[test]
     fn paths_are_read_against_the_base() {
@@ -550,35 +642,42 @@ mod tests {
         }
         let ok = headers_of(&args("Authorization: Bearer sekrit-1")).unwrap();
         assert_eq!(shown(&ok), ["authorization: [redacted]"]);
-        assert!(headers_of(&args("Idempotency-Key: mine")).is_err());
+        // The caller's own key is sent as it is.
+        let mine = headers_of(&args("Idempotency-Key: mine")).unwrap();
+        assert_eq!(mine[0].1, "mine");
     }
 
     #[test]
     fn give_ups_are_tallied_with_the_earliest_return() {
-        let failure = |wait_ms, at_unix_ms| Failure {
+        let started = unix_now_ms();
+        let failure = Failure {
             verdict: Verdict::Retry {
                 cause: Cause::RateLimited,
-                server_wait: Some(ServerWait::Ms(wait_ms)),
+                server_wait: Some(ServerWait::Ms(86_400_000)),
             },
-            at_unix_ms,
+            last: Last::Status(429),
+            at_unix_ms: started,
         };
-        let gave_up_with = |reason, f| {
+        let gave_up_with = |reason, at_unix_ms| {
             BatchResult::<u16, Failure>::GaveUp(RetryError {
-                error: Some(f),
+                error: Some(Failure {
+                    at_unix_ms,
+                    ..failure
+                }),
                 reason,
                 retry_at_ms: None,
-                report: Report::default(),
+                report: Report {
+                    attempts: 1,
+                    ..Report::default()
+                },
                 gate_error: None,
             })
         };
         let results = vec![
             BatchResult::Succeeded(200),
-            gave_up_with(
-                GiveUpReason::WaitExceedsDeadline,
-                failure(86_400_000, 1_000),
-            ),
-            gave_up_with(GiveUpReason::WaitExceedsDeadline, failure(86_400_000, 500)),
-            gave_up_with(GiveUpReason::AttemptsExhausted, failure(5, 0)),
+            gave_up_with(GiveUpReason::WaitExceedsDeadline, started + 1_000),
+            gave_up_with(GiveUpReason::WaitExceedsDeadline, started + 500),
+            gave_up_with(GiveUpReason::AttemptsExhausted, started),
             BatchResult::NotStarted {
                 reason: GiveUpReason::QueueStopped,
                 stopped_by: Some(GiveUpReason::WaitExceedsDeadline),
@@ -588,6 +687,64 @@ mod tests {
         assert_eq!(by_reason["wait_exceeds_deadline"], 2);
         assert_eq!(by_reason["attempts_exhausted"], 1);
         assert_eq!(by_reason.len(), 2);
-        assert_eq!(at, Some(86_400_500));
+        assert_eq!(at, Some(started + 86_400_500));
+
+        let reports = vec![
+            Some(Report {
+                attempts: 2,
+                ..Report::default()
+            }),
+            Some(Report::default()),
+            Some(Report::default()),
+            Some(Report::default()),
+            None,
+        ];
+        let uris: Vec<Uri> = (0..5)
+            .map(|i| format!("http://h/{i}").parse().unwrap())
+            .collect();
+        let reads = read_results(&results, &reports, &uris);
+        let row = |i: usize| {
+            let r = &reads[i];
+            (r.result, r.attempts, r.ending, r.status, r.reason)
+        };
+        assert_eq!(row(0), ("success", 2, "response", Some(200), None));
+        assert_eq!(
+            row(1),
+            (
+                "gave_up",
+                1,
+                "give_up",
+                Some(429),
+                Some("wait_exceeds_deadline")
+            )
+        );
+        assert_eq!(
+            reads[2].message.as_deref(),
+            Some(
+                "recuo gave up after 1 attempt (wait_exceeds_deadline): HTTP 429; a retry is \
+                 allowed in 86401 s"
+            )
+        );
+        assert_eq!(reads[2].retry_at_unix_ms, Some(started + 86_400_500));
+        // Attempts exhausted on a 429: the client adapters return the last response.
+        assert_eq!(
+            row(3),
+            (
+                "gave_up",
+                1,
+                "response",
+                Some(429),
+                Some("attempts_exhausted")
+            )
+        );
+        assert_eq!(reads[3].message, None);
+        assert_eq!(
+            row(4),
+            ("not_started", 0, "give_up", None, Some("queue_stopped"))
+        );
+        assert_eq!(
+            reads[4].message.as_deref(),
+            Some("recuo gave up after 0 attempts (queue_stopped): no attempt was made")
+        );
     }
 }
