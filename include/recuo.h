@@ -103,6 +103,12 @@
 #define RECUO_IDEMPOTENCY_KEY_SIZE 37
 
 /**
+ * The size of a buffer that holds any give-up message (`recuo_give_up_message`,
+ * `recuo_attempts_give_up_message`) with its NUL.
+ */
+#define RECUO_GIVE_UP_MESSAGE_SIZE 256
+
+/**
  * How many starts, at the configured rate, a regulator queues ahead of now beyond its
  * burst: a start that would wait longer is answered `RECUO_QUEUE_FULL` (nothing reserved).
  */
@@ -223,7 +229,7 @@ enum recuo_status
      */
     RECUO_ERR_CAP_BELOW_BASE = 105,
     /**
-     * A header name was empty or not an HTTP token (RFC 9110 §5.6.2).
+     * A header name was empty or not an HTTP token (RFC 9110 section 5.6.2).
      */
     RECUO_ERR_INVALID_HEADER_NAME = 106,
     /**
@@ -475,7 +481,7 @@ enum recuo_wait_kind
      */
     RECUO_WAIT_MS = 1,
     /**
-     * The server's wait is too long to count (SPEC §3): no retry can honour it.
+     * The server's wait is too long to count: no retry can honour it.
      */
     RECUO_WAIT_UNBOUNDED = 2,
 };
@@ -599,7 +605,7 @@ typedef uint32_t recuo_step_kind;
 #endif // __cplusplus
 
 /**
- * Why an operation stopped without succeeding (SPEC §6). `0` is "none": not given up.
+ * Why an operation stopped without succeeding. `0` is "none": not given up.
  */
 enum recuo_give_up_reason
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -624,7 +630,7 @@ enum recuo_give_up_reason
      */
     RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE = 3,
     /**
-     * A retry budget had no token left (SPEC §9).
+     * A retry budget had no token left.
      */
     RECUO_GIVE_UP_BUDGET_EXHAUSTED = 4,
     /**
@@ -715,6 +721,101 @@ enum recuo_decision_kind
 typedef enum recuo_decision_kind recuo_decision_kind;
 #else
 typedef uint32_t recuo_decision_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which idempotency key the attempts of a request carry.
+ */
+enum recuo_key_to_send
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * None.
+     */
+    RECUO_KEY_NONE = 1,
+    /**
+     * The caller's own, already among the request's headers: sent as it is.
+     */
+    RECUO_KEY_CALLER = 2,
+    /**
+     * recuo's key for the operation (`recuo_attempts_idempotency_key`), the same on every
+     * attempt: add it in the policy's header (`recuo_policy_idempotency_header`).
+     */
+    RECUO_KEY_RECUO = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_key_to_send recuo_key_to_send;
+#else
+typedef uint32_t recuo_key_to_send;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What kind of last attempt a `recuo_last` describes.
+ */
+enum recuo_last_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * No attempt was made (the gate, the deadline or a cancellation stopped it first).
+     */
+    RECUO_LAST_NOTHING = 1,
+    /**
+     * A response with the status in `status` (its headers read; a body that failed after
+     * them is a transport failure, not a response).
+     */
+    RECUO_LAST_STATUS = 2,
+    /**
+     * A transport failure of the kind in `transport`.
+     */
+    RECUO_LAST_TRANSPORT = 3,
+    /**
+     * The deadline cut the attempt while the server was still answering: the client's error
+     * is an artefact of that cut.
+     */
+    RECUO_LAST_LATE = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_last_kind recuo_last_kind;
+#else
+typedef uint32_t recuo_last_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How an operation's end reaches its caller.
+ */
+enum recuo_ending
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The last response is returned.
+     */
+    RECUO_ENDING_RESPONSE = 1,
+    /**
+     * The client's own transport error is returned, unchanged.
+     */
+    RECUO_ENDING_ERROR = 2,
+    /**
+     * recuo's give-up is returned, with its reason, the wait left (`retry_at`), the last
+     * response if there is one, and the give-up message.
+     */
+    RECUO_ENDING_GIVE_UP = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_ending recuo_ending;
+#else
+typedef uint32_t recuo_ending;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -842,7 +943,7 @@ typedef uint32_t recuo_confidence;
 #endif // __cplusplus
 
 /**
- * How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
+ * How backoff delays are drawn from the window `w = min(cap, base · 2^n)`.
  */
 enum recuo_jitter
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -875,7 +976,7 @@ typedef uint32_t recuo_jitter;
 #endif // __cplusplus
 
 /**
- * When an HTTP status or a transport failure is retried (the sets of SPEC §5).
+ * When an HTTP status or a transport failure is retried (the classification's sets).
  */
 enum recuo_status_rule
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -907,6 +1008,33 @@ typedef uint32_t recuo_status_rule;
 #endif // __cplusplus
 
 /**
+ * Which contract a request's caller expects when the operation ends.
+ */
+enum recuo_style
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A client adapter: the last response is returned, as the client would have returned it
+     * without recuo.
+     */
+    RECUO_STYLE_CLIENT = 1,
+    /**
+     * Guide A's `buscarComRetry` (`recuo_curl_perform`): after the last attempt a 429 or a
+     * 5xx is a give-up; other statuses are returned.
+     */
+    RECUO_STYLE_GUIDE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_style recuo_style;
+#else
+typedef uint32_t recuo_style;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
  * valid during the operation's call only, on which the operation calls
  * `recuo_attempt_context_set_response`. Backed by a Rust struct holding what the attempt's
@@ -915,7 +1043,7 @@ typedef uint32_t recuo_status_rule;
 typedef struct recuo_attempt_context recuo_attempt_context;
 
 /**
- * A shared count of attempts, so that nested retry loops share one limit (SPEC §6): in C
+ * A shared count of attempts, so that nested retry loops share one limit: in C
  * this is explicit — create one pool for the outermost operation, sized by its policy's
  * attempts, and hand the same pool to the inner ones (`recuo_attempts_set_pool`,
  * `recuo_retry_options_set_pool`). Backed by a `recuo::AttemptPool` (an atomic count).
@@ -1014,11 +1142,12 @@ typedef struct recuo_pass recuo_pass;
 typedef struct recuo_permit recuo_permit;
 
 /**
- * A retry policy: attempts, backoff, deadline, server-wait spread, the classification of
- * SPEC §5 and the idempotency header. An opaque handle backed by the values as set plus the
+ * A retry policy: attempts, backoff, deadline, server-wait spread, the classification and
+ * the idempotency header. An opaque handle backed by the values as set plus the
  * `recuo::Policy` the core builds from them.
  *
- * Create it with `recuo_policy_new` (guide A's defaults) or `recuo_policy_new_guide_b`,
+ * Create it with `recuo_policy_new` (guide A's defaults), `recuo_policy_new_guide_b` or
+ * `recuo_policy_new_adapters` (the HTTP adapters' default),
  * change it with the `recuo_policy_set_*` functions, release it with `recuo_policy_free`.
  * Every function that uses a policy reads it during the call only (the state machine and
  * `recuo_retry` keep their own copy), so a policy may be changed or freed afterwards. Several
@@ -1027,7 +1156,7 @@ typedef struct recuo_permit recuo_permit;
 typedef struct recuo_policy recuo_policy;
 
 /**
- * Limits request *starts* to a rate with a burst (SPEC §9): after a quiet spell up to
+ * Limits request *starts* to a rate with a burst: after a quiet spell up to
  * `burst` starts may go at once, then one per interval (1 / rate); in any window of time
  * `W`, at most `burst + rate · W` starts. Backed by a `recuo::Regulator` (GCRA: one
  * "theoretical arrival time" moved with a compare-and-swap — no lock, no timer thread).
@@ -1047,7 +1176,7 @@ typedef struct recuo_regulator recuo_regulator;
 
 /**
  * Allows a retry only while the retries of the last `window_s` seconds stay within
- * `ratio × requests + floor_per_s × window_s` (SPEC §9; as Finagle's RetryBudget, gRPC
+ * `ratio × requests + floor_per_s × window_s` (as Finagle's RetryBudget, gRPC
  * retry throttling and the AWS retry quota). Backed by a `recuo::RetryBudget`: lock-free
  * per-second counters, in this process or in a file (`recuo_retry_budget_new_shared`).
  *
@@ -1141,7 +1270,7 @@ typedef struct recuo_verdict {
  * The predicate `repetir_se`: answers whether the failure code `error` is worth another
  * attempt — or, instead, writes a verdict into `*verdict_out` (all zeros on entry), e.g.
  * `recuo_classify`'s for the HTTP outcome behind `error`: then the verdict decides and the
- * answer is ignored (SPEC §5: a give-up stops, a retry's server wait is honoured). Receives
+ * answer is ignored (a give-up stops, a retry's server wait is honoured). Receives
  * the call's `user_data`.
  */
 typedef bool (*recuo_retry_predicate_fn)(int error,
@@ -1152,7 +1281,7 @@ typedef bool (*recuo_retry_predicate_fn)(int error,
  * What one attempt came to: a plain struct, yours to fill (on the stack too).
  *
  * `kind` says which of the other fields is read: `status` for `RECUO_OUTCOME_STATUS` (any
- * number; codes outside 100–599 are treated as 500, RFC 9110 §15), `transport` for
+ * number; codes outside 100–599 are treated as 500, RFC 9110 section 15), `transport` for
  * `RECUO_OUTCOME_TRANSPORT`; the unused field is ignored. Values that are none of their
  * enum's constants are refused with `RECUO_ERR_INVALID_ENUM`.
  */
@@ -1281,7 +1410,7 @@ typedef struct recuo_decision {
 } recuo_decision;
 
 /**
- * What happened to one operation (SPEC §6): a plain struct recuo fills in. The delays
+ * What happened to one operation: a plain struct recuo fills in. The delays
  * themselves are copied into a buffer of yours (see `recuo_attempts_report`, `recuo_retry`).
  */
 typedef struct recuo_report {
@@ -1316,6 +1445,41 @@ typedef struct recuo_report {
      */
     recuo_give_up_reason stopped_by;
 } recuo_report;
+
+/**
+ * What one request is to its operation: a plain struct recuo fills in.
+ */
+typedef struct recuo_request_plan {
+    /**
+     * A `recuo_key_to_send` constant: the key every attempt carries.
+     */
+    recuo_key_to_send key;
+    /**
+     * Whether a failure whose outcome is unknown (a timeout, a reset, a 500) may be retried.
+     */
+    bool idempotent;
+} recuo_request_plan;
+
+/**
+ * What the last attempt of an operation came to, as the caller saw it: a plain struct, yours
+ * to fill (on the stack too). `kind` says which other field is read: `status` for
+ * `RECUO_LAST_STATUS`, `transport` for `RECUO_LAST_TRANSPORT`; the unused field is ignored.
+ * Values that are none of their enum's constants are refused with `RECUO_ERR_INVALID_ENUM`.
+ */
+typedef struct recuo_last {
+    /**
+     * A `recuo_last_kind` constant.
+     */
+    recuo_last_kind kind;
+    /**
+     * The HTTP status, for `RECUO_LAST_STATUS`.
+     */
+    uint16_t status;
+    /**
+     * A `recuo_transport` constant, for `RECUO_LAST_TRANSPORT`.
+     */
+    recuo_transport transport;
+} recuo_last;
 
 /**
  * The hook called before each sleep of `recuo_retry`: `attempt` is the attempt that just
@@ -1392,7 +1556,7 @@ typedef void (*recuo_http_operation_fn)(uint32_t attempt,
                                         void *user_data);
 
 /**
- * What a batch will take (SPEC §8): a plain struct `recuo_plan` fills in.
+ * What a batch will take: a plain struct `recuo_plan` fills in.
  */
 typedef struct recuo_plan_result {
     /**
@@ -1477,7 +1641,7 @@ typedef struct recuo_batch_result {
 } recuo_batch_result;
 
 /**
- * A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
+ * A batch's stats: a plain struct `recuo_batch_run`, `recuo_stats_merge` and
  * `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
  * nanoseconds on `recuo_monotonic_ns()` (or on the clock a recorder was given).
  */
@@ -1876,7 +2040,7 @@ recuo_transport recuo_curl_code_transport(uint32_t code, bool request_sent);
 /**
  * A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
  * no deadline, server waits spread by `uniform[0, min(window(n), 1000 ms)]`, the
- * classification table of SPEC §5, the key sent as `Idempotency-Key`, the response's `Date`
+ * default classification table, the key sent as `Idempotency-Key`, the response's `Date`
  * not used as "now". Free it with `recuo_policy_free`. NULL only if recuo panicked.
  */
 struct recuo_policy *recuo_policy_new(void);
@@ -1887,6 +2051,16 @@ struct recuo_policy *recuo_policy_new(void);
  * only if recuo panicked.
  */
 struct recuo_policy *recuo_policy_new_guide_b(void);
+
+/**
+ * A new policy with the HTTP adapters' default (what `recuo_curl_perform` users get when
+ * they have no policy of their own in mind): guide B's values (5 attempts, base 1000 ms, cap
+ * 8000 ms, a 30000 ms deadline, so that `Retry-After: 3600` gives up at once), with the
+ * response's valid `Date` header taken as "now" for its server waits, so that a client whose
+ * clock is wrong still waits what the server meant. Free it with `recuo_policy_free`. NULL
+ * only if recuo panicked.
+ */
+struct recuo_policy *recuo_policy_new_adapters(void);
 
 /**
  * Releases a policy. NULL is accepted and ignored. State machines made from it keep their
@@ -1931,7 +2105,7 @@ recuo_status recuo_policy_set_base_ms(struct recuo_policy *policy, uint64_t base
 
 /**
  * Sets the largest backoff window (the cap), in milliseconds. It never shortens a server's
- * wait (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; a cap below the base is
+ * wait. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; a cap below the base is
  * reported by `recuo_policy_validate` and where the policy is used.
  *
  * # Safety
@@ -1969,8 +2143,8 @@ recuo_status recuo_policy_set_deadline_ms(struct recuo_policy *policy, uint64_t 
 recuo_status recuo_policy_clear_deadline(struct recuo_policy *policy);
 
 /**
- * Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`
- * (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ * Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`.
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `policy` must be NULL or a live handle not in use by another thread.
@@ -1997,9 +2171,22 @@ recuo_status recuo_policy_clear_spread(struct recuo_policy *policy);
 recuo_status recuo_policy_set_use_date_header(struct recuo_policy *policy, bool use_date_header);
 
 /**
+ * Says whether the server honours idempotency keys (default false): when it does, a request
+ * that carries recuo's own key counts as idempotent whatever its method, so a POST whose
+ * outcome is unknown (a timeout, a reset, a 500) may be retried; when it does not, only the
+ * method (or a key of the caller's own) makes a request idempotent. Read by
+ * `recuo_plan_request` and `recuo_attempts_set_plan`. Returns `RECUO_OK` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_policy_set_server_honours_keys(struct recuo_policy *policy, bool yes);
+
+/**
  * Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
- * the `len` bytes at `name`, which must form an HTTP token (RFC 9110 §5.6.2). recuo does not
- * send headers itself; read the name back with `recuo_policy_idempotency_header`.
+ * the `len` bytes at `name`, which must form an HTTP token (RFC 9110 section 5.6.2). recuo
+ * does not send headers itself; read the name back with `recuo_policy_idempotency_header`.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_HEADER_NAME` for an empty name or one that is not a
  * token, `RECUO_ERR_NOT_UTF8` for bytes that are not UTF-8 (the policy is left unchanged in
@@ -2015,8 +2202,8 @@ recuo_status recuo_policy_set_idempotency_header(struct recuo_policy *policy,
                                                  size_t len);
 
 /**
- * Sets when the HTTP status `status` (400–599, SPEC §5) is retried: `rule` is one of the
- * `recuo_status_rule` constants. The defaults are SPEC §5's table: 429 and 503 ALWAYS; 500,
+ * Sets when the HTTP status `status` (400–599) is retried: `rule` is one of the
+ * `recuo_status_rule` constants. The defaults: 429 and 503 ALWAYS; 500,
  * 502, 504 and the other 5xx but 501 and 505 IF_IDEMPOTENT; everything else NEVER. Statuses
  * below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
  * is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
@@ -2138,6 +2325,15 @@ bool recuo_policy_spread_ms(const struct recuo_policy *policy, uint64_t *spread_
 bool recuo_policy_use_date_header(const struct recuo_policy *policy);
 
 /**
+ * Whether the server honours idempotency keys (`recuo_policy_set_server_honours_keys`).
+ * False when `policy` is NULL.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle.
+ */
+bool recuo_policy_server_honours_keys(const struct recuo_policy *policy);
+
+/**
  * Whether a 403 with a spent quota is a 429. False when `policy` is NULL.
  *
  * # Safety
@@ -2204,8 +2400,8 @@ const char *recuo_jitter_name(uint32_t jitter);
 const char *recuo_status_rule_name(uint32_t rule);
 
 /**
- * Classifies one outcome under `policy` (SPEC §5): success, retry (with the server's wait,
- * from `Retry-After` or the rate-limit headers, SPEC §3) or give up, and why. Stores the
+ * Classifies one outcome under `policy`: success, retry (with the server's wait,
+ * from `Retry-After` or the rate-limit headers) or give up, and why. Stores the
  * verdict in `*out`.
  *
  * * `outcome`: what the attempt came to.
@@ -2305,7 +2501,7 @@ recuo_status recuo_attempts_new(const struct recuo_policy *policy, struct recuo_
 /**
  * `recuo_attempts_new` with the jitter drawn from a generator seeded with `seed` (the same
  * seed and outcomes give the same delays on every run and in every language). The
- * idempotency key still comes from the operating system's random source (SPEC §5).
+ * idempotency key still comes from the operating system's random source.
  *
  * # Safety
  * As `recuo_attempts_new`.
@@ -2323,7 +2519,7 @@ recuo_status recuo_attempts_new_seeded(const struct recuo_policy *policy,
 void recuo_attempts_free(struct recuo_attempts *attempts);
 
 /**
- * Makes this operation draw its attempts from `pool` (nested loops share one limit, SPEC §6).
+ * Makes this operation draw its attempts from `pool` (nested loops share one limit).
  * `nested` = false for the outermost operation (each of its attempts takes one from the
  * pool); true for an operation running inside an attempt of an enclosing one that already
  * took from the pool: its first attempt is that one and takes nothing, the later ones take
@@ -2341,7 +2537,7 @@ recuo_status recuo_attempts_set_pool(struct recuo_attempts *attempts,
                                      bool nested);
 
 /**
- * Sends every attempt through `gate` (SPEC §6 step 2, §9): with a regulator or a
+ * Sends every attempt through `gate`: with a regulator or a
  * concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` (pass it with
  * `recuo_gate_wait`, then `recuo_attempts_entered`); its budget counts first attempts and
  * pays for retries (none left: `RECUO_GIVE_UP_BUDGET_EXHAUSTED`); an adaptive regulator
@@ -2357,7 +2553,7 @@ recuo_status recuo_attempts_set_gate(struct recuo_attempts *attempts,
                                      const struct recuo_gate *gate);
 
 /**
- * Counts this operation's starts, causes and result into `recorder` (SPEC §7; shared by
+ * Counts this operation's starts, causes and result into `recorder` (shared by
  * as many operations as you like). Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`;
  * `RECUO_ERR_NULL_ARGUMENT`.
  *
@@ -2387,7 +2583,7 @@ recuo_status recuo_attempts_set_request(struct recuo_attempts *attempts,
                                         size_t url_len);
 
 /**
- * Keeps the records (SPEC §7) of level `min_level` and above (a `recuo_level` constant;
+ * Keeps the records of level `min_level` and above (a `recuo_level` constant;
  * `RECUO_LEVEL_NONE`: none, the default), for `recuo_attempts_poll_record`.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_ALREADY_STARTED`;
@@ -2400,7 +2596,7 @@ recuo_status recuo_attempts_set_records(struct recuo_attempts *attempts, uint32_
 
 /**
  * Whether the failure of an attempt after which none is left is judged too: true by
- * default, as SPEC §6 says (a permanent last failure gives up `permanent`); false is guide
+ * default (a permanent last failure gives up `permanent`); false is guide
  * A's loop (`recuo_attempts_failed` then gives up `attempts_exhausted` at once).
  *
  * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
@@ -2412,7 +2608,7 @@ recuo_status recuo_attempts_set_classify_last_failure(struct recuo_attempts *att
 
 /**
  * Says the caller sends an idempotency key of its own with every attempt: the request is
- * then idempotent whatever its method (SPEC §5) for `recuo_attempts_responded`.
+ * then idempotent whatever its method for `recuo_attempts_responded`.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
  *
@@ -2485,7 +2681,7 @@ recuo_status recuo_attempts_judged(struct recuo_attempts *attempts,
 /**
  * The HTTP attempt of `RECUO_STEP_CALL` ended at `now_ms` with `*outcome` (a status or a
  * transport failure) and the response's headers: the machine classifies it by the policy
- * (SPEC §5) with the request's method (`recuo_attempts_set_request`) and keeps what its
+ * with the request's method (`recuo_attempts_set_request`) and keeps what its
  * record needs. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT`;
  * `RECUO_ERR_LENGTH_TOO_LARGE` (nothing changes on an error).
  *
@@ -2661,6 +2857,208 @@ const char *recuo_step_kind_name(uint32_t kind);
 const char *recuo_level_name(uint32_t level);
 
 /**
+ * The plan of a request under `policy`: the key its attempts carry and whether it counts as
+ * idempotent, into `*out`. The rules, the same in every language:
+ *
+ * * a request that already carries the policy's idempotency header (`callers_key`) sends
+ *   the caller's key as it is, and counts as idempotent (the caller vouches for it);
+ * * otherwise recuo adds its own key when `send_keys` says so: `1` yes, `0` no, `-1` the
+ *   default — to methods the policy does not call idempotent (POST, PATCH);
+ * * a request is idempotent when its method is (GET, HEAD, OPTIONS, TRACE, PUT and DELETE
+ *   by default, in any ASCII case), or when it carries recuo's key and the policy says the
+ *   server honours keys (`recuo_policy_set_server_honours_keys`).
+ *
+ * * `method`, `method_len`: the HTTP method, UTF-8.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`policy`, `out`, or `method` NULL with a
+ * non-zero length); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_LENGTH_TOO_LARGE`;
+ * `RECUO_ERR_INVALID_ENUM` (`send_keys` not -1, 0 or 1); the policy's configuration error.
+ * On an error `*out` is untouched.
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `method` NULL or `method_len` readable bytes; `out`
+ * NULL or a writable `recuo_request_plan`.
+ */
+recuo_status recuo_plan_request(const struct recuo_policy *policy,
+                                const char *method,
+                                size_t method_len,
+                                bool callers_key,
+                                int32_t send_keys,
+                                struct recuo_request_plan *out);
+
+/**
+ * How an operation that ended for `reason` (a `recuo_give_up_reason` constant;
+ * `RECUO_GIVE_UP_NONE`: it succeeded) reaches a caller of `style` (a `recuo_style`
+ * constant), its last attempt having come to `*last`; into `*out`. The rules, the same in
+ * every language:
+ *
+ * * a success returns its response;
+ * * no attempt made, or an attempt the deadline cut, gives up;
+ * * a transport failure returns the client's own error;
+ * * a response is returned — but a server wait past the deadline
+ *   (`RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE`) gives up carrying it, and in
+ *   `RECUO_STYLE_GUIDE` a last 429 or 5xx gives up.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (`last`, `out`); `RECUO_ERR_INVALID_ENUM`.
+ * On an error `*out` is untouched.
+ *
+ * # Safety
+ * `last` must be NULL or a readable `recuo_last`; `out` NULL or a writable `recuo_ending`.
+ */
+recuo_status recuo_ending_for(uint32_t style,
+                              uint32_t reason,
+                              const struct recuo_last *last,
+                              recuo_ending *out);
+
+/**
+ * The message of a give-up, the same in every language, into `buf` (`len` bytes),
+ * NUL-terminated; `*written` (when not NULL) receives its length without the NUL. For
+ * example `recuo gave up after 2 attempts (wait_exceeds_deadline): HTTP 429; a retry is
+ * allowed in 3600 s`.
+ *
+ * * `reason`: a `recuo_give_up_reason` constant other than `RECUO_GIVE_UP_NONE`;
+ * * `attempts`: the attempts made;
+ * * `last`: what the last one came to;
+ * * `has_retry_in`, `retry_in_ms`: how long from now until a retry would be allowed, when
+ *   known (shown in whole seconds, rounded up; 0 says "now").
+ *
+ * 256 bytes always suffice. Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is
+ * written, NUL-terminated); `RECUO_ERR_NULL_ARGUMENT` (`buf`, `last`);
+ * `RECUO_ERR_INVALID_ENUM` (`RECUO_GIVE_UP_NONE` too: there is no give-up to tell), with
+ * nothing written.
+ *
+ * # Safety
+ * `last` must be NULL or a readable `recuo_last`; `buf` must point to `len` writable bytes;
+ * `written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_give_up_message(uint32_t reason,
+                                   uint32_t attempts,
+                                   const struct recuo_last *last,
+                                   bool has_retry_in,
+                                   uint64_t retry_in_ms,
+                                   char *buf,
+                                   size_t len,
+                                   size_t *written);
+
+/**
+ * Plans the machine's request (as `recuo_plan_request` does, by the machine's own policy)
+ * and sends it as planned: a request the plan calls idempotent has a failure whose outcome
+ * is unknown judged retryable. The plan is also stored in `*out` when `out` is not NULL:
+ * with `RECUO_KEY_RECUO`, add `recuo_attempts_idempotency_key` to every attempt in the
+ * policy's header; with `RECUO_KEY_CALLER`, send your own as it is.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` (nothing changes); the errors of
+ * `recuo_plan_request`. On an error nothing is written.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `method` NULL or
+ * `method_len` readable bytes; `out` NULL or a writable `recuo_request_plan`.
+ */
+recuo_status recuo_attempts_set_plan(struct recuo_attempts *attempts,
+                                     const char *method,
+                                     size_t method_len,
+                                     bool callers_key,
+                                     int32_t send_keys,
+                                     struct recuo_request_plan *out);
+
+/**
+ * `recuo_attempts_set_plan`, with the caller's key found among the request's own `headers`
+ * (`header_count` of them; NULL only with 0): the request carries the caller's key when one
+ * of them is named as the policy's idempotency header (`recuo_policy_idempotency_header`,
+ * without regard to ASCII case). Header bytes that are not UTF-8 are read as U+FFFD.
+ *
+ * Returns the statuses of `recuo_attempts_set_plan`, and `RECUO_ERR_NULL_ARGUMENT` for
+ * `headers` (or a header's bytes) NULL with a non-zero length.
+ *
+ * # Safety
+ * As `recuo_attempts_set_plan`; `headers` must point to `header_count` readable
+ * `recuo_header`s (or be NULL with 0), each pointing to its bytes.
+ */
+recuo_status recuo_attempts_set_plan_for_headers(struct recuo_attempts *attempts,
+                                                 const char *method,
+                                                 size_t method_len,
+                                                 const struct recuo_header *headers,
+                                                 size_t header_count,
+                                                 int32_t send_keys,
+                                                 struct recuo_request_plan *out);
+
+/**
+ * Says whether the request's body can be sent again (default true). A body that cannot — a
+ * stream read once — gets one attempt: its outcome is judged and recorded, and the operation
+ * gives up `RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED` with no retry decided and no budget spent.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` (nothing changes);
+ * `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_attempts_set_replayable(struct recuo_attempts *attempts, bool yes);
+
+/**
+ * How the machine's operation reaches a caller of `style` (a `recuo_style` constant), its
+ * last attempt having come to `*last`, into `*out` — `recuo_ending_for` with the machine's
+ * reason; `RECUO_ENDING_RESPONSE` while it runs.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_INVALID_ENUM`. On an error
+ * `*out` is untouched.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle; `last` NULL or a readable `recuo_last`; `out`
+ * NULL or a writable `recuo_ending`.
+ */
+recuo_status recuo_attempts_ending(const struct recuo_attempts *attempts,
+                                   uint32_t style,
+                                   const struct recuo_last *last,
+                                   recuo_ending *out);
+
+/**
+ * The message of the machine's give-up (as `recuo_give_up_message` words it: its reason,
+ * its attempts, `*last`, and the wait left at `now_ms` on your monotonic clock after a
+ * server wait past the deadline), into `buf` (`len` bytes), NUL-terminated; `*written`
+ * (when not NULL) receives its length without the NUL. An operation that did not give up
+ * (it succeeded, or still runs) has no message: "" is written.
+ *
+ * 256 bytes always suffice. Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is
+ * written, NUL-terminated); `RECUO_ERR_NULL_ARGUMENT` (`attempts`, `last`, `buf`);
+ * `RECUO_ERR_INVALID_ENUM`, with nothing written.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle; `last` NULL or a readable `recuo_last`; `buf`
+ * must point to `len` writable bytes; `written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_attempts_give_up_message(const struct recuo_attempts *attempts,
+                                            uint64_t now_ms,
+                                            const struct recuo_last *last,
+                                            char *buf,
+                                            size_t len,
+                                            size_t *written);
+
+/**
+ * The name of the `recuo_key_to_send` constant `key` (`"none"`, `"caller"`, `"recuo"`: the
+ * names every language uses), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_key_to_send_name(uint32_t key);
+
+/**
+ * The name of the `recuo_style` constant `style` (`"client"`, `"guide"`), or `"unknown"`.
+ * Static. NULL only if recuo panicked.
+ */
+const char *recuo_style_name(uint32_t style);
+
+/**
+ * The name of the `recuo_ending` constant `ending` (`"response"`, `"error"`, `"give_up"`),
+ * or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_ending_name(uint32_t ending);
+
+/**
+ * The name of the `recuo_last_kind` constant `kind` (`"nothing"`, `"status"`,
+ * `"transport"`, `"late"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_last_kind_name(uint32_t kind);
+
+/**
  * A new token, not cancelled. Free it with `recuo_cancel_token_free`. NULL only if recuo
  * panicked.
  */
@@ -2734,7 +3132,7 @@ void recuo_retry_options_free(struct recuo_retry_options *options);
 /**
  * Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
  * same delays on every run. The idempotency key still comes from the operating system's
- * random source (SPEC §5: a seed never makes a key). Returns `RECUO_OK` or
+ * random source (a seed never makes a key). Returns `RECUO_OK` or
  * `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
@@ -2767,7 +3165,7 @@ recuo_status recuo_retry_options_set_cancel_token(struct recuo_retry_options *op
                                                   const struct recuo_cancel_token *token);
 
 /**
- * Makes `recuo_retry` draw its attempts from `pool` (SPEC §6: nested loops share one limit);
+ * Makes `recuo_retry` draw its attempts from `pool` (nested loops share one limit);
  * `nested` as in `recuo_attempts_set_pool` (false for the outermost loop, true for a loop
  * running inside an attempt of one). NULL removes the pool. The options keep their own
  * reference to the count. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
@@ -2801,7 +3199,7 @@ recuo_status recuo_retry_options_set_on_give_up(struct recuo_retry_options *opti
                                                 recuo_on_give_up_fn on_give_up);
 
 /**
- * Sends every attempt of `recuo_retry` through `gate` (SPEC §6 step 2, §9); NULL removes the
+ * Sends every attempt of `recuo_retry` through `gate`; NULL removes the
  * gate. The options keep their own reference to the gate as it is now (its regulator, limit
  * and budget are shared, not copied), so the handle may be freed or changed afterwards
  * without changing the options. With a gate, `recuo_retry`:
@@ -2831,7 +3229,7 @@ recuo_status recuo_retry_options_set_gate(struct recuo_retry_options *options,
 
 /**
  * Sends the records of every `recuo_retry_http` and `recuo_retry` call made with these
- * options to `sink` (SPEC §7), as JSON lines (see `recuo_record_sink_fn`), with the call's
+ * options to `sink`, as JSON lines (see `recuo_record_sink_fn`), with the call's
  * `user_data`, on the calling thread; NULL removes the sink.
  *
  * * `recuo_retry_http` hands over one attempt record per attempt made, just after the
@@ -2895,7 +3293,7 @@ recuo_status recuo_retry_options_set_clock(struct recuo_retry_options *options,
                                            recuo_wall_clock_fn unix_ms);
 
 /**
- * Makes `recuo_retry` and `recuo_retry_http` count into `recorder` (SPEC §7), as every loop
+ * Makes `recuo_retry` and `recuo_retry_http` count into `recorder`, as every loop
  * counts (the operation machine does): each attempt's start (first attempt or retry, at
  * `recuo_monotonic_ns()`'s milliseconds × 1 000 000 unless a clock is set) and end, the 429s
  * and 503s among the verdicts (the last attempt's too), and how the operation ended (success, failure, or never started
@@ -2911,7 +3309,7 @@ recuo_status recuo_retry_options_set_stats_recorder(struct recuo_retry_options *
                                                     const struct recuo_stats_recorder *recorder);
 
 /**
- * Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
+ * Runs `operation` under `policy` until it succeeds or the policy gives up:
  * attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
  * or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
  * a cancellation) and the next attempt. The idempotency key is created once, before attempt
@@ -3033,7 +3431,7 @@ recuo_status recuo_rate_format(double per_second, char *buf, size_t len, size_t 
  * Plans `requests` requests sent at `target_per_s` under an allowance of `allowance_per_s`
  * (both in events per second: `recuo_rate_parse` reads `"90/min"`), each answered in
  * `latency_s` seconds, with a fraction `retry_fraction` (0 ≤ f < 1) of all attempts being
- * retries, and stores the plan in `*out` (SPEC §8):
+ * retries, and stores the plan in `*out`:
  *
  * * `interval_ms` = 1000 / target (rounded); `duration_s` = (requests + retries) / target;
  * * `retries` = requests · f / (1 − f); `in_flight` = target · latency;
@@ -3778,8 +4176,8 @@ void recuo_pass_release(struct recuo_pass *pass);
 
 /**
  * Runs `count` operations through one policy and one gate, `workers` at a time, with a
- * deadline for the whole batch, and reports what became of each and the batch's stats
- * (SPEC §6–§9). Blocks the calling thread until every operation has ended or the deadline
+ * deadline for the whole batch, and reports what became of each and the batch's stats.
+ * Blocks the calling thread until every operation has ended or the deadline
  * has passed; the operations run on worker threads recuo starts and joins.
  *
  * * `policy`: each operation runs the retry loop of `recuo_retry` under it (read at the

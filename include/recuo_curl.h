@@ -6,17 +6,21 @@
  *
  * Everything here drives the step API of recuo.h (`recuo_attempts_*`, the core's operation
  * machine) and adds no rule of its own: the machine classifies each attempt by the policy
- * (`recuo_attempts_responded`), decides the delays, the deadline and when to give up. The
- * glue only converts: a `CURLcode` to recuo's transport kinds, the response's headers to
- * `recuo_header`s; and does what libcurl needs: the idempotency header, set once per
- * operation, each attempt's `CURLOPT_TIMEOUT_MS` clipped to what is left of the deadline,
+ * (`recuo_attempts_responded`), decides the delays, the deadline and when to give up; the
+ * request's plan (`recuo_attempts_set_plan_for_headers`) decides which idempotency key is
+ * sent and whether the request counts as idempotent; the core's ending
+ * (`recuo_attempts_ending`) and message (`recuo_attempts_give_up_message`) say how the end
+ * surfaces. The glue only converts: a `CURLcode` to recuo's transport kinds, the response's
+ * headers to `recuo_header`s; and does what libcurl needs: the idempotency header, set once
+ * per operation, each attempt's `CURLOPT_TIMEOUT_MS` clipped to what is left of the deadline,
  * your callback to reset the response body before each retry, and the waits.
  *
  *   recuo_curl_perform        a retried curl_easy_perform for one easy handle (blocking)
  *   recuo_curl_transport      the CURLcode -> recuo_transport table
  *   recuo_curl_outcome        one transfer's recuo_outcome (its HTTP status, or a transport kind)
  *   recuo_curl_headers_*      the last response's headers, as recuo_headers
- *   recuo_curl_key_headers    your header list plus the idempotency header, for the operation
+ *   recuo_curl_plan           the operation's request plan: the key it carries, idempotent or not
+ *   recuo_curl_key_headers    your header list plus the idempotency header, as the plan says
  *   recuo_curl_set_timeout    an attempt's CURLOPT_TIMEOUT_MS, clipped to the step's timeout_ms
  *   recuo_curl_responded      a finished transfer told to the machine: the next recuo_step
  *
@@ -79,7 +83,11 @@ static inline recuo_transport recuo_curl_transport(CURLcode code) {
  *   policy; a transfer with no HTTP status (a file:// URL) is a success;
  * - otherwise a transport failure of recuo_curl_transport's kind, except a timeout before any
  *   byte of the request was sent (CURLINFO_REQUEST_SIZE 0: the connect timed out), which is
- *   CONNECT — the request was never sent (SPEC §5).
+ *   CONNECT — the request was never sent.
+ * A transfer whose body failed after the response's headers (CURLE_PARTIAL_FILE: the
+ * connection closed before Content-Length bytes came; CURLE_RECV_ERROR) is the transport
+ * failure it is, never a response: a GET is retried, and a POST is not (unless the request is
+ * idempotent).
  */
 static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_outcome *out) {
     if (easy == NULL || out == NULL) {
@@ -94,8 +102,8 @@ static inline recuo_status recuo_curl_outcome(CURL *easy, CURLcode code, recuo_o
     recuo_outcome o;
     memset(&o, 0, sizeof o); /* the fields a kind does not use are 0 */
     if (status > 0) {
-        /* Passed as it came: recuo reads a code outside 100-599 as the x00 of its class (SPEC
-         * §5); one no uint16_t holds stays out of range. */
+        /* Passed as it came: recuo reads a code outside 100-599 as the x00 of its class; one
+         * no uint16_t holds stays out of range. */
         o.kind = RECUO_OUTCOME_STATUS;
         o.status = (uint16_t)(status > UINT16_MAX ? UINT16_MAX : status);
     } else if (code == CURLE_OK) {
@@ -178,34 +186,93 @@ static inline void recuo_curl_headers_free(recuo_curl_headers *headers) {
 /* ---- one operation's request -------------------------------------------------------------- */
 
 /*
- * The header list to send with every attempt of one operation: a copy of `base` (your own
- * CURLOPT_HTTPHEADER list; NULL for none) plus "<name>: <key>", the policy's idempotency
- * header (recuo_policy_idempotency_header) with the machine's key
- * (recuo_attempts_idempotency_key: made once, the same on every attempt). The key is also
- * copied into `key_out` (RECUO_IDEMPOTENCY_KEY_SIZE bytes) when not NULL. Set the list with
- * CURLOPT_HTTPHEADER for the operation, then put `base` back and curl_slist_free_all it.
- * Returns RECUO_OK; RECUO_ERR_NULL_ARGUMENT; RECUO_ERR_IO when libcurl ran out of memory.
+ * Plans the machine's request (recuo_attempts_set_plan_for_headers, by the machine's policy):
+ * `method` (NUL-terminated; NULL: "GET") with your header list `headers` (what you give
+ * CURLOPT_HTTPHEADER; NULL for none) — it carries your own key when one of its entries is
+ * named as the policy's idempotency header; `send_keys`: -1 recuo's key for methods that are
+ * not idempotent (POST, PATCH), 1 for every method, 0 never. The plan is stored in `*plan`:
+ * which key every attempt carries and whether the request counts as idempotent. Call it
+ * before recuo_attempts_start, then recuo_curl_key_headers with the plan.
+ * Returns recuo_attempts_set_plan_for_headers's statuses, or RECUO_ERR_IO when memory ran
+ * out.
+ */
+static inline recuo_status recuo_curl_plan(recuo_attempts *attempts, const char *method,
+                                           const struct curl_slist *headers, int32_t send_keys,
+                                           recuo_request_plan *plan) {
+    const char *m = method != NULL ? method : "GET";
+    /* Your list as curl sends it: "Name: value", "Name;" (sent empty); "Name:" alone removes
+     * a header curl would add, so it is not sent. */
+    size_t count = 0;
+    for (const struct curl_slist *h = headers; h != NULL; h = h->next) {
+        count++;
+    }
+    recuo_header *items = NULL;
+    if (count > 0 && (items = (recuo_header *)calloc(count, sizeof *items)) == NULL) {
+        return RECUO_ERR_IO;
+    }
+    size_t n = 0;
+    for (const struct curl_slist *h = headers; h != NULL; h = h->next) {
+        const char *line = h->data != NULL ? h->data : "";
+        size_t name_len = strcspn(line, ":;");
+        const char *rest = line + name_len;
+        const char *value = rest[0] != '\0' ? rest + 1 : rest;
+        value += strspn(value, " \t");
+        if (rest[0] == '\0' || (rest[0] == ':' && value[0] == '\0')) {
+            continue;
+        }
+        items[n].name = line;
+        items[n].name_len = name_len;
+        items[n].value = rest[0] == ';' ? "" : value;
+        items[n].value_len = rest[0] == ';' ? 0 : strlen(value);
+        n++;
+    }
+    recuo_status rc =
+        recuo_attempts_set_plan_for_headers(attempts, m, strlen(m), items, n, send_keys, plan);
+    free(items);
+    return rc;
+}
+
+/*
+ * The header list to send with every attempt of one operation, as its `plan` says
+ * (recuo_curl_plan): a copy of `base` (your own CURLOPT_HTTPHEADER list; NULL for none), plus,
+ * when the plan's key is RECUO_KEY_RECUO, "<name>: <key>" — the policy's idempotency header
+ * (recuo_policy_idempotency_header) with the machine's key (recuo_attempts_idempotency_key:
+ * made once, the same on every attempt). That key is also copied into `key_out`
+ * (RECUO_IDEMPOTENCY_KEY_SIZE bytes) when not NULL; "" there when recuo sends none. Set the
+ * list with CURLOPT_HTTPHEADER for the operation, then put `base` back and
+ * curl_slist_free_all it (a NULL list when `base` is NULL and no key is sent).
+ * Returns RECUO_OK; RECUO_ERR_NULL_ARGUMENT; RECUO_ERR_INVALID_ENUM (the plan's key is none
+ * of its constants); RECUO_ERR_IO when libcurl ran out of memory.
  */
 static inline recuo_status recuo_curl_key_headers(const recuo_policy *policy,
                                                   recuo_attempts *attempts,
+                                                  const recuo_request_plan *plan,
                                                   const struct curl_slist *base,
                                                   char *key_out,
                                                   struct curl_slist **out) {
-    if (policy == NULL || attempts == NULL || out == NULL) {
+    if (policy == NULL || attempts == NULL || plan == NULL || out == NULL) {
         return RECUO_ERR_NULL_ARGUMENT;
     }
-    char line[300 + RECUO_IDEMPOTENCY_KEY_SIZE];
-    size_t name_len = 0;
-    recuo_status rc = recuo_policy_idempotency_header(policy, line, 300, &name_len);
-    if (rc != RECUO_OK) {
-        return rc; /* a name of 300 bytes or more: RECUO_ERR_BUFFER_TOO_SMALL */
+    if (plan->key != RECUO_KEY_NONE && plan->key != RECUO_KEY_CALLER &&
+        plan->key != RECUO_KEY_RECUO) {
+        return RECUO_ERR_INVALID_ENUM;
     }
-    line[name_len] = ':';
-    line[name_len + 1] = ' ';
-    char *key = line + name_len + 2;
-    rc = recuo_attempts_idempotency_key(attempts, key, RECUO_IDEMPOTENCY_KEY_SIZE, NULL);
-    if (rc != RECUO_OK) {
-        return rc;
+    char line[300 + RECUO_IDEMPOTENCY_KEY_SIZE];
+    line[0] = '\0';
+    char *key = line;
+    if (plan->key == RECUO_KEY_RECUO) {
+        size_t name_len = 0;
+        recuo_status rc = recuo_policy_idempotency_header(policy, line, 300, &name_len);
+        if (rc != RECUO_OK) {
+            return rc; /* a name of 300 bytes or more: RECUO_ERR_BUFFER_TOO_SMALL */
+        }
+        line[name_len] = ':';
+        line[name_len + 1] = ' ';
+        key = line + name_len + 2;
+        rc = recuo_attempts_idempotency_key(attempts, key, RECUO_IDEMPOTENCY_KEY_SIZE, NULL);
+        if (rc != RECUO_OK) {
+            return rc;
+        }
     }
     struct curl_slist *list = NULL;
     for (const struct curl_slist *h = base; h != NULL; h = h->next) {
@@ -216,30 +283,58 @@ static inline recuo_status recuo_curl_key_headers(const recuo_policy *policy,
         }
         list = longer;
     }
-    struct curl_slist *with_key = curl_slist_append(list, line);
-    if (with_key == NULL) {
-        curl_slist_free_all(list);
-        return RECUO_ERR_IO;
+    if (plan->key == RECUO_KEY_RECUO) {
+        struct curl_slist *with_key = curl_slist_append(list, line);
+        if (with_key == NULL) {
+            curl_slist_free_all(list);
+            return RECUO_ERR_IO;
+        }
+        list = with_key;
     }
     if (key_out != NULL) {
-        memcpy(key_out, key, RECUO_IDEMPOTENCY_KEY_SIZE);
+        memcpy(key_out, key, strlen(key) + 1);
     }
-    *out = with_key;
+    *out = list;
     return RECUO_OK;
+}
+
+/* Whether the attempt of the CALL step `call` is bounded by what is left of the deadline
+ * rather than by your own timeout `own_timeout_ms` (0: none). */
+static inline bool recuo_curl_deadline_bounds_(const recuo_step *call, uint64_t own_timeout_ms) {
+    return call != NULL && call->has_timeout &&
+           (own_timeout_ms == 0 || call->timeout_ms < own_timeout_ms);
 }
 
 /*
  * Sets CURLOPT_TIMEOUT_MS for the attempt of the CALL step `call`: your own per-attempt
  * timeout `own_timeout_ms` (0: none), clipped to the step's `timeout_ms` — what is left of
- * the deadline (SPEC §6) — when it has one; at least 1 ms (0 means "no timeout" to libcurl).
+ * the deadline — when it has one; at least 1 ms (0 means "no timeout" to libcurl).
  */
 static inline CURLcode recuo_curl_set_timeout(CURL *easy, const recuo_step *call,
                                               uint64_t own_timeout_ms) {
     uint64_t ms = own_timeout_ms;
-    if (call != NULL && call->has_timeout && (ms == 0 || call->timeout_ms < ms)) {
+    if (recuo_curl_deadline_bounds_(call, own_timeout_ms)) {
         ms = call->timeout_ms > 0 ? call->timeout_ms : 1;
     }
     return curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)(ms > LONG_MAX ? LONG_MAX : ms));
+}
+
+/* recuo_curl_responded with the transfer's outcome already read. */
+static inline recuo_status recuo_curl_tell_(recuo_attempts *attempts, CURL *easy,
+                                            const recuo_outcome *outcome, recuo_step *step) {
+    recuo_curl_headers headers;
+    headers.items = NULL;
+    headers.count = 0;
+    recuo_status rc = RECUO_OK;
+    if (outcome->kind == RECUO_OUTCOME_STATUS) {
+        rc = recuo_curl_headers_collect(easy, &headers);
+    }
+    if (rc == RECUO_OK) {
+        rc = recuo_attempts_responded(attempts, recuo_monotonic_ms(), outcome, headers.items,
+                                      headers.count, step);
+    }
+    recuo_curl_headers_free(&headers);
+    return rc;
 }
 
 /*
@@ -257,18 +352,7 @@ static inline recuo_status recuo_curl_responded(recuo_attempts *attempts, CURL *
     }
     recuo_outcome outcome;
     recuo_status rc = recuo_curl_outcome(easy, code, &outcome);
-    recuo_curl_headers headers;
-    headers.items = NULL;
-    headers.count = 0;
-    if (rc == RECUO_OK && outcome.kind == RECUO_OUTCOME_STATUS) {
-        rc = recuo_curl_headers_collect(easy, &headers);
-    }
-    if (rc == RECUO_OK) {
-        rc = recuo_attempts_responded(attempts, recuo_monotonic_ms(), &outcome, headers.items,
-                                      headers.count, step);
-    }
-    recuo_curl_headers_free(&headers);
-    return rc;
+    return rc == RECUO_OK ? recuo_curl_tell_(attempts, easy, &outcome, step) : rc;
 }
 
 /* ---- the blocking loop -------------------------------------------------------------------- */
@@ -281,8 +365,10 @@ typedef struct recuo_curl_options {
     const char *method;
     /* The URL, for the machine's records only (redacted there). NULL: none. */
     const char *url;
-    /* The list you gave CURLOPT_HTTPHEADER, if any: the idempotency header is added to a
-     * copy of it for the operation, and this list is set back afterwards. */
+    /* The list you gave CURLOPT_HTTPHEADER, if any: an entry named as the policy's
+     * idempotency header is your own key (sent as it is, and the request then counts as
+     * idempotent); recuo's key, when it sends one, is added to a copy of it for the
+     * operation, and this list is set back afterwards. */
     const struct curl_slist *headers;
     /* Your own per-attempt timeout (what you would give CURLOPT_TIMEOUT_MS), 0 for none:
      * each attempt gets the smaller of it and what is left of the deadline. Set back after. */
@@ -292,10 +378,11 @@ typedef struct recuo_curl_options {
     void (*reset_body)(uint32_t attempt, void *user_data);
     void *user_data;
     /* Send recuo's idempotency key with idempotent methods too (by default only a method
-     * the policy does not call idempotent — POST, PATCH — carries it, SPEC §12). */
+     * the policy does not call idempotent — POST, PATCH — carries it). */
     bool key_for_every_method;
-    /* You send an idempotency key of your own in `headers`: recuo sends none, and the
-     * request counts as idempotent whatever its method (recuo_attempts_set_own_key). */
+    /* You send an idempotency key of your own in `headers` under another name than the
+     * policy's header: recuo sends none, and the request counts as idempotent whatever its
+     * method. (Under the policy's header name it is found without this.) */
     bool own_key;
     /* Optional: the machine to drive, made by you from the same policy and set up before
      * (recuo_attempts_new_seeded, _set_gate, _set_stats_recorder, _set_records, _set_pool),
@@ -307,21 +394,44 @@ typedef struct recuo_curl_options {
     /* Stops the waits (the gate's and the sleeps between attempts) when cancelled: the
      * operation then gives up `cancelled`. NULL: none. */
     const recuo_cancel_token *cancel;
+    /* Send no key of recuo's own, whatever the method (not with key_for_every_method). */
+    bool no_keys;
+    /* Your upload cannot be sent twice: a CURLOPT_READFUNCTION stream that neither a
+     * CURLOPT_SEEKFUNCTION nor your reset_body can rewind (libcurl itself would fail such a
+     * resend with CURLE_SEND_FAIL_REWIND). The request then gets one attempt: its outcome is
+     * judged and recorded, and the operation gives up `attempts_exhausted` with no retry and
+     * no budget spent. A body given with CURLOPT_POSTFIELDS / CURLOPT_COPYPOSTFIELDS, or
+     * none, can be sent again: leave this false. */
+    bool body_not_replayable;
 } recuo_curl_options;
 
 /* How the operation ended. */
 typedef struct recuo_curl_result {
     /* The last attempt's libcurl result (CURLE_OK when a response came back). */
     CURLcode code;
-    /* The last attempt's HTTP status, 0 without a response. */
+    /* The last attempt's HTTP status, 0 without a response (a body cut short after the
+     * headers is no response: CURLE_PARTIAL_FILE here, and 0). */
     long http_status;
     /* The machine's last step: RECUO_STEP_DONE, or RECUO_STEP_GAVE_UP with `reason` (and
      * `retry_at_ms` on recuo_monotonic_ms's clock for a server wait past the deadline). */
     recuo_step step;
     /* The machine's report: attempts, reason, elapsed ms, delays, retry_after_ms. */
     recuo_report report;
-    /* The idempotency key sent with every attempt; "" when none was sent. */
+    /* The idempotency key recuo sent with every attempt; "" when it sent none (your own key,
+     * if any, is in your header list). */
     char idempotency_key[RECUO_IDEMPOTENCY_KEY_SIZE];
+    /* The plan the operation ran: which key it carried, whether it counted as idempotent. */
+    recuo_request_plan plan;
+    /* What the last attempt came to: RECUO_LAST_NOTHING (none made), _STATUS (a response),
+     * _TRANSPORT (a libcurl failure of that kind), _LATE (the deadline's timeout cut it). */
+    recuo_last last;
+    /* How the operation ends for guide A's buscarComRetry (RECUO_STYLE_GUIDE), which
+     * recuo_curl_perform's return value follows: RECUO_ENDING_RESPONSE (RECUO_OK),
+     * RECUO_ENDING_ERROR (RECUO_ERR_TASK_FAILED), RECUO_ENDING_GIVE_UP (RECUO_ERR_GAVE_UP). */
+    recuo_ending ending;
+    /* With RECUO_ENDING_GIVE_UP, the give-up's message, the same in every language
+     * ("recuo gave up after 3 attempts (attempts_exhausted): HTTP 503"); else "". */
+    char message[RECUO_GIVE_UP_MESSAGE_SIZE];
 } recuo_curl_result;
 
 /* Waits `ms` without a busy loop (curl_multi_poll on a handle with no transfer waits its
@@ -337,21 +447,50 @@ static inline void recuo_curl_wait_(CURLM *waiter, uint64_t ms, const recuo_canc
     }
 }
 
+/* What an attempt came to, as recuo_last says it: its outcome, or LATE for a timeout that
+ * was the deadline's (`deadline_cut`: the attempt's timeout was what is left of it). */
+static inline recuo_last recuo_curl_last_(const recuo_outcome *outcome, long http_status,
+                                          bool deadline_cut) {
+    recuo_last last;
+    memset(&last, 0, sizeof last);
+    if (outcome->kind != RECUO_OUTCOME_TRANSPORT) {
+        last.kind = RECUO_LAST_STATUS; /* a response (0: a transfer with no HTTP status) */
+        last.status = (uint16_t)(http_status > UINT16_MAX || http_status < 0 ? 0 : http_status);
+    } else if (deadline_cut && outcome->transport == RECUO_TRANSPORT_TIMEOUT) {
+        last.kind = RECUO_LAST_LATE;
+    } else {
+        last.kind = RECUO_LAST_TRANSPORT;
+        last.transport = outcome->transport;
+    }
+    return last;
+}
+
 /*
- * curl_easy_perform on `easy`, retried under `policy` by recuo's operation machine: each
- * attempt performs the handle as you set it up, bounded by what is left of the deadline;
- * the machine judges each outcome and headers (SPEC §5), waits what it says (the server's
- * Retry-After honoured, never shortened), and gives up when it says. Between attempts your
- * `reset_body` empties the response body, so that it holds the last response only.
+ * curl_easy_perform on `easy`, retried under `policy` by recuo's operation machine, as
+ * guide A's buscarComRetry: each attempt performs the handle as you set it up, bounded by
+ * what is left of the deadline; the machine judges each outcome and headers, waits what it
+ * says (the server's Retry-After honoured, never shortened), and gives up when it says.
+ * Between attempts your `reset_body` empties the response body, so that it holds the last
+ * response only. The request's plan (recuo_curl_plan: `options->headers`, `own_key`,
+ * `key_for_every_method`, `no_keys`) says which idempotency key every attempt carries and
+ * whether the request counts as idempotent. For a policy, recuo_policy_new_adapters is the
+ * HTTP adapters' default (a 30 s deadline, so that `Retry-After: 3600` gives up at once).
  *
- * Returns:
- * - RECUO_OK: the last attempt succeeded (1xx-3xx); its body is yours, `*result` says how.
- * - RECUO_ERR_GAVE_UP: the machine gave up (`result->step.reason`); the last response
- *   (a 503's status and body) or transport error is on the handle and in `*result`, as
- *   libcurl would have left them without recuo.
+ * Returns, as the operation ends for guide A's buscarComRetry (`result->ending`):
+ * - RECUO_OK: the last response is yours — a success (1xx-3xx), or a status not worth
+ *   repeating other than a 429 or a 5xx (a 404: `result->step` says RECUO_STEP_GAVE_UP,
+ *   `permanent`), on the handle and in `*result` as libcurl left it.
+ * - RECUO_ERR_GAVE_UP: recuo gave up (`result->step.reason`, `result->message`): after the
+ *   last 429 or 5xx — that response (its status, headers and body) is readable on the handle
+ *   and its status in `result->http_status`, as libcurl left it; or on a server wait past
+ *   the deadline (with the response, `result->step.retry_at_ms` saying when a retry is
+ *   allowed); or with no attempt made, or an attempt the deadline cut.
+ * - RECUO_ERR_TASK_FAILED: the last attempt failed in libcurl and is not worth repeating
+ *   (or none is left): its CURLcode is in `result->code`, unchanged.
  * - before any attempt, `*result` untouched: RECUO_ERR_NULL_ARGUMENT (`easy`, `policy`,
  *   `result`), RECUO_ERR_NOT_UTF8 (`method`), the policy's configuration error,
- *   RECUO_ERR_ALREADY_STARTED (`options->attempts` was started).
+ *   RECUO_ERR_ALREADY_STARTED (`options->attempts` was started), RECUO_ERR_INVALID_ENUM
+ *   (`key_for_every_method` and `no_keys` both set).
  * - RECUO_ERR_IO: libcurl refused a setting or ran out of memory (`result->code`); or the
  *   gate's regulator or concurrency limit is on a Redis server that could not be used
  *   (recuo_gate_wait's error: that attempt was not made, the machine was told so and gave
@@ -379,6 +518,13 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
     recuo_verdict unused;
     recuo_status rc = recuo_classify(policy, &nothing, method, strlen(method), false, NULL, 0,
                                      0, &unused);
+    if (rc == RECUO_OK && o->key_for_every_method && o->no_keys) {
+        rc = RECUO_ERR_INVALID_ENUM;
+    }
+    int32_t send_keys = o->no_keys ? 0 : o->key_for_every_method ? 1 : -1;
+    recuo_curl_result r;
+    memset(&r, 0, sizeof r);
+    r.last.kind = RECUO_LAST_NOTHING;
     recuo_attempts *a = o->attempts;
     if (rc == RECUO_OK && a == NULL) {
         rc = recuo_attempts_new(policy, &a);
@@ -386,8 +532,13 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
     if (rc == RECUO_OK) {
         rc = recuo_attempts_set_request(a, method, strlen(method), url, strlen(url));
     }
-    if (rc == RECUO_OK && o->own_key) {
-        rc = recuo_attempts_set_own_key(a);
+    if (rc == RECUO_OK && o->body_not_replayable) {
+        rc = recuo_attempts_set_replayable(a, false);
+    }
+    if (rc == RECUO_OK) {
+        rc = o->own_key ? recuo_attempts_set_plan(a, method, strlen(method), true, send_keys,
+                                                  &r.plan)
+                        : recuo_curl_plan(a, method, o->headers, send_keys, &r.plan);
     }
     if (rc != RECUO_OK) {
         if (a != o->attempts) {
@@ -396,14 +547,10 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
         return rc;
     }
 
-    recuo_curl_result r;
-    memset(&r, 0, sizeof r);
     struct curl_slist *headers = NULL;
-    bool send_key = !o->own_key &&
-                    (o->key_for_every_method ||
-                     !recuo_policy_method_idempotent(policy, method, strlen(method)));
-    if (send_key) {
-        rc = recuo_curl_key_headers(policy, a, o->headers, r.idempotency_key, &headers);
+    bool key_sent = r.plan.key == RECUO_KEY_RECUO;
+    if (key_sent) {
+        rc = recuo_curl_key_headers(policy, a, &r.plan, o->headers, r.idempotency_key, &headers);
         if (rc == RECUO_OK && curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers) != CURLE_OK) {
             rc = RECUO_ERR_IO;
         }
@@ -436,6 +583,7 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
             if (s.attempt > 0 && o->reset_body != NULL) {
                 o->reset_body(s.attempt, o->user_data);
             }
+            bool deadline_cut = recuo_curl_deadline_bounds_(&s, o->timeout_ms);
             if (recuo_curl_set_timeout(easy, &s, o->timeout_ms) != CURLE_OK) {
                 recuo_pass_release(pass);
                 pass = NULL;
@@ -449,7 +597,12 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
             if (r.code == CURLE_OK || r.code == CURLE_HTTP_RETURNED_ERROR) {
                 curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &r.http_status);
             }
-            rc = recuo_curl_responded(a, easy, r.code, &s);
+            recuo_outcome outcome;
+            rc = recuo_curl_outcome(easy, r.code, &outcome);
+            if (rc == RECUO_OK) {
+                r.last = recuo_curl_last_(&outcome, r.http_status, deadline_cut);
+                rc = recuo_curl_tell_(a, easy, &outcome, &s);
+            }
             break;
         }
         case RECUO_STEP_SLEEP:
@@ -474,7 +627,7 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
     if (waiter != NULL) {
         curl_multi_cleanup(waiter);
     }
-    if (send_key) {
+    if (key_sent) {
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, o->headers);
         curl_slist_free_all(headers);
     }
@@ -483,12 +636,22 @@ static inline recuo_status recuo_curl_perform(CURL *easy, const recuo_policy *po
     if (rc == RECUO_OK) {
         r.step = s;
         recuo_attempts_report(a, &r.report, NULL, 0, NULL);
-        rc = s.kind == RECUO_STEP_DONE ? RECUO_OK : RECUO_ERR_GAVE_UP;
+        rc = recuo_attempts_ending(a, RECUO_STYLE_GUIDE, &r.last, &r.ending);
+    }
+    if (rc == RECUO_OK && r.ending == RECUO_ENDING_GIVE_UP) {
+        rc = recuo_attempts_give_up_message(a, recuo_monotonic_ms(), &r.last, r.message,
+                                            sizeof r.message, NULL);
+    }
+    if (rc == RECUO_OK) {
+        rc = r.ending == RECUO_ENDING_GIVE_UP ? RECUO_ERR_GAVE_UP
+             : r.ending == RECUO_ENDING_ERROR ? RECUO_ERR_TASK_FAILED
+                                              : RECUO_OK;
         if (gate_rc != RECUO_OK) {
             rc = gate_rc;
         }
     }
-    if (rc == RECUO_OK || rc == RECUO_ERR_GAVE_UP || rc == RECUO_ERR_IO || rc == gate_rc) {
+    if (rc == RECUO_OK || rc == RECUO_ERR_GAVE_UP || rc == RECUO_ERR_TASK_FAILED ||
+        rc == RECUO_ERR_IO || rc == gate_rc) {
         *result = r;
     }
     if (a != o->attempts) {

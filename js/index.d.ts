@@ -22,7 +22,7 @@ export type GiveUpReason =
   | 'cancelled'
   | 'queue_stopped';
 
-/** What happened to one operation (SPEC §6). */
+/** What happened to one operation. */
 export interface Report {
   attempts: number;
   /** Why it gave up; null after a success. */
@@ -37,16 +37,35 @@ export interface Report {
   retryAt?: number | null;
 }
 
-/** recuo gave up in a way the operation's own result cannot say: a wait past the deadline (with the last response), or no attempt made. */
+/**
+ * recuo gave up in a way the operation's own result cannot say: a server wait past the
+ * deadline (with the last response), an attempt the deadline cut, or no attempt made — and,
+ * from `buscarComRetry`, a last 429 or 5xx, as guide A's function throws. Its message is the
+ * same in every language, e.g. `recuo gave up after 3 attempts (attempts_exhausted): HTTP 503`
+ * or `recuo gave up after 1 attempt (wait_exceeds_deadline): HTTP 429; a retry is allowed in 3600 s`.
+ */
 export class GiveUpError extends Error {
   readonly reason: GiveUpReason | null;
-  /** Milliseconds since the epoch from which the server would accept a retry, or null. */
+  /** Milliseconds since the epoch from which a retry would be allowed, or null. */
   readonly retryAt: number | null;
   readonly retryAfterMs: number | null;
-  /** The last response (its body released), or null. */
+  /** The last response, or null. From `retry` its body is released; from `buscarComRetry` it was read in the attempt and is readable. */
   readonly response: Response | null;
+  /** The last response's status, or null. */
+  readonly status: number | null;
   readonly report: Report | null;
+  /** True from `buscarComRetry` (guide A's `erro.temporario`), false otherwise. */
+  readonly temporario: boolean;
 }
+
+/** Which idempotency key a request's attempts carry: none, the caller's own (sent as it is), or recuo's (one per request, the same on every attempt). */
+export type KeyToSend = 'none' | 'caller' | 'recuo';
+/** `'client'`: the client's contract (`retry`: the last response is returned); `'guide'`: guide A's (`buscarComRetry`: a last 429 or 5xx is thrown). */
+export type Style = 'client' | 'guide';
+/** How an operation's end reaches its caller: the last response, the last error rethrown, or a GiveUpError. */
+export type Ending = 'response' | 'error' | 'give_up';
+/** What the last attempt came to: a response's status, a transport failure, an attempt the deadline cut (`late`), or none made (null or `{}`). */
+export type LastAttempt = { status: number } | { transport: Transport } | { late: true } | Record<string, never> | null;
 
 export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 export type Rule = 'never' | 'if_idempotent' | 'always';
@@ -62,6 +81,11 @@ export type RateLike = number | string;
 export interface PolicyOptions {
   /** Start from guide B (1 s, 8 s, a 30 s deadline) instead of guide A (5, 200 ms, 5 s). */
   guideB?: boolean;
+  /**
+   * Start from the HTTP adapters' default (`retry`'s): guide B's figures (5 attempts, 1 s to
+   * 8 s, a 30 s deadline), with a response's `Date` taken as now for its server waits.
+   */
+  adapters?: boolean;
   maxAttempts?: number;
   baseMs?: number;
   capMs?: number;
@@ -76,9 +100,16 @@ export interface PolicyOptions {
   statusRetry?: Record<number, Rule>;
   transportRetry?: Partial<Record<Transport, Rule>>;
   methodIdempotent?: Record<string, boolean>;
+  /**
+   * The server honours idempotency keys (default false): a request that carries recuo's own
+   * key then counts as idempotent whatever its method, so a POST whose outcome is unknown (a
+   * timeout, a dropped connection, a 500) may be retried. Without it only the method, or a
+   * key of your own, makes a request idempotent.
+   */
+  serverHonoursKeys?: boolean;
 }
 
-/** A retry policy (SPEC §6). Free it early with `close()`, or leave it to the garbage collector. */
+/** A retry policy. Free it early with `close()`, or leave it to the garbage collector. */
 export class Policy {
   constructor(options?: PolicyOptions);
   readonly maxAttempts: number;
@@ -88,12 +119,13 @@ export class Policy {
   readonly deadlineMs: number | null;
   readonly spreadMs: number | null;
   readonly useDateHeader: boolean;
+  readonly serverHonoursKeys: boolean;
   readonly idempotencyHeader: string;
   methodIdempotent(method: string): boolean;
   close(): void;
 }
 
-/** What an outcome is worth (SPEC §5). Write one by hand for a task with no HTTP meaning. */
+/** What an outcome is worth. Write one by hand for a task with no HTTP meaning. */
 export interface Verdict {
   verdict: 'success' | 'retry' | 'give_up';
   reason?: Cause;
@@ -113,13 +145,13 @@ export interface ClassifyOptions {
 /** Classifies a status, a fetch `Response`, a transport kind or `'success'`. */
 export function classify(outcome: number | Response | Transport | 'success', options?: ClassifyOptions): Required<Verdict>;
 
-/** `Retry-After` (SPEC §3). `waitMs` is `Infinity` for an unbounded wait, null for an invalid value. */
+/** A `Retry-After` value. `waitMs` is `Infinity` for an unbounded wait, null for an invalid value. */
 export function parseRetryAfter(value: string | null | undefined, nowMs?: number): { kind: 'seconds' | 'date' | 'unbounded' | 'invalid'; waitMs: number | null };
 
 /** Guide B's `retryDelayMs`: the server's wait, else full jitter from min(8000, 1000·2^attempt); `Infinity` for an unbounded wait. */
 export function retryDelayMs(retryAfter: string | null | undefined, attempt: number, nowMs?: number, options?: { seed?: number }): number;
 
-/** SPEC §2's window, min(cap, base · 2^n). */
+/** The backoff window, min(cap, base · 2^n). */
 export function backoffWindowMs(baseMs: number, capMs: number, n: number): number;
 
 /** The attempt being made, given to the operation (and `currentAttempt()`). */
@@ -133,6 +165,8 @@ export interface Attempt {
   readonly idempotencyKey: string;
   /** The header to send it in (`Idempotency-Key` by default). */
   readonly idempotencyHeader: string;
+  /** The headers recuo adds to this attempt as the request's plan says: `{ [idempotencyHeader]: idempotencyKey }`, or `{}`. */
+  readonly headers: Record<string, string>;
 }
 
 export type Level = 'debug' | 'info' | 'warning';
@@ -148,18 +182,25 @@ export interface RetryOptions {
   onGiveUp?: (report: Report) => unknown;
   /** Receives the machine's records: redacted JSON lines. */
   onRecord?: (level: Level, line: string) => void;
-  /** The request, for classification (its method) and the records (its URL, redacted). */
-  request?: { method?: string; url?: string; ownKey?: boolean };
+  /**
+   * The request `fn` sends: its method (classification), its URL (the records, redacted),
+   * `ownKey` (it carries your own idempotency key), `sendKeys` (whether recuo adds its own —
+   * in `attempt.headers`; default: for methods that are not idempotent), `replayable`
+   * (false for a body that cannot be sent twice: one attempt).
+   */
+  request?: { method?: string; url?: string; ownKey?: boolean; sendKeys?: boolean | null; replayable?: boolean };
   seed?: number;
   /** Instead of the timer (tests). */
   sleep?: (ms: number, signal?: AbortSignal) => unknown;
 }
 
 /**
- * Runs `fn` under a policy on the core's operation machine. A returned fetch `Response` is
- * classified by SPEC §5: a success or a permanent answer is returned, attempts exhausted
- * return the last response, a wait past the deadline throws a GiveUpError. A thrown error is
- * rethrown unchanged when the loop gives up.
+ * Runs `fn` under a policy (default: the HTTP adapters', `new Policy({ adapters: true })`) on
+ * the core's operation machine. A returned fetch `Response` is classified with the request's
+ * method: a success or a permanent answer is returned, attempts exhausted return the last
+ * response, a wait past the deadline throws a GiveUpError. A thrown error is rethrown
+ * unchanged when the loop gives up. Read the body inside `fn` for a body cut short to count
+ * as the attempt's failure.
  */
 export function retry<T>(fn: (attempt: Attempt) => T | Promise<T>, options?: RetryOptions): Promise<T>;
 
@@ -189,12 +230,31 @@ export interface BuscarOpcoes extends RequestInit {
   seed?: number;
   sleep?: (ms: number, signal?: AbortSignal) => unknown;
   onRecord?: (level: Level, line: string) => void;
+  /** The server honours idempotency keys: a POST with recuo's key may be retried after a 500 or a timeout. */
+  serverHonoursKeys?: boolean;
+  /** Whether recuo adds its own idempotency key (default: to methods that are not idempotent). */
+  sendKeys?: boolean | null;
   /** Instead of the global fetch. */
   fetch?: typeof fetch;
 }
 
-/** Guide A's `buscarComRetry` over fetch: the last response; a network failure rethrown when every attempt failed so. */
+/**
+ * Guide A's `buscarComRetry` over fetch. Each attempt reads the whole body (a body cut short
+ * is a failed attempt); the response answered has it in memory. Answers a success or another
+ * 4xx; after the last attempt on a 429 or 5xx — or when the server's wait does not fit the
+ * deadline — throws a GiveUpError with `temporario: true`, `status`, `response`, `reason`,
+ * `retryAt` and `report`; a network failure is rethrown when the last attempt failed so.
+ */
 export function buscarComRetry(url: string | URL, opcoes?: BuscarOpcoes): Promise<Response>;
+
+/** The plan of one request: the key its attempts carry and whether it counts as idempotent (default policy: the adapters'). */
+export function requestPlan(method: string, options?: { callersKey?: boolean; sendKeys?: boolean | null; policy?: Policy }): { key: KeyToSend; idempotent: boolean };
+
+/** How an operation that ended for `reason` (null: it succeeded) reaches a caller of `style`, its last attempt having come to `last`. */
+export function endingFor(style: Style, reason: GiveUpReason | null, last: LastAttempt): Ending;
+
+/** The give-up's one message. `retryInMs`: how long until a retry would be allowed, when known (shown in whole seconds, rounded up). */
+export function giveUpMessage(reason: GiveUpReason, attempts: number, last: LastAttempt, retryInMs?: number | null): string;
 
 /** The attempt being made in this async context, or null. */
 export function currentAttempt(): Attempt | null;
@@ -230,6 +290,10 @@ export interface OperationOptions {
   records?: Level | 'none';
   classifyLastFailure?: boolean;
   ownKey?: boolean;
+  /** Plans the request (its method from `request`) and sends it as planned; the plan is then `operation.plan`. */
+  plan?: { callersKey?: boolean; sendKeys?: boolean | null };
+  /** False for a body that cannot be sent twice: one attempt, no retry decided, no budget spent. */
+  replayable?: boolean;
 }
 
 /** The core's operation machine, step by step (the C step API, `recuo_attempts_*`). */
@@ -248,6 +312,12 @@ export class Operation {
   begin(nowMs: number): Decision;
   next(verdict: Verdict, nowMs: number): Decision;
   readonly idempotencyKey: string;
+  /** The request's plan, when one was asked for. */
+  readonly plan: { key: KeyToSend; idempotent: boolean } | null;
+  /** How the operation's end reaches a caller of `style`, its last attempt having come to `last` (`'response'` while it runs). */
+  ending(style: Style, last: LastAttempt): Ending;
+  /** The give-up's message at `nowMs` on the machine's clock; '' unless it gave up. */
+  giveUpMessage(nowMs: number, last: LastAttempt): string;
   report(): Report;
   close(): void;
 }
@@ -385,18 +455,18 @@ export interface Plan {
   warnings: string[];
 }
 
-/** SPEC §8: what a batch takes. Throws a RecuoError `target_above_allowance` when the server would throttle it. */
+/** What a batch takes. Throws a RecuoError `target_above_allowance` when the server would throttle it. */
 export function plan(requests: number, allowance: RateLike, target: RateLike, latencyS: number, retryFraction?: number): Plan;
 export function formatRate(perSecond: number): string;
 
-/** A URL without userinfo, secrets or personal data (SPEC §7). */
+/** A URL without userinfo, secrets or personal data. */
 export function redactUrl(url: string): string;
 export function redactUrlDetailed(url: string): { url: string; malformed: boolean };
 /** Headers as `[name, value]` pairs, sensitive values `[redacted]`. */
 export function redactHeaders(headers: HeadersLike): [string, string][];
 export function isSensitiveName(name: string): boolean;
 
-/** Who answered: the API, a proxy or a CDN, with the evidence (SPEC §7). */
+/** Who answered: the API, a proxy or a CDN, with the evidence. */
 export function whoAnswered(headers: HeadersLike | Response, options?: { expectedContentType?: string }): {
   origin: 'api' | 'proxy' | 'cdn' | 'unknown';
   confidence: 'low' | 'medium' | 'high';
@@ -443,6 +513,9 @@ declare const recuo: {
   buscarComRetry: typeof buscarComRetry;
   currentAttempt: typeof currentAttempt;
   transportKind: typeof transportKind;
+  requestPlan: typeof requestPlan;
+  endingFor: typeof endingFor;
+  giveUpMessage: typeof giveUpMessage;
   plan: typeof plan;
   formatRate: typeof formatRate;
   redactUrl: typeof redactUrl;

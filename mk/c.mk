@@ -41,6 +41,8 @@ C_TEST_REDIS   := $(ROOT)/tests/c/test_redis.c
 C_TEST_HOSTILE := $(ROOT)/tests/c/test_hostile.c
 # The libcurl glue (include/recuo_curl.h) against `recuo serve` and servers of its own.
 C_TEST_CURL    := $(ROOT)/tests/c/test_curl.c
+# tests/vectors/http.json: the exports, and recuo_curl_perform against `recuo serve --script`.
+C_TEST_HTTP    := $(ROOT)/tests/c/test_http.c
 C_EXAMPLE      := $(ROOT)/examples/c/attempts.c
 C_EXAMPLE_CURL_MULTI := $(ROOT)/examples/c/curl_multi.c
 # libcurl, for the glue's test and example only: librecuo itself never links it.
@@ -82,6 +84,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl $(C_SHARED) $(C_CURL) -lcjson -lm
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_CURL) -o $(C_OUT)/test_curl_static $(C_STATIC) \
 	    $(C_CURL) -lcjson -lm
+	@$(CC) $(C_FLAGS) $(C_TEST_HTTP) -o $(C_OUT)/test_http $(C_SHARED) $(C_CURL) -lcjson -lm
 	@$(CC) $(C_FLAGS) $(C_EXAMPLE_CURL_MULTI) -o $(C_OUT)/example_curl_multi $(C_SHARED) \
 	    $(C_CURL)
 	@echo '#include "recuo_curl.h"' | $(CXX) -std=c++17 -Wall -Wextra -Werror -pedantic \
@@ -147,6 +150,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(C_VALGRIND) $(C_OUT)/test_hostile_static 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
 	@$(C_VALGRIND) $(C_OUT)/test_curl $(C_RECUO_BIN) $(C_VECTORS)
 	@$(C_OUT)/test_curl_static $(C_RECUO_BIN) $(C_VECTORS)
+	@$(C_VALGRIND) $(C_OUT)/test_http $(C_RECUO_BIN) $(C_VECTORS)
 	@$(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi $(C_VALGRIND)
 	@$(C_VALGRIND) $(C_OUT)/example_attempts > $(C_OUT)/example_attempts.out
 	@echo "example_attempts: ran clean under valgrind ($$(wc -l < $(C_OUT)/example_attempts.out) lines)"
@@ -176,6 +180,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_hostile_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_CURL) \
 	        -o $(C_OUT)/test_curl_asan $(C_SHARED) $(C_CURL) -lcjson -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_HTTP) \
+	        -o $(C_OUT)/test_http_asan $(C_SHARED) $(C_CURL) -lcjson -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_EXAMPLE_CURL_MULTI) \
 	        -o $(C_OUT)/example_curl_multi_asan $(C_SHARED) $(C_CURL) && \
 	    $(C_OUT)/test_vectors_asan $(C_VECTORS) && \
@@ -188,6 +194,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    ( $(C_OUT)/test_hostile_asan 2>$(C_OUT)/test_hostile.err || \
 	        { cat $(C_OUT)/test_hostile.err; false; } ) && \
 	    $(C_OUT)/test_curl_asan $(C_RECUO_BIN) $(C_VECTORS) && \
+	    $(C_OUT)/test_http_asan $(C_RECUO_BIN) $(C_VECTORS) && \
 	    $(ROOT)/tests/c/run_curl_multi.sh $(C_RECUO_BIN) $(C_OUT)/example_curl_multi_asan; \
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \

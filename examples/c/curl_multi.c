@@ -139,7 +139,9 @@ int main(int argc, char **argv) {
         recuo_attempts_new(policy, &t->machine);
         recuo_attempts_set_request(t->machine, "POST", 4, url, strlen(url));
         struct curl_slist *mine = curl_slist_append(NULL, "Content-Type: application/json");
-        recuo_curl_key_headers(policy, t->machine, mine, t->key, &t->headers);
+        recuo_request_plan plan; /* a POST: recuo's key, made once, on every attempt */
+        recuo_curl_plan(t->machine, "POST", mine, -1, &plan);
+        recuo_curl_key_headers(policy, t->machine, &plan, mine, t->key, &t->headers);
         curl_slist_free_all(mine);
         curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
         recuo_attempts_start(t->machine, recuo_monotonic_ms(), recuo_now_ms(), &t->step);

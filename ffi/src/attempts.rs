@@ -27,7 +27,7 @@ use crate::status::recuo_status::{
 /// The size of the buffer an idempotency key needs: 36 characters and the NUL.
 pub const RECUO_IDEMPOTENCY_KEY_SIZE: usize = 37;
 
-/// Why an operation stopped without succeeding (SPEC §6). `0` is "none": not given up.
+/// Why an operation stopped without succeeding. `0` is "none": not given up.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum recuo_give_up_reason {
@@ -40,7 +40,7 @@ pub enum recuo_give_up_reason {
     RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED = 2,
     /// The wait needed would pass the deadline, or the server's wait is unbounded.
     RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE = 3,
-    /// A retry budget had no token left (SPEC §9).
+    /// A retry budget had no token left.
     RECUO_GIVE_UP_BUDGET_EXHAUSTED = 4,
     /// The operation was cancelled by its caller.
     RECUO_GIVE_UP_CANCELLED = 5,
@@ -359,7 +359,7 @@ impl recuo_level {
     }
 }
 
-/// What happened to one operation (SPEC §6): a plain struct recuo fills in. The delays
+/// What happened to one operation: a plain struct recuo fills in. The delays
 /// themselves are copied into a buffer of yours (see `recuo_attempts_report`, `recuo_retry`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -430,7 +430,7 @@ pub(crate) unsafe fn write_report(
 /// of your choice (`recuo_monotonic_ms`, `CLOCK_MONOTONIC`, a fake clock in tests).
 #[derive(Debug)]
 pub struct recuo_attempts {
-    op: Operation,
+    pub(crate) op: Operation,
     started: bool,
     retry_after_ms: Option<u64>,
     polled: Option<(Level, String)>,
@@ -464,7 +464,7 @@ impl recuo_attempts {
     }
 
     /// Changes the machine before its start (`RECUO_ERR_ALREADY_STARTED` after).
-    fn build(&mut self, change: impl FnOnce(Operation) -> Operation) -> recuo_status {
+    pub(crate) fn build(&mut self, change: impl FnOnce(Operation) -> Operation) -> recuo_status {
         if self.started {
             return RECUO_ERR_ALREADY_STARTED;
         }
@@ -494,7 +494,7 @@ pub unsafe extern "C" fn recuo_attempts_new(
 
 /// `recuo_attempts_new` with the jitter drawn from a generator seeded with `seed` (the same
 /// seed and outcomes give the same delays on every run and in every language). The
-/// idempotency key still comes from the operating system's random source (SPEC §5).
+/// idempotency key still comes from the operating system's random source.
 ///
 /// # Safety
 /// As `recuo_attempts_new`.
@@ -557,7 +557,7 @@ unsafe fn build(
     boundary(|| unsafe { ptr::with(attempts, |a| a.build(change)) })
 }
 
-/// Makes this operation draw its attempts from `pool` (nested loops share one limit, SPEC §6).
+/// Makes this operation draw its attempts from `pool` (nested loops share one limit).
 /// `nested` = false for the outermost operation (each of its attempts takes one from the
 /// pool); true for an operation running inside an attempt of an enclosing one that already
 /// took from the pool: its first attempt is that one and takes nothing, the later ones take
@@ -583,7 +583,7 @@ pub unsafe extern "C" fn recuo_attempts_set_pool(
     unsafe { build(attempts, |op| op.pool(pool, nested)) }
 }
 
-/// Sends every attempt through `gate` (SPEC §6 step 2, §9): with a regulator or a
+/// Sends every attempt through `gate`: with a regulator or a
 /// concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` (pass it with
 /// `recuo_gate_wait`, then `recuo_attempts_entered`); its budget counts first attempts and
 /// pays for retries (none left: `RECUO_GIVE_UP_BUDGET_EXHAUSTED`); an adaptive regulator
@@ -607,7 +607,7 @@ pub unsafe extern "C" fn recuo_attempts_set_gate(
     unsafe { build(attempts, |op| op.gate(gate)) }
 }
 
-/// Counts this operation's starts, causes and result into `recorder` (SPEC §7; shared by
+/// Counts this operation's starts, causes and result into `recorder` (shared by
 /// as many operations as you like). Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`;
 /// `RECUO_ERR_NULL_ARGUMENT`.
 ///
@@ -653,7 +653,7 @@ pub unsafe extern "C" fn recuo_attempts_set_request(
     }
 }
 
-/// Keeps the records (SPEC §7) of level `min_level` and above (a `recuo_level` constant;
+/// Keeps the records of level `min_level` and above (a `recuo_level` constant;
 /// `RECUO_LEVEL_NONE`: none, the default), for `recuo_attempts_poll_record`.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_ALREADY_STARTED`;
@@ -674,7 +674,7 @@ pub unsafe extern "C" fn recuo_attempts_set_records(
 }
 
 /// Whether the failure of an attempt after which none is left is judged too: true by
-/// default, as SPEC §6 says (a permanent last failure gives up `permanent`); false is guide
+/// default (a permanent last failure gives up `permanent`); false is guide
 /// A's loop (`recuo_attempts_failed` then gives up `attempts_exhausted` at once).
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
@@ -691,7 +691,7 @@ pub unsafe extern "C" fn recuo_attempts_set_classify_last_failure(
 }
 
 /// Says the caller sends an idempotency key of its own with every attempt: the request is
-/// then idempotent whatever its method (SPEC §5) for `recuo_attempts_responded`.
+/// then idempotent whatever its method for `recuo_attempts_responded`.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED`; `RECUO_ERR_NULL_ARGUMENT`.
 ///
@@ -832,7 +832,7 @@ unsafe fn read_verdict(verdict: *const recuo_verdict) -> Result<Verdict, recuo_s
 
 /// The HTTP attempt of `RECUO_STEP_CALL` ended at `now_ms` with `*outcome` (a status or a
 /// transport failure) and the response's headers: the machine classifies it by the policy
-/// (SPEC §5) with the request's method (`recuo_attempts_set_request`) and keeps what its
+/// with the request's method (`recuo_attempts_set_request`) and keeps what its
 /// record needs. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT`;
 /// `RECUO_ERR_LENGTH_TOO_LARGE` (nothing changes on an error).
 ///

@@ -150,8 +150,8 @@ fn classify(failure: &Failure) -> Verdict {
 }
 
 /// Runs `count` operations through one policy and one gate, `workers` at a time, with a
-/// deadline for the whole batch, and reports what became of each and the batch's stats
-/// (SPEC §6–§9). Blocks the calling thread until every operation has ended or the deadline
+/// deadline for the whole batch, and reports what became of each and the batch's stats.
+/// Blocks the calling thread until every operation has ended or the deadline
 /// has passed; the operations run on worker threads recuo starts and joins.
 ///
 /// * `policy`: each operation runs the retry loop of `recuo_retry` under it (read at the

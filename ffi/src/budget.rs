@@ -15,7 +15,7 @@ use crate::status::recuo_status::{
 };
 
 /// Allows a retry only while the retries of the last `window_s` seconds stay within
-/// `ratio × requests + floor_per_s × window_s` (SPEC §9; as Finagle's RetryBudget, gRPC
+/// `ratio × requests + floor_per_s × window_s` (as Finagle's RetryBudget, gRPC
 /// retry throttling and the AWS retry quota). Backed by a `recuo::RetryBudget`: lock-free
 /// per-second counters, in this process or in a file (`recuo_retry_budget_new_shared`).
 ///

@@ -34,7 +34,7 @@ c_enum!(recuo_outcome_kind {
 /// What one attempt came to: a plain struct, yours to fill (on the stack too).
 ///
 /// `kind` says which of the other fields is read: `status` for `RECUO_OUTCOME_STATUS` (any
-/// number; codes outside 100–599 are treated as 500, RFC 9110 §15), `transport` for
+/// number; codes outside 100–599 are treated as 500, RFC 9110 section 15), `transport` for
 /// `RECUO_OUTCOME_TRANSPORT`; the unused field is ignored. Values that are none of their
 /// enum's constants are refused with `RECUO_ERR_INVALID_ENUM`.
 #[repr(C)]
@@ -243,7 +243,7 @@ pub enum recuo_wait_kind {
     RECUO_WAIT_NONE = 0,
     /// Wait at least `wait_ms` milliseconds (0 is possible: a date in the past).
     RECUO_WAIT_MS = 1,
-    /// The server's wait is too long to count (SPEC §3): no retry can honour it.
+    /// The server's wait is too long to count: no retry can honour it.
     RECUO_WAIT_UNBOUNDED = 2,
 }
 
@@ -342,8 +342,8 @@ impl recuo_verdict {
     }
 }
 
-/// Classifies one outcome under `policy` (SPEC §5): success, retry (with the server's wait,
-/// from `Retry-After` or the rate-limit headers, SPEC §3) or give up, and why. Stores the
+/// Classifies one outcome under `policy`: success, retry (with the server's wait,
+/// from `Retry-After` or the rate-limit headers) or give up, and why. Stores the
 /// verdict in `*out`.
 ///
 /// * `outcome`: what the attempt came to.

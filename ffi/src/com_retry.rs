@@ -18,7 +18,7 @@ pub type recuo_task_fn = Option<unsafe extern "C" fn(user_data: *mut c_void) -> 
 /// The predicate `repetir_se`: answers whether the failure code `error` is worth another
 /// attempt — or, instead, writes a verdict into `*verdict_out` (all zeros on entry), e.g.
 /// `recuo_classify`'s for the HTTP outcome behind `error`: then the verdict decides and the
-/// answer is ignored (SPEC §5: a give-up stops, a retry's server wait is honoured). Receives
+/// answer is ignored (a give-up stops, a retry's server wait is honoured). Receives
 /// the call's `user_data`.
 pub type recuo_retry_predicate_fn = Option<
     unsafe extern "C" fn(

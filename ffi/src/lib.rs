@@ -42,6 +42,8 @@ pub mod pool;
 
 pub mod attempts;
 
+pub mod http;
+
 pub mod cancel;
 
 pub mod attempt_context;

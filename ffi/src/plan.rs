@@ -108,7 +108,7 @@ pub unsafe extern "C" fn recuo_rate_format(
     })
 }
 
-/// What a batch will take (SPEC §8): a plain struct `recuo_plan` fills in.
+/// What a batch will take: a plain struct `recuo_plan` fills in.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct recuo_plan_result {
@@ -157,7 +157,7 @@ fn make_plan(
 /// Plans `requests` requests sent at `target_per_s` under an allowance of `allowance_per_s`
 /// (both in events per second: `recuo_rate_parse` reads `"90/min"`), each answered in
 /// `latency_s` seconds, with a fraction `retry_fraction` (0 ≤ f < 1) of all attempts being
-/// retries, and stores the plan in `*out` (SPEC §8):
+/// retries, and stores the plan in `*out`:
 ///
 /// * `interval_ms` = 1000 / target (rounded); `duration_s` = (requests + retries) / target;
 /// * `retries` = requests · f / (1 − f); `in_flight` = target · latency;

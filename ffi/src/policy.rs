@@ -22,7 +22,7 @@ use crate::status::recuo_status::{
 use crate::status::CBuffer;
 use crate::transport::recuo_transport;
 
-/// How backoff delays are drawn from the window `w = min(cap, base · 2^n)` (SPEC §2).
+/// How backoff delays are drawn from the window `w = min(cap, base · 2^n)`.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum recuo_jitter {
@@ -63,7 +63,7 @@ impl recuo_jitter {
     }
 }
 
-/// When an HTTP status or a transport failure is retried (the sets of SPEC §5).
+/// When an HTTP status or a transport failure is retried (the classification's sets).
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum recuo_status_rule {
@@ -102,11 +102,12 @@ impl recuo_status_rule {
     }
 }
 
-/// A retry policy: attempts, backoff, deadline, server-wait spread, the classification of
-/// SPEC §5 and the idempotency header. An opaque handle backed by the values as set plus the
+/// A retry policy: attempts, backoff, deadline, server-wait spread, the classification and
+/// the idempotency header. An opaque handle backed by the values as set plus the
 /// `recuo::Policy` the core builds from them.
 ///
-/// Create it with `recuo_policy_new` (guide A's defaults) or `recuo_policy_new_guide_b`,
+/// Create it with `recuo_policy_new` (guide A's defaults), `recuo_policy_new_guide_b` or
+/// `recuo_policy_new_adapters` (the HTTP adapters' default),
 /// change it with the `recuo_policy_set_*` functions, release it with `recuo_policy_free`.
 /// Every function that uses a policy reads it during the call only (the state machine and
 /// `recuo_retry` keep their own copy), so a policy may be changed or freed afterwards. Several
@@ -122,6 +123,7 @@ pub struct recuo_policy {
     rules: Rules,
     idempotency_header: String,
     use_date_header: bool,
+    server_honours_keys: bool,
     built: Result<Policy, ConfigError>,
 }
 
@@ -138,6 +140,7 @@ impl recuo_policy {
             rules: *p.rules(),
             idempotency_header: p.idempotency_header().to_owned(),
             use_date_header: p.use_date_header(),
+            server_honours_keys: p.server_honours_keys(),
             built: Ok(p),
         }
     }
@@ -161,6 +164,7 @@ impl recuo_policy {
             .rules(self.rules)
             .idempotency_header(self.idempotency_header.clone())
             .use_date_header(self.use_date_header)
+            .server_honours_keys(self.server_honours_keys)
             .build();
         RECUO_OK
     }
@@ -199,7 +203,7 @@ unsafe fn read_policy<R: crate::panic::PanicFallback>(
 
 /// A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
 /// no deadline, server waits spread by `uniform[0, min(window(n), 1000 ms)]`, the
-/// classification table of SPEC §5, the key sent as `Idempotency-Key`, the response's `Date`
+/// default classification table, the key sent as `Idempotency-Key`, the response's `Date`
 /// not used as "now". Free it with `recuo_policy_free`. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_policy_new() -> *mut recuo_policy {
@@ -212,6 +216,17 @@ pub extern "C" fn recuo_policy_new() -> *mut recuo_policy {
 #[no_mangle]
 pub extern "C" fn recuo_policy_new_guide_b() -> *mut recuo_policy {
     boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::guide_b()))))
+}
+
+/// A new policy with the HTTP adapters' default (what `recuo_curl_perform` users get when
+/// they have no policy of their own in mind): guide B's values (5 attempts, base 1000 ms, cap
+/// 8000 ms, a 30000 ms deadline, so that `Retry-After: 3600` gives up at once), with the
+/// response's valid `Date` header taken as "now" for its server waits, so that a client whose
+/// clock is wrong still waits what the server meant. Free it with `recuo_policy_free`. NULL
+/// only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_policy_new_adapters() -> *mut recuo_policy {
+    boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::adapters()))))
 }
 
 /// Releases a policy. NULL is accepted and ignored. State machines made from it keep their
@@ -286,7 +301,7 @@ pub unsafe extern "C" fn recuo_policy_set_base_ms(
 }
 
 /// Sets the largest backoff window (the cap), in milliseconds. It never shortens a server's
-/// wait (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; a cap below the base is
+/// wait. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; a cap below the base is
 /// reported by `recuo_policy_validate` and where the policy is used.
 ///
 /// # Safety
@@ -346,8 +361,8 @@ pub unsafe extern "C" fn recuo_policy_clear_deadline(policy: *mut recuo_policy) 
     unsafe { with_policy(policy, |p| p.update(|p| p.deadline_ms = None)) }
 }
 
-/// Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`
-/// (SPEC §4). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+/// Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`.
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `policy` must be NULL or a live handle not in use by another thread.
@@ -390,9 +405,27 @@ pub unsafe extern "C" fn recuo_policy_set_use_date_header(
     }
 }
 
+/// Says whether the server honours idempotency keys (default false): when it does, a request
+/// that carries recuo's own key counts as idempotent whatever its method, so a POST whose
+/// outcome is unknown (a timeout, a reset, a 500) may be retried; when it does not, only the
+/// method (or a key of the caller's own) makes a request idempotent. Read by
+/// `recuo_plan_request` and `recuo_attempts_set_plan`. Returns `RECUO_OK` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_set_server_honours_keys(
+    policy: *mut recuo_policy,
+    yes: bool,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_policy(policy, |p| p.update(|p| p.server_honours_keys = yes)) }
+}
+
 /// Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
-/// the `len` bytes at `name`, which must form an HTTP token (RFC 9110 §5.6.2). recuo does not
-/// send headers itself; read the name back with `recuo_policy_idempotency_header`.
+/// the `len` bytes at `name`, which must form an HTTP token (RFC 9110 section 5.6.2). recuo
+/// does not send headers itself; read the name back with `recuo_policy_idempotency_header`.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_HEADER_NAME` for an empty name or one that is not a
 /// token, `RECUO_ERR_NOT_UTF8` for bytes that are not UTF-8 (the policy is left unchanged in
@@ -425,8 +458,8 @@ pub unsafe extern "C" fn recuo_policy_set_idempotency_header(
     }
 }
 
-/// Sets when the HTTP status `status` (400–599, SPEC §5) is retried: `rule` is one of the
-/// `recuo_status_rule` constants. The defaults are SPEC §5's table: 429 and 503 ALWAYS; 500,
+/// Sets when the HTTP status `status` (400–599) is retried: `rule` is one of the
+/// `recuo_status_rule` constants. The defaults: 429 and 503 ALWAYS; 500,
 /// 502, 504 and the other 5xx but 501 and 505 IF_IDEMPOTENT; everything else NEVER. Statuses
 /// below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
 /// is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
@@ -647,6 +680,17 @@ pub unsafe extern "C" fn recuo_policy_use_date_header(policy: *const recuo_polic
     unsafe { read_policy(policy, false, |p| p.use_date_header) }
 }
 
+/// Whether the server honours idempotency keys (`recuo_policy_set_server_honours_keys`).
+/// False when `policy` is NULL.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_server_honours_keys(policy: *const recuo_policy) -> bool {
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, false, |p| p.server_honours_keys) }
+}
+
 /// Whether a 403 with a spent quota is a 429. False when `policy` is NULL.
 ///
 /// # Safety
@@ -787,6 +831,31 @@ mod tests {
             assert!(!recuo_policy_deadline_ms(a, &mut d));
             recuo_policy_free(a);
             recuo_policy_free(b);
+        }
+    }
+
+    #[test]
+    fn the_adapters_default_and_the_servers_keys() {
+        let p = recuo_policy_new_adapters();
+        // SAFETY: a live handle.
+        unsafe {
+            assert_eq!((*p).policy(), Ok(&Policy::adapters()));
+            assert!(recuo_policy_use_date_header(p));
+            assert!(!recuo_policy_server_honours_keys(p));
+            assert_eq!(recuo_policy_set_server_honours_keys(p, true), RECUO_OK);
+            assert!(recuo_policy_server_honours_keys(p));
+            let honours = Policy::adapters()
+                .to_builder()
+                .server_honours_keys(true)
+                .build()
+                .unwrap();
+            assert_eq!((*p).policy(), Ok(&honours));
+            assert_eq!(
+                recuo_policy_set_server_honours_keys(std::ptr::null_mut(), true),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+            assert!(!recuo_policy_server_honours_keys(std::ptr::null()));
+            recuo_policy_free(p);
         }
     }
 

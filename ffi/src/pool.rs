@@ -4,7 +4,7 @@ use recuo::AttemptPool;
 
 use crate::panic::boundary;
 
-/// A shared count of attempts, so that nested retry loops share one limit (SPEC §6): in C
+/// A shared count of attempts, so that nested retry loops share one limit: in C
 /// this is explicit — create one pool for the outermost operation, sized by its policy's
 /// attempts, and hand the same pool to the inner ones (`recuo_attempts_set_pool`,
 /// `recuo_retry_options_set_pool`). Backed by a `recuo::AttemptPool` (an atomic count).

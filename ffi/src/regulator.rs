@@ -20,7 +20,7 @@ use crate::status::recuo_status::{
     RECUO_QUEUE_FULL, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
 };
 
-/// Limits request *starts* to a rate with a burst (SPEC §9): after a quiet spell up to
+/// Limits request *starts* to a rate with a burst: after a quiet spell up to
 /// `burst` starts may go at once, then one per interval (1 / rate); in any window of time
 /// `W`, at most `burst + rate · W` starts. Backed by a `recuo::Regulator` (GCRA: one
 /// "theoretical arrival time" moved with a compare-and-swap — no lock, no timer thread).

@@ -139,7 +139,7 @@ unsafe fn with_options(
 
 /// Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
 /// same delays on every run. The idempotency key still comes from the operating system's
-/// random source (SPEC §5: a seed never makes a key). Returns `RECUO_OK` or
+/// random source (a seed never makes a key). Returns `RECUO_OK` or
 /// `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_cancel_token(
     })
 }
 
-/// Makes `recuo_retry` draw its attempts from `pool` (SPEC §6: nested loops share one limit);
+/// Makes `recuo_retry` draw its attempts from `pool` (nested loops share one limit);
 /// `nested` as in `recuo_attempts_set_pool` (false for the outermost loop, true for a loop
 /// running inside an attempt of one). NULL removes the pool. The options keep their own
 /// reference to the count. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT` (for `options`).
@@ -239,7 +239,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_on_give_up(
     unsafe { with_options(options, |o| o.on_give_up = on_give_up) }
 }
 
-/// Sends every attempt of `recuo_retry` through `gate` (SPEC §6 step 2, §9); NULL removes the
+/// Sends every attempt of `recuo_retry` through `gate`; NULL removes the
 /// gate. The options keep their own reference to the gate as it is now (its regulator, limit
 /// and budget are shared, not copied), so the handle may be freed or changed afterwards
 /// without changing the options. With a gate, `recuo_retry`:
@@ -285,7 +285,7 @@ pub type recuo_monotonic_clock_fn = Option<unsafe extern "C" fn(user_data: *mut 
 pub type recuo_wall_clock_fn = Option<unsafe extern "C" fn(user_data: *mut c_void) -> i64>;
 
 /// Sends the records of every `recuo_retry_http` and `recuo_retry` call made with these
-/// options to `sink` (SPEC §7), as JSON lines (see `recuo_record_sink_fn`), with the call's
+/// options to `sink`, as JSON lines (see `recuo_record_sink_fn`), with the call's
 /// `user_data`, on the calling thread; NULL removes the sink.
 ///
 /// * `recuo_retry_http` hands over one attempt record per attempt made, just after the
@@ -379,7 +379,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_clock(
     }
 }
 
-/// Makes `recuo_retry` and `recuo_retry_http` count into `recorder` (SPEC §7), as every loop
+/// Makes `recuo_retry` and `recuo_retry_http` count into `recorder`, as every loop
 /// counts (the operation machine does): each attempt's start (first attempt or retry, at
 /// `recuo_monotonic_ns()`'s milliseconds × 1 000 000 unless a clock is set) and end, the 429s
 /// and 503s among the verdicts (the last attempt's too), and how the operation ended (success, failure, or never started
@@ -403,7 +403,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_stats_recorder(
     })
 }
 
-/// Runs `operation` under `policy` until it succeeds or the policy gives up (SPEC §6):
+/// Runs `operation` under `policy` until it succeeds or the policy gives up:
 /// attempt 0, then, while its verdict says retry and the policy allows, a delay (the backoff,
 /// or the server's wait plus the spread; a real sleep on the calling thread, woken at once by
 /// a cancellation) and the next attempt. The idempotency key is created once, before attempt

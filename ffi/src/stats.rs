@@ -13,7 +13,7 @@ use crate::status::recuo_status::{
     self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATS, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
 };
 
-/// A batch's stats (SPEC §7): a plain struct `recuo_batch_run`, `recuo_stats_merge` and
+/// A batch's stats: a plain struct `recuo_batch_run`, `recuo_stats_merge` and
 /// `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
 /// nanoseconds on `recuo_monotonic_ns()` (or on the clock a recorder was given).
 #[repr(C)]

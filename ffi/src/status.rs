@@ -79,7 +79,7 @@ pub enum recuo_status {
     RECUO_ERR_DURATION_TOO_LARGE = 104,
     /// The maximum (cap) was below the base.
     RECUO_ERR_CAP_BELOW_BASE = 105,
-    /// A header name was empty or not an HTTP token (RFC 9110 §5.6.2).
+    /// A header name was empty or not an HTTP token (RFC 9110 section 5.6.2).
     RECUO_ERR_INVALID_HEADER_NAME = 106,
     /// A rate was refused: it must be a finite number of events per second above zero, or
     /// text such as `90/min`, `1.5/s`, `5000/h` or `86400/day` (a bare number is per second).

@@ -28,16 +28,22 @@ export class RecuoError extends Error {
   }
 }
 
-/** recuo gave up on an operation in a way its own result cannot say (a wait past the deadline, or no attempt made). */
+/**
+ * recuo gave up on an operation in a way its own result cannot say: a server wait past the
+ * deadline (with the last response), an attempt the deadline cut, no attempt made — and, from
+ * `buscarComRetry`, a last 429 or 5xx, as guide A's function throws (`temporario: true`).
+ */
 export class GiveUpError extends Error {
-  constructor(message, { reason, retryAt = null, retryAfterMs = null, response = null, report = null, cause } = {}) {
+  constructor(message, { reason, retryAt = null, retryAfterMs = null, response = null, report = null, temporario = false, cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'GiveUpError';
     this.reason = reason;
     this.retryAt = retryAt;
     this.retryAfterMs = retryAfterMs;
     this.response = response;
+    this.status = response === null ? null : response.status;
     this.report = report;
+    this.temporario = temporario;
   }
 }
 
@@ -76,6 +82,10 @@ export function recuoApi(native) {
   const nextKinds = names(f.recuo_batch_next_kind_name);
   const origins = names(f.recuo_origin_name, 4);
   const confidences = names(f.recuo_confidence_name);
+  const keysToSend = names(f.recuo_key_to_send_name);
+  const styles = names(f.recuo_style_name);
+  const endings = names(f.recuo_ending_name);
+  const lastKinds = names(f.recuo_last_kind_name);
   const RULES = { never: 1, if_idempotent: 2, always: 3 };
 
   const constant = (table, name, what) => {
@@ -218,7 +228,7 @@ export function recuoApi(native) {
 
   // ---- decisions --------------------------------------------------------------------
 
-  /** `Retry-After` (SPEC §3): `{ kind, waitMs }` — waitMs `Infinity` for unbounded, `null` for invalid. */
+  /** A `Retry-After` value: `{ kind, waitMs }` — waitMs `Infinity` for unbounded, `null` for invalid. */
   function parseRetryAfter(value, nowMs = Date.now()) {
     const b = value == null ? Buffer.alloc(0) : bytes(value);
     const out = {};
@@ -235,18 +245,23 @@ export function recuoApi(native) {
     return f.recuo_retry_delay_ms(value, attempt, Math.trunc(nowMs));
   }
 
-  /** SPEC §2's window: min(cap, base · 2^n), saturating. */
+  /** The backoff window: min(cap, base · 2^n), saturating. */
   function backoffWindowMs(baseMs, capMs, n) {
     const out = [0];
     check(f.recuo_backoff_window_ms(integer(baseMs, 'baseMs'), integer(capMs, 'capMs'), integer(n, 'n', 0xffffffff), out));
     return Number(out[0]);
   }
 
-  /** A retry policy (SPEC §6): guide A's defaults unless told otherwise; `guideB: true` starts from guide B's. */
+  /**
+   * A retry policy: guide A's defaults unless told otherwise; `guideB: true` starts from
+   * guide B's, `adapters: true` from the HTTP adapters' default (what `retry` uses).
+   */
   class Policy extends Handle {
     constructor(options = {}) {
-      const { guideB = false } = options;
-      super(guideB ? f.recuo_policy_new_guide_b() : f.recuo_policy_new(), f.recuo_policy_free, 'a policy');
+      const { guideB = false, adapters = false } = options;
+      if (guideB && adapters) throw new TypeError('a policy starts from guide B or from the adapters\' default, not both');
+      const made = adapters ? f.recuo_policy_new_adapters() : guideB ? f.recuo_policy_new_guide_b() : f.recuo_policy_new();
+      super(made, f.recuo_policy_free, 'a policy');
       const p = this.ptr;
       const o = options;
       if (o.maxAttempts !== undefined) check(f.recuo_policy_set_max_attempts(p, integer(o.maxAttempts, 'maxAttempts', 0xffffffff)));
@@ -259,6 +274,7 @@ export function recuoApi(native) {
       else if (o.spreadMs !== undefined) check(f.recuo_policy_set_spread_ms(p, ms(o.spreadMs, 'spreadMs')));
       if (o.useDateHeader !== undefined) check(f.recuo_policy_set_use_date_header(p, Boolean(o.useDateHeader)));
       if (o.quota403IsRateLimit !== undefined) check(f.recuo_policy_set_quota_403_is_rate_limit(p, Boolean(o.quota403IsRateLimit)));
+      if (o.serverHonoursKeys !== undefined) check(f.recuo_policy_set_server_honours_keys(p, Boolean(o.serverHonoursKeys)));
       if (o.idempotencyHeader !== undefined) {
         const b = bytes(o.idempotencyHeader);
         check(f.recuo_policy_set_idempotency_header(p, b, b.length));
@@ -282,6 +298,7 @@ export function recuoApi(native) {
     get deadlineMs() { const out = [0]; return f.recuo_policy_deadline_ms(this.ptr, out) ? Number(out[0]) : null; }
     get spreadMs() { const out = [0]; return f.recuo_policy_spread_ms(this.ptr, out) ? Number(out[0]) : null; }
     get useDateHeader() { return f.recuo_policy_use_date_header(this.ptr); }
+    get serverHonoursKeys() { return f.recuo_policy_server_honours_keys(this.ptr); }
     get idempotencyHeader() { return text((b, n, w) => f.recuo_policy_idempotency_header(this.ptr, b, n, w), 64); }
     methodIdempotent(method) { const b = bytes(method); return f.recuo_policy_method_idempotent(this.ptr, b, b.length); }
   }
@@ -295,6 +312,8 @@ export function recuoApi(native) {
   };
   let defaultPolicy;
   const theDefaultPolicy = () => (defaultPolicy ??= new Policy());
+  let adaptersPolicy;
+  const theAdaptersPolicy = () => (adaptersPolicy ??= new Policy({ adapters: true }));
 
   function verdictFrom(v) {
     const verdict = {
@@ -325,7 +344,7 @@ export function recuoApi(native) {
   }
 
   /**
-   * SPEC §5: what an outcome is worth. `outcome` is a status, a fetch `Response`, a transport
+   * What an outcome is worth. `outcome` is a status, a fetch `Response`, a transport
    * kind ('connect', 'tls', 'timeout', 'reset', 'other') or 'success'.
    */
   function classify(outcome, { method = 'GET', headers, idempotencyKey = false, nowMs = Date.now(), policy } = {}) {
@@ -340,6 +359,63 @@ export function recuoApi(native) {
     const out = {};
     check(f.recuo_classify((policy ?? theDefaultPolicy()).ptr, outcomeOf(o), m, m.length, Boolean(idempotencyKey), list, list.length, Math.trunc(nowMs), out));
     return verdictFrom(out);
+  }
+
+  // ---- the rules of one HTTP request ------------------------------------------------
+
+  const sendKeysCode = (sendKeys) => (sendKeys == null ? -1 : sendKeys ? 1 : 0);
+  const planFrom = (out) => ({ key: keysToSend.byCode.get(out.key), idempotent: out.idempotent });
+
+  /** What the last attempt came to — `{ status }`, `{ transport }`, `{ late: true }`, or null / `{}` for none — as the C struct. */
+  function cLast(last) {
+    if (last == null || typeof last !== 'object') {
+      if (last == null) return { kind: lastKinds.byName.get('nothing'), status: 0, transport: 0 };
+      throw new TypeError('a last attempt is { status }, { transport }, { late: true } or null');
+    }
+    if (last.status != null) {
+      const status = last.status;
+      if (!Number.isInteger(status) || status < 0 || status > 65535) throw new RangeError(`a status must be an integer 0–65535, not ${status}`);
+      return { kind: lastKinds.byName.get('status'), status, transport: 0 };
+    }
+    if (last.transport != null) {
+      return { kind: lastKinds.byName.get('transport'), status: 0, transport: constant(transports, last.transport, 'a transport failure') };
+    }
+    if (last.late) return { kind: lastKinds.byName.get('late'), status: 0, transport: 0 };
+    return { kind: lastKinds.byName.get('nothing'), status: 0, transport: 0 };
+  }
+
+  /**
+   * The plan of one request: which idempotency key its attempts carry (`'none'`, `'caller'`:
+   * the caller's own, sent as it is; `'recuo'`: one key made per request, the same on every
+   * attempt) and whether it counts as idempotent — the core's rules, one place for every
+   * language.
+   */
+  function requestPlan(method, { callersKey = false, sendKeys = null, policy } = {}) {
+    const m = bytes(method);
+    const out = {};
+    check(f.recuo_plan_request((policy ?? theAdaptersPolicy()).ptr, m, m.length, Boolean(callersKey), sendKeysCode(sendKeys), out));
+    return planFrom(out);
+  }
+
+  /**
+   * How an operation that ended for `reason` (null: it succeeded) reaches a caller of `style`
+   * (`'client'`: the client's contract, `retry`; `'guide'`: guide A's, `buscarComRetry`), its
+   * last attempt having come to `last`: `'response'`, `'error'` or `'give_up'`.
+   */
+  function endingFor(style, reason, last) {
+    const out = [0];
+    check(f.recuo_ending_for(constant(styles, style, 'style'), reason == null ? 0 : constant(reasons, reason, 'reason'), cLast(last), out));
+    return endings.byCode.get(out[0]);
+  }
+
+  /** The give-up's one message, the same in every language. `retryInMs`: how long until a retry would be allowed, when known. */
+  function giveUpMessage(reason, attempts, last, retryInMs = null) {
+    const r = constant(reasons, reason, 'reason');
+    const n = integer(attempts, 'attempts', 0xffffffff);
+    const l = cLast(last);
+    const has = retryInMs != null;
+    const wait = has ? ms(retryInMs, 'retryInMs') : 0;
+    return text((b, len, w) => f.recuo_give_up_message(r, n, l, has, wait, b, len, w));
   }
 
   // ---- the operation machine ---------------------------------------------------------
@@ -377,7 +453,7 @@ export function recuoApi(native) {
     };
   }
 
-  /** Counts starts, retries, 429s, 503s and results (SPEC §7), shared by any number of operations. */
+  /** Counts starts, retries, 429s, 503s and results, shared by any number of operations. */
   class StatsRecorder extends Handle {
     constructor() {
       super(f.recuo_stats_recorder_new(), f.recuo_stats_recorder_free, 'a stats recorder');
@@ -394,7 +470,7 @@ export function recuoApi(native) {
     }
   }
 
-  /** Attempts shared by nested loops (SPEC §6). */
+  /** Attempts shared by nested loops: the innermost operation is called at most the outermost loop's attempts in all. */
   class AttemptPool extends Handle {
     constructor(attempts) {
       super(f.recuo_attempt_pool_new(integer(attempts, 'attempts', 0xffffffff)), f.recuo_attempt_pool_free, 'an attempt pool');
@@ -403,7 +479,7 @@ export function recuoApi(native) {
   }
 
   /**
-   * The core's operation machine (SPEC §6), step by step: tell it what happened, it answers
+   * The core's operation machine, step by step: tell it what happened, it answers
    * the next step. For hosts with their own loop; `retry` drives it for you.
    */
   class Operation extends Handle {
@@ -425,6 +501,14 @@ export function recuoApi(native) {
       if (o.statsRecorder) check(f.recuo_attempts_set_stats_recorder(p, o.statsRecorder.ptr));
       if (o.classifyLastFailure === false) check(f.recuo_attempts_set_classify_last_failure(p, false));
       if (o.ownKey) check(f.recuo_attempts_set_own_key(p));
+      this.plan = null;
+      if (o.plan) {
+        const m = bytes(o.request?.method ?? 'GET');
+        const out = {};
+        check(f.recuo_attempts_set_plan(p, m, m.length, Boolean(o.plan.callersKey), sendKeysCode(o.plan.sendKeys), out));
+        this.plan = planFrom(out);
+      }
+      if (o.replayable === false) check(f.recuo_attempts_set_replayable(p, false));
       if (o.gate) check(f.recuo_attempts_set_gate(p, o.gate.ptr));
       if (o.pool) check(f.recuo_attempts_set_pool(p, o.pool.ptr, Boolean(o.nested)));
       this._keep = [o.statsRecorder, o.gate, o.pool];
@@ -467,6 +551,17 @@ export function recuoApi(native) {
     }
     begin(nowMs) { const out = {}; check(f.recuo_attempts_begin(this.ptr, nowMs, out)); return decisionFrom(out); }
     next(verdict, nowMs) { const out = {}; check(f.recuo_attempts_next(this.ptr, cVerdict(verdict), nowMs, out)); return decisionFrom(out); }
+    /** How the operation's end reaches a caller of `style` (`'client'`, `'guide'`), its last attempt having come to `last`. */
+    ending(style, last) {
+      const out = [0];
+      check(f.recuo_attempts_ending(this.ptr, constant(styles, style, 'style'), cLast(last), out));
+      return endings.byCode.get(out[0]);
+    }
+    /** The give-up's message at `nowMs` (the machine's clock), its last attempt having come to `last`; '' unless it gave up. */
+    giveUpMessage(nowMs, last) {
+      const l = cLast(last);
+      return text((b, len, w) => f.recuo_attempts_give_up_message(this.ptr, nowMs, l, b, len, w));
+    }
     /** The operation's idempotency key: one UUID v4, the same for every attempt. */
     get idempotencyKey() {
       const buf = Buffer.alloc(37);
@@ -491,7 +586,7 @@ export function recuoApi(native) {
     }
   }
 
-  /** The core's batch queue: which operation starts next, or that none will (SPEC §6). */
+  /** The core's batch queue: which operation starts next, or that none will. */
   class BatchQueue extends Handle {
     constructor(policy, length, nowMs, { deadlineMs = null, stopOnUnreachableWait = true, statsRecorder } = {}) {
       const out = [null];
@@ -547,7 +642,7 @@ export function recuoApi(native) {
   const abortReason = (signal) => signal.reason ?? Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
 
   /**
-   * A regulator (SPEC §9): request starts at a rate with a burst (GCRA). In this process, or
+   * A regulator: request starts at a rate with a burst (GCRA). In this process, or
    * shared through a file with every process that opens it (Node, Python, PHP, C).
    */
   class Regulator extends Handle {
@@ -644,7 +739,7 @@ export function recuoApi(native) {
     }
   }
 
-  /** At most `limit` requests in flight (SPEC §9). */
+  /** At most `limit` requests in flight. */
   class ConcurrencyLimit extends Handle {
     constructor(limit, { _ptr } = {}) {
       const out = [_ptr];
@@ -694,7 +789,7 @@ export function recuoApi(native) {
     get maxInFlight() { return f.recuo_concurrency_limit_max_in_flight(this.ptr); }
   }
 
-  /** Retries at most a ratio of recent requests plus a floor (SPEC §9). */
+  /** Retries at most a ratio of recent requests plus a floor. */
   class RetryBudget extends Handle {
     constructor({ ratio, floorPerS, windowS, _ptr } = {}) {
       const out = [_ptr];
@@ -727,7 +822,7 @@ export function recuoApi(native) {
 
   /**
    * What every attempt passes, first or retry: a place in flight, then a start slot; the
-   * operation machine counts the budget and tells an adaptive regulator (SPEC §9).
+   * operation machine counts the budget and tells an adaptive regulator.
    */
   class Gate extends Handle {
     constructor({ regulator, limit, budget } = {}) {
@@ -775,7 +870,7 @@ export function recuoApi(native) {
     CERT_NOT_YET_VALID: 'tls', CERT_UNTRUSTED: 'tls',
   };
 
-  /** The transport kind of an error `fetch` threw (SPEC §5), or null for any other error. */
+  /** The transport kind of an error `fetch` threw (`connect`, `tls`, `timeout`, `reset`, `other`), or null for any other error. */
   function transportKind(error) {
     if (error == null || typeof error !== 'object') return null;
     if (error.name === 'TimeoutError') return 'timeout';
@@ -796,21 +891,21 @@ export function recuoApi(native) {
     }
   }
 
-  function gaveUpMessage(reason, report, response) {
-    const what = response ? `HTTP ${response.status}` : 'no answer';
-    const after = report.retryAfterMs != null ? `; the server accepts a retry in ${report.retryAfterMs} ms` : '';
-    return `recuo gave up after ${report.attempts} attempt(s) (${reason}): ${what}${after}`;
-  }
+  /** Marks the error of an attempt the deadline cut (the host's own timer): the core's `late`. */
+  const LATE = Symbol('recuo.late');
+  const NOTHING = null;
 
   /**
    * Drives one operation machine to its end with the host's effects: calls, timers, the
-   * gate and the signal. Answers the value, the last response, or throws the last error.
+   * gate and the signal. How the end surfaces — the value or the last response, the last
+   * error rethrown, or a GiveUpError with the core's message — is the core's answer
+   * (`op.ending(style, last)`); `last` is only what this host saw of the last attempt.
    */
-  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, pool, first }) {
+  async function drive(op, { call, judge, signal, gate, sleep, onRetry, onRecord, onGiveUp, http, style = 'client', buffered = false, temporario = false, pool, first }) {
     let value;
     let response = null;
     let error;
-    let hasError = false;
+    let last = NOTHING; // what the last attempt came to, as the core names it
     let failure; // what the last failed attempt came to: its Response or its error
     let permit = null;
     const flush = () => {
@@ -825,7 +920,7 @@ export function recuoApi(native) {
       if (first && step.kind === 'call') {
         failure = first.error;
         error = first.error;
-        hasError = true;
+        last = { transport: 'other' };
         step = op.failed(first.failedMs);
       }
       for (;;) {
@@ -862,12 +957,14 @@ export function recuoApi(native) {
             if (failed) {
               response = null;
               error = result;
-              hasError = true;
               const kind = http && !signal?.aborted ? transportKind(result) : null;
+              // A thrown error is the operation's own: rethrown unchanged at the end, as a
+              // transport failure is (the core's `error` ending).
+              last = result?.[LATE] ? { late: true } : { transport: kind ?? 'other' };
               step = kind ? op.responded(now(), kind) : op.failed(now());
             } else if (http && isResponse(result)) {
               response = result;
-              hasError = false;
+              last = { status: result.status };
               step = op.responded(now(), result.status, result.headers);
             } else {
               value = result;
@@ -898,23 +995,22 @@ export function recuoApi(native) {
             flush();
             const report = op.report();
             const reason = step.reason;
-            report.retryAt = report.retryAfterMs != null ? Date.now() + report.retryAfterMs : null;
+            const at = now();
+            report.retryAt = step.retryAtMs != null ? Date.now() + Math.max(0, step.retryAtMs - at) : null;
             if (onGiveUp) await onGiveUp(report);
+            // The caller's own AbortSignal: rejected with its reason, as fetch does.
             if (reason === 'cancelled' && signal?.aborted) {
               if (response) await release(response);
               throw abortReason(signal);
             }
-            if (response) {
-              if (reason === 'wait_exceeds_deadline') {
-                await release(response);
-                throw new GiveUpError(gaveUpMessage(reason, report, response), {
-                  reason, retryAt: report.retryAt, retryAfterMs: report.retryAfterMs, response, report,
-                });
-              }
-              return response;
-            }
-            if (hasError) throw error;
-            throw new GiveUpError(gaveUpMessage(reason ?? 'attempts_exhausted', report, null), { reason, report });
+            const ending = op.ending(style, last);
+            if (ending === 'response') return response;
+            if (ending === 'error') throw error;
+            if (response && !buffered) await release(response);
+            throw new GiveUpError(op.giveUpMessage(at, last), {
+              reason, retryAt: report.retryAt, retryAfterMs: report.retryAfterMs, response, report, temporario,
+              cause: last?.late || last?.transport ? error : undefined,
+            });
           }
         }
       }
@@ -956,6 +1052,8 @@ export function recuoApi(native) {
       this.#keyed = keyed;
     }
     get idempotencyKey() { return this.#keyed.idempotencyKey; }
+    /** The headers recuo adds to this attempt, as the request's plan says: its idempotency key, or none. */
+    get headers() { return this.#keyed.plan?.key === 'recuo' ? { [this.idempotencyHeader]: this.idempotencyKey } : {}; }
   }
 
   /**
@@ -991,7 +1089,7 @@ export function recuoApi(native) {
     get idempotencyKey() { return this.machine().idempotencyKey; }
   }
 
-  /** Sets a machine's pool from the enclosing loop's attempt, if any (SPEC §6: nested loops share one limit). */
+  /** Sets a machine's pool from the enclosing loop's attempt, if any (nested loops share one limit). */
   function poolFor(maxAttempts) {
     const outer = context.getStore();
     if (outer?.pool) return { pool: outer.pool, nested: true };
@@ -1015,28 +1113,32 @@ export function recuoApi(native) {
   }
 
   /**
-   * Runs `fn(attempt)` under a policy, driving the core's operation machine: timers for the
-   * waits, the gate passed by every attempt, `signal` cancelling a wait at once. A returned
-   * fetch `Response` is classified by SPEC §5 (a 503 is retried); a thrown error is judged by
-   * `classify` (default: a fetch network failure by its kind, every other error retried).
+   * Runs `fn(attempt)` under a policy (default: the HTTP adapters'), driving the core's
+   * operation machine: timers for the waits, the gate passed by every attempt, `signal`
+   * cancelling a wait at once. A returned fetch `Response` is classified with the request's
+   * method (a 503 is retried); a thrown error is judged by `classify` (default: a fetch
+   * network failure by its kind, every other error retried). `request` is the request `fn`
+   * sends: its method, its URL (for the records), whether it carries the caller's own key
+   * (`ownKey`), whether recuo adds its own (`sendKeys`; `attempt.headers` holds it) and
+   * whether its body can be sent again (`replayable`).
    */
   async function retry(fn, options = {}) {
     if (typeof fn !== 'function') throw new TypeError('retry needs a function');
-    const { policy = theDefaultPolicy(), gate, signal, classify: judgeError, onRetry, onGiveUp, onRecord, seed, request, sleep } = options;
+    const { policy = theAdaptersPolicy(), gate, signal, classify: judgeError, onRetry, onGiveUp, onRecord, seed, request, sleep } = options;
     if (!(policy instanceof Policy)) throw new TypeError('policy must be a recuo Policy');
     if (gate != null && !(gate instanceof Gate)) throw new TypeError('gate must be a recuo Gate');
     checkSignal(signal);
     const { pool, nested } = poolFor(policy.maxAttempts);
     const op = new Operation(policy, {
       seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
-      ownKey: Boolean(request?.ownKey),
+      plan: { callersKey: Boolean(request?.ownKey), sendKeys: request?.sendKeys }, replayable: request?.replayable,
     });
     op._header = headerOf(policy);
     try {
       return await drive(op, {
         call: fn,
         judge: async (e) => (judgeError ? judgeError(e) : true),
-        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, pool,
+        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, style: 'client', pool,
       });
     } finally {
       op.close();
@@ -1099,43 +1201,66 @@ export function recuoApi(native) {
     }
   }
 
+  // Statuses whose response has no body (fetch's Response refuses one).
+  const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+  /** A response with its body read into memory (so that a body cut short fails the attempt, not the caller's read later). */
+  function bufferedResponse(response, body) {
+    const copy = new Response(NULL_BODY.has(response.status) ? null : body, {
+      status: response.status, statusText: response.statusText, headers: response.headers,
+    });
+    for (const name of ['url', 'redirected', 'type']) Object.defineProperty(copy, name, { value: response[name] });
+    return copy;
+  }
+
+  /** A body `fetch` reads once: a stream or an async iterable (a string, a Buffer, a Blob, a FormData can be sent again). */
+  const isStream = (body) =>
+    body != null && typeof body === 'object' && (typeof body.getReader === 'function' || typeof body[Symbol.asyncIterator] === 'function');
+
   /**
    * Guide A's `buscarComRetry(url, opcoes)` over the global `fetch`: 429 and 5xx temporary
-   * (by SPEC §5, with the method), a network failure retried, other 4xx returned at once,
-   * `Retry-After` honoured (never shortened); `prazoMs` (default 30 s) bounds the whole
-   * fetch — a wait that does not fit throws a GiveUpError with the response and `retryAt`.
+   * (with the method), a network failure retried by its kind, other 4xx returned at once,
+   * `Retry-After` honoured (never shortened); each attempt reads the whole body, so a body cut
+   * short is a failed attempt; `prazoMs` (default 30 s) bounds the whole fetch. After the
+   * last attempt on a 429 or 5xx — or a wait that does not fit the deadline — it throws a
+   * GiveUpError with `temporario: true`, `status`, `response`, `reason` and `report`.
    */
   async function buscarComRetry(url, opcoes = {}) {
     const {
       tentativas = 5, baseMs = 200, maxMs = 5000, prazoMs = 30000, timeoutMs = 10000, gate, seed, sleep, signal,
-      onRecord, fetch: fetchFn = globalThis.fetch, ...init
+      onRecord, serverHonoursKeys, sendKeys, fetch: fetchFn = globalThis.fetch, ...init
     } = opcoes;
     if (typeof fetchFn !== 'function') throw new TypeError('buscarComRetry needs a global fetch (Node ≥ 18)');
     checkSignal(signal);
     const method = String(init.method ?? 'GET').toUpperCase();
-    const replayable = !(init.body != null && typeof init.body.getReader === 'function');
     const policy = new Policy({
-      maxAttempts: replayable ? tentativas : 1, baseMs, capMs: maxMs, deadlineMs: prazoMs, useDateHeader: true,
+      maxAttempts: tentativas, baseMs, capMs: maxMs, deadlineMs: prazoMs, useDateHeader: true, serverHonoursKeys,
     });
     const header = policy.idempotencyHeader;
     const headers = new Headers(init.headers ?? {});
-    const ownKey = headers.has(header);
     const { pool, nested } = poolFor(policy.maxAttempts);
     const op = new Operation(policy, {
-      seed, gate, pool, nested, ownKey, request: { method, url: String(url) }, records: onRecord ? 'debug' : undefined,
+      seed, gate, pool, nested, request: { method, url: String(url) }, records: onRecord ? 'debug' : undefined,
+      plan: { callersKey: headers.has(header), sendKeys }, replayable: !isStream(init.body),
     });
     op._header = header;
-    if (!ownKey && !policy.methodIdempotent(method)) headers.set(header, op.idempotencyKey);
+    if (op.plan.key === 'recuo') headers.set(header, op.idempotencyKey);
     try {
       return await drive(op, {
         call: async (attempt) => {
-          const limit = attempt.timeoutMs == null ? timeoutMs : timeoutMs == null ? attempt.timeoutMs : Math.min(timeoutMs, attempt.timeoutMs);
+          const late = timeoutMs == null || (attempt.timeoutMs != null && attempt.timeoutMs <= timeoutMs);
+          const limit = late ? attempt.timeoutMs : timeoutMs;
           const controller = new AbortController();
           const onAbort = () => controller.abort(signal.reason);
           signal?.addEventListener('abort', onAbort, { once: true });
-          const timer = limit == null ? null : setTimeout(() => controller.abort(Object.assign(new Error(`no answer within ${limit} ms`), { name: 'TimeoutError' })), limit);
+          const timer = limit == null ? null : setTimeout(() => {
+            const cut = Object.assign(new Error(`no answer within ${limit} ms`), { name: 'TimeoutError' });
+            if (late) cut[LATE] = true;
+            controller.abort(cut);
+          }, limit);
           try {
-            return await fetchFn(url, { ...init, method, headers, signal: controller.signal });
+            const response = await fetchFn(url, { ...init, method, headers, signal: controller.signal });
+            return bufferedResponse(response, await response.arrayBuffer());
           } catch (e) {
             if (controller.signal.aborted && controller.signal.reason?.name === 'TimeoutError') throw controller.signal.reason;
             throw e;
@@ -1145,7 +1270,7 @@ export function recuoApi(native) {
           }
         },
         judge: async () => true,
-        signal, gate, sleep, onRecord, http: true, pool,
+        signal, gate, sleep, onRecord, http: true, style: 'guide', buffered: true, temporario: true, pool,
       });
     } finally {
       op.close();
@@ -1160,7 +1285,7 @@ export function recuoApi(native) {
 
   // ---- limits, records ---------------------------------------------------------------
 
-  /** SPEC §8: what a batch of `requests` takes at `target` within `allowance` (rates per second, or "90/min"). */
+  /** What a batch of `requests` takes at `target` within `allowance` (rates per second, or "90/min"). */
   function plan(requests, allowance, target, latencyS, retryFraction = 0) {
     const args = [integer(requests, 'requests'), rate(allowance, 'allowance'), rate(target, 'target'), Number(latencyS), Number(retryFraction)];
     const out = {};
@@ -1177,7 +1302,7 @@ export function recuoApi(native) {
     return text((b, n, w) => f.recuo_rate_format(Number(perSecond), b, n, w), 64);
   }
 
-  /** A URL with its userinfo, secrets and personal data removed (SPEC §7): `{ url, malformed }`. */
+  /** A URL with its userinfo, secrets and personal data removed: `{ url, malformed }`. */
   function redactUrlDetailed(url) {
     const u = bytes(url);
     const cap = 3 * u.length + 11;
@@ -1189,7 +1314,7 @@ export function recuoApi(native) {
   }
   const redactUrl = (url) => redactUrlDetailed(url).url;
 
-  /** Headers as `[name, value]` pairs with sensitive values replaced by `[redacted]` (SPEC §7). */
+  /** Headers as `[name, value]` pairs with sensitive values replaced by `[redacted]`. */
   function redactHeaders(headers) {
     return headerPairs(headers).map(([name, value]) => {
       const n = bytes(name);
@@ -1208,7 +1333,7 @@ export function recuoApi(native) {
     return f.recuo_is_sensitive_name(n, n.length);
   }
 
-  /** Who answered (SPEC §7): `{ origin, confidence, evidence }` from a response's headers. */
+  /** Who answered: `{ origin, confidence, evidence }` from a response's headers. */
   function whoAnswered(headers, { expectedContentType } = {}) {
     const list = cHeaders(isResponse(headers) ? headers.headers : headers);
     const e = expectedContentType == null ? Buffer.alloc(0) : bytes(expectedContentType);
@@ -1261,6 +1386,9 @@ export function recuoApi(native) {
     buscarComRetry,
     currentAttempt,
     transportKind,
+    requestPlan,
+    endingFor,
+    giveUpMessage,
     plan,
     formatRate,
     redactUrl,

@@ -98,6 +98,8 @@ function declareTypes(k) {
     kind: 'uint32_t', index: 'size_t', policy: 'recuo_policy *', has_deadline: 'bool', deadline_ms: 'uint64_t',
     reason: 'uint32_t', stopped_by: 'uint32_t',
   });
+  k.struct('recuo_request_plan', { key: 'uint32_t', idempotent: 'bool' });
+  k.struct('recuo_last', { kind: 'uint32_t', status: 'uint16_t', transport: 'uint32_t' });
   k.struct('recuo_who_answered_result', { origin: 'uint32_t', confidence: 'uint32_t', evidence_count: 'size_t' });
 }
 
@@ -117,6 +119,7 @@ const PROTOTYPES = [
   'const char *recuo_transport_name(uint32_t transport)',
   'recuo_policy *recuo_policy_new(void)',
   'recuo_policy *recuo_policy_new_guide_b(void)',
+  'recuo_policy *recuo_policy_new_adapters(void)',
   'void recuo_policy_free(recuo_policy *policy)',
   'uint32_t recuo_policy_validate(const recuo_policy *policy)',
   'uint32_t recuo_policy_set_max_attempts(recuo_policy *policy, uint32_t max_attempts)',
@@ -133,6 +136,8 @@ const PROTOTYPES = [
   'uint32_t recuo_policy_set_transport_retry(recuo_policy *policy, uint32_t transport, uint32_t rule)',
   'uint32_t recuo_policy_set_method_idempotent(recuo_policy *policy, const uint8_t *method, size_t len, bool idempotent)',
   'uint32_t recuo_policy_set_quota_403_is_rate_limit(recuo_policy *policy, bool yes)',
+  'uint32_t recuo_policy_set_server_honours_keys(recuo_policy *policy, bool yes)',
+  'bool recuo_policy_server_honours_keys(const recuo_policy *policy)',
   'uint32_t recuo_policy_max_attempts(const recuo_policy *policy)',
   'uint64_t recuo_policy_base_ms(const recuo_policy *policy)',
   'uint64_t recuo_policy_cap_ms(const recuo_policy *policy)',
@@ -175,6 +180,17 @@ const PROTOTYPES = [
   'uint32_t recuo_attempts_idempotency_key(recuo_attempts *attempts, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
   'uint32_t recuo_attempts_report(const recuo_attempts *attempts, _Out_ recuo_report *out, _Out_ uint64_t *delays, size_t delays_len, _Out_ size_t *delays_written)',
   'const char *recuo_give_up_reason_name(uint32_t reason)',
+  'uint32_t recuo_plan_request(const recuo_policy *policy, const uint8_t *method, size_t method_len, bool callers_key, int32_t send_keys, _Out_ recuo_request_plan *out)',
+  'uint32_t recuo_ending_for(uint32_t style, uint32_t reason, const recuo_last *last, _Out_ uint32_t *out)',
+  'uint32_t recuo_give_up_message(uint32_t reason, uint32_t attempts, const recuo_last *last, bool has_retry_in, uint64_t retry_in_ms, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
+  'uint32_t recuo_attempts_set_plan(recuo_attempts *attempts, const uint8_t *method, size_t method_len, bool callers_key, int32_t send_keys, _Out_ recuo_request_plan *out)',
+  'uint32_t recuo_attempts_set_replayable(recuo_attempts *attempts, bool yes)',
+  'uint32_t recuo_attempts_ending(const recuo_attempts *attempts, uint32_t style, const recuo_last *last, _Out_ uint32_t *out)',
+  'uint32_t recuo_attempts_give_up_message(const recuo_attempts *attempts, uint64_t now_ms, const recuo_last *last, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
+  'const char *recuo_key_to_send_name(uint32_t key)',
+  'const char *recuo_style_name(uint32_t style)',
+  'const char *recuo_ending_name(uint32_t ending)',
+  'const char *recuo_last_kind_name(uint32_t kind)',
   'const char *recuo_decision_kind_name(uint32_t kind)',
   'const char *recuo_step_kind_name(uint32_t kind)',
   'const char *recuo_level_name(uint32_t level)',

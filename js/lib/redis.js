@@ -1,4 +1,4 @@
-// The limits on Redis for Node (SPEC §9): `Regulator.redis`, `ConcurrencyLimit.redis` and
+// The limits on Redis for Node: `Regulator.redis`, `ConcurrencyLimit.redis` and
 // `RetryBudget.redis`, over librecuo's `recuo_*_new_redis` (recuo-redis). Conversion only:
 // the rules are the server's scripts and the core's. Every process on every machine that
 // uses the same server and key shares one allowance, one limit, one budget.

@@ -228,6 +228,9 @@ static void argument_errors(void) {
         /* The argument's error first, whatever the policy (issue 14). */
         CHECK_STATUS(recuo_curl_perform(easy, both[i], &bad_method, &r), RECUO_ERR_NOT_UTF8);
     }
+    /* Every method's key and none at all: no plan can say both. */
+    recuo_curl_options both_keys = {.key_for_every_method = true, .no_keys = true};
+    CHECK_STATUS(recuo_curl_perform(easy, valid, &both_keys, &r), RECUO_ERR_INVALID_ENUM);
     CHECK_STATUS(recuo_curl_perform(easy, NULL, NULL, &r), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_curl_perform(easy, invalid, NULL, &r), RECUO_ERR_CAP_BELOW_BASE);
     CHECK(r.http_status == 77);
@@ -317,6 +320,14 @@ static void unavailable(void) {
     CHECK(c.r.step.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED && c.r.report.attempts == 2);
     CHECK(c.r.http_status == 503 && c.r.code == CURLE_OK && c.b.resets == 1);
     CHECK(strstr(c.b.data, "503") != NULL);
+    /* Guide A's ending: a final 503 gives up, its response readable on the handle. */
+    long on_handle = 0;
+    curl_easy_getinfo(c.easy, CURLINFO_RESPONSE_CODE, &on_handle);
+    CHECK(on_handle == 503 && c.r.ending == RECUO_ENDING_GIVE_UP);
+    CHECK(c.r.last.kind == RECUO_LAST_STATUS && c.r.last.status == 503);
+    CHECK_CTX(strcmp(c.r.message, "recuo gave up after 2 attempts (attempts_exhausted): HTTP 503") ==
+                  0,
+              "%s", c.r.message);
     cJSON *stats = stats_of(&s);
     const cJSON *keys = cJSON_GetObjectItemCaseSensitive(stats, "requests_per_idempotency_key");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(keys, c.r.idempotency_key);
@@ -366,9 +377,12 @@ static void tls_refused(void) {
     client_open(&c, s.base, "/items/3", 3);
     curl_easy_setopt(c.easy, CURLOPT_CAINFO, "/dev/null");
     curl_easy_setopt(c.easy, CURLOPT_CAPATH, "/nonexistent");
-    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, NULL, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, NULL, &c.r), RECUO_ERR_TASK_FAILED);
     CHECK_CTX(recuo_curl_transport(c.r.code) == RECUO_TRANSPORT_TLS, "CURLcode %d", (int)c.r.code);
     CHECK(c.r.step.reason == RECUO_GIVE_UP_PERMANENT && c.r.report.attempts == 1);
+    /* libcurl's own error, returned unchanged: no give-up message. */
+    CHECK(c.r.ending == RECUO_ENDING_ERROR && c.r.last.kind == RECUO_LAST_TRANSPORT &&
+          c.r.last.transport == RECUO_TRANSPORT_TLS && c.r.message[0] == '\0');
     client_close(&c);
     serve_stop(&s);
 }
@@ -382,7 +396,7 @@ static void connection_refused(void) {
     client_open(&c, base, "/", 3);
     curl_easy_setopt(c.easy, CURLOPT_POSTFIELDS, "x");
     recuo_curl_options o = {.method = "POST", .reset_body = body_reset, .user_data = &c.b};
-    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &o, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &o, &c.r), RECUO_ERR_TASK_FAILED);
     /* connect is retried for any method: the request was never sent. */
     CHECK(c.r.code == CURLE_COULDNT_CONNECT && c.r.http_status == 0);
     CHECK(c.r.step.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED && c.r.report.attempts == 3);
@@ -493,7 +507,7 @@ static void connection_reset(void) {
     client_open(&c, srv.base, "/orders", 3);
 
     /* GET is idempotent: a reset is retried until the attempts are spent. */
-    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, NULL, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, NULL, &c.r), RECUO_ERR_TASK_FAILED);
     CHECK_CTX(recuo_curl_transport(c.r.code) == RECUO_TRANSPORT_RESET, "CURLcode %d",
               (int)c.r.code);
     CHECK(c.r.step.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED && c.r.report.attempts == 3);
@@ -503,7 +517,7 @@ static void connection_reset(void) {
      * reset safe to repeat (the server may ignore it): one attempt, given up permanent. */
     curl_easy_setopt(c.easy, CURLOPT_POSTFIELDS, "{}");
     recuo_curl_options post = {.method = "POST"};
-    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &post, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &post, &c.r), RECUO_ERR_TASK_FAILED);
     CHECK(c.r.step.reason == RECUO_GIVE_UP_PERMANENT && c.r.report.attempts == 1);
     CHECK(rude_connections(&srv) == 4 && strcmp(srv.keys[3], c.r.idempotency_key) == 0);
 
@@ -511,7 +525,7 @@ static void connection_reset(void) {
     struct curl_slist *mine = curl_slist_append(NULL, "Idempotency-Key: order-42");
     curl_easy_setopt(c.easy, CURLOPT_HTTPHEADER, mine);
     recuo_curl_options own = {.method = "POST", .headers = mine, .own_key = true};
-    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &own, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &own, &c.r), RECUO_ERR_TASK_FAILED);
     CHECK(c.r.step.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED && c.r.report.attempts == 3);
     CHECK(rude_connections(&srv) == 7 && c.r.idempotency_key[0] == '\0');
     for (int i = 4; i < 7; i++) {
@@ -539,6 +553,10 @@ static void timeout_clipped_to_the_deadline(void) {
     uint64_t took = recuo_monotonic_ms() - t0;
     CHECK_CTX(took >= 350 && took < 1500, "took %llu ms", (unsigned long long)took);
     CHECK(c.r.code == CURLE_OPERATION_TIMEDOUT);
+    /* The deadline's own timeout cut the attempt: a give-up, not libcurl's error. */
+    CHECK(c.r.last.kind == RECUO_LAST_LATE && c.r.ending == RECUO_ENDING_GIVE_UP);
+    CHECK(strstr(c.r.message, "the deadline passed while the server was still answering") !=
+          NULL);
     CHECK(c.r.step.reason == RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE ||
           c.r.step.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
     client_close(&c);
@@ -557,7 +575,7 @@ static void callers_machine_with_records(void) {
     CHECK_STATUS(recuo_attempts_new_seeded(c.p, 7, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_set_records(a, RECUO_LEVEL_DEBUG), RECUO_OK);
     recuo_curl_options o = {.url = c.url, .attempts = a};
-    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &o, &c.r), RECUO_ERR_GAVE_UP);
+    CHECK_STATUS(recuo_curl_perform(c.easy, c.p, &o, &c.r), RECUO_ERR_TASK_FAILED);
     CHECK(c.r.report.attempts == 2);
     recuo_level level;
     char line[4096];
