@@ -1019,13 +1019,23 @@ export function recuoApi(native) {
     }
   }
 
-  const COM_RETRY_ATTEMPTS = 5;
+  // Guide A's defaults (5 attempts, 200 ms, 5 s) and the key's header, as the core declares
+  // them: read once from its preset, never written here.
+  const GUIDE_A = (() => {
+    const p = new Policy();
+    try {
+      return Object.freeze({ tentativas: p.maxAttempts, baseMs: p.baseMs, maxMs: p.capMs, header: p.idempotencyHeader });
+    } finally {
+      p.close();
+    }
+  })();
+  const COM_RETRY_ATTEMPTS = GUIDE_A.tentativas;
   // comRetry's policy with guide A's defaults, made once (an Operation copies its policy):
   // other figures make one for the call, which the caller closes.
   let guideAPolicy = null;
   function comRetryPolicy(tentativas, baseMs, maxMs) {
-    if (tentativas === COM_RETRY_ATTEMPTS && baseMs === 200 && maxMs === 5000) {
-      return (guideAPolicy ??= new Policy({ maxAttempts: COM_RETRY_ATTEMPTS, baseMs: 200, capMs: 5000 }));
+    if (tentativas === GUIDE_A.tentativas && baseMs === GUIDE_A.baseMs && maxMs === GUIDE_A.maxMs) {
+      return (guideAPolicy ??= new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs }));
     }
     return new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
   }
@@ -1069,7 +1079,7 @@ export function recuoApi(native) {
       this._pool = null;
       this.op = null;
       this.ended = false;
-      this.attempt = new Attempt(0, null, undefined, 'Idempotency-Key', this);
+      this.attempt = new Attempt(0, null, undefined, GUIDE_A.header, this);
     }
     get pool() { return this._outer ?? (this._pool ??= new AttemptPool(this._max - 1)); }
     /** The loop succeeded: its machine (if a key made one) goes, as a loop's does. */
@@ -1081,7 +1091,7 @@ export function recuoApi(native) {
     machine() {
       if (this.ended && this.op === null) throw new Error('recuo: this object was closed');
       if (this.op === null) {
-        this.op = new Operation(comRetryPolicy(this._max, 200, 5000), { pool: this.pool, nested: true, classifyLastFailure: false });
+        this.op = new Operation(comRetryPolicy(this._max, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool: this.pool, nested: true, classifyLastFailure: false });
       }
       return this.op;
     }
@@ -1174,7 +1184,7 @@ export function recuoApi(native) {
     }
   }
 
-  async function comRetryMachine(tarefa, { tentativas = 5, baseMs = 200, maxMs = 5000, repetirSe, seed, sleep, signal } = {}, first = undefined) {
+  async function comRetryMachine(tarefa, { tentativas = GUIDE_A.tentativas, baseMs = GUIDE_A.baseMs, maxMs = GUIDE_A.maxMs, repetirSe, seed, sleep, signal } = {}, first = undefined) {
     if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');
     if (repetirSe != null && typeof repetirSe !== 'function') throw new TypeError('repetirSe must be a function');
     checkSignal(signal);
@@ -1189,7 +1199,7 @@ export function recuoApi(native) {
     } finally {
       if (policy !== null && policy !== guideAPolicy) policy.close();
     }
-    op._header = 'Idempotency-Key';
+    op._header = GUIDE_A.header;
     try {
       return await drive(op, {
         call: () => tarefa(),
@@ -1227,7 +1237,7 @@ export function recuoApi(native) {
    */
   async function buscarComRetry(url, opcoes = {}) {
     const {
-      tentativas = 5, baseMs = 200, maxMs = 5000, prazoMs = 30000, timeoutMs = 10000, gate, seed, sleep, signal,
+      tentativas = GUIDE_A.tentativas, baseMs = GUIDE_A.baseMs, maxMs = GUIDE_A.maxMs, prazoMs = theAdaptersPolicy().deadlineMs, timeoutMs = 10000, gate, seed, sleep, signal,
       onRecord, serverHonoursKeys, sendKeys, fetch: fetchFn = globalThis.fetch, ...init
     } = opcoes;
     if (typeof fetchFn !== 'function') throw new TypeError('buscarComRetry needs a global fetch (Node ≥ 18)');
