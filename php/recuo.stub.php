@@ -30,7 +30,7 @@ namespace Recuo {
      * at once (reason `wait_exceeds_deadline`) instead of sleeping. `$aoRepetir` is called
      * before each sleep. Inside another `retry()` or `comRetry()` (in the same request and
      * fiber), the attempts are drawn from the enclosing loop's: nested loops never multiply
-     * them. `$records` receives the records of SPEC §7 (see {@see retry()}); a failure of the
+     * them. `$records` receives the attempts' and the result's records (see {@see retry()}); a failure of the
      * task is recorded as the transport kind `other`.
      *
      * @template T
@@ -73,12 +73,12 @@ namespace Recuo {
 
     /**
      * Runs `$operation` under `$policy` (guide A's when null) until it returns or the policy
-     * gives up: the retry loop of SPEC §6, the same in every language recuo speaks.
+     * gives up: the one retry loop, the same in every language recuo speaks.
      *
      * Every `\Throwable` from the operation is a failure. `$classify($e)` judges it: a
      * {@see Verdict} (from {@see classify()}, so that 429 and 503 waits are honoured and
      * unsafe repeats refused) or a bool; null retries every failure. Every failure is judged,
-     * the last attempt's too (SPEC §6): a permanent one gives up `permanent`, a final 429 is
+     * the last attempt's too: a permanent one gives up `permanent`, a final 429 is
      * counted and reaches an adaptive regulator. A `success` verdict for a failure means
      * there is nothing to retry: the loop gives up (`permanent`). A delay that would end
      * past the policy's deadline, or a server wait too long to count, gives up at once
@@ -97,7 +97,7 @@ namespace Recuo {
      * spent, the loop gives up (`budget_exhausted`). An adaptive regulator slows down on
      * each `rate_limited` verdict and speeds back up on each success.
      *
-     * `$records($record)` receives the records of SPEC §7, redacted by the core before PHP
+     * `$records($record)` receives the attempts' and the result's records, redacted by the core before PHP
      * sees them: one per attempt once its decision is known (before `$onRetry` and
      * `$onGiveUp`), then one for the result; each an array with the core's field names, as
      * {@see Record::attempt()} and {@see Record::result()} make them. An attempt's status and
@@ -142,7 +142,7 @@ namespace Recuo {
     }
 
     /**
-     * The verdict on one outcome of an HTTP request (SPEC §5): retry, give up, or success,
+     * The verdict on one outcome of an HTTP request: retry, give up, or success,
      * with the reason and the wait the server asked for (Retry-After, then the rate-limit
      * headers). The verdict keeps the status (or transport failure) and the headers it
      * judged, for the records of a loop whose `$classify` answers it.
@@ -155,7 +155,7 @@ namespace Recuo {
      *        the response's headers: name => value, name => list of values (PSR-7's `getHeaders()`),
      *        or a list of [name, value] pairs
      * @param int|null $nowMs now, in milliseconds since the Unix epoch (null: the system clock)
-     * @param Policy|null $policy whose rules apply (null: the table of SPEC §5)
+     * @param Policy|null $policy whose rules apply (null: recuo's default rules)
      * @throws \ValueError unless exactly one of `$status` and `$error` is given, or for an unknown `$error`
      * @throws \TypeError when `$headers` has another shape
      */
@@ -229,6 +229,41 @@ namespace Recuo {
     }
 
     /**
+     * How an HTTP request that ended for `$reason` (null: it succeeded) reaches its caller, its
+     * last attempt having come to `$status`, the transport failure `$error`, an attempt the
+     * deadline cut while the server was still answering (`$late`), or nothing (no attempt was
+     * made): `response` (the last response is returned), `error` (the client's own transport
+     * error is raised again) or `give_up` (recuo's give-up is raised). A client adapter
+     * (`client`: Guzzle, Symfony) returns the last response, as the client would without
+     * recuo; guide A's `buscarComRetry` (`guide`) throws after a final 429 or 5xx. Either gives
+     * up when no attempt could be made, when the deadline cut an attempt, or when the server's
+     * wait does not fit the deadline.
+     *
+     * @param 'client'|'guide' $style
+     * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null $reason
+     * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error
+     * @return 'response'|'error'|'give_up'
+     * @throws \ValueError for an unknown style, reason or error, or both `$status` and `$error`
+     */
+    function httpEnding(string $style, ?string $reason = null, ?int $status = null, ?string $error = null, bool $late = false): string
+    {
+    }
+
+    /**
+     * The give-up's message, the same in every language: `recuo gave up after 1 attempt
+     * (wait_exceeds_deadline): HTTP 429; a retry is allowed in 3600 s`. The last attempt is
+     * `$status`, `$error`, `$late` or nothing, as for {@see httpEnding()}; `$retryInMs` is how
+     * long until a retry would be allowed, when known (shown in whole seconds, rounded up).
+     *
+     * @param 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled' $reason
+     * @param 'connect'|'tls'|'timeout'|'reset'|'other'|null $error
+     * @throws \ValueError for an unknown reason or error, or both `$status` and `$error`
+     */
+    function giveUpMessage(string $reason, int $attempts, ?int $status = null, ?string $error = null, bool $late = false, ?int $retryInMs = null): string
+    {
+    }
+
+    /**
      * What a Retry-After value asks for. Made by {@see parseRetryAfter()} only; read-only.
      */
     final class RetryAfter
@@ -246,8 +281,8 @@ namespace Recuo {
     }
 
     /**
-     * How an operation is retried (SPEC §6): attempts, backoff, deadline, the spread added
-     * to server waits, which outcomes are worth another attempt (SPEC §5) and the
+     * How an operation is retried: attempts, backoff, deadline, the spread added
+     * to server waits, which outcomes are worth another attempt and the
      * idempotency header. Immutable: the `with*` methods answer a changed copy.
      */
     final class Policy
@@ -280,6 +315,13 @@ namespace Recuo {
         public readonly bool $quota403IsRateLimit;
 
         /**
+         * Whether the server honours idempotency keys: a request sent with recuo's own key then
+         * counts as idempotent, so a POST whose outcome is unknown (a timeout, a dropped
+         * connection, a 500) is retried. Off by default: a server may ignore the header.
+         */
+        public readonly bool $serverHonoursKeys;
+
+        /**
          * The defaults are guide A's: 5 attempts, 200 ms, 5 s, full jitter, no deadline.
          *
          * @param int $maxAttempts attempts in all (>= 1)
@@ -290,6 +332,7 @@ namespace Recuo {
          * @param int|null $spreadMs the spread added to server waits, in milliseconds (>= 0); null for `min(window(n), 1000)`
          * @param string $idempotencyHeader an HTTP token
          * @param bool $useDateHeader measure server waits from the response's `Date`
+         * @param bool $serverHonoursKeys your API honours idempotency keys: a request sent with recuo's key counts as idempotent
          * @throws Exception\ConfigError for attempts below 1 (`ZERO_ATTEMPTS`), a negative duration
          *         (`NEGATIVE_DURATION`), `$capMs < $baseMs` (`CAP_BELOW_BASE`) or a header name that is
          *         not an HTTP token (`INVALID_HEADER_NAME`)
@@ -304,6 +347,7 @@ namespace Recuo {
             ?int $spreadMs = null,
             string $idempotencyHeader = 'Idempotency-Key',
             bool $useDateHeader = false,
+            bool $serverHonoursKeys = false,
         ) {
         }
 
@@ -314,6 +358,15 @@ namespace Recuo {
 
         /** Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, a 30 s deadline. */
         public static function guideB(): Policy
+        {
+        }
+
+        /**
+         * The HTTP adapters' default (Guzzle, Symfony): guide B's, with an HTTP-date wait
+         * measured from the response's own `Date`, so a client whose clock is wrong still waits
+         * what the server meant.
+         */
+        public static function adapters(): Policy
         {
         }
 
@@ -379,6 +432,11 @@ namespace Recuo {
 
         /** A copy in which a 403 with a spent quota does (or does not) count as a 429. */
         public function withQuota403IsRateLimit(bool $enabled): Policy
+        {
+        }
+
+        /** A copy in which the server honours (or does not honour) idempotency keys. */
+        public function withServerHonoursKeys(bool $honoured = true): Policy
         {
         }
     }
@@ -626,7 +684,7 @@ namespace Recuo {
     }
 
     /**
-     * One operation's whole retry loop (SPEC §6) as the core's sans-IO machine, for code with
+     * One operation's whole retry loop as the core's sans-IO machine, for code with
      * its own event loop or HTTP client — the same machine {@see retry()} and {@see comRetry()}
      * drive. `start()`, then answer each {@see Step} as it says: `enter` with `entered()`,
      * `call` with `succeeded()`, `failed()` or `responded()`, `classify` with `judged()`,
@@ -637,6 +695,25 @@ namespace Recuo {
     final class Operation
     {
         /**
+         * The key the request's attempts carry: `none`; `caller`, the caller's own, already on
+         * the request, sent as it is; or `recuo`, one key per request — add `key()` in the
+         * policy's idempotency header to every attempt.
+         *
+         * @var 'none'|'caller'|'recuo'
+         */
+        public readonly string $keySent;
+
+        /**
+         * Whether a failure of the request whose outcome is unknown (a timeout, a dropped
+         * connection, a 500) may be retried: an idempotent method, the caller's own key, or
+         * recuo's key to a server that honours keys.
+         */
+        public readonly bool $idempotent;
+
+        /** For an operation that gave up waiting past its deadline: the instant (the host's clock, ms) from which a retry would be allowed; null otherwise. */
+        public readonly ?int $retryAtMs;
+
+        /**
          * @param int|null $seed fixes the jitter (>= 0); never the idempotency key
          * @param Gate|null $gate every attempt passes it (`enter`); its budget pays for retries; an adaptive regulator hears of 429s and successes
          * @param StatsRecorder|null $stats counts the operation's starts, causes and result
@@ -644,9 +721,11 @@ namespace Recuo {
          * @param string $url the request's URL, for the records (redacted in every record)
          * @param 'debug'|'info'|'warning'|null $records keeps the records of that level and above for `pollRecord()`; null keeps none
          * @param bool $classifyLastFailure false is guide A's loop: the last attempt's failure is never judged (it gives up `attempts_exhausted`)
-         * @param bool $keyGiven the caller sends `key()` and vouches for it: the request counts as idempotent (SPEC §5)
-         * @param int|null $pool what is left of an enclosing loop's attempts, shared with it (SPEC §6, nested loops)
+         * @param bool $keyGiven the request already carries the caller's own idempotency key (or the caller sends `key()`) and the caller vouches for it: the request counts as idempotent
+         * @param int|null $pool what is left of an enclosing loop's attempts, shared with it (nested loops share one limit)
          * @param bool $nested this operation runs inside an attempt that already drew from `$pool`
+         * @param bool|null $sendKeys whether recuo adds its own key to the request: null for methods that are not idempotent; `keySent` says what to send
+         * @param bool $replayable false for a request whose body cannot be sent twice (a stream read once): one attempt, judged and recorded, then it gives up `attempts_exhausted` with no retry decided and no retry budget spent
          * @throws \ValueError for a negative `$seed`, an unknown `$records` level or a `$pool` out of range
          */
         public function __construct(
@@ -661,6 +740,8 @@ namespace Recuo {
             bool $keyGiven = false,
             ?int $pool = null,
             bool $nested = false,
+            ?bool $sendKeys = null,
+            bool $replayable = true,
         ) {
         }
 
@@ -745,6 +826,24 @@ namespace Recuo {
         public function key(): string
         {
         }
+
+        /**
+         * How the operation's end reaches the caller, its last attempt being what `responded()`
+         * was told — or, with `$late`, an attempt the deadline cut while the server was still
+         * answering (see {@see httpEnding()}).
+         *
+         * @param 'client'|'guide' $style
+         * @return 'response'|'error'|'give_up'
+         * @throws \ValueError for an unknown `$style`
+         */
+        public function ending(string $style = 'client', bool $late = false): string
+        {
+        }
+
+        /** The give-up's message at `$nowMs` (see {@see giveUpMessage()}); null unless the operation gave up. */
+        public function giveUpMessage(int $nowMs, bool $late = false): ?string
+        {
+        }
     }
 
     /** What {@see BatchQueue::next()} answers. Read-only. */
@@ -814,7 +913,7 @@ namespace Recuo {
     }
 
     /**
-     * The planning arithmetic (SPEC §8): how a batch of `$requests` sent at `$target` fits an
+     * The planning arithmetic: how a batch of `$requests` sent at `$target` fits an
      * `$allowance`. Guide B: `plan(600, '120/min', '90/min', 2.0)` is 667 ms between starts,
      * 400 s in all, 3 requests in flight.
      *
@@ -881,7 +980,7 @@ namespace Recuo {
     }
 
     /**
-     * `$url` with its secrets and personal data replaced (SPEC §7): userinfo removed, the
+     * `$url` with its secrets and personal data replaced: userinfo removed, the
      * values of sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long
      * numbers (CPF, CNPJ, card and phone numbers: 11 digits or more) `[number]` in the path
      * and query values. Never throws: a malformed URL is redacted as far as it can be read
@@ -951,7 +1050,7 @@ namespace Recuo {
     }
 
     /**
-     * The records of SPEC §7 for PHP code with a loop of its own ({@see Attempts}, an event
+     * The attempts' and results' records for PHP code with a loop of its own ({@see Attempts}, an event
      * loop, a queue worker): the very records the loops hand to their `$records` sink,
      * redacted by the core, as arrays or as the core's JSON lines.
      *
@@ -1075,7 +1174,7 @@ namespace Recuo {
     }
 
     /**
-     * Limits request starts to a rate with a burst (GCRA, SPEC §9): after a quiet spell up to
+     * Limits request starts to a rate with a burst (GCRA): after a quiet spell up to
      * `burst` starts may go at once, then one per interval; in any window of time `W`, at
      * most `burst + rate * W` starts. Retries pass the same regulator as first attempts (give
      * it to a {@see Gate}). {@see Regulator::shared()} puts it in a file that every process
@@ -1401,8 +1500,8 @@ namespace Recuo {
     }
 
     /**
-     * What every attempt of {@see retry()}, {@see comRetry()} and {@see runBatch()} passes
-     * (SPEC §6, §9): a place among the operations in flight, then a start slot from the
+     * What every attempt of {@see retry()}, {@see comRetry()} and {@see runBatch()} passes:
+     * a place among the operations in flight, then a start slot from the
      * regulator — in that order, so that starts stay spaced as the regulator says. The place
      * is given back right after the attempt, before any sleep; first attempts are counted by
      * the budget, and retries draw on it. Each part is optional and shared with whoever else
@@ -1453,7 +1552,7 @@ namespace Recuo {
     }
 
     /**
-     * What a batch did (SPEC §7): attempts started, operations ended, 429s and 503s seen, the
+     * What a batch did: attempts started, operations ended, 429s and 503s seen, the
      * spacing between starts and the most in flight; spacings in milliseconds. Read-only:
      * {@see Stats::merge()} adds two up. Made by {@see runBatch()} (its report's `stats`), by
      * a {@see StatsRecorder}, or empty by `new Stats()`.
@@ -1618,7 +1717,7 @@ namespace Recuo\Exception {
     }
 
     /**
-     * A plan that cannot be made (SPEC §8): the target is above the allowance (the server
+     * A plan that cannot be made: the target is above the allowance (the server
      * would throttle the batch), the latency is negative, or the retry fraction is not in
      * [0, 1). The message is the core's.
      */

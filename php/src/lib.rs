@@ -18,6 +18,7 @@
 //! | `Recuo\parseRetryAfter(string $value, ?int $nowMs = null): Recuo\RetryAfter` | [`recuo::parse_retry_after`] |
 //! | `Recuo\backoffWindowMs(int $attempt, int $baseMs = 200, int $capMs = 5000): int` | [`recuo::Backoff::window_ms`] |
 //! | `Recuo\curlTransport(int $errno, bool $requestSent): string` | [`recuo::curl_transport`] |
+//! | `Recuo\httpEnding(string $style, ?string $reason = null, ?int $status = null, ?string $error = null, bool $late = false): string`, `Recuo\giveUpMessage(string $reason, int $attempts, ?int $status = null, ?string $error = null, bool $late = false, ?int $retryInMs = null): string`; `Recuo\Operation`'s `keySent`, `idempotent`, `ending()`, `giveUpMessage()` | [`recuo::http::ending`], [`recuo::http::give_up_message`], [`recuo::http::RequestPlan`] |
 //! | `Recuo\plan(int $requests, string\|float $allowance, string\|float $target, float $latencyS, float $retryFraction = 0.0): Plan` | [`recuo::plan()`] |
 //! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`] |
 //! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null, ?callable $records = null, bool $stopOnUnreachableWait = false): BatchReport` | [`recuo::BatchQueue`] + [`recuo::drive()`] + [`recuo::StatsRecorder`] |
@@ -482,6 +483,7 @@ mod entry {
             .function(batch::run_batch_function());
         redact::functions()
             .into_iter()
+            .chain(machine::http_functions())
             .fold(module, ModuleBuilder::function)
     }
 }

@@ -6,6 +6,7 @@
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
+use recuo::http::{Last, RequestPlan, Style};
 use recuo::{GiveUpReason, Level, Next as CoreNext, Outcome, Seen, Step as CoreStep, Transport};
 
 use crate::attempts::Report;
@@ -18,6 +19,8 @@ use crate::verdict::Verdict;
 
 /// No method, no URL: an operation with no HTTP meaning.
 const NONE: &str = "";
+/// A client adapter's way of ending, the default of `ending()`'s `$style`.
+const CLIENT: &str = "client";
 
 /// The give-up reasons, for messages.
 const REASONS: &str = "\"permanent\", \"attempts_exhausted\", \"wait_exceeds_deadline\", \
@@ -140,6 +143,110 @@ impl From<CoreStep> for Step {
 #[derive(Debug)]
 pub struct Operation {
     inner: recuo::Operation,
+    /// The request's plan: the key its attempts carry, whether it counts as idempotent.
+    plan: RequestPlan,
+    /// What the last attempt told `responded()` came to.
+    last: Last,
+}
+
+/// A client adapter's (`"client"`) or guide A's `buscarComRetry` (`"guide"`) way of ending.
+fn style_arg(function: &str, position: u32, name: &str) -> PhpResult<Style> {
+    match name {
+        "client" => Ok(Style::Client),
+        "guide" => Ok(Style::Guide),
+        _ => Err(value_error(
+            function,
+            position,
+            "style",
+            "must be \"client\" or \"guide\"",
+        )),
+    }
+}
+
+/// An attempt's end as PHP code names it: a `$status`, a transport failure `$error`, `$late`
+/// (the deadline cut the attempt while the server was still answering), or none of them (no
+/// attempt was made).
+fn last_arg(
+    function: &str,
+    status: Option<i64>,
+    error: Option<Bytes<'_>>,
+    late: bool,
+) -> PhpResult<Last> {
+    Ok(match (late, status, error) {
+        (true, _, _) => Last::Late,
+        (false, Some(code), None) => Last::Status(u16::try_from(code).unwrap_or(0)),
+        (false, None, Some(kind)) => Last::Transport(transport_arg(function, 3, &kind.text())?),
+        (false, None, None) => Last::Nothing,
+        (false, Some(_), Some(_)) => {
+            return Err(crate::errors::value_error_message(format!(
+                "{function}(): at most one of $status and $error may be given"
+            )))
+        }
+    })
+}
+
+/// A transport failure's kind named by PHP code.
+fn transport_arg(function: &str, position: u32, name: &str) -> PhpResult<Transport> {
+    Transport::from_name(name).ok_or_else(|| {
+        value_error(
+            function,
+            position,
+            "error",
+            &format!("must be null or {TRANSPORTS}"),
+        )
+    })
+}
+
+/// How an HTTP operation that ended for `$reason` (null: it succeeded) reaches its caller,
+/// its last attempt having come to `$status`, the transport failure `$error`, a cut by the
+/// deadline (`$late`) or nothing (no attempt made): `"response"` (the last response is
+/// returned), `"error"` (the client's transport error is raised again) or `"give_up"` (recuo's
+/// give-up is raised). `$style` is `"client"` for a client adapter, `"guide"` for guide A's
+/// `buscarComRetry`, which throws after a final 429 or 5xx.
+#[php_function]
+#[php(name = "Recuo\\httpEnding")]
+#[php(defaults(late = false))]
+pub fn http_ending(
+    style: Bytes<'_>,
+    reason: Option<Bytes<'_>>,
+    status: Option<i64>,
+    error: Option<Bytes<'_>>,
+    late: bool,
+) -> PhpResult<&'static str> {
+    const F: &str = "Recuo\\httpEnding";
+    guarded(F, || {
+        let style = style_arg(F, 1, &style.text())?;
+        let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
+        let last = last_arg(F, status, error, late)?;
+        Ok(recuo::http::ending(style, reason, last).name())
+    })
+}
+
+/// The give-up's message, the same in every language: `recuo gave up after 1 attempt
+/// (wait_exceeds_deadline): HTTP 429; a retry is allowed in 3600 s`. `$retryInMs`: how long
+/// until a retry would be allowed, when known.
+#[php_function]
+#[php(name = "Recuo\\giveUpMessage")]
+#[php(defaults(late = false))]
+pub fn give_up_message(
+    reason: Bytes<'_>,
+    attempts: i64,
+    status: Option<i64>,
+    error: Option<Bytes<'_>>,
+    late: bool,
+    retryInMs: Option<i64>,
+) -> PhpResult<String> {
+    const F: &str = "Recuo\\giveUpMessage";
+    guarded(F, || {
+        let reason = reason_arg(F, 1, &reason.text())?;
+        let attempts = u32::try_from(attempts)
+            .map_err(|_| value_error(F, 2, "attempts", "must be between 0 and 4294967295"))?;
+        let last = last_arg(F, status, error, late)?;
+        let retry_in = retryInMs.map(|ms| u64::try_from(ms).unwrap_or(0));
+        Ok(recuo::http::give_up_message(
+            reason, attempts, last, retry_in,
+        ))
+    })
 }
 
 #[php_impl]
@@ -151,8 +258,11 @@ impl Operation {
     /// false is guide A's loop, which never judges the last failure; `$keyGiven` says the
     /// caller sends the operation's `key()` and vouches for it (the request counts as
     /// idempotent); `$pool` is what is left of an enclosing loop's attempts, `$nested` that
-    /// this operation runs inside an attempt that already drew from it.
-    #[php(defaults(method = NONE, url = NONE, classifyLastFailure = true, keyGiven = false, nested = false))]
+    /// this operation runs inside an attempt that already drew from it; `$sendKeys` is the
+    /// caller's choice of recuo's keys (null: for methods that are not idempotent; the plan
+    /// says which key to send, `keySent`); `$replayable` false is a request whose body cannot
+    /// be sent twice: one attempt.
+    #[php(defaults(method = NONE, url = NONE, classifyLastFailure = true, keyGiven = false, nested = false, replayable = true))]
     #[allow(clippy::too_many_arguments)]
     pub fn __construct(
         policy: &Policy,
@@ -166,13 +276,19 @@ impl Operation {
         keyGiven: bool,
         pool: Option<i64>,
         nested: bool,
+        sendKeys: Option<bool>,
+        replayable: bool,
     ) -> PhpResult<Self> {
         const F: &str = "Recuo\\Operation::__construct";
         guarded(F, || {
+            let method = method.text();
+            let plan = RequestPlan::new(&policy.inner, &method, keyGiven, sendKeys);
             let mut op = recuo::Operation::new(&policy.inner)
                 .seed(seed_arg(F, 2, seed)?)
-                .request(&method.text(), &url.url_text())
-                .classify_last_failure(classifyLastFailure);
+                .request(&method, &url.url_text())
+                .classify_last_failure(classifyLastFailure)
+                .plan(plan)
+                .replayable(replayable);
             if let Some(gate) = gate {
                 op = op.gate(gate.inner.clone());
             }
@@ -202,7 +318,11 @@ impl Operation {
                 })?;
                 op = op.pool(recuo::AttemptPool::new(left), nested);
             }
-            Ok(Operation { inner: op })
+            Ok(Operation {
+                inner: op,
+                plan,
+                last: Last::Nothing,
+            })
         })
     }
 
@@ -277,11 +397,15 @@ impl Operation {
         guarded(F, || {
             let now = instant(F, 1, "nowMs", nowMs)?;
             let outcome = match (status, error) {
-                (Some(code), None) => Outcome::Status(u16::try_from(code).unwrap_or(0)),
+                (Some(code), None) => {
+                    let code = u16::try_from(code).unwrap_or(0);
+                    self.last = Last::Status(code);
+                    Outcome::Status(code)
+                }
                 (None, Some(kind)) => {
-                    Outcome::Transport(Transport::from_name(&kind.text()).ok_or_else(|| {
-                        value_error(F, 3, "error", &format!("must be null or {TRANSPORTS}"))
-                    })?)
+                    let kind = transport_arg(F, 3, &kind.text())?;
+                    self.last = Last::Transport(kind);
+                    Outcome::Transport(kind)
                 }
                 _ => {
                     return Err(crate::errors::value_error_message(format!(
@@ -340,6 +464,60 @@ impl Operation {
     /// source, never from the seed): made at the first call, then the same.
     pub fn key(&mut self) -> String {
         self.inner.key().to_string()
+    }
+
+    /// The key the request's attempts carry: `"none"`, `"caller"` (the caller's own, already
+    /// on the request) or `"recuo"` (add `key()` in the policy's idempotency header).
+    #[php(getter)]
+    pub fn get_key_sent(&self) -> &'static str {
+        self.plan.key().name()
+    }
+
+    /// Whether a failure of the request whose outcome is unknown (a timeout, a dropped
+    /// connection, a 500) may be retried.
+    #[php(getter)]
+    pub fn get_idempotent(&self) -> bool {
+        self.plan.idempotent()
+    }
+
+    /// For an operation that gave up waiting past its deadline: the instant (the host's
+    /// clock, ms) from which a retry would be allowed; null otherwise.
+    #[php(getter)]
+    pub fn get_retry_at_ms(&self) -> Option<i64> {
+        self.inner.retry_at_ms().map(php_int)
+    }
+
+    /// How the operation's end reaches the caller, its last attempt being what
+    /// `responded()` was told (or, with `$late`, cut by the deadline while the server was
+    /// still answering): `"response"`, `"error"` or `"give_up"` (see `Recuo\httpEnding()`).
+    #[php(defaults(style = CLIENT, late = false))]
+    pub fn ending(&self, style: Bytes<'_>, late: bool) -> PhpResult<&'static str> {
+        const F: &str = "Recuo\\Operation::ending";
+        guarded(F, || {
+            let style = style_arg(F, 1, &style.text())?;
+            Ok(self.inner.ending(style, self.last_or_late(late)).name())
+        })
+    }
+
+    /// The give-up's message at `$nowMs` (see `Recuo\giveUpMessage()`); null unless the
+    /// operation gave up.
+    #[php(defaults(late = false))]
+    pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
+        const F: &str = "Recuo\\Operation::giveUpMessage";
+        guarded(F, || {
+            let now = instant(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.give_up_message(now, self.last_or_late(late)))
+        })
+    }
+}
+
+impl Operation {
+    fn last_or_late(&self, late: bool) -> Last {
+        if late {
+            Last::Late
+        } else {
+            self.last
+        }
     }
 }
 
@@ -486,4 +664,10 @@ impl BatchQueue {
     pub fn get_stopped(&self) -> Option<&'static str> {
         self.inner.stopped().map(GiveUpReason::name)
     }
+}
+
+/// `Recuo\httpEnding` and `Recuo\giveUpMessage`, for the module's registration (the macros
+/// keep the functions' wrappers private to this module).
+pub fn http_functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 2] {
+    [wrap_function!(http_ending), wrap_function!(give_up_message)]
 }

@@ -20,9 +20,8 @@ pub const DEFAULT_BASE_MS: i64 = ComRetry::GUIDE_A.backoff().base_ms() as i64;
 pub const DEFAULT_CAP_MS: i64 = ComRetry::GUIDE_A.backoff().cap_ms() as i64;
 /// The default jitter mode's name (`full`).
 const DEFAULT_JITTER: &str = Jitter::Full.name();
-/// The default idempotency header; `ApiTest` checks it against `Policy::guideA()`, which
-/// reads it from the core.
-const DEFAULT_IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+/// The default idempotency header, the core's.
+const DEFAULT_IDEMPOTENCY_HEADER: &str = recuo::http::DEFAULT_IDEMPOTENCY_HEADER;
 
 /// The jitter modes, for the message of a bad `$jitter`.
 const JITTERS: &str = "\"full\", \"equal\", \"decorrelated\" or \"none\"";
@@ -104,7 +103,8 @@ impl Policy {
         capMs = DEFAULT_CAP_MS,
         jitter = DEFAULT_JITTER,
         idempotencyHeader = DEFAULT_IDEMPOTENCY_HEADER,
-        useDateHeader = false
+        useDateHeader = false,
+        serverHonoursKeys = false
     ))]
     #[allow(clippy::too_many_arguments)]
     pub fn __construct(
@@ -116,6 +116,7 @@ impl Policy {
         spreadMs: Option<i64>,
         idempotencyHeader: Bytes<'_>,
         useDateHeader: bool,
+        serverHonoursKeys: bool,
     ) -> PhpResult<Self> {
         const F: &str = "Recuo\\Policy::__construct";
         guarded(F, || {
@@ -135,6 +136,7 @@ impl Policy {
                 .spread(spread.map(Duration::from_millis))
                 .idempotency_header(idempotencyHeader.text().into_owned())
                 .use_date_header(useDateHeader)
+                .server_honours_keys(serverHonoursKeys)
                 .build()
                 .map_err(|e| {
                     let arg = match e {
@@ -160,6 +162,14 @@ impl Policy {
     pub fn guide_b() -> Policy {
         Policy {
             inner: recuo::Policy::guide_b(),
+        }
+    }
+
+    /// The HTTP adapters' default: guide B's (5 attempts, 1 s to 8 s, a 30 s deadline), with
+    /// an HTTP-date wait measured from the response's own `Date`.
+    pub fn adapters() -> Policy {
+        Policy {
+            inner: recuo::Policy::adapters(),
         }
     }
 
@@ -211,6 +221,13 @@ impl Policy {
     #[php(getter)]
     pub fn get_use_date_header(&self) -> bool {
         self.inner.use_date_header()
+    }
+
+    /// Whether the server honours idempotency keys: a request sent with recuo's own key then
+    /// counts as idempotent.
+    #[php(getter)]
+    pub fn get_server_honours_keys(&self) -> bool {
+        self.inner.server_honours_keys()
     }
 
     /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
@@ -297,6 +314,22 @@ impl Policy {
                 rules.idempotent_methods.without(&name)
             };
             self.with_rules(F, rules)
+        })
+    }
+
+    /// A copy of this policy in which the server honours (or, with `false`, does not honour)
+    /// idempotency keys.
+    #[php(defaults(honoured = true))]
+    pub fn with_server_honours_keys(&self, honoured: bool) -> PhpResult<Policy> {
+        const F: &str = "Recuo\\Policy::withServerHonoursKeys";
+        guarded(F, || {
+            let inner = self
+                .inner
+                .to_builder()
+                .server_honours_keys(honoured)
+                .build()
+                .map_err(|e| config_error(F, None, e))?;
+            Ok(Policy { inner })
         })
     }
 

@@ -133,6 +133,7 @@ final class ApiTest extends TestCase
                 'spreadMs' => $a->spreadMs,
                 'idempotencyHeader' => $a->idempotencyHeader,
                 'useDateHeader' => $a->useDateHeader,
+                'serverHonoursKeys' => $a->serverHonoursKeys,
             ],
             $defaults,
         );
@@ -158,7 +159,7 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\Testing\forcePanic', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\curlTransport', 'Recuo\monotonicNs',
+                'Recuo\Testing\forcePanic', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\curlTransport', 'Recuo\giveUpMessage', 'Recuo\httpEnding', 'Recuo\monotonicNs',
                 'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\redactHeaders', 'Recuo\redactUrl',
                 'Recuo\redactUrlDetailed', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
                 'Recuo\whoAnswered',

@@ -26,14 +26,14 @@ final class GuzzleMiddlewareTest extends TestCase
     private array $sent = [];
 
     /** @param list<Response> $answers */
-    private function middleware(array $answers, ?Policy $policy = null, ?Records $records = null): RetryMiddleware
+    private function middleware(array $answers, ?Policy $policy = null, ?Records $records = null, ?\Recuo\Gate $gate = null): RetryMiddleware
     {
         $handler = function (RequestInterface $request, array $options) use (&$answers) {
             $this->sent[] = [$request, $options];
             $request->getBody()->getContents();
             return Create::promiseFor(array_shift($answers));
         };
-        return new RetryMiddleware($handler, $policy, null, $records, 7);
+        return new RetryMiddleware($handler, $policy, $gate, $records, 7);
     }
 
     public function testEachAttemptSaysItsWaitAndItsTimeout(): void
@@ -74,6 +74,40 @@ final class GuzzleMiddlewareTest extends TestCase
         $response = $middleware(new Request('POST', 'https://api.example/orders', [], new \GuzzleHttp\Psr7\NoSeekStream(Utils::streamFor('once'))), [])->wait();
         $this->assertSame(503, $response->getStatusCode(), 'the last response, as without recuo');
         $this->assertCount(1, $this->sent);
+    }
+
+    /**
+     * A body that cannot be rewound gets one attempt, as the machine says: judged and recorded,
+     * no retry decided, no retry budget spent, and a result record.
+     */
+    public function testABodyThatCannotBeRewoundIsOneAttemptOfTheMachine(): void
+    {
+        $records = new Records();
+        $budget = new \Recuo\RetryBudget(0.1, 100.0, 10);
+        $middleware = $this->middleware([new Response(503, ['Retry-After' => '0']), new Response(200)], new Policy(3, 1, 2), $records, new \Recuo\Gate(budget: $budget));
+        $body = new \GuzzleHttp\Psr7\NoSeekStream(Utils::streamFor('once'));
+        $response = $middleware(new Request('POST', 'https://api.example/orders', ['Idempotency-Key' => 'pay-8'], $body), [])->wait();
+        $this->assertSame(503, $response->getStatusCode());
+        $this->assertCount(1, $this->sent);
+        $types = array_map(static fn (array $r): string => $r['type'] . ':' . ($r['decision'] ?? $r['reason'] ?? ''), array_column($records->seen, 2));
+        $this->assertSame(['attempt:give_up', 'result:attempts_exhausted'], $types);
+        $this->assertSame(0, $budget->counts()['retries']);
+    }
+
+    /** A 200 whose body curl cut short is a dropped connection: retried for a GET. */
+    public function testABodyCutShortIsADroppedConnection(): void
+    {
+        $cut = function (RequestInterface $request, array $options) {
+            $this->sent[] = [$request, $options];
+            if (count($this->sent) === 1) {
+                $context = ['errno' => 18, 'error' => 'transfer closed with 990 bytes remaining to read', 'request_size' => 60];
+                return Create::rejectionFor(new \GuzzleHttp\Exception\RequestException('cURL error 18', $request, new Response(200, ['Content-Length' => '1000']), null, $context));
+            }
+            return Create::promiseFor(new Response(200, [], 'whole'));
+        };
+        $middleware = new RetryMiddleware($cut, new Policy(3, 1, 2));
+        $this->assertSame('whole', (string) $middleware(new Request('GET', 'https://api.example/items'), [])->wait()->getBody());
+        $this->assertCount(2, $this->sent);
     }
 
     public function testAttemptsExhaustedAnswerTheLastResponse(): void

@@ -22,7 +22,7 @@ use Symfony\Component\HttpClient\HttpClient;
 
 /**
  * The HTTP adapters — Guzzle's middleware (a plain client and a `Pool`), Symfony's
- * `RetryableHttpClient` with `Recuo\Symfony\RetryStrategy`, and `Recuo\buscarComRetry` —
+ * `RetryStrategy::client()` (Symfony HttpClient on the machine), and `Recuo\buscarComRetry` —
  * against `recuo serve` and a real nginx `limit_req` on 127.0.0.1: every call ends 200, the
  * servers saw the refusals, no retry came back before the server's wait, one key per POST;
  * `Retry-After: 3600` gives up at once; a shared regulator keeps several processes under
@@ -209,14 +209,29 @@ final class HttpAdaptersTest extends TestCase
         $quick = ['tentativas' => 3, 'baseMs' => 1, 'maxMs' => 2];
         $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/gone', $quick);
         $this->assertSame([404, 1, 'permanent'], [$resposta->status, $resposta->report->attempts, $resposta->report->reason]);
-        // A 500 may have been processed: a GET is tried again, a POST (with the key recuo made) is not.
-        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/broken', $quick);
-        $this->assertSame([500, 3, 'attempts_exhausted'], [$resposta->status, $resposta->report->attempts, $resposta->report->reason]);
-        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/broken', $quick + ['metodo' => 'POST', 'dados' => 'x']);
-        $this->assertSame([500, 1], [$resposta->status, $resposta->report->attempts]);
+        // A 500 may have been processed: a GET is tried again, a POST (with the key recuo made) is
+        // not; as guide A's function does, the last 500 is thrown, carrying the response.
+        $thrown = static function (string $url, array $opcoes): array {
+            try {
+                \Recuo\buscarComRetry($url, $opcoes);
+            } catch (\Recuo\GiveUpException $e) {
+                return [$e->response?->status, $e->report?->attempts, $e->reason, $e->getMessage()];
+            }
+            return [];
+        };
+        $this->assertSame(
+            [500, 3, 'attempts_exhausted', 'recuo gave up after 3 attempts (attempts_exhausted): HTTP 500'],
+            $thrown(self::$nginx->base . '/broken', $quick),
+        );
+        $this->assertSame(
+            [500, 1, 'permanent', 'recuo gave up after 1 attempt (permanent): HTTP 500'],
+            $thrown(self::$nginx->base . '/broken', $quick + ['metodo' => 'POST', 'dados' => 'x']),
+        );
         // ... unless the caller sends a key of its own.
-        $resposta = \Recuo\buscarComRetry(self::$nginx->base . '/broken', $quick + ['metodo' => 'POST', 'dados' => 'x', 'cabecalhos' => ['Idempotency-Key' => 'order-7']]);
-        $this->assertSame([500, 3], [$resposta->status, $resposta->report->attempts]);
+        $this->assertSame(
+            [500, 3, 'attempts_exhausted', 'recuo gave up after 3 attempts (attempts_exhausted): HTTP 500'],
+            $thrown(self::$nginx->base . '/broken', $quick + ['metodo' => 'POST', 'dados' => 'x', 'cabecalhos' => ['Idempotency-Key' => 'order-7']]),
+        );
         $slept = [];
         $port = RedisServer::freePort();
         try {
@@ -231,7 +246,10 @@ final class HttpAdaptersTest extends TestCase
         }
     }
 
-    /** Guzzle, the same rules: a POST's 500 is not retried with recuo's own key, a GET's is; the key is the same on every attempt. */
+    /**
+     * Guzzle, the same rules: a POST's 500 is not retried with recuo's own key — unless the
+     * policy says the server honours keys — a GET's is; the key is the same on every attempt.
+     */
     public function testGuzzleClassifiesByMethodAndKey(): void
     {
         $records = new Records();
@@ -257,16 +275,31 @@ final class HttpAdaptersTest extends TestCase
         $this->assertMatchesRegularExpression('/^[0-9a-f-]{36}$/', $entries[4]['key']);
         $this->assertSame(['mine', 'mine', 'mine'], array_column(array_slice($entries, 5), 'key'));
 
-        // Symfony's strategy: the same machine, the same answers (its key is the caller's).
+        // A server that honours keys: recuo's own key makes the POST's 500 worth another attempt.
+        $honours = self::guzzle(self::$nginx->base, 'rules', $records, new Policy(3, 1, 2, 'full', 30_000, serverHonoursKeys: true));
+        $mark = count(self::$nginx->log());
+        $this->assertSame(500, $status(fn () => $honours->post('/broken', ['body' => 'x'])));
+        $entries = array_slice(self::$nginx->log(), $mark);
+        $this->assertSame(['POST', 'POST', 'POST'], array_column($entries, 'method'));
+        $this->assertMatchesRegularExpression('/^[0-9a-f-]{36}$/', $entries[0]['key']);
+        $this->assertSame(array_fill(0, 3, $entries[0]['key']), array_column($entries, 'key'));
+
+        // Symfony's client: the same machine, the same answers; a key of your own makes the
+        // POST idempotent, recuo's own does not.
         $symfony = RetryStrategy::client(HttpClient::create(), new Policy(3, 1, 2, 'full', 30_000));
         $mark = count(self::$nginx->log());
         $this->assertSame(404, $symfony->request('GET', self::$nginx->base . '/gone')->getStatusCode());
         $this->assertSame(500, $symfony->request('GET', self::$nginx->base . '/broken')->getStatusCode());
+        $this->assertSame(500, $symfony->request('POST', self::$nginx->base . '/broken', ['body' => 'x'])->getStatusCode());
         $this->assertSame(500, $symfony->request('POST', self::$nginx->base . '/broken', RetryStrategy::withIdempotencyKey(['body' => 'x']))->getStatusCode());
+        $entries = array_slice(self::$nginx->log(), $mark);
         $this->assertSame(
-            ['GET /gone', 'GET /broken', 'GET /broken', 'GET /broken', 'POST /broken'],
-            array_map(static fn (array $e): string => "{$e['method']} {$e['path']}", array_slice(self::$nginx->log(), $mark)),
+            ['GET /gone', 'GET /broken', 'GET /broken', 'GET /broken', 'POST /broken', 'POST /broken', 'POST /broken', 'POST /broken'],
+            array_map(static fn (array $e): string => "{$e['method']} {$e['path']}", $entries),
         );
+        $this->assertMatchesRegularExpression('/^[0-9a-f-]{36}$/', $entries[4]['key'], "recuo's key");
+        $this->assertNotSame($entries[4]['key'], $entries[5]['key'], 'yours');
+        $this->assertSame(array_fill(0, 3, $entries[5]['key']), array_column(array_slice($entries, 5), 'key'));
     }
 
     /** `Retry-After: 3600` does not fit the default 30 s deadline: every adapter gives up at once. */

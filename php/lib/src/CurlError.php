@@ -6,7 +6,7 @@ namespace Recuo;
 
 /**
  * The network failure of {@see buscarComRetry()}'s last attempt (ext-curl's error): the
- * code is curl's `errno`, `$kind` what recuo made of it (SPEC §5).
+ * code is curl's `errno`, `$kind` what recuo made of it (a body cut short is `reset`).
  */
 final class CurlError extends \RuntimeException
 {

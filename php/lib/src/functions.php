@@ -10,13 +10,16 @@ namespace Recuo\Guzzle {
 
     /**
      * The Guzzle middleware of {@see RetryMiddleware}, for `$stack->push(Recuo\Guzzle\retry())`.
-     * Without `$policy`, guide B's with a 30 s deadline measured from the response's `Date`.
+     * Without `$policy`, the adapters' default (`Policy::adapters()`: guide B's, with a 30 s
+     * deadline, HTTP-dates measured from the response's `Date`). `$idempotencyKeys`: whether
+     * recuo adds its own key to a request that has none — null for methods that are not
+     * idempotent, true for every request, false for none.
      *
      * @return callable(callable): RetryMiddleware
      */
-    function retry(?Policy $policy = null, ?Gate $gate = null, ?LoggerInterface $logger = null, ?int $seed = null): callable
+    function retry(?Policy $policy = null, ?Gate $gate = null, ?LoggerInterface $logger = null, ?int $seed = null, ?bool $idempotencyKeys = null): callable
     {
-        return static fn (callable $handler): RetryMiddleware => new RetryMiddleware($handler, $policy, $gate, $logger, $seed);
+        return static fn (callable $handler): RetryMiddleware => new RetryMiddleware($handler, $policy, $gate, $logger, $seed, $idempotencyKeys);
     }
 }
 
@@ -27,19 +30,23 @@ namespace Recuo {
     /**
      * Guide A's `buscarComRetry($url)` over ext-curl, on the core's operation machine: 429 and
      * 5xx are temporary (a 500, 502 or 504 on a method that is not idempotent only when you
-     * send your own `Idempotency-Key` in `cabecalhos`), network failures are retried, every
-     * other 4xx is answered at once, `Retry-After` (seconds or an HTTP-date, measured from the
-     * response's `Date`) is honoured and never shortened; a wait that does not fit `prazoMs`
-     * throws {@see GiveUpException} at once, with the last response and `retryAt`.
+     * send your own `Idempotency-Key` in `cabecalhos`), network failures are retried (a body
+     * cut short after its headers is a dropped connection), every other 4xx is answered at
+     * once, `Retry-After` (seconds or an HTTP-date, measured from the response's `Date`) is
+     * honoured and never shortened.
      *
-     * Answers the last response, whatever its status, once the attempts are spent or the
-     * status is not worth another; throws {@see CurlError} when the last attempt failed on
-     * the network. A method that is not idempotent sends one `Idempotency-Key` on every
+     * It ends as the guide's function does: a success, or a 4xx other than 429, is answered;
+     * after the last attempt on a 429 or a 5xx it throws {@see GiveUpException} carrying that
+     * response (a {@see Resposta}), the reason and the report; a wait that does not fit `prazoMs`
+     * throws it at once, with `retryAt`; a network failure on the last attempt throws
+     * {@see CurlError}. A method that is not idempotent sends one `Idempotency-Key` on every
      * attempt.
      *
      * @param array{tentativas?: int, baseMs?: int, maxMs?: int, prazoMs?: int|null, metodo?: string, dados?: string|null,
      *              cabecalhos?: array<string, string>, timeoutMs?: int|null, gate?: Gate|null, seed?: int|null,
      *              sleep?: callable(int): mixed} $opcoes
+     * @throws GiveUpException after the last attempt on a 429 or 5xx, or when a wait does not fit the deadline
+     * @throws CurlError when the last attempt failed on the network
      */
     function buscarComRetry(string $url, array $opcoes = []): Resposta
     {
@@ -49,16 +56,17 @@ namespace Recuo {
                 throw new \ValueError(sprintf('Recuo\buscarComRetry(): Argument #2 ($opcoes) has an unknown option "%s"; the options are %s', $name, implode(', ', $known)));
             }
         }
-        $policy = new Policy(
-            (int) ($opcoes['tentativas'] ?? 5),
-            (int) ($opcoes['baseMs'] ?? 200),
-            (int) ($opcoes['maxMs'] ?? 5000),
-            'full',
-            array_key_exists('prazoMs', $opcoes) ? $opcoes['prazoMs'] : 30_000,
-            null,
-            'Idempotency-Key',
-            true,
-        );
+        // Guide A's attempts and backoff (the Policy's own defaults, the core's), the adapters'
+        // deadline unless `prazoMs` says otherwise, HTTP-dates measured from the response's `Date`.
+        static $adapters = null;
+        $adapters ??= Policy::adapters();
+        $settings = ['deadlineMs' => array_key_exists('prazoMs', $opcoes) ? $opcoes['prazoMs'] : $adapters->deadlineMs, 'useDateHeader' => true];
+        foreach (['tentativas' => 'maxAttempts', 'baseMs' => 'baseMs', 'maxMs' => 'capMs'] as $option => $setting) {
+            if (isset($opcoes[$option])) {
+                $settings[$setting] = (int) $opcoes[$option];
+            }
+        }
+        $policy = new Policy(...$settings);
         $method = strtoupper((string) ($opcoes['metodo'] ?? 'GET'));
         $gate = $opcoes['gate'] ?? null;
         $sleep = $opcoes['sleep'] ?? static function (int $ms): void {
@@ -70,15 +78,14 @@ namespace Recuo {
             $headers[strtolower((string) $name)] = "$name: $value";
         }
         $keyHeader = strtolower($policy->idempotencyHeader);
-        $keyGiven = isset($headers[$keyHeader]);
-        $op = new Operation($policy, seed: $opcoes['seed'] ?? null, gate: $gate, method: $method, url: $url, keyGiven: $keyGiven);
-        if (!isset($headers[$keyHeader]) && !$policy->isMethodIdempotent($method)) {
+        $op = new Operation($policy, seed: $opcoes['seed'] ?? null, gate: $gate, method: $method, url: $url, keyGiven: isset($headers[$keyHeader]));
+        if ($op->keySent === 'recuo') {
             $headers[$keyHeader] = "{$policy->idempotencyHeader}: {$op->key()}";
         }
 
         $last = null;
         $error = null;
-        $waitMs = 0;
+        $late = false;
         $permit = null;
         $step = $op->start(Http::now(), Http::unixMs());
         while (true) {
@@ -91,13 +98,13 @@ namespace Recuo {
                     $step = $op->entered($passed ? Http::now() : max(Http::now(), ($step->untilMs ?? 0) + 1), $passed);
                     break;
                 case 'call':
-                    $attemptTimeout = $timeoutMs;
-                    if ($step->timeoutMs !== null) {
-                        $attemptTimeout = $attemptTimeout === null ? $step->timeoutMs : min($attemptTimeout, $step->timeoutMs);
-                    }
-                    [$last, $error] = curlAttempt($url, $method, $opcoes['dados'] ?? null, array_values($headers), $attemptTimeout);
+                    // Bounded by what is left of the deadline when that is shorter than `timeoutMs`.
+                    $clipped = $step->timeoutMs !== null && ($timeoutMs === null || $step->timeoutMs <= $timeoutMs);
+                    [$last, $error] = curlAttempt($url, $method, $opcoes['dados'] ?? null, array_values($headers), $clipped ? $step->timeoutMs : $timeoutMs);
                     $permit?->release();
                     $permit = null;
+                    // A timeout of an attempt the deadline bounded is the deadline's cut.
+                    $late = $error !== null && $error->kind === 'timeout' && $clipped;
                     $step = $error === null
                         ? $op->responded(Http::now(), $last['status'], null, $last['headers'])
                         : $op->responded(Http::now(), null, $error->kind);
@@ -106,24 +113,21 @@ namespace Recuo {
                     $sleep((int) $step->delayMs);
                     $step = $op->slept(Http::now());
                     break;
-                case 'gave_up':
-                    if ($step->reason === 'wait_exceeds_deadline') {
-                        throw new GiveUpException(
-                            Http::giveUpMessage($step, $method, $url),
-                            (string) $step->reason,
-                            $last === null ? null : new Resposta($last['status'], $last['headers'], $last['body'], $url, $step->report),
-                            $step->retryAtMs,
-                            Http::wallClock($step->retryAtMs),
-                            $step->report,
-                            $error,
-                        );
-                    }
-                    // Fall through: the last answer, as without recuo.
                 case 'done':
-                    if ($error !== null) {
-                        throw $error;
-                    }
+                    // A success: its response.
                     return new Resposta($last['status'], $last['headers'], $last['body'], $url, $step->report ?? $op->report());
+                case 'gave_up':
+                    $report = $step->report ?? $op->report();
+                    $resposta = $last === null ? null : new Resposta($last['status'], $last['headers'], $last['body'], $url, $report);
+                    switch ($op->ending('guide', $late)) {
+                        case 'give_up':
+                            [$message, $reason, $retryAtMs, $retryAt] = Http::giveUp($op, $late);
+                            throw new GiveUpException($message, $reason, $resposta, $retryAtMs, $retryAt, $report, $error);
+                        case 'error':
+                            throw $error;
+                        default:
+                            return $resposta;
+                    }
                 default:
                     throw new \LogicException("recuo: unexpected step {$step->kind}");
             }

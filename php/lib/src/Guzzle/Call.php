@@ -18,6 +18,12 @@ final class Call
     /** The last response (also inside a `RequestException`). */
     public ?ResponseInterface $response = null;
 
+    /** Whether the attempt under way is bounded by what is left of the deadline (its `timeout` clipped). */
+    public bool $clipped = false;
+
+    /** Whether the deadline cut the last attempt while the server was still answering (it timed out, clipped). */
+    public bool $late = false;
+
     /** The place in flight the attempt under way holds. */
     public ?Permit $permit = null;
 

@@ -10,9 +10,10 @@ use Psr\Http\Message\ResponseInterface;
 use Recuo\Report;
 
 /**
- * recuo gave up on a Guzzle request because the server's wait does not fit the deadline: a
- * {@see \Recuo\GiveUpException} (reason, `retryAt`, the last response) that a Guzzle user
- * already catches as a `GuzzleException`.
+ * recuo gave up on a Guzzle request — the server's wait does not fit the deadline, the
+ * deadline cut an attempt, or no attempt could be made: a {@see \Recuo\GiveUpException}
+ * (reason, `retryAt`, the last response) that a Guzzle user already catches as a
+ * `GuzzleException`.
  */
 final class GiveUpException extends \Recuo\GiveUpException implements GuzzleException
 {

@@ -20,12 +20,14 @@ use Recuo\Step;
 
 /**
  * Guzzle middleware: each request is one operation of the core's machine
- * (`Recuo\Operation`), which decides everything — what is retried (by method and key,
- * SPEC §5), the delays and the server's waits (§3, §4), the deadline, when to give up. The
- * middleware sends the attempts, each through the handler's `delay` option (so a `Pool` and
- * promises stay asynchronous), with one `Idempotency-Key` per request on every attempt (for
- * a method that is not idempotent, when the request has none), its `timeout` clipped to the
- * deadline, and each retried response's body closed before the wait. Push it with
+ * (`Recuo\Operation`), which decides everything — the key the request carries and whether it
+ * counts as idempotent, what is retried, the delays and the server's waits, the deadline, a
+ * body that cannot be sent twice, when to give up, how the end reaches you and the give-up's
+ * message. The middleware sends the attempts, each through the handler's `delay` option (so a
+ * `Pool` and promises stay asynchronous), adds recuo's key when the machine says so, clips
+ * each attempt's `timeout` to the deadline, closes each retried response's body before the
+ * wait, and tells the machine what came back: a response, or a transport failure — a body
+ * cut short after its headers included. Push it with
  * `$stack->push(Recuo\Guzzle\retry($policy, $gate, $logger))`.
  */
 final class RetryMiddleware
@@ -39,26 +41,29 @@ final class RetryMiddleware
         private readonly ?Gate $gate = null,
         private readonly ?LoggerInterface $logger = null,
         private readonly ?int $seed = null,
+        /** Whether recuo adds its own key: null for methods that are not idempotent. */
+        private readonly ?bool $idempotencyKeys = null,
     ) {
-        $this->policy = $policy ?? Http::defaultPolicy();
+        $this->policy = $policy ?? Policy::adapters();
     }
 
     /** @param array<string, mixed> $options */
     public function __invoke(RequestInterface $request, array $options): PromiseInterface
     {
         $header = $this->policy->idempotencyHeader;
-        $method = $request->getMethod();
-        $keyGiven = $request->hasHeader($header);
+        $body = $request->getBody();
         $op = new Operation(
             $this->policy,
             seed: $this->seed,
             gate: $this->gate,
-            method: $method,
+            method: $request->getMethod(),
             url: (string) $request->getUri(),
             records: $this->logger === null ? null : 'debug',
-            keyGiven: $keyGiven,
+            keyGiven: $request->hasHeader($header),
+            sendKeys: $this->idempotencyKeys,
+            replayable: $body->isSeekable() || $body->getSize() === 0,
         );
-        if (!$keyGiven && !$this->policy->isMethodIdempotent($method)) {
+        if ($op->keySent === 'recuo') {
             $request = $request->withHeader($header, $op->key());
         }
         $call = new Call($op, $request, $options, (int) ($options['delay'] ?? 0));
@@ -87,9 +92,13 @@ final class RetryMiddleware
                     $step = $op->slept(Http::now() + $call->delayMs);
                     break;
                 case 'done':
-                    return $this->settle($call);
+                    // A success: its response, as Guzzle gave it.
+                    Http::flush($op, $this->logger);
+                    return $call->last instanceof \Throwable
+                        ? Create::rejectionFor($call->last)
+                        : Create::promiseFor($call->last);
                 case 'gave_up':
-                    return $this->giveUp($call, $step);
+                    return $this->end($call);
                 default:
                     // `classify` never follows `responded()`.
                     throw new \LogicException("recuo: unexpected step {$step->kind}");
@@ -102,10 +111,12 @@ final class RetryMiddleware
         $options = $call->options;
         $options['delay'] = $call->delayMs;
         $call->delayMs = 0;
+        $call->clipped = false;
         if ($step->timeoutMs !== null) {
             $left = max(0.001, $step->timeoutMs / 1000);
-            $options['timeout'] = isset($options['timeout']) && $options['timeout'] > 0
-                ? min((float) $options['timeout'], $left) : $left;
+            $own = (float) ($options['timeout'] ?? 0);
+            $call->clipped = $own <= 0 || $left <= $own;
+            $options['timeout'] = $call->clipped ? $left : $own;
         }
         $request = $call->request;
         if ($step->attempt > 0) {
@@ -120,11 +131,18 @@ final class RetryMiddleware
                 return $this->answered($call, $response, null);
             },
             function (mixed $reason) use ($call): PromiseInterface {
+                $context = $reason instanceof ConnectException || $reason instanceof RequestException
+                    ? $reason->getHandlerContext() : [];
+                // curl failed — before the headers or in the body after them: the transport's.
+                if ($reason instanceof TransferException && !empty($context['errno'])) {
+                    return $this->failed($call, $reason, Http::curlKind((int) $context['errno'], $context));
+                }
+                // A response Guzzle rejects (`http_errors`).
                 if ($reason instanceof RequestException && $reason->getResponse() !== null) {
                     return $this->answered($call, $reason->getResponse(), $reason);
                 }
                 if ($reason instanceof TransferException) {
-                    return $this->failed($call, $reason);
+                    return $this->failed($call, $reason, $reason instanceof ConnectException ? 'connect' : 'other');
                 }
                 // Not the transport's: the operation ends with it, as it would without recuo.
                 $call->permit?->release();
@@ -140,10 +158,8 @@ final class RetryMiddleware
         $call->permit = null;
         $call->last = $error ?? $response;
         $call->response = $response;
+        $call->late = false;
         $step = $call->op->responded(Http::now(), $response->getStatusCode(), null, $response->getHeaders());
-        if ($step->kind === 'sleep' && !$this->replayable($call)) {
-            return $this->settle($call);
-        }
         if ($step->kind === 'sleep') {
             // Released before the wait.
             $response->getBody()->close();
@@ -151,56 +167,42 @@ final class RetryMiddleware
         return $this->advance($call, $step);
     }
 
-    /** A transport failure, with what curl said of it. */
-    private function failed(Call $call, TransferException $error): PromiseInterface
+    /**
+     * A transport failure of `$kind` (what curl's error means, or Guzzle's exception when
+     * curl said nothing); a timeout of an attempt bounded by the deadline is the deadline's cut.
+     */
+    private function failed(Call $call, TransferException $error, string $kind): PromiseInterface
     {
         $call->permit?->release();
         $call->permit = null;
         $call->last = $error;
         $call->response = null;
-        $context = $error instanceof ConnectException || $error instanceof RequestException
-            ? $error->getHandlerContext() : [];
-        $kind = isset($context['errno'])
-            ? Http::curlKind((int) $context['errno'], $context)
-            : ($error instanceof ConnectException ? 'connect' : 'other');
-        $step = $call->op->responded(Http::now(), null, $kind);
-        if ($step->kind === 'sleep' && !$this->replayable($call)) {
-            return $this->settle($call);
+        $call->late = $kind === 'timeout' && $call->clipped;
+        return $this->advance($call, $call->op->responded(Http::now(), null, $kind));
+    }
+
+    /** The operation gave up: as the machine says it reaches the caller. */
+    private function end(Call $call): PromiseInterface
+    {
+        $op = $call->op;
+        Http::flush($op, $this->logger);
+        $ending = $op->ending('client', $call->late);
+        if ($ending === 'give_up') {
+            [$message, $reason, $retryAtMs, $retryAt, $report] = Http::giveUp($op, $call->late);
+            return Create::rejectionFor(new GiveUpException(
+                $message,
+                $reason,
+                $call->request,
+                $call->response,
+                $retryAtMs,
+                $retryAt,
+                $report,
+                $call->last instanceof \Throwable ? $call->last : null,
+            ));
         }
-        return $this->advance($call, $step);
-    }
-
-    /** A body that cannot be rewound is never sent again (SPEC §12). */
-    private function replayable(Call $call): bool
-    {
-        $body = $call->request->getBody();
-        return $body->isSeekable() || $body->getSize() === 0;
-    }
-
-    /** The operation ended: the last answer, as Guzzle would have given it without recuo. */
-    private function settle(Call $call): PromiseInterface
-    {
-        Http::flush($call->op, $this->logger);
+        // The last response or the transport error, as Guzzle would have given it without recuo.
         return $call->last instanceof \Throwable
             ? Create::rejectionFor($call->last)
             : Create::promiseFor($call->last);
-    }
-
-    private function giveUp(Call $call, Step $step): PromiseInterface
-    {
-        if ($step->reason !== 'wait_exceeds_deadline') {
-            return $this->settle($call);
-        }
-        $request = $call->request;
-        return Create::rejectionFor(new GiveUpException(
-            Http::giveUpMessage($step, $request->getMethod(), (string) $request->getUri()),
-            (string) $step->reason,
-            $request,
-            $call->response,
-            $step->retryAtMs,
-            Http::wallClock($step->retryAtMs),
-            $step->report,
-            $call->last instanceof \Throwable ? $call->last : null,
-        ));
     }
 }

@@ -12,7 +12,9 @@ use Recuo\Step;
 
 /**
  * @internal What the HTTP adapters share besides the machine: the clock, the gate, what curl's
- * errors mean, the records. No rule lives here: every decision is `Recuo\Operation`'s.
+ * errors mean, the records. No rule lives here: every decision — the key sent, whether the
+ * request is idempotent, the retries, how the end surfaces and the give-up's message — is
+ * `Recuo\Operation`'s.
  */
 final class Http
 {
@@ -93,12 +95,6 @@ final class Http
         }
     }
 
-    /** The default policy of every adapter (SPEC §12): guide B's, measured from the response's `Date`. */
-    public static function defaultPolicy(): \Recuo\Policy
-    {
-        return new \Recuo\Policy(5, 1000, 8000, 'full', 30_000, null, 'Idempotency-Key', true);
-    }
-
     /** The wall-clock instant of `$retryAtMs` on the monotonic clock. */
     public static function wallClock(?int $retryAtMs): ?\DateTimeImmutable
     {
@@ -110,13 +106,23 @@ final class Http
             ->modify('+' . ($unixMs % 1000) . ' milliseconds') ?: null;
     }
 
-    /** The give-up message: the reason and when the server would take the request. */
-    public static function giveUpMessage(Step $step, string $method, string $url): string
+    /**
+     * What recuo's give-up carries, all of it the machine's: the one message, the reason, the
+     * instant a retry would be allowed (on the monotonic clock and the wall clock) and the
+     * report. `$late`: the deadline cut the last attempt while the server was still answering.
+     *
+     * @return array{string, string, ?int, ?\DateTimeImmutable, \Recuo\Report}
+     */
+    public static function giveUp(Operation $op, bool $late): array
     {
-        $message = sprintf('recuo gave up on %s %s: %s', $method, \Recuo\redactUrl($url), $step->reason);
-        if ($step->retryAtMs !== null) {
-            $message .= sprintf(' (the server asks to wait %d ms more)', max(0, $step->retryAtMs - self::now()));
-        }
-        return $message;
+        $report = $op->report();
+        $retryAtMs = $op->retryAtMs;
+        return [
+            (string) $op->giveUpMessage(self::now(), $late),
+            (string) $report->reason,
+            $retryAtMs,
+            self::wallClock($retryAtMs),
+            $report,
+        ];
     }
 }

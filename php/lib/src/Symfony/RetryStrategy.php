@@ -10,18 +10,20 @@ use Recuo\Operation;
 use Recuo\Policy;
 use Recuo\Step;
 use Symfony\Component\HttpClient\Response\AsyncContext;
-use Symfony\Component\HttpClient\RetryableHttpClient;
 use Symfony\Contracts\HttpClient\Exception\TransportExceptionInterface;
 use Symfony\Contracts\HttpClient\HttpClientInterface;
 
 /**
- * Symfony HttpClient's retry strategy on the core's operation machine: each request is one
- * `Recuo\Operation` (kept in the response's info as `recuo_operation`), which classifies the
- * status or the transport failure by the request's method (SPEC §5), computes the delay,
- * honours the server's wait and gives up when the wait does not fit the deadline — by
- * throwing {@see GiveUpException} instead of sleeping. Use {@see self::client()}, which sets
- * `RetryableHttpClient`'s `maxRetries` to what the policy allows. What the interface cannot
- * do is in docs/php.md ("Symfony HttpClient").
+ * recuo for Symfony HttpClient. {@see self::client()} wraps your client in a
+ * {@see RetryClient}, which runs each request on the core's operation machine — use it.
+ *
+ * The class is also a `RetryStrategyInterface`, for a `RetryableHttpClient` you build
+ * yourself: each request is one `Recuo\Operation` (kept in the response's info as
+ * `recuo_operation`), which classifies the status or the transport failure by the request's
+ * method, computes the delay and gives up when the server's wait does not fit the deadline
+ * (throwing {@see GiveUpException} instead of sleeping). What that interface cannot do — add
+ * a key, see your own, read `Retry-After` as recuo does, see a body cut short — is in the PHP
+ * guide ("Symfony HttpClient").
  */
 final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetryStrategyInterface
 {
@@ -32,31 +34,25 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
 
     public function __construct(?Policy $policy = null, private readonly ?LoggerInterface $logger = null, private readonly ?int $seed = null)
     {
-        $this->policy = $policy ?? Http::defaultPolicy();
+        $this->policy = $policy ?? Policy::adapters();
     }
 
     /**
-     * `$client` wrapped in a `RetryableHttpClient` driven by this strategy, `maxRetries` the
-     * policy's; with a deadline, every attempt — its head and the body Symfony reads — is
-     * bounded by what is left of it (`max_duration`), not only by the idle `timeout`.
+     * `$client` wrapped in a {@see RetryClient}: each request one operation of the machine,
+     * recuo's key added to a request that is not idempotent (`$idempotencyKeys`: null for
+     * those, true for every request, false for none), every attempt — its head and its body —
+     * bounded by what is left of the deadline (`max_duration`), not only by the idle `timeout`.
      */
-    public static function client(HttpClientInterface $client, ?Policy $policy = null, ?LoggerInterface $logger = null, ?int $seed = null): HttpClientInterface
+    public static function client(HttpClientInterface $client, ?Policy $policy = null, ?LoggerInterface $logger = null, ?int $seed = null, ?bool $idempotencyKeys = null): HttpClientInterface
     {
-        $strategy = new self($policy, $logger, $seed);
-        $deadline = $strategy->policy->deadlineMs;
-        if ($deadline === null) {
-            return new RetryableHttpClient($client, $strategy, $strategy->policy->maxAttempts - 1, $logger);
-        }
-        // The deadline bounds every attempt (its head and body), not an idle timeout alone.
-        $retrying = new RetryableHttpClient(DeadlineClient::bounding($client, $deadline), $strategy, $strategy->policy->maxAttempts - 1, $logger);
-        return DeadlineClient::stamping($retrying);
+        return new RetryClient($client, $policy, $logger, $seed, $idempotencyKeys);
     }
 
     /**
      * `$options` with an `Idempotency-Key` header (the policy's name), a UUID v4 from the
-     * operating system's random source, unless it has one: send a request that is not
-     * idempotent with it, and every retry carries the same key. A strategy cannot add it
-     * itself (`RetryableHttpClient` resends the request's own options).
+     * operating system's random source, unless it has one: a key of your own, sent as it is on
+     * every attempt — the request then counts as idempotent. The client of
+     * {@see self::client()} adds recuo's own key to requests that are not idempotent without it.
      *
      * @param array<string, mixed> $options
      * @return array<string, mixed>
@@ -104,14 +100,15 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
                 $context->setInfo(self::DELAY, (int) $step->delayMs);
                 return true;
             case 'gave_up':
-                if ($step->reason === 'wait_exceeds_deadline') {
+                if ($op->ending('client') === 'give_up') {
+                    [$message, $reason, $retryAtMs, $retryAt, $report] = Http::giveUp($op, false);
                     throw new GiveUpException(
-                        Http::giveUpMessage($step, (string) $context->getInfo('http_method'), (string) $context->getInfo('url')),
-                        (string) $step->reason,
+                        $message,
+                        $reason,
                         $exception === null ? ['status' => $context->getStatusCode(), 'headers' => $context->getHeaders()] : null,
-                        $step->retryAtMs,
-                        Http::wallClock($step->retryAtMs),
-                        $step->report,
+                        $retryAtMs,
+                        $retryAt,
+                        $report,
                         $exception,
                     );
                 }
@@ -135,14 +132,19 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
         return $step->kind === 'enter' ? $op->entered(Http::now(), true) : $step;
     }
 
-    /** What Symfony's transport error means (SPEC §5): its curl message is all it says. */
-    private static function transportKind(TransportExceptionInterface $e): string
+    /**
+     * @internal What Symfony's transport error means: its curl message is all it says (a body
+     * cut short — "transfer closed with N bytes remaining" — is a dropped connection).
+     *
+     * @return 'connect'|'tls'|'timeout'|'reset'|'other'
+     */
+    public static function transportKind(TransportExceptionInterface $e): string
     {
         $message = $e->getMessage();
         return match (true) {
             (bool) preg_match('/Could not resolve|Failed to connect|Connection refused|Couldn\'t connect|resolve host/i', $message) => 'connect',
             (bool) preg_match('/SSL certificate|certificate verify|unable to get local issuer|self.signed/i', $message) => 'tls',
-            (bool) preg_match('/timed? ?out|Idle timeout|Timeout was reached/i', $message) => 'timeout',
+            (bool) preg_match('/timed? ?out|Idle timeout|Timeout was reached|Max duration was reached/i', $message) => 'timeout',
             (bool) preg_match('/reset|Empty reply|Recv failure|Send failure|transfer closed/i', $message) => 'reset',
             default => 'other',
         };
