@@ -21,7 +21,7 @@ Verdict(verdict='retry', reason='rate_limited', wait_ms=3000, wait_unbounded=Fal
 
 ``recuo.call(fn, *args)`` calls now, ``@recuo.retry`` and ``@recuo.retry(policy=...)``
 decorate, sync or ``async def``; by default they read the HTTP errors of requests, httpx,
-aiohttp and urllib by SPEC §5. ``recuo.httpx.RetryTransport``,
+aiohttp and urllib by their status and transport kind. ``recuo.httpx.RetryTransport``,
 ``recuo.requests.RetryAdapter`` and ``recuo.aiohttp.RetryMiddleware`` retry inside those
 clients (``pip install recuo[httpx]`` and so on; ``import recuo`` imports none of them),
 ``recuo.buscar_com_retry(url)`` is guide A's fetch over urllib; ``recuo.Operation`` is the

@@ -42,6 +42,8 @@ class Resposta:
 
 
 class _Urllib(_http.Client[Resposta]):
+    style = "guide"  # guide A's function: a final 429 or 5xx is raised, as the guide's is
+
     def error_class(self) -> type[_http.GiveUp]:
         return _give_up_class()
 
@@ -112,8 +114,9 @@ def _give_up_class() -> type[_http.GiveUp]:
             _http.give_up_class(
                 urllib.error.URLError,
                 "recuo",
-                """recuo gave up on the fetch (a wait past the deadline): a
-                ``urllib.error.URLError`` and a ``recuo.GiveUp``.""",
+                """recuo gave up on the fetch (the last attempt answered 429 or 5xx, or a
+                wait past the deadline): a ``urllib.error.URLError`` and a
+                ``recuo.GiveUp`` (``response``, ``reason``, ``retry_at``, ``report``).""",
             )
         )
     return _GIVE_UP[0]
@@ -136,16 +139,18 @@ def buscar_com_retry(
 ) -> Resposta:
     """Guide A's ``buscarComRetry(url)``: fetches ``url`` with ``urllib.request`` under guide
     A's loop — ``tentativas`` attempts, full jitter from ``base`` to ``maximo`` seconds — and
-    SPEC §5's rules: 429 and 5xx are temporary (a 500 on a ``POST`` only when the server
-    may repeat it: the method is idempotent), network failures are retried, every other 4xx
-    is answered at once; ``Retry-After`` (seconds or an HTTP-date, measured from the
-    response's ``Date``) is honoured, never shortened. ``prazo`` limits the whole fetch
-    (default 30 s, guide B's): a wait that does not fit raises ``recuo.GiveUp`` (also a
-    ``urllib.error.URLError``) at once, with the last response and ``retry_at``.
+    recuo's rules: 429 and 5xx are temporary (a 500 on a ``POST`` only when the server may
+    repeat it: the method is idempotent), network failures (a body cut short among them) are
+    retried, every other 4xx is answered at once; ``Retry-After`` (seconds or an HTTP-date,
+    measured from the response's ``Date``) is honoured, never shortened. ``prazo`` limits the
+    whole fetch (default 30 s, guide B's): a wait that does not fit raises ``recuo.GiveUp``
+    (also a ``urllib.error.URLError``) at once, with the last response and ``retry_at``.
 
-    Answers a ``recuo.Resposta`` — the last response, whatever its status, once the attempts
-    are spent or the status is not worth another — and re-raises the last network error
-    (``urllib.error.URLError``, ``TimeoutError``) when every attempt failed so.
+    Answers a ``recuo.Resposta`` — a success, or a 4xx other than 429 (not worth another
+    attempt). As the guide's function does, it raises when the last attempt still answered
+    429 or 5xx: ``recuo.GiveUp`` (a ``urllib.error.URLError``) carrying that response
+    (``.response``, its body read), the ``reason`` and the ``report``. It re-raises the last
+    network error (``urllib.error.URLError``, ``TimeoutError``) when every attempt failed so.
     ``Idempotency-Key`` is sent on every attempt of a method that is not idempotent (one key
     per call). ``metodo``, ``dados`` (``str`` is sent as UTF-8), ``cabecalhos`` and
     ``timeout`` (seconds per attempt, clipped to what is left of ``prazo``) shape the request;
@@ -153,7 +158,7 @@ def buscar_com_retry(
     if not isinstance(url, str):
         raise TypeError(f"url must be a str, not {type(url).__name__}")
     policy = Policy(max_attempts=tentativas, base=base, cap=maximo, deadline=prazo, use_date_header=True)
-    settings = _http.Settings(policy, gate, None, False, sleep, seed)
+    settings = _http.Settings(policy, gate, None, None, sleep, seed)
     headers = dict(cabecalhos or {})
     data = dados.encode() if isinstance(dados, str) else dados
     request = _http.Request(settings, metodo, url, headers, True)

@@ -2,12 +2,13 @@
 adapters' default policy and idempotency keys, ``recuo.GiveUp``, and the loop that drives the
 core's operation machine for one request.
 
-Nothing here decides: whether an outcome is worth another attempt, how long to wait, when to
-stop and why are the machine's (``Operation.responded`` classifies by SPEC §5 with the
-request's method and key). This module reads what happened — a status and headers, or a
-transport failure of one kind — and does what the machine answers: pass the gate, send, close
-a response before the wait, sleep. The clients are duck-typed: no module here imports
-requests, httpx, aiohttp or urllib3.
+Nothing here decides: which key a request carries and whether it counts as idempotent (the
+request's plan, made with its operation), whether an outcome is worth another attempt, how
+long to wait, when to stop and why, how the end surfaces and the give-up's message are the
+core's. This module reads what happened — a status and headers, or a transport failure of one
+kind — and does what the machine answers: pass the gate, send, close a response before the
+wait, sleep, and end as ``Operation.ending`` says. The clients are duck-typed: no module here
+imports requests, httpx, aiohttp or urllib3.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import inspect
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Iterable, Mapping, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Iterable, Optional, Tuple, TypeVar, Union
 
 from ._limits import enter_gate
 from ._recuo import (
     Gate,
-    IdempotencyKey,
     Operation,
     Permit,
     Policy,
@@ -30,25 +30,32 @@ from ._recuo import (
     Step,
     Verdict,
     _attempt_pool,
-    _operation_in_context,
+    _request_operation,
     classify,
 )
 
 _R = TypeVar("_R")
 
 if TYPE_CHECKING:
-    from ._recuo import _Transport as _Kind  # a transport failure's kind (SPEC §5)
+    from ._recuo import _Last, _Style
+    from ._recuo import _Transport as _Kind  # a transport failure's kind
 
-DEFAULT_POLICY = Policy(max_attempts=5, base=1.0, cap=8.0, deadline=30.0, use_date_header=True)
-"""The adapters' default: guide B's policy (5 attempts, at most 4 retries, 1 s to 8 s of full
-jitter, a 30 s deadline), with HTTP-date waits measured from the response's own ``Date``."""
+DEFAULT_POLICY = Policy.adapters()
+"""The adapters' default, the core's: guide B's policy (5 attempts, at most 4 retries, 1 s to
+8 s of full jitter, a 30 s deadline), with HTTP-date waits measured from the response's own
+``Date``."""
 
 
 class GiveUp(Exception):
-    """recuo gave up on a request because the wait the server asked for (or the backoff) does
-    not fit the deadline: no sleep, at once. ``response`` is the last response (its body read,
-    the connection released), ``reason`` why (``"wait_exceeds_deadline"``), ``retry_at`` the
-    Unix time (seconds) from which a retry would be allowed, ``report`` the ``recuo.Report``.
+    """recuo gave up on a request: the wait the server asked for (or the backoff) does not fit
+    the deadline (no sleep, at once), the deadline passed while the server was still
+    answering, no attempt could be made, or — for ``recuo.buscar_com_retry`` — the last
+    attempt answered 429 or 5xx. ``response`` is the last response when there is one (its body
+    read, the connection released), ``reason`` why (``"wait_exceeds_deadline"``,
+    ``"attempts_exhausted"``, ...), ``retry_at`` the Unix time (seconds) from which a retry
+    would be allowed, ``report`` the ``recuo.Report``. Its message says it all in one line:
+    ``recuo gave up after 1 attempt (wait_exceeds_deadline): HTTP 429; a retry is allowed in
+    3600 s``.
 
     The adapters raise a subclass that is also their client's own error base
     (``recuo.httpx.GiveUp`` is an ``httpx.HTTPError``, ``recuo.requests.GiveUp`` a
@@ -87,12 +94,6 @@ def give_up_class(base: type, module: str, doc: str) -> type:
     """``GiveUp`` that is also an instance of ``base`` (a client's error base), made when the
     adapter's module is imported."""
     return type("GiveUp", (GiveUp, base), {"__module__": module, "__doc__": doc})
-
-
-def _message(response: Any, status: Optional[int], report: Report, retry_at: Optional[float]) -> str:
-    when = "" if retry_at is None else f"; the server allows a retry in {max(0.0, retry_at - time.time()):.0f} s"
-    what = f"HTTP {status}" if status is not None else "no response"
-    return f"recuo gave up after {report.attempts} attempt(s) ({report.reason}): {what}{when}"
 
 
 # --- Reading the clients' exceptions (duck-typed) -----------------------------------------
@@ -170,7 +171,7 @@ def _os_error_kind(error: BaseException) -> _Kind:
 
 
 def transport_kind(exc: BaseException) -> Optional[_Kind]:
-    """The SPEC §5 transport kind of one of the HTTP clients' transport exceptions
+    """The transport kind of one of the HTTP clients' transport exceptions
     (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"``, ``"other"``), or ``None`` for an
     exception that is not one of theirs."""
     cls = type(exc)
@@ -244,7 +245,7 @@ def response_of(exc: BaseException) -> Optional[Tuple[int, Any, Optional[str]]]:
 def classify_failure(exc: Exception, policy: Policy, method: Optional[str]) -> Union[Verdict, bool]:
     """``recuo.retry``'s default classifier: an exception that carries an HTTP response is
     judged by its status and headers, a transport exception of the HTTP clients by its kind
-    (``recuo.classify``, the core's SPEC §5 table, with the request's method — the response's,
+    (``recuo.classify``, the core's table, with the request's method — the response's,
     else ``request=``'s, else GET); every other ``Exception`` is retried."""
     try:
         found = response_of(exc)
@@ -274,16 +275,17 @@ def _unix_ms() -> int:
 
 
 class Settings:
-    """An adapter's settings, checked once."""
+    """An adapter's settings, checked once. ``server_honours_keys`` (``None``: the policy's)
+    only sets the policy's own setting."""
 
-    __slots__ = ("policy", "gate", "keys", "server_honours_keys", "sleep", "seed")
+    __slots__ = ("policy", "header", "gate", "keys", "sleep", "seed")
 
     def __init__(
         self,
         policy: Optional[Policy],
         gate: Optional[Gate],
         keys: Optional[bool],
-        server_honours_keys: bool,
+        server_honours_keys: Optional[bool],
         sleep: Optional[Callable[[float], object]],
         seed: Optional[int],
     ) -> None:
@@ -293,20 +295,25 @@ class Settings:
             raise TypeError(f"gate must be a recuo.Gate or None, not {type(gate).__name__}")
         if keys is not None and not isinstance(keys, bool):
             raise TypeError(f"idempotency_keys must be a bool or None, not {type(keys).__name__}")
-        if not isinstance(server_honours_keys, bool):
-            raise TypeError(f"server_honours_keys must be a bool, not {type(server_honours_keys).__name__}")
+        if server_honours_keys is not None and not isinstance(server_honours_keys, bool):
+            raise TypeError(f"server_honours_keys must be a bool or None, not {type(server_honours_keys).__name__}")
         if sleep is not None and not callable(sleep):
             raise TypeError(f"sleep must be callable, not {type(sleep).__name__}")
-        self.policy = DEFAULT_POLICY if policy is None else policy
+        policy = DEFAULT_POLICY if policy is None else policy
+        if server_honours_keys is not None:
+            policy = policy.with_server_honours_keys(server_honours_keys)
+        self.policy = policy
+        self.header = policy.idempotency_header
         self.gate = gate
         self.keys = keys
-        self.server_honours_keys = server_honours_keys
         self.sleep = sleep
         self.seed = seed
 
 
 class Request:
-    """What one request is to its operation: the header to set (if any) and the machine."""
+    """One request's operation, made with the core's plan of the request (the key it
+    carries, whether it counts as idempotent, one attempt for a body that cannot be sent
+    again); ``key`` is recuo's key to set in ``header`` on every attempt, or ``None``."""
 
     __slots__ = ("op", "token", "header", "key", "gate")
 
@@ -315,30 +322,15 @@ class Request:
         settings: Settings,
         method: str,
         url: str,
-        headers: Mapping[str, str],
+        headers: Iterable[Any],
         replayable: bool,
     ) -> None:
         policy = settings.policy
-        if not replayable:
-            # The body can be sent once: one attempt, whatever the outcome (SPEC §12).
-            policy = policy.with_max_attempts(1)
-        header = policy.idempotency_header
-        caller_key = next((v for k, v in headers.items() if k.lower() == header.lower()), None)
-        vouched: Optional[IdempotencyKey] = None
-        if caller_key is not None:
-            # The caller's own key makes the request idempotent (SPEC §5); it is sent as is.
-            vouched = IdempotencyKey()
-            send = False
-        else:
-            send = settings.keys if settings.keys is not None else not policy.method_idempotent(method)
-            if send and settings.server_honours_keys:
-                vouched = IdempotencyKey()
-        self.op, self.token = _operation_in_context(policy, settings.seed, settings.gate, (method, url), vouched)
-        self.header = header
+        self.op, self.token, self.key = _request_operation(
+            policy, settings.seed, settings.gate, method, url, headers, settings.keys, replayable
+        )
+        self.header = settings.header
         self.gate = settings.gate
-        # A key recuo makes itself is the machine's (made now, the same on every attempt); it
-        # makes the request idempotent only when the caller says the server honours keys.
-        self.key: Optional[str] = (str(vouched) if vouched is not None else self.op.key) if send else None
 
     def end(self) -> None:
         if self.token is not None:
@@ -373,6 +365,10 @@ class _Answers(Generic[_R]):
 
     request: Any = None
     """The client's request, set on the ``GiveUp`` raised (httpx's, requests')."""
+
+    style: _Style = "client"
+    """The contract kept with the caller: ``"client"`` (the client's own: the last response
+    is returned) or ``"guide"`` (guide A's function, which gives up on a final 429 or 5xx)."""
 
     def error_class(self) -> type[GiveUp]:
         """The client's ``GiveUp`` (``recuo.GiveUp`` and the client's own error base)."""
@@ -510,49 +506,29 @@ class _Watched:
         return self.watch is not None and self.watch.fired
 
 
-def _late(op: Operation, client: Any, exc: Optional[BaseException]) -> Exception:
+def _late(op: Operation, client: Any, exc: Optional[BaseException]) -> Any:
     """The attempt ran into the deadline: the machine is told it timed out (for its records
-    and report), and the caller gets recuo's give-up."""
+    and report), and the caller gets the ending the core answers for an attempt cut so
+    (recuo's give-up, never the read error of a socket recuo shut)."""
     step = op.responded(_now_ms(), error="timeout")
     if step.kind not in ("done", "gave_up"):
-        step = op.slept(_now_ms())  # the deadline is past: the machine gives up
+        op.slept(_now_ms())  # the deadline is past: the machine gives up
     op._log_records()
-    report = op.report
-    reason = step.reason or "wait_exceeds_deadline"
-    message = (
-        f"recuo gave up after {report.attempts} attempt(s) ({reason}): the deadline passed "
-        "while the server was still answering"
-    )
-    error = client.give_up(message, None, reason, None, report)
-    error.__cause__ = exc
-    return error  # type: ignore[no-any-return]
+    return _ended(op, client, None, exc if isinstance(exc, Exception) else None, "late")
 
 
-def _ended(op: Operation, step: Step, client: Any, response: Any, error: Optional[Exception]) -> Any:
-    """The machine gave up: the last response as the client would have answered it, the
-    transport error re-raised, or — for a wait past the deadline — ``GiveUp``."""
+def _ended(op: Operation, client: Any, response: Any, error: Optional[Exception], last: _Last) -> Any:
+    """The machine gave up, its last attempt having come to ``last``: as the core's
+    ``Operation.ending`` says, the last response as the client would have answered it, the
+    client's error raised again, or ``GiveUp`` with the core's message."""
+    ending = op.ending(client.style, last)
     report = op.report
-    reason = step.reason or "attempts_exhausted"
-    if reason == "wait_exceeds_deadline" and (response is not None or error is None):
-        status = None if response is None else client.status(response)
-        raise client.give_up(_message(response, status, report, report.retry_at), response, reason, report.retry_at, report) from error
-    if response is not None:
+    if ending == "response":
         return client.finish(response, report)
-    if error is not None:
-        raise error
-    raise RuntimeError(f"recuo gave up before the first attempt ({reason})")
-
-
-def _told(op: Operation, client: Any, response: Any, error: Optional[Exception]) -> Step:
-    """Tells the machine what the attempt came to — the response's status and headers, or the
-    transport failure's kind — and answers its step. An exception that is not one of the
-    client's transport failures is re-raised."""
-    if error is None:
-        return op.responded(_now_ms(), client.status(response), headers=list(client.headers(response)))
-    found = client.transport(error)
-    if found is None:
-        raise error
-    return op.responded(_now_ms(), error=found)
+    if ending == "error":
+        raise error  # type: ignore[misc]
+    message = op.give_up_message(_now_ms(), last)
+    raise client.give_up(message, response, report.reason, report.retry_at, report) from error
 
 
 def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[float], object]]) -> _R:
@@ -562,6 +538,7 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
     op = request.op
     response: Optional[_R] = None
     error: Optional[Exception] = None
+    last: _Last = None  # what the last attempt came to: None (no attempt), a status, a kind
     permit: Optional[Permit] = None
     try:
         step = op.start(_now_ms(), _unix_ms())
@@ -587,9 +564,17 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                                 permit = None
                     except Exception as exc:
                         if watched.fired:
-                            raise _late(op, client, exc) from exc
+                            return _late(op, client, exc)  # type: ignore[no-any-return]
                         response, error = None, exc
-                    step = _told(op, client, response, error)
+                    if response is not None:
+                        last = client.status(response)
+                        step = op.responded(_now_ms(), last, headers=list(client.headers(response)))
+                    else:
+                        assert error is not None
+                        last = client.transport(error)
+                        if last is None:
+                            raise error  # not one of the client's transport failures
+                        step = op.responded(_now_ms(), error=last)
                     if step.kind not in ("done", "gave_up") and response is not None:
                         try:
                             client.release(response)  # before the wait and the next attempt
@@ -610,9 +595,9 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                 return client.finish(response, op.report)
             else:
                 op._log_records()
-                if response is not None and step.reason == "wait_exceeds_deadline":
-                    client.release(response)
-                return _ended(op, step, client, response, error)  # type: ignore[no-any-return]
+                if response is not None and op.ending(client.style, last) == "give_up":
+                    client.release(response)  # the give-up carries it, its body read
+                return _ended(op, client, response, error, last)  # type: ignore[no-any-return]
     finally:
         if permit is not None:
             permit.release()
@@ -625,6 +610,7 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
     op = request.op
     response: Optional[_R] = None
     error: Optional[Exception] = None
+    last: _Last = None  # what the last attempt came to: None (no attempt), a status, a kind
     permit: Optional[Permit] = None
     try:
         step = op.start(_now_ms(), _unix_ms())
@@ -661,10 +647,18 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     op.cancel()
                     raise
                 except _Late as late:
-                    raise _late(op, client, late.__cause__) from late.__cause__
+                    return _late(op, client, late.__cause__)  # type: ignore[no-any-return]
                 except Exception as exc:
                     response, error = None, exc
-                step = _told(op, client, response, error)
+                if response is not None:
+                    last = client.status(response)
+                    step = op.responded(_now_ms(), last, headers=list(client.headers(response)))
+                else:
+                    assert error is not None
+                    last = client.transport(error)
+                    if last is None:
+                        raise error  # not one of the client's transport failures
+                    step = op.responded(_now_ms(), error=last)
                 if step.kind not in ("done", "gave_up") and response is not None:
                     try:
                         await _by(client.release(response), ends)
@@ -693,9 +687,9 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                 return client.finish(response, op.report)
             else:
                 op._log_records()
-                if response is not None and step.reason == "wait_exceeds_deadline":
-                    await client.release(response)
-                return _ended(op, step, client, response, error)  # type: ignore[no-any-return]
+                if response is not None and op.ending(client.style, last) == "give_up":
+                    await client.release(response)  # the give-up carries it, its body read
+                return _ended(op, client, response, error, last)  # type: ignore[no-any-return]
     finally:
         if permit is not None:
             permit.release()

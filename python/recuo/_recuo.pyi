@@ -4,7 +4,7 @@ import os
 from collections.abc import Iterable
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, final
+from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
 
 _T = TypeVar("_T")
 
@@ -59,6 +59,8 @@ __version__: str
 _Jitter = Literal["full", "equal", "decorrelated", "none"]
 _Rule = Literal["never", "if_idempotent", "always"]
 _Transport = Literal["connect", "tls", "timeout", "reset", "other"]
+_Style = Literal["client", "guide"]
+_Last = Union[None, int, _Transport, Literal["late"]]
 _Cause = Literal[
     "success",
     "rate_limited",
@@ -210,13 +212,17 @@ def backoff_window_ms(attempt: int, base_ms: int = 200, cap_ms: int = 5000) -> i
 @final
 class Policy:
     """How a policy retries: attempts, backoff, deadline, the spread added to server waits,
-    the classification sets of SPEC §5 and the idempotency-key header.
+    the classification sets (which statuses and failures are retried, which methods are
+    idempotent), the idempotency-key header and whether the server honours those keys.
 
     Durations are seconds (int or float), kept as whole milliseconds. ``max_attempts`` counts
     every attempt, the first included (at least 1). ``deadline`` limits the operation's total
     time from the start of its first attempt (``None``: no limit). ``spread`` is the most
     added at random to a server's wait (``None``: ``min(window, 1 s)``). ``use_date_header``
-    measures server waits from the response's ``Date``.
+    measures server waits from the response's ``Date``. ``server_honours_keys`` says the
+    server honours idempotency keys: a request sent with recuo's own key then counts as
+    idempotent, so a POST's timeout, dropped connection or 500 is retried (off by default: a
+    server may ignore the header).
 
     Immutable, comparable and hashable; the ``with_*`` methods answer a new policy. Raises
     ``ConfigError`` for a policy the core refuses, ``TypeError`` for a wrong type,
@@ -234,6 +240,7 @@ class Policy:
         spread: float | None = None,
         idempotency_header: str = "Idempotency-Key",
         use_date_header: bool = False,
+        server_honours_keys: bool = False,
     ) -> Policy: ...
     @staticmethod
     def guide_a() -> Policy:
@@ -242,6 +249,10 @@ class Policy:
     def guide_b() -> Policy:
         """Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s
         deadline."""
+    @staticmethod
+    def adapters() -> Policy:
+        """The HTTP adapters' default: guide B's policy with an HTTP-date wait measured from
+        the response's own ``Date``."""
     @property
     def max_attempts(self) -> int:
         """Attempts in all, the first included."""
@@ -268,6 +279,10 @@ class Policy:
     def use_date_header(self) -> bool:
         """Whether server waits are measured from the response's ``Date``."""
     @property
+    def server_honours_keys(self) -> bool:
+        """Whether the server honours idempotency keys (a request sent with recuo's own key
+        then counts as idempotent)."""
+    @property
     def quota_403_as_rate_limit(self) -> bool:
         """Whether a 403 whose rate-limit headers say the quota is spent counts as a 429."""
     def status_retry(self, status: int) -> _Rule:
@@ -292,6 +307,8 @@ class Policy:
     def with_quota_403_as_rate_limit(self, enabled: bool) -> Policy:
         """A new policy where a 403 whose rate-limit headers say the quota is spent counts as
         a 429 (``True``, the default) or as a permanent error."""
+    def with_server_honours_keys(self, enabled: bool) -> Policy:
+        """A new policy saying whether the server honours idempotency keys."""
     def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __copy__(self) -> Policy: ...
@@ -346,13 +363,13 @@ def classify(
     now_ms: int | None = None,
     policy: Policy | None = None,
 ) -> Verdict:
-    """The verdict on one outcome (SPEC §5): an HTTP ``status`` or a transport ``error``
+    """The verdict on one outcome: an HTTP ``status`` or a transport ``error``
     (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"`` or ``"other"``) — exactly one.
 
     ``method`` and ``idempotency_key`` (whether the request carried one) decide whether
     repeating it is safe. ``headers`` (a mapping or ``(name, value)`` pairs) give the server's
     wait as of ``now_ms`` (ms since the Unix epoch; ``None``: the system clock). ``policy``
-    supplies the classification sets (default: SPEC §5's table). ``TypeError`` when neither
+    supplies the classification sets (default: recuo's table). ``TypeError`` when neither
     or both of ``status`` and ``error`` are given.
     """
 
@@ -529,6 +546,13 @@ class Operation:
     @property
     def is_finished(self) -> bool:
         """Whether the operation has finished."""
+    def ending(self, style: _Style, last: _Last) -> Literal["response", "error", "give_up"]:
+        """How the operation's end reaches an HTTP adapter's caller, its last attempt having
+        come to ``last`` (``None``: no attempt made; a status; a transport failure's kind;
+        ``"late"``: cut by the deadline): return the last response, raise the client's error
+        again, or raise ``recuo.GiveUp``."""
+    def give_up_message(self, now_ms: int, last: _Last) -> str | None:
+        """The give-up's message at ``now_ms``; ``None`` unless the operation gave up."""
     @property
     def policy(self) -> Policy:
         """The policy."""
@@ -651,7 +675,7 @@ def monotonic_ns() -> int:
 
 @final
 class Plan:
-    """What a batch will take (SPEC §8); made by ``plan``. Immutable and comparable."""
+    """What a batch will take; made by ``plan``. Immutable and comparable."""
 
     @property
     def interval_ms(self) -> int:
@@ -940,7 +964,7 @@ def run_batch(
     ``retry`` logs them; an operation never started logs a result record (no attempt, its
     ``reason``)."""
 
-# Records, redaction, who answered and stats (SPEC §7).
+# Records, redaction, who answered and stats.
 
 @final
 class Stats:
@@ -1245,3 +1269,30 @@ def _operation_in_context(
     idempotency_key: IdempotencyKey | None = None,
 ) -> tuple[Operation, Token[_AttemptPool | None] | None]:
     """A new Operation drawing from this context's attempt pool, and the token to reset."""
+
+def _request_operation(
+    policy: Policy,
+    seed: int | None,
+    gate: Gate | None,
+    method: str,
+    url: str,
+    headers: Iterable[str | bytes],
+    send_keys: bool | None,
+    replayable: bool,
+    /,
+) -> tuple[Operation, Token[_AttemptPool | None] | None, str | None]:
+    """One HTTP request's Operation with the core's plan of it, the token to reset, and
+    recuo's key to send (``None``: none)."""
+
+def _request_plan(
+    policy: Policy, method: str, callers_key: bool, send_keys: bool | None, /
+) -> tuple[Literal["none", "caller", "recuo"], bool]:
+    """The core's plan of a request: the key it carries and whether it is idempotent."""
+
+def _ending(
+    style: _Style, reason: _GiveUpReason | None, last: _Last, /
+) -> Literal["response", "error", "give_up"]:
+    """How an operation that ended for ``reason`` surfaces."""
+
+def _give_up_message(reason: _GiveUpReason, attempts: int, last: _Last, retry_in_ms: int | None, /) -> str:
+    """The give-up's one message."""

@@ -1,14 +1,16 @@
 """recuo inside aiohttp (3.12 and newer): ``RetryMiddleware`` is client middleware whose every
-request is one operation of the core's machine (SPEC §12).
+request is one operation of the core's machine.
 
     async with aiohttp.ClientSession(middlewares=(recuo.aiohttp.RetryMiddleware(),)) as session:
         async with session.get(url) as response:
             ...
 
-Each request is classified by SPEC §5 with its method and idempotency key; a key is set once
-in the ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on
-every attempt; the default policy has guide B's 30 s deadline; each attempt is bounded by
-what is left of it; a response is read and released before the wait; a streamed body (an
+Each request is classified with its method and idempotency key; a key is set once in the
+``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on every
+attempt; the default policy has guide B's 30 s deadline; each attempt is bounded by what is
+left of it; the response's body is read within the attempt (``response.read()``, ``text()``
+and ``json()`` answer it; ``response.content`` has nothing left to stream), so a body cut
+short counts as a dropped connection; a response is released before the wait; a streamed body (an
 async iterator, a stream) is sent once; the server's wait is honoured; a wait past the
 deadline raises ``recuo.aiohttp.GiveUp`` (an ``aiohttp.ClientError`` and a ``recuo.GiveUp``)
 at once; attempts exhausted answer the last response. The report is
@@ -35,8 +37,9 @@ __all__ = ["GiveUp", "report_of", "RetryMiddleware"]
 GiveUp: type[_http.GiveUp] = _http.give_up_class(
     aiohttp.ClientError,
     __name__,
-    """recuo gave up on the request (a wait past the deadline): an ``aiohttp.ClientError``
-    and a ``recuo.GiveUp`` (``response``, ``reason``, ``retry_at``, ``report``).""",
+    """recuo gave up on the request (a wait past the deadline, or the deadline passed while
+    the server was still answering): an ``aiohttp.ClientError`` and a ``recuo.GiveUp``
+    (``response``, ``reason``, ``retry_at``, ``report``).""",
 )
 
 
@@ -59,13 +62,22 @@ class _Send(_http.AsyncClient[ClientResponse]):
     def error_class(self) -> type[_http.GiveUp]:
         return GiveUp
 
-    def __init__(self, request: ClientRequest, handler: ClientHandlerType) -> None:
+    def __init__(self, request: ClientRequest, handler: ClientHandlerType, read_body: bool) -> None:
         self.request = request
         self.handler = handler
+        self.read_body = read_body
 
     async def send(self, timeout: Optional[float]) -> ClientResponse:
         # The loop bounds the attempt by what is left of the deadline.
-        return await self.handler(self.request)
+        response = await self.handler(self.request)
+        if not self.read_body:
+            return response
+        try:
+            await response.read()  # within the attempt: a body that breaks off is its failure
+        except BaseException:
+            response.release()
+            raise
+        return response
 
     def transport(self, exc: Exception) -> Optional[_Transport]:
         # A timeout of the session's own (its ClientTimeout) is one.
@@ -98,9 +110,13 @@ class RetryMiddleware:
     response's ``Date``); ``gate`` (a shared ``recuo.Gate``); ``idempotency_keys``: ``None``
     sets a key for methods that are not idempotent, ``True`` for every request, ``False``
     never (a request that carries the header already keeps its own, which makes it
-    idempotent); ``server_honours_keys=True`` says the server honours keys, so that a key
-    recuo made lets a POST's timeout or 500 be retried (SPEC §5). ``sleep`` (seconds; an
-    ``async def`` one is awaited) and ``seed`` are for tests."""
+    idempotent); ``server_honours_keys`` sets the policy's own setting of that name
+    (``True``: the server honours keys, so that a key recuo made lets a POST's timeout or 500
+    be retried; ``None`` keeps the policy's). ``read_body``: ``True`` (the default) reads each
+    response's body within its attempt, so that a body cut short is retried as a dropped
+    connection; ``False`` leaves ``response.content`` for the caller to stream — a body cut
+    short then reaches the caller as aiohttp's own error, and is not retried. ``sleep``
+    (seconds; an ``async def`` one is awaited) and ``seed`` are for tests."""
 
     def __init__(
         self,
@@ -108,14 +124,18 @@ class RetryMiddleware:
         policy: Optional[Policy] = None,
         gate: Optional[Gate] = None,
         idempotency_keys: Optional[bool] = None,
-        server_honours_keys: bool = False,
+        server_honours_keys: Optional[bool] = None,
+        read_body: bool = True,
         sleep: Optional[Callable[[float], object]] = None,
         seed: Optional[int] = None,
     ) -> None:
+        if not isinstance(read_body, bool):
+            raise TypeError(f"read_body must be a bool, not {type(read_body).__name__}")
         self._settings = _http.Settings(policy, gate, idempotency_keys, server_honours_keys, sleep, seed)
+        self._read_body = read_body
 
     async def __call__(self, request: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
         r = _http.Request(self._settings, request.method, str(request.url), request.headers, _replayable(request))
         if r.key is not None:
             request.headers[r.header] = r.key
-        return await _http.run_async(r, _Send(request, handler), self._settings.sleep)
+        return await _http.run_async(r, _Send(request, handler, self._read_body), self._settings.sleep)

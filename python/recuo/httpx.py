@@ -1,14 +1,16 @@
 """recuo inside httpx: ``RetryTransport`` wraps a transport (sync and async), and every request
-through it is one operation of the core's machine (SPEC §12).
+through it is one operation of the core's machine.
 
     client = httpx.Client(transport=recuo.httpx.RetryTransport())
     async_client = httpx.AsyncClient(transport=recuo.httpx.RetryTransport())
 
-Each request is classified by SPEC §5 with its method and idempotency key; a key is set once
-in the ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on
-every attempt; the default policy has guide B's 30 s deadline; each attempt's timeouts are
-clipped to what is left of it; a response is closed before the wait; a streamed body (an
-iterator) is sent once; the server's wait is honoured; a wait past the deadline raises
+Each request is classified with its method and idempotency key; a key is set once in the
+``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on every
+attempt; the default policy has guide B's 30 s deadline; each attempt's timeouts are clipped
+to what is left of it; the response's body is read within the attempt (a transport cannot
+tell a streamed request from another: ``client.stream`` gets the body already read, unless
+``read_body=False``), so a body cut short counts as a dropped connection; a response is closed before the wait; a streamed
+request body (an iterator) is sent once; the server's wait is honoured; a wait past the deadline raises
 ``recuo.httpx.GiveUp`` (an ``httpx.HTTPError`` and a ``recuo.GiveUp``) at once; attempts
 exhausted answer the last response. The report is ``response.extensions["recuo.report"]``.
 """
@@ -29,8 +31,9 @@ __all__ = ["AsyncRetryTransport", "GiveUp", "RetryTransport", "report_of"]
 GiveUp: type[_http.GiveUp] = _http.give_up_class(
     httpx.HTTPError,
     __name__,
-    """recuo gave up on the request (a wait past the deadline): an ``httpx.HTTPError`` and a
-    ``recuo.GiveUp`` (``response``, ``reason``, ``retry_at``, ``report``).""",
+    """recuo gave up on the request (a wait past the deadline, or the deadline passed while
+    the server was still answering): an ``httpx.HTTPError`` and a ``recuo.GiveUp``
+    (``response``, ``reason``, ``retry_at``, ``report``).""",
 )
 
 REPORT = "recuo.report"
@@ -135,12 +138,21 @@ class _Common:
 
 
 class _Sync(_Common, _http.Client[httpx.Response]):
-    def __init__(self, transport: httpx.BaseTransport, request: httpx.Request) -> None:
+    def __init__(self, transport: httpx.BaseTransport, request: httpx.Request, read_body: bool) -> None:
         super().__init__(request)
         self.inner = transport
+        self.read_body = read_body
 
     def send(self, timeout: Optional[float]) -> httpx.Response:
-        return self.inner.handle_request(self.prepared(timeout))
+        response = self.inner.handle_request(self.prepared(timeout))
+        if not self.read_body:
+            return response
+        try:
+            response.read()  # within the attempt: a body that breaks off is its failure
+        except BaseException:
+            response.close()
+            raise
+        return response
 
     def release(self, response: httpx.Response) -> None:
         try:
@@ -150,12 +162,21 @@ class _Sync(_Common, _http.Client[httpx.Response]):
 
 
 class _Async(_Common, _http.AsyncClient[httpx.Response]):
-    def __init__(self, transport: httpx.AsyncBaseTransport, request: httpx.Request) -> None:
+    def __init__(self, transport: httpx.AsyncBaseTransport, request: httpx.Request, read_body: bool) -> None:
         super().__init__(request)
         self.inner = transport
+        self.read_body = read_body
 
     async def send(self, timeout: Optional[float]) -> httpx.Response:
-        return await self.inner.handle_async_request(self.prepared(timeout))
+        response = await self.inner.handle_async_request(self.prepared(timeout))
+        if not self.read_body:
+            return response
+        try:
+            await response.aread()  # within the attempt: a body that breaks off is its failure
+        except BaseException:
+            await response.aclose()
+            raise
+        return response
 
     async def release(self, response: httpx.Response) -> None:
         try:
@@ -173,8 +194,13 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     response's ``Date``); ``gate`` (a shared ``recuo.Gate``, passed by every attempt);
     ``idempotency_keys``: ``None`` sets a key for methods that are not idempotent, ``True``
     for every request, ``False`` never (a request that carries the header already keeps its
-    own, which makes it idempotent); ``server_honours_keys=True`` says the server honours
-    keys, so that a key recuo made lets a POST's timeout or 500 be retried (SPEC §5).
+    own, which makes it idempotent); ``server_honours_keys`` sets the policy's own setting of
+    that name (``True``: the server honours keys, so that a key recuo made lets a POST's
+    timeout or 500 be retried; ``None`` keeps the policy's).
+    ``read_body``: ``True`` (the default) reads each response's body within its attempt, so
+    that a body cut short is retried as a dropped connection; ``False`` leaves the body for
+    the caller to stream (``client.stream`` over a large download) — a body cut short then
+    reaches the caller as httpx's own error, and is not retried.
     ``sleep`` (seconds; an ``async def`` one is awaited) and ``seed`` are for tests."""
 
     def __init__(
@@ -184,11 +210,15 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         policy: Optional[Policy] = None,
         gate: Optional[Gate] = None,
         idempotency_keys: Optional[bool] = None,
-        server_honours_keys: bool = False,
+        server_honours_keys: Optional[bool] = None,
+        read_body: bool = True,
         sleep: Optional[Callable[[float], object]] = None,
         seed: Optional[int] = None,
     ) -> None:
+        if not isinstance(read_body, bool):
+            raise TypeError(f"read_body must be a bool, not {type(read_body).__name__}")
         self._settings = _http.Settings(policy, gate, idempotency_keys, server_honours_keys, sleep, seed)
+        self._read_body = read_body
         self._transport = transport
         if isinstance(transport, httpx.BaseTransport):
             _watch_transport(transport)
@@ -214,7 +244,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         transport = self._sync_transport()
-        return _http.run_sync(self._request(request), _Sync(transport, request), self._settings.sleep)
+        return _http.run_sync(self._request(request), _Sync(transport, request, self._read_body), self._settings.sleep)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._transport is None:
@@ -222,7 +252,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         transport = self._transport
         if not isinstance(transport, httpx.AsyncBaseTransport):
             raise TypeError("this RetryTransport wraps a sync transport: use it with httpx.Client")
-        return await _http.run_async(self._request(request), _Async(transport, request), self._settings.sleep)
+        return await _http.run_async(self._request(request), _Async(transport, request, self._read_body), self._settings.sleep)
 
     def close(self) -> None:
         if isinstance(self._transport, httpx.BaseTransport):

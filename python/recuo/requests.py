@@ -1,14 +1,15 @@
 """recuo inside requests: ``RetryAdapter`` is an ``HTTPAdapter`` (urllib3's own retries off)
-whose every request is one operation of the core's machine (SPEC §12).
+whose every request is one operation of the core's machine.
 
     session = requests.Session()
     session.mount("https://", recuo.requests.RetryAdapter())
     session.mount("http://", recuo.requests.RetryAdapter())
 
-Each request is classified by SPEC §5 with its method and idempotency key; a key is set once
-in the ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on
-every attempt; the default policy has guide B's 30 s deadline; each attempt's timeout is
-clipped to what is left of it; a response is read and released before the wait; a body that
+Each request is classified with its method and idempotency key; a key is set once in the
+``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on every
+attempt; the default policy has guide B's 30 s deadline; each attempt's timeout is clipped to
+what is left of it; the body is read within the attempt (unless ``stream=True``), so a body
+cut short counts as a dropped connection; a response is released before the wait; a body that
 is an iterator or a file is sent once; the server's wait is honoured; a wait past the deadline
 raises ``recuo.requests.GiveUp`` (a ``requests.RequestException`` and a ``recuo.GiveUp``) at
 once; attempts exhausted answer the last response. The report is ``response.recuo_report``.
@@ -33,9 +34,9 @@ __all__ = ["GiveUp", "report_of", "RetryAdapter"]
 GiveUp: type[_http.GiveUp] = _http.give_up_class(
     requests.RequestException,
     __name__,
-    """recuo gave up on the request (a wait past the deadline): a
-    ``requests.RequestException`` and a ``recuo.GiveUp`` (``response``, ``reason``,
-    ``retry_at``, ``report``).""",
+    """recuo gave up on the request (a wait past the deadline, or the deadline passed while
+    the server was still answering): a ``requests.RequestException`` and a ``recuo.GiveUp``
+    (``response``, ``reason``, ``retry_at``, ``report``).""",
 )
 
 _Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
@@ -126,8 +127,13 @@ class _Send(_http.Client[requests.Response]):
         kwargs["timeout"] = _clipped(kwargs.get("timeout"), timeout)
         response = HTTPAdapter.send(self.adapter, self.request, **kwargs)
         if not kwargs.get("stream"):
-            # Read here, within the deadline, what requests would read after the adapter.
-            response.content
+            # Read here, within the attempt and its deadline, what requests would read after
+            # the adapter: a body that breaks off is the attempt's transport failure.
+            try:
+                response.content
+            except BaseException:
+                response.close()
+                raise
         return response
 
     def status(self, response: requests.Response) -> int:
@@ -157,9 +163,10 @@ class RetryAdapter(HTTPAdapter):
     response's ``Date``); ``gate`` (a shared ``recuo.Gate``); ``idempotency_keys``: ``None``
     sets a key for methods that are not idempotent, ``True`` for every request, ``False``
     never (a request that carries the header already keeps its own, which makes it
-    idempotent); ``server_honours_keys=True`` says the server honours keys, so that a key
-    recuo made lets a POST's timeout or 500 be retried (SPEC §5). ``sleep`` and ``seed`` are
-    for tests; the other arguments are ``HTTPAdapter``'s."""
+    idempotent); ``server_honours_keys`` sets the policy's own setting of that name (``True``:
+    the server honours keys, so that a key recuo made lets a POST's timeout or 500 be
+    retried; ``None`` keeps the policy's). ``sleep`` and ``seed`` are for tests; the other
+    arguments are ``HTTPAdapter``'s."""
 
     def __init__(
         self,
@@ -167,7 +174,7 @@ class RetryAdapter(HTTPAdapter):
         policy: Optional[Policy] = None,
         gate: Optional[Gate] = None,
         idempotency_keys: Optional[bool] = None,
-        server_honours_keys: bool = False,
+        server_honours_keys: Optional[bool] = None,
         sleep: Optional[Callable[[float], object]] = None,
         seed: Optional[int] = None,
         pool_connections: int = 10,
@@ -196,9 +203,7 @@ class RetryAdapter(HTTPAdapter):
         cert: Union[None, str, Tuple[str, str]] = None,
         proxies: Optional[Mapping[str, str]] = None,
     ) -> requests.Response:
-        method = request.method or "GET"
-        headers = {k: v if isinstance(v, str) else v.decode("latin-1") for k, v in request.headers.items()}
-        r = _http.Request(self._settings, method, request.url or "", headers, _replayable(request.body))
+        r = _http.Request(self._settings, request.method or "GET", request.url or "", request.headers, _replayable(request.body))
         if r.key is not None:
             request.headers[r.header] = r.key
         kwargs = {"stream": stream, "timeout": timeout, "verify": verify, "cert": cert, "proxies": proxies}

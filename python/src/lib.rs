@@ -14,6 +14,8 @@
 //! * [`policy`] — `recuo.Policy`.
 //! * [`verdict`] — `recuo.classify` and `recuo.Verdict`.
 //! * [`machine`] — `recuo.Operation`, `Step`, `Report`, `Attempt`, `IdempotencyKey`.
+//! * [`http`] — the core's rules of one HTTP request (its plan, how it ends, the give-up's
+//!   message) for the adapters.
 //! * [`queue`] — `recuo.BatchQueue` and `Next`.
 //! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt, and
 //!   the waits at the gate; the first attempt made before the machine, replayed into it on
@@ -51,6 +53,7 @@ mod batch;
 mod current;
 mod first;
 mod guide;
+mod http;
 mod limits;
 mod machine;
 mod origin;
@@ -221,6 +224,13 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "_operation_in_context",
         wrap_pyfunction!(runner::operation_in_context, m)?,
     )?;
+    m.setattr(
+        "_request_operation",
+        wrap_pyfunction!(runner::request_operation, m)?,
+    )?;
+    m.setattr("_request_plan", wrap_pyfunction!(http::request_plan, m)?)?;
+    m.setattr("_ending", wrap_pyfunction!(http::ending, m)?)?;
+    m.setattr("_give_up_message", wrap_pyfunction!(http::message, m)?)?;
     m.setattr("_attempt_pool", runner::pool_var(py)?)?;
     m.setattr("_current_attempt", runner::attempt_var(py)?)?;
     Ok(())

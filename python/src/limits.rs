@@ -1107,7 +1107,7 @@ impl PyRetryBudget {
     }
 }
 
-/// What every attempt of a loop passes (SPEC §6 step 2): a place among the requests in
+/// What every attempt of a loop passes (before it is made): a place among the requests in
 /// flight (``limit``), then a start slot (``regulator``); first attempts are recorded by the
 /// ``budget`` and every retry withdraws from it. Each part is optional and shared, not
 /// copied: one gate, or its parts, may serve many loops, threads and processes.

@@ -467,6 +467,10 @@ pub(crate) struct Build {
     pub(crate) guide: bool,
     pub(crate) key: Option<IdempotencyKey>,
     pub(crate) pool: Option<(AttemptPool, bool)>,
+    /// An HTTP request's plan (its key, whether it counts as idempotent).
+    pub(crate) plan: Option<recuo::http::RequestPlan>,
+    /// The request's body cannot be sent twice: one attempt.
+    pub(crate) unreplayable: bool,
 }
 
 impl Build {
@@ -502,6 +506,12 @@ impl Build {
         if let Some((pool, nested)) = self.pool {
             op = op.pool(pool, nested);
         }
+        if let Some(plan) = self.plan {
+            op = op.plan(plan);
+        }
+        if self.unreplayable {
+            op = op.replayable(false);
+        }
         let key = KeyCell::default();
         if let Some(k) = self.key {
             op = op.idempotency_key(k);
@@ -511,7 +521,7 @@ impl Build {
     }
 }
 
-/// One operation's whole retry loop (SPEC §6) as the core's sans-IO machine, for code that
+/// One operation's whole retry loop as the core's sans-IO machine, for code that
 /// runs its own loop (an event loop, a scheduler): tell it what happened, do the ``Step`` it
 /// answers. ``recuo.retry``'s asyncio loop is such a driver.
 ///
@@ -574,6 +584,11 @@ impl PyOperation {
             last: None,
             pool: None,
         }
+    }
+
+    /// The operation's idempotency key (UUID v4 text), made now if this is its first use.
+    pub(crate) fn key_text(&self) -> String {
+        key_of(&self.key).to_string()
     }
 
     /// The same operation, its attempts carrying `pool` for the loops nested in them.
@@ -668,6 +683,7 @@ impl PyOperation {
             guide: !classify_last_failure,
             key: idempotency_key.map(|k| k.0),
             pool: pool.map(|n| (AttemptPool::new(n), true)),
+            ..Build::default()
         };
         let guide = build.guide;
         let (op, key) = build.operation(&policy);
@@ -859,6 +875,31 @@ impl PyOperation {
                 .clone()
                 .map_or(FramePool::Unknown, FramePool::Known),
         })
+    }
+
+    /// How the operation's end reaches the caller of an HTTP adapter, its last attempt having
+    /// come to ``last`` (``None``: no attempt made; a status; a transport failure's kind;
+    /// ``"late"``: cut by the deadline while the server was still answering): ``"response"``
+    /// (return the last response), ``"error"`` (raise the client's error again) or
+    /// ``"give_up"`` (raise ``recuo.GiveUp``). ``style`` is ``"client"`` (a client adapter:
+    /// the last response is returned) or ``"guide"`` (guide A's ``buscar_com_retry``: a
+    /// final 429 or 5xx gives up). ``"response"`` while the operation runs.
+    fn ending(
+        &self,
+        #[pyo3(from_py_with = crate::http::style_arg)] style: recuo::http::Style,
+        #[pyo3(from_py_with = crate::http::last_arg)] last: recuo::http::Last,
+    ) -> &'static str {
+        self.op.ending(style, last).name()
+    }
+
+    /// The give-up's message at ``now_ms``, its last attempt having come to ``last`` (as for
+    /// ``ending``); ``None`` unless the operation gave up.
+    fn give_up_message(
+        &self,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        #[pyo3(from_py_with = crate::http::last_arg)] last: recuo::http::Last,
+    ) -> Option<String> {
+        self.op.give_up_message(now_ms, last)
     }
 
     /// Whether records are kept.

@@ -44,7 +44,7 @@ fn fraction_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
     })
 }
 
-/// What a batch will take (SPEC §8): ``interval_ms`` between starts at the target rate,
+/// What a batch will take: ``interval_ms`` between starts at the target rate,
 /// ``duration_s`` at least (retries included), ``retries`` expected, ``in_flight`` on average
 /// (Little's law) and ``warnings`` worth reading. Immutable and comparable; made by
 /// ``recuo.plan``.
@@ -108,7 +108,7 @@ impl PyPlan {
     }
 }
 
-/// Plans ``requests`` requests sent at ``target`` under an ``allowance`` (SPEC §8), each
+/// Plans ``requests`` requests sent at ``target`` under an ``allowance``, each
 /// answered in ``latency`` seconds, a fraction ``retry_fraction`` (0 to below 1) of all
 /// attempts being retries.
 ///

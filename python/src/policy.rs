@@ -96,15 +96,23 @@ fn use_date_header_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     require_bool(value, "use_date_header")
 }
 
+fn server_honours_keys_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    require_bool(value, "server_honours_keys")
+}
+
 /// How a policy retries: attempts, backoff, deadline, the spread added to server waits, the
-/// classification sets of SPEC §5 and the idempotency-key header.
+/// classification sets (which statuses and failures are retried, which methods are
+/// idempotent), the idempotency-key header and whether the server honours those keys.
 ///
 /// Durations are seconds (int or float), kept as whole milliseconds. ``max_attempts`` counts
 /// every attempt, the first included (at least 1). ``jitter`` is ``"full"``, ``"equal"``,
 /// ``"decorrelated"`` or ``"none"``. ``deadline`` limits the operation's total time from the
 /// start of its first attempt (``None``: no limit). ``spread`` is the most added at random to
 /// a server's wait (``None``: ``min(window, 1 s)``). ``use_date_header`` measures server
-/// waits from the response's ``Date``.
+/// waits from the response's ``Date``. ``server_honours_keys`` says the server honours
+/// idempotency keys: a request sent with recuo's own key then counts as idempotent, so a
+/// POST's timeout, dropped connection or 500 is retried (off by default: a server may ignore
+/// the header).
 ///
 /// Immutable, comparable and hashable; the ``with_*`` methods answer a new policy.
 /// Raises ``recuo.ConfigError`` for a policy the core refuses (``zero_attempts``,
@@ -176,8 +184,8 @@ fn opt_secs_repr(ms: Option<u64>) -> String {
 impl PyPolicy {
     #[new]
     #[pyo3(
-        signature = (*, max_attempts = 5, base = 200, cap = 5000, jitter = Jitter::Full, deadline = None, spread = None, idempotency_header = "Idempotency-Key".to_owned(), use_date_header = false),
-        text_signature = "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None, idempotency_header='Idempotency-Key', use_date_header=False)"
+        signature = (*, max_attempts = 5, base = 200, cap = 5000, jitter = Jitter::Full, deadline = None, spread = None, idempotency_header = "Idempotency-Key".to_owned(), use_date_header = false, server_honours_keys = false),
+        text_signature = "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None, idempotency_header='Idempotency-Key', use_date_header=False, server_honours_keys=False)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -190,6 +198,7 @@ impl PyPolicy {
         #[pyo3(from_py_with = spread_arg)] spread: Option<u64>,
         #[pyo3(from_py_with = header_arg)] idempotency_header: String,
         #[pyo3(from_py_with = use_date_header_arg)] use_date_header: bool,
+        #[pyo3(from_py_with = server_honours_keys_arg)] server_honours_keys: bool,
     ) -> PyResult<Self> {
         Policy::builder()
             .max_attempts(max_attempts)
@@ -200,6 +209,7 @@ impl PyPolicy {
             .spread(spread.map(Duration::from_millis))
             .idempotency_header(idempotency_header)
             .use_date_header(use_date_header)
+            .server_honours_keys(server_honours_keys)
             .build()
             .map(PyPolicy)
             .map_err(|e| config_error(py, e))
@@ -216,6 +226,14 @@ impl PyPolicy {
     #[staticmethod]
     fn guide_b() -> Self {
         PyPolicy(Policy::guide_b())
+    }
+
+    /// The HTTP adapters' default: guide B's policy (5 attempts, 1 s base, 8 s cap, full
+    /// jitter, a 30 s deadline, so that ``Retry-After: 3600`` gives up at once), with an
+    /// HTTP-date wait measured from the response's own ``Date``.
+    #[staticmethod]
+    fn adapters() -> Self {
+        PyPolicy(Policy::adapters())
     }
 
     /// Attempts in all, the first included.
@@ -265,6 +283,13 @@ impl PyPolicy {
     #[getter]
     fn use_date_header(&self) -> bool {
         self.0.use_date_header()
+    }
+
+    /// Whether the server honours idempotency keys (a request sent with recuo's own key then
+    /// counts as idempotent).
+    #[getter]
+    fn server_honours_keys(&self) -> bool {
+        self.0.server_honours_keys()
     }
 
     /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
@@ -355,7 +380,6 @@ impl PyPolicy {
     }
 
     /// A new policy with ``max_attempts`` attempts in all (at least 1), the rest unchanged.
-    /// The HTTP adapters make a request whose body cannot be sent again a single attempt.
     fn with_max_attempts(
         &self,
         py: Python<'_>,
@@ -381,6 +405,22 @@ impl PyPolicy {
         self.with_rules(py, rules)
     }
 
+    /// A new policy saying whether the server honours idempotency keys: ``True`` makes a
+    /// request sent with recuo's own key count as idempotent, so that its timeout, dropped
+    /// connection or 500 is retried.
+    fn with_server_honours_keys(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = enabled_arg)] enabled: bool,
+    ) -> PyResult<Self> {
+        self.0
+            .to_builder()
+            .server_honours_keys(enabled)
+            .build()
+            .map(PyPolicy)
+            .map_err(|e| config_error(py, e))
+    }
+
     fn __hash__(&self) -> u64 {
         let p = &self.0;
         let mut h = DefaultHasher::new();
@@ -392,6 +432,7 @@ impl PyPolicy {
             .hash(&mut h);
         (p.backoff().jitter(), p.deadline_ms(), p.spread_ms()).hash(&mut h);
         (p.rules(), p.idempotency_header(), p.use_date_header()).hash(&mut h);
+        p.server_honours_keys().hash(&mut h);
         h.finish()
     }
 
@@ -407,7 +448,7 @@ impl PyPolicy {
         let p = &self.0;
         format!(
             "Policy(max_attempts={}, base={:?}, cap={:?}, jitter='{}', deadline={}, spread={}, \
-             idempotency_header={}, use_date_header={}){}",
+             idempotency_header={}, use_date_header={}{}){}",
             p.max_attempts(),
             ms_to_secs(p.backoff().base_ms()),
             ms_to_secs(p.backoff().cap_ms()),
@@ -416,6 +457,11 @@ impl PyPolicy {
             opt_secs_repr(p.spread_ms()),
             crate::args::str_repr(p.idempotency_header()),
             if p.use_date_header() { "True" } else { "False" },
+            if p.server_honours_keys() {
+                ", server_honours_keys=True"
+            } else {
+                ""
+            },
             self.rule_changes(),
         )
     }

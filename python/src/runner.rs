@@ -1006,6 +1006,48 @@ pub(crate) fn operation_in_context(
     Ok((op, scope.into_token()))
 }
 
+/// One HTTP request's ``Operation`` under ``policy`` in this context's attempt pool (as
+/// ``_operation_in_context``), with the core's plan of the request: the caller's key found
+/// among ``headers`` (its names, by the policy's header), ``send_keys`` (the adapter's
+/// ``idempotency_keys``), and ``replayable`` (``False``: one attempt). Answers ``(operation,
+/// token, key)``: ``key`` is recuo's key to set in the policy's header on every attempt, or
+/// ``None`` when the plan sends none. Private: the HTTP adapters use it.
+#[pyfunction]
+#[pyo3(name = "_request_operation", signature = (policy, seed, gate, method, url, headers, send_keys, replayable, /))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn request_operation(
+    py: Python<'_>,
+    policy: PyRef<'_, PyPolicy>,
+    #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
+    gate: Option<&Bound<'_, PyAny>>,
+    method: &str,
+    url: &str,
+    headers: &Bound<'_, PyAny>,
+    send_keys: &Bound<'_, PyAny>,
+    replayable: bool,
+) -> PyResult<(PyOperation, Option<Py<PyAny>>, Option<String>)> {
+    let plan = crate::http::plan_of(&policy.0, method, headers, send_keys)?;
+    let scope = PoolScope::enter(py, policy.0.max_attempts())?;
+    let records = Some(records_level(py)?);
+    let build = Build {
+        seed,
+        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+        request: Some(recuo::RequestLine {
+            method: method.to_owned(),
+            url: url.to_owned(),
+        }),
+        records,
+        pool: Some(scope.parts()),
+        plan: Some(plan),
+        unreplayable: !replayable,
+        ..Build::default()
+    };
+    let (op, key) = build.operation(&policy.0);
+    let op = PyOperation::wrap(op, key, records).with_pool(Some(scope.parts().0));
+    let key = plan.sends_recuos_key().then(|| op.key_text());
+    Ok((op, scope.into_token(), key))
+}
+
 /// A new ``Operation`` under `policy` in `scope`'s pool, keeping the records the ``recuo``
 /// logger takes: the asyncio loop's and the HTTP adapters' machine.
 pub(crate) fn scoped_operation(

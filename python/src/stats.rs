@@ -11,7 +11,7 @@ use recuo::{monotonic_ns, Cause, Stats, StatsRecorder, Transport};
 use crate::args::{int_arg, require_bool, require_str, type_name, Int};
 use crate::verdict::{quoted, PyVerdict};
 
-/// What a batch did (SPEC §7), with the core's names: first attempts (``initial``),
+/// What a batch did, with the core's names: first attempts (``initial``),
 /// ``retries`` and both (``starts``), operations that succeeded (``successes``), gave up
 /// (``failures``) or never started (``not_started``), 429s (``throttled``) and 503s
 /// (``unavailable``) seen, the shortest and the mean time between consecutive starts in

@@ -277,7 +277,7 @@ fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
     Ok(value.extract::<u16>().unwrap_or(u16::MAX))
 }
 
-/// The verdict on one outcome (SPEC §5): an HTTP ``status`` (an int) or a transport
+/// The verdict on one outcome: an HTTP ``status`` (an int) or a transport
 /// ``error`` (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"`` or ``"other"``) — exactly
 /// one of the two.
 ///
@@ -285,7 +285,7 @@ fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
 /// itself) decide whether repeating the request is safe. ``headers`` (a mapping or a list of
 /// ``(name, value)`` pairs) give the server's wait (Retry-After, RateLimit, RateLimit-Reset,
 /// X-RateLimit-Reset) as of ``now_ms`` (ms since the Unix epoch; ``None``: the system
-/// clock). ``policy`` supplies the classification sets (default: SPEC §5's table).
+/// clock). ``policy`` supplies the classification sets (default: recuo's table).
 ///
 /// Raises ``TypeError`` when neither or both of ``status`` and ``error`` are given or an
 /// argument has the wrong type, ``ValueError`` for an unknown ``error``.

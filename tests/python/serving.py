@@ -157,3 +157,20 @@ def nginx(rate: int) -> Iterator[Nginx]:
             if proc.poll() is None:
                 proc.terminate()
                 proc.communicate(timeout=10)
+
+
+@contextmanager
+def scripted_serve(script: Path) -> Iterator[str]:
+    """``recuo serve --script script`` on a free port of 127.0.0.1 (stopping itself after
+    300 s at the latest); yields its base URL. Each path ending in ``/<case id>`` plays that
+    case's script, one event per request; ``script_log`` reads what it saw."""
+    with recuo_serve("--port", "0", "--script", str(script)) as url:
+        yield url
+
+
+def script_log(url: str, path: str) -> list[dict[str, Any]]:
+    """What the scripted server saw on ``path`` (``<prefix>/<case id>``), one entry per
+    request in order: ``{"method": ..., "key": <the Idempotency-Key header> or None}``."""
+    with urllib.request.urlopen(f"{url}/__script/log/{path}", timeout=10) as response:
+        found: list[dict[str, Any]] = json.load(response)
+        return found

@@ -1,4 +1,4 @@
-"""recuo inside the HTTP clients (SPEC §12) and recuo.call's HTTP-aware default (SPEC §5),
+"""recuo inside the HTTP clients and recuo.call's HTTP-aware default,
 against real servers on 127.0.0.1: ``recuo serve`` (429 with Retry-After as seconds and as an
 HTTP-date, 503s, a spent quota; its ``/stats`` counts what it saw) and nginx's ``limit_req``.
 Every client — httpx sync and async, requests, aiohttp, ``buscar_com_retry`` — runs the same
@@ -223,6 +223,47 @@ def test_a_post_with_a_key_recuo_made_is_not_retried_after_a_500_unless_the_serv
     with httpx.Client(transport=recuo.httpx.RetryTransport(transport, sleep=no_sleep)) as http:
         response = http.post("http://api.test/payments", content=b"{}", headers={"Idempotency-Key": "mine-1"})
     assert response.status_code == 200 and [r.headers["Idempotency-Key"] for r in seen] == ["mine-1", "mine-1"]
+
+
+def test_server_honours_keys_is_the_policys_setting_and_the_keyword_only_sets_it() -> None:
+    honours = recuo.Policy(max_attempts=3, base=0.001, cap=0.002, server_honours_keys=True)
+    assert honours.server_honours_keys and not recuo.Policy().server_honours_keys
+    assert honours.with_server_honours_keys(False) == recuo.Policy(max_attempts=3, base=0.001, cap=0.002)
+
+    transport, seen = scripted(500, 200)  # the policy alone says so
+    with httpx.Client(transport=recuo.httpx.RetryTransport(transport, policy=honours, sleep=no_sleep)) as http:
+        assert http.post("http://api.test/payments", content=b"{}").status_code == 200
+    assert len(seen) == 2
+
+    transport, seen = scripted(500, 200)  # the keyword sets the policy's setting, both ways
+    retrying = recuo.httpx.RetryTransport(transport, policy=honours, sleep=no_sleep, server_honours_keys=False)
+    with httpx.Client(transport=retrying) as http:
+        assert http.post("http://api.test/payments", content=b"{}").status_code == 500
+    assert len(seen) == 1
+    with pytest.raises(TypeError, match="server_honours_keys must be a bool or None"):
+        recuo.httpx.RetryTransport(server_honours_keys=1)  # type: ignore[arg-type]
+
+
+def test_no_attempt_made_gives_up_with_the_cores_message() -> None:
+    # The only place in flight is held: the gate does not open before the deadline.
+    limit = recuo.ConcurrencyLimit(1)
+    held = limit.try_acquire()
+    assert held is not None
+    transport, seen = scripted(200)
+    policy = recuo.Policy(max_attempts=3, base=0.001, cap=0.002, deadline=0.05)
+    retrying = recuo.httpx.RetryTransport(transport, policy=policy, gate=recuo.Gate(limit=limit))
+    try:
+        with httpx.Client(transport=retrying) as http:
+            with pytest.raises(recuo.httpx.GiveUp) as raised:
+                http.get("http://api.test/x")
+    finally:
+        held.release()
+    assert seen == []
+    error = raised.value
+    assert isinstance(error, httpx.HTTPError) and error.response is None
+    assert error.reason == "wait_exceeds_deadline" and error.report is not None and error.report.attempts == 0
+    assert error.retry_at is None
+    assert str(error) == "recuo gave up after 0 attempts (wait_exceeds_deadline): no attempt was made"
 
 
 def test_a_404_is_answered_at_once_and_attempts_spent_answer_the_last_response() -> None:

@@ -92,7 +92,7 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.Policy,
             "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None,"
-            " idempotency_header='Idempotency-Key', use_date_header=False)",
+            " idempotency_header='Idempotency-Key', use_date_header=False, server_honours_keys=False)",
         ),
         (
             recuo.classify,
