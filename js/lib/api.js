@@ -492,8 +492,9 @@ export function recuoApi(native) {
       super(out[0], f.recuo_attempts_free, 'an operation');
       const p = this.ptr;
       const o = options;
+      let m = null;
       if (o.request) {
-        const m = bytes(o.request.method ?? 'GET');
+        m = bytes(o.request.method ?? 'GET');
         const u = bytes(o.request.url ?? '');
         check(f.recuo_attempts_set_request(p, m, m.length, u, u.length));
       }
@@ -501,17 +502,28 @@ export function recuoApi(native) {
       if (o.statsRecorder) check(f.recuo_attempts_set_stats_recorder(p, o.statsRecorder.ptr));
       if (o.classifyLastFailure === false) check(f.recuo_attempts_set_classify_last_failure(p, false));
       if (o.ownKey) check(f.recuo_attempts_set_own_key(p));
-      this.plan = null;
+      this._plan = null;
       if (o.plan) {
-        const m = bytes(o.request?.method ?? 'GET');
-        const out = {};
-        check(f.recuo_attempts_set_plan(p, m, m.length, Boolean(o.plan.callersKey), sendKeysCode(o.plan.sendKeys), out));
-        this.plan = planFrom(out);
+        // The machine plans now; the plan's fields are read (decoded) only when asked for.
+        m ??= bytes('GET');
+        const callers = Boolean(o.plan.callersKey);
+        const sendKeys = sendKeysCode(o.plan.sendKeys);
+        check(f.recuo_attempts_set_plan(p, m, m.length, callers, sendKeys, null));
+        this._plan = () => {
+          const out = {};
+          check(f.recuo_plan_request(policy.ptr, m, m.length, callers, sendKeys, out));
+          return planFrom(out);
+        };
       }
       if (o.replayable === false) check(f.recuo_attempts_set_replayable(p, false));
       if (o.gate) check(f.recuo_attempts_set_gate(p, o.gate.ptr));
       if (o.pool) check(f.recuo_attempts_set_pool(p, o.pool.ptr, Boolean(o.nested)));
       this._keep = [o.statsRecorder, o.gate, o.pool];
+    }
+    /** The request's plan (`{ key, idempotent }`), or null for an operation with none. */
+    get plan() {
+      if (typeof this._plan === 'function') this._plan = this._plan();
+      return this._plan;
     }
     _step(call) {
       check(call(stepBuffer));
@@ -1141,7 +1153,9 @@ export function recuoApi(native) {
     const { pool, nested } = poolFor(policy.maxAttempts);
     const op = new Operation(policy, {
       seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
-      plan: { callersKey: Boolean(request?.ownKey), sendKeys: request?.sendKeys }, replayable: request?.replayable,
+      // A task with no request has nothing to plan: no key is sent, and it is judged as a GET.
+      plan: request == null ? undefined : { callersKey: Boolean(request.ownKey), sendKeys: request.sendKeys },
+      replayable: request?.replayable,
     });
     op._header = headerOf(policy);
     try {
