@@ -531,6 +531,20 @@ def _ended(op: Operation, client: Any, response: Any, error: Optional[Exception]
     raise client.give_up(message, response, report.reason, report.retry_at, report) from error
 
 
+def _told(op: Operation, client: Any, response: Any, error: Optional[Exception]) -> Tuple[Step, _Last]:
+    """Tells the machine what the attempt came to — the response's status and headers, or the
+    transport failure's kind — and answers its step and that outcome. An exception that is not
+    one of the client's transport failures is raised again."""
+    if response is not None:
+        status: int = client.status(response)
+        return op.responded(_now_ms(), status, headers=list(client.headers(response))), status
+    assert error is not None
+    kind = client.transport(error)
+    if kind is None:
+        raise error
+    return op.responded(_now_ms(), error=kind), kind
+
+
 def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[float], object]]) -> _R:
     """One request as the operation machine says, blocking: pass the gate, send with the
     attempt's timeout, tell the machine the status and headers (or the transport kind), close
@@ -566,15 +580,7 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                         if watched.fired:
                             return _late(op, client, exc)  # type: ignore[no-any-return]
                         response, error = None, exc
-                    if response is not None:
-                        last = client.status(response)
-                        step = op.responded(_now_ms(), last, headers=list(client.headers(response)))
-                    else:
-                        assert error is not None
-                        last = client.transport(error)
-                        if last is None:
-                            raise error  # not one of the client's transport failures
-                        step = op.responded(_now_ms(), error=last)
+                    step, last = _told(op, client, response, error)
                     if step.kind not in ("done", "gave_up") and response is not None:
                         try:
                             client.release(response)  # before the wait and the next attempt
@@ -650,15 +656,7 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     return _late(op, client, late.__cause__)  # type: ignore[no-any-return]
                 except Exception as exc:
                     response, error = None, exc
-                if response is not None:
-                    last = client.status(response)
-                    step = op.responded(_now_ms(), last, headers=list(client.headers(response)))
-                else:
-                    assert error is not None
-                    last = client.transport(error)
-                    if last is None:
-                        raise error  # not one of the client's transport failures
-                    step = op.responded(_now_ms(), error=last)
+                step, last = _told(op, client, response, error)
                 if step.kind not in ("done", "gave_up") and response is not None:
                     try:
                         await _by(client.release(response), ends)
