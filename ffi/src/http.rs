@@ -231,6 +231,63 @@ unsafe fn plan(
     Ok(RequestPlan::new(policy, method, callers_key, send_keys))
 }
 
+/// Stores what `make` answers in `*out`: `RECUO_OK`; or the first error — `out` NULL before
+/// anything else, then `make`'s — with `*out` untouched.
+///
+/// # Safety
+/// `out` must be NULL or valid for writes and aligned for `T`.
+unsafe fn fill<T: Copy>(
+    out: *mut T,
+    make: impl FnOnce() -> Result<T, recuo_status>,
+) -> recuo_status {
+    match ptr::out(out).and_then(|out| Ok((out, make()?))) {
+        Ok((out, value)) => {
+            // SAFETY: the caller vouches for a writable `T` at `out`.
+            unsafe { out.write(value) };
+            RECUO_OK
+        }
+        Err(status) => status,
+    }
+}
+
+/// Reads what an ending depends on besides the operation: `*last`, then the caller's `style`
+/// (a `recuo_style` constant).
+///
+/// # Safety
+/// `last` must be NULL or point to a readable `recuo_last`.
+unsafe fn read_ending_args(
+    style: u32,
+    last: *const recuo_last,
+) -> Result<(Style, Last), recuo_status> {
+    // SAFETY: forwarded from the caller.
+    let last = unsafe { read_last(last) }?;
+    let style = recuo_style::from_code(style).ok_or(RECUO_ERR_INVALID_ENUM)?;
+    Ok((style.to_core(), last))
+}
+
+/// Writes the give-up message `make` words into `buf` (`len` bytes), NUL-terminated, its
+/// length without the NUL in `*written` when not NULL: the write's status; or
+/// `RECUO_ERR_NULL_ARGUMENT` for `buf` (before `make` runs), or `make`'s error, with nothing
+/// written.
+///
+/// # Safety
+/// `buf` must be NULL or point to `len` writable bytes; `written` NULL or a writable `size_t`.
+unsafe fn write_message(
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+    make: impl FnOnce() -> Result<String, recuo_status>,
+) -> recuo_status {
+    if buf.is_null() {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    match make() {
+        // SAFETY: forwarded from the caller.
+        Ok(text) => unsafe { write_text(buf, len, written, &text) },
+        Err(status) => status,
+    }
+}
+
 /// The plan of a request under `policy`: the key its attempts carry and whether it counts as
 /// idempotent, into `*out`. The rules, the same in every language:
 ///
@@ -261,26 +318,13 @@ pub unsafe extern "C" fn recuo_plan_request(
     send_keys: i32,
     out: *mut recuo_request_plan,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: forwarded from the caller.
-        let answer = unsafe {
-            (|| -> Result<_, recuo_status> {
-                let out = ptr::out(out)?;
-                let policy = ptr::input(policy)?.policy()?;
-                Ok((
-                    out,
-                    plan(policy, method, method_len, callers_key, send_keys)?,
-                ))
-            })()
-        };
-        match answer {
-            Ok((out, p)) => {
-                // SAFETY: the caller vouches for a writable plan at `out`.
-                unsafe { out.write(recuo_request_plan::from_core(p)) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        fill(out, || {
+            let policy = ptr::input(policy)?.policy()?;
+            let p = plan(policy, method, method_len, callers_key, send_keys)?;
+            Ok(recuo_request_plan::from_core(p))
+        })
     })
 }
 
@@ -308,25 +352,13 @@ pub unsafe extern "C" fn recuo_ending_for(
     last: *const recuo_last,
     out: *mut recuo_ending,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: forwarded from the caller.
-        let answer = unsafe {
-            (|| -> Result<_, recuo_status> {
-                let out = ptr::out(out)?;
-                let last = read_last(last)?;
-                let style = recuo_style::from_code(style).ok_or(RECUO_ERR_INVALID_ENUM)?;
-                let reason = recuo_give_up_reason::read(reason)?;
-                Ok((out, http::ending(style.to_core(), reason, last)))
-            })()
-        };
-        match answer {
-            Ok((out, e)) => {
-                // SAFETY: the caller vouches for a writable ending at `out`.
-                unsafe { out.write(recuo_ending::from_core(e)) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        fill(out, || {
+            let (style, last) = read_ending_args(style, last)?;
+            let reason = recuo_give_up_reason::read(reason)?;
+            Ok(recuo_ending::from_core(http::ending(style, reason, last)))
+        })
     })
 }
 
@@ -361,22 +393,16 @@ pub unsafe extern "C" fn recuo_give_up_message(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        if buf.is_null() {
-            return RECUO_ERR_NULL_ARGUMENT;
-        }
-        // SAFETY: forwarded from the caller.
-        let last = match unsafe { read_last(last) } {
-            Ok(last) => last,
-            Err(status) => return status,
-        };
-        let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
-            return RECUO_ERR_INVALID_ENUM;
-        };
-        let retry_in = has_retry_in.then_some(retry_in_ms);
-        let text = http::give_up_message(reason, attempts, last, retry_in);
-        // SAFETY: the caller vouches for `buf`, `len` and `written`.
-        unsafe { write_text(buf, len, written, &text) }
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        write_message(buf, len, written, || {
+            let last = read_last(last)?;
+            let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
+                return Err(RECUO_ERR_INVALID_ENUM);
+            };
+            let retry_in = has_retry_in.then_some(retry_in_ms);
+            Ok(http::give_up_message(reason, attempts, last, retry_in))
+        })
     })
 }
 
@@ -510,25 +536,13 @@ pub unsafe extern "C" fn recuo_attempts_ending(
     last: *const recuo_last,
     out: *mut recuo_ending,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: forwarded from the caller.
-        let answer = unsafe {
-            (|| -> Result<_, recuo_status> {
-                let out = ptr::out(out)?;
-                let a = ptr::input(attempts)?;
-                let last = read_last(last)?;
-                let style = recuo_style::from_code(style).ok_or(RECUO_ERR_INVALID_ENUM)?;
-                Ok((out, a.op.ending(style.to_core(), last)))
-            })()
-        };
-        match answer {
-            Ok((out, e)) => {
-                // SAFETY: the caller vouches for a writable ending at `out`.
-                unsafe { out.write(recuo_ending::from_core(e)) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        fill(out, || {
+            let a = ptr::input(attempts)?;
+            let (style, last) = read_ending_args(style, last)?;
+            Ok(recuo_ending::from_core(a.op.ending(style, last)))
+        })
     })
 }
 
@@ -554,22 +568,13 @@ pub unsafe extern "C" fn recuo_attempts_give_up_message(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        if buf.is_null() {
-            return RECUO_ERR_NULL_ARGUMENT;
-        }
-        // SAFETY: forwarded from the caller.
-        let answer = unsafe {
-            (|| -> Result<_, recuo_status> { Ok((ptr::input(attempts)?, read_last(last)?)) })()
-        };
-        match answer {
-            Ok((a, last)) => {
-                let text = a.op.give_up_message(now_ms, last).unwrap_or_default();
-                // SAFETY: the caller vouches for `buf`, `len` and `written`.
-                unsafe { write_text(buf, len, written, &text) }
-            }
-            Err(status) => status,
-        }
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        write_message(buf, len, written, || {
+            let a = ptr::input(attempts)?;
+            let last = read_last(last)?;
+            Ok(a.op.give_up_message(now_ms, last).unwrap_or_default())
+        })
     })
 }
 

@@ -16,12 +16,10 @@
  * policies have a 1-2 ms backoff).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -29,29 +27,27 @@
 #include "recuo_curl.h"
 
 #include "check.h"
+#include "recuo_serve.h"
 #include "vectors.h"
 
 /* ---- names to constants ---------------------------------------------------------------- */
 
-/* The constant of `name` among `first..last`, by the library's own `*_name` function; 0 for
- * none. */
-static uint32_t by_name(const char *(*name_of)(uint32_t), uint32_t first, uint32_t last,
-                        const char *name) {
+/* The constant of `name` among `first..last`, by the library's own `*_name` function. A name
+ * that is none of them (`what` says of which kind) is a wrong vector: the run ends with exit
+ * status 2. */
+static uint32_t by_name(const char *what, const char *(*name_of)(uint32_t), uint32_t first,
+                        uint32_t last, const char *name) {
     for (uint32_t c = first; name != NULL && c <= last; c++) {
         if (strcmp(name_of(c), name) == 0) {
             return c;
         }
     }
-    return 0;
+    fprintf(stderr, "http.json: %s %s\n", what, name ? name : "?");
+    exit(2);
 }
 
 static uint32_t style_of(const cJSON *v) {
-    uint32_t s = by_name(recuo_style_name, 1, 2, cJSON_GetStringValue(v));
-    if (s == 0) {
-        fprintf(stderr, "http.json: style %s\n", cJSON_GetStringValue(v));
-        exit(2);
-    }
-    return s;
+    return by_name("style", recuo_style_name, 1, 2, cJSON_GetStringValue(v));
 }
 
 /* A reason's constant; null is RECUO_GIVE_UP_NONE. */
@@ -59,21 +55,11 @@ static uint32_t reason_of(const cJSON *v) {
     if (cJSON_IsNull(v)) {
         return RECUO_GIVE_UP_NONE;
     }
-    uint32_t r = by_name(recuo_give_up_reason_name, 1, 6, cJSON_GetStringValue(v));
-    if (r == 0) {
-        fprintf(stderr, "http.json: reason %s\n", cJSON_GetStringValue(v));
-        exit(2);
-    }
-    return r;
+    return by_name("reason", recuo_give_up_reason_name, 1, 6, cJSON_GetStringValue(v));
 }
 
 static uint32_t transport_of(const char *name) {
-    uint32_t t = by_name(recuo_transport_name, 1, 5, name);
-    if (t == 0) {
-        fprintf(stderr, "http.json: transport %s\n", name ? name : "?");
-        exit(2);
-    }
-    return t;
+    return by_name("transport", recuo_transport_name, 1, 5, name);
 }
 
 /* A vector's "last": {"status": N}, {"transport": "reset"}, {"late": true} or {}. */
@@ -197,77 +183,7 @@ static void argument_errors(void) {
     recuo_policy_free(p);
 }
 
-/* ---- recuo serve --script ------------------------------------------------------------------ */
-
-static const char *recuo_bin;
-
-struct serve {
-    pid_t pid;
-    char base[64];
-};
-
-/* Starts `recuo serve --script FILE --port 0 --stop-after 60s` and reads its URL from the
- * first line it prints. */
-static int serve_start(struct serve *s, const char *script) {
-    int out[2];
-    if (pipe(out) != 0) {
-        return -1;
-    }
-    s->pid = fork();
-    if (s->pid == 0) {
-        dup2(out[1], STDOUT_FILENO);
-        int quiet = open("/dev/null", O_WRONLY);
-        dup2(quiet, STDERR_FILENO);
-        close(out[0]);
-        close(out[1]);
-        execl(recuo_bin, recuo_bin, "serve", "--script", script, "--port", "0", "--stop-after",
-              "60s", (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    FILE *f = fdopen(out[0], "r");
-    char line[256] = "";
-    unsigned port = 0;
-    int ok = f != NULL && fgets(line, sizeof line, f) != NULL &&
-             sscanf(line, "listening on http://127.0.0.1:%u", &port) == 1;
-    if (f != NULL) {
-        fclose(f);
-    }
-    snprintf(s->base, sizeof s->base, "http://127.0.0.1:%u", port);
-    if (!ok) {
-        fprintf(stderr, "test_http: recuo serve --script did not start: %s\n", line);
-    }
-    return ok ? 0 : -1;
-}
-
-static void serve_stop(struct serve *s) {
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        waitpid(s->pid, NULL, 0);
-        s->pid = 0;
-    }
-}
-
-struct body {
-    char data[8192];
-    size_t len;
-};
-
-static size_t body_write(char *ptr, size_t size, size_t nmemb, void *user_data) {
-    struct body *b = user_data;
-    size_t n = size * nmemb, room = sizeof b->data - 1 - b->len;
-    memcpy(b->data + b->len, ptr, n < room ? n : room);
-    b->len += n < room ? n : room;
-    b->data[b->len] = '\0';
-    return n;
-}
-
-static void body_reset(uint32_t attempt, void *user_data) {
-    (void)attempt;
-    struct body *b = user_data;
-    b->len = 0;
-    b->data[0] = '\0';
-}
+/* ---- recuo serve --script (recuo_serve.h) ------------------------------------------------- */
 
 /* An upload read once from a stream (no CURLOPT_SEEKFUNCTION): it cannot be sent again. */
 struct stream {
@@ -288,14 +204,7 @@ static size_t stream_read(char *buf, size_t size, size_t nmemb, void *user_data)
 static cJSON *server_log(const struct serve *s, const char *id) {
     char url[512];
     snprintf(url, sizeof url, "%s/__script/log/c-curl/%s", s->base, id);
-    struct body b = {.len = 0};
-    CURL *easy = curl_easy_init();
-    curl_easy_setopt(easy, CURLOPT_URL, url);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, body_write);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, &b);
-    CURLcode code = curl_easy_perform(easy);
-    curl_easy_cleanup(easy);
-    return code == CURLE_OK ? cJSON_Parse(b.data) : NULL;
+    return get_json(url);
 }
 
 /* A UUID v4 as text: 8-4-4-4-12 lower-case hex digits, version 4, variant 10xx. */
@@ -372,11 +281,7 @@ static void one_request(const struct serve *srv, const cJSON *c) {
     char url[512];
     snprintf(url, sizeof url, "%s/c-curl/%s", srv->base, id);
     struct body b = {.len = 0};
-    CURL *easy = curl_easy_init();
-    curl_easy_setopt(easy, CURLOPT_URL, url);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, body_write);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    CURL *easy = easy_for(url, &b);
     struct stream upload = {.data = "{\"pay\":1}", .left = 9};
     if (strcmp(method, "POST") == 0) {
         curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -549,10 +454,9 @@ static void one_request(const struct serve *srv, const cJSON *c) {
 static void requests(const cJSON *doc, const char *vectors) {
     char script[4096];
     snprintf(script, sizeof script, "%s/http.json", vectors);
+    const char *args[] = {"--script", script, NULL};
     struct serve srv;
-    int started = serve_start(&srv, script) == 0;
-    CHECK_CTX(started, "recuo serve --script %s", script);
-    if (!started) {
+    if (!serve_up(&srv, args)) {
         serve_stop(&srv);
         return;
     }
