@@ -14,8 +14,6 @@
 
 use std::collections::HashMap;
 use std::future::Future as _;
-use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -25,18 +23,13 @@ use std::time::{Duration, SystemTime};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use crate::error::{run_error, CliError};
+use crate::error::CliError;
+use crate::serve::binding;
+use crate::serve::listen::{announce_and_wait, Listening};
 
 /// The largest script file read.
 pub const MAX_FILE: u64 = 4 << 20;
@@ -62,10 +55,6 @@ const MAX_BODY: usize = 1 << 20;
 const LOG_PREFIX: &str = "/__script/log";
 /// The request header logged.
 const KEY_HEADER: &str = "idempotency-key";
-/// How long a client may take over its TLS handshake.
-const HANDSHAKE: Duration = Duration::from_secs(10);
-/// How long a stopping server waits for the requests it is answering.
-const DRAIN: Duration = Duration::from_secs(2);
 
 /// What one event of a script does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -366,11 +355,8 @@ impl State {
 /// A running scripted server.
 #[derive(Debug)]
 pub struct ScriptServer {
-    addr: SocketAddr,
-    tls: bool,
+    listening: Listening,
     state: Arc<State>,
-    stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
 }
 
 impl ScriptServer {
@@ -384,29 +370,22 @@ impl ScriptServer {
         port: u16,
         tls: Option<Arc<rustls::ServerConfig>>,
     ) -> std::io::Result<ScriptServer> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(State {
             script,
             logs: Mutex::new(Logs::default()),
         });
-        let (stop, stopped) = watch::channel(false);
-        let is_tls = tls.is_some();
-        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-        let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), acceptor, stopped));
-        Ok(ScriptServer {
-            addr,
-            tls: is_tls,
-            state,
-            stop,
-            task,
+        let shared = Arc::clone(&state);
+        let listening = Listening::start(port, tls, move |_| {
+            let state = Arc::clone(&shared);
+            service_fn(move |req| answer(req, Arc::clone(&state)))
         })
+        .await?;
+        Ok(ScriptServer { listening, state })
     }
 
     /// `http://127.0.0.1:PORT`, or `https://` over TLS.
     pub fn url(&self) -> String {
-        let scheme = if self.tls { "https" } else { "http" };
-        format!("{scheme}://{}", self.addr)
+        self.listening.url()
     }
 
     /// The requests played and the paths they came on.
@@ -418,62 +397,8 @@ impl ScriptServer {
     /// Stops accepting, lets the requests being answered finish (for up to two seconds),
     /// and closes every connection.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+        self.listening.stop().await;
     }
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    state: Arc<State>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let graceful = GracefulShutdown::new();
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            _ = stop.changed() => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let state = Arc::clone(&state);
-        let watcher = graceful.watcher();
-        match &tls {
-            None => {
-                tokio::spawn(serve_io(stream, state, watcher));
-            }
-            Some(acceptor) => {
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    if let Ok(Ok(tls)) =
-                        tokio::time::timeout(HANDSHAKE, acceptor.accept(stream)).await
-                    {
-                        serve_io(tls, state, watcher).await;
-                    }
-                });
-            }
-        }
-    }
-    drop(listener);
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(DRAIN) => {}
-    }
-}
-
-async fn serve_io<I>(io: I, state: Arc<State>, watcher: Watcher)
-where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let service = service_fn(move |req| answer(req, Arc::clone(&state)));
-    let conn = http1::Builder::new().serve_connection(TokioIo::new(io), service);
-    let _ = watcher.watch(conn).await;
 }
 
 /// Why a connection was closed with no answer.
@@ -626,7 +551,7 @@ impl Body for Answer {
 }
 
 /// Runs `recuo serve --script`: plays `path`'s cases until Ctrl-C, SIGTERM or
-/// `--stop-after`.
+/// `--stop-after`; over TLS with `tls`, whose CA's certificate is the file `ca`.
 ///
 /// # Errors
 /// [`CliError::Usage`] for a script that cannot be played; [`CliError::Run`] when the port
@@ -635,23 +560,16 @@ pub fn run(
     path: &Path,
     port: u16,
     stop_after: Option<Duration>,
-    tls: Option<(Arc<rustls::ServerConfig>, std::path::PathBuf)>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    ca: Option<&Path>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(), CliError> {
     let script = Script::load(path)?;
     rt.block_on(async {
-        let config = tls.as_ref().map(|(c, _)| Arc::clone(c));
-        let server = ScriptServer::start(script, port, config)
+        let server = ScriptServer::start(script, port, tls)
             .await
-            .map_err(|e| run_error(&format!("binding 127.0.0.1:{port}"), e))?;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on {}", server.url());
-        if let Some((_, ca)) = &tls {
-            let _ = writeln!(out, "CA certificate: {}", ca.display());
-        }
-        let _ = out.flush();
-        drop(out);
-        let why = crate::serve::wait_for_stop(stop_after).await;
+            .map_err(|e| binding(port, e))?;
+        let why = announce_and_wait(&server.url(), ca, stop_after).await;
         let (requests, paths) = server.seen();
         server.stop().await;
         eprintln!(
@@ -684,6 +602,15 @@ mod tests {
         String::from_utf8_lossy(&got).into_owned()
     }
 
+    /// A server playing [`SCRIPT`] on a free port, and its URL.
+    async fn started() -> (ScriptServer, String) {
+        let s = ScriptServer::start(Script::parse(SCRIPT).unwrap(), 0, None)
+            .await
+            .unwrap();
+        let url = s.url();
+        (s, url)
+    }
+
     fn get(path: &str, key: Option<&str>) -> String {
         let key = key.map_or(String::new(), |k| format!("Idempotency-Key: {k}\r\n"));
         format!("GET {path} HTTP/1.1\r\nHost: x\r\n{key}Connection: close\r\n\r\n")
@@ -691,10 +618,7 @@ mod tests {
 
     #[tokio::test]
     async fn plays_each_paths_script_and_logs_it() {
-        let s = ScriptServer::start(Script::parse(SCRIPT).unwrap(), 0, None)
-            .await
-            .unwrap();
-        let url = s.url();
+        let (s, url) = started().await;
         let first = raw(&url, &get("/p/a", Some("k-1"))).await;
         assert!(
             first.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
@@ -731,10 +655,7 @@ mod tests {
 
     #[tokio::test]
     async fn cuts_resets_and_dates() {
-        let s = ScriptServer::start(Script::parse(SCRIPT).unwrap(), 0, None)
-            .await
-            .unwrap();
-        let url = s.url();
+        let (s, url) = started().await;
         let cut = raw(&url, &get("/t/cut", None)).await;
         assert!(cut.starts_with("HTTP/1.1 200 OK\r\n"), "{cut}");
         assert!(cut.contains("\r\ncontent-length: 1000\r\n"), "{cut}");

@@ -1,41 +1,31 @@
 //! `recuo serve`: the simulated API over HTTP/1.1 on 127.0.0.1 (hyper on tokio), plain or
 //! over TLS (rustls, with a certificate made at start). The decisions are in
-//! `server_state.rs`; here are the sockets, the answers' headers and bodies, and a clean
-//! stop on Ctrl-C or SIGTERM.
+//! `server_state.rs`; here are the answers' headers and bodies, and the command. The sockets
+//! and a clean stop on Ctrl-C or SIGTERM, shared with `recuo serve --script`, are in
+//! [`listen`].
+
+pub mod listen;
 
 use std::convert::Infallible;
-use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use recuo::monotonic_ns;
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use crate::args::{RetryAfterMode, ServeArgs};
 use crate::error::{run_error, CliError};
 use crate::server_state::{Answer, Arrival, ServerConfig, ServerState, ServerStats, QUOTA_WAIT};
 use crate::tls;
+use listen::{announce_and_wait, Listening};
 
 /// The header whose value the allowance is counted by; without it, the client's address.
 pub const API_KEY_HEADER: &str = "x-api-key";
-
-/// How long a stopping server waits for the requests it is answering.
-const DRAIN: Duration = Duration::from_secs(2);
-
-/// How long a client may take over its TLS handshake.
-const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// The largest request body read (the rest makes the request fail).
 const MAX_BODY: usize = 1 << 20;
@@ -43,11 +33,8 @@ const MAX_BODY: usize = 1 << 20;
 /// A running simulated API.
 #[derive(Debug)]
 pub struct Server {
-    addr: SocketAddr,
-    tls: bool,
+    listening: Listening,
     state: Arc<ServerState>,
-    stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
 }
 
 impl Server {
@@ -61,26 +48,19 @@ impl Server {
         port: u16,
         tls: Option<Arc<rustls::ServerConfig>>,
     ) -> std::io::Result<Server> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
-        let addr = listener.local_addr()?;
         let state = Arc::new(ServerState::new(config, monotonic_ns()));
-        let (stop, stopped) = watch::channel(false);
-        let is_tls = tls.is_some();
-        let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-        let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), acceptor, stopped));
-        Ok(Server {
-            addr,
-            tls: is_tls,
-            state,
-            stop,
-            task,
+        let shared = Arc::clone(&state);
+        let listening = Listening::start(port, tls, move |peer: SocketAddr| {
+            let state = Arc::clone(&shared);
+            service_fn(move |req| answer(req, Arc::clone(&state), peer))
         })
+        .await?;
+        Ok(Server { listening, state })
     }
 
     /// `http://127.0.0.1:PORT`, or `https://` over TLS.
     pub fn url(&self) -> String {
-        let scheme = if self.tls { "https" } else { "http" };
-        format!("{scheme}://{}", self.addr)
+        self.listening.url()
     }
 
     /// What the server saw so far.
@@ -91,65 +71,8 @@ impl Server {
     /// Stops accepting, lets the requests being answered finish (for up to two seconds),
     /// and closes every connection.
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
+        self.listening.stop().await;
     }
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    state: Arc<ServerState>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let graceful = GracefulShutdown::new();
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
-                // Out of file descriptors and the like: wait a moment, keep serving.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            _ = stop.changed() => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let state = Arc::clone(&state);
-        let watcher = graceful.watcher();
-        match &tls {
-            None => {
-                tokio::spawn(serve_io(stream, state, peer, watcher));
-            }
-            Some(acceptor) => {
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    // A client that fails its handshake (an untrusted CA) is just dropped.
-                    if let Ok(Ok(tls)) =
-                        tokio::time::timeout(HANDSHAKE, acceptor.accept(stream)).await
-                    {
-                        serve_io(tls, state, peer, watcher).await;
-                    }
-                });
-            }
-        }
-    }
-    drop(listener);
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(DRAIN) => {}
-    }
-}
-
-/// Answers the requests of one connection until it closes (or the server stops).
-async fn serve_io<I>(io: I, state: Arc<ServerState>, peer: SocketAddr, watcher: Watcher)
-where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let service = service_fn(move |req| answer(req, Arc::clone(&state), peer));
-    let conn = http1::Builder::new().serve_connection(TokioIo::new(io), service);
-    let _ = watcher.watch(conn).await;
 }
 
 /// Keeps a request counted as in flight until its answer is sent or it is dropped.
@@ -323,34 +246,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 /// [`CliError::Run`] when the port cannot be bound.
 pub fn run(a: &ServeArgs) -> Result<(), CliError> {
     let rt = runtime()?;
-    if let Some(path) = &a.script {
-        let tls = if a.tls {
-            let made = tls::server_tls()?;
-            let ca = CaFile::write(a.ca_file.as_deref(), &made.ca_pem)?;
-            Some((made.config, ca))
-        } else {
-            None
-        };
-        let shown = tls.as_ref().map(|(c, ca)| (Arc::clone(c), ca.path.clone()));
-        let ran = crate::script::run(path, a.port, a.stop_after, shown, &rt);
-        drop(tls);
-        return ran;
-    }
-    if let Some(mode) = a.trickle {
-        return rt.block_on(async {
-            let server = crate::trickle::Trickler::start(mode, a.trickle_every, a.port)
-                .await
-                .map_err(|e| run_error(&format!("binding 127.0.0.1:{}", a.port), e))?;
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "listening on {}", server.url());
-            let _ = out.flush();
-            drop(out);
-            let why = wait_for_stop(a.stop_after).await;
-            server.stop().await;
-            eprintln!("recuo serve --trickle: stopped ({why})");
-            Ok(())
-        });
-    }
+    // Made once for both servers that take --tls (it conflicts with --trickle).
     let tls = if a.tls {
         let made = tls::server_tls()?;
         let ca = CaFile::write(a.ca_file.as_deref(), &made.ca_pem)?;
@@ -358,19 +254,30 @@ pub fn run(a: &ServeArgs) -> Result<(), CliError> {
     } else {
         None
     };
+    let config = tls.as_ref().map(|(c, _)| Arc::clone(c));
+    if let Some(path) = &a.script {
+        let ca = tls.as_ref().map(|(_, ca)| ca.path.as_path());
+        let ran = crate::script::run(path, a.port, a.stop_after, config, ca, &rt);
+        drop(tls);
+        return ran;
+    }
+    if let Some(mode) = a.trickle {
+        return rt.block_on(async {
+            let server = crate::trickle::Trickler::start(mode, a.trickle_every, a.port)
+                .await
+                .map_err(|e| binding(a.port, e))?;
+            let why = announce_and_wait(&server.url(), None, a.stop_after).await;
+            server.stop().await;
+            eprintln!("recuo serve --trickle: stopped ({why})");
+            Ok(())
+        });
+    }
     rt.block_on(async {
-        let config = tls.as_ref().map(|(c, _)| Arc::clone(c));
         let server = Server::start(config_of(a), a.port, config)
             .await
-            .map_err(|e| run_error(&format!("binding 127.0.0.1:{}", a.port), e))?;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "listening on {}", server.url());
-        if let Some((_, ca)) = &tls {
-            let _ = writeln!(out, "CA certificate: {}", ca.path.display());
-        }
-        let _ = out.flush();
-        drop(out);
-        let why = wait_for_stop(a.stop_after).await;
+            .map_err(|e| binding(a.port, e))?;
+        let ca = tls.as_ref().map(|(_, ca)| ca.path.as_path());
+        let why = announce_and_wait(&server.url(), ca, a.stop_after).await;
         let s = server.stats();
         server.stop().await;
         drop(tls);
@@ -381,6 +288,11 @@ pub fn run(a: &ServeArgs) -> Result<(), CliError> {
         );
         Ok(())
     })
+}
+
+/// The error for a port that could not be bound.
+pub fn binding(port: u16, e: std::io::Error) -> CliError {
+    run_error(&format!("binding 127.0.0.1:{port}"), e)
 }
 
 /// The CA's certificate on disk: a file of the caller's (kept), or a new one in a folder of
@@ -417,29 +329,6 @@ impl Drop for CaFile {
         if let Some(dir) = &self.made_dir {
             let _ = std::fs::remove_dir_all(dir);
         }
-    }
-}
-
-/// Waits for Ctrl-C, SIGTERM or the end of `stop_after`, and says which came.
-pub async fn wait_for_stop(stop_after: Option<Duration>) -> &'static str {
-    let timer = async {
-        match stop_after {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "Ctrl-C",
-        () = term => "SIGTERM",
-        () = timer => "--stop-after",
     }
 }
 
