@@ -3515,13 +3515,13 @@ recuo_status recuo_regulator_new(double per_second, uint32_t burst, struct recuo
  * clamped to this handle's settings.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
- * `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
- * something else (another kind of recuo state, a file of the wrong size, contents that are
- * no recuo state — refused, never set up again) — two processes must not believe in two
- * different allowances; `RECUO_ERR_IO` when the file cannot be opened, sized, locked or
- * mapped, or is refused as unsafe (a symbolic link, not a regular file, another user's, or
- * writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
- * non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+ * `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate, burst or adaptive
+ * setting, or holds something else (another kind of recuo state, a file of the wrong size,
+ * contents that are no recuo state — refused, never set up again) — two processes must not
+ * believe in two different allowances; `RECUO_ERR_IO` when the file cannot be opened,
+ * sized, locked or mapped, or is refused as unsafe (a symbolic link, not a regular file,
+ * another user's, or writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+ * `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
  *
  * # Safety
  * `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
@@ -3534,6 +3534,27 @@ recuo_status recuo_regulator_new_shared(const char *path,
                                         struct recuo_regulator **out,
                                         char *detail,
                                         size_t detail_len);
+
+/**
+ * `recuo_regulator_new_shared` with the adaptive setting: `adaptive` true sets the file up
+ * adaptive — a 429 reported by any process on it (`recuo_regulator_on_throttled`) halves
+ * the rate for every process, and each success reported by any of them
+ * (`recuo_regulator_on_success`) gives back 1/16 of the configured rate, up to it. The
+ * setting is recorded in the file with the rate and burst when the file is set up; every
+ * later opener must ask for the same one (`RECUO_ERR_SHARED_MISMATCH` otherwise, the detail
+ * naming both). `recuo_regulator_new_shared` opens a file that is not adaptive.
+ *
+ * # Safety
+ * As `recuo_regulator_new_shared`.
+ */
+recuo_status recuo_regulator_new_shared_with(const char *path,
+                                             size_t path_len,
+                                             double per_second,
+                                             uint32_t burst,
+                                             bool adaptive,
+                                             struct recuo_regulator **out,
+                                             char *detail,
+                                             size_t detail_len);
 
 /**
  * Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
@@ -3560,16 +3581,15 @@ recuo_status recuo_regulator_new_shared(const char *path,
  *   the password); on success, an empty string. 256 bytes are plenty.
  *
  * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
- * `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another rate or burst;
- * `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
+ * `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another rate, burst or adaptive
+ * setting; `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
  * connection, a timeout, an error reply); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`
  * (`out`, or `url` or `key` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an
  * error `*out` is untouched.
  *
  * Then `recuo_regulator_try_acquire` and the blocking acquires ask the server, and answer
  * `RECUO_ERR_IO` when it cannot be used (nothing is taken: fewer starts, never more).
- * Adaptive slow-down is not kept on the server: `recuo_regulator_set_adaptive` has no
- * effect on this regulator.
+ * The key is not adaptive: `recuo_regulator_new_redis_with` sets one up adaptive.
  *
  * # Safety
  * `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
@@ -3584,6 +3604,34 @@ recuo_status recuo_regulator_new_redis(const char *url,
                                        struct recuo_regulator **out,
                                        char *detail,
                                        size_t detail_len);
+
+/**
+ * `recuo_regulator_new_redis` with the adaptive setting: `adaptive` true sets the key up
+ * adaptive. The setting is recorded on the server with the rate and burst when the key is
+ * set up, and every later user of the key must ask for the same one
+ * (`RECUO_ERR_SHARED_MISMATCH` otherwise). On an adaptive key the interval in force lives
+ * on the server, under `{KEY}:interval`: a 429 reported by any holder on any machine
+ * (`recuo_regulator_on_throttled`, one round trip) halves the rate for all of them, and
+ * successes (`recuo_regulator_on_success`) give back 1/16 of the configured rate each, by
+ * the same rule as in one process, applied atomically by a script on the server. A
+ * handle reports a success only while the interval in force it last heard of (from a
+ * reservation or a report) is slower than the configured one, so a regulator at full
+ * speed costs no round trip per success. A report the server cannot take is lost (the
+ * regulator keeps its last interval; nothing else changes).
+ *
+ * # Safety
+ * As `recuo_regulator_new_redis`.
+ */
+recuo_status recuo_regulator_new_redis_with(const char *url,
+                                            size_t url_len,
+                                            const char *key,
+                                            size_t key_len,
+                                            double per_second,
+                                            uint32_t burst,
+                                            bool adaptive,
+                                            struct recuo_regulator **out,
+                                            char *detail,
+                                            size_t detail_len);
 
 /**
  * Releases a regulator handle (a shared regulator's file stays, with its state, and so does
@@ -3679,13 +3727,19 @@ recuo_status recuo_regulator_acquire_until(const struct recuo_regulator *regulat
                                            const struct recuo_cancel_token *cancel);
 
 /**
- * Makes the regulator adaptive (or not): told "slow down" by `recuo_regulator_on_throttled`
- * (a 429) it halves its rate, down to 1/64 of the configured one, and each
- * `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to it — as the
- * AWS SDK's adaptive mode does. The setting is part of the regulator's state: every handle
- * and gate sharing it (and, for a shared regulator, every process on the file) sees it. A
- * Redis regulator does not adapt: this has no effect on it.
- * Safe from any thread. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ * Makes a regulator of this process adaptive (or not): told "slow down" by
+ * `recuo_regulator_on_throttled` (a 429) it halves its rate, down to 1/64 of the configured
+ * one, and each `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to
+ * it — as the AWS SDK's adaptive mode does. Every handle and gate sharing the regulator sees
+ * the setting.
+ *
+ * A shared file's or a Redis key's setting is made when it is set up
+ * (`recuo_regulator_new_shared_with`, `recuo_regulator_new_redis_with`), and every process
+ * that opens it must agree: no process switches it for the others. Asking a shared or Redis
+ * regulator for its own setting answers `RECUO_OK`; asking for the other one answers
+ * `RECUO_ERR_SHARED_MISMATCH` and changes nothing.
+ * Safe from any thread. Returns `RECUO_OK`, `RECUO_ERR_SHARED_MISMATCH` or
+ * `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `regulator` must be NULL or a live handle.
@@ -3741,6 +3795,46 @@ uint32_t recuo_regulator_burst(const struct recuo_regulator *regulator);
  * `out` must be NULL or a writable pointer.
  */
 recuo_status recuo_concurrency_limit_new(uint32_t limit, struct recuo_concurrency_limit **out);
+
+/**
+ * Opens the concurrency limit kept in the file at `path` — at most `limit` requests in
+ * flight for every process of this machine that opens the same file — and stores a handle
+ * to it in `*out`. Free it with `recuo_concurrency_limit_free`.
+ *
+ * Each place is a lock on one byte of the file (an open-file-description lock: Linux 3.15 or
+ * later), which the kernel releases when its holder's process ends — `kill -9` included:
+ * a dead holder's place comes back at once, and a waiter in another process takes it
+ * within 10 ms (waiters look again every 1 ms, then less often, at least every 10 ms).
+ * `recuo_concurrency_limit_in_flight` counts the places held by every process;
+ * `recuo_concurrency_limit_max_in_flight` only this handle's. A child made by `fork()`
+ * while this process holds places shares those locks until it exits or first uses the
+ * handle (it then opens the file again for itself): open the limit in each worker.
+ *
+ * * `path`, `path_len`: the file, exactly `path_len` bytes (no NUL needed). It is created
+ *   with mode 0600 if missing; it is never opened through a symbolic link and must be a
+ *   regular file of this process's user that nobody else may write. The first opener sets
+ *   the limit; every later one must ask for the same.
+ * * `limit`: the places, as `recuo_concurrency_limit_new`.
+ * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+ *   NUL-terminated and truncated to fit; on success, an empty string. 256 bytes are plenty.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ZERO_LIMIT`; `RECUO_ERR_SHARED_MISMATCH` when the file
+ * holds a limit of another number of places, another kind of state, or is not a recuo
+ * state (never set up again over what it holds); `RECUO_ERR_IO` when the file cannot be
+ * opened, is refused (a symbolic link, another user's, writable by others), or the kernel
+ * has no such locks; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a non-zero length);
+ * `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+ *
+ * # Safety
+ * `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
+ * `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_concurrency_limit_new_shared(const char *path,
+                                                size_t path_len,
+                                                uint32_t limit,
+                                                struct recuo_concurrency_limit **out,
+                                                char *detail,
+                                                size_t detail_len);
 
 /**
  * Opens the concurrency limit kept on the Redis server at `url` under `key` — at most
@@ -3806,7 +3900,7 @@ void recuo_concurrency_limit_free(struct recuo_concurrency_limit *limit);
  *
  * Returns `RECUO_OK` (release the permit with `recuo_permit_release`); `RECUO_WOULD_WAIT`
  * (not an error: every place is taken; `*out` untouched); `RECUO_ERR_IO` (a Redis limit's
- * server could not be used: no place); `RECUO_ERR_NULL_ARGUMENT`.
+ * server, or a shared file's locks, could not be used: no place); `RECUO_ERR_NULL_ARGUMENT`.
  *
  * # Safety
  * `limit` must be NULL or a live handle; `out` NULL or a writable pointer.
@@ -3863,8 +3957,8 @@ void recuo_permit_release(struct recuo_permit *permit);
 recuo_status recuo_permit_renew(const struct recuo_permit *permit, bool *renewed_out);
 
 /**
- * Requests in flight now (permits held; for a Redis limit, this process's). 0 when `limit`
- * is NULL.
+ * Requests in flight now (permits held; for a Redis limit, this process's; for a shared
+ * file, every process's, as the kernel counts the locks). 0 when `limit` is NULL.
  *
  * # Safety
  * `limit` must be NULL or a live handle.
@@ -3872,7 +3966,8 @@ recuo_status recuo_permit_renew(const struct recuo_permit *permit, bool *renewed
 uint32_t recuo_concurrency_limit_in_flight(const struct recuo_concurrency_limit *limit);
 
 /**
- * The most requests that were ever in flight at once (for a Redis limit, this process's).
+ * The most requests that were ever in flight at once (for a Redis limit or a shared file,
+ * this process's).
  * 0 when `limit` is NULL.
  *
  * # Safety

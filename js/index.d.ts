@@ -362,24 +362,41 @@ export class AttemptPool {
 
 /** Request starts at a rate with a burst (GCRA), in this process or shared through a file. */
 export class Regulator {
-  constructor(perSecond: RateLike, options?: { burst?: number });
-  /** The regulator in the file at `path`: one allowance for every process that opens it (Node, Python, PHP, C). */
-  static shared(path: string, perSecond: RateLike, options?: { burst?: number }): Regulator;
+  /** `adaptive`: a 429 (`onThrottled`) halves the rate, down to 1/64; each success gives back 1/16 of it. */
+  constructor(perSecond: RateLike, options?: { burst?: number; adaptive?: boolean });
+  /**
+   * The regulator in the file at `path`: one allowance for every process that opens it (Node,
+   * Python, PHP, C). `adaptive` is recorded with the rate and burst when the file is set up;
+   * every process that opens it must agree (a RecuoError `shared_mismatch` otherwise). On an
+   * adaptive file a 429 reported by any process halves the rate for all of them.
+   */
+  static shared(path: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Regulator;
   /**
    * The regulator on the Redis server at `url` (`redis://[[user]:password@]host[:port][/db]`,
    * `rediss://…` for TLS, or `host:port`) under `key`: one allowance for every process on every
-   * machine, timed by the server's clock. Connects at once (at most 5 s). Throws a RecuoError
-   * `shared_mismatch` (the key set up with another rate or burst) or `io` (the server out of
-   * reach — also from tryAcquire and acquire later: never a start without the server's word).
+   * machine, timed by the server's clock. Connects at once (at most 5 s). With `adaptive`, the
+   * interval in force lives on the server: a 429 reported by any holder halves the rate for
+   * all of them. Throws a RecuoError `shared_mismatch` (the key set up with another rate,
+   * burst or adaptive setting) or `io` (the server out of reach — also from tryAcquire and
+   * acquire later: never a start without the server's word).
    */
-  static redis(url: string, key: string, perSecond: RateLike, options?: { burst?: number }): Regulator;
+  static redis(url: string, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Regulator;
   /** 0 when a start was taken now, else the milliseconds to wait (nothing taken). */
   tryAcquire(options?: { cost?: number }): number;
   /** As tryAcquire at your instant (ns): 0, or the wait in ns. */
   tryAcquireAt(nowNs: number | bigint, options?: { cost?: number }): number;
   /** Reserves the next start and waits for it with a timer: true, or false when `timeoutMs` would pass first. */
   acquire(options?: { cost?: number; signal?: AbortSignal; timeoutMs?: number }): Promise<boolean>;
+  /**
+   * Switches this process's regulator to adaptive or not. A shared file's or a Redis key's
+   * setting is made when it is set up: asking for the other one throws a RecuoError
+   * `shared_mismatch`.
+   */
   setAdaptive(yes: boolean): void;
+  /** A 429 was seen: an adaptive regulator halves its rate (for every holder of a shared one). */
+  onThrottled(): void;
+  /** A start succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to it. */
+  onSuccess(): void;
   readonly ratePerSecond: number;
   readonly burst: number;
   close(): void;
@@ -406,6 +423,13 @@ export class ConcurrencyLimit {
    * `invalid_lease`, `shared_mismatch` (the key set up otherwise) or `io` (the server out of
    * reach — also from tryAcquire and acquire later: no place without the server's word).
    */
+  /**
+   * The limit kept in the file at `path` (created if missing), shared by every process of
+   * this machine that opens it with the same limit. A place whose holder dies (`kill -9`
+   * included) comes back at once; a waiter takes it within 10 ms. `inFlight` counts every
+   * process's places, `maxInFlight` this process's.
+   */
+  static shared(path: string, limit: number): ConcurrencyLimit;
   static redis(url: string, key: string, limit: number, leaseMs: number): ConcurrencyLimit;
   /** A place now, or null when all are taken (a Redis limit: one round trip). */
   tryAcquire(): Permit | null;

@@ -34,6 +34,8 @@ C_TEST_VECTORS := $(ROOT)/tests/c/test_vectors.c
 # Every loop scenario of tests/vectors/loops.json through the step API (recuo_attempts_*).
 C_TEST_LOOPS   := $(ROOT)/tests/c/test_loops.c
 C_TEST_LIMITS  := $(ROOT)/tests/c/test_limits.c
+# The concurrency limit in a shared file: fork()ed holders killed with SIGKILL, refusals.
+C_TEST_SHARED_LIMIT := $(ROOT)/tests/c/test_shared_limit.c
 C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
 # Starts a redis-server of its own on 127.0.0.1 (make deps installs it) and stops it.
 C_TEST_REDIS   := $(ROOT)/tests/c/test_redis.c
@@ -99,6 +101,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_ENGINE) -o $(C_OUT)/test_engine_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_LIMITS) -o $(C_OUT)/test_limits $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_LIMITS) -o $(C_OUT)/test_limits_static $(C_STATIC)
+	@$(CC) $(C_FLAGS) $(C_TEST_SHARED_LIMIT) -o $(C_OUT)/test_shared_limit $(C_SHARED)
+	@$(CC) $(C_FLAGS) $(C_TEST_SHARED_LIMIT) -o $(C_OUT)/test_shared_limit_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records $(C_SHARED) -lm
 	@$(CC) $(C_FLAGS) $(C_TEST_RECORDS) -o $(C_OUT)/test_records_static $(C_STATIC)
 	@$(CC) $(C_FLAGS) -pthread $(C_TEST_REDIS) -o $(C_OUT)/test_redis $(C_SHARED) -lm
@@ -138,6 +142,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_VALGRIND) $(C_OUT)/test_engine_pkgconfig
 	@$(C_VALGRIND) $(C_OUT)/test_limits
 	@$(C_VALGRIND) $(C_OUT)/test_limits_static
+	@$(C_VALGRIND) $(C_OUT)/test_shared_limit
+	@$(C_OUT)/test_shared_limit_static
 	@LD_LIBRARY_PATH=$$(PKG_CONFIG_PATH=$(C_PCDIR) pkg-config --variable=libdir recuo) \
 	    $(C_VALGRIND) $(C_OUT)/test_limits_pkgconfig
 	@$(C_VALGRIND) $(C_OUT)/test_records
@@ -172,6 +178,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_engine_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_LIMITS) \
 	        -o $(C_OUT)/test_limits_asan $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_SHARED_LIMIT) \
+	        -o $(C_OUT)/test_shared_limit_asan $(C_SHARED) && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_RECORDS) \
 	        -o $(C_OUT)/test_records_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_REDIS) \
@@ -189,6 +197,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_OUT)/test_api_asan && \
 	    $(C_OUT)/test_engine_asan && \
 	    $(C_OUT)/test_limits_asan && \
+	    $(C_OUT)/test_shared_limit_asan && \
 	    $(C_OUT)/test_records_asan && \
 	    $(C_OUT)/test_redis_asan && \
 	    ( $(C_OUT)/test_hostile_asan 2>$(C_OUT)/test_hostile.err || \

@@ -1204,15 +1204,19 @@ namespace Recuo {
         /**
          * A regulator in the file at `$path` (created when missing), shared by every process
          * that opens the same file: PHP-FPM workers, CLI jobs, Python and C programs alike.
-         * A process that dies leaves nothing locked.
+         * A process that dies leaves nothing locked. On an adaptive file a 429 reported by any
+         * process ({@see onThrottled()}) halves the rate for every process, and successes
+         * bring it back; the setting is made when the file is set up, and every process that
+         * opens it must agree.
          *
          * @param string $path the state file (a few dozen bytes)
          * @param string|float $rate as for the constructor
          * @param int $burst as for the constructor
-         * @throws Exception\SharedFileError when the file cannot be opened or mapped, holds something else, or was set up with another rate or burst
+         * @param bool $adaptive as for the constructor, for every process of the file
+         * @throws Exception\SharedFileError when the file cannot be opened or mapped, holds something else, or was set up with another rate, burst or adaptive setting
          * @throws \ValueError for a rate that is not one, a burst of 0, or an empty path
          */
-        public static function shared(string $path, string|float $rate, int $burst = 1): Regulator
+        public static function shared(string $path, string|float $rate, int $burst = 1, bool $adaptive = false): Regulator
         {
         }
 
@@ -1221,16 +1225,19 @@ namespace Recuo {
          * every machine that uses the same server and key. Each check is one atomic script on
          * the server, timed by the server's clock: {@see tryAcquire()} and {@see acquire()}
          * need no clock of yours. A server lost later makes them throw, taking nothing.
-         * Adaptive slow-down is not kept on the server.
+         * On an adaptive key the interval in force lives on the server: a 429 reported by any
+         * holder halves the rate for all of them, and successes bring it back; the setting is
+         * made when the key is set up, and every process that uses it must agree.
          *
          * @param string $url `redis://[:password@]host[:port][/db]` or `host:port` (port 6379, database 0 by default)
-         * @param string $key the key: the state lives in `KEY:tat`, the settings in `KEY:settings`
+         * @param string $key the key: the state lives in `{KEY}:tat`, the settings in `{KEY}:settings`, an adaptive key's interval in force in `{KEY}:interval`
          * @param string|float $rate as for the constructor; every user of the key must ask for the same
          * @param int $burst as for the constructor; every user of the key must ask for the same
-         * @throws Exception\SharedFileError when the key was set up with another rate or burst, or the server cannot be reached or used
+         * @param bool $adaptive as for the constructor, for every holder of the key; every user of the key must ask for the same
+         * @throws Exception\SharedFileError when the key was set up with another rate, burst or adaptive setting, or the server cannot be reached or used
          * @throws \ValueError for a rate that is not one, a burst of 0, or a URL or key that is not UTF-8
          */
-        public static function redis(string $url, string $key, string|float $rate, int $burst = 1): Regulator
+        public static function redis(string $url, string $key, string|float $rate, int $burst = 1, bool $adaptive = false): Regulator
         {
         }
 
@@ -1299,10 +1306,10 @@ namespace Recuo {
         /** The number of places. */
         public readonly int $limit;
 
-        /** Places taken now. */
+        /** Places taken now (of a limit in a shared file: by every process). */
         public readonly int $inFlight;
 
-        /** The most places that were ever taken at once. */
+        /** The most places that were ever taken at once (of a shared file or Redis: by this process). */
         public readonly int $maxInFlight;
 
         /**
@@ -1310,6 +1317,24 @@ namespace Recuo {
          * @throws \ValueError for a limit below 1 or above 4294967295
          */
         public function __construct(int $limit)
+        {
+        }
+
+        /**
+         * A limit in the file at `$path` (created with mode 0600 when missing): at most
+         * `$limit` operations in flight for every process of this machine that opens the same
+         * file — PHP-FPM workers, CLI jobs, Python and C programs alike. Each place is a lock
+         * the kernel releases when its holder's process ends (`kill -9` included, Linux 3.15
+         * or later): the place comes back at once, and a waiter in another process takes it
+         * within 10 ms. `inFlight` counts every process's places, `maxInFlight` this
+         * process's.
+         *
+         * @param string $path the file; never opened through a symbolic link, it must belong to this user and be writable by nobody else
+         * @param int $limit places (>= 1); every opener of the file must ask for the same
+         * @throws Exception\SharedFileError when the file cannot be used, holds something else, or was set up with another limit
+         * @throws \ValueError for an empty path or one with a NUL byte, or a limit below 1 or above 4294967295
+         */
+        public static function shared(string $path, int $limit): ConcurrencyLimit
         {
         }
 

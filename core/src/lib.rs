@@ -39,6 +39,7 @@ mod http_date;
 pub mod idempotency;
 pub mod journal;
 pub mod limit;
+mod limit_file;
 pub mod operation;
 pub mod origin;
 pub mod plan;
@@ -78,7 +79,7 @@ pub use headers::header;
 pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
 pub use journal::{Level, RequestLine, Seen};
-pub use limit::{ConcurrencyLimit, Permit, RemoteLease, RemoteLimit, RemotePlace};
+pub use limit::{ConcurrencyLimit, LimitError, Permit, RemoteLease, RemoteLimit, RemotePlace};
 pub use operation::{Operation, Step};
 pub use origin::{who_answered, Confidence, Origin, WhoAnswered};
 pub use plan::{plan, Plan, PlanError};
@@ -90,7 +91,7 @@ pub use record::{
     attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,
 };
 pub use redact::{redact_headers, redact_url, RedactedUrl};
-pub use regulator::{Regulator, RegulatorError, RemoteGcra, Reservation};
+pub use regulator::{adapted_interval_ns, Regulator, RegulatorError, RemoteGcra, Reservation};
 pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
 pub use rng::{JitterRng, LazyJitterRng};
 pub use run::{retry, Retry};

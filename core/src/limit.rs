@@ -1,12 +1,63 @@
 //! The concurrency limit (SPEC §9): a semaphore on requests in flight, with permits that
-//! give their place back when dropped — kept in this process, or in a store shared between
-//! machines (Redis, through `recuo-redis`), where each place is a lease.
+//! give their place back when dropped — kept in this process, in a file shared by the
+//! processes of one machine (each place a lock the kernel releases when its holder dies), or
+//! in a store shared between machines (Redis, through `recuo-redis`), where each place is a
+//! lease.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::clock::CancelToken;
+use crate::limit_file::{FileLimit, FilePlaces};
 use crate::shm::SharedError;
+
+pub use crate::limit_file::LONGEST_POLL;
+
+/// Why a concurrency limit in a shared file could not be made.
+#[derive(Debug)]
+pub enum LimitError {
+    /// A limit of 0 places: nothing could ever run.
+    ZeroLimit,
+    /// The file could not be used, or holds a limit of another number of places.
+    Shared(SharedError),
+}
+
+impl std::fmt::Display for LimitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LimitError::ZeroLimit => {
+                f.write_str("a concurrency limit needs at least 1 place (0 lets nothing run)")
+            }
+            LimitError::Shared(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for LimitError {}
+
+impl From<SharedError> for LimitError {
+    fn from(e: SharedError) -> Self {
+        LimitError::Shared(e)
+    }
+}
+
+impl LimitError {
+    /// The stable code: [`ConcurrencyLimit::ZERO_LIMIT_CODE`], or the shared file's.
+    pub const fn code(&self) -> u32 {
+        match self {
+            LimitError::ZeroLimit => ConcurrencyLimit::ZERO_LIMIT_CODE,
+            LimitError::Shared(e) => e.code(),
+        }
+    }
+
+    /// The stable name: `zero_limit`, or the shared file's.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            LimitError::ZeroLimit => "zero_limit",
+            LimitError::Shared(e) => e.name(),
+        }
+    }
+}
 
 /// A place held in a remote store, as a lease: dropping it gives the place back (a place
 /// whose holder dies comes back when its lease expires).
@@ -56,10 +107,13 @@ struct Inner {
     counts: Mutex<Counts>,
     freed: Condvar,
     remote: Option<Box<dyn RemoteLimit>>,
+    /// The places of a shared file (then `remote` is the same file's handle).
+    file: Option<Arc<FilePlaces>>,
 }
 
-/// At most `limit` requests in flight at once. Clones share the limit; so do all remote
-/// limits on the same store and key, in any process on any machine.
+/// At most `limit` requests in flight at once. Clones share the limit; so do all limits on
+/// the same shared file, in any process of the machine, and all remote limits on the same
+/// store and key, in any process on any machine.
 #[derive(Debug, Clone)]
 pub struct ConcurrencyLimit(Arc<Inner>);
 
@@ -113,23 +167,63 @@ impl ConcurrencyLimit {
 
     /// A limit of `limit` places; `None` when `limit` is 0 (nothing could ever run).
     pub fn new(limit: u32) -> Option<Self> {
-        (limit > 0).then(|| Self::with(limit, None))
+        (limit > 0).then(|| Self::with(limit, None, None))
     }
 
     /// A limit kept in a remote store (Redis, through `recuo-redis`), shared by every process
     /// that uses the same store and key. Its counts ([`in_flight`](Self::in_flight),
     /// [`max_in_flight`](Self::max_in_flight)) are this process's places.
     pub fn remote(remote: Box<dyn RemoteLimit>) -> Self {
-        Self::with(remote.limit().max(1), Some(remote))
+        Self::with(remote.limit().max(1), Some(remote), None)
     }
 
-    fn with(limit: u32, remote: Option<Box<dyn RemoteLimit>>) -> Self {
+    /// A limit of `limit` places in the file at `path` (created `0600` if missing), shared
+    /// by every process of this machine that opens the same file with the same limit.
+    ///
+    /// Each place is a lock on one byte of the file (an open-file-description lock, Linux
+    /// 3.15 or later), which the kernel releases when its holder's process ends — `kill -9`
+    /// included: a dead holder's place comes back at once, and a waiter in another process
+    /// takes it within [`LONGEST_POLL`] (waiters look again every 1 ms, then less often, at
+    /// least every 10 ms). [`in_flight`](Self::in_flight) counts the places held by every
+    /// process; [`max_in_flight`](Self::max_in_flight) only this handle's.
+    ///
+    /// A process forked from one that holds places shares those locks until it exits or
+    /// first uses the limit (it then opens the file again for itself): open the limit in each
+    /// worker, or start workers afresh rather than forking a holder.
+    ///
+    /// # Errors
+    /// [`LimitError::ZeroLimit`] for 0 places; [`LimitError::Shared`] when the file cannot be
+    /// used (a symbolic link, not a regular file, another user's, writable by others, not a
+    /// recuo state, a kernel without these locks) or holds another number of places.
+    pub fn shared(path: impl AsRef<std::path::Path>, limit: u32) -> Result<Self, LimitError> {
+        if limit == 0 {
+            return Err(LimitError::ZeroLimit);
+        }
+        let places = Arc::new(FilePlaces::open(path.as_ref(), limit)?);
+        Ok(Self::with(
+            limit,
+            Some(Box::new(FileLimit(places.clone()))),
+            Some(places),
+        ))
+    }
+
+    fn with(
+        limit: u32,
+        remote: Option<Box<dyn RemoteLimit>>,
+        file: Option<Arc<FilePlaces>>,
+    ) -> Self {
         ConcurrencyLimit(Arc::new(Inner {
             limit,
             counts: Mutex::new(Counts::default()),
             freed: Condvar::new(),
             remote,
+            file,
         }))
+    }
+
+    /// The shared file of a limit made by [`shared`](Self::shared).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.0.file.as_deref().map(FilePlaces::path)
     }
 
     /// The number of places.
@@ -137,18 +231,32 @@ impl ConcurrencyLimit {
         self.0.limit
     }
 
-    /// Whether the places are kept in a remote store.
+    /// Whether the places are kept in a remote store (not a shared file).
     pub fn is_remote(&self) -> bool {
-        self.0.remote.is_some()
+        self.0.remote.is_some() && self.0.file.is_none()
     }
 
-    /// Requests in flight now (for a remote limit: this process's).
+    /// Requests in flight now (for a remote limit: this process's; for a shared file: every
+    /// process's, as the kernel counts the locks held — this process's alone if the kernel
+    /// cannot be asked).
     pub fn in_flight(&self) -> u32 {
+        let own = self.lock().in_flight;
+        self.0
+            .file
+            .as_ref()
+            .and_then(|f| f.count_held().ok())
+            .unwrap_or(own)
+    }
+
+    /// The places held through this handle and its clones: for a limit in this process or
+    /// on a remote store, [`in_flight`](Self::in_flight); for a shared file, this process's
+    /// places only.
+    pub fn held_here(&self) -> u32 {
         self.lock().in_flight
     }
 
-    /// The most requests that were ever in flight at once (for a remote limit: this
-    /// process's).
+    /// The most requests that were ever in flight at once through this handle and its clones
+    /// (for a remote limit or a shared file: this process's places, not the others').
     pub fn max_in_flight(&self) -> u32 {
         self.lock().max_in_flight
     }

@@ -181,13 +181,19 @@ impl Operation {
         self
     }
 
-    /// Whether a step may ask a remote store (the gate's budget is on Redis): a host with an
-    /// event loop then runs the steps off it (each such call ends by the store's deadline).
+    /// Whether a step may ask a remote store (the gate's budget, or its adaptive regulator, is
+    /// on Redis): a host with an event loop then runs the steps off it (each such call ends by
+    /// the store's deadline).
     pub fn asks_a_remote_store(&self) -> bool {
-        self.gate
-            .as_ref()
-            .and_then(Gate::budget)
-            .is_some_and(RetryBudget::is_remote)
+        let Some(gate) = &self.gate else {
+            return false;
+        };
+        // The budget is asked on every attempt; an adaptive remote regulator is told every
+        // refusal (and the successes that restore its rate).
+        gate.budget().is_some_and(RetryBudget::is_remote)
+            || gate
+                .regulator()
+                .is_some_and(|r| r.is_remote() && r.is_adaptive())
     }
 
     /// Every attempt passes `gate`: [`Step::Enter`] before it when the gate has a regulator or

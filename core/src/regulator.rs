@@ -123,12 +123,12 @@ pub(crate) struct RegulatorState {
 }
 
 impl RegulatorState {
-    fn new(rate: Rate, burst: u32) -> Self {
+    fn new(rate: Rate, burst: u32, adaptive: bool) -> Self {
         RegulatorState {
             header: Header::new(KIND_REGULATOR),
             interval_ns: AtomicU64::new(rate.interval_ns()),
             burst: AtomicU32::new(burst),
-            adaptive: AtomicU32::new(0),
+            adaptive: AtomicU32::new(u32::from(adaptive)),
             current_interval_ns: AtomicU64::new(rate.interval_ns()),
             tat_ns: AtomicU64::new(0),
         }
@@ -180,9 +180,55 @@ pub trait RemoteGcra: Send + Sync {
         max_wait_ns: u64,
         until: Option<std::time::Instant>,
     ) -> Result<Result<u64, u64>, SharedError>;
+
+    /// Reports a 429 (`throttled`) or a success to an adaptive state: the store applies
+    /// [`adapted_interval_ns`] to the interval in force it keeps, atomically, and answers the
+    /// interval in force after it, in nanoseconds. A store that keeps no adaptation answers 0.
+    ///
+    /// # Errors
+    /// The store could not be used (the report is lost: nothing changes).
+    fn adapt(&self, throttled: bool) -> Result<u64, SharedError> {
+        let _ = throttled;
+        Ok(0)
+    }
+
+    /// The interval in force the store answered last (by a reservation or a report), in
+    /// nanoseconds; 0 when it has answered none yet.
+    fn interval_in_force_ns(&self) -> u64 {
+        0
+    }
+}
+
+/// The adaptive rule (one rule, which a remote store repeats — `tests/vectors/gcra.json`
+/// holds both to it): the interval in force after a 429 (`throttled`) or a success, from the
+/// interval in force `current_ns` and the configured one `base_ns`. A 429 doubles the
+/// interval (halves the rate), up to 64 times the configured one; a success gives back 1/16
+/// of the configured rate — `1/next = 1/current + 1/(16·base)` — rounded to the nearest
+/// nanosecond, down to the configured interval. `None` when nothing changes.
+pub fn adapted_interval_ns(current_ns: u64, base_ns: u64, throttled: bool) -> Option<u64> {
+    let base = base_ns.max(1);
+    let slowest = base.saturating_mul(64);
+    let cur = current_ns.clamp(base, slowest);
+    if throttled {
+        return Some(cur.saturating_mul(2).min(slowest));
+    }
+    if cur <= base {
+        return None;
+    }
+    // rate' = rate + base_rate/16, i.e. interval' = 1 / (1/cur + 1/(16·base)).
+    let next = (cur as f64 * 16.0 * base as f64) / (16.0 * base as f64 + cur as f64);
+    Some((next.round() as u64).clamp(base, slowest))
 }
 
 const KIND_REGULATOR: u32 = 0x0001_0001;
+
+fn adaptive_words(adaptive: bool) -> &'static str {
+    if adaptive {
+        "adaptive (a 429 slows every holder)"
+    } else {
+        "not adaptive"
+    }
+}
 
 /// How many starts, at the configured rate, a regulator queues ahead of now beyond its
 /// burst: a start that would wait longer than `MAX_QUEUED_STARTS` intervals is refused
@@ -216,15 +262,16 @@ fn check_settings(rate: Rate, burst: u32) -> Result<(), RegulatorError> {
 
 enum Storage {
     Local(Arc<RegulatorState>),
-    /// In a file; `interval_ns` and `burst` are this process's settings (checked against the
-    /// file's when opened), which every value read from the file is clamped to.
+    /// In a file; `interval_ns`, `burst` and `adaptive` are this process's settings (checked
+    /// against the file's when opened), which every value read from the file is clamped to.
     Shared {
         mapping: Arc<Mapping<RegulatorState>>,
         interval_ns: u64,
         burst: u32,
+        adaptive: bool,
     },
-    /// On a remote store (Redis, through `recuo-redis`); `settings` mirrors the rate and
-    /// burst locally for the getters.
+    /// On a remote store (Redis, through `recuo-redis`); `settings` mirrors the rate, burst
+    /// and adaptive setting (checked against the store's when opened) for the getters.
     Remote {
         settings: RegulatorState,
         gcra: Box<dyn RemoteGcra>,
@@ -247,6 +294,7 @@ impl std::fmt::Debug for Regulator {
         f.debug_struct("Regulator")
             .field("rate", &self.rate().to_string())
             .field("burst", &self.burst())
+            .field("adaptive", &self.is_adaptive())
             .field("shared", &!matches!(*self.state, Storage::Local(_)))
             .finish()
     }
@@ -263,17 +311,20 @@ impl Regulator {
     pub fn new(rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
         check_settings(rate, burst)?;
         Ok(Regulator {
-            state: Arc::new(Storage::Local(Arc::new(RegulatorState::new(rate, burst)))),
+            state: Arc::new(Storage::Local(Arc::new(RegulatorState::new(
+                rate, burst, false,
+            )))),
         })
     }
 
     /// A regulator whose state lives in a remote store shared between machines — the
-    /// `recuo-redis` crate's `regulator(url, key, rate, burst)` builds one on Redis. The
-    /// store answers each reservation atomically by its own clock; `rate` and `burst` are
-    /// the settings the store was opened with (the getters answer them).
+    /// `recuo-redis` crate's `regulator_with(url, key, rate, burst, adaptive)` builds one on
+    /// Redis. The store answers each reservation atomically by its own clock; `rate`, `burst`
+    /// and `adaptive` are the settings the store was opened with (the getters answer them).
     ///
-    /// Adaptive slow-down is not kept in the store: [`set_adaptive`](Self::set_adaptive) has
-    /// no effect on a remote regulator.
+    /// When `adaptive`, the store keeps the interval in force: a 429 reported by any holder
+    /// ([`on_throttled`](Self::on_throttled)) slows every holder, and successes bring it back
+    /// by the same rule as in one process ([`adapted_interval_ns`]).
     ///
     /// # Errors
     /// [`RegulatorError::ZeroBurst`].
@@ -281,11 +332,12 @@ impl Regulator {
         gcra: Box<dyn RemoteGcra>,
         rate: Rate,
         burst: u32,
+        adaptive: bool,
     ) -> Result<Self, RegulatorError> {
         check_settings(rate, burst)?;
         Ok(Regulator {
             state: Arc::new(Storage::Remote {
-                settings: RegulatorState::new(rate, burst),
+                settings: RegulatorState::new(rate, burst, adaptive),
                 gcra,
             }),
         })
@@ -295,13 +347,33 @@ impl Regulator {
     /// thread that opens the same file: one allowance for PHP-FPM workers, Python
     /// `multiprocessing` workers and C programs alike.
     ///
+    /// The file is not adaptive: [`shared_with`](Self::shared_with) sets it up adaptive.
+    ///
     /// # Errors
     /// [`RegulatorError::ZeroBurst`]; [`RegulatorError::Shared`] when the file cannot be
-    /// mapped, holds something else, or was set up with another rate or burst — two
-    /// processes must not believe in two different allowances.
+    /// mapped, holds something else, or was set up with another rate, burst or adaptive
+    /// setting — two processes must not believe in two different allowances.
     pub fn shared(path: impl AsRef<Path>, rate: Rate, burst: u32) -> Result<Self, RegulatorError> {
+        Self::shared_with(path, rate, burst, false)
+    }
+
+    /// [`shared`](Self::shared), adaptive or not. The adaptive setting is recorded in the
+    /// file with the rate and burst when the file is set up, and every process that opens it
+    /// must agree (another setting is refused). On an adaptive file a 429 reported by any
+    /// process ([`on_throttled`](Self::on_throttled)) halves the rate for every process, and
+    /// each success reported by any of them gives back 1/16 of the configured rate.
+    ///
+    /// # Errors
+    /// As [`shared`](Self::shared).
+    pub fn shared_with(
+        path: impl AsRef<Path>,
+        rate: Rate,
+        burst: u32,
+        adaptive: bool,
+    ) -> Result<Self, RegulatorError> {
         check_settings(rate, burst)?;
         let interval = rate.interval_ns();
+        let flag = u32::from(adaptive);
         let mapping = Mapping::open(
             path.as_ref(),
             KIND_REGULATOR,
@@ -309,22 +381,35 @@ impl Regulator {
                 s.interval_ns.store(interval, Ordering::Release);
                 s.current_interval_ns.store(interval, Ordering::Release);
                 s.burst.store(burst, Ordering::Release);
+                s.adaptive.store(flag, Ordering::Release);
                 s.tat_ns.store(0, Ordering::Release);
             },
             |s| {
-                let (i, b) = (
+                let (i, b, a) = (
                     s.interval_ns.load(Ordering::Acquire),
                     s.burst.load(Ordering::Acquire),
+                    s.adaptive.load(Ordering::Acquire),
                 );
-                if i == interval && b == burst {
+                if i == interval && b == burst && a == flag {
                     Ok(())
-                } else {
+                } else if a == flag {
                     Err(SharedError::Mismatch(format!(
                         "{} regulates {:.6}/s with a burst of {b}; this process asked for \
                          {:.6}/s with a burst of {burst}",
                         path.as_ref().display(),
-                        1e9 / i as f64,
+                        1e9 / i.max(1) as f64,
                         1e9 / interval as f64
+                    )))
+                } else {
+                    Err(SharedError::Mismatch(format!(
+                        "{} regulates {:.6}/s with a burst of {b}, {}; this process asked for \
+                         {:.6}/s with a burst of {burst}, {} (the settings are made when the \
+                         file is set up, and every process that opens it must agree)",
+                        path.as_ref().display(),
+                        1e9 / i.max(1) as f64,
+                        adaptive_words(a != 0),
+                        1e9 / interval as f64,
+                        adaptive_words(adaptive),
                     )))
                 }
             },
@@ -335,6 +420,7 @@ impl Regulator {
                 mapping: Arc::new(mapping),
                 interval_ns: interval,
                 burst,
+                adaptive,
             }),
         })
     }
@@ -365,13 +451,36 @@ impl Regulator {
     }
 
     /// The interval in force, clamped to what the settings allow: the configured one, up to
-    /// 64 times it while adapting.
+    /// 64 times it while adapting. A remote regulator answers the one its store answered
+    /// last (the configured one before any answer).
     fn current_interval(&self) -> u64 {
         let (interval, _) = self.settings();
-        self.s()
-            .current_interval_ns
-            .load(Ordering::Acquire)
-            .clamp(interval, interval.saturating_mul(64))
+        let current = match &*self.state {
+            Storage::Remote { gcra, .. } => match gcra.interval_in_force_ns() {
+                0 => interval,
+                known => known,
+            },
+            Storage::Local(_) | Storage::Shared { .. } => {
+                self.s().current_interval_ns.load(Ordering::Acquire)
+            }
+        };
+        current.clamp(interval, interval.saturating_mul(64))
+    }
+
+    /// Whether the regulator's state lives in a remote store (Redis): asking it is a network
+    /// call.
+    pub fn is_remote(&self) -> bool {
+        matches!(&*self.state, Storage::Remote { .. })
+    }
+
+    /// Whether the regulator adapts to throttling: for a shared file or a remote store, the
+    /// setting it was set up with.
+    pub fn is_adaptive(&self) -> bool {
+        match &*self.state {
+            Storage::Shared { adaptive, .. } => *adaptive,
+            Storage::Local(s) => s.adaptive.load(Ordering::Acquire) != 0,
+            Storage::Remote { settings, .. } => settings.adaptive.load(Ordering::Acquire) != 0,
+        }
     }
 
     /// The rate in force (lower than the configured one while adapting to throttling).
@@ -387,46 +496,76 @@ impl Regulator {
     /// Makes the regulator slow down when told to: after [`on_throttled`](Self::on_throttled)
     /// the rate halves (down to 1/64 of the configured rate), and each
     /// [`on_success`](Self::on_success) gives back 1/16 of the configured rate, up to it.
+    ///
+    /// For a regulator of this process only. A shared file's or a remote store's setting is
+    /// made when the state is set up ([`shared_with`](Self::shared_with), `recuo-redis`'s
+    /// `regulator_with`) and every process that opens it must agree: this has no effect on
+    /// them ([`set_adaptive`](Self::set_adaptive) says when it differs).
     pub fn with_adaptive(self, adaptive: bool) -> Self {
-        self.s()
-            .adaptive
-            .store(u32::from(adaptive), Ordering::Release);
+        let _ = self.set_adaptive(adaptive);
         self
     }
 
-    /// A 429 (or 503) was seen: when adaptive, halve the rate.
-    pub fn on_throttled(&self) {
-        let s = self.s();
-        if s.adaptive.load(Ordering::Acquire) == 0 {
-            return;
+    /// Switches a regulator of this process to adaptive or not (as
+    /// [`with_adaptive`](Self::with_adaptive)).
+    ///
+    /// # Errors
+    /// [`RegulatorError::Shared`] ([`SharedError::Mismatch`]) for a shared file or a remote
+    /// store set up with the other setting: it is set when the state is made, and every
+    /// process that opens it must agree — no process switches it for the others.
+    pub fn set_adaptive(&self, adaptive: bool) -> Result<(), RegulatorError> {
+        match &*self.state {
+            Storage::Local(s) => {
+                s.adaptive.store(u32::from(adaptive), Ordering::Release);
+                Ok(())
+            }
+            Storage::Shared { .. } | Storage::Remote { .. } if self.is_adaptive() == adaptive => {
+                Ok(())
+            }
+            Storage::Shared { .. } | Storage::Remote { .. } => {
+                Err(RegulatorError::Shared(SharedError::Mismatch(format!(
+                    "this shared regulator is {}: the setting is made when its state is set \
+                     up, and every process that opens it must agree (set it up again under \
+                     another name to change it)",
+                    adaptive_words(!adaptive)
+                ))))
+            }
         }
-        let (base, _) = self.settings();
-        let _ = s
-            .current_interval_ns
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
-                let cur = cur.clamp(base, base.saturating_mul(64));
-                Some(cur.saturating_mul(2).min(base.saturating_mul(64)))
-            });
     }
 
-    /// A start succeeded: when adaptive, give back part of the configured rate.
+    /// A 429 (or 503) was seen: when adaptive, halve the rate — for every holder of a shared
+    /// file or a remote store. A remote store that cannot be reached loses the report.
+    pub fn on_throttled(&self) {
+        self.adapt(true);
+    }
+
+    /// A start succeeded: when adaptive, give back 1/16 of the configured rate, up to it —
+    /// for every holder of a shared file or a remote store. A remote regulator tells its
+    /// store only while the interval in force it last heard of is slower than the configured
+    /// one (no round trip otherwise).
     pub fn on_success(&self) {
-        let s = self.s();
-        if s.adaptive.load(Ordering::Acquire) == 0 {
+        self.adapt(false);
+    }
+
+    fn adapt(&self, throttled: bool) {
+        if !self.is_adaptive() {
             return;
         }
         let (base, _) = self.settings();
-        let _ = s
-            .current_interval_ns
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
-                let cur = cur.min(base.saturating_mul(64));
-                if cur <= base {
-                    return None;
+        match &*self.state {
+            Storage::Remote { gcra, .. } => {
+                if throttled || self.current_interval() > base {
+                    let _ = gcra.adapt(throttled);
                 }
-                // rate' = rate + base_rate/16, i.e. interval' = 1 / (1/cur + 1/(16·base)).
-                let next = (cur as f64 * 16.0 * base as f64) / (16.0 * base as f64 + cur as f64);
-                Some((next.round() as u64).max(base))
-            });
+            }
+            Storage::Local(_) | Storage::Shared { .. } => {
+                let _ = self.s().current_interval_ns.fetch_update(
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                    |cur| adapted_interval_ns(cur, base, throttled),
+                );
+            }
+        }
     }
 
     /// Reserves a start of weight `cost` at `now_ns` if it can go within `max_wait_ns`:

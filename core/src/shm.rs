@@ -215,7 +215,7 @@ fn refused(path: &Path, why: &str) -> SharedError {
 
 /// Opens `path` for a shared state: never through a symbolic link, created `0600`, and only
 /// if it is a regular file of the effective user that nobody else may write.
-fn open_private(path: &Path) -> Result<File, SharedError> {
+pub(crate) fn open_private(path: &Path) -> Result<File, SharedError> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -283,6 +283,12 @@ impl<T: SharedState> Mapping<T> {
     /// The kernel releases it if the process dies while holding it.
     pub(crate) fn lock(&self) -> Result<FileLock<'_>, SharedError> {
         Ok(FileLock::lock(&self._file)?)
+    }
+
+    /// Another descriptor of the mapped file, sharing its open file description (and so its
+    /// `fcntl` locks of that description), which outlives the mapping.
+    pub(crate) fn file(&self) -> Result<File, SharedError> {
+        Ok(self._file.try_clone()?)
     }
 
     /// Maps `path` (created `0600` if missing, its space reserved) as a `T`. The opener that

@@ -369,46 +369,81 @@ fn origin_cases() {
     }
 }
 
-/// tests/vectors/gcra.json through the regulator: the same answers as the Lua script on
-/// Redis (redis-store/tests/gcra.rs).
+/// tests/vectors/gcra.json through the regulator: the same answers as the Lua scripts on
+/// Redis (redis-store/tests/gcra.rs). Each case runs twice: its holders as clones of one
+/// regulator of this process, and as separate openings of one shared file (what two
+/// processes do).
 #[test]
 fn gcra_vectors() {
     let doc = vectors("gcra.json");
     let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 6);
-    for case in cases {
+    assert!(cases.len() >= 10);
+    let dir = std::env::temp_dir().join(format!("recuo-gcra-vectors-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut reservations, mut events) = (0, 0);
+    for (n, case) in cases.iter().enumerate() {
         let name = case["name"].as_str().unwrap();
         let interval_us = u64_of(&case["interval_us"]);
         let rate = recuo::Rate::per_second(1e6 / interval_us as f64).unwrap();
         assert_eq!(rate.interval_ns(), interval_us * 1000, "{name}");
         let burst = u32::try_from(u64_of(&case["burst"])).unwrap();
-        let r = recuo::Regulator::new(rate, burst)
+        let adaptive = case["adaptive"].as_bool().unwrap();
+        let local = recuo::Regulator::new(rate, burst)
             .unwrap()
-            .with_adaptive(case["adaptive"].as_bool().unwrap());
-        for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
-            if step.get("event").is_some() {
-                r.on_throttled();
+            .with_adaptive(adaptive);
+        let file = dir.join(format!("case-{n}"));
+        let open = |in_file: bool| {
+            if in_file {
+                recuo::Regulator::shared_with(&file, rate, burst, adaptive).unwrap()
+            } else {
+                local.clone()
+            }
+        };
+        for (how, in_file) in [("in this process", false), ("in a shared file", true)] {
+            let mut holders = std::collections::HashMap::new();
+            for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+                let holder = step["holder"].as_str().unwrap();
+                let r = holders.entry(holder).or_insert_with(|| open(in_file));
+                if let Some(event) = step.get("event") {
+                    match event.as_str().unwrap() {
+                        "throttled" => r.on_throttled(),
+                        "success" => r.on_success(),
+                        other => panic!("{name} #{i}: event {other:?}"),
+                    }
+                    assert_eq!(
+                        r.rate().interval_ns(),
+                        u64_of(&step["interval_ns"]),
+                        "{name} #{i} {how}"
+                    );
+                    events += 1;
+                    continue;
+                }
                 assert_eq!(
                     r.rate().interval_ns(),
                     u64_of(&step["interval_us"]) * 1000,
-                    "{name} #{i}"
+                    "{name} #{i} {how}"
                 );
-                continue;
-            }
-            let cost = u32::try_from(u64_of(&step["cost"])).unwrap();
-            let got = r.reserve_at(
-                u64_of(&step["now_us"]) * 1000,
-                cost,
-                u64_of(&step["max_wait_us"]) * 1000,
-            );
-            let wait_ns = u64_of(&step["wait_us"]) * 1000;
-            match (step["reserved"].as_bool().unwrap(), got) {
-                (true, Ok(wait)) => assert_eq!(wait, wait_ns, "{name} #{i}"),
-                (false, Err(Ok(needed))) => assert_eq!(needed, wait_ns, "{name} #{i}"),
-                (want, got) => panic!("{name} #{i}: expected reserved={want}, got {got:?}"),
+                let cost = u32::try_from(u64_of(&step["cost"])).unwrap();
+                let got = r.reserve_at(
+                    u64_of(&step["now_us"]) * 1000,
+                    cost,
+                    u64_of(&step["max_wait_us"]) * 1000,
+                );
+                let wait_ns = u64_of(&step["wait_us"]) * 1000;
+                match (step["reserved"].as_bool().unwrap(), got) {
+                    (true, Ok(wait)) => assert_eq!(wait, wait_ns, "{name} #{i} {how}"),
+                    (false, Err(Ok(needed))) => assert_eq!(needed, wait_ns, "{name} #{i} {how}"),
+                    (want, got) => {
+                        panic!("{name} #{i} {how}: expected reserved={want}, got {got:?}")
+                    }
+                }
+                reservations += 1;
             }
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!((reservations, events), (2 * 300, 2 * 266));
 }
 
 /// tests/vectors/curl.json: the libcurl table, as `recuo_curl.h` and PHP's `buscarComRetry`

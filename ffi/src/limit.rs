@@ -1,12 +1,14 @@
 //! The concurrency limit (SPEC §9) for C: a semaphore on requests in flight, whose permits
-//! are handles released with `recuo_permit_release` — in this process, or on a Redis server
-//! shared by every machine that uses it, each place a lease. The semaphore is the core's
-//! (`recuo::ConcurrencyLimit`), the leases recuo-redis's.
+//! are handles released with `recuo_permit_release` — in this process, in a file shared by
+//! the processes of one machine (each place a lock the kernel releases when its holder
+//! dies), or on a Redis server shared by every machine that uses it, each place a lease.
+//! The semaphore and the file's places are the core's (`recuo::ConcurrencyLimit`), the
+//! leases recuo-redis's.
 
 use std::ffi::c_char;
 use std::time::{Duration, Instant};
 
-use recuo::{ConcurrencyLimit, Permit};
+use recuo::{ConcurrencyLimit, LimitError, Permit};
 
 use crate::cancel::cancel_token;
 use crate::cancel::recuo_cancel_token;
@@ -62,6 +64,67 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new(
             // SAFETY: a checked output.
             Ok((out, limit)) => unsafe { store(out, recuo_concurrency_limit(limit)) },
             Err(status) => status,
+        }
+    })
+}
+
+impl From<LimitError> for recuo_status {
+    fn from(e: LimitError) -> Self {
+        match e {
+            LimitError::ZeroLimit => RECUO_ERR_ZERO_LIMIT,
+            LimitError::Shared(e) => e.into(),
+        }
+    }
+}
+
+/// Opens the concurrency limit kept in the file at `path` — at most `limit` requests in
+/// flight for every process of this machine that opens the same file — and stores a handle
+/// to it in `*out`. Free it with `recuo_concurrency_limit_free`.
+///
+/// Each place is a lock on one byte of the file (an open-file-description lock: Linux 3.15 or
+/// later), which the kernel releases when its holder's process ends — `kill -9` included:
+/// a dead holder's place comes back at once, and a waiter in another process takes it
+/// within 10 ms (waiters look again every 1 ms, then less often, at least every 10 ms).
+/// `recuo_concurrency_limit_in_flight` counts the places held by every process;
+/// `recuo_concurrency_limit_max_in_flight` only this handle's. A child made by `fork()`
+/// while this process holds places shares those locks until it exits or first uses the
+/// handle (it then opens the file again for itself): open the limit in each worker.
+///
+/// * `path`, `path_len`: the file, exactly `path_len` bytes (no NUL needed). It is created
+///   with mode 0600 if missing; it is never opened through a symbolic link and must be a
+///   regular file of this process's user that nobody else may write. The first opener sets
+///   the limit; every later one must ask for the same.
+/// * `limit`: the places, as `recuo_concurrency_limit_new`.
+/// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
+///   NUL-terminated and truncated to fit; on success, an empty string. 256 bytes are plenty.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ZERO_LIMIT`; `RECUO_ERR_SHARED_MISMATCH` when the file
+/// holds a limit of another number of places, another kind of state, or is not a recuo
+/// state (never set up again over what it holds); `RECUO_ERR_IO` when the file cannot be
+/// opened, is refused (a symbolic link, another user's, writable by others), or the kernel
+/// has no such locks; `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a non-zero length);
+/// `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+///
+/// # Safety
+/// `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
+/// `detail` NULL or `detail_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_concurrency_limit_new_shared(
+    path: *const c_char,
+    path_len: usize,
+    limit: u32,
+    out: *mut *mut recuo_concurrency_limit,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the path and the output.
+        let checked = unsafe { (|| Ok((ptr::out(out)?, ptr::path(path, path_len)?)))() };
+        // SAFETY: the caller vouches for the detail buffer.
+        unsafe {
+            open_with_detail(checked, detail, detail_len, |path| {
+                ConcurrencyLimit::shared(path, limit).map(recuo_concurrency_limit)
+            })
         }
     })
 }
@@ -163,7 +226,7 @@ pub unsafe extern "C" fn recuo_concurrency_limit_free(limit: *mut recuo_concurre
 ///
 /// Returns `RECUO_OK` (release the permit with `recuo_permit_release`); `RECUO_WOULD_WAIT`
 /// (not an error: every place is taken; `*out` untouched); `RECUO_ERR_IO` (a Redis limit's
-/// server could not be used: no place); `RECUO_ERR_NULL_ARGUMENT`.
+/// server, or a shared file's locks, could not be used: no place); `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `limit` must be NULL or a live handle; `out` NULL or a writable pointer.
@@ -280,8 +343,8 @@ pub unsafe extern "C" fn recuo_permit_renew(
     })
 }
 
-/// Requests in flight now (permits held; for a Redis limit, this process's). 0 when `limit`
-/// is NULL.
+/// Requests in flight now (permits held; for a Redis limit, this process's; for a shared
+/// file, every process's, as the kernel counts the locks). 0 when `limit` is NULL.
 ///
 /// # Safety
 /// `limit` must be NULL or a live handle.
@@ -293,7 +356,8 @@ pub unsafe extern "C" fn recuo_concurrency_limit_in_flight(
     boundary(|| unsafe { limit.as_ref() }.map_or(0, |l| l.0.in_flight()))
 }
 
-/// The most requests that were ever in flight at once (for a Redis limit, this process's).
+/// The most requests that were ever in flight at once (for a Redis limit or a shared file,
+/// this process's).
 /// 0 when `limit` is NULL.
 ///
 /// # Safety

@@ -116,13 +116,13 @@ pub unsafe extern "C" fn recuo_regulator_new(
 /// clamped to this handle's settings.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
-/// `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate or burst, or holds
-/// something else (another kind of recuo state, a file of the wrong size, contents that are
-/// no recuo state — refused, never set up again) — two processes must not believe in two
-/// different allowances; `RECUO_ERR_IO` when the file cannot be opened, sized, locked or
-/// mapped, or is refused as unsafe (a symbolic link, not a regular file, another user's, or
-/// writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or `path` with a
-/// non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
+/// `RECUO_ERR_SHARED_MISMATCH` when the file was set up with another rate, burst or adaptive
+/// setting, or holds something else (another kind of recuo state, a file of the wrong size,
+/// contents that are no recuo state — refused, never set up again) — two processes must not
+/// believe in two different allowances; `RECUO_ERR_IO` when the file cannot be opened,
+/// sized, locked or mapped, or is refused as unsafe (a symbolic link, not a regular file,
+/// another user's, or writable by its group or others); `RECUO_ERR_NULL_ARGUMENT` (`out`, or
+/// `path` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an error `*out` is untouched.
 ///
 /// # Safety
 /// `path` must point to `path_len` readable bytes; `out` NULL or a writable pointer;
@@ -133,6 +133,36 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
     path_len: usize,
     per_second: f64,
     burst: u32,
+    out: *mut *mut recuo_regulator,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        recuo_regulator_new_shared_with(
+            path, path_len, per_second, burst, false, out, detail, detail_len,
+        )
+    }
+}
+
+/// `recuo_regulator_new_shared` with the adaptive setting: `adaptive` true sets the file up
+/// adaptive — a 429 reported by any process on it (`recuo_regulator_on_throttled`) halves
+/// the rate for every process, and each success reported by any of them
+/// (`recuo_regulator_on_success`) gives back 1/16 of the configured rate, up to it. The
+/// setting is recorded in the file with the rate and burst when the file is set up; every
+/// later opener must ask for the same one (`RECUO_ERR_SHARED_MISMATCH` otherwise, the detail
+/// naming both). `recuo_regulator_new_shared` opens a file that is not adaptive.
+///
+/// # Safety
+/// As `recuo_regulator_new_shared`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_regulator_new_shared_with(
+    path: *const c_char,
+    path_len: usize,
+    per_second: f64,
+    burst: u32,
+    adaptive: bool,
     out: *mut *mut recuo_regulator,
     detail: *mut c_char,
     detail_len: usize,
@@ -150,7 +180,7 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
         // SAFETY: the caller vouches for the detail buffer.
         unsafe {
             open_with_detail(checked, detail, detail_len, |(path, rate)| {
-                Regulator::shared(path, rate, burst).map(recuo_regulator)
+                Regulator::shared_with(path, rate, burst, adaptive).map(recuo_regulator)
             })
         }
     })
@@ -180,21 +210,21 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
 ///   the password); on success, an empty string. 256 bytes are plenty.
 ///
 /// Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`;
-/// `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another rate or burst;
-/// `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
+/// `RECUO_ERR_SHARED_MISMATCH` when the key was set up with another rate, burst or adaptive
+/// setting; `RECUO_ERR_IO` when the server cannot be reached or used (a bad URL, a refused
 /// connection, a timeout, an error reply); `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`
 /// (`out`, or `url` or `key` with a non-zero length); `RECUO_ERR_LENGTH_TOO_LARGE`. On an
 /// error `*out` is untouched.
 ///
 /// Then `recuo_regulator_try_acquire` and the blocking acquires ask the server, and answer
 /// `RECUO_ERR_IO` when it cannot be used (nothing is taken: fewer starts, never more).
-/// Adaptive slow-down is not kept on the server: `recuo_regulator_set_adaptive` has no
-/// effect on this regulator.
+/// The key is not adaptive: `recuo_regulator_new_redis_with` sets one up adaptive.
 ///
 /// # Safety
 /// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
 /// writable pointer; `detail` NULL or `detail_len` writable bytes.
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_regulator_new_redis(
     url: *const c_char,
     url_len: usize,
@@ -202,6 +232,43 @@ pub unsafe extern "C" fn recuo_regulator_new_redis(
     key_len: usize,
     per_second: f64,
     burst: u32,
+    out: *mut *mut recuo_regulator,
+    detail: *mut c_char,
+    detail_len: usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        recuo_regulator_new_redis_with(
+            url, url_len, key, key_len, per_second, burst, false, out, detail, detail_len,
+        )
+    }
+}
+
+/// `recuo_regulator_new_redis` with the adaptive setting: `adaptive` true sets the key up
+/// adaptive. The setting is recorded on the server with the rate and burst when the key is
+/// set up, and every later user of the key must ask for the same one
+/// (`RECUO_ERR_SHARED_MISMATCH` otherwise). On an adaptive key the interval in force lives
+/// on the server, under `{KEY}:interval`: a 429 reported by any holder on any machine
+/// (`recuo_regulator_on_throttled`, one round trip) halves the rate for all of them, and
+/// successes (`recuo_regulator_on_success`) give back 1/16 of the configured rate each, by
+/// the same rule as in one process, applied atomically by a script on the server. A
+/// handle reports a success only while the interval in force it last heard of (from a
+/// reservation or a report) is slower than the configured one, so a regulator at full
+/// speed costs no round trip per success. A report the server cannot take is lost (the
+/// regulator keeps its last interval; nothing else changes).
+///
+/// # Safety
+/// As `recuo_regulator_new_redis`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_regulator_new_redis_with(
+    url: *const c_char,
+    url_len: usize,
+    key: *const c_char,
+    key_len: usize,
+    per_second: f64,
+    burst: u32,
+    adaptive: bool,
     out: *mut *mut recuo_regulator,
     detail: *mut c_char,
     detail_len: usize,
@@ -224,7 +291,7 @@ pub unsafe extern "C" fn recuo_regulator_new_redis(
         // SAFETY: the caller vouches for the detail buffer.
         unsafe {
             open_with_detail(checked, detail, detail_len, |(url, key, rate)| {
-                redis_regulator(url, key, rate, burst).map(recuo_regulator)
+                redis_regulator(url, key, rate, burst, adaptive).map(recuo_regulator)
             })
         }
     })
@@ -436,13 +503,19 @@ unsafe fn with_regulator(
     })
 }
 
-/// Makes the regulator adaptive (or not): told "slow down" by `recuo_regulator_on_throttled`
-/// (a 429) it halves its rate, down to 1/64 of the configured one, and each
-/// `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to it — as the
-/// AWS SDK's adaptive mode does. The setting is part of the regulator's state: every handle
-/// and gate sharing it (and, for a shared regulator, every process on the file) sees it. A
-/// Redis regulator does not adapt: this has no effect on it.
-/// Safe from any thread. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+/// Makes a regulator of this process adaptive (or not): told "slow down" by
+/// `recuo_regulator_on_throttled` (a 429) it halves its rate, down to 1/64 of the configured
+/// one, and each `recuo_regulator_on_success` gives back 1/16 of the configured rate, up to
+/// it — as the AWS SDK's adaptive mode does. Every handle and gate sharing the regulator sees
+/// the setting.
+///
+/// A shared file's or a Redis key's setting is made when it is set up
+/// (`recuo_regulator_new_shared_with`, `recuo_regulator_new_redis_with`), and every process
+/// that opens it must agree: no process switches it for the others. Asking a shared or Redis
+/// regulator for its own setting answers `RECUO_OK`; asking for the other one answers
+/// `RECUO_ERR_SHARED_MISMATCH` and changes nothing.
+/// Safe from any thread. Returns `RECUO_OK`, `RECUO_ERR_SHARED_MISMATCH` or
+/// `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// `regulator` must be NULL or a live handle.
@@ -452,11 +525,13 @@ pub unsafe extern "C" fn recuo_regulator_set_adaptive(
     adaptive: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_regulator(regulator, |r| {
-            let _shares_the_state = r.clone().with_adaptive(adaptive);
-        })
-    }
+    boundary(|| match unsafe { ptr::input(regulator) } {
+        Ok(r) => match r.0.set_adaptive(adaptive) {
+            Ok(()) => RECUO_OK,
+            Err(e) => e.into(),
+        },
+        Err(status) => status,
+    })
 }
 
 /// A rate-limited answer (429, or a 403 with a spent quota) was seen: an adaptive regulator
@@ -511,7 +586,7 @@ pub unsafe extern "C" fn recuo_regulator_burst(regulator: *const recuo_regulator
 
 /// The regulator on Redis, through `recuo-redis` (without the `redis` feature: the error of a
 /// build without Redis support, after the local regulator's checks).
-use recuo_redis::regulator as redis_regulator;
+use recuo_redis::regulator_with as redis_regulator;
 
 #[cfg(test)]
 pub(crate) mod tests {

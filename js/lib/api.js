@@ -658,7 +658,7 @@ export function recuoApi(native) {
    * shared through a file with every process that opens it (Node, Python, PHP, C).
    */
   class Regulator extends Handle {
-    constructor(perSecond, { burst = 1, _ptr } = {}) {
+    constructor(perSecond, { burst = 1, adaptive = false, _ptr } = {}) {
       if (_ptr !== undefined) {
         super(_ptr, f.recuo_regulator_free, 'a regulator');
         return;
@@ -666,13 +666,18 @@ export function recuoApi(native) {
       const out = [null];
       check(f.recuo_regulator_new(rate(perSecond), integer(burst, 'burst', 0xffffffff), out));
       super(out[0], f.recuo_regulator_free, 'a regulator');
+      if (adaptive) this.setAdaptive(true);
     }
-    /** The regulator kept in the file at `path` (created if missing): one allowance for every process that opens it. */
-    static shared(path, perSecond, { burst = 1 } = {}) {
+    /**
+     * The regulator kept in the file at `path` (created if missing): one allowance for every
+     * process that opens it. `adaptive` is recorded with the rate and burst when the file is
+     * set up, and every process that opens it must agree.
+     */
+    static shared(path, perSecond, { burst = 1, adaptive = false } = {}) {
       const p = bytes(path);
       const out = [null];
       const detail = Buffer.alloc(512);
-      const rc = f.recuo_regulator_new_shared(p, p.length, rate(perSecond), integer(burst, 'burst', 0xffffffff), out, detail, detail.length);
+      const rc = f.recuo_regulator_new_shared_with(p, p.length, rate(perSecond), integer(burst, 'burst', 0xffffffff), Boolean(adaptive), out, detail, detail.length);
       const nul = detail.indexOf(0);
       check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
       return new Regulator(undefined, { _ptr: out[0] });
@@ -721,7 +726,12 @@ export function recuoApi(native) {
     }
     /** One reservation (a Redis regulator asks its server from a worker thread). */
     _reserve(cost, maxNs, waitOut) { return f.recuo_regulator_reserve(this.ptr, cost, maxNs, waitOut); }
+    /** This process's regulator adapts or not; a shared one's setting is its state's (another one is refused). */
     setAdaptive(yes) { check(f.recuo_regulator_set_adaptive(this.ptr, Boolean(yes))); }
+    /** A 429 was seen: an adaptive regulator halves its rate (for every holder of a shared one). */
+    onThrottled() { check(f.recuo_regulator_on_throttled(this.ptr)); }
+    /** A start succeeded: an adaptive regulator gives back 1/16 of its configured rate. */
+    onSuccess() { check(f.recuo_regulator_on_success(this.ptr)); }
     get ratePerSecond() { return f.recuo_regulator_rate_per_s(this.ptr); }
     get burst() { return f.recuo_regulator_burst(this.ptr); }
   }
@@ -759,6 +769,22 @@ export function recuoApi(native) {
       super(out[0], f.recuo_concurrency_limit_free, 'a concurrency limit');
       this._waiters = new Set();
     }
+    /**
+     * The limit kept in the file at `path` (created if missing): at most `limit` in flight for
+     * every process of this machine that opens it. A place whose holder dies (`kill -9`
+     * included) comes back at once: the kernel releases its lock.
+     */
+    static shared(path, limit) {
+      const p = bytes(path);
+      const out = [null];
+      const detail = Buffer.alloc(512);
+      const rc = f.recuo_concurrency_limit_new_shared(p, p.length, integer(limit, 'limit', 0xffffffff), out, detail, detail.length);
+      const nul = detail.indexOf(0);
+      check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
+      const made = new ConcurrencyLimit(undefined, { _ptr: out[0] });
+      made._poll = 10; // another process's place is seen within 10 ms
+      return made;
+    }
     tryAcquire() {
       const out = [null];
       const rc = f.recuo_concurrency_limit_try_acquire(this.ptr, out);
@@ -781,7 +807,8 @@ export function recuoApi(native) {
         if (signal?.aborted) return null;
         const permit = this.tryAcquire();
         if (permit) return permit;
-        const left = until === null ? 50 : Math.min(50, until - now());
+        const poll = this._poll ?? 50;
+        const left = until === null ? poll : Math.min(poll, until - now());
         if (left <= 0) return null;
         await this._nap(left, signal);
       }

@@ -6,7 +6,9 @@
 // The constructors connect at once (a blocking call, at most 5 s: the deadline of every call
 // to the server). A wait — `acquire()`, a gate's — asks the server on one of koffi's worker
 // threads and waits with timers, so the event loop is never held by a wait; `tryAcquire()`,
-// `renew()`, `release()` and the budget's counting are one round trip on the calling thread.
+// an adaptive regulator's `onThrottled()` and `onSuccess()` (the latter only while the rate is
+// cut), `renew()`, `release()` and the budget's counting are one round trip on the calling
+// thread.
 
 const WOULD_WAIT = 210;
 /** How long a wait for a place pauses between two questions to the server, at first and at most. */
@@ -56,15 +58,17 @@ export function installRedis({ f, check, bytes, integer, rate, now, Regulator, C
 
   /**
    * The regulator kept on the Redis server at `url` under `key`: one allowance for every
-   * process on every machine that uses them, timed by the server's clock. A RecuoError
-   * `shared_mismatch` for a key set up with another rate or burst, `io` for a server out of
-   * reach — then, and from `tryAcquire` and the waits later: never a start without the
-   * server's word.
+   * process on every machine that uses them, timed by the server's clock. With `adaptive`, the
+   * interval in force lives on the server: a 429 reported by any holder halves the rate for
+   * all of them. A RecuoError `shared_mismatch` for a key set up with another rate, burst or
+   * adaptive setting, `io` for a server out of reach — then, and from `tryAcquire` and the
+   * waits later: never a start without the server's word.
    */
-  Regulator.redis = function redis(url, key, perSecond, { burst = 1 } = {}) {
+  Regulator.redis = function redis(url, key, perSecond, { burst = 1, adaptive = false } = {}) {
     const b = integer(burst, 'burst', 0xffffffff);
     const r = rate(perSecond);
-    const ptr = opened(url, key, (u, ul, k, kl, out, d, dl) => f.recuo_regulator_new_redis(u, ul, k, kl, r, b, out, d, dl));
+    const a = Boolean(adaptive);
+    const ptr = opened(url, key, (u, ul, k, kl, out, d, dl) => f.recuo_regulator_new_redis_with(u, ul, k, kl, r, b, a, out, d, dl));
     return new RedisRegulator(undefined, { _ptr: ptr });
   };
 

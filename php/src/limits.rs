@@ -156,17 +156,23 @@ impl Regulator {
     }
 
     /// A regulator in the file at `$path` (created when missing), shared by every process
-    /// that opens it: PHP-FPM workers, CLI jobs, Python and C programs alike. Throws
-    /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something
-    /// else, or was set up with another rate or burst.
-    #[php(defaults(burst = 1))]
-    pub fn shared(path: Bytes<'_>, rate: RateArg<'_>, burst: i64) -> PhpResult<Regulator> {
+    /// that opens it: PHP-FPM workers, CLI jobs, Python and C programs alike. `$adaptive`
+    /// sets the file up adaptive: a 429 reported by any process halves the rate for all of
+    /// them. Throws `Recuo\Exception\SharedFileError` when the file cannot be used, holds
+    /// something else, or was set up with another rate, burst or adaptive setting.
+    #[php(defaults(burst = 1, adaptive = false))]
+    pub fn shared(
+        path: Bytes<'_>,
+        rate: RateArg<'_>,
+        burst: i64,
+        adaptive: bool,
+    ) -> PhpResult<Regulator> {
         const F: &str = "Recuo\\Regulator::shared";
         guarded(F, || {
             let path = file_path(F, path)?;
             let rate = self::rate(F, 2, "rate", rate)?;
             let burst = count(F, 3, "burst", burst)?;
-            let inner = recuo::Regulator::shared(path, rate, burst)
+            let inner = recuo::Regulator::shared_with(path, rate, burst, adaptive)
                 .map_err(|e| regulator_error(F, (3, "burst"), e))?;
             Ok(Regulator { inner })
         })
@@ -175,14 +181,17 @@ impl Regulator {
     /// A regulator on the Redis server at `$url` (`redis://[:password@]host[:port][/db]` or
     /// `host:port`) under `$key`, shared by every process on every machine that uses the
     /// same server and key. Each check is one atomic script on the server, timed by the
-    /// server's clock. Throws `Recuo\Exception\SharedFileError` when the key was set up
-    /// with another rate or burst, or the server cannot be reached or used.
-    #[php(defaults(burst = 1))]
+    /// server's clock. `$adaptive` sets the key up adaptive: the interval in force lives on
+    /// the server, and a 429 reported by any holder halves the rate for all of them. Throws
+    /// `Recuo\Exception\SharedFileError` when the key was set up with another rate, burst or
+    /// adaptive setting, or the server cannot be reached or used.
+    #[php(defaults(burst = 1, adaptive = false))]
     pub fn redis(
         url: Bytes<'_>,
         key: Bytes<'_>,
         rate: RateArg<'_>,
         burst: i64,
+        adaptive: bool,
     ) -> PhpResult<Regulator> {
         const F: &str = "Recuo\\Regulator::redis";
         guarded(F, || {
@@ -190,7 +199,7 @@ impl Regulator {
             let key = utf8(F, 2, "key", key)?;
             let rate = self::rate(F, 3, "rate", rate)?;
             let burst = count(F, 4, "burst", burst)?;
-            let inner = recuo_redis::regulator(url, key, rate, burst)
+            let inner = recuo_redis::regulator_with(url, key, rate, burst, adaptive)
                 .map_err(|e| regulator_error(F, (4, "burst"), e))?;
             Ok(Regulator { inner })
         })
@@ -255,7 +264,7 @@ impl Regulator {
     }
 
     /// A 429 was seen: an adaptive regulator halves its rate (down to 1/64 of the configured
-    /// one); any other does nothing.
+    /// one) — for every process of a shared file or a Redis key; any other does nothing.
     pub fn on_throttled(&self) -> PhpResult<()> {
         guarded("Recuo\\Regulator::onThrottled", || {
             self.inner.on_throttled();
@@ -264,7 +273,7 @@ impl Regulator {
     }
 
     /// A start succeeded: an adaptive regulator gives back 1/16 of the configured rate, up
-    /// to it; any other does nothing.
+    /// to it — for every process of a shared file or a Redis key; any other does nothing.
     pub fn on_success(&self) -> PhpResult<()> {
         guarded("Recuo\\Regulator::onSuccess", || {
             self.inner.on_success();
@@ -323,12 +332,13 @@ impl ConcurrencyLimit {
         limit: &recuo::ConcurrencyLimit,
         function: &str,
     ) -> PhpResult<()> {
-        if limit.in_flight() >= limit.limit() {
+        // (Of a shared file, only this process's places: the others' come back on their own.)
+        if limit.held_here() >= limit.limit() {
             return Err(logic_error(format!(
                 "{function}(): every place of the concurrency limit ({} of {}) is taken by \
                  this PHP thread, and only it could give one back: waiting would never end \
                  (release a Recuo\\Permit first, or use tryAcquire() or a timeout)",
-                limit.in_flight(),
+                limit.held_here(),
                 limit.limit()
             )));
         }
@@ -361,6 +371,26 @@ impl ConcurrencyLimit {
         guarded(F, || {
             let inner = recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
                 .ok_or_else(|| places_error(F, 1))?;
+            Ok(ConcurrencyLimit { inner })
+        })
+    }
+
+    /// A limit in the file at `$path` (created with mode 0600 when missing): at most `$limit`
+    /// operations in flight for every process of this machine that opens the same file —
+    /// PHP-FPM workers, CLI jobs, Python and C programs alike. Each place is a lock the
+    /// kernel releases when its holder's process ends (`kill -9` included): the place comes
+    /// back at once, and a waiter in another process takes it within 10 ms. Throws
+    /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something else,
+    /// or was set up with another limit.
+    pub fn shared(path: Bytes<'_>, limit: i64) -> PhpResult<Self> {
+        const F: &str = "Recuo\\ConcurrencyLimit::shared";
+        guarded(F, || {
+            let path = file_path(F, path)?;
+            let limit = places(F, 2, limit)?;
+            let inner = recuo::ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
+                recuo::LimitError::ZeroLimit => places_error(F, 2),
+                recuo::LimitError::Shared(e) => shared_file_error(F, &e),
+            })?;
             Ok(ConcurrencyLimit { inner })
         })
     }
@@ -429,7 +459,7 @@ impl ConcurrencyLimit {
         i64::from(self.inner.limit())
     }
 
-    /// Places taken now.
+    /// Places taken now (of a shared file: by every process).
     #[php(getter)]
     pub fn get_in_flight(&self) -> i64 {
         i64::from(self.inner.in_flight())

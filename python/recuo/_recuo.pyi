@@ -717,17 +717,25 @@ class Regulator:
 
     def __new__(cls, rate: _Rate, burst: int = 1, *, adaptive: bool = False) -> Regulator: ...
     @staticmethod
-    def shared(path: _Path, rate: _Rate, burst: int = 1) -> Regulator:
+    def shared(
+        path: _Path, rate: _Rate, burst: int = 1, *, adaptive: bool = False
+    ) -> Regulator:
         """A regulator in the file at ``path``, shared by every process that opens it with the
-        same rate and burst. ``SharedFileError`` for a file set up otherwise; ``OSError``
-        when it cannot be used."""
+        same rate, burst and adaptive setting. On an adaptive file a 429 reported by any
+        process (``on_throttled()``) halves the rate for all of them, and successes bring it
+        back. ``SharedFileError`` for a file set up otherwise; ``OSError`` when it cannot be
+        used."""
     @staticmethod
-    def redis(url: str, key: str, rate: _Rate, burst: int = 1) -> Regulator:
+    def redis(
+        url: str, key: str, rate: _Rate, burst: int = 1, *, adaptive: bool = False
+    ) -> Regulator:
         """A regulator on the Redis server at ``url`` (``redis://[:password@]host[:port][/db]``)
         under ``key``, shared by every process on every machine that uses it with the same
-        rate and burst, and timed by the server's clock. ``SharedFileError`` for a key set up
-        otherwise; ``ConnectionError`` when the server cannot be reached or used (then or
-        later: nothing is taken). Not adaptive."""
+        rate, burst and adaptive setting, and timed by the server's clock. On an adaptive key
+        the interval in force lives on the server: a 429 reported by any holder halves the
+        rate for all of them, and successes bring it back. ``SharedFileError`` for a key set
+        up otherwise; ``ConnectionError`` when the server cannot be reached or used (then or
+        later: nothing is taken)."""
     def acquire(self, timeout: float | None = None, *, cost: int = 1) -> bool:
         """Waits for a start slot of weight ``cost`` and takes it: ``True``; ``False`` at once
         (nothing reserved) when it would not come within ``timeout`` seconds;
@@ -744,9 +752,14 @@ class Regulator:
         """``try_acquire`` at ``now_ns`` (your clock, in nanoseconds): ``0`` when taken, else
         the wait needed in nanoseconds."""
     def on_throttled(self) -> None:
-        """A 429 was seen: an adaptive regulator halves its rate."""
+        """A 429 was seen: an adaptive regulator halves its rate (for every process of a
+        shared file or a Redis key)."""
     def on_success(self) -> None:
-        """A start succeeded: an adaptive regulator gives back 1/16 of its rate."""
+        """A start succeeded: an adaptive regulator gives back 1/16 of its rate (for every
+        process of a shared file or a Redis key)."""
+    @property
+    def adaptive(self) -> bool:
+        """Whether the rate adapts to 429s (a shared file's or a Redis key's own setting)."""
     def _reserve(self, max_wait_ns: int, cost: int, /) -> _Reservation | None:
         """Reserves a start now if it comes within ``max_wait_ns``: the reservation, or
         ``None``."""
@@ -793,6 +806,15 @@ class ConcurrencyLimit:
     limit:`` hold a place for the block. ``ValueError`` for a limit of 0."""
 
     def __new__(cls, limit: int) -> ConcurrencyLimit: ...
+    @staticmethod
+    def shared(path: _Path, limit: int) -> ConcurrencyLimit:
+        """A limit in the file at ``path`` (created 0600 if missing), shared by every
+        process of this machine that opens it with the same ``limit``. Each place is a lock
+        the kernel releases when its holder's process ends (``kill -9`` included): the place
+        comes back at once, and a waiter elsewhere takes it within 10 ms. ``in_flight``
+        counts every process's places, ``max_in_flight`` this object's. ``ValueError`` for
+        0; ``SharedFileError`` for a file set up otherwise; ``OSError`` for a file that cannot
+        be opened or is refused (a symbolic link, another user's, writable by others)."""
     @staticmethod
     def redis(url: str, key: str, limit: int, lease: float) -> ConcurrencyLimit:
         """A limit on the Redis server at ``url`` under ``key``, shared by every process on

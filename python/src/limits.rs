@@ -348,27 +348,33 @@ impl PyRegulator {
     }
 
     /// A regulator in the file at ``path`` (created if missing), shared by every thread and
-    /// process that opens the same file with the same ``rate`` and ``burst``: one allowance
-    /// for ``multiprocessing`` workers, PHP-FPM workers and C programs alike.
+    /// process that opens the same file with the same ``rate``, ``burst`` and ``adaptive``:
+    /// one allowance for ``multiprocessing`` workers, PHP-FPM workers and C programs alike.
     ///
-    /// ``recuo.SharedFileError`` (a ``ValueError``) when the file was set up with another rate
-    /// or burst, holds another kind of state or has the wrong size; ``OSError`` when it cannot
-    /// be opened, sized or mapped.
+    /// ``adaptive=True`` sets the file up adaptive: a 429 reported by any process
+    /// (``on_throttled()``) halves the rate for every process on the file, and each success
+    /// reported by any of them gives back 1/16 of ``rate``. The setting is recorded with the
+    /// rate and burst when the file is set up; every process that opens it must agree.
+    ///
+    /// ``recuo.SharedFileError`` (a ``ValueError``) when the file was set up with another
+    /// rate, burst or adaptive setting, holds another kind of state or has the wrong size;
+    /// ``OSError`` when it cannot be opened, sized or mapped.
     #[staticmethod]
-    #[pyo3(signature = (path, rate, burst = 1))]
+    #[pyo3(signature = (path, rate, burst = 1, *, adaptive = false))]
     fn shared(
         #[pyo3(from_py_with = path_arg)] path: PathBuf,
         rate: &Bound<'_, PyAny>,
         #[pyo3(from_py_with = burst_arg)] burst: u32,
+        #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
     ) -> PyResult<Self> {
         let rate = rate_arg(rate, "rate")?;
-        let inner = Regulator::shared(&path, rate, burst)
+        let inner = Regulator::shared_with(&path, rate, burst, adaptive)
             .map_err(|e| regulator_error(e, &Home::File(path.clone())))?;
         Ok(PyRegulator {
             inner,
             configured: rate,
             home: Home::File(path),
-            adaptive: false,
+            adaptive,
         })
     }
 
@@ -379,18 +385,25 @@ impl PyRegulator {
     /// need no clock of yours (``try_acquire_at`` stays for tests, with a fake clock every
     /// user of the key shares). Talking to the server releases the GIL.
     ///
-    /// ``recuo.SharedFileError`` (a ``ValueError``) when the key was set up with another rate
-    /// or burst; ``ConnectionError`` (an ``OSError``) when the server cannot be reached or
-    /// used — then, or later (the server lost), nothing is taken. Adaptive slow-down is not
-    /// kept on the server.
+    /// ``adaptive=True`` sets the key up adaptive: the interval in force lives on the server,
+    /// a 429 reported by any holder (``on_throttled()``, one round trip) halves the rate for
+    /// every holder on every machine, and successes give back 1/16 of ``rate`` each (a
+    /// holder tells the server of a success only while the rate it last heard of is cut).
+    /// The setting is recorded with the rate and burst when the key is set up; every process
+    /// that uses the key must agree.
+    ///
+    /// ``recuo.SharedFileError`` (a ``ValueError``) when the key was set up with another
+    /// rate, burst or adaptive setting; ``ConnectionError`` (an ``OSError``) when the server
+    /// cannot be reached or used — then, or later (the server lost), nothing is taken.
     #[staticmethod]
-    #[pyo3(signature = (url, key, rate, burst = 1))]
+    #[pyo3(signature = (url, key, rate, burst = 1, *, adaptive = false))]
     fn redis(
         py: Python<'_>,
         url: &Bound<'_, PyAny>,
         key: &Bound<'_, PyAny>,
         rate: &Bound<'_, PyAny>,
         #[pyo3(from_py_with = burst_arg)] burst: u32,
+        #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
     ) -> PyResult<Self> {
         let url = text_arg(url, "url")?;
         let key = text_arg(key, "key")?;
@@ -400,13 +413,13 @@ impl PyRegulator {
             key: key.clone(),
         };
         let inner = py
-            .detach(|| redis_regulator(&url, &key, rate, burst))
+            .detach(|| redis_regulator(&url, &key, rate, burst, adaptive))
             .map_err(|e| regulator_error(e, &home))?;
         Ok(PyRegulator {
             inner,
             configured: rate,
             home,
-            adaptive: false,
+            adaptive,
         })
     }
 
@@ -495,16 +508,25 @@ impl PyRegulator {
         }
     }
 
-    /// The server said "slow down" (a 429): an adaptive regulator halves its rate. Does
-    /// nothing otherwise. ``recuo.retry`` calls it for ``"rate_limited"`` verdicts.
-    fn on_throttled(&self) {
-        self.inner.on_throttled();
+    /// The server said "slow down" (a 429): an adaptive regulator halves its rate — for
+    /// every process of a shared file or a Redis key. Does nothing otherwise. ``recuo.retry``
+    /// calls it for ``"rate_limited"`` verdicts.
+    fn on_throttled(&self, py: Python<'_>) {
+        self.ask(py, Regulator::on_throttled);
     }
 
     /// A start succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
-    /// it. ``recuo.retry`` calls it for each success.
-    fn on_success(&self) {
-        self.inner.on_success();
+    /// it — for every process of a shared file or a Redis key. ``recuo.retry`` calls it for
+    /// each success.
+    fn on_success(&self, py: Python<'_>) {
+        self.ask(py, Regulator::on_success);
+    }
+
+    /// Whether the rate adapts to 429s: for a shared file or a Redis key, the setting it was
+    /// set up with.
+    #[getter]
+    fn adaptive(&self) -> bool {
+        self.inner.is_adaptive()
     }
 
     /// Reserves a start now if it comes within ``max_wait_ns``: the reservation (its
@@ -556,14 +578,16 @@ impl PyRegulator {
         let rate = format!("'{}'", self.configured);
         Ok(match &self.home {
             Home::File(path) => format!(
-                "Regulator.shared({}, {rate}, burst={})",
+                "Regulator.shared({}, {rate}, burst={}{})",
                 path_repr(py, path)?,
-                self.inner.burst()
+                self.inner.burst(),
+                if self.adaptive { ", adaptive=True" } else { "" }
             ),
             Home::Redis { url, key } => format!(
-                "Regulator.redis({}, {rate}, burst={})",
+                "Regulator.redis({}, {rate}, burst={}{})",
                 server_repr(py, url, key)?,
-                self.inner.burst()
+                self.inner.burst(),
+                if self.adaptive { ", adaptive=True" } else { "" }
             ),
             Home::Local => format!(
                 "Regulator({rate}, burst={}{})",
@@ -659,7 +683,7 @@ pub(crate) fn acquire_place(
         });
         if let Some(permit) = py
             .detach(|| limit.acquire_slice(Some(slice), until, &never))
-            .map_err(|e| redis_error(&e))?
+            .map_err(|e| limit_error(limit, &e))?
         {
             return Ok(Some(permit));
         }
@@ -670,8 +694,18 @@ pub(crate) fn acquire_place(
     }
 }
 
+/// A limit's error in use as Python's: a shared file's as [`shared_error`], a Redis
+/// server's as [`redis_error`].
+fn limit_error(limit: &ConcurrencyLimit, error: &SharedError) -> PyErr {
+    match limit.path() {
+        Some(path) => shared_error(error, path),
+        None => redis_error(error),
+    }
+}
+
 /// At most ``limit`` requests in flight at once: a semaphore, safe to share between threads;
-/// ``ConcurrencyLimit.redis(url, key, limit, lease)`` shares it between machines.
+/// ``ConcurrencyLimit.shared(path, limit)`` shares it between the processes of one machine,
+/// ``ConcurrencyLimit.redis(url, key, limit, lease)`` between machines.
 ///
 /// ``with limit:`` (and ``async with limit:``) holds a place for the block.
 /// ``acquire(timeout=None)`` and ``try_acquire()`` answer a ``Permit`` (a context manager)
@@ -702,6 +736,38 @@ impl PyConcurrencyLimit {
     fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
         let inner = ConcurrencyLimit::new(limit)
             .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
+        Ok(PyConcurrencyLimit {
+            inner,
+            held: Mutex::new(Vec::new()),
+            redis: None,
+        })
+    }
+
+    /// A limit in the file at ``path`` (created with mode 0600 if missing): at most ``limit``
+    /// requests in flight for every process of this machine that opens the same file with
+    /// the same ``limit`` (``multiprocessing`` workers, PHP-FPM workers and C programs alike).
+    ///
+    /// Each place is a lock the kernel holds for its process (Linux 3.15 or later): a holder
+    /// that dies — ``kill -9`` included — gives its place back at once, and a waiter in
+    /// another process takes it within 10 ms (waiters look again every 1 ms, then less
+    /// often, at least every 10 ms). ``in_flight`` counts the places held by every process;
+    /// ``max_in_flight`` only this object's. Open the limit in each worker: a process forked
+    /// while its parent holds places shares them until it exits or first uses the limit.
+    ///
+    /// ``ValueError`` for a limit of 0; ``recuo.SharedFileError`` (a ``ValueError``) when the
+    /// file holds a limit of another size, another kind of state or no recuo state at all;
+    /// ``OSError`` when it cannot be opened or is refused (a symbolic link, another user's,
+    /// writable by others).
+    #[staticmethod]
+    #[pyo3(signature = (path, limit))]
+    fn shared(
+        #[pyo3(from_py_with = path_arg)] path: PathBuf,
+        #[pyo3(from_py_with = limit_arg)] limit: u32,
+    ) -> PyResult<Self> {
+        let inner = ConcurrencyLimit::shared(&path, limit).map_err(|e| match e {
+            recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
+            recuo::LimitError::Shared(e) => shared_error(&e, &path),
+        })?;
         Ok(PyConcurrencyLimit {
             inner,
             held: Mutex::new(Vec::new()),
@@ -776,7 +842,9 @@ impl PyConcurrencyLimit {
         } else {
             self.inner.try_acquire()
         };
-        Ok(placed.map_err(|e| redis_error(&e))?.map(PyPermit::new))
+        Ok(placed
+            .map_err(|e| limit_error(&self.inner, &e))?
+            .map(PyPermit::new))
     }
 
     /// Holds the place of ``permit`` until the next ``__exit__``. Private: ``async with``
@@ -840,13 +908,14 @@ impl PyConcurrencyLimit {
         self.inner.is_remote()
     }
 
-    /// Places taken now.
+    /// Places taken now (of a shared file: by every process).
     #[getter]
     fn in_flight(&self) -> u32 {
         self.inner.in_flight()
     }
 
-    /// The most places that were ever taken at once.
+    /// The most places that were ever taken at once (of a shared file or a Redis server: by
+    /// this process).
     #[getter]
     fn max_in_flight(&self) -> u32 {
         self.inner.max_in_flight()
@@ -860,7 +929,13 @@ impl PyConcurrencyLimit {
                 server_repr(py, url, key)?,
                 lease.as_secs_f64()
             ),
-            None => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
+            None => match self.inner.path() {
+                Some(path) => format!(
+                    "<recuo.ConcurrencyLimit.shared({}, {limit}): {in_flight} in flight>",
+                    path_repr(py, path)?
+                ),
+                None => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
+            },
         })
     }
 }
@@ -1211,4 +1286,4 @@ impl PyGate {
 
 /// The regulator on Redis, through `recuo-redis` (without the `redis` feature: the error of a
 /// build without Redis support).
-use recuo_redis::regulator as redis_regulator;
+use recuo_redis::regulator_with as redis_regulator;

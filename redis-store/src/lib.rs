@@ -11,9 +11,9 @@
 //!
 //! Each check is one script run with `EVALSHA` (the script's SHA-1), falling back to `EVAL`
 //! when the server answers `NOSCRIPT` (a restarted or flushed server), which caches it again.
-//! Keys carry a `{hash tag}` — `{KEY}:tat`, `{KEY}:settings` — so one limit's keys would land
-//! in one cluster slot; **cluster mode itself is refused**: a server that answers `MOVED` or
-//! `ASK` gets a clear error naming it (give a standalone server's address).
+//! Keys carry a `{hash tag}` — `{KEY}:tat`, `{KEY}:settings`, `{KEY}:interval` — so one limit's
+//! keys would land in one cluster slot; **cluster mode itself is refused**: a server that answers
+//! `MOVED` or `ASK` gets a clear error naming it (give a standalone server's address).
 //!
 //! Without the `client` feature (on by default) the crate has no Redis client: [`regulator`],
 //! [`limit`], [`budget`] and [`ping`] answer that this build has no Redis support — the one
@@ -48,33 +48,53 @@ pub use client::{replay_replies, DEADLINE, MAX_REPLY, SHORTEST_CALL};
 #[cfg(feature = "client")]
 pub use limit::{Lease, RedisLimit};
 #[cfg(feature = "client")]
-pub use store::{RedisGcra, GCRA_LUA};
+pub use store::{RedisGcra, ADAPT_LUA, GCRA_LUA};
 
 /// A regulator on the Redis server at `url`, under `key`: shared by every process on every
 /// machine that uses the same server and key. Each check is one atomic script on the server,
-/// timed by the server's clock, so the machines' own clocks do not matter.
+/// timed by the server's clock, so the machines' own clocks do not matter. Not adaptive:
+/// [`regulator_with`] sets a key up adaptive.
 ///
 /// # Errors
 /// [`RegulatorError::ZeroBurst`]; [`RegulatorError::Shared`] when the server cannot be
-/// reached ([`SharedError::Io`]) or the key was set up with another rate or burst
-/// ([`SharedError::Mismatch`]).
+/// reached ([`SharedError::Io`]) or the key was set up with another rate, burst or adaptive
+/// setting ([`SharedError::Mismatch`]).
 pub fn regulator(
     url: &str,
     key: &str,
     rate: Rate,
     burst: u32,
 ) -> Result<Regulator, RegulatorError> {
+    regulator_with(url, key, rate, burst, false)
+}
+
+/// [`regulator`], adaptive or not. The setting is recorded on the server with the rate and
+/// burst when the key is set up, and every process that uses the key must agree (another
+/// setting is refused). On an adaptive key the interval in force lives on the server: a 429
+/// reported by any holder ([`Regulator::on_throttled`]) halves the rate for every holder on
+/// every machine, and successes give back 1/16 of the configured rate each, by the same rule
+/// as a regulator of one process, applied atomically by a script on the server.
+///
+/// # Errors
+/// As [`regulator`].
+pub fn regulator_with(
+    url: &str,
+    key: &str,
+    rate: Rate,
+    burst: u32,
+    adaptive: bool,
+) -> Result<Regulator, RegulatorError> {
     if burst == 0 {
         return Err(RegulatorError::ZeroBurst);
     }
     #[cfg(feature = "client")]
     {
-        let gcra = RedisGcra::open(url, key, rate.interval_ns(), burst)?;
-        Regulator::remote(Box::new(gcra), rate, burst)
+        let gcra = RedisGcra::open(url, key, rate.interval_ns(), burst, adaptive)?;
+        Regulator::remote(Box::new(gcra), rate, burst, adaptive)
     }
     #[cfg(not(feature = "client"))]
     {
-        let _ = (url, key, rate);
+        let _ = (url, key, rate, adaptive);
         Err(RegulatorError::Shared(unsupported()))
     }
 }

@@ -1,5 +1,6 @@
 //! The connection to one server running recuo's scripts, and the regulator's state on it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use recuo::{RemoteGcra, SharedError};
@@ -8,6 +9,8 @@ use crate::client::{io, Answer, Client, DEADLINE};
 
 /// The regulator's rule on the server.
 pub const GCRA_LUA: &str = include_str!("gcra.lua");
+/// The adaptive rule on the server.
+pub const ADAPT_LUA: &str = include_str!("adapt.lua");
 pub(crate) const SETTINGS_LUA: &str = include_str!("settings.lua");
 
 /// A Lua script and its SHA-1, run by `EVALSHA` with the `EVAL` fallback.
@@ -132,13 +135,21 @@ pub(crate) fn check_settings(
     Ok(())
 }
 
-/// The regulator's state on a Redis server (a [`RemoteGcra`]).
+/// The regulator's state on a Redis server (a [`RemoteGcra`]): the arrival time
+/// `{key}:tat`, the settings `{key}:settings` (the interval, burst and adaptive setting,
+/// recorded by the first opener) and, while an adaptive key is slowed down, the interval in
+/// force `{key}:interval` (ns).
 pub struct RedisGcra {
     store: Store,
     script: Script,
+    adapt: Script,
     key: String,
-    interval_us: u64,
+    settings: String,
+    interval_key: String,
+    interval_ns: u64,
     burst: u32,
+    /// The interval in force the server answered last, ns (0: none yet).
+    in_force_ns: AtomicU64,
 }
 
 impl std::fmt::Debug for RedisGcra {
@@ -155,9 +166,15 @@ impl RedisGcra {
     ///
     /// # Errors
     /// [`SharedError::Io`] when the server cannot be used, [`SharedError::Mismatch`] when the
-    /// key was set up with another interval or burst.
-    pub fn open(url: &str, key: &str, interval_ns: u64, burst: u32) -> Result<Self, SharedError> {
-        Self::open_with_deadline(url, key, interval_ns, burst, DEADLINE)
+    /// key was set up with another interval, burst or adaptive setting.
+    pub fn open(
+        url: &str,
+        key: &str,
+        interval_ns: u64,
+        burst: u32,
+        adaptive: bool,
+    ) -> Result<Self, SharedError> {
+        Self::open_with_deadline(url, key, interval_ns, burst, adaptive, DEADLINE)
     }
 
     /// [`open`](Self::open), each call ending within `deadline`.
@@ -169,73 +186,107 @@ impl RedisGcra {
         key: &str,
         interval_ns: u64,
         burst: u32,
+        adaptive: bool,
         deadline: Duration,
     ) -> Result<Self, SharedError> {
         let store = Store::open(url, deadline)?;
         let interval_us = (interval_ns / 1000).max(1);
+        let words = |adaptive: bool| {
+            if adaptive {
+                "adaptive (a 429 slows every holder)"
+            } else {
+                "not adaptive"
+            }
+        };
         check_settings(
             &store,
             key,
             &[
                 ("interval_us", interval_us.to_string()),
                 ("burst", burst.to_string()),
+                ("adaptive", u8::from(adaptive).to_string()),
             ],
             |found| {
-                format!(
-                    "the Redis key {key:?} regulates one start every {} µs with a burst of {}; \
-                     this process asked for one every {interval_us} µs with a burst of {burst}",
+                let (i, b) = (
                     found.first().copied().unwrap_or(0),
-                    found.get(1).copied().unwrap_or(0)
-                )
+                    found.get(1).copied().unwrap_or(0),
+                );
+                if (found.get(2) == Some(&1)) == adaptive {
+                    format!(
+                        "the Redis key {key:?} regulates one start every {i} µs with a burst of \
+                         {b}; this process asked for one every {interval_us} µs with a burst of \
+                         {burst}"
+                    )
+                } else {
+                    format!(
+                        "the Redis key {key:?} regulates one start every {i} µs with a burst of \
+                         {b}, {}; this process asked for one every {interval_us} µs with a burst \
+                         of {burst}, {} (the settings are made when the key is set up, and every \
+                         process that uses it must agree)",
+                        words(!adaptive),
+                        words(adaptive),
+                    )
+                }
             },
         )?;
         Ok(RedisGcra {
             store,
             script: Script::new(GCRA_LUA),
+            adapt: Script::new(ADAPT_LUA),
             key: tagged(key, "tat"),
-            interval_us,
+            settings: tagged(key, "settings"),
+            interval_key: tagged(key, "interval"),
+            // The server counts whole microseconds: the configured interval too.
+            interval_ns: interval_us * 1000,
             burst,
+            in_force_ns: AtomicU64::new(0),
         })
     }
-}
 
-impl RedisGcra {
-    /// One run of the script, in microseconds, with the interval given (the vectors' test
-    /// passes the interval an adaptive regulator has in force): `(reserved, wait_us)`.
+    /// One run of the script, in microseconds: `(reserved, wait_us, interval_ns)`, the last
+    /// being the interval in force the server used (the vectors' test reads it).
     ///
     /// # Errors
     /// The server could not be used.
     #[doc(hidden)]
     pub fn reserve_us(
         &self,
-        interval_us: u64,
         now_us: Option<u64>,
         cost: u32,
         max_wait_us: u64,
-    ) -> Result<(bool, u64), SharedError> {
-        self.reserve_us_until(interval_us, now_us, cost, max_wait_us, None)
+    ) -> Result<(bool, u64, u64), SharedError> {
+        self.reserve_us_until(now_us, cost, max_wait_us, None)
     }
 
     fn reserve_us_until(
         &self,
-        interval_us: u64,
         now_us: Option<u64>,
         cost: u32,
         max_wait_us: u64,
         until: Option<Instant>,
-    ) -> Result<(bool, u64), SharedError> {
+    ) -> Result<(bool, u64, u64), SharedError> {
         let args = [
-            interval_us.to_string(),
+            self.interval_ns.to_string(),
             self.burst.to_string(),
             cost.to_string(),
             max_wait_us.min(1 << 52).to_string(),
             now_us.map_or_else(String::new, |n| n.to_string()),
         ];
-        let r = self
-            .store
-            .ints_until(&self.script, &[&self.key], &args, until)?;
+        let r =
+            self.store
+                .ints_until(&self.script, &[&self.key, &self.interval_key], &args, until)?;
         let wait_us = u64::try_from(r.get(1).copied().unwrap_or(0)).unwrap_or(0);
-        Ok((r.first() == Some(&1), wait_us))
+        let in_force = self.heard(r.get(2).copied());
+        Ok((r.first() == Some(&1), wait_us, in_force))
+    }
+
+    /// Keeps the interval in force the server answered (clamped to the settings).
+    fn heard(&self, answer: Option<i64>) -> u64 {
+        let ns = u64::try_from(answer.unwrap_or(0))
+            .unwrap_or(0)
+            .clamp(self.interval_ns, self.interval_ns.saturating_mul(64));
+        self.in_force_ns.store(ns, Ordering::Release);
+        ns
     }
 }
 
@@ -247,14 +298,24 @@ impl RemoteGcra for RedisGcra {
         max_wait_ns: u64,
         until: Option<Instant>,
     ) -> Result<Result<u64, u64>, SharedError> {
-        let (reserved, wait_us) = self.reserve_us_until(
-            self.interval_us,
-            now_ns.map(|n| n / 1000),
-            cost,
-            max_wait_ns / 1000,
-            until,
-        )?;
+        let (reserved, wait_us, _) =
+            self.reserve_us_until(now_ns.map(|n| n / 1000), cost, max_wait_ns / 1000, until)?;
         let wait_ns = wait_us.saturating_mul(1000);
         Ok(if reserved { Ok(wait_ns) } else { Err(wait_ns) })
+    }
+
+    fn adapt(&self, throttled: bool) -> Result<u64, SharedError> {
+        let args = [
+            u8::from(throttled).to_string(),
+            self.interval_ns.to_string(),
+        ];
+        let r = self
+            .store
+            .ints(&self.adapt, &[&self.settings, &self.interval_key], &args)?;
+        Ok(self.heard(r.first().copied()))
+    }
+
+    fn interval_in_force_ns(&self) -> u64 {
+        self.in_force_ns.load(Ordering::Acquire)
     }
 }

@@ -132,10 +132,11 @@ fn a_server_lost_mid_run_fails_each_call_within_its_deadline() {
         "recuo-lost",
         10_000_000,
         2,
+        false,
         deadline,
     )
     .unwrap();
-    let r = recuo::Regulator::remote(Box::new(gcra), "100/s".parse().unwrap(), 2).unwrap();
+    let r = recuo::Regulator::remote(Box::new(gcra), "100/s".parse().unwrap(), 2, false).unwrap();
     r.reserve_now(1, 0).unwrap();
     server.freeze(true);
     for _ in 0..3 {
@@ -175,10 +176,11 @@ fn with_the_server_frozen_every_call_ends_by_its_deadline_however_many_threads_s
         "recuo-frozen",
         10_000_000,
         2,
+        false,
         deadline,
     )
     .unwrap();
-    let r = recuo::Regulator::remote(Box::new(gcra), "100/s".parse().unwrap(), 2).unwrap();
+    let r = recuo::Regulator::remote(Box::new(gcra), "100/s".parse().unwrap(), 2, false).unwrap();
     let limit = recuo_redis::RedisLimit::open_with_deadline(
         &server.url,
         "recuo-frozen-limit",

@@ -731,6 +731,69 @@ static void processes_share_one_allowance(void) {
     rmdir(dir);
 }
 
+/* An adaptive regulator file held by two processes: a 429 reported by a forked child halves
+ * the rate the parent reserves at (every wait exact: both reserve at the same fake instants),
+ * and the parent's successes give it back. */
+static void processes_share_an_adaptive_regulator(void) {
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
+    join_path(path, sizeof path, dir, "adaptive");
+    const uint64_t t = 1000 * S;
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        recuo_regulator *a = NULL;
+        int rc = 1;
+        if (recuo_regulator_new_shared_with(path, strlen(path), 10, 1, true, &a, NULL, 0) ==
+                RECUO_OK &&
+            recuo_regulator_try_acquire_at(a, t, 1, NULL) == RECUO_OK &&
+            recuo_regulator_on_throttled(a) == RECUO_OK) {
+            rc = 0;
+        }
+        recuo_regulator_free(a);
+        _exit(rc);
+    }
+    CHECK(pid > 0);
+    int status = -1;
+    if (pid > 0) {
+        waitpid(pid, &status, 0);
+    }
+    CHECK_CTX(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status %d", status);
+
+    recuo_regulator *b = NULL;
+    char detail[320];
+    CHECK_STATUS(recuo_regulator_new_shared_with(path, strlen(path), 10, 1, true, &b, detail,
+                                                 sizeof detail),
+                 RECUO_OK);
+    CHECK(fabs(recuo_regulator_rate_per_s(b) - 5) < 1e-9);
+    /* The child's start at t holds the slot until t + 100 ms; the parent's first start takes
+     * it, and its next one comes 200 ms later (the halved rate), not 100 ms. */
+    CHECK_STATUS(recuo_regulator_try_acquire_at(b, t + 100 * MS, 1, NULL), RECUO_OK);
+    uint64_t wait = 0;
+    CHECK_STATUS(recuo_regulator_try_acquire_at(b, t + 100 * MS, 1, &wait), RECUO_WOULD_WAIT);
+    CHECK_EQ_U64(wait, 200 * MS);
+    for (int i = 0; i < 8; i++) {
+        CHECK_STATUS(recuo_regulator_on_success(b), RECUO_OK);
+    }
+    CHECK(fabs(recuo_regulator_rate_per_s(b) - 10) < 1e-9);
+    /* Every process must agree on the setting; none switches it for the others. */
+    recuo_regulator *other = NULL;
+    CHECK_STATUS(recuo_regulator_new_shared(path, strlen(path), 10, 1, &other, detail,
+                                            sizeof detail),
+                 RECUO_ERR_SHARED_MISMATCH);
+    CHECK_CTX(strstr(detail, "adaptive (a 429 slows every holder); this process asked for "
+                             "10.000000/s with a burst of 1, not adaptive") != NULL,
+              "%s", detail);
+    CHECK(other == NULL);
+    CHECK_STATUS(recuo_regulator_set_adaptive(b, false), RECUO_ERR_SHARED_MISMATCH);
+    CHECK_STATUS(recuo_regulator_set_adaptive(b, true), RECUO_OK);
+    recuo_regulator_free(b);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* Threads sharing one in-process regulator on the same fake clock. */
 struct thread_starts {
     recuo_regulator *r;
@@ -1547,6 +1610,7 @@ int main(int argc, char **argv) {
     (void)argc;
     /* The forking test first, before anything of recuo's is allocated in this process. */
     processes_share_one_allowance();
+    processes_share_an_adaptive_regulator();
     rates();
     plan_guide_b();
     regulator_new_and_getters();

@@ -98,6 +98,23 @@ final class ApiTest extends TestCase
     }
 
     /** The defaults PHP reports are guide A's, taken from the core. */
+    /** A concurrency limit is made in this process, in a shared file, or on Redis. */
+    public function testConcurrencyLimitIsMadeHereInAFileOrOnRedis(): void
+    {
+        $class = new \ReflectionClass(\Recuo\ConcurrencyLimit::class);
+        $static = array_map(
+            static fn (\ReflectionMethod $m): string => $m->getName(),
+            $class->getMethods(\ReflectionMethod::IS_STATIC),
+        );
+        sort($static);
+        $this->assertSame(['redis', 'shared'], $static);
+        $params = array_map(
+            static fn (\ReflectionParameter $p): string => $p->getName() . ': ' . $p->getType(),
+            $class->getMethod('shared')->getParameters(),
+        );
+        $this->assertSame(['path: string', 'limit: int'], $params);
+    }
+
     public function testDefaultsAreGuideAs(): void
     {
         $defaults = [];

@@ -199,7 +199,7 @@ final class RedisRegulatorTest extends TestCase
         $this->assertSame('Recuo\Regulator::redis(): Argument #2 ($key) must be valid UTF-8', $e->getMessage());
         $parameters = (new \ReflectionMethod(Regulator::class, 'redis'))->getParameters();
         $this->assertSame(
-            ['url: string', 'key: string', 'rate: string|float', 'burst: int'],
+            ['url: string', 'key: string', 'rate: string|float', 'burst: int', 'adaptive: bool'],
             array_map(static fn (\ReflectionParameter $p): string => $p->getName() . ': ' . $p->getType(), $parameters),
         );
     }
