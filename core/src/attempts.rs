@@ -122,6 +122,9 @@ pub struct Report {
     pub delays_ms: Vec<u64>,
     /// For `queue_stopped`: the reason of the operation that stopped the queue.
     pub stopped_by: Option<GiveUpReason>,
+    /// For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds
+    /// since the Unix epoch (`None` when unbounded, or for another reason).
+    pub retry_at_unix_ms: Option<i64>,
 }
 
 /// The retry state of one operation under a [`Policy`] (it keeps its own copy).
@@ -368,6 +371,7 @@ impl Attempts {
                 .map_or(0, |s| self.last_ms.saturating_sub(s)),
             delays_ms: self.delays_ms.as_slice().to_vec(),
             stopped_by: None,
+            retry_at_unix_ms: None,
         }
     }
 }

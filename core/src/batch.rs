@@ -11,7 +11,7 @@ use crate::clock::{CancelToken, Clock, SystemClock};
 use crate::drive::{AttemptContext, RetryError};
 use crate::gate::Gate;
 use crate::journal::RequestLine;
-use crate::queue::{BatchQueue, Next};
+use crate::queue::{BatchEnd, BatchQueue, Next};
 use crate::record::RecordSink;
 use crate::run::Retry;
 use crate::stats::{Stats, StatsRecorder};
@@ -212,13 +212,7 @@ impl<'a> Batch<'a> {
             .map(|r| {
                 r.into_inner()
                     .unwrap_or_else(|e| e.into_inner())
-                    .unwrap_or((
-                        BatchResult::NotStarted {
-                            reason: GiveUpReason::Cancelled,
-                            stopped_by: None,
-                        },
-                        None,
-                    ))
+                    .unwrap_or_else(|| (not_started(BatchEnd::UNREACHED), None))
             })
             .unzip();
         BatchReport {
@@ -258,19 +252,26 @@ impl<'a> Batch<'a> {
             .call(|ctx| op(ctx));
         match result {
             Ok(value) => (BatchResult::Succeeded(value), done_report),
-            // Never started — unless its gate could not be used: that is an error to report
-            // (`RetryError::gate_error`), not a deadline.
-            Err(e) if e.report.attempts == 0 && e.gate_error.is_none() => (
-                BatchResult::NotStarted {
-                    reason: e.reason,
-                    stopped_by: e.report.stopped_by,
-                },
-                None,
-            ),
-            Err(e) => {
-                let report = e.report.clone();
-                (BatchResult::GaveUp(e), Some(report))
-            }
+            Err(e) => match BatchEnd::of(&e.report, e.gate_error.is_some()) {
+                end @ BatchEnd::NotStarted { .. } => (not_started(end), None),
+                _ => {
+                    let report = e.report.clone();
+                    (BatchResult::GaveUp(e), Some(report))
+                }
+            },
         }
+    }
+}
+
+/// The result of an operation the batch did not start (`end` is [`BatchEnd::NotStarted`]).
+fn not_started<T, E>(end: BatchEnd) -> BatchResult<T, E> {
+    match end {
+        BatchEnd::NotStarted { reason, stopped_by } => {
+            BatchResult::NotStarted { reason, stopped_by }
+        }
+        other => BatchResult::NotStarted {
+            reason: other.reason().unwrap_or(GiveUpReason::Cancelled),
+            stopped_by: None,
+        },
     }
 }

@@ -94,6 +94,18 @@ pub fn monotonic_ns() -> u64 {
         .saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
 }
 
+/// Milliseconds on [`monotonic_ns`]'s clock, rounded down: the one reading every host's
+/// operation machine is told its instants in (a host reads no clock of its own).
+pub fn monotonic_ms() -> u64 {
+    monotonic_ns() / 1_000_000
+}
+
+/// A wait of `ns` nanoseconds in whole milliseconds, rounded up: a wait never ends before
+/// what it was asked to wait.
+pub const fn wait_ms_from_ns(ns: u64) -> u64 {
+    ns.div_ceil(1_000_000)
+}
+
 /// Milliseconds on the same monotonic clock as [`monotonic_ns`], as cheaply as the system
 /// allows: Linux's coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`, the last tick's time: a
 /// few ns to read where a precise read takes ~30 ns under a VM), rounded down. Never ahead of

@@ -355,6 +355,9 @@ pub fn drive<D: Driver>(
                         .on_retry(attempt, error, delay)
                         .map_err(Stopped::Aborted)?;
                     if delay_ms > 0 && driver.sleep(delay).map_err(Stopped::Aborted)? {
+                        // Woken early: by the queue's stop if it stopped (never called a
+                        // cancellation then), else by the caller's.
+                        check_stop(driver, &mut op);
                         op.cancel();
                     }
                 }

@@ -146,3 +146,30 @@ impl Gate {
         Ok(Some(Pass { _permit: permit }))
     }
 }
+
+/// How often a host that cannot block looks at a full concurrency limit again, ms: the
+/// cadence of the core's own blocking wait.
+pub const GATE_POLL_MS: u64 = 5;
+
+/// One look at the gate by [`Operation::poll_gate`](crate::Operation::poll_gate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub enum GatePoll {
+    /// Not yet: sleep `delay_ms` (waking early on cancellation), then look again.
+    Wait {
+        /// How long, ms.
+        delay_ms: u64,
+    },
+    /// Through (the attempt's [`Step::Call`](crate::Step::Call)) or refused (the give-up).
+    Next(crate::Step),
+}
+
+impl Gate {
+    /// Whether passing this gate, or counting in its budget, asks a remote store (Redis): a
+    /// host with an event loop then looks at it off the loop.
+    pub fn is_remote(&self) -> bool {
+        self.regulator.as_ref().is_some_and(Regulator::is_remote)
+            || self.limit.as_ref().is_some_and(ConcurrencyLimit::is_remote)
+            || self.budget.as_ref().is_some_and(RetryBudget::is_remote)
+    }
+}

@@ -166,8 +166,8 @@ impl ComRetry {
         let clock = SystemClock::default();
         // Like every runner, guide A's loop shares the attempts of an enclosing loop on this
         // thread (SPEC §6).
-        let (_scope, pool, nested) = PoolScope::enter(self.tentativas);
-        let op = self.operation(None).pool(pool, nested);
+        let (_scope, pool) = PoolScope::enter(self.tentativas);
+        let op = self.operation(None).loop_pool(pool);
         let mut driver = GuideDriver {
             now_ms: || clock.now_ms(),
             tarefa,

@@ -32,6 +32,13 @@ impl Level {
             Level::Warning => "warning",
         }
     }
+
+    /// The level named `name` (as [`name`](Self::name) spells it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Level::Debug, Level::Info, Level::Warning]
+            .into_iter()
+            .find(|l| l.name() == name)
+    }
 }
 
 /// What an attempt received, as its record keeps it: the outcome, the request id and the
@@ -95,6 +102,9 @@ struct Current {
     end_ms: u64,
     request: Option<RequestLine>,
     seen: Option<Seen>,
+    /// What the attempt's error itself carried: shown only when neither the attempt nor the
+    /// verdict said what it received.
+    error_seen: Option<Seen>,
 }
 
 /// The records of one operation, made as the loop decides and kept until polled.
@@ -134,6 +144,7 @@ impl Journal {
             end_ms: now_ms,
             request: None,
             seen: None,
+            error_seen: None,
         });
     }
 
@@ -152,6 +163,14 @@ impl Journal {
             if seen.is_some() {
                 c.seen = seen;
             }
+        }
+    }
+
+    /// What the attempt's error carried (a response attached to an exception): the record's
+    /// last resort.
+    pub(crate) fn error_carried(&mut self, seen: Option<Seen>) {
+        if let Some(c) = &mut self.current {
+            c.error_seen = seen;
         }
     }
 
@@ -183,7 +202,8 @@ impl Journal {
             return;
         }
         let request = c.request.as_ref().unwrap_or(&self.request);
-        let seen = c.seen.unwrap_or_else(|| {
+        // The attempt's own word, then the verdict's, then the error's.
+        let seen = c.seen.or(c.error_seen).unwrap_or_else(|| {
             // A failure nothing said more about is an error with no HTTP meaning.
             Seen::outcome(if failed {
                 Outcome::Transport(crate::Transport::Other)

@@ -68,12 +68,13 @@ pub use classify::{
     Verdict,
 };
 pub use clock::{
-    coarse_monotonic_ms, monotonic_ns, unix_now_ms, CancelToken, Clock, ManualClock, SystemClock,
+    coarse_monotonic_ms, monotonic_ms, monotonic_ns, unix_now_ms, wait_ms_from_ns, CancelToken,
+    Clock, ManualClock, SystemClock,
 };
 pub use curl::curl_transport;
 pub use drive::{drive, AttemptContext, Driver, Notes, RetryError, Stopped};
 pub use error::ConfigError;
-pub use gate::{Gate, Pass};
+pub use gate::{Gate, GatePoll, Pass, GATE_POLL_MS};
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
 pub use headers::header;
 pub use http_date::parse_http_date;
@@ -84,8 +85,8 @@ pub use operation::{Operation, Step};
 pub use origin::{who_answered, Confidence, Origin, WhoAnswered};
 pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
-pub use pool::AttemptPool;
-pub use queue::{BatchQueue, Next};
+pub use pool::{AttemptPool, LoopPool};
+pub use queue::{BatchEnd, BatchQueue, Next};
 pub use rate::{Rate, RateError};
 pub use record::{
     attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,

@@ -41,12 +41,14 @@
 use crate::attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};
 use crate::budget::RetryBudget;
 use crate::classify::{Cause, Outcome, Request, Verdict};
-use crate::gate::Gate;
+use crate::gate::{Gate, GatePoll, GATE_POLL_MS};
 use crate::http::{Ending, Last, RequestPlan, Style};
 use crate::idempotency::IdempotencyKey;
 use crate::journal::{Journal, Level, RequestLine, Seen};
-use crate::pool::AttemptPool;
+use crate::limit::Permit;
+use crate::pool::{AttemptPool, LoopPool};
 use crate::record::{attempt_reason, AttemptDecision, Record};
+use crate::regulator::{RegulatorError, Reservation};
 use crate::rng::LazyJitterRng;
 use crate::stats::StatsRecorder;
 use crate::Policy;
@@ -145,6 +147,18 @@ pub struct Operation {
     last: Option<(Option<GiveUpReason>, Option<u64>)>,
     /// The delay of the last [`Step::Sleep`].
     delay_ms: u64,
+    /// The gate's passage being made by [`poll_gate`](Operation::poll_gate), then held for
+    /// the attempt.
+    entry: Entry,
+}
+
+/// What [`Operation::poll_gate`] has of the gate so far: a place in flight (held until the
+/// attempt ends), and the start slot reserved, due at `due_ms` on the host's clock.
+#[derive(Debug, Default)]
+struct Entry {
+    permit: Option<Permit>,
+    due_ms: Option<u64>,
+    reservation: Option<Reservation>,
 }
 
 impl Operation {
@@ -171,7 +185,22 @@ impl Operation {
             journal_request: None,
             last: None,
             delay_ms: 0,
+            entry: Entry::default(),
         }
+    }
+
+    /// Whether an operation with `gate`, stats (`stats`) and records of `records` and above
+    /// needs its machine when its first attempt succeeds: when it does not, a host may make
+    /// that attempt before the machine exists, and start the machine only on a failure
+    /// ([`start_after_first`](Self::start_after_first)). A host decides this once per policy
+    /// and gate. A gate with anything in it needs the machine (the regulator's slot, the
+    /// limit's place, the budget's count, an adaptive rate restored), as do stats and the
+    /// debug-level record a success makes.
+    pub fn success_needs_machine(gate: Option<&Gate>, stats: bool, records: Option<Level>) -> bool {
+        let gated = gate.is_some_and(|g| {
+            g.regulator().is_some() || g.limit().is_some() || g.budget().is_some()
+        });
+        gated || stats || records.is_some_and(|level| level <= Level::Debug)
     }
 
     /// Seeds the jitter for exact tests (never the idempotency key).
@@ -218,6 +247,12 @@ impl Operation {
     pub fn pool(mut self, pool: AttemptPool, nested: bool) -> Self {
         self.attempts = self.attempts.with_pool(pool, nested);
         self
+    }
+
+    /// Draws attempts as `pool` says (see [`LoopPool`]).
+    #[inline]
+    pub fn loop_pool(self, pool: LoopPool) -> Self {
+        self.pool(pool.pool, pool.nested)
     }
 
     /// The request this operation sends: its method decides classification by
@@ -337,6 +372,7 @@ impl Operation {
                 report.stopped_by = Some(by);
             }
         }
+        report.retry_at_unix_ms = self.retry_at_ms().map(|at| self.unix_at(at));
         report
     }
 
@@ -385,6 +421,129 @@ impl Operation {
         self.begin(now_ms)
     }
 
+    /// Starts the operation whose first attempt was already made — begun at `now_ms` on the
+    /// host's monotonic clock, `unix_ms` on the wall clock — before the machine existed (see
+    /// [`success_needs_machine`](Self::success_needs_machine)): answers that attempt's
+    /// [`Step::Call`], counted and recorded as begun then; tell its outcome next. Its pool
+    /// counts it as drawn ([`LoopPool::after_first`]). The attempt passed no gate: a gate
+    /// with a regulator or a limit is not entered for it.
+    pub fn start_after_first(&mut self, now_ms: u64, unix_ms: i64) -> Step {
+        if self.phase != Phase::New {
+            return self.finish_or_repeat(now_ms);
+        }
+        self.start_ms = now_ms;
+        self.start_unix_ms = unix_ms;
+        match self.attempts.begin(now_ms) {
+            Ok(n) => {
+                self.attempt = n;
+                self.call(now_ms)
+            }
+            Err(decision) => self.finish(decision, false),
+        }
+    }
+
+    /// For a host that cannot block: one look at the gate for the attempt of [`Step::Enter`]
+    /// at `now_ms` — a place in flight first, then a start slot from the regulator, within the
+    /// deadline. Answers [`GatePoll::Wait`] (sleep that long, then look again: never more than
+    /// [`GATE_POLL_MS`] while the limit is full, the slot's time once reserved) or the step
+    /// after the gate: the attempt's [`Step::Call`], or the give-up — `wait_exceeds_deadline`
+    /// when the place or the slot would come after the deadline, `cancelled` (or
+    /// `queue_stopped`) after [`cancel`](Self::cancel). The place is held by the operation
+    /// until the attempt ends; a slot reserved and not used is given back.
+    ///
+    /// The regulator reads its own clock (the machine's monotonic clock, or a Redis
+    /// server's).
+    ///
+    /// # Errors
+    /// A remote limit's or regulator's store could not be used: nothing is held, and the
+    /// operation is still at [`Step::Enter`].
+    pub fn poll_gate(&mut self, now_ms: u64) -> Result<GatePoll, RegulatorError> {
+        self.poll_gate_on(now_ms, None)
+    }
+
+    /// [`poll_gate`](Self::poll_gate) with the regulator asked at `regulator_now_ns` on a
+    /// clock every user of it shares (tests, simulations).
+    ///
+    /// # Errors
+    /// As [`poll_gate`](Self::poll_gate).
+    pub fn poll_gate_at(
+        &mut self,
+        now_ms: u64,
+        regulator_now_ns: u64,
+    ) -> Result<GatePoll, RegulatorError> {
+        self.poll_gate_on(now_ms, Some(regulator_now_ns))
+    }
+
+    fn poll_gate_on(
+        &mut self,
+        now_ms: u64,
+        regulator_now_ns: Option<u64>,
+    ) -> Result<GatePoll, RegulatorError> {
+        if self.phase != Phase::Entering {
+            return Ok(GatePoll::Next(self.finish_or_repeat(now_ms)));
+        }
+        if self.stop.is_some() {
+            return Ok(GatePoll::Next(self.entered(now_ms, false)));
+        }
+        let Some(gate) = self.gate.clone() else {
+            return Ok(GatePoll::Next(self.entered(now_ms, true)));
+        };
+        let until = self.attempts.deadline_at_ms();
+        let out_of_time = until.is_some_and(|u| now_ms >= u);
+        if let (Some(limit), None) = (gate.limit(), &self.entry.permit) {
+            match limit.try_acquire().map_err(RegulatorError::Shared)? {
+                Some(permit) => self.entry.permit = Some(permit),
+                None if out_of_time => return Ok(GatePoll::Next(self.entered(now_ms, false))),
+                None => {
+                    let left = until.map_or(u64::MAX, |u| u - now_ms);
+                    return Ok(GatePoll::Wait {
+                        delay_ms: GATE_POLL_MS.min(left),
+                    });
+                }
+            }
+        }
+        if let (Some(regulator), None) = (gate.regulator(), self.entry.due_ms) {
+            let max_wait_ns = until.map_or(u64::MAX, |u| (u - now_ms).saturating_mul(1_000_000));
+            let reserved = match regulator_now_ns {
+                Some(ns) => regulator.reserve_start_at(ns, 1, max_wait_ns),
+                None => regulator.reserve_start(1, max_wait_ns),
+            };
+            match reserved {
+                Ok(r) => {
+                    let wait_ms = crate::clock::wait_ms_from_ns(r.wait_ns());
+                    self.entry.due_ms = Some(now_ms.saturating_add(wait_ms));
+                    self.entry.reservation = (wait_ms > 0).then_some(r);
+                }
+                Err(Ok(_)) => return Ok(GatePoll::Next(self.entered(now_ms, false))),
+                Err(Err(e)) => {
+                    self.entry.permit = None;
+                    return Err(e);
+                }
+            }
+        }
+        if let Some(due) = self.entry.due_ms {
+            if now_ms < due {
+                return Ok(GatePoll::Wait {
+                    delay_ms: due - now_ms,
+                });
+            }
+        }
+        self.entry.reservation = None; // used: the start goes now
+        self.entry.due_ms = None;
+        Ok(GatePoll::Next(self.entered(now_ms, true)))
+    }
+
+    /// Gives back what [`poll_gate`](Self::poll_gate) took and the attempt did not use.
+    fn leave_gate(&mut self) {
+        if let Some(r) = self.entry.reservation.take() {
+            if let Some(regulator) = self.gate.as_ref().and_then(Gate::regulator) {
+                let _ = regulator.give_back(r);
+            }
+        }
+        self.entry.due_ms = None;
+        self.entry.permit = None;
+    }
+
     /// The gate's answer for the attempt of [`Step::Enter`], at `now_ms`: `passed` is false
     /// when the wait was cancelled or reached the deadline.
     pub fn entered(&mut self, now_ms: u64, passed: bool) -> Step {
@@ -400,6 +559,7 @@ impl Operation {
                 GiveUpReason::Cancelled
             };
             let decision = self.attempts.refuse_start(now_ms, reason);
+            self.leave_gate();
             return self.finish(decision, false);
         }
         self.call(now_ms) // which starts no attempt past the deadline
@@ -419,6 +579,23 @@ impl Operation {
     /// left and the last failure is not judged — gives up `attempts_exhausted`.
     pub fn failed(&mut self, now_ms: u64) -> Step {
         self.failed_seen(now_ms, None)
+    }
+
+    /// As [`failed_seen`](Self::failed_seen), the attempt's error having carried `error_seen`
+    /// (a response attached to an exception): its record shows what the attempt said it
+    /// received (`seen`), else what the verdict's classifier saw, else `error_seen`.
+    pub fn failed_noted(
+        &mut self,
+        now_ms: u64,
+        seen: Option<Seen>,
+        error_seen: Option<Seen>,
+    ) -> Step {
+        if self.phase == Phase::Calling {
+            if let Some(j) = &mut self.journal {
+                j.error_carried(error_seen);
+            }
+        }
+        self.failed_seen(now_ms, seen)
     }
 
     /// As [`succeeded`](Self::succeeded), having received `seen` (for its record).
@@ -453,6 +630,7 @@ impl Operation {
         self.end_attempt(now_ms, seen);
         if self.attempts.is_spent() && !self.classify_last {
             let decision = self.attempts.exhaust(now_ms);
+            let decision = self.as_stopped(decision);
             if let Some(j) = &mut self.journal {
                 j.attempt(
                     Level::Info,
@@ -499,6 +677,7 @@ impl Operation {
             &mut self.rng,
             budget.map(|b| b as &dyn RetryAllowance),
         );
+        let decision = self.as_stopped(decision);
         let reason = attempt_reason(&decision, &verdict);
         match decision {
             Decision::Retry { delay_ms, .. } => {
@@ -574,6 +753,24 @@ impl Operation {
         self.start_unix_ms.saturating_add(since)
     }
 
+    /// A loop stopped because its queue stopped says so in every record — an attempt's too
+    /// — never `cancelled`: nobody cancelled it.
+    fn as_stopped(&self, decision: Decision) -> Decision {
+        match (decision, self.stop) {
+            (
+                Decision::GiveUp {
+                    reason: GiveUpReason::Cancelled,
+                    retry_at_ms,
+                },
+                Some(Stop::QueueStopped(_)),
+            ) => Decision::GiveUp {
+                reason: GiveUpReason::QueueStopped,
+                retry_at_ms,
+            },
+            (d, _) => d,
+        }
+    }
+
     fn past_deadline(&self, now_ms: u64) -> bool {
         self.attempts.deadline_at_ms().is_some_and(|d| now_ms > d)
     }
@@ -636,6 +833,7 @@ impl Operation {
     }
 
     fn end_attempt(&mut self, now_ms: u64, seen: Option<Seen>) {
+        self.entry.permit = None; // the attempt's place in flight, before any wait
         if let Some(stats) = &self.stats {
             stats.end();
         }
@@ -647,6 +845,7 @@ impl Operation {
     /// Ends the operation with `decision` (done or given up).
     fn finish(&mut self, decision: Decision, success: bool) -> Step {
         self.phase = Phase::Finished;
+        self.leave_gate();
         let mut report = self.report();
         let (reason, retry_at_ms) = match decision {
             Decision::GiveUp {
@@ -657,13 +856,17 @@ impl Operation {
         };
         // A loop stopped from outside says who stopped it.
         let reason = match (reason, self.stop) {
-            (Some(GiveUpReason::Cancelled), Some(Stop::QueueStopped(by))) => {
+            (
+                Some(GiveUpReason::Cancelled | GiveUpReason::QueueStopped),
+                Some(Stop::QueueStopped(by)),
+            ) => {
                 report.reason = Some(GiveUpReason::QueueStopped);
                 report.stopped_by = Some(by);
                 Some(GiveUpReason::QueueStopped)
             }
             (r, _) => r,
         };
+        report.retry_at_unix_ms = retry_at_ms.map(|at| self.unix_at(at));
         if let Some(stats) = &self.stats {
             if report.attempts == 0 {
                 stats.not_started();

@@ -3,7 +3,10 @@
 //! [`crate::Batch`], C's, Python's and PHP's batch runners and `recuo trial` all drive it,
 //! so no operation starts or waits past the batch's deadline on any surface.
 
-use crate::attempts::GiveUpReason;
+use std::collections::VecDeque;
+
+use crate::attempts::{GiveUpReason, Report};
+use crate::journal::{Level, RequestLine};
 use crate::record::{FinalRecord, Record};
 use crate::stats::StatsRecorder;
 use crate::Policy;
@@ -45,6 +48,71 @@ pub struct BatchQueue {
     stop_on_unreachable_wait: bool,
     stopped: Option<GiveUpReason>,
     stats: Option<StatsRecorder>,
+    records: Option<QueueRecords>,
+}
+
+/// The records the queue makes itself: those of the operations it does not start.
+#[derive(Debug, Clone)]
+struct QueueRecords {
+    requests: Vec<RequestLine>,
+    start_unix_ms: i64,
+    made: VecDeque<(Level, Record)>,
+}
+
+/// How one operation of a batch ended, as the batch reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchEnd {
+    /// It succeeded.
+    Succeeded,
+    /// It gave up after at least one attempt (or its gate could not be used).
+    GaveUp {
+        /// Why.
+        reason: GiveUpReason,
+        /// For `queue_stopped`: the reason that stopped the queue.
+        stopped_by: Option<GiveUpReason>,
+    },
+    /// It was never started.
+    NotStarted {
+        /// Why: the batch's deadline (`wait_exceeds_deadline`), the queue stopped
+        /// (`queue_stopped`), the caller's stop (`cancelled`).
+        reason: GiveUpReason,
+        /// For `queue_stopped`: the reason that stopped the queue.
+        stopped_by: Option<GiveUpReason>,
+    },
+}
+
+impl BatchEnd {
+    /// The end of an operation whose loop reported `report`: a give-up with no attempt made
+    /// is an operation never started — unless its gate could not be used (`gate_failed`),
+    /// an error the batch reports as such.
+    pub fn of(report: &Report, gate_failed: bool) -> Self {
+        match report.reason {
+            None => BatchEnd::Succeeded,
+            Some(reason) if report.attempts == 0 && !gate_failed => BatchEnd::NotStarted {
+                reason,
+                stopped_by: report.stopped_by,
+            },
+            Some(reason) => BatchEnd::GaveUp {
+                reason,
+                stopped_by: report.stopped_by,
+            },
+        }
+    }
+
+    /// The end of an operation the batch never reached because the batch itself was stopped
+    /// by its caller (an exception, Ctrl-C): not started, `cancelled`.
+    pub const UNREACHED: BatchEnd = BatchEnd::NotStarted {
+        reason: GiveUpReason::Cancelled,
+        stopped_by: None,
+    };
+
+    /// The reason, for an end that is not a success.
+    pub const fn reason(self) -> Option<GiveUpReason> {
+        match self {
+            BatchEnd::Succeeded => None,
+            BatchEnd::GaveUp { reason: r, .. } | BatchEnd::NotStarted { reason: r, .. } => Some(r),
+        }
+    }
 }
 
 impl BatchQueue {
@@ -60,7 +128,26 @@ impl BatchQueue {
             stop_on_unreachable_wait: false,
             stopped: None,
             stats: None,
+            records: None,
         }
+    }
+
+    /// Makes the records of the operations it does not start (a `warning` each, as every
+    /// give-up's result record is), naming each by its request in `requests` (by index; the
+    /// URL redacted), timed on the wall clock from `unix_ms`, the wall time at the queue's
+    /// start: [`poll_record`](Self::poll_record) hands them out.
+    pub fn records(mut self, requests: Vec<RequestLine>, unix_ms: i64) -> Self {
+        self.records = Some(QueueRecords {
+            requests,
+            start_unix_ms: unix_ms,
+            made: VecDeque::new(),
+        });
+        self
+    }
+
+    /// The next record the queue made, with its level, in order.
+    pub fn poll_record(&mut self) -> Option<(Level, Record)> {
+        self.records.as_mut()?.made.pop_front()
     }
 
     /// Stops the whole queue when one operation gives up `wait_exceeds_deadline`: when the
@@ -123,9 +210,26 @@ impl BatchQueue {
                 },
             }
         };
-        if matches!(next, Next::NotStarted { .. }) {
+        if let Next::NotStarted {
+            index,
+            reason,
+            stopped_by,
+        } = next
+        {
             if let Some(stats) = &self.stats {
                 stats.not_started();
+            }
+            let since = i64::try_from(now_ms.saturating_sub(self.start_ms)).unwrap_or(i64::MAX);
+            if let Some(r) = &mut self.records {
+                let request = r.requests.get(index).cloned().unwrap_or_default();
+                let record = Self::not_started_record(
+                    r.start_unix_ms.saturating_add(since),
+                    &request.method,
+                    &request.url,
+                    reason,
+                    stopped_by,
+                );
+                r.made.push_back((Level::Warning, record));
             }
         }
         next
@@ -151,6 +255,10 @@ impl BatchQueue {
     /// Operation `index` ended: succeeded (`None`) or gave up for `reason`. Answers `true`
     /// when this stops the queue: the host then stops the operations still running
     /// ([`crate::Operation::stop_queue`] with [`stopped`](Self::stopped)'s reason).
+    ///
+    /// The caller's own stop ([`stop`](Self::stop) with `cancelled`) is the only way an
+    /// operation of the queue ends `cancelled`: a queue stopped on another reason stops its
+    /// running operations as `queue_stopped`, in every record.
     pub fn finished(&mut self, index: usize, reason: Option<GiveUpReason>) -> bool {
         let _ = index;
         if self.stopped.is_none()

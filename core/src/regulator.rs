@@ -627,6 +627,20 @@ impl Regulator {
         self.reservation(None, cost, max_wait_ns)
     }
 
+    /// [`reserve_start`](Self::reserve_start) at `now_ns` on a clock every user of the
+    /// regulator shares (as [`reserve_at`](Self::reserve_at) says).
+    ///
+    /// # Errors
+    /// As [`reserve_at`](Self::reserve_at).
+    pub fn reserve_start_at(
+        &self,
+        now_ns: u64,
+        cost: u32,
+        max_wait_ns: u64,
+    ) -> Result<Reservation, Result<u64, RegulatorError>> {
+        self.reservation(Some(now_ns), cost, max_wait_ns)
+    }
+
     /// A reservation. A remote store's call ends by `max_wait_ns` too when it is neither 0
     /// (only asking: the store's own deadline) nor `u64::MAX` (as long as it takes); a store
     /// may give a call a least time of its own (recuo-redis: 100 ms, a round trip's worth).

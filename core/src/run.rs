@@ -11,7 +11,7 @@ use crate::drive::{drive, AttemptContext, Driver, RetryError, Stopped};
 use crate::gate::{Gate, Pass};
 use crate::journal::{Level, Seen};
 use crate::operation::Operation;
-use crate::pool::AttemptPool;
+use crate::pool::{AttemptPool, LoopPool};
 use crate::record::{Record, RecordSink};
 use crate::stats::StatsRecorder;
 use crate::Policy;
@@ -26,17 +26,19 @@ pub(crate) struct PoolScope {
 }
 
 impl PoolScope {
-    pub(crate) fn enter(max_attempts: u32) -> (Self, AttemptPool, bool) {
+    pub(crate) fn enter(max_attempts: u32) -> (Self, LoopPool) {
         CURRENT_POOL.with(|current| {
             let mut current = current.borrow_mut();
-            match &*current {
-                Some(pool) => (PoolScope { outermost: false }, pool.clone(), true),
-                None => {
-                    let pool = AttemptPool::new(max_attempts);
-                    *current = Some(pool.clone());
-                    (PoolScope { outermost: true }, pool, false)
-                }
+            let chosen = LoopPool::choose(current.as_ref(), max_attempts, false);
+            if chosen.owned {
+                *current = Some(chosen.pool.clone());
             }
+            (
+                PoolScope {
+                    outermost: chosen.owned,
+                },
+                chosen,
+            )
         })
     }
 }
@@ -212,10 +214,8 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         self,
         op: impl FnMut(&AttemptContext<'_>) -> Result<T, E>,
     ) -> Result<T, RetryError<E>> {
-        let (_scope, pool, nested) = PoolScope::enter(self.policy.max_attempts());
-        let mut machine = Operation::new(self.policy)
-            .seed(self.seed)
-            .pool(pool, nested);
+        let (_scope, pool) = PoolScope::enter(self.policy.max_attempts());
+        let mut machine = Operation::new(self.policy).seed(self.seed).loop_pool(pool);
         if let Some(gate) = self.gate {
             machine = machine.gate(gate.clone());
         }

@@ -35,7 +35,7 @@ pub struct Stats {
 impl Stats {
     /// All attempts started: first attempts and retries.
     pub fn starts(&self) -> u64 {
-        self.initial + self.retries
+        self.initial.saturating_add(self.retries)
     }
 
     /// The mean time between consecutive starts, ns (`None` with fewer than 2 starts).
@@ -49,7 +49,9 @@ impl Stats {
     /// The sum of two recorders' stats: counts add up; the spacing is that of the merged
     /// timeline as far as it can be known (the shortest spacing of either, the span of
     /// both); `max_in_flight` adds up, an upper bound when the two ran at the same time.
-    pub fn merge(&self, other: &Stats) -> Stats {
+    /// `None` when a count would pass `u64::MAX`: a sum that cannot be told is refused,
+    /// never rounded to a wrong figure (every surface gives this one answer).
+    pub fn merge(&self, other: &Stats) -> Option<Stats> {
         let opt_min = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
@@ -58,19 +60,21 @@ impl Stats {
             (Some(x), Some(y)) => Some(x.max(y)),
             (x, y) => x.or(y),
         };
-        Stats {
-            initial: self.initial.saturating_add(other.initial),
-            retries: self.retries.saturating_add(other.retries),
-            successes: self.successes.saturating_add(other.successes),
-            failures: self.failures.saturating_add(other.failures),
-            not_started: self.not_started.saturating_add(other.not_started),
-            throttled: self.throttled.saturating_add(other.throttled),
-            unavailable: self.unavailable.saturating_add(other.unavailable),
+        let merged = Stats {
+            initial: self.initial.checked_add(other.initial)?,
+            retries: self.retries.checked_add(other.retries)?,
+            successes: self.successes.checked_add(other.successes)?,
+            failures: self.failures.checked_add(other.failures)?,
+            not_started: self.not_started.checked_add(other.not_started)?,
+            throttled: self.throttled.checked_add(other.throttled)?,
+            unavailable: self.unavailable.checked_add(other.unavailable)?,
             min_spacing_ns: opt_min(self.min_spacing_ns, other.min_spacing_ns),
             first_start_ns: opt_min(self.first_start_ns, other.first_start_ns),
             last_start_ns: opt_max(self.last_start_ns, other.last_start_ns),
-            max_in_flight: self.max_in_flight.saturating_add(other.max_in_flight),
-        }
+            max_in_flight: self.max_in_flight.checked_add(other.max_in_flight)?,
+        };
+        merged.initial.checked_add(merged.retries)?; // every start, counted once
+        Some(merged)
     }
 }
 
@@ -198,12 +202,31 @@ mod tests {
             max_in_flight: 2,
             ..Stats::default()
         };
-        let m = a.merge(&b);
+        let m = a.merge(&b).unwrap();
         assert_eq!(
             (m.initial, m.retries, m.min_spacing_ns, m.max_in_flight),
             (3, 1, Some(7), 3)
         );
         assert_eq!(m.mean_spacing_ns(), Some(10.0));
         assert_eq!(Stats::default().mean_spacing_ns(), None);
+    }
+
+    #[test]
+    fn a_merge_that_would_overflow_is_refused() {
+        let full = Stats {
+            retries: u64::MAX,
+            ..Stats::default()
+        };
+        let one = Stats {
+            retries: 1,
+            ..Stats::default()
+        };
+        assert_eq!(full.merge(&one), None);
+        let first = Stats {
+            initial: 1,
+            ..Stats::default()
+        };
+        assert_eq!(full.merge(&first), None, "the starts would not fit");
+        assert_eq!(full.merge(&Stats::default()), Some(full.clone()));
     }
 }

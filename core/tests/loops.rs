@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use recuo::{
-    AttemptPool, BatchQueue, Cause, ConcurrencyLimit, Gate, GiveUpReason, IdempotencyKey, Next,
-    Operation, Outcome, Policy, RetryBudget, ServerWait, StatsRecorder, Step, Transport, Verdict,
+    AttemptPool, BatchEnd, BatchQueue, Cause, ConcurrencyLimit, Gate, GatePoll, GiveUpReason,
+    IdempotencyKey, Level, LoopPool, Next, Operation, Outcome, Permit, Policy, Regulator,
+    RequestLine, RetryBudget, Seen, ServerWait, StatsRecorder, Step, Transport, Verdict,
 };
 use serde_json::{json, Value};
 
@@ -84,6 +85,48 @@ fn step_json(step: &Step) -> Value {
     }
 }
 
+/// What an attempt received, as the vectors write it (`null`: nothing said).
+fn seen_of(v: &Value) -> Option<Seen> {
+    let status = v.get("status")?.as_u64()?;
+    Some(Seen::new(
+        Outcome::Status(u16::try_from(status).unwrap()),
+        &headers_of(&v["headers"]),
+    ))
+}
+
+/// One look at the gate, as the vectors write it.
+fn poll_json(poll: &GatePoll) -> Value {
+    match poll {
+        GatePoll::Wait { delay_ms } => json!({"gate": "wait", "delay_ms": delay_ms}),
+        GatePoll::Next(step) => step_json(step),
+    }
+}
+
+/// The gate of a scenario, and the places of its limit that others hold at the start.
+fn gate_with_holders(v: &Value) -> (Option<Gate>, Vec<Permit>) {
+    let Some(mut gate) = gate_of(v) else {
+        return (None, Vec::new());
+    };
+    if let Some(r) = v.get("regulator") {
+        let regulator = Regulator::new(
+            r["rate"].as_str().unwrap().parse().unwrap(),
+            u32::try_from(r["burst"].as_u64().unwrap()).unwrap(),
+        )
+        .unwrap();
+        for _ in 0..r["taken"].as_u64().unwrap_or(0) {
+            regulator.try_acquire_at(0, 1).unwrap();
+        }
+        gate = gate.with_regulator(regulator);
+    }
+    let held = match (gate.limit(), v["held"].as_u64()) {
+        (Some(limit), Some(n)) => (0..n)
+            .map(|_| limit.try_acquire().unwrap().unwrap())
+            .collect(),
+        _ => Vec::new(),
+    };
+    (Some(gate), held)
+}
+
 fn gate_of(v: &Value) -> Option<Gate> {
     if v.is_null() {
         return None;
@@ -126,14 +169,27 @@ fn operation_scenarios() {
         if sc["key_given"].as_bool().unwrap() {
             op = op.idempotency_key(IdempotencyKey::random());
         }
-        if let Some(gate) = gate_of(&sc["gate"]) {
+        let (gate, mut held) = gate_with_holders(&sc["gate"]);
+        if let Some(gate) = gate {
             op = op.gate(gate);
         }
         if let Some(pool) = sc["pool"].as_object() {
-            op = op.pool(
-                AttemptPool::new(pool["remaining"].as_u64().unwrap() as u32),
-                pool["nested"].as_bool().unwrap(),
-            );
+            op = match pool.get("after_first") {
+                Some(_) => {
+                    let enclosing = pool["enclosing"]
+                        .as_u64()
+                        .map(|n| AttemptPool::new(u32::try_from(n).unwrap()));
+                    op.loop_pool(LoopPool::after_first(
+                        enclosing.as_ref(),
+                        policy.max_attempts(),
+                        false,
+                    ))
+                }
+                None => op.pool(
+                    AttemptPool::new(pool["remaining"].as_u64().unwrap() as u32),
+                    pool["nested"].as_bool().unwrap(),
+                ),
+            };
         }
         let unix = sc["unix_ms"].as_i64().unwrap();
         let mut last = None;
@@ -141,6 +197,22 @@ fn operation_scenarios() {
             let at = ev["at"].as_u64().unwrap_or(0);
             let step = match ev["do"].as_str().unwrap() {
                 "start" => op.start(at, unix),
+                "first" => op.start_after_first(at, unix),
+                "poll_gate" => {
+                    let poll = op.poll_gate_at(at, at * 1_000_000).unwrap();
+                    assert_eq!(poll_json(&poll), ev["expect"], "{name}: event {i}");
+                    match poll {
+                        GatePoll::Next(step) => {
+                            last = Some(step);
+                        }
+                        GatePoll::Wait { .. } => {}
+                    }
+                    continue;
+                }
+                "release" => {
+                    drop(held.pop().expect("a place held"));
+                    continue;
+                }
                 "enter" => op.entered(at, ev["passed"].as_bool().unwrap()),
                 "respond" => op.responded(
                     at,
@@ -152,9 +224,9 @@ fn operation_scenarios() {
                     Outcome::Transport(Transport::from_name(ev["kind"].as_str().unwrap()).unwrap()),
                     &[],
                 ),
-                "fail" => op.failed(at),
+                "fail" => op.failed_noted(at, seen_of(&ev["seen"]), seen_of(&ev["error_seen"])),
                 "succeed" => op.succeeded(at),
-                "judge" => op.judged(at, verdict_of(&ev["verdict"]), None),
+                "judge" => op.judged(at, verdict_of(&ev["verdict"]), seen_of(&ev["seen"])),
                 "slept" => op.slept(at),
                 "cancel" => {
                     op.cancel();
@@ -181,6 +253,7 @@ fn operation_scenarios() {
                 "elapsed_ms": report.elapsed_ms,
                 "delays_ms": report.delays_ms,
                 "stopped_by": report.stopped_by.map(GiveUpReason::name),
+                "retry_at_unix_ms": report.retry_at_unix_ms,
             }),
             *want,
             "{name}: report"
@@ -282,4 +355,190 @@ fn one_retry_rule_and_one_status_range() {
         rules.transport_rule(Transport::Timeout),
         RetryRule::IfIdempotent
     );
+}
+
+#[test]
+fn the_pool_a_loop_draws_from() {
+    for case in loops()["pools"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let enclosing = case["enclosing"]
+            .as_u64()
+            .map(|n| AttemptPool::new(u32::try_from(n).unwrap()));
+        let max = u32::try_from(case["max_attempts"].as_u64().unwrap()).unwrap();
+        let batch = case["batch"].as_bool().unwrap();
+        let chosen = if case["after_first"].as_bool().unwrap() {
+            LoopPool::after_first(enclosing.as_ref(), max, batch)
+        } else {
+            LoopPool::choose(enclosing.as_ref(), max, batch)
+        };
+        assert_eq!(
+            json!({"remaining": chosen.pool.remaining(), "nested": chosen.nested, "owned": chosen.owned}),
+            case["expect"],
+            "{name}"
+        );
+        if let (Some(e), false) = (&enclosing, chosen.owned) {
+            assert!(e.try_take(), "{name}: the enclosing pool itself");
+            assert_eq!(chosen.pool.remaining(), e.remaining(), "{name}: shared");
+        }
+    }
+}
+
+#[test]
+fn whether_a_success_needs_the_machine() {
+    for case in loops()["success_needs_machine"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let (gate, _) = gate_with_holders(&case["gate"]);
+        let records = case["records"]
+            .as_str()
+            .map(|l| Level::from_name(l).unwrap());
+        assert_eq!(
+            Operation::success_needs_machine(
+                gate.as_ref(),
+                case["stats"].as_bool().unwrap(),
+                records
+            ),
+            case["expect"].as_bool().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_wait_rounds_up_to_whole_milliseconds() {
+    for pair in loops()["wait_ms_from_ns"].as_array().unwrap() {
+        assert_eq!(
+            recuo::wait_ms_from_ns(pair[0].as_u64().unwrap()),
+            pair[1].as_u64().unwrap(),
+            "{pair}"
+        );
+    }
+}
+
+fn end_json(end: BatchEnd) -> Value {
+    let (kind, reason, stopped_by) = match end {
+        BatchEnd::Succeeded => ("succeeded", None, None),
+        BatchEnd::GaveUp { reason, stopped_by } => ("gave_up", Some(reason), stopped_by),
+        BatchEnd::NotStarted { reason, stopped_by } => ("not_started", Some(reason), stopped_by),
+    };
+    json!({"end": kind, "reason": reason.map(GiveUpReason::name), "stopped_by": stopped_by.map(GiveUpReason::name)})
+}
+
+#[test]
+fn batch_scenarios() {
+    for b in loops()["batches"].as_array().unwrap() {
+        let name = b["name"].as_str().unwrap();
+        let unix = b["unix_ms"].as_i64().unwrap();
+        let stats = StatsRecorder::new();
+        let requests: Vec<RequestLine> = b["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| RequestLine {
+                method: r["method"].as_str().unwrap().to_string(),
+                url: r["url"].as_str().unwrap().to_string(),
+            })
+            .collect();
+        let len = b["len"].as_u64().unwrap() as usize;
+        let mut queue =
+            BatchQueue::new(&policy_of(&b["policy"]), len, 0, b["deadline_ms"].as_u64())
+                .stop_when_a_wait_exceeds_the_deadline(
+                    b["stop_on_unreachable_wait"].as_bool().unwrap(),
+                )
+                .stats(stats.clone())
+                .records(requests.clone(), unix);
+        let mut ops: Vec<Option<Operation>> = (0..len).map(|_| None).collect();
+        let mut ends: Vec<Option<BatchEnd>> = vec![None; len];
+        for (i, ev) in b["events"].as_array().unwrap().iter().enumerate() {
+            let at = ev["at"].as_u64().unwrap_or(0);
+            let index = ev["op"].as_u64().map(|n| n as usize);
+            let got = match (ev["do"].as_str().unwrap(), index) {
+                ("next", None) => match queue.next(at) {
+                    Next::Start { index, policy } => {
+                        let r = &requests[index];
+                        ops[index] = Some(
+                            Operation::new(&policy)
+                                .request(&r.method, &r.url)
+                                .records(Some(Level::Debug))
+                                .stats(stats.clone()),
+                        );
+                        json!({"next": "start", "index": index, "deadline_ms": policy.deadline_ms()})
+                    }
+                    Next::NotStarted {
+                        index,
+                        reason,
+                        stopped_by,
+                    } => {
+                        ends[index] = Some(BatchEnd::NotStarted { reason, stopped_by });
+                        json!({
+                            "next": "not_started", "index": index, "reason": reason.name(),
+                            "stopped_by": stopped_by.map(GiveUpReason::name),
+                        })
+                    }
+                    Next::Finished => json!({"next": "finished"}),
+                },
+                ("finished", Some(n)) => {
+                    let report = ops[n].as_ref().unwrap().report();
+                    ends[n] = Some(BatchEnd::of(&report, false));
+                    json!({"stops": queue.finished(n, report.reason)})
+                }
+                ("stop_queue", Some(n)) => {
+                    ops[n]
+                        .as_mut()
+                        .unwrap()
+                        .stop_queue(queue.stopped().unwrap());
+                    continue;
+                }
+                (what, Some(n)) => {
+                    let op = ops[n].as_mut().unwrap();
+                    let step = match what {
+                        "start" => op.start(at, unix),
+                        "respond" => op.responded(
+                            at,
+                            Outcome::Status(ev["status"].as_u64().unwrap() as u16),
+                            &headers_of(&ev["headers"]),
+                        ),
+                        "transport" => op.responded::<&str, &str>(
+                            at,
+                            Outcome::Transport(
+                                Transport::from_name(ev["kind"].as_str().unwrap()).unwrap(),
+                            ),
+                            &[],
+                        ),
+                        other => panic!("{name}: unknown event {other}"),
+                    };
+                    step_json(&step)
+                }
+                (other, _) => panic!("{name}: unknown event {other}"),
+            };
+            assert_eq!(got, ev["expect"], "{name}: event {i}");
+        }
+        let results: Vec<Value> = ends.into_iter().map(|e| end_json(e.unwrap())).collect();
+        assert_eq!(Value::Array(results), b["results"], "{name}: results");
+        let mut records = serde_json::Map::new();
+        for (n, op) in ops.iter_mut().enumerate() {
+            if let Some(op) = op {
+                let mut made = Vec::new();
+                while let Some((level, record)) = op.poll_record() {
+                    made.push(json!([level.name(), record.to_json_line()]));
+                }
+                records.insert(n.to_string(), Value::Array(made));
+            }
+        }
+        let mut made = Vec::new();
+        while let Some((level, record)) = queue.poll_record() {
+            made.push(json!([level.name(), record.to_json_line()]));
+        }
+        records.insert("queue".to_string(), Value::Array(made));
+        assert_eq!(Value::Object(records), b["records"], "{name}: records");
+        let s = stats.snapshot();
+        assert_eq!(
+            json!({
+                "initial": s.initial, "retries": s.retries, "successes": s.successes,
+                "failures": s.failures, "not_started": s.not_started,
+                "throttled": s.throttled, "unavailable": s.unavailable,
+            }),
+            b["stats"],
+            "{name}: stats"
+        );
+    }
 }

@@ -468,6 +468,7 @@ mod tests {
                 elapsed_ms: 1234,
                 delays_ms: vec![],
                 stopped_by: None,
+                retry_at_unix_ms: None,
             },
             None,
         );

@@ -133,22 +133,6 @@ unsafe fn read_stats(p: *const recuo_stats) -> Result<(Stats, u64), recuo_status
     Ok((stats, elapsed_ms))
 }
 
-/// Whether the counts of `a` and `b` add up within a `uint64_t` (the core's merge adds them).
-fn sums_fit(a: &Stats, b: &Stats) -> bool {
-    let pairs = [
-        (a.initial, b.initial),
-        (a.retries, b.retries),
-        (a.successes, b.successes),
-        (a.failures, b.failures),
-        (a.not_started, b.not_started),
-        (a.throttled, b.throttled),
-        (a.unavailable, b.unavailable),
-        (a.max_in_flight, b.max_in_flight),
-        (a.starts(), b.starts()),
-    ];
-    pairs.iter().all(|(x, y)| x.checked_add(*y).is_some())
-}
-
 /// Adds up two stats — of two batches, or two threads' recorders — into `*out` (which may be
 /// `a` or `b`), with the core's `Stats::merge`: the counts add up; the spacing is that of the
 /// merged timeline as far as it can be known (the shorter of the two minimums, the first of
@@ -183,10 +167,9 @@ pub unsafe extern "C" fn recuo_stats_merge(
             Ok(out) => out,
             Err(status) => return status,
         };
-        if !sums_fit(&a, &b) {
+        let Some(merged) = a.merge(&b) else {
             return RECUO_ERR_INVALID_STATS;
-        }
-        let merged = a.merge(&b);
+        };
         let elapsed = std::time::Duration::from_millis(a_ms.max(b_ms));
         // SAFETY: the caller vouches for a writable recuo_stats.
         unsafe { out.write(recuo_stats::from_core(&merged, elapsed)) };
@@ -402,7 +385,7 @@ mod tests {
         let mut out = c(&Stats::default(), 0);
         // SAFETY: live structs.
         assert_eq!(unsafe { recuo_stats_merge(&ca, &cb, &mut out) }, RECUO_OK);
-        assert_eq!(out, c(&a.merge(&b), 90));
+        assert_eq!(out, c(&a.merge(&b).unwrap(), 90));
         assert_eq!(out.mean_spacing_ns, 10.0);
         let empty = c(&Stats::default(), 0);
         let copy = out;

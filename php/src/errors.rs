@@ -192,6 +192,11 @@ pub fn queue_full_error(function: &str, error: &recuo::RegulatorError) -> PhpExc
     )
 }
 
+/// A `\OverflowException` with this message: a sum that does not fit.
+pub fn overflow(message: &str) -> PhpException {
+    PhpException::new(message.to_owned(), 0, overflow_exception())
+}
+
 /// A `\LogicException`: a call that could never succeed as the program is written (waiting
 /// for a place that only this PHP thread could give back).
 pub fn logic_error(message: String) -> PhpException {

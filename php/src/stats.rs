@@ -145,10 +145,15 @@ impl Stats {
 
     /// These stats and `$other`'s added up, as the core merges them: counts add up; the
     /// shortest spacing of either and the span of both; `maxInFlight` adds up (an upper
-    /// bound when both ran at once). Neither is changed.
+    /// bound when both ran at once). Neither is changed. A count that would pass
+    /// 2**64 - 1 throws `OverflowException`.
     pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
         guarded("Recuo\\Stats::merge", || {
-            Ok(self.inner.merge(&other.inner).into())
+            self.inner.merge(&other.inner).map(Into::into).ok_or_else(|| {
+                crate::errors::overflow(
+                    "these stats cannot be merged: a count would pass 2**64 - 1",
+                )
+            })
         })
     }
 }

@@ -116,13 +116,14 @@ impl PyStats {
         self.0.last_start_ns
     }
 
-    /// These stats and ``other``'s added up (the core's ``Stats::merge``).
-    fn merge(&self, other: PyRef<'_, PyStats>) -> PyStats {
-        PyStats(self.0.merge(&other.0))
+    /// These stats and ``other``'s added up (the core's ``Stats::merge``); ``OverflowError``
+    /// when a count would pass 2**64 - 1.
+    fn merge(&self, other: PyRef<'_, PyStats>) -> PyResult<PyStats> {
+        merged(&self.0, &other.0)
     }
 
     /// ``self.merge(other)``.
-    fn __add__(&self, other: PyRef<'_, PyStats>) -> PyStats {
+    fn __add__(&self, other: PyRef<'_, PyStats>) -> PyResult<PyStats> {
         self.merge(other)
     }
 
@@ -130,7 +131,7 @@ impl PyStats {
     fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = other.py();
         if let Ok(stats) = other.cast::<PyStats>() {
-            return Ok(Bound::new(py, PyStats(stats.get().0.merge(&self.0)))?
+            return Ok(Bound::new(py, merged(&stats.get().0, &self.0)?)?
                 .into_any()
                 .unbind());
         }
@@ -306,4 +307,13 @@ impl PyStatsRecorder {
             s.failures
         )
     }
+}
+
+/// `a` and `b` added up, or `OverflowError` when a count would not fit.
+fn merged(a: &recuo::Stats, b: &recuo::Stats) -> PyResult<PyStats> {
+    a.merge(b).map(PyStats).ok_or_else(|| {
+        pyo3::exceptions::PyOverflowError::new_err(
+            "these stats cannot be merged: a count would pass 2**64 - 1",
+        )
+    })
 }
