@@ -115,6 +115,12 @@
 #define RECUO_MAX_QUEUED_STARTS 4096
 
 /**
+ * How often, at most, `recuo_attempts_poll_gate` asks a program to look at a full
+ * concurrency limit again, in milliseconds.
+ */
+#define RECUO_GATE_POLL_MS 5
+
+/**
  * The answer of every recuo function that can fail.
  *
  * The numbers are stable: a code is never renumbered nor reused, and a retired code stays
@@ -1069,8 +1075,9 @@ typedef struct recuo_attempt_pool recuo_attempt_pool;
 typedef struct recuo_attempts recuo_attempts;
 
 /**
- * A queue of operations under one policy and one deadline: a `recuo::BatchQueue`. Use it
- * from one thread at a time (guard it with a mutex when workers share it).
+ * A queue of operations under one policy and one deadline: a `recuo::BatchQueue`, plus a
+ * record polled into a buffer too small for it. Use it from one thread at a time (guard it
+ * with a mutex when workers share it).
  */
 typedef struct recuo_batch_queue recuo_batch_queue;
 
@@ -1444,6 +1451,16 @@ typedef struct recuo_report {
      * `RECUO_GIVE_UP_NONE`.
      */
     recuo_give_up_reason stopped_by;
+    /**
+     * Whether `retry_at_unix_ms` holds an instant.
+     */
+    bool has_retry_at_unix_ms;
+    /**
+     * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: when the server would
+     * accept a retry, in milliseconds since the Unix epoch (on the wall clock the operation
+     * was started with). Else 0.
+     */
+    int64_t retry_at_unix_ms;
 } recuo_report;
 
 /**
@@ -1747,6 +1764,30 @@ typedef struct recuo_batch_next {
 } recuo_batch_next;
 
 /**
+ * The request of one operation of a batch, as its records name it: a plain struct, yours
+ * to fill. The bytes need no terminator.
+ */
+typedef struct recuo_request_line {
+    /**
+     * The HTTP method (UTF-8); NULL only with `method_len` 0 (empty: no HTTP meaning).
+     */
+    const char *method;
+    /**
+     * The method's length in bytes.
+     */
+    size_t method_len;
+    /**
+     * The URL (redacted in the records; bytes that are not UTF-8 read as U+FFFD); NULL only
+     * with `url_len` 0.
+     */
+    const char *url;
+    /**
+     * The URL's length in bytes.
+     */
+    size_t url_len;
+} recuo_request_line;
+
+/**
  * The answer of `recuo_who_answered`: a plain struct recuo fills in. The evidence lines
  * themselves are copied into a buffer of yours by `recuo_who_answered_evidence`.
  */
@@ -1822,7 +1863,8 @@ bool recuo_status_is_argument_error(uint32_t code);
 
 /**
  * The system clock now, in milliseconds since the Unix epoch: the `now_ms` the Retry-After
- * functions expect when the response carries no `Date` header.
+ * functions expect when the response carries no `Date` header (the core's
+ * `recuo::unix_now_ms`).
  *
  * Negative before 1970; saturates at the ends of `int64_t`. 0 only if recuo panicked.
  */
@@ -1830,12 +1872,20 @@ int64_t recuo_now_ms(void);
 
 /**
  * A monotonic clock in milliseconds: never goes back, unaffected by changes of the wall
- * clock. Its origin is the first call in the process (the first reading is 0), so only
- * differences mean something: it is the `now_ms` the `recuo_attempts_*` functions expect.
+ * clock — `recuo_monotonic_ns` rounded down to whole milliseconds, the one reading every
+ * language gives the operation machine. Only differences mean something: it is the
+ * `now_ms` the `recuo_attempts_*` functions expect.
  *
- * 0 also if recuo panicked.
+ * 0 if the clock cannot be read, or if recuo panicked.
  */
 uint64_t recuo_monotonic_ms(void);
+
+/**
+ * A wait of `ns` nanoseconds in whole milliseconds, rounded up (a wait never ends before
+ * what it was asked to wait): 1 ns is 1 ms, 1 000 000 ns is 1 ms, 1 000 001 ns is 2 ms.
+ * 0 also if recuo panicked.
+ */
+uint64_t recuo_wait_ms_from_ns(uint64_t ns);
 
 /**
  * The system's monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock of the
@@ -2486,6 +2536,41 @@ void recuo_attempt_pool_free(struct recuo_attempt_pool *pool);
 uint32_t recuo_attempt_pool_remaining(const struct recuo_attempt_pool *pool);
 
 /**
+ * The pool a loop that starts now draws its attempts from, by the one rule every language
+ * follows; your program only keeps the answer where it keeps per-context state (a
+ * thread-local, the request).
+ *
+ * * `enclosing` (NULL: none): the pool of the context — that of the outermost loop running
+ *   on this thread (or in this request), if any.
+ * * `max_attempts`: the loop's policy's attempts.
+ * * `batch_operation`: the loop is one operation of a batch: it owns a pool of its own
+ *   even inside another loop.
+ * * `after_first`: the loop's first attempt was made before its machine
+ *   (`recuo_attempts_start_after_first`): that attempt counts as drawn.
+ *
+ * Stores in `*pool_out` a new handle (free it with `recuo_attempt_pool_free`): the
+ * enclosing pool itself (the same count) when the loop joins it, else a pool of its own
+ * of `max_attempts` (`max_attempts - 1` after a first attempt). `*nested` (pass it to
+ * `recuo_attempts_set_pool`) says whether the loop's first attempt is already drawn.
+ * `*owned` says whether the pool is the loop's own: then make it the context's pool for
+ * the loops nested inside, until this loop ends (and put back the one before).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT` (an output); nothing is written on an
+ * error.
+ *
+ * # Safety
+ * `enclosing` must be NULL or a live handle; `pool_out`, `nested` and `owned` NULL or
+ * writable.
+ */
+recuo_status recuo_loop_pool_choose(const struct recuo_attempt_pool *enclosing,
+                                    uint32_t max_attempts,
+                                    bool batch_operation,
+                                    bool after_first,
+                                    struct recuo_attempt_pool **pool_out,
+                                    bool *nested,
+                                    bool *owned);
+
+/**
  * Creates the machine of one operation under `policy` (copied: the policy may be changed
  * or freed afterwards) and stores it in `*out`; jitter from the operating system's entropy.
  * Free it with `recuo_attempts_free`.
@@ -2538,8 +2623,10 @@ recuo_status recuo_attempts_set_pool(struct recuo_attempts *attempts,
 
 /**
  * Sends every attempt through `gate`: with a regulator or a
- * concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` (pass it with
- * `recuo_gate_wait`, then `recuo_attempts_entered`); its budget counts first attempts and
+ * concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` — a program that may
+ * block passes it with `recuo_gate_wait`, then `recuo_attempts_entered`; one that must not
+ * block (an event loop) asks the machine itself with `recuo_attempts_poll_gate` and waits
+ * as long as it says, without blocking, between looks. Its budget counts first attempts and
  * pays for retries (none left: `RECUO_GIVE_UP_BUDGET_EXHAUSTED`); an adaptive regulator
  * slows down on a `rate_limited` verdict and speeds back up on a success. The machine keeps
  * its own reference to the gate's parts.
@@ -2633,6 +2720,46 @@ recuo_status recuo_attempts_start(struct recuo_attempts *attempts,
                                   struct recuo_step *out);
 
 /**
+ * Whether an operation whose first attempt succeeds still needs its machine, given its
+ * gate (`gate`, NULL: none), whether it counts stats (`stats`) and the records it keeps
+ * (`min_level`, a `recuo_level` constant; `RECUO_LEVEL_NONE`: none). Stores the answer in
+ * `*out`. When false, make attempt 0 before creating any machine: a success then needs
+ * nothing more; on a failure create the machine and start it with
+ * `recuo_attempts_start_after_first`. Ask once per policy and gate and keep the answer
+ * (the gate's parts do not change what it says). A gate with a regulator, a limit or a
+ * budget needs the machine, as do stats and records of level debug.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT` (`out`).
+ *
+ * # Safety
+ * `gate` must be NULL or a live handle; `out` NULL or a writable `bool`.
+ */
+recuo_status recuo_success_needs_machine(const struct recuo_gate *gate,
+                                         bool stats,
+                                         uint32_t min_level,
+                                         bool *out);
+
+/**
+ * Starts the operation whose first attempt you already made, before creating the machine
+ * (see `recuo_success_needs_machine`: when a success needs no machine, make attempt 0
+ * first and create the machine only if it fails). `now_ms` is when that attempt began on
+ * your monotonic clock, `unix_ms` the same instant on the wall clock. Stores that attempt's
+ * `RECUO_STEP_CALL` (attempt 0), counted and recorded as begun at `now_ms`: tell its
+ * outcome next (`recuo_attempts_responded`, `_failed`, `_failed_noted`, `_succeeded`). The
+ * attempt passed no gate: the gate is not entered for it. Give the machine the pool
+ * `recuo_loop_pool_choose` answers with `after_first` true, so that the attempt counts as
+ * drawn. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; on a started machine, the step it
+ * waits on.
+ *
+ * # Safety
+ * As `recuo_attempts_start`.
+ */
+recuo_status recuo_attempts_start_after_first(struct recuo_attempts *attempts,
+                                              uint64_t now_ms,
+                                              int64_t unix_ms,
+                                              struct recuo_step *out);
+
+/**
  * The gate's answer for `RECUO_STEP_ENTER`, at `now_ms`: `passed` is false when the wait
  * was cancelled or reached `until_ms` (an attempt not made is not counted).
  *
@@ -2643,6 +2770,52 @@ recuo_status recuo_attempts_entered(struct recuo_attempts *attempts,
                                     uint64_t now_ms,
                                     bool passed,
                                     struct recuo_step *out);
+
+/**
+ * One look at the gate for `RECUO_STEP_ENTER` at `now_ms`, without blocking: for a program
+ * that must not block its thread (an event loop). The machine takes a place in flight
+ * first, then a start slot from the regulator, within the deadline. On `RECUO_OK`:
+ *
+ * * `*wait_ms > 0`: not yet — wait that long (without blocking; a cancellation may end the
+ *   wait early), then look again. While the concurrency limit is full the wait is never
+ *   more than 5 ms; once a start slot is reserved, it is the time until that slot. `*out`
+ *   is left untouched.
+ * * `*wait_ms == 0`: `*out` is the next step — the attempt's `RECUO_STEP_CALL`, or the
+ *   give-up (`RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` when the place or the slot would come
+ *   after the deadline; `RECUO_GIVE_UP_CANCELLED` or `RECUO_GIVE_UP_QUEUE_STOPPED` after
+ *   `recuo_attempts_cancel` or `recuo_attempts_stop_queue`).
+ *
+ * The machine holds the place itself until the attempt ends (there is no pass to release),
+ * and gives back a reserved slot it did not use. Do not also call `recuo_gate_wait` or
+ * `recuo_attempts_entered` for this step. Out of turn (the machine waits on another step)
+ * it answers `*wait_ms == 0` and that step.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_IO` when the limit or the regulator is on a store (Redis)
+ * that cannot be used — nothing is held and the machine still waits at `RECUO_STEP_ENTER`
+ * (look again later, or `recuo_attempts_cancel`); `RECUO_ERR_NULL_ARGUMENT`. On an error
+ * the outputs are untouched.
+ *
+ * # Safety
+ * As `recuo_attempts_start`; `wait_ms` NULL or a writable `uint64_t`.
+ */
+recuo_status recuo_attempts_poll_gate(struct recuo_attempts *attempts,
+                                      uint64_t now_ms,
+                                      uint64_t *wait_ms,
+                                      struct recuo_step *out);
+
+/**
+ * `recuo_attempts_poll_gate` with the regulator asked at `regulator_now_ns` on a clock
+ * every user of the regulator shares (a fake clock in tests, as the regulator's `_at`
+ * functions take), instead of its own.
+ *
+ * # Safety
+ * As `recuo_attempts_poll_gate`.
+ */
+recuo_status recuo_attempts_poll_gate_at(struct recuo_attempts *attempts,
+                                         uint64_t now_ms,
+                                         uint64_t regulator_now_ns,
+                                         uint64_t *wait_ms,
+                                         struct recuo_step *out);
 
 /**
  * The attempt of `RECUO_STEP_CALL` succeeded at `now_ms`.
@@ -2666,6 +2839,31 @@ recuo_status recuo_attempts_failed(struct recuo_attempts *attempts,
                                    struct recuo_step *out);
 
 /**
+ * As `recuo_attempts_failed`, saying what the attempt's record shows it received. The
+ * record shows, first, what the attempt said it received (`seen`: an outcome and its
+ * response's headers); else what the verdict's classifier saw (`recuo_attempts_judged_seen`);
+ * else what the attempt's error carried (`error_seen`: a response attached to the error);
+ * else an error with no HTTP meaning. Either outcome may be NULL: nothing said (its headers
+ * are then not read).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (an outcome's field is no constant);
+ * `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_LENGTH_TOO_LARGE` (nothing changes on an error).
+ *
+ * # Safety
+ * As `recuo_attempts_start`; each outcome NULL or readable; each `headers` must point to
+ * its `header_count` readable `recuo_header`s (or be NULL with 0).
+ */
+recuo_status recuo_attempts_failed_noted(struct recuo_attempts *attempts,
+                                         uint64_t now_ms,
+                                         const struct recuo_outcome *seen,
+                                         const struct recuo_header *seen_headers,
+                                         size_t seen_header_count,
+                                         const struct recuo_outcome *error_seen,
+                                         const struct recuo_header *error_headers,
+                                         size_t error_header_count,
+                                         struct recuo_step *out);
+
+/**
  * The verdict `*verdict` (from `recuo_classify`, or written by hand) on the failure of
  * `RECUO_STEP_CLASSIFY`, at `now_ms`. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (a field
  * of `*verdict` is no constant; nothing changes); `RECUO_ERR_NULL_ARGUMENT`.
@@ -2677,6 +2875,25 @@ recuo_status recuo_attempts_judged(struct recuo_attempts *attempts,
                                    uint64_t now_ms,
                                    const struct recuo_verdict *verdict,
                                    struct recuo_step *out);
+
+/**
+ * As `recuo_attempts_judged`, with what the verdict's classifier saw of the attempt
+ * (`seen`: an outcome and its response's headers; NULL: nothing): the attempt's record
+ * shows it unless the attempt itself said what it received (see
+ * `recuo_attempts_failed_noted`). Returns as `recuo_attempts_judged`, and
+ * `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * As `recuo_attempts_judged`; `seen` NULL or readable; `seen_headers` must point to
+ * `seen_header_count` readable `recuo_header`s (or be NULL with 0).
+ */
+recuo_status recuo_attempts_judged_seen(struct recuo_attempts *attempts,
+                                        uint64_t now_ms,
+                                        const struct recuo_verdict *verdict,
+                                        const struct recuo_outcome *seen,
+                                        const struct recuo_header *seen_headers,
+                                        size_t seen_header_count,
+                                        struct recuo_step *out);
 
 /**
  * The HTTP attempt of `RECUO_STEP_CALL` ended at `now_ms` with `*outcome` (a status or a
@@ -4214,6 +4431,16 @@ recuo_status recuo_gate_set_budget(struct recuo_gate *gate,
                                    const struct recuo_retry_budget *budget);
 
 /**
+ * Whether passing `gate`, or counting in its budget, asks a remote store (Redis): a
+ * program with an event loop then calls `recuo_attempts_poll_gate` (and the other step
+ * functions of a machine given this gate) off its loop, on a worker thread. False for NULL.
+ *
+ * # Safety
+ * `gate` must be NULL or a live handle.
+ */
+bool recuo_gate_is_remote(const struct recuo_gate *gate);
+
+/**
  * Passes the gate before attempt number `attempt` (from 0), blocking the calling thread:
  * waits for a place in flight, then for a start slot; a first attempt (`attempt == 0`) is
  * counted by the budget. Stores the pass in `*out`: make the attempt, then release the
@@ -4399,6 +4626,64 @@ recuo_status recuo_batch_queue_stop(struct recuo_batch_queue *queue, uint32_t re
  * `queue` must be NULL or a live handle.
  */
 uint32_t recuo_batch_queue_stopped(const struct recuo_batch_queue *queue);
+
+/**
+ * Makes the queue keep a record of each operation it does not start (a warning, as the
+ * result record of every operation that gave up), for `recuo_batch_queue_poll_record`:
+ * operation `i` is named by `requests[i]` (`count` of them, copied; an index past them is
+ * named by an empty request), its time measured on the wall clock from `unix_ms`, the wall
+ * clock's time when the queue was created. The operations you start keep their own
+ * records (`recuo_attempts_set_records`).
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` after the first `recuo_batch_queue_next`
+ * (nothing changes); `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_NOT_UTF8` (a method);
+ * `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread; `requests` must
+ * point to `count` readable `recuo_request_line`s (or be NULL with 0), each valid for its
+ * lengths.
+ */
+recuo_status recuo_batch_queue_set_records(struct recuo_batch_queue *queue,
+                                           const struct recuo_request_line *requests,
+                                           size_t count,
+                                           int64_t unix_ms);
+
+/**
+ * Takes the next record the queue made (`recuo_batch_queue_set_records`), in order, as
+ * `recuo_attempts_poll_record` does: its level in `*level_out` and its JSON line (redacted)
+ * into `buf` (`len` bytes, NUL-terminated; `*written`, when not NULL, receives its length).
+ * None left: `*level_out` = `RECUO_LEVEL_NONE` and `buf` holds an empty string.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written; the record stays
+ * first in line); `RECUO_ERR_NULL_ARGUMENT` (`queue`, `level_out`, `buf`).
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread; `level_out` NULL or
+ * writable; `buf` must point to `len` writable bytes; `written` NULL or writable.
+ */
+recuo_status recuo_batch_queue_poll_record(struct recuo_batch_queue *queue,
+                                           recuo_level *level_out,
+                                           char *buf,
+                                           size_t len,
+                                           size_t *written);
+
+/**
+ * How the operation of `attempts` ended, for the batch it belongs to, into `*out`: it
+ * succeeded; it gave up after at least one attempt; or it gave up before any attempt,
+ * which is an operation never started (`RECUO_BATCH_NOT_STARTED`, with its reason) — unless
+ * its gate could not be used (`gate_failed`: a store out of reach), an error reported as a
+ * give-up with `gate_error` set. `no_verdict` is false. Ask once the machine has finished
+ * (before, it answers as the operation stands).
+ *
+ * Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle; `out` NULL or a writable `recuo_batch_result`.
+ */
+recuo_status recuo_attempts_batch_result(const struct recuo_attempts *attempts,
+                                         bool gate_failed,
+                                         struct recuo_batch_result *out);
 
 /**
  * The name of the `recuo_batch_next_kind` constant `kind` (`"start"`, `"not_started"`,

@@ -7,7 +7,8 @@
 use std::ffi::c_char;
 
 use recuo::{
-    GiveUpReason, IdempotencyKey, Level, Operation, Outcome, Policy, Report, Step, Verdict,
+    GatePoll, GiveUpReason, IdempotencyKey, Level, Operation, Outcome, Policy, RegulatorError,
+    Report, Seen, Step, Verdict,
 };
 
 use crate::cenum::{c_enum, name_or_unknown};
@@ -349,7 +350,7 @@ impl recuo_level {
         }
     }
 
-    fn to_core(self) -> Option<Level> {
+    pub(crate) fn to_core(self) -> Option<Level> {
         match self {
             Self::RECUO_LEVEL_NONE => None,
             Self::RECUO_LEVEL_DEBUG => Some(Level::Debug),
@@ -380,6 +381,12 @@ pub struct recuo_report {
     /// For `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue; else
     /// `RECUO_GIVE_UP_NONE`.
     pub stopped_by: recuo_give_up_reason,
+    /// Whether `retry_at_unix_ms` holds an instant.
+    pub has_retry_at_unix_ms: bool,
+    /// For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: when the server would
+    /// accept a retry, in milliseconds since the Unix epoch (on the wall clock the operation
+    /// was started with). Else 0.
+    pub retry_at_unix_ms: i64,
 }
 
 impl recuo_report {
@@ -393,6 +400,8 @@ impl recuo_report {
             has_retry_after: retry_after_ms.is_some(),
             retry_after_ms: retry_after_ms.unwrap_or(0),
             stopped_by: recuo_give_up_reason::from_core(r.stopped_by),
+            has_retry_at_unix_ms: r.retry_at_unix_ms.is_some(),
+            retry_at_unix_ms: r.retry_at_unix_ms.unwrap_or(0),
         }
     }
 }
@@ -456,11 +465,17 @@ impl recuo_attempts {
     ) -> Result<recuo_step, recuo_status> {
         let finished = self.op.is_finished();
         let step = event(&mut self.op)?;
+        Ok(self.answered(now_ms, finished, &step))
+    }
+
+    /// Keeps what `step`, answered at `now_ms` by a machine that was `finished` before, leaves
+    /// for later (the wait of a first give-up), and answers its C form.
+    fn answered(&mut self, now_ms: u64, finished: bool, step: &Step) -> recuo_step {
         self.started = true;
-        if let (Step::GaveUp { retry_at_ms, .. }, false) = (&step, finished) {
+        if let (Step::GaveUp { retry_at_ms, .. }, false) = (step, finished) {
             self.retry_after_ms = retry_at_ms.map(|at| at.saturating_sub(now_ms));
         }
-        Ok(recuo_step::from_core(&step))
+        recuo_step::from_core(step)
     }
 
     /// Changes the machine before its start (`RECUO_ERR_ALREADY_STARTED` after).
@@ -584,8 +599,10 @@ pub unsafe extern "C" fn recuo_attempts_set_pool(
 }
 
 /// Sends every attempt through `gate`: with a regulator or a
-/// concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` (pass it with
-/// `recuo_gate_wait`, then `recuo_attempts_entered`); its budget counts first attempts and
+/// concurrency limit, each attempt's step is first `RECUO_STEP_ENTER` — a program that may
+/// block passes it with `recuo_gate_wait`, then `recuo_attempts_entered`; one that must not
+/// block (an event loop) asks the machine itself with `recuo_attempts_poll_gate` and waits
+/// as long as it says, without blocking, between looks. Its budget counts first attempts and
 /// pays for retries (none left: `RECUO_GIVE_UP_BUDGET_EXHAUSTED`); an adaptive regulator
 /// slows down on a `rate_limited` verdict and speeds back up on a success. The machine keeps
 /// its own reference to the gate's parts.
@@ -750,6 +767,70 @@ pub unsafe extern "C" fn recuo_attempts_start(
     unsafe { step(attempts, now_ms, out, |op| Ok(op.start(now_ms, unix_ms))) }
 }
 
+/// Whether an operation whose first attempt succeeds still needs its machine, given its
+/// gate (`gate`, NULL: none), whether it counts stats (`stats`) and the records it keeps
+/// (`min_level`, a `recuo_level` constant; `RECUO_LEVEL_NONE`: none). Stores the answer in
+/// `*out`. When false, make attempt 0 before creating any machine: a success then needs
+/// nothing more; on a failure create the machine and start it with
+/// `recuo_attempts_start_after_first`. Ask once per policy and gate and keep the answer
+/// (the gate's parts do not change what it says). A gate with a regulator, a limit or a
+/// budget needs the machine, as do stats and records of level debug.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM`; `RECUO_ERR_NULL_ARGUMENT` (`out`).
+///
+/// # Safety
+/// `gate` must be NULL or a live handle; `out` NULL or a writable `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_success_needs_machine(
+    gate: *const recuo_gate,
+    stats: bool,
+    min_level: u32,
+    out: *mut bool,
+) -> recuo_status {
+    let Some(level) = recuo_level::from_code(min_level) else {
+        return RECUO_ERR_INVALID_ENUM;
+    };
+    boundary(|| {
+        let Ok(out) = ptr::out(out) else {
+            return RECUO_ERR_NULL_ARGUMENT;
+        };
+        // SAFETY: the caller vouches for NULL or a live gate.
+        let gate = unsafe { gate.as_ref() }.map(recuo_gate::gate);
+        let needs = Operation::success_needs_machine(gate, stats, level.to_core());
+        // SAFETY: a checked output.
+        unsafe { out.write(needs) };
+        RECUO_OK
+    })
+}
+
+/// Starts the operation whose first attempt you already made, before creating the machine
+/// (see `recuo_success_needs_machine`: when a success needs no machine, make attempt 0
+/// first and create the machine only if it fails). `now_ms` is when that attempt began on
+/// your monotonic clock, `unix_ms` the same instant on the wall clock. Stores that attempt's
+/// `RECUO_STEP_CALL` (attempt 0), counted and recorded as begun at `now_ms`: tell its
+/// outcome next (`recuo_attempts_responded`, `_failed`, `_failed_noted`, `_succeeded`). The
+/// attempt passed no gate: the gate is not entered for it. Give the machine the pool
+/// `recuo_loop_pool_choose` answers with `after_first` true, so that the attempt counts as
+/// drawn. Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`; on a started machine, the step it
+/// waits on.
+///
+/// # Safety
+/// As `recuo_attempts_start`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_start_after_first(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    unix_ms: i64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        step(attempts, now_ms, out, |op| {
+            Ok(op.start_after_first(now_ms, unix_ms))
+        })
+    }
+}
+
 /// The gate's answer for `RECUO_STEP_ENTER`, at `now_ms`: `passed` is false when the wait
 /// was cancelled or reached `until_ms` (an attempt not made is not counted).
 ///
@@ -764,6 +845,100 @@ pub unsafe extern "C" fn recuo_attempts_entered(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe { step(attempts, now_ms, out, |op| Ok(op.entered(now_ms, passed))) }
+}
+
+/// One look at the gate for `RECUO_STEP_ENTER` at `now_ms`, without blocking: for a program
+/// that must not block its thread (an event loop). The machine takes a place in flight
+/// first, then a start slot from the regulator, within the deadline. On `RECUO_OK`:
+///
+/// * `*wait_ms > 0`: not yet — wait that long (without blocking; a cancellation may end the
+///   wait early), then look again. While the concurrency limit is full the wait is never
+///   more than 5 ms; once a start slot is reserved, it is the time until that slot. `*out`
+///   is left untouched.
+/// * `*wait_ms == 0`: `*out` is the next step — the attempt's `RECUO_STEP_CALL`, or the
+///   give-up (`RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` when the place or the slot would come
+///   after the deadline; `RECUO_GIVE_UP_CANCELLED` or `RECUO_GIVE_UP_QUEUE_STOPPED` after
+///   `recuo_attempts_cancel` or `recuo_attempts_stop_queue`).
+///
+/// The machine holds the place itself until the attempt ends (there is no pass to release),
+/// and gives back a reserved slot it did not use. Do not also call `recuo_gate_wait` or
+/// `recuo_attempts_entered` for this step. Out of turn (the machine waits on another step)
+/// it answers `*wait_ms == 0` and that step.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_IO` when the limit or the regulator is on a store (Redis)
+/// that cannot be used — nothing is held and the machine still waits at `RECUO_STEP_ENTER`
+/// (look again later, or `recuo_attempts_cancel`); `RECUO_ERR_NULL_ARGUMENT`. On an error
+/// the outputs are untouched.
+///
+/// # Safety
+/// As `recuo_attempts_start`; `wait_ms` NULL or a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_poll_gate(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    wait_ms: *mut u64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { poll(attempts, now_ms, wait_ms, out, |op| op.poll_gate(now_ms)) }
+}
+
+/// `recuo_attempts_poll_gate` with the regulator asked at `regulator_now_ns` on a clock
+/// every user of the regulator shares (a fake clock in tests, as the regulator's `_at`
+/// functions take), instead of its own.
+///
+/// # Safety
+/// As `recuo_attempts_poll_gate`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_poll_gate_at(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    regulator_now_ns: u64,
+    wait_ms: *mut u64,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        poll(attempts, now_ms, wait_ms, out, |op| {
+            op.poll_gate_at(now_ms, regulator_now_ns)
+        })
+    }
+}
+
+/// The body of `recuo_attempts_poll_gate` and `_poll_gate_at`: `look` looks at the gate.
+///
+/// # Safety
+/// As `recuo_attempts_poll_gate`.
+unsafe fn poll(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    wait_ms: *mut u64,
+    out: *mut recuo_step,
+    look: impl FnOnce(&mut Operation) -> Result<GatePoll, RegulatorError>,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (a, wait_out, out) =
+            match unsafe { (ptr::handle(attempts), ptr::out(wait_ms), ptr::out(out)) } {
+                (Ok(a), Ok(w), Ok(out)) => (a, w, out),
+                _ => return RECUO_ERR_NULL_ARGUMENT,
+            };
+        let finished = a.op.is_finished();
+        match look(&mut a.op) {
+            // SAFETY: checked outputs.
+            Ok(GatePoll::Wait { delay_ms }) => unsafe { wait_out.write(delay_ms) },
+            Ok(GatePoll::Next(step)) => {
+                let s = a.answered(now_ms, finished, &step);
+                // SAFETY: checked outputs.
+                unsafe {
+                    wait_out.write(0);
+                    out.write(s);
+                }
+            }
+            Err(e) => return e.into(),
+        }
+        RECUO_OK
+    })
 }
 
 /// The attempt of `RECUO_STEP_CALL` succeeded at `now_ms`.
@@ -795,6 +970,69 @@ pub unsafe extern "C" fn recuo_attempts_failed(
     unsafe { step(attempts, now_ms, out, |op| Ok(op.failed(now_ms))) }
 }
 
+/// As `recuo_attempts_failed`, saying what the attempt's record shows it received. The
+/// record shows, first, what the attempt said it received (`seen`: an outcome and its
+/// response's headers); else what the verdict's classifier saw (`recuo_attempts_judged_seen`);
+/// else what the attempt's error carried (`error_seen`: a response attached to the error);
+/// else an error with no HTTP meaning. Either outcome may be NULL: nothing said (its headers
+/// are then not read).
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (an outcome's field is no constant);
+/// `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_LENGTH_TOO_LARGE` (nothing changes on an error).
+///
+/// # Safety
+/// As `recuo_attempts_start`; each outcome NULL or readable; each `headers` must point to
+/// its `header_count` readable `recuo_header`s (or be NULL with 0).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn recuo_attempts_failed_noted(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    seen: *const recuo_outcome,
+    seen_headers: *const recuo_header,
+    seen_header_count: usize,
+    error_seen: *const recuo_outcome,
+    error_headers: *const recuo_header,
+    error_header_count: usize,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: the caller vouches for the memory.
+    let read = unsafe {
+        (
+            read_seen(seen, seen_headers, seen_header_count),
+            read_seen(error_seen, error_headers, error_header_count),
+        )
+    };
+    let (seen, error_seen) = match read {
+        (Ok(s), Ok(e)) => (s, e),
+        (Err(status), _) | (_, Err(status)) => return status,
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        step(attempts, now_ms, out, |op| {
+            Ok(op.failed_noted(now_ms, seen, error_seen))
+        })
+    }
+}
+
+/// What an attempt received, as C says it: an outcome (NULL: nothing said) and its
+/// response's headers.
+///
+/// # Safety
+/// `outcome` NULL or readable; `headers` valid for `count` (or NULL with 0).
+unsafe fn read_seen(
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    count: usize,
+) -> Result<Option<Seen>, recuo_status> {
+    if outcome.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded from the caller.
+    let (outcome, headers) = unsafe { (RawOutcome::read(outcome)?, read_headers(headers, count)?) };
+    Ok(Some(Seen::new(outcome, &headers)))
+}
+
 /// The verdict `*verdict` (from `recuo_classify`, or written by hand) on the failure of
 /// `RECUO_STEP_CLASSIFY`, at `now_ms`. Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` (a field
 /// of `*verdict` is no constant; nothing changes); `RECUO_ERR_NULL_ARGUMENT`.
@@ -814,6 +1052,44 @@ pub unsafe extern "C" fn recuo_attempts_judged(
     unsafe {
         step(attempts, now_ms, out, |op| {
             Ok(op.judged(now_ms, verdict?, None))
+        })
+    }
+}
+
+/// As `recuo_attempts_judged`, with what the verdict's classifier saw of the attempt
+/// (`seen`: an outcome and its response's headers; NULL: nothing): the attempt's record
+/// shows it unless the attempt itself said what it received (see
+/// `recuo_attempts_failed_noted`). Returns as `recuo_attempts_judged`, and
+/// `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// As `recuo_attempts_judged`; `seen` NULL or readable; `seen_headers` must point to
+/// `seen_header_count` readable `recuo_header`s (or be NULL with 0).
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_judged_seen(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    verdict: *const recuo_verdict,
+    seen: *const recuo_outcome,
+    seen_headers: *const recuo_header,
+    seen_header_count: usize,
+    out: *mut recuo_step,
+) -> recuo_status {
+    // SAFETY: the caller vouches for the memory.
+    let read = unsafe {
+        (
+            read_verdict(verdict),
+            read_seen(seen, seen_headers, seen_header_count),
+        )
+    };
+    let (verdict, seen) = match read {
+        (Ok(v), Ok(s)) => (v, s),
+        (Err(status), _) | (_, Err(status)) => return status,
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        step(attempts, now_ms, out, |op| {
+            Ok(op.judged(now_ms, verdict, seen))
         })
     }
 }
@@ -945,26 +1221,56 @@ pub unsafe extern "C" fn recuo_attempts_poll_record(
 ) -> recuo_status {
     boundary(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, level_out) = match unsafe { (ptr::handle(attempts), ptr::out(level_out)) } {
-            (Ok(a), Ok(out)) if !buf.is_null() => (a, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
-        if a.polled.is_none() {
-            a.polled = a.op.poll_record().map(|(l, r)| (l, r.to_json_line()));
+        match unsafe { ptr::handle(attempts) } {
+            // SAFETY: forwarded from the caller.
+            Ok(a) => unsafe {
+                poll_record_into(
+                    &mut a.polled,
+                    || a.op.poll_record(),
+                    level_out,
+                    buf,
+                    len,
+                    written,
+                )
+            },
+            Err(status) => status,
         }
-        let (level, line) = match &a.polled {
-            Some((l, line)) => (recuo_level::from_core(*l), line.as_str()),
-            None => (recuo_level::RECUO_LEVEL_NONE, ""),
-        };
-        // SAFETY: the caller vouches for the buffer.
-        let status = unsafe { write_text(buf, len, written, line) };
-        if status != RECUO_ERR_BUFFER_TOO_SMALL {
-            a.polled = None;
-        }
-        // SAFETY: checked output.
-        unsafe { level_out.write(level) };
-        status
     })
+}
+
+/// Takes the next record from `next` (unless one polled before is still waiting in
+/// `polled`, for a buffer that was too small) into the caller's `level_out` and `buf`, as
+/// `recuo_attempts_poll_record` says.
+///
+/// # Safety
+/// As `recuo_attempts_poll_record`.
+pub(crate) unsafe fn poll_record_into(
+    polled: &mut Option<(Level, String)>,
+    next: impl FnOnce() -> Option<(Level, recuo::Record)>,
+    level_out: *mut recuo_level,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    let level_out = match ptr::out(level_out) {
+        Ok(out) if !buf.is_null() => out,
+        _ => return RECUO_ERR_NULL_ARGUMENT,
+    };
+    if polled.is_none() {
+        *polled = next().map(|(l, r)| (l, r.to_json_line()));
+    }
+    let (level, line) = match polled {
+        Some((l, line)) => (recuo_level::from_core(*l), line.as_str()),
+        None => (recuo_level::RECUO_LEVEL_NONE, ""),
+    };
+    // SAFETY: the caller vouches for the buffer.
+    let status = unsafe { write_text(buf, len, written, line) };
+    if status != RECUO_ERR_BUFFER_TOO_SMALL {
+        *polled = None;
+    }
+    // SAFETY: checked output.
+    unsafe { level_out.write(level) };
+    status
 }
 
 /// Asks to start the next attempt at `now_ms` (the coarse step API, over the same machine):

@@ -1,18 +1,23 @@
 //! `recuo_batch_queue_*`: the batch queue as a sans-IO machine (`recuo::BatchQueue`), for a C
 //! program that runs a batch's operations itself (its own threads, an event loop): which
 //! operation starts next and under what deadline, or why it is not started, and when the
-//! whole queue stops.
+//! whole queue stops; the records of the operations it does not start; how an operation
+//! ended for the batch.
 
-use recuo::{BatchQueue, Next};
+use std::ffi::c_char;
 
-use crate::attempts::recuo_give_up_reason;
+use recuo::{BatchEnd, BatchQueue, Level, Next, RequestLine};
+
+use crate::attempts::{poll_record_into, recuo_attempts, recuo_give_up_reason, recuo_level};
+use crate::batch::{recuo_batch_result, recuo_batch_result_kind};
 use crate::cenum::c_enum;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
 use crate::ptr;
+use crate::redact::lossy;
 use crate::stats::recuo_stats_recorder;
 use crate::status::recuo_status::{
-    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+    self, RECUO_ERR_ALREADY_STARTED, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
 };
 
 /// What the queue answers `recuo_batch_queue_next`.
@@ -56,10 +61,31 @@ pub struct recuo_batch_next {
     pub stopped_by: recuo_give_up_reason,
 }
 
-/// A queue of operations under one policy and one deadline: a `recuo::BatchQueue`. Use it
-/// from one thread at a time (guard it with a mutex when workers share it).
+/// A queue of operations under one policy and one deadline: a `recuo::BatchQueue`, plus a
+/// record polled into a buffer too small for it. Use it from one thread at a time (guard it
+/// with a mutex when workers share it).
 #[derive(Debug)]
-pub struct recuo_batch_queue(BatchQueue);
+pub struct recuo_batch_queue {
+    queue: BatchQueue,
+    started: bool,
+    polled: Option<(Level, String)>,
+}
+
+/// The request of one operation of a batch, as its records name it: a plain struct, yours
+/// to fill. The bytes need no terminator.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct recuo_request_line {
+    /// The HTTP method (UTF-8); NULL only with `method_len` 0 (empty: no HTTP meaning).
+    pub method: *const c_char,
+    /// The method's length in bytes.
+    pub method_len: usize,
+    /// The URL (redacted in the records; bytes that are not UTF-8 read as U+FFFD); NULL only
+    /// with `url_len` 0.
+    pub url: *const c_char,
+    /// The URL's length in bytes.
+    pub url_len: usize,
+}
 
 /// A queue of `len` operations under `policy` (copied), started at `now_ms` on your
 /// monotonic clock; with `has_deadline`, none of them starts or waits past `deadline_ms`
@@ -100,7 +126,12 @@ pub unsafe extern "C" fn recuo_batch_queue_new(
             q = q.stats(r.0.clone());
         }
         // SAFETY: a checked output.
-        unsafe { out.write(Box::into_raw(Box::new(recuo_batch_queue(q)))) };
+        let handle = recuo_batch_queue {
+            queue: q,
+            started: false,
+            polled: None,
+        };
+        unsafe { out.write(Box::into_raw(Box::new(handle))) };
         RECUO_OK
     })
 }
@@ -143,7 +174,8 @@ pub unsafe extern "C" fn recuo_batch_queue_next(
             reason: none,
             stopped_by: none,
         };
-        match q.0.next(now_ms) {
+        q.started = true;
+        match q.queue.next(now_ms) {
             Next::Start { index, policy } => {
                 next.kind = recuo_batch_next_kind::RECUO_BATCH_NEXT_START;
                 next.index = index;
@@ -192,7 +224,7 @@ pub unsafe extern "C" fn recuo_batch_queue_finished(
     // SAFETY: forwarded from the caller.
     boundary(|| unsafe {
         ptr::with(queue, |q| {
-            ptr::put(stops, q.0.finished(index, reason));
+            ptr::put(stops, q.queue.finished(index, reason));
             RECUO_OK
         })
     })
@@ -215,7 +247,7 @@ pub unsafe extern "C" fn recuo_batch_queue_stop(
     // SAFETY: forwarded from the caller.
     boundary(|| unsafe {
         ptr::with(queue, |q| {
-            q.0.stop(reason);
+            q.queue.stop(reason);
             RECUO_OK
         })
     })
@@ -229,8 +261,149 @@ pub unsafe extern "C" fn recuo_batch_queue_stop(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_batch_queue_stopped(queue: *const recuo_batch_queue) -> u32 {
     // SAFETY: the caller vouches for NULL or a live handle.
-    let stopped = unsafe { queue.as_ref() }.and_then(|q| q.0.stopped());
+    let stopped = unsafe { queue.as_ref() }.and_then(|q| q.queue.stopped());
     boundary(|| recuo_give_up_reason::from_core(stopped) as u32)
+}
+
+/// Makes the queue keep a record of each operation it does not start (a warning, as the
+/// result record of every operation that gave up), for `recuo_batch_queue_poll_record`:
+/// operation `i` is named by `requests[i]` (`count` of them, copied; an index past them is
+/// named by an empty request), its time measured on the wall clock from `unix_ms`, the wall
+/// clock's time when the queue was created. The operations you start keep their own
+/// records (`recuo_attempts_set_records`).
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_ALREADY_STARTED` after the first `recuo_batch_queue_next`
+/// (nothing changes); `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_NOT_UTF8` (a method);
+/// `RECUO_ERR_LENGTH_TOO_LARGE`.
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread; `requests` must
+/// point to `count` readable `recuo_request_line`s (or be NULL with 0), each valid for its
+/// lengths.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_set_records(
+    queue: *mut recuo_batch_queue,
+    requests: *const recuo_request_line,
+    count: usize,
+    unix_ms: i64,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the requests and their bytes.
+        let read = unsafe {
+            ptr::slice(requests, count).and_then(|lines| {
+                lines
+                    .iter()
+                    .map(|r| {
+                        Ok(RequestLine {
+                            method: ptr::text(r.method, r.method_len)?.to_string(),
+                            url: lossy(ptr::bytes(r.url, r.url_len)?).0.into_owned(),
+                        })
+                    })
+                    .collect::<Result<Vec<_>, recuo_status>>()
+            })
+        };
+        // SAFETY: the caller vouches for NULL or a live handle.
+        let (q, lines) = match (unsafe { ptr::handle(queue) }, read) {
+            (Ok(q), Ok(_)) if q.started => return RECUO_ERR_ALREADY_STARTED,
+            (Ok(q), Ok(lines)) => (q, lines),
+            (Err(status), _) | (_, Err(status)) => return status,
+        };
+        let queue = std::mem::replace(
+            &mut q.queue,
+            BatchQueue::new(&recuo::Policy::default(), 0, 0, None),
+        );
+        q.queue = queue.records(lines, unix_ms);
+        RECUO_OK
+    })
+}
+
+/// Takes the next record the queue made (`recuo_batch_queue_set_records`), in order, as
+/// `recuo_attempts_poll_record` does: its level in `*level_out` and its JSON line (redacted)
+/// into `buf` (`len` bytes, NUL-terminated; `*written`, when not NULL, receives its length).
+/// None left: `*level_out` = `RECUO_LEVEL_NONE` and `buf` holds an empty string.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written; the record stays
+/// first in line); `RECUO_ERR_NULL_ARGUMENT` (`queue`, `level_out`, `buf`).
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread; `level_out` NULL or
+/// writable; `buf` must point to `len` writable bytes; `written` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_poll_record(
+    queue: *mut recuo_batch_queue,
+    level_out: *mut recuo_level,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live handle.
+        match unsafe { ptr::handle(queue) } {
+            // SAFETY: forwarded from the caller.
+            Ok(q) => unsafe {
+                poll_record_into(
+                    &mut q.polled,
+                    || q.queue.poll_record(),
+                    level_out,
+                    buf,
+                    len,
+                    written,
+                )
+            },
+            Err(status) => status,
+        }
+    })
+}
+
+/// How the operation of `attempts` ended, for the batch it belongs to, into `*out`: it
+/// succeeded; it gave up after at least one attempt; or it gave up before any attempt,
+/// which is an operation never started (`RECUO_BATCH_NOT_STARTED`, with its reason) — unless
+/// its gate could not be used (`gate_failed`: a store out of reach), an error reported as a
+/// give-up with `gate_error` set. `no_verdict` is false. Ask once the machine has finished
+/// (before, it answers as the operation stands).
+///
+/// Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle; `out` NULL or a writable `recuo_batch_result`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_batch_result(
+    attempts: *const recuo_attempts,
+    gate_failed: bool,
+    out: *mut recuo_batch_result,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (a, out) = match unsafe { (ptr::input(attempts), ptr::out(out)) } {
+            (Ok(a), Ok(out)) => (a, out),
+            _ => return RECUO_ERR_NULL_ARGUMENT,
+        };
+        let report = a.op.report();
+        let (kind, reason, stopped_by) = match BatchEnd::of(&report, gate_failed) {
+            BatchEnd::Succeeded => (recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED, None, None),
+            BatchEnd::GaveUp { reason, stopped_by } => (
+                recuo_batch_result_kind::RECUO_BATCH_GAVE_UP,
+                Some(reason),
+                stopped_by,
+            ),
+            BatchEnd::NotStarted { reason, stopped_by } => (
+                recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED,
+                Some(reason),
+                stopped_by,
+            ),
+        };
+        let result = recuo_batch_result {
+            kind,
+            reason: recuo_give_up_reason::from_core(reason),
+            attempts: report.attempts,
+            no_verdict: false,
+            gate_error: gate_failed,
+            stopped_by: recuo_give_up_reason::from_core(stopped_by),
+        };
+        // SAFETY: a checked output.
+        unsafe { out.write(result) };
+        RECUO_OK
+    })
 }
 
 /// The name of the `recuo_batch_next_kind` constant `kind` (`"start"`, `"not_started"`,

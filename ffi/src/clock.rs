@@ -2,35 +2,35 @@
 //! HTTP-dates and rate-limit resets, a monotonic clock for the state machine, and the
 //! system's monotonic clock in nanoseconds that the shared limits use.
 
-use std::sync::OnceLock;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
-
 use crate::panic::boundary;
 
 /// The system clock now, in milliseconds since the Unix epoch: the `now_ms` the Retry-After
-/// functions expect when the response carries no `Date` header.
+/// functions expect when the response carries no `Date` header (the core's
+/// `recuo::unix_now_ms`).
 ///
 /// Negative before 1970; saturates at the ends of `int64_t`. 0 only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_now_ms() -> i64 {
-    boundary(|| match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
-    })
+    boundary(recuo::unix_now_ms)
 }
 
 /// A monotonic clock in milliseconds: never goes back, unaffected by changes of the wall
-/// clock. Its origin is the first call in the process (the first reading is 0), so only
-/// differences mean something: it is the `now_ms` the `recuo_attempts_*` functions expect.
+/// clock — `recuo_monotonic_ns` rounded down to whole milliseconds, the one reading every
+/// language gives the operation machine. Only differences mean something: it is the
+/// `now_ms` the `recuo_attempts_*` functions expect.
 ///
-/// 0 also if recuo panicked.
+/// 0 if the clock cannot be read, or if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_monotonic_ms() -> u64 {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    boundary(|| {
-        let origin = *ORIGIN.get_or_init(Instant::now);
-        u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX)
-    })
+    boundary(recuo::monotonic_ms)
+}
+
+/// A wait of `ns` nanoseconds in whole milliseconds, rounded up (a wait never ends before
+/// what it was asked to wait): 1 ns is 1 ms, 1 000 000 ns is 1 ms, 1 000 001 ns is 2 ms.
+/// 0 also if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_wait_ms_from_ns(ns: u64) -> u64 {
+    boundary(|| recuo::wait_ms_from_ns(ns))
 }
 
 /// The system's monotonic clock (`CLOCK_MONOTONIC`) in nanoseconds: the clock of the

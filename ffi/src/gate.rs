@@ -163,6 +163,24 @@ pub unsafe extern "C" fn recuo_gate_set_budget(
     })
 }
 
+/// How often, at most, `recuo_attempts_poll_gate` asks a program to look at a full
+/// concurrency limit again, in milliseconds.
+pub const RECUO_GATE_POLL_MS: u64 = 5;
+
+const _: () = assert!(RECUO_GATE_POLL_MS == recuo::GATE_POLL_MS);
+
+/// Whether passing `gate`, or counting in its budget, asks a remote store (Redis): a
+/// program with an event loop then calls `recuo_attempts_poll_gate` (and the other step
+/// functions of a machine given this gate) off its loop, on a worker thread. False for NULL.
+///
+/// # Safety
+/// `gate` must be NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_gate_is_remote(gate: *const recuo_gate) -> bool {
+    // SAFETY: the caller vouches for NULL or a live handle.
+    boundary(|| unsafe { gate.as_ref() }.is_some_and(|g| g.gate.is_remote()))
+}
+
 /// Passes the gate before attempt number `attempt` (from 0), blocking the calling thread:
 /// waits for a place in flight, then for a start slot; a first attempt (`attempt == 0`) is
 /// counted by the budget. Stores the pass in `*out`: make the attempt, then release the

@@ -678,7 +678,7 @@ impl Driver for CDriver {
         self.now_ms = match self.options.monotonic_ms {
             // SAFETY: the caller of recuo_retry vouches for the callbacks and `user_data`.
             Some(clock) => unsafe { clock(self.user_data) },
-            None => recuo::monotonic_ns() / 1_000_000,
+            None => recuo::monotonic_ms(),
         };
         self.now_ms
     }

@@ -365,7 +365,8 @@ static void record_builders(void) {
               "%s", line);
 
     /* The result, from a report. */
-    recuo_report report = {5, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED, 1234, 4, false, 0, RECUO_GIVE_UP_NONE};
+    recuo_report report = {5, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED, 1234, 4, false, 0,
+                           RECUO_GIVE_UP_NONE, false, 0};
     CHECK_STATUS(recuo_record_result_json(0, LIT("POST"), LIT("/pay?token=x\"y"), &report, line,
                                           sizeof line, &written),
                  RECUO_OK);
@@ -374,7 +375,7 @@ static void record_builders(void) {
                           "\"gave_up\",\"attempts\":5,\"reason\":\"attempts_exhausted\","
                           "\"total_ms\":1234}"),
               "%s", line);
-    recuo_report success = {2, RECUO_GIVE_UP_NONE, 40, 1, false, 0, RECUO_GIVE_UP_NONE};
+    recuo_report success = {2, RECUO_GIVE_UP_NONE, 40, 1, false, 0, RECUO_GIVE_UP_NONE, false, 0};
     CHECK_STATUS(recuo_record_result_json(INT64_C(784111777000), NULL, 0, NULL, 0, &success, line,
                                           sizeof line, NULL),
                  RECUO_OK);
@@ -382,7 +383,7 @@ static void record_builders(void) {
                           "\"method\":\"\",\"url\":\"\",\"result\":\"success\",\"attempts\":2,"
                           "\"reason\":null,\"total_ms\":40}"),
               "%s", line);
-    recuo_report odd = {1, 0, 0, 0, false, 0, 0};
+    recuo_report odd = {1, 0, 0, 0, false, 0, 0, false, 0};
     odd.reason = 42;
     CHECK_STATUS(recuo_record_result_json(0, NULL, 0, NULL, 0, &odd, line, sizeof line, NULL),
                  RECUO_ERR_INVALID_ENUM);
@@ -727,6 +728,18 @@ static void stats_merge(void) {
     huge.retries = UINT64_MAX;
     CHECK_STATUS(recuo_stats_merge(&huge, &a, &out), RECUO_ERR_INVALID_STATS);
     CHECK(stats_equal(&out, &copy));
+    /* A count that would pass UINT64_MAX is refused, never rounded; one that just fits is
+     * added. */
+    recuo_stats full = {0}, one = {0};
+    full.throttled = UINT64_MAX;
+    one.throttled = 1;
+    CHECK_STATUS(recuo_stats_merge(&full, &one, &out), RECUO_ERR_INVALID_STATS);
+    CHECK_STATUS(recuo_stats_merge(&one, &full, &out), RECUO_ERR_INVALID_STATS);
+    CHECK(stats_equal(&out, &copy));
+    full.throttled = UINT64_MAX - 1;
+    CHECK_STATUS(recuo_stats_merge(&full, &one, &out), RECUO_OK);
+    CHECK_EQ_U64(out.throttled, UINT64_MAX);
+    out = copy;
     CHECK_STATUS(recuo_stats_merge(NULL, &a, &out), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_stats_merge(&a, &b, NULL), RECUO_ERR_NULL_ARGUMENT);
     CHECK(streq(recuo_status_name(RECUO_ERR_INVALID_STATS), "invalid_stats") &&
