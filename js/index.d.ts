@@ -33,8 +33,11 @@ export interface Report {
   retryAfterMs: number | null;
   /** For `queue_stopped`: the reason that stopped the queue. */
   stoppedBy: GiveUpReason | null;
-  /** In loops' reports: `Date.now()`-style instant from which a retry is allowed, or null. */
-  retryAt?: number | null;
+  /**
+   * For `wait_exceeds_deadline` with a finite wait: the instant (milliseconds since the epoch,
+   * as `Date.now()`) from which the server accepts a retry; else null.
+   */
+  retryAt: number | null;
 }
 
 /**
@@ -262,6 +265,23 @@ export function currentAttempt(): Attempt | null;
 /** The transport kind of an error fetch threw, or null. */
 export function transportKind(error: unknown): Transport | null;
 
+/** What an attempt received, for its record: a `Response`, a status with its headers, a transport failure, or null. */
+export type Seen = Response | { status: number; headers?: HeadersLike | null } | { transport: Transport } | null;
+
+/** One look at the gate that said "not yet": wait `delayMs`, then look again. */
+export interface GateWait {
+  kind: 'wait';
+  delayMs: number;
+}
+
+/** How one operation of a batch ended. */
+export interface BatchResult {
+  end: 'succeeded' | 'gave_up' | 'not_started';
+  reason: GiveUpReason | null;
+  /** For `queue_stopped`: the reason that stopped the queue. */
+  stoppedBy: GiveUpReason | null;
+}
+
 export interface Step {
   kind: 'enter' | 'call' | 'classify' | 'sleep' | 'done' | 'gave_up';
   attempt: number;
@@ -299,11 +319,39 @@ export interface OperationOptions {
 /** The core's operation machine, step by step (the C step API, `recuo_attempts_*`). */
 export class Operation {
   constructor(policy?: Policy, options?: OperationOptions);
+  /**
+   * Whether a first attempt that succeeds needs the machine with this gate, stats and records
+   * (of `records` and above): when it does not, a loop may make that first attempt before
+   * making any machine, and start one with `startAfterFirst` only when it fails. Ask once per
+   * policy and gate.
+   */
+  static successNeedsMachine(options?: { gate?: Gate | null; stats?: boolean; records?: Level | 'none' | null }): boolean;
   start(nowMs: number, unixMs?: number): Step;
+  /**
+   * Starts the machine of an operation whose first attempt was already made — begun at
+   * `nowMs` (`unixMs` on the wall clock) — before the machine existed: answers that attempt's
+   * `call` step; tell its outcome next. Give it the pool of `AttemptPool.choose(…, { afterFirst: true })`.
+   */
+  startAfterFirst(nowMs: number, unixMs?: number): Step;
+  /**
+   * For a loop that must not block: one look at the gate of an `enter` step — a place in
+   * flight first, then a start slot, within the deadline. Answers `{ kind: 'wait', delayMs }`
+   * (wait that long, then look again) or the next step: the attempt's `call`, or `gave_up`
+   * (`wait_exceeds_deadline` when the place or the slot would come too late, `cancelled`
+   * after `cancel()`). The operation holds the place until the attempt ends.
+   */
+  pollGate(nowMs: number): GateWait | Step;
+  /** `pollGate` with the regulator asked at `regulatorNowNs` on a clock of your own (tests). */
+  pollGateAt(nowMs: number, regulatorNowNs: number | bigint): GateWait | Step;
   entered(nowMs: number, passed: boolean): Step;
   succeeded(nowMs: number): Step;
-  failed(nowMs: number): Step;
-  judged(nowMs: number, verdict: boolean | Verdict): Step;
+  /**
+   * The attempt failed. Its record shows what the attempt said it received (`seen`), else
+   * what the verdict's classifier saw, else what its error carried (`errorSeen`).
+   */
+  failed(nowMs: number, seen?: Seen, errorSeen?: Seen): Step;
+  /** The verdict on a failure; `seen`: what the classifier saw (a verdict from `classify` carries its own). */
+  judged(nowMs: number, verdict: boolean | Verdict, seen?: Seen): Step;
   responded(nowMs: number, outcome: number | Response | Transport | 'success', headers?: HeadersLike): Step;
   slept(nowMs: number): Step;
   cancel(): void;
@@ -319,12 +367,26 @@ export class Operation {
   /** The give-up's message at `nowMs` on the machine's clock; '' unless it gave up. */
   giveUpMessage(nowMs: number, last: LastAttempt): string;
   report(): Report;
+  /** How the operation ended for its batch: a give-up with no attempt made is `not_started`, unless its gate could not be used (`gateFailed`). */
+  batchResult(gateFailed?: boolean): BatchResult;
   close(): void;
 }
 
 /** The core's batch queue. */
 export class BatchQueue {
-  constructor(policy: Policy, length: number, nowMs: number, options?: { deadlineMs?: number | null; stopOnUnreachableWait?: boolean; statsRecorder?: StatsRecorder });
+  /**
+   * `records`: the queue makes the record of every operation it does not start (`pollRecord`),
+   * naming it by its request (`requests[index]`, the URL redacted), timed from `unixMs`
+   * (the wall clock at `nowMs`; default now).
+   */
+  constructor(policy: Policy, length: number, nowMs: number, options?: {
+    deadlineMs?: number | null;
+    stopOnUnreachableWait?: boolean;
+    statsRecorder?: StatsRecorder;
+    records?: { requests: { method?: string; url?: string }[]; unixMs?: number };
+  });
+  /** The next record the queue made, or null. */
+  pollRecord(): { level: Level; line: string } | null;
   next(nowMs: number):
     | { next: 'start'; index: number; deadlineMs: number | null; policy: Policy }
     | { next: 'not_started'; index: number; reason: GiveUpReason | null; stoppedBy: GiveUpReason | null }
@@ -356,6 +418,14 @@ export class StatsRecorder {
 
 export class AttemptPool {
   constructor(attempts: number);
+  /**
+   * The pool of a loop that starts with `enclosing` as its context's pool (null: none): the
+   * enclosing pool joined (`nested`), or a pool of `maxAttempts` of its own (`owned`: keep it
+   * as the context's pool for the loops nested in this one, until it ends). An operation of a
+   * batch (`batchOperation`) owns its pool; `afterFirst`: its first attempt was made before
+   * its machine, and is counted as drawn.
+   */
+  static choose(enclosing: AttemptPool | null, maxAttempts: number, options?: { batchOperation?: boolean; afterFirst?: boolean }): { pool: AttemptPool; nested: boolean; owned: boolean };
   readonly remaining: number;
   close(): void;
 }
@@ -381,7 +451,7 @@ export class Regulator {
    * acquire later: never a start without the server's word).
    */
   static redis(url: string, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Regulator;
-  /** 0 when a start was taken now, else the milliseconds to wait (nothing taken). */
+  /** 0 when a start was taken now, else the whole milliseconds to wait, rounded up (nothing taken). */
   tryAcquire(options?: { cost?: number }): number;
   /** As tryAcquire at your instant (ns): 0, or the wait in ns. */
   tryAcquireAt(nowNs: number | bigint, options?: { cost?: number }): number;
@@ -512,6 +582,8 @@ export function attemptRecord(record: {
 /** recuo's monotonic clock (CLOCK_MONOTONIC), ms and ns: the machine's and the regulator's instants. */
 export function monotonicMs(): number;
 export function monotonicNs(): number;
+/** A wait of `ns` nanoseconds in whole milliseconds, rounded up (recuo's one rounding of waits). */
+export function waitMsFromNs(ns: number | bigint): number;
 
 declare const recuo: {
   version: typeof version;
@@ -550,5 +622,6 @@ declare const recuo: {
   attemptRecord: typeof attemptRecord;
   monotonicMs: typeof monotonicMs;
   monotonicNs: typeof monotonicNs;
+  waitMsFromNs: typeof waitMsFromNs;
 };
 export default recuo;

@@ -45,6 +45,7 @@ export const {
   attemptRecord,
   monotonicMs,
   monotonicNs,
+  waitMsFromNs,
 } = api;
 
 export default api;

@@ -48,6 +48,7 @@ export class GiveUpError extends Error {
 }
 
 const VERDICT = Symbol.for('recuo.verdict');
+const SEEN = Symbol('recuo.seen');
 
 /** Builds the whole API over one loaded library (`native`, from lib/native.js). */
 export function recuoApi(native) {
@@ -80,6 +81,7 @@ export function recuoApi(native) {
   const jitters = names(f.recuo_jitter_name);
   const kinds = names(f.recuo_retry_after_kind_name);
   const nextKinds = names(f.recuo_batch_next_kind_name);
+  const batchKinds = names(f.recuo_batch_result_kind_name);
   const origins = names(f.recuo_origin_name, 4);
   const confidences = names(f.recuo_confidence_name);
   const keysToSend = names(f.recuo_key_to_send_name);
@@ -315,7 +317,7 @@ export function recuoApi(native) {
   let adaptersPolicy;
   const theAdaptersPolicy = () => (adaptersPolicy ??= new Policy({ adapters: true }));
 
-  function verdictFrom(v) {
+  function verdictFrom(v, seen) {
     const verdict = {
       verdict: verdicts.byCode.get(v.verdict),
       reason: causes.byCode.get(v.cause),
@@ -323,7 +325,38 @@ export function recuoApi(native) {
       waitUnbounded: v.wait === waits.byName.get('unbounded'),
     };
     Object.defineProperty(verdict, VERDICT, { value: true });
+    // What the classifier saw, for the record of the attempt it judges (never enumerated).
+    if (seen) Object.defineProperty(verdict, SEEN, { value: seen });
     return Object.freeze(verdict);
+  }
+
+  /** What an attempt received (a `Response`, `{ status, headers }`, `{ transport }`, or null) as the C arguments. */
+  function cSeen(seen) {
+    if (seen == null) return { outcome: null, headers: null, count: 0 };
+    if (typeof seen !== 'object') throw new TypeError('what an attempt received is a Response, { status, headers }, { transport } or null');
+    const outcome = outcomeOf(seen.transport != null ? seen.transport : seen.status);
+    const headers = cHeaders(seen.headers);
+    return { outcome, headers, count: headers.length };
+  }
+
+  /**
+   * What an error carried, for its attempt's record: a status of three digits (and the
+   * headers) on the error itself or on its `response` (a `GiveUpError`, ky's and axios's
+   * errors); null when it carries none. A record never fails because an error is odd.
+   */
+  function seenOfError(error) {
+    try {
+      for (let o = error, depth = 0; o != null && typeof o === 'object' && depth < 2; o = o.response, depth++) {
+        const { status } = o;
+        if (Number.isInteger(status) && status >= 100 && status <= 999) {
+          const headers = o.headers;
+          return { status, headers: headers != null && typeof headers === 'object' ? headerPairs(headers) : null };
+        }
+      }
+    } catch {
+      // an error whose fields cannot be read carried nothing
+    }
+    return null;
   }
 
   /** A verdict object (what `classify` answers, or one written by hand) as the C struct. */
@@ -357,8 +390,10 @@ export function recuoApi(native) {
     const m = bytes(method);
     const list = cHeaders(h);
     const out = {};
-    check(f.recuo_classify((policy ?? theDefaultPolicy()).ptr, outcomeOf(o), m, m.length, Boolean(idempotencyKey), list, list.length, Math.trunc(nowMs), out));
-    return verdictFrom(out);
+    const c = outcomeOf(o);
+    check(f.recuo_classify((policy ?? theDefaultPolicy()).ptr, c, m, m.length, Boolean(idempotencyKey), list, list.length, Math.trunc(nowMs), out));
+    const seen = c.kind === OUTCOME.status ? { status: o, headers: h } : c.kind === OUTCOME.transport ? { transport: o } : null;
+    return verdictFrom(out, seen);
   }
 
   // ---- the rules of one HTTP request ------------------------------------------------
@@ -472,10 +507,26 @@ export function recuoApi(native) {
 
   /** Attempts shared by nested loops: the innermost operation is called at most the outermost loop's attempts in all. */
   class AttemptPool extends Handle {
-    constructor(attempts) {
-      super(f.recuo_attempt_pool_new(integer(attempts, 'attempts', 0xffffffff)), f.recuo_attempt_pool_free, 'an attempt pool');
+    constructor(attempts, { _ptr } = {}) {
+      super(_ptr ?? f.recuo_attempt_pool_new(integer(attempts, 'attempts', 0xffffffff)), f.recuo_attempt_pool_free, 'an attempt pool');
     }
     get remaining() { return f.recuo_attempt_pool_remaining(this.ptr); }
+    /**
+     * The pool a loop draws from when it starts with `enclosing` as its context's pool (the
+     * outermost loop's there, or null): `{ pool, nested, owned }` — the enclosing pool joined,
+     * or one of `maxAttempts` of its own (`owned`: the context's pool for the loops nested in
+     * it, until it ends). `batchOperation`: an operation of a batch owns its pool;
+     * `afterFirst`: its first attempt was made before its machine, already drawn.
+     */
+    static choose(enclosing, maxAttempts, { batchOperation = false, afterFirst = false } = {}) {
+      if (enclosing != null && !(enclosing instanceof AttemptPool)) throw new TypeError('enclosing must be a recuo AttemptPool or null');
+      const out = [null];
+      const nested = [false];
+      const owned = [false];
+      check(f.recuo_loop_pool_choose(enclosing == null ? null : enclosing.ptr, integer(maxAttempts, 'maxAttempts', 0xffffffff),
+        Boolean(batchOperation), Boolean(afterFirst), out, nested, owned));
+      return { pool: new AttemptPool(undefined, { _ptr: out[0] }), nested: nested[0], owned: owned[0] };
+    }
   }
 
   /**
@@ -519,6 +570,20 @@ export function recuoApi(native) {
       if (o.gate) check(f.recuo_attempts_set_gate(p, o.gate.ptr));
       if (o.pool) check(f.recuo_attempts_set_pool(p, o.pool.ptr, Boolean(o.nested)));
       this._keep = [o.statsRecorder, o.gate, o.pool];
+      this._waitOut = [0];
+    }
+    /**
+     * Whether a first attempt that succeeds needs the machine at all with `gate`, `stats`
+     * (a StatsRecorder) and records of `records` and above: when it does not, a loop may
+     * make that attempt before any machine exists (`startAfterFirst` on a failure). The
+     * core's answer, the same for every attempt of one policy and gate.
+     */
+    static successNeedsMachine({ gate = null, stats = false, records = null } = {}) {
+      if (gate != null && !(gate instanceof Gate)) throw new TypeError('gate must be a recuo Gate');
+      const level = records == null || records === 'none' ? 0 : constant(levels, records, 'records');
+      const out = [false];
+      check(f.recuo_success_needs_machine(gate ? gate.ptr : null, Boolean(stats), level, out));
+      return out[0];
     }
     /** The request's plan (`{ key, idempotent }`), or null for an operation with none. */
     get plan() {
@@ -532,8 +597,63 @@ export function recuoApi(native) {
     start(nowMs, unixMs = Date.now()) { return this._step((o) => f.recuo_attempts_start(this.ptr, nowMs, Math.trunc(unixMs), o)); }
     entered(nowMs, passed) { return this._step((o) => f.recuo_attempts_entered(this.ptr, nowMs, Boolean(passed), o)); }
     succeeded(nowMs) { return this._step((o) => f.recuo_attempts_succeeded(this.ptr, nowMs, o)); }
-    failed(nowMs) { return this._step((o) => f.recuo_attempts_failed(this.ptr, nowMs, o)); }
-    judged(nowMs, verdict) { return this._step((o) => f.recuo_attempts_judged(this.ptr, nowMs, predicateVerdict(verdict), o)); }
+    /**
+     * Starts the operation whose first attempt was already made, begun at `nowMs` (`unixMs`
+     * on the wall clock), before the machine existed: answers that attempt's `call` step;
+     * tell its outcome next.
+     */
+    startAfterFirst(nowMs, unixMs = Date.now()) {
+      return this._step((o) => f.recuo_attempts_start_after_first(this.ptr, nowMs, Math.trunc(unixMs), o));
+    }
+    /**
+     * One look at the gate for the attempt of an `enter` step: `{ kind: 'wait', delayMs }`
+     * (wait that long, then look again), or the next step (`call`, or `gave_up`).
+     */
+    pollGate(nowMs) { return this._polled(f.recuo_attempts_poll_gate(this.ptr, nowMs, this._waitOut, stepBuffer), stepBuffer); }
+    /** `pollGate` with the regulator asked at `regulatorNowNs` (fake clocks). */
+    pollGateAt(nowMs, regulatorNowNs) {
+      return this._polled(f.recuo_attempts_poll_gate_at(this.ptr, nowMs, regulatorNowNs, this._waitOut, stepBuffer), stepBuffer);
+    }
+    /** `pollGate` on one of koffi's worker threads (a gate that asks a Redis server). */
+    _pollGateLater(nowMs) {
+      const out = Buffer.alloc(stepBuffer.length);
+      return new Promise((resolve, reject) => {
+        f.recuo_attempts_poll_gate.async(this.ptr, nowMs, this._waitOut, out, (err, rc) => {
+          if (err) reject(err);
+          else {
+            try {
+              resolve(this._polled(rc, out));
+            } catch (e) {
+              reject(e);
+            }
+          }
+        });
+      });
+    }
+    _polled(rc, out) {
+      check(rc);
+      const delayMs = Number(this._waitOut[0]);
+      return delayMs > 0 ? { kind: 'wait', delayMs } : stepFrom(out);
+    }
+    /**
+     * The attempt failed (an error with no HTTP meaning of its own): `seen` is what the
+     * attempt said it received, `errorSeen` what its error carried (each a `Response`,
+     * `{ status, headers }` or null) — its record shows the first the machine takes.
+     */
+    failed(nowMs, seen = null, errorSeen = null) {
+      if (seen == null && errorSeen == null) return this._step((o) => f.recuo_attempts_failed(this.ptr, nowMs, o));
+      const a = cSeen(seen);
+      const b = cSeen(errorSeen);
+      return this._step((o) => f.recuo_attempts_failed_noted(this.ptr, nowMs, a.outcome, a.headers, a.count, b.outcome, b.headers, b.count, o));
+    }
+    /** The verdict on a failure; `seen` (or the verdict's own, from `classify`) is what its classifier saw. */
+    judged(nowMs, verdict, seen = null) {
+      const v = predicateVerdict(verdict);
+      const saw = seen ?? (verdict != null && typeof verdict === 'object' ? verdict[SEEN] ?? null : null);
+      if (saw == null) return this._step((o) => f.recuo_attempts_judged(this.ptr, nowMs, v, o));
+      const a = cSeen(saw);
+      return this._step((o) => f.recuo_attempts_judged_seen(this.ptr, nowMs, v, a.outcome, a.headers, a.count, o));
+    }
     /** What came back: a status (with the response's headers), a `Response`, or a transport kind. */
     responded(nowMs, outcome, headers) {
       let o = outcome;
@@ -594,18 +714,55 @@ export function recuoApi(native) {
         delaysMs: Array.from(delays.subarray(0, n), Number),
         retryAfterMs: r.has_retry_after ? Number(r.retry_after_ms) : null,
         stoppedBy: reasonName(r.stopped_by),
+        retryAt: r.has_retry_at_unix_ms ? Number(r.retry_at_unix_ms) : null,
       };
+    }
+    /**
+     * How this operation ended for its batch: `{ end, reason, stoppedBy }`, `end` one of
+     * `'succeeded'`, `'gave_up'`, `'not_started'` (a give-up with no attempt made, unless its
+     * gate could not be used: `gateFailed`).
+     */
+    batchResult(gateFailed = false) {
+      const out = {};
+      check(f.recuo_attempts_batch_result(this.ptr, Boolean(gateFailed), out));
+      return { end: batchKinds.byCode.get(out.kind), reason: reasonName(out.reason), stoppedBy: reasonName(out.stopped_by) };
     }
   }
 
   /** The core's batch queue: which operation starts next, or that none will. */
   class BatchQueue extends Handle {
-    constructor(policy, length, nowMs, { deadlineMs = null, stopOnUnreachableWait = true, statsRecorder } = {}) {
+    /**
+     * `records`: `{ requests, unixMs }` — the queue makes the record of each operation it does
+     * not start (`pollRecord`), naming it by its request (`requests[index]`: `{ method, url }`,
+     * the URL redacted), timed from `unixMs`, the wall clock at `nowMs`.
+     */
+    constructor(policy, length, nowMs, { deadlineMs = null, stopOnUnreachableWait = true, statsRecorder, records } = {}) {
       const out = [null];
       check(f.recuo_batch_queue_new(policy.ptr, integer(length, 'length'), nowMs, deadlineMs !== null, deadlineMs ?? 0,
         Boolean(stopOnUnreachableWait), statsRecorder ? statsRecorder.ptr : null, out));
       super(out[0], f.recuo_batch_queue_free, 'a batch queue');
       this._keep = statsRecorder;
+      if (records != null) {
+        const lines = Array.from(records.requests ?? [], (r) => {
+          const m = bytes(r?.method ?? '');
+          const u = bytes(r?.url ?? '');
+          return { method: m, method_len: m.length, url: u, url_len: u.length };
+        });
+        check(f.recuo_batch_queue_set_records(this.ptr, lines, lines.length, Math.trunc(records.unixMs ?? Date.now())));
+      }
+    }
+    /** The next record the queue made (an operation it did not start): `{ level, line }`, or null. */
+    pollRecord() {
+      for (let cap = 1024; ; cap *= 4) {
+        const buf = Buffer.alloc(cap);
+        const level = [0];
+        const written = [0];
+        const rc = f.recuo_batch_queue_poll_record(this.ptr, level, buf, cap, written);
+        if (rc === BUFFER_TOO_SMALL) continue;
+        check(rc);
+        if (level[0] === 0) return null;
+        return { level: levels.byCode.get(level[0]), line: buf.subarray(0, Number(written[0])).toString('utf8') };
+      }
     }
     next(nowMs) {
       const n = {};
@@ -629,6 +786,8 @@ export function recuoApi(native) {
   // ---- waiting, without ever blocking the event loop ----------------------------------
 
   const now = () => Number(f.recuo_monotonic_ms());
+  /** A wait of `ns` nanoseconds in whole milliseconds, rounded up (the core's one rounding). */
+  const waitMsFromNs = (ns) => Number(f.recuo_wait_ms_from_ns(typeof ns === 'bigint' ? ns : integer(ns, 'ns')));
 
   /** Resolves true after `delay` ms, or false at once when `signal` aborts. */
   function wait(delay, signal) {
@@ -682,11 +841,11 @@ export function recuoApi(native) {
       check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
       return new Regulator(undefined, { _ptr: out[0] });
     }
-    /** Takes a start now if one is allowed: 0, or the milliseconds to wait (nothing taken). */
+    /** Takes a start now if one is allowed: 0, or the whole milliseconds to wait, rounded up (nothing taken). */
     tryAcquire({ cost = 1 } = {}) {
       const w = [0];
       const rc = f.recuo_regulator_try_acquire(this.ptr, integer(cost, 'cost', 0xffffffff), w);
-      if (rc === WOULD_WAIT) return Math.max(Number(w[0]) / 1e6, Number.MIN_VALUE);
+      if (rc === WOULD_WAIT) return waitMsFromNs(w[0]);
       check(rc);
       return 0;
     }
@@ -721,8 +880,8 @@ export function recuoApi(native) {
       const rc = await this._reserve(integer(cost, 'cost', 0xffffffff), max, w);
       if (rc === WOULD_WAIT) return false;
       check(rc);
-      const delay = Number(w[0]) / 1e6;
-      return delay <= 0 || (await wait(Math.ceil(delay), signal));
+      const delay = waitMsFromNs(w[0]);
+      return delay <= 0 || (await wait(delay, signal));
     }
     /** One reservation (a Redis regulator asks its server from a worker thread). */
     _reserve(cost, maxNs, waitOut) { return f.recuo_regulator_reserve(this.ptr, cost, maxNs, waitOut); }
@@ -873,25 +1032,9 @@ export function recuoApi(native) {
       this.limit = limit ?? null;
       this.budget = budget ?? null;
     }
-    /** Passes the gate by `untilMs` (on recuo's monotonic clock): `{ passed, permit }`. */
-    async _enter(untilMs, signal) {
-      let permit = null;
-      if (this.limit) {
-        permit = await this.limit._acquireUntil(untilMs, signal);
-        if (!permit) return { passed: false, permit: null };
-      }
-      let started = true;
-      try {
-        if (this.regulator) started = await this.regulator._acquireUntil(1, untilMs, signal);
-      } catch (e) {
-        permit?.release(); // a Redis regulator out of reach: nothing held, and the error said
-        throw e;
-      }
-      if (!started) {
-        permit?.release();
-        return { passed: false, permit: null };
-      }
-      return { passed: true, permit };
+    /** Whether a look at this gate may ask a Redis server (the loops then look from a worker thread). */
+    get _remote() {
+      return (this.__remote ??= f.recuo_gate_is_remote(this.ptr));
     }
   }
 
@@ -946,115 +1089,117 @@ export function recuoApi(native) {
     let error;
     let last = NOTHING; // what the last attempt came to, as the core names it
     let failure; // what the last failed attempt came to: its Response or its error
-    let permit = null;
     const flush = () => {
       if (!onRecord) return;
       for (let r = op.pollRecord(); r; r = op.pollRecord()) onRecord(r.level, r.line);
     };
-    try {
-      if (signal?.aborted) op.cancel();
-      // A first attempt made before the machine (comRetry's fast path): replayed into it,
-      // started when it started, failed when it failed.
-      let step = op.start(first ? first.startedMs : now(), Date.now());
-      if (first && step.kind === 'call') {
+    if (signal?.aborted) op.cancel();
+    let step;
+    if (first) {
+      // A first attempt made before the machine (comRetry's): the machine starts as if that
+      // attempt began when it began, then hears that it failed.
+      step = op.startAfterFirst(first.startedMs, first.unixMs);
+      if (step.kind === 'call') {
         failure = first.error;
         error = first.error;
         last = { transport: 'other' };
         step = op.failed(first.failedMs);
       }
-      for (;;) {
-        flush();
-        switch (step.kind) {
-          case 'enter': {
-            const entered = gate ? await gate._enter(step.untilMs, signal) : { passed: true, permit: null };
-            permit = entered.permit;
-            if (signal?.aborted) op.cancel();
-            step = op.entered(now(), entered.passed);
-            if (step.kind !== 'call' && permit) {
-              permit.release();
-              permit = null;
-            }
-            break;
+    } else {
+      step = op.start(now(), Date.now());
+    }
+    for (;;) {
+      flush();
+      switch (step.kind) {
+        case 'enter':
+          step = await passGate(op, gate, signal);
+          break;
+        case 'call': {
+          const attempt = new Attempt(step.attempt, step.timeoutMs, signal, op._header, op);
+          let failed = false;
+          let result;
+          try {
+            result = await context.run({ pool, attempt }, () => call(attempt));
+          } catch (e) {
+            failed = true;
+            result = e;
           }
-          case 'call': {
-            const attempt = new Attempt(step.attempt, step.timeoutMs, signal, op._header, op);
-            let failed = false;
-            let result;
-            try {
-              result = await context.run({ pool, attempt }, () => call(attempt));
-            } catch (e) {
-              failed = true;
-              result = e;
-            } finally {
-              if (permit) {
-                permit.release();
-                permit = null;
-              }
-            }
-            if (signal?.aborted) op.cancel();
-            failure = result;
-            if (failed) {
-              response = null;
-              error = result;
-              const kind = http && !signal?.aborted ? transportKind(result) : null;
-              // A thrown error is the operation's own: rethrown unchanged at the end, as a
-              // transport failure is (the core's `error` ending).
-              last = result?.[LATE] ? { late: true } : { transport: kind ?? 'other' };
-              step = kind ? op.responded(now(), kind) : op.failed(now());
-            } else if (http && isResponse(result)) {
-              response = result;
-              last = { status: result.status };
-              step = op.responded(now(), result.status, result.headers);
-            } else {
-              value = result;
-              step = op.succeeded(now());
-            }
-            if (step.kind !== 'done' && step.kind !== 'gave_up' && response) {
-              await release(response); // before the wait, and before the next attempt
-              response = null;
-            }
-            break;
+          if (signal?.aborted) op.cancel();
+          failure = result;
+          if (failed) {
+            response = null;
+            error = result;
+            const kind = http && !signal?.aborted ? transportKind(result) : null;
+            // A thrown error is the operation's own: rethrown unchanged at the end, as a
+            // transport failure is (the core's `error` ending).
+            last = result?.[LATE] ? { late: true } : { transport: kind ?? 'other' };
+            // Only a record shows what the error carried: without one it is not even read.
+            step = kind ? op.responded(now(), kind) : op.failed(now(), null, onRecord ? seenOfError(result) : null);
+          } else if (http && isResponse(result)) {
+            response = result;
+            last = { status: result.status };
+            step = op.responded(now(), result.status, result.headers);
+          } else {
+            value = result;
+            step = op.succeeded(now());
           }
-          case 'classify':
-            step = op.judged(now(), await judge(error));
-            break;
-          case 'sleep':
-            if (step.delayMs > 0) {
-              if (onRetry) await onRetry(step.attempt, failure, step.delayMs);
-              const slept = sleep ? (await sleep(step.delayMs, signal), !signal?.aborted) : await wait(step.delayMs, signal);
-              if (!slept) op.cancel();
-            }
-            if (signal?.aborted) op.cancel();
-            step = op.slept(now());
-            break;
-          case 'done':
-            flush();
-            return response ?? value;
-          default: {
-            flush();
-            const report = op.report();
-            const reason = step.reason;
-            const at = now();
-            report.retryAt = step.retryAtMs != null ? Date.now() + Math.max(0, step.retryAtMs - at) : null;
-            if (onGiveUp) await onGiveUp(report);
-            // The caller's own AbortSignal: rejected with its reason, as fetch does.
-            if (reason === 'cancelled' && signal?.aborted) {
-              if (response) await release(response);
-              throw abortReason(signal);
-            }
-            const ending = op.ending(style, last);
-            if (ending === 'response') return response;
-            if (ending === 'error') throw error;
-            if (response && !buffered) await release(response);
-            throw new GiveUpError(op.giveUpMessage(at, last), {
-              reason, retryAt: report.retryAt, retryAfterMs: report.retryAfterMs, response, report, temporario,
-              cause: last?.late || last?.transport ? error : undefined,
-            });
+          if (step.kind !== 'done' && step.kind !== 'gave_up' && response) {
+            await release(response); // before the wait, and before the next attempt
+            response = null;
           }
+          break;
+        }
+        case 'classify':
+          step = op.judged(now(), await judge(error));
+          break;
+        case 'sleep':
+          if (step.delayMs > 0) {
+            if (onRetry) await onRetry(step.attempt, failure, step.delayMs);
+            const slept = sleep ? (await sleep(step.delayMs, signal), !signal?.aborted) : await wait(step.delayMs, signal);
+            if (!slept) op.cancel();
+          }
+          if (signal?.aborted) op.cancel();
+          step = op.slept(now());
+          break;
+        case 'done':
+          flush();
+          return response ?? value;
+        default: {
+          flush();
+          const report = op.report(); // its retryAt: the machine's, on the wall clock
+          const reason = step.reason;
+          if (onGiveUp) await onGiveUp(report);
+          // The caller's own AbortSignal: rejected with its reason, as fetch does.
+          if (reason === 'cancelled' && signal?.aborted) {
+            if (response) await release(response);
+            throw abortReason(signal);
+          }
+          const ending = op.ending(style, last);
+          if (ending === 'response') return response;
+          if (ending === 'error') throw error;
+          if (response && !buffered) await release(response);
+          throw new GiveUpError(op.giveUpMessage(now(), last), {
+            reason, retryAt: report.retryAt, retryAfterMs: report.retryAfterMs, response, report, temporario,
+            cause: last?.late || last?.transport ? error : undefined,
+          });
         }
       }
-    } finally {
-      permit?.release();
+    }
+  }
+
+  /**
+   * Passes the gate of an `enter` step: the machine looks (a place in flight, then a start
+   * slot, within the deadline) and says how long to wait before it looks again; the wait is
+   * a timer, ended at once by `signal`. A gate that may ask a Redis server is looked at from
+   * a worker thread. The place is the machine's, held until the attempt ends.
+   */
+  async function passGate(op, gate, signal) {
+    const remote = gate != null && gate._remote;
+    for (;;) {
+      if (signal?.aborted) op.cancel();
+      const polled = remote ? await op._pollGateLater(now()) : op.pollGate(now());
+      if (polled.kind !== 'wait') return polled;
+      await wait(polled.delayMs, signal);
     }
   }
 
@@ -1078,13 +1223,9 @@ export function recuoApi(native) {
     }
     return new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
   }
-  // `performance.now()` on the machine's clock (both count CLOCK_MONOTONIC): the offset,
-  // taken once, never puts a reading after the machine's own.
-  let clockOffset = null;
-  const fastNow = () => {
-    clockOffset ??= now() - performance.now();
-    return Math.max(0, Math.floor(performance.now() + clockOffset));
-  };
+  // Whether comRetry's first success needs a machine (no gate, no stats, no records): the
+  // core's answer, asked once. When it does not, the first attempt is made before any machine.
+  const COM_RETRY_FIRST_ALONE = !Operation.successNeedsMachine({});
 
   /**
    * An attempt, as the operation and `currentAttempt()` see it — one shape on every path: its
@@ -1115,12 +1256,18 @@ export function recuoApi(native) {
     constructor(outerPool, maxAttempts) {
       this._outer = outerPool;
       this._max = maxAttempts;
-      this._pool = null;
+      this._chosen = null;
       this.op = null;
       this.ended = false;
       this.attempt = new Attempt(0, null, undefined, GUIDE_A.header, this);
     }
-    get pool() { return this._outer ?? (this._pool ??= new AttemptPool(this._max - 1)); }
+    /** The core's pool for this loop, its first attempt counted as drawn: asked for only when needed. */
+    chosen() { return (this._chosen ??= AttemptPool.choose(this._outer, this._max, { afterFirst: true })); }
+    /** The context's pool for the loops nested in this attempt. */
+    get pool() {
+      const chosen = this.chosen();
+      return chosen.owned ? chosen.pool : this._outer;
+    }
     /** The loop succeeded: its machine (if a key made one) goes, as a loop's does. */
     end() {
       this.ended = true;
@@ -1130,7 +1277,8 @@ export function recuoApi(native) {
     machine() {
       if (this.ended && this.op === null) throw new Error('recuo: this object was closed');
       if (this.op === null) {
-        this.op = new Operation(comRetryPolicy(this._max, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool: this.pool, nested: true, classifyLastFailure: false });
+        const { pool, nested } = this.chosen();
+        this.op = new Operation(comRetryPolicy(this._max, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool, nested, classifyLastFailure: false });
       }
       return this.op;
     }
@@ -1138,11 +1286,15 @@ export function recuoApi(native) {
     get idempotencyKey() { return this.machine().idempotencyKey; }
   }
 
-  /** Sets a machine's pool from the enclosing loop's attempt, if any (nested loops share one limit). */
+  /**
+   * The pool of a loop starting in this async context, as the core's rule chooses it (nested
+   * loops share one limit), and `context`: the pool its attempts keep for the loops nested
+   * in them — its own when it owns one, else the enclosing loop's.
+   */
   function poolFor(maxAttempts) {
-    const outer = context.getStore();
-    if (outer?.pool) return { pool: outer.pool, nested: true };
-    return { pool: new AttemptPool(maxAttempts), nested: false };
+    const enclosing = context.getStore()?.pool ?? null;
+    const { pool, nested, owned } = AttemptPool.choose(enclosing, maxAttempts);
+    return { pool, nested, context: owned ? pool : enclosing };
   }
 
   // Each policy's idempotency header, read once (a policy never changes; a closed one is
@@ -1177,7 +1329,7 @@ export function recuoApi(native) {
     if (!(policy instanceof Policy)) throw new TypeError('policy must be a recuo Policy');
     if (gate != null && !(gate instanceof Gate)) throw new TypeError('gate must be a recuo Gate');
     checkSignal(signal);
-    const { pool, nested } = poolFor(policy.maxAttempts);
+    const { pool, nested, context: inner } = poolFor(policy.maxAttempts);
     const op = new Operation(policy, {
       seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
       // A task with no request has nothing to plan: no key is sent, and it is judged as a GET.
@@ -1189,7 +1341,7 @@ export function recuoApi(native) {
       return await drive(op, {
         call: fn,
         judge: async (e) => (judgeError ? judgeError(e) : true),
-        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, style: 'client', pool,
+        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, style: 'client', pool: inner,
       });
     } finally {
       op.close();
@@ -1204,24 +1356,27 @@ export function recuoApi(native) {
    */
   function comRetry(tarefa, options) {
     // Both paths are async functions: whatever fails, fails as a rejection.
-    if (options === undefined && typeof tarefa === 'function') return comRetryFast(tarefa);
+    if (options === undefined && typeof tarefa === 'function' && COM_RETRY_FIRST_ALONE) return comRetryFast(tarefa);
     return comRetryMachine(tarefa, options ?? {});
   }
 
   /**
    * `comRetry(tarefa)` with guide A's defaults: the first attempt pays only for itself (one
-   * context for the loops nested in it and `currentAttempt()`, one cheap clock read); the
-   * machine starts only when it fails, replaying it (issue 18).
+   * context for the loops nested in it and `currentAttempt()`, one clock read); the machine
+   * starts only when it fails, from that attempt (issue 18).
    */
   async function comRetryFast(tarefa) {
     const frame = new FirstFrame(context.getStore()?.pool ?? null, COM_RETRY_ATTEMPTS);
-    const startedMs = fastNow();
+    const startedMs = now();
     try {
       const value = await context.run(frame, tarefa);
       frame.end();
       return value;
     } catch (error) {
-      return comRetryMachine(tarefa, {}, { startedMs, failedMs: now(), error, frame });
+      const failedMs = now();
+      // The wall clock when the attempt began: read now, less the time it took.
+      const unixMs = Date.now() - (failedMs - startedMs);
+      return comRetryMachine(tarefa, {}, { startedMs, unixMs, failedMs, error, frame });
     }
   }
 
@@ -1233,10 +1388,15 @@ export function recuoApi(native) {
     let pool;
     let op;
     try {
-      // After a first attempt: the pool it drew from, that attempt already drawn, and its machine.
-      const from = first ? { pool: first.frame.pool, nested: true } : poolFor(tentativas);
-      pool = from.pool;
-      op = first ? first.frame.machine() : new Operation(policy, { seed, pool, nested: from.nested, classifyLastFailure: false });
+      // After a first attempt: its machine, on the pool the core chose for it (that attempt drawn).
+      if (first) {
+        pool = first.frame.pool;
+        op = first.frame.machine();
+      } else {
+        const from = poolFor(policy.maxAttempts);
+        pool = from.context;
+        op = new Operation(policy, { seed, pool: from.pool, nested: from.nested, classifyLastFailure: false });
+      }
     } finally {
       if (policy !== null && policy !== guideAPolicy) policy.close();
     }
@@ -1289,7 +1449,7 @@ export function recuoApi(native) {
     });
     const header = policy.idempotencyHeader;
     const headers = new Headers(init.headers ?? {});
-    const { pool, nested } = poolFor(policy.maxAttempts);
+    const { pool, nested, context: inner } = poolFor(policy.maxAttempts);
     const op = new Operation(policy, {
       seed, gate, pool, nested, request: { method, url: String(url) }, records: onRecord ? 'debug' : undefined,
       plan: { callersKey: headers.has(header), sendKeys }, replayable: !isStream(init.body),
@@ -1321,7 +1481,7 @@ export function recuoApi(native) {
           }
         },
         judge: async () => true,
-        signal, gate, sleep, onRecord, http: true, style: 'guide', buffered: true, temporario: true, pool,
+        signal, gate, sleep, onRecord, http: true, style: 'guide', buffered: true, temporario: true, pool: inner,
       });
     } finally {
       op.close();
@@ -1449,6 +1609,7 @@ export function recuoApi(native) {
     whoAnswered,
     attemptRecord,
     monotonicMs: now,
+    waitMsFromNs,
     monotonicNs: () => Number(f.recuo_monotonic_ns()),
   };
 }

@@ -84,6 +84,7 @@ function declareTypes(k) {
   k.struct('recuo_report', {
     attempts: 'uint32_t', reason: 'uint32_t', elapsed_ms: 'uint64_t', delay_count: 'size_t',
     has_retry_after: 'bool', retry_after_ms: 'uint64_t', stopped_by: 'uint32_t',
+    has_retry_at_unix_ms: 'bool', retry_at_unix_ms: 'int64_t',
   });
   k.struct('recuo_plan_result', {
     interval_ms: 'uint64_t', duration_s: 'double', retries: 'double', in_flight: 'double', warning_count: 'size_t',
@@ -98,6 +99,10 @@ function declareTypes(k) {
     kind: 'uint32_t', index: 'size_t', policy: 'recuo_policy *', has_deadline: 'bool', deadline_ms: 'uint64_t',
     reason: 'uint32_t', stopped_by: 'uint32_t',
   });
+  k.struct('recuo_request_line', { method: 'const uint8_t *', method_len: 'size_t', url: 'const uint8_t *', url_len: 'size_t' });
+  k.struct('recuo_batch_result', {
+    kind: 'uint32_t', reason: 'uint32_t', attempts: 'uint32_t', no_verdict: 'bool', gate_error: 'bool', stopped_by: 'uint32_t',
+  });
   k.struct('recuo_request_plan', { key: 'uint32_t', idempotent: 'bool' });
   k.struct('recuo_last', { kind: 'uint32_t', status: 'uint16_t', transport: 'uint32_t' });
   k.struct('recuo_who_answered_result', { origin: 'uint32_t', confidence: 'uint32_t', evidence_count: 'size_t' });
@@ -111,6 +116,7 @@ const PROTOTYPES = [
   'int64_t recuo_now_ms(void)',
   'uint64_t recuo_monotonic_ms(void)',
   'uint64_t recuo_monotonic_ns(void)',
+  'uint64_t recuo_wait_ms_from_ns(uint64_t ns)',
   'uint32_t recuo_parse_retry_after(const uint8_t *value, size_t len, int64_t now_ms, _Out_ recuo_retry_after *out)',
   'double recuo_retry_delay_ms(const char *retry_after, uint32_t attempt, int64_t now_ms)',
   'double recuo_retry_delay_ms_seeded(const char *retry_after, uint32_t attempt, int64_t now_ms, uint64_t seed)',
@@ -166,6 +172,14 @@ const PROTOTYPES = [
   'uint32_t recuo_attempts_set_classify_last_failure(recuo_attempts *attempts, bool yes)',
   'uint32_t recuo_attempts_set_own_key(recuo_attempts *attempts)',
   'uint32_t recuo_attempts_start(recuo_attempts *attempts, uint64_t now_ms, int64_t unix_ms, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_start_after_first(recuo_attempts *attempts, uint64_t now_ms, int64_t unix_ms, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_poll_gate(recuo_attempts *attempts, uint64_t now_ms, _Out_ uint64_t *wait_ms, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_poll_gate_at(recuo_attempts *attempts, uint64_t now_ms, uint64_t regulator_now_ns, _Out_ uint64_t *wait_ms, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_failed_noted(recuo_attempts *attempts, uint64_t now_ms, const recuo_outcome *seen, const recuo_header *seen_headers, size_t seen_header_count, const recuo_outcome *error_seen, const recuo_header *error_headers, size_t error_header_count, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_judged_seen(recuo_attempts *attempts, uint64_t now_ms, const recuo_verdict *verdict, const recuo_outcome *seen, const recuo_header *seen_headers, size_t seen_header_count, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_batch_result(const recuo_attempts *attempts, bool gate_failed, _Out_ recuo_batch_result *out)',
+  'uint32_t recuo_success_needs_machine(const recuo_gate *gate, bool stats, uint32_t min_level, _Out_ bool *out)',
+  'uint32_t recuo_loop_pool_choose(const recuo_attempt_pool *enclosing, uint32_t max_attempts, bool batch_operation, bool after_first, _Out_ recuo_attempt_pool **pool_out, _Out_ bool *nested, _Out_ bool *owned)',
   'uint32_t recuo_attempts_entered(recuo_attempts *attempts, uint64_t now_ms, bool passed, _Out_ recuo_step *out)',
   'uint32_t recuo_attempts_succeeded(recuo_attempts *attempts, uint64_t now_ms, _Out_ recuo_step *out)',
   'uint32_t recuo_attempts_failed(recuo_attempts *attempts, uint64_t now_ms, _Out_ recuo_step *out)',
@@ -234,6 +248,7 @@ const PROTOTYPES = [
   'uint32_t recuo_gate_set_regulator(recuo_gate *gate, const recuo_regulator *regulator)',
   'uint32_t recuo_gate_set_limit(recuo_gate *gate, const recuo_concurrency_limit *limit)',
   'uint32_t recuo_gate_set_budget(recuo_gate *gate, const recuo_retry_budget *budget)',
+  'bool recuo_gate_is_remote(const recuo_gate *gate)',
   'uint32_t recuo_batch_queue_new(const recuo_policy *policy, size_t len, uint64_t now_ms, bool has_deadline, uint64_t deadline_ms, bool stop_on_unreachable_wait, const recuo_stats_recorder *recorder, _Out_ recuo_batch_queue **out)',
   'void recuo_batch_queue_free(recuo_batch_queue *queue)',
   'uint32_t recuo_batch_queue_next(recuo_batch_queue *queue, uint64_t now_ms, _Out_ recuo_batch_next *out)',
@@ -241,6 +256,9 @@ const PROTOTYPES = [
   'uint32_t recuo_batch_queue_stop(recuo_batch_queue *queue, uint32_t reason)',
   'uint32_t recuo_batch_queue_stopped(const recuo_batch_queue *queue)',
   'const char *recuo_batch_next_kind_name(uint32_t kind)',
+  'uint32_t recuo_batch_queue_set_records(recuo_batch_queue *queue, const recuo_request_line *requests, size_t count, int64_t unix_ms)',
+  'uint32_t recuo_batch_queue_poll_record(recuo_batch_queue *queue, _Out_ uint32_t *level_out, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
+  'const char *recuo_batch_result_kind_name(uint32_t kind)',
   'recuo_stats_recorder *recuo_stats_recorder_new(void)',
   'void recuo_stats_recorder_free(recuo_stats_recorder *recorder)',
   'uint32_t recuo_stats_recorder_snapshot(const recuo_stats_recorder *recorder, _Out_ recuo_stats *out)',

@@ -122,40 +122,80 @@ function stepJson(s) {
   return j;
 }
 
+// The gate of a vector, and the places of its limit others hold at the start (core/tests/loops.rs:
+// gate_with_holders): `taken` start slots of its regulator spent at 0 ns.
 function gateOf(g) {
-  if (g == null) return undefined;
+  if (g == null) return { gate: undefined, held: [] };
   const parts = {};
   if (g.budget) parts.budget = new recuo.RetryBudget({ ratio: g.budget.ratio, floorPerS: g.budget.floor_per_s, windowS: g.budget.window_s });
   if (g.limit !== undefined) parts.limit = new recuo.ConcurrencyLimit(g.limit);
-  return new recuo.Gate(parts);
+  if (g.regulator) {
+    parts.regulator = new recuo.Regulator(g.regulator.rate, { burst: g.regulator.burst });
+    for (let i = 0; i < (g.regulator.taken ?? 0); i++) assert.equal(parts.regulator.tryAcquireAt(0), 0);
+  }
+  const held = [];
+  if (parts.limit && g.held != null) {
+    for (let i = 0; i < g.held; i++) held.push(parts.limit.tryAcquire());
+  }
+  return { gate: new recuo.Gate(parts), held };
 }
+
+// What an attempt received, as the vectors write it (`null`: nothing said).
+const seenOf = (v) => (v == null || v.status == null ? null : { status: v.status, headers: v.headers ?? [] });
+
+// The pool of a scenario: the core's rule after a first attempt, or a pool given as it is.
+function poolOf(p, policy) {
+  if (p == null) return {};
+  if (p.after_first) {
+    const enclosing = p.enclosing == null ? null : new recuo.AttemptPool(p.enclosing);
+    const chosen = recuo.AttemptPool.choose(enclosing, policy.maxAttempts, { afterFirst: true });
+    return { pool: chosen.pool, nested: chosen.nested };
+  }
+  return { pool: new recuo.AttemptPool(p.remaining), nested: p.nested };
+}
+
+// A look at the gate as the vectors write it (core/tests/loops.rs: poll_json).
+const pollJson = (p) => (p.kind === 'wait' ? { gate: 'wait', delay_ms: p.delayMs } : stepJson(p));
 
 test('loops.json: every operation scenario through the step API', () => {
   const { scenarios } = load('loops.json');
-  assert.ok(scenarios.length >= 12);
+  assert.ok(scenarios.length >= 25);
+  const seenEvents = new Set();
   for (const sc of scenarios) {
     const policy = policyOf(sc.policy);
     const stats = new recuo.StatsRecorder();
-    const pool = sc.pool ? new recuo.AttemptPool(sc.pool.remaining) : undefined;
+    const { gate, held } = gateOf(sc.gate);
     const op = new recuo.Operation(policy, {
       request: sc.request, records: 'debug', statsRecorder: stats, classifyLastFailure: !sc.guide,
-      ownKey: sc.key_given, gate: gateOf(sc.gate), pool, nested: sc.pool?.nested,
+      ownKey: sc.key_given, gate, ...poolOf(sc.pool, policy),
     });
     let last;
     sc.events.forEach((ev, i) => {
+      seenEvents.add(ev.do);
+      const at = ev.at ?? 0;
       let step;
       switch (ev.do) {
-        case 'start': step = op.start(ev.at, sc.unix_ms); break;
-        case 'enter': step = op.entered(ev.at, ev.passed); break;
-        case 'respond': step = op.responded(ev.at, ev.status, ev.headers); break;
-        case 'transport': step = op.responded(ev.at, ev.kind); break;
-        case 'fail': step = op.failed(ev.at); break;
-        case 'succeed': step = op.succeeded(ev.at); break;
-        case 'judge': step = op.judged(ev.at, { verdict: ev.verdict.verdict, reason: ev.verdict.reason, waitMs: ev.verdict.wait_ms }); break;
-        case 'slept': step = op.slept(ev.at); break;
+        case 'start': step = op.start(at, sc.unix_ms); break;
+        case 'first': step = op.startAfterFirst(at, sc.unix_ms); break;
+        case 'poll_gate': {
+          const polled = op.pollGateAt(at, BigInt(at) * 1_000_000n);
+          assert.deepEqual(pollJson(polled), ev.expect, `${sc.name}: event ${i}`);
+          if (polled.kind !== 'wait') last = polled;
+          return;
+        }
+        case 'release': held.pop().release(); return;
+        case 'enter': step = op.entered(at, ev.passed); break;
+        case 'respond': step = op.responded(at, ev.status, ev.headers); break;
+        case 'transport': step = op.responded(at, ev.kind); break;
+        case 'fail': step = op.failed(at, seenOf(ev.seen), seenOf(ev.error_seen)); break;
+        case 'succeed': step = op.succeeded(at); break;
+        case 'judge':
+          step = op.judged(at, { verdict: ev.verdict.verdict, reason: ev.verdict.reason, waitMs: ev.verdict.wait_ms }, seenOf(ev.seen));
+          break;
+        case 'slept': step = op.slept(at); break;
         case 'cancel': op.cancel(); return;
         case 'stop_queue': op.stopQueue(ev.reason); return;
-        default: throw new Error(`unknown event ${ev.do}`);
+        default: throw new Error(`${sc.name}: unknown event ${ev.do}`);
       }
       assert.deepEqual(stepJson(step), ev.expect, `${sc.name}: event ${i}`);
       last = step;
@@ -165,7 +205,7 @@ test('loops.json: every operation scenario through the step API', () => {
     assert.deepEqual(op.slept(999999), last, sc.name);
     const r = op.report();
     assert.deepEqual(
-      { attempts: r.attempts, reason: r.reason, elapsed_ms: r.elapsedMs, delays_ms: r.delaysMs, stopped_by: r.stoppedBy },
+      { attempts: r.attempts, reason: r.reason, elapsed_ms: r.elapsedMs, delays_ms: r.delaysMs, stopped_by: r.stoppedBy, retry_at_unix_ms: r.retryAt },
       sc.report, `${sc.name}: report`);
     const s = stats.snapshot();
     assert.deepEqual(
@@ -175,7 +215,10 @@ test('loops.json: every operation scenario through the step API', () => {
     for (let rec = op.pollRecord(); rec; rec = op.pollRecord()) records.push([rec.level, rec.line]);
     assert.deepEqual(records, sc.records, `${sc.name}: records`);
     op.close();
+    for (const p of held) p.release();
   }
+  // Every kind of event the vectors hold was played.
+  for (const kind of ['first', 'poll_gate', 'release', 'fail', 'judge']) assert.ok(seenEvents.has(kind), kind);
 });
 
 test('loops.json: every queue scenario through the batch queue', () => {
@@ -204,6 +247,109 @@ test('loops.json: every queue scenario through the batch queue', () => {
     });
     assert.equal(stats.snapshot().notStarted, q.not_started, q.name);
     queue.close();
+  }
+});
+
+test('loops.json: the pool a loop draws from (AttemptPool.choose)', () => {
+  const { pools } = load('loops.json');
+  assert.ok(pools.length >= 7);
+  for (const c of pools) {
+    const enclosing = c.enclosing == null ? null : new recuo.AttemptPool(c.enclosing);
+    const chosen = recuo.AttemptPool.choose(enclosing, c.max_attempts, { batchOperation: c.batch, afterFirst: c.after_first });
+    assert.deepEqual({ remaining: chosen.pool.remaining, nested: chosen.nested, owned: chosen.owned }, c.expect, c.name);
+    if (enclosing && !chosen.owned) {
+      // Joined: one count for both handles.
+      const op = new recuo.Operation(new recuo.Policy({ maxAttempts: 5 }), { pool: enclosing, nested: false });
+      op.start(0, 0);
+      assert.equal(chosen.pool.remaining, enclosing.remaining, `${c.name}: shared`);
+      assert.equal(chosen.pool.remaining, c.enclosing - 1, `${c.name}: shared`);
+      op.close();
+    }
+  }
+});
+
+test('loops.json: whether a success needs the machine', () => {
+  const cases = load('loops.json').success_needs_machine;
+  assert.ok(cases.length >= 8);
+  for (const c of cases) {
+    const { gate } = gateOf(c.gate);
+    assert.equal(recuo.Operation.successNeedsMachine({ gate, stats: c.stats, records: c.records }), c.expect, c.name);
+  }
+});
+
+test('loops.json: a wait rounds up to whole milliseconds', () => {
+  const pairs = load('loops.json').wait_ms_from_ns;
+  assert.ok(pairs.length >= 6);
+  for (const [ns, ms] of pairs) {
+    assert.equal(recuo.waitMsFromNs(ns), ms, `${ns} ns`);
+    assert.equal(recuo.waitMsFromNs(BigInt(ns)), ms, `${ns}n ns`);
+  }
+});
+
+test('loops.json: every batch, its queue and its operations on one fake clock', () => {
+  const { batches } = load('loops.json');
+  assert.ok(batches.length >= 1);
+  for (const b of batches) {
+    const stats = new recuo.StatsRecorder();
+    const policy = policyOf(b.policy);
+    const queue = new recuo.BatchQueue(policy, b.len, 0, {
+      deadlineMs: b.deadline_ms, stopOnUnreachableWait: b.stop_on_unreachable_wait, statsRecorder: stats,
+      records: { requests: b.requests, unixMs: b.unix_ms },
+    });
+    const ops = Array(b.len).fill(null);
+    const results = Array(b.len).fill(null);
+    b.events.forEach((ev, i) => {
+      const at = ev.at ?? 0;
+      let got;
+      if (ev.do === 'next') {
+        const n = queue.next(at);
+        got = { next: n.next };
+        if (n.next === 'start') {
+          ops[n.index] = new recuo.Operation(n.policy, { request: b.requests[n.index], records: 'debug', statsRecorder: stats });
+          Object.assign(got, { index: n.index, deadline_ms: n.deadlineMs });
+          n.policy.close();
+        } else if (n.next === 'not_started') {
+          results[n.index] = { end: 'not_started', reason: n.reason, stopped_by: n.stoppedBy };
+          Object.assign(got, { index: n.index, reason: n.reason, stopped_by: n.stoppedBy });
+        }
+      } else if (ev.do === 'finished') {
+        const op = ops[ev.op];
+        const end = op.batchResult(false);
+        results[ev.op] = { end: end.end, reason: end.reason, stopped_by: end.stoppedBy };
+        got = { stops: queue.finished(ev.op, op.report().reason) };
+      } else if (ev.do === 'stop_queue') {
+        ops[ev.op].stopQueue(queue.stopped);
+        return;
+      } else {
+        const op = ops[ev.op];
+        let step;
+        if (ev.do === 'start') step = op.start(at, b.unix_ms);
+        else if (ev.do === 'respond') step = op.responded(at, ev.status, ev.headers);
+        else if (ev.do === 'transport') step = op.responded(at, ev.kind);
+        else throw new Error(`${b.name}: unknown event ${ev.do}`);
+        got = stepJson(step);
+      }
+      assert.deepEqual(got, ev.expect, `${b.name}: event ${i}`);
+    });
+    assert.deepEqual(results, b.results, `${b.name}: results`);
+    const records = {};
+    ops.forEach((op, n) => {
+      if (op === null) return;
+      const made = [];
+      for (let r = op.pollRecord(); r; r = op.pollRecord()) made.push([r.level, r.line]);
+      records[String(n)] = made;
+      op.close();
+    });
+    const made = [];
+    for (let r = queue.pollRecord(); r; r = queue.pollRecord()) made.push([r.level, r.line]);
+    records.queue = made;
+    assert.deepEqual(records, b.records, `${b.name}: records`);
+    const s = stats.snapshot();
+    assert.deepEqual(
+      { initial: s.initial, retries: s.retries, successes: s.successes, failures: s.failures, not_started: s.notStarted, throttled: s.throttled, unavailable: s.unavailable },
+      b.stats, `${b.name}: stats`);
+    queue.close();
+    policy.close();
   }
 });
 
