@@ -558,6 +558,9 @@ namespace Recuo {
         /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `queue_stopped`: the reason of the operation that stopped the queue */
         public readonly ?string $stoppedBy;
 
+        /** For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds since the Unix epoch; null when unbounded, or for another reason. */
+        public readonly ?int $retryAtUnixMs;
+
         /** Not constructible from PHP: see {@see retry()}'s `$onGiveUp` and {@see Attempts::report()}. */
         private function __construct()
         {
@@ -649,14 +652,15 @@ namespace Recuo {
     }
 
     /**
-     * What the host does next, as {@see Operation} answers it. Read-only.
+     * What the host does next, as {@see Operation} answers it; {@see Operation::pollGate()}
+     * also answers `wait` (not through the gate yet: look again in `delayMs`). Read-only.
      */
     final class Step
     {
-        /** @var 'enter'|'call'|'classify'|'sleep'|'done'|'gave_up' */
+        /** @var 'enter'|'wait'|'call'|'classify'|'sleep'|'done'|'gave_up' */
         public readonly string $kind;
 
-        /** The attempt the step is about (from 0); null for `done` and `gave_up`. */
+        /** The attempt the step is about (from 0); null for `wait`, `done` and `gave_up`. */
         public readonly ?int $attempt;
 
         /** For `enter`: the deadline's instant on the host's clock (ms), when there is one; give up waiting then. */
@@ -665,7 +669,7 @@ namespace Recuo {
         /** For `call`: what is left of the deadline (ms), when there is one; bound the attempt by it. */
         public readonly ?int $timeoutMs;
 
-        /** For `sleep`: the delay, in milliseconds (0: no wait at all). */
+        /** For `sleep`: the delay, in milliseconds (0: no wait at all); for `wait`: how long until the next look at the gate. */
         public readonly ?int $delayMs;
 
         /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `gave_up`: why */
@@ -686,11 +690,13 @@ namespace Recuo {
     /**
      * One operation's whole retry loop as the core's sans-IO machine, for code with
      * its own event loop or HTTP client — the same machine {@see retry()} and {@see comRetry()}
-     * drive. `start()`, then answer each {@see Step} as it says: `enter` with `entered()`,
-     * `call` with `succeeded()`, `failed()` or `responded()`, `classify` with `judged()`,
-     * `sleep` with `slept()`, until `done` or `gave_up`. The machine owns the gate's feedback,
-     * the retry budget, the stats, the records and the report; it sleeps never and reads no
-     * clock. All times are the host's monotonic clock in milliseconds (>= 0).
+     * drive. `start()`, then answer each {@see Step} as it says: `enter` with `pollGate()`
+     * (and each `wait` it answers with a sleep and `pollGate()` again) or, for a host that
+     * passed the gate itself, `entered()`; `call` with `succeeded()`, `failed()` or
+     * `responded()`, `classify` with `judged()`, `sleep` with `slept()`, until `done` or
+     * `gave_up`. The machine owns the gate's feedback, the retry budget, the stats, the
+     * records and the report; it sleeps never and reads no clock. All times are the host's
+     * monotonic clock in milliseconds (>= 0; {@see monotonicMs()}).
      */
     final class Operation
     {
@@ -726,7 +732,8 @@ namespace Recuo {
          * @param bool $nested this operation runs inside an attempt that already drew from `$pool`
          * @param bool|null $sendKeys whether recuo adds its own key to the request: null for methods that are not idempotent; `keySent` says what to send
          * @param bool $replayable false for a request whose body cannot be sent twice (a stream read once): one attempt, judged and recorded, then it gives up `attempts_exhausted` with no retry decided and no retry budget spent
-         * @throws \ValueError for a negative `$seed`, an unknown `$records` level or a `$pool` out of range
+         * @param LoopPool|null $loopPool where the attempts come from, as {@see LoopPool} chose it (instead of `$pool` and `$nested`)
+         * @throws \ValueError for a negative `$seed`, an unknown `$records` level, a `$pool` out of range, or both `$pool` and `$loopPool`
          */
         public function __construct(
             Policy $policy,
@@ -742,11 +749,64 @@ namespace Recuo {
             bool $nested = false,
             ?bool $sendKeys = null,
             bool $replayable = true,
+            ?LoopPool $loopPool = null,
         ) {
+        }
+
+        /**
+         * Whether an operation with `$gate`, stats (`$stats`) and records of `$records` and
+         * above needs its machine when its first attempt succeeds: when it does not, a host may
+         * make that attempt before creating the operation, and create it only on a failure
+         * (`startAfterFirst()`). Decide it once per policy and gate, and keep the answer.
+         *
+         * @param 'debug'|'info'|'warning'|null $records
+         * @throws \ValueError for an unknown `$records` level
+         */
+        public static function successNeedsMachine(?Gate $gate = null, bool $stats = false, ?string $records = null): bool
+        {
         }
 
         /** Starts the operation at `$nowMs`, which is `$unixMs` on the wall clock (ms since the Unix epoch, the records' times). */
         public function start(int $nowMs, int $unixMs): Step
+        {
+        }
+
+        /**
+         * Starts the operation whose first attempt was already made, begun at `$nowMs`
+         * (`$unixMs` on the wall clock), before the operation existed — when a success needs
+         * no machine, a host may make the first attempt first and create the operation only
+         * when it fails. Answers that attempt's `call`, counted and recorded as begun then;
+         * tell its outcome next. That attempt passed no gate; give the operation the pool
+         * that counts it as drawn ({@see LoopPool::afterFirst()}).
+         */
+        public function startAfterFirst(int $nowMs, int $unixMs): Step
+        {
+        }
+
+        /**
+         * For a host that cannot block: one look at the gate for `enter` — a place in flight
+         * first, then a start slot, within the deadline. Answers `wait` (sleep `delayMs`,
+         * then look again: never more than 5 ms while the concurrency limit is full) or the
+         * step after the gate: the attempt's `call`, or `gave_up` (`wait_exceeds_deadline`
+         * when the place or the slot would come after the deadline; `cancelled` or
+         * `queue_stopped` once stopped). The operation holds the place until the attempt
+         * ends, and gives back a start slot it reserved and did not use.
+         *
+         * @throws Exception\SharedFileError when a limit or regulator on Redis cannot be reached (nothing is held; look again later)
+         * @throws \OverflowException when the regulator queues too many starts ahead already
+         */
+        public function pollGate(int $nowMs): Step
+        {
+        }
+
+        /**
+         * As `pollGate()`, the regulator asked at `$regulatorNowNs` on a clock every user of
+         * it shares (tests and simulations; {@see monotonicNs()} is the real one).
+         *
+         * @throws Exception\SharedFileError when a limit or regulator on Redis cannot be reached
+         * @throws \OverflowException when the regulator queues too many starts ahead already
+         */
+        public function pollGateAt(int $nowMs, int $regulatorNowNs): Step
         {
         }
 
@@ -760,13 +820,33 @@ namespace Recuo {
         {
         }
 
-        /** The attempt of `call` failed: answers `classify` (or, in guide A's loop with no attempt left, gives up). */
-        public function failed(int $nowMs): Step
+        /**
+         * The attempt of `call` failed: answers `classify` (or, in guide A's loop with no
+         * attempt left, gives up). For its record: the attempt received `$status` with
+         * `$headers`, if it says so; its error carried `$errorStatus` with `$errorHeaders` (a
+         * response attached to an exception). The record shows what the attempt said, else
+         * what the verdict's classifier saw (`judged()`), else what the error carried.
+         *
+         * @param int|null $status 100 to 999
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers in any shape {@see classify()} takes
+         * @param int|null $errorStatus 100 to 999
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $errorHeaders in any shape {@see classify()} takes
+         * @throws \ValueError for a status outside 100-999
+         */
+        public function failed(int $nowMs, ?int $status = null, array $headers = [], ?int $errorStatus = null, array $errorHeaders = []): Step
         {
         }
 
-        /** The verdict on the failure of `classify`; a {@see classify()} verdict also gives the record its status and headers. A `success` verdict gives up (`permanent`). */
-        public function judged(int $nowMs, Verdict $verdict): Step
+        /**
+         * The verdict on the failure of `classify`. For the record, what the classifier saw:
+         * `$status` with `$headers`, or the status and headers a {@see classify()} verdict
+         * judged. A `success` verdict gives up (`permanent`).
+         *
+         * @param int|null $status 100 to 999
+         * @param array<string, string|int|list<string|int>>|list<array{string, string|int}> $headers in any shape {@see classify()} takes
+         * @throws \ValueError for a status outside 100-999
+         */
+        public function judged(int $nowMs, Verdict $verdict, ?int $status = null, array $headers = []): Step
         {
         }
 
@@ -886,9 +966,12 @@ namespace Recuo {
          * @param int|null $deadlineMs no operation starts or waits past this many milliseconds from now
          * @param bool $stopOnUnreachableWait an operation that gives up `wait_exceeds_deadline` stops the queue
          * @param StatsRecorder|null $stats counts the operations never started
+         * @param list<array{string, string}>|null $requests the operations' `[method, url]`, by index: the queue then makes the record of each operation it does not start (`pollRecord()`; the URL redacted)
+         * @param int|null $unixMs the wall clock at `$nowMs`, in milliseconds since the Unix epoch (the records' times); now when null
          * @throws \ValueError for a negative `$len`, `$nowMs` or `$deadlineMs`
+         * @throws \TypeError when `$requests` holds something other than `[method, url]` pairs of strings
          */
-        public function __construct(Policy $policy, int $len, int $nowMs, ?int $deadlineMs = null, bool $stopOnUnreachableWait = false, ?StatsRecorder $stats = null)
+        public function __construct(Policy $policy, int $len, int $nowMs, ?int $deadlineMs = null, bool $stopOnUnreachableWait = false, ?StatsRecorder $stats = null, ?array $requests = null, ?int $unixMs = null)
         {
         }
 
@@ -908,6 +991,75 @@ namespace Recuo {
 
         /** Stops the queue on `$reason` (the caller's own stop: `'cancelled'`): nothing more starts. */
         public function stop(string $reason): void
+        {
+        }
+
+        /**
+         * The next record the queue made — a `warning` for each operation it did not start,
+         * when given `$requests` — in order, as {@see Operation::pollRecord()} answers them.
+         *
+         * @return array{0: 'debug'|'info'|'warning', 1: string}|null null when there is none
+         */
+        public function pollRecord(): ?array
+        {
+        }
+
+        /**
+         * How an operation of the batch whose loop reported `$report` ended for the batch: a
+         * give-up before any attempt is `not_started` — unless its gate could not be used
+         * (`$gateFailed`), which is a give-up to report as such.
+         *
+         * @return 'succeeded'|'gave_up'|'not_started'
+         */
+        public static function endOf(Report $report, bool $gateFailed = false): string
+        {
+        }
+    }
+
+    /**
+     * Where one loop's attempts come from, as the rule for nested loops says: a loop inside
+     * another draws from the outermost loop's attempts, so they share one limit. A host that
+     * runs {@see Operation}s inside one another keeps the pool a loop `owned` as its
+     * context's pool (per request, per fiber) until that loop ends, and passes it as
+     * `$enclosing` to the loops inside. Read-only.
+     */
+    final class LoopPool
+    {
+        /** Attempts left in the pool (shared with every loop that draws from it). */
+        public readonly int $remaining;
+
+        /** Whether the loop's first attempt is already drawn (an enclosing loop's attempt, or one made before its machine). */
+        public readonly bool $nested;
+
+        /** Whether the pool is the loop's own: the context's pool until the loop ends. */
+        public readonly bool $owned;
+
+        /**
+         * The pool of a loop of `$maxAttempts` that starts inside `$enclosing` (the pool of the
+         * outermost loop running in the same context, if any): it joins that pool — unless it
+         * is an operation of a batch, which owns a pool of its own, as does a loop with no
+         * enclosing one.
+         *
+         * @throws \ValueError for `$maxAttempts` below 0 or above 4294967295
+         */
+        public static function choose(?LoopPool $enclosing, int $maxAttempts, bool $batchOperation = false): LoopPool
+        {
+        }
+
+        /**
+         * As `choose()`, for a loop whose first attempt was made before its machine
+         * ({@see Operation::startAfterFirst()}): that attempt counts as drawn — from the
+         * enclosing pool, as a nested loop's first attempt is, or from a pool of its own of
+         * `$maxAttempts - 1`.
+         *
+         * @throws \ValueError for `$maxAttempts` below 0 or above 4294967295
+         */
+        public static function afterFirst(?LoopPool $enclosing, int $maxAttempts, bool $batchOperation = false): LoopPool
+        {
+        }
+
+        /** Not constructible from PHP: see `choose()` and `afterFirst()`. */
+        private function __construct()
         {
         }
     }
@@ -934,6 +1086,24 @@ namespace Recuo {
      * regulator and budget counts in, the same for every process on the machine.
      */
     function monotonicNs(): int
+    {
+    }
+
+    /**
+     * The same clock in whole milliseconds, rounded down: the one reading to tell a
+     * {@see Operation} its instants in (`$nowMs`).
+     */
+    function monotonicMs(): int
+    {
+    }
+
+    /**
+     * A wait of `$ns` nanoseconds in whole milliseconds, rounded up: a wait never ends before
+     * what it was asked to wait.
+     *
+     * @throws \ValueError for a negative `$ns`
+     */
+    function waitMsFromNs(int $ns): int
     {
     }
 
@@ -1781,6 +1951,15 @@ namespace Recuo\Testing {
      * @throws \Recuo\Exception\InternalError always
      */
     function forcePanic(): void
+    {
+    }
+
+    /**
+     * For recuo's own tests only: stats whose retries are 2**64 - 1 (read as PHP's largest
+     * int), a count no PHP code can reach, so that a test can see a merge that would overflow
+     * refused.
+     */
+    function fullStats(): \Recuo\Stats
     {
     }
 }

@@ -111,7 +111,7 @@ impl Attempt {
 #[php(flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct Report {
-    inner: recuo::Report,
+    pub(crate) inner: recuo::Report,
 }
 
 impl From<recuo::Report> for Report {
@@ -151,6 +151,13 @@ impl Report {
     #[php(getter)]
     pub fn get_stopped_by(&self) -> Option<&'static str> {
         self.inner.stopped_by.map(recuo::GiveUpReason::name)
+    }
+
+    /// For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds
+    /// since the Unix epoch; null when unbounded, or for another reason.
+    #[php(getter)]
+    pub fn get_retry_at_unix_ms(&self) -> Option<i64> {
+        self.inner.retry_at_unix_ms
     }
 }
 

@@ -4,8 +4,9 @@
 //!
 //! PHP callables must run on the PHP thread, so this runner takes the operations one after
 //! the other from the core's sans-IO [`BatchQueue`] (which clips each operation's deadline,
-//! says which are not started and why, and counts them), each through the core's one loop
-//! ([`crate::driver`]) with the core's [`recuo::Gate`] and [`recuo::StatsRecorder`].
+//! says which are not started and why, counts them and makes their records), each through the
+//! core's one loop ([`crate::driver`]) with the core's [`recuo::Gate`] and
+//! [`recuo::StatsRecorder`]; how each ended for the batch is the core's [`BatchEnd`].
 
 use std::time::Instant;
 
@@ -13,10 +14,10 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::array::ArrayKey;
 use ext_php_rs::types::{ZendHashTable, Zval};
-use recuo::{BatchQueue, GiveUpReason, Next, RetryError, StatsRecorder};
+use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, RetryError, StatsRecorder};
 
 use crate::convert::{seed as seed_arg, type_name};
-use crate::driver::{self, Callbacks, Halt, Judge, Nesting};
+use crate::driver::{self, Callbacks, Halt, Judge};
 use crate::errors::{config_error, guarded, type_error};
 use crate::limits::Gate;
 use crate::policy::Policy;
@@ -25,9 +26,8 @@ use crate::stats::Stats;
 
 /// How one operation of a batch ended: `status` is `"succeeded"` (with its `value`),
 /// `"gave_up"` (with its last failure, the very object it threw, as `error`, and the
-/// `reason`) or `"not_started"` (with the `reason`: the deadline came first, the queue
-/// stopped on another operation's `stoppedBy`, or the operation was cancelled before its
-/// first attempt); `attempts` counts its calls.
+/// `reason`) or `"not_started"` (with the `reason`: the deadline came first, or the queue
+/// stopped on another operation's `stoppedBy`); `attempts` counts its calls.
 #[php_class]
 #[php(name = "Recuo\\BatchResult")]
 #[php(flags = ClassFlags::Final)]
@@ -201,32 +201,31 @@ pub fn run_batch(
         };
         let started = Instant::now();
         let recorder = StatsRecorder::new();
-        let mut queue = BatchQueue::new(&policy, ops.len(), driver::monotonic_ms(), deadline)
+        let mut queue = BatchQueue::new(&policy, ops.len(), recuo::monotonic_ms(), deadline)
             .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait)
             .stats(recorder.clone());
+        if records.is_some() {
+            // The operations name their requests themselves (`Recuo\Attempt::recordRequest`):
+            // one never started has none.
+            queue = queue.records(Vec::new(), recuo::unix_now_ms());
+        }
         let mut results = ZendHashTable::with_capacity(u32::try_from(ops.len()).unwrap_or(0));
         loop {
-            let (index, result) = match queue.next(driver::monotonic_ms()) {
+            let next = queue.next(recuo::monotonic_ms());
+            if let Some(sink) = &records {
+                while let Some((_, record)) = queue.poll_record() {
+                    let array = record_array(F, &record)?;
+                    sink.try_call(vec![&array])
+                        .map_err(|_| driver::take_failure(F, "$records").into_exception())?;
+                }
+            }
+            let (index, result) = match next {
                 Next::Finished => break,
                 Next::NotStarted {
                     index,
                     reason,
                     stopped_by,
-                } => {
-                    if let Some(sink) = &records {
-                        let record = BatchQueue::not_started_record(
-                            recuo::unix_now_ms(),
-                            "",
-                            "",
-                            reason,
-                            stopped_by,
-                        );
-                        let array = record_array(F, &record)?;
-                        sink.try_call(vec![&array])
-                            .map_err(|_| driver::take_failure(F, "$records").into_exception())?;
-                    }
-                    (index, BatchResult::not_started(reason, stopped_by))
-                }
+                } => (index, BatchResult::not_started(reason, stopped_by)),
                 Next::Start { index, policy } => {
                     let callbacks = Callbacks {
                         function: F,
@@ -240,20 +239,15 @@ pub fn run_batch(
                         gate,
                         records: records.as_ref().map(|sink| (sink, "", "")),
                     };
-                    let make = |pool, nested| {
+                    let make = |pool| {
                         recuo::Operation::new(&policy)
                             .seed(seed)
                             .stats(recorder.clone())
-                            .pool(pool, nested)
+                            .loop_pool(pool)
                     };
-                    let ended = driver::drive_php(
-                        policy.max_attempts(),
-                        make,
-                        callbacks,
-                        Nesting::Own,
-                        None,
-                    )
-                    .map_err(Halt::into_exception)?;
+                    let ended =
+                        driver::drive_php(policy.max_attempts(), make, callbacks, true, None)
+                            .map_err(Halt::into_exception)?;
                     let result = match ended {
                         Ok((value, report)) => BatchResult {
                             status: "succeeded",
@@ -263,30 +257,7 @@ pub fn run_batch(
                             stopped_by: None,
                             attempts: report.attempts,
                         },
-                        Err(RetryError {
-                            error: None,
-                            reason,
-                            report,
-                            ..
-                        }) => BatchResult::not_started(reason, report.stopped_by),
-                        Err(RetryError {
-                            error: Some(Halt::Thrown(error)),
-                            reason,
-                            report,
-                            ..
-                        }) => BatchResult {
-                            status: "gave_up",
-                            value: None,
-                            error: Some(error),
-                            reason: Some(reason),
-                            stopped_by: report.stopped_by,
-                            attempts: report.attempts,
-                        },
-                        // Not a failure of the operation (`exit()`, a failed call): it ends
-                        // the batch.
-                        Err(RetryError {
-                            error: Some(other), ..
-                        }) => return Err(other.into_exception()),
+                        Err(gave_up) => gave_up_result(gave_up)?,
                     };
                     // A sequential runner has nothing else running to stop: the queue
                     // answers `not_started` for the rest.
@@ -303,6 +274,34 @@ pub fn run_batch(
             stats: recorder.snapshot(),
             elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
         })
+    })
+}
+
+/// How an operation that gave up ended for the batch (the core's [`BatchEnd`]): never started,
+/// or given up with its last failure; a failure that is not the operation's own (`exit()`, a
+/// failed call) ends the batch.
+fn gave_up_result(gave_up: RetryError<Halt>) -> PhpResult<BatchResult> {
+    // A gate that could not be used ended the loop with its own exception: never here.
+    let end = BatchEnd::of(&gave_up.report, gave_up.gate_error.is_some());
+    let (reason, stopped_by) = match end {
+        BatchEnd::NotStarted { reason, stopped_by } => {
+            return Ok(BatchResult::not_started(reason, stopped_by))
+        }
+        BatchEnd::GaveUp { reason, stopped_by } => (reason, stopped_by),
+        BatchEnd::Succeeded => (gave_up.reason, gave_up.report.stopped_by),
+    };
+    let error = match gave_up.error {
+        Some(Halt::Thrown(error)) => Some(error),
+        Some(other) => return Err(other.into_exception()),
+        None => None,
+    };
+    Ok(BatchResult {
+        status: "gave_up",
+        value: None,
+        error,
+        reason: Some(reason),
+        stopped_by,
+        attempts: gave_up.report.attempts,
     })
 }
 

@@ -10,15 +10,14 @@
 //! which neither copies it nor touches its trace: `$caught === $thrown` in PHP, and
 //! `getTrace()` still points into the operation.
 //!
-//! Nested loops share one limit (SPEC §6): the outermost loop running in the current fiber
-//! of the current request owns an [`AttemptPool`], which the loops inside its attempts draw
-//! from. The pools are kept per fiber, so that loops suspended in different fibers (an event
-//! loop running many operations) do not count against one another. A fatal error inside a
-//! loop jumps over the Rust frames (`longjmp`), so the scope that owns a pool is a
-//! [`BailoutGuard`], which the engine's catch point drops; and every request starts and ends
-//! with no pool at all.
+//! Nested loops share one limit: the core chooses each loop's pool ([`recuo::LoopPool`]);
+//! [`crate::pool`] keeps it per request and fiber.
+//!
+//! A first attempt the fast path made before any machine ([`crate::fast`]) and that failed is
+//! replayed into the machine: it starts after that attempt
+//! ([`Operation::start_after_first`]) and hears its failure at the first attempt's turn.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::time::Duration;
 
 use ext_php_rs::convert::{FromZval, IntoZval};
@@ -26,7 +25,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::{ce, BailoutGuard, ExecutorGlobals};
 use recuo::{
-    drive, AttemptContext, AttemptPool, CancelToken, Driver, Gate, Level, Operation, Pass, Record,
+    drive, AttemptContext, CancelToken, Driver, Gate, Level, LoopPool, Operation, Pass, Record,
     RequestLine, RetryError, Seen, Stopped,
 };
 
@@ -34,6 +33,7 @@ use crate::attempts::{Attempt, Report};
 use crate::convert::{php_int, type_name};
 use crate::errors::{shared_file_error, type_error, value_error_message};
 use crate::limits::ConcurrencyLimit;
+use crate::pool::{PoolScope, Start};
 use crate::record::record_array;
 use crate::verdict::Verdict;
 
@@ -121,17 +121,6 @@ pub struct Callbacks<'a, 'z> {
     pub records: Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
 }
 
-/// Whose attempts a loop counts (SPEC §6, nested loops).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Nesting {
-    /// Inside another loop, draw from its attempts (`Recuo\retry`, `Recuo\comRetry`).
-    Enclosing,
-    /// Count its own attempts even inside another loop (each operation of
-    /// `Recuo\runBatch`: a batch's operations are not attempts of the enclosing one).
-    /// Loops inside it draw from it.
-    Own,
-}
-
 /// The callbacks as the effects of [`recuo::drive()`].
 struct PhpDriver<'a, 'z> {
     callbacks: Callbacks<'a, 'z>,
@@ -145,21 +134,19 @@ struct PhpDriver<'a, 'z> {
     pass: Option<BailoutGuard<Pass>>,
     /// What the last attempt told its `Recuo\Attempt` it sent and received.
     notes: (Option<RequestLine>, Option<Seen>),
-    /// Whether the last attempt said what it received: its word wins over the classifier's.
-    said_seen: bool,
     /// The report of a success.
     done: Option<recuo::Report>,
     /// The failure of a first attempt the fast path made, handed to the machine as its
     /// first attempt's.
     replay: Option<Halt>,
-    /// That attempt's start and end on the monotonic clock, read by the machine's first two
-    /// clock reads (its start, then the failure).
+    /// That attempt's start and end on the monotonic clock, read by the loop's first two
+    /// clock reads (the first attempt's turn, then its failure).
     replay_clock: [Option<u64>; 2],
 }
 
 /// A first attempt the fast path made before any machine existed ([`crate::fast`]), and how
-/// it failed: the loop replays it into the machine (`start(started_ms)`, then the failure at
-/// `failed_ms`) and carries on from there.
+/// it failed: the machine starts after it (`start_after_first(started_ms)`), hears the
+/// failure at `failed_ms` and carries on from there.
 pub struct First {
     /// When it started, ms on the monotonic clock.
     pub started_ms: u64,
@@ -182,12 +169,6 @@ pub fn header_name(name: &str) -> std::borrow::Cow<'static, str> {
     } else {
         std::borrow::Cow::Owned(name.to_string())
     }
-}
-
-/// Milliseconds on the monotonic clock every regulator and stats recorder counts in (rounded
-/// up, so that no start is reported before a `Recuo\monotonicNs()` read earlier).
-pub fn monotonic_ms() -> u64 {
-    recuo::monotonic_ns().div_ceil(1_000_000)
 }
 
 impl PhpDriver<'_, '_> {
@@ -260,7 +241,7 @@ impl Driver for PhpDriver<'_, '_> {
         // A replayed first attempt: its start, then its end, as the fast path read them.
         match self.replay_clock.iter_mut().find_map(Option::take) {
             Some(at) => at,
-            None => monotonic_ms(),
+            None => recuo::monotonic_ms(),
         }
     }
 
@@ -283,7 +264,8 @@ impl Driver for PhpDriver<'_, '_> {
             // Only this thread holds the places: waiting for one would never end.
             ConcurrencyLimit::would_wait_forever(limit, function).map_err(Halt::Raise)?;
         }
-        let timeout = until_ms.map(|u| Duration::from_millis(u.saturating_sub(monotonic_ms())));
+        let timeout =
+            until_ms.map(|u| Duration::from_millis(u.saturating_sub(recuo::monotonic_ms())));
         // Nothing cancels a PHP loop's wait: it ends at the deadline.
         match gate.wait(timeout, &CancelToken::new()) {
             Ok(Some(pass)) => {
@@ -334,14 +316,14 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn observed(&mut self, _failed: bool) -> (Option<RequestLine>, Option<Seen>) {
-        self.said_seen = self.notes.1.is_some();
         std::mem::take(&mut self.notes)
     }
 
+    /// The verdict, and what the classifier saw: the machine's record shows the attempt's
+    /// own word before it.
     fn classify(&mut self, error: &Halt) -> Result<(recuo::Verdict, Option<Seen>), Halt> {
         self.check()?;
-        let (verdict, seen) = self.judge(error)?;
-        Ok((verdict, seen.filter(|_| !self.said_seen)))
+        self.judge(error)
     }
 
     fn on_retry(&mut self, attempt: u32, error: &Halt, delay: Duration) -> Result<(), Halt> {
@@ -427,18 +409,24 @@ fn with_effects(op: Operation, (gate, records): Effects<'_, '_>) -> Operation {
 }
 
 /// Runs the machine `make` builds (of `max_attempts`, drawing from the pool it is given) with
-/// `callbacks` (its gate and records), its attempts counted as `nesting` says: the
-/// operation's value and its report, or how it gave up (its last failure unchanged); `Err`
-/// with what a callback threw. (The machine is large: it is built here, not moved here.)
+/// `callbacks` (its gate and records) — an operation of a batch when `batch_operation` — and,
+/// after `first`, a first attempt already made: the operation's value and its report, or how
+/// it gave up (its last failure unchanged); `Err` with what a callback threw. (The machine is
+/// large: it is built here, not moved here.)
 pub fn drive_php(
     max_attempts: u32,
-    make: impl FnOnce(AttemptPool, bool) -> Operation,
+    make: impl FnOnce(LoopPool) -> Operation,
     callbacks: Callbacks<'_, '_>,
-    nesting: Nesting,
+    batch_operation: bool,
     first: Option<First>,
 ) -> Result<Result<(Zval, recuo::Report), RetryError<Halt>>, Halt> {
-    let adopt = first.as_ref().is_some_and(|f| f.outermost);
-    let (scope, pool, nested) = PoolScope::enter(max_attempts, nesting, adopt);
+    let start = match &first {
+        Some(f) => Start::AfterFirst {
+            own_pool: f.outermost,
+        },
+        None => Start::Machine,
+    };
+    let (scope, pool) = PoolScope::enter(max_attempts, batch_operation, start);
     // Dropped at the end of this function, or by the engine if PHP code bails out.
     let _scope = BailoutGuard::new(scope);
     let plain = callbacks.gate.is_none() && callbacks.records.is_none();
@@ -449,24 +437,29 @@ pub fn drive_php(
         failure: None,
         pass: None,
         notes: (None, None),
-        said_seen: false,
         done: None,
         replay: None,
         replay_clock: [None, None],
     };
     let key = OnceCell::new();
-    if let Some(first) = first {
-        driver.replay = Some(first.failure);
-        driver.replay_clock = [Some(first.started_ms), Some(first.failed_ms)];
-        if let Some(k) = first.key {
-            let _ = key.set(k);
+    let outcome = match first {
+        // Built in place: a loop with no gate and no records moves the machine no further.
+        None if plain => drive(make(pool), &key, &mut driver),
+        None => drive(with_effects(make(pool), effects), &key, &mut driver),
+        Some(first) => {
+            let mut op = with_effects(make(pool), effects);
+            // The machine starts after the attempt already made: `drive` then finds it at
+            // that attempt's `call` (its first clock read), which fails (the second) as it
+            // did.
+            let unix = driver.unix_ms();
+            let _ = op.start_after_first(first.started_ms, unix);
+            driver.replay = Some(first.failure);
+            driver.replay_clock = [Some(first.started_ms), Some(first.failed_ms)];
+            if let Some(k) = first.key {
+                let _ = key.set(k);
+            }
+            drive(op, &key, &mut driver)
         }
-    }
-    // Built in place: a loop with no gate and no records moves the machine no further.
-    let outcome = if plain {
-        drive(make(pool, nested), &key, &mut driver)
-    } else {
-        drive(with_effects(make(pool, nested), effects), &key, &mut driver)
     };
     driver.check()?;
     match outcome {
@@ -480,12 +473,12 @@ pub fn drive_php(
 /// operation's value, or throws its last failure (the same object), or what a callback threw.
 pub fn run(
     max_attempts: u32,
-    make: impl FnOnce(AttemptPool, bool) -> Operation,
+    make: impl FnOnce(LoopPool) -> Operation,
     callbacks: Callbacks<'_, '_>,
     first: Option<First>,
 ) -> PhpResult<Zval> {
     let function = callbacks.function;
-    match drive_php(max_attempts, make, callbacks, Nesting::Enclosing, first) {
+    match drive_php(max_attempts, make, callbacks, false, first) {
         Ok(Ok((value, _))) => Ok(value),
         Ok(Err(RetryError { error: Some(e), .. })) | Err(e) => Err(e.into_exception()),
         // No attempt was made: there is no failure of the operation to rethrow.
@@ -498,134 +491,4 @@ pub fn run(
             ce::error(),
         )),
     }
-}
-
-thread_local! {
-    /// The pool of the outermost loop running in each fiber (keyed by the fiber's address;
-    /// 0 for the main one) of the request this thread serves.
-    static POOLS: RefCell<Vec<(usize, Slot)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The attempts of the outermost loop of a fiber.
-enum Slot {
-    /// A loop in its first attempt, on the fast path, of `max_attempts`: its pool is made
-    /// only when a loop inside asks for it (or when that attempt fails).
-    Lazy(u32),
-    /// The pool.
-    Pool(AttemptPool),
-}
-
-impl Slot {
-    /// The pool, made now for a loop in its first attempt: that attempt already drawn.
-    fn pool(&mut self) -> AttemptPool {
-        match self {
-            Slot::Pool(pool) => pool.clone(),
-            Slot::Lazy(max_attempts) => {
-                let pool = AttemptPool::new(max_attempts.saturating_sub(1));
-                *self = Slot::Pool(pool.clone());
-                pool
-            }
-        }
-    }
-}
-
-/// The fiber PHP code is running in: its address, or 0 outside any fiber.
-fn current_fiber() -> usize {
-    // SAFETY: the engine's globals are valid for the life of the process, and only this
-    // thread touches them.
-    unsafe { (*ext_php_rs::ffi::ext_php_rs_executor_globals()).active_fiber as usize }
-}
-
-/// The fast path's entry into the nested loops' pools ([`crate::fast`]): when no loop runs in
-/// the current fiber, a lazy entry for a loop of `max_attempts`, and `true` (the caller then
-/// owns it: [`fast_leave`] when it succeeds, or it hands it to the machine); `false` inside
-/// another loop.
-pub fn fast_enter(max_attempts: u32) -> bool {
-    let fiber = current_fiber();
-    POOLS.with(|pools| {
-        let mut pools = pools.borrow_mut();
-        if pools.iter().any(|(f, _)| *f == fiber) {
-            return false;
-        }
-        pools.push((fiber, Slot::Lazy(max_attempts)));
-        true
-    })
-}
-
-/// The fast path's loop of the current fiber is over: its entry goes.
-pub fn fast_leave() {
-    let fiber = current_fiber();
-    let _ = POOLS.try_with(|pools| {
-        let mut pools = pools.borrow_mut();
-        if let Some(i) = pools.iter().rposition(|(f, _)| *f == fiber) {
-            pools.swap_remove(i);
-        }
-    });
-}
-
-/// The attempt pool of the outermost loop of the current fiber, given back on drop.
-struct PoolScope {
-    /// The fiber whose pool this scope created, when it is the outermost loop there.
-    owner: Option<usize>,
-    /// The enclosing loop's pool, set aside by a loop that counts its own attempts, and put
-    /// back when it ends.
-    saved: Option<AttemptPool>,
-}
-
-impl PoolScope {
-    /// Enters a loop of `max_attempts`: with [`Nesting::Enclosing`], the enclosing loop's
-    /// pool and `nested = true` when there is one; else a new pool that this scope owns.
-    /// `adopt`: the enclosing entry is this loop's own, left by its fast path's first
-    /// attempt (already drawn, so `nested = true` too): the scope owns it.
-    fn enter(max_attempts: u32, nesting: Nesting, adopt: bool) -> (Self, AttemptPool, bool) {
-        let fiber = current_fiber();
-        POOLS.with(|pools| {
-            let mut pools = pools.borrow_mut();
-            let enclosing = pools.iter().position(|(f, _)| *f == fiber);
-            let saved = match (enclosing, nesting) {
-                (Some(i), Nesting::Enclosing) => {
-                    let pool = pools[i].1.pool();
-                    let scope = PoolScope {
-                        owner: adopt.then_some(fiber),
-                        saved: None,
-                    };
-                    return (scope, pool, true);
-                }
-                (Some(i), Nesting::Own) => match pools.remove(i).1 {
-                    Slot::Pool(pool) => Some(pool),
-                    mut lazy => Some(lazy.pool()),
-                },
-                (None, _) => None,
-            };
-            let pool = AttemptPool::new(max_attempts);
-            pools.push((fiber, Slot::Pool(pool.clone())));
-            let scope = PoolScope {
-                owner: Some(fiber),
-                saved,
-            };
-            (scope, pool, false)
-        })
-    }
-}
-
-impl Drop for PoolScope {
-    fn drop(&mut self) {
-        if let Some(fiber) = self.owner {
-            let saved = self.saved.take();
-            // `try_with`: the thread may be ending.
-            let _ = POOLS.try_with(|pools| {
-                let mut pools = pools.borrow_mut();
-                pools.retain(|(f, _)| *f != fiber);
-                if let Some(pool) = saved {
-                    pools.push((fiber, Slot::Pool(pool)));
-                }
-            });
-        }
-    }
-}
-
-/// Forgets every pool: called when a request starts and ends, so that a request that died
-/// inside a loop (a fatal error skips the scopes' destructors) leaves nothing behind.
-pub fn reset_pools() {
-    let _ = POOLS.try_with(|pools| pools.borrow_mut().clear());
 }

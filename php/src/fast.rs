@@ -29,8 +29,19 @@ use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::{bailout, try_catch, CatchError};
 
 use crate::attempts::Attempt;
-use crate::driver::{fast_enter, fast_leave, monotonic_ms, take_failure, First};
-use crate::policy::DEFAULT_MAX_ATTEMPTS;
+use crate::driver::{take_failure, First};
+use crate::pool::{fast_enter, fast_leave};
+
+/// The attempts of both functions called with their operation alone: guide A's policy's.
+const MAX_ATTEMPTS: u32 = {
+    let policy = recuo::Policy::guide_a();
+    let n = policy.max_attempts();
+    // Nothing of it is allocated (a constant's drop cannot run at compile time).
+    std::mem::forget(policy);
+    n
+};
+// `Recuo\comRetry`'s default `$tentativas` is that very number.
+const _: () = assert!(recuo::ComRetry::GUIDE_A.tentativas() == MAX_ATTEMPTS);
 
 /// An internal function's handler, as the engine calls it.
 type Handler = unsafe extern "C" fn(*mut zend_execute_data, *mut zval);
@@ -40,8 +51,12 @@ static COM_RETRY: OnceLock<Handler> = OnceLock::new();
 static RETRY: OnceLock<Handler> = OnceLock::new();
 
 /// Puts the fast paths in front of `Recuo\comRetry` and `Recuo\retry` (module startup, once
-/// the module's functions are registered).
+/// the module's functions are registered) — when, as the core decides it once for a loop
+/// with no gate, no stats and no records, a success needs no machine.
 pub fn install() {
+    if recuo::Operation::success_needs_machine(None, false, None) {
+        return;
+    }
     let fast: [(&str, Handler, &OnceLock<Handler>); 2] = [
         ("recuo\\comretry", com_retry_fast, &COM_RETRY),
         ("recuo\\retry", retry_fast, &RETRY),
@@ -174,7 +189,7 @@ unsafe fn first_attempt(
         }
         return None;
     }
-    Some((outermost, started_ms, monotonic_ms()))
+    Some((outermost, started_ms, recuo::monotonic_ms()))
 }
 
 thread_local! {
@@ -228,8 +243,7 @@ unsafe extern "C" fn com_retry_fast(ex: *mut zend_execute_data, retval: *mut zva
         let Some(callee) = only_operation(ex) else {
             return (COM_RETRY.get().expect("installed with the handler"))(ex, retval);
         };
-        let max_attempts = u32::try_from(DEFAULT_MAX_ATTEMPTS).unwrap_or(5);
-        let Some(failed) = first_attempt(&callee, max_attempts, ptr::null_mut(), 0, retval) else {
+        let Some(failed) = first_attempt(&callee, MAX_ATTEMPTS, ptr::null_mut(), 0, retval) else {
             return;
         };
         let failure = take_failure(F, "$tarefa");
@@ -319,10 +333,9 @@ unsafe extern "C" fn retry_fast(ex: *mut zend_execute_data, retval: *mut zval) {
         let Some(mut attempt) = first_attempt_object() else {
             return (RETRY.get().expect("installed with the handler"))(ex, retval);
         };
-        let max_attempts = recuo::Policy::guide_a().max_attempts();
         let Some(failed) = first_attempt(
             &callee,
-            max_attempts,
+            MAX_ATTEMPTS,
             ptr::from_mut(&mut attempt).cast(),
             1,
             retval,

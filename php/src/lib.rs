@@ -12,7 +12,8 @@
 //! | `Recuo\retry(callable $operation, ?Policy $policy = null, ?callable $classify = null, ?callable $onRetry = null, ?callable $onGiveUp = null, ?int $seed = null, ?callable $sleep = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::drive()`] |
 //! | `Recuo\classify(?int $status = null, ?string $error = null, string $method = 'GET', bool $idempotencyKey = false, array $headers = [], ?int $nowMs = null, ?Policy $policy = null): Verdict` | [`recuo::Policy::classify`] |
 //! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Decision`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Decision`], [`recuo::Report`], [`recuo::AttemptContext`] |
-//! | `Recuo\Operation`, `Recuo\Step`, `Recuo\Attempts` (begin/decide) | [`recuo::Operation`], [`recuo::Step`] |
+//! | `Recuo\Operation`, `Recuo\Step`, `Recuo\Attempts` (begin/decide) | [`recuo::Operation`], [`recuo::Step`], [`recuo::GatePoll`] |
+//! | `Recuo\LoopPool` | [`recuo::LoopPool`] |
 //! | `Recuo\BatchQueue`, `Recuo\Next` | [`recuo::BatchQueue`], [`recuo::Next`] |
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
 //! | `Recuo\parseRetryAfter(string $value, ?int $nowMs = null): Recuo\RetryAfter` | [`recuo::parse_retry_after`] |
@@ -20,7 +21,7 @@
 //! | `Recuo\curlTransport(int $errno, bool $requestSent): string` | [`recuo::curl_transport`] |
 //! | `Recuo\httpEnding(string $style, ?string $reason = null, ?int $status = null, ?string $error = null, bool $late = false): string`, `Recuo\giveUpMessage(string $reason, int $attempts, ?int $status = null, ?string $error = null, bool $late = false, ?int $retryInMs = null): string`; `Recuo\Operation`'s `keySent`, `idempotent`, `ending()`, `giveUpMessage()` | [`recuo::http::ending`], [`recuo::http::give_up_message`], [`recuo::http::RequestPlan`] |
 //! | `Recuo\plan(int $requests, string\|float $allowance, string\|float $target, float $latencyS, float $retryFraction = 0.0): Plan` | [`recuo::plan()`] |
-//! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`] |
+//! | `Recuo\Regulator`, `Recuo\ConcurrencyLimit`, `Recuo\Permit`, `Recuo\RetryBudget`, `Recuo\Gate`, `Recuo\monotonicNs()`, `Recuo\monotonicMs()`, `Recuo\waitMsFromNs()` | [`recuo::Regulator`], [`recuo::ConcurrencyLimit`], [`recuo::Permit`], [`recuo::RetryBudget`], [`recuo::Gate`], [`recuo::monotonic_ns`], [`recuo::monotonic_ms`], [`recuo::wait_ms_from_ns`] |
 //! | `Recuo\runBatch(array $operations, ?Policy $policy = null, ?Gate $gate = null, ?float $deadline = null, ?callable $classify = null, ?int $seed = null, ?callable $sleep = null, ?callable $records = null, bool $stopOnUnreachableWait = false): BatchReport` | [`recuo::BatchQueue`] + [`recuo::drive()`] + [`recuo::StatsRecorder`] |
 //! | `Recuo\redactUrl(string $url): string`, `Recuo\redactUrlDetailed(string $url): array`, `Recuo\redactHeaders(array $headers): array` | [`recuo::redact_url`], [`recuo::redact_headers`] |
 //! | `Recuo\whoAnswered(array $headers, ?string $expectedContentType = null): WhoAnswered` | [`recuo::who_answered`] |
@@ -53,6 +54,7 @@ mod limits;
 mod machine;
 mod plan;
 mod policy;
+mod pool;
 mod properties;
 mod record;
 mod redact;
@@ -76,6 +78,7 @@ use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
 use crate::machine::{BatchQueue, Next, Operation, Step};
 use crate::plan::Plan;
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
+use crate::pool::LoopPool;
 use crate::record::RecordFactory;
 use crate::redact::WhoAnswered;
 use crate::stats::{Stats, StatsRecorder};
@@ -140,11 +143,11 @@ pub fn com_retry(
         driver::run(
             tentativas,
             // Guide A's machine: `$repetirSe` is never asked after the last attempt.
-            |pool, nested| {
+            |pool| {
                 loop_
                     .with_deadline_ms(prazo)
                     .operation(seed)
-                    .pool(pool, nested)
+                    .loop_pool(pool)
             },
             Callbacks {
                 function: F,
@@ -206,7 +209,7 @@ pub fn retry(
         let (method, url) = (method.text(), url.url_text());
         driver::run(
             policy.max_attempts(),
-            |pool, nested| recuo::Operation::new(&policy).seed(seed).pool(pool, nested),
+            |pool| recuo::Operation::new(&policy).seed(seed).loop_pool(pool),
             Callbacks {
                 function: F,
                 operation: (&operation, "$operation"),
@@ -362,11 +365,25 @@ pub fn force_panic() -> PhpResult<()> {
     })
 }
 
+/// For recuo's own tests only: stats whose retries are 2**64 - 1, a count no PHP code can
+/// reach, so that a test can see a merge that would overflow refused.
+#[php_function]
+#[php(name = "Recuo\\Testing\\fullStats")]
+pub fn full_stats() -> PhpResult<Stats> {
+    guarded("Recuo\\Testing\\fullStats", || {
+        Ok(recuo::Stats {
+            retries: u64::MAX,
+            ..recuo::Stats::default()
+        }
+        .into())
+    })
+}
+
 /// Request shutdown: no attempt pool of nested loops outlives a request.
 extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     // Never fails a request: at worst a pool is left for the next one to clear.
-    let _ = std::panic::catch_unwind(driver::reset_pools);
+    let _ = std::panic::catch_unwind(pool::reset_pools);
     let _ = std::panic::catch_unwind(fast::release_spare);
     SUCCESS
 }
@@ -376,7 +393,7 @@ extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
 extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     let _ = std::panic::catch_unwind(|| {
-        driver::reset_pools();
+        pool::reset_pools();
         fast::forget_spare();
         arginfo::declare_rate_parameters();
         properties::declare_properties();
@@ -398,6 +415,7 @@ fn seal_classes() {
         properties::seal::<Attempts>();
         properties::seal::<Step>();
         properties::seal::<Operation>();
+        properties::seal::<LoopPool>();
         properties::seal::<Next>();
         properties::seal::<BatchQueue>();
         properties::seal::<Plan>();
@@ -456,6 +474,7 @@ mod entry {
             .class::<Attempts>()
             .class::<Step>()
             .class::<Operation>()
+            .class::<LoopPool>()
             .class::<Next>()
             .class::<BatchQueue>()
             .class::<Plan>()
@@ -478,8 +497,11 @@ mod entry {
             .function(wrap_function!(backoff_window_ms))
             .function(wrap_function!(curl_transport))
             .function(wrap_function!(force_panic))
+            .function(wrap_function!(full_stats))
             .function(plan::plan_function())
             .function(limits::monotonic_ns_function())
+            .function(limits::monotonic_ms_function())
+            .function(limits::wait_ms_from_ns_function())
             .function(batch::run_batch_function());
         redact::functions()
             .into_iter()

@@ -125,6 +125,27 @@ pub fn monotonic_ns() -> PhpResult<i64> {
     guarded("Recuo\\monotonicNs", || Ok(php_int(recuo::monotonic_ns())))
 }
 
+/// The same clock in whole milliseconds, rounded down: the one reading every
+/// `Recuo\Operation` is told its instants in (the `$nowMs` of its steps).
+#[php_function]
+#[php(name = "Recuo\\monotonicMs")]
+pub fn monotonic_ms() -> PhpResult<i64> {
+    guarded("Recuo\\monotonicMs", || Ok(php_int(recuo::monotonic_ms())))
+}
+
+/// A wait of `$ns` nanoseconds in whole milliseconds, rounded up: a wait never ends before
+/// what it was asked to wait (`Recuo\Regulator::tryAcquire()`'s seconds, say, as a sleep).
+#[php_function]
+#[php(name = "Recuo\\waitMsFromNs")]
+pub fn wait_ms_from_ns(ns: i64) -> PhpResult<i64> {
+    const F: &str = "Recuo\\waitMsFromNs";
+    guarded(F, || {
+        let ns = u64::try_from(ns)
+            .map_err(|_| value_error(F, 1, "ns", "must be greater than or equal to 0"))?;
+        Ok(php_int(recuo::wait_ms_from_ns(ns)))
+    })
+}
+
 /// Limits request starts to a rate with a burst (GCRA): after a quiet spell up to `burst`
 /// starts may go at once, then one per interval. Shared by every process that opens the
 /// same file with [`Regulator::shared`], and by every machine that uses the same Redis key
@@ -774,4 +795,14 @@ impl Gate {
 /// private to this module).
 pub fn monotonic_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
     wrap_function!(monotonic_ns)
+}
+
+/// `Recuo\\monotonicMs`, for the module's registration.
+pub fn monotonic_ms_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
+    wrap_function!(monotonic_ms)
+}
+
+/// `Recuo\\waitMsFromNs`, for the module's registration.
+pub fn wait_ms_from_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
+    wrap_function!(wait_ms_from_ns)
 }

@@ -6,14 +6,22 @@
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendHashTable;
 use recuo::http::{Last, RequestPlan, Style};
-use recuo::{GiveUpReason, Level, Next as CoreNext, Outcome, Seen, Step as CoreStep, Transport};
+use recuo::{
+    BatchEnd, GatePoll, GiveUpReason, Level, Next as CoreNext, Outcome, RegulatorError,
+    RequestLine, Seen, Step as CoreStep, Transport,
+};
 
 use crate::attempts::Report;
-use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, Array, Bytes};
-use crate::errors::{guarded, value_error};
+use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, type_name, Array, Bytes};
+use crate::errors::{
+    guarded, queue_full_error, shared_file_error, type_error, value_error, value_error_message,
+};
 use crate::limits::Gate;
 use crate::policy::{Policy, TRANSPORTS};
+use crate::pool::LoopPool;
+use crate::record::record_status;
 use crate::stats::StatsRecorder;
 use crate::verdict::Verdict;
 
@@ -36,38 +44,49 @@ fn reason_arg(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReas
 /// gate, giving up at `untilMs`), `"call"` (make attempt `attempt`, bounded by `timeoutMs`),
 /// `"classify"` (judge the failure: `judged()`), `"sleep"` (wait `delayMs`, then `slept()`),
 /// `"done"` (with the `report`) or `"gave_up"` (for `reason`, with `retryAtMs` and the
-/// `report`).
+/// `report`); `pollGate()` also answers `"wait"` (not through yet: look again in `delayMs`).
 #[php_class]
 #[php(name = "Recuo\\Step")]
 #[php(flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct Step {
-    inner: CoreStep,
+    inner: GatePoll,
+}
+
+impl Step {
+    /// The machine's step; `None` for a wait at the gate.
+    fn step(&self) -> Option<&CoreStep> {
+        match &self.inner {
+            GatePoll::Next(step) => Some(step),
+            GatePoll::Wait { .. } => None,
+        }
+    }
 }
 
 #[php_impl]
 impl Step {
-    /// `"enter"`, `"call"`, `"classify"`, `"sleep"`, `"done"` or `"gave_up"`.
+    /// `"enter"`, `"wait"`, `"call"`, `"classify"`, `"sleep"`, `"done"` or `"gave_up"`.
     #[php(getter)]
     pub fn get_kind(&self) -> &'static str {
-        match self.inner {
-            CoreStep::Enter { .. } => "enter",
-            CoreStep::Call { .. } => "call",
-            CoreStep::Classify { .. } => "classify",
-            CoreStep::Sleep { .. } => "sleep",
-            CoreStep::Done(_) => "done",
-            CoreStep::GaveUp { .. } => "gave_up",
+        match self.step() {
+            None => "wait",
+            Some(CoreStep::Enter { .. }) => "enter",
+            Some(CoreStep::Call { .. }) => "call",
+            Some(CoreStep::Classify { .. }) => "classify",
+            Some(CoreStep::Sleep { .. }) => "sleep",
+            Some(CoreStep::Done(_)) => "done",
+            Some(CoreStep::GaveUp { .. }) => "gave_up",
         }
     }
 
-    /// The attempt the step is about (from 0); null for `done` and `gave_up`.
+    /// The attempt the step is about (from 0); null for `wait`, `done` and `gave_up`.
     #[php(getter)]
     pub fn get_attempt(&self) -> Option<i64> {
-        match self.inner {
+        match self.step()? {
             CoreStep::Enter { attempt, .. }
             | CoreStep::Call { attempt, .. }
             | CoreStep::Classify { attempt }
-            | CoreStep::Sleep { attempt, .. } => Some(i64::from(attempt)),
+            | CoreStep::Sleep { attempt, .. } => Some(i64::from(*attempt)),
             _ => None,
         }
     }
@@ -75,7 +94,7 @@ impl Step {
     /// For `enter`: the deadline's instant on the host's clock (ms), when there is one.
     #[php(getter)]
     pub fn get_until_ms(&self) -> Option<i64> {
-        match self.inner {
+        match self.step()? {
             CoreStep::Enter { until_ms, .. } => until_ms.map(php_int),
             _ => None,
         }
@@ -84,25 +103,28 @@ impl Step {
     /// For `call`: what is left of the deadline (ms), when there is one.
     #[php(getter)]
     pub fn get_timeout_ms(&self) -> Option<i64> {
-        match self.inner {
+        match self.step()? {
             CoreStep::Call { timeout_ms, .. } => timeout_ms.map(php_int),
             _ => None,
         }
     }
 
-    /// For `sleep`: the delay, in milliseconds.
+    /// For `sleep`: the delay, in milliseconds; for `wait`: how long until the next look at
+    /// the gate.
     #[php(getter)]
     pub fn get_delay_ms(&self) -> Option<i64> {
         match self.inner {
-            CoreStep::Sleep { delay_ms, .. } => Some(php_int(delay_ms)),
-            _ => None,
+            GatePoll::Wait { delay_ms } | GatePoll::Next(CoreStep::Sleep { delay_ms, .. }) => {
+                Some(php_int(delay_ms))
+            }
+            GatePoll::Next(_) => None,
         }
     }
 
     /// For `gave_up`: why.
     #[php(getter)]
     pub fn get_reason(&self) -> Option<&'static str> {
-        match self.inner {
+        match self.step()? {
             CoreStep::GaveUp { reason, .. } => Some(reason.name()),
             _ => None,
         }
@@ -112,7 +134,7 @@ impl Step {
     /// which the server would accept a retry; null when unbounded or otherwise.
     #[php(getter)]
     pub fn get_retry_at_ms(&self) -> Option<i64> {
-        match self.inner {
+        match self.step()? {
             CoreStep::GaveUp { retry_at_ms, .. } => retry_at_ms.map(php_int),
             _ => None,
         }
@@ -121,7 +143,7 @@ impl Step {
     /// For `done` and `gave_up`: what happened.
     #[php(getter)]
     pub fn get_report(&self) -> Option<Report> {
-        match &self.inner {
+        match self.step()? {
             CoreStep::Done(report) | CoreStep::GaveUp { report, .. } => Some(report.clone().into()),
             _ => None,
         }
@@ -129,8 +151,10 @@ impl Step {
 }
 
 impl From<CoreStep> for Step {
-    fn from(inner: CoreStep) -> Self {
-        Step { inner }
+    fn from(step: CoreStep) -> Self {
+        Step {
+            inner: GatePoll::Next(step),
+        }
     }
 }
 
@@ -261,7 +285,8 @@ impl Operation {
     /// this operation runs inside an attempt that already drew from it; `$sendKeys` is the
     /// caller's choice of recuo's keys (null: for methods that are not idempotent; the plan
     /// says which key to send, `keySent`); `$replayable` false is a request whose body cannot
-    /// be sent twice: one attempt.
+    /// be sent twice: one attempt; `$loopPool` is where its attempts come from, as
+    /// `Recuo\LoopPool` chose it (instead of `$pool` and `$nested`).
     #[php(defaults(method = NONE, url = NONE, classifyLastFailure = true, keyGiven = false, nested = false, replayable = true))]
     #[allow(clippy::too_many_arguments)]
     pub fn __construct(
@@ -278,6 +303,7 @@ impl Operation {
         nested: bool,
         sendKeys: Option<bool>,
         replayable: bool,
+        loopPool: Option<&LoopPool>,
     ) -> PhpResult<Self> {
         const F: &str = "Recuo\\Operation::__construct";
         guarded(F, || {
@@ -296,18 +322,7 @@ impl Operation {
                 op = op.stats(stats.inner.clone());
             }
             if let Some(level) = records {
-                let level = [Level::Debug, Level::Info, Level::Warning]
-                    .into_iter()
-                    .find(|l| l.name() == level.text())
-                    .ok_or_else(|| {
-                        value_error(
-                            F,
-                            7,
-                            "records",
-                            "must be null, \"debug\", \"info\" or \"warning\"",
-                        )
-                    })?;
-                op = op.records(Some(level));
+                op = op.records(Some(level_arg(F, 7, level)?));
             }
             if keyGiven {
                 op = op.idempotency_key(recuo::IdempotencyKey::random());
@@ -318,11 +333,41 @@ impl Operation {
                 })?;
                 op = op.pool(recuo::AttemptPool::new(left), nested);
             }
+            if let Some(chosen) = loopPool {
+                if pool.is_some() {
+                    return Err(value_error_message(format!(
+                        "{F}(): at most one of Argument #10 ($pool) and Argument #14 \
+                         ($loopPool) may be given"
+                    )));
+                }
+                op = op.loop_pool(chosen.inner.clone());
+            }
             Ok(Operation {
                 inner: op,
                 plan,
                 last: Last::Nothing,
             })
+        })
+    }
+
+    /// Whether an operation with `$gate`, stats (`$stats`) and records of `$records` and
+    /// above needs its machine when its first attempt succeeds: when it does not, a host may
+    /// make that attempt before creating the operation, and create it only on a failure
+    /// (`startAfterFirst()`). Decide it once per policy and gate, and keep the answer.
+    #[php(defaults(stats = false))]
+    pub fn success_needs_machine(
+        gate: Option<&Gate>,
+        stats: bool,
+        records: Option<Bytes<'_>>,
+    ) -> PhpResult<bool> {
+        const F: &str = "Recuo\\Operation::successNeedsMachine";
+        guarded(F, || {
+            let records = records.map(|l| level_arg(F, 3, l)).transpose()?;
+            Ok(recuo::Operation::success_needs_machine(
+                gate.map(|g| &g.inner),
+                stats,
+                records,
+            ))
         })
     }
 
@@ -335,6 +380,51 @@ impl Operation {
                 .inner
                 .start(instant(F, 1, "nowMs", nowMs)?, unixMs)
                 .into())
+        })
+    }
+
+    /// Starts the operation whose first attempt was already made — begun at `$nowMs` (the
+    /// host's monotonic clock), `$unixMs` on the wall clock — before the machine existed:
+    /// answers that attempt's `call`, counted and recorded as begun then; tell its outcome
+    /// next. That attempt passed no gate. Give the operation the pool that counts it as
+    /// drawn (`Recuo\LoopPool::afterFirst()`).
+    pub fn start_after_first(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
+        const F: &str = "Recuo\\Operation::startAfterFirst";
+        guarded(F, || {
+            Ok(self
+                .inner
+                .start_after_first(instant(F, 1, "nowMs", nowMs)?, unixMs)
+                .into())
+        })
+    }
+
+    /// For a host that cannot block: one look at the gate for `enter`, at `$nowMs` — a place
+    /// in flight first, then a start slot, within the deadline. Answers `wait` (sleep
+    /// `delayMs`, then look again) or the step after the gate: the attempt's `call`, or
+    /// `gave_up` (`wait_exceeds_deadline` when the place or the slot would come after the
+    /// deadline; `cancelled` or `queue_stopped` once stopped). The operation holds the place
+    /// until the attempt ends, and gives back a slot it reserved and did not use.
+    pub fn poll_gate(&mut self, nowMs: i64) -> PhpResult<Step> {
+        const F: &str = "Recuo\\Operation::pollGate";
+        guarded(F, || {
+            let now = instant(F, 1, "nowMs", nowMs)?;
+            let poll = self.inner.poll_gate(now).map_err(|e| gate_error(F, &e))?;
+            Ok(Step { inner: poll })
+        })
+    }
+
+    /// As `pollGate()`, the regulator asked at `$regulatorNowNs` on a clock every user of it
+    /// shares (tests and simulations; `Recuo\monotonicNs()` is the real one).
+    pub fn poll_gate_at(&mut self, nowMs: i64, regulatorNowNs: i64) -> PhpResult<Step> {
+        const F: &str = "Recuo\\Operation::pollGateAt";
+        guarded(F, || {
+            let now = instant(F, 1, "nowMs", nowMs)?;
+            let ns = instant(F, 2, "regulatorNowNs", regulatorNowNs)?;
+            let poll = self
+                .inner
+                .poll_gate_at(now, ns)
+                .map_err(|e| gate_error(F, &e))?;
+            Ok(Step { inner: poll })
         })
     }
 
@@ -359,25 +449,52 @@ impl Operation {
     }
 
     /// The attempt failed at `$nowMs`: answers `classify` (or, in guide A's loop with no
-    /// attempt left, gives up).
-    pub fn failed(&mut self, nowMs: i64) -> PhpResult<Step> {
+    /// attempt left, gives up). For its record: the attempt said it received `$status` with
+    /// `$headers`; its error carried `$errorStatus` with `$errorHeaders` (a response attached
+    /// to an exception). The record shows what the attempt said, else what the verdict's
+    /// classifier saw, else what the error carried.
+    #[php(defaults(headers = Array::EMPTY, errorHeaders = Array::EMPTY))]
+    pub fn failed(
+        &mut self,
+        nowMs: i64,
+        status: Option<i64>,
+        headers: Array<'_>,
+        errorStatus: Option<i64>,
+        errorHeaders: Array<'_>,
+    ) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::failed";
         guarded(F, || {
-            Ok(self.inner.failed(instant(F, 1, "nowMs", nowMs)?).into())
+            let now = instant(F, 1, "nowMs", nowMs)?;
+            let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
+            let error_seen = seen_arg(
+                F,
+                (4, "errorStatus", errorStatus),
+                (5, "errorHeaders", errorHeaders),
+            )?;
+            Ok(self.inner.failed_noted(now, seen, error_seen).into())
         })
     }
 
-    /// The verdict on the failure of `classify`, reached at `$nowMs` (a `Recuo\classify`
-    /// verdict also gives the record the status and headers it judged).
-    pub fn judged(&mut self, nowMs: i64, verdict: &Verdict) -> PhpResult<Step> {
+    /// The verdict on the failure of `classify`, reached at `$nowMs`; for the record, what the
+    /// classifier saw: `$status` with `$headers`, or what a `Recuo\classify` verdict judged.
+    #[php(defaults(headers = Array::EMPTY))]
+    pub fn judged(
+        &mut self,
+        nowMs: i64,
+        verdict: &Verdict,
+        status: Option<i64>,
+        headers: Array<'_>,
+    ) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::judged";
         guarded(F, || {
             let now = instant(F, 1, "nowMs", nowMs)?;
-            let seen = match &verdict.judged {
-                Some((outcome, headers)) if self.inner.keeps_records() => {
+            let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
+            let seen = match (said, &verdict.judged) {
+                (Some(seen), _) => Some(seen),
+                (None, Some((outcome, headers))) if self.inner.keeps_records() => {
                     Some(Seen::new(*outcome, headers))
                 }
-                _ => None,
+                (None, _) => None,
             };
             Ok(self.inner.judged(now, verdict.inner, seen).into())
         })
@@ -521,6 +638,50 @@ impl Operation {
     }
 }
 
+/// A level of records named by PHP code.
+fn level_arg(function: &str, position: u32, name: Bytes<'_>) -> PhpResult<Level> {
+    Level::from_name(&name.text()).ok_or_else(|| {
+        value_error(
+            function,
+            position,
+            "records",
+            "must be null, \"debug\", \"info\" or \"warning\"",
+        )
+    })
+}
+
+/// What an attempt received, as PHP code says it: a status (100 to 999) and its headers;
+/// nothing without a status.
+fn seen_arg(
+    function: &str,
+    (position, name, status): (u32, &str, Option<i64>),
+    (headers_position, headers_name, headers): (u32, &str, Array<'_>),
+) -> PhpResult<Option<Seen>> {
+    let Some(status) = status else {
+        return Ok(None);
+    };
+    let status = record_status(function, position, status).map_err(|_| {
+        value_error(
+            function,
+            position,
+            name,
+            "must be null or between 100 and 999",
+        )
+    })?;
+    let headers = header_pairs(function, headers_position, headers_name, headers)?;
+    Ok(Some(Seen::new(Outcome::Status(status), &headers)))
+}
+
+/// A gate that could not be used: its store out of reach (`Recuo\Exception\SharedFileError`),
+/// or a regulator's queue of starts full (`\OverflowException`).
+fn gate_error(function: &str, error: &RegulatorError) -> PhpException {
+    match error {
+        RegulatorError::Shared(e) => shared_file_error(function, e),
+        RegulatorError::QueueFull { .. } => queue_full_error(function, error),
+        other => value_error_message(format!("{function}(): {other}")),
+    }
+}
+
 /// What `Recuo\BatchQueue` answers: `kind` is `"start"` (operation `index` under `policy`,
 /// its deadline clipped to the batch's), `"not_started"` (operation `index`, for `reason`,
 /// and for `queue_stopped` the `stoppedBy` reason that stopped the queue) or `"finished"`.
@@ -600,8 +761,12 @@ impl BatchQueue {
     /// A queue of `$len` operations under `$policy`, started at `$nowMs` (the host's
     /// monotonic clock), none of which starts or waits past `$deadlineMs` from now. With
     /// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
-    /// queue. `$stats` counts the operations never started.
+    /// queue. `$stats` counts the operations never started. With `$requests` (the
+    /// operations' `[method, url]`, by index), the queue makes the record of each operation
+    /// it does not start (`pollRecord()`), timed from `$unixMs` (the wall clock at `$nowMs`;
+    /// now when null).
     #[php(defaults(stopOnUnreachableWait = false))]
+    #[allow(clippy::too_many_arguments)]
     pub fn __construct(
         policy: &Policy,
         len: i64,
@@ -609,6 +774,8 @@ impl BatchQueue {
         deadlineMs: Option<i64>,
         stopOnUnreachableWait: bool,
         stats: Option<&StatsRecorder>,
+        requests: Option<&ZendHashTable>,
+        unixMs: Option<i64>,
     ) -> PhpResult<Self> {
         const F: &str = "Recuo\\BatchQueue::__construct";
         guarded(F, || {
@@ -622,6 +789,10 @@ impl BatchQueue {
                 .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
             if let Some(stats) = stats {
                 inner = inner.stats(stats.inner.clone());
+            }
+            if let Some(requests) = requests {
+                let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
+                inner = inner.records(request_lines(F, 7, requests)?, unix);
             }
             Ok(BatchQueue { inner })
         })
@@ -664,6 +835,64 @@ impl BatchQueue {
     pub fn get_stopped(&self) -> Option<&'static str> {
         self.inner.stopped().map(GiveUpReason::name)
     }
+
+    /// The next record the queue made (one for each operation it did not start, when given
+    /// `$requests`), in order: `[level, json]` as `Recuo\Operation::pollRecord()` answers
+    /// them; null when there is none.
+    pub fn poll_record(&mut self) -> Option<Vec<String>> {
+        self.inner
+            .poll_record()
+            .map(|(level, record)| vec![level.name().to_string(), record.to_json_line()])
+    }
+
+    /// How an operation of the batch whose loop reported `$report` ended for the batch:
+    /// `"succeeded"`, `"gave_up"`, or `"not_started"` (it gave up before any attempt — unless
+    /// its gate could not be used, `$gateFailed`, which is a give-up to report as such).
+    #[php(defaults(gateFailed = false))]
+    pub fn end_of(report: &Report, gateFailed: bool) -> &'static str {
+        match BatchEnd::of(&report.inner, gateFailed) {
+            BatchEnd::Succeeded => "succeeded",
+            BatchEnd::GaveUp { .. } => "gave_up",
+            BatchEnd::NotStarted { .. } => "not_started",
+        }
+    }
+}
+
+/// The requests of a batch's operations, by index: `[method, url]` pairs.
+fn request_lines(
+    function: &str,
+    position: u32,
+    requests: &ZendHashTable,
+) -> PhpResult<Vec<RequestLine>> {
+    let mut lines = Vec::with_capacity(requests.len());
+    let mut entries = requests.iter();
+    while let Some((key, value)) = entries.next_zval() {
+        let value = value.dereference();
+        let pair = value
+            .array()
+            .filter(|pair| pair.len() == 2)
+            .and_then(|pair| {
+                let text = |i| {
+                    pair.get_index(i)
+                        .and_then(|v| v.dereference().zend_str())
+                        .map(|s| Bytes(s.as_bytes()))
+                };
+                Some((text(0)?, text(1)?))
+            });
+        let Some((method, url)) = pair else {
+            let label = key.long().map_or_else(
+                || format!("key {:?}", key.string().unwrap_or_default()),
+                |i| format!("index {i}"),
+            );
+            return Err(type_error(format!(
+                "{function}(): Argument #{position} ($requests) must list [method, url] pairs \
+                 of strings; {label} holds {}",
+                type_name(value)
+            )));
+        };
+        lines.push(crate::record::request_line(method, url));
+    }
+    Ok(lines)
 }
 
 /// `Recuo\httpEnding` and `Recuo\giveUpMessage`, for the module's registration (the macros

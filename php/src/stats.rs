@@ -149,11 +149,14 @@ impl Stats {
     /// 2**64 - 1 throws `OverflowException`.
     pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
         guarded("Recuo\\Stats::merge", || {
-            self.inner.merge(&other.inner).map(Into::into).ok_or_else(|| {
-                crate::errors::overflow(
-                    "these stats cannot be merged: a count would pass 2**64 - 1",
-                )
-            })
+            self.inner
+                .merge(&other.inner)
+                .map(Into::into)
+                .ok_or_else(|| {
+                    crate::errors::overflow(
+                        "these stats cannot be merged: a count would pass 2**64 - 1",
+                    )
+                })
         })
     }
 }

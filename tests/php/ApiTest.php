@@ -176,10 +176,10 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\Testing\forcePanic', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\curlTransport', 'Recuo\giveUpMessage', 'Recuo\httpEnding', 'Recuo\monotonicNs',
+                'Recuo\Testing\forcePanic', 'Recuo\Testing\fullStats', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\curlTransport', 'Recuo\giveUpMessage', 'Recuo\httpEnding', 'Recuo\monotonicMs', 'Recuo\monotonicNs',
                 'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\redactHeaders', 'Recuo\redactUrl',
                 'Recuo\redactUrlDetailed', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
-                'Recuo\whoAnswered',
+                'Recuo\waitMsFromNs', 'Recuo\whoAnswered',
             ],
             array_keys($extension['functions']),
         );
@@ -187,7 +187,7 @@ final class ApiTest extends TestCase
             [
                 'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
                 'Recuo\ConcurrencyLimit', 'Recuo\Decision', 'Recuo\Exception\ConfigError',
-                'Recuo\Exception\InternalError', 'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\Next',
+                'Recuo\Exception\InternalError', 'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\LoopPool', 'Recuo\Next',
                 'Recuo\Operation', 'Recuo\Permit', 'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator',
                 'Recuo\Report', 'Recuo\RetryAfter', 'Recuo\RetryBudget', 'Recuo\Stats', 'Recuo\StatsRecorder', 'Recuo\Step', 'Recuo\Verdict',
                 'Recuo\WhoAnswered',

@@ -282,6 +282,35 @@ final class GateTest extends TestCase
     }
 
     /** Every place held by the caller: the loop could only wait forever, so it throws at once. */
+    /**
+     * `Recuo\buscarComRetry` passes the gate by the machine's step, sleeping (`sleep`) what it
+     * says: a full limit is looked at every 5 ms at most, until the deadline, and then it gives
+     * up `wait_exceeds_deadline` with nothing sent.
+     */
+    public function testBuscarComRetryWaitsAtTheGateAsTheMachineSays(): void
+    {
+        require_once __DIR__ . '/support/http.php';
+        $limit = new ConcurrencyLimit(1);
+        $held = $limit->tryAcquire();
+        $slept = [];
+        $sleep = static function (int $ms) use (&$slept): void {
+            $slept[] = $ms;
+            usleep($ms * 1000);
+        };
+        try {
+            \Recuo\buscarComRetry('http://127.0.0.1:9/never', ['gate' => new Gate(limit: $limit), 'prazoMs' => 40, 'sleep' => $sleep]);
+            $this->fail('no give-up');
+        } catch (\Recuo\GiveUpException $e) {
+            $this->assertSame('wait_exceeds_deadline', $e->reason);
+            $this->assertSame(0, $e->report?->attempts);
+            $this->assertNull($e->response, 'nothing sent');
+        }
+        $this->assertNotEmpty($slept);
+        $this->assertLessThanOrEqual(5, max($slept));
+        $this->assertGreaterThanOrEqual(20, array_sum($slept), 'looked at until the deadline');
+        $held?->release();
+    }
+
     public function testAFullLimitThrowsInsteadOfHanging(): void
     {
         $limit = new ConcurrencyLimit(1);

@@ -110,6 +110,45 @@ final class GuzzleMiddlewareTest extends TestCase
         $this->assertCount(2, $this->sent);
     }
 
+    /**
+     * The machine's gate step: a start slot's wait is the attempt's `delay` (nothing blocks),
+     * a place in flight is the machine's until the attempt ends, and a limit still full at the
+     * deadline gives up `wait_exceeds_deadline` with nothing sent.
+     */
+    public function testTheGateStepIsTheMachines(): void
+    {
+        $policy = new Policy(3, 1, 2, deadlineMs: 5000);
+        $slots = new \Recuo\Regulator('1/s');
+        $this->assertSame(0.0, $slots->tryAcquire(), 'the only slot of this second, taken');
+        $started = microtime(true);
+        $response = $this->middleware([new Response(200)], $policy, null, new \Recuo\Gate($slots))(new Request('GET', 'https://api.example/'), [])->wait();
+        $this->assertSame(200, $response->getStatusCode());
+        [[, $options]] = $this->sent;
+        $this->assertGreaterThan(900, $options['delay'], "the next slot, a second later: Guzzle's delay");
+        $this->assertLessThan(0.9, microtime(true) - $started, 'nothing slept that second');
+
+        $this->sent = [];
+        $limit = new \Recuo\ConcurrencyLimit(1);
+        $response = $this->middleware([new Response(200)], $policy, null, new \Recuo\Gate(limit: $limit))(new Request('GET', 'https://api.example/'), [])->wait();
+        $this->assertSame(200, $response->getStatusCode());
+        $this->assertSame(0, $limit->inFlight, 'the place was given back when the attempt ended');
+
+        $this->sent = [];
+        $held = $limit->tryAcquire();
+        $this->assertNotNull($held);
+        $started = microtime(true);
+        try {
+            $this->middleware([new Response(200)], new Policy(3, 1, 2, deadlineMs: 60), null, new \Recuo\Gate(limit: $limit))(new Request('GET', 'https://api.example/'), [])->wait();
+            $this->fail('no give-up');
+        } catch (\Recuo\Guzzle\GiveUpException $e) {
+            $this->assertSame('wait_exceeds_deadline', $e->reason);
+            $this->assertSame(0, $e->report?->attempts);
+        }
+        $this->assertGreaterThanOrEqual(0.055, microtime(true) - $started, 'the full limit was looked at until the deadline');
+        $this->assertSame([], $this->sent, 'nothing sent');
+        $held->release();
+    }
+
     public function testAttemptsExhaustedAnswerTheLastResponse(): void
     {
         $middleware = $this->middleware([new Response(503), new Response(503)], new Policy(2, 1, 2));

@@ -104,6 +104,22 @@ final class StatsTest extends TestCase
         $this->assertSame(self::EMPTY, (new Stats())->merge(new Stats())->toArray());
     }
 
+    /** A merge whose counts would pass 2**64 - 1 is refused, never rounded to a wrong figure. */
+    public function testAMergeThatWouldOverflowIsRefused(): void
+    {
+        $full = \Recuo\Testing\fullStats();
+        $this->assertSame(PHP_INT_MAX, $full->retries);
+        $one = new StatsRecorder();
+        $one->start(1, 5);
+        $e = $this->thrownBy(static fn () => $full->merge($one->snapshot()));
+        $this->assertInstanceOf(\OverflowException::class, $e);
+        $this->assertSame('these stats cannot be merged: a count would pass 2**64 - 1', $e->getMessage());
+        $first = new StatsRecorder();
+        $first->start(0, 5);
+        $this->assertInstanceOf(\OverflowException::class, $this->thrownBy(static fn () => $full->merge($first->snapshot())), 'the starts would not fit');
+        $this->assertSame($full->toArray(), $full->merge(new Stats())->toArray());
+    }
+
     /** Two batches' stats add up to what both did; `BatchReport::$stats` is a `Stats`. */
     public function testBatchStatsMerge(): void
     {

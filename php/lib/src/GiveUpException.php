@@ -19,7 +19,7 @@ class GiveUpException extends \RuntimeException
     /**
      * @param string $reason the give-up reason (`wait_exceeds_deadline`, `attempts_exhausted`, ...)
      * @param mixed $response the last response, in the client's own type (null when there was none)
-     * @param int|null $retryAtMs the instant of `$retryAt` on the monotonic clock (ms, as `Recuo\monotonicNs()` / 1e6)
+     * @param int|null $retryAtMs the instant of `$retryAt` on the monotonic clock (ms, as `Recuo\monotonicMs()` reads it)
      * @param \DateTimeImmutable|null $retryAt the wall-clock instant from which a retry would be allowed (for `wait_exceeds_deadline`)
      * @param Report|null $report the operation's report: attempts, elapsed time, delays
      */

@@ -86,23 +86,17 @@ namespace Recuo {
         $last = null;
         $error = null;
         $late = false;
-        $permit = null;
         $step = $op->start(Http::now(), Http::unixMs());
         while (true) {
             switch ($step->kind) {
                 case 'enter':
-                    [$passed, $gateWait, $permit] = Http::enter($gate, $step, 0);
-                    if ($gateWait > 0) {
-                        $sleep($gateWait);
-                    }
-                    $step = $op->entered($passed ? Http::now() : max(Http::now(), ($step->untilMs ?? 0) + 1), $passed);
+                    // The machine's gate step; its waits are `sleep`'s.
+                    $step = Http::pass($op, $sleep);
                     break;
                 case 'call':
                     // Bounded by what is left of the deadline when that is shorter than `timeoutMs`.
                     $clipped = $step->timeoutMs !== null && ($timeoutMs === null || $step->timeoutMs <= $timeoutMs);
                     [$last, $error] = curlAttempt($url, $method, $opcoes['dados'] ?? null, array_values($headers), $clipped ? $step->timeoutMs : $timeoutMs);
-                    $permit?->release();
-                    $permit = null;
                     // A timeout of an attempt the deadline bounded is the deadline's cut.
                     $late = $error !== null && $error->kind === 'timeout' && $clipped;
                     $step = $error === null

@@ -7,7 +7,6 @@ namespace Recuo\Guzzle;
 use Psr\Http\Message\RequestInterface;
 use Psr\Http\Message\ResponseInterface;
 use Recuo\Operation;
-use Recuo\Permit;
 
 /** @internal One request's operation under {@see RetryMiddleware}: what its steps carry between attempts. */
 final class Call
@@ -23,9 +22,6 @@ final class Call
 
     /** Whether the deadline cut the last attempt while the server was still answering (it timed out, clipped). */
     public bool $late = false;
-
-    /** The place in flight the attempt under way holds. */
-    public ?Permit $permit = null;
 
     /** @param array<string, mixed> $options */
     public function __construct(

@@ -78,10 +78,7 @@ final class RetryMiddleware
             Http::flush($op, $this->logger);
             switch ($step->kind) {
                 case 'enter':
-                    [$passed, $wait, $call->permit] = Http::enter($this->gate, $step, $call->delayMs);
-                    $call->delayMs += $wait;
-                    $at = Http::now() + $call->delayMs;
-                    $step = $op->entered($passed ? $at : max($at, ($step->untilMs ?? $at) + 1), $passed);
+                    $step = $this->pass($call);
                     break;
                 case 'call':
                     return $this->send($call, $step);
@@ -104,6 +101,28 @@ final class RetryMiddleware
                     throw new \LogicException("recuo: unexpected step {$step->kind}");
             }
         }
+    }
+
+    /**
+     * The machine's gate step, looked at as of the end of the wait already decided (Guzzle's
+     * `delay` before the attempt): until the step after the gate (`call`, or `gave_up`). A full
+     * concurrency limit is looked at again after a real sleep of a few ms (a place frees up only
+     * in real time, and the machine holds it once taken); a start slot's wait is added to the
+     * attempt's `delay`, as a retry's is, so that a `Pool` stays asynchronous.
+     */
+    private function pass(Call $call): Step
+    {
+        $op = $call->op;
+        $step = $op->pollGate(Http::now() + $call->delayMs);
+        while ($step->kind === 'wait') {
+            if ($this->gate?->limit !== null) {
+                usleep((int) $step->delayMs * 1000);
+            } else {
+                $call->delayMs += (int) $step->delayMs;
+            }
+            $step = $op->pollGate(Http::now() + $call->delayMs);
+        }
+        return $step;
     }
 
     private function send(Call $call, Step $step): PromiseInterface
@@ -144,8 +163,9 @@ final class RetryMiddleware
                 if ($reason instanceof TransferException) {
                     return $this->failed($call, $reason, $reason instanceof ConnectException ? 'connect' : 'other');
                 }
-                // Not the transport's: the operation ends with it, as it would without recuo.
-                $call->permit?->release();
+                // Not the transport's: the operation ends with it, as it would without recuo
+                // (the attempt is over: the machine gives back its place in flight).
+                $call->op->failed(Http::now());
                 return Create::rejectionFor($reason);
             },
         );
@@ -154,8 +174,6 @@ final class RetryMiddleware
     /** A response (fulfilled, or inside Guzzle's `RequestException` from `http_errors`). */
     private function answered(Call $call, ResponseInterface $response, ?RequestException $error): PromiseInterface
     {
-        $call->permit?->release();
-        $call->permit = null;
         $call->last = $error ?? $response;
         $call->response = $response;
         $call->late = false;
@@ -173,8 +191,6 @@ final class RetryMiddleware
      */
     private function failed(Call $call, TransferException $error, string $kind): PromiseInterface
     {
-        $call->permit?->release();
-        $call->permit = null;
         $call->last = $error;
         $call->response = null;
         $call->late = $kind === 'timeout' && $call->clipped;

@@ -5,23 +5,21 @@ declare(strict_types=1);
 namespace Recuo\Internal;
 
 use Psr\Log\LoggerInterface;
-use Recuo\Gate;
 use Recuo\Operation;
-use Recuo\Permit;
 use Recuo\Step;
 
 /**
- * @internal What the HTTP adapters share besides the machine: the clock, the gate, what curl's
- * errors mean, the records. No rule lives here: every decision — the key sent, whether the
- * request is idempotent, the retries, how the end surfaces and the give-up's message — is
- * `Recuo\Operation`'s.
+ * @internal What the HTTP adapters share besides the machine: the clock, the waits at the gate,
+ * what curl's errors mean, the records. No rule lives here: every decision — the key sent,
+ * whether the request is idempotent, the gate, the retries, how the end surfaces, the give-up's
+ * message and when a retry would be allowed — is `Recuo\Operation`'s.
  */
 final class Http
 {
-    /** The monotonic clock, in milliseconds (the regulators' clock). */
+    /** The monotonic clock, in milliseconds: the one reading the machine is told its instants in. */
     public static function now(): int
     {
-        return intdiv(\Recuo\monotonicNs(), 1_000_000);
+        return \Recuo\monotonicMs();
     }
 
     /** The wall clock, in milliseconds since the Unix epoch (the records' times). */
@@ -44,43 +42,20 @@ final class Http
     }
 
     /**
-     * Passes the gate for the attempt the machine's `enter` step is about, which starts
-     * `$afterMs` from now (a wait already decided): a place among the requests in flight (the
-     * concurrency limit's own wait, bounded by the deadline) and a start slot of the regulator,
-     * reserved at that instant without blocking. Answers whether it passed, the extra wait the
-     * start slot needs (ms) and the place to give back after the attempt.
+     * The machine's gate step for its `enter`: looks at the gate as the machine says — a place
+     * in flight, then a start slot, within the deadline — and `$sleep`s (ms) each wait it
+     * answers, until the step after the gate (`call`, or `gave_up`).
      *
-     * @return array{bool, int, ?Permit}
+     * @param callable(int): mixed $sleep
      */
-    public static function enter(?Gate $gate, Step $step, int $afterMs): array
+    public static function pass(Operation $op, callable $sleep): Step
     {
-        if ($gate === null) {
-            return [true, 0, null];
+        $step = $op->pollGate(self::now());
+        while ($step->kind === 'wait') {
+            $sleep((int) $step->delayMs);
+            $step = $op->pollGate(self::now());
         }
-        $now = self::now();
-        $until = $step->untilMs;
-        $permit = null;
-        if ($gate->limit !== null) {
-            $left = $until === null ? null : max(0, $until - $now - $afterMs) / 1000;
-            $permit = $gate->limit->acquire($left ?? 86_400.0);
-            if ($permit === null) {
-                return [false, 0, null];
-            }
-        }
-        $wait = 0;
-        if ($gate->regulator !== null) {
-            $base = \Recuo\monotonicNs() + $afterMs * 1_000_000;
-            $at = $base;
-            while (($more = $gate->regulator->tryAcquireAt($at)) > 0) {
-                $at += $more;
-                $wait = (int) ceil(($at - $base) / 1_000_000);
-                if ($until !== null && $now + $afterMs + $wait >= $until) {
-                    $permit?->release();
-                    return [false, 0, null];
-                }
-            }
-        }
-        return [true, max(0, $wait), $permit];
+        return $step;
     }
 
     /** The machine's records, in order, to `$logger` (their level, the JSON line, the fields). */
@@ -95,13 +70,12 @@ final class Http
         }
     }
 
-    /** The wall-clock instant of `$retryAtMs` on the monotonic clock. */
-    public static function wallClock(?int $retryAtMs): ?\DateTimeImmutable
+    /** The instant `$unixMs` (milliseconds since the Unix epoch), as a date. */
+    public static function wallClock(?int $unixMs): ?\DateTimeImmutable
     {
-        if ($retryAtMs === null) {
+        if ($unixMs === null) {
             return null;
         }
-        $unixMs = self::unixMs() + ($retryAtMs - self::now());
         return (new \DateTimeImmutable('@' . intdiv($unixMs, 1000)))
             ->modify('+' . ($unixMs % 1000) . ' milliseconds') ?: null;
     }
@@ -116,12 +90,11 @@ final class Http
     public static function giveUp(Operation $op, bool $late): array
     {
         $report = $op->report();
-        $retryAtMs = $op->retryAtMs;
         return [
             (string) $op->giveUpMessage(self::now(), $late),
             (string) $report->reason,
-            $retryAtMs,
-            self::wallClock($retryAtMs),
+            $op->retryAtMs,
+            self::wallClock($report->retryAtUnixMs),
             $report,
         ];
     }

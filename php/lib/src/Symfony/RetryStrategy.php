@@ -6,6 +6,7 @@ namespace Recuo\Symfony;
 
 use Psr\Log\LoggerInterface;
 use Recuo\Internal\Http;
+use Recuo\LoopPool;
 use Recuo\Operation;
 use Recuo\Policy;
 use Recuo\Step;
@@ -78,12 +79,13 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
                 method: (string) $context->getInfo('http_method'),
                 url: (string) $context->getInfo('url'),
                 records: $this->logger === null ? null : 'debug',
+                loopPool: LoopPool::afterFirst(null, $this->policy->maxAttempts),
             );
             $context->setInfo(self::INFO, $op);
             // The first attempt was sent before the strategy hears of the request: the
-            // operation (and its deadline) started when it was sent.
+            // operation (and its deadline) starts after it, begun when it was sent.
             $since = max(0, (int) round((microtime(true) - (float) $context->getInfo('start_time')) * 1000));
-            self::pass($op, $op->start(max(0, Http::now() - $since), Http::unixMs() - $since));
+            $op->startAfterFirst(max(0, Http::now() - $since), Http::unixMs() - $since);
         } elseif ($context->getInfo(self::DELAY) !== null) {
             // The wait of the last `sleep` is over, and this attempt was made.
             $context->setInfo(self::DELAY, null);
@@ -126,7 +128,7 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
         return (int) $context->getInfo(self::DELAY);
     }
 
-    /** The attempt's `enter`, answered (no gate: the first attempt could not pass one); the step is `call`. */
+    /** The attempt's `enter`, answered (no gate: a retry passes none, as the first attempt could not); the step is `call`. */
     private static function pass(Operation $op, Step $step): Step
     {
         return $step->kind === 'enter' ? $op->entered(Http::now(), true) : $step;
