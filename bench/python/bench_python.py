@@ -11,6 +11,10 @@ order shuffled every round:
 * failure: the task fails 4 times, then succeeds, and every library's waits are no-ops, each
   the library's own way. The extra cost is over the 5 calls and 4 catches made inline.
 
+The success path also times ``recuo.retry`` through an open gate (a regulator and a
+concurrency limit too generous ever to make a call wait), beside the same decorated call with
+no gate: what passing the machine's gate step costs a blocking call.
+
 Each contender's extra cost is divided by the extra cost of guide A's pure-Python
 ``com_retry`` (below, as the guide writes it) in the same round: 1.0 is as cheap as the
 guide's nine lines. The figures go to OUT.json for bench/report/build_report.py; progress
@@ -139,12 +143,19 @@ def inline_failures(task: Callable[[], int]) -> Callable[[int], None]:
     return run
 
 
+def open_gate() -> recuo.Gate:
+    """A gate no call of the bench ever waits at: a billion starts a second with a burst of a
+    thousand, and a million places in flight."""
+    return recuo.Gate(regulator=recuo.Regulator(1e9, 1000), limit=recuo.ConcurrencyLimit(1_000_000))
+
+
 def success_contenders() -> dict[str, Callable[[int], None]]:
     return {
         "direct f()": loop_of(succeed),
         "guide A com_retry (pure Python)": loop_with(com_retry, succeed),
         "recuo.com_retry": loop_with(recuo.com_retry, succeed),
         "recuo.retry (decorator)": loop_of(recuo.retry(succeed)),
+        "recuo.retry through an open gate (decorator)": loop_of(recuo.retry(gate=open_gate())(succeed)),
         "recuo.call (call form)": loop_with(recuo.call, succeed),
         # The floor: an extension function that only calls its callable once (private, for
         # the bench): what no loop in an extension can go below.

@@ -7,29 +7,31 @@ request's plan, made with its operation), whether an outcome is worth another at
 long to wait, when to stop and why, how the end surfaces and the give-up's message are the
 core's. This module reads what happened — a status and headers, or a transport failure of one
 kind — and does what the machine answers: pass the gate, send, close a response before the
-wait, sleep, and end as ``Operation.ending`` says. The clients are duck-typed: no module here
+wait, sleep, and end as ``Operation.ending`` says. The gate is the machine's own gate step
+(``Operation.poll_gate``): look, sleep as long as the machine says, look again; the machine
+holds the place in flight until the attempt ends. The clients are duck-typed: no module here
 imports requests, httpx, aiohttp or urllib3.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import socket
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generic, Iterable, Optional, Tuple, TypeVar, Union
 
-from ._limits import enter_gate
 from ._recuo import (
     Gate,
     Operation,
-    Permit,
     Policy,
     Report,
     Step,
     Verdict,
     _attempt_pool,
+    _monotonic_ms,
     _request_operation,
     classify,
 )
@@ -267,7 +269,8 @@ def classify_failure(exc: Exception, policy: Policy, method: Optional[str]) -> U
 
 
 def _now_ms() -> int:
-    return time.monotonic_ns() // 1_000_000
+    """The monotonic clock in whole milliseconds (the core's reading)."""
+    return _monotonic_ms()
 
 
 def _unix_ms() -> int:
@@ -315,7 +318,7 @@ class Request:
     carries, whether it counts as idempotent, one attempt for a body that cannot be sent
     again); ``key`` is recuo's key to set in ``header`` on every attempt, or ``None``."""
 
-    __slots__ = ("op", "token", "header", "key", "gate")
+    __slots__ = ("op", "token", "header", "key")
 
     def __init__(
         self,
@@ -330,7 +333,6 @@ class Request:
             policy, settings.seed, settings.gate, method, url, headers, settings.keys, replayable
         )
         self.header = settings.header
-        self.gate = settings.gate
 
     def end(self) -> None:
         if self.token is not None:
@@ -338,26 +340,69 @@ class Request:
             self.token = None
 
 
-def _until_s(step: Step) -> Optional[float]:
-    return None if step.until_ms is None else max(0.0, (step.until_ms - _now_ms()) / 1000)
+def gate_sync(op: Operation) -> Step:
+    """The machine's gate step (``"enter"``) for a blocking adapter: look at the gate, sleep as
+    long as the machine says (``time.sleep``: the GIL released, Ctrl-C answered), look again —
+    until it answers the attempt's ``"call"`` or gives up. A look that may ask a Redis server
+    releases the GIL."""
+    while True:
+        step = op.poll_gate(_now_ms())
+        if step.kind != "wait":
+            return step
+        time.sleep(step.delay or 0.0)
 
 
-def enter_gate_sync(gate: Gate, timeout: Optional[float]) -> Tuple[bool, Optional[Permit]]:
-    """Passes ``gate`` for a blocking adapter, in the order of the core's ``Gate.wait``: a
-    place in flight, then a start slot, within ``timeout`` seconds. Releases the GIL."""
-    started = time.monotonic()
-    permit = None
-    if gate.limit is not None:
-        permit = gate.limit.acquire(timeout)
-        if permit is None:
-            return False, None
-    if gate.regulator is not None:
-        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
-        if not gate.regulator.acquire(left):
-            if permit is not None:
-                permit.release()
-            return False, None
-    return True, permit
+async def gate_async(op: Operation, step: Step) -> Step:
+    """``gate_sync`` for asyncio: the waits are ``asyncio.sleep``, and a look at a gate on a
+    Redis server runs in the loop's default executor (``look_remote``). A cancelled task
+    gives up ``"cancelled"`` (what the operation holds of the gate goes back) and propagates."""
+    until = step.until_ms
+    while True:
+        polled = await look_remote(op, until) if op._polls_remote else op.poll_gate(_now_ms())
+        if polled.kind != "wait":
+            return polled
+        try:
+            await asyncio.sleep(polled.delay or 0.0)
+        except asyncio.CancelledError:
+            op.cancel()
+            op.poll_gate(_now_ms())
+            op._log_records()
+            raise
+
+
+_ROUND_TRIP = 0.1
+"""The least time a look at a Redis gate is given, in seconds (recuo-redis's shortest call)."""
+
+
+async def look_remote(op: Operation, until: Optional[int]) -> Step:
+    """A look at a gate on a Redis server (``op.poll_gate``), from the loop's default executor
+    (the look releases the GIL), so a round trip never blocks the event loop. The wait for it
+    ends by the operation's deadline (``until``, on ``_now_ms``'s clock): a server that has
+    not answered by then raises ``ConnectionError``, as a blocking wait cut by the deadline
+    does. When the wait for the look ends early (that, or a cancelled task), the operation is
+    the look's until it ends: what it took of the gate then goes back (``_abandon``)."""
+    looked = asyncio.get_running_loop().run_in_executor(None, op.poll_gate, _now_ms())
+    # At least a round trip's worth, as the Redis store gives a call cut by a deadline.
+    timeout = None if until is None else max(_ROUND_TRIP, (until - _now_ms()) / 1000)
+    try:
+        return await asyncio.wait_for(asyncio.shield(looked), timeout)
+    except asyncio.TimeoutError:
+        looked.add_done_callback(functools.partial(_after_look, op))
+        raise ConnectionError(
+            "Redis: no complete answer within the operation's deadline (the gate's server did "
+            "not answer; no attempt was made)"
+        ) from None
+    except asyncio.CancelledError:
+        looked.add_done_callback(functools.partial(_after_look, op))
+        raise
+
+
+def _after_look(op: Operation, looked: asyncio.Future[Step]) -> None:
+    """A look at the gate its loop stopped waiting for has ended: what the operation holds of
+    the gate goes back at once (the loop has raised already)."""
+    if not looked.cancelled():
+        looked.exception()  # retrieved: the loop raised its own error
+    op._abandon(_now_ms())
 
 
 class _Answers(Generic[_R]):
@@ -553,29 +598,18 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
     response: Optional[_R] = None
     error: Optional[Exception] = None
     last: _Last = None  # what the last attempt came to: None (no attempt), a status, a kind
-    permit: Optional[Permit] = None
     try:
         step = op.start(_now_ms(), _unix_ms())
         while True:
             op._log_records()
             kind = step.kind
             if kind == "enter":
-                gate = request.gate
-                passed, permit = enter_gate_sync(gate, _until_s(step)) if gate is not None else (True, None)
-                step = op.entered(_now_ms(), passed)
-                if step.kind != "call" and permit is not None:
-                    permit.release()
-                    permit = None
+                step = gate_sync(op)
             elif kind == "call":
                 timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
                 with _Watched(timeout) as watched:
                     try:
-                        try:
-                            response, error = client.send(timeout), None
-                        finally:
-                            if permit is not None:
-                                permit.release()
-                                permit = None
+                        response, error = client.send(timeout), None
                     except Exception as exc:
                         if watched.fired:
                             return _late(op, client, exc)  # type: ignore[no-any-return]
@@ -605,8 +639,9 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                     client.release(response)  # the give-up carries it, its body read
                 return _ended(op, client, response, error, last)  # type: ignore[no-any-return]
     finally:
-        if permit is not None:
-            permit.release()
+        # Ended by an exception of its own (not an attempt's failure): what the operation
+        # holds of the gate goes back now.
+        op._abandon(_now_ms())
         request.end()
 
 
@@ -617,38 +652,23 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
     response: Optional[_R] = None
     error: Optional[Exception] = None
     last: _Last = None  # what the last attempt came to: None (no attempt), a status, a kind
-    permit: Optional[Permit] = None
+    owned = True  # false once the gate step ended by an exception: it settled the operation
     try:
         step = op.start(_now_ms(), _unix_ms())
         while True:
             op._log_records()
             kind = step.kind
             if kind == "enter":
-                gate = request.gate
                 try:
-                    permit = await _enter_async(gate, _until_s(step)) if gate is not None else None
-                except _Refused:
-                    step = op.entered(_now_ms(), False)
-                    continue
-                except asyncio.CancelledError:
-                    op.cancel()
-                    op.entered(_now_ms(), False)
-                    op._log_records()
+                    step = await gate_async(op, step)
+                except BaseException:
+                    owned = False  # given up already, or a look still under way has it
                     raise
-                step = op.entered(_now_ms(), True)
-                if step.kind != "call" and permit is not None:
-                    permit.release()
-                    permit = None
             elif kind == "call":
                 timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
                 ends = None if timeout is None else time.monotonic() + timeout
                 try:
-                    try:
-                        response, error = await _by(client.send(timeout), ends), None
-                    finally:
-                        if permit is not None:
-                            permit.release()
-                            permit = None
+                    response, error = await _by(client.send(timeout), ends), None
                 except asyncio.CancelledError:
                     op.cancel()
                     raise
@@ -689,13 +709,11 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     await client.release(response)  # the give-up carries it, its body read
                 return _ended(op, client, response, error, last)  # type: ignore[no-any-return]
     finally:
-        if permit is not None:
-            permit.release()
+        if owned:
+            # Ended by an exception of its own (not an attempt's failure): what the operation
+            # holds of the gate goes back now.
+            op._abandon(_now_ms())
         request.end()
-
-
-class _Refused(Exception):
-    """The gate did not open before the deadline."""
 
 
 class _Late(Exception):
@@ -712,15 +730,6 @@ async def _by(work: Awaitable[_R], ends: Optional[float]) -> _R:
         if time.monotonic() < ends - 0.001:
             raise  # the work's own timeout, before the deadline: its failure to judge
         raise _Late from timed_out
-
-
-async def _enter_async(gate: Gate, timeout: Optional[float]) -> Optional[Permit]:
-    if timeout is None:
-        return await enter_gate(gate)
-    try:
-        return await asyncio.wait_for(enter_gate(gate), timeout)
-    except asyncio.TimeoutError:
-        raise _Refused from None
 
 
 def clip(timeout: Optional[float], attempt: Optional[float]) -> Optional[float]:

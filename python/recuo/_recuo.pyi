@@ -350,6 +350,9 @@ class Verdict:
     @property
     def wait_unbounded(self) -> bool:
         """Whether the server asked for a wait too long to count."""
+    def _with_response(self, status: int, headers: _Headers = None) -> Verdict:
+        """The same verdict, reached on a response of ``status`` with ``headers`` (for the
+        records). Private: the loop vectors' tests use it."""
     def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -414,8 +417,9 @@ class IdempotencyKey:
 @final
 class Report:
     """What happened to one operation: attempts, the give-up reason (``None`` on success),
-    the elapsed time and the delays between attempts; ``retry_at`` (Unix time) for a loop
-    that gave up with ``"wait_exceeds_deadline"``. Immutable and comparable."""
+    the elapsed time and the delays between attempts; ``retry_at_unix_ms`` and ``retry_at``
+    (Unix time) for an operation that gave up with ``"wait_exceeds_deadline"``. Immutable and
+    comparable."""
 
     @property
     def attempts(self) -> int:
@@ -439,24 +443,30 @@ class Report:
     def delays(self) -> tuple[float, ...]:
         """The delays in seconds."""
     @property
+    def retry_at_unix_ms(self) -> int | None:
+        """For an operation that gave up with ``"wait_exceeds_deadline"`` on a finite wait:
+        the wall-clock instant (ms since the Unix epoch) from which the server would accept a
+        retry; else ``None``."""
+    @property
     def retry_at(self) -> float | None:
-        """For a loop that gave up with ``"wait_exceeds_deadline"`` on a finite wait: the Unix
-        time (seconds) from which a retry would be allowed; else ``None``."""
+        """``retry_at_unix_ms`` in seconds (Unix time, as ``time.time()``), or ``None``."""
     def __eq__(self, value: object, /) -> bool: ...
 
 @final
 class Step:
     """What to do next, as ``Operation`` answers: ``kind`` is ``"enter"`` (pass the gate for
-    ``attempt``, at most until ``until_ms``), ``"call"`` (make ``attempt``, bounded by
-    ``timeout_ms``), ``"classify"`` (judge its failure), ``"sleep"`` (wait ``delay_ms``),
-    ``"done"`` or ``"gave_up"`` (``reason``, ``retry_at_ms``). Immutable and comparable."""
+    ``attempt``, at most until ``until_ms``), ``"wait"`` (``poll_gate``: not through yet, look
+    again in ``delay_ms``), ``"call"`` (make ``attempt``, bounded by ``timeout_ms``),
+    ``"classify"`` (judge its failure), ``"sleep"`` (wait ``delay_ms``), ``"done"`` or
+    ``"gave_up"`` (``reason``, ``retry_at_ms``). Immutable and comparable."""
 
     @property
-    def kind(self) -> Literal["enter", "call", "classify", "sleep", "done", "gave_up"]:
+    def kind(self) -> Literal["enter", "wait", "call", "classify", "sleep", "done", "gave_up"]:
         """The step."""
     @property
     def attempt(self) -> int | None:
-        """The attempt's number (from 0) for ``enter``, ``call``, ``classify`` and ``sleep``."""
+        """The attempt's number (from 0) for ``enter``, ``wait``, ``call``, ``classify`` and
+        ``sleep``."""
     @property
     def until_ms(self) -> int | None:
         """For ``enter``: the deadline's instant on your clock, if any."""
@@ -465,10 +475,10 @@ class Step:
         """For ``call``: what is left of the deadline, if any."""
     @property
     def delay_ms(self) -> int | None:
-        """For ``sleep``: the delay in ms."""
+        """For ``sleep`` and ``wait``: the delay in ms."""
     @property
     def delay(self) -> float | None:
-        """For ``sleep``: the delay in seconds."""
+        """For ``sleep`` and ``wait``: the delay in seconds."""
     @property
     def reason(self) -> _GiveUpReason | None:
         """For ``gave_up``: why."""
@@ -484,7 +494,9 @@ class Step:
 @final
 class Operation:
     """One operation's whole retry loop as the core's sans-IO machine: tell it what
-    happened, do the ``Step`` it answers. Times are your own monotonic clock in ms."""
+    happened, do the ``Step`` it answers. Times are your own monotonic clock in ms. A host
+    that cannot block passes the gate with ``poll_gate``; a first attempt made before the
+    machine (``success_needs_machine``) is told with ``start_after_first``."""
 
     def __new__(
         cls,
@@ -499,17 +511,36 @@ class Operation:
         idempotency_key: IdempotencyKey | None = None,
         pool: int | None = None,
     ) -> Operation: ...
+    @staticmethod
+    def success_needs_machine(gate: Gate | None = None, *, stats: bool = False, records: _Level | None = None) -> bool:
+        """Whether an operation under ``gate`` that counts ``stats`` and keeps records of
+        ``records`` and above needs its machine when its first attempt succeeds; when it does
+        not, make that attempt first and the ``Operation`` only on a failure. Decide it once
+        per policy and gate."""
     @property
     def _asks_remote(self) -> bool:
         """Whether a step may ask a Redis server (the gate's budget is on Redis)."""
+    @property
+    def _polls_remote(self) -> bool:
+        """Whether a look at the gate may ask a Redis server."""
     def start(self, now_ms: int, unix_ms: int | None = None) -> Step:
         """Starts the operation at ``now_ms`` (``unix_ms`` on the wall clock)."""
+    def start_after_first(self, now_ms: int, unix_ms: int | None = None) -> Step:
+        """Starts an operation whose first attempt was made before it, begun at ``now_ms``:
+        answers that attempt's ``"call"``; tell its outcome next."""
+    def poll_gate(self, now_ms: int) -> Step:
+        """One look at the gate for ``"enter"``: a ``"wait"`` step (sleep ``delay_ms``, then
+        look again), the attempt's ``"call"``, or ``"gave_up"``."""
+    def poll_gate_at(self, now_ms: int, regulator_now_ns: int) -> Step:
+        """``poll_gate`` with the regulator asked at ``regulator_now_ns`` on a clock of your
+        own."""
     def entered(self, now_ms: int, passed: bool) -> Step:
-        """The gate's answer for ``"enter"``."""
+        """The gate's answer for ``"enter"``, when you waited at the gate yourself."""
     def succeeded(self, now_ms: int) -> Step:
         """The attempt of ``"call"`` succeeded."""
     def failed(self, now_ms: int, error: BaseException | None = None) -> Step:
-        """The attempt of ``"call"`` failed (raising ``error``)."""
+        """The attempt of ``"call"`` failed (raising ``error``). Its record shows what the
+        attempt noted, else what the verdict saw, else what ``error`` carries."""
     def judged(self, now_ms: int, verdict: Verdict | bool) -> Step:
         """The verdict on the failure of ``"classify"``."""
     def responded(
@@ -526,6 +557,9 @@ class Operation:
         """The wait of ``"sleep"`` is over."""
     def cancel(self) -> None:
         """Cancels the operation: the next step gives up ``"cancelled"``."""
+    def _abandon(self, now_ms: int) -> None:
+        """Cancels the operation and answers its steps until it gives up (what it holds of
+        the gate goes back)."""
     def stop_queue(self, reason: _GiveUpReason) -> None:
         """Stops the operation because its batch queue stopped on ``reason``."""
     def poll_record(self) -> tuple[_Level, AttemptRecord | ResultRecord] | None:
@@ -592,7 +626,17 @@ class BatchQueue:
         *,
         stop_when_a_wait_exceeds_the_deadline: bool = False,
         stats: StatsRecorder | None = None,
+        requests: Iterable[_Request] | None = None,
+        unix_ms: int | None = None,
     ) -> BatchQueue: ...
+    def poll_record(self) -> tuple[_Level, AttemptRecord | ResultRecord] | None:
+        """The next record the queue made (an operation it did not start), or ``None``."""
+    @staticmethod
+    def end_of(
+        report: Report, *, gate_failed: bool = False
+    ) -> tuple[Literal["succeeded", "gave_up", "not_started"], _GiveUpReason | None, _GiveUpReason | None]:
+        """How an operation whose loop reported ``report`` ended for the batch:
+        ``(status, reason, stopped_by)``."""
     def next(self, now_ms: int) -> Next:
         """The next operation to start, or why it is not started, or ``"finished"``."""
     def finished(self, index: int, reason: _GiveUpReason | None = None) -> bool:
@@ -668,6 +712,12 @@ def _force_panic() -> None:
 
 def _call_once(f: Callable[[], _T], /) -> _T:
     """For the bench only: calls ``f()`` once (the floor of a loop's cost per call)."""
+
+def _monotonic_ms() -> int:
+    """Milliseconds on ``monotonic_ns``'s clock, rounded down (private)."""
+
+def _wait_ms_from_ns(ns: int) -> int:
+    """A wait of ``ns`` nanoseconds in whole milliseconds, rounded up (private)."""
 
 def monotonic_ns() -> int:
     """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
@@ -998,6 +1048,9 @@ class Stats:
     """
 
     def __new__(cls) -> Stats: ...
+    @staticmethod
+    def _with_retries(retries: int) -> Stats:
+        """Stats of ``retries`` retries and nothing else (private: for tests)."""
     @property
     def initial(self) -> int:
         """First attempts started."""
@@ -1240,10 +1293,19 @@ def who_answered(headers: _Headers, expected_content_type: str | None = None) ->
 class _AttemptPool:
     """The attempts left to the outermost loop of a context."""
 
+    def __new__(cls, remaining: int) -> _AttemptPool: ...
     @property
     def remaining(self) -> int:
         """Attempts left."""
+    def _take(self) -> bool:
+        """Takes one attempt: ``False`` when none is left."""
 
+def _loop_pool(
+    enclosing: _AttemptPool | None, max_attempts: int, batch_operation: bool, after_first: bool, /
+) -> tuple[_AttemptPool, bool, bool]:
+    """The core's rule for the pool a loop draws from: ``(pool, nested, owned)``."""
+
+_GATE_POLL_MS: int
 _attempt_pool: ContextVar[_AttemptPool | None]
 _current_attempt: ContextVar[Attempt | None]
 

@@ -1,19 +1,26 @@
 """``recuo.retry``: a policy's retry loop as a call, as a decorator, and for ``async def``.
 
 Both loops drive the core's operation machine (``recuo.Operation``): the blocking loop from
-Rust (``_recuo._Loop``, made once per decoration, the core's ``drive`` with Python effects),
-the asyncio loop below, which does each ``Step`` the machine answers — awaiting the gate,
-calling the function, asking the classifier, awaiting ``asyncio.sleep`` — and forwards the
-machine's records to the ``recuo`` logger. Every decision, count and record is the machine's.
+Rust (``_recuo._Loop``, made once per decoration, a loop over the machine's steps with Python
+effects), the asyncio loop below, which does each ``Step`` the machine answers — looking at
+the gate, calling the function, asking the classifier, awaiting ``asyncio.sleep`` — and
+forwards the machine's records to the ``recuo`` logger. Every decision, count and record is
+the machine's.
 Both loops share the two context variables of ``_recuo`` (the attempt pool of the outermost
 loop, and the attempt being made), so loops of either kind nest in each other with one limit.
 
-Most calls succeed at once (issue 18): without a gate, both loops make the first attempt
-before the machine exists — the ``Attempt`` made current (set in the context by the asyncio
-loop; pushed on its thread by the blocking loop, see ``python/src/current.rs``), which finds
-its loop's pool only if a nested loop asks, the clock read once — and replay it into the machine only on a
+Most calls succeed at once (issue 18): when the core says a success needs no machine
+(``Operation.success_needs_machine``, asked once per set of options: no gate, or one with
+nothing in it), both loops make the first attempt before the machine exists — the ``Attempt``
+made current (set in the context by the asyncio loop; pushed on its thread by the blocking
+loop, see ``python/src/current.rs``), which finds its loop's pool only if a nested loop asks,
+the clock read once — and start the machine after it (``start_after_first``) only on a
 failure, or when the ``recuo`` logger takes a success's ``DEBUG`` records: the machine then
 goes on as if it had made that attempt itself.
+
+The gate is the machine's own gate step (``Operation.poll_gate``): the asyncio loop looks,
+sleeps as long as the machine says with ``asyncio.sleep``, and looks again; the machine holds
+the place in flight until the attempt ends.
 """
 
 from __future__ import annotations
@@ -27,16 +34,15 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from . import _http
-from ._limits import Asking, enter_gate
 from ._recuo import (
     Gate,
     Operation,
-    Permit,
     Policy,
     Report,
     Step,
     Verdict,
     _attempt_pool,
+    _monotonic_ms,
     _current_attempt,
     _first_attempt,
     _Loop,
@@ -69,7 +75,19 @@ _LOGGER = logging.getLogger("recuo")
 class _Options:
     """The options of one ``retry``, checked once (at decoration time for a decorator)."""
 
-    __slots__ = ("policy", "classify", "on_retry", "on_give_up", "seed", "sleep", "gate", "request", "given", "run")
+    __slots__ = (
+        "policy",
+        "classify",
+        "on_retry",
+        "on_give_up",
+        "seed",
+        "sleep",
+        "gate",
+        "request",
+        "given",
+        "first_before",
+        "run",
+    )
 
     def __init__(
         self,
@@ -120,6 +138,10 @@ class _Options:
         self.gate = gate
         self.request = request
         self.given = any(v is not None for v in (policy, seed, gate, request, *hooks.values()))
+        # The core's answer, asked once: with this gate (and no stats), a success needs no
+        # machine, so the asyncio loop makes the first attempt before it (the blocking loop
+        # asks the same question once, in ``_Loop``).
+        self.first_before = not Operation.success_needs_machine(gate)
         # The blocking loop, made once: ``run(fn, args, kwargs)``, whose first attempt is
         # made before the core's machine. For ``recuo.call`` (``for_call``), which tells an
         # async function only by its first attempt, a coroutine answered (or the call
@@ -411,8 +433,8 @@ def _run_sync(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
 
 
 def _now_ms() -> int:
-    """The asyncio loop's monotonic clock, in whole milliseconds."""
-    return time.monotonic_ns() // 1_000_000
+    """The asyncio loop's monotonic clock, in whole milliseconds (the core's reading)."""
+    return _monotonic_ms()
 
 
 def _unix_ms() -> int:
@@ -423,11 +445,12 @@ def _unix_ms() -> int:
 async def _run_async(
     fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], o: _Options, first: Any = None
 ) -> Any:
-    """The asyncio loop. Without a gate its first attempt is made before the machine (one
-    context set, the clocks read once) and replayed into it only on a failure, or when the
+    """The asyncio loop. When a success needs no machine (``o.first_before``), its first
+    attempt is made before the machine (one context set, the clocks read once) and the
+    machine is started after it (``start_after_first``) only on a failure, or when the
     ``recuo`` logger takes a success's records; ``first`` is that attempt's coroutine when
     the blocking loop made it already (``recuo.call`` telling an async function)."""
-    if o.gate is not None:
+    if first is None and not o.first_before:
         op, token = _operation_in_context(o.policy, o.seed, o.gate, o.request)
         try:
             step = await _asked(op, op.start, _now_ms(), _unix_ms())
@@ -443,7 +466,7 @@ async def _run_async(
         finally:
             _current_attempt.reset(attempt_token)
     except asyncio.CancelledError as cancelled:
-        op, token = _operation_after_first(o.policy, o.seed, None, o.request, frame, started, unix)
+        op, token = _operation_after_first(o.policy, o.seed, o.gate, o.request, frame, started, unix)
         try:
             op.cancel()
             step = op.failed(_now_ms(), cancelled)
@@ -461,9 +484,9 @@ async def _run_async(
         failed = None
         if not _LOGGER.isEnabledFor(logging.DEBUG):
             return result  # nobody takes the records of a success at once
-    op, token = _operation_after_first(o.policy, o.seed, None, o.request, frame, started, unix)
+    op, token = _operation_after_first(o.policy, o.seed, o.gate, o.request, frame, started, unix)
     try:
-        step = op.succeeded(_now_ms()) if failed is None else op.failed(_now_ms(), failed)
+        step = op.succeeded(_now_ms()) if failed is None else await _asked(op, op.failed, _now_ms(), failed)
         return await _drive(op, fn, args, kwargs, o, step, failed, result)
     finally:
         if token is not None:
@@ -483,57 +506,34 @@ async def _drive(
     """The machine's loop with asyncio from ``step`` on: do each step ``op`` answers, and
     tell it what happened (``last`` is the exception of the attempt just made, ``result``
     its value). A cancelled task cancels the operation (``"cancelled"``) and propagates."""
-    permit: Permit | None = None
-    asking = Asking()
     while True:
         with _chained(last):
             op._log_records()
         kind = step.kind
         if kind == "enter":
-            assert o.gate is not None  # the machine asks only with a gate that may wait
-            until = step.until_ms
-            # No longer than the deadline: a wait it ends is the machine's to name.
-            timeout = None if until is None else max(0, until - _now_ms()) / 1000
-            try:
-                permit = await asyncio.wait_for(enter_gate(o.gate, asking), timeout)
-            except asyncio.TimeoutError:
-                step = await _asked(op, op.entered, _now_ms(), False)
-                if asking.now:
-                    # The deadline came while a Redis server kept the gate's question: the
-                    # server did not answer in time, as the blocking loop says.
-                    asking.now = False
-                    _end(op, step, o, last)
-                    raise ConnectionError(
-                        "Redis: no complete answer within the operation's deadline (the gate's "
-                        "server did not answer; no attempt was made)"
-                    ) from None
-                continue
-            except asyncio.CancelledError:
-                op.cancel()
-                _end(op, op.entered(_now_ms(), False), o, last)
-                raise
-            step = await _asked(op, op.entered, _now_ms(), True)
-            if step.kind != "call" and permit is not None:
-                permit.release()
+            step = await _gate(op, step, o, last)
         elif kind == "call":
             token = _current_attempt.set(op.attempt)
             try:
                 try:
                     result = await fn(*args, **kwargs)
                 finally:
-                    # The place in flight is given back before anything else.
                     _current_attempt.reset(token)
-                    if permit is not None:
-                        permit.release()
-                        permit = None
+            except Exception as exc:
+                last = exc
+                step = await _asked(op, op.failed, _now_ms(), exc)
             except asyncio.CancelledError as cancelled:
+                # The task was cancelled: the operation gives up "cancelled" (what it holds of
+                # the gate goes back), its records and on_give_up as for any give-up.
                 op.cancel()
                 step = op.failed(_now_ms(), cancelled)
                 _end(op, op.judged(_now_ms(), True) if step.kind == "classify" else step, o, None)
                 raise
-            except Exception as exc:
-                last = exc
-                step = await _asked(op, op.failed, _now_ms(), exc)
+            except BaseException:
+                # KeyboardInterrupt, SystemExit and the like end the loop at once, as they
+                # are; what the operation holds of the gate goes back now.
+                op._abandon(_now_ms())
+                raise
             else:
                 step = op.succeeded(_now_ms())
         elif kind == "classify":
@@ -560,6 +560,34 @@ async def _drive(
                 # The enclosing loops' attempts ran out (nested loops racing for one pool).
                 raise RuntimeError(f"recuo gave up before the first attempt ({step.reason})")
             raise last
+
+
+def _poll(op: Operation, now_ms: int) -> Step:
+    """One look at the gate: the machine's ``poll_gate``."""
+    return op.poll_gate(now_ms)
+
+
+async def _wait_at_gate(seconds: float) -> None:
+    """The wait a look at the gate asked for."""
+    await asyncio.sleep(seconds)
+
+
+async def _gate(op: Operation, step: Step, o: _Options, last: Exception | None) -> Step:
+    """The machine's gate step (``"enter"``) with asyncio: look at the gate, wait as long as
+    the machine says, look again — until it answers the attempt's ``"call"`` or gives up.
+    The machine holds the place in flight until the attempt ends. A cancelled task gives up
+    ``"cancelled"`` (a reserved start slot goes back) and propagates."""
+    until = step.until_ms
+    while True:
+        polled = await _http.look_remote(op, until) if op._polls_remote else _poll(op, _now_ms())
+        if polled.kind != "wait":
+            return polled
+        try:
+            await _wait_at_gate(polled.delay or 0.0)
+        except asyncio.CancelledError:
+            op.cancel()
+            _end(op, _poll(op, _now_ms()), o, last)
+            raise
 
 
 async def _asked(op: Operation, step: Callable[..., Step], *args: Any) -> Step:

@@ -4,11 +4,11 @@
 //!
 //! The queue is the core's sans-IO [`BatchQueue`] (which operation starts next, with its
 //! deadline clipped to the batch's, or why it is not started; when the whole queue stops),
-//! and each operation is the core's machine driven by [`crate::runner`]'s loop. What stays
-//! here is the host's: worker threads (Rust threads that take the GIL only to call Python),
-//! waking the operations that wait when the queue stops, Ctrl-C, and converting results.
-//! A worker that the queue tells an operation is not started logs the core's result record
-//! for it.
+//! and each operation is the core's machine driven by [`crate::runner`]'s loop. The queue
+//! makes the result record of each operation it does not start, and says how an operation
+//! ended for the batch (`BatchEnd`). What stays here is the host's: worker threads (Rust
+//! threads that take the GIL only to call Python), logging the queue's records, waking the
+//! operations that wait when the queue stops, Ctrl-C, and converting results.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use recuo::{
-    BatchQueue, CancelToken, Clock, Gate, GiveUpReason, Level, Next, Operation, Policy, Report,
+    BatchEnd, BatchQueue, CancelToken, Clock, Gate, GiveUpReason, Next, Operation, Policy, Report,
     StatsRecorder, Stopped, SystemClock,
 };
 
@@ -44,6 +44,20 @@ enum Ended {
         reason: GiveUpReason,
         stopped_by: Option<GiveUpReason>,
     },
+}
+
+impl Ended {
+    /// An operation that did not run: how the batch ended it (the core's [`BatchEnd`]).
+    fn not_started(end: BatchEnd) -> Self {
+        match end {
+            BatchEnd::NotStarted { reason, stopped_by }
+            | BatchEnd::GaveUp { reason, stopped_by } => Ended::NotStarted { reason, stopped_by },
+            BatchEnd::Succeeded => Ended::NotStarted {
+                reason: GiveUpReason::Cancelled,
+                stopped_by: None,
+            },
+        }
+    }
 }
 
 /// What the workers share.
@@ -75,25 +89,14 @@ impl Queue<'_> {
     fn work(&self, py: Python<'_>) {
         loop {
             let next = self.lock().next(self.clock.now_ms());
+            self.log_queue_records(py);
             let (index, ended) = match next {
                 Next::Finished => break,
                 Next::NotStarted {
                     index,
                     reason,
                     stopped_by,
-                } => {
-                    let record = BatchQueue::not_started_record(
-                        recuo::unix_now_ms(),
-                        "",
-                        "",
-                        reason,
-                        stopped_by,
-                    );
-                    if let Err(raised) = log_record(py, Level::Warning, &record) {
-                        self.abort(raised);
-                    }
-                    (index, Ended::NotStarted { reason, stopped_by })
-                }
+                } => (index, Ended::NotStarted { reason, stopped_by }),
                 Next::Start { index, policy } => {
                     let ended = self.run_one(py, index, &policy);
                     let reason = match &ended {
@@ -109,6 +112,18 @@ impl Queue<'_> {
             *self.results[index]
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(ended);
+        }
+    }
+
+    /// Logs the records the queue made (those of the operations it did not start).
+    fn log_queue_records(&self, py: Python<'_>) {
+        loop {
+            let Some((level, record)) = self.lock().poll_record() else {
+                return;
+            };
+            if let Err(raised) = log_record(py, level, &record) {
+                self.abort(raised);
+            }
         }
     }
 
@@ -144,7 +159,6 @@ impl Queue<'_> {
         };
         let env = Env {
             cancel: self.stop.clone(),
-            signals: false,
             queue_stopped: Some(&stopped),
         };
         let build = Build {
@@ -153,7 +167,8 @@ impl Queue<'_> {
             ..Build::default()
         };
         let op = self.ops[i].bind(py);
-        let driven = PoolScope::enter(py, policy.max_attempts()).and_then(|scope| {
+        // A batch's operation owns its pool (the core's `LoopPool::choose`).
+        let driven = PoolScope::enter(py, policy.max_attempts(), true).and_then(|scope| {
             drive_python(
                 py,
                 Operation::new(policy),
@@ -177,15 +192,12 @@ impl Queue<'_> {
             Ok(Driven {
                 outcome: Err(Stopped::GaveUp(gave_up)),
                 ..
-            }) => match gave_up.error {
-                Some(error) => Ended::GaveUp {
+            }) => match (BatchEnd::of(&gave_up.report, false), gave_up.error) {
+                (BatchEnd::GaveUp { .. }, Some(error)) => Ended::GaveUp {
                     error,
                     report: gave_up.report,
                 },
-                None => Ended::NotStarted {
-                    reason: gave_up.reason,
-                    stopped_by: gave_up.report.stopped_by,
-                },
+                (end, _) => Ended::not_started(end),
             },
             Ok(Driven {
                 outcome: Err(Stopped::Aborted(error)),
@@ -193,10 +205,7 @@ impl Queue<'_> {
             })
             | Err(error) => {
                 self.abort(error);
-                Ended::NotStarted {
-                    reason: GiveUpReason::Cancelled,
-                    stopped_by: None,
-                }
+                Ended::not_started(BatchEnd::UNREACHED)
             }
         }
     }
@@ -310,7 +319,9 @@ pub(crate) fn run_batch(
         queue: Mutex::new(
             BatchQueue::new(&policy, n, clock.now_ms(), deadline)
                 .stop_when_a_wait_exceeds_the_deadline(stop_when_a_wait_exceeds_the_deadline)
-                .stats(recorder.clone()),
+                .stats(recorder.clone())
+                // The operations are callables: their records name no request.
+                .records(Vec::new(), recuo::unix_now_ms()),
         ),
         ops,
         gate: gate.as_ref(),
@@ -364,10 +375,7 @@ pub(crate) fn run_batch(
             let ended = slot
                 .into_inner()
                 .unwrap_or_else(PoisonError::into_inner)
-                .unwrap_or(Ended::NotStarted {
-                    reason: GiveUpReason::Cancelled,
-                    stopped_by: None,
-                });
+                .unwrap_or_else(|| Ended::not_started(BatchEnd::UNREACHED));
             PyBatchResult::from_ended(py, ended)
         })
         .collect::<Vec<_>>();
@@ -410,10 +418,7 @@ impl PyBatchResult {
                 value: None,
                 error: Some(error.into_value(py).into_any()),
                 attempts: report.attempts,
-                report: Some(PyReport {
-                    report,
-                    retry_at: None,
-                }),
+                report: Some(PyReport { report }),
                 not_started: None,
             },
             Ended::NotStarted { reason, stopped_by } => PyBatchResult {

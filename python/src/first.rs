@@ -1,12 +1,13 @@
 //! The loops of `recuo.retry` and `recuo.call` as one object made once per decoration
 //! (`_Loop`), and what the asyncio loop needs to make its first attempt before its machine.
 //!
-//! Most calls succeed at their first attempt (issue 18), so that attempt is made before the
-//! core's machine exists ([`crate::runner::first_attempt`]): the options are checked once,
-//! when the loop is made, and a call pays for making its attempt current
+//! Most calls succeed at their first attempt (issue 18), so when the core says a success
+//! needs no machine (`Operation::success_needs_machine`, asked once, when the loop is made),
+//! that attempt is made before the core's machine exists ([`crate::runner::first_attempt`]):
+//! the options are checked once, and a call pays for making its attempt current
 //! ([`crate::current::as_current`]), one coarse clock reading and the call itself. A failure,
-//! or a success whose records the `recuo` logger takes, is replayed into the machine, which
-//! goes on from there.
+//! or a success whose records the `recuo` logger takes, starts the machine after that attempt
+//! (`Operation::start_after_first`), which goes on from there.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -81,6 +82,9 @@ pub(crate) struct PyLoop {
     gate: Option<Gate>,
     request: Option<RequestLine>,
     handoff: Option<Py<PyAny>>,
+    /// The core's answer, asked once: a success needs no machine with this gate (no stats),
+    /// so the first attempt is made before it.
+    first_before: bool,
 }
 
 fn owned(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Py<PyAny>>> {
@@ -103,14 +107,16 @@ impl PyLoop {
         request: Option<&Bound<'_, PyAny>>,
         handoff: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
         Ok(PyLoop {
+            first_before: !Operation::success_needs_machine(gate.as_ref(), false, None),
             policy: policy.unbind(),
             classify: owned(classify, "classify")?,
             on_retry: owned(on_retry, "on_retry")?,
             on_give_up: owned(on_give_up, "on_give_up")?,
             sleep: owned(sleep, "sleep")?,
             seed,
-            gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+            gate,
             request: request_arg(request)?,
             handoff: owned(handoff, "handoff")?,
         })
@@ -182,8 +188,15 @@ impl PyLoop {
             args,
             kwargs,
         };
-        let gated = self.gate.is_some();
-        let value = run_blocking(py, &shape, gated, build, call, &effects, &handoff)?;
+        let value = run_blocking(
+            py,
+            &shape,
+            self.first_before,
+            build,
+            call,
+            &effects,
+            &handoff,
+        )?;
         let bound = value.bind(py);
         if !handed_off.get() && is_coroutine(bound)? {
             // The blocking loop saw a coroutine as a success: nothing was awaited, so nothing
@@ -218,9 +231,10 @@ pub(crate) fn first_attempt<'py>(
 }
 
 /// The asyncio loop's machine after a first attempt made before it (`first`, started at
-/// `now_ms`, `unix_ms` on the wall clock): started, at its ``"call"`` for that attempt, with
-/// its key and notes; and the token to reset ``_attempt_pool`` with when the loop's own pool
-/// was set. Tell it the attempt's outcome next. Private.
+/// `now_ms`, `unix_ms` on the wall clock): started after it (the core's `start_after_first`,
+/// drawing from the pool `LoopPool::after_first` chose), at its ``"call"`` for that attempt,
+/// with its key and notes; and the token to reset ``_attempt_pool`` with when the loop's own
+/// pool was set. Tell it the attempt's outcome next. Private.
 #[pyfunction]
 #[pyo3(name = "_operation_after_first", signature = (policy, seed, gate, request, first, now_ms, unix_ms, /))]
 #[allow(clippy::too_many_arguments)]
@@ -236,8 +250,8 @@ pub(crate) fn operation_after_first(
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::after_first(py, &first)?;
     let mut op = scoped_operation(py, &policy.0, &scope, seed, gate, request, None)?;
-    // A first attempt always starts (a nested loop's draws nothing): the step is its "call".
-    let _call = op.start(py, now_ms, Some(unix_ms));
+    // The first attempt was made: the step is its "call".
+    let _call = op.start_after_first(py, now_ms, Some(unix_ms));
     op.adopt_first(&first);
     Ok((op, scope.into_token()))
 }

@@ -101,7 +101,10 @@ pub(crate) fn com_retry(
     require_callable(tarefa, "tarefa")?;
     let gate = gate_arg(gate)?;
     let request = crate::record::request_arg(request)?;
-    let gated = gate.is_some();
+    // The core's answer: with this gate, a success needs no machine (guide A's loop counts
+    // no stats), so the first attempt is made before it.
+    let first_before =
+        !recuo::Operation::success_needs_machine(gate.map(|g| &g.get().inner), false, None);
     let build = move || Build {
         gate: gate.map(|g| g.get().inner.clone()),
         request,
@@ -129,7 +132,7 @@ pub(crate) fn com_retry(
     run_blocking(
         py,
         &shape,
-        gated,
+        first_before,
         build,
         Call::Tarefa(tarefa),
         &effects,

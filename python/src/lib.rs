@@ -3,8 +3,8 @@
 //! Every function here converts Python arguments to the core's types, calls the core and
 //! converts the answer back; no retry rule lives in this crate. Every loop is the core's
 //! operation machine (`recuo::Operation`): the blocking loops ([`guide::com_retry`], the
-//! synchronous `recuo.retry` and each operation of `recuo.run_batch`) are the core's `drive`
-//! with Python callables as its effects ([`runner`]); the asyncio loop (in
+//! synchronous `recuo.retry` and each operation of `recuo.run_batch`) drive it with Python
+//! callables as their effects ([`runner`]); the asyncio loop (in
 //! `recuo/_retry.py`) does the machine's steps itself through `recuo.Operation` ([`machine`]);
 //! `run_batch` takes its operations from the core's `BatchQueue` ([`batch`], [`queue`]).
 //!
@@ -17,9 +17,10 @@
 //! * [`http`] — the core's rules of one HTTP request (its plan, how it ends, the give-up's
 //!   message) for the adapters.
 //! * [`queue`] — `recuo.BatchQueue` and `Next`.
-//! * [`runner`] — the blocking loop, the per-context attempt pool and current attempt, and
-//!   the waits at the gate; the first attempt made before the machine, replayed into it on
-//!   a failure (issue 18: most calls succeed at once).
+//! * [`runner`] — the blocking loop (a `match` on the machine's steps, the gate passed by
+//!   the machine's own gate step, waited in slices), the per-context attempt pool and
+//!   current attempt; the first attempt made before the machine, which starts after it on a
+//!   failure (issue 18: most calls succeed at once).
 //! * [`first`] — `recuo.retry`'s and `recuo.call`'s loop as an object made once
 //!   (`_Loop`), and the asyncio loop's first attempt before its machine.
 //! * [`limits`] — `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
@@ -156,6 +157,21 @@ fn _call_once(f: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     f.call0().map(Bound::unbind)
 }
 
+/// Milliseconds on the monotonic clock of ``monotonic_ns``, rounded down: the one reading
+/// every loop tells its machine its instants in (the core's ``monotonic_ms``). Private: the
+/// asyncio loop and the HTTP adapters read it.
+#[pyfunction]
+fn _monotonic_ms() -> u64 {
+    recuo::monotonic_ms()
+}
+
+/// A wait of ``ns`` nanoseconds in whole milliseconds, rounded up (the core's
+/// ``wait_ms_from_ns``). Private: the loop vectors' tests use it.
+#[pyfunction]
+fn _wait_ms_from_ns(ns: u64) -> u64 {
+    recuo::wait_ms_from_ns(ns)
+}
+
 /// recuo's native module; import ``recuo`` instead.
 #[pymodule]
 fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -172,6 +188,8 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Kept out of `__all__`: for tests only.
     m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;
     m.setattr("_call_once", wrap_pyfunction!(_call_once, m)?)?;
+    m.setattr("_monotonic_ms", wrap_pyfunction!(_monotonic_ms, m)?)?;
+    m.setattr("_wait_ms_from_ns", wrap_pyfunction!(_wait_ms_from_ns, m)?)?;
     m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
@@ -214,6 +232,9 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
     // out of `__all__`.
     m.setattr("_AttemptPool", py.get_type::<runner::PyAttemptPool>())?;
+    m.setattr("_loop_pool", wrap_pyfunction!(runner::loop_pool, m)?)?;
+    // How often a wait that cannot block looks at a full limit again, ms (the core's).
+    m.setattr("_GATE_POLL_MS", recuo::GATE_POLL_MS)?;
     m.setattr("_Loop", py.get_type::<first::PyLoop>())?;
     m.setattr("_first_attempt", wrap_pyfunction!(first::first_attempt, m)?)?;
     m.setattr(

@@ -824,7 +824,7 @@ impl PyConcurrencyLimit {
     }
 
     /// ``acquire`` for asyncio: ``await limit.acquire_async(timeout=None)`` answers a
-    /// ``Permit`` or ``None``; it polls for a free place (every 1 ms, growing to 20 ms).
+    /// ``Permit`` or ``None``; it looks for a free place every 5 ms.
     #[pyo3(signature = (timeout = None))]
     fn acquire_async<'py>(
         slf: &Bound<'py, Self>,

@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyTuple};
 
 use recuo::{
-    AttemptPool, GiveUpReason, IdempotencyKey, Level, Operation, Outcome, Policy, Report, Seen,
-    Step, Verdict,
+    AttemptPool, Gate, GatePoll, GiveUpReason, IdempotencyKey, Level, LoopPool, Operation, Outcome,
+    Policy, RegulatorError, Report, Seen, Step, Verdict,
 };
 
 use crate::args::{mono_ms_arg, seed_arg, type_name};
@@ -98,15 +98,16 @@ pub(crate) enum FramePool {
     Unknown,
     /// The pool of the loop making the attempt.
     Known(AttemptPool),
-    /// The first attempt of a loop, made before its machine: which pool it draws from — the
-    /// enclosing loop's (found from `below`, the attempt it became current over, else the
-    /// context's pool), or a new one of `left` attempts, this loop's own — is found only when
-    /// first asked (by a nested loop, or the machine after a failure).
+    /// The first attempt of a loop, made before its machine: which pool it draws from — as
+    /// the core's `LoopPool::after_first` says, from the enclosing loop's (found from
+    /// `below`, the attempt it became current over, else the context's pool) or from one of
+    /// this loop's own — is found only when first asked (by a nested loop, or the machine
+    /// after a failure).
     Unresolved {
         /// The pool, and whether it is this loop's own, once found.
         found: OnceLock<(AttemptPool, bool)>,
-        /// The attempts a pool of this loop's own holds (its first is this one).
-        left: u32,
+        /// The loop's `max_attempts`.
+        max_attempts: u32,
         /// The attempt this one became current over (unset: none).
         below: OnceLock<Py<PyAny>>,
     },
@@ -202,14 +203,14 @@ impl PyIdempotencyKey {
 /// success (``None`` when it succeeded or has not stopped), for ``"queue_stopped"`` the
 /// reason that stopped the batch's queue (``stopped_by``), the time from the start of the
 /// first attempt to the last decision (``elapsed_ms``, ``elapsed`` in seconds), and the
-/// delays decided between attempts (``delays_ms``, ``delays`` in seconds). A report from
-/// ``recuo.retry`` that gave up with ``"wait_exceeds_deadline"`` also says when a retry
-/// would be allowed (``retry_at``, Unix time in seconds, as ``time.time()``).
+/// delays decided between attempts (``delays_ms``, ``delays`` in seconds). A report of an
+/// operation that gave up with ``"wait_exceeds_deadline"`` on a finite wait also says when a
+/// retry would be allowed, on the wall clock (``retry_at_unix_ms``, and ``retry_at`` in
+/// seconds, as ``time.time()``).
 #[pyclass(name = "Report", module = "recuo", frozen, eq)]
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyReport {
     pub(crate) report: Report,
-    pub(crate) retry_at: Option<f64>,
 }
 
 #[pymethods]
@@ -256,12 +257,19 @@ impl PyReport {
         PyTuple::new(py, self.report.delays_ms.iter().map(|&ms| ms_to_secs(ms)))
     }
 
-    /// For a ``recuo.retry`` or ``recuo.com_retry`` loop that gave up with
-    /// ``"wait_exceeds_deadline"`` on a finite wait: the Unix time (seconds, as
-    /// ``time.time()``) from which the server would accept a retry; else ``None``.
+    /// For an operation that gave up with ``"wait_exceeds_deadline"`` on a finite wait: the
+    /// wall-clock instant (milliseconds since the Unix epoch) from which the server would
+    /// accept a retry; else ``None``.
+    #[getter]
+    fn retry_at_unix_ms(&self) -> Option<i64> {
+        self.report.retry_at_unix_ms
+    }
+
+    /// ``retry_at_unix_ms`` in seconds (Unix time, as ``time.time()``), or ``None``.
     #[getter]
     fn retry_at(&self) -> Option<f64> {
-        self.retry_at
+        // Exact below 2^53 ms; a float is what Python's time functions take.
+        self.report.retry_at_unix_ms.map(|ms| ms as f64 / 1000.0)
     }
 
     fn __repr__(&self) -> String {
@@ -274,7 +282,7 @@ impl PyReport {
             quoted(self.reason()),
             self.report.elapsed_ms,
             delays.join(", "),
-            self.retry_at
+            self.retry_at()
                 .map_or_else(|| "None".to_owned(), |t| format!("{t:?}")),
             self.stopped_by()
                 .map_or_else(String::new, |r| format!(", stopped_by='{r}'")),
@@ -288,40 +296,72 @@ pub(crate) fn ms_to_secs(ms: u64) -> f64 {
     ms as f64 / 1000.0
 }
 
+/// What the machine answers the host: a [`Step`], or — to a look at the gate that is not
+/// through yet ([`recuo::GatePoll::Wait`]) — how long to wait before looking again.
+#[derive(Clone, PartialEq)]
+pub(crate) enum Answer {
+    /// The machine's step.
+    Step(Step),
+    /// Not through the gate yet for `attempt`: look again in `delay_ms`.
+    Wait {
+        /// The attempt waiting at the gate.
+        attempt: u32,
+        /// How long, ms.
+        delay_ms: u64,
+    },
+}
+
 /// What to do next, as ``recuo.Operation`` answers: ``kind`` is ``"enter"`` (pass the gate
-/// for ``attempt``, waiting at most until ``until_ms``), ``"call"`` (make ``attempt`` now,
-/// bounded by ``timeout_ms`` when you can), ``"classify"`` (judge the failure of
-/// ``attempt``), ``"sleep"`` (wait ``delay_ms``), ``"done"`` (succeeded: ``report``) or
-/// ``"gave_up"`` (``reason``, ``report``, and for ``"wait_exceeds_deadline"`` the instant
-/// ``retry_at_ms`` on your clock from which a retry would be allowed). Immutable and
-/// comparable.
+/// for ``attempt``, waiting at most until ``until_ms``: a host that cannot block asks
+/// ``poll_gate``), ``"wait"`` (``poll_gate``'s answer while the gate is not open yet: sleep
+/// ``delay_ms``, then poll again), ``"call"`` (make ``attempt`` now, bounded by
+/// ``timeout_ms`` when you can), ``"classify"`` (judge the failure of ``attempt``),
+/// ``"sleep"`` (wait ``delay_ms``), ``"done"`` (succeeded: ``report``) or ``"gave_up"``
+/// (``reason``, ``report``, and for ``"wait_exceeds_deadline"`` the instant ``retry_at_ms``
+/// on your clock from which a retry would be allowed). Immutable and comparable.
 #[pyclass(name = "Step", module = "recuo", frozen, eq)]
 #[derive(Clone, PartialEq)]
-pub(crate) struct PyStep(pub(crate) Step);
+pub(crate) struct PyStep(pub(crate) Answer);
+
+impl PyStep {
+    /// The machine's step (`None` for a wait at the gate).
+    fn step(&self) -> Option<&Step> {
+        match &self.0 {
+            Answer::Step(step) => Some(step),
+            Answer::Wait { .. } => None,
+        }
+    }
+}
 
 #[pymethods]
 impl PyStep {
-    /// ``"enter"``, ``"call"``, ``"classify"``, ``"sleep"``, ``"done"`` or ``"gave_up"``.
+    /// ``"enter"``, ``"wait"``, ``"call"``, ``"classify"``, ``"sleep"``, ``"done"`` or
+    /// ``"gave_up"``.
     #[getter]
     fn kind(&self) -> &'static str {
-        match self.0 {
-            Step::Enter { .. } => "enter",
-            Step::Call { .. } => "call",
-            Step::Classify { .. } => "classify",
-            Step::Sleep { .. } => "sleep",
-            Step::Done(_) => "done",
-            Step::GaveUp { .. } => "gave_up",
+        match &self.0 {
+            Answer::Wait { .. } => "wait",
+            Answer::Step(Step::Enter { .. }) => "enter",
+            Answer::Step(Step::Call { .. }) => "call",
+            Answer::Step(Step::Classify { .. }) => "classify",
+            Answer::Step(Step::Sleep { .. }) => "sleep",
+            Answer::Step(Step::Done(_)) => "done",
+            Answer::Step(Step::GaveUp { .. }) => "gave_up",
         }
     }
 
-    /// The attempt's number (from 0) for ``enter``, ``call``, ``classify`` and ``sleep``.
+    /// The attempt's number (from 0) for ``enter``, ``wait``, ``call``, ``classify`` and
+    /// ``sleep``.
     #[getter]
     fn attempt(&self) -> Option<u32> {
-        match self.0 {
-            Step::Enter { attempt, .. }
-            | Step::Call { attempt, .. }
-            | Step::Classify { attempt }
-            | Step::Sleep { attempt, .. } => Some(attempt),
+        match &self.0 {
+            Answer::Wait { attempt, .. }
+            | Answer::Step(
+                Step::Enter { attempt, .. }
+                | Step::Call { attempt, .. }
+                | Step::Classify { attempt }
+                | Step::Sleep { attempt, .. },
+            ) => Some(*attempt),
             _ => None,
         }
     }
@@ -329,8 +369,8 @@ impl PyStep {
     /// For ``enter``: the deadline's instant on your clock (ms), if there is one.
     #[getter]
     fn until_ms(&self) -> Option<u64> {
-        match self.0 {
-            Step::Enter { until_ms, .. } => until_ms,
+        match self.step() {
+            Some(Step::Enter { until_ms, .. }) => *until_ms,
             _ => None,
         }
     }
@@ -338,22 +378,24 @@ impl PyStep {
     /// For ``call``: what is left of the deadline (ms), if there is one.
     #[getter]
     fn timeout_ms(&self) -> Option<u64> {
-        match self.0 {
-            Step::Call { timeout_ms, .. } => timeout_ms,
+        match self.step() {
+            Some(Step::Call { timeout_ms, .. }) => *timeout_ms,
             _ => None,
         }
     }
 
-    /// For ``sleep``: the delay in ms.
+    /// For ``sleep`` and ``wait``: the delay in ms.
     #[getter]
     fn delay_ms(&self) -> Option<u64> {
-        match self.0 {
-            Step::Sleep { delay_ms, .. } => Some(delay_ms),
+        match &self.0 {
+            Answer::Step(Step::Sleep { delay_ms, .. }) | Answer::Wait { delay_ms, .. } => {
+                Some(*delay_ms)
+            }
             _ => None,
         }
     }
 
-    /// For ``sleep``: the delay in seconds.
+    /// For ``sleep`` and ``wait``: the delay in seconds.
     #[getter]
     fn delay(&self) -> Option<f64> {
         self.delay_ms().map(ms_to_secs)
@@ -362,8 +404,8 @@ impl PyStep {
     /// For ``gave_up``: why.
     #[getter]
     fn reason(&self) -> Option<&'static str> {
-        match self.0 {
-            Step::GaveUp { reason, .. } => Some(reason.name()),
+        match self.step() {
+            Some(Step::GaveUp { reason, .. }) => Some(reason.name()),
             _ => None,
         }
     }
@@ -372,8 +414,8 @@ impl PyStep {
     /// your clock (ms) from which the server would accept a retry.
     #[getter]
     fn retry_at_ms(&self) -> Option<u64> {
-        match self.0 {
-            Step::GaveUp { retry_at_ms, .. } => retry_at_ms,
+        match self.step() {
+            Some(Step::GaveUp { retry_at_ms, .. }) => *retry_at_ms,
             _ => None,
         }
     }
@@ -381,10 +423,9 @@ impl PyStep {
     /// For ``done`` and ``gave_up``: the operation's report.
     #[getter]
     fn report(&self) -> Option<PyReport> {
-        match &self.0 {
-            Step::Done(report) | Step::GaveUp { report, .. } => Some(PyReport {
+        match self.step() {
+            Some(Step::Done(report) | Step::GaveUp { report, .. }) => Some(PyReport {
                 report: report.clone(),
-                retry_at: None,
             }),
             _ => None,
         }
@@ -392,7 +433,13 @@ impl PyStep {
 
     fn __repr__(&self) -> String {
         let n = |v: Option<u64>| v.map_or_else(|| "None".to_owned(), |v| v.to_string());
-        match &self.0 {
+        let step = match &self.0 {
+            Answer::Wait { attempt, delay_ms } => {
+                return format!("Step(kind='wait', attempt={attempt}, delay_ms={delay_ms})")
+            }
+            Answer::Step(step) => step,
+        };
+        match step {
             Step::Enter { attempt, until_ms } => {
                 format!(
                     "Step(kind='enter', attempt={attempt}, until_ms={})",
@@ -445,15 +492,11 @@ fn level_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<Level>> {
         return Ok(None);
     }
     let name = crate::args::require_str(value, "records")?;
-    [Level::Debug, Level::Info, Level::Warning]
-        .into_iter()
-        .find(|l| l.name() == name)
-        .map(Some)
-        .ok_or_else(|| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "records must be 'debug', 'info', 'warning' or None, not {name:?}"
-            ))
-        })
+    Level::from_name(&name).map(Some).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "records must be 'debug', 'info', 'warning' or None, not {name:?}"
+        ))
+    })
 }
 
 /// What an operation is built from, besides its policy.
@@ -466,7 +509,9 @@ pub(crate) struct Build {
     pub(crate) records: Option<Level>,
     pub(crate) guide: bool,
     pub(crate) key: Option<IdempotencyKey>,
-    pub(crate) pool: Option<(AttemptPool, bool)>,
+    /// Where its attempts come from (the core's rule, [`LoopPool::choose`] or
+    /// [`LoopPool::after_first`]).
+    pub(crate) pool: Option<LoopPool>,
     /// An HTTP request's plan (its key, whether it counts as idempotent).
     pub(crate) plan: Option<recuo::http::RequestPlan>,
     /// The request's body cannot be sent twice: one attempt.
@@ -503,8 +548,8 @@ impl Build {
         if let Some(stats) = self.stats {
             op = op.stats(stats);
         }
-        if let Some((pool, nested)) = self.pool {
-            op = op.pool(pool, nested);
+        if let Some(pool) = self.pool {
+            op = op.loop_pool(pool);
         }
         if let Some(plan) = self.plan {
             op = op.plan(plan);
@@ -521,22 +566,47 @@ impl Build {
     }
 }
 
+/// One look at the gate of `op` at `now_ms`, `until_ms` being the deadline its
+/// [`Step::Enter`] gave (`regulator_now_ns`: the regulator asked on a clock of the caller's,
+/// for tests): the core's [`Operation::poll_gate`].
+///
+/// A look past that deadline is answered by the machine's own refusal at the gate
+/// (`entered(now, false)`, which gives up `wait_exceeds_deadline`, or `cancelled` when the
+/// operation was stopped): the core's `poll_gate` (a3311f1) counts the time left to the
+/// deadline without saturating there, which overflows — a panic in a debug build.
+pub(crate) fn poll_gate(
+    op: &mut Operation,
+    now_ms: u64,
+    until_ms: Option<u64>,
+    regulator_now_ns: Option<u64>,
+) -> Result<GatePoll, RegulatorError> {
+    if until_ms.is_some_and(|until| now_ms > until) {
+        return Ok(GatePoll::Next(op.entered(now_ms, false)));
+    }
+    match regulator_now_ns {
+        Some(ns) => op.poll_gate_at(now_ms, ns),
+        None => op.poll_gate(now_ms),
+    }
+}
+
 /// One operation's whole retry loop as the core's sans-IO machine, for code that
 /// runs its own loop (an event loop, a scheduler): tell it what happened, do the ``Step`` it
 /// answers. ``recuo.retry``'s asyncio loop is such a driver.
 ///
 /// Times are readings of your own monotonic clock in whole milliseconds. ``seed`` makes the
 /// jitter reproducible (never the key). ``gate`` (a ``recuo.Gate``): a ``"enter"`` step
-/// before each attempt when it has a limit or a regulator, its budget counts first attempts
-/// and pays for retries, an adaptive regulator hears every verdict. ``stats`` (a
-/// ``recuo.StatsRecorder``) counts starts, causes and the result. ``request=(method, url)``
-/// is what ``responded`` classifies with and the records name. ``records`` (``"debug"``,
-/// ``"info"``, ``"warning"`` or ``None``) keeps the records of that level and above, for
-/// ``poll_record``. ``classify_last_failure=False`` is guide A's loop (the last failure is
-/// not judged: ``"attempts_exhausted"``). ``idempotency_key`` (a ``recuo.IdempotencyKey``)
-/// is the caller's key, which makes the request idempotent. ``pool`` (an int): this
-/// operation runs inside an attempt of an enclosing loop with that many attempts left, and
-/// draws from them.
+/// before each attempt when it has a limit or a regulator — answer it with ``poll_gate``
+/// (a host that cannot block) or with ``entered`` after waiting yourself — its budget counts
+/// first attempts and pays for retries, an adaptive regulator hears every verdict.
+/// ``stats`` (a ``recuo.StatsRecorder``) counts starts, causes and the result.
+/// ``request=(method, url)`` is what ``responded`` classifies with and the records name.
+/// ``records`` (``"debug"``, ``"info"``, ``"warning"`` or ``None``) keeps the records of that
+/// level and above, for ``poll_record``. ``classify_last_failure=False`` is guide A's loop
+/// (the last failure is not judged: ``"attempts_exhausted"``). ``idempotency_key`` (a
+/// ``recuo.IdempotencyKey``) is the caller's key, which makes the request idempotent.
+/// ``pool`` (an int): this operation runs inside an attempt of an enclosing loop with that
+/// many attempts left, and draws from them — or its first attempt was made before the
+/// operation existed (``start_after_first``) and ``pool`` is what is left for the rest.
 #[pyclass(name = "Operation", module = "recuo")]
 pub(crate) struct PyOperation {
     op: Operation,
@@ -544,18 +614,8 @@ pub(crate) struct PyOperation {
     header: Arc<str>,
     /// The notes of the attempt being made (fresh at each ``"call"``).
     notes: NotesCell,
-    /// The attempt's response came from its notes: it comes before a classifier's.
-    told: bool,
-    /// What the failed attempt's error carries, held for ``judged``: the verdict's comes
-    /// first. Not for guide A's loop, whose last failure is not judged.
-    pending: Option<Seen>,
-    guide: bool,
     /// The number of the attempt of the last ``"call"``.
     current: Option<u32>,
-    /// The start on both clocks, for ``retry_at``.
-    started: (u64, i64),
-    /// For ``"wait_exceeds_deadline"``: the instant from which a retry would be allowed.
-    retry_at_ms: Option<u64>,
     /// Whether the records kept include the attempts' (the level is info or debug).
     attempt_records: bool,
     /// The report of the final step (the machine's `report()` then may not name who stopped
@@ -564,25 +624,31 @@ pub(crate) struct PyOperation {
     /// The attempt pool this operation draws from (an enclosing loop's, or its own), which
     /// its attempts carry for the loops nested in them; `None` when not known here.
     pool: Option<AttemptPool>,
+    /// Whether a look at the gate may ask a Redis server: the GIL is released meanwhile.
+    gate_remote: bool,
+    /// The deadline of the last ``"enter"`` (see [`poll_gate`]).
+    until_ms: Option<u64>,
 }
 
 impl PyOperation {
-    /// Wraps the core's machine `op` with the cell of its key.
-    pub(crate) fn wrap(op: Operation, key: KeyCell, records: Option<Level>) -> Self {
+    /// Wraps the core's machine `op` (which passes `gate`) with the cell of its key.
+    pub(crate) fn wrap(
+        op: Operation,
+        key: KeyCell,
+        records: Option<Level>,
+        gate: Option<&Gate>,
+    ) -> Self {
         PyOperation {
             attempt_records: records.is_some_and(|level| level <= Level::Info),
             header: Arc::from(op.policy().idempotency_header()),
             op,
             key,
             notes: NotesCell::default(),
-            told: false,
-            pending: None,
-            guide: false,
             current: None,
-            started: (0, 0),
-            retry_at_ms: None,
             last: None,
             pool: None,
+            gate_remote: gate.is_some_and(Gate::is_remote),
+            until_ms: None,
         }
     }
 
@@ -598,32 +664,23 @@ impl PyOperation {
     }
 
     /// Takes over the first attempt, made before the machine (`frame`): its key and its
-    /// notes become this operation's. Call it right after `start` answered `"call"`.
+    /// notes become this operation's. Call it right after `start_after_first`.
     pub(crate) fn adopt_first(&mut self, frame: &PyAttempt) {
         self.key = Arc::clone(frame.key.get());
         self.notes = Arc::clone(frame.notes.get());
     }
 
     fn step(&mut self, step: Step) -> PyStep {
-        if let Step::Call { attempt, .. } = step {
-            self.notes = NotesCell::default();
-            self.told = false;
-            self.pending = None;
-            self.current = Some(attempt);
-        }
         match &step {
-            Step::GaveUp {
-                retry_at_ms,
-                report,
-                ..
-            } => {
-                self.retry_at_ms = *retry_at_ms;
-                self.last = Some(report.clone());
+            Step::Call { attempt, .. } => {
+                self.notes = NotesCell::default();
+                self.current = Some(*attempt);
             }
-            Step::Done(report) => self.last = Some(report.clone()),
+            Step::Enter { until_ms, .. } => self.until_ms = *until_ms,
+            Step::GaveUp { report, .. } | Step::Done(report) => self.last = Some(report.clone()),
             _ => {}
         }
-        PyStep(step)
+        PyStep(Answer::Step(step))
     }
 
     /// Runs a step of the machine that may ask a Redis budget: with the GIL released then,
@@ -641,19 +698,42 @@ impl PyOperation {
         }
     }
 
-    /// What the attempt just made told its notes, or `error` carries: for its record.
-    fn ended(&mut self, error: Option<&Bound<'_, PyAny>>) -> Option<Seen> {
+    /// What the attempt just made told its notes, and what `error` carries: for its record.
+    fn ended(&mut self, error: Option<&Bound<'_, PyAny>>) -> (Option<Seen>, Option<Seen>) {
         if !self.op.keeps_records() {
-            return None;
+            return (None, None);
         }
         // Only an attempt's record shows what it received: below, the error is not read.
         let error = error.filter(|e| !e.is_none() && self.attempt_records);
-        let (sent, seen, told) = observed(&self.notes, error);
+        let (sent, seen, carried) = observed(&self.notes, error);
         if let Some(sent) = sent {
             self.op.attempt_request(&sent.method, &sent.url);
         }
-        self.told = told;
-        seen
+        (seen, carried)
+    }
+
+    /// One look at the gate (see [`poll_gate`]), with the GIL released when it may ask a
+    /// Redis server.
+    fn polled(
+        &mut self,
+        py: Python<'_>,
+        now_ms: u64,
+        regulator_now_ns: Option<u64>,
+    ) -> PyResult<PyStep> {
+        let until = self.until_ms;
+        let polled = if self.gate_remote {
+            let op = &mut self.op;
+            py.detach(move || poll_gate(op, now_ms, until, regulator_now_ns))
+        } else {
+            poll_gate(&mut self.op, now_ms, until, regulator_now_ns)
+        };
+        match polled.map_err(crate::limits::regulator_use_error)? {
+            GatePoll::Wait { delay_ms } => Ok(PyStep(Answer::Wait {
+                attempt: self.op.attempt(),
+                delay_ms,
+            })),
+            GatePoll::Next(step) => Ok(self.step(step)),
+        }
     }
 }
 
@@ -674,22 +754,43 @@ impl PyOperation {
         pool: Option<u32>,
     ) -> PyResult<Self> {
         let policy = policy.map_or_else(Policy::default, |p| p.0.clone());
+        let gate = gate.map(|g| g.inner.clone());
         let build = Build {
             seed,
-            gate: gate.map(|g| g.inner.clone()),
+            gate: gate.clone(),
             stats: stats.map(|s| s.0.clone()),
             request: request_arg(request)?,
             records,
             guide: !classify_last_failure,
             key: idempotency_key.map(|k| k.0),
-            pool: pool.map(|n| (AttemptPool::new(n), true)),
+            // An enclosing loop's pool, with this many attempts left: this operation's first
+            // attempt draws nothing from it (the enclosing attempt did).
+            pool: pool.map(|n| LoopPool {
+                pool: AttemptPool::new(n),
+                nested: true,
+                owned: false,
+            }),
             ..Build::default()
         };
-        let guide = build.guide;
         let (op, key) = build.operation(&policy);
-        let mut wrapped = Self::wrap(op, key, records);
-        wrapped.guide = guide;
-        Ok(wrapped)
+        Ok(Self::wrap(op, key, records, gate.as_ref()))
+    }
+
+    /// Whether an operation under ``gate`` (a ``recuo.Gate`` or ``None``) that counts
+    /// ``stats`` and keeps records of ``records`` and above (``"debug"``, ``"info"``,
+    /// ``"warning"`` or ``None``) needs its machine when its first attempt succeeds: when it
+    /// does not, make that attempt before making the ``Operation``, and make it only on a
+    /// failure (``start_after_first``). Decide it once per policy and gate: a gate with
+    /// anything in it needs the machine, as do stats and the ``"debug"`` record a success
+    /// makes.
+    #[staticmethod]
+    #[pyo3(signature = (gate = None, *, stats = false, records = None))]
+    fn success_needs_machine(
+        gate: Option<PyRef<'_, PyGate>>,
+        stats: bool,
+        #[pyo3(from_py_with = level_arg)] records: Option<Level>,
+    ) -> bool {
+        Operation::success_needs_machine(gate.as_ref().map(|g| &g.inner), stats, records)
     }
 
     /// Whether a step may ask a Redis server (the gate's budget is on Redis): the asyncio loop
@@ -698,6 +799,14 @@ impl PyOperation {
     #[getter(_asks_remote)]
     fn asks_remote(&self) -> bool {
         self.op.asks_a_remote_store()
+    }
+
+    /// Whether a look at the gate (``poll_gate``) may ask a Redis server (the gate's
+    /// regulator, limit or budget is on Redis): the asyncio loop then looks from the loop's
+    /// executor. Private.
+    #[getter(_polls_remote)]
+    fn polls_remote(&self) -> bool {
+        self.gate_remote
     }
 
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
@@ -710,15 +819,61 @@ impl PyOperation {
         unix_ms: Option<i64>,
     ) -> PyStep {
         let unix = unix_ms.unwrap_or_else(recuo::unix_now_ms);
-        if !self.op.is_finished() && self.current.is_none() {
-            self.started = (now_ms, unix);
-        }
         let step = self.asking(py, |op| op.start(now_ms, unix));
         self.step(step)
     }
 
-    /// The gate's answer for ``"enter"``: ``passed`` is false when the wait was cancelled
-    /// or reached the deadline.
+    /// Starts an operation whose first attempt you made before making it (as
+    /// ``success_needs_machine`` allows), begun at ``now_ms`` (``unix_ms`` on the wall clock;
+    /// ``None``: the system clock now): answers that attempt's ``"call"``, counted and
+    /// recorded as begun then. Tell its outcome next (``succeeded``, ``failed``,
+    /// ``responded``). The attempt passed no gate. Its pool is what is left after it: an
+    /// operation of its own is made with ``pool=max_attempts - 1``, a nested one with the
+    /// enclosing loop's attempts left.
+    #[pyo3(signature = (now_ms, unix_ms = None))]
+    pub(crate) fn start_after_first(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        unix_ms: Option<i64>,
+    ) -> PyStep {
+        let unix = unix_ms.unwrap_or_else(recuo::unix_now_ms);
+        let step = self.asking(py, |op| op.start_after_first(now_ms, unix));
+        self.step(step)
+    }
+
+    /// For a host that cannot block (an event loop): one look at the gate for ``"enter"`` at
+    /// ``now_ms`` — a place among the requests in flight, then a start slot, within the
+    /// deadline. Answers a ``"wait"`` step (sleep its ``delay_ms`` — at most 5 ms while the
+    /// limit is full, the start slot's time once reserved — then look again), or the step
+    /// after the gate: the attempt's ``"call"``, or ``"gave_up"`` (``"wait_exceeds_deadline"``
+    /// when the place or the slot would come after the deadline; ``"cancelled"`` after
+    /// ``cancel``). The operation holds the place until the attempt ends, and gives back a
+    /// start slot it reserved and did not use. ``ConnectionError`` when a Redis limit or
+    /// regulator cannot be used (nothing is held; look again, or give up). A look that may
+    /// ask a Redis server releases the GIL.
+    fn poll_gate(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+    ) -> PyResult<PyStep> {
+        self.polled(py, now_ms, None)
+    }
+
+    /// ``poll_gate`` with the gate's regulator asked at ``regulator_now_ns``, a reading of a
+    /// clock of your own in nanoseconds that every user of the regulator shares (a fake
+    /// clock in tests and simulations; see ``Regulator.try_acquire_at``).
+    fn poll_gate_at(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+        regulator_now_ns: u64,
+    ) -> PyResult<PyStep> {
+        self.polled(py, now_ms, Some(regulator_now_ns))
+    }
+
+    /// The gate's answer for ``"enter"``, when you waited at the gate yourself: ``passed``
+    /// is false when the wait was cancelled or reached the deadline.
     fn entered(
         &mut self,
         py: Python<'_>,
@@ -731,14 +886,15 @@ impl PyOperation {
 
     /// The attempt of ``"call"`` succeeded at ``now_ms``.
     fn succeeded(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
-        let seen = self.ended(None);
+        let (seen, _) = self.ended(None);
         let step = self.op.succeeded_seen(now_ms, seen);
         self.step(step)
     }
 
-    /// The attempt of ``"call"`` failed at ``now_ms``, raising ``error`` if you have one
-    /// (its status and headers go in the record): answers ``"classify"``, or for guide A's
-    /// loop with no attempt left ``"gave_up"``.
+    /// The attempt of ``"call"`` failed at ``now_ms``, raising ``error`` if you have one:
+    /// answers ``"classify"``, or for guide A's loop with no attempt left ``"gave_up"``. Its
+    /// record shows the response the attempt noted (``Attempt.record_response``), else the
+    /// one the verdict was reached on, else the status and headers ``error`` carries.
     #[pyo3(signature = (now_ms, error = None))]
     fn failed(
         &mut self,
@@ -746,26 +902,21 @@ impl PyOperation {
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         error: Option<&Bound<'_, PyAny>>,
     ) -> PyStep {
-        let mut seen = self.ended(error);
-        if !self.told && !self.guide {
-            self.pending = seen.take(); // for ``judged``, after the verdict's
-        }
-        let step = self.asking(py, |op| op.failed_seen(now_ms, seen));
+        let (seen, carried) = self.ended(error);
+        let step = self.asking(py, |op| op.failed_noted(now_ms, seen, carried));
         self.step(step)
     }
 
     /// The verdict on the failure of ``"classify"``: a ``recuo.Verdict`` (whose server wait
-    /// is honoured) or a ``bool`` (``True`` retries, ``False`` gives up as permanent).
+    /// is honoured, and whose response goes in the record) or a ``bool`` (``True`` retries,
+    /// ``False`` gives up as permanent).
     fn judged(
         &mut self,
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         verdict: &Bound<'_, PyAny>,
     ) -> PyResult<PyStep> {
-        let verdict_obj = verdict;
-        let (verdict, seen) = verdict_arg(verdict)?;
-        let pending = self.pending.take();
-        let seen = if self.told { None } else { seen.or(pending) };
-        let step = self.asking(verdict_obj.py(), |op| op.judged(now_ms, verdict, seen));
+        let (judged, seen) = verdict_arg(verdict)?;
+        let step = self.asking(verdict.py(), |op| op.judged(now_ms, judged, seen));
         Ok(self.step(step))
     }
 
@@ -814,6 +965,31 @@ impl PyOperation {
         self.op.cancel();
     }
 
+    /// For a loop that stops driving the operation on an exception that is not an attempt's
+    /// own failure: cancels it and answers the steps it waits on until it gives up, so that
+    /// what it holds of the gate (a place in flight, a reserved start slot) goes back now
+    /// rather than when the operation is collected. Its records are not polled. Private.
+    fn _abandon(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) {
+        if self.op.is_finished() {
+            return;
+        }
+        self.op.cancel();
+        // Out of turn, `slept` repeats the step the machine waits on.
+        let mut step = self.op.slept(now_ms);
+        for _ in 0..4 {
+            step = match step {
+                Step::Enter { .. } => self.op.entered(now_ms, false),
+                Step::Call { .. } => self.op.failed_seen(now_ms, None),
+                Step::Classify { .. } => {
+                    self.op.judged(now_ms, Verdict::from_predicate(true), None)
+                }
+                Step::Sleep { .. } => self.op.slept(now_ms),
+                Step::Done(_) | Step::GaveUp { .. } => break,
+            };
+        }
+        let _ = self.step(step);
+    }
+
     /// Stops the operation because its batch queue stopped on another operation's
     /// ``reason``: it gives up ``"queue_stopped"``, naming it.
     fn stop_queue(&mut self, reason: &str) -> PyResult<()> {
@@ -835,12 +1011,8 @@ impl PyOperation {
     /// Unix time (seconds) from which a retry would be allowed.
     #[getter]
     fn report(&self) -> PyReport {
-        let (start_ms, start_unix) = self.started;
         PyReport {
             report: self.last.clone().unwrap_or_else(|| self.op.report()),
-            retry_at: self
-                .retry_at_ms
-                .map(|at| (start_unix as f64 + (at as f64 - start_ms as f64)) / 1000.0),
         }
     }
 

@@ -3,11 +3,14 @@
 
 use pyo3::prelude::*;
 
-use recuo::{BatchQueue, GiveUpReason, Next};
+use pyo3::exceptions::PyTypeError;
 
-use crate::args::mono_ms_arg;
+use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, RequestLine};
+
+use crate::args::{mono_ms_arg, type_name};
+use crate::machine::PyReport;
 use crate::policy::PyPolicy;
-use crate::record::{give_up_reason, record_object};
+use crate::record::{give_up_reason, record_object, request_arg};
 use crate::stats::PyStatsRecorder;
 
 /// What the queue answers a worker that asks for work: ``kind`` is ``"start"`` (start
@@ -87,14 +90,54 @@ impl PyNext {
 /// deadline, or why it is not started — no operation starts or waits past the batch's
 /// deadline. ``stop_when_a_wait_exceeds_the_deadline``: one operation giving up
 /// ``"wait_exceeds_deadline"`` stops the whole queue. ``stats`` (a ``recuo.StatsRecorder``)
-/// counts the operations never started. ``recuo.run_batch`` drives the same queue.
+/// counts the operations never started. ``requests`` (one ``(method, url)`` per operation,
+/// by index): the queue makes the result record of each operation it does not start, naming
+/// its request (redacted), timed from ``unix_ms``, the wall clock at ``now_ms`` (ms since the
+/// Unix epoch; ``None``: the system clock) — ``poll_record`` hands them out.
+/// ``recuo.run_batch`` drives the same queue.
 #[pyclass(name = "BatchQueue", module = "recuo")]
 pub(crate) struct PyBatchQueue(BatchQueue);
+
+/// `requests=`: `None`, or an iterable of `(method, url)` tuples.
+fn requests_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<RequestLine>>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let items = value.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "requests must be an iterable of (method, url) tuples, not {}",
+            type_name(value)
+        ))
+    })?;
+    let mut requests = Vec::new();
+    for item in items {
+        let item = item?;
+        requests.push(request_arg(Some(&item))?.unwrap_or_default());
+    }
+    Ok(Some(requests))
+}
+
+/// How an operation ended for a batch, as a tuple ``(status, reason, stopped_by)``.
+type End = (&'static str, Option<&'static str>, Option<&'static str>);
+
+fn end_tuple(end: BatchEnd) -> End {
+    let (status, stopped_by) = match end {
+        BatchEnd::Succeeded => ("succeeded", None),
+        BatchEnd::GaveUp { stopped_by, .. } => ("gave_up", stopped_by),
+        BatchEnd::NotStarted { stopped_by, .. } => ("not_started", stopped_by),
+    };
+    (
+        status,
+        end.reason().map(GiveUpReason::name),
+        stopped_by.map(GiveUpReason::name),
+    )
+}
 
 #[pymethods]
 impl PyBatchQueue {
     #[new]
-    #[pyo3(signature = (policy, len, now_ms, deadline_ms = None, *, stop_when_a_wait_exceeds_the_deadline = false, stats = None))]
+    #[pyo3(signature = (policy, len, now_ms, deadline_ms = None, *, stop_when_a_wait_exceeds_the_deadline = false, stats = None, requests = None, unix_ms = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         policy: PyRef<'_, PyPolicy>,
         len: usize,
@@ -102,13 +145,38 @@ impl PyBatchQueue {
         deadline_ms: Option<u64>,
         stop_when_a_wait_exceeds_the_deadline: bool,
         stats: Option<PyRef<'_, PyStatsRecorder>>,
-    ) -> Self {
+        requests: Option<&Bound<'_, PyAny>>,
+        unix_ms: Option<i64>,
+    ) -> PyResult<Self> {
         let mut queue = BatchQueue::new(&policy.0, len, now_ms, deadline_ms)
             .stop_when_a_wait_exceeds_the_deadline(stop_when_a_wait_exceeds_the_deadline);
         if let Some(stats) = stats {
             queue = queue.stats(stats.0.clone());
         }
-        PyBatchQueue(queue)
+        if let Some(requests) = requests_arg(requests)? {
+            queue = queue.records(requests, unix_ms.unwrap_or_else(recuo::unix_now_ms));
+        }
+        Ok(PyBatchQueue(queue))
+    }
+
+    /// The next record the queue made (with ``requests``: an operation it did not start), as
+    /// ``(level, record)`` — ``"warning"`` and a ``ResultRecord`` — in order; ``None`` when
+    /// there is none.
+    fn poll_record(&mut self, py: Python<'_>) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
+        match self.0.poll_record() {
+            Some((level, record)) => Ok(Some((level.name(), record_object(py, record)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// How an operation whose loop reported ``report`` ended for the batch:
+    /// ``(status, reason, stopped_by)`` — ``status`` is ``"succeeded"``, ``"gave_up"`` or
+    /// ``"not_started"`` (a give-up with no attempt made, unless its gate could not be used:
+    /// ``gate_failed``), as ``BatchResult.status`` says it.
+    #[staticmethod]
+    #[pyo3(signature = (report, *, gate_failed = false))]
+    fn end_of(report: PyRef<'_, PyReport>, gate_failed: bool) -> End {
+        end_tuple(BatchEnd::of(&report.report, gate_failed))
     }
 
     /// The next operation to start at ``now_ms``, or why it is not started, or

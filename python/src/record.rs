@@ -72,18 +72,16 @@ pub(crate) fn notes_of(cell: &NotesCell) -> std::sync::MutexGuard<'_, Notes> {
     cell.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What the attempt that just ended said it sent and received: its notes (taken), else for
-/// a failure what `error` carries. The flag: the response came from the notes (it then
-/// comes before what a classifier saw).
+/// What the attempt that just ended said it sent and received (its notes, taken), and what
+/// `error`, its exception, carries: the machine's record shows the attempt's own word first,
+/// then the verdict's, then the error's.
 pub(crate) fn observed(
     notes: &NotesCell,
     error: Option<&Bound<'_, PyAny>>,
-) -> (Option<RequestLine>, Option<Seen>, bool) {
+) -> (Option<RequestLine>, Option<Seen>, Option<Seen>) {
     let mut notes = notes_of(notes);
-    let noted = notes.response.take();
-    let told = noted.is_some();
-    let seen = noted.or_else(|| error.and_then(seen_of_exception));
-    (notes.request.take(), seen, told)
+    let carried = error.and_then(seen_of_exception);
+    (notes.request.take(), notes.response.take(), carried)
 }
 
 /// A status for a record: an int of three digits (RFC 9110 §15), else `ValueError`.

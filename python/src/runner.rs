@@ -1,25 +1,29 @@
 //! The blocking retry loop for Python, and what every loop shares per context.
 //!
-//! [`run_blocking`] is the core's `drive` (over the core's `Operation` machine) with Python
-//! effects: calling the operation, the caller's classifier and hooks, a wait at the gate and
-//! a sleep that release the GIL and answer Ctrl-C, and forwarding the machine's records to
-//! the `recuo` logger. Guide A's `com_retry`, the synchronous `recuo.retry` and
-//! `recuo.run_batch` all run it. Every decision, count and record is the machine's.
+//! [`run_blocking`] drives the core's `Operation` machine — a `match` on its `Step` — with
+//! Python's effects: calling the operation, the caller's classifier and hooks, the waits at
+//! the gate and between attempts (with the GIL released, in slices that answer Ctrl-C), and
+//! forwarding the machine's records to the `recuo` logger. Guide A's `com_retry`, the
+//! synchronous `recuo.retry` and `recuo.run_batch` all run it. Every decision, count and
+//! record is the machine's: the gate is passed by the machine's own gate step
+//! (`Operation::poll_gate`), which holds the place in flight until the attempt ends.
 //!
-//! Without a gate, the first attempt of `com_retry`, `recuo.retry` and `recuo.call` is made
-//! before the machine ([`first_attempt`]: the attempt made current, one coarse clock reading)
-//! and replayed into it ([`drive_python`]) on a failure, or when the records need it; its
-//! `Attempt` finds its loop's pool only when a nested loop asks ([`frame_pool`]).
+//! When the core says a success needs no machine (`Operation::success_needs_machine`,
+//! decided once per loop), the first attempt of `com_retry`, `recuo.retry` and `recuo.call`
+//! is made before the machine ([`first_attempt`]: the attempt made current, one coarse clock
+//! reading) and the machine is started after it (`Operation::start_after_first`) on a
+//! failure, or when the records need it; its `Attempt` finds its loop's pool (the core's
+//! `LoopPool::after_first`) only when a nested loop asks ([`frame_pool`]).
 //!
 //! Two `contextvars.ContextVar`s hold what a loop shares with the code it runs (SPEC §6,
 //! "per context via contextvars"): the attempt pool of the outermost loop, so that nested
-//! loops share one limit, and the attempt being made, which `recuo.current_attempt()`
+//! loops share one limit (which pool a loop draws from is the core's `LoopPool::choose`; the
+//! variable only stores it), and the attempt being made, which `recuo.current_attempt()`
 //! answers — with a blocking loop's attempts, pushed on their thread instead of set there
-//! ([`crate::current`]). The asyncio loop (`recuo/_retry.py`) uses the same two variables through
-//! [`operation_in_context`], so sync and async loops nest in each other alike.
+//! ([`crate::current`]). The asyncio loop (`recuo/_retry.py`) uses the same two variables
+//! through [`operation_in_context`], so sync and async loops nest in each other alike.
 
-use std::cell::OnceCell;
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyException, PyRuntimeError};
@@ -28,15 +32,15 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use recuo::{
-    drive, unix_now_ms, AttemptContext, AttemptPool, CancelToken, Driver, Gate, GiveUpReason,
-    Level, Operation, Pass, Record, Report, RequestLine, Seen, Stopped, Verdict,
+    monotonic_ms, unix_now_ms, AttemptPool, CancelToken, Gate, GatePoll, GiveUpReason, Level,
+    LoopPool, Operation, Report, RetryError, Seen, Step, Stopped, Verdict,
 };
 
 use crate::args::seed_arg;
 use crate::current::{as_current, current};
 use crate::limits::PyGate;
 use crate::machine::{
-    verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
+    poll_gate, verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
 };
 use crate::policy::PyPolicy;
 use crate::record::{log_record, logs_debug, observed, records_level, request_arg, NotesCell};
@@ -124,17 +128,49 @@ pub(crate) fn attempt_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// The attempts left to the outermost loop of a context, shared by the loops inside it.
-/// Private: it only travels in `recuo._recuo._attempt_pool`.
+/// Private: it travels in `recuo._recuo._attempt_pool`; ``_AttemptPool(n)`` makes one of `n`
+/// attempts (for tests).
 #[pyclass(name = "_AttemptPool", module = "recuo._recuo", frozen)]
 pub(crate) struct PyAttemptPool(AttemptPool);
 
 #[pymethods]
 impl PyAttemptPool {
+    #[new]
+    fn new(remaining: u32) -> Self {
+        PyAttemptPool(AttemptPool::new(remaining))
+    }
+
     /// Attempts left.
     #[getter]
     fn remaining(&self) -> u32 {
         self.0.remaining()
     }
+
+    /// Takes one attempt: ``False`` when none is left.
+    fn _take(&self) -> bool {
+        self.0.try_take()
+    }
+}
+
+/// The core's rule for the pool a loop draws from (`LoopPool::choose`, or with
+/// `after_first` `LoopPool::after_first`): ``(pool, nested, owned)`` for a loop of
+/// `max_attempts` starting in a context whose pool is `enclosing` — `pool` is `enclosing`
+/// itself (shared) when the loop joins it. Private: the loop vectors' tests use it.
+#[pyfunction]
+#[pyo3(name = "_loop_pool", signature = (enclosing, max_attempts, batch_operation, after_first, /))]
+pub(crate) fn loop_pool(
+    enclosing: Option<PyRef<'_, PyAttemptPool>>,
+    max_attempts: u32,
+    batch_operation: bool,
+    after_first: bool,
+) -> (PyAttemptPool, bool, bool) {
+    let enclosing = enclosing.as_ref().map(|p| &p.0);
+    let chosen = if after_first {
+        LoopPool::after_first(enclosing, max_attempts, batch_operation)
+    } else {
+        LoopPool::choose(enclosing, max_attempts, batch_operation)
+    };
+    (PyAttemptPool(chosen.pool), chosen.nested, chosen.owned)
 }
 
 /// The attempt pool of the loop this context is inside, if any: the one the attempt being made
@@ -161,8 +197,8 @@ fn below(py: Python<'_>, previous: &Bound<'_, PyAny>) -> PyResult<Option<Attempt
 }
 
 /// The pool `frame`'s loop draws from, and whether it is that loop's own (`None` when not
-/// known here). A first attempt made before its machine finds it now, at the first ask: the
-/// enclosing loop's, else a new one.
+/// known here). A first attempt made before its machine finds it now, at the first ask, by
+/// the core's rule (`LoopPool::after_first`).
 pub(crate) fn frame_pool(
     py: Python<'_>,
     frame: &PyAttempt,
@@ -172,7 +208,7 @@ pub(crate) fn frame_pool(
         FramePool::Known(pool) => Ok(Some((pool.clone(), false))),
         FramePool::Unresolved {
             found,
-            left,
+            max_attempts,
             below: under,
         } => {
             if let Some(found) = found.get() {
@@ -181,68 +217,69 @@ pub(crate) fn frame_pool(
             let previous = under
                 .get()
                 .map_or_else(|| py.None().into_bound(py), |p| p.bind(py).clone());
-            let pool = match below(py, &previous)? {
-                Some(pool) => (pool, false),
-                None => (AttemptPool::new(*left), true),
-            };
-            Ok(Some(found.get_or_init(|| pool).clone()))
+            let enclosing = below(py, &previous)?;
+            let chosen = LoopPool::after_first(enclosing.as_ref(), *max_attempts, false);
+            Ok(Some(
+                found.get_or_init(|| (chosen.pool, chosen.owned)).clone(),
+            ))
         }
     }
 }
 
-/// The pool a new loop draws from: the enclosing loop's (`nested`), or a new one it owns and
-/// has set in the context until [`PoolScope::exit`].
+/// The pool a loop draws from, as the core chose it; when it is the loop's own, it is the
+/// context's pool until [`PoolScope::exit`].
 pub(crate) struct PoolScope {
-    pool: AttemptPool,
-    nested: bool,
+    chosen: LoopPool,
     token: Option<Py<PyAny>>,
 }
 
 impl PoolScope {
-    /// Joins the pool of the enclosing loop of this context, or starts one of `max_attempts`.
-    pub(crate) fn enter(py: Python<'_>, max_attempts: u32) -> PyResult<Self> {
-        if let Some(pool) = enclosing_pool(py)? {
-            return Ok(PoolScope {
-                pool,
-                nested: true,
-                token: None,
-            });
-        }
-        let pool = AttemptPool::new(max_attempts);
-        let token = vars(py)?.pool.set(py, PyAttemptPool(pool.clone()))?;
-        Ok(PoolScope {
-            pool,
-            nested: false,
-            token: Some(token.unbind()),
-        })
+    /// The pool of a loop of `max_attempts` starting in this context (`batch_operation`: an
+    /// operation of a batch), as the core's `LoopPool::choose` says.
+    pub(crate) fn enter(
+        py: Python<'_>,
+        max_attempts: u32,
+        batch_operation: bool,
+    ) -> PyResult<Self> {
+        let enclosing = enclosing_pool(py)?;
+        let chosen = LoopPool::choose(enclosing.as_ref(), max_attempts, batch_operation);
+        Self::keep(py, chosen)
     }
 
     /// The scope of a loop whose first attempt was made before its machine ([`First`]): the
-    /// pool that attempt drew from (the enclosing loop's, or the one it made lazily), set in
-    /// the context for the rest of the loop when it is this loop's own. The machine counts
-    /// the first attempt as already drawn (as a nested loop's first attempt is).
+    /// pool that attempt drew from (the core's `LoopPool::after_first`, found lazily), set in
+    /// the context for the rest of the loop when it is this loop's own.
     pub(crate) fn after_first(py: Python<'_>, frame: &PyAttempt) -> PyResult<Self> {
-        let (pool, own) = frame_pool(py, frame)?.unwrap_or_else(|| (AttemptPool::new(0), false));
-        let token = if own {
-            Some(
-                vars(py)?
-                    .pool
-                    .set(py, PyAttemptPool(pool.clone()))?
-                    .unbind(),
-            )
+        let (pool, owned) = frame_pool(py, frame)?.unwrap_or_else(|| (AttemptPool::new(0), false));
+        Self::keep(
+            py,
+            LoopPool {
+                pool,
+                nested: true,
+                owned,
+            },
+        )
+    }
+
+    /// Stores `chosen`: its pool becomes the context's when it is the loop's own.
+    fn keep(py: Python<'_>, chosen: LoopPool) -> PyResult<Self> {
+        let token = if chosen.owned {
+            let pool = PyAttemptPool(chosen.pool.clone());
+            Some(vars(py)?.pool.set(py, pool)?.unbind())
         } else {
             None
         };
-        Ok(PoolScope {
-            pool,
-            nested: true,
-            token,
-        })
+        Ok(PoolScope { chosen, token })
     }
 
-    /// The pool and whether it is an enclosing loop's.
-    pub(crate) fn parts(&self) -> (AttemptPool, bool) {
-        (self.pool.clone(), self.nested)
+    /// Where the loop's attempts come from.
+    pub(crate) fn loop_pool(&self) -> LoopPool {
+        self.chosen.clone()
+    }
+
+    /// The pool the loop draws from.
+    pub(crate) fn pool(&self) -> AttemptPool {
+        self.chosen.pool.clone()
     }
 
     /// Restores the context as it was before [`enter`](Self::enter).
@@ -327,66 +364,6 @@ pub(crate) fn interruptible_sleep(
     Ok(false)
 }
 
-/// Waits at `gate` for a place in flight and a start slot — the core's `Gate::wait` — for at
-/// most `timeout`, with the GIL released. `None` when `cancel` was cancelled or the timeout
-/// came first; `ConnectionError` when the gate's Redis regulator cannot reach its server.
-///
-/// `Gate::wait` blocks without looking at Python's signals, so when `signals` is set it runs
-/// on a helper thread while this thread runs Python's signal handlers every
-/// [`SLEEP_SLICE`]: Ctrl-C cancels the wait and raises `KeyboardInterrupt` promptly. Without
-/// `signals` (a batch's worker thread, which Python never signals) it runs here, and
-/// `cancel` alone ends it.
-fn wait_gate(
-    py: Python<'_>,
-    gate: &Gate,
-    timeout: Option<Duration>,
-    cancel: &CancelToken,
-    signals: bool,
-) -> PyResult<Option<Pass>> {
-    let refused = crate::limits::regulator_use_error;
-    if !signals {
-        return py.detach(|| gate.wait(timeout, cancel)).map_err(refused);
-    }
-    let (sent, received) = mpsc::channel();
-    // A Mutex only to make the receiver shareable with `detach`; this thread alone uses it.
-    let received = std::sync::Mutex::new(received);
-    let recv_timeout = |timeout: Duration| {
-        received
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .recv_timeout(timeout)
-    };
-    let (helper_gate, helper_cancel) = (gate.clone(), cancel.clone());
-    let helper = std::thread::Builder::new()
-        .name("recuo-gate".to_owned())
-        .spawn(move || {
-            let _ = sent.send(helper_gate.wait(timeout, &helper_cancel));
-        })?;
-    loop {
-        match py.detach(|| recv_timeout(SLEEP_SLICE)) {
-            Ok(entered) => {
-                let _ = py.detach(|| helper.join());
-                return entered.map_err(refused);
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Err(signalled) = py.check_signals() {
-                    // Wake the helper, and give back whatever it took meanwhile.
-                    cancel.cancel();
-                    drop(py.detach(|| recv_timeout(Duration::MAX)));
-                    let _ = py.detach(|| helper.join());
-                    return Err(signalled);
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let _ = py.detach(|| helper.join());
-                return Err(PyRuntimeError::new_err(
-                    "recuo: the thread waiting at the gate ended without an answer",
-                ));
-            }
-        }
-    }
-}
-
 /// The operation a loop calls.
 pub(crate) enum Call<'a, 'py> {
     /// Guide A's `tarefa()`: no arguments.
@@ -416,8 +393,8 @@ impl<'py> Call<'_, 'py> {
 /// The first attempt of a loop, made before its machine exists (issue 18: most calls succeed
 /// at once, and that path pays only for itself): what it answered, its `Attempt` (which
 /// `recuo.current_attempt()` gave, with the key if one was asked for and what it noted), and
-/// when it started. A failure, or a success that the records need, is replayed into the
-/// machine: `start` at `started`, then the outcome.
+/// when it started. A failure, or a success that the records need, starts the machine after
+/// it: `start_after_first` at `started_ms`, then the outcome.
 pub(crate) struct First<'py> {
     pub(crate) result: PyResult<Bound<'py, PyAny>>,
     pub(crate) frame: Bound<'py, PyAttempt>,
@@ -452,12 +429,12 @@ pub(crate) fn first_frame<'py>(
     max_attempts: u32,
     header: Option<&str>,
 ) -> PyResult<Bound<'py, PyAttempt>> {
-    let left = max_attempts.saturating_sub(1);
     if let Some(frame) = SPARE.with_borrow_mut(Option::take) {
         let fits = match &frame.get().pool {
             FramePool::Unresolved {
-                left: spare_left, ..
-            } => *spare_left == left,
+                max_attempts: spare_max,
+                ..
+            } => *spare_max == max_attempts,
             _ => false,
         };
         let name = header.unwrap_or_else(|| default_header());
@@ -467,7 +444,7 @@ pub(crate) fn first_frame<'py>(
     }
     let pool = FramePool::Unresolved {
         found: OnceLock::new(),
-        left,
+        max_attempts,
         below: OnceLock::new(),
     };
     Bound::new(
@@ -547,13 +524,10 @@ pub(crate) struct Effects<'a, 'py> {
     pub(crate) sleep: Option<&'a Bound<'py, PyAny>>,
 }
 
-/// Where a loop runs: the token that cancels it, whether Python signals reach its thread,
-/// and the batch queue's stop it answers to.
+/// Where a loop runs: the token that cancels it, and the batch queue's stop it answers to.
 pub(crate) struct Env<'a> {
     /// Cancels the loop (a batch stopped); never cancelled otherwise.
     pub(crate) cancel: CancelToken,
-    /// Whether Python's signal handlers run on this thread (not on a batch's workers).
-    pub(crate) signals: bool,
     /// The reason the loop's batch queue stopped on, if it did.
     pub(crate) queue_stopped: Option<&'a (dyn Fn() -> Option<GiveUpReason> + Sync)>,
 }
@@ -563,160 +537,232 @@ impl Env<'_> {
     pub(crate) fn caller() -> Env<'static> {
         Env {
             cancel: CancelToken::new(),
-            signals: true,
             queue_stopped: None,
         }
     }
 }
 
-/// Python's effects for the core's `drive`.
-struct PyDriver<'a, 'py> {
+/// How a driven loop ended.
+pub(crate) struct Driven {
+    pub(crate) outcome: Result<Py<PyAny>, Stopped<PyErr>>,
+    /// The report of a success.
+    pub(crate) done: Option<Report>,
+}
+
+/// One blocking loop over the machine, with Python's effects.
+struct Run<'a, 'py> {
     py: Python<'py>,
-    /// The loop's clock: ms since `origin_ms` on the monotonic clock (the first attempt's start
-    /// when it was made before the machine).
-    origin_ms: u64,
-    /// The first reading is the start: 0, at `origin`.
-    at_start: bool,
-    /// The first attempt's answer, when it was made before the machine: the machine's first
-    /// `"call"` takes it instead of calling again.
-    first: Option<PyResult<Py<PyAny>>>,
     call: Call<'a, 'py>,
     effects: &'a Effects<'a, 'py>,
-    gate: Option<Gate>,
+    env: &'a Env<'a>,
     key: KeyCell,
     header: Arc<str>,
-    env: &'a Env<'a>,
-    /// The place in flight of the attempt being made.
-    pass: Option<Pass>,
     /// The attempt pool the loop draws from, which its attempts carry.
     pool: AttemptPool,
-    /// What the attempt being made tells its `Attempt`, and the exception it raised.
-    notes: NotesCell,
-    error: Option<Py<PyAny>>,
-    /// The attempt's response came from its notes: it comes before a classifier's.
-    told: bool,
-    /// What the failed attempt's exception carries, held until the classifier has answered:
-    /// what it judged comes first (notes, then the verdict's, then the exception's).
-    pending: Option<Seen>,
-    /// Whether every failure is judged (a classifier and not guide A's loop), so that the
-    /// exception's response can wait for the verdict's.
-    defer: bool,
+    /// Whether a look at the gate may ask a Redis server (the GIL is released meanwhile).
+    remote_gate: bool,
     /// Whether the records kept include the attempts' (the level is info or debug).
     attempt_records: bool,
+    /// The first exception logging raised: it ends the loop.
+    log_error: Option<PyErr>,
     /// The report of a success.
     done: Option<Report>,
-    /// The first exception logging raised: it ends the loop once the machine has.
-    log_error: Option<PyErr>,
 }
 
-impl PyDriver<'_, '_> {
-    fn elapsed_ms(&self) -> u64 {
-        (recuo::monotonic_ns() / 1_000_000).saturating_sub(self.origin_ms)
-    }
-
-    /// Logging raised (the machine's records come before every effect): the loop ends with
-    /// that exception, as a hook's would end it.
-    fn logged(&mut self) -> PyResult<()> {
-        self.log_error.take().map_or(Ok(()), Err)
-    }
-}
-
-impl Driver for PyDriver<'_, '_> {
-    type Value = Py<PyAny>;
-    type Error = PyErr;
-
-    fn now_ms(&mut self) -> u64 {
-        if std::mem::take(&mut self.at_start) {
-            return 0;
-        }
-        self.elapsed_ms()
-    }
-
-    fn unix_ms(&mut self) -> i64 {
-        // The wall time at `origin_ms`, the start of the first attempt.
-        let since = i64::try_from(self.elapsed_ms()).unwrap_or(i64::MAX);
-        unix_now_ms().saturating_sub(since)
-    }
-
-    fn is_cancelled(&mut self) -> bool {
-        self.env.cancel.is_cancelled()
-    }
-
-    fn queue_stopped(&mut self) -> Option<GiveUpReason> {
-        self.env.queue_stopped.and_then(|stopped| stopped())
-    }
-
-    fn enter(&mut self, _attempt: u32, until_ms: Option<u64>) -> PyResult<bool> {
-        self.logged()?;
-        let Some(gate) = &self.gate else {
-            return Ok(true);
-        };
-        // No longer than the deadline: a wait it ends is `wait_exceeds_deadline` (the machine
-        // tells it from a cancellation by whether the operation was stopped).
-        let now = self.elapsed_ms();
-        let timeout = until_ms.map(|until| Duration::from_millis(until.saturating_sub(now)));
-        self.pass = wait_gate(self.py, gate, timeout, &self.env.cancel, self.env.signals)?;
-        Ok(self.pass.is_some())
-    }
-
-    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
+impl<'py> Run<'_, 'py> {
+    /// The machine `op` driven to its end, from its start — or, when its first attempt was
+    /// made before it (`first`), from that attempt's outcome.
+    #[allow(clippy::result_large_err)] // made once per loop, and moved once
+    fn drive(
+        &mut self,
+        mut op: Operation,
+        mut first: Option<First<'py>>,
+    ) -> Result<Py<PyAny>, Stopped<PyErr>> {
         let py = self.py;
-        if let Some(first) = self.first.take() {
-            // Made already, before the machine (its notes are already the loop's).
-            self.error = first
-                .as_ref()
-                .err()
-                .map(|e| e.value(py).clone().into_any().unbind());
-            return first;
+        let mut last_error: Option<PyErr> = None;
+        let mut value: Option<Py<PyAny>> = None;
+        self.check_stop(&mut op);
+        let mut step = match &first {
+            Some(first) => {
+                // The wall time at the first attempt's start, on the machine's clock.
+                let since = monotonic_ms().saturating_sub(first.started_ms);
+                let unix = unix_now_ms().saturating_sub(i64::try_from(since).unwrap_or(0));
+                op.start_after_first(first.started_ms, unix)
+            }
+            None => op.start(monotonic_ms(), unix_now_ms()),
+        };
+        loop {
+            self.flush(&mut op);
+            if let Some(raised) = self.log_error.take() {
+                // Logging raised: the loop ends with that exception (chained to the
+                // operation's own), as a hook's would end it.
+                if let (Some(error), false) = (&last_error, matches!(step, Step::Done(_))) {
+                    chain(py, &raised, error);
+                }
+                return Err(Stopped::Aborted(raised));
+            }
+            step = match step {
+                Step::Enter { until_ms, .. } => {
+                    self.enter(&mut op, until_ms).map_err(Stopped::Aborted)?
+                }
+                Step::Call { attempt, .. } => {
+                    let (result, notes) = match first.take() {
+                        // Made already, before the machine (its notes are already the loop's).
+                        Some(first) => (
+                            first.result.map(Bound::unbind),
+                            Arc::clone(first.frame.get().notes.get()),
+                        ),
+                        None => self.attempt(attempt).map_err(Stopped::Aborted)?,
+                    };
+                    if op.keeps_records() {
+                        // Only an attempt's record (info or debug) shows what it received:
+                        // below, the exception is not even read.
+                        let error = result
+                            .as_ref()
+                            .err()
+                            .filter(|_| self.attempt_records)
+                            .map(|e| e.value(py).clone().into_any());
+                        let (sent, seen, carried) = observed(&notes, error.as_ref());
+                        if let Some(sent) = sent {
+                            op.attempt_request(&sent.method, &sent.url);
+                        }
+                        self.check_stop(&mut op);
+                        match result {
+                            Ok(v) => {
+                                value = Some(v);
+                                op.succeeded_seen(monotonic_ms(), seen)
+                            }
+                            Err(e) => {
+                                last_error = Some(e);
+                                op.failed_noted(monotonic_ms(), seen, carried)
+                            }
+                        }
+                    } else {
+                        self.check_stop(&mut op);
+                        match result {
+                            Ok(v) => {
+                                value = Some(v);
+                                op.succeeded(monotonic_ms())
+                            }
+                            Err(e) => {
+                                last_error = Some(e);
+                                op.failed(monotonic_ms())
+                            }
+                        }
+                    }
+                }
+                Step::Classify { .. } => {
+                    let Some(error) = last_error.as_ref() else {
+                        return Err(Stopped::Aborted(PyRuntimeError::new_err(
+                            "recuo: a failure to judge with no attempt failed",
+                        )));
+                    };
+                    let (verdict, seen) = self.classify(error).map_err(Stopped::Aborted)?;
+                    op.judged(monotonic_ms(), verdict, seen)
+                }
+                Step::Sleep { attempt, delay_ms } => {
+                    if let Some(error) = last_error.as_ref() {
+                        let delay = Duration::from_millis(delay_ms);
+                        self.on_retry(attempt, error, delay)
+                            .map_err(Stopped::Aborted)?;
+                        if delay_ms > 0 {
+                            // Woken early (a batch stopped): the stop is told below.
+                            self.sleep(delay).map_err(Stopped::Aborted)?;
+                        }
+                    }
+                    self.check_stop(&mut op);
+                    op.slept(monotonic_ms())
+                }
+                Step::Done(report) => {
+                    self.done = Some(report);
+                    return value.ok_or_else(|| {
+                        Stopped::Aborted(PyRuntimeError::new_err(
+                            "recuo: an operation done with no attempt succeeded",
+                        ))
+                    });
+                }
+                Step::GaveUp {
+                    reason,
+                    retry_at_ms,
+                    report,
+                } => {
+                    return Err(Stopped::GaveUp(RetryError {
+                        error: last_error,
+                        reason,
+                        retry_at_ms,
+                        report,
+                        gate_error: None,
+                    }))
+                }
+            };
         }
-        self.notes = NotesCell::default();
+    }
+
+    /// Tells the machine that the caller cancelled it, or that its batch queue stopped.
+    fn check_stop(&self, op: &mut Operation) {
+        if let Some(reason) = self.env.queue_stopped.and_then(|stopped| stopped()) {
+            op.stop_queue(reason);
+        } else if self.env.cancel.is_cancelled() {
+            op.cancel();
+        }
+    }
+
+    /// Logs the records the machine made (the first exception logging raises is kept).
+    fn flush(&mut self, op: &mut Operation) {
+        while let Some((level, record)) = op.poll_record() {
+            if self.log_error.is_none() {
+                self.log_error = log_record(self.py, level, &record).err();
+            }
+        }
+    }
+
+    /// The gate step of attempt `Step::Enter` (whose deadline is `until_ms`): the machine's
+    /// own look at the gate, again after each wait it asks for, until it answers the next
+    /// step. The waits release the GIL and run Python's signal handlers between slices
+    /// (Ctrl-C stops the loop promptly); cancelling the loop's token ends them at once.
+    fn enter(&self, op: &mut Operation, until_ms: Option<u64>) -> PyResult<Step> {
+        let py = self.py;
+        loop {
+            let now = monotonic_ms();
+            let polled = if self.remote_gate {
+                let op = &mut *op;
+                py.detach(move || poll_gate(op, now, until_ms, None))
+            } else {
+                poll_gate(op, now, until_ms, None)
+            };
+            match polled.map_err(crate::limits::regulator_use_error)? {
+                GatePoll::Next(step) => return Ok(step),
+                GatePoll::Wait { delay_ms } => {
+                    let wait = Duration::from_millis(delay_ms);
+                    if let Err(signalled) = interruptible_sleep(py, wait, Some(&self.env.cancel)) {
+                        // What the machine holds of the gate goes back at once.
+                        op.cancel();
+                        let _ = op.entered(monotonic_ms(), false);
+                        return Err(signalled);
+                    }
+                    self.check_stop(op);
+                }
+            }
+        }
+    }
+
+    /// Makes attempt `number` with its `Attempt` current: its answer, and its notes.
+    fn attempt(&mut self, number: u32) -> PyResult<(PyResult<Py<PyAny>>, NotesCell)> {
+        let notes = NotesCell::default();
         let attempt = PyAttempt {
-            number: ctx.attempt(),
+            number,
             key: Arc::clone(&self.key).into(),
             header: Arc::clone(&self.header),
-            notes: Arc::clone(&self.notes).into(),
+            notes: Arc::clone(&notes).into(),
             pool: FramePool::Known(self.pool.clone()),
         };
-        let attempt = Bound::new(py, attempt)?;
-        let mut error = None;
-        let result = as_current(py, &attempt, || {
-            let result = self.call.call();
-            error = result
-                .as_ref()
-                .err()
-                .map(|e| e.value(py).clone().into_any().unbind());
-            result
-        });
-        self.error = error;
-        Ok(result?.unbind())
+        let attempt = Bound::new(self.py, attempt)?;
+        let result = as_current(self.py, &attempt, || self.call.call()).map(Bound::unbind);
+        Ok((result, notes))
     }
 
-    fn leave(&mut self) {
-        // The place in flight is given back before anything else, any sleep above all.
-        self.pass = None;
-    }
-
-    fn observed(&mut self, failed: bool) -> (Option<RequestLine>, Option<Seen>) {
-        // Only an attempt's record (info or debug) shows what it received: below, the
-        // exception is not even read.
-        let error = self
-            .error
-            .as_ref()
-            .filter(|_| failed && self.attempt_records)
-            .map(|e| e.bind(self.py));
-        let (sent, seen, told) = observed(&self.notes, error);
-        self.told = told;
-        if failed && !told && self.defer {
-            self.pending = seen;
-            return (sent, None);
-        }
-        (sent, seen)
-    }
-
-    fn classify(&mut self, error: &PyErr) -> PyResult<(Verdict, Option<Seen>)> {
+    fn classify(&self, error: &PyErr) -> PyResult<(Verdict, Option<Seen>)> {
         let py = self.py;
-        self.logged()
-            .inspect_err(|raised| chain(py, raised, error))?;
         // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
         // loop at once, as they are.
         if !error.is_instance_of::<PyException>(py) {
@@ -725,18 +771,13 @@ impl Driver for PyDriver<'_, '_> {
         let Some(f) = self.effects.classify else {
             return Ok((true.into(), None));
         };
-        let (verdict, seen) = f
-            .call1((error.value(py),))
+        f.call1((error.value(py),))
             .and_then(|answer| exception_verdict(&answer))
-            .inspect_err(|raised| chain(py, raised, error))?;
-        let pending = self.pending.take();
-        Ok((verdict, if self.told { None } else { seen.or(pending) }))
+            .inspect_err(|raised| chain(py, raised, error))
     }
 
-    fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
+    fn on_retry(&self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
         let py = self.py;
-        self.logged()
-            .inspect_err(|raised| chain(py, raised, error))?;
         match self.effects.on_retry {
             Some(hook) => hook
                 .call1((attempt, error.value(py), delay.as_secs_f64()))
@@ -746,128 +787,61 @@ impl Driver for PyDriver<'_, '_> {
         }
     }
 
-    fn sleep(&mut self, delay: Duration) -> PyResult<bool> {
-        // Woken early, the loop asks `queue_stopped` and `is_cancelled` why.
+    fn sleep(&self, delay: Duration) -> PyResult<()> {
         match self.effects.sleep {
-            Some(f) => f.call1((delay.as_secs_f64(),)).map(|_| false),
-            None => interruptible_sleep(self.py, delay, Some(&self.env.cancel)).map(|_| false),
+            Some(f) => f.call1((delay.as_secs_f64(),)).map(drop),
+            None => interruptible_sleep(self.py, delay, Some(&self.env.cancel)).map(drop),
         }
     }
-
-    fn on_record(&mut self, level: Level, record: &Record) {
-        if self.log_error.is_none() {
-            self.log_error = log_record(self.py, level, record).err();
-        }
-    }
-
-    fn on_done(&mut self, report: &Report) {
-        self.done = Some(report.clone());
-    }
 }
 
-/// The Unix time (seconds) of `retry_at_ms`, an instant on a monotonic clock that reads
-/// `now_ms` now.
-pub(crate) fn unix_secs_at(retry_at_ms: u64, now_ms: u64) -> f64 {
-    let ahead_ms = retry_at_ms as f64 - now_ms as f64;
-    (unix_now_ms() as f64 + ahead_ms) / 1000.0
-}
-
-/// How a driven loop ended, and the reading of its clock then (for `retry_at`).
-pub(crate) struct Driven {
-    pub(crate) outcome: Result<Py<PyAny>, Stopped<PyErr>>,
-    pub(crate) now_ms: u64,
-    /// The report of a success.
-    pub(crate) done: Option<Report>,
-}
-
-/// Runs `call` as the machine `op` (with `build`'s settings; its attempt pool this
-/// context's) says, in `env`: the core's `drive` with Python's effects.
+/// Runs `call` as the machine `op` (with `build`'s settings; its attempt pool `scope`'s)
+/// says, in `env`, from its start — or from the outcome of its first attempt, made before it
+/// (`first`).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn drive_python(
-    py: Python<'_>,
+pub(crate) fn drive_python<'py>(
+    py: Python<'py>,
     op: Operation,
     mut build: Build,
-    call: Call<'_, '_>,
-    effects: &Effects<'_, '_>,
+    call: Call<'_, 'py>,
+    effects: &Effects<'_, 'py>,
     env: &Env<'_>,
     scope: PoolScope,
-    first: Option<First<'_>>,
+    first: Option<First<'py>>,
 ) -> PyResult<Driven> {
-    build.pool = Some(scope.parts());
+    build.pool = Some(scope.loop_pool());
     let level = records_level(py)?;
     build.records = Some(level);
-    let gate = build.gate.clone();
-    let defer = effects.classify.is_some() && !build.guide;
+    let remote_gate = build.gate.as_ref().is_some_and(Gate::is_remote);
     let (op, key) = build.apply(op);
-    let (origin_ms, at_start, first, key, header, notes) = match first {
-        Some(First {
-            result,
-            frame,
-            started_ms,
-        }) => {
-            let frame = frame.get();
-            (
-                started_ms,
-                true,
-                Some(result.map(Bound::unbind)),
-                Arc::clone(frame.key.get()),
-                Arc::clone(&frame.header),
-                Arc::clone(frame.notes.get()),
-            )
+    let (key, header) = match &first {
+        Some(first) => {
+            let frame = first.frame.get();
+            (Arc::clone(frame.key.get()), Arc::clone(&frame.header))
         }
-        None => (
-            recuo::monotonic_ns() / 1_000_000,
-            false,
-            None,
-            key,
-            Arc::from(op.policy().idempotency_header()),
-            NotesCell::default(),
-        ),
+        None => (key, Arc::from(op.policy().idempotency_header())),
     };
-    let mut driver = PyDriver {
+    let mut run = Run {
         py,
-        origin_ms,
-        at_start,
-        first,
         call,
         effects,
-        gate,
+        env,
         key,
         header,
-        env,
-        pass: None,
-        pool: scope.parts().0,
-        notes,
-        error: None,
-        told: false,
-        pending: None,
-        defer,
+        pool: scope.pool(),
+        remote_gate,
         attempt_records: level <= Level::Info,
-        done: None,
         log_error: None,
+        done: None,
     };
-    let mut outcome = drive(op, &OnceCell::new(), &mut driver);
-    // Should the loop have stopped between the gate and the attempt, the place goes back.
-    driver.pass = None;
-    if let Some(raised) = driver.log_error.take() {
-        // Logging raised: the loop ends with that exception (chained to the operation's
-        // own), as a hook's would end it.
-        if let Err(Stopped::GaveUp(gave_up)) = &outcome {
-            if let Some(error) = &gave_up.error {
-                chain(py, &raised, error);
-            }
-        }
-        outcome = Err(Stopped::Aborted(raised));
-    }
-    let now_ms = driver.elapsed_ms();
+    let outcome = run.drive(op, first);
     let exited = scope.exit(py);
     if outcome.is_ok() {
         exited?; // the operation's own exception comes first
     }
     Ok(Driven {
         outcome,
-        now_ms,
-        done: driver.done,
+        done: run.done,
     })
 }
 
@@ -887,14 +861,15 @@ pub(crate) type Handoff<'a, 'py> =
     &'a dyn Fn(&PyResult<Bound<'py, PyAny>>) -> PyResult<Option<Py<PyAny>>>;
 
 /// Runs `call` as the machine `shape` makes says until it succeeds or gives up, in the
-/// attempt pool of this context, every attempt passing the gate of the settings `build` makes
-/// (`gated`: there is one; `build` is called only when the machine is needed): the core's
-/// `drive` with Python's effects.
+/// attempt pool of this context, with the settings `build` makes (called only when the
+/// machine is needed).
 ///
-/// Without a gate, the first attempt is made before the machine ([`first_attempt`]): a
-/// success whose records nobody takes (the `recuo` logger is not enabled for `DEBUG`) is
-/// answered at once; a failure, or a success the records need, is replayed into the machine,
-/// which goes on from there — the same steps, counts and records as a machine started first.
+/// `first_before`: the core said a success needs no machine with these settings
+/// (`Operation::success_needs_machine`, asked once per loop): the first attempt is then made
+/// before the machine ([`first_attempt`]). A success whose records nobody takes (the `recuo`
+/// logger is not enabled for `DEBUG`) is answered at once; a failure, or a success the
+/// records need, starts the machine after it (`Operation::start_after_first`), which goes on
+/// from there — the same steps, counts and records as a machine started first.
 ///
 /// Answers the operation's value, or raises its last exception — the same object. An
 /// exception that is not an `Exception`, or one raised by a classifier, a hook or the sleep,
@@ -902,17 +877,19 @@ pub(crate) type Handoff<'a, 'py> =
 pub(crate) fn run_blocking<'py>(
     py: Python<'py>,
     shape: &Shape<'_>,
-    gated: bool,
+    first_before: bool,
     build: impl FnOnce() -> Build,
     call: Call<'_, 'py>,
     effects: &Effects<'_, 'py>,
     handoff: Handoff<'_, 'py>,
 ) -> PyResult<Py<PyAny>> {
-    let first = if !gated {
+    let first = if first_before {
         let first = first_attempt(py, &call, shape.max_attempts, shape.header)?;
         if let Some(handed) = handoff(&first.result)? {
             return Ok(handed);
         }
+        // A success's records are debug records: only a logger that takes them needs the
+        // machine (the core's `success_needs_machine` with records of `debug`).
         if first.result.is_ok() && !logs_debug(py)? {
             let First { result, frame, .. } = first;
             recycle(frame);
@@ -924,12 +901,10 @@ pub(crate) fn run_blocking<'py>(
     };
     let scope = match &first {
         Some(first) => PoolScope::after_first(py, first.frame.get())?,
-        None => PoolScope::enter(py, shape.max_attempts)?,
+        None => PoolScope::enter(py, shape.max_attempts, false)?,
     };
     let env = Env::caller();
-    let Driven {
-        outcome, now_ms, ..
-    } = drive_python(
+    let Driven { outcome, .. } = drive_python(
         py,
         (shape.make)(),
         build(),
@@ -944,13 +919,11 @@ pub(crate) fn run_blocking<'py>(
         Err(Stopped::Aborted(error)) => Err(error),
         Err(Stopped::GaveUp(gave_up)) => {
             let hooked = match effects.on_give_up {
-                Some(hook) => {
-                    let report = PyReport {
+                Some(hook) => hook
+                    .call1((PyReport {
                         report: gave_up.report,
-                        retry_at: gave_up.retry_at_ms.map(|at| unix_secs_at(at, now_ms)),
-                    };
-                    hook.call1((report,)).map(drop)
-                }
+                    },))
+                    .map(drop),
                 None => Ok(()),
             };
             match (gave_up.error, hooked) {
@@ -1000,7 +973,7 @@ pub(crate) fn operation_in_context(
     request: Option<&Bound<'_, PyAny>>,
     idempotency_key: Option<PyRef<'_, crate::machine::PyIdempotencyKey>>,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
-    let scope = PoolScope::enter(py, policy.0.max_attempts())?;
+    let scope = PoolScope::enter(py, policy.0.max_attempts(), false)?;
     let key = idempotency_key.map(|k| k.0);
     let op = scoped_operation(py, &policy.0, &scope, seed, gate, request, key)?;
     Ok((op, scope.into_token()))
@@ -1027,23 +1000,24 @@ pub(crate) fn request_operation(
     replayable: bool,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>, Option<String>)> {
     let plan = crate::http::plan_of(&policy.0, method, headers, send_keys)?;
-    let scope = PoolScope::enter(py, policy.0.max_attempts())?;
+    let scope = PoolScope::enter(py, policy.0.max_attempts(), false)?;
     let records = Some(records_level(py)?);
+    let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
     let build = Build {
         seed,
-        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+        gate: gate.clone(),
         request: Some(recuo::RequestLine {
             method: method.to_owned(),
             url: url.to_owned(),
         }),
         records,
-        pool: Some(scope.parts()),
+        pool: Some(scope.loop_pool()),
         plan: Some(plan),
         unreplayable: !replayable,
         ..Build::default()
     };
     let (op, key) = build.operation(&policy.0);
-    let op = PyOperation::wrap(op, key, records).with_pool(Some(scope.parts().0));
+    let op = PyOperation::wrap(op, key, records, gate.as_ref()).with_pool(Some(scope.pool()));
     let key = plan.sends_recuos_key().then(|| op.key_text());
     Ok((op, scope.into_token(), key))
 }
@@ -1060,17 +1034,18 @@ pub(crate) fn scoped_operation(
     key: Option<recuo::IdempotencyKey>,
 ) -> PyResult<PyOperation> {
     let records = Some(records_level(py)?);
+    let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
     let build = Build {
         seed,
-        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
+        gate: gate.clone(),
         request: request_arg(request)?,
         records,
-        pool: Some(scope.parts()),
+        pool: Some(scope.loop_pool()),
         key,
         ..Build::default()
     };
     let (op, key) = build.operation(policy);
-    Ok(PyOperation::wrap(op, key, records).with_pool(Some(scope.parts().0)))
+    Ok(PyOperation::wrap(op, key, records, gate.as_ref()).with_pool(Some(scope.pool())))
 }
 
 /// The attempt being made by the innermost retry loop running in this context: its

@@ -38,6 +38,16 @@ impl PyStats {
         PyStats(Stats::default())
     }
 
+    /// Stats of ``retries`` retries and nothing else. Private: the tests of a merge that
+    /// would overflow use it.
+    #[staticmethod]
+    fn _with_retries(retries: u64) -> Self {
+        PyStats(Stats {
+            retries,
+            ..Stats::default()
+        })
+    }
+
     /// First attempts started.
     #[getter]
     fn initial(&self) -> u64 {

@@ -167,6 +167,23 @@ impl PyVerdict {
         self.0.server_wait() == Some(ServerWait::Unbounded)
     }
 
+    /// The same verdict, reached on a response of ``status`` with ``headers``: what a loop's
+    /// record of the attempt shows it received when the attempt itself did not say, as for a
+    /// verdict of ``recuo.classify``. Private: the loop vectors' tests use it.
+    #[pyo3(signature = (status, headers = None))]
+    fn _with_response(
+        &self,
+        status: &Bound<'_, PyAny>,
+        headers: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let status = crate::record::record_status_arg(status)?;
+        let headers = headers_arg(headers)?;
+        Ok(PyVerdict(
+            self.0,
+            Some(Arc::new(Seen::new(Outcome::Status(status), &headers))),
+        ))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Verdict(verdict='{}', reason='{}', wait_ms={}, wait_unbounded={})",

@@ -112,8 +112,13 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.BatchQueue,
             "(policy, len, now_ms, deadline_ms=None, *, stop_when_a_wait_exceeds_the_deadline=False,"
-            " stats=None)",
+            " stats=None, requests=None, unix_ms=None)",
         ),
+        (recuo.Operation.poll_gate, "(self, /, now_ms)"),
+        (recuo.Operation.poll_gate_at, "(self, /, now_ms, regulator_now_ns)"),
+        (recuo.Operation.start_after_first, "(self, /, now_ms, unix_ms=None)"),
+        (recuo.Operation.success_needs_machine, "(gate=None, *, stats=False, records=None)"),
+        (recuo.BatchQueue.end_of, "(report, *, gate_failed=False)"),
         (recuo.current_attempt, "()"),
         (recuo.IdempotencyKey, "()"),
         (recuo.retry_delay_ms, "(retry_after, attempt, now_ms=None, *, seed=None)"),

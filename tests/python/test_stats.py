@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -113,6 +113,27 @@ def test_merge_adds_up() -> None:
     assert sum([a, b], recuo.Stats()) == m
     assert a.merge(recuo.Stats()) == a
     assert a != b
+
+
+def test_a_merge_that_would_overflow_is_refused() -> None:
+    # The core's one answer (Stats::merge): a count that would pass 2**64 - 1 is refused, never
+    # rounded to a wrong figure — OverflowError here, as C's RECUO_ERR_INVALID_STATS.
+    full = recuo.Stats._with_retries(2**64 - 1)
+    one = recuo.Stats._with_retries(1)
+    merges: list[Callable[[], object]] = [
+        lambda: full.merge(one),
+        lambda: full + one,
+        lambda: one + full,
+        lambda: sum([full, one]),
+    ]
+    for merge in merges:
+        with pytest.raises(OverflowError, match="2\\*\\*64 - 1"):
+            merge()
+    first = recorded((0, 1))  # one first attempt: the starts would not fit
+    with pytest.raises(OverflowError):
+        full.merge(first)
+    assert full.merge(recuo.Stats()) == full
+    assert full.starts == 2**64 - 1
 
 
 def test_adding_anything_else_is_a_type_error() -> None:

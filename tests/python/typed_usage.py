@@ -154,11 +154,21 @@ def policy_engine() -> None:
     assert op.start(0).kind == "call"
     assert op.failed(10).kind == "classify"
     step = op.judged(10, recuo.classify(503))
-    assert_type(step.kind, Literal["enter", "call", "classify", "sleep", "done", "gave_up"])
+    assert_type(step.kind, Literal["enter", "wait", "call", "classify", "sleep", "done", "gave_up"])
     assert_type(step.delay_ms, Optional[int])
     attempt = op.attempt
     assert attempt is not None and attempt.number == 0
     assert op.report.attempts == 1
+    assert_type(op.report.retry_at_unix_ms, Optional[int])
+    # A first attempt made before the machine, and the gate step of a host that cannot block.
+    gate = recuo.Gate(limit=recuo.ConcurrencyLimit(1))
+    assert_type(recuo.Operation.success_needs_machine(gate, stats=False, records="info"), bool)
+    after = recuo.Operation(policy, pool=policy.max_attempts - 1)
+    assert after.start_after_first(0).kind == "call"
+    gated = recuo.Operation(policy, gate=gate)
+    assert gated.start(0).kind == "enter"
+    assert_type(gated.poll_gate(0), recuo.Step)
+    assert_type(recuo.BatchQueue.end_of(op.report)[0], Literal["succeeded", "gave_up", "not_started"])
     assert_type(recuo.com_retry(fetch, prazo=1.5, ao_repetir=on_retry, repetir_se=http_verdict), dict[str, int])
 
 
