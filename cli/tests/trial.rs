@@ -408,6 +408,46 @@ fn reads_timing_out_near_the_deadline_end_within_it_and_say_why() {
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
+/// Issue 25: reads in flight when one read's wait passes the deadline and stops the queue
+/// end `queue_stopped` — in their attempts' records too — never `cancelled`, which only the
+/// caller's own stop may say (20 reads at 90/min, 3 in flight, answers after 3 s).
+#[test]
+fn reads_stopped_by_the_queue_are_never_recorded_cancelled() {
+    let server = Serve::start(&["--latency", "3s", "--allowance", "6000/min"]);
+    let url = format!("{}/items/{{i}}", server.url);
+    let records = std::env::temp_dir().join(format!("recuo-trial-{}.jsonl", std::process::id()));
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            &url,
+            "--count",
+            "20",
+            "--rate",
+            "90/min",
+            "--concurrency",
+            "3",
+            "--timeout",
+            "1s",
+            "--deadline",
+            "5s",
+            "--records",
+            records.to_str().expect("a UTF-8 temporary path"),
+            "--json",
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines = std::fs::read_to_string(&records).expect("the records");
+    let _ = std::fs::remove_file(&records);
+    let trial = r.json();
+    assert!(n(&trial, "failures") >= 1, "{trial}");
+    assert!(!lines.contains("\"cancelled\""), "{lines}");
+    assert!(lines.contains("\"queue_stopped\""), "{lines}");
+    let reasons = trial["gave_up"].as_object().expect("gave_up by reason");
+    assert!(!reasons.contains_key("cancelled"), "{trial}");
+}
+
 /// The deadline bounds the whole attempt: against a server that trickles a 503's body or its
 /// head one byte every 100 ms, a trial with a 2 s deadline ends within it plus 1 s, every
 /// request given up.

@@ -247,7 +247,7 @@ impl<'a> Batch<'a> {
             .stats(recorder.clone())
             .on_done(|r| done_report = Some(r.clone()))
             .cancel_token(self.stop.clone())
-            .queue_probe(|| queue().stopped().filter(|r| *r != GiveUpReason::Cancelled))
+            .queue_probe(|| queue().stopped_by_another())
             .classify(classify)
             .call(|ctx| op(ctx));
         match result {

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use crate::attempts::{GiveUpReason, Report};
 use crate::classify::Verdict;
+use crate::gate::GatePoll;
 use crate::idempotency::IdempotencyKey;
 use crate::journal::{Level, RequestLine, Seen};
 use crate::operation::{Operation, Step};
 use crate::record::Record;
+use crate::regulator::RegulatorError;
 
 /// What the operation knows about the attempt it is making.
 pub struct AttemptContext<'a> {
@@ -169,6 +171,19 @@ pub enum Stopped<E> {
     Aborted(E),
 }
 
+/// A first attempt a host made before its machine existed (see
+/// [`Operation::success_needs_machine`]), handed to [`drive_from`]: the loop starts after it
+/// and goes on from its outcome.
+#[derive(Debug)]
+pub struct First<V, E> {
+    /// When it began, ms on the runner's monotonic clock.
+    pub started_ms: u64,
+    /// The wall time then, ms since the Unix epoch.
+    pub unix_ms: i64,
+    /// What it came to.
+    pub result: Result<V, E>,
+}
+
 /// The effects of a retry loop: everything the [`Operation`] machine does not decide.
 pub trait Driver {
     /// What the operation returns on success.
@@ -205,11 +220,56 @@ pub trait Driver {
         Ok(true)
     }
 
+    /// Whether the gate is passed by the machine's gate step ([`Operation::poll_gate`], looked
+    /// at by [`poll_gate`](Self::poll_gate), its waits slept by
+    /// [`gate_sleep`](Self::gate_sleep)) instead of a blocking [`enter`](Self::enter). Default:
+    /// no.
+    fn polls_gate(&self) -> bool {
+        false
+    }
+
+    /// One look at the gate for a driver that [`polls_gate`](Self::polls_gate): the machine's
+    /// own (the default), or the same look made where the host prefers (with a lock
+    /// released, off an event loop).
+    ///
+    /// # Errors
+    /// A remote limit's or regulator's store could not be used.
+    fn poll_gate(&mut self, op: &mut Operation, now_ms: u64) -> Result<GatePoll, RegulatorError> {
+        op.poll_gate(now_ms)
+    }
+
+    /// The error the loop ends with when its gate's store could not be used (only for a
+    /// driver that [`polls_gate`](Self::polls_gate)); `None`, the default, makes the loop give
+    /// up as a refused entry does (`wait_exceeds_deadline`) with the error in
+    /// [`RetryError::gate_error`].
+    fn gate_error(&mut self, error: &RegulatorError) -> Option<Self::Error> {
+        let _ = error;
+        None
+    }
+
+    /// Sleeps one wait of the gate step (never zero); answers `true` when the operation was
+    /// cancelled meanwhile. Default: [`sleep`](Self::sleep).
+    ///
+    /// # Errors
+    /// Ends the loop at once with this error (what the machine holds of the gate is given
+    /// back first).
+    fn gate_sleep(&mut self, delay: Duration) -> Result<bool, Self::Error> {
+        self.sleep(delay)
+    }
+
     /// Makes one attempt.
     ///
     /// # Errors
     /// The operation's failure.
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Self::Value, Self::Error>;
+
+    /// What the failed attempt's error carried of a response (a response attached to an
+    /// exception), for its record: shown only when neither the attempt nor the classifier
+    /// said what it received. Asked only when records are kept. Default: nothing.
+    fn carried(&mut self, error: &Self::Error) -> Option<Seen> {
+        let _ = error;
+        None
+    }
 
     /// The attempt is over and counted: give back its place in flight (before any wait).
     fn leave(&mut self) {}
@@ -287,19 +347,70 @@ fn flush<D: Driver>(driver: &mut D, op: &mut Operation) {
 /// [`Stopped::GaveUp`] with the operation's last error unchanged, or [`Stopped::Aborted`]
 /// when one of the driver's effects failed.
 pub fn drive<D: Driver>(
-    mut op: Operation,
+    op: Operation,
     key: &OnceCell<IdempotencyKey>,
     driver: &mut D,
 ) -> Result<D::Value, Stopped<D::Error>> {
+    drive_from(op, key, driver, None)
+}
+
+/// [`drive`], from a first attempt made before the machine (`first`; `None`: from the
+/// start): the machine starts after it ([`Operation::start_after_first`]) and hears its
+/// outcome at its turn, what the driver [observed](Driver::observed) of it included.
+///
+/// # Errors
+/// As [`drive`].
+pub fn drive_from<D: Driver>(
+    mut op: Operation,
+    key: &OnceCell<IdempotencyKey>,
+    driver: &mut D,
+    mut first: Option<First<D::Value, D::Error>>,
+) -> Result<D::Value, Stopped<D::Error>> {
     let mut last_error: Option<D::Error> = None;
     let mut value: Option<D::Value> = None;
+    let mut gate_error: Option<RegulatorError> = None;
     check_stop(driver, &mut op);
-    let unix = driver.unix_ms();
-    let mut step = op.start(driver.now_ms(), unix);
+    let mut step = match &first {
+        Some(f) => op.start_after_first(f.started_ms, f.unix_ms),
+        None => {
+            let unix = driver.unix_ms();
+            op.start(driver.now_ms(), unix)
+        }
+    };
     let header = op.policy().idempotency_header_name();
     loop {
         flush(driver, &mut op);
         step = match step {
+            Step::Enter { attempt, until_ms } if driver.polls_gate() => {
+                let now = driver.now_ms();
+                match driver.poll_gate(&mut op, now) {
+                    Ok(GatePoll::Next(step)) => step,
+                    Ok(GatePoll::Wait { delay_ms }) => {
+                        match driver.gate_sleep(Duration::from_millis(delay_ms)) {
+                            Ok(woken) => {
+                                check_stop(driver, &mut op);
+                                if woken {
+                                    op.cancel();
+                                }
+                                Step::Enter { attempt, until_ms }
+                            }
+                            Err(e) => {
+                                // What the machine holds of the gate goes back at once.
+                                op.cancel();
+                                let _ = op.entered(driver.now_ms(), false);
+                                return Err(Stopped::Aborted(e));
+                            }
+                        }
+                    }
+                    Err(e) => match driver.gate_error(&e) {
+                        Some(raised) => return Err(Stopped::Aborted(raised)),
+                        None => {
+                            gate_error = Some(e);
+                            op.entered(driver.now_ms(), false)
+                        }
+                    },
+                }
+            }
             Step::Enter { attempt, until_ms } => {
                 let passed = driver.enter(attempt, until_ms).map_err(Stopped::Aborted)?;
                 check_stop(driver, &mut op);
@@ -310,18 +421,24 @@ pub fn drive<D: Driver>(
                 timeout_ms,
             } => {
                 let notes = RefCell::new(Notes::default());
-                let mut ctx = AttemptContext::new(attempt, timeout_ms, key, &header);
-                if op.keeps_records() {
-                    ctx = ctx.with_notes(&notes);
-                }
-                let result = driver.attempt(&ctx);
+                let result = match first.take() {
+                    Some(f) => f.result,
+                    None => {
+                        let mut ctx = AttemptContext::new(attempt, timeout_ms, key, &header);
+                        if op.keeps_records() {
+                            ctx = ctx.with_notes(&notes);
+                        }
+                        driver.attempt(&ctx)
+                    }
+                };
                 let failed = result.is_err();
-                let (sent, seen) = if op.keeps_records() {
+                let (sent, seen, carried) = if op.keeps_records() {
                     let noted = notes.into_inner();
                     let (sent, seen) = driver.observed(failed);
-                    (sent.or(noted.request), seen.or(noted.seen))
+                    let carried = result.as_ref().err().and_then(|e| driver.carried(e));
+                    (sent.or(noted.request), seen.or(noted.seen), carried)
                 } else {
-                    (None, None)
+                    (None, None, None)
                 };
                 if let Some(sent) = sent {
                     op.attempt_request(&sent.method, &sent.url);
@@ -335,7 +452,7 @@ pub fn drive<D: Driver>(
                     }
                     Err(e) => {
                         last_error = Some(e);
-                        op.failed_seen(now, seen)
+                        op.failed_noted(now, seen, carried)
                     }
                 };
                 driver.leave();
@@ -384,7 +501,7 @@ pub fn drive<D: Driver>(
                     reason,
                     retry_at_ms,
                     report,
-                    gate_error: None,
+                    gate_error,
                 }));
             }
         };

@@ -489,21 +489,35 @@ impl Operation {
             return Ok(GatePoll::Next(self.entered(now_ms, true)));
         };
         let until = self.attempts.deadline_at_ms();
+        if until.is_some_and(|u| now_ms > u) {
+            // A look that comes after the deadline (a host that overslept) asks nothing.
+            return Ok(GatePoll::Next(self.entered(now_ms, false)));
+        }
         let out_of_time = until.is_some_and(|u| now_ms >= u);
+        let left_ms = until.map(|u| u.saturating_sub(now_ms));
         if let (Some(limit), None) = (gate.limit(), &self.entry.permit) {
-            match limit.try_acquire().map_err(RegulatorError::Shared)? {
+            // A remote store's call ends by the deadline too (never later than the store's
+            // own deadline; at the deadline itself, the store's least time for a round trip).
+            let calls_until = left_ms.and_then(|ms| {
+                std::time::Instant::now().checked_add(std::time::Duration::from_millis(ms))
+            });
+            let look = limit.acquire_slice(
+                Some(std::time::Duration::ZERO),
+                calls_until,
+                &crate::clock::CancelToken::new(),
+            );
+            match look.map_err(RegulatorError::Shared)? {
                 Some(permit) => self.entry.permit = Some(permit),
                 None if out_of_time => return Ok(GatePoll::Next(self.entered(now_ms, false))),
                 None => {
-                    let left = until.map_or(u64::MAX, |u| u - now_ms);
                     return Ok(GatePoll::Wait {
-                        delay_ms: GATE_POLL_MS.min(left),
+                        delay_ms: GATE_POLL_MS.min(left_ms.unwrap_or(u64::MAX)),
                     });
                 }
             }
         }
         if let (Some(regulator), None) = (gate.regulator(), self.entry.due_ms) {
-            let max_wait_ns = until.map_or(u64::MAX, |u| (u - now_ms).saturating_mul(1_000_000));
+            let max_wait_ns = left_ms.map_or(u64::MAX, |ms| ms.saturating_mul(1_000_000));
             let reserved = match regulator_now_ns {
                 Some(ns) => regulator.reserve_start_at(ns, 1, max_wait_ns),
                 None => regulator.reserve_start(1, max_wait_ns),

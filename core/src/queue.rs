@@ -179,6 +179,14 @@ impl BatchQueue {
         self.stopped
     }
 
+    /// The reason the queue's running operations are stopped with
+    /// ([`Operation::stop_queue`](crate::Operation::stop_queue)): another operation's reason.
+    /// `None` while the queue runs, and when its caller stopped it — its operations are then
+    /// cancelled ([`Operation::cancel`](crate::Operation::cancel)), the caller's own stop.
+    pub fn stopped_by_another(&self) -> Option<GiveUpReason> {
+        self.stopped.filter(|r| *r != GiveUpReason::Cancelled)
+    }
+
     /// The next operation to start at `now_ms`, or why it is not started, or
     /// [`Next::Finished`].
     pub fn next(&mut self, now_ms: u64) -> Next {
