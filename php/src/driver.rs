@@ -1,7 +1,7 @@
 //! The PHP host of the core's one retry loop: `Recuo\retry`, `Recuo\comRetry` and each
 //! operation of `Recuo\runBatch` run the core's [`recuo::Operation`] machine through
-//! [`recuo::drive()`]. Every decision, count and record is the machine's; this module only
-//! calls PHP code, waits, and keeps the nested loops' pools per request and fiber.
+//! [`recuo::drive_from()`]. Every decision, count and record is the machine's; this module
+//! only calls PHP code, waits, and keeps the nested loops' pools per request and fiber.
 //!
 //! When a PHP callable throws, the engine leaves the exception pending in the executor
 //! globals. The loop takes it out (so PHP code can run again: the classifier, a hook, the
@@ -14,8 +14,8 @@
 //! [`crate::pool`] keeps it per request and fiber.
 //!
 //! A first attempt the fast path made before any machine ([`crate::fast`]) and that failed is
-//! replayed into the machine: it starts after that attempt
-//! ([`Operation::start_after_first`]) and hears its failure at the first attempt's turn.
+//! handed to the core's loop ([`recuo::drive_from`]): the machine starts after that attempt
+//! and hears its failure at the first attempt's turn.
 
 use std::cell::OnceCell;
 use std::time::Duration;
@@ -25,8 +25,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use ext_php_rs::zend::{ce, BailoutGuard, ExecutorGlobals};
 use recuo::{
-    drive, AttemptContext, CancelToken, Driver, Gate, Level, LoopPool, Operation, Pass, Record,
-    RequestLine, RetryError, Seen, Stopped,
+    drive_from, AttemptContext, CancelToken, Driver, Gate, Level, LoopPool, Operation, Pass,
+    Record, RequestLine, RetryError, Seen, Stopped,
 };
 
 use crate::attempts::{Attempt, Report};
@@ -121,7 +121,7 @@ pub struct Callbacks<'a, 'z> {
     pub records: Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
 }
 
-/// The callbacks as the effects of [`recuo::drive()`].
+/// The callbacks as the effects of [`recuo::drive_from()`].
 struct PhpDriver<'a, 'z> {
     callbacks: Callbacks<'a, 'z>,
     /// Something that is not a `Throwable` is pending in the engine: run no PHP code.
@@ -136,17 +136,15 @@ struct PhpDriver<'a, 'z> {
     notes: (Option<RequestLine>, Option<Seen>),
     /// The report of a success.
     done: Option<recuo::Report>,
-    /// The failure of a first attempt the fast path made, handed to the machine as its
-    /// first attempt's.
-    replay: Option<Halt>,
-    /// That attempt's start and end on the monotonic clock, read by the loop's first two
-    /// clock reads (the first attempt's turn, then its failure).
-    replay_clock: [Option<u64>; 2],
+    /// When a first attempt the fast path made failed: the loop's first clock read after
+    /// the attempt is handed over (its failure's instant): the machine times that attempt as
+    /// it was made.
+    failed_ms: Option<u64>,
 }
 
 /// A first attempt the fast path made before any machine existed ([`crate::fast`]), and how
-/// it failed: the machine starts after it (`start_after_first(started_ms)`), hears the
-/// failure at `failed_ms` and carries on from there.
+/// it failed: the machine starts after it ([`recuo::First`]), hears the failure at
+/// `failed_ms` and carries on from there.
 pub struct First {
     /// When it started, ms on the monotonic clock.
     pub started_ms: u64,
@@ -238,8 +236,8 @@ impl Driver for PhpDriver<'_, '_> {
     type Error = Halt;
 
     fn now_ms(&mut self) -> u64 {
-        // A replayed first attempt: its start, then its end, as the fast path read them.
-        match self.replay_clock.iter_mut().find_map(Option::take) {
+        // The first attempt's failure, as the fast path read it; else the clock.
+        match self.failed_ms.take() {
             Some(at) => at,
             None => recuo::monotonic_ms(),
         }
@@ -287,11 +285,6 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<Zval, Halt> {
-        if let Some(first) = self.replay.take() {
-            // The first attempt, already made by the fast path (see [`First`]).
-            self.engine_busy = matches!(first, Halt::Pending);
-            return Err(first);
-        }
         let (operation, role) = self.callbacks.operation;
         if !self.callbacks.pass_attempt {
             return self.call(operation, role, vec![]);
@@ -433,33 +426,31 @@ pub fn drive_php(
     let effects = (callbacks.gate, callbacks.records);
     let mut driver = PhpDriver {
         callbacks,
-        engine_busy: false,
+        engine_busy: first
+            .as_ref()
+            .is_some_and(|f| matches!(f.failure, Halt::Pending)),
         failure: None,
         pass: None,
         notes: (None, None),
         done: None,
-        replay: None,
-        replay_clock: [None, None],
+        failed_ms: first.as_ref().map(|f| f.failed_ms),
     };
     let key = OnceCell::new();
-    let outcome = match first {
-        // Built in place: a loop with no gate and no records moves the machine no further.
-        None if plain => drive(make(pool), &key, &mut driver),
-        None => drive(with_effects(make(pool), effects), &key, &mut driver),
-        Some(first) => {
-            let mut op = with_effects(make(pool), effects);
-            // The machine starts after the attempt already made: `drive` then finds it at
-            // that attempt's `call` (its first clock read), which fails (the second) as it
-            // did.
-            let unix = driver.unix_ms();
-            let _ = op.start_after_first(first.started_ms, unix);
-            driver.replay = Some(first.failure);
-            driver.replay_clock = [Some(first.started_ms), Some(first.failed_ms)];
-            if let Some(k) = first.key {
-                let _ = key.set(k);
-            }
-            drive(op, &key, &mut driver)
+    let first = first.map(|first| {
+        if let Some(k) = first.key {
+            let _ = key.set(k);
         }
+        recuo::First {
+            started_ms: first.started_ms,
+            unix_ms: driver.unix_ms(),
+            result: Err(first.failure),
+        }
+    });
+    // Built in place: a loop with no gate and no records moves the machine no further.
+    let outcome = if plain {
+        drive_from(make(pool), &key, &mut driver, first)
+    } else {
+        drive_from(with_effects(make(pool), effects), &key, &mut driver, first)
     };
     driver.check()?;
     match outcome {
