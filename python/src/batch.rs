@@ -151,12 +151,9 @@ impl Queue<'_> {
             on_give_up: None,
             sleep: None,
         };
-        // The caller's own stop is a cancellation; another operation's reason stops the queue.
-        let stopped = || {
-            self.lock()
-                .stopped()
-                .filter(|r| *r != GiveUpReason::Cancelled)
-        };
+        // The caller's own stop is a cancellation (the token); another operation's reason
+        // stops the queue.
+        let stopped = || self.lock().stopped_by_another();
         let env = Env {
             cancel: self.stop.clone(),
             queue_stopped: Some(&stopped),

@@ -231,10 +231,10 @@ fn regulator_error(error: RegulatorError, home: &Home) -> PyErr {
 
 /// The error of a regulator in use (a gate's, say) as Python's: a Redis server that cannot be
 /// used is a `ConnectionError`, anything else a `ValueError` with the core's message.
-pub(crate) fn regulator_use_error(error: RegulatorError) -> PyErr {
-    match &error {
+pub(crate) fn regulator_use_error(error: &RegulatorError) -> PyErr {
+    match error {
         RegulatorError::Shared(e @ SharedError::Io(_)) => redis_error(e),
-        RegulatorError::QueueFull { .. } => queue_full_error(&error),
+        RegulatorError::QueueFull { .. } => queue_full_error(error),
         _ => PyValueError::new_err(error.to_string()),
     }
 }

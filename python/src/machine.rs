@@ -12,15 +12,15 @@ use pyo3::types::{PyBool, PyTuple};
 
 use recuo::{
     AttemptPool, Gate, GatePoll, GiveUpReason, IdempotencyKey, Level, LoopPool, Operation, Outcome,
-    Policy, RegulatorError, Report, Seen, Step, Verdict,
+    Policy, Report, Seen, Step, Verdict,
 };
 
 use crate::args::{mono_ms_arg, seed_arg, type_name};
 use crate::limits::PyGate;
 use crate::policy::PyPolicy;
 use crate::record::{
-    give_up_reason, notes_of, observed, record_object, record_status_arg, request_arg, Notes,
-    NotesCell,
+    carried, give_up_reason, notes_of, observed, record_object, record_status_arg, request_arg,
+    Notes, NotesCell,
 };
 use crate::stats::PyStatsRecorder;
 use crate::verdict::{headers_arg, transport_arg, PyVerdict};
@@ -566,29 +566,6 @@ impl Build {
     }
 }
 
-/// One look at the gate of `op` at `now_ms`, `until_ms` being the deadline its
-/// [`Step::Enter`] gave (`regulator_now_ns`: the regulator asked on a clock of the caller's,
-/// for tests): the core's [`Operation::poll_gate`].
-///
-/// A look past that deadline is answered by the machine's own refusal at the gate
-/// (`entered(now, false)`, which gives up `wait_exceeds_deadline`, or `cancelled` when the
-/// operation was stopped): the core's `poll_gate` (a3311f1) counts the time left to the
-/// deadline without saturating there, which overflows — a panic in a debug build.
-pub(crate) fn poll_gate(
-    op: &mut Operation,
-    now_ms: u64,
-    until_ms: Option<u64>,
-    regulator_now_ns: Option<u64>,
-) -> Result<GatePoll, RegulatorError> {
-    if until_ms.is_some_and(|until| now_ms > until) {
-        return Ok(GatePoll::Next(op.entered(now_ms, false)));
-    }
-    match regulator_now_ns {
-        Some(ns) => op.poll_gate_at(now_ms, ns),
-        None => op.poll_gate(now_ms),
-    }
-}
-
 /// One operation's whole retry loop as the core's sans-IO machine, for code that
 /// runs its own loop (an event loop, a scheduler): tell it what happened, do the ``Step`` it
 /// answers. ``recuo.retry``'s asyncio loop is such a driver.
@@ -626,8 +603,6 @@ pub(crate) struct PyOperation {
     pool: Option<AttemptPool>,
     /// Whether a look at the gate may ask a Redis server: the GIL is released meanwhile.
     gate_remote: bool,
-    /// The deadline of the last ``"enter"`` (see [`poll_gate`]).
-    until_ms: Option<u64>,
 }
 
 impl PyOperation {
@@ -648,7 +623,6 @@ impl PyOperation {
             last: None,
             pool: None,
             gate_remote: gate.is_some_and(Gate::is_remote),
-            until_ms: None,
         }
     }
 
@@ -676,7 +650,6 @@ impl PyOperation {
                 self.notes = NotesCell::default();
                 self.current = Some(*attempt);
             }
-            Step::Enter { until_ms, .. } => self.until_ms = *until_ms,
             Step::GaveUp { report, .. } | Step::Done(report) => self.last = Some(report.clone()),
             _ => {}
         }
@@ -705,29 +678,34 @@ impl PyOperation {
         }
         // Only an attempt's record shows what it received: below, the error is not read.
         let error = error.filter(|e| !e.is_none() && self.attempt_records);
-        let (sent, seen, carried) = observed(&self.notes, error);
+        let (sent, seen) = observed(&self.notes);
+        let carried = error.and_then(carried);
         if let Some(sent) = sent {
             self.op.attempt_request(&sent.method, &sent.url);
         }
         (seen, carried)
     }
 
-    /// One look at the gate (see [`poll_gate`]), with the GIL released when it may ask a
-    /// Redis server.
+    /// One look at the gate (the core's `Operation::poll_gate`, or `poll_gate_at` with the
+    /// regulator asked at `regulator_now_ns`), with the GIL released when it may ask a Redis
+    /// server.
     fn polled(
         &mut self,
         py: Python<'_>,
         now_ms: u64,
         regulator_now_ns: Option<u64>,
     ) -> PyResult<PyStep> {
-        let until = self.until_ms;
+        let look = move |op: &mut Operation| match regulator_now_ns {
+            Some(ns) => op.poll_gate_at(now_ms, ns),
+            None => op.poll_gate(now_ms),
+        };
         let polled = if self.gate_remote {
             let op = &mut self.op;
-            py.detach(move || poll_gate(op, now_ms, until, regulator_now_ns))
+            py.detach(move || look(op))
         } else {
-            poll_gate(&mut self.op, now_ms, until, regulator_now_ns)
+            look(&mut self.op)
         };
-        match polled.map_err(crate::limits::regulator_use_error)? {
+        match polled.map_err(|e| crate::limits::regulator_use_error(&e))? {
             GatePoll::Wait { delay_ms } => Ok(PyStep(Answer::Wait {
                 attempt: self.op.attempt(),
                 delay_ms,
@@ -946,7 +924,7 @@ impl PyOperation {
             }
         };
         let headers = headers_arg(headers)?;
-        if let (Some(sent), _, _) = observed(&self.notes, None) {
+        if let (Some(sent), _) = observed(&self.notes) {
             self.op.attempt_request(&sent.method, &sent.url);
         }
         let step = self.asking(py, |op| op.responded(now_ms, outcome, &headers));

@@ -72,16 +72,18 @@ pub(crate) fn notes_of(cell: &NotesCell) -> std::sync::MutexGuard<'_, Notes> {
     cell.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What the attempt that just ended said it sent and received (its notes, taken), and what
-/// `error`, its exception, carries: the machine's record shows the attempt's own word first,
-/// then the verdict's, then the error's.
-pub(crate) fn observed(
-    notes: &NotesCell,
-    error: Option<&Bound<'_, PyAny>>,
-) -> (Option<RequestLine>, Option<Seen>, Option<Seen>) {
+/// What the attempt that just ended said it sent and received (its notes, taken): the
+/// machine's record shows the attempt's own word first, then the verdict's, then what its
+/// exception [`carried`].
+pub(crate) fn observed(notes: &NotesCell) -> (Option<RequestLine>, Option<Seen>) {
     let mut notes = notes_of(notes);
-    let carried = error.and_then(seen_of_exception);
-    (notes.request.take(), notes.response.take(), carried)
+    (notes.request.take(), notes.response.take())
+}
+
+/// What `error`, a failed attempt's exception, carries of a response (the record's last
+/// resort).
+pub(crate) fn carried(error: &Bound<'_, PyAny>) -> Option<Seen> {
+    seen_of_exception(error)
 }
 
 /// A status for a record: an int of three digits (RFC 9110 §15), else `ValueError`.

@@ -1,12 +1,13 @@
 //! The blocking retry loop for Python, and what every loop shares per context.
 //!
-//! [`run_blocking`] drives the core's `Operation` machine — a `match` on its `Step` — with
-//! Python's effects: calling the operation, the caller's classifier and hooks, the waits at
-//! the gate and between attempts (with the GIL released, in slices that answer Ctrl-C), and
-//! forwarding the machine's records to the `recuo` logger. Guide A's `com_retry`, the
-//! synchronous `recuo.retry` and `recuo.run_batch` all run it. Every decision, count and
-//! record is the machine's: the gate is passed by the machine's own gate step
-//! (`Operation::poll_gate`), which holds the place in flight until the attempt ends.
+//! [`run_blocking`] is the core's `drive_from` (its one blocking loop over the `Operation`
+//! machine) with Python's effects ([`PyDriver`]): calling the operation, the caller's
+//! classifier and hooks, the waits at the gate and between attempts (with the GIL released,
+//! in slices that answer Ctrl-C), and forwarding the machine's records to the `recuo` logger.
+//! Guide A's `com_retry`, the synchronous `recuo.retry` and `recuo.run_batch` all run it.
+//! Every decision, count and record is the machine's, and every step of the loop the core's:
+//! the gate is passed by the machine's own gate step (`Operation::poll_gate`), which holds
+//! the place in flight until the attempt ends.
 //!
 //! When the core says a success needs no machine (`Operation::success_needs_machine`,
 //! decided once per loop), the first attempt of `com_retry`, `recuo.retry` and `recuo.call`
@@ -23,6 +24,7 @@
 //! ([`crate::current`]). The asyncio loop (`recuo/_retry.py`) uses the same two variables
 //! through [`operation_in_context`], so sync and async loops nest in each other alike.
 
+use std::cell::OnceCell;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -32,18 +34,21 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use recuo::{
-    monotonic_ms, unix_now_ms, AttemptPool, CancelToken, Gate, GatePoll, GiveUpReason, Level,
-    LoopPool, Operation, Report, RetryError, Seen, Step, Stopped, Verdict,
+    drive_from, monotonic_ms, unix_now_ms, AttemptContext, AttemptPool, CancelToken, Driver, Gate,
+    GatePoll, GiveUpReason, Level, LoopPool, Operation, Record, RegulatorError, Report,
+    RequestLine, RetryError, Seen, Stopped, Verdict,
 };
 
 use crate::args::seed_arg;
 use crate::current::{as_current, current};
 use crate::limits::PyGate;
 use crate::machine::{
-    poll_gate, verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
+    verdict_arg, Build, FramePool, KeyCell, Lazy, PyAttempt, PyOperation, PyReport,
 };
 use crate::policy::PyPolicy;
-use crate::record::{log_record, logs_debug, observed, records_level, request_arg, NotesCell};
+use crate::record::{
+    carried, log_record, logs_debug, observed, records_level, request_arg, NotesCell,
+};
 use crate::verdict::PyVerdict;
 
 /// The longest a blocking wait goes without looking for a signal (Ctrl-C).
@@ -549,8 +554,11 @@ pub(crate) struct Driven {
     pub(crate) done: Option<Report>,
 }
 
-/// One blocking loop over the machine, with Python's effects.
-struct Run<'a, 'py> {
+/// Python's effects for the core's `drive_from`: calling the operation with its `Attempt`
+/// current, the caller's classifier and hooks, the waits (the GIL released, in slices that
+/// answer Ctrl-C and the loop's cancel token) and the `recuo` logger. The loop itself — its
+/// steps, the gate step, the first attempt's outcome — is the core's.
+struct PyDriver<'a, 'py> {
     py: Python<'py>,
     call: Call<'a, 'py>,
     effects: &'a Effects<'a, 'py>,
@@ -563,206 +571,106 @@ struct Run<'a, 'py> {
     remote_gate: bool,
     /// Whether the records kept include the attempts' (the level is info or debug).
     attempt_records: bool,
-    /// The first exception logging raised: it ends the loop.
+    /// What the attempt just made told its `Attempt` (the first attempt's, made before the
+    /// machine, until the next attempt).
+    notes: NotesCell,
+    /// The first exception logging raised: it ends the loop at the next effect that can end
+    /// it, or when the core's loop returns.
     log_error: Option<PyErr>,
     /// The report of a success.
     done: Option<Report>,
 }
 
-impl<'py> Run<'_, 'py> {
-    /// The machine `op` driven to its end, from its start — or, when its first attempt was
-    /// made before it (`first`), from that attempt's outcome.
-    #[allow(clippy::result_large_err)] // made once per loop, and moved once
-    fn drive(
-        &mut self,
-        mut op: Operation,
-        mut first: Option<First<'py>>,
-    ) -> Result<Py<PyAny>, Stopped<PyErr>> {
+impl PyDriver<'_, '_> {
+    /// Logging raised (the records come before every effect): the loop ends with that
+    /// exception, chained to the operation's own (`error`) as a hook's would be.
+    fn logged(&mut self, error: Option<&PyErr>) -> PyResult<()> {
+        match self.log_error.take() {
+            None => Ok(()),
+            Some(raised) => {
+                if let Some(error) = error {
+                    chain(self.py, &raised, error);
+                }
+                Err(raised)
+            }
+        }
+    }
+
+    /// Sleeps `delay` with the GIL released, in slices that answer Ctrl-C; `true` when the
+    /// loop's token was cancelled meanwhile.
+    fn wait(&mut self, delay: Duration) -> PyResult<bool> {
+        self.logged(None)?;
+        interruptible_sleep(self.py, delay, Some(&self.env.cancel))
+    }
+}
+
+impl Driver for PyDriver<'_, '_> {
+    type Value = Py<PyAny>;
+    type Error = PyErr;
+
+    fn now_ms(&mut self) -> u64 {
+        monotonic_ms()
+    }
+
+    fn is_cancelled(&mut self) -> bool {
+        self.env.cancel.is_cancelled()
+    }
+
+    fn queue_stopped(&mut self) -> Option<GiveUpReason> {
+        self.env.queue_stopped.and_then(|stopped| stopped())
+    }
+
+    fn polls_gate(&self) -> bool {
+        true // no waiting at a gate blocked in Rust: Ctrl-C could not reach it
+    }
+
+    fn poll_gate(&mut self, op: &mut Operation, now_ms: u64) -> Result<GatePoll, RegulatorError> {
+        if self.remote_gate {
+            self.py.detach(move || op.poll_gate(now_ms))
+        } else {
+            op.poll_gate(now_ms)
+        }
+    }
+
+    fn gate_error(&mut self, error: &RegulatorError) -> Option<PyErr> {
+        Some(crate::limits::regulator_use_error(error))
+    }
+
+    fn gate_sleep(&mut self, delay: Duration) -> PyResult<bool> {
+        self.wait(delay)
+    }
+
+    fn attempt(&mut self, ctx: &AttemptContext<'_>) -> PyResult<Py<PyAny>> {
         let py = self.py;
-        let mut last_error: Option<PyErr> = None;
-        let mut value: Option<Py<PyAny>> = None;
-        self.check_stop(&mut op);
-        let mut step = match &first {
-            Some(first) => {
-                // The wall time at the first attempt's start, on the machine's clock.
-                let since = monotonic_ms().saturating_sub(first.started_ms);
-                let unix = unix_now_ms().saturating_sub(i64::try_from(since).unwrap_or(0));
-                op.start_after_first(first.started_ms, unix)
-            }
-            None => op.start(monotonic_ms(), unix_now_ms()),
-        };
-        loop {
-            self.flush(&mut op);
-            if let Some(raised) = self.log_error.take() {
-                // Logging raised: the loop ends with that exception (chained to the
-                // operation's own), as a hook's would end it.
-                if let (Some(error), false) = (&last_error, matches!(step, Step::Done(_))) {
-                    chain(py, &raised, error);
-                }
-                return Err(Stopped::Aborted(raised));
-            }
-            step = match step {
-                Step::Enter { until_ms, .. } => {
-                    self.enter(&mut op, until_ms).map_err(Stopped::Aborted)?
-                }
-                Step::Call { attempt, .. } => {
-                    let (result, notes) = match first.take() {
-                        // Made already, before the machine (its notes are already the loop's).
-                        Some(first) => (
-                            first.result.map(Bound::unbind),
-                            Arc::clone(first.frame.get().notes.get()),
-                        ),
-                        None => self.attempt(attempt).map_err(Stopped::Aborted)?,
-                    };
-                    if op.keeps_records() {
-                        // Only an attempt's record (info or debug) shows what it received:
-                        // below, the exception is not even read.
-                        let error = result
-                            .as_ref()
-                            .err()
-                            .filter(|_| self.attempt_records)
-                            .map(|e| e.value(py).clone().into_any());
-                        let (sent, seen, carried) = observed(&notes, error.as_ref());
-                        if let Some(sent) = sent {
-                            op.attempt_request(&sent.method, &sent.url);
-                        }
-                        self.check_stop(&mut op);
-                        match result {
-                            Ok(v) => {
-                                value = Some(v);
-                                op.succeeded_seen(monotonic_ms(), seen)
-                            }
-                            Err(e) => {
-                                last_error = Some(e);
-                                op.failed_noted(monotonic_ms(), seen, carried)
-                            }
-                        }
-                    } else {
-                        self.check_stop(&mut op);
-                        match result {
-                            Ok(v) => {
-                                value = Some(v);
-                                op.succeeded(monotonic_ms())
-                            }
-                            Err(e) => {
-                                last_error = Some(e);
-                                op.failed(monotonic_ms())
-                            }
-                        }
-                    }
-                }
-                Step::Classify { .. } => {
-                    let Some(error) = last_error.as_ref() else {
-                        return Err(Stopped::Aborted(PyRuntimeError::new_err(
-                            "recuo: a failure to judge with no attempt failed",
-                        )));
-                    };
-                    let (verdict, seen) = self.classify(error).map_err(Stopped::Aborted)?;
-                    op.judged(monotonic_ms(), verdict, seen)
-                }
-                Step::Sleep { attempt, delay_ms } => {
-                    if let Some(error) = last_error.as_ref() {
-                        let delay = Duration::from_millis(delay_ms);
-                        self.on_retry(attempt, error, delay)
-                            .map_err(Stopped::Aborted)?;
-                        if delay_ms > 0 {
-                            // Woken early (a batch stopped): the stop is told below.
-                            self.sleep(delay).map_err(Stopped::Aborted)?;
-                        }
-                    }
-                    self.check_stop(&mut op);
-                    op.slept(monotonic_ms())
-                }
-                Step::Done(report) => {
-                    self.done = Some(report);
-                    return value.ok_or_else(|| {
-                        Stopped::Aborted(PyRuntimeError::new_err(
-                            "recuo: an operation done with no attempt succeeded",
-                        ))
-                    });
-                }
-                Step::GaveUp {
-                    reason,
-                    retry_at_ms,
-                    report,
-                } => {
-                    return Err(Stopped::GaveUp(RetryError {
-                        error: last_error,
-                        reason,
-                        retry_at_ms,
-                        report,
-                        gate_error: None,
-                    }))
-                }
-            };
-        }
-    }
-
-    /// Tells the machine that the caller cancelled it, or that its batch queue stopped.
-    fn check_stop(&self, op: &mut Operation) {
-        if let Some(reason) = self.env.queue_stopped.and_then(|stopped| stopped()) {
-            op.stop_queue(reason);
-        } else if self.env.cancel.is_cancelled() {
-            op.cancel();
-        }
-    }
-
-    /// Logs the records the machine made (the first exception logging raises is kept).
-    fn flush(&mut self, op: &mut Operation) {
-        while let Some((level, record)) = op.poll_record() {
-            if self.log_error.is_none() {
-                self.log_error = log_record(self.py, level, &record).err();
-            }
-        }
-    }
-
-    /// The gate step of attempt `Step::Enter` (whose deadline is `until_ms`): the machine's
-    /// own look at the gate, again after each wait it asks for, until it answers the next
-    /// step. The waits release the GIL and run Python's signal handlers between slices
-    /// (Ctrl-C stops the loop promptly); cancelling the loop's token ends them at once.
-    fn enter(&self, op: &mut Operation, until_ms: Option<u64>) -> PyResult<Step> {
-        let py = self.py;
-        loop {
-            let now = monotonic_ms();
-            let polled = if self.remote_gate {
-                let op = &mut *op;
-                py.detach(move || poll_gate(op, now, until_ms, None))
-            } else {
-                poll_gate(op, now, until_ms, None)
-            };
-            match polled.map_err(crate::limits::regulator_use_error)? {
-                GatePoll::Next(step) => return Ok(step),
-                GatePoll::Wait { delay_ms } => {
-                    let wait = Duration::from_millis(delay_ms);
-                    if let Err(signalled) = interruptible_sleep(py, wait, Some(&self.env.cancel)) {
-                        // What the machine holds of the gate goes back at once.
-                        op.cancel();
-                        let _ = op.entered(monotonic_ms(), false);
-                        return Err(signalled);
-                    }
-                    self.check_stop(op);
-                }
-            }
-        }
-    }
-
-    /// Makes attempt `number` with its `Attempt` current: its answer, and its notes.
-    fn attempt(&mut self, number: u32) -> PyResult<(PyResult<Py<PyAny>>, NotesCell)> {
-        let notes = NotesCell::default();
+        self.notes = NotesCell::default();
         let attempt = PyAttempt {
-            number,
+            number: ctx.attempt(),
             key: Arc::clone(&self.key).into(),
             header: Arc::clone(&self.header),
-            notes: Arc::clone(&notes).into(),
+            notes: Arc::clone(&self.notes).into(),
             pool: FramePool::Known(self.pool.clone()),
         };
-        let attempt = Bound::new(self.py, attempt)?;
-        let result = as_current(self.py, &attempt, || self.call.call()).map(Bound::unbind);
-        Ok((result, notes))
+        let attempt = Bound::new(py, attempt)?;
+        let call = &self.call;
+        as_current(py, &attempt, || call.call()).map(Bound::unbind)
     }
 
-    fn classify(&self, error: &PyErr) -> PyResult<(Verdict, Option<Seen>)> {
+    fn carried(&mut self, error: &PyErr) -> Option<Seen> {
+        // Only an attempt's record (info or debug) shows what it received: below, the
+        // exception is not even read.
+        if !self.attempt_records {
+            return None;
+        }
+        carried(error.value(self.py))
+    }
+
+    fn observed(&mut self, _failed: bool) -> (Option<RequestLine>, Option<Seen>) {
+        observed(&self.notes)
+    }
+
+    fn classify(&mut self, error: &PyErr) -> PyResult<(Verdict, Option<Seen>)> {
         let py = self.py;
+        self.logged(Some(error))?;
         // Exception, not BaseException: KeyboardInterrupt, SystemExit and the like end the
         // loop at once, as they are.
         if !error.is_instance_of::<PyException>(py) {
@@ -776,8 +684,9 @@ impl<'py> Run<'_, 'py> {
             .inspect_err(|raised| chain(py, raised, error))
     }
 
-    fn on_retry(&self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
+    fn on_retry(&mut self, attempt: u32, error: &PyErr, delay: Duration) -> PyResult<()> {
         let py = self.py;
+        self.logged(Some(error))?;
         match self.effects.on_retry {
             Some(hook) => hook
                 .call1((attempt, error.value(py), delay.as_secs_f64()))
@@ -787,17 +696,28 @@ impl<'py> Run<'_, 'py> {
         }
     }
 
-    fn sleep(&self, delay: Duration) -> PyResult<()> {
+    fn sleep(&mut self, delay: Duration) -> PyResult<bool> {
         match self.effects.sleep {
-            Some(f) => f.call1((delay.as_secs_f64(),)).map(drop),
-            None => interruptible_sleep(self.py, delay, Some(&self.env.cancel)).map(drop),
+            // Not woken by a cancellation: the loop looks for one after it.
+            Some(f) => f.call1((delay.as_secs_f64(),)).map(|_| false),
+            None => self.wait(delay),
         }
+    }
+
+    fn on_record(&mut self, level: Level, record: &Record) {
+        if self.log_error.is_none() {
+            self.log_error = log_record(self.py, level, record).err();
+        }
+    }
+
+    fn on_done(&mut self, report: &Report) {
+        self.done = Some(report.clone());
     }
 }
 
 /// Runs `call` as the machine `op` (with `build`'s settings; its attempt pool `scope`'s)
 /// says, in `env`, from its start — or from the outcome of its first attempt, made before it
-/// (`first`).
+/// (`first`): the core's `drive_from` with Python's effects.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive_python<'py>(
     py: Python<'py>,
@@ -814,14 +734,36 @@ pub(crate) fn drive_python<'py>(
     build.records = Some(level);
     let remote_gate = build.gate.as_ref().is_some_and(Gate::is_remote);
     let (op, key) = build.apply(op);
-    let (key, header) = match &first {
-        Some(first) => {
-            let frame = first.frame.get();
-            (Arc::clone(frame.key.get()), Arc::clone(&frame.header))
+    let (key, header, notes, first) = match first {
+        Some(First {
+            result,
+            frame,
+            started_ms,
+        }) => {
+            let frame = frame.get();
+            // The wall time at the first attempt's start, on the machine's clock.
+            let since = monotonic_ms().saturating_sub(started_ms);
+            let unix_ms = unix_now_ms().saturating_sub(i64::try_from(since).unwrap_or(0));
+            (
+                Arc::clone(frame.key.get()),
+                Arc::clone(&frame.header),
+                // Made already: its notes are the loop's for its record.
+                Arc::clone(frame.notes.get()),
+                Some(recuo::First {
+                    started_ms,
+                    unix_ms,
+                    result: result.map(Bound::unbind),
+                }),
+            )
         }
-        None => (key, Arc::from(op.policy().idempotency_header())),
+        None => (
+            key,
+            Arc::from(op.policy().idempotency_header()),
+            NotesCell::default(),
+            None,
+        ),
     };
-    let mut run = Run {
+    let mut driver = PyDriver {
         py,
         call,
         effects,
@@ -831,17 +773,30 @@ pub(crate) fn drive_python<'py>(
         pool: scope.pool(),
         remote_gate,
         attempt_records: level <= Level::Info,
+        notes,
         log_error: None,
         done: None,
     };
-    let outcome = run.drive(op, first);
+    // The key the core's loop would make is unused: each `Attempt` carries the loop's.
+    let mut outcome = drive_from(op, &OnceCell::new(), &mut driver, first);
+    if let Some(raised) = driver.log_error.take() {
+        // Logging the last records raised: the loop ends with that exception (chained to
+        // the operation's own), as a hook's would end it.
+        if let Err(Stopped::GaveUp(RetryError {
+            error: Some(error), ..
+        })) = &outcome
+        {
+            chain(py, &raised, error);
+        }
+        outcome = Err(Stopped::Aborted(raised));
+    }
     let exited = scope.exit(py);
     if outcome.is_ok() {
         exited?; // the operation's own exception comes first
     }
     Ok(Driven {
         outcome,
-        done: run.done,
+        done: driver.done,
     })
 }
 
