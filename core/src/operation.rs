@@ -135,7 +135,9 @@ pub struct Operation {
     method: String,
     classify_last: bool,
     key: Option<IdempotencyKey>,
-    key_given: bool,
+    /// Whether the request counts as idempotent by its key: the caller's key, or a plan
+    /// that says so (the server honours recuo's keys).
+    idempotent_by_key: bool,
     phase: Phase,
     attempt: u32,
     start_ms: u64,
@@ -176,7 +178,7 @@ impl Operation {
             method: String::new(),
             classify_last: true,
             key: None,
-            key_given: false,
+            idempotent_by_key: false,
             phase: Phase::New,
             attempt: 0,
             start_ms: 0,
@@ -295,7 +297,7 @@ impl Operation {
     #[inline]
     pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
         self.key = Some(key);
-        self.key_given = true;
+        self.idempotent_by_key = true;
         self
     }
 
@@ -303,7 +305,7 @@ impl Operation {
     /// with an unknown outcome (a timeout, a reset, a 500) judged retryable.
     #[inline]
     pub fn plan(mut self, plan: RequestPlan) -> Self {
-        self.key_given |= plan.idempotent();
+        self.idempotent_by_key |= plan.idempotent();
         self
     }
 
@@ -736,7 +738,7 @@ impl Operation {
             } else {
                 &self.method
             },
-            has_idempotency_key: self.key_given,
+            has_idempotency_key: self.idempotent_by_key,
         };
         let verdict = self
             .attempts
