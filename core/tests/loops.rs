@@ -62,6 +62,25 @@ fn headers_of(v: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// A recorder's counts as the vectors write them.
+fn stats_json(stats: &StatsRecorder) -> Value {
+    let s = stats.snapshot();
+    json!({
+        "initial": s.initial, "retries": s.retries, "successes": s.successes,
+        "failures": s.failures, "not_started": s.not_started,
+        "throttled": s.throttled, "unavailable": s.unavailable,
+    })
+}
+
+/// Every record `poll` hands out, as the vectors write them: `[level, JSON line]`, in order.
+fn drain(mut poll: impl FnMut() -> Option<(Level, recuo::Record)>) -> Value {
+    let mut made = Vec::new();
+    while let Some((level, record)) = poll() {
+        made.push(json!([level.name(), record.to_json_line()]));
+    }
+    Value::Array(made)
+}
+
 /// A step as the vectors write it.
 fn step_json(step: &Step) -> Value {
     match step {
@@ -258,21 +277,9 @@ fn operation_scenarios() {
             *want,
             "{name}: report"
         );
-        let s = stats.snapshot();
-        assert_eq!(
-            json!({
-                "initial": s.initial, "retries": s.retries, "successes": s.successes,
-                "failures": s.failures, "not_started": s.not_started,
-                "throttled": s.throttled, "unavailable": s.unavailable,
-            }),
-            sc["stats"],
-            "{name}: stats"
-        );
-        let mut records = Vec::new();
-        while let Some((level, record)) = op.poll_record() {
-            records.push(json!([level.name(), record.to_json_line()]));
-        }
-        assert_eq!(Value::Array(records), sc["records"], "{name}: records");
+        assert_eq!(stats_json(&stats), sc["stats"], "{name}: stats");
+        let records = drain(|| op.poll_record());
+        assert_eq!(records, sc["records"], "{name}: records");
     }
 }
 
@@ -517,28 +524,11 @@ fn batch_scenarios() {
         let mut records = serde_json::Map::new();
         for (n, op) in ops.iter_mut().enumerate() {
             if let Some(op) = op {
-                let mut made = Vec::new();
-                while let Some((level, record)) = op.poll_record() {
-                    made.push(json!([level.name(), record.to_json_line()]));
-                }
-                records.insert(n.to_string(), Value::Array(made));
+                records.insert(n.to_string(), drain(|| op.poll_record()));
             }
         }
-        let mut made = Vec::new();
-        while let Some((level, record)) = queue.poll_record() {
-            made.push(json!([level.name(), record.to_json_line()]));
-        }
-        records.insert("queue".to_string(), Value::Array(made));
+        records.insert("queue".to_string(), drain(|| queue.poll_record()));
         assert_eq!(Value::Object(records), b["records"], "{name}: records");
-        let s = stats.snapshot();
-        assert_eq!(
-            json!({
-                "initial": s.initial, "retries": s.retries, "successes": s.successes,
-                "failures": s.failures, "not_started": s.not_started,
-                "throttled": s.throttled, "unavailable": s.unavailable,
-            }),
-            b["stats"],
-            "{name}: stats"
-        );
+        assert_eq!(stats_json(&stats), b["stats"], "{name}: stats");
     }
 }
