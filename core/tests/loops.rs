@@ -62,6 +62,23 @@ fn headers_of(v: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// An HTTP attempt's end as a `respond` (a status and headers) or `transport` (a transport
+/// failure of that kind) event says, told to `op` at `at`.
+fn responded(op: &mut Operation, at: u64, ev: &Value) -> Step {
+    match ev["do"].as_str() {
+        Some("respond") => op.responded(
+            at,
+            Outcome::Status(ev["status"].as_u64().unwrap() as u16),
+            &headers_of(&ev["headers"]),
+        ),
+        _ => op.responded::<&str, &str>(
+            at,
+            Outcome::Transport(Transport::from_name(ev["kind"].as_str().unwrap()).unwrap()),
+            &[],
+        ),
+    }
+}
+
 /// A recorder's counts as the vectors write them.
 fn stats_json(stats: &StatsRecorder) -> Value {
     let s = stats.snapshot();
@@ -233,16 +250,7 @@ fn operation_scenarios() {
                     continue;
                 }
                 "enter" => op.entered(at, ev["passed"].as_bool().unwrap()),
-                "respond" => op.responded(
-                    at,
-                    Outcome::Status(ev["status"].as_u64().unwrap() as u16),
-                    &headers_of(&ev["headers"]),
-                ),
-                "transport" => op.responded::<&str, &str>(
-                    at,
-                    Outcome::Transport(Transport::from_name(ev["kind"].as_str().unwrap()).unwrap()),
-                    &[],
-                ),
+                "respond" | "transport" => responded(&mut op, at, ev),
                 "fail" => op.failed_noted(at, seen_of(&ev["seen"]), seen_of(&ev["error_seen"])),
                 "succeed" => op.succeeded(at),
                 "judge" => op.judged(at, verdict_of(&ev["verdict"]), seen_of(&ev["seen"])),
@@ -499,18 +507,7 @@ fn batch_scenarios() {
                     let op = ops[n].as_mut().unwrap();
                     let step = match what {
                         "start" => op.start(at, unix),
-                        "respond" => op.responded(
-                            at,
-                            Outcome::Status(ev["status"].as_u64().unwrap() as u16),
-                            &headers_of(&ev["headers"]),
-                        ),
-                        "transport" => op.responded::<&str, &str>(
-                            at,
-                            Outcome::Transport(
-                                Transport::from_name(ev["kind"].as_str().unwrap()).unwrap(),
-                            ),
-                            &[],
-                        ),
+                        "respond" | "transport" => responded(op, at, ev),
                         other => panic!("{name}: unknown event {other}"),
                     };
                     step_json(&step)
