@@ -106,6 +106,20 @@ pub enum Decision {
 pub trait RetryAllowance {
     /// Takes one retry from the allowance; `false` when none is left.
     fn try_withdraw(&self) -> bool;
+
+    /// [`try_withdraw`](Self::try_withdraw), a remote store's call ending by `until` (the
+    /// operation's deadline) when given: `false` when the store did not answer by then.
+    fn try_withdraw_by(&self, until: Option<std::time::Instant>) -> bool {
+        let _ = until;
+        self.try_withdraw()
+    }
+}
+
+/// The instant `end_ms` on a clock that reads `now_ms` now (`None` for no end): the deadline
+/// of a remote store's call made for an operation.
+pub(crate) fn instant_at(now_ms: u64, end_ms: Option<u64>) -> Option<std::time::Instant> {
+    let left = end_ms?.saturating_sub(now_ms);
+    std::time::Instant::now().checked_add(std::time::Duration::from_millis(left))
 }
 
 /// What happened to one operation: attempts, why it stopped, how long it took, and the
@@ -299,7 +313,8 @@ impl Attempts {
             let retry_at = now_ms.saturating_add(earliest_ms);
             return self.give_up(GiveUpReason::WaitExceedsDeadline, Some(retry_at));
         }
-        if allowance.is_some_and(|a| !a.try_withdraw()) {
+        let deadline = (self.deadline_end_ms != u64::MAX).then_some(self.deadline_end_ms);
+        if allowance.is_some_and(|a| !a.try_withdraw_by(instant_at(now_ms, deadline))) {
             return self.give_up(GiveUpReason::BudgetExhausted, None);
         }
         self.previous_delay_ms = delay_ms;

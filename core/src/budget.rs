@@ -143,6 +143,25 @@ pub trait RemoteBudget: Send + Sync {
     /// The store could not be used.
     fn record_request(&self, now_ns: Option<u64>) -> Result<(), SharedError>;
 
+    /// [`record_request`](Self::record_request) now, the store's call ending by `until` too
+    /// when given (an operation's deadline).
+    ///
+    /// # Errors
+    /// The store could not be used by then.
+    fn record_request_by(&self, until: Option<std::time::Instant>) -> Result<(), SharedError> {
+        let _ = until;
+        self.record_request(None)
+    }
+
+    /// [`withdraw`](Self::withdraw) now, the store's call ending by `until` too when given.
+    ///
+    /// # Errors
+    /// The store could not be used by then.
+    fn withdraw_by(&self, until: Option<std::time::Instant>) -> Result<bool, SharedError> {
+        let _ = until;
+        self.withdraw(None)
+    }
+
     /// Takes one retry if the budget allows it (now, or at `now_ns` as above).
     ///
     /// # Errors
@@ -372,6 +391,17 @@ impl RetryBudget {
         let _ = self.record_request_checked(None);
     }
 
+    /// Counts a first attempt now, a remote budget's call ending by `until` too when given
+    /// (an operation's deadline): not counted when the store did not answer by then.
+    pub fn record_request_by(&self, until: Option<std::time::Instant>) {
+        match self.remote_store() {
+            Some(store) => {
+                let _ = store.record_request_by(until);
+            }
+            None => self.record_request(),
+        }
+    }
+
     /// Counts a first attempt now (`None`) or at `now_ns`, as [`record_request_at`]
     /// (Self::record_request_at) counts it.
     ///
@@ -485,6 +515,13 @@ impl RetryBudget {
 impl RetryAllowance for RetryBudget {
     fn try_withdraw(&self) -> bool {
         self.withdraw_checked(None).unwrap_or(false)
+    }
+
+    fn try_withdraw_by(&self, until: Option<std::time::Instant>) -> bool {
+        match self.remote_store() {
+            Some(store) => store.withdraw_by(until).unwrap_or(false),
+            None => self.try_withdraw(),
+        }
     }
 }
 

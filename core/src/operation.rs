@@ -826,7 +826,8 @@ impl Operation {
         self.phase = Phase::Calling;
         if self.attempt == 0 {
             if let Some(budget) = self.gate.as_ref().and_then(Gate::budget) {
-                budget.record_request();
+                let until = crate::attempts::instant_at(now_ms, self.attempts.deadline_at_ms());
+                budget.record_request_by(until);
             }
         }
         if let Some(stats) = &self.stats {

@@ -24,7 +24,7 @@ pub struct RedisBudget {
 impl std::fmt::Debug for RedisBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisBudget")
-            .field("client", &self.store.client)
+            .field("store", &self.store)
             .field("key", &self.key)
             .finish()
     }
@@ -67,6 +67,7 @@ impl RedisBudget {
             (floor_per_s * 1e3).round() as u64,
         );
         let store = Store::open(url, deadline)?;
+        store.checked_key(key)?;
         check_settings(
             &store,
             key,
@@ -97,7 +98,17 @@ impl RedisBudget {
     }
 
     fn op(&self, op: &str, now_s: Option<u64>) -> Result<(bool, u64, u64), SharedError> {
-        let r = self.store.ints(
+        self.op_by(op, now_s, None)
+    }
+
+    /// [`op`](Self::op), the call ending by `until` too when given.
+    fn op_by(
+        &self,
+        op: &str,
+        now_s: Option<u64>,
+        until: Option<std::time::Instant>,
+    ) -> Result<(bool, u64, u64), SharedError> {
+        let r = self.store.ints_until(
             &self.script,
             &[&self.key],
             &[
@@ -107,6 +118,7 @@ impl RedisBudget {
                 self.window_s.to_string(),
                 now_s.map_or_else(String::new, |n| n.to_string()),
             ],
+            until,
         )?;
         let n = |i: usize| u64::try_from(r.get(i).copied().unwrap_or(0)).unwrap_or(0);
         Ok((n(0) == 1, n(1), n(2)))
@@ -171,6 +183,14 @@ impl RemoteBudget for RedisBudget {
     fn withdraw(&self, now_ns: Option<u64>) -> Result<bool, SharedError> {
         self.op("withdraw", now_ns.map(seconds))
             .map(|(done, _, _)| done)
+    }
+
+    fn record_request_by(&self, until: Option<std::time::Instant>) -> Result<(), SharedError> {
+        self.op_by("request", None, until).map(|_| ())
+    }
+
+    fn withdraw_by(&self, until: Option<std::time::Instant>) -> Result<bool, SharedError> {
+        self.op_by("withdraw", None, until).map(|(done, _, _)| done)
     }
 
     fn counts(&self, now_ns: Option<u64>) -> Result<(u64, u64), SharedError> {

@@ -108,7 +108,46 @@ impl Target {
         })
     }
 
-    fn addr(&self) -> String {
+    /// A node of a cluster: `host:port` reached with the seeds' TLS setting and login.
+    pub(crate) fn node(&self, host: &str, port: u16) -> Self {
+        Target {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            port,
+            ..self.clone()
+        }
+    }
+
+    /// A cluster's seed (database 0): the parts [`crate::cluster`] parsed.
+    pub(crate) fn seed(
+        host: &str,
+        port: u16,
+        tls: bool,
+        user: Option<String>,
+        password: Option<String>,
+    ) -> Self {
+        Target {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            port,
+            tls,
+            user,
+            password,
+            db: 0,
+        }
+    }
+
+    /// The host name or address, without brackets.
+    pub(crate) fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// `host:port` (`[v6]:port`).
+    pub(crate) fn addr(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
         } else {
@@ -246,11 +285,34 @@ struct Conn {
 
 impl Conn {
     fn round_trip(&mut self, cmd: &redis::Cmd, deadline: Instant) -> Result<Value, SharedError> {
+        self.round_trip_asking(cmd, deadline, false)
+    }
+
+    /// `cmd`'s reply; after `ASKING` in the same write when `asking`.
+    fn round_trip_asking(
+        &mut self,
+        cmd: &redis::Cmd,
+        deadline: Instant,
+        asking: bool,
+    ) -> Result<Value, SharedError> {
         self.transport.socket().deadline = deadline;
+        let mut packed = if asking {
+            redis::cmd("ASKING").get_packed_command()
+        } else {
+            Vec::new()
+        };
+        packed.extend_from_slice(&cmd.get_packed_command());
         self.transport
-            .write_all(&cmd.get_packed_command())
+            .write_all(&packed)
             .and_then(|()| self.transport.flush())
             .map_err(wire)?;
+        if asking {
+            expect_ok(self.read_reply()?)?;
+        }
+        self.read_reply()
+    }
+
+    fn read_reply(&mut self) -> Result<Value, SharedError> {
         let mut capped = Capped {
             inner: &mut self.transport,
             left: MAX_REPLY,
@@ -321,10 +383,31 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, SharedError> {
         .map_err(io)
 }
 
-/// A server's answer: a value, or its error.
+/// A server's answer: a value, `NOSCRIPT`, or a cluster node's word on where to go.
 pub(crate) enum Answer {
     Value(Value),
     NoScript,
+    /// `MOVED slot host:port`: the slot lives on that node now.
+    Moved {
+        slot: u16,
+        addr: String,
+    },
+    /// `ASK slot host:port`: this one call goes to that node, after `ASKING`.
+    Ask {
+        addr: String,
+    },
+    /// `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN` or `LOADING`: the node cannot serve the call
+    /// now (a failover or a resharding under way); the error says which.
+    Busy(SharedError),
+}
+
+/// `slot host:port` of a `MOVED` or `ASK` error, when well formed.
+fn redirect(details: Option<&str>) -> Option<(u16, String)> {
+    let mut words = details?.split_ascii_whitespace();
+    let slot: u16 = words.next()?.parse().ok().filter(|s| *s < 16384)?;
+    let addr = words.next()?;
+    (words.next().is_none() && addr.len() <= 300 && addr.rsplit_once(':').is_some())
+        .then(|| (slot, addr.to_owned()))
 }
 
 /// How many idle connections a client keeps for the next calls.
@@ -350,20 +433,20 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     pub(crate) fn new(url: &str, deadline: Duration) -> Result<Self, SharedError> {
-        Ok(Client {
-            target: Target::parse(url)?,
-            deadline,
-            idle: Mutex::new(Vec::new()),
-        })
+        Ok(Self::to(Target::parse(url)?, deadline))
     }
 
-    /// The deadline of a call starting now: the client's own, cut shorter by `until` — but
-    /// never below [`SHORTEST_CALL`] from now, so that a caller with no time left (a
-    /// `try_acquire`, a timeout of 0) still gets the server's word when the server answers.
-    pub(crate) fn deadline(&self, until: Option<Instant>) -> Instant {
-        let now = Instant::now();
-        let own = now + self.deadline;
-        until.map_or(own, |u| u.max(now + SHORTEST_CALL).min(own))
+    pub(crate) fn to(target: Target, deadline: Duration) -> Self {
+        Client {
+            target,
+            deadline,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How long a call may take at most.
+    pub(crate) fn own_deadline(&self) -> Duration {
+        self.deadline
     }
 
     fn connect(&self, deadline: Instant) -> Result<Conn, SharedError> {
@@ -410,7 +493,7 @@ impl Client {
 
     /// Runs `cmd` by the client's deadline.
     pub(crate) fn call(&self, cmd: &redis::Cmd) -> Result<Answer, SharedError> {
-        self.call_by(cmd, self.deadline(None))
+        self.call_by(cmd, call_deadline(self.deadline, None))
     }
 
     /// Runs `cmd`, reconnecting once if an idle connection kept from an earlier call turns
@@ -421,6 +504,17 @@ impl Client {
         cmd: &redis::Cmd,
         deadline: Instant,
     ) -> Result<Answer, SharedError> {
+        self.call_asking(cmd, deadline, false)
+    }
+
+    /// [`call_by`](Self::call_by), after `ASKING` on the same connection when `asking` (a
+    /// cluster node's `ASK` redirect).
+    pub(crate) fn call_asking(
+        &self,
+        cmd: &redis::Cmd,
+        deadline: Instant,
+        asking: bool,
+    ) -> Result<Answer, SharedError> {
         let kept = self
             .idle
             .lock()
@@ -428,7 +522,7 @@ impl Client {
             .pop();
         let result = (|| {
             if let Some(mut conn) = kept {
-                match conn.round_trip(cmd, deadline) {
+                match conn.round_trip_asking(cmd, deadline, asking) {
                     Ok(v) => return Ok((conn, v)),
                     Err(SharedError::Io(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
                         return Err(SharedError::Io(e))
@@ -437,7 +531,7 @@ impl Client {
                 }
             }
             let mut conn = self.connect(deadline)?;
-            let v = conn.round_trip(cmd, deadline)?;
+            let v = conn.round_trip_asking(cmd, deadline, asking)?;
             Ok((conn, v))
         })();
         let result = result.and_then(|(conn, v)| {
@@ -445,24 +539,27 @@ impl Client {
                 Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript) => {
                     Ok(Answer::NoScript)
                 }
-                Value::ServerError(e)
-                    if matches!(
-                        e.kind(),
-                        Some(ServerErrorKind::Moved | ServerErrorKind::Ask)
-                    ) =>
-                {
-                    Err(io(format!(
-                        "the server is a Redis Cluster node and redirected the call ({}): \
-                         cluster mode is not supported — give the address of a standalone \
-                         server (or of a proxy that routes by slot; recuo's keys use {{hash \
-                         tags}})",
-                        e.code()
-                    )))
-                }
-                Value::ServerError(e) => Err(server_error(&e)),
+                Value::ServerError(e) => match e.kind() {
+                    Some(ServerErrorKind::Moved) => Ok(match redirect(e.details()) {
+                        Some((slot, addr)) => Answer::Moved { slot, addr },
+                        None => Answer::Busy(server_error(&e)),
+                    }),
+                    Some(ServerErrorKind::Ask) => Ok(match redirect(e.details()) {
+                        Some((_, addr)) => Answer::Ask { addr },
+                        None => Answer::Busy(server_error(&e)),
+                    }),
+                    Some(
+                        ServerErrorKind::TryAgain
+                        | ServerErrorKind::ClusterDown
+                        | ServerErrorKind::MasterDown
+                        | ServerErrorKind::ReadOnly
+                        | ServerErrorKind::BusyLoading,
+                    ) => Ok(Answer::Busy(self.scrubbed(server_error(&e)))),
+                    _ => Err(server_error(&e)),
+                },
                 v => Ok(Answer::Value(v)),
             };
-            if answer.is_ok() {
+            if matches!(answer, Ok(Answer::Value(_) | Answer::NoScript)) {
                 let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
                 if idle.len() < MAX_IDLE {
                     idle.push(conn);
@@ -471,6 +568,21 @@ impl Client {
             answer
         });
         result.map_err(|e| self.scrubbed(e))
+    }
+
+    /// The value of `answer`, or the error a client of this one server gives for any other
+    /// answer (a cluster node's redirect says how to name the cluster).
+    pub(crate) fn value(&self, answer: Answer) -> Result<Value, SharedError> {
+        match answer {
+            Answer::Value(v) => Ok(v),
+            Answer::NoScript => Err(self.scrubbed(io("unexpected NOSCRIPT"))),
+            Answer::Moved { .. } | Answer::Ask { .. } => Err(self.scrubbed(io(
+                "the server is a Redis Cluster node and redirected the call: name the \
+                 cluster by a redis+cluster://host:port,host:port/ URL (or rediss+cluster:// \
+                 for TLS)",
+            ))),
+            Answer::Busy(e) => Err(e),
+        }
     }
 
     /// `e` naming the server, and never quoting the password (a server may echo it).
@@ -488,6 +600,31 @@ impl Client {
             format!("Redis at {}{tls}: {text}", self.target.addr()),
         ))
     }
+}
+
+/// The deadline of a call starting now: `own` from now, cut shorter by `until` — but never
+/// below [`SHORTEST_CALL`] from now, so that a caller with no time left (a `try_acquire`, a
+/// timeout of 0) still gets the server's word when the server answers.
+pub(crate) fn call_deadline(own: Duration, until: Option<Instant>) -> Instant {
+    let now = Instant::now();
+    let own = now + own;
+    until.map_or(own, |u| u.max(now + SHORTEST_CALL).min(own))
+}
+
+/// Whether `e` says the server was not reached or the connection was lost (and not that the
+/// call's time ran out): a cluster client asks another node, or the same after a failover.
+pub(crate) fn is_lost(e: &SharedError) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e, SharedError::Io(e) if matches!(
+        e.kind(),
+        K::ConnectionRefused
+            | K::ConnectionReset
+            | K::ConnectionAborted
+            | K::NotConnected
+            | K::BrokenPipe
+            | K::UnexpectedEof
+            | K::AddrNotAvailable
+    ))
 }
 
 fn expect_ok(v: Value) -> Result<(), SharedError> {

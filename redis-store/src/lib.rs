@@ -11,16 +11,24 @@
 //!
 //! Each check is one script run with `EVALSHA` (the script's SHA-1), falling back to `EVAL`
 //! when the server answers `NOSCRIPT` (a restarted or flushed server), which caches it again.
-//! Keys carry a `{hash tag}` — `{KEY}:tat`, `{KEY}:settings`, `{KEY}:interval` — so one limit's
-//! keys would land in one cluster slot; **cluster mode itself is refused**: a server that answers
-//! `MOVED` or `ASK` gets a clear error naming it (give a standalone server's address).
+//! Keys carry a `{hash tag}` — `{KEY}:tat`, `{KEY}:settings`, `{KEY}:interval` — so one
+//! limit's keys share one cluster slot.
 //!
+//! **Redis Cluster**: a URL `redis+cluster://[user:password@]host:port[,host:port…]/`
+//! (`rediss+cluster://` for TLS) names a cluster's seed nodes. recuo reads the slot map itself
+//! and runs each script on the master of its keys' slot, over the same bounded connections as
+//! for one server: `MOVED` and `ASK` are followed, a node that forgot a script is taught it, and
+//! while a slot has no master (a failover) a call asks again every 50 ms — every step within
+//! the one call's deadline. A cluster node named by a plain `redis://` URL is refused with a
+//! message naming the cluster form.
+
 //! Without the `client` feature (on by default) the crate has no Redis client: [`regulator`],
 //! [`limit`], [`budget`] and [`ping`] answer that this build has no Redis support — the one
 //! place the bindings' builds without Redis get that error from.
 //!
 //! URLs: `redis://[[user]:password@]host[:port][/db]`, `rediss://…` for TLS (rustls on
-//! `ring`; the system's roots, or those `SSL_CERT_FILE` names), or `host:port`. Every call
+//! `ring`; the system's roots, or those `SSL_CERT_FILE` names), `host:port`, or the cluster
+//! form above. Every call
 //! ends within 5 s, connecting and authenticating included, however slowly the server
 //! answers; a reply is at most 4 MiB; errors name the server and never the password.
 
@@ -30,6 +38,8 @@
 mod budget;
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
+mod cluster;
 #[cfg(feature = "client")]
 mod limit;
 #[cfg(feature = "client")]
@@ -178,12 +188,14 @@ pub fn budget(
 pub fn ping(url: &str, deadline: Duration) -> Result<(), SharedError> {
     #[cfg(feature = "client")]
     {
-        use client::{io, Answer, Client};
+        use client::{io, Client};
+        if cluster::is_cluster_url(url) {
+            return cluster::Cluster::open(url, deadline)?.ping();
+        }
         let client = Client::new(url, deadline)?;
-        match client.call(&redis::cmd("PING"))? {
-            Answer::Value(redis::Value::SimpleString(s)) if s == "PONG" => Ok(()),
-            Answer::Value(v) => Err(io(format!("unexpected reply {v:?}"))),
-            Answer::NoScript => Err(io("unexpected NOSCRIPT")),
+        match client.value(client.call(&redis::cmd("PING"))?)? {
+            redis::Value::SimpleString(s) if s == "PONG" => Ok(()),
+            v => Err(io(format!("unexpected reply {v:?}"))),
         }
     }
     #[cfg(not(feature = "client"))]

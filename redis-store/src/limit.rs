@@ -33,7 +33,7 @@ pub struct RedisLimit(Arc<Inner>);
 impl std::fmt::Debug for RedisLimit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisLimit")
-            .field("client", &self.0.store.client)
+            .field("store", &self.0.store)
             .field("key", &self.0.key)
             .field("max", &self.0.max)
             .field("lease_ms", &self.0.lease_ms)
@@ -47,6 +47,9 @@ pub struct Lease {
     limit: RedisLimit,
     token: String,
     released: bool,
+    /// When dropped, the release's call ends by then too (a gate's lease: the operation's
+    /// deadline, so that an operation never outlives it giving its place back).
+    release_by: Option<Instant>,
 }
 
 impl std::fmt::Debug for Lease {
@@ -80,6 +83,7 @@ impl RedisLimit {
     ) -> Result<Self, SharedError> {
         let lease_ms = crate::limit_settings(max, lease)?;
         let store = Store::open(url, deadline)?;
+        store.checked_key(key)?;
         check_settings(
             &store,
             key,
@@ -140,6 +144,7 @@ impl RedisLimit {
                 limit: self.clone(),
                 token,
                 released: false,
+                release_by: None,
             }))
         } else {
             let wait = u64::try_from(r.get(1).copied().unwrap_or(1)).unwrap_or(1);
@@ -228,14 +233,17 @@ impl Lease {
     /// The server could not be used (the place comes back when the lease expires).
     pub fn release(mut self) -> Result<bool, SharedError> {
         self.released = true;
-        self.release_token()
+        self.release_token(None)
     }
 
-    fn release_token(&self) -> Result<bool, SharedError> {
+    fn release_token(&self, until: Option<Instant>) -> Result<bool, SharedError> {
         let i = &self.limit.0;
-        let r = i
-            .store
-            .ints(&i.release, &[&i.key], std::slice::from_ref(&self.token))?;
+        let r = i.store.ints_until(
+            &i.release,
+            &[&i.key],
+            std::slice::from_ref(&self.token),
+            until,
+        )?;
         Ok(r.first() == Some(&1))
     }
 
@@ -249,7 +257,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if !self.released {
             // An error leaves the place to its lease's expiry.
-            let _ = self.release_token();
+            let _ = self.release_token(self.release_by);
         }
     }
 }
@@ -269,7 +277,10 @@ impl RemoteLimit for RedisLimit {
     ) -> Result<Option<RemotePlace>, SharedError> {
         Ok(self
             .acquire_by(timeout, calls_until, cancel)?
-            .map(|l| Box::new(l) as RemotePlace))
+            .map(|mut lease| {
+                lease.release_by = calls_until;
+                Box::new(lease) as RemotePlace
+            }))
     }
 }
 

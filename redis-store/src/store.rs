@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use recuo::{RemoteGcra, SharedError};
 
-use crate::client::{io, Answer, Client, DEADLINE};
+use crate::client::{call_deadline, io, Answer, Client, DEADLINE};
+use crate::cluster::{is_cluster_url, slot_of, Cluster};
 
 /// The regulator's rule on the server.
 pub const GCRA_LUA: &str = include_str!("gcra.lua");
@@ -28,20 +29,55 @@ impl Script {
     }
 }
 
-/// A connection to one server, running scripts.
-pub(crate) struct Store {
-    pub(crate) client: Client,
+/// Where the scripts run: one server, or the master of their keys' slot in a cluster.
+#[derive(Debug)]
+pub(crate) enum Store {
+    One(Client),
+    Cluster(Cluster),
 }
 
 impl Store {
+    /// `redis+cluster://…` and `rediss+cluster://…` name a cluster; any other URL one server.
     pub(crate) fn open(url: &str, deadline: Duration) -> Result<Self, SharedError> {
-        Ok(Store {
-            client: Client::new(url, deadline)?,
-        })
+        if is_cluster_url(url) {
+            Cluster::open(url, deadline).map(Store::Cluster)
+        } else {
+            Client::new(url, deadline).map(Store::One)
+        }
     }
 
-    /// Runs `script` on `keys` with `args`: `EVALSHA`, then `EVAL` on `NOSCRIPT` — both by
-    /// one deadline, the client's, cut shorter by `until`.
+    /// The limit key `key`, refused where its keys could not share one slot.
+    pub(crate) fn checked_key(&self, key: &str) -> Result<(), SharedError> {
+        if matches!(self, Store::Cluster(_)) && key.is_empty() {
+            return Err(io(
+                "an empty key cannot name a limit on a Redis Cluster (its keys would land in \
+                 different slots)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs `cmd` on `keys`' server by `deadline`.
+    fn call(
+        &self,
+        cmd: &redis::Cmd,
+        keys: &[&str],
+        deadline: Instant,
+    ) -> Result<Answer, SharedError> {
+        match self {
+            Store::One(client) => client.call_by(cmd, deadline),
+            Store::Cluster(cluster) => {
+                let slot = keys.first().map_or(0, |k| slot_of(k.as_bytes()));
+                if keys.iter().any(|k| slot_of(k.as_bytes()) != slot) {
+                    return Err(io("a script's keys lie in different Redis Cluster slots"));
+                }
+                cluster.call_by(cmd, slot, deadline)
+            }
+        }
+    }
+
+    /// Runs `script` on `keys` with `args`: `EVALSHA`, then `EVAL` on `NOSCRIPT` (on the node
+    /// that did not know it) — both by one deadline, the client's, cut shorter by `until`.
     fn run(
         &self,
         script: &Script,
@@ -49,20 +85,30 @@ impl Store {
         args: &[String],
         until: Option<Instant>,
     ) -> Result<redis::Value, SharedError> {
-        let deadline = self.client.deadline(until);
+        let own = match self {
+            Store::One(client) => client.own_deadline(),
+            Store::Cluster(cluster) => cluster.own_deadline(),
+        };
+        let deadline = call_deadline(own, until);
         let with = |verb: &str, first: &str| {
             let mut c = redis::cmd(verb);
             c.arg(first).arg(keys.len()).arg(keys).arg(args);
             c
         };
-        match self
-            .client
-            .call_by(&with("EVALSHA", &script.sha), deadline)?
-        {
-            Answer::Value(v) => Ok(v),
-            Answer::NoScript => match self.client.call_by(&with("EVAL", script.body), deadline)? {
+        let answer = match self.call(&with("EVALSHA", &script.sha), keys, deadline)? {
+            Answer::NoScript => match self.call(&with("EVAL", script.body), keys, deadline)? {
+                Answer::NoScript => return Err(io("the server refused the script (NOSCRIPT)")),
+                other => other,
+            },
+            other => other,
+        };
+        match self {
+            Store::One(client) => client.value(answer),
+            // The cluster's client follows every redirect; what is left is a value.
+            Store::Cluster(_) => match answer {
                 Answer::Value(v) => Ok(v),
-                Answer::NoScript => Err(io("the server refused the script (NOSCRIPT)")),
+                Answer::Busy(e) => Err(e),
+                _ => Err(io("unexpected answer from the Redis Cluster")),
             },
         }
     }
@@ -155,7 +201,7 @@ pub struct RedisGcra {
 impl std::fmt::Debug for RedisGcra {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisGcra")
-            .field("client", &self.store.client)
+            .field("store", &self.store)
             .field("key", &self.key)
             .finish()
     }
@@ -190,6 +236,7 @@ impl RedisGcra {
         deadline: Duration,
     ) -> Result<Self, SharedError> {
         let store = Store::open(url, deadline)?;
+        store.checked_key(key)?;
         let interval_us = (interval_ns / 1000).max(1);
         let words = |adaptive: bool| {
             if adaptive {

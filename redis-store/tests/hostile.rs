@@ -206,10 +206,17 @@ fn a_long_error_reply_is_quoted_short() {
 }
 
 #[test]
-fn a_cluster_redirect_is_refused_clearly() {
+fn a_cluster_redirect_names_the_cluster_form() {
     let (addr, server) = fake_server(|s| s.write_all(b"-MOVED 3999 127.0.0.1:6381\r\n").unwrap());
     let (e, _) = call_on(&addr, Duration::from_secs(5));
-    assert!(e.contains("cluster mode is not supported"), "{e}");
+    assert_eq!(
+        e,
+        format!(
+            "shared state: Redis at {addr}: the server is a Redis Cluster node and redirected \
+             the call: name the cluster by a redis+cluster://host:port,host:port/ URL (or \
+             rediss+cluster:// for TLS)"
+        )
+    );
     server.join().unwrap();
 }
 

@@ -198,3 +198,114 @@ pub fn run_fleet(
     let _ = serve.wait();
     serde_json::from_slice(&stats.stdout).unwrap()
 }
+
+/// A Redis Cluster of 3 masters and 3 replicas on 127.0.0.1 (`scripts/redis-cluster`),
+/// stopped when dropped.
+pub struct Cluster {
+    dir: PathBuf,
+    /// `redis+cluster://…` (`rediss+cluster://app:apppw@…` with TLS): the masters as seeds.
+    pub url: String,
+    /// Every node's port.
+    pub nodes: Vec<u16>,
+    /// The certificate to trust (TLS clusters).
+    pub cert: Option<PathBuf>,
+}
+
+fn cluster_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/redis-cluster")
+}
+
+impl Cluster {
+    /// Starts a cluster (TLS, with the ACL user `app`, when `tls`), ready: every slot served,
+    /// every replica linked.
+    pub fn start(tls: bool) -> Cluster {
+        let dir = std::env::temp_dir().join(format!(
+            "recuo-cluster-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        let mut cmd = Command::new(cluster_script());
+        cmd.arg("start").arg(&dir);
+        if tls {
+            cmd.arg("--tls");
+        }
+        let out = cmd.stderr(Stdio::inherit()).output().unwrap();
+        assert!(out.status.success(), "the cluster did not start");
+        let env = String::from_utf8(out.stdout).unwrap();
+        let get = |name: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}=")))
+                .map(str::to_owned)
+        };
+        Cluster {
+            url: get("URL").unwrap(),
+            nodes: get("NODES")
+                .unwrap()
+                .split(',')
+                .map(|p| p.parse().unwrap())
+                .collect(),
+            cert: get("CERT").map(PathBuf::from),
+            dir,
+        }
+    }
+
+    fn script(&self, args: &[&str]) -> String {
+        let out = Command::new(cluster_script())
+            .arg(args[0])
+            .arg(&self.dir)
+            .args(&args[1..])
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "redis-cluster {args:?} failed");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// The port and pid of the master serving `key`'s slot.
+    pub fn master_of(&self, key: &str) -> (u16, u32) {
+        let answer = self.script(&["master-of", key]);
+        let mut words = answer.split_whitespace();
+        (
+            words.next().unwrap().parse().unwrap(),
+            words.next().unwrap().parse().unwrap(),
+        )
+    }
+
+    /// Waits until every slot is served again; the seconds it took.
+    pub fn wait_ok(&self) -> f64 {
+        self.script(&["wait-ok", "30"]).parse().unwrap()
+    }
+
+    /// `redis-cli` against the node at `port` (plain clusters): its answer.
+    pub fn cli(&self, port: u16, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// The node id of the node at `port`.
+    pub fn id(&self, port: u16) -> String {
+        self.cli(port, &["CLUSTER", "MYID"])
+    }
+
+    /// The ports of the nodes that are masters now.
+    pub fn masters(&self) -> Vec<u16> {
+        self.nodes
+            .iter()
+            .copied()
+            .filter(|p| self.cli(*p, &["ROLE"]).starts_with("master"))
+            .collect()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(cluster_script())
+            .arg("stop")
+            .arg(&self.dir)
+            .status();
+    }
+}
