@@ -1399,7 +1399,7 @@ namespace Recuo {
          * holder halves the rate for all of them, and successes bring it back; the setting is
          * made when the key is set up, and every process that uses it must agree.
          *
-         * @param string $url `redis://[:password@]host[:port][/db]` or `host:port` (port 6379, database 0 by default)
+         * @param string $url `redis://[[user]:password@]host[:port][/db]`, `rediss://…` for TLS, or `host:port` (port 6379, database 0 by default); `redis+cluster://host:port,host:port/` for a Redis Cluster (seed nodes; `rediss+cluster://…` for TLS)
          * @param string $key the key: the state lives in `{KEY}:tat`, the settings in `{KEY}:settings`, an adaptive key's interval in force in `{KEY}:interval`
          * @param string|float $rate as for the constructor; every user of the key must ask for the same
          * @param int $burst as for the constructor; every user of the key must ask for the same
@@ -1518,7 +1518,7 @@ namespace Recuo {
          * gate's loop throw, taking nothing. `inFlight` and `maxInFlight` count this
          * process's places.
          *
-         * @param string $url `redis://[[user]:password@]host[:port][/db]`, `rediss://…` for TLS, or `host:port`
+         * @param string $url as for {@see Regulator::redis()}: one server, or `redis+cluster://host:port,host:port/` for a Redis Cluster
          * @param string $key the key: the places live in `{KEY}:leases`, the settings in `{KEY}:settings`
          * @param int $limit places (>= 1); every user of the key must ask for the same
          * @param float $lease seconds a place lasts unless renewed (0.001 to 86400); every user of the key must ask for the same

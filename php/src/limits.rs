@@ -199,13 +199,15 @@ impl Regulator {
         })
     }
 
-    /// A regulator on the Redis server at `$url` (`redis://[:password@]host[:port][/db]` or
-    /// `host:port`) under `$key`, shared by every process on every machine that uses the
-    /// same server and key. Each check is one atomic script on the server, timed by the
-    /// server's clock. `$adaptive` sets the key up adaptive: the interval in force lives on
-    /// the server, and a 429 reported by any holder halves the rate for all of them. Throws
-    /// `Recuo\Exception\SharedFileError` when the key was set up with another rate, burst or
-    /// adaptive setting, or the server cannot be reached or used.
+    /// A regulator on the Redis server at `$url` (`redis://[[user]:password@]host[:port][/db]`,
+    /// `rediss://…` for TLS, or `host:port`; `redis+cluster://host:port,host:port/` for a
+    /// Redis Cluster, named by seed nodes, `rediss+cluster://…` for TLS) under `$key`, shared
+    /// by every process on every machine that uses the same server and key. Each check is one
+    /// atomic script on the server, timed by the server's clock. `$adaptive` sets the key up
+    /// adaptive: the interval in force lives on the server, and a 429 reported by any holder
+    /// halves the rate for all of them. Throws `Recuo\Exception\SharedFileError` when the key
+    /// was set up with another rate, burst or adaptive setting, or the server cannot be
+    /// reached or used.
     #[php(defaults(burst = 1, adaptive = false))]
     pub fn redis(
         url: Bytes<'_>,
@@ -416,13 +418,14 @@ impl ConcurrencyLimit {
         })
     }
 
-    /// A limit on the Redis server at `$url` under `$key`: at most `$limit` operations in
-    /// flight for every process on every machine that uses the same server and key, each
-    /// place a lease of `$lease` seconds on the server's clock (a holder that dies frees its
-    /// place when its lease expires; `Permit::renew()` extends one). Throws
-    /// `Recuo\Exception\SharedFileError` when the key was set up with another limit or lease,
-    /// or the server cannot be reached or used — then, or later from `tryAcquire()`,
-    /// `acquire()`, `renew()` and a gate's loop.
+    /// A limit on the Redis server (or Redis Cluster) at `$url` (the URLs of
+    /// `Regulator::redis()`) under `$key`: at most `$limit` operations in flight for every
+    /// process on every machine that uses the same server and key, each place a lease of
+    /// `$lease` seconds on the server's clock (a holder that dies frees its place when its
+    /// lease expires; `Permit::renew()` extends one). Throws `Recuo\Exception\SharedFileError`
+    /// when the key was set up with another limit or lease, or the server cannot be reached
+    /// or used — then, or later from `tryAcquire()`, `acquire()`, `renew()` and a gate's
+    /// loop.
     pub fn redis(url: Bytes<'_>, key: Bytes<'_>, limit: i64, lease: f64) -> PhpResult<Self> {
         const F: &str = "Recuo\\ConcurrencyLimit::redis";
         guarded(F, || {
@@ -632,10 +635,11 @@ impl RetryBudget {
         })
     }
 
-    /// A budget on the Redis server at `$url` under `$key`, shared by every process on every
-    /// machine that uses the same server and key with the same settings (checked as the
-    /// constructor checks them), counted per second on the server's clock. In a gate it
-    /// fails closed (no retry while the server cannot be used); its own methods throw
+    /// A budget on the Redis server (or Redis Cluster) at `$url` (the URLs of
+    /// `Regulator::redis()`) under `$key`, shared by every process on every machine that uses
+    /// the same server and key with the same settings (checked as the constructor checks
+    /// them), counted per second on the server's clock. In a gate it fails closed (no retry
+    /// while the server cannot be used); its own methods throw
     /// `Recuo\Exception\SharedFileError` then, as they do for a key set up otherwise or a
     /// server out of reach here.
     #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
