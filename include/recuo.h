@@ -3787,9 +3787,14 @@ recuo_status recuo_regulator_new_shared_with(const char *path,
  *   `AUTH user password` is sent, as Redis 6 ACLs expect), or `rediss://…` for TLS — TLS
  *   or an error, never a silent downgrade: rustls verifies the server's certificate and
  *   name against the system's roots, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name.
+ *   For a Redis Cluster, `redis+cluster://[user:password@]host:port[,host:port…]/` names
+ *   some of its nodes (seeds; `rediss+cluster://` for TLS): recuo finds the others and runs
+ *   each check on the master of the key's slot; while that slot has no master (a
+ *   failover) a call asks again until its 5 s are up (docs/limits.md says what a failover
+ *   may cost). A cluster node named by a plain `redis://` URL is refused, the detail
+ *   naming the cluster form.
  * * `key`, `key_len`: the key, UTF-8; the state lives in `{KEY}:tat` and the settings in
- *   `{KEY}:settings` (one cluster slot; a Redis Cluster node that redirects is refused
- *   with `RECUO_ERR_IO`).
+ *   `{KEY}:settings` (one cluster slot; on a Redis Cluster the key may not be empty).
  * * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
  *   every later one must ask for the same ones.
  * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
@@ -4067,7 +4072,9 @@ recuo_status recuo_concurrency_limit_new_shared(const char *path,
  * within 5 s, however slowly the server answers, as `recuo_regulator_new_redis` says.
  *
  * * `url`, `url_len`: as `recuo_regulator_new_redis`: `redis://[[user]:password@]host[:port][/db]`,
- *   `rediss://…` for TLS, or `host:port`, exactly `url_len` bytes of UTF-8.
+ *   `rediss://…` for TLS, or `host:port`, exactly `url_len` bytes of UTF-8 — or
+ *   `redis+cluster://host:port,host:port/` for a Redis Cluster (seed nodes;
+ *   `rediss+cluster://` for TLS).
  * * `key`, `key_len`: the key, UTF-8; the leases live in `{KEY}:leases` and the settings in
  *   `{KEY}:settings`.
  * * `limit`: the places, as `recuo_concurrency_limit_new`; `lease_ms`: 1 ms to 1 day. The
@@ -4268,8 +4275,9 @@ recuo_status recuo_retry_budget_new_shared(const char *path,
  * own clock. The settings are checked as `recuo_retry_budget_new` checks them; the first
  * user of the key sets them, every later one must ask for the same.
  *
- * * `url`, `url_len`, `key`, `key_len`: as `recuo_regulator_new_redis` (the counts live in
- *   `{KEY}:budget`, the settings in `{KEY}:settings`).
+ * * `url`, `url_len`, `key`, `key_len`: as `recuo_regulator_new_redis`, a Redis Cluster's
+ *   `redis+cluster://host:port,host:port/` (seed nodes; `rediss+cluster://` for TLS)
+ *   included; the counts live in `{KEY}:budget`, the settings in `{KEY}:settings`.
  * * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
  *   NUL-terminated and truncated to fit (a mismatch names both settings, an I/O error the
  *   server and what went wrong, never the password); on success, an empty string.

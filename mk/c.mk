@@ -39,6 +39,10 @@ C_TEST_SHARED_LIMIT := $(ROOT)/tests/c/test_shared_limit.c
 C_TEST_RECORDS := $(ROOT)/tests/c/test_records.c
 # Starts a redis-server of its own on 127.0.0.1 (make deps installs it) and stops it.
 C_TEST_REDIS   := $(ROOT)/tests/c/test_redis.c
+# Real Redis Clusters of its own (scripts/redis-cluster, 3 masters + 3 replicas): the limits on
+# a cluster, over TLS, and a fleet of fork()ed processes through a failover (`recuo serve`).
+C_TEST_CLUSTER := $(ROOT)/tests/c/test_cluster.c
+C_CLUSTER_SCRIPT := $(ROOT)/scripts/redis-cluster
 # Fake Redis servers of its own (fork()ed children on 127.0.0.1), a forced panic, keys and fork.
 C_TEST_HOSTILE := $(ROOT)/tests/c/test_hostile.c
 # The libcurl glue (include/recuo_curl.h) against `recuo serve` and servers of its own.
@@ -55,8 +59,16 @@ C_EXAMPLE_RECORDS := $(ROOT)/examples/c/records.c
 C_DOC          := $(ROOT)/docs/c.md
 C_DOC_OUT      := $(C_OUT)/doc
 
-.PHONY: build-c build-c-release header header-check pkgconfig-c test-c demo-c example-c \
-	example-limits-c example-records-c example-curl-c doc-c install-c uninstall-c
+.PHONY: build-c build-c-release header header-check pkgconfig-c test-c test-cluster-c demo-c \
+	example-c example-limits-c example-records-c example-curl-c doc-c install-c uninstall-c
+
+# $(call c_cluster_run,WRAPPER,PROGRAM,ARGS): runs a build of test_cluster.c (under WRAPPER)
+# with its clusters in a directory of this run's own, and stops them afterwards whatever
+# happened; fails when the program did.
+c_cluster_run = dir=$(C_OUT)/cluster-$$$$; \
+	$(1) $(2) $(C_CLUSTER_SCRIPT) $(C_RECUO_BIN) $$dir $(3); status=$$?; \
+	$(C_CLUSTER_SCRIPT) stop $$dir/plain; $(C_CLUSTER_SCRIPT) stop $$dir/tls; \
+	rmdir $$dir 2>/dev/null; test $$status -eq 0
 
 build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
 	@$(CARGO) build -q -p recuo-ffi
@@ -152,6 +164,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_VALGRIND) $(C_OUT)/test_records_pkgconfig
 	@$(C_VALGRIND) $(C_OUT)/test_redis
 	@$(C_VALGRIND) $(C_OUT)/test_redis_static
+	@$(MAKE) --no-print-directory test-cluster-c
 	@$(C_VALGRIND) $(C_OUT)/test_hostile 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
 	@$(C_VALGRIND) $(C_OUT)/test_hostile_static 2>$(C_OUT)/test_hostile.err || { cat $(C_OUT)/test_hostile.err; exit 1; }
 	@$(C_VALGRIND) $(C_OUT)/test_curl $(C_RECUO_BIN) $(C_VECTORS)
@@ -186,6 +199,8 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	        -o $(C_OUT)/test_redis_asan $(C_SHARED) -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_HOSTILE) \
 	        -o $(C_OUT)/test_hostile_asan $(C_SHARED) -lm && \
+	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_CLUSTER) \
+	        -o $(C_OUT)/test_cluster_asan $(C_SHARED) $(C_CURL) -lcjson -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) -pthread $(C_TEST_CURL) \
 	        -o $(C_OUT)/test_curl_asan $(C_SHARED) $(C_CURL) -lcjson -lm && \
 	    $(CC) $(C_FLAGS) $(C_SANITIZE) $(C_TEST_HTTP) \
@@ -200,6 +215,7 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	    $(C_OUT)/test_shared_limit_asan && \
 	    $(C_OUT)/test_records_asan && \
 	    $(C_OUT)/test_redis_asan && \
+	    ( $(call c_cluster_run,,$(C_OUT)/test_cluster_asan,--no-failover) ) && \
 	    ( $(C_OUT)/test_hostile_asan 2>$(C_OUT)/test_hostile.err || \
 	        { cat $(C_OUT)/test_hostile.err; false; } ) && \
 	    $(C_OUT)/test_curl_asan $(C_RECUO_BIN) $(C_VECTORS) && \
@@ -208,6 +224,14 @@ test-c: build-c pkgconfig-c ## C tests against recuo.h: shared, static, pkg-conf
 	else \
 	    echo "test-c: $(CC) has no AddressSanitizer; the ASan runs were skipped"; \
 	fi
+
+# The plain cluster's part under valgrind; the TLS cluster's part and the failover natively (a
+# process exec'd by the test: valgrind does not follow it). Prints the failover's figures.
+test-cluster-c: build-c ## the C tests on real Redis Clusters: the limits, TLS, a fleet through a failover
+	@mkdir -p $(C_OUT)
+	@$(CARGO) build -q -p recuo-cli
+	@$(CC) $(C_FLAGS) $(C_TEST_CLUSTER) -o $(C_OUT)/test_cluster $(C_SHARED) $(C_CURL) -lcjson -lm
+	@$(call c_cluster_run,$(C_VALGRIND),$(C_OUT)/test_cluster,)
 
 demo-c: build-c ## build and run the C examples (examples/c/demo.c, attempts.c, limits.c, records.c)
 	@mkdir -p $(C_OUT)

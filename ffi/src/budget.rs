@@ -135,8 +135,9 @@ pub unsafe extern "C" fn recuo_retry_budget_new_shared(
 /// own clock. The settings are checked as `recuo_retry_budget_new` checks them; the first
 /// user of the key sets them, every later one must ask for the same.
 ///
-/// * `url`, `url_len`, `key`, `key_len`: as `recuo_regulator_new_redis` (the counts live in
-///   `{KEY}:budget`, the settings in `{KEY}:settings`).
+/// * `url`, `url_len`, `key`, `key_len`: as `recuo_regulator_new_redis`, a Redis Cluster's
+///   `redis+cluster://host:port,host:port/` (seed nodes; `rediss+cluster://` for TLS)
+///   included; the counts live in `{KEY}:budget`, the settings in `{KEY}:settings`.
 /// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
 ///   NUL-terminated and truncated to fit (a mismatch names both settings, an I/O error the
 ///   server and what went wrong, never the password); on success, an empty string.

@@ -145,7 +145,9 @@ const MAX_LEASE_MS: u64 = 86_400_000;
 /// within 5 s, however slowly the server answers, as `recuo_regulator_new_redis` says.
 ///
 /// * `url`, `url_len`: as `recuo_regulator_new_redis`: `redis://[[user]:password@]host[:port][/db]`,
-///   `rediss://…` for TLS, or `host:port`, exactly `url_len` bytes of UTF-8.
+///   `rediss://…` for TLS, or `host:port`, exactly `url_len` bytes of UTF-8 — or
+///   `redis+cluster://host:port,host:port/` for a Redis Cluster (seed nodes;
+///   `rediss+cluster://` for TLS).
 /// * `key`, `key_len`: the key, UTF-8; the leases live in `{KEY}:leases` and the settings in
 ///   `{KEY}:settings`.
 /// * `limit`: the places, as `recuo_concurrency_limit_new`; `lease_ms`: 1 ms to 1 day. The

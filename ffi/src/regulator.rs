@@ -199,9 +199,14 @@ pub unsafe extern "C" fn recuo_regulator_new_shared_with(
 ///   `AUTH user password` is sent, as Redis 6 ACLs expect), or `rediss://…` for TLS — TLS
 ///   or an error, never a silent downgrade: rustls verifies the server's certificate and
 ///   name against the system's roots, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name.
+///   For a Redis Cluster, `redis+cluster://[user:password@]host:port[,host:port…]/` names
+///   some of its nodes (seeds; `rediss+cluster://` for TLS): recuo finds the others and runs
+///   each check on the master of the key's slot; while that slot has no master (a
+///   failover) a call asks again until its 5 s are up (docs/limits.md says what a failover
+///   may cost). A cluster node named by a plain `redis://` URL is refused, the detail
+///   naming the cluster form.
 /// * `key`, `key_len`: the key, UTF-8; the state lives in `{KEY}:tat` and the settings in
-///   `{KEY}:settings` (one cluster slot; a Redis Cluster node that redirects is refused
-///   with `RECUO_ERR_IO`).
+///   `{KEY}:settings` (one cluster slot; on a Redis Cluster the key may not be empty).
 /// * `per_second`, `burst`: as `recuo_regulator_new`. The first user of the key sets them;
 ///   every later one must ask for the same ones.
 /// * `detail`, `detail_len` (may be NULL, 0): on an error, the reason in English,
