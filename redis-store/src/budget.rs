@@ -1,4 +1,4 @@
-//! The retry budget on Redis (SPEC §9), shared by every process of a fleet: the same rule as
+//! The retry budget on Redis, shared by every process of a fleet: the same rule as
 //! [`recuo::RetryBudget`] — retries in the last `window` seconds stay within
 //! `ratio × requests + floor × window` — counted per second on the server's clock.
 

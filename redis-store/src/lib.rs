@@ -1,4 +1,4 @@
-//! recuo's shared limits on Redis (SPEC §9): every process on every machine that uses the
+//! recuo's shared limits on Redis: every process on every machine that uses the
 //! same server and key shares one allowance.
 //!
 //! - [`regulator`]: the regulator (GCRA) as a [`recuo::Regulator`], one Lua script per check,

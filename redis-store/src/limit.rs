@@ -1,4 +1,4 @@
-//! A concurrency limit on Redis with leases (SPEC §9): each permit is an owner token with an
+//! A concurrency limit on Redis with leases: each permit is an owner token with an
 //! expiry in one sorted set per limit, pruned inside the same script, timed by the server's
 //! clock. A holder that dies frees its slot within its lease; a long request renews its
 //! lease; releasing twice or after expiry is harmless.
