@@ -184,6 +184,90 @@ pub struct First<V, E> {
     pub result: Result<V, E>,
 }
 
+/// What a host tells the machine, as a value: a step that may ask a remote store (giving a
+/// limit's place back, counting in a budget) can then be run where the host prefers — with a
+/// lock released ([`Driver::tell`]).
+#[derive(Debug)]
+pub enum Told {
+    /// [`Operation::start`].
+    Start {
+        /// The runner's clock, ms.
+        now_ms: u64,
+        /// The wall clock, ms since the Unix epoch.
+        unix_ms: i64,
+    },
+    /// [`Operation::start_after_first`].
+    StartAfterFirst {
+        /// When the first attempt began, on the runner's clock.
+        started_ms: u64,
+        /// The wall clock then.
+        unix_ms: i64,
+    },
+    /// [`Operation::entered`].
+    Entered {
+        /// The runner's clock, ms.
+        now_ms: u64,
+        /// Whether the gate let the attempt through.
+        passed: bool,
+    },
+    /// [`Operation::succeeded_seen`].
+    Succeeded {
+        /// The runner's clock, ms.
+        now_ms: u64,
+        /// What the attempt received.
+        seen: Option<Seen>,
+    },
+    /// [`Operation::failed_noted`].
+    Failed {
+        /// The runner's clock, ms.
+        now_ms: u64,
+        /// What the attempt received.
+        seen: Option<Seen>,
+        /// What its error carried.
+        carried: Option<Seen>,
+    },
+    /// [`Operation::judged`].
+    Judged {
+        /// The runner's clock, ms.
+        now_ms: u64,
+        /// The classifier's verdict.
+        verdict: Verdict,
+        /// What the classifier saw.
+        seen: Option<Seen>,
+    },
+    /// [`Operation::slept`].
+    Slept {
+        /// The runner's clock, ms.
+        now_ms: u64,
+    },
+}
+
+impl Told {
+    /// Tells `op`: its next step.
+    pub fn to(self, op: &mut Operation) -> Step {
+        match self {
+            Told::Start { now_ms, unix_ms } => op.start(now_ms, unix_ms),
+            Told::StartAfterFirst {
+                started_ms,
+                unix_ms,
+            } => op.start_after_first(started_ms, unix_ms),
+            Told::Entered { now_ms, passed } => op.entered(now_ms, passed),
+            Told::Succeeded { now_ms, seen } => op.succeeded_seen(now_ms, seen),
+            Told::Failed {
+                now_ms,
+                seen,
+                carried,
+            } => op.failed_noted(now_ms, seen, carried),
+            Told::Judged {
+                now_ms,
+                verdict,
+                seen,
+            } => op.judged(now_ms, verdict, seen),
+            Told::Slept { now_ms } => op.slept(now_ms),
+        }
+    }
+}
+
 /// The effects of a retry loop: everything the [`Operation`] machine does not decide.
 pub trait Driver {
     /// What the operation returns on success.
@@ -255,6 +339,14 @@ pub trait Driver {
     /// back first).
     fn gate_sleep(&mut self, delay: Duration) -> Result<bool, Self::Error> {
         self.sleep(delay)
+    }
+
+    /// Tells the machine `told` when the step may ask a remote store
+    /// ([`Operation::asks_a_remote_store`]): here (the default), or where the host prefers —
+    /// with a lock released, off an event loop. Each such call ends by the operation's
+    /// deadline.
+    fn tell(&mut self, op: &mut Operation, told: Told) -> Step {
+        told.to(op)
     }
 
     /// Makes one attempt.
@@ -370,11 +462,35 @@ pub fn drive_from<D: Driver>(
     let mut value: Option<D::Value> = None;
     let mut gate_error: Option<RegulatorError> = None;
     check_stop(driver, &mut op);
+    // Steps that may ask a remote store go through the driver (read once: the gate is fixed).
+    let remote = op.asks_a_remote_store();
+    let tell = |driver: &mut D, op: &mut Operation, told: Told| {
+        if remote {
+            driver.tell(op, told)
+        } else {
+            told.to(op)
+        }
+    };
     let mut step = match &first {
-        Some(f) => op.start_after_first(f.started_ms, f.unix_ms),
+        Some(f) => tell(
+            driver,
+            &mut op,
+            Told::StartAfterFirst {
+                started_ms: f.started_ms,
+                unix_ms: f.unix_ms,
+            },
+        ),
         None => {
             let unix = driver.unix_ms();
-            op.start(driver.now_ms(), unix)
+            let now_ms = driver.now_ms();
+            tell(
+                driver,
+                &mut op,
+                Told::Start {
+                    now_ms,
+                    unix_ms: unix,
+                },
+            )
         }
     };
     let header = op.policy().idempotency_header_name();
@@ -414,7 +530,8 @@ pub fn drive_from<D: Driver>(
             Step::Enter { attempt, until_ms } => {
                 let passed = driver.enter(attempt, until_ms).map_err(Stopped::Aborted)?;
                 check_stop(driver, &mut op);
-                op.entered(driver.now_ms(), passed)
+                let now_ms = driver.now_ms();
+                tell(driver, &mut op, Told::Entered { now_ms, passed })
             }
             Step::Call {
                 attempt,
@@ -444,17 +561,22 @@ pub fn drive_from<D: Driver>(
                     op.attempt_request(&sent.method, &sent.url);
                 }
                 check_stop(driver, &mut op);
-                let now = driver.now_ms();
-                let next = match result {
+                let now_ms = driver.now_ms();
+                let told = match result {
                     Ok(v) => {
                         value = Some(v);
-                        op.succeeded_seen(now, seen)
+                        Told::Succeeded { now_ms, seen }
                     }
                     Err(e) => {
                         last_error = Some(e);
-                        op.failed_noted(now, seen, carried)
+                        Told::Failed {
+                            now_ms,
+                            seen,
+                            carried,
+                        }
                     }
                 };
+                let next = tell(driver, &mut op, told);
                 driver.leave();
                 next
             }
@@ -463,7 +585,16 @@ pub fn drive_from<D: Driver>(
                     unreachable!("a failure is judged only after an attempt failed")
                 };
                 let (verdict, seen) = driver.classify(error).map_err(Stopped::Aborted)?;
-                op.judged(driver.now_ms(), verdict, seen)
+                let now_ms = driver.now_ms();
+                tell(
+                    driver,
+                    &mut op,
+                    Told::Judged {
+                        now_ms,
+                        verdict,
+                        seen,
+                    },
+                )
             }
             Step::Sleep { attempt, delay_ms } => {
                 if let Some(error) = last_error.as_ref() {
@@ -479,7 +610,8 @@ pub fn drive_from<D: Driver>(
                     }
                 }
                 check_stop(driver, &mut op);
-                op.slept(driver.now_ms())
+                let now_ms = driver.now_ms();
+                tell(driver, &mut op, Told::Slept { now_ms })
             }
             Step::Done(report) => {
                 flush(driver, &mut op);

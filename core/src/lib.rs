@@ -72,7 +72,9 @@ pub use clock::{
     Clock, ManualClock, SystemClock,
 };
 pub use curl::curl_transport;
-pub use drive::{drive, drive_from, AttemptContext, Driver, First, Notes, RetryError, Stopped};
+pub use drive::{
+    drive, drive_from, AttemptContext, Driver, First, Notes, RetryError, Stopped, Told,
+};
 pub use error::ConfigError;
 pub use gate::{Gate, GatePoll, Pass, GATE_POLL_MS};
 pub use guide::{com_retry, retry_delay_ms, ComRetry, GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};

@@ -45,7 +45,7 @@ use crate::gate::{Gate, GatePoll, GATE_POLL_MS};
 use crate::http::{Ending, Last, RequestPlan, Style};
 use crate::idempotency::IdempotencyKey;
 use crate::journal::{Journal, Level, RequestLine, Seen};
-use crate::limit::Permit;
+use crate::limit::{ConcurrencyLimit, Permit};
 use crate::pool::{AttemptPool, LoopPool};
 use crate::record::{attempt_reason, AttemptDecision, Record};
 use crate::regulator::{RegulatorError, Reservation};
@@ -212,16 +212,18 @@ impl Operation {
         self
     }
 
-    /// Whether a step may ask a remote store (the gate's budget, or its adaptive regulator, is
-    /// on Redis): a host with an event loop then runs the steps off it (each such call ends by
-    /// the store's deadline).
+    /// Whether a step may ask a remote store (the gate's budget, its limit, or its adaptive
+    /// regulator is on Redis): a host with an event loop then runs the steps off it, and a host
+    /// with a lock releases it (each such call ends by the operation's deadline).
     pub fn asks_a_remote_store(&self) -> bool {
         let Some(gate) = &self.gate else {
             return false;
         };
-        // The budget is asked on every attempt; an adaptive remote regulator is told every
-        // refusal (and the successes that restore its rate).
+        // The budget is asked on every attempt; a remote limit's place is given back when the
+        // attempt ends; an adaptive remote regulator is told every refusal (and the successes
+        // that restore its rate).
         gate.budget().is_some_and(RetryBudget::is_remote)
+            || gate.limit().is_some_and(ConcurrencyLimit::is_remote)
             || gate
                 .regulator()
                 .is_some_and(|r| r.is_remote() && r.is_adaptive())

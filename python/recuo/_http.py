@@ -370,6 +370,16 @@ async def gate_async(op: Operation, step: Step) -> Step:
             raise
 
 
+async def asked(op: Operation, step: Callable[..., Step], *args: Any, **kwargs: Any) -> Step:
+    """A step of ``op`` that may ask a Redis server (the gate's budget or limit is on Redis: a
+    first attempt counted, a place given back): taken from the loop's default executor then
+    (the step releases the GIL while it asks), so the round trip never blocks the event loop;
+    any other step is taken at once. Each such call ends by the operation's deadline."""
+    if not op._asks_remote:
+        return step(*args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(step, *args, **kwargs))
+
+
 _ROUND_TRIP = 0.1
 """The least time a look at a Redis gate is given, in seconds (recuo-redis's shortest call)."""
 
@@ -576,6 +586,21 @@ def _ended(op: Operation, client: Any, response: Any, error: Optional[Exception]
     raise client.give_up(message, response, report.reason, report.retry_at, report) from error
 
 
+async def _told_async(
+    op: Operation, client: Any, response: Any, error: Optional[Exception]
+) -> Tuple[Step, _Last]:
+    """``_told`` on an event loop: the machine told off the loop when it may ask Redis."""
+    if response is not None:
+        status: int = client.status(response)
+        headers = list(client.headers(response))
+        return await asked(op, op.responded, _now_ms(), status, headers=headers), status
+    assert error is not None
+    kind = client.transport(error)
+    if kind is None:
+        raise error
+    return await asked(op, op.responded, _now_ms(), error=kind), kind
+
+
 def _told(op: Operation, client: Any, response: Any, error: Optional[Exception]) -> Tuple[Step, _Last]:
     """Tells the machine what the attempt came to — the response's status and headers, or the
     transport failure's kind — and answers its step and that outcome. An exception that is not
@@ -654,7 +679,7 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
     last: _Last = None  # what the last attempt came to: None (no attempt), a status, a kind
     owned = True  # false once the gate step ended by an exception: it settled the operation
     try:
-        step = op.start(_now_ms(), _unix_ms())
+        step = await asked(op, op.start, _now_ms(), _unix_ms())
         while True:
             op._log_records()
             kind = step.kind
@@ -676,13 +701,13 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     return _late(op, client, late.__cause__)  # type: ignore[no-any-return]
                 except Exception as exc:
                     response, error = None, exc
-                step, last = _told(op, client, response, error)
+                step, last = await _told_async(op, client, response, error)
                 if step.kind not in ("done", "gave_up") and response is not None:
                     try:
                         await _by(client.release(response), ends)
                     except _Late:
                         if step.kind == "sleep":
-                            step = op.slept(_now_ms())  # the body took the time: no wait
+                            step = await asked(op, op.slept, _now_ms())  # the body took the time
                     response = None
             elif kind == "sleep":
                 if step.delay_ms:
@@ -698,7 +723,7 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                         op.slept(_now_ms())
                         op._log_records()
                         raise
-                step = op.slept(_now_ms())
+                step = await asked(op, op.slept, _now_ms())
             elif kind == "done":
                 op._log_records()
                 assert response is not None

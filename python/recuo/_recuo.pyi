@@ -779,13 +779,15 @@ class Regulator:
     def redis(
         url: str, key: str, rate: _Rate, burst: int = 1, *, adaptive: bool = False
     ) -> Regulator:
-        """A regulator on the Redis server at ``url`` (``redis://[:password@]host[:port][/db]``)
-        under ``key``, shared by every process on every machine that uses it with the same
-        rate, burst and adaptive setting, and timed by the server's clock. On an adaptive key
-        the interval in force lives on the server: a 429 reported by any holder halves the
-        rate for all of them, and successes bring it back. ``SharedFileError`` for a key set
-        up otherwise; ``ConnectionError`` when the server cannot be reached or used (then or
-        later: nothing is taken)."""
+        """A regulator on the Redis server at ``url``
+        (``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` for TLS, or
+        ``host:port``; or ``redis+cluster://host:port,host:port/`` for a Redis Cluster: its
+        seed nodes, ``rediss+cluster://…`` for TLS) under ``key``, shared by every process on
+        every machine that uses it with the same rate, burst and adaptive setting, and timed
+        by the server's clock. On an adaptive key the interval in force lives on the server: a
+        429 reported by any holder halves the rate for all of them, and successes bring it
+        back. ``SharedFileError`` for a key set up otherwise; ``ConnectionError`` when the
+        server cannot be reached or used (then or later: nothing is taken)."""
     def acquire(self, timeout: float | None = None, *, cost: int = 1) -> bool:
         """Waits for a start slot of weight ``cost`` and takes it: ``True``; ``False`` at once
         (nothing reserved) when it would not come within ``timeout`` seconds;
@@ -867,12 +869,14 @@ class ConcurrencyLimit:
         be opened or is refused (a symbolic link, another user's, writable by others)."""
     @staticmethod
     def redis(url: str, key: str, limit: int, lease: float) -> ConcurrencyLimit:
-        """A limit on the Redis server at ``url`` under ``key``, shared by every process on
-        every machine that uses it with the same ``limit`` and ``lease``: each place a lease
-        of ``lease`` seconds (0.001 to 86400) on the server's clock, freed when its holder
-        dies and the lease expires; ``Permit.renew()`` extends it. ``SharedFileError`` for a
-        key set up otherwise; ``ConnectionError`` when the server cannot be reached or used
-        (then or later: no place is given). ``in_flight`` counts this process's places."""
+        """A limit on the Redis server at ``url`` (as ``Regulator.redis``: one server, or a
+        Redis Cluster named by ``redis+cluster://host:port,host:port/``) under ``key``, shared
+        by every process on every machine that uses it with the same ``limit`` and ``lease``:
+        each place a lease of ``lease`` seconds (0.001 to 86400) on the server's clock, freed
+        when its holder dies and the lease expires; ``Permit.renew()`` extends it.
+        ``SharedFileError`` for a key set up otherwise; ``ConnectionError`` when the server
+        cannot be reached or used (then or later: no place is given). ``in_flight`` counts
+        this process's places."""
     def acquire(self, timeout: float | None = None) -> Permit | None:
         """Waits for a place (at most ``timeout`` seconds): its ``Permit``, or ``None``.
         Releases the GIL; Ctrl-C raises ``KeyboardInterrupt`` promptly."""
@@ -930,11 +934,12 @@ class RetryBudget:
     def redis(
         url: str, key: str, ratio: float = 0.1, floor_per_s: float = 1.0, window_s: int = 10
     ) -> RetryBudget:
-        """A budget on the Redis server at ``url`` under ``key``, shared by every process on
-        every machine that uses it with the same settings, counted on the server's clock (the
-        ``_at`` methods: a clock every user shares, in whole seconds). In a gate it fails
-        closed; its own methods raise ``ConnectionError`` when the server cannot be used.
-        ``SharedFileError`` for a key set up otherwise."""
+        """A budget on the Redis server at ``url`` (as ``Regulator.redis``: one server, or a
+        Redis Cluster named by ``redis+cluster://host:port,host:port/``) under ``key``, shared
+        by every process on every machine that uses it with the same settings, counted on the
+        server's clock (the ``_at`` methods: a clock every user shares, in whole seconds). In
+        a gate it fails closed; its own methods raise ``ConnectionError`` when the server
+        cannot be used. ``SharedFileError`` for a key set up otherwise."""
     def record_request(self) -> None:
         """Counts a first attempt now."""
     def record_request_at(self, now_ns: int) -> None:

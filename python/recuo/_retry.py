@@ -453,7 +453,7 @@ async def _run_async(
     if first is None and not o.first_before:
         op, token = _operation_in_context(o.policy, o.seed, o.gate, o.request)
         try:
-            step = await _asked(op, op.start, _now_ms(), _unix_ms())
+            step = await _http.asked(op, op.start, _now_ms(), _unix_ms())
             return await _drive(op, fn, args, kwargs, o, step, None, None)
         finally:
             if token is not None:
@@ -486,7 +486,10 @@ async def _run_async(
             return result  # nobody takes the records of a success at once
     op, token = _operation_after_first(o.policy, o.seed, o.gate, o.request, frame, started, unix)
     try:
-        step = op.succeeded(_now_ms()) if failed is None else await _asked(op, op.failed, _now_ms(), failed)
+        if failed is None:
+            step = await _http.asked(op, op.succeeded, _now_ms())
+        else:
+            step = await _http.asked(op, op.failed, _now_ms(), failed)
         return await _drive(op, fn, args, kwargs, o, step, failed, result)
     finally:
         if token is not None:
@@ -521,7 +524,7 @@ async def _drive(
                     _current_attempt.reset(token)
             except Exception as exc:
                 last = exc
-                step = await _asked(op, op.failed, _now_ms(), exc)
+                step = await _http.asked(op, op.failed, _now_ms(), exc)
             except asyncio.CancelledError as cancelled:
                 # The task was cancelled: the operation gives up "cancelled" (what it holds of
                 # the gate goes back), its records and on_give_up as for any give-up.
@@ -535,11 +538,11 @@ async def _drive(
                 op._abandon(_now_ms())
                 raise
             else:
-                step = op.succeeded(_now_ms())
+                step = await _http.asked(op, op.succeeded, _now_ms())
         elif kind == "classify":
             with _chained(last):
                 answer = True if o.classify is None else o.classify(last)  # type: ignore[arg-type]
-            step = await _asked(op, op.judged, _now_ms(), answer if isinstance(answer, Verdict) else bool(answer))
+            step = await _http.asked(op, op.judged, _now_ms(), answer if isinstance(answer, Verdict) else bool(answer))
         elif kind == "sleep":
             if o.on_retry is not None:
                 with _chained(last):
@@ -551,7 +554,7 @@ async def _drive(
                     op.cancel()
                     _end(op, op.slept(_now_ms()), o, None)
                     raise
-            step = op.slept(_now_ms())
+            step = await _http.asked(op, op.slept, _now_ms())
         elif kind == "done":
             return result
         else:  # "gave_up": the function's own last exception, unchanged
@@ -588,15 +591,6 @@ async def _gate(op: Operation, step: Step, o: _Options, last: Exception | None) 
             op.cancel()
             _end(op, _poll(op, _now_ms()), o, last)
             raise
-
-
-async def _asked(op: Operation, step: Callable[..., Step], *args: Any) -> Step:
-    """A step of ``op`` that may ask a Redis server (the gate's budget is on Redis): taken
-    from the loop's default executor then (the step releases the GIL while it asks), so the
-    round trip never blocks the event loop; any other step is taken at once."""
-    if not op._asks_remote:
-        return step(*args)
-    return await asyncio.get_running_loop().run_in_executor(None, step, *args)
 
 
 async def _raising(error: BaseException) -> Any:

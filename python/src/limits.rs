@@ -378,12 +378,15 @@ impl PyRegulator {
         })
     }
 
-    /// A regulator on the Redis server at ``url`` (``redis://[:password@]host[:port][/db]``
-    /// or ``host:port``) under ``key``, shared by every process on every machine that uses
-    /// the same server and key with the same ``rate`` and ``burst``. Each check is one atomic
-    /// script on the server, timed by the server's clock: ``try_acquire`` and ``acquire``
-    /// need no clock of yours (``try_acquire_at`` stays for tests, with a fake clock every
-    /// user of the key shares). Talking to the server releases the GIL.
+    /// A regulator on the Redis server at ``url``
+    /// (``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` for TLS, or
+    /// ``host:port``; or ``redis+cluster://host:port,host:port/`` for a Redis Cluster: its
+    /// seed nodes, ``rediss+cluster://…`` for TLS) under ``key``, shared by every process on
+    /// every machine that uses the same server and key with the same ``rate`` and ``burst``.
+    /// Each check is one atomic script on the server, timed by the server's clock:
+    /// ``try_acquire`` and ``acquire`` need no clock of yours (``try_acquire_at`` stays for
+    /// tests, with a fake clock every user of the key shares). Talking to the server releases
+    /// the GIL.
     ///
     /// ``adaptive=True`` sets the key up adaptive: the interval in force lives on the server,
     /// a 429 reported by any holder (``on_throttled()``, one round trip) halves the rate for
@@ -776,7 +779,9 @@ impl PyConcurrencyLimit {
     }
 
     /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
-    /// ``rediss://…`` for TLS, or ``host:port``) under ``key``: at most ``limit`` requests in
+    /// ``rediss://…`` for TLS, or ``host:port``; or ``redis+cluster://host:port,host:port/``
+    /// for a Redis Cluster: its seed nodes, ``rediss+cluster://…`` for TLS; see
+    /// docs/limits.md for what a failover does) under ``key``: at most ``limit`` requests in
     /// flight for every process on every machine that uses the same server and key with the
     /// same ``limit`` and ``lease``. Each place is a lease of ``lease`` seconds (0.001 to
     /// 86400), kept on the server and timed by its clock: a holder that dies frees its place

@@ -863,9 +863,13 @@ impl PyOperation {
     }
 
     /// The attempt of ``"call"`` succeeded at ``now_ms``.
-    fn succeeded(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
+    fn succeeded(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+    ) -> PyStep {
         let (seen, _) = self.ended(None);
-        let step = self.op.succeeded_seen(now_ms, seen);
+        let step = self.asking(py, |op| op.succeeded_seen(now_ms, seen));
         self.step(step)
     }
 
@@ -932,8 +936,8 @@ impl PyOperation {
     }
 
     /// The wait of ``"sleep"`` is over at ``now_ms`` (or was cut short by a cancellation).
-    fn slept(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
-        let step = self.op.slept(now_ms);
+    fn slept(&mut self, py: Python<'_>, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
+        let step = self.asking(py, |op| op.slept(now_ms));
         self.step(step)
     }
 

@@ -36,7 +36,7 @@ use pyo3::types::{PyDict, PyTuple};
 use recuo::{
     drive_from, monotonic_ms, unix_now_ms, AttemptContext, AttemptPool, CancelToken, Driver, Gate,
     GatePoll, GiveUpReason, Level, LoopPool, Operation, Record, RegulatorError, Report,
-    RequestLine, RetryError, Seen, Stopped, Verdict,
+    RequestLine, RetryError, Seen, Step, Stopped, Told, Verdict,
 };
 
 use crate::args::seed_arg;
@@ -634,6 +634,12 @@ impl Driver for PyDriver<'_, '_> {
 
     fn gate_error(&mut self, error: &RegulatorError) -> Option<PyErr> {
         Some(crate::limits::regulator_use_error(error))
+    }
+
+    // A step that may ask Redis (a limit's place given back, the budget counting) runs with
+    // the GIL released: other threads go on while it asks.
+    fn tell(&mut self, op: &mut Operation, told: Told) -> Step {
+        self.py.detach(move || told.to(op))
     }
 
     fn gate_sleep(&mut self, delay: Duration) -> PyResult<bool> {
