@@ -1,10 +1,12 @@
 # mk/bench.mk — `make bench`: recuo beside the libraries users would pick instead, as ratios
-# measured in one run (issues 7 and 18). Included by the Makefile, which defines ROOT, VENV and CARGO.
+# measured in one run (issues 7, 18 and 30). Included by the Makefile, which defines ROOT, VENV and CARGO.
 #
 # Never part of `make test`: nothing here is a test, and no test depends on timing. The peers
 # (tenacity, stamina, backoff) go into a venv of their own under target/bench/, beside recuo's
 # release wheel; they are never a dependency of recuo. The JavaScript row runs the npm package
-# over the release librecuo; the core's instruction counts need valgrind (callgrind).
+# over the release librecuo; the core's instruction counts need valgrind (callgrind). The Redis
+# step starts its own servers (redis-server and redis-benchmark, from `make deps`) and builds
+# redis-cell, a peer, from crates.io.
 # Everything is written under target/bench/; the report is target/bench/REPORT.md. Each step
 # runs alone (-j1): two benchmarks side by side on two cores would only measure each other.
 
@@ -25,9 +27,9 @@ FFI_RELEASE := $(ROOT)/target/release/librecuo.so
 INSTRUCTIONS := $(ROOT)/target/release/instructions
 bench_step = @echo "bench: $(1)" >&2
 
-.PHONY: bench bench-rust bench-instructions lint-bench bench-schedules bench-python bench-php bench-js bench-report bench-profile
+.PHONY: bench bench-rust bench-instructions lint-bench bench-schedules bench-python bench-php bench-js bench-redis bench-report bench-profile
 
-bench: deps ## measure recuo beside its peers, ratios in one run, into target/bench/REPORT.md (~7 min; never part of make test)
+bench: deps ## measure recuo beside its peers, ratios in one run, into target/bench/REPORT.md (~8 min; never part of make test)
 	@mkdir -p $(BENCH_DIR)
 	@$(MAKE) -j1 --no-print-directory lint-bench
 	@$(MAKE) -j1 --no-print-directory bench-schedules
@@ -36,6 +38,7 @@ bench: deps ## measure recuo beside its peers, ratios in one run, into target/be
 	@$(MAKE) -j1 --no-print-directory bench-php
 	@$(MAKE) -j1 --no-print-directory bench-js
 	@$(MAKE) -j1 --no-print-directory bench-python
+	@$(MAKE) -j1 --no-print-directory bench-redis
 	@$(MAKE) -j1 --no-print-directory bench-report
 
 lint-bench: ## rustfmt and clippy for recuo-bench, warnings are errors; the simulator's tests
@@ -95,6 +98,23 @@ bench-profile: ## callgrind: instructions per call of recuo's loops beside the g
 		{ echo "bench-profile: run make bench first (it builds what this profiles)" >&2; exit 1; }
 	@$(CARGO) build -q --release -p recuo-bench --bin instructions
 	@RECUO_LIB=$(FFI_RELEASE) python3 $(ROOT)/bench/report/callgrind.py $(BENCH_DIR) $(BENCH_PY) $(PHP_RELEASE) $(INSTRUCTIONS)
+
+# The Redis step (issue 30): redis-cell from crates.io (pinned by bench/redis/cell/Cargo.lock,
+# built as a cdylib so that redis-server loads it without rustc's libraries), recuo's load
+# binary, then bench/redis/redis_bench.py: one node it starts itself and a 3+3 cluster from
+# scripts/redis-cluster, every server on 127.0.0.1 and stopped at the end (~1.5 min).
+REDIS_CELL := $(BENCH_DIR)/redis-cell/release/libredis_cell.so
+REDIS_ROUNDS ?= 5
+
+bench-redis: ## the Redis regulator (EVALSHA) beside redis-cell's CL.THROTTLE and PING, 1/8/64 clients, one node and a cluster; one round trip per acquire checked
+	@mkdir -p $(BENCH_DIR)
+	$(call bench_step,build redis-cell 0.2.2 (crates.io) and recuo's Redis load binary (release))
+	@$(CARGO) rustc -q --locked --release --manifest-path $(ROOT)/bench/redis/cell/Cargo.toml \
+		--target-dir $(BENCH_DIR)/redis-cell -p redis-cell --crate-type cdylib
+	@$(CARGO) build -q --release -p recuo-bench --bin redis_load
+	@python3 $(ROOT)/bench/redis/redis_bench.py $(BENCH_DIR)/redis.json --rounds $(REDIS_ROUNDS) \
+		--cell $(REDIS_CELL) --load $(ROOT)/target/release/redis_load \
+		--script $(ROOT)/redis-store/src/gcra.lua --cluster-script $(ROOT)/scripts/redis-cluster
 
 bench-report: ## target/bench/REPORT.md from the last runs' figures, printed
 	@python3 $(ROOT)/bench/report/build_report.py $(BENCH_DIR)

@@ -2,10 +2,10 @@
 
     python3 build_report.py BENCH_DIR
 
-BENCH_DIR holds python.json, php.json, js.json, criterion.json, instructions.json and
-schedules.json (written by bench/python/bench_python.py, bench/php/bench.php, bench/js/bench.js,
-bench/report/criterion_rounds.py, bench/report/core_instructions.py and the `schedules`
-binary). Every figure is a ratio to a baseline measured in the same round of the same run;
+BENCH_DIR holds python.json, php.json, js.json, criterion.json, instructions.json,
+schedules.json and redis.json (written by bench/python/bench_python.py, bench/php/bench.php,
+bench/js/bench.js, bench/report/criterion_rounds.py, bench/report/core_instructions.py, the
+`schedules` binary and bench/redis/redis_bench.py). Every figure is a ratio to a baseline measured in the same round of the same run;
 each is given as its median and its min–max over the rounds. The report ends with issue 18's
 table (the cost of the success path, today and the goal) and the standing goals of issue 7,
 each marked met or not met on the median; a row whose figures are missing from this run says
@@ -336,6 +336,120 @@ def schedules(sched: dict[str, Any], goals: Goals) -> list[str]:
     return lines + [""]
 
 
+REDIS_SCRIPT = "recuo script (EVALSHA)"
+REDIS_CELL = "CL.THROTTLE"
+REDIS_PING = "PING"
+REDIS_CLIENT = "recuo client (try_acquire)"
+
+
+def redis_section(redis: dict[str, Any] | None) -> list[str]:
+    """Issue 30: the Redis regulator's cost beside redis-cell's CL.THROTTLE and PING, with the
+    issue's goals checked on the medians of the per-round ratios."""
+    title = "### 7. Redis: the regulator beside redis-cell's `CL.THROTTLE` and `PING`"
+    if redis is None:
+        return [title, "", "Not measured in this run (redis.json is missing).", ""]
+    lines = [
+        title,
+        "",
+        f"Redis {redis['redis']}, redis-cell {redis['redis_cell']} (crates.io) loaded into the same "
+        "servers: one node, and a 3 masters + 3 replicas cluster (`scripts/redis-cluster`) where "
+        "every figure is taken on the master holding the key's slot. Each limit allows 1 000 000 "
+        "starts/s with a burst of 1, so that no call is refused and each is the full path. "
+        f"`{REDIS_SCRIPT}`, `{REDIS_CELL}` and `{REDIS_PING}` are sent by the same client, "
+        "redis-benchmark (one connection per client, one request in flight on each): the script "
+        "with exactly the arguments recuo-redis sends for `try_acquire`. "
+        f"`{REDIS_CLIENT}` is recuo's own Rust client end to end: N threads sharing one "
+        "`recuo_redis::regulator`, each calling `try_acquire`, its latency timed around the call "
+        "— what a user's acquire costs. Server CPU: the server process's CPU time per call "
+        "(the least noisy figure on a shared machine). Each figure is the median of "
+        f"{redis['rounds']} rounds, the contenders in an order rotated every round; every ratio "
+        "is taken within a round.",
+        "",
+    ]
+    rows, ratio_rows, goal_rows = [], [], []
+
+    def per_round(by: dict[str, list[dict[str, float]]], top: str, bottom: str, key: str) -> list[float]:
+        return [a[key] / b[key] for a, b in zip(by.get(top, []), by.get(bottom, []))]
+
+    def shown(xs: list[float]) -> str:
+        return verdict(xs, lambda x: True, "{:.2f}×")[0]
+
+    notes, round_trips = [], []
+    for deployment, dep in redis["deployments"].items():
+        if "skipped" in dep:
+            notes.append(f"- **{deployment}**: not measured — {dep['skipped']}")
+            continue
+        for clients, by in dep["figures"].items():
+            for contender, rounds in by.items():
+                if not rounds:
+                    rows.append([deployment, clients, contender, NOT_MEASURED, "", "", ""])
+                    continue
+                m = {k: statistics.median(r[k] for r in rounds) for k in ("per_s", "p50_us", "p99_us", "cpu_us")}
+                rows.append([deployment, clients, contender, f"{m['per_s']:,.0f}", f"{m['p50_us']:.0f}",
+                             f"{m['p99_us']:.0f}", f"{m['cpu_us']:.1f}"])
+            throughput = per_round(by, REDIS_SCRIPT, REDIS_CELL, "per_s")
+            p50 = per_round(by, REDIS_SCRIPT, REDIS_PING, "p50_us")
+            ratio_rows.append([deployment, clients, REDIS_SCRIPT, shown(throughput), shown(p50),
+                               shown(per_round(by, REDIS_SCRIPT, REDIS_CELL, "cpu_us")),
+                               shown(per_round(by, REDIS_CLIENT, REDIS_PING, "per_s")),
+                               shown(per_round(by, REDIS_CLIENT, REDIS_PING, "p50_us"))])
+            # Another script measured beside (redis_bench.py --also-script: before / after).
+            for other in by:
+                if other.startswith("script ") and other != REDIS_SCRIPT:
+                    ratio_rows.append([deployment, clients, other, shown(per_round(by, other, REDIS_CELL, "per_s")),
+                                       shown(per_round(by, other, REDIS_PING, "p50_us")),
+                                       shown(per_round(by, other, REDIS_CELL, "cpu_us")), "—", "—"])
+            if clients in ("8", "64"):
+                goal_rows.append([f"{deployment}, {clients} clients: the script's throughput ≥ 0.8× "
+                                  "`CL.THROTTLE`'s", *verdict(throughput, lambda x: x >= 0.8, "{:.2f}×")])
+            goal_rows.append([f"{deployment}, {clients} client{'s' * (clients != '1')}: the script's p50 ≤ 2× "
+                              "`PING`'s",
+                              *verdict(p50, lambda x: x <= 2, "{:.2f}×")])
+        checks = dep.get("round_trips", [])
+        inside = ", ".join(sorted(n.upper() for n in dep.get("script_commands", {})))
+        if checks:
+            ok = all(c["ok"] for c in checks)
+            acquires = sum(c["acquires"] for c in checks)
+            sent = sum(sum(c["others"].values()) for c in checks)
+            round_trips.append([f"{deployment}: one round trip per acquire (INFO commandstats over every "
+                                 "run of recuo's client)",
+                                 f"{acquires:,} acquires, {sum(c['evalsha'] for c in checks):,} EVALSHA, "
+                                 f"{sent} other commands sent", "met" if ok else "**not met**"])
+            notes.append(f"- **{deployment}**: each EVALSHA runs {inside} inside the server (counted "
+                         "by commandstats too, and told apart from commands a client sent).")
+        if "client_skipped" in dep:
+            notes.append(f"- **{deployment}**: recuo's client not measured — {dep['client_skipped']}")
+        if "replicated" in dep:
+            held = dep["replicated"]
+            cell = next((v for k, v in held.items() if k.endswith(":cell")), None)
+            tat = next((v for k, v in held.items() if k.endswith(":tat")), None)
+            notes.append(f"- **{deployment}**: after the run the key's replica holds recuo's state: "
+                         f"{'yes' if tat else 'no'}; redis-cell's: {'yes' if cell else 'no'}. redis-cell "
+                         "0.2.2 does not replicate `CL.THROTTLE`'s writes (its module never calls "
+                         "`RedisModule_ReplicateVerbatim`): its state is lost in a failover, and its cluster "
+                         "figures leave out the replication that recuo's script pays for.")
+    lines += table(["deployment", "clients", "contender", "per second", "p50 µs", "p99 µs", "server CPU µs/call"],
+                   rows)
+    lines += ["", "Ratios (median over the rounds, min–max):", ""]
+    lines += table(["deployment", "clients", "script", "script / CL.THROTTLE, throughput", "script p50 / PING p50",
+                    "script / CL.THROTTLE, server CPU", "recuo client / PING, throughput",
+                    "recuo client p50 / PING p50"], ratio_rows)
+    counted = redis.get("instructions") or {}
+    if "skipped" in counted:
+        lines += ["", f"Instructions per call in the server: not measured — {counted['skipped']}."]
+    elif counted.get(REDIS_CELL):
+        lines += ["", "Instructions per call inside redis-server's `processCommand` (the command and the "
+                  "commands a script runs, not the socket's reads and writes), counted by callgrind on a "
+                  "node of its own: the one figure here that other load on the machine cannot change.", ""]
+        lines += table(["contender", "instructions per call", "× CL.THROTTLE's"],
+                       [[name, f"{n:,}", f"{n / counted[REDIS_CELL]:.2f}"] for name, n in counted.items() if n])
+    lines += ["", "Issue 30's goals for the script (same client as its baselines), on the medians:", ""]
+    lines += table(["goal", "measured: median (min–max)", "verdict"], round_trips + goal_rows)
+    if notes:
+        lines += ["", *notes]
+    return lines + [""]
+
+
 def issue18(py: dict[str, Any] | None, php: dict[str, Any] | None, js: dict[str, Any] | None,
             crit: dict[str, Any] | None, instr: dict[str, Any] | None, goals: Goals) -> None:
     """Issue 18's table, row by row, from this run's figures."""
@@ -380,8 +494,9 @@ def issue18(py: dict[str, Any] | None, php: dict[str, Any] | None, js: dict[str,
 
 def main() -> None:
     bench = Path(sys.argv[1])
-    py, php, js, crit, instr, sched = (load(bench, name) for name in
-                                       ("python", "php", "js", "criterion", "instructions", "schedules"))
+    py, php, js, crit, instr, sched, redis = (load(bench, name) for name in
+                                              ("python", "php", "js", "criterion", "instructions", "schedules",
+                                               "redis"))
     goals = Goals()
     out = ["# recuo — benchmark report", "", *machine(py, php, js)]
     out += python(py, goals)
@@ -390,6 +505,7 @@ def main() -> None:
     out += rust(crit, instr, goals)
     if sched is not None:
         out += schedules(sched, goals)
+    out += redis_section(redis)
     issue18(py, php, js, crit, instr, goals)
     out += ["### Issue 18: the success path costs what a plain loop costs", "",
             "For the loops: the extra cost per call over a direct call, divided by guide A's own "
