@@ -110,14 +110,13 @@ impl Target {
 
     /// A node of a cluster: `host:port` reached with the seeds' TLS setting and login.
     pub(crate) fn node(&self, host: &str, port: u16) -> Self {
-        Target {
-            host: host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned(),
+        Self::seed(
+            host,
             port,
-            ..self.clone()
-        }
+            self.tls,
+            self.user.clone(),
+            self.password.clone(),
+        )
     }
 
     /// A cluster's seed (database 0): the parts [`crate::cluster`] parsed.

@@ -152,7 +152,7 @@ fn a_fleet_keeps_its_limits_through_a_failover() {
     )
     .unwrap();
 
-    let (mut serve, api) = recuo_serve("50ms");
+    let (serve, api) = recuo_serve("50ms");
     let started_ms = unix_ms();
     let end_ms = started_ms + u64::try_from(RUN.as_millis()).unwrap();
     let mut env: Vec<(&str, String)> = vec![
@@ -199,13 +199,7 @@ fn a_fleet_keeps_its_limits_through_a_failover() {
         let line = text[at + 4..].lines().next().unwrap();
         ops.extend(serde_json::from_str::<Vec<(u64, u64, String, u64)>>(line).unwrap());
     }
-    let stats = Command::new("curl")
-        .args(["-s", &format!("{api}/stats")])
-        .output()
-        .unwrap();
-    let _ = serve.kill();
-    let _ = serve.wait();
-    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let stats = support::stop_serve((serve, api));
 
     let longest = ops.iter().map(|o| o.1).max().unwrap();
     let failed: Vec<_> = ops.iter().filter(|o| o.2 == "gate_error").collect();

@@ -183,13 +183,18 @@ pub fn run_fleet(
     name: &str,
     count: usize,
     env: &[(&str, String)],
-    (mut serve, api): (Child, String),
+    (serve, api): (Child, String),
 ) -> serde_json::Value {
     let children: Vec<_> = (0..count).map(|_| child(role, name, env)).collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
         assert!(out.status.success(), "{out:?}");
     }
+    stop_serve((serve, api))
+}
+
+/// `recuo serve`'s `/stats` at `api`, then `serve` stopped.
+pub fn stop_serve((mut serve, api): (Child, String)) -> serde_json::Value {
     let stats = Command::new("curl")
         .args(["-s", &format!("{api}/stats")])
         .output()
