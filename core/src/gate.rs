@@ -64,17 +64,29 @@ impl Gate {
     /// Tells the gate what an attempt came to: with an adaptive regulator, a `rate_limited`
     /// verdict slows it down. Every runner calls this after classifying a failure.
     pub fn on_verdict(&self, verdict: &Verdict) {
+        self.on_verdict_by(verdict, None);
+    }
+
+    /// [`on_verdict`](Self::on_verdict), a remote regulator's call ending by `until` too when
+    /// given (the operation's deadline).
+    pub fn on_verdict_by(&self, verdict: &Verdict, until: Option<std::time::Instant>) {
         if verdict.cause() == Cause::RateLimited {
             if let Some(r) = &self.regulator {
-                r.on_throttled();
+                r.report_by(true, until);
             }
         }
     }
 
     /// Tells the gate an attempt succeeded: an adaptive regulator speeds back up.
     pub fn on_success(&self) {
+        self.on_success_by(None);
+    }
+
+    /// [`on_success`](Self::on_success), a remote regulator's call ending by `until` too when
+    /// given (the operation's deadline).
+    pub fn on_success_by(&self, until: Option<std::time::Instant>) {
         if let Some(r) = &self.regulator {
-            r.on_success();
+            r.report_by(false, until);
         }
     }
 

@@ -212,6 +212,12 @@ impl Operation {
         self
     }
 
+    /// When a remote store's calls made for this operation must end: its deadline as an
+    /// instant (`None`: no deadline).
+    fn calls_until(&self, now_ms: u64) -> Option<std::time::Instant> {
+        crate::attempts::instant_at(now_ms, self.attempts.deadline_at_ms())
+    }
+
     /// Whether a step may ask a remote store (the gate's budget, its limit, or its adaptive
     /// regulator is on Redis): a host with an event loop then runs the steps off it, and a host
     /// with a lock releases it (each such call ends by the operation's deadline).
@@ -623,7 +629,7 @@ impl Operation {
         }
         self.end_attempt(now_ms, seen);
         if let Some(gate) = &self.gate {
-            gate.on_success();
+            gate.on_success_by(self.calls_until(now_ms));
         }
         let decision = self
             .attempts
@@ -686,7 +692,7 @@ impl Operation {
             stats.saw(verdict.cause());
         }
         if let Some(gate) = &self.gate {
-            gate.on_verdict(&verdict);
+            gate.on_verdict_by(&verdict, self.calls_until(now_ms));
         }
         let budget = self.gate.as_ref().and_then(Gate::budget);
         let decision = self.attempts.decide_with(
@@ -828,8 +834,7 @@ impl Operation {
         self.phase = Phase::Calling;
         if self.attempt == 0 {
             if let Some(budget) = self.gate.as_ref().and_then(Gate::budget) {
-                let until = crate::attempts::instant_at(now_ms, self.attempts.deadline_at_ms());
-                budget.record_request_by(until);
+                budget.record_request_by(self.calls_until(now_ms));
             }
         }
         if let Some(stats) = &self.stats {

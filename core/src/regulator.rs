@@ -192,6 +192,20 @@ pub trait RemoteGcra: Send + Sync {
         Ok(0)
     }
 
+    /// [`adapt`](Self::adapt), the store's call ending by `until` too when given (an
+    /// operation's deadline).
+    ///
+    /// # Errors
+    /// As [`adapt`](Self::adapt).
+    fn adapt_by(
+        &self,
+        throttled: bool,
+        until: Option<std::time::Instant>,
+    ) -> Result<u64, SharedError> {
+        let _ = until;
+        self.adapt(throttled)
+    }
+
     /// The interval in force the store answered last (by a reservation or a report), in
     /// nanoseconds; 0 when it has answered none yet.
     fn interval_in_force_ns(&self) -> u64 {
@@ -536,7 +550,14 @@ impl Regulator {
     /// A 429 (or 503) was seen: when adaptive, halve the rate — for every holder of a shared
     /// file or a remote store. A remote store that cannot be reached loses the report.
     pub fn on_throttled(&self) {
-        self.adapt(true);
+        self.adapt(true, None);
+    }
+
+    /// [`on_throttled`](Self::on_throttled) or [`on_success`](Self::on_success)
+    /// (`throttled: false`), a remote store's call ending by `until` too when given (an
+    /// operation's deadline).
+    pub fn report_by(&self, throttled: bool, until: Option<std::time::Instant>) {
+        self.adapt(throttled, until);
     }
 
     /// A start succeeded: when adaptive, give back 1/16 of the configured rate, up to it —
@@ -544,10 +565,10 @@ impl Regulator {
     /// store only while the interval in force it last heard of is slower than the configured
     /// one (no round trip otherwise).
     pub fn on_success(&self) {
-        self.adapt(false);
+        self.adapt(false, None);
     }
 
-    fn adapt(&self, throttled: bool) {
+    fn adapt(&self, throttled: bool, until: Option<std::time::Instant>) {
         if !self.is_adaptive() {
             return;
         }
@@ -555,7 +576,7 @@ impl Regulator {
         match &*self.state {
             Storage::Remote { gcra, .. } => {
                 if throttled || self.current_interval() > base {
-                    let _ = gcra.adapt(throttled);
+                    let _ = gcra.adapt_by(throttled, until);
                 }
             }
             Storage::Local(_) | Storage::Shared { .. } => {

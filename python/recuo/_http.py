@@ -377,7 +377,21 @@ async def asked(op: Operation, step: Callable[..., Step], *args: Any, **kwargs: 
     any other step is taken at once. Each such call ends by the operation's deadline."""
     if not op._asks_remote:
         return step(*args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(step, *args, **kwargs))
+    taken = asyncio.get_running_loop().run_in_executor(None, functools.partial(step, *args, **kwargs))
+    try:
+        return await asyncio.shield(taken)
+    except asyncio.CancelledError:
+        # The step runs on in its thread, holding the operation, until its call ends (by the
+        # operation's deadline): let it end before the cancellation goes on, so that what the
+        # caller does with the operation next finds it free.
+        while not taken.done():
+            try:
+                await asyncio.shield(taken)
+            except asyncio.CancelledError:
+                continue
+            except Exception:
+                break
+        raise
 
 
 _ROUND_TRIP = 0.1

@@ -951,24 +951,26 @@ impl PyOperation {
     /// own failure: cancels it and answers the steps it waits on until it gives up, so that
     /// what it holds of the gate (a place in flight, a reserved start slot) goes back now
     /// rather than when the operation is collected. Its records are not polled. Private.
-    fn _abandon(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) {
+    fn _abandon(&mut self, py: Python<'_>, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) {
         if self.op.is_finished() {
             return;
         }
-        self.op.cancel();
-        // Out of turn, `slept` repeats the step the machine waits on.
-        let mut step = self.op.slept(now_ms);
-        for _ in 0..4 {
-            step = match step {
-                Step::Enter { .. } => self.op.entered(now_ms, false),
-                Step::Call { .. } => self.op.failed_seen(now_ms, None),
-                Step::Classify { .. } => {
-                    self.op.judged(now_ms, Verdict::from_predicate(true), None)
-                }
-                Step::Sleep { .. } => self.op.slept(now_ms),
-                Step::Done(_) | Step::GaveUp { .. } => break,
-            };
-        }
+        // What it holds of a Redis gate goes back with the GIL released.
+        let step = self.asking(py, |op| {
+            op.cancel();
+            // Out of turn, `slept` repeats the step the machine waits on.
+            let mut step = op.slept(now_ms);
+            for _ in 0..4 {
+                step = match step {
+                    Step::Enter { .. } => op.entered(now_ms, false),
+                    Step::Call { .. } => op.failed_seen(now_ms, None),
+                    Step::Classify { .. } => op.judged(now_ms, Verdict::from_predicate(true), None),
+                    Step::Sleep { .. } => op.slept(now_ms),
+                    Step::Done(_) | Step::GaveUp { .. } => break,
+                };
+            }
+            step
+        });
         let _ = self.step(step);
     }
 

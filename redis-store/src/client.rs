@@ -419,6 +419,9 @@ const MAX_IDLE: usize = 16;
 pub(crate) struct Client {
     target: Target,
     deadline: Duration,
+    /// Connecting takes at most the time left divided by this: 1 for one server; 2 for a
+    /// cluster's node, so that a node gone without a word leaves the call time to ask another.
+    connect_share: u32,
     idle: Mutex<Vec<Conn>>,
 }
 
@@ -435,10 +438,19 @@ impl Client {
         Ok(Self::to(Target::parse(url)?, deadline))
     }
 
+    /// A client of a cluster's node (see `connect_share`).
+    pub(crate) fn to_node(target: Target, deadline: Duration) -> Self {
+        Client {
+            connect_share: 2,
+            ..Self::to(target, deadline)
+        }
+    }
+
     pub(crate) fn to(target: Target, deadline: Duration) -> Self {
         Client {
             target,
             deadline,
+            connect_share: 1,
             idle: Mutex::new(Vec::new()),
         }
     }
@@ -460,7 +472,8 @@ impl Client {
         if left.is_zero() {
             return Err(SharedError::Io(timed_out()));
         }
-        let tcp = TcpStream::connect_timeout(&addr, left).map_err(wire)?;
+        let connect_for = (left / self.connect_share).max(SHORTEST_CALL).min(left);
+        let tcp = TcpStream::connect_timeout(&addr, connect_for).map_err(wire)?;
         let _ = tcp.set_nodelay(true);
         let socket = Socket { tcp, deadline };
         let transport = if self.target.tls {
@@ -541,11 +554,11 @@ impl Client {
                 Value::ServerError(e) => match e.kind() {
                     Some(ServerErrorKind::Moved) => Ok(match redirect(e.details()) {
                         Some((slot, addr)) => Answer::Moved { slot, addr },
-                        None => Answer::Busy(server_error(&e)),
+                        None => Answer::Busy(self.scrubbed(server_error(&e))),
                     }),
                     Some(ServerErrorKind::Ask) => Ok(match redirect(e.details()) {
                         Some((_, addr)) => Answer::Ask { addr },
-                        None => Answer::Busy(server_error(&e)),
+                        None => Answer::Busy(self.scrubbed(server_error(&e))),
                     }),
                     Some(
                         ServerErrorKind::TryAgain
@@ -606,8 +619,20 @@ impl Client {
 /// timeout of 0) still gets the server's word when the server answers.
 pub(crate) fn call_deadline(own: Duration, until: Option<Instant>) -> Instant {
     let now = Instant::now();
-    let own = now + own;
+    let own = later(now, own);
     until.map_or(own, |u| u.max(now + SHORTEST_CALL).min(own))
+}
+
+/// `now + by`, or a year from now when `by` is too long to add.
+pub(crate) fn later(now: Instant, by: Duration) -> Instant {
+    now.checked_add(by)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400))
+}
+
+/// Whether `e` says the call's time ran out on this server (it may be gone without a word: a
+/// cluster reads its slot map again before the next call).
+pub(crate) fn is_timeout(e: &SharedError) -> bool {
+    matches!(e, SharedError::Io(e) if e.kind() == std::io::ErrorKind::TimedOut)
 }
 
 /// Whether `e` says the server was not reached or the connection was lost (and not that the
@@ -623,6 +648,8 @@ pub(crate) fn is_lost(e: &SharedError) -> bool {
             | K::BrokenPipe
             | K::UnexpectedEof
             | K::AddrNotAvailable
+            | K::HostUnreachable
+            | K::NetworkUnreachable
     ))
 }
 

@@ -13,13 +13,14 @@
 //!   fails with the last node's error.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use recuo::SharedError;
 use redis::Value;
 
-use crate::client::{io, is_lost, Answer, Client, Target, SHORTEST_CALL};
+use crate::client::{io, is_lost, is_timeout, later, Answer, Client, Target, SHORTEST_CALL};
 
 /// The number of hash slots of a Redis Cluster.
 pub(crate) const SLOTS: usize = 16384;
@@ -277,8 +278,12 @@ impl SlotMap {
                 None => return Err(bad("too many nodes")),
             };
             let i = u16::try_from(i).map_err(|_| bad("too many nodes"))?;
-            // Both ends were checked to lie within the slots.
+            // Both ends were checked to lie within the slots; a slot named twice ends the
+            // parse (so a hostile reply costs at most one write per slot).
             for slot in first as usize..=last as usize {
+                if map.owner[slot] != UNSERVED {
+                    return Err(bad("a slot served twice"));
+                }
                 map.owner[slot] = i;
             }
         }
@@ -302,6 +307,9 @@ pub(crate) struct Cluster {
     clients: Mutex<HashMap<String, Arc<Client>>>,
     /// Held by the one thread refreshing the map; the time of the last refresh.
     refreshed: Mutex<Option<Instant>>,
+    /// A node's time ran out: it may be gone without a word (a machine lost, a network cut),
+    /// so the next call reads the slot map before it asks.
+    stale: AtomicBool,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -322,8 +330,9 @@ impl Cluster {
             map: RwLock::new(Arc::new(SlotMap::empty())),
             clients: Mutex::new(HashMap::new()),
             refreshed: Mutex::new(None),
+            stale: AtomicBool::new(false),
         };
-        cluster.refresh(Instant::now() + deadline)?;
+        cluster.refresh(later(Instant::now(), deadline))?;
         Ok(cluster)
     }
 
@@ -338,7 +347,10 @@ impl Cluster {
             return Arc::clone(c);
         }
         let (host, port) = host_and_port(addr).unwrap_or(("", 0));
-        let client = Arc::new(Client::to(self.seeds[0].node(host, port), self.deadline));
+        let client = Arc::new(Client::to_node(
+            self.seeds[0].node(host, port),
+            self.deadline,
+        ));
         if clients.len() >= MAX_NODES {
             clients.clear();
         }
@@ -415,8 +427,32 @@ impl Cluster {
         if refreshed.is_some_and(|at| at.elapsed() < PAUSE) {
             return;
         }
-        let _ = self.refresh(deadline);
+        if self.refresh(deadline).is_err() {
+            self.stale.store(true, Ordering::Relaxed);
+        }
         *refreshed = Some(Instant::now());
+    }
+
+    /// `addr` of a redirect from the node at `from`, as `host:port`: a redirect that names no
+    /// host (`:6380`: the node does not know its own) means `from`'s host.
+    fn redirected(from: &str, addr: &str) -> Result<String, SharedError> {
+        let bad = || {
+            io(format!(
+                "Redis at {from}: a redirect to an address that is not host:port"
+            ))
+        };
+        let (from_host, _) = host_and_port(from).map_err(|_| bad())?;
+        let no_host = addr
+            .strip_prefix(':')
+            .filter(|port| port.bytes().all(|b| b.is_ascii_digit()));
+        let (host, port) = match no_host {
+            Some(port) => (
+                from_host,
+                port.parse().ok().filter(|p| *p != 0).ok_or_else(bad)?,
+            ),
+            None => host_and_port(addr).map_err(|_| bad())?,
+        };
+        Ok(Target::seed(host, port, false, None, None).addr())
     }
 
     /// Runs `cmd`, whose keys all lie in `slot`, on the slot's master: following redirects,
@@ -430,6 +466,9 @@ impl Cluster {
         let mut ask: Option<String> = None;
         let mut redirects = 0;
         let mut last: Option<SharedError> = None;
+        if self.stale.swap(false, Ordering::Relaxed) {
+            self.refresh_if_due(deadline);
+        }
         loop {
             let asking = ask.is_some();
             let addr = match ask.take() {
@@ -448,7 +487,17 @@ impl Cluster {
                     }
                 },
             };
-            match self.client(&addr).call_asking(cmd, deadline, asking) {
+            let answer = match self.client(&addr).call_asking(cmd, deadline, asking) {
+                Ok(Answer::Moved { slot, addr: to }) => Ok(Answer::Moved {
+                    slot,
+                    addr: Self::redirected(&addr, &to)?,
+                }),
+                Ok(Answer::Ask { addr: to }) => Ok(Answer::Ask {
+                    addr: Self::redirected(&addr, &to)?,
+                }),
+                other => other,
+            };
+            match answer {
                 Ok(Answer::Moved { slot: moved, addr }) if redirects < MAX_REDIRECTS => {
                     redirects += 1;
                     // Nodes that send the call back and forth are between two steps of a
@@ -488,7 +537,10 @@ impl Cluster {
                     }
                     self.refresh_if_due(deadline);
                 }
-                Err(e) if is_lost(&e) => {
+                Err(e) if is_lost(&e) || is_timeout(&e) => {
+                    if is_timeout(&e) {
+                        self.stale.store(true, Ordering::Relaxed);
+                    }
                     last = Some(e);
                     redirects = 0;
                     if !self.pause(deadline) {
@@ -521,12 +573,13 @@ impl Cluster {
         true
     }
 
-    /// Pings every master, each by its own deadline.
+    /// Pings every master, all by one deadline.
     pub(crate) fn ping(&self) -> Result<(), SharedError> {
+        let deadline = later(Instant::now(), self.deadline);
         let map = self.current();
         for node in &map.nodes {
             let client = self.client(node);
-            match client.value(client.call(&redis::cmd("PING"))?)? {
+            match client.value(client.call_by(&redis::cmd("PING"), deadline)?)? {
                 Value::SimpleString(s) if s == "PONG" => {}
                 v => return Err(io(format!("unexpected reply {v:?} from {node}"))),
             }
@@ -628,6 +681,27 @@ mod tests {
             .contains("at most 1000 seed nodes"));
     }
 
+    #[test]
+    fn a_redirect_names_its_node_or_the_one_that_sent_it() {
+        let to =
+            |addr: &str| Cluster::redirected("127.0.0.1:7000", addr).map_err(|e| e.to_string());
+        assert_eq!(to("127.0.0.1:7001").unwrap(), "127.0.0.1:7001");
+        assert_eq!(to(":7002").unwrap(), "127.0.0.1:7002");
+        assert_eq!(to("::1:7003").unwrap(), "[::1]:7003");
+        assert_eq!(
+            Cluster::redirected("[::1]:7000", ":7004").unwrap(),
+            "[::1]:7004"
+        );
+        for bad in [":0", ":x", "h/x:1", ""] {
+            assert_eq!(
+                to(bad).unwrap_err(),
+                "shared state: Redis at 127.0.0.1:7000: a redirect to an address that is not \
+                 host:port",
+                "{bad}"
+            );
+        }
+    }
+
     fn node(host: &str, port: i64) -> Value {
         Value::Array(vec![
             Value::BulkString(host.as_bytes().to_vec()),
@@ -680,6 +754,10 @@ mod tests {
             (
                 Value::Array(vec![range(0, 1, node("h/x", 1))]),
                 "a host name",
+            ),
+            (
+                Value::Array(vec![range(0, 9, node("h", 1)), range(5, 20, node("h", 2))]),
+                "a slot served twice",
             ),
             (
                 Value::Array(vec![Value::Array(vec![Value::Int(0)])]),

@@ -46,13 +46,19 @@ impl Store {
         }
     }
 
-    /// The limit key `key`, refused where its keys could not share one slot.
+    /// The limit key `key`, refused on a cluster when its keys could not share one slot (an
+    /// empty key, or one whose hash tag `{key}` would be read as empty: it starts with `}`).
     pub(crate) fn checked_key(&self, key: &str) -> Result<(), SharedError> {
-        if matches!(self, Store::Cluster(_)) && key.is_empty() {
-            return Err(io(
-                "an empty key cannot name a limit on a Redis Cluster (its keys would land in \
-                 different slots)",
-            ));
+        let slot = |suffix| slot_of(tagged(key, suffix).as_bytes());
+        let one_slot = ["settings", "interval", "leases", "budget"]
+            .into_iter()
+            .all(|suffix| slot(suffix) == slot("tat"));
+        if matches!(self, Store::Cluster(_)) && !one_slot {
+            return Err(io(format!(
+                "the key {:?} cannot name a limit on a Redis Cluster: its keys would land in \
+                 different slots (give a key that is not empty and does not start with '}}')",
+                key.chars().take(64).collect::<String>()
+            )));
         }
         Ok(())
     }
@@ -352,13 +358,20 @@ impl RemoteGcra for RedisGcra {
     }
 
     fn adapt(&self, throttled: bool) -> Result<u64, SharedError> {
+        self.adapt_by(throttled, None)
+    }
+
+    fn adapt_by(&self, throttled: bool, until: Option<Instant>) -> Result<u64, SharedError> {
         let args = [
             u8::from(throttled).to_string(),
             self.interval_ns.to_string(),
         ];
-        let r = self
-            .store
-            .ints(&self.adapt, &[&self.settings, &self.interval_key], &args)?;
+        let r = self.store.ints_until(
+            &self.adapt,
+            &[&self.settings, &self.interval_key],
+            &args,
+            until,
+        )?;
         Ok(self.heard(r.first().copied()))
     }
 

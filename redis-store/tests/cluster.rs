@@ -203,9 +203,13 @@ fn every_limit_runs_on_a_cluster_and_follows_its_slots() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("an empty key cannot name a limit on a Redis Cluster"),
+        e.contains("the key \"\" cannot name a limit on a Redis Cluster"),
         "{e}"
     );
+    let e = RedisLimit::open(&cluster.url, "}x", 1, Duration::from_secs(1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the key \"}x\" cannot name a limit"), "{e}");
 }
 
 #[test]
@@ -245,9 +249,9 @@ fn read_command(reader: &mut BufReader<TcpStream>) -> Option<Vec<String>> {
     Some(words)
 }
 
-/// A fake cluster node on 127.0.0.1 whose slot map gives it every slot; every other command
-/// gets `answer(words, port)` (`None`: no answer ever). Its `redis+cluster://` URL.
-fn fake_node(answer: impl Fn(&[String], u16) -> Option<Vec<u8>> + Send + Sync + 'static) -> String {
+/// A fake Redis on 127.0.0.1 answering each command (its words) with `answer`'s bytes
+/// (`None`: no answer ever); its port.
+fn fake(answer: impl Fn(&[String], u16) -> Option<Vec<u8>> + Send + Sync + 'static) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let answer = Arc::new(answer);
@@ -259,17 +263,7 @@ fn fake_node(answer: impl Fn(&[String], u16) -> Option<Vec<u8>> + Send + Sync + 
                 let mut out = stream.try_clone().unwrap();
                 let mut reader = BufReader::new(stream);
                 while let Some(words) = read_command(&mut reader) {
-                    let reply = if words.first().map(String::as_str) == Some("CLUSTER") {
-                        Some(
-                            format!(
-                                "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$2\r\nid\r\n"
-                            )
-                            .into_bytes(),
-                        )
-                    } else {
-                        answer(&words, port)
-                    };
-                    match reply {
+                    match answer(&words, port) {
                         Some(bytes) => {
                             if out.write_all(&bytes).is_err() {
                                 return;
@@ -281,7 +275,79 @@ fn fake_node(answer: impl Fn(&[String], u16) -> Option<Vec<u8>> + Send + Sync + 
             });
         }
     });
+    port
+}
+
+/// `CLUSTER SLOTS`' answer: every slot on the node at `port`.
+fn all_slots_on(port: u16) -> Vec<u8> {
+    format!("*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$2\r\nid\r\n")
+        .into_bytes()
+}
+
+/// A fake cluster node on 127.0.0.1 whose slot map gives it every slot; every other command
+/// gets `answer(words, port)` (`None`: no answer ever). Its `redis+cluster://` URL.
+fn fake_node(answer: impl Fn(&[String], u16) -> Option<Vec<u8>> + Send + Sync + 'static) -> String {
+    let port = fake(move |words, port| {
+        if words.first().map(String::as_str) == Some("CLUSTER") {
+            Some(all_slots_on(port))
+        } else {
+            answer(words, port)
+        }
+    });
     format!("redis+cluster://127.0.0.1:{port}/")
+}
+
+#[test]
+fn a_master_gone_without_a_word_is_replaced_by_the_next_call() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // The new master: one start reserved, no wait.
+    let new_master = fake(|words, port| {
+        Some(match words[0].as_str() {
+            "CLUSTER" => all_slots_on(port),
+            _ => b"*3\r\n:1\r\n:0\r\n:1000000000\r\n".to_vec(),
+        })
+    });
+    // The old master answers the settings' check, then nothing ever again (its machine lost).
+    let gone = Arc::new(AtomicBool::new(false));
+    let old_master = {
+        let gone = Arc::clone(&gone);
+        fake(move |words, _| {
+            if gone.swap(true, Ordering::SeqCst) {
+                return None;
+            }
+            assert_eq!(words[0], "EVALSHA");
+            Some(b"*3\r\n:1000000\r\n:1\r\n:0\r\n".to_vec())
+        })
+    };
+    // The seed: the old master serves every slot until it is gone, then the new one.
+    let seed = fake(move |_, _| {
+        Some(all_slots_on(if gone.load(Ordering::SeqCst) {
+            new_master
+        } else {
+            old_master
+        }))
+    });
+    let url = format!("redis+cluster://127.0.0.1:{seed}/");
+    let gcra = RedisGcra::open_with_deadline(
+        &url,
+        "gone",
+        SECOND_NS,
+        1,
+        false,
+        Duration::from_millis(600),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let e = gcra.reserve_us(None, 1, 0).unwrap_err().to_string();
+    assert!(e.contains(&format!("127.0.0.1:{old_master}")), "{e}");
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    // The next call reads the slot map first, and asks the node that took the slots.
+    let started = Instant::now();
+    assert_eq!(
+        gcra.reserve_us(None, 1, 0).unwrap(),
+        (true, 0, 1_000_000_000)
+    );
+    assert!(started.elapsed() < Duration::from_millis(1500));
 }
 
 fn open_error(url: &str, deadline: Duration) -> (String, Duration) {
