@@ -31,8 +31,8 @@ exec 3<>"/dev/tcp/127.0.0.1/$port"
 printf 'GET /stats HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
 stats=$(timeout 10 cat <&3 | tail -n 1)
 exec 3<&-
-echo "$stats" | grep -q "\"idempotency_keys\":$n," || fail "not one key per POST: $stats"
-echo "$stats" | grep -q '"early_retries":0,' || fail "a retry came before its wait: $stats"
-echo "$stats" | grep -q '"throttled":0,' && fail "no transfer had to wait"
+grep -q "\"idempotency_keys\":$n," <<<"$stats" || fail "not one key per POST: $stats"
+grep -q '"early_retries":0,' <<<"$stats" || fail "a retry came before its wait: $stats"
+grep -q '"throttled":0,' <<<"$stats" && fail "no transfer had to wait"
 [ -z "${SHOW:-}" ] || cat "$out/example"
 echo "curl_multi: $summary; one key per POST, no early retry"

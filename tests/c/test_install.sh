@@ -6,6 +6,8 @@
 # the links checked with readelf; the static library and the curl glue header compiled
 # against; `make uninstall DESTDIR=<tmp>` leaves the tree empty.
 set -euo pipefail
+# A command's output is read whole before grep looks at it (`cmd | grep -q` would close the
+# pipe at the first match, and pipefail would count cmd's SIGPIPE as a failure).
 root=$(cd "${1:?usage: test_install.sh ROOT}" && pwd)
 tmp=$(mktemp -d)
 # The tree, and the install manifest make keeps for it in target/install/ (after a failure).
@@ -34,8 +36,8 @@ lib=$stage/usr/lib
 cmp -s "$stage/usr/include/recuo.h" "$root/include/recuo.h" || fail "installed recuo.h differs"; ok
 
 # The SONAME, and no libcurl in the library (the glue is a header).
-readelf -d "$lib/$realname" | grep -q "(SONAME).*\[$soname\]" || fail "SONAME is not $soname"; ok
-! readelf -d "$lib/$realname" | grep -q 'NEEDED.*libcurl' || fail "librecuo needs libcurl"; ok
+grep -q "(SONAME).*\[$soname\]" <<<"$(readelf -d "$lib/$realname")" || fail "SONAME is not $soname"; ok
+! grep -q 'NEEDED.*libcurl' <<<"$(readelf -d "$lib/$realname")" || fail "librecuo needs libcurl"; ok
 
 # The pkg-config file says the real places and version.
 pc=$lib/pkgconfig/recuo.pc
@@ -59,10 +61,10 @@ grep -q 'int main' "$work/example.c" || fail "README: no C example found"; ok
 # shellcheck disable=SC2046 # pkg-config's words are separate flags
 cc -std=c11 -Wall -Wextra -Werror "$work/example.c" -o "$work/example" \
     $(pkg-config --cflags --libs recuo)
-readelf -d "$work/example" | grep -q "NEEDED.*\[$soname\]" || fail "the example needs no $soname"; ok
+grep -q "NEEDED.*\[$soname\]" <<<"$(readelf -d "$work/example")" || fail "the example needs no $soname"; ok
 out=$(LD_LIBRARY_PATH=$lib "$work/example")
 [ "$out" = $'12000\nok after 3 attempts' ] || fail "the example printed: $out"; ok
-LD_LIBRARY_PATH=$lib ldd "$work/example" | grep -q "$soname => $lib/$soname" ||
+grep -q "$soname => $lib/$soname" <<<"$(LD_LIBRARY_PATH=$lib ldd "$work/example")" ||
     fail "the example did not load the installed library"; ok
 
 # Statically, from the installed archive.
@@ -70,7 +72,7 @@ LD_LIBRARY_PATH=$lib ldd "$work/example" | grep -q "$soname => $lib/$soname" ||
 cc -std=c11 -Wall -Wextra -Werror "$work/example.c" -o "$work/example_static" \
     $(pkg-config --cflags recuo) "$lib/librecuo.a" -lpthread -ldl -lm
 [ "$("$work/example_static")" = $'12000\nok after 3 attempts' ] || fail "static example"; ok
-! readelf -d "$work/example_static" | grep -q 'NEEDED.*librecuo' || fail "static example needs librecuo"; ok
+! grep -q 'NEEDED.*librecuo' <<<"$(readelf -d "$work/example_static")" || fail "static example needs librecuo"; ok
 
 # The curl glue compiles from the installed headers, with libcurl's own pkg-config file.
 if pkg-config --exists libcurl; then
