@@ -1,21 +1,31 @@
 //! # recuo — careful retries
 //!
-//! The core decides; the caller does. Every function here is a decision: how long to wait,
-//! what a `Retry-After` header means. Time and randomness are parameters: nothing in this
-//! crate reads the clock or a global random generator on its own, so every answer can be
-//! reproduced exactly (fixed seeds, fake clocks).
+//! The core decides *and owns the loop*; the caller does the I/O. One sans-IO state machine,
+//! [`Operation`], runs every retry loop of every language: it answers each host its next
+//! [`Step`] — pass the gate, call, classify, sleep, done, gave up — and is told what
+//! happened. Time and randomness are parameters: nothing here reads the clock or a global
+//! random generator on its own, so every answer can be reproduced exactly (fixed seeds, fake
+//! clocks).
 //!
-//! * [`backoff`] — exponential windows and jitter (SPEC §2).
-//! * [`retry_after`] — `Retry-After` as seconds or HTTP-date (SPEC §3).
+//! * [`operation`] — the operation machine: the order of the steps, the gate's feedback, the
+//!   retry budget, the stats, the records and the report; [`drive`](mod@drive) — the loop that runs it
+//!   for a blocking host ([`Driver`] holds the effects); [`run`] — Rust's own blocking runner
+//!   ([`Retry`], [`retry`]): sleeps, deadline, cancellation, hooks, nested loops.
+//! * [`attempts`] — the decision inside the machine: attempt limits, deadline, backoff draws,
+//!   give-up reasons, and the [`Report`].
+//! * [`backoff`] — exponential windows and jitter; [`retry_after`] — `Retry-After` as seconds
+//!   or HTTP-date; [`server_wait`](mod@server_wait) — the server's minimum wait from
+//!   `Retry-After` and rate-limit headers.
+//! * [`classify`] — outcomes → verdicts, idempotency; [`http`] — the HTTP request rules
+//!   every adapter shares.
 //! * [`guide`] — the two guides' functions: [`com_retry`] and [`retry_delay_ms`].
-//! * [`classify`] — outcomes → verdicts, idempotency (SPEC §5); [`server_wait`](mod@server_wait) — the
-//!   server's minimum wait from `Retry-After` and rate-limit headers (SPEC §3, §4).
-//! * [`policy`] — the policy and its validation (SPEC §6, §10).
-//! * [`attempts`] — the sans-IO retry state machine every runner drives.
-//! * [`run`] — the blocking runner: sleeps, deadline, cancellation, hooks, nested limits.
-//! * [`regulator`], [`limit`], [`budget`], [`gate`] — the shared limits (SPEC §9);
-//!   [`plan`](mod@plan) — the planning arithmetic (SPEC §8); [`batch`] and [`stats`] — a queue of
-//!   operations through one policy and gate, and what it did.
+//! * [`policy`] — the policy and its validation.
+//! * [`regulator`], [`limit`], [`budget`], [`gate`] — the shared limits, local, in a shared
+//!   file or remote (Redis, through the `recuo-redis` crate); [`plan`](mod@plan) — the
+//!   planning arithmetic; [`queue`], [`batch`] and [`stats`] — a queue of operations through
+//!   one policy and gate, and what it did.
+//! * [`journal`] and [`record`] — the operation's typed records, credentials redacted
+//!   ([`redact`]).
 //! * [`units`] — checked conversions from the caller's numbers (seconds as floats).
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
