@@ -14,7 +14,7 @@
 //! - errors that name the server and never the password.
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -461,13 +461,7 @@ impl Client {
     }
 
     fn connect(&self, deadline: Instant) -> Result<Conn, SharedError> {
-        let addr = self
-            .target
-            .addr()
-            .to_socket_addrs()
-            .map_err(SharedError::Io)?
-            .next()
-            .ok_or_else(|| io("no address"))?;
+        let addr = resolve(&self.target.host, self.target.port, deadline)?;
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(SharedError::Io(timed_out()));
@@ -621,6 +615,37 @@ pub(crate) fn call_deadline(own: Duration, until: Option<Instant>) -> Instant {
     let now = Instant::now();
     let own = later(now, own);
     until.map_or(own, |u| u.max(now + SHORTEST_CALL).min(own))
+}
+
+/// The address of `host:port` by `deadline`: an IP address as it is; a name looked up on a
+/// thread of its own, waited for only until the deadline (the system's resolver has no
+/// timeout of ours; a lookup that hangs costs its thread, never the call).
+fn resolve(host: &str, port: u16, deadline: Instant) -> Result<SocketAddr, SharedError> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = host.to_owned();
+    std::thread::Builder::new()
+        .name("recuo-redis-dns".to_owned())
+        .spawn(move || {
+            let _ = tx.send(
+                (name.as_str(), port)
+                    .to_socket_addrs()
+                    .map(|mut a| a.next()),
+            );
+        })
+        .map_err(SharedError::Io)?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(Ok(Some(addr))) => Ok(addr),
+        Ok(Ok(None)) => Err(io(format!("no address for {host:?}"))),
+        Ok(Err(e)) => Err(SharedError::Io(e)),
+        Err(_) => Err(SharedError::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the server's name was not looked up within the call's deadline",
+        ))),
+    }
 }
 
 /// `now + by`, or a year from now when `by` is too long to add.

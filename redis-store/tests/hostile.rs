@@ -234,3 +234,19 @@ fn the_reply_corpus_gives_replies_or_short_errors() {
     }
     assert!(seen >= 5);
 }
+
+/// A server named by a name, not an address: looked up (on a thread of its own, within the
+/// call's deadline), then asked; a name nobody knows is a clear error.
+#[test]
+fn a_name_is_looked_up_within_the_call() {
+    let (addr, server) = fake_server(|s| s.write_all(b"+PONG\r\n").unwrap());
+    let port = addr.rsplit(':').next().unwrap();
+    ping(&format!("redis://localhost:{port}"), Duration::from_secs(5)).unwrap();
+    server.join().unwrap();
+    let (e, took) = call_on("redis://no-such-host.invalid:6379", Duration::from_secs(5));
+    assert!(
+        e.starts_with("shared state: Redis at no-such-host.invalid:6379: "),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
