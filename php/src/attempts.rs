@@ -10,7 +10,7 @@ use ext_php_rs::prelude::*;
 use recuo::{IdempotencyKey, RequestLine, Seen, Step};
 
 use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, Array, Bytes};
-use crate::errors::guarded;
+use crate::errors::{guarded, not_constructible};
 use crate::policy::Policy;
 use crate::record::{record_status, request_line};
 use crate::verdict::Verdict;
@@ -61,6 +61,12 @@ impl Attempt {
 
 #[php_impl]
 impl Attempt {
+    /// Not constructible from PHP: `Recuo\retry` makes one per attempt.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Attempt")
+    }
+
     /// For the records: this attempt sends `$method` to `$url` (redacted in every record;
     /// it replaces the loop's `method:` and `url:` for this attempt and the result).
     pub fn record_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) -> PhpResult<()> {
@@ -122,6 +128,13 @@ impl From<recuo::Report> for Report {
 
 #[php_impl]
 impl Report {
+    /// Not constructible from PHP: `Recuo\retry`'s `$onGiveUp` and `Recuo\Attempts::report`
+    /// hand one out.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Report")
+    }
+
     /// Attempts made.
     #[php(getter)]
     pub fn get_attempts(&self) -> i64 {
@@ -174,6 +187,12 @@ pub struct Decision {
 
 #[php_impl]
 impl Decision {
+    /// Not constructible from PHP: `Recuo\Attempts` makes them.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Decision")
+    }
+
     /// `"done"`, `"retry"` or `"give_up"`.
     #[php(getter)]
     pub fn get_kind(&self) -> &'static str {

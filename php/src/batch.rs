@@ -18,7 +18,7 @@ use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, RetryError, StatsRecorder}
 
 use crate::convert::{seed as seed_arg, type_name};
 use crate::driver::{self, Callbacks, Halt, Judge};
-use crate::errors::{config_error, guarded, type_error};
+use crate::errors::{config_error, guarded, not_constructible, type_error};
 use crate::limits::Gate;
 use crate::policy::Policy;
 use crate::record::record_array;
@@ -56,6 +56,12 @@ impl BatchResult {
 
 #[php_impl]
 impl BatchResult {
+    /// Not constructible from PHP: `Recuo\runBatch` makes them.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\BatchResult")
+    }
+
     /// `"succeeded"`, `"gave_up"` or `"not_started"`.
     #[php(getter)]
     pub fn get_status(&self) -> &'static str {
@@ -109,6 +115,12 @@ pub struct BatchReport {
 
 #[php_impl]
 impl BatchReport {
+    /// Not constructible from PHP: `Recuo\runBatch` makes one.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\BatchReport")
+    }
+
     /// `array<array-key, Recuo\BatchResult>`: one per operation, under its key.
     #[php(getter)]
     pub fn get_results(&self) -> Zval {

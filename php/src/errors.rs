@@ -252,6 +252,18 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
+/// What the private constructor of a class whose objects only recuo makes answers: an
+/// `\Error` (`Direct instantiation of Recuo\Plan is not allowed`). PHP refuses `new` on a
+/// private constructor before reaching it, so only reflection gets this far, and the object
+/// it was called on is left as it was.
+pub fn not_constructible<T>(class: &str) -> PhpResult<T> {
+    Err(PhpException::new(
+        format!("Direct instantiation of {class} is not allowed"),
+        0,
+        ce::error(),
+    ))
+}
+
 /// A `\TypeError` with this message (`f(): Argument #5 ($headers) must ...`).
 pub fn type_error(message: String) -> PhpException {
     PhpException::new(message, 0, ce::type_error())

@@ -73,7 +73,7 @@ use crate::convert::{
     seed as seed_arg, Array, Bytes,
 };
 use crate::driver::{Callbacks, Judge};
-use crate::errors::{config_error, guarded};
+use crate::errors::{config_error, guarded, not_constructible};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
 use crate::machine::{BatchQueue, Next, Operation, Step};
 use crate::plan::Plan;
@@ -300,6 +300,12 @@ pub struct RetryAfter {
 
 #[php_impl]
 impl RetryAfter {
+    /// Not constructible from PHP: `Recuo\parseRetryAfter` makes one.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\RetryAfter")
+    }
+
     /// `"seconds"`, `"date"`, `"unbounded"` or `"invalid"`.
     #[php(getter)]
     pub fn get_kind(&self) -> &'static str {

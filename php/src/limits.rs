@@ -21,7 +21,8 @@ use recuo::{Rate, RegulatorError};
 
 use crate::convert::{php_int, Bytes};
 use crate::errors::{
-    config_error, guarded, logic_error, shared_file_error, value_error, value_error_message,
+    config_error, guarded, logic_error, not_constructible, shared_file_error, value_error,
+    value_error_message,
 };
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
@@ -516,6 +517,12 @@ impl From<recuo::Permit> for Permit {
 
 #[php_impl]
 impl Permit {
+    /// Not constructible from PHP: `Recuo\ConcurrencyLimit::tryAcquire` and `acquire` hand one out.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Permit")
+    }
+
     /// Gives the place back. Releasing twice does nothing.
     pub fn release(&mut self) -> PhpResult<()> {
         guarded("Recuo\\Permit::release", || {

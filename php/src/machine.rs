@@ -16,7 +16,8 @@ use recuo::{
 use crate::attempts::Report;
 use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, type_name, Array, Bytes};
 use crate::errors::{
-    guarded, queue_full_error, shared_file_error, type_error, value_error, value_error_message,
+    guarded, not_constructible, queue_full_error, shared_file_error, type_error, value_error,
+    value_error_message,
 };
 use crate::limits::Gate;
 use crate::policy::{Policy, TRANSPORTS};
@@ -65,6 +66,12 @@ impl Step {
 
 #[php_impl]
 impl Step {
+    /// Not constructible from PHP: `Recuo\Operation` makes them.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Step")
+    }
+
     /// `"enter"`, `"wait"`, `"call"`, `"classify"`, `"sleep"`, `"done"` or `"gave_up"`.
     #[php(getter)]
     pub fn get_kind(&self) -> &'static str {
@@ -695,6 +702,12 @@ pub struct Next {
 
 #[php_impl]
 impl Next {
+    /// Not constructible from PHP: `Recuo\BatchQueue` makes them.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Next")
+    }
+
     /// `"start"`, `"not_started"` or `"finished"`.
     #[php(getter)]
     pub fn get_kind(&self) -> &'static str {

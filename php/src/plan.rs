@@ -5,7 +5,7 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 
 use crate::convert::php_int;
-use crate::errors::{guarded, plan_error, value_error};
+use crate::errors::{guarded, not_constructible, plan_error, value_error};
 use crate::limits::{rate, RateArg};
 
 /// What a batch will take: `intervalMs` between starts at the target rate, `durationS` at
@@ -21,6 +21,12 @@ pub struct Plan {
 
 #[php_impl]
 impl Plan {
+    /// Not constructible from PHP: `Recuo\plan` makes one.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Plan")
+    }
+
     /// Time between two starts at the target rate, in milliseconds (rounded).
     #[php(getter)]
     pub fn get_interval_ms(&self) -> i64 {

@@ -16,7 +16,7 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 
 use crate::convert::php_int;
-use crate::errors::{guarded, value_error};
+use crate::errors::{guarded, not_constructible, value_error};
 
 /// Where one loop's attempts come from, as the core's rule answers it: the `remaining`
 /// attempts of its pool, whether the loop is `nested` (its first attempt is already drawn:
@@ -44,6 +44,12 @@ fn max_attempts(function: &str, value: i64) -> PhpResult<u32> {
 
 #[php_impl]
 impl LoopPool {
+    /// Not constructible from PHP: `choose()` and `afterFirst()` make one.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\LoopPool")
+    }
+
     /// The pool of a loop of `$maxAttempts` that starts inside `$enclosing` (the pool of the
     /// outermost loop running in the same context, if any): it joins that pool — unless it
     /// is an operation of a batch (`$batchOperation`), which owns a pool of its own, as does

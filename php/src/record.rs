@@ -19,7 +19,7 @@ use recuo::{
 };
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::{guarded, value_error, value_error_message};
+use crate::errors::{guarded, not_constructible, value_error, value_error_message};
 use crate::policy::TRANSPORTS;
 
 /// The decision of an attempt that succeeded.
@@ -208,6 +208,12 @@ fn result_of(
 
 #[php_impl]
 impl RecordFactory {
+    /// Not constructible: the methods are static.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Record")
+    }
+
     /// The record of one attempt: started at `$startMs` (ms since the Unix epoch), took
     /// `$elapsedMs`; `$method` and `$url` (redacted here); the `$status` received or the
     /// transport `$error` (neither: a success with no HTTP meaning); the response's

@@ -12,7 +12,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::guarded;
+use crate::errors::{guarded, not_constructible};
 
 /// `$url` with its secrets and personal data replaced: userinfo removed, the values of
 /// sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long numbers
@@ -69,6 +69,12 @@ pub struct WhoAnswered {
 
 #[php_impl]
 impl WhoAnswered {
+    /// Not constructible from PHP: `Recuo\whoAnswered` makes one.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\WhoAnswered")
+    }
+
     /// `"api"`, `"proxy"`, `"cdn"` or `"unknown"`.
     #[php(getter)]
     pub fn get_origin(&self) -> &'static str {

@@ -7,7 +7,7 @@ use ext_php_rs::prelude::*;
 use recuo::{Outcome, Request, ServerWait, Transport};
 
 use crate::convert::{header_pairs, now_ms, php_int, Array, Bytes};
-use crate::errors::{guarded, value_error, value_error_message};
+use crate::errors::{guarded, not_constructible, value_error, value_error_message};
 use crate::policy::{Policy, TRANSPORTS};
 
 /// What to do about one outcome: `verdict` is `"retry"`, `"give_up"` or `"success"`;
@@ -47,6 +47,12 @@ fn cause_arg(function: &str, position: u32, name: Bytes<'_>) -> PhpResult<recuo:
 
 #[php_impl]
 impl Verdict {
+    /// Not constructible from PHP: `Recuo\classify` and the static constructors make one.
+    #[php(vis = "private")]
+    pub fn __construct() -> PhpResult<Self> {
+        not_constructible("Recuo\\Verdict")
+    }
+
     /// A success: nothing to retry (for outcomes that are not HTTP).
     pub fn success() -> Verdict {
         Verdict {

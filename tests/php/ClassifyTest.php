@@ -160,7 +160,7 @@ final class ClassifyTest extends TestCase
 
     public function testVerdictsAreNotMadeWithNew(): void
     {
-        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new Verdict()));
+        $this->assertInstanceOf(\Error::class, $this->thrownBy(static fn () => new Verdict()));
         $this->assertTrue((new \ReflectionClass(Verdict::class))->isFinal());
     }
 }

@@ -118,7 +118,7 @@ final class ConcurrencyLimitTest extends TestCase
         }
         $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => clone $permit));
         $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => clone $limit));
-        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new Permit()));
+        $this->assertInstanceOf(\Error::class, $this->thrownBy(static fn () => new Permit()));
         $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static function () use ($limit): void {
             $limit->inFlight = 0;
         }));

@@ -96,7 +96,7 @@ final class PlanTest extends TestCase
         }));
         $this->assertSame(667, $plan->intervalMs);
         $this->assertTrue((new \ReflectionClass(Plan::class))->isFinal());
-        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new Plan()));
+        $this->assertInstanceOf(\Error::class, $this->thrownBy(static fn () => new Plan()));
     }
 
     /** @return array<string, array{\Closure, class-string<\Throwable>, string}> */

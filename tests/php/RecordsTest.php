@@ -569,6 +569,6 @@ final class RecordsTest extends TestCase
     public function testRecordIsNotConstructible(): void
     {
         $this->assertTrue((new \ReflectionClass(Record::class))->isFinal());
-        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new Record()));
+        $this->assertInstanceOf(\Error::class, $this->thrownBy(static fn () => new Record()));
     }
 }

@@ -242,6 +242,6 @@ final class RedactionTest extends TestCase
             $who->origin = 'api';
         }));
         $this->assertTrue((new \ReflectionClass(WhoAnswered::class))->isFinal());
-        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new WhoAnswered()));
+        $this->assertInstanceOf(\Error::class, $this->thrownBy(static fn () => new WhoAnswered()));
     }
 }

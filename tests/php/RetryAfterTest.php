@@ -131,7 +131,7 @@ final class RetryAfterTest extends TestCase
         $this->assertSame('seconds', $parsed->kind);
         $this->assertSame(120000, $parsed->waitMs);
         $this->assertTrue((new \ReflectionClass(RetryAfter::class))->isFinal());
-        $this->assertInstanceOf(\Throwable::class, $this->thrownBy(static fn () => new RetryAfter()));
+        $this->assertInstanceOf(\Error::class, $this->thrownBy(static fn () => new RetryAfter()));
     }
 
     public function testEveryKind(): void

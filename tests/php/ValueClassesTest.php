@@ -10,7 +10,7 @@ use PHPUnit\Framework\TestCase;
  * The extension's value classes behave as PHP's own: typed `readonly` properties (what the
  * stub says; ApiTest compares every one), an `Error` in PHP's words on a write, no dynamic
  * properties, and reads, var_dump and clones unchanged; a wrong argument type is a `TypeError`
- * in PHP's own words.
+ * in PHP's own words; the classes only recuo makes have a private constructor.
  */
 final class ValueClassesTest extends TestCase
 {
@@ -74,6 +74,51 @@ final class ValueClassesTest extends TestCase
             return (string) ob_get_clean();
         })());
         $this->assertSame('?Recuo\Report', (string) (new \ReflectionProperty(\Recuo\Step::class, 'report'))->getType());
+    }
+
+    /** @return array<string, array{class-string}> the classes whose objects only recuo makes */
+    public static function madeByRecuo(): array
+    {
+        $classes = [
+            \Recuo\Attempt::class, \Recuo\BatchReport::class, \Recuo\BatchResult::class, \Recuo\Decision::class,
+            \Recuo\LoopPool::class, \Recuo\Next::class, \Recuo\Permit::class, \Recuo\Plan::class, \Recuo\Record::class,
+            \Recuo\Report::class, \Recuo\RetryAfter::class, \Recuo\Step::class, \Recuo\Verdict::class, \Recuo\WhoAnswered::class,
+        ];
+        return array_combine($classes, array_map(static fn (string $class): array => [$class], $classes));
+    }
+
+    /**
+     * Their constructor is private, as the stub says: `new` is refused in PHP's own words.
+     *
+     * @dataProvider madeByRecuo
+     * @param class-string $class
+     */
+    public function testNewIsRefused(string $class): void
+    {
+        $constructor = new \ReflectionMethod($class, '__construct');
+        $this->assertTrue($constructor->isPrivate());
+        $this->assertSame(0, $constructor->getNumberOfParameters());
+        try {
+            new $class();
+            $this->fail('constructed');
+        } catch (\Error $e) {
+            $this->assertSame(\Error::class, get_class($e));
+            $this->assertSame(sprintf('Call to private %s::__construct() from scope %s', $class, self::class), $e->getMessage());
+        }
+    }
+
+    /** Reflection reaches a private constructor: it refuses, and the object stays as it was. */
+    public function testTheConstructorRefusesEvenThroughReflection(): void
+    {
+        $verdict = \Recuo\classify(429);
+        try {
+            (new \ReflectionMethod($verdict, '__construct'))->invoke($verdict);
+            $this->fail('constructed');
+        } catch (\Error $e) {
+            $this->assertSame(\Error::class, get_class($e));
+            $this->assertSame('Direct instantiation of Recuo\Verdict is not allowed', $e->getMessage());
+        }
+        $this->assertSame(['retry', 'rate_limited'], [$verdict->verdict, $verdict->reason]);
     }
 
     /** @return array<string, array{callable, string}> */

@@ -119,18 +119,15 @@ final class ApiDescription
             }
         }
         $methods = [];
-        foreach ($class->getMethods(\ReflectionMethod::IS_PUBLIC) as $method) {
-            if ($own($method) && $method->getName() !== '__construct') {
-                $methods[$method->getName()] = ['static' => $method->isStatic()] + self::callable($method);
+        foreach ($class->getMethods() as $method) {
+            if ($own($method)) {
+                // Its modifiers (`public static`, `private`: a class only recuo makes has a
+                // private constructor), then its signature.
+                $methods[$method->getName()] = [
+                    'modifiers' => implode(' ', \Reflection::getModifierNames($method->getModifiers())),
+                ] + self::callable($method);
             }
         }
-        // The constructor's parameters, when it takes any: a class PHP code may not construct
-        // has a private one in the stub and a public one that throws in the extension, both
-        // without parameters.
-        $constructor = $class->getConstructor();
-        $constructorParameters = $constructor !== null && $own($constructor) && $constructor->getNumberOfParameters() > 0
-            ? self::callable($constructor)['parameters']
-            : null;
         $interfaces = $class->getInterfaceNames();
         sort($interfaces);
         ksort($properties);
@@ -145,7 +142,6 @@ final class ApiDescription
             'interfaces' => $interfaces,
             'constants' => $constants,
             'properties' => $properties,
-            'constructor' => $constructorParameters,
             'methods' => $methods,
         ];
     }
