@@ -11,7 +11,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString};
 
-use crate::ConfigError;
+use recuo::Transport;
+
+use crate::errors::ConfigError;
 
 /// `recuo.ConfigError` for a core error, with its `code` and `name` set on the instance.
 pub(crate) fn config_error(py: Python<'_>, error: recuo::ConfigError) -> PyErr {
@@ -325,4 +327,85 @@ pub(crate) fn str_repr(s: &str) -> String {
     } else {
         format!("'{s}'")
     }
+}
+
+/// Seconds from milliseconds.
+pub(crate) fn ms_to_secs(ms: u64) -> f64 {
+    // Exact below 2^53 ms (285,000 years); a float is what Python's time functions take.
+    ms as f64 / 1000.0
+}
+
+/// The transport kinds, as `error=` names them.
+const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];
+
+/// The transport kind named `name`, or `ValueError` (`TypeError` for a non-str).
+pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Transport> {
+    let name = require_str(value, what)?;
+    Transport::from_name(&name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{what} must be one of {}, not {name:?}",
+            quoted(&TRANSPORTS)
+        ))
+    })
+}
+
+/// `'a', 'b' or 'c'`, for error messages.
+pub(crate) fn quoted(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}
+
+/// Response headers: ``None``, a mapping (or anything with ``items()``, such as
+/// ``http.client.HTTPMessage``), or an iterable of ``(name, value)`` pairs; names and values
+/// are ``str`` or ``bytes`` (UTF-8 when valid, else ISO-8859-1: never an error, never a raw
+/// byte).
+pub(crate) fn headers_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(Vec::new());
+    };
+    if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!(
+            "headers must be a mapping or an iterable of (name, value) pairs, not {}",
+            type_name(value)
+        )));
+    }
+    let py = value.py();
+    let pairs = match value.getattr_opt(pyo3::intern!(py, "items"))? {
+        Some(items) if items.is_callable() => items.call0()?,
+        _ => value.clone(),
+    };
+    let iter = pairs.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "headers must be a mapping or an iterable of (name, value) pairs, not {}",
+            type_name(value)
+        ))
+    })?;
+    let mut headers = Vec::new();
+    for pair in iter {
+        let pair = pair?;
+        let bad_pair = || {
+            PyTypeError::new_err(format!(
+                "each header must be a (name, value) pair, not {}",
+                type_name(&pair)
+            ))
+        };
+        if pair.is_instance_of::<PyString>() || pair.is_instance_of::<PyBytes>() {
+            return Err(bad_pair());
+        }
+        let items: Vec<Bound<'_, PyAny>> = match pair.try_iter() {
+            Ok(it) => it.collect::<PyResult<_>>()?,
+            Err(_) => return Err(bad_pair()),
+        };
+        let [name, value] = items.as_slice() else {
+            return Err(bad_pair());
+        };
+        headers.push((
+            header_text(name, "a header name")?,
+            header_text(value, "a header value")?,
+        ));
+    }
+    Ok(headers)
 }

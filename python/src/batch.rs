@@ -4,7 +4,7 @@
 //!
 //! The queue is the core's sans-IO [`BatchQueue`] (which operation starts next, with its
 //! deadline clipped to the batch's, or why it is not started; when the whole queue stops),
-//! and each operation is the core's machine driven by [`crate::runner`]'s loop. The queue
+//! and each operation is the core's machine driven by [`crate::driver`]'s loop. The queue
 //! makes the result record of each operation it does not start, and says how an operation
 //! ended for the batch (`BatchEnd`). What stays here is the host's: worker threads (Rust
 //! threads that take the GIL only to call Python), logging the queue's records, waking the
@@ -24,10 +24,14 @@ use recuo::{
 };
 
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
+use crate::call::{Call, Effects, Env};
+use crate::driver::{drive_python, Driven};
+use crate::limits::gate_arg;
 use crate::machine::{Build, PyReport};
 use crate::policy::PyPolicy;
+use crate::pool::PoolScope;
 use crate::record::log_record;
-use crate::runner::{drive_python, gate_arg, Call, Driven, Effects, Env, PoolScope, SLEEP_SLICE};
+use crate::sleep::SLEEP_SLICE;
 use crate::stats::PyStats;
 
 /// How one operation ended, as the workers leave it.

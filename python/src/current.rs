@@ -15,12 +15,13 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
-use crate::machine::{FramePool, PyAttempt};
-use crate::runner::vars;
+use crate::attempt::{FramePool, PyAttempt};
+use crate::context::vars;
 
 /// A blocking loop's attempt pushed on its thread's stack, and the context variable's value
 /// when it was.
@@ -174,4 +175,21 @@ pub(crate) fn as_current<'py, T>(
     });
     let _pop = Pop(py);
     call()
+}
+
+/// The attempt being made by the innermost retry loop running in this context: its
+/// ``number`` (from 0), the operation's ``idempotency_key`` (the same on every attempt) and
+/// the ``idempotency_header`` to send it in.
+///
+/// Works inside ``recuo.retry`` (sync and async) and ``recuo.com_retry``. Raises
+/// ``RuntimeError`` when no retry loop is making an attempt in this context.
+#[pyfunction]
+pub(crate) fn current_attempt(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let attempt = current(py)?;
+    if attempt.is_none() {
+        return Err(PyRuntimeError::new_err(
+            "recuo.current_attempt() is only available inside an attempt of a retry loop",
+        ));
+    }
+    Ok(attempt)
 }

@@ -11,8 +11,10 @@ use crate::args::{
     attempt_arg, base_arg, base_ms_arg, cap_ms_arg, config_error, maximo_arg, now_ms_arg,
     opt_callable, prazo_arg, require_callable, seed_arg, system_now_ms, tentativas_arg, type_name,
 };
+use crate::call::{Call, Effects};
+use crate::limits::gate_arg;
 use crate::machine::Build;
-use crate::runner::{gate_arg, run_blocking, Call, Effects, Shape};
+use crate::runner::{run_blocking, Shape};
 
 /// Reads a `Retry-After` value given as `str`, `bytes` or `None` (absent).
 ///

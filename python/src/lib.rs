@@ -4,33 +4,41 @@
 //! converts the answer back; no retry rule lives in this crate. Every loop is the core's
 //! operation machine (`recuo::Operation`): the blocking loops ([`guide::com_retry`], the
 //! synchronous `recuo.retry` and each operation of `recuo.run_batch`) drive it with Python
-//! callables as their effects ([`runner`]); the asyncio loop (in
+//! callables as their effects ([`driver`]); the asyncio loop (in
 //! `recuo/_retry.py`) does the machine's steps itself through `recuo.Operation` ([`machine`]);
 //! `run_batch` takes its operations from the core's `BatchQueue` ([`batch`], [`queue`]).
 //!
+//! The modules, each using only modules listed before it (no import circle):
+//!
+//! * [`errors`] — `recuo.ConfigError`, `PlanError`, `SharedFileError`, `QueueFullError`,
+//!   `InternalError`; [`sleep`] — the blocking waits that answer Ctrl-C; [`context`] — the
+//!   two context variables every loop shares; [`call`] — what a blocking loop runs (the
+//!   operation, the callables of its effects, where it runs).
 //! * [`args`] — Python arguments → core types, core errors → Python exceptions.
-//! * [`guide`] — guide A's `com_retry`, guide B's `retry_delay_ms`, `parse_retry_after`,
-//!   `backoff_window_ms`.
-//! * [`policy`] — `recuo.Policy`.
-//! * [`verdict`] — `recuo.classify` and `recuo.Verdict`.
-//! * [`machine`] — `recuo.Operation`, `Step`, `Report`, `Attempt`, `IdempotencyKey`.
-//! * [`http`] — the core's rules of one HTTP request (its plan, how it ends, the give-up's
-//!   message) for the adapters.
-//! * [`queue`] — `recuo.BatchQueue` and `Next`.
-//! * [`runner`] — the blocking loop (a `match` on the machine's steps, the gate passed by
-//!   the machine's own gate step, waited in slices), the per-context attempt pool and
-//!   current attempt; the first attempt made before the machine, which starts after it on a
+//! * [`policy`] — `recuo.Policy`; [`record`] — the machine's records forwarded to the
+//!   `logging` module, `recuo.AttemptRecord` and `recuo.ResultRecord`; [`limits`] —
+//!   `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
+//!   `monotonic_ns`; [`redact`] — `recuo.redact_url`, `redact_url_detailed`,
+//!   `redact_headers`; [`origin`] — `recuo.who_answered`.
+//! * [`attempt`] — `recuo.Attempt` and `IdempotencyKey`; [`http`] — the core's rules of one
+//!   HTTP request (its plan, how it ends, the give-up's message) for the adapters; [`plan`]
+//!   — `recuo.plan` and `recuo.Plan`.
+//! * [`current`] — the attempt being made (`recuo.current_attempt()`); [`verdict`] —
+//!   `recuo.classify` and `recuo.Verdict`.
+//! * [`pool`] — the attempt pool a loop draws from, shared by nested loops; [`stats`] —
+//!   `recuo.Stats` and `recuo.StatsRecorder`.
+//! * [`machine`] — `recuo.Operation`, `Step`, `Report`.
+//! * [`queue`] — `recuo.BatchQueue` and `Next`; [`scoped`] — the asyncio loop's and the HTTP
+//!   adapters' machine, made in this context's attempt pool.
+//! * [`first`] — the first attempt made before the machine, which starts after it on a
 //!   failure (issue 18: most calls succeed at once).
-//! * [`first`] — `recuo.retry`'s and `recuo.call`'s loop as an object made once
-//!   (`_Loop`), and the asyncio loop's first attempt before its machine.
-//! * [`limits`] — `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
-//!   `monotonic_ns`.
-//! * [`plan`] — `recuo.plan` and `recuo.Plan`.
-//! * [`batch`] — `recuo.run_batch` and its report.
-//! * [`record`] — the machine's records forwarded to the `logging` module, `recuo.AttemptRecord`
-//!   and `recuo.ResultRecord`; [`redact`] — `recuo.redact_url`, `redact_url_detailed`,
-//!   `redact_headers`; [`origin`] — `recuo.who_answered`; [`stats`] — `recuo.Stats` and
-//!   `recuo.StatsRecorder`.
+//! * [`driver`] — the core's blocking loop with Python's effects (a `match` on the machine's
+//!   steps, the gate passed by the machine's own gate step, waited in slices).
+//! * [`runner`] — the blocking loop of `com_retry`, `recuo.retry` and `recuo.call`;
+//!   [`batch`] — `recuo.run_batch` and its report.
+//! * [`guide`] — guide A's `com_retry`, guide B's `retry_delay_ms`, `parse_retry_after`,
+//!   `backoff_window_ms`; [`retry_loop`] — `recuo.retry`'s and `recuo.call`'s loop as an
+//!   object made once (`_Loop`).
 //!
 //! Bad input is refused before anything runs: a wrong type raises `TypeError`, a value the
 //! core refuses raises `recuo.ConfigError` (a `ValueError` carrying the core's stable `code`
@@ -41,17 +49,23 @@
 //! panic into `pyo3_runtime.PanicException`. This crate calls Python, but Python never calls
 //! back into a Rust closure of ours, so there is no other trampoline to guard. pyo3 makes
 //! that exception a `BaseException`, which `except Exception` does not catch (SPEC §12); at
-//! import, [`internal_error`] makes it a subclass of `recuo.InternalError`, an ordinary
+//! import, [`errors::internal_error`] makes it a subclass of `recuo.InternalError`, an ordinary
 //! `Exception`, so a panic reaches Python as recuo's own internal error.
 
 #![deny(unsafe_code)]
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use errors::{ConfigError, PlanError, QueueFullError, SharedFileError};
+
 mod args;
+mod attempt;
 mod batch;
+mod call;
+mod context;
 mod current;
+mod driver;
+mod errors;
 mod first;
 mod guide;
 mod http;
@@ -60,87 +74,16 @@ mod machine;
 mod origin;
 mod plan;
 mod policy;
+mod pool;
 mod queue;
 mod record;
 mod redact;
+mod retry_loop;
 mod runner;
+mod scoped;
+mod sleep;
 mod stats;
 mod verdict;
-
-pyo3::create_exception!(
-    recuo,
-    ConfigError,
-    PyValueError,
-    "A configuration recuo refuses: attempts below 1, a negative or NaN duration, a maximum\n\
-     below the base, an idempotency header name that is not an HTTP token.\n\n\
-     A subclass of ValueError. ``code`` is the core's stable number for the error (the same in\n\
-     C, Python and PHP) and ``name`` its stable lower-case name (``\"zero_attempts\"``,\n\
-     ``\"negative_duration\"``, ``\"not_a_number\"``, ``\"duration_too_large\"``,\n\
-     ``\"cap_below_base\"``, ``\"invalid_header_name\"``); the message is for humans."
-);
-
-pyo3::create_exception!(
-    recuo,
-    PlanError,
-    PyValueError,
-    "A plan recuo cannot make (``recuo.plan``): the target rate is above the allowance, the\n\
-     retry fraction is not in [0, 1), or the latency is negative or not a number.\n\n\
-     A subclass of ValueError. ``name`` is its stable lower-case name\n\
-     (``\"target_above_allowance\"``, ``\"invalid_retry_fraction\"``, ``\"invalid_latency\"``);\n\
-     the message is the core's, for humans."
-);
-
-pyo3::create_exception!(
-    recuo,
-    SharedFileError,
-    PyValueError,
-    "A shared state file recuo refuses to use: it was set up with other settings (another\n\
-     rate or burst, another budget), holds another kind of recuo state, or has the wrong\n\
-     size; or a Redis key set up with other settings (a regulator's, a limit's or a\n\
-     budget's). Processes sharing it would disagree about the allowance, so the second\n\
-     opener is refused with the settings in force and its own. A subclass of ValueError; a\n\
-     file that cannot be opened or mapped at all raises OSError instead, and a Redis server\n\
-     that cannot be reached ConnectionError."
-);
-
-pyo3::create_exception!(
-    recuo,
-    QueueFullError,
-    pyo3::exceptions::PyRuntimeError,
-    "A regulator refused a start because it would wait beyond the 4096 starts the regulator\n\
-     queues ahead (at its configured rate): nothing was reserved, so ask again later. A\n\
-     regulator never lets more than its burst plus its rate over any span of time start,\n\
-     however many wait; past its queue it refuses rather than start anyone early.\n\n\
-     A subclass of RuntimeError. ``code`` is 114 and ``name`` ``\"queue_full\"``, as C's\n\
-     ``RECUO_QUEUE_FULL``; the message says how long the start would have waited."
-);
-
-/// The docstring of `recuo.InternalError`.
-const INTERNAL_ERROR_DOC: &str = "A bug inside recuo: a Rust panic, caught at the boundary.\n\n\
-     A subclass of Exception (never a BaseException: ``except Exception`` catches it), with\n\
-     ``code`` 900 and ``name`` ``\"panic\"``, as C's ``RECUO_ERR_PANIC``. The message is the\n\
-     panic's; please report it. The exception raised is pyo3's ``PanicException``, made a\n\
-     subclass of this class when recuo is imported.";
-
-/// Makes `recuo.InternalError` (an `Exception`, with no instance layout of its own) and
-/// makes pyo3's `PanicException`, a `BaseException`, a subclass of it: every panic any entry
-/// point turns into a `PanicException` is then an ordinary `Exception`, at no cost per call.
-fn internal_error(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    use pyo3::types::{PyDict, PyTuple, PyType};
-    let namespace = PyDict::new(py);
-    namespace.set_item("__slots__", PyTuple::empty(py))?;
-    namespace.set_item("__module__", "recuo")?;
-    namespace.set_item("__doc__", INTERNAL_ERROR_DOC)?;
-    namespace.set_item("code", 900)?;
-    namespace.set_item("name", "panic")?;
-    let bases = (py.get_type::<pyo3::exceptions::PyException>(),);
-    let class = py
-        .get_type::<PyType>()
-        .call1(("InternalError", bases, namespace))?;
-    py.get_type::<pyo3::panic::PanicException>()
-        .setattr("__bases__", (class.clone(),))?;
-    Ok(class)
-}
 
 /// For recuo's own tests only: panics inside Rust, so that a test can see a panic arrive as
 /// ``recuo.InternalError``.
@@ -184,7 +127,7 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     queue_full.setattr("code", 114)?;
     queue_full.setattr("name", "queue_full")?;
     m.add("QueueFullError", queue_full)?;
-    m.add("InternalError", internal_error(py)?)?;
+    m.add("InternalError", errors::internal_error(py)?)?;
     // Kept out of `__all__`: for tests only.
     m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;
     m.setattr("_call_once", wrap_pyfunction!(_call_once, m)?)?;
@@ -193,13 +136,13 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
-    m.add_class::<machine::PyAttempt>()?;
+    m.add_class::<attempt::PyAttempt>()?;
     m.add_class::<machine::PyOperation>()?;
     m.add_class::<machine::PyStep>()?;
     m.add_class::<queue::PyBatchQueue>()?;
     m.add_class::<queue::PyNext>()?;
     m.add_class::<machine::PyReport>()?;
-    m.add_class::<machine::PyIdempotencyKey>()?;
+    m.add_class::<attempt::PyIdempotencyKey>()?;
     m.add_class::<limits::PyRegulator>()?;
     // Private, out of `__all__`: what `Regulator._reserve` answers.
     m.setattr("_Reservation", py.get_type::<limits::PyReservation>())?;
@@ -221,7 +164,7 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(guide::parse_retry_after, m)?)?;
     m.add_function(wrap_pyfunction!(guide::backoff_window_ms, m)?)?;
     m.add_function(wrap_pyfunction!(verdict::classify, m)?)?;
-    m.add_function(wrap_pyfunction!(runner::current_attempt, m)?)?;
+    m.add_function(wrap_pyfunction!(current::current_attempt, m)?)?;
     m.add_function(wrap_pyfunction!(limits::monotonic_ns, m)?)?;
     m.add_function(wrap_pyfunction!(plan::plan, m)?)?;
     m.add_function(wrap_pyfunction!(batch::run_batch, m)?)?;
@@ -231,28 +174,31 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(origin::who_answered, m)?)?;
     // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
     // out of `__all__`.
-    m.setattr("_AttemptPool", py.get_type::<runner::PyAttemptPool>())?;
-    m.setattr("_loop_pool", wrap_pyfunction!(runner::loop_pool, m)?)?;
+    m.setattr("_AttemptPool", py.get_type::<pool::PyAttemptPool>())?;
+    m.setattr("_loop_pool", wrap_pyfunction!(pool::loop_pool, m)?)?;
     // How often a wait that cannot block looks at a full limit again, ms (the core's).
     m.setattr("_GATE_POLL_MS", recuo::GATE_POLL_MS)?;
-    m.setattr("_Loop", py.get_type::<first::PyLoop>())?;
-    m.setattr("_first_attempt", wrap_pyfunction!(first::first_attempt, m)?)?;
+    m.setattr("_Loop", py.get_type::<retry_loop::PyLoop>())?;
+    m.setattr(
+        "_first_attempt",
+        wrap_pyfunction!(first::asyncio_first_attempt, m)?,
+    )?;
     m.setattr(
         "_operation_after_first",
         wrap_pyfunction!(first::operation_after_first, m)?,
     )?;
     m.setattr(
         "_operation_in_context",
-        wrap_pyfunction!(runner::operation_in_context, m)?,
+        wrap_pyfunction!(scoped::operation_in_context, m)?,
     )?;
     m.setattr(
         "_request_operation",
-        wrap_pyfunction!(runner::request_operation, m)?,
+        wrap_pyfunction!(scoped::request_operation, m)?,
     )?;
     m.setattr("_request_plan", wrap_pyfunction!(http::request_plan, m)?)?;
     m.setattr("_ending", wrap_pyfunction!(http::ending, m)?)?;
     m.setattr("_give_up_message", wrap_pyfunction!(http::message, m)?)?;
-    m.setattr("_attempt_pool", runner::pool_var(py)?)?;
-    m.setattr("_current_attempt", runner::attempt_var(py)?)?;
+    m.setattr("_attempt_pool", context::pool_var(py)?)?;
+    m.setattr("_current_attempt", context::attempt_var(py)?)?;
     Ok(())
 }

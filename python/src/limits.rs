@@ -23,8 +23,8 @@ use recuo::{
 };
 
 use crate::args::{int_arg, require_bool, require_int, secs_arg, type_name, Int};
-use crate::runner::{interruptible_sleep, SLEEP_SLICE};
-use crate::SharedFileError;
+use crate::errors::SharedFileError;
+use crate::sleep::{interruptible_sleep, SLEEP_SLICE};
 
 /// A rate: text the core parses (`"90/min"`, `"1.5/s"`, `"5000/h"`, `"86400/day"`, a bare
 /// number per second) or a number of events per second (an int or a float, not a bool).
@@ -241,7 +241,7 @@ pub(crate) fn regulator_use_error(error: &RegulatorError) -> PyErr {
 
 /// `recuo.QueueFullError` with the core's message.
 fn queue_full_error(error: &RegulatorError) -> PyErr {
-    crate::QueueFullError::new_err(error.to_string())
+    crate::errors::QueueFullError::new_err(error.to_string())
 }
 
 /// The Python glue of the async waits (`recuo/_limits.py`), imported at first use.
@@ -1216,6 +1216,21 @@ fn opt_instance<'py, T: pyo3::PyClass>(
             PyTypeError::new_err(format!(
                 "{what} must be a recuo.{class} or None, not {}",
                 type_name(v)
+            ))
+        }),
+    }
+}
+
+/// The gate argument of the loops: `None` or a `recuo.Gate`.
+pub(crate) fn gate_arg<'a, 'py>(
+    gate: Option<&'a Bound<'py, PyAny>>,
+) -> PyResult<Option<&'a Bound<'py, PyGate>>> {
+    match gate.filter(|g| !g.is_none()) {
+        None => Ok(None),
+        Some(g) => g.cast::<PyGate>().map(Some).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "gate must be a recuo.Gate or None, not {}",
+                type_name(g)
             ))
         }),
     }

@@ -5,8 +5,7 @@ use pyo3::prelude::*;
 
 use recuo::WhoAnswered;
 
-use crate::args::require_str;
-use crate::verdict::headers_arg;
+use crate::args::{headers_arg, require_str};
 
 /// Who most likely answered a request: ``origin`` is ``"api"``, ``"proxy"``, ``"cdn"`` or
 /// ``"unknown"``; ``evidence`` lists what points there (and what points elsewhere), one line

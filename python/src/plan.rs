@@ -16,7 +16,7 @@ fn plan_error(py: Python<'_>, error: &PlanError) -> PyErr {
         PlanError::BadRetryFraction(_) => "invalid_retry_fraction",
         PlanError::BadLatency(_) => "invalid_latency",
     };
-    let err = crate::PlanError::new_err(error.to_string());
+    let err = crate::errors::PlanError::new_err(error.to_string());
     // Setting an attribute on a fresh exception cannot fail short of MemoryError.
     let _ = err.value(py).setattr(pyo3::intern!(py, "name"), name);
     err

@@ -9,9 +9,10 @@ use pyo3::prelude::*;
 
 use recuo::{Jitter, MethodSet, Policy, RetryRule, Rules, Transport};
 
-use crate::args::{config_error, count_arg, opt_secs_to_ms, require_bool, require_str, secs_to_ms};
-use crate::machine::ms_to_secs;
-use crate::verdict::{quoted, transport_arg};
+use crate::args::{
+    config_error, count_arg, ms_to_secs, opt_secs_to_ms, quoted, require_bool, require_str,
+    secs_to_ms, transport_arg,
+};
 
 /// The methods `MethodSet` knows, in its order (for `with_method_idempotent` and `repr`).
 const METHODS: [&str; 9] = [

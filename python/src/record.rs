@@ -22,8 +22,9 @@ use recuo::{
     Outcome, Record, RequestLine, Seen, Transport,
 };
 
-use crate::args::{int_arg, require_str, type_name, url_text, Int};
-use crate::verdict::{headers_arg, transport_arg};
+use crate::args::{
+    headers_arg, int_arg, quoted, require_str, transport_arg, type_name, url_text, Int,
+};
 
 /// The logger records go to.
 pub(crate) const LOGGER: &str = "recuo";
@@ -263,7 +264,7 @@ pub(crate) fn give_up_reason(name: &str) -> PyResult<GiveUpReason> {
         let names: Vec<&str> = GiveUpReason::ALL.iter().map(|r| r.name()).collect();
         PyValueError::new_err(format!(
             "reason must be one of {}, not {name:?}",
-            crate::verdict::quoted(&names)
+            quoted(&names)
         ))
     })
 }
@@ -281,7 +282,7 @@ fn attempt_reason(name: &str) -> PyResult<AttemptReason> {
     names.extend(GiveUpReason::ALL.iter().map(|r| r.name()));
     Err(PyValueError::new_err(format!(
         "reason must be one of {}, not {name:?}",
-        crate::verdict::quoted(&names)
+        quoted(&names)
     )))
 }
 
@@ -388,7 +389,7 @@ impl PyAttemptRecord {
             let names = AttemptDecision::ALL.map(AttemptDecision::name);
             PyValueError::new_err(format!(
                 "decision must be one of {}, not {name:?}",
-                crate::verdict::quoted(&names)
+                quoted(&names)
             ))
         })?;
         let reason = attempt_reason(&require_str(reason, "reason")?)?;

@@ -8,8 +8,7 @@
 
 use pyo3::prelude::*;
 
-use crate::args::url_text;
-use crate::verdict::headers_arg;
+use crate::args::{headers_arg, url_text};
 
 fn url_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
     url_text(value, "url")

@@ -8,8 +8,8 @@ use pyo3::types::PyDict;
 
 use recuo::{monotonic_ns, Cause, Stats, StatsRecorder, Transport};
 
-use crate::args::{int_arg, require_bool, require_str, type_name, Int};
-use crate::verdict::{quoted, PyVerdict};
+use crate::args::{int_arg, quoted, require_bool, require_str, type_name, Int};
+use crate::verdict::PyVerdict;
 
 /// What a batch did, with the core's names: first attempts (``initial``),
 /// ``retries`` and both (``starts``), operations that succeeded (``successes``), gave up
