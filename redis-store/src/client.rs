@@ -96,15 +96,14 @@ impl Target {
         }
         let r = info.redis_settings();
         Ok(Target {
-            host: host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned(),
-            port,
-            tls,
-            user: r.username().map(str::to_owned),
-            password: r.password().map(str::to_owned).filter(|p| !p.is_empty()),
             db: r.db(),
+            ..Self::seed(
+                &host,
+                port,
+                tls,
+                r.username().map(str::to_owned),
+                r.password().map(str::to_owned).filter(|p| !p.is_empty()),
+            )
         })
     }
 
@@ -119,7 +118,8 @@ impl Target {
         )
     }
 
-    /// A cluster's seed (database 0): the parts [`crate::cluster`] parsed.
+    /// A server at `host:port` (brackets around an IPv6 address dropped), database 0: a
+    /// cluster's seed as [`crate::cluster`] parsed it.
     pub(crate) fn seed(
         host: &str,
         port: u16,
