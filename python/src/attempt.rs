@@ -80,8 +80,8 @@ impl<T> From<Arc<T>> for Lazy<T> {
     }
 }
 
-/// The attempt pool an `Attempt` carries for the loops nested inside it (SPEC §6: they draw
-/// from the outermost loop's attempts).
+/// The attempt pool an `Attempt` carries for the loops nested inside it (they draw from the
+/// outermost loop's attempts).
 pub(crate) enum FramePool {
     /// Not known here (an `Operation` of the caller's own): the context's pool decides.
     Unknown,

@@ -1,5 +1,5 @@
-//! The two `contextvars.ContextVar`s every loop shares with the code it runs (SPEC §6, "per
-//! context via contextvars"): `recuo.attempt_pool`, the attempt pool of the outermost loop,
+//! The two `contextvars.ContextVar`s every loop shares with the code it runs (a loop's state
+//! is per context, as asyncio tasks need): `recuo.attempt_pool`, the attempt pool of the outermost loop,
 //! so that nested loops share one limit ([`crate::pool`]), and `recuo.current_attempt`, the
 //! attempt being made, which `recuo.current_attempt()` answers ([`crate::current`]).
 //!
