@@ -561,92 +561,8 @@ namespace Recuo {
         /** For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds since the Unix epoch; null when unbounded, or for another reason. */
         public readonly ?int $retryAtUnixMs;
 
-        /** Not constructible from PHP: see {@see retry()}'s `$onGiveUp` and {@see Attempts::report()}. */
+        /** Not constructible from PHP: see {@see retry()}'s `$onGiveUp`, {@see Operation::report()} and {@see Step}'s `report`. */
         private function __construct()
-        {
-        }
-    }
-
-    /** What to do next, as {@see Attempts} decides it. Read-only. */
-    final class Decision
-    {
-        /** @var 'done'|'retry'|'give_up' */
-        public readonly string $kind;
-
-        /** For `retry`: the delay before the next attempt, in milliseconds. */
-        public readonly ?int $delayMs;
-
-        /** For `retry`: the number of the next attempt (from 0). */
-        public readonly ?int $nextAttempt;
-
-        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `give_up`: why */
-        public readonly ?string $reason;
-
-        /**
-         * For `give_up` with `wait_exceeds_deadline`: the instant on the caller's clock (ms)
-         * from which the server would accept a retry; null when unbounded or otherwise.
-         */
-        public readonly ?int $retryAtMs;
-
-        /** Not constructible from PHP: {@see Attempts} makes them. */
-        private function __construct()
-        {
-        }
-    }
-
-    /**
-     * The retry state machine (sans-IO), for code with its own event loop or HTTP client:
-     * say when each attempt begins and what it came to, on your own monotonic clock in
-     * milliseconds, and be told to go on, retry after a delay, or stop and why. It sleeps
-     * never and reads no clock.
-     */
-    final class Attempts
-    {
-        /** Attempts begun so far. */
-        public readonly int $attempts;
-
-        /**
-         * @param int|null $seed fixes the jitter (>= 0); never the idempotency key
-         * @throws \ValueError when `$seed` is negative
-         */
-        public function __construct(Policy $policy, ?int $seed = null)
-        {
-        }
-
-        /**
-         * Begins the next attempt.
-         *
-         * @param int $nowMs the caller's monotonic clock, in milliseconds (>= 0)
-         * @return Decision|null null to go ahead; else the give-up decision (`cancelled`, `attempts_exhausted`)
-         * @throws \ValueError when `$nowMs` is negative
-         */
-        public function begin(int $nowMs): ?Decision
-        {
-        }
-
-        /**
-         * Decides what follows the attempt just made.
-         *
-         * @param Verdict $verdict the attempt's outcome, judged (by {@see classify()})
-         * @param int $nowMs the caller's monotonic clock, in milliseconds (>= 0)
-         * @throws \ValueError when `$nowMs` is negative
-         */
-        public function decide(Verdict $verdict, int $nowMs): Decision
-        {
-        }
-
-        /** Cancels the operation: the next `begin()` or `decide()` gives up (`cancelled`). */
-        public function cancel(): void
-        {
-        }
-
-        /** The operation's idempotency key: a UUID v4 from the operating system's random source, made at the first call, then the same. */
-        public function idempotencyKey(): string
-        {
-        }
-
-        /** What has happened so far. */
-        public function report(): Report
         {
         }
     }
@@ -1220,8 +1136,8 @@ namespace Recuo {
     }
 
     /**
-     * The attempts' and results' records for PHP code with a loop of its own ({@see Attempts}, an event
-     * loop, a queue worker): the very records the loops hand to their `$records` sink,
+     * The attempts' and results' records for PHP code with a loop of its own (an event loop, a
+     * queue worker): the very records the loops hand to their `$records` sink,
      * redacted by the core, as arrays or as the core's JSON lines.
      *
      * An attempt record holds `type` (`attempt`), `start` (RFC 3339, UTC), `elapsed_ms`,

@@ -29,10 +29,10 @@ use recuo::{
     Record, RequestLine, RetryError, Seen, Stopped,
 };
 
-use crate::attempts::{Attempt, Report};
 use crate::convert::{php_int, type_name};
 use crate::errors::{shared_file_error, type_error, value_error_message};
 use crate::limits::ConcurrencyLimit;
+use crate::loop_values::{Attempt, Report};
 use crate::pool::{PoolScope, Start};
 use crate::record::record_array;
 use crate::verdict::Verdict;

@@ -28,8 +28,8 @@ use ext_php_rs::flags::ZvalTypeFlags;
 use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::{bailout, try_catch, CatchError};
 
-use crate::attempts::Attempt;
 use crate::driver::{take_failure, First};
+use crate::loop_values::Attempt;
 use crate::pool::{fast_enter, fast_leave};
 
 /// The attempts of both functions called with their operation alone: guide A's policy's.

@@ -11,8 +11,8 @@
 //! | `Recuo\comRetry(callable $tarefa, int $tentativas = 5, int $baseMs = 200, int $maxMs = 5000, ?callable $repetirSe = null, ?int $seed = null, ?callable $sleep = null, ?int $prazoMs = null, ?callable $aoRepetir = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::ComRetry::operation`] + [`recuo::drive()`] |
 //! | `Recuo\retry(callable $operation, ?Policy $policy = null, ?callable $classify = null, ?callable $onRetry = null, ?callable $onGiveUp = null, ?int $seed = null, ?callable $sleep = null, ?Gate $gate = null, ?callable $records = null, string $method = '', string $url = ''): mixed` | [`recuo::drive()`] |
 //! | `Recuo\classify(?int $status = null, ?string $error = null, string $method = 'GET', bool $idempotencyKey = false, array $headers = [], ?int $nowMs = null, ?Policy $policy = null): Verdict` | [`recuo::Policy::classify`] |
-//! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Decision`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Decision`], [`recuo::Report`], [`recuo::AttemptContext`] |
-//! | `Recuo\Operation`, `Recuo\Step`, `Recuo\Attempts` (begin/decide) | [`recuo::Operation`], [`recuo::Step`], [`recuo::GatePoll`] |
+//! | `Recuo\Policy`, `Recuo\Verdict`, `Recuo\Report`, `Recuo\Attempt` | [`recuo::Policy`], [`recuo::Verdict`], [`recuo::Report`], [`recuo::AttemptContext`] |
+//! | `Recuo\Operation`, `Recuo\Step` | [`recuo::Operation`], [`recuo::Step`], [`recuo::GatePoll`] |
 //! | `Recuo\LoopPool` | [`recuo::LoopPool`] |
 //! | `Recuo\BatchQueue`, `Recuo\Next` | [`recuo::BatchQueue`], [`recuo::Next`] |
 //! | `Recuo\retryDelayMs(?string $retryAfter, int $attempt, ?int $nowMs = null, ?int $seed = null): float` | [`recuo::parse_retry_after`] + [`recuo::RetryAfter::guide_b_delay_ms`] |
@@ -44,13 +44,13 @@
 
 mod arg_errors;
 mod arginfo;
-mod attempts;
 mod batch;
 mod convert;
 mod driver;
 mod errors;
 mod fast;
 mod limits;
+mod loop_values;
 mod machine;
 mod plan;
 mod policy;
@@ -66,7 +66,6 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use recuo::{Backoff, ComRetry};
 
-use crate::attempts::{Attempt, Attempts, Decision, Report};
 use crate::batch::{BatchReport, BatchResult};
 use crate::convert::{
     attempts as attempts_arg, millis, now_ms, optional_millis, php_int, retry_index,
@@ -75,6 +74,7 @@ use crate::convert::{
 use crate::driver::{Callbacks, Judge};
 use crate::errors::{config_error, guarded, not_constructible};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
+use crate::loop_values::{Attempt, Report};
 use crate::machine::{BatchQueue, Next, Operation, Step};
 use crate::plan::Plan;
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
@@ -417,8 +417,6 @@ fn seal_classes() {
         properties::seal::<Verdict>();
         properties::seal::<Attempt>();
         properties::seal::<Report>();
-        properties::seal::<Decision>();
-        properties::seal::<Attempts>();
         properties::seal::<Step>();
         properties::seal::<Operation>();
         properties::seal::<LoopPool>();
@@ -476,8 +474,6 @@ mod entry {
             .class::<Verdict>()
             .class::<Attempt>()
             .class::<Report>()
-            .class::<Decision>()
-            .class::<Attempts>()
             .class::<Step>()
             .class::<Operation>()
             .class::<LoopPool>()

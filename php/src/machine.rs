@@ -13,13 +13,13 @@ use recuo::{
     RequestLine, Seen, Step as CoreStep, Transport,
 };
 
-use crate::attempts::Report;
 use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, type_name, Array, Bytes};
 use crate::errors::{
     guarded, not_constructible, queue_full_error, shared_file_error, type_error, value_error,
     value_error_message,
 };
 use crate::limits::Gate;
+use crate::loop_values::Report;
 use crate::policy::{Policy, TRANSPORTS};
 use crate::pool::LoopPool;
 use crate::record::record_status;

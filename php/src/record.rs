@@ -100,7 +100,7 @@ fn ms(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u64> {
     })
 }
 
-/// Records for PHP code with its own loop (`Recuo\Attempts`, an event loop, a queue
+/// Records for PHP code with a loop of its own (an event loop, a queue
 /// worker): the same records, redacted the same way, as the loops hand to their
 /// `$records` sink — as arrays (`attempt()`, `result()`) or as the core's JSON lines
 /// (`attemptJson()`, `resultJson()`).

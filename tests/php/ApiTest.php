@@ -185,8 +185,8 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\Attempt', 'Recuo\Attempts', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
-                'Recuo\ConcurrencyLimit', 'Recuo\Decision', 'Recuo\Exception\ConfigError',
+                'Recuo\Attempt', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
+                'Recuo\ConcurrencyLimit', 'Recuo\Exception\ConfigError',
                 'Recuo\Exception\InternalError', 'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\LoopPool', 'Recuo\Next',
                 'Recuo\Operation', 'Recuo\Permit', 'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator',
                 'Recuo\Report', 'Recuo\RetryAfter', 'Recuo\RetryBudget', 'Recuo\Stats', 'Recuo\StatsRecorder', 'Recuo\Step', 'Recuo\Verdict',

@@ -6,8 +6,8 @@ namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
 use Recuo\Attempt;
-use Recuo\Attempts;
 use Recuo\Exception\SharedFileError;
+use Recuo\Operation;
 use Recuo\Policy;
 use Recuo\Regulator;
 
@@ -78,7 +78,7 @@ final class HostileTest extends TestCase
         retry(static function (Attempt $attempt) use (&$seen): void {
             $seen = $attempt->idempotencyKey;
         }, seed: 7);
-        return [(new Attempts(Policy::guideA(), 7))->idempotencyKey(), $seen];
+        return [(new Operation(Policy::guideA(), 7))->key(), $seen];
     }
 
     public function testKeysMadeAfterAForkNeverRepeat(): void

@@ -80,7 +80,7 @@ final class ValueClassesTest extends TestCase
     public static function madeByRecuo(): array
     {
         $classes = [
-            \Recuo\Attempt::class, \Recuo\BatchReport::class, \Recuo\BatchResult::class, \Recuo\Decision::class,
+            \Recuo\Attempt::class, \Recuo\BatchReport::class, \Recuo\BatchResult::class,
             \Recuo\LoopPool::class, \Recuo\Next::class, \Recuo\Permit::class, \Recuo\Plan::class, \Recuo\Record::class,
             \Recuo\Report::class, \Recuo\RetryAfter::class, \Recuo\Step::class, \Recuo\Verdict::class, \Recuo\WhoAnswered::class,
         ];

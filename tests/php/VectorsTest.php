@@ -6,8 +6,8 @@ namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
 use Recuo\Attempt;
-use Recuo\Attempts;
 use Recuo\Exception\ConfigError;
+use Recuo\Operation;
 use Recuo\Policy;
 use Recuo\Record;
 use Recuo\Verdict;
@@ -234,23 +234,24 @@ final class VectorsTest extends TestCase
     }
 
     /**
-     * Each scenario through `Recuo\Attempts`, the state machine PHP code drives with its own
-     * clock: begin at `begin_ms`, classify at the wall clock `now_ms + end_ms`, cancel when
-     * asked, decide at `end_ms`; then the report.
+     * Each scenario through `Recuo\Operation` driven by its own clock, as PHP code with its
+     * own loop drives it: start (or, after a sleep, `slept()`) at `begin_ms`, classify at the
+     * wall clock `now_ms + end_ms`, cancel when asked, then `succeeded()` or `failed()` and
+     * `judged()` at `end_ms`; the step answered is the scenario's decision; then the report.
      *
      * @dataProvider scenarios
      */
     public function testScenario(array $scenario): void
     {
         $policy = Vectors::policy($scenario['policy']);
-        $attempts = new Attempts($policy, 0);
+        $op = new Operation($policy, 0);
         foreach ($scenario['steps'] as $i => $step) {
-            $this->assertNull($attempts->begin($step['begin_ms']), "step $i");
+            $begun = $i === 0 ? $op->start($step['begin_ms'], $scenario['now_ms']) : $op->slept($step['begin_ms']);
+            $this->assertSame('call', $begun->kind, "step $i");
             $verdict = self::classifyCase($step, $scenario['now_ms'] + $step['end_ms'], $policy);
             if ($step['cancel']) {
-                $attempts->cancel();
+                $op->cancel();
             }
-            $decision = $attempts->decide($verdict, $step['end_ms']);
             $e = $step['expect'];
             $this->assertSame(
                 [
@@ -260,17 +261,16 @@ final class VectorsTest extends TestCase
                     $e['reason'] ?? null,
                     $e['retry_at_ms'] ?? null,
                 ],
-                [$decision->kind, $decision->delayMs, $decision->nextAttempt, $decision->reason, $decision->retryAtMs],
+                ByHand::decision(ByHand::decide($op, $verdict, $step['end_ms'])),
                 "step $i",
             );
         }
         $want = $scenario['report'];
-        $report = $attempts->report();
+        $report = $op->report();
         $this->assertSame(
             [$want['attempts'], $want['reason'], $want['elapsed_ms'], $want['delays_ms']],
             [$report->attempts, $report->reason, $report->elapsedMs, $report->delaysMs],
         );
-        $this->assertSame($want['attempts'], $attempts->attempts);
     }
 
     public function testThereAreScenariosForEveryDecision(): void

@@ -16,5 +16,6 @@ const RECUO_ROOT = __DIR__ . '/../..';
 define('RECUO_EXTENSION', getenv('RECUO_PHP_EXTENSION') ?: RECUO_ROOT . '/target/debug/librecuo_php.so');
 
 require __DIR__ . '/support/Vectors.php';
+require __DIR__ . '/support/ByHand.php';
 require __DIR__ . '/support/ApiDescription.php';
 require __DIR__ . '/support/RedisServer.php';
