@@ -184,8 +184,8 @@ enum recuo_status
      */
     RECUO_ERR_INVALID_STATUS = 7,
     /**
-     * The state machine has already begun an attempt: the setting must come before the
-     * first `recuo_attempts_begin`.
+     * The state machine has already started: the setting must come before
+     * `recuo_attempts_start`.
      */
     RECUO_ERR_ALREADY_STARTED = 8,
     /**
@@ -692,45 +692,6 @@ typedef uint32_t recuo_level;
 #endif // __cplusplus
 
 /**
- * What the caller should do next, as `recuo_attempts_begin` and `recuo_attempts_next`
- * answer (the coarse form of `recuo_step`).
- */
-enum recuo_decision_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-    /**
-     * The operation succeeded: stop.
-     */
-    RECUO_DECISION_DONE = 1,
-    /**
-     * Sleep `delay_ms`, then begin attempt `next_attempt` (`recuo_attempts_begin`).
-     */
-    RECUO_DECISION_RETRY = 2,
-    /**
-     * Stop without success, for `reason`.
-     */
-    RECUO_DECISION_GIVE_UP = 3,
-    /**
-     * (From `recuo_attempts_begin` only.) Make attempt `next_attempt` now.
-     */
-    RECUO_DECISION_PROCEED = 4,
-    /**
-     * (From `recuo_attempts_begin` only, with a gate set.) Pass the gate for attempt
-     * `next_attempt`, then tell the machine with `recuo_attempts_entered`.
-     */
-    RECUO_DECISION_ENTER = 5,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum recuo_decision_kind recuo_decision_kind;
-#else
-typedef uint32_t recuo_decision_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
  * Which idempotency key the attempts of a request carry.
  */
 enum recuo_key_to_send
@@ -949,6 +910,36 @@ typedef uint32_t recuo_confidence;
 #endif // __cplusplus
 
 /**
+ * What was decided after an attempt, as `recuo_record_attempt_json` records it. (`4` and
+ * `5`, the start of an attempt and the pass through a gate, are retired.)
+ */
+enum recuo_decision_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The operation succeeded: stop.
+     */
+    RECUO_DECISION_DONE = 1,
+    /**
+     * Sleep `delay_ms`, then make attempt `next_attempt`.
+     */
+    RECUO_DECISION_RETRY = 2,
+    /**
+     * Stop without success, for `reason`.
+     */
+    RECUO_DECISION_GIVE_UP = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_decision_kind recuo_decision_kind;
+#else
+typedef uint32_t recuo_decision_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * How backoff delays are drawn from the window `w = min(cap, base · 2^n)`.
  */
 enum recuo_jitter
@@ -1089,7 +1080,7 @@ typedef struct recuo_batch_queue recuo_batch_queue;
  *
  * Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`
  * (or to a wait of the shared limits: `recuo_regulator_acquire`, `_acquire_until`,
- * `recuo_concurrency_limit_acquire`, `recuo_gate_enter`, which it wakes at once or within a
+ * `recuo_concurrency_limit_acquire`, `recuo_gate_wait`, which it wakes at once or within a
  * few milliseconds), call `recuo_cancel_token_cancel` from any thread, free it with
  * `recuo_cancel_token_free` once no thread calls it any more (options keep their own
  * reference to the flag).
@@ -1134,7 +1125,7 @@ typedef struct recuo_concurrency_limit recuo_concurrency_limit;
 typedef struct recuo_gate recuo_gate;
 
 /**
- * A passage through a gate, from `recuo_gate_enter`: holds the place in flight until
+ * A passage through a gate, from `recuo_gate_wait`: holds the place in flight until
  * `recuo_pass_release` (its `_free`). Backed by a `recuo::Pass`. Release it as soon as the
  * attempt is over — before any backoff sleep — from any thread.
  */
@@ -1245,7 +1236,7 @@ typedef void (*recuo_sleep_fn)(uint64_t ms, void *user_data);
 typedef int (*recuo_task_fn)(void *user_data);
 
 /**
- * A verdict: what `recuo_classify` answers, and what `recuo_attempts_next` and the
+ * A verdict: what `recuo_classify` answers, and what `recuo_attempts_judged` and the
  * operation of `recuo_retry` take. A plain struct, yours to allocate; you may also fill one
  * by hand for an operation with no HTTP meaning, e.g.
  * `(recuo_verdict){.verdict = RECUO_VERDICT_RETRY, .cause = RECUO_CAUSE_SERVER_ERROR}` (no
@@ -1382,39 +1373,6 @@ typedef struct recuo_step {
      */
     uint64_t retry_at_ms;
 } recuo_step;
-
-/**
- * A decision of the state machine: a plain struct recuo fills in (every field, every time).
- */
-typedef struct recuo_decision {
-    /**
-     * What to do: a `recuo_decision_kind` constant (never 0 once recuo filled it).
-     */
-    recuo_decision_kind kind;
-    /**
-     * For `RECUO_DECISION_RETRY`: milliseconds to wait before the next attempt; else 0.
-     */
-    uint64_t delay_ms;
-    /**
-     * For `RECUO_DECISION_PROCEED`, `_ENTER` and `_RETRY`: the number of the attempt to
-     * make (now, or after the delay), counted from 0; else 0.
-     */
-    uint32_t next_attempt;
-    /**
-     * For `RECUO_DECISION_GIVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
-     */
-    recuo_give_up_reason reason;
-    /**
-     * Whether `retry_at_ms` holds an instant.
-     */
-    bool has_retry_at;
-    /**
-     * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
-     * caller's monotonic clock, from which the server would accept a retry — so the caller
-     * can reschedule. Else 0.
-     */
-    uint64_t retry_at_ms;
-} recuo_decision;
 
 /**
  * What happened to one operation: a plain struct recuo fills in. The delays
@@ -1805,6 +1763,41 @@ typedef struct recuo_who_answered_result {
      */
     size_t evidence_count;
 } recuo_who_answered_result;
+
+/**
+ * What was decided after an attempt, for its record (`recuo_record_attempt_json`): a plain
+ * struct, yours to fill — from the `recuo_step` that followed the attempt's verdict
+ * (`RECUO_STEP_SLEEP`: retry; `_DONE`; `_GAVE_UP`), or by hand for a loop of your own.
+ */
+typedef struct recuo_decision {
+    /**
+     * What was decided: a `recuo_decision_kind` constant.
+     */
+    recuo_decision_kind kind;
+    /**
+     * For `RECUO_DECISION_RETRY`: milliseconds to wait before the next attempt; else 0.
+     */
+    uint64_t delay_ms;
+    /**
+     * For `RECUO_DECISION_RETRY`: the number of the next attempt, counted from 0; else 0.
+     * (Not recorded.)
+     */
+    uint32_t next_attempt;
+    /**
+     * For `RECUO_DECISION_GIVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
+     */
+    recuo_give_up_reason reason;
+    /**
+     * Whether `retry_at_ms` holds an instant.
+     */
+    bool has_retry_at;
+    /**
+     * For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
+     * caller's monotonic clock, from which the server would accept a retry. Else 0. (Not
+     * recorded.)
+     */
+    uint64_t retry_at_ms;
+} recuo_decision;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2966,45 +2959,6 @@ recuo_status recuo_attempts_poll_record(struct recuo_attempts *attempts,
                                         size_t *written);
 
 /**
- * Asks to start the next attempt at `now_ms` (the coarse step API, over the same machine):
- * the first call starts the operation, a later one ends the sleep of a
- * `RECUO_DECISION_RETRY`. Stores in `*out` `RECUO_DECISION_PROCEED` with the attempt's number
- * in `next_attempt` (make it now), `RECUO_DECISION_ENTER` (with a gate: pass it, then
- * `recuo_attempts_entered`), or `RECUO_DECISION_GIVE_UP` (cancelled, attempts_exhausted,
- * wait_exceeds_deadline). Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
- *
- * # Safety
- * `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
- * writable `recuo_decision`.
- */
-recuo_status recuo_attempts_begin(struct recuo_attempts *attempts,
-                                  uint64_t now_ms,
-                                  struct recuo_decision *out);
-
-/**
- * Tells the machine what the attempt just made came to, its verdict `*verdict` (from
- * `recuo_classify`, or written by hand), at `now_ms`, and stores the decision in `*out`:
- *
- * * `RECUO_DECISION_DONE`: the verdict was a success.
- * * `RECUO_DECISION_RETRY`: sleep `delay_ms` (the backoff of the policy, or the server's wait
- *   plus the spread — never shortened by the cap), then `recuo_attempts_begin` again.
- * * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up,
- *   the last attempt's too; attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms`
- *   when the wait was finite; budget_exhausted; cancelled).
- *
- * Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` when a field of `*verdict` is none of its
- * constants; `RECUO_ERR_NULL_ARGUMENT`. On an error nothing changes and `*out` is untouched.
- *
- * # Safety
- * `attempts` must be NULL or a live handle not in use by another thread; `verdict` NULL or a
- * readable `recuo_verdict`; `out` NULL or a writable `recuo_decision`.
- */
-recuo_status recuo_attempts_next(struct recuo_attempts *attempts,
-                                 const struct recuo_verdict *verdict,
-                                 uint64_t now_ms,
-                                 struct recuo_decision *out);
-
-/**
  * Writes the operation's idempotency key into `buf` (`len` bytes, at least
  * `RECUO_IDEMPOTENCY_KEY_SIZE` = 37): a UUID v4 of 36 lower-case characters
  * (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL, from the operating system's
@@ -3053,12 +3007,6 @@ recuo_status recuo_attempts_report(const struct recuo_attempts *attempts,
  * recuo panicked.
  */
 const char *recuo_give_up_reason_name(uint32_t reason);
-
-/**
- * The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`,
- * `"proceed"`, `"enter"`), or `"unknown"`. Static. NULL only if recuo panicked.
- */
-const char *recuo_decision_kind_name(uint32_t kind);
 
 /**
  * The name of the `recuo_step_kind` constant `kind` (`"enter"`, `"call"`, `"classify"`,
@@ -4449,30 +4397,6 @@ recuo_status recuo_gate_set_budget(struct recuo_gate *gate,
 bool recuo_gate_is_remote(const struct recuo_gate *gate);
 
 /**
- * Passes the gate before attempt number `attempt` (from 0), blocking the calling thread:
- * waits for a place in flight, then for a start slot; a first attempt (`attempt == 0`) is
- * counted by the budget. Stores the pass in `*out`: make the attempt, then release the
- * pass with `recuo_pass_release` **before** any backoff sleep.
- *
- * A program that drives `recuo_attempts_*` gives the gate to the machine
- * (`recuo_attempts_set_gate`, which counts the budget itself) and passes it with
- * `recuo_gate_wait` instead.
- *
- * * `cancel` (may be NULL): cancelling it ends the wait.
- *
- * Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched);
- * `RECUO_ERR_IO` when the regulator or the limit is on a Redis server that cannot be used
- * (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
- *
- * # Safety
- * `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
- */
-recuo_status recuo_gate_enter(const struct recuo_gate *gate,
-                              uint32_t attempt,
-                              const struct recuo_cancel_token *cancel,
-                              struct recuo_pass **out);
-
-/**
  * Passes the gate for the `RECUO_STEP_ENTER` of a machine that holds it
  * (`recuo_attempts_set_gate`): waits for a place in flight, then for a start slot, at most
  * `timeout_ms` when `has_timeout` (the step's `until_ms` minus now), without touching the
@@ -4500,7 +4424,7 @@ recuo_status recuo_gate_wait(const struct recuo_gate *gate,
  * and ignored. May be called from any thread.
  *
  * # Safety
- * `pass` must be NULL or come from `recuo_gate_enter` and not have been released.
+ * `pass` must be NULL or come from `recuo_gate_wait` and not have been released.
  */
 void recuo_pass_release(struct recuo_pass *pass);
 
@@ -4965,10 +4889,17 @@ const char *recuo_origin_name(uint32_t origin);
 const char *recuo_confidence_name(uint32_t confidence);
 
 /**
+ * The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`:
+ * as a record writes it), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_decision_kind_name(uint32_t kind);
+
+/**
  * Builds the record of one attempt, as a JSON line, into `buf` (`buf_len` bytes),
  * NUL-terminated; `*written` (when not NULL) receives its length without the NUL. For a C
- * program that drives the state machine (`recuo_attempts_*`) with its own HTTP client: call
- * it after `recuo_attempts_next`, with what the attempt was and what was decided.
+ * program that runs a retry loop of its own with its own HTTP client (a machine keeps its
+ * records itself: `recuo_attempts_set_records`): call it once the attempt is judged, with
+ * what the attempt was and what was decided.
  *
  * The record is the core's, as every language writes it:
  *
@@ -4992,8 +4923,8 @@ const char *recuo_confidence_name(uint32_t confidence);
  * * `outcome`: what the attempt came to; `headers`, `header_count`: the response's headers
  *   (NULL only with 0; bytes that are not UTF-8 read as U+FFFD).
  * * `verdict`: the attempt's verdict (from `recuo_classify`, or written by hand);
- *   `decision`: what `recuo_attempts_next` answered for it — `RECUO_DECISION_DONE`,
- *   `_RETRY` (its `delay_ms` is recorded) or `_GIVE_UP` (with its reason).
+ *   `decision`: what was decided after it — `RECUO_DECISION_DONE`, `_RETRY` (its
+ *   `delay_ms` is recorded) or `_GIVE_UP` (with its reason).
  *
  * The record's `decision` is the decision's name; its `reason` is the verdict's cause
  * (`success`, `rate_limited`, `unavailable`, `not_idempotent`, `tls`, …), or, for a give-up
@@ -5005,7 +4936,7 @@ const char *recuo_confidence_name(uint32_t confidence);
  * the line is built again the same); and with nothing written: `RECUO_ERR_NULL_ARGUMENT`
  * (`outcome`, `verdict`, `decision`, `buf`, or a pointer with a non-zero length),
  * `RECUO_ERR_INVALID_ENUM` (a field of `outcome`, `verdict` or `decision` that is none of its
- * constants, a decision `RECUO_DECISION_PROCEED`, or a give-up with `RECUO_GIVE_UP_NONE`),
+ * constants, or a give-up with `RECUO_GIVE_UP_NONE`),
  * `RECUO_ERR_NOT_UTF8` (`method`), `RECUO_ERR_LENGTH_TOO_LARGE`.
  *
  * # Safety

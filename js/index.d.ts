@@ -292,8 +292,9 @@ export interface Step {
   retryAtMs?: number | null;
 }
 
+/** What was decided after an attempt, as its record (`attemptRecord`) tells it. */
 export interface Decision {
-  kind: 'done' | 'retry' | 'give_up' | 'proceed' | 'enter';
+  kind: 'done' | 'retry' | 'give_up';
   delayMs: number;
   nextAttempt: number;
   reason: GiveUpReason | null;
@@ -357,8 +358,6 @@ export class Operation {
   cancel(): void;
   stopQueue(reason: GiveUpReason): void;
   pollRecord(): { level: Level; line: string } | null;
-  begin(nowMs: number): Decision;
-  next(verdict: Verdict, nowMs: number): Decision;
   readonly idempotencyKey: string;
   /** The request's plan, when one was asked for. */
   readonly plan: { key: KeyToSend; idempotent: boolean } | null;

@@ -1,14 +1,15 @@
 /*
- * attempts.c — recuo's operation machine driven by a C program with its own HTTP client, in
- * its coarse form (recuo_attempts_begin / recuo_attempts_next: the program classifies each
- * response itself); examples/c/records.c drives the same machine step by step.
+ * attempts.c — recuo's operation machine driven by a C program with its own HTTP client that
+ * classifies each response itself (recuo_classify, then recuo_attempts_succeeded, or
+ * recuo_attempts_failed and recuo_attempts_judged); examples/c/records.c hands the machine
+ * the responses instead.
  *
  * recuo decides (retry? after how long? give up, why?); the program does the I/O. Here the
  * "HTTP client" is a script of fake responses and the clock is virtual, so the example runs
  * in an instant and needs no network. With libcurl, fake_send() would be curl_easy_perform()
  * (CURLE_COULDNT_CONNECT -> RECUO_TRANSPORT_CONNECT, CURLE_OPERATION_TIMEDOUT ->
  * RECUO_TRANSPORT_TIMEOUT, CURLE_PEER_FAILED_VERIFICATION -> RECUO_TRANSPORT_TLS, ...), the
- * clock recuo_monotonic_ms(), and the wait a nanosleep() of d.delay_ms.
+ * clock recuo_monotonic_ms(), and the wait a nanosleep() of step.delay_ms.
  *
  * Build: cc -std=c11 attempts.c $(pkg-config --cflags --libs recuo)   (or: make example-c)
  */
@@ -48,7 +49,8 @@ static size_t fake_send(const struct response *r, const char *key, recuo_outcome
     return 1;
 }
 
-/* Runs one operation: begin -> send -> classify -> next, until done or given up. */
+/* Runs one operation: CALL -> send -> classify -> tell the machine -> SLEEP -> CALL ...,
+ * until DONE or GAVE_UP. */
 static int run(const char *title, const recuo_policy *policy, const char *method,
                bool send_key, const struct response *script) {
     printf("%s\n", title);
@@ -65,10 +67,10 @@ static int run(const char *title, const recuo_policy *policy, const char *method
     }
 
     uint64_t start = clock_ms;
-    recuo_decision d;
-    recuo_attempts_begin(a, clock_ms, &d);
-    while (d.kind == RECUO_DECISION_PROCEED) {
-        uint32_t attempt = d.next_attempt;
+    recuo_step step;
+    recuo_attempts_start(a, clock_ms, recuo_now_ms(), &step);
+    while (step.kind == RECUO_STEP_CALL) {
+        uint32_t attempt = step.attempt;
         const struct response *r = &script[attempt];
         uint64_t sent_at = clock_ms;
         recuo_outcome outcome = {0, 0, 0};
@@ -84,7 +86,14 @@ static int run(const char *title, const recuo_policy *policy, const char *method
             recuo_attempts_free(a);
             return 1;
         }
-        recuo_attempts_next(a, &v, clock_ms, &d);
+        if (v.verdict == RECUO_VERDICT_SUCCESS) {
+            recuo_attempts_succeeded(a, clock_ms, &step);
+        } else {
+            recuo_attempts_failed(a, clock_ms, &step);
+            if (step.kind == RECUO_STEP_CLASSIFY) { /* not when cancelled meanwhile */
+                recuo_attempts_judged(a, clock_ms, &v, &step);
+            }
+        }
 
         char what[48];
         if (outcome.kind == RECUO_OUTCOME_TRANSPORT) {
@@ -96,10 +105,10 @@ static int run(const char *title, const recuo_policy *policy, const char *method
         printf("  t=%5" PRIu64 " ms  attempt %u: %-30s %s (%s)", sent_at - start,
                (unsigned)attempt, what, recuo_verdict_kind_name(v.verdict),
                recuo_cause_name(v.cause));
-        if (d.kind == RECUO_DECISION_RETRY) {
-            printf(" -> wait %" PRIu64 " ms\n", d.delay_ms);
-            clock_ms += d.delay_ms; /* a real program sleeps here */
-            recuo_attempts_begin(a, clock_ms, &d);
+        if (step.kind == RECUO_STEP_SLEEP) {
+            printf(" -> wait %" PRIu64 " ms\n", step.delay_ms);
+            clock_ms += step.delay_ms; /* a real program sleeps here */
+            recuo_attempts_slept(a, clock_ms, &step);
         } else {
             printf("\n");
         }
@@ -109,10 +118,10 @@ static int run(const char *title, const recuo_policy *policy, const char *method
     uint64_t delays[8];
     size_t nd = 0;
     recuo_attempts_report(a, &report, delays, 8, &nd);
-    printf("  %s after %u attempt(s), %" PRIu64 " ms", recuo_decision_kind_name(d.kind),
+    printf("  %s after %u attempt(s), %" PRIu64 " ms", recuo_step_kind_name(step.kind),
            (unsigned)report.attempts, report.elapsed_ms);
-    if (d.kind == RECUO_DECISION_GIVE_UP) {
-        printf(", reason %s", recuo_give_up_reason_name(d.reason));
+    if (step.kind == RECUO_STEP_GAVE_UP) {
+        printf(", reason %s", recuo_give_up_reason_name(step.reason));
         if (report.has_retry_after) {
             printf(" (the server would take it %" PRIu64 " ms from now: reschedule)",
                    report.retry_after_ms);

@@ -95,117 +95,6 @@ impl recuo_give_up_reason {
     }
 }
 
-/// What the caller should do next, as `recuo_attempts_begin` and `recuo_attempts_next`
-/// answer (the coarse form of `recuo_step`).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum recuo_decision_kind {
-    /// The operation succeeded: stop.
-    RECUO_DECISION_DONE = 1,
-    /// Sleep `delay_ms`, then begin attempt `next_attempt` (`recuo_attempts_begin`).
-    RECUO_DECISION_RETRY = 2,
-    /// Stop without success, for `reason`.
-    RECUO_DECISION_GIVE_UP = 3,
-    /// (From `recuo_attempts_begin` only.) Make attempt `next_attempt` now.
-    RECUO_DECISION_PROCEED = 4,
-    /// (From `recuo_attempts_begin` only, with a gate set.) Pass the gate for attempt
-    /// `next_attempt`, then tell the machine with `recuo_attempts_entered`.
-    RECUO_DECISION_ENTER = 5,
-}
-
-c_enum!(recuo_decision_kind {
-    RECUO_DECISION_DONE => c"done",
-    RECUO_DECISION_RETRY => c"retry",
-    RECUO_DECISION_GIVE_UP => c"give_up",
-    RECUO_DECISION_PROCEED => c"proceed",
-    RECUO_DECISION_ENTER => c"enter",
-});
-
-/// A decision of the state machine: a plain struct recuo fills in (every field, every time).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct recuo_decision {
-    /// What to do: a `recuo_decision_kind` constant (never 0 once recuo filled it).
-    pub kind: recuo_decision_kind,
-    /// For `RECUO_DECISION_RETRY`: milliseconds to wait before the next attempt; else 0.
-    pub delay_ms: u64,
-    /// For `RECUO_DECISION_PROCEED`, `_ENTER` and `_RETRY`: the number of the attempt to
-    /// make (now, or after the delay), counted from 0; else 0.
-    pub next_attempt: u32,
-    /// For `RECUO_DECISION_GIVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
-    pub reason: recuo_give_up_reason,
-    /// Whether `retry_at_ms` holds an instant.
-    pub has_retry_at: bool,
-    /// For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
-    /// caller's monotonic clock, from which the server would accept a retry — so the caller
-    /// can reschedule. Else 0.
-    pub retry_at_ms: u64,
-}
-
-impl recuo_decision {
-    /// The coarse form of `step`.
-    fn from_step(step: &recuo_step) -> Self {
-        use recuo_step_kind::*;
-        let (kind, next_attempt) = match step.kind {
-            RECUO_STEP_ENTER => (recuo_decision_kind::RECUO_DECISION_ENTER, step.attempt),
-            RECUO_STEP_CALL | RECUO_STEP_CLASSIFY => {
-                (recuo_decision_kind::RECUO_DECISION_PROCEED, step.attempt)
-            }
-            RECUO_STEP_SLEEP => (
-                recuo_decision_kind::RECUO_DECISION_RETRY,
-                step.attempt.saturating_add(1),
-            ),
-            RECUO_STEP_DONE => (recuo_decision_kind::RECUO_DECISION_DONE, 0),
-            RECUO_STEP_GAVE_UP => (recuo_decision_kind::RECUO_DECISION_GIVE_UP, 0),
-        };
-        recuo_decision {
-            kind,
-            delay_ms: step.delay_ms,
-            next_attempt,
-            reason: step.reason,
-            has_retry_at: step.has_retry_at,
-            retry_at_ms: step.retry_at_ms,
-        }
-    }
-}
-
-#[cfg(test)]
-impl recuo_decision {
-    /// The C form of a core decision (for the record tests).
-    pub(crate) fn from_core(d: recuo::Decision) -> Self {
-        let none = recuo_decision {
-            kind: recuo_decision_kind::RECUO_DECISION_DONE,
-            delay_ms: 0,
-            next_attempt: 0,
-            reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
-            has_retry_at: false,
-            retry_at_ms: 0,
-        };
-        match d {
-            recuo::Decision::Done => none,
-            recuo::Decision::Retry {
-                delay_ms,
-                next_attempt,
-            } => recuo_decision {
-                kind: recuo_decision_kind::RECUO_DECISION_RETRY,
-                delay_ms,
-                next_attempt,
-                ..none
-            },
-            recuo::Decision::GiveUp {
-                reason,
-                retry_at_ms,
-            } => recuo_decision {
-                kind: recuo_decision_kind::RECUO_DECISION_GIVE_UP,
-                reason: recuo_give_up_reason::from_core(Some(reason)),
-                has_retry_at: retry_at_ms.is_some(),
-                retry_at_ms: retry_at_ms.unwrap_or(0),
-                ..none
-            },
-        }
-    }
-}
-
 /// What the machine asks for next (`recuo::Step`).
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1273,101 +1162,6 @@ pub(crate) unsafe fn poll_record_into(
     status
 }
 
-/// Asks to start the next attempt at `now_ms` (the coarse step API, over the same machine):
-/// the first call starts the operation, a later one ends the sleep of a
-/// `RECUO_DECISION_RETRY`. Stores in `*out` `RECUO_DECISION_PROCEED` with the attempt's number
-/// in `next_attempt` (make it now), `RECUO_DECISION_ENTER` (with a gate: pass it, then
-/// `recuo_attempts_entered`), or `RECUO_DECISION_GIVE_UP` (cancelled, attempts_exhausted,
-/// wait_exceeds_deadline). Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT` (nothing changes).
-///
-/// # Safety
-/// `attempts` must be NULL or a live handle not in use by another thread; `out` NULL or a
-/// writable `recuo_decision`.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempts_begin(
-    attempts: *mut recuo_attempts,
-    now_ms: u64,
-    out: *mut recuo_decision,
-) -> recuo_status {
-    // SAFETY: the caller vouches for NULL or a live handle.
-    let started = unsafe { attempts.as_ref() }.is_some_and(|a| a.started);
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        decide(attempts, out, |a, s| {
-            if started {
-                recuo_attempts_slept(a, now_ms, s)
-            } else {
-                recuo_attempts_start(a, now_ms, recuo::unix_now_ms(), s)
-            }
-        })
-    }
-}
-
-/// Tells the machine what the attempt just made came to, its verdict `*verdict` (from
-/// `recuo_classify`, or written by hand), at `now_ms`, and stores the decision in `*out`:
-///
-/// * `RECUO_DECISION_DONE`: the verdict was a success.
-/// * `RECUO_DECISION_RETRY`: sleep `delay_ms` (the backoff of the policy, or the server's wait
-///   plus the spread — never shortened by the cap), then `recuo_attempts_begin` again.
-/// * `RECUO_DECISION_GIVE_UP`: stop; `reason` says why (permanent for a verdict that gave up,
-///   the last attempt's too; attempts_exhausted; wait_exceeds_deadline, with `retry_at_ms`
-///   when the wait was finite; budget_exhausted; cancelled).
-///
-/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_ENUM` when a field of `*verdict` is none of its
-/// constants; `RECUO_ERR_NULL_ARGUMENT`. On an error nothing changes and `*out` is untouched.
-///
-/// # Safety
-/// `attempts` must be NULL or a live handle not in use by another thread; `verdict` NULL or a
-/// readable `recuo_verdict`; `out` NULL or a writable `recuo_decision`.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_attempts_next(
-    attempts: *mut recuo_attempts,
-    verdict: *const recuo_verdict,
-    now_ms: u64,
-    out: *mut recuo_decision,
-) -> recuo_status {
-    // SAFETY: the caller vouches for a readable verdict.
-    let verdict = match unsafe { read_verdict(verdict) } {
-        Ok(v) => v,
-        Err(status) => return status,
-    };
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        decide(attempts, out, |a, s| {
-            step(a, now_ms, s, |op| {
-                Ok(match verdict {
-                    Verdict::Success => op.succeeded(now_ms),
-                    v => match op.failed(now_ms) {
-                        Step::Classify { .. } => op.judged(now_ms, v, None),
-                        other => other,
-                    },
-                })
-            })
-        })
-    }
-}
-
-/// Runs a step function and writes its coarse form to `out`.
-///
-/// # Safety
-/// `out` NULL or a writable `recuo_decision`; `attempts` as the step function needs.
-unsafe fn decide(
-    attempts: *mut recuo_attempts,
-    out: *mut recuo_decision,
-    run: impl FnOnce(*mut recuo_attempts, *mut recuo_step) -> recuo_status,
-) -> recuo_status {
-    let Ok(out) = ptr::out(out) else {
-        return RECUO_ERR_NULL_ARGUMENT;
-    };
-    let mut s = recuo_step::from_core(&Step::Done(Report::default()));
-    let status = run(attempts, &mut s);
-    if status == RECUO_OK {
-        // SAFETY: the caller vouches for a writable recuo_decision.
-        unsafe { out.write(recuo_decision::from_step(&s)) };
-    }
-    status
-}
-
 /// Writes the operation's idempotency key into `buf` (`len` bytes, at least
 /// `RECUO_IDEMPOTENCY_KEY_SIZE` = 37): a UUID v4 of 36 lower-case characters
 /// (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL, from the operating system's
@@ -1459,19 +1253,6 @@ pub extern "C" fn recuo_give_up_reason_name(reason: u32) -> *const c_char {
     })
 }
 
-/// The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`,
-/// `"proceed"`, `"enter"`), or `"unknown"`. Static. NULL only if recuo panicked.
-#[no_mangle]
-pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            kind,
-            recuo_decision_kind::from_code,
-            recuo_decision_kind::name,
-        )
-    })
-}
-
 /// The name of the `recuo_step_kind` constant `kind` (`"enter"`, `"call"`, `"classify"`,
 /// `"sleep"`, `"done"`, `"gave_up"`: as the loop vectors write them), or `"unknown"`.
 /// Static. NULL only if recuo panicked.
@@ -1513,31 +1294,32 @@ mod tests {
             cause: Cause::ServerError,
             server_wait: None,
         });
-        let mut d =
-            recuo_decision::from_step(&recuo_step::from_core(&Step::Done(Report::default())));
+        let mut s = recuo_step::from_core(&Step::Done(Report::default()));
         // SAFETY: live handles and structs.
         unsafe {
             assert_eq!(recuo_attempts_new_seeded(p, 5, &mut a), RECUO_OK);
             let mut core = Operation::new(&recuo::Policy::guide_a()).seed(Some(5));
             let mut want = core.start(0, 0);
             recuo_policy_free(p);
+            assert_eq!(recuo_attempts_start(a, 0, 0, &mut s), RECUO_OK);
             let mut now = 0;
             for _ in 0..5 {
-                assert_eq!(recuo_attempts_begin(a, now, &mut d), RECUO_OK);
-                assert_eq!(d, recuo_decision::from_step(&recuo_step::from_core(&want)));
+                assert_eq!(s, recuo_step::from_core(&want));
                 now += 10;
-                assert_eq!(recuo_attempts_next(a, &retry, now, &mut d), RECUO_OK);
-                let _ = core.failed(now);
+                assert_eq!(recuo_attempts_failed(a, now, &mut s), RECUO_OK);
+                assert_eq!(s, recuo_step::from_core(&core.failed(now)));
+                assert_eq!(recuo_attempts_judged(a, now, &retry, &mut s), RECUO_OK);
                 let v = recuo_verdict::read(&retry).unwrap();
                 want = core.judged(now, v, None);
-                assert_eq!(d, recuo_decision::from_step(&recuo_step::from_core(&want)));
+                assert_eq!(s, recuo_step::from_core(&want));
                 if let Step::Sleep { delay_ms, .. } = want {
                     now += delay_ms;
+                    assert_eq!(recuo_attempts_slept(a, now, &mut s), RECUO_OK);
                     want = core.slept(now);
                 }
             }
             assert_eq!(
-                d.reason,
+                s.reason,
                 recuo_give_up_reason::RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED
             );
             let mut r = recuo_report::from_core(&Report::default(), None);

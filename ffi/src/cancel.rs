@@ -13,7 +13,7 @@ use crate::status::recuo_status::{self, RECUO_OK};
 ///
 /// Create it with `recuo_cancel_token_new`, hand it to `recuo_retry_options_set_cancel_token`
 /// (or to a wait of the shared limits: `recuo_regulator_acquire`, `_acquire_until`,
-/// `recuo_concurrency_limit_acquire`, `recuo_gate_enter`, which it wakes at once or within a
+/// `recuo_concurrency_limit_acquire`, `recuo_gate_wait`, which it wakes at once or within a
 /// few milliseconds), call `recuo_cancel_token_cancel` from any thread, free it with
 /// `recuo_cancel_token_free` once no thread calls it any more (options keep their own
 /// reference to the flag).

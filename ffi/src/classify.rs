@@ -253,7 +253,7 @@ c_enum!(recuo_wait_kind {
     RECUO_WAIT_UNBOUNDED => c"unbounded",
 });
 
-/// A verdict: what `recuo_classify` answers, and what `recuo_attempts_next` and the
+/// A verdict: what `recuo_classify` answers, and what `recuo_attempts_judged` and the
 /// operation of `recuo_retry` take. A plain struct, yours to allocate; you may also fill one
 /// by hand for an operation with no HTTP meaning, e.g.
 /// `(recuo_verdict){.verdict = RECUO_VERDICT_RETRY, .cause = RECUO_CAUSE_SERVER_ERROR}` (no

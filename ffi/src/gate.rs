@@ -3,7 +3,7 @@
 //! batch runner, or held by the machine of a program driving it (`recuo_attempts_set_gate`,
 //! `recuo_gate_wait`). The gate is the core's (`recuo::Gate`).
 
-use recuo::{CancelToken, ConcurrencyLimit, Gate, Pass, Regulator, RegulatorError, RetryBudget};
+use recuo::{ConcurrencyLimit, Gate, Pass, Regulator, RetryBudget};
 
 use crate::budget::recuo_retry_budget;
 use crate::cancel::cancel_token;
@@ -56,7 +56,7 @@ impl recuo_gate {
     }
 }
 
-/// A passage through a gate, from `recuo_gate_enter`: holds the place in flight until
+/// A passage through a gate, from `recuo_gate_wait`: holds the place in flight until
 /// `recuo_pass_release` (its `_free`). Backed by a `recuo::Pass`. Release it as soon as the
 /// attempt is over — before any backoff sleep — from any thread.
 #[derive(Debug)]
@@ -181,34 +181,6 @@ pub unsafe extern "C" fn recuo_gate_is_remote(gate: *const recuo_gate) -> bool {
     boundary(|| unsafe { gate.as_ref() }.is_some_and(|g| g.gate.is_remote()))
 }
 
-/// Passes the gate before attempt number `attempt` (from 0), blocking the calling thread:
-/// waits for a place in flight, then for a start slot; a first attempt (`attempt == 0`) is
-/// counted by the budget. Stores the pass in `*out`: make the attempt, then release the
-/// pass with `recuo_pass_release` **before** any backoff sleep.
-///
-/// A program that drives `recuo_attempts_*` gives the gate to the machine
-/// (`recuo_attempts_set_gate`, which counts the budget itself) and passes it with
-/// `recuo_gate_wait` instead.
-///
-/// * `cancel` (may be NULL): cancelling it ends the wait.
-///
-/// Returns `RECUO_OK`; `RECUO_CANCELLED` (not an error: nothing is held, `*out` untouched);
-/// `RECUO_ERR_IO` when the regulator or the limit is on a Redis server that cannot be used
-/// (nothing is held); `RECUO_ERR_NULL_ARGUMENT`.
-///
-/// # Safety
-/// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
-#[no_mangle]
-pub unsafe extern "C" fn recuo_gate_enter(
-    gate: *const recuo_gate,
-    attempt: u32,
-    cancel: *const recuo_cancel_token,
-    out: *mut *mut recuo_pass,
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { pass(gate, cancel, out, |g, cancel| g.enter(attempt, cancel)) }
-}
-
 /// Passes the gate for the `RECUO_STEP_ENTER` of a machine that holds it
 /// (`recuo_attempts_set_gate`): waits for a place in flight, then for a start slot, at most
 /// `timeout_ms` when `has_timeout` (the step's `until_ms` minus now), without touching the
@@ -233,20 +205,6 @@ pub unsafe extern "C" fn recuo_gate_wait(
     out: *mut *mut recuo_pass,
 ) -> recuo_status {
     let timeout = has_timeout.then(|| std::time::Duration::from_millis(timeout_ms));
-    // SAFETY: forwarded from the caller.
-    unsafe { pass(gate, cancel, out, |g, cancel| g.wait(timeout, cancel)) }
-}
-
-/// The body of `recuo_gate_enter` and `recuo_gate_wait`: `wait` passes the gate.
-///
-/// # Safety
-/// As `recuo_gate_enter`.
-unsafe fn pass(
-    gate: *const recuo_gate,
-    cancel: *const recuo_cancel_token,
-    out: *mut *mut recuo_pass,
-    wait: impl FnOnce(&Gate, &CancelToken) -> Result<Option<Pass>, RegulatorError>,
-) -> recuo_status {
     boundary(|| {
         // SAFETY: the caller vouches for NULL or live handles.
         let (g, out) = match unsafe { (ptr::input(gate), ptr::out(out)) } {
@@ -255,7 +213,7 @@ unsafe fn pass(
         };
         // SAFETY: the caller vouches for NULL or a live token.
         let cancel = unsafe { cancel_token(cancel) };
-        match wait(&g.gate, &cancel) {
+        match g.gate.wait(timeout, &cancel) {
             // SAFETY: a checked output.
             Ok(Some(pass)) => unsafe { store(out, recuo_pass { _pass: pass }) },
             Ok(None) if cancel.is_cancelled() => RECUO_CANCELLED,
@@ -269,7 +227,7 @@ unsafe fn pass(
 /// and ignored. May be called from any thread.
 ///
 /// # Safety
-/// `pass` must be NULL or come from `recuo_gate_enter` and not have been released.
+/// `pass` must be NULL or come from `recuo_gate_wait` and not have been released.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_pass_release(pass: *mut recuo_pass) {
     boundary(|| {
@@ -298,7 +256,7 @@ mod tests {
             assert_eq!(recuo_concurrency_limit_new(1, &mut l), RECUO_OK);
             assert_eq!(recuo_gate_set_limit(g, l), RECUO_OK);
             assert_eq!(
-                recuo_gate_enter(g, 0, std::ptr::null(), &mut pass),
+                recuo_gate_wait(g, false, 0, std::ptr::null(), &mut pass),
                 RECUO_OK
             );
             assert_eq!(recuo_concurrency_limit_in_flight(l), 1);

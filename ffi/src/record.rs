@@ -11,7 +11,8 @@ use recuo::{
     Record, Verdict,
 };
 
-use crate::attempts::{recuo_decision, recuo_decision_kind, recuo_give_up_reason, recuo_report};
+use crate::attempts::{recuo_give_up_reason, recuo_report};
+use crate::cenum::{c_enum, name_or_unknown};
 use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
 use crate::panic::boundary;
 use crate::ptr;
@@ -24,6 +25,63 @@ use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_A
 /// header in it was redacted before it was built — it may be logged as it is.
 pub type recuo_record_sink_fn =
     Option<unsafe extern "C" fn(json_line: *const c_char, len: usize, user_data: *mut c_void)>;
+
+/// What was decided after an attempt, as `recuo_record_attempt_json` records it. (`4` and
+/// `5`, the start of an attempt and the pass through a gate, are retired.)
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum recuo_decision_kind {
+    /// The operation succeeded: stop.
+    RECUO_DECISION_DONE = 1,
+    /// Sleep `delay_ms`, then make attempt `next_attempt`.
+    RECUO_DECISION_RETRY = 2,
+    /// Stop without success, for `reason`.
+    RECUO_DECISION_GIVE_UP = 3,
+    // 4: reserved (was RECUO_DECISION_PROCEED)
+    // 5: reserved (was RECUO_DECISION_ENTER)
+}
+
+c_enum!(recuo_decision_kind {
+    RECUO_DECISION_DONE => c"done",
+    RECUO_DECISION_RETRY => c"retry",
+    RECUO_DECISION_GIVE_UP => c"give_up",
+});
+
+/// What was decided after an attempt, for its record (`recuo_record_attempt_json`): a plain
+/// struct, yours to fill — from the `recuo_step` that followed the attempt's verdict
+/// (`RECUO_STEP_SLEEP`: retry; `_DONE`; `_GAVE_UP`), or by hand for a loop of your own.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct recuo_decision {
+    /// What was decided: a `recuo_decision_kind` constant.
+    pub kind: recuo_decision_kind,
+    /// For `RECUO_DECISION_RETRY`: milliseconds to wait before the next attempt; else 0.
+    pub delay_ms: u64,
+    /// For `RECUO_DECISION_RETRY`: the number of the next attempt, counted from 0; else 0.
+    /// (Not recorded.)
+    pub next_attempt: u32,
+    /// For `RECUO_DECISION_GIVE_UP`: why; else `RECUO_GIVE_UP_NONE`.
+    pub reason: recuo_give_up_reason,
+    /// Whether `retry_at_ms` holds an instant.
+    pub has_retry_at: bool,
+    /// For `RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE` with a finite wait: the instant, on the
+    /// caller's monotonic clock, from which the server would accept a retry. Else 0. (Not
+    /// recorded.)
+    pub retry_at_ms: u64,
+}
+
+/// The name of the `recuo_decision_kind` constant `kind` (`"done"`, `"retry"`, `"give_up"`:
+/// as a record writes it), or `"unknown"`. Static. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
+    boundary(|| {
+        name_or_unknown(
+            kind,
+            recuo_decision_kind::from_code,
+            recuo_decision_kind::name,
+        )
+    })
+}
 
 /// What was decided after an attempt, as a record tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +172,7 @@ fn result_record(
 }
 
 /// Reads the decision C passes in without trusting its enum fields: the step, or
-/// `RECUO_ERR_INVALID_ENUM` (a kind of `RECUO_DECISION_PROCEED` too: no attempt was made).
+/// `RECUO_ERR_INVALID_ENUM`.
 ///
 /// # Safety
 /// `p` must be non-NULL and point to a readable `recuo_decision`.
@@ -137,17 +195,15 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
                 None => Err(RECUO_ERR_INVALID_ENUM),
             }
         }
-        Some(
-            recuo_decision_kind::RECUO_DECISION_PROCEED | recuo_decision_kind::RECUO_DECISION_ENTER,
-        )
-        | None => Err(RECUO_ERR_INVALID_ENUM),
+        None => Err(RECUO_ERR_INVALID_ENUM),
     }
 }
 
 /// Builds the record of one attempt, as a JSON line, into `buf` (`buf_len` bytes),
 /// NUL-terminated; `*written` (when not NULL) receives its length without the NUL. For a C
-/// program that drives the state machine (`recuo_attempts_*`) with its own HTTP client: call
-/// it after `recuo_attempts_next`, with what the attempt was and what was decided.
+/// program that runs a retry loop of its own with its own HTTP client (a machine keeps its
+/// records itself: `recuo_attempts_set_records`): call it once the attempt is judged, with
+/// what the attempt was and what was decided.
 ///
 /// The record is the core's, as every language writes it:
 ///
@@ -171,8 +227,8 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
 /// * `outcome`: what the attempt came to; `headers`, `header_count`: the response's headers
 ///   (NULL only with 0; bytes that are not UTF-8 read as U+FFFD).
 /// * `verdict`: the attempt's verdict (from `recuo_classify`, or written by hand);
-///   `decision`: what `recuo_attempts_next` answered for it — `RECUO_DECISION_DONE`,
-///   `_RETRY` (its `delay_ms` is recorded) or `_GIVE_UP` (with its reason).
+///   `decision`: what was decided after it — `RECUO_DECISION_DONE`, `_RETRY` (its
+///   `delay_ms` is recorded) or `_GIVE_UP` (with its reason).
 ///
 /// The record's `decision` is the decision's name; its `reason` is the verdict's cause
 /// (`success`, `rate_limited`, `unavailable`, `not_idempotent`, `tls`, …), or, for a give-up
@@ -184,7 +240,7 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
 /// the line is built again the same); and with nothing written: `RECUO_ERR_NULL_ARGUMENT`
 /// (`outcome`, `verdict`, `decision`, `buf`, or a pointer with a non-zero length),
 /// `RECUO_ERR_INVALID_ENUM` (a field of `outcome`, `verdict` or `decision` that is none of its
-/// constants, a decision `RECUO_DECISION_PROCEED`, or a give-up with `RECUO_GIVE_UP_NONE`),
+/// constants, or a give-up with `RECUO_GIVE_UP_NONE`),
 /// `RECUO_ERR_NOT_UTF8` (`method`), `RECUO_ERR_LENGTH_TOO_LARGE`.
 ///
 /// # Safety
@@ -320,6 +376,42 @@ mod tests {
     use recuo::Cause;
     use recuo::Decision;
 
+    impl recuo_decision {
+        /// The C form of a core decision.
+        fn from_core(d: Decision) -> Self {
+            let none = recuo_decision {
+                kind: recuo_decision_kind::RECUO_DECISION_DONE,
+                delay_ms: 0,
+                next_attempt: 0,
+                reason: RECUO_GIVE_UP_NONE,
+                has_retry_at: false,
+                retry_at_ms: 0,
+            };
+            match d {
+                Decision::Done => none,
+                Decision::Retry {
+                    delay_ms,
+                    next_attempt,
+                } => recuo_decision {
+                    kind: recuo_decision_kind::RECUO_DECISION_RETRY,
+                    delay_ms,
+                    next_attempt,
+                    ..none
+                },
+                Decision::GiveUp {
+                    reason,
+                    retry_at_ms,
+                } => recuo_decision {
+                    kind: recuo_decision_kind::RECUO_DECISION_GIVE_UP,
+                    reason: recuo_give_up_reason::from_core(Some(reason)),
+                    has_retry_at: retry_at_ms.is_some(),
+                    retry_at_ms: retry_at_ms.unwrap_or(0),
+                    ..none
+                },
+            }
+        }
+    }
+
     fn h(name: &'static std::ffi::CStr, value: &'static std::ffi::CStr) -> recuo_header {
         recuo_header {
             name: name.as_ptr(),
@@ -444,12 +536,6 @@ mod tests {
         assert!(
             line.ends_with(r#""decision":"done","reason":"success"}"#),
             "{line}"
-        );
-        let mut proceed = done;
-        proceed.kind = recuo_decision_kind::RECUO_DECISION_PROCEED;
-        assert_eq!(
-            attempt(b"GET", b"/", &ok, &proceed, 512).0,
-            RECUO_ERR_INVALID_ENUM
         );
         let mut no_reason = give_up(GiveUpReason::Cancelled);
         no_reason.reason = RECUO_GIVE_UP_NONE;

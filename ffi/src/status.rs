@@ -50,8 +50,8 @@ pub enum recuo_status {
     RECUO_ERR_UNKNOWN_METHOD = 6,
     /// An HTTP status code outside 100–599 where a rule is configured.
     RECUO_ERR_INVALID_STATUS = 7,
-    /// The state machine has already begun an attempt: the setting must come before the
-    /// first `recuo_attempts_begin`.
+    /// The state machine has already started: the setting must come before
+    /// `recuo_attempts_start`.
     RECUO_ERR_ALREADY_STARTED = 8,
     /// The operation given to `recuo_retry` (or to `recuo_batch_run`) returned without
     /// writing a valid verdict (its `verdict` field left 0, or a field holding none of its

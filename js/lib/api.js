@@ -477,17 +477,6 @@ export function recuoApi(native) {
     return step;
   }
 
-  function decisionFrom(d) {
-    const kind = decisions.byCode.get(d.kind);
-    return {
-      kind,
-      delayMs: Number(d.delay_ms),
-      nextAttempt: d.next_attempt,
-      reason: reasonName(d.reason),
-      retryAtMs: d.has_retry_at ? Number(d.retry_at_ms) : null,
-    };
-  }
-
   /** Counts starts, retries, 429s, 503s and results, shared by any number of operations. */
   class StatsRecorder extends Handle {
     constructor() {
@@ -681,8 +670,6 @@ export function recuoApi(native) {
         return { level: levels.byCode.get(level[0]), line: buf.subarray(0, Number(written[0])).toString('utf8') };
       }
     }
-    begin(nowMs) { const out = {}; check(f.recuo_attempts_begin(this.ptr, nowMs, out)); return decisionFrom(out); }
-    next(verdict, nowMs) { const out = {}; check(f.recuo_attempts_next(this.ptr, cVerdict(verdict), nowMs, out)); return decisionFrom(out); }
     /** How the operation's end reaches a caller of `style` (`'client'`, `'guide'`), its last attempt having come to `last`. */
     ending(style, last) {
       const out = [0];

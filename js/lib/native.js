@@ -189,8 +189,6 @@ const PROTOTYPES = [
   'uint32_t recuo_attempts_cancel(recuo_attempts *attempts)',
   'uint32_t recuo_attempts_stop_queue(recuo_attempts *attempts, uint32_t reason)',
   'uint32_t recuo_attempts_poll_record(recuo_attempts *attempts, _Out_ uint32_t *level_out, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
-  'uint32_t recuo_attempts_begin(recuo_attempts *attempts, uint64_t now_ms, _Out_ recuo_decision *out)',
-  'uint32_t recuo_attempts_next(recuo_attempts *attempts, const recuo_verdict *verdict, uint64_t now_ms, _Out_ recuo_decision *out)',
   'uint32_t recuo_attempts_idempotency_key(recuo_attempts *attempts, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
   'uint32_t recuo_attempts_report(const recuo_attempts *attempts, _Out_ recuo_report *out, _Out_ uint64_t *delays, size_t delays_len, _Out_ size_t *delays_written)',
   'const char *recuo_give_up_reason_name(uint32_t reason)',

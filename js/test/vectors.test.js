@@ -85,24 +85,31 @@ const policyOf = (p) =>
     deadlineMs: p.deadline_ms, spreadMs: p.spread_ms, useDateHeader: p.use_date_header,
   });
 
-test('scenarios.json: the coarse form of the machine (begin / next)', () => {
+// What a step after an attempt's verdict decided, as scenarios.json names it.
+const DECIDED = { sleep: 'retry', done: 'done', gave_up: 'give_up' };
+
+test('scenarios.json: the machine, told each verdict', () => {
   const { scenarios } = load('scenarios.json');
   assert.ok(scenarios.length >= 19);
   for (const sc of scenarios) {
     const policy = policyOf(sc.policy);
     const op = new recuo.Operation(policy, { seed: 0 });
     sc.steps.forEach((st, i) => {
-      const begun = op.begin(st.begin_ms);
-      assert.equal(begun.kind, 'proceed', `${sc.name}, step ${i}`);
-      assert.equal(begun.nextAttempt, i);
+      const begun = i === 0 ? op.start(st.begin_ms, sc.now_ms + st.begin_ms) : op.slept(st.begin_ms);
+      assert.deepEqual([begun.kind, begun.attempt], ['call', i], `${sc.name}, step ${i}`);
       const v = recuo.classify(st.outcome, { method: st.method, headers: st.headers, idempotencyKey: st.idempotency_key, nowMs: sc.now_ms + st.end_ms, policy });
       if (st.cancel) op.cancel();
-      const d = op.next(v, st.end_ms);
+      let s;
+      if (v.verdict === 'success') s = op.succeeded(st.end_ms);
+      else {
+        s = op.failed(st.end_ms);
+        if (s.kind === 'classify') s = op.judged(st.end_ms, v);
+      }
       const e = st.expect;
-      assert.equal(d.kind, e.decision, `${sc.name}, step ${i}`);
-      if (e.decision === 'retry') assert.deepEqual([d.delayMs, d.nextAttempt], [e.delay_ms, e.next_attempt], `${sc.name}, step ${i}`);
-      else if (e.decision === 'give_up') assert.deepEqual([d.reason, d.retryAtMs], [e.reason, e.retry_at_ms], `${sc.name}, step ${i}`);
-      else assert.deepEqual([d.reason, d.retryAtMs], [null, null]);
+      assert.equal(DECIDED[s.kind], e.decision, `${sc.name}, step ${i}`);
+      if (e.decision === 'retry') assert.deepEqual([s.delayMs, s.attempt + 1], [e.delay_ms, e.next_attempt], `${sc.name}, step ${i}`);
+      else if (e.decision === 'give_up') assert.deepEqual([s.reason, s.retryAtMs], [e.reason, e.retry_at_ms], `${sc.name}, step ${i}`);
+      else assert.equal(s.kind, 'done');
     });
     const r = op.report();
     assert.deepEqual([r.attempts, r.reason, r.elapsedMs, r.delaysMs], [sc.report.attempts, sc.report.reason, sc.report.elapsed_ms, sc.report.delays_ms], sc.name);

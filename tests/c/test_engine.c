@@ -42,7 +42,7 @@ _Static_assert(RECUO_CAUSE_SUCCESS == 1 && RECUO_CAUSE_RATE_LIMITED == 2 &&
 _Static_assert(RECUO_WAIT_NONE == 0 && RECUO_WAIT_MS == 1 && RECUO_WAIT_UNBOUNDED == 2,
                "recuo_wait_kind");
 _Static_assert(RECUO_DECISION_DONE == 1 && RECUO_DECISION_RETRY == 2 &&
-                   RECUO_DECISION_GIVE_UP == 3 && RECUO_DECISION_PROCEED == 4,
+                   RECUO_DECISION_GIVE_UP == 3,
                "recuo_decision_kind");
 _Static_assert(RECUO_GIVE_UP_NONE == 0 && RECUO_GIVE_UP_PERMANENT == 1 &&
                    RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED == 2 &&
@@ -120,8 +120,8 @@ static void enum_names(void) {
         {recuo_decision_kind_name, RECUO_DECISION_DONE, "done"},
         {recuo_decision_kind_name, RECUO_DECISION_RETRY, "retry"},
         {recuo_decision_kind_name, RECUO_DECISION_GIVE_UP, "give_up"},
-        {recuo_decision_kind_name, RECUO_DECISION_PROCEED, "proceed"},
-        {recuo_decision_kind_name, RECUO_DECISION_ENTER, "enter"},
+        {recuo_decision_kind_name, 4, "unknown"}, /* retired */
+        {recuo_decision_kind_name, 5, "unknown"}, /* retired */
         {recuo_decision_kind_name, 0, "unknown"},
         {recuo_give_up_reason_name, RECUO_GIVE_UP_NONE, "none"},
         {recuo_give_up_reason_name, RECUO_GIVE_UP_PERMANENT, "permanent"},
@@ -566,8 +566,6 @@ static void classification(void) {
 
 static const recuo_verdict RETRY = {.verdict = RECUO_VERDICT_RETRY,
                                     .cause = RECUO_CAUSE_SERVER_ERROR};
-static const recuo_verdict SUCCESS = {.verdict = RECUO_VERDICT_SUCCESS,
-                                      .cause = RECUO_CAUSE_SUCCESS};
 static const recuo_verdict GIVE_UP = {.verdict = RECUO_VERDICT_GIVE_UP,
                                       .cause = RECUO_CAUSE_PERMANENT};
 
@@ -582,11 +580,31 @@ static recuo_policy *exact_policy(uint32_t attempts, uint64_t base, uint64_t cap
     return p;
 }
 
-#define CHECK_DECISION(d, k, delay, next, why)                                               \
-    CHECK_CTX((d).kind == (k) && (d).delay_ms == (delay) && (d).next_attempt == (next) &&    \
-                  (d).reason == (why),                                                       \
-              "got %s delay %" PRIu64 " next %u reason %s", recuo_decision_kind_name((d).kind), \
-              (d).delay_ms, (unsigned)(d).next_attempt, recuo_give_up_reason_name((d).reason))
+#define CHECK_STEP(s, k, at, delay, why)                                                     \
+    CHECK_CTX((s).kind == (k) && (s).attempt == (at) && (s).delay_ms == (delay) &&          \
+                  (s).reason == (why),                                                       \
+              "got %s attempt %u delay %" PRIu64 " reason %s", recuo_step_kind_name((s).kind), \
+              (unsigned)(s).attempt, (s).delay_ms, recuo_give_up_reason_name((s).reason))
+
+/* Attempt `s->attempt` failed with verdict `v` at `now`: `recuo_attempts_failed`, then
+ * `recuo_attempts_judged` when the machine asks for the verdict; `*s` is the next step. */
+static void failed_with(recuo_attempts *a, const recuo_verdict *v, uint64_t now,
+                        recuo_step *s) {
+    CHECK_STATUS(recuo_attempts_failed(a, now, s), RECUO_OK);
+    if (s->kind == RECUO_STEP_CLASSIFY) {
+        CHECK_STATUS(recuo_attempts_judged(a, now, v, s), RECUO_OK);
+    }
+}
+
+/* As failed_with, then the sleep the machine asks for (if it does) ends after its delay:
+ * `*s` is the next attempt's CALL, or the end. */
+static void failed_and_slept(recuo_attempts *a, const recuo_verdict *v, uint64_t now,
+                             recuo_step *s) {
+    failed_with(a, v, now, s);
+    if (s->kind == RECUO_STEP_SLEEP) {
+        CHECK_STATUS(recuo_attempts_slept(a, now + s->delay_ms, s), RECUO_OK);
+    }
+}
 
 static int is_uuid_v4(const char *k) {
     if (strlen(k) != 36) {
@@ -613,29 +631,29 @@ static void attempts_sequence(void) {
     /* The machine has its own copy: the policy may go. */
     recuo_policy_free(p);
 
-    recuo_decision d;
-    memset(&d, 0xCD, sizeof d);
-    CHECK_STATUS(recuo_attempts_begin(a, 1000, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_PROCEED, 0, 0, RECUO_GIVE_UP_NONE);
-    CHECK(!d.has_retry_at && d.retry_at_ms == 0);
-    CHECK_STATUS(recuo_attempts_next(a, &RETRY, 1010, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_RETRY, 100, 1, RECUO_GIVE_UP_NONE);
-    CHECK_STATUS(recuo_attempts_begin(a, 1110, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_PROCEED, 0, 1, RECUO_GIVE_UP_NONE);
-    CHECK_STATUS(recuo_attempts_next(a, &RETRY, 1120, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_RETRY, 200, 2, RECUO_GIVE_UP_NONE);
-    CHECK_STATUS(recuo_attempts_begin(a, 1320, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_PROCEED, 0, 2, RECUO_GIVE_UP_NONE);
+    recuo_step s;
+    memset(&s, 0xCD, sizeof s);
+    CHECK_STATUS(recuo_attempts_start(a, 1000, 0, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_CALL, 0, 0, RECUO_GIVE_UP_NONE);
+    CHECK(!s.has_retry_at && s.retry_at_ms == 0);
+    failed_with(a, &RETRY, 1010, &s);
+    CHECK_STEP(s, RECUO_STEP_SLEEP, 0, 100, RECUO_GIVE_UP_NONE);
+    CHECK_STATUS(recuo_attempts_slept(a, 1110, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_CALL, 1, 0, RECUO_GIVE_UP_NONE);
+    failed_with(a, &RETRY, 1120, &s);
+    CHECK_STEP(s, RECUO_STEP_SLEEP, 1, 200, RECUO_GIVE_UP_NONE);
+    CHECK_STATUS(recuo_attempts_slept(a, 1320, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_CALL, 2, 0, RECUO_GIVE_UP_NONE);
     /* A server wait wins over the cap (250): 1500 + spread 0. */
     recuo_verdict waited = RETRY;
     waited.wait = RECUO_WAIT_MS;
     waited.wait_ms = 1500;
-    CHECK_STATUS(recuo_attempts_next(a, &waited, 1330, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_RETRY, 1500, 3, RECUO_GIVE_UP_NONE);
-    CHECK_STATUS(recuo_attempts_begin(a, 2830, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_PROCEED, 0, 3, RECUO_GIVE_UP_NONE);
-    CHECK_STATUS(recuo_attempts_next(a, &SUCCESS, 2900, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_DONE, 0, 0, RECUO_GIVE_UP_NONE);
+    failed_with(a, &waited, 1330, &s);
+    CHECK_STEP(s, RECUO_STEP_SLEEP, 2, 1500, RECUO_GIVE_UP_NONE);
+    CHECK_STATUS(recuo_attempts_slept(a, 2830, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_CALL, 3, 0, RECUO_GIVE_UP_NONE);
+    CHECK_STATUS(recuo_attempts_succeeded(a, 2900, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_DONE, 3, 0, RECUO_GIVE_UP_NONE);
 
     recuo_report r;
     uint64_t delays[8] = {0};
@@ -655,68 +673,68 @@ static void attempts_sequence(void) {
 }
 
 static void attempts_give_up_reasons(void) {
-    recuo_decision d;
+    recuo_step s;
     recuo_report r;
 
     /* Permanent: a verdict that gave up. */
     recuo_policy *p = exact_policy(3, 100, 100);
     recuo_attempts *a = NULL;
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_next(a, &GIVE_UP, 5, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_PERMANENT);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
+    failed_with(a, &GIVE_UP, 5, &s);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_PERMANENT);
     CHECK_STATUS(recuo_attempts_report(a, &r, NULL, 0, NULL), RECUO_OK);
     CHECK(r.attempts == 1 && r.reason == RECUO_GIVE_UP_PERMANENT && r.elapsed_ms == 5);
     recuo_attempts_free(a);
 
     /* Attempts exhausted: 3 attempts, the third's retry verdict gives up. */
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
     for (uint64_t i = 0; i < 3; i++) {
-        CHECK_STATUS(recuo_attempts_begin(a, i * 100, &d), RECUO_OK);
-        CHECK_DECISION(d, RECUO_DECISION_PROCEED, 0, i, RECUO_GIVE_UP_NONE);
-        CHECK_STATUS(recuo_attempts_next(a, &RETRY, i * 100, &d), RECUO_OK);
+        CHECK_STEP(s, RECUO_STEP_CALL, i, 0, RECUO_GIVE_UP_NONE);
+        failed_and_slept(a, &RETRY, i * 100, &s);
     }
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
-    /* Beginning once more is refused the same way. */
-    CHECK_STATUS(recuo_attempts_begin(a, 300, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 2, 0, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
+    /* A step after the end answers the end again. */
+    CHECK_STATUS(recuo_attempts_slept(a, 300, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 2, 0, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
     recuo_attempts_free(a);
 
-    /* Cancelled: before a begin, and before a retry. */
+    /* Cancelled: before the start, and before a retry. */
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_cancel(a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_CANCELLED);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_CANCELLED);
     CHECK_STATUS(recuo_attempts_report(a, &r, NULL, 0, NULL), RECUO_OK);
     CHECK(r.attempts == 0 && r.reason == RECUO_GIVE_UP_CANCELLED);
     recuo_attempts_free(a);
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
     CHECK_STATUS(recuo_attempts_cancel(a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_next(a, &RETRY, 1, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_CANCELLED);
+    failed_with(a, &RETRY, 1, &s);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_CANCELLED);
     recuo_attempts_free(a);
     recuo_policy_free(p);
 
     /* Wait exceeds deadline: finite (with the instant and the wait left) and unbounded. */
     p = recuo_policy_new_guide_b();
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 10000, &d), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_start(a, 10000, 0, &s), RECUO_OK);
     recuo_verdict forty = {RECUO_VERDICT_RETRY, RECUO_CAUSE_RATE_LIMITED, RECUO_WAIT_MS, 40000};
-    CHECK_STATUS(recuo_attempts_next(a, &forty, 10500, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE);
-    CHECK(d.has_retry_at && d.retry_at_ms == 50500);
+    failed_with(a, &forty, 10500, &s);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE);
+    CHECK(s.has_retry_at && s.retry_at_ms == 50500);
     CHECK_STATUS(recuo_attempts_report(a, &r, NULL, 0, NULL), RECUO_OK);
     CHECK(r.reason == RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE && r.has_retry_after &&
           r.retry_after_ms == 40000 && r.elapsed_ms == 500);
     recuo_attempts_free(a);
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
     recuo_verdict forever = {RECUO_VERDICT_RETRY, RECUO_CAUSE_RATE_LIMITED, RECUO_WAIT_UNBOUNDED,
                              0};
-    CHECK_STATUS(recuo_attempts_next(a, &forever, 1, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE);
-    CHECK(!d.has_retry_at && d.retry_at_ms == 0);
+    failed_with(a, &forever, 1, &s);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE);
+    CHECK(!s.has_retry_at && s.retry_at_ms == 0);
     CHECK_STATUS(recuo_attempts_report(a, &r, NULL, 0, NULL), RECUO_OK);
     CHECK(!r.has_retry_after && r.retry_after_ms == 0);
     recuo_attempts_free(a);
@@ -739,16 +757,18 @@ static void attempts_errors(void) {
     CHECK_STATUS(recuo_policy_set_cap_ms(p, 5000), RECUO_OK);
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
 
-    recuo_decision d = {.kind = RECUO_DECISION_DONE, .delay_ms = 77};
-    CHECK_STATUS(recuo_attempts_begin(NULL, 0, &d), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, NULL), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_attempts_next(NULL, &RETRY, 0, &d), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_attempts_next(a, NULL, 0, &d), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_attempts_next(a, &RETRY, 0, NULL), RECUO_ERR_NULL_ARGUMENT);
-    CHECK(d.kind == RECUO_DECISION_DONE && d.delay_ms == 77);
+    recuo_step s = {.kind = RECUO_STEP_DONE, .delay_ms = 77};
+    CHECK_STATUS(recuo_attempts_start(NULL, 0, 0, &s), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_judged(NULL, 0, &RETRY, &s), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_judged(a, 0, NULL, &s), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_judged(a, 0, &RETRY, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK(s.kind == RECUO_STEP_DONE && s.delay_ms == 77);
 
     /* Verdicts with fields that are no constants: refused, nothing changes. */
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_failed(a, 10, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_CLASSIFY, 0, 0, RECUO_GIVE_UP_NONE);
     recuo_verdict zero;
     memset(&zero, 0, sizeof zero);
     recuo_verdict bad_cause = {RECUO_VERDICT_RETRY, 0, RECUO_WAIT_NONE, 0};
@@ -756,17 +776,17 @@ static void attempts_errors(void) {
     recuo_verdict bad_wait = {RECUO_VERDICT_RETRY, RECUO_CAUSE_SERVER_ERROR, 3, 0};
     const recuo_verdict *bad[] = {&zero, &bad_cause, &bad_kind, &bad_wait};
     for (size_t i = 0; i < 4; i++) {
-        d.kind = RECUO_DECISION_DONE;
-        CHECK_STATUS(recuo_attempts_next(a, bad[i], 10, &d), RECUO_ERR_INVALID_ENUM);
-        CHECK(d.kind == RECUO_DECISION_DONE);
+        s.kind = RECUO_STEP_DONE;
+        CHECK_STATUS(recuo_attempts_judged(a, 10, bad[i], &s), RECUO_ERR_INVALID_ENUM);
+        CHECK(s.kind == RECUO_STEP_DONE);
     }
     /* The wait of a verdict that is no retry is not read. */
     recuo_verdict give_up_any_wait = {RECUO_VERDICT_GIVE_UP, RECUO_CAUSE_PERMANENT, 99, 5};
     recuo_report r;
     CHECK_STATUS(recuo_attempts_report(a, &r, NULL, 0, NULL), RECUO_OK);
     CHECK(r.attempts == 1 && r.reason == RECUO_GIVE_UP_NONE && r.delay_count == 0);
-    CHECK_STATUS(recuo_attempts_next(a, &give_up_any_wait, 10, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_PERMANENT);
+    CHECK_STATUS(recuo_attempts_judged(a, 10, &give_up_any_wait, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_PERMANENT);
 
     CHECK_STATUS(recuo_attempts_cancel(NULL), RECUO_ERR_NULL_ARGUMENT);
     recuo_report untouched = {.attempts = 42};
@@ -793,10 +813,10 @@ static void attempts_idempotency_key(void) {
     CHECK_STATUS(recuo_attempts_idempotency_key(a, k1, sizeof k1, &written), RECUO_OK);
     CHECK_CTX(is_uuid_v4(k1) && written == 36, "%s", k1);
     /* The same key on every call for this operation, across attempts... */
-    recuo_decision d;
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_next(a, &RETRY, 0, &d), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, d.delay_ms, &d), RECUO_OK);
+    recuo_step s;
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
+    failed_and_slept(a, &RETRY, 0, &s);
+    CHECK_STEP(s, RECUO_STEP_CALL, 1, 0, RECUO_GIVE_UP_NONE);
     CHECK_STATUS(recuo_attempts_idempotency_key(a, k2, sizeof k2, NULL), RECUO_OK);
     CHECK(strcmp(k1, k2) == 0);
     /* ...and another for another operation. */
@@ -834,17 +854,18 @@ static void attempts_seeded_jitter_repeats(void) {
         recuo_attempts *a = NULL;
         CHECK_STATUS(recuo_attempts_new_seeded(p, 99, &a), RECUO_OK);
         uint64_t now = 0;
-        recuo_decision d;
+        recuo_step s;
+        CHECK_STATUS(recuo_attempts_start(a, now, 0, &s), RECUO_OK);
         for (int i = 0; i < 4; i++) {
-            CHECK_STATUS(recuo_attempts_begin(a, now, &d), RECUO_OK);
-            CHECK_STATUS(recuo_attempts_next(a, &RETRY, now, &d), RECUO_OK);
-            CHECK(d.kind == RECUO_DECISION_RETRY);
+            failed_with(a, &RETRY, now, &s);
+            CHECK(s.kind == RECUO_STEP_SLEEP);
             uint64_t window = 0;
             CHECK_STATUS(recuo_backoff_window_ms(200, 5000, (uint32_t)i, &window), RECUO_OK);
-            CHECK_CTX(d.delay_ms <= window, "delay %" PRIu64 " > window %" PRIu64, d.delay_ms,
+            CHECK_CTX(s.delay_ms <= window, "delay %" PRIu64 " > window %" PRIu64, s.delay_ms,
                       window);
-            (run == 0 ? first : second)[i] = d.delay_ms;
-            now += d.delay_ms;
+            (run == 0 ? first : second)[i] = s.delay_ms;
+            now += s.delay_ms;
+            CHECK_STATUS(recuo_attempts_slept(a, now, &s), RECUO_OK);
         }
         recuo_attempts_free(a);
     }
@@ -868,22 +889,16 @@ static void pool_basics(void) {
     CHECK_STATUS(recuo_attempts_set_pool(a, pool, false), RECUO_OK);
     /* The machine keeps the count alive: the handle may go first. */
     recuo_attempt_pool_free(pool);
-    recuo_decision d;
+    recuo_step s;
     uint32_t made = 0;
-    for (;;) {
-        CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
-        if (d.kind != RECUO_DECISION_PROCEED) {
-            break;
-        }
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
+    while (s.kind == RECUO_STEP_CALL && made < 10) {
         made++;
-        CHECK_STATUS(recuo_attempts_next(a, &RETRY, 0, &d), RECUO_OK);
-        if (d.kind != RECUO_DECISION_RETRY) {
-            break;
-        }
+        failed_and_slept(a, &RETRY, 0, &s);
     }
     CHECK_EQ_U64(made, 3);
-    CHECK(d.kind == RECUO_DECISION_GIVE_UP && d.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
-    /* Too late to change the pool once an attempt has begun. */
+    CHECK(s.kind == RECUO_STEP_GAVE_UP && s.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
+    /* Too late to change the pool once the machine has started. */
     recuo_attempt_pool *other = recuo_attempt_pool_new(9);
     CHECK_STATUS(recuo_attempts_set_pool(a, other, false), RECUO_ERR_ALREADY_STARTED);
     recuo_attempts_free(a);
@@ -892,8 +907,8 @@ static void pool_basics(void) {
     recuo_attempt_pool *empty = recuo_attempt_pool_new(0);
     CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_set_pool(a, empty, false), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
-    CHECK_DECISION(d, RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &s), RECUO_OK);
+    CHECK_STEP(s, RECUO_STEP_GAVE_UP, 0, 0, RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
     recuo_attempts_free(a);
     recuo_attempt_pool_free(empty);
     recuo_attempt_pool_free(other);
@@ -910,33 +925,26 @@ static uint32_t nested_machines(const recuo_policy *p, const recuo_attempt_pool 
     if (pool != NULL) {
         CHECK_STATUS(recuo_attempts_set_pool(outer, pool, false), RECUO_OK);
     }
-    recuo_decision od;
-    CHECK_STATUS(recuo_attempts_begin(outer, 0, &od), RECUO_OK);
-    while (od.kind == RECUO_DECISION_PROCEED) {
+    recuo_step os;
+    CHECK_STATUS(recuo_attempts_start(outer, 0, 0, &os), RECUO_OK);
+    while (os.kind == RECUO_STEP_CALL) {
         /* The outer attempt is an inner loop. */
         recuo_attempts *inner = NULL;
         CHECK_STATUS(recuo_attempts_new(p, &inner), RECUO_OK);
         if (pool != NULL) {
             CHECK_STATUS(recuo_attempts_set_pool(inner, pool, true), RECUO_OK);
         }
-        recuo_decision id;
-        CHECK_STATUS(recuo_attempts_begin(inner, 0, &id), RECUO_OK);
-        while (id.kind == RECUO_DECISION_PROCEED) {
+        recuo_step is;
+        CHECK_STATUS(recuo_attempts_start(inner, 0, 0, &is), RECUO_OK);
+        while (is.kind == RECUO_STEP_CALL) {
             calls++;
-            CHECK_STATUS(recuo_attempts_next(inner, &RETRY, 0, &id), RECUO_OK);
-            if (id.kind == RECUO_DECISION_RETRY) {
-                CHECK_STATUS(recuo_attempts_begin(inner, 0, &id), RECUO_OK);
-            }
+            failed_and_slept(inner, &RETRY, 0, &is);
         }
-        CHECK(id.kind == RECUO_DECISION_GIVE_UP &&
-              id.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
+        CHECK(is.kind == RECUO_STEP_GAVE_UP && is.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
         recuo_attempts_free(inner);
-        CHECK_STATUS(recuo_attempts_next(outer, &RETRY, 0, &od), RECUO_OK);
-        if (od.kind == RECUO_DECISION_RETRY) {
-            CHECK_STATUS(recuo_attempts_begin(outer, 0, &od), RECUO_OK);
-        }
+        failed_and_slept(outer, &RETRY, 0, &os);
     }
-    CHECK(od.kind == RECUO_DECISION_GIVE_UP && od.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
+    CHECK(os.kind == RECUO_STEP_GAVE_UP && os.reason == RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED);
     recuo_attempts_free(outer);
     return calls;
 }

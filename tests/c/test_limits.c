@@ -1054,7 +1054,7 @@ static void gate_by_hand(void) {
     recuo_gate *g = recuo_gate_new();
     CHECK(g != NULL);
     recuo_pass *pass = NULL;
-    CHECK_STATUS(recuo_gate_enter(g, 0, NULL, &pass), RECUO_OK);
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, &pass), RECUO_OK);
     recuo_pass_release(pass);
 
     recuo_concurrency_limit *l = NULL;
@@ -1065,26 +1065,26 @@ static void gate_by_hand(void) {
     CHECK_STATUS(recuo_gate_set_regulator(g, r), RECUO_OK);
     CHECK_STATUS(recuo_gate_set_budget(g, b), RECUO_OK);
 
-    /* A place, a start slot; attempt 0 is counted by the budget, attempt 1 is not. */
-    CHECK_STATUS(recuo_gate_enter(g, 0, NULL, &pass), RECUO_OK);
+    /* A place, a start slot; the budget is left to the machine that holds the gate. */
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, &pass), RECUO_OK);
     CHECK_EQ_U64(recuo_concurrency_limit_in_flight(l), 1);
     uint64_t requests = 0, retries = 0;
     CHECK_STATUS(recuo_retry_budget_counts(b, &requests, &retries), RECUO_OK);
-    CHECK(requests == 1 && retries == 0);
+    CHECK(requests == 0 && retries == 0);
     /* The only place is taken: a cancelled wait holds nothing. */
     recuo_cancel_token *cancelled = recuo_cancel_token_new();
     recuo_cancel_token_cancel(cancelled);
     static int dummy;
     recuo_pass *const none = (recuo_pass *)&dummy;
     recuo_pass *second = none;
-    CHECK_STATUS(recuo_gate_enter(g, 1, cancelled, &second), RECUO_CANCELLED);
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, cancelled, &second), RECUO_CANCELLED);
     CHECK(second == none);
     recuo_pass_release(pass);
     CHECK_EQ_U64(recuo_concurrency_limit_in_flight(l), 0);
-    CHECK_STATUS(recuo_gate_enter(g, 1, NULL, &pass), RECUO_OK);
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, &pass), RECUO_OK);
     recuo_pass_release(pass);
     CHECK_STATUS(recuo_retry_budget_counts(b, &requests, &retries), RECUO_OK);
-    CHECK(requests == 1);
+    CHECK(requests == 0);
 
     /* The gate keeps its own references: the caller's handles may go. */
     recuo_concurrency_limit *l_again = NULL;
@@ -1092,7 +1092,7 @@ static void gate_by_hand(void) {
     recuo_regulator_free(r);
     recuo_retry_budget_free(b);
     recuo_concurrency_limit_free(l);
-    CHECK_STATUS(recuo_gate_enter(g, 0, NULL, &pass), RECUO_OK);
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, &pass), RECUO_OK);
     CHECK_STATUS(recuo_gate_set_limit(g, l_again), RECUO_OK);
     /* The pass still holds the old limit's place; the new limit is free. */
     CHECK_EQ_U64(recuo_concurrency_limit_in_flight(l_again), 0);
@@ -1101,13 +1101,13 @@ static void gate_by_hand(void) {
     CHECK_STATUS(recuo_gate_set_limit(g, NULL), RECUO_OK);
     CHECK_STATUS(recuo_gate_set_regulator(g, NULL), RECUO_OK);
     CHECK_STATUS(recuo_gate_set_budget(g, NULL), RECUO_OK);
-    CHECK_STATUS(recuo_gate_enter(g, 0, NULL, &pass), RECUO_OK);
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, &pass), RECUO_OK);
     CHECK_EQ_U64(recuo_concurrency_limit_in_flight(l_again), 0);
     recuo_pass_release(pass);
     recuo_pass_release(NULL);
 
-    CHECK_STATUS(recuo_gate_enter(NULL, 0, NULL, &pass), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_gate_enter(g, 0, NULL, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_gate_wait(NULL, false, 0, NULL, &pass), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, NULL), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_gate_set_limit(NULL, l_again), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_gate_set_regulator(NULL, NULL), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_gate_set_budget(NULL, NULL), RECUO_ERR_NULL_ARGUMENT);
@@ -1136,6 +1136,19 @@ static const recuo_verdict SUCCESS = {RECUO_VERDICT_SUCCESS, RECUO_CAUSE_SUCCESS
 static const recuo_verdict PERMANENT = {RECUO_VERDICT_GIVE_UP, RECUO_CAUSE_PERMANENT,
                                         RECUO_WAIT_NONE, 0};
 
+/* The attempt made came to verdict `v` at `now`: `recuo_attempts_succeeded` for a success,
+ * else `recuo_attempts_failed` and, when the machine asks, `recuo_attempts_judged`. */
+static void judged(recuo_attempts *a, const recuo_verdict *v, uint64_t now, recuo_step *s) {
+    if (v->verdict == RECUO_VERDICT_SUCCESS) {
+        CHECK_STATUS(recuo_attempts_succeeded(a, now, s), RECUO_OK);
+        return;
+    }
+    CHECK_STATUS(recuo_attempts_failed(a, now, s), RECUO_OK);
+    if (s->kind == RECUO_STEP_CLASSIFY) {
+        CHECK_STATUS(recuo_attempts_judged(a, now, v, s), RECUO_OK);
+    }
+}
+
 static void gate_with_the_state_machine(void) {
     recuo_policy *p = quick_policy();
     recuo_gate *g = recuo_gate_new();
@@ -1154,12 +1167,11 @@ static void gate_with_the_state_machine(void) {
     recuo_attempts *a = NULL;
     CHECK_STATUS(recuo_attempts_new_seeded(p, 1, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_set_gate(a, g), RECUO_OK);
-    recuo_decision d;
     recuo_step step;
     uint64_t now = 0;
-    CHECK_STATUS(recuo_attempts_begin(a, now, &d), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_start(a, now, 0, &step), RECUO_OK);
     int attempts = 0;
-    while (d.kind == RECUO_DECISION_ENTER && attempts < 10) {
+    while (step.kind == RECUO_STEP_ENTER && attempts < 10) {
         recuo_pass *pass = NULL;
         CHECK_STATUS(recuo_gate_wait(g, false, 0, NULL, &pass), RECUO_OK);
         CHECK_STATUS(recuo_attempts_entered(a, now, true, &step), RECUO_OK);
@@ -1168,16 +1180,16 @@ static void gate_with_the_state_machine(void) {
         CHECK_EQ_U64(recuo_concurrency_limit_in_flight(l), 1);
         attempts++;
         recuo_pass_release(pass);
-        CHECK_STATUS(recuo_attempts_next(a, &SERVER_ERROR, ++now, &d), RECUO_OK);
-        if (d.kind == RECUO_DECISION_RETRY) {
+        judged(a, &SERVER_ERROR, ++now, &step);
+        if (step.kind == RECUO_STEP_SLEEP) {
             CHECK_EQ_U64(recuo_concurrency_limit_in_flight(l), 0);
-            now += d.delay_ms;
-            CHECK_STATUS(recuo_attempts_begin(a, now, &d), RECUO_OK);
+            now += step.delay_ms;
+            CHECK_STATUS(recuo_attempts_slept(a, now, &step), RECUO_OK);
         }
     }
     CHECK_EQ_U64(attempts, 2);
-    CHECK_EQ_U64(d.kind, RECUO_DECISION_GIVE_UP);
-    CHECK_EQ_U64(d.reason, RECUO_GIVE_UP_BUDGET_EXHAUSTED);
+    CHECK_EQ_U64(step.kind, RECUO_STEP_GAVE_UP);
+    CHECK_EQ_U64(step.reason, RECUO_GIVE_UP_BUDGET_EXHAUSTED);
     uint64_t requests = 0, retries = 0;
     CHECK_STATUS(recuo_retry_budget_counts(b, &requests, &retries), RECUO_OK);
     CHECK(requests == 1 && retries == 1);
@@ -1190,17 +1202,17 @@ static void gate_with_the_state_machine(void) {
     CHECK_STATUS(recuo_attempts_start(a, 0, 0, &step), RECUO_OK);
     CHECK_EQ_U64(step.kind, RECUO_STEP_ENTER);
     CHECK_STATUS(recuo_attempts_entered(a, 0, true, &step), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_next(a, &RATE_LIMITED, 1, &d), RECUO_OK);
+    judged(a, &RATE_LIMITED, 1, &step);
     CHECK(fabs(recuo_regulator_rate_per_s(r) - 500) < 1e-6);
     /* The budget is spent: a retry decision gives up, but the slow-down happened. */
-    CHECK_EQ_U64(d.reason, RECUO_GIVE_UP_BUDGET_EXHAUSTED);
+    CHECK_EQ_U64(step.reason, RECUO_GIVE_UP_BUDGET_EXHAUSTED);
     recuo_attempts_free(a);
     CHECK_STATUS(recuo_attempts_new_seeded(p, 1, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_set_gate(a, g), RECUO_OK);
     CHECK_STATUS(recuo_attempts_start(a, 0, 0, &step), RECUO_OK);
     CHECK_STATUS(recuo_attempts_entered(a, 0, true, &step), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_next(a, &SUCCESS, 1, &d), RECUO_OK);
-    CHECK_EQ_U64(d.kind, RECUO_DECISION_DONE);
+    judged(a, &SUCCESS, 1, &step);
+    CHECK_EQ_U64(step.kind, RECUO_STEP_DONE);
     double rate = recuo_regulator_rate_per_s(r);
     CHECK_CTX(rate > 562.4 && rate < 562.6, "%g", rate);
     recuo_attempts_free(a);
@@ -1212,11 +1224,13 @@ static void gate_with_the_state_machine(void) {
     CHECK_STATUS(recuo_attempts_set_gate(a, g), RECUO_OK);
     CHECK_STATUS(recuo_attempts_start(a, 0, 0, &step), RECUO_OK);
     CHECK_STATUS(recuo_attempts_entered(a, 0, true, &step), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_failed(a, 1, &step), RECUO_OK);
+    CHECK_EQ_U64(step.kind, RECUO_STEP_CLASSIFY);
     recuo_verdict bad = {0, 0, 0, 0};
-    CHECK_STATUS(recuo_attempts_next(a, &bad, 1, &d), RECUO_ERR_INVALID_ENUM);
-    CHECK_STATUS(recuo_attempts_next(a, NULL, 1, &d), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_attempts_next(NULL, &SUCCESS, 1, &d), RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_attempts_next(a, &SUCCESS, 1, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_judged(a, 1, &bad, &step), RECUO_ERR_INVALID_ENUM);
+    CHECK_STATUS(recuo_attempts_judged(a, 1, NULL, &step), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_judged(NULL, 1, &SUCCESS, &step), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_attempts_judged(a, 1, &SUCCESS, NULL), RECUO_ERR_NULL_ARGUMENT);
     CHECK_STATUS(recuo_attempts_entered(a, 0, true, NULL), RECUO_ERR_NULL_ARGUMENT);
     CHECK(fabs(recuo_regulator_rate_per_s(r) - rate) < 1e-9);
     recuo_attempts_free(a);
@@ -1224,8 +1238,8 @@ static void gate_with_the_state_machine(void) {
     /* Cancelled while waiting at the gate: that attempt never started and is not counted. */
     CHECK_STATUS(recuo_attempts_new_seeded(p, 1, &a), RECUO_OK);
     CHECK_STATUS(recuo_attempts_set_gate(a, g), RECUO_OK);
-    CHECK_STATUS(recuo_attempts_begin(a, 0, &d), RECUO_OK);
-    CHECK_EQ_U64(d.kind, RECUO_DECISION_ENTER);
+    CHECK_STATUS(recuo_attempts_start(a, 0, 0, &step), RECUO_OK);
+    CHECK_EQ_U64(step.kind, RECUO_STEP_ENTER);
     recuo_permit *held = NULL;
     CHECK_STATUS(recuo_concurrency_limit_try_acquire(l, &held), RECUO_OK);
     recuo_cancel_token *cancelled = recuo_cancel_token_new();

@@ -323,11 +323,11 @@ static void record_builders(void) {
 
     /* Bad arguments: nothing written. */
     line[0] = 'x';
-    recuo_decision proceed = {RECUO_DECISION_PROCEED, 0, 1, RECUO_GIVE_UP_NONE, false, 0};
+    recuo_decision retired = {4, 0, 1, RECUO_GIVE_UP_NONE, false, 0}; /* once "proceed" */
     recuo_decision give_up_none = {RECUO_DECISION_GIVE_UP, 0, 0, RECUO_GIVE_UP_NONE, false, 0};
     recuo_outcome bad = {RECUO_OUTCOME_TRANSPORT, 0, 77};
     CHECK_STATUS(recuo_record_attempt_json(0, 0, LIT("GET"), LIT("/"), &outcome, NULL, 0,
-                                           &verdict, &proceed, line, sizeof line, NULL),
+                                           &verdict, &retired, line, sizeof line, NULL),
                  RECUO_ERR_INVALID_ENUM);
     CHECK_STATUS(recuo_record_attempt_json(0, 0, LIT("GET"), LIT("/"), &outcome, NULL, 0,
                                            &verdict, &give_up_none, line, sizeof line, NULL),

@@ -311,7 +311,7 @@ static void the_servers_clock_paces_real_starts(const struct server *s) {
     recuo_regulator_free(fast);
     for (uint32_t attempt = 0; attempt < 3; attempt++) {
         recuo_pass *pass = NULL;
-        CHECK_STATUS(recuo_gate_enter(gate, attempt, NULL, &pass), RECUO_OK);
+        CHECK_STATUS(recuo_gate_wait(gate, false, 0, NULL, &pass), RECUO_OK);
         recuo_pass_release(pass);
     }
     recuo_gate_free(gate);
@@ -735,7 +735,7 @@ static void a_lost_server_is_an_io_error(recuo_regulator *r, recuo_gate *gate) {
     CHECK_STATUS(recuo_regulator_acquire(r, 1, NULL), RECUO_ERR_IO);
     CHECK_STATUS(recuo_regulator_acquire_until(r, 1, 10, NULL), RECUO_ERR_IO);
     recuo_pass *pass = NULL;
-    CHECK_STATUS(recuo_gate_enter(gate, 0, NULL, &pass), RECUO_ERR_IO);
+    CHECK_STATUS(recuo_gate_wait(gate, false, 0, NULL, &pass), RECUO_ERR_IO);
     CHECK(pass == NULL);
 }
 

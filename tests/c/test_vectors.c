@@ -493,32 +493,47 @@ static recuo_policy *policy_of(const cJSON *p) {
     return policy;
 }
 
-static void check_decision(const char *name, int step, const recuo_decision *d,
+/* The vectors' name for what step `s` decided after an attempt's verdict: "retry" (a sleep),
+ * "done" or "give_up". */
+static const char *decided(const recuo_step *s) {
+    switch (s->kind) {
+    case RECUO_STEP_SLEEP:
+        return "retry";
+    case RECUO_STEP_DONE:
+        return "done";
+    case RECUO_STEP_GAVE_UP:
+        return "give_up";
+    default:
+        return recuo_step_kind_name(s->kind);
+    }
+}
+
+static void check_decision(const char *name, int step, const recuo_step *s,
                            const cJSON *expect) {
     const char *kind = string(expect, "decision");
-    CHECK_CTX(strcmp(recuo_decision_kind_name(d->kind), kind) == 0, "%s, step %d: %s, "
-              "expected %s", name, step, recuo_decision_kind_name(d->kind), kind);
+    CHECK_CTX(strcmp(decided(s), kind) == 0, "%s, step %d: %s, expected %s", name, step,
+              decided(s), kind);
     if (strcmp(kind, "retry") == 0) {
         uint64_t delay = (uint64_t)number(expect, "delay_ms");
         uint32_t next = (uint32_t)number(expect, "next_attempt");
-        CHECK_CTX(d->delay_ms == delay && d->next_attempt == next, "%s, step %d: retry after "
+        CHECK_CTX(s->delay_ms == delay && s->attempt + 1 == next, "%s, step %d: retry after "
                   "%" PRIu64 " as attempt %u, expected %" PRIu64 " as %u", name, step,
-                  d->delay_ms, (unsigned)d->next_attempt, delay, (unsigned)next);
+                  s->delay_ms, (unsigned)s->attempt + 1, delay, (unsigned)next);
     } else if (strcmp(kind, "give_up") == 0) {
         const char *reason = string(expect, "reason");
-        CHECK_CTX(strcmp(recuo_give_up_reason_name(d->reason), reason) == 0, "%s, step %d: "
-                  "%s, expected %s", name, step, recuo_give_up_reason_name(d->reason), reason);
+        CHECK_CTX(strcmp(recuo_give_up_reason_name(s->reason), reason) == 0, "%s, step %d: "
+                  "%s, expected %s", name, step, recuo_give_up_reason_name(s->reason), reason);
         const cJSON *at = field(expect, "retry_at_ms");
         if (cJSON_IsNull(at)) {
-            CHECK_CTX(!d->has_retry_at && d->retry_at_ms == 0, "%s, step %d: retry at %" PRIu64,
-                      name, step, d->retry_at_ms);
+            CHECK_CTX(!s->has_retry_at && s->retry_at_ms == 0, "%s, step %d: retry at %" PRIu64,
+                      name, step, s->retry_at_ms);
         } else {
             uint64_t expected = (uint64_t)number(expect, "retry_at_ms");
-            CHECK_CTX(d->has_retry_at && d->retry_at_ms == expected, "%s, step %d: retry at %"
-                      PRIu64 ", expected %" PRIu64, name, step, d->retry_at_ms, expected);
+            CHECK_CTX(s->has_retry_at && s->retry_at_ms == expected, "%s, step %d: retry at %"
+                      PRIu64 ", expected %" PRIu64, name, step, s->retry_at_ms, expected);
         }
     } else {
-        CHECK_CTX(d->reason == RECUO_GIVE_UP_NONE && !d->has_retry_at, "%s, step %d", name,
+        CHECK_CTX(s->reason == RECUO_GIVE_UP_NONE && !s->has_retry_at, "%s, step %d", name,
                   step);
     }
 }
@@ -538,12 +553,19 @@ static void scenario_cases(const char *dir) {
         int step = 0;
         const cJSON *st;
         cJSON_ArrayForEach(st, field(sc, "steps")) {
-            recuo_decision d;
-            memset(&d, 0, sizeof d);
-            CHECK_STATUS(recuo_attempts_begin(a, (uint64_t)number(st, "begin_ms"), &d), RECUO_OK);
-            CHECK_CTX(d.kind == RECUO_DECISION_PROCEED && d.next_attempt == (uint32_t)step,
-                      "%s, step %d: begin answered %s", name, step,
-                      recuo_decision_kind_name(d.kind));
+            /* The attempt starts: the machine's start, or the end of its sleep. */
+            uint64_t begin = (uint64_t)number(st, "begin_ms");
+            recuo_step s;
+            memset(&s, 0, sizeof s);
+            if (step == 0) {
+                CHECK_STATUS(recuo_attempts_start(a, begin, wall0 + (int64_t)begin, &s),
+                             RECUO_OK);
+            } else {
+                CHECK_STATUS(recuo_attempts_slept(a, begin, &s), RECUO_OK);
+            }
+            CHECK_CTX(s.kind == RECUO_STEP_CALL && s.attempt == (uint32_t)step,
+                      "%s, step %d: the start answered %s", name, step,
+                      recuo_step_kind_name(s.kind));
             uint64_t end = (uint64_t)number(st, "end_ms");
             recuo_outcome outcome = outcome_of(st);
             const char *method = string(st, "method");
@@ -558,9 +580,17 @@ static void scenario_cases(const char *dir) {
             if (boolean(st, "cancel")) {
                 CHECK_STATUS(recuo_attempts_cancel(a), RECUO_OK);
             }
-            memset(&d, 0, sizeof d);
-            CHECK_STATUS(recuo_attempts_next(a, &v, end, &d), RECUO_OK);
-            check_decision(name, step, &d, field(st, "expect"));
+            /* What the attempt came to: a success, or a failure judged by its verdict. */
+            memset(&s, 0, sizeof s);
+            if (v.verdict == RECUO_VERDICT_SUCCESS) {
+                CHECK_STATUS(recuo_attempts_succeeded(a, end, &s), RECUO_OK);
+            } else {
+                CHECK_STATUS(recuo_attempts_failed(a, end, &s), RECUO_OK);
+                if (s.kind == RECUO_STEP_CLASSIFY) {
+                    CHECK_STATUS(recuo_attempts_judged(a, end, &v, &s), RECUO_OK);
+                }
+            }
+            check_decision(name, step, &s, field(st, "expect"));
             step++;
             steps++;
         }
