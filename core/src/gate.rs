@@ -125,38 +125,6 @@ impl Gate {
         }
         Ok(Some(Pass { _permit: permit }))
     }
-
-    /// Waits for a place in flight, then for a start slot — in that order, so that the
-    /// start happens when its slot comes and starts stay spaced as the regulator says. A
-    /// first attempt (`attempt == 0`) is counted by the budget. `None` when `cancel` was
-    /// cancelled meanwhile.
-    ///
-    /// # Errors
-    /// A remote limit's or regulator's store could not be used ([`RegulatorError::Shared`]).
-    pub fn enter(
-        &self,
-        attempt: u32,
-        cancel: &CancelToken,
-    ) -> Result<Option<Pass>, RegulatorError> {
-        let permit = match &self.limit {
-            Some(limit) => match limit.acquire(None, cancel)? {
-                Some(p) => Some(p),
-                None => return Ok(None),
-            },
-            None => None,
-        };
-        if let Some(regulator) = &self.regulator {
-            if !regulator.acquire(1, cancel)? {
-                return Ok(None);
-            }
-        }
-        if attempt == 0 {
-            if let Some(budget) = &self.budget {
-                budget.record_request();
-            }
-        }
-        Ok(Some(Pass { _permit: permit }))
-    }
 }
 
 /// How often a host that cannot block looks at a full concurrency limit again, ms: the
