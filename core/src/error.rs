@@ -29,6 +29,17 @@ pub enum ConfigError {
         /// The status given.
         status: u32,
     },
+    /// A name in a policy's plain form (a jitter, a retry rule, a transport failure, a
+    /// method or a status) that recuo does not know.
+    UnknownName {
+        /// What the name was meant to be: `"jitter"`, `"retry rule"`, `"transport"`,
+        /// `"method"` or `"status"`.
+        what: &'static str,
+    },
+    /// A policy's plain form that is not an object of the known fields with the right
+    /// types (an unknown field, a string for a number, a negative count). Raised by the
+    /// bindings when their data cannot be read as a [`crate::PolicyValue`].
+    InvalidValue,
 }
 
 impl ConfigError {
@@ -43,6 +54,8 @@ impl ConfigError {
             ConfigError::CapBelowBase { .. } => 5,
             ConfigError::EmptyHeaderName => 6,
             ConfigError::StatusOutOfRange { .. } => 7,
+            ConfigError::UnknownName { .. } => 8,
+            ConfigError::InvalidValue => 9,
         }
     }
 
@@ -56,6 +69,8 @@ impl ConfigError {
             ConfigError::CapBelowBase { .. } => "cap_below_base",
             ConfigError::EmptyHeaderName => "invalid_header_name",
             ConfigError::StatusOutOfRange { .. } => "status_out_of_range",
+            ConfigError::UnknownName { .. } => "unknown_name",
+            ConfigError::InvalidValue => "invalid_value",
         }
     }
 }
@@ -79,6 +94,10 @@ impl fmt::Display for ConfigError {
             ConfigError::StatusOutOfRange { status } => write!(
                 f,
                 "a retry rule can be set for statuses 400 to 599, not {status}"
+            ),
+            ConfigError::UnknownName { what } => write!(f, "unknown {what} name"),
+            ConfigError::InvalidValue => f.write_str(
+                "not a policy value: an object of the known fields with the right types",
             ),
         }
     }
