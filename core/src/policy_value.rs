@@ -203,31 +203,4 @@ mod tests {
         );
         assert_eq!(back.idempotent_methods.get("POST"), Some(&true));
     }
-
-    #[test]
-    fn unknown_names_are_refused_with_what_was_unknown() {
-        let cases: [(&str, fn(&mut PolicyValue)); 5] = [
-            ("jitter", |v| v.jitter = "wild".into()),
-            ("status", |v| {
-                drop(v.status_retry.insert("4x9".into(), "never".into()))
-            }),
-            ("retry rule", |v| {
-                drop(v.status_retry.insert("418".into(), "maybe".into()))
-            }),
-            ("transport", |v| {
-                drop(v.transport_retry.insert("dns".into(), "never".into()))
-            }),
-            ("method", |v| {
-                drop(v.idempotent_methods.insert("BREW".into(), false))
-            }),
-        ];
-        for (what, change) in cases {
-            let mut v = PolicyValue::default();
-            change(&mut v);
-            assert_eq!(
-                Policy::from_value(&v),
-                Err(ConfigError::UnknownName { what })
-            );
-        }
-    }
 }
