@@ -31,6 +31,11 @@ use crate::Policy;
 
 /// Why an operation stopped without succeeding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum GiveUpReason {
     /// The outcome is not worth repeating (4xx, 501, TLS, an unsafe repeat, the caller's
     /// predicate said no).
@@ -125,10 +130,15 @@ pub(crate) fn instant_at(now_ms: u64, end_ms: Option<u64>) -> Option<std::time::
 /// What happened to one operation: attempts, why it stopped, how long it took, and the
 /// delays slept between attempts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct Report {
     /// Attempts made.
     pub attempts: u32,
-    /// Why it stopped without success; `None` when it succeeded (or has not stopped).
+    /// Why it stopped without success; null when it succeeded (or has not stopped).
     pub reason: Option<GiveUpReason>,
     /// Milliseconds from the start of the first attempt to the last decision.
     pub elapsed_ms: u64,
@@ -137,7 +147,7 @@ pub struct Report {
     /// For `queue_stopped`: the reason of the operation that stopped the queue.
     pub stopped_by: Option<GiveUpReason>,
     /// For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds
-    /// since the Unix epoch (`None` when unbounded, or for another reason).
+    /// since the Unix epoch (null when unbounded, or for another reason).
     pub retry_at_unix_ms: Option<i64>,
 }
 

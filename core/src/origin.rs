@@ -6,6 +6,11 @@ use crate::headers::header;
 
 /// Where an answer most likely came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Origin {
     /// The API the request was for.
     Api,
@@ -31,6 +36,11 @@ impl Origin {
 
 /// How sure the answer is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Confidence {
     /// One weak hint.
     Low,
@@ -53,6 +63,11 @@ impl Confidence {
 
 /// The answer to "who answered?".
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct WhoAnswered {
     /// The most likely origin.
     pub origin: Origin,

@@ -7,6 +7,11 @@ use crate::rate::Rate;
 
 /// What a batch will take.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct Plan {
     /// Time between two starts at the target rate, in milliseconds (rounded).
     pub interval_ms: u64,

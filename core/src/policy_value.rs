@@ -3,7 +3,10 @@
 //!
 //! Every binding turns its own data (a Python `dict`, a PHP array, a JavaScript object, a C
 //! string of JSON) into a [`PolicyValue`] and asks the core for the [`Policy`]; the checks and
-//! the defaults live here only.
+//! the defaults live here only. With the `serde` feature a [`PolicyValue`] reads and writes
+//! as a JSON object with its field names, and unknown fields are refused. Each language's face
+//! of it (a Python `TypedDict`, a TypeScript interface, a PHP array shape) is generated from
+//! this declaration by `make faces`.
 
 use std::collections::BTreeMap;
 
@@ -17,10 +20,7 @@ use crate::{ConfigError, Policy};
 /// A policy's settings as plain data. A field left out takes guide A's value (5 attempts,
 /// 200 ms base, 5 s cap, full jitter, no deadline, the default spread, `Idempotency-Key`, the
 /// default classification). The three maps list only what differs from the default
-/// classification.
-///
-/// With the `serde` feature it reads and writes as a JSON object with these field names;
-/// unknown fields are refused.
+/// classification. A field recuo does not know is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(
     feature = "serde",
@@ -36,10 +36,10 @@ pub struct PolicyValue {
     pub cap_ms: u64,
     /// `full`, `equal`, `decorrelated` or `none`.
     pub jitter: String,
-    /// The operation's whole time from the start of its first attempt, in milliseconds;
-    /// `None` (JSON `null`): no limit.
+    /// The operation's whole time from the start of its first attempt, in milliseconds; null
+    /// for no limit.
     pub deadline_ms: Option<u64>,
-    /// The most added at random to a server's wait, in milliseconds; `None`: the smaller of
+    /// The most added at random to a server's wait, in milliseconds; null for the smaller of
     /// the backoff window and 1 s.
     pub spread_ms: Option<u64>,
     /// The header that carries the idempotency key (an HTTP token).

@@ -5,8 +5,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::classify::Cause;
 
-/// What a batch did. Plain numbers; [`Stats::merge`] adds up the stats of separate recorders.
+/// What a batch did. Plain numbers; a merge ([`Stats::merge`]) adds up the stats of separate
+/// recorders.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct Stats {
     /// First attempts started.
     pub initial: u64,
@@ -22,7 +28,7 @@ pub struct Stats {
     pub throttled: u64,
     /// 503 answers seen.
     pub unavailable: u64,
-    /// The shortest time between two consecutive starts, ns (`None` with fewer than 2).
+    /// The shortest time between two consecutive starts, ns (null with fewer than 2).
     pub min_spacing_ns: Option<u64>,
     /// The first and the last start, ns on the monotonic clock.
     pub first_start_ns: Option<u64>,
