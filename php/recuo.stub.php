@@ -284,8 +284,35 @@ namespace Recuo {
      * How an operation is retried: attempts, backoff, deadline, the spread added
      * to server waits, which outcomes are worth another attempt and the
      * idempotency header. Immutable: the `with*` methods answer a changed copy.
+     *
+     * A policy is also one plain value, an array of the shape below: {@see Policy::fromArray()}
+     * reads it, {@see Policy::toArray()} writes it, `json_encode()` and `serialize()` carry
+     * it. A field left out takes guide A's value. The maps list only what differs from the
+     * default classification: `status_retry` by status (`[418 => 'always']`),
+     * `transport_retry` by failure (`['timeout' => 'never']`), `idempotent_methods` by method
+     * (`['POST' => true]`).
+     *
+     * PolicyValue: declared once in the core (recuo::PolicyValue).
+     *
+     * <faces: PolicyValue>
+     * @phpstan-type PolicyValue array{
+     *     max_attempts?: int,
+     *     base_ms?: int,
+     *     cap_ms?: int,
+     *     jitter?: string,
+     *     deadline_ms?: int|null,
+     *     spread_ms?: int|null,
+     *     idempotency_header?: string,
+     *     use_date_header?: bool,
+     *     server_honours_keys?: bool,
+     *     quota_403_as_rate_limit?: bool,
+     *     status_retry?: array<string, string>,
+     *     transport_retry?: array<string, string>,
+     *     idempotent_methods?: array<string, bool>,
+     * }
+     * </faces>
      */
-    final class Policy
+    final class Policy implements \JsonSerializable
     {
         /** Attempts in all, the first included (>= 1). */
         public readonly int $maxAttempts;
@@ -367,6 +394,65 @@ namespace Recuo {
          * what the server meant.
          */
         public static function adapters(): Policy
+        {
+        }
+
+        /**
+         * The policy `$value` describes: the plain form {@see Policy::toArray()} answers. A
+         * field left out takes guide A's value; `[]` is guide A's policy. Status keys may be
+         * ints or strings (`[418 => 'always']`, `['418' => 'always']`); method names are
+         * matched without regard to case.
+         *
+         * @param PolicyValue $value the plain form
+         * @throws Exception\ConfigError `INVALID_VALUE` for an unknown field or a value of the wrong
+         *         type (`'3'` for a number, a negative or fractional duration; the message says
+         *         which), `UNKNOWN_NAME` for a jitter, rule, transport failure, method or status
+         *         recuo does not know, `STATUS_OUT_OF_RANGE` for a status outside 400-599, and the
+         *         constructor's errors
+         */
+        public static function fromArray(array $value): Policy
+        {
+        }
+
+        /**
+         * This policy as plain data, the form {@see Policy::fromArray()} reads: every field
+         * written out (null for no deadline and for the default spread), and in the three maps
+         * only the rules that differ from the default classification (statuses as int keys,
+         * methods in capitals). `Policy::fromArray($p->toArray())` is the same policy.
+         *
+         * @return PolicyValue
+         */
+        public function toArray(): array
+        {
+        }
+
+        /**
+         * The plain form, for `json_encode()`: {@see Policy::toArray()} with the three maps as
+         * `\stdClass` objects, so that an empty map encodes as `{}`.
+         *
+         * @return array<string, mixed>
+         */
+        public function jsonSerialize(): array
+        {
+        }
+
+        /**
+         * The plain form ({@see Policy::toArray()}), for `serialize()`.
+         *
+         * @return array<string, mixed>
+         */
+        public function __serialize(): array
+        {
+        }
+
+        /**
+         * The policy `$data` describes, read as {@see Policy::fromArray()} reads it, for
+         * `unserialize()`.
+         *
+         * @param array<string, mixed> $data
+         * @throws Exception\ConfigError as {@see Policy::fromArray()}
+         */
+        public function __unserialize(array $data): void
         {
         }
 
@@ -1813,8 +1899,10 @@ namespace Recuo {
 namespace Recuo\Exception {
     /**
      * A bad configuration: attempts below 1, a negative duration, a cap below the base, a
-     * header name that is not an HTTP token, a retry rule for a status outside 400-599. `getCode()` is the core's stable code, one of
-     * the constants below.
+     * header name that is not an HTTP token, a retry rule for a status outside 400-599; in a
+     * policy's plain form ({@see \Recuo\Policy::fromArray()}), a name recuo does not know
+     * (`UNKNOWN_NAME`) or data that is not a policy value (`INVALID_VALUE`). `getCode()` is the
+     * core's stable code, one of the constants below.
      */
     class ConfigError extends \ValueError
     {
@@ -1825,6 +1913,8 @@ namespace Recuo\Exception {
         public const CAP_BELOW_BASE = 5;
         public const INVALID_HEADER_NAME = 6;
         public const STATUS_OUT_OF_RANGE = 7;
+        public const UNKNOWN_NAME = 8;
+        public const INVALID_VALUE = 9;
     }
 
     /**

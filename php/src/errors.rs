@@ -28,7 +28,7 @@ use ext_php_rs::zend::{ce, ClassEntry};
 pub const CONFIG_ERROR_CLASS: &str = "Recuo\\Exception\\ConfigError";
 
 /// Every [`recuo::ConfigError`] the core defines, for the class constants.
-const CONFIG_ERRORS: [recuo::ConfigError; 7] = [
+const CONFIG_ERRORS: [recuo::ConfigError; 9] = [
     recuo::ConfigError::ZeroAttempts,
     recuo::ConfigError::NegativeDuration,
     recuo::ConfigError::NotANumber,
@@ -39,6 +39,8 @@ const CONFIG_ERRORS: [recuo::ConfigError; 7] = [
     },
     recuo::ConfigError::EmptyHeaderName,
     recuo::ConfigError::StatusOutOfRange { status: 0 },
+    recuo::ConfigError::UnknownName { what: "" },
+    recuo::ConfigError::InvalidValue,
 ];
 
 /// The PHP name of the class for plans that cannot be made.
@@ -210,9 +212,31 @@ pub fn config_error(
     arg: Option<(u32, &str)>,
     error: recuo::ConfigError,
 ) -> PhpException {
+    config_exception(function, arg, error, String::new())
+}
+
+/// As [`config_error`], with `detail` after the core's message: what exactly could not be
+/// read (serde's words for a policy's plain form that is not one), for humans.
+pub fn config_error_detail(
+    function: &str,
+    arg: Option<(u32, &str)>,
+    error: recuo::ConfigError,
+    detail: &str,
+) -> PhpException {
+    config_exception(function, arg, error, format!(" ({detail})"))
+}
+
+fn config_exception(
+    function: &str,
+    arg: Option<(u32, &str)>,
+    error: recuo::ConfigError,
+    detail: String,
+) -> PhpException {
     let message = match arg {
-        Some((position, name)) => format!("{function}(): Argument #{position} (${name}): {error}"),
-        None => format!("{function}(): {error}"),
+        Some((position, name)) => {
+            format!("{function}(): Argument #{position} (${name}): {error}{detail}")
+        }
+        None => format!("{function}(): {error}{detail}"),
     };
     let code = i32::try_from(error.code()).unwrap_or(i32::MAX);
     PhpException::new(message, code, config_error_class())

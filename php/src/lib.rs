@@ -434,6 +434,7 @@ fn seal_classes() {
         properties::seal::<BatchReport>();
         properties::seal::<WhoAnswered>();
         properties::seal::<RecordFactory>();
+        policy::allow_serialization();
     });
 }
 

@@ -2,15 +2,25 @@
 //! `with*` methods that answer new instances. Validation is the core's
 //! ([`recuo::PolicyBuilder::build`]); this module converts PHP values and names the argument
 //! at fault.
+//!
+//! A policy is also one plain value, the core's [`recuo::PolicyValue`]: `fromArray()` walks
+//! a PHP array into JSON data, serde reads it as a `PolicyValue` and the core checks it
+//! ([`recuo::Policy::from_value`]); `toArray()`, `jsonSerialize()` and `__serialize()` write
+//! [`recuo::Policy::to_value`] back as PHP values.
 
 use std::time::Duration;
 
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use recuo::{ComRetry, ConfigError, Jitter, RetryRule, Rules, Transport};
+use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
+use ext_php_rs::zend::{ce, ClassEntry};
+use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Rules, Transport};
+use serde_json::{Map, Number, Value};
 
-use crate::convert::{attempts, millis, optional_millis, php_int, Bytes};
-use crate::errors::{config_error, guarded, value_error};
+use crate::convert::{attempts, millis, optional_millis, php_int, type_name, Bytes};
+use crate::errors::{config_error, config_error_detail, guarded, value_error};
 
 /// Guide A's attempts (5), as the default of `$maxAttempts`.
 pub const DEFAULT_MAX_ATTEMPTS: i64 = ComRetry::GUIDE_A.tentativas() as i64;
@@ -36,9 +46,187 @@ pub(crate) const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\
 #[php_class]
 #[php(name = "Recuo\\Policy")]
 #[php(flags = ClassFlags::Final)]
+#[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub(crate) inner: recuo::Policy,
+}
+
+/// Guide A's policy. `unserialize()` makes the object without its constructor, then hands
+/// the data to `__unserialize()`: the object holds this policy until then, never nothing.
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            inner: recuo::Policy::guide_a(),
+        }
+    }
+}
+
+// ext/json's interface, which PHP exports to extensions (ext/json is always built in and
+// started before any extension loaded with `extension=`).
+extern "C" {
+    static php_json_serializable_ce: *mut ClassEntry;
+}
+
+/// `\JsonSerializable`.
+fn json_serializable() -> &'static ClassEntry {
+    // SAFETY: a pointer PHP sets at ext/json's startup, before this extension's; it is null
+    // or a class entry that lives as long as the engine.
+    unsafe { php_json_serializable_ce.as_ref() }
+        .expect("ext/json is part of every PHP 8 build and starts before extensions")
+}
+
+/// Lets `serialize()` and `unserialize()` take a `Recuo\Policy`: ext-php-rs marks every class
+/// backed by Rust data as not serializable, as PHP's default would write only its
+/// properties; this one has `__serialize()` and `__unserialize()`, which carry the whole
+/// policy. Called once per process, at the first request's startup: module startup runs
+/// before ext-php-rs registers the class (and sets the flag).
+pub fn allow_serialization() {
+    let class = std::ptr::from_ref(Policy::get_metadata().ce()).cast_mut();
+    // SAFETY: at a request's startup, on the engine's thread, once, before any PHP code of
+    // this process runs: the class entry this extension registered is only read by the
+    // engine, which reads the flag when it serializes an object.
+    unsafe { (*class).ce_flags &= !ClassFlags::NotSerializable.bits() };
+}
+
+/// How deep a policy's plain form may nest in PHP arrays: the policy, its maps, and room
+/// for serde to name a value of the wrong type (an array where a number belongs). Deeper
+/// (or a cycle of references) is not a policy value.
+const MAX_DEPTH: usize = 8;
+
+/// Why a PHP value is not JSON data, and where: the keys from the top (`["x"][418]`).
+struct NotData {
+    what: String,
+    path: Vec<String>,
+}
+
+impl NotData {
+    fn new(what: String) -> Self {
+        NotData {
+            what,
+            path: Vec::new(),
+        }
+    }
+
+    fn message(&self) -> String {
+        let path: String = self.path.iter().rev().map(|k| format!("[{k}]")).collect();
+        format!("{} at {path}", self.what)
+    }
+}
+
+/// A PHP array as JSON data, every array as an object (`[]` is `{}`, integer keys become
+/// decimal strings). Strings must be UTF-8; objects and resources are refused.
+fn json_object(table: &ZendHashTable, depth: usize) -> Result<Value, NotData> {
+    let mut map = Map::new();
+    let mut entries = table.iter();
+    while let Some((key, value)) = entries.next_zval() {
+        let (key, label) = if let Some(text) = key.zend_str() {
+            let label = format!("{:?}", String::from_utf8_lossy(text.as_bytes()));
+            match std::str::from_utf8(text.as_bytes()) {
+                Ok(key) => (key.to_owned(), label),
+                Err(_) => {
+                    let mut error = NotData::new("a key that is not UTF-8".to_string());
+                    error.path.push(label);
+                    return Err(error);
+                }
+            }
+        } else {
+            let key = key.long().unwrap_or_default().to_string();
+            (key.clone(), key)
+        };
+        let value = json_value(value.dereference(), depth).map_err(|mut error| {
+            error.path.push(label);
+            error
+        })?;
+        map.insert(key, value);
+    }
+    Ok(Value::Object(map))
+}
+
+/// One PHP value as JSON data (see [`json_object`]), `depth` arrays down.
+fn json_value(value: &Zval, depth: usize) -> Result<Value, NotData> {
+    if value.is_null() {
+        Ok(Value::Null)
+    } else if let Some(b) = value.bool() {
+        Ok(Value::Bool(b))
+    } else if let Some(n) = value.long() {
+        Ok(Value::Number(n.into()))
+    } else if let Some(x) = value.double() {
+        Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| NotData::new(format!("the float {x}")))
+    } else if let Some(s) = value.zend_str() {
+        std::str::from_utf8(s.as_bytes())
+            .map(|s| Value::String(s.to_owned()))
+            .map_err(|_| NotData::new("a string that is not UTF-8".to_string()))
+    } else if let Some(table) = value.array() {
+        if depth + 1 >= MAX_DEPTH {
+            return Err(NotData::new(format!(
+                "arrays nested deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        json_object(table, depth + 1)
+    } else {
+        Err(NotData::new(format!(
+            "a value of type {}",
+            type_name(value)
+        )))
+    }
+}
+
+/// The policy a PHP array describes: the array as JSON data, read by serde as the core's
+/// [`PolicyValue`] (`INVALID_VALUE` when it cannot be, with serde's words), then checked by
+/// the core.
+fn policy_of(function: &str, arg: (u32, &str), table: &ZendHashTable) -> PhpResult<recuo::Policy> {
+    let invalid =
+        |detail: &str| config_error_detail(function, Some(arg), ConfigError::InvalidValue, detail);
+    let data = json_object(table, 0).map_err(|e| invalid(&e.message()))?;
+    let value: PolicyValue = serde_json::from_value(data).map_err(|e| invalid(&e.to_string()))?;
+    recuo::Policy::from_value(&value).map_err(|e| config_error(function, Some(arg), e))
+}
+
+/// A policy's plain form as PHP reads it: the core's [`recuo::Policy::to_value`] as JSON
+/// text (its fields in their declared order), decoded by PHP's own `json_decode()`, with
+/// `$associative` (objects as arrays, `"418"` as the integer key 418) or without (objects as
+/// `\stdClass`).
+fn decoded(function: &str, policy: &recuo::Policy, associative: bool) -> PhpResult<Zval> {
+    let failed = |what: &str| {
+        PhpException::new(
+            format!("{function}(): cannot {what} a policy's plain form"),
+            0,
+            ce::error(),
+        )
+    };
+    let json = serde_json::to_string(&policy.to_value()).map_err(|_| failed("write"))?;
+    let decode = ZendCallable::try_from_name("json_decode").map_err(|_| failed("decode"))?;
+    decode
+        .try_call(vec![&json, &associative])
+        .map_err(|_| failed("decode"))
+}
+
+/// As [`decoded`], as a PHP array of its own (for a declared `array` return type): the
+/// top-level object as an array either way.
+fn decoded_table(
+    function: &str,
+    policy: &recuo::Policy,
+    associative: bool,
+) -> PhpResult<ZBox<ZendHashTable>> {
+    let value = decoded(function, policy, associative)?;
+    let table = if associative {
+        value.array().map(ToOwned::to_owned)
+    } else {
+        value
+            .object()
+            .and_then(|o| o.get_properties().ok())
+            .map(ToOwned::to_owned)
+    };
+    table.ok_or_else(|| {
+        PhpException::new(
+            format!("{function}(): a policy's plain form is not an object"),
+            0,
+            ce::error(),
+        )
+    })
 }
 
 impl Policy {
@@ -171,6 +359,55 @@ impl Policy {
         Policy {
             inner: recuo::Policy::adapters(),
         }
+    }
+
+    /// The policy `$value` describes, in the plain form `toArray()` answers: `max_attempts`,
+    /// `base_ms`, `cap_ms`, `jitter`, `deadline_ms`, `spread_ms`, `idempotency_header`,
+    /// `use_date_header`, `server_honours_keys`, `quota_403_as_rate_limit`, and the maps
+    /// `status_retry` (`[418 => 'always']`), `transport_retry` (`['timeout' => 'never']`) and
+    /// `idempotent_methods` (`['POST' => true]`). A field left out takes guide A's value; `[]`
+    /// is guide A's policy. Throws `Recuo\Exception\ConfigError`: `INVALID_VALUE` for an
+    /// unknown field or a value of the wrong type (`'3'` for a number, a negative duration, a
+    /// float), `UNKNOWN_NAME` for a jitter, rule, transport failure, method or status recuo
+    /// does not know, and the constructor's errors.
+    pub fn from_array(value: &ZendHashTable) -> PhpResult<Policy> {
+        const F: &str = "Recuo\\Policy::fromArray";
+        guarded(F, || {
+            Ok(Policy {
+                inner: policy_of(F, (1, "value"), value)?,
+            })
+        })
+    }
+
+    /// This policy as plain data, the form `fromArray()` reads: every setting written out
+    /// (`null` for no deadline or the default spread), and in the three maps only the rules
+    /// that differ from the default classification (statuses as integer keys, methods in
+    /// capitals). `Policy::fromArray($p->toArray()) == $p`.
+    pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        const F: &str = "Recuo\\Policy::toArray";
+        guarded(F, || decoded_table(F, &self.inner, true))
+    }
+
+    /// The plain form, for `json_encode()`: as `toArray()`, with the three maps as
+    /// `\stdClass` objects, so that an empty one encodes as `{}`.
+    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        const F: &str = "Recuo\\Policy::jsonSerialize";
+        guarded(F, || decoded_table(F, &self.inner, false))
+    }
+
+    /// The plain form (`toArray()`), for `serialize()`.
+    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        const F: &str = "Recuo\\Policy::__serialize";
+        guarded(F, || decoded_table(F, &self.inner, true))
+    }
+
+    /// The policy `$data` describes, read as `fromArray()` reads it, for `unserialize()`.
+    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+        const F: &str = "Recuo\\Policy::__unserialize";
+        guarded(F, || {
+            self.inner = policy_of(F, (1, "data"), data)?;
+            Ok(())
+        })
     }
 
     /// Attempts in all, the first included.

@@ -43,6 +43,8 @@ final class ApiTest extends TestCase
                 'CAP_BELOW_BASE' => 5,
                 'INVALID_HEADER_NAME' => 6,
                 'STATUS_OUT_OF_RANGE' => 7,
+                'UNKNOWN_NAME' => 8,
+                'INVALID_VALUE' => 9,
             ],
             $class->getConstants(),
         );
