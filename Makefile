@@ -10,7 +10,7 @@ export CARGO_TERM_COLOR ?= never
 
 include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk
 
-.PHONY: help deps test demo demo-guides test-rust lint-rust fmt test-readme bench bench-rust
+.PHONY: help deps test demo demo-guides test-rust lint-rust fmt faces faces-check test-readme bench bench-rust
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -28,7 +28,7 @@ demo: deps ## build recuo and run a trial batch against its embedded rate-limite
 demo-guides: deps ## build and run the guide examples in C, Python and PHP
 	@$(MAKE) --no-print-directory demo-c demo-python demo-php
 
-test-rust: ## Rust unit, vector and property tests (core, recuo-redis against its own redis-server, ffi)
+test-rust: ## Rust unit, vector and property tests (core, recuo-redis against its own redis-server, ffi), the generated faces' drift
 	$(CARGO) build -p recuo-cli
 	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli
 
@@ -39,6 +39,12 @@ lint-rust: ## rustfmt and clippy (also the builds without Redis), warnings are e
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all
+
+faces: ## regenerate each language's face of the values the core declares once (Python, TypeScript, PHP stub)
+	@RECUO_UPDATE_FACES=1 $(CARGO) test -q -p recuo --test faces
+
+faces-check: ## fail when a generated face differs from the core's declarations (test-rust runs it too)
+	@$(CARGO) test -q -p recuo --test faces
 
 # ---- make install, make uninstall --------------------------------------------------------
 # Where things go (GNU's names): PREFIX (default /usr/local), LIBDIR, INCLUDEDIR, DOCDIR, and

@@ -1,0 +1,447 @@
+//! The faces of the values declared once in the core, generated for each language and
+//! committed: Python's `python/recuo/_values.py`, TypeScript's `js/values.d.ts` and the
+//! array shapes in PHP's stub. This test regenerates them from the declarations (the Rust
+//! items listed in [`VALUES`]: their fields, types, variants and doc comments) and fails when
+//! a committed face differs; with `RECUO_UPDATE_FACES=1` (what `make faces` sets) it rewrites
+//! them instead. No face is parsed at run time.
+//!
+//! A struct's face is its plain form (what `to_dict`, `toArray` and JSON give), named
+//! `{Name}Value` (`PolicyValue` keeps its name); an enum of names is a union of its names.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The declarations: a core source file and the values it declares, each after the values
+/// it uses, in the order the faces present them.
+const VALUES: &[(&str, &[&str])] = &[
+    ("src/policy_value.rs", &["PolicyValue"]),
+    ("src/attempts.rs", &["GiveUpReason", "Report"]),
+    ("src/stats.rs", &["Stats"]),
+    ("src/plan.rs", &["Plan"]),
+    ("src/origin.rs", &["Origin", "Confidence", "WhoAnswered"]),
+];
+
+/// A field's type, as the faces need it.
+#[derive(Debug)]
+enum Type {
+    Int,
+    Float,
+    Str,
+    Bool,
+    Optional(Box<Type>),
+    Map(Box<Type>),
+    List(Box<Type>),
+    /// Another declared value, by its face's name.
+    Value(String),
+}
+
+/// One field of a value: its name, type and documentation.
+struct Field {
+    name: String,
+    ty: Type,
+    doc: String,
+}
+
+/// What a declaration is.
+enum Shape {
+    /// A struct: its fields, and whether a field may be left out (`serde(default)`).
+    Struct { fields: Vec<Field>, defaulted: bool },
+    /// An enum of unit variants: their names as serde spells them (`rename_all =
+    /// "snake_case"`).
+    Names(Vec<String>),
+}
+
+/// One declared value: its face's name, its documentation and its shape.
+struct Value {
+    name: String,
+    doc: String,
+    shape: Shape,
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The name of the face of the declaration `name`.
+fn face_name(name: &str) -> String {
+    let is_enum = VALUES.iter().any(|(file, names)| {
+        names.contains(&name) && {
+            let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file));
+            text.is_ok_and(|t| t.contains(&format!("pub enum {name} ")))
+        }
+    });
+    if is_enum || name.ends_with("Value") {
+        name.to_owned()
+    } else {
+        format!("{name}Value")
+    }
+}
+
+/// `AttemptsExhausted` as `attempts_exhausted`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+/// The doc comment's text, its lines joined by spaces into paragraphs.
+fn doc_of(attrs: &[syn::Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value().trim().to_owned()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let mut paragraphs = vec![String::new()];
+    for line in lines {
+        if line.is_empty() {
+            paragraphs.push(String::new());
+        } else {
+            let last = paragraphs.last_mut().unwrap();
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(&line);
+        }
+    }
+    paragraphs.retain(|p| !p.is_empty());
+    paragraphs
+        .join("\n\n")
+        .replace("[`", "`")
+        .replace("`]", "`")
+}
+
+fn type_of(ty: &syn::Type) -> Type {
+    let syn::Type::Path(path) = ty else {
+        panic!("a value's field must be a named type, not {ty:?}")
+    };
+    let last = path.path.segments.last().unwrap();
+    let args: Vec<&syn::Type> = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    match last.ident.to_string().as_str() {
+        "u8" | "u16" | "u32" | "u64" | "i32" | "i64" | "usize" => Type::Int,
+        "f32" | "f64" => Type::Float,
+        "String" | "str" => Type::Str,
+        "bool" => Type::Bool,
+        "Option" => Type::Optional(Box::new(type_of(args[0]))),
+        "Vec" => Type::List(Box::new(type_of(args[0]))),
+        "BTreeMap" | "HashMap" => {
+            assert!(
+                matches!(type_of(args[0]), Type::Str),
+                "a value's maps are keyed by strings"
+            );
+            Type::Map(Box::new(type_of(args[1])))
+        }
+        other => Type::Value(face_name(other)),
+    }
+}
+
+/// Whether the item's `cfg_attr(feature = "serde", …, serde(…))` says `word`.
+fn serde_says(attrs: &[syn::Attribute], word: &str) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg_attr"))
+        .any(|a| {
+            let text = a.meta.require_list().unwrap().tokens.to_string();
+            let serde = text.rfind("serde (").map_or("", |i| &text[i..]);
+            serde.contains(word)
+        })
+}
+
+fn declarations() -> Vec<Value> {
+    let mut values = Vec::new();
+    for (file, names) in VALUES {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for name in *names {
+            let value = parsed.items.iter().find_map(|item| match item {
+                syn::Item::Struct(s) if s.ident == name => Some(Value {
+                    name: face_name(name),
+                    doc: doc_of(&s.attrs),
+                    shape: Shape::Struct {
+                        fields: s
+                            .fields
+                            .iter()
+                            .map(|f| Field {
+                                name: f.ident.as_ref().unwrap().to_string(),
+                                ty: type_of(&f.ty),
+                                doc: doc_of(&f.attrs),
+                            })
+                            .collect(),
+                        defaulted: serde_says(&s.attrs, "default"),
+                    },
+                }),
+                syn::Item::Enum(e) if e.ident == name => {
+                    assert!(
+                        serde_says(&e.attrs, "rename_all = \"snake_case\""),
+                        "{name}: an enum of names is spelled in snake_case"
+                    );
+                    Some(Value {
+                        name: face_name(name),
+                        doc: doc_of(&e.attrs),
+                        shape: Shape::Names(
+                            e.variants
+                                .iter()
+                                .map(|v| snake(&v.ident.to_string()))
+                                .collect(),
+                        ),
+                    })
+                }
+                _ => None,
+            });
+            values.push(value.unwrap_or_else(|| panic!("{file} declares no {name}")));
+        }
+    }
+    values
+}
+
+const NOTICE: &str =
+    "Generated by `make faces` from recuo's core (the values it declares once); do not edit.";
+
+fn python_type(ty: &Type) -> String {
+    match ty {
+        Type::Int => "int".into(),
+        Type::Float => "float".into(),
+        Type::Str => "str".into(),
+        Type::Bool => "bool".into(),
+        Type::Optional(t) => format!("{} | None", python_type(t)),
+        Type::Map(t) => format!("dict[str, {}]", python_type(t)),
+        Type::List(t) => format!("list[{}]", python_type(t)),
+        Type::Value(n) => n.clone(),
+    }
+}
+
+fn python_doc(text: &str, indent: &str) -> String {
+    let text = text.replace('`', "``").replace("\"\"\"", "'''");
+    let mut out = format!("{indent}\"\"\"");
+    let mut width = indent.len() + 3;
+    let mut line_empty = true;
+    for (i, paragraph) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            let _ = write!(out, "\n\n{indent}");
+            (width, line_empty) = (indent.len(), true);
+        }
+        for word in paragraph.split(' ') {
+            if !line_empty && width + word.len() + 1 > 96 {
+                let _ = write!(out, "\n{indent}");
+                width = indent.len();
+            } else if !line_empty {
+                out.push(' ');
+                width += 1;
+            }
+            out.push_str(word);
+            width += word.len();
+            line_empty = false;
+        }
+    }
+    out.push_str("\"\"\"\n");
+    out
+}
+
+fn python(values: &[Value]) -> String {
+    let mut out = format!(
+        "\"\"\"The plain forms of recuo's values, as dictionaries.\n\n{NOTICE}\n\"\"\"\n\n\
+         from __future__ import annotations\n\nfrom typing import Literal, TypedDict\n\n\
+         __all__ = [{}]\n",
+        values
+            .iter()
+            .map(|v| format!("\"{}\"", v.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for v in values {
+        match &v.shape {
+            Shape::Names(names) => {
+                let quoted: String = names.iter().map(|n| format!("    \"{n}\",\n")).collect();
+                let _ = write!(out, "\n\n{} = Literal[\n{quoted}]\n", v.name);
+                out += &python_doc(&v.doc, "");
+            }
+            Shape::Struct { fields, defaulted } => {
+                let total = if *defaulted { ", total=False" } else { "" };
+                let _ = write!(out, "\n\nclass {}(TypedDict{total}):\n", v.name);
+                out += &python_doc(&v.doc, "    ");
+                for f in fields {
+                    let _ = write!(out, "\n    {}: {}\n", f.name, python_type(&f.ty));
+                    out += &python_doc(&f.doc, "    ");
+                }
+            }
+        }
+    }
+    out
+}
+
+fn ts_type(ty: &Type) -> String {
+    match ty {
+        Type::Int | Type::Float => "number".into(),
+        Type::Str => "string".into(),
+        Type::Bool => "boolean".into(),
+        Type::Optional(t) => format!("{} | null", ts_type(t)),
+        Type::Map(t) => format!("Record<string, {}>", ts_type(t)),
+        Type::List(t) => format!("Array<{}>", ts_type(t)),
+        Type::Value(n) => n.clone(),
+    }
+}
+
+fn ts_doc(text: &str, indent: &str) -> String {
+    let mut out = format!("{indent}/**\n");
+    for (i, paragraph) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            let _ = writeln!(out, "{indent} *");
+        }
+        let mut line = String::new();
+        for word in paragraph.split(' ') {
+            if !line.is_empty() && indent.len() + 3 + line.len() + word.len() + 1 > 100 {
+                let _ = writeln!(out, "{indent} * {line}");
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        let _ = writeln!(out, "{indent} * {line}");
+    }
+    out + &format!("{indent} */\n")
+}
+
+fn typescript(values: &[Value]) -> String {
+    let mut out = format!("// The plain forms of recuo's values, as JSON objects.\n// {NOTICE}\n");
+    for v in values {
+        out.push('\n');
+        out += &ts_doc(&v.doc, "");
+        match &v.shape {
+            Shape::Names(names) => {
+                let quoted: String = names.iter().map(|n| format!("\n  | '{n}'")).collect();
+                let _ = writeln!(out, "export type {} ={quoted};", v.name);
+            }
+            Shape::Struct { fields, defaulted } => {
+                let _ = writeln!(out, "export interface {} {{", v.name);
+                for (i, f) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    out += &ts_doc(&f.doc, "  ");
+                    let optional = if *defaulted { "?" } else { "" };
+                    let _ = writeln!(out, "  {}{optional}: {};", f.name, ts_type(&f.ty));
+                }
+                out += "}\n";
+            }
+        }
+    }
+    out
+}
+
+fn php_type(ty: &Type, values: &[Value]) -> String {
+    match ty {
+        Type::Int => "int".into(),
+        Type::Float => "float".into(),
+        Type::Str => "string".into(),
+        Type::Bool => "bool".into(),
+        Type::Optional(t) => format!("{}|null", php_type(t, values)),
+        Type::Map(t) => format!("array<string, {}>", php_type(t, values)),
+        Type::List(t) => format!("list<{}>", php_type(t, values)),
+        // PHPStan's local type aliases do not nest across classes: spell names out.
+        Type::Value(n) => match values.iter().find(|v| v.name == *n).map(|v| &v.shape) {
+            Some(Shape::Names(names)) => names
+                .iter()
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join("|"),
+            _ => "array".into(),
+        },
+    }
+}
+
+/// The PHP stub's lines for `value`: a `@phpstan-type` array shape, one field per line, for
+/// the docblock of the class that reads and writes it (names spelled out in place).
+fn php_shape(v: &Value, values: &[Value]) -> String {
+    let Shape::Struct { fields, defaulted } = &v.shape else {
+        return String::new();
+    };
+    let optional = if *defaulted { "?" } else { "" };
+    let mut out = format!("     * @phpstan-type {} array{{\n", v.name);
+    for f in fields {
+        let _ = writeln!(
+            out,
+            "     *     {}{optional}: {},",
+            f.name,
+            php_type(&f.ty, values)
+        );
+    }
+    out + "     * }\n"
+}
+
+/// `text` with the lines between `begin` and `end` (both kept) replaced by `body`.
+fn replace_between(text: &str, begin: &str, end: &str, body: &str, file: &str) -> String {
+    let start = text
+        .find(begin)
+        .unwrap_or_else(|| panic!("{file} has no line `{begin}`"));
+    let start = start + text[start..].find('\n').unwrap() + 1;
+    let stop = start
+        + text[start..]
+            .find(end)
+            .unwrap_or_else(|| panic!("{file} has no line `{end}`"));
+    let stop = text[..stop].rfind('\n').map_or(stop, |i| i + 1);
+    format!("{}{}{}", &text[..start], body, &text[stop..])
+}
+
+/// The stub with each marked array shape regenerated. A class whose methods read or write a
+/// value's plain form carries the marker `<faces: {Name}Value>` in its docblock; values no
+/// PHP method takes or answers as an array have no marker.
+fn php_stub(values: &[Value]) -> String {
+    let file = "php/recuo.stub.php";
+    let mut text = std::fs::read_to_string(root().join(file)).unwrap();
+    for v in values {
+        let begin = format!("* <faces: {}>", v.name);
+        if text.contains(&begin) {
+            text = replace_between(&text, &begin, "* </faces>", &php_shape(v, values), file);
+        }
+    }
+    text
+}
+
+#[test]
+fn committed_faces_are_current() {
+    let values = declarations();
+    let faces = [
+        ("python/recuo/_values.py", python(&values)),
+        ("js/values.d.ts", typescript(&values)),
+        ("php/recuo.stub.php", php_stub(&values)),
+    ];
+    let update = std::env::var_os("RECUO_UPDATE_FACES").is_some_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for (file, generated) in faces {
+        let path = root().join(file);
+        if update {
+            std::fs::write(&path, &generated).unwrap_or_else(|e| panic!("{file}: {e}"));
+        } else if std::fs::read_to_string(&path).unwrap_or_default() != generated {
+            stale.push(file);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "{stale:?} differ from the core's declarations: run `make faces` and commit"
+    );
+}
