@@ -98,6 +98,11 @@
 
 
 /**
+ * The most bytes of JSON `recuo_policy_from_json` reads: 64 KiB.
+ */
+#define RECUO_POLICY_JSON_MAX 65536
+
+/**
  * The size of the buffer an idempotency key needs: 36 characters and the NUL.
  */
 #define RECUO_IDEMPOTENCY_KEY_SIZE 37
@@ -162,7 +167,8 @@ enum recuo_status
      */
     RECUO_ERR_BUFFER_TOO_SMALL = 2,
     /**
-     * A length was larger than `PTRDIFF_MAX`.
+     * A length was larger than `PTRDIFF_MAX`, or than the function's own bound
+     * (`RECUO_POLICY_JSON_MAX` for `recuo_policy_from_json`).
      */
     RECUO_ERR_LENGTH_TOO_LARGE = 3,
     /**
@@ -180,7 +186,8 @@ enum recuo_status
      */
     RECUO_ERR_UNKNOWN_METHOD = 6,
     /**
-     * An HTTP status code outside 100–599 where a rule is configured.
+     * Retired: no function answers it. A rule's status outside 400–599 is
+     * `RECUO_ERR_STATUS_OUT_OF_RANGE`, the name every language gives it. Never reused.
      */
     RECUO_ERR_INVALID_STATUS = 7,
     /**
@@ -238,6 +245,22 @@ enum recuo_status
      * A header name was empty or not an HTTP token (RFC 9110 section 5.6.2).
      */
     RECUO_ERR_INVALID_HEADER_NAME = 106,
+    /**
+     * A retry rule was set for an HTTP status outside 400–599 (a setter, or the
+     * `status_retry` of a policy's JSON).
+     */
+    RECUO_ERR_STATUS_OUT_OF_RANGE = 107,
+    /**
+     * A policy's JSON named something recuo does not know: a jitter, a retry rule, a
+     * transport failure, a method, or a status that is not a number.
+     */
+    RECUO_ERR_UNKNOWN_NAME = 108,
+    /**
+     * A policy's JSON was not an object of the known fields with the right types (not JSON,
+     * an unknown field, a string for a number, a negative or fractional number, `null` for a
+     * count).
+     */
+    RECUO_ERR_INVALID_VALUE = 109,
     /**
      * A rate was refused: it must be a finite number of events per second above zero, or
      * text such as `90/min`, `1.5/s`, `5000/h` or `86400/day` (a bare number is per second).
@@ -2106,6 +2129,54 @@ struct recuo_policy *recuo_policy_new_guide_b(void);
 struct recuo_policy *recuo_policy_new_adapters(void);
 
 /**
+ * A policy as one value: its plain form, JSON text, read by the core (every language reads
+ * and writes the same form). For a policy that comes from a file, another process or another
+ * language; in C code, the setters are the typed way.
+ *
+ * The `len` bytes at `json` must be one JSON object (UTF-8, at most
+ * `RECUO_POLICY_JSON_MAX` bytes; no NUL terminator needed). Every field is optional: a field
+ * left out takes guide A's value.
+ *
+ * * `max_attempts`: attempts in all, the first included (at least 1; default 5).
+ * * `base_ms`, `cap_ms`: the first and the largest backoff window, in milliseconds (defaults
+ *   200 and 5000; the cap not below the base).
+ * * `jitter`: `"full"` (the default), `"equal"`, `"decorrelated"` or `"none"`.
+ * * `deadline_ms`: the operation's whole time from the start of its first attempt, in
+ *   milliseconds; `null` (the default): no deadline.
+ * * `spread_ms`: the most added at random to a server's wait, in milliseconds; `null` (the
+ *   default): the smaller of the backoff window and 1000 ms.
+ * * `idempotency_header`: the header that carries the idempotency key (default
+ *   `"Idempotency-Key"`).
+ * * `use_date_header` (default false): measure an HTTP-date wait from the response's own
+ *   `Date`. `server_honours_keys` (default false): a request sent with recuo's own key
+ *   counts as idempotent. `quota_403_as_rate_limit` (default true): a 403 whose rate-limit
+ *   headers say the quota is spent counts as a 429.
+ * * `status_retry`: statuses (400–599, written as strings) whose rule changes, each to
+ *   `"never"`, `"if_idempotent"` or `"always"`, e.g. `{"408": "always"}`.
+ * * `transport_retry`: transport failures (`"connect"`, `"tls"`, `"timeout"`, `"reset"`,
+ *   `"other"`) whose rule changes, to the same rules.
+ * * `idempotent_methods`: methods whose idempotency changes, e.g. `{"POST": true}` (any
+ *   ASCII case).
+ *
+ * For example `{"max_attempts": 3, "base_ms": 500, "deadline_ms": 10000}`.
+ *
+ * On success `*out` receives a new policy (free it with `recuo_policy_free`). Returns
+ * `RECUO_OK`; with `*out` left untouched: `RECUO_ERR_INVALID_VALUE` (not JSON, not an object, a
+ * field recuo does not know, a value of the wrong type: a string for a number, a negative
+ * or fractional number, `null` where a number must be), `RECUO_ERR_UNKNOWN_NAME` (a jitter,
+ * rule, transport failure, method or status that is no name recuo knows),
+ * `RECUO_ERR_STATUS_OUT_OF_RANGE` (a status outside 400–599), the setters' errors
+ * (`RECUO_ERR_ZERO_ATTEMPTS`, `RECUO_ERR_CAP_BELOW_BASE`, `RECUO_ERR_INVALID_HEADER_NAME`),
+ * `RECUO_ERR_NOT_UTF8`, `RECUO_ERR_LENGTH_TOO_LARGE` (above `RECUO_POLICY_JSON_MAX`),
+ * `RECUO_ERR_NULL_ARGUMENT` (`out`, or `json` with `len > 0`).
+ *
+ * # Safety
+ * `json` must point to `len` readable bytes (or be NULL with `len == 0`); `out` must be NULL
+ * or point to a writable `recuo_policy *`.
+ */
+recuo_status recuo_policy_from_json(const char *json, size_t len, struct recuo_policy **out);
+
+/**
  * Releases a policy. NULL is accepted and ignored. State machines made from it keep their
  * own copy and stay usable.
  *
@@ -2251,7 +2322,7 @@ recuo_status recuo_policy_set_idempotency_header(struct recuo_policy *policy,
  * below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
  * is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
  *
- * Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 400–599 (the same
+ * Returns `RECUO_OK`; `RECUO_ERR_STATUS_OUT_OF_RANGE` for a status outside 400–599 (the same
  * range in every language),
  * `RECUO_ERR_INVALID_ENUM` for an unknown rule (the policy is left unchanged in both cases);
  * `RECUO_ERR_NULL_ARGUMENT`.
@@ -2398,6 +2469,34 @@ recuo_status recuo_policy_idempotency_header(const struct recuo_policy *policy,
                                              char *buf,
                                              size_t len,
                                              size_t *written);
+
+/**
+ * Writes the policy as one value — its plain form, one JSON object on one line — into `buf`
+ * (`buf_len` bytes), NUL-terminated; `*written` (when not NULL) receives its length without
+ * the NUL. What `recuo_policy_from_json` reads back into the same policy, and what every
+ * language writes for it.
+ *
+ * Every field is written (see `recuo_policy_from_json` for their meaning): `max_attempts`,
+ * `base_ms`, `cap_ms`, `jitter`, `deadline_ms` and `spread_ms` (`null` when none),
+ * `idempotency_header`, `use_date_header`, `server_honours_keys`, `quota_403_as_rate_limit`;
+ * the three maps `status_retry`, `transport_retry` and `idempotent_methods` list only the
+ * rules that differ from the default classification (statuses as strings, methods in
+ * capitals), so guide A's policy writes them empty.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, cut at a character
+ * boundary and NUL-terminated: no longer a JSON object — call again with a larger buffer);
+ * with nothing written: `RECUO_ERR_NULL_ARGUMENT` (`policy` or `buf`),
+ * `RECUO_ERR_LENGTH_TOO_LARGE`, or the policy's configuration error (a cap set below the
+ * base: `RECUO_ERR_CAP_BELOW_BASE`).
+ *
+ * # Safety
+ * `policy` must be NULL or a live handle; `buf` must point to `buf_len` writable bytes;
+ * `written` must be NULL or point to a `size_t`.
+ */
+recuo_status recuo_policy_to_json(const struct recuo_policy *policy,
+                                  char *buf,
+                                  size_t buf_len,
+                                  size_t *written);
 
 /**
  * The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is

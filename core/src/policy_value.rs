@@ -22,10 +22,12 @@ use crate::{ConfigError, Policy};
 /// default classification). The three maps list only what differs from the default
 /// classification. A field recuo does not know is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
+// `remote = "Self"` makes the derived code inherent functions, so that the trait impls below
+// can refuse a sequence: serde's derive would read `[3, 100]` as the first two fields.
 #[cfg_attr(
     feature = "serde",
     derive(Serialize, Deserialize),
-    serde(default, deny_unknown_fields)
+    serde(remote = "Self", default, deny_unknown_fields)
 )]
 pub struct PolicyValue {
     /// Attempts in all, the first included (at least 1).
@@ -60,6 +62,34 @@ pub struct PolicyValue {
     /// Methods whose idempotency differs from the default (GET, HEAD, OPTIONS, TRACE, PUT and
     /// DELETE are; POST, PATCH and CONNECT are not).
     pub idempotent_methods: BTreeMap<String, bool>,
+}
+
+#[cfg(feature = "serde")]
+impl Serialize for PolicyValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        PolicyValue::serialize(self, serializer)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> Deserialize<'de> for PolicyValue {
+    /// Reads an object (a map) only.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OnlyAnObject;
+        impl<'de> serde::de::Visitor<'de> for OnlyAnObject {
+            type Value = PolicyValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of a policy's fields")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<PolicyValue, A::Error> {
+                PolicyValue::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(OnlyAnObject)
+    }
 }
 
 impl Default for PolicyValue {

@@ -260,16 +260,92 @@ fn python_doc(text: &str, indent: &str) -> String {
     out
 }
 
-fn python(values: &[Value]) -> String {
+/// The values Python answers as instances of generated frozen dataclasses: the declaration's
+/// name, and the hand-written base of `recuo/_faces.py` that adds what is derived from the
+/// fields (seconds from milliseconds, a merge through the core), if any.
+const PYTHON_CLASSES: &[(&str, &str)] = &[];
+
+/// A field's type in a dataclass: lists are tuples (the instances are immutable).
+fn python_field_type(ty: &Type) -> String {
+    match ty {
+        Type::Optional(t) => format!("{} | None", python_field_type(t)),
+        Type::List(t) => format!("tuple[{}, ...]", python_type(t)),
+        other => python_type(other),
+    }
+}
+
+/// The expression of a field's plain form in `to_dict` (tuples back to lists).
+fn python_plain(ty: &Type, expr: &str) -> String {
+    match ty {
+        Type::List(_) => format!("list({expr})"),
+        Type::Optional(t) if matches!(**t, Type::List(_)) => {
+            format!("None if {expr} is None else list({expr})")
+        }
+        _ => expr.to_owned(),
+    }
+}
+
+fn python_class(v: &Value, base: &str) -> String {
+    let Shape::Struct { fields, .. } = &v.shape else {
+        panic!("{}: only a struct is a class", v.name)
+    };
+    let name = v.name.strip_suffix("Value").unwrap();
     let mut out = format!(
-        "\"\"\"The plain forms of recuo's values, as dictionaries.\n\n{NOTICE}\n\"\"\"\n\n\
-         from __future__ import annotations\n\nfrom typing import Literal, TypedDict\n\n\
-         __all__ = [{}]\n",
-        values
-            .iter()
-            .map(|v| format!("\"{}\"", v.name))
-            .collect::<Vec<_>>()
-            .join(", ")
+        "\n\n@dataclass(frozen=True, slots=True)\nclass {name}({}):\n",
+        if base.is_empty() { "" } else { base }
+    );
+    out = out.replace("()", "");
+    out += &python_doc(&v.doc, "    ");
+    for f in fields {
+        let _ = write!(out, "\n    {}: {}\n", f.name, python_field_type(&f.ty));
+        out += &python_doc(&f.doc, "    ");
+    }
+    let _ = write!(
+        out,
+        "\n    def to_dict(self) -> {}:\n        \"\"\"The plain form: a ``dict`` of plain data, as JSON \
+         writes it.\"\"\"\n        return {{\n",
+        v.name
+    );
+    for f in fields {
+        let expr = python_plain(&f.ty, &format!("self.{}", f.name));
+        let _ = writeln!(out, "            \"{}\": {expr},", f.name);
+    }
+    let _ = write!(
+        out,
+        "        }}\n\n    @classmethod\n    def from_dict(cls, value: {}) -> {name}:\n        \
+         \"\"\"The value whose plain form is ``value``, checked by recuo's core: ``TypeError`` \
+         for\n        a value that is not a mapping, ``ValueError`` for a missing or unknown \
+         field or a\n        value of the wrong type.\"\"\"\n        \
+         return _recuo._read_value(\"{name}\", value)  # type: ignore[no-any-return]\n",
+        v.name
+    );
+    let _ = writeln!(out, "\n\n{name}.__module__ = \"recuo\"");
+    out
+}
+
+fn python(values: &[Value]) -> String {
+    let bases: Vec<&str> = PYTHON_CLASSES
+        .iter()
+        .map(|(_, base)| *base)
+        .filter(|base| !base.is_empty())
+        .collect();
+    let mut imports = String::from("from typing import Literal, TypedDict\n");
+    if !PYTHON_CLASSES.is_empty() {
+        imports = format!("from dataclasses import dataclass\n{imports}\nfrom . import _recuo\n");
+    }
+    if !bases.is_empty() {
+        let _ = writeln!(imports, "from ._faces import {}", bases.join(", "));
+    }
+    let names: String = values
+        .iter()
+        .map(|v| v.name.as_str())
+        .chain(PYTHON_CLASSES.iter().map(|(n, _)| *n))
+        .map(|n| format!("    \"{n}\",\n"))
+        .collect();
+    let mut out = format!(
+        "\"\"\"recuo's values as Python sees them: each one's plain form (a ``TypedDict``, what\n\
+         ``to_dict`` answers and JSON writes), and the frozen dataclasses recuo answers.\n\n\
+         {NOTICE}\n\"\"\"\n\nfrom __future__ import annotations\n\n{imports}\n__all__ = [\n{names}]\n"
     );
     for v in values {
         match &v.shape {
@@ -285,6 +361,12 @@ fn python(values: &[Value]) -> String {
                 for f in fields {
                     let _ = write!(out, "\n    {}: {}\n", f.name, python_type(&f.ty));
                     out += &python_doc(&f.doc, "    ");
+                }
+                let class = PYTHON_CLASSES
+                    .iter()
+                    .find(|(n, _)| format!("{n}Value") == v.name);
+                if let Some((_, base)) = class {
+                    out += &python_class(v, base);
                 }
             }
         }

@@ -37,3 +37,11 @@ fn invalid_values_are_refused_by_name() {
         assert_eq!(error.name(), case["error"], "{}", case["name"]);
     }
 }
+
+#[test]
+fn a_list_is_not_a_policy() {
+    for text in ["[3, 100]", "[]", "3", "null", "\"guide_a\""] {
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(read(&value), Err(ConfigError::InvalidValue), "{text}");
+    }
+}

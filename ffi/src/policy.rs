@@ -11,13 +11,14 @@ use std::ffi::c_char;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use recuo::{ConfigError, Jitter, MethodSet, Policy, RetryRule, Rules};
+use recuo::{ConfigError, Jitter, MethodSet, Policy, PolicyValue, RetryRule, Rules};
 
 use crate::cenum::{c_enum, name_or_unknown};
 use crate::panic::boundary;
 use crate::ptr;
 use crate::status::recuo_status::{
-    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATUS, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
+    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_STATUS_OUT_OF_RANGE, RECUO_ERR_LENGTH_TOO_LARGE,
+    RECUO_ERR_NULL_ARGUMENT, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
 };
 use crate::status::CBuffer;
 use crate::transport::recuo_transport;
@@ -227,6 +228,87 @@ pub extern "C" fn recuo_policy_new_guide_b() -> *mut recuo_policy {
 #[no_mangle]
 pub extern "C" fn recuo_policy_new_adapters() -> *mut recuo_policy {
     boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::adapters()))))
+}
+
+/// The most bytes of JSON `recuo_policy_from_json` reads: 64 KiB.
+pub const RECUO_POLICY_JSON_MAX: usize = 65536;
+
+/// A policy as one value: its plain form, JSON text, read by the core (every language reads
+/// and writes the same form). For a policy that comes from a file, another process or another
+/// language; in C code, the setters are the typed way.
+///
+/// The `len` bytes at `json` must be one JSON object (UTF-8, at most
+/// `RECUO_POLICY_JSON_MAX` bytes; no NUL terminator needed). Every field is optional: a field
+/// left out takes guide A's value.
+///
+/// * `max_attempts`: attempts in all, the first included (at least 1; default 5).
+/// * `base_ms`, `cap_ms`: the first and the largest backoff window, in milliseconds (defaults
+///   200 and 5000; the cap not below the base).
+/// * `jitter`: `"full"` (the default), `"equal"`, `"decorrelated"` or `"none"`.
+/// * `deadline_ms`: the operation's whole time from the start of its first attempt, in
+///   milliseconds; `null` (the default): no deadline.
+/// * `spread_ms`: the most added at random to a server's wait, in milliseconds; `null` (the
+///   default): the smaller of the backoff window and 1000 ms.
+/// * `idempotency_header`: the header that carries the idempotency key (default
+///   `"Idempotency-Key"`).
+/// * `use_date_header` (default false): measure an HTTP-date wait from the response's own
+///   `Date`. `server_honours_keys` (default false): a request sent with recuo's own key
+///   counts as idempotent. `quota_403_as_rate_limit` (default true): a 403 whose rate-limit
+///   headers say the quota is spent counts as a 429.
+/// * `status_retry`: statuses (400–599, written as strings) whose rule changes, each to
+///   `"never"`, `"if_idempotent"` or `"always"`, e.g. `{"408": "always"}`.
+/// * `transport_retry`: transport failures (`"connect"`, `"tls"`, `"timeout"`, `"reset"`,
+///   `"other"`) whose rule changes, to the same rules.
+/// * `idempotent_methods`: methods whose idempotency changes, e.g. `{"POST": true}` (any
+///   ASCII case).
+///
+/// For example `{"max_attempts": 3, "base_ms": 500, "deadline_ms": 10000}`.
+///
+/// On success `*out` receives a new policy (free it with `recuo_policy_free`). Returns
+/// `RECUO_OK`; with `*out` left untouched: `RECUO_ERR_INVALID_VALUE` (not JSON, not an object, a
+/// field recuo does not know, a value of the wrong type: a string for a number, a negative
+/// or fractional number, `null` where a number must be), `RECUO_ERR_UNKNOWN_NAME` (a jitter,
+/// rule, transport failure, method or status that is no name recuo knows),
+/// `RECUO_ERR_STATUS_OUT_OF_RANGE` (a status outside 400–599), the setters' errors
+/// (`RECUO_ERR_ZERO_ATTEMPTS`, `RECUO_ERR_CAP_BELOW_BASE`, `RECUO_ERR_INVALID_HEADER_NAME`),
+/// `RECUO_ERR_NOT_UTF8`, `RECUO_ERR_LENGTH_TOO_LARGE` (above `RECUO_POLICY_JSON_MAX`),
+/// `RECUO_ERR_NULL_ARGUMENT` (`out`, or `json` with `len > 0`).
+///
+/// # Safety
+/// `json` must point to `len` readable bytes (or be NULL with `len == 0`); `out` must be NULL
+/// or point to a writable `recuo_policy *`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_from_json(
+    json: *const c_char,
+    len: usize,
+    out: *mut *mut recuo_policy,
+) -> recuo_status {
+    boundary(|| {
+        let out = match ptr::out(out) {
+            Ok(out) => out,
+            Err(status) => return status,
+        };
+        if len > RECUO_POLICY_JSON_MAX {
+            return RECUO_ERR_LENGTH_TOO_LARGE;
+        }
+        // SAFETY: the caller vouches for `len` readable bytes at `json`.
+        let text = match unsafe { ptr::text(json, len) } {
+            Ok(text) => text,
+            Err(status) => return status,
+        };
+        match policy_from_json(text) {
+            // SAFETY: a checked output.
+            Ok(p) => unsafe { ptr::store(out, recuo_policy::from_core(p)) },
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// The core's reading of a policy's plain form: JSON that is no [`PolicyValue`] is
+/// [`ConfigError::InvalidValue`], then the core's checks.
+fn policy_from_json(text: &str) -> Result<Policy, ConfigError> {
+    let value: PolicyValue = serde_json::from_str(text).map_err(|_| ConfigError::InvalidValue)?;
+    Policy::from_value(&value)
 }
 
 /// Releases a policy. NULL is accepted and ignored. State machines made from it keep their
@@ -464,7 +546,7 @@ pub unsafe extern "C" fn recuo_policy_set_idempotency_header(
 /// below 400 are successes whatever their rule; a 403 whose rate-limit headers say the quota
 /// is spent is a 429 while `recuo_policy_set_quota_403_is_rate_limit` is on.
 ///
-/// Returns `RECUO_OK`; `RECUO_ERR_INVALID_STATUS` for a status outside 400–599 (the same
+/// Returns `RECUO_OK`; `RECUO_ERR_STATUS_OUT_OF_RANGE` for a status outside 400–599 (the same
 /// range in every language),
 /// `RECUO_ERR_INVALID_ENUM` for an unknown rule (the policy is left unchanged in both cases);
 /// `RECUO_ERR_NULL_ARGUMENT`.
@@ -488,7 +570,7 @@ pub unsafe extern "C" fn recuo_policy_set_status_retry(
                 .set_status_rule(u32::from(status), rule.to_core())
                 .is_err()
             {
-                return RECUO_ERR_INVALID_STATUS;
+                return RECUO_ERR_STATUS_OUT_OF_RANGE;
             }
             p.update(|p| p.rules = rules)
         })
@@ -725,6 +807,59 @@ pub unsafe extern "C" fn recuo_policy_idempotency_header(
     }
 }
 
+/// Writes the policy as one value — its plain form, one JSON object on one line — into `buf`
+/// (`buf_len` bytes), NUL-terminated; `*written` (when not NULL) receives its length without
+/// the NUL. What `recuo_policy_from_json` reads back into the same policy, and what every
+/// language writes for it.
+///
+/// Every field is written (see `recuo_policy_from_json` for their meaning): `max_attempts`,
+/// `base_ms`, `cap_ms`, `jitter`, `deadline_ms` and `spread_ms` (`null` when none),
+/// `idempotency_header`, `use_date_header`, `server_honours_keys`, `quota_403_as_rate_limit`;
+/// the three maps `status_retry`, `transport_retry` and `idempotent_methods` list only the
+/// rules that differ from the default classification (statuses as strings, methods in
+/// capitals), so guide A's policy writes them empty.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, cut at a character
+/// boundary and NUL-terminated: no longer a JSON object — call again with a larger buffer);
+/// with nothing written: `RECUO_ERR_NULL_ARGUMENT` (`policy` or `buf`),
+/// `RECUO_ERR_LENGTH_TOO_LARGE`, or the policy's configuration error (a cap set below the
+/// base: `RECUO_ERR_CAP_BELOW_BASE`).
+///
+/// # Safety
+/// `policy` must be NULL or a live handle; `buf` must point to `buf_len` writable bytes;
+/// `written` must be NULL or point to a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_policy_to_json(
+    policy: *const recuo_policy,
+    buf: *mut c_char,
+    buf_len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        read_policy(policy, RECUO_ERR_NULL_ARGUMENT, |p| {
+            if buf.is_null() {
+                return RECUO_ERR_NULL_ARGUMENT;
+            }
+            if buf_len > isize::MAX as usize {
+                return RECUO_ERR_LENGTH_TOO_LARGE;
+            }
+            let json = match p.policy() {
+                Ok(policy) => policy_to_json(policy),
+                Err(status) => return status,
+            };
+            // SAFETY: forwarded from the caller.
+            CBuffer::write_c(buf, buf_len, written, |w| w.write_str(&json))
+        })
+    }
+}
+
+/// The core's plain form of `policy`, as JSON text.
+fn policy_to_json(policy: &Policy) -> String {
+    // A struct of numbers, strings, booleans and maps keyed by strings: always serialisable.
+    serde_json::to_string(&policy.to_value()).expect("a PolicyValue is always JSON")
+}
+
 /// The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is
 /// NULL or `status` is outside 400–599.
 ///
@@ -936,7 +1071,7 @@ mod tests {
             );
             assert_eq!(
                 recuo_policy_set_status_retry(p, 99, 1),
-                RECUO_ERR_INVALID_STATUS
+                RECUO_ERR_STATUS_OUT_OF_RANGE
             );
             assert_eq!(
                 recuo_policy_set_status_retry(p, 500, 9),
@@ -962,6 +1097,166 @@ mod tests {
                 recuo_policy_validate(std::ptr::null()),
                 RECUO_ERR_NULL_ARGUMENT
             );
+        }
+    }
+
+    /// `recuo_policy_from_json` over `json`: its status and, on success, the policy.
+    fn from_json(json: &[u8]) -> (recuo_status, Option<Policy>) {
+        let mut out = std::ptr::null_mut();
+        // SAFETY: a live slice and a live output.
+        let rc = unsafe { recuo_policy_from_json(json.as_ptr().cast(), json.len(), &mut out) };
+        if out.is_null() {
+            return (rc, None);
+        }
+        // SAFETY: a handle just made.
+        let policy = unsafe { (*out).policy().cloned().ok() };
+        // SAFETY: freed once.
+        unsafe { recuo_policy_free(out) };
+        (rc, policy)
+    }
+
+    /// `recuo_policy_to_json` into a buffer of `cap` bytes: status, text, `*written`.
+    fn to_json(p: *const recuo_policy, cap: usize) -> (recuo_status, String, usize) {
+        let mut buf = vec![0xAAu8; cap.max(1)];
+        let mut written = usize::MAX;
+        // SAFETY: `buf` holds at least `cap` bytes, `written` is a live usize.
+        let rc = unsafe { recuo_policy_to_json(p, buf.as_mut_ptr().cast(), cap, &mut written) };
+        let nul = buf.iter().position(|&b| b == 0).unwrap_or(0);
+        (rc, String::from_utf8(buf[..nul].to_vec()).unwrap(), written)
+    }
+
+    #[test]
+    fn a_policy_from_json_is_the_core_reading() {
+        let (rc, p) = from_json(br#"{"max_attempts": 3, "base_ms": 500, "deadline_ms": 10000}"#);
+        let expected = Policy::guide_a()
+            .to_builder()
+            .max_attempts(3)
+            .base(Duration::from_millis(500))
+            .deadline(Some(Duration::from_millis(10_000)))
+            .build()
+            .unwrap();
+        assert_eq!((rc, p), (RECUO_OK, Some(expected)));
+        assert_eq!(from_json(b"{}"), (RECUO_OK, Some(Policy::guide_a())));
+        let refused: [(&[u8], recuo_status); 9] = [
+            (br#"{"max_attempts": 0}"#, RECUO_ERR_ZERO_ATTEMPTS),
+            (
+                br#"{"base_ms": 500, "cap_ms": 100}"#,
+                RECUO_ERR_CAP_BELOW_BASE,
+            ),
+            (br#"{"jitter": "wild"}"#, RECUO_ERR_UNKNOWN_NAME),
+            (
+                br#"{"status_retry": {"302": "always"}}"#,
+                RECUO_ERR_STATUS_OUT_OF_RANGE,
+            ),
+            (
+                br#"{"idempotency_header": ""}"#,
+                RECUO_ERR_INVALID_HEADER_NAME,
+            ),
+            (br#"{"maxAttempts": 3}"#, RECUO_ERR_INVALID_VALUE),
+            (br#"{"max_attempts": null}"#, RECUO_ERR_INVALID_VALUE),
+            (b"{} {}", RECUO_ERR_INVALID_VALUE),
+            (b"{\"jitter\": \"\xff\"}", RECUO_ERR_NOT_UTF8),
+        ];
+        for (json, status) in refused {
+            assert_eq!(
+                from_json(json),
+                (status, None),
+                "{}",
+                String::from_utf8_lossy(json)
+            );
+        }
+    }
+
+    #[test]
+    fn from_json_checks_its_arguments_first() {
+        let mut out = std::ptr::null_mut();
+        let big = vec![b' '; RECUO_POLICY_JSON_MAX + 1];
+        // SAFETY: live slices and outputs; NULL pointers are checked before any read.
+        unsafe {
+            assert_eq!(
+                recuo_policy_from_json(big.as_ptr().cast(), big.len(), &mut out),
+                RECUO_ERR_LENGTH_TOO_LARGE
+            );
+            assert_eq!(
+                recuo_policy_from_json(std::ptr::null(), 2, &mut out),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+            assert_eq!(
+                recuo_policy_from_json(std::ptr::null(), 0, &mut out),
+                RECUO_ERR_INVALID_VALUE
+            );
+            let json = b"{}";
+            assert_eq!(
+                recuo_policy_from_json(json.as_ptr().cast(), 2, std::ptr::null_mut()),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+        }
+        assert!(out.is_null());
+        // Exactly the bound is read: 64 KiB of spaces around an empty object.
+        let mut padded = vec![b' '; RECUO_POLICY_JSON_MAX];
+        padded[0] = b'{';
+        padded[RECUO_POLICY_JSON_MAX - 1] = b'}';
+        assert_eq!(from_json(&padded), (RECUO_OK, Some(Policy::guide_a())));
+    }
+
+    #[test]
+    fn to_json_writes_what_from_json_reads_back() {
+        let p = recuo_policy_new_guide_b();
+        // SAFETY: a live handle and a live string.
+        unsafe {
+            let post = b"post";
+            recuo_policy_set_method_idempotent(p, post.as_ptr().cast(), 4, true);
+            recuo_policy_set_status_retry(p, 408, 3);
+        }
+        let (rc, json, written) = to_json(p, 1024);
+        assert_eq!(
+            json,
+            concat!(
+                r#"{"max_attempts":5,"base_ms":1000,"cap_ms":8000,"jitter":"full","#,
+                r#""deadline_ms":30000,"spread_ms":null,"idempotency_header":"Idempotency-Key","#,
+                r#""use_date_header":false,"server_honours_keys":false,"#,
+                r#""quota_403_as_rate_limit":true,"status_retry":{"408":"always"},"#,
+                r#""transport_retry":{},"idempotent_methods":{"POST":true}}"#
+            )
+        );
+        assert_eq!((rc, written), (RECUO_OK, json.len()));
+        // SAFETY: a live handle.
+        let built = unsafe { (*p).policy().cloned().unwrap() };
+        assert_eq!(from_json(json.as_bytes()), (RECUO_OK, Some(built)));
+        // Exactly enough room, then one byte short: truncated, terminated, reported.
+        let (rc, again, _) = to_json(p, json.len() + 1);
+        assert_eq!((rc, again.as_str()), (RECUO_OK, json.as_str()));
+        let (rc, cut, written) = to_json(p, json.len());
+        assert_eq!(
+            (rc, cut.as_str()),
+            (RECUO_ERR_BUFFER_TOO_SMALL, &json[..json.len() - 1])
+        );
+        assert_eq!(written, json.len() - 1);
+        // SAFETY: a live handle; NULL pointers are checked before any write.
+        unsafe {
+            let mut buf = [0u8; 8];
+            assert_eq!(
+                recuo_policy_to_json(
+                    std::ptr::null(),
+                    buf.as_mut_ptr().cast(),
+                    8,
+                    std::ptr::null_mut()
+                ),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+            assert_eq!(
+                recuo_policy_to_json(p, std::ptr::null_mut(), 8, std::ptr::null_mut()),
+                RECUO_ERR_NULL_ARGUMENT
+            );
+            // A policy whose values the core refuses is no plain form: nothing is written.
+            recuo_policy_set_cap_ms(p, 10);
+            buf[0] = b'x';
+            assert_eq!(
+                recuo_policy_to_json(p, buf.as_mut_ptr().cast(), 8, std::ptr::null_mut()),
+                RECUO_ERR_CAP_BELOW_BASE
+            );
+            assert_eq!(buf[0], b'x');
+            recuo_policy_free(p);
         }
     }
 

@@ -38,7 +38,8 @@ pub enum recuo_status {
     RECUO_ERR_NULL_ARGUMENT = 1,
     /// The caller's buffer was too small: what fits was written (still NUL-terminated).
     RECUO_ERR_BUFFER_TOO_SMALL = 2,
-    /// A length was larger than `PTRDIFF_MAX`.
+    /// A length was larger than `PTRDIFF_MAX`, or than the function's own bound
+    /// (`RECUO_POLICY_JSON_MAX` for `recuo_policy_from_json`).
     RECUO_ERR_LENGTH_TOO_LARGE = 3,
     /// A value of an enumeration (an argument, or a field of a struct passed in) was none of
     /// its constants.
@@ -48,7 +49,8 @@ pub enum recuo_status {
     /// An HTTP method recuo does not know: only GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST,
     /// PATCH and CONNECT (in any ASCII case) can be configured.
     RECUO_ERR_UNKNOWN_METHOD = 6,
-    /// An HTTP status code outside 100–599 where a rule is configured.
+    /// Retired: no function answers it. A rule's status outside 400–599 is
+    /// `RECUO_ERR_STATUS_OUT_OF_RANGE`, the name every language gives it. Never reused.
     RECUO_ERR_INVALID_STATUS = 7,
     /// The state machine has already started: the setting must come before
     /// `recuo_attempts_start`.
@@ -81,6 +83,16 @@ pub enum recuo_status {
     RECUO_ERR_CAP_BELOW_BASE = 105,
     /// A header name was empty or not an HTTP token (RFC 9110 section 5.6.2).
     RECUO_ERR_INVALID_HEADER_NAME = 106,
+    /// A retry rule was set for an HTTP status outside 400–599 (a setter, or the
+    /// `status_retry` of a policy's JSON).
+    RECUO_ERR_STATUS_OUT_OF_RANGE = 107,
+    /// A policy's JSON named something recuo does not know: a jitter, a retry rule, a
+    /// transport failure, a method, or a status that is not a number.
+    RECUO_ERR_UNKNOWN_NAME = 108,
+    /// A policy's JSON was not an object of the known fields with the right types (not JSON,
+    /// an unknown field, a string for a number, a negative or fractional number, `null` for a
+    /// count).
+    RECUO_ERR_INVALID_VALUE = 109,
     /// A rate was refused: it must be a finite number of events per second above zero, or
     /// text such as `90/min`, `1.5/s`, `5000/h` or `86400/day` (a bare number is per second).
     RECUO_ERR_INVALID_RATE = 150,
@@ -147,7 +159,7 @@ impl PanicFallback for recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 40] = [
+const ALL: [recuo_status; 43] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
@@ -168,6 +180,9 @@ const ALL: [recuo_status; 40] = [
     RECUO_ERR_DURATION_TOO_LARGE,
     RECUO_ERR_CAP_BELOW_BASE,
     RECUO_ERR_INVALID_HEADER_NAME,
+    RECUO_ERR_STATUS_OUT_OF_RANGE,
+    RECUO_ERR_UNKNOWN_NAME,
+    RECUO_ERR_INVALID_VALUE,
     RECUO_ERR_INVALID_RATE,
     RECUO_ERR_TARGET_ABOVE_ALLOWANCE,
     RECUO_ERR_INVALID_RETRY_FRACTION,
@@ -221,6 +236,9 @@ impl recuo_status {
             RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
             RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
             RECUO_ERR_INVALID_HEADER_NAME => c"invalid_header_name",
+            RECUO_ERR_STATUS_OUT_OF_RANGE => c"status_out_of_range",
+            RECUO_ERR_UNKNOWN_NAME => c"unknown_name",
+            RECUO_ERR_INVALID_VALUE => c"invalid_value",
             RECUO_ERR_INVALID_RATE => c"invalid_rate",
             RECUO_ERR_TARGET_ABOVE_ALLOWANCE => c"target_above_allowance",
             RECUO_ERR_INVALID_RETRY_FRACTION => c"invalid_retry_fraction",
@@ -263,12 +281,15 @@ impl recuo_status {
             RECUO_ERR_BUFFER_TOO_SMALL => {
                 w.write_str("the output buffer was too small; the text was truncated")
             }
-            RECUO_ERR_LENGTH_TOO_LARGE => w.write_str("a length was larger than PTRDIFF_MAX"),
+            RECUO_ERR_LENGTH_TOO_LARGE => {
+                w.write_str("a length was too large (above PTRDIFF_MAX, or the function's bound)")
+            }
             RECUO_ERR_INVALID_ENUM => w.write_str("an enum value was none of its constants"),
             RECUO_ERR_NOT_UTF8 => w.write_str("the text was not valid UTF-8"),
             RECUO_ERR_UNKNOWN_METHOD => w.write_str("the HTTP method is not one recuo knows"),
-            RECUO_ERR_INVALID_STATUS => {
-                w.write_str("an HTTP status code must be between 100 and 599")
+            RECUO_ERR_INVALID_STATUS => w.write_str("a status code was refused (retired)"),
+            RECUO_ERR_STATUS_OUT_OF_RANGE => {
+                w.write_str("a retry rule can be set for statuses 400 to 599 only")
             }
             RECUO_ERR_ALREADY_STARTED => w.write_str("the operation has already begun an attempt"),
             RECUO_ERR_NO_VERDICT => {
@@ -289,6 +310,12 @@ impl recuo_status {
             // The core's message names the two values, which a bare code no longer has.
             RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
             RECUO_ERR_INVALID_HEADER_NAME => config(ConfigError::EmptyHeaderName, w),
+            // The core's message names what the name was meant to be, which a bare code has
+            // not.
+            RECUO_ERR_UNKNOWN_NAME => w.write_str(
+                "a jitter, retry rule, transport failure, method or status recuo does not know",
+            ),
+            RECUO_ERR_INVALID_VALUE => config(ConfigError::InvalidValue, w),
             RECUO_ERR_INVALID_RATE => w.write_str(
                 "a rate must be above zero, finite and countable by a regulator, written as \
                  N/s, N/min, N/h or N/day",
@@ -355,6 +382,9 @@ impl From<ConfigError> for recuo_status {
             ConfigError::DurationTooLarge => RECUO_ERR_DURATION_TOO_LARGE,
             ConfigError::CapBelowBase { .. } => RECUO_ERR_CAP_BELOW_BASE,
             ConfigError::EmptyHeaderName => RECUO_ERR_INVALID_HEADER_NAME,
+            ConfigError::StatusOutOfRange { .. } => RECUO_ERR_STATUS_OUT_OF_RANGE,
+            ConfigError::UnknownName { .. } => RECUO_ERR_UNKNOWN_NAME,
+            ConfigError::InvalidValue => RECUO_ERR_INVALID_VALUE,
             _ => RECUO_ERR_INVALID_CONFIG,
         }
     }
@@ -541,7 +571,7 @@ pub extern "C" fn recuo_status_is_argument_error(code: u32) -> bool {
 mod tests {
     use super::*;
 
-    const ALL_CONFIG_ERRORS: [ConfigError; 6] = [
+    const ALL_CONFIG_ERRORS: [ConfigError; 9] = [
         ConfigError::ZeroAttempts,
         ConfigError::NegativeDuration,
         ConfigError::NotANumber,
@@ -551,6 +581,9 @@ mod tests {
             cap_ms: 1,
         },
         ConfigError::EmptyHeaderName,
+        ConfigError::StatusOutOfRange { status: 302 },
+        ConfigError::UnknownName { what: "jitter" },
+        ConfigError::InvalidValue,
     ];
 
     #[test]
@@ -571,7 +604,7 @@ mod tests {
             assert_eq!(recuo_status::from_code(s as u32), Some(s));
         }
         assert_eq!(recuo_status::from_code(13), None);
-        assert_eq!(recuo_status::from_code(107), None);
+        assert_eq!(recuo_status::from_code(110), None);
         assert_eq!(recuo_status::from_code(u32::MAX), None);
     }
 
@@ -630,6 +663,10 @@ mod tests {
         assert_eq!(name(0), "ok");
         assert_eq!(name(105), "cap_below_base");
         assert_eq!(name(106), "invalid_header_name");
+        assert_eq!(name(107), "status_out_of_range");
+        assert_eq!(name(110), "unknown");
+        assert_eq!(name(108), "unknown_name");
+        assert_eq!(name(109), "invalid_value");
         assert_eq!(name(201), "gave_up");
         assert_eq!(name(10), "index_out_of_range");
         assert_eq!(name(11), "no_response");

@@ -9,6 +9,7 @@ import { installRedis } from './redis.js';
 
 const OK = 0;
 const BUFFER_TOO_SMALL = 2;
+const INVALID_VALUE = 109;
 const WOULD_WAIT = 210;
 const TIMED_OUT = 211;
 const BUDGET_EXHAUSTED = 213;
@@ -254,45 +255,113 @@ export function recuoApi(native) {
     return Number(out[0]);
   }
 
+  // ---- the policy: one plain value, read and written by the core -------------------
+
+  /**
+   * A policy's plain form (the snake_case object of tests/vectors/policies.json) as JSON for
+   * recuo_policy_from_json. JSON has no NaN or Infinity (JSON.stringify would write null,
+   * which means "none" for a deadline): such a number is refused as the core refuses a value
+   * of the wrong type.
+   */
+  function plainJson(value) {
+    const json = JSON.stringify(value, (key, v) => {
+      if (typeof v === 'number' && !Number.isFinite(v)) {
+        throw new RecuoError(INVALID_VALUE, 'invalid_value', `recuo: invalid_value: ${statusMessage(INVALID_VALUE)} (${key}: ${v} is no JSON number)`);
+      }
+      return v;
+    });
+    return json === undefined ? 'null' : json;
+  }
+
+  /** A new native policy from its plain form: the core reads it and checks it. */
+  function policyFromValue(value) {
+    const b = Buffer.from(plainJson(value), 'utf8');
+    const out = [null];
+    check(f.recuo_policy_from_json(b, b.length, out));
+    return out[0];
+  }
+
+  /** The plain form of the native policy `ptr`, as the core writes it. */
+  const plainValue = (ptr) => JSON.parse(text((b, n, w) => f.recuo_policy_to_json(ptr, b, n, w), 512));
+
+  // The presets' plain forms, as the core writes them (read once).
+  const presets = new Map();
+  function presetValue(make) {
+    if (!presets.has(make)) {
+      const ptr = make();
+      if (ptr == null) throw new RecuoError(900, 'panic', 'recuo: could not make a policy');
+      try {
+        presets.set(make, plainValue(ptr));
+      } finally {
+        f.recuo_policy_free(ptr);
+      }
+    }
+    return presets.get(make);
+  }
+
+  const rules = { byName: new Map(Object.entries(RULES)) };
+
+  /** The constructor's camelCase options as the plain form, over the preset they start from. */
+  function optionsValue(o, preset) {
+    const v = { ...preset };
+    if (o.maxAttempts !== undefined) v.max_attempts = Number(integer(o.maxAttempts, 'maxAttempts', 0xffffffff));
+    if (o.baseMs !== undefined) v.base_ms = ms(o.baseMs, 'baseMs');
+    if (o.capMs !== undefined) v.cap_ms = ms(o.capMs, 'capMs');
+    if (o.jitter !== undefined) {
+      constant(jitters, o.jitter, 'jitter');
+      v.jitter = o.jitter;
+    }
+    if (o.deadlineMs !== undefined) v.deadline_ms = o.deadlineMs === null ? null : ms(o.deadlineMs, 'deadlineMs');
+    if (o.spreadMs !== undefined) v.spread_ms = o.spreadMs === null ? null : ms(o.spreadMs, 'spreadMs');
+    if (o.useDateHeader !== undefined) v.use_date_header = Boolean(o.useDateHeader);
+    if (o.quota403IsRateLimit !== undefined) v.quota_403_as_rate_limit = Boolean(o.quota403IsRateLimit);
+    if (o.serverHonoursKeys !== undefined) v.server_honours_keys = Boolean(o.serverHonoursKeys);
+    if (o.idempotencyHeader !== undefined) v.idempotency_header = String(o.idempotencyHeader);
+    if (o.statusRetry !== undefined) {
+      v.status_retry = { ...preset.status_retry };
+      for (const [status, rule] of Object.entries(o.statusRetry ?? {})) {
+        constant(rules, rule, 'a rule');
+        v.status_retry[status] = rule;
+      }
+    }
+    if (o.transportRetry !== undefined) {
+      v.transport_retry = { ...preset.transport_retry };
+      for (const [transport, rule] of Object.entries(o.transportRetry ?? {})) {
+        constant(transports, transport, 'a transport');
+        constant(rules, rule, 'a rule');
+        v.transport_retry[transport] = rule;
+      }
+    }
+    if (o.methodIdempotent !== undefined) {
+      v.idempotent_methods = { ...preset.idempotent_methods };
+      for (const [method, yes] of Object.entries(o.methodIdempotent ?? {})) v.idempotent_methods[method] = Boolean(yes);
+    }
+    return v;
+  }
+
   /**
    * A retry policy: guide A's defaults unless told otherwise; `guideB: true` starts from
-   * guide B's, `adapters: true` from the HTTP adapters' default (what `retry` uses).
+   * guide B's, `adapters: true` from the HTTP adapters' default (what `retry` uses). The
+   * options become the policy's plain form, which the core reads and checks in one call.
    */
   class Policy extends Handle {
     constructor(options = {}) {
       const { guideB = false, adapters = false } = options;
       if (guideB && adapters) throw new TypeError('a policy starts from guide B or from the adapters\' default, not both');
-      const made = adapters ? f.recuo_policy_new_adapters() : guideB ? f.recuo_policy_new_guide_b() : f.recuo_policy_new();
-      super(made, f.recuo_policy_free, 'a policy');
-      const p = this.ptr;
-      const o = options;
-      if (o.maxAttempts !== undefined) check(f.recuo_policy_set_max_attempts(p, integer(o.maxAttempts, 'maxAttempts', 0xffffffff)));
-      if (o.baseMs !== undefined) check(f.recuo_policy_set_base_ms(p, ms(o.baseMs, 'baseMs')));
-      if (o.capMs !== undefined) check(f.recuo_policy_set_cap_ms(p, ms(o.capMs, 'capMs')));
-      if (o.jitter !== undefined) check(f.recuo_policy_set_jitter(p, constant(jitters, o.jitter, 'jitter')));
-      if (o.deadlineMs === null) check(f.recuo_policy_clear_deadline(p));
-      else if (o.deadlineMs !== undefined) check(f.recuo_policy_set_deadline_ms(p, ms(o.deadlineMs, 'deadlineMs')));
-      if (o.spreadMs === null) check(f.recuo_policy_clear_spread(p));
-      else if (o.spreadMs !== undefined) check(f.recuo_policy_set_spread_ms(p, ms(o.spreadMs, 'spreadMs')));
-      if (o.useDateHeader !== undefined) check(f.recuo_policy_set_use_date_header(p, Boolean(o.useDateHeader)));
-      if (o.quota403IsRateLimit !== undefined) check(f.recuo_policy_set_quota_403_is_rate_limit(p, Boolean(o.quota403IsRateLimit)));
-      if (o.serverHonoursKeys !== undefined) check(f.recuo_policy_set_server_honours_keys(p, Boolean(o.serverHonoursKeys)));
-      if (o.idempotencyHeader !== undefined) {
-        const b = bytes(o.idempotencyHeader);
-        check(f.recuo_policy_set_idempotency_header(p, b, b.length));
-      }
-      for (const [status, rule] of Object.entries(o.statusRetry ?? {})) {
-        check(f.recuo_policy_set_status_retry(p, Number(status), constant({ byName: new Map(Object.entries(RULES)) }, rule, 'a rule')));
-      }
-      for (const [transport, rule] of Object.entries(o.transportRetry ?? {})) {
-        check(f.recuo_policy_set_transport_retry(p, constant(transports, transport, 'a transport'), constant({ byName: new Map(Object.entries(RULES)) }, rule, 'a rule')));
-      }
-      for (const [method, yes] of Object.entries(o.methodIdempotent ?? {})) {
-        const b = bytes(method);
-        check(f.recuo_policy_set_method_idempotent(p, b, b.length, Boolean(yes)));
-      }
-      check(f.recuo_policy_validate(p));
+      const preset = adapters ? presetValue(f.recuo_policy_new_adapters) : guideB ? presetValue(f.recuo_policy_new_guide_b) : {};
+      super(policyFromValue(optionsValue(options, preset)), f.recuo_policy_free, 'a policy');
     }
+    /**
+     * The policy whose plain form is `value` (snake_case, as `toValue()` writes it and
+     * tests/vectors/policies.json spells it); a field left out takes guide A's value.
+     */
+    static fromValue(value) {
+      return Policy._wrap(policyFromValue(value));
+    }
+    /** The plain form: every field written out, the three maps listing only rule changes. */
+    toValue() { return plainValue(this.ptr); }
+    /** `JSON.stringify(policy)` writes the plain form. */
+    toJSON() { return this.toValue(); }
     get maxAttempts() { return f.recuo_policy_max_attempts(this.ptr); }
     get baseMs() { return Number(f.recuo_policy_base_ms(this.ptr)); }
     get capMs() { return Number(f.recuo_policy_cap_ms(this.ptr)); }

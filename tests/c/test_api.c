@@ -93,6 +93,7 @@ static void status_names_and_predicates(void) {
         {RECUO_ERR_NO_RESPONSE, "no_response", true, false},
         {RECUO_ERR_INVALID_STATS, "invalid_stats", true, false},
         {RECUO_ERR_INVALID_CONFIG, "invalid_config", false, true},
+        {RECUO_ERR_STATUS_OUT_OF_RANGE, "status_out_of_range", false, true},
         {RECUO_ERR_ZERO_ATTEMPTS, "zero_attempts", false, true},
         {RECUO_ERR_NEGATIVE_DURATION, "negative_duration", false, true},
         {RECUO_ERR_NOT_A_NUMBER, "not_a_number", false, true},
@@ -134,7 +135,7 @@ static void status_names_and_predicates(void) {
         CHECK_CTX(written > 0 && written == strlen(buf), "%s: %zu", table[i].name, written);
     }
     CHECK(strcmp(recuo_status_name(13), "unknown") == 0);
-    CHECK(strcmp(recuo_status_name(107), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(110), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(161), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(215), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(UINT32_MAX), "unknown") == 0);

@@ -286,9 +286,9 @@ static void policy_setters(void) {
     CHECK_EQ_U64(recuo_policy_status_retry(p, 502), RECUO_RULE_NEVER);
     /* The statuses a rule may be set for are 400–599, in every language (SPEC §5). */
     CHECK_STATUS(recuo_policy_set_status_retry(p, 100, RECUO_RULE_NEVER),
-                 RECUO_ERR_INVALID_STATUS);
+                 RECUO_ERR_STATUS_OUT_OF_RANGE);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 399, RECUO_RULE_ALWAYS),
-                 RECUO_ERR_INVALID_STATUS);
+                 RECUO_ERR_STATUS_OUT_OF_RANGE);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 400, RECUO_RULE_ALWAYS), RECUO_OK);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 599, RECUO_RULE_ALWAYS), RECUO_OK);
     CHECK_STATUS(recuo_policy_set_transport_retry(p, RECUO_TRANSPORT_TLS, RECUO_RULE_ALWAYS),
@@ -331,9 +331,9 @@ static void policy_setters(void) {
     CHECK_STATUS(recuo_policy_set_jitter(p, 5), RECUO_ERR_INVALID_ENUM);
     CHECK_EQ_U64(recuo_policy_jitter(p), RECUO_JITTER_NONE);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 99, RECUO_RULE_ALWAYS),
-                 RECUO_ERR_INVALID_STATUS);
+                 RECUO_ERR_STATUS_OUT_OF_RANGE);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 600, RECUO_RULE_ALWAYS),
-                 RECUO_ERR_INVALID_STATUS);
+                 RECUO_ERR_STATUS_OUT_OF_RANGE);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 500, 0), RECUO_ERR_INVALID_ENUM);
     CHECK_STATUS(recuo_policy_set_status_retry(p, 500, 4), RECUO_ERR_INVALID_ENUM);
     CHECK_EQ_U64(recuo_policy_status_retry(p, 500), RECUO_RULE_IF_IDEMPOTENT);

@@ -23,6 +23,12 @@
  * the malformed flag must be the expected ones, and the documented buffer of 3 * len + 11
  * bytes must suffice. origin.json runs through recuo_who_answered and
  * recuo_who_answered_evidence.
+ *
+ * policies.json runs every plain form through recuo_policy_from_json (the vector's value
+ * printed by cJSON) and recuo_policy_to_json: a valid value's written form must be its
+ * expect, compared as JSON (cJSON_Compare), and read back to the same text; an invalid one
+ * must be refused with the status named as the core names the error. Then the arguments: a length above
+ * RECUO_POLICY_JSON_MAX, NULL pointers, text that is not UTF-8, a buffer too small.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -823,6 +829,186 @@ static void origin_cases(const char *dir) {
     free(text);
 }
 
+
+/* recuo_policy_to_json into a fresh allocation grown until the text fits (as a C program
+ * would); NULL after a failure other than a buffer too small. */
+static char *policy_json(const recuo_policy *policy) {
+    for (size_t cap = 64;; cap *= 2) {
+        char *buf = xmalloc(cap);
+        size_t written = 0;
+        recuo_status rc = recuo_policy_to_json(policy, buf, cap, &written);
+        if (rc == RECUO_OK) {
+            CHECK_CTX(written == strlen(buf), "written %zu, strlen %zu", written, strlen(buf));
+            return buf;
+        }
+        free(buf);
+        if (rc != RECUO_ERR_BUFFER_TOO_SMALL) {
+            CHECK_STATUS(rc, RECUO_OK);
+            return NULL;
+        }
+    }
+}
+
+static void policy_valid_cases(const cJSON *cases) {
+    int count = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *name = string(c, "name");
+        char *value = cJSON_PrintUnformatted(field(c, "value"));
+        recuo_policy *policy = NULL;
+        recuo_status rc = recuo_policy_from_json(value, strlen(value), &policy);
+        CHECK_CTX(rc == RECUO_OK && policy != NULL, "%s: %s", name, recuo_status_name(rc));
+        char *written = policy != NULL ? policy_json(policy) : NULL;
+        cJSON *back = written != NULL ? cJSON_Parse(written) : NULL;
+        CHECK_CTX(back != NULL && cJSON_Compare(back, field(c, "expect"), true),
+                  "%s: wrote %s", name, written ? written : "nothing");
+        /* The written form reads back into the same policy: the same text again. */
+        recuo_policy *again = NULL;
+        if (written != NULL) {
+            CHECK_STATUS(recuo_policy_from_json(written, strlen(written), &again), RECUO_OK);
+        }
+        char *rewritten = again != NULL ? policy_json(again) : NULL;
+        CHECK_CTX(rewritten != NULL && written != NULL && strcmp(rewritten, written) == 0,
+                  "%s: %s read back as %s", name, written ? written : "-",
+                  rewritten ? rewritten : "-");
+        free(rewritten);
+        recuo_policy_free(again);
+        cJSON_Delete(back);
+        free(written);
+        recuo_policy_free(policy);
+        cJSON_free(value);
+        count++;
+    }
+    CHECK_CTX(count >= 8, "only %d valid policy cases", count);
+}
+
+static void policy_invalid_cases(const cJSON *cases) {
+    int count = 0, names_seen = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *name = string(c, "name");
+        const char *error = string(c, "error");
+        char *value = cJSON_PrintUnformatted(field(c, "value"));
+        static char untouched;
+        recuo_policy *sentinel = (recuo_policy *)(void *)&untouched, *policy = sentinel;
+        recuo_status rc = recuo_policy_from_json(value, strlen(value), &policy);
+        CHECK_CTX(strcmp(recuo_status_name(rc), error) == 0,
+                  "%s: %s gave %s (%u), expected %s", name, value, recuo_status_name(rc),
+                  (unsigned)rc, error);
+        CHECK_CTX(policy == sentinel, "%s: the output was written", name);
+        names_seen += strcmp(error, "unknown_name") == 0 || strcmp(error, "invalid_value") == 0;
+        cJSON_free(value);
+        count++;
+    }
+    CHECK_CTX(count >= 20 && names_seen > 0, "only %d invalid policy cases", count);
+    /* The new statuses follow the house rule: 100 + the core's code. */
+    CHECK_STATUS(RECUO_ERR_UNKNOWN_NAME, (recuo_status)108);
+    CHECK_STATUS(RECUO_ERR_INVALID_VALUE, (recuo_status)109);
+    CHECK(recuo_status_is_config_error(RECUO_ERR_UNKNOWN_NAME) &&
+          recuo_status_is_config_error(RECUO_ERR_INVALID_VALUE));
+}
+
+static void policy_arguments(void) {
+    recuo_policy *policy = NULL;
+    /* Longer than RECUO_POLICY_JSON_MAX: refused before it is read. */
+    size_t big = (size_t)RECUO_POLICY_JSON_MAX + 1;
+    char *padded = xmalloc(big);
+    memset(padded, ' ', big);
+    padded[0] = '{';
+    padded[big - 1] = '}';
+    CHECK_STATUS(recuo_policy_from_json(padded, big, &policy), RECUO_ERR_LENGTH_TOO_LARGE);
+    CHECK(policy == NULL);
+    /* Exactly RECUO_POLICY_JSON_MAX bytes are read: guide A's policy, all defaults. */
+    padded[big - 2] = '}';
+    CHECK_STATUS(recuo_policy_from_json(padded, big - 1, &policy), RECUO_OK);
+    free(padded);
+    recuo_policy *guide_a = recuo_policy_new();
+    char *expected = policy_json(guide_a);
+    char *got = policy != NULL ? policy_json(policy) : NULL;
+    CHECK_CTX(got != NULL && expected != NULL && strcmp(got, expected) == 0, "%s", got);
+    free(got);
+    recuo_policy_free(policy);
+    policy = NULL;
+
+    /* NULL pointers, text that is not UTF-8, text that is no JSON. */
+    CHECK_STATUS(recuo_policy_from_json(NULL, 2, &policy), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_policy_from_json("{}", 2, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_policy_from_json(NULL, 0, &policy), RECUO_ERR_INVALID_VALUE);
+    CHECK_STATUS(recuo_policy_from_json("{\"jitter\":\"\xff\"}", 14, &policy),
+                 RECUO_ERR_NOT_UTF8);
+    CHECK_STATUS(recuo_policy_from_json("{\"max_attempts\":3", 17, &policy),
+                 RECUO_ERR_INVALID_VALUE);
+    /* The length is the caller's: the bytes after it are never read. */
+    CHECK_STATUS(recuo_policy_from_json("{}garbage", 2, &policy), RECUO_OK);
+    recuo_policy_free(policy);
+    policy = NULL;
+    CHECK(policy == NULL);
+
+    char buf[512];
+    size_t written = 999;
+    CHECK_STATUS(recuo_policy_to_json(NULL, buf, sizeof buf, &written), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_policy_to_json(guide_a, NULL, sizeof buf, &written),
+                 RECUO_ERR_NULL_ARGUMENT);
+    CHECK_EQ_U64(written, 999);
+    /* written may be NULL. */
+    CHECK_STATUS(recuo_policy_to_json(guide_a, buf, sizeof buf, NULL), RECUO_OK);
+    CHECK_CTX(expected != NULL && strcmp(buf, expected) == 0, "%s", buf);
+
+    /* A buffer too small: what fits, NUL-terminated, and the status says so. */
+    size_t full = expected != NULL ? strlen(expected) : 0;
+    memset(buf, 'x', sizeof buf);
+    CHECK_STATUS(recuo_policy_to_json(guide_a, buf, full, &written), RECUO_ERR_BUFFER_TOO_SMALL);
+    CHECK_EQ_U64(written, full - 1);
+    CHECK(buf[full - 1] == '\0' && expected != NULL && strncmp(buf, expected, full - 1) == 0);
+    CHECK(buf[full] == 'x');
+    CHECK_STATUS(recuo_policy_to_json(guide_a, buf, full + 1, &written), RECUO_OK);
+    CHECK_EQ_U64(written, full);
+    CHECK_STATUS(recuo_policy_to_json(guide_a, buf, 0, &written), RECUO_ERR_BUFFER_TOO_SMALL);
+    CHECK_EQ_U64(written, 0);
+
+    /* A policy the core refuses (a cap set below the base) has no plain form. */
+    CHECK_STATUS(recuo_policy_set_cap_ms(guide_a, 100), RECUO_OK);
+    buf[0] = 'x';
+    CHECK_STATUS(recuo_policy_to_json(guide_a, buf, sizeof buf, &written),
+                 RECUO_ERR_CAP_BELOW_BASE);
+    CHECK(buf[0] == 'x');
+
+    /* The setters and the plain form are one policy. */
+    recuo_policy *set = recuo_policy_new();
+    recuo_policy_set_max_attempts(set, 7);
+    recuo_policy_set_base_ms(set, 50);
+    recuo_policy_set_cap_ms(set, 50);
+    recuo_policy_set_jitter(set, RECUO_JITTER_DECORRELATED);
+    recuo_policy_set_deadline_ms(set, 120000);
+    recuo_policy_set_status_retry(set, 418, RECUO_RULE_ALWAYS);
+    recuo_policy_set_method_idempotent(set, "post", 4, true);
+    const char *json = "{\"max_attempts\":7,\"base_ms\":50,\"cap_ms\":50,"
+                       "\"jitter\":\"decorrelated\",\"deadline_ms\":120000,"
+                       "\"status_retry\":{\"418\":\"always\"},"
+                       "\"idempotent_methods\":{\"POST\":true}}";
+    CHECK_STATUS(recuo_policy_from_json(json, strlen(json), &policy), RECUO_OK);
+    char *from_setters = policy_json(set);
+    char *from_json = policy != NULL ? policy_json(policy) : NULL;
+    CHECK_CTX(from_setters != NULL && from_json != NULL && strcmp(from_setters, from_json) == 0,
+              "setters %s, JSON %s", from_setters, from_json);
+    free(from_setters);
+    free(from_json);
+    recuo_policy_free(policy);
+    recuo_policy_free(set);
+    free(expected);
+    recuo_policy_free(guide_a);
+}
+
+static void policy_cases(const char *dir) {
+    char *text = read_file(dir, "policies.json");
+    cJSON *doc = parse(text, "policies.json");
+    policy_valid_cases(field(doc, "valid"));
+    policy_invalid_cases(field(doc, "invalid"));
+    policy_arguments();
+    cJSON_Delete(doc);
+    free(text);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -835,5 +1021,6 @@ int main(int argc, char **argv) {
     scenario_cases(argv[1]);
     redaction_cases(argv[1]);
     origin_cases(argv[1]);
+    policy_cases(argv[1]);
     return check_summary(argv[0]);
 }
