@@ -1,6 +1,10 @@
 // Type declarations of the npm package `recuo` (ESM). Every decision is librecuo's (the C
 // ABI of recuo's Rust core); see docs/js.md.
 
+// The plain forms of the values the core declares once (generated: `make faces`).
+import type { GiveUpReason, PolicyValue } from './values';
+export type { Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, StatsValue, WhoAnsweredValue } from './values';
+
 /** The version of the librecuo loaded (the package's own: checked at import). */
 export const version: string;
 /** Where librecuo was loaded from. */
@@ -14,13 +18,6 @@ export class RecuoError extends Error {
   readonly status: string;
 }
 
-export type GiveUpReason =
-  | 'permanent'
-  | 'attempts_exhausted'
-  | 'wait_exceeds_deadline'
-  | 'budget_exhausted'
-  | 'cancelled'
-  | 'queue_stopped';
 
 /** What happened to one operation. */
 export interface Report {
@@ -110,41 +107,6 @@ export interface PolicyOptions {
    * key of your own, makes a request idempotent.
    */
   serverHonoursKeys?: boolean;
-}
-
-// PolicyValue: declared once in the core (recuo::PolicyValue)
-/**
- * A policy as one plain value: the form it takes in a file, in another process or in another
- * language (the same object in Python, PHP and C's JSON). Durations are milliseconds. A field
- * left out takes guide A's value; `toValue()` writes every field.
- */
-export interface PolicyValue {
-  /** Attempts in all, the first included (at least 1; default 5). */
-  max_attempts?: number;
-  /** The first backoff window, ms (default 200). */
-  base_ms?: number;
-  /** The largest backoff window, ms, not below `base_ms` (default 5000). */
-  cap_ms?: number;
-  /** Default `'full'`. */
-  jitter?: Jitter;
-  /** The operation's whole time from the start of its first attempt, ms; null (the default): no deadline. */
-  deadline_ms?: number | null;
-  /** The most added at random to a server's wait, ms; null (the default): the smaller of the backoff window and 1 s. */
-  spread_ms?: number | null;
-  /** The header that carries the idempotency key (default `'Idempotency-Key'`). */
-  idempotency_header?: string;
-  /** Measure an HTTP-date wait from the response's own `Date` (default false). */
-  use_date_header?: boolean;
-  /** A request sent with recuo's own key counts as idempotent (default false). */
-  server_honours_keys?: boolean;
-  /** A 403 whose rate-limit headers say the quota is spent counts as a 429 (default true). */
-  quota_403_as_rate_limit?: boolean;
-  /** Statuses (400–599, as strings) whose rule differs from the default. */
-  status_retry?: Record<string, Rule>;
-  /** Transport failures whose rule differs from the default. */
-  transport_retry?: Partial<Record<Transport, Rule>>;
-  /** Methods whose idempotency differs from the default (`toValue()` writes them in capitals). */
-  idempotent_methods?: Record<string, boolean>;
 }
 
 /** A retry policy. Free it early with `close()`, or leave it to the garbage collector. */
