@@ -1075,9 +1075,11 @@ typedef struct recuo_attempt_context recuo_attempt_context;
 typedef struct recuo_attempt_pool recuo_attempt_pool;
 
 /**
- * One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
- * attempts, the delays, the gate, stats and records it was given), plus the wait left after
- * a `wait_exceeds_deadline` give-up and a record polled into a buffer too small for it. One handle per operation; use
+ * The operation machine: the one that Rust, Python, PHP and JavaScript call `Operation`,
+ * named `recuo_attempts` in C because `recuo_operation_fn` is already the type of the
+ * operation `recuo_retry` calls. One handle per operation (its own copy of the policy, the
+ * attempts, the delays, the gate, stats and records it was given, the wait left after a
+ * `wait_exceeds_deadline` give-up, and a record polled into a buffer too small for it); use
  * it from one thread at a time.
  *
  * The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,

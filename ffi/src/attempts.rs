@@ -1,7 +1,7 @@
-//! `recuo_attempts_*`: the operation machine (SPEC §6) for C programs that send their own
-//! requests (libcurl). The handle is a `recuo::Operation`: the program tells it what
-//! happened, it answers the next step. The machine owns the attempts, the delays, the order
-//! of SPEC §6, the gate's feedback and the budget, the stats, the records and the report;
+//! `recuo_attempts_*`: the operation machine for C programs that send their own requests
+//! (libcurl) — `Operation` in every other language. The handle is a `recuo::Operation`: the program tells it what
+//! happened, it answers the next step. The machine owns the attempts, the delays, their
+//! order, the gate's feedback and the budget, the stats, the records and the report;
 //! these shims only convert.
 
 use std::ffi::c_char;
@@ -316,9 +316,11 @@ pub(crate) unsafe fn write_report(
     }
 }
 
-/// One operation's machine: a `recuo::Operation` (holding its own copy of the policy, the
-/// attempts, the delays, the gate, stats and records it was given), plus the wait left after
-/// a `wait_exceeds_deadline` give-up and a record polled into a buffer too small for it. One handle per operation; use
+/// The operation machine: the one that Rust, Python, PHP and JavaScript call `Operation`,
+/// named `recuo_attempts` in C because `recuo_operation_fn` is already the type of the
+/// operation `recuo_retry` calls. One handle per operation (its own copy of the policy, the
+/// attempts, the delays, the gate, stats and records it was given, the wait left after a
+/// `wait_exceeds_deadline` give-up, and a record polled into a buffer too small for it); use
 /// it from one thread at a time.
 ///
 /// The loop (`recuo_step`): `recuo_attempts_start` → ENTER: pass the gate,
