@@ -1,7 +1,7 @@
 """recuo's native module (Rust, pyo3); import ``recuo`` instead."""
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
@@ -96,7 +96,9 @@ _Decision = Literal["done", "retry", "give_up"]
 
 class ConfigError(ValueError):
     """A configuration recuo refuses: attempts below 1, a negative or NaN duration, a maximum
-    below the base, an idempotency header name that is not an HTTP token.
+    below the base, an idempotency header name that is not an HTTP token, a status rule
+    outside 400-599, or a policy's plain form (``Policy.from_dict``) with an unknown name or
+    that is not plain data of the known keys.
 
     A subclass of ValueError. ``code`` is the core's stable number for the error (the same in
     C, Python and PHP) and ``name`` its stable lower-case name; the message is for humans.
@@ -104,7 +106,8 @@ class ConfigError(ValueError):
 
     code: int
     """1 zero_attempts, 2 negative_duration, 3 not_a_number, 4 duration_too_large,
-    5 cap_below_base, 6 invalid_header_name."""
+    5 cap_below_base, 6 invalid_header_name, 7 status_out_of_range, 8 unknown_name,
+    9 invalid_value."""
     name: Literal[
         "zero_attempts",
         "negative_duration",
@@ -112,6 +115,9 @@ class ConfigError(ValueError):
         "duration_too_large",
         "cap_below_base",
         "invalid_header_name",
+        "status_out_of_range",
+        "unknown_name",
+        "invalid_value",
     ]
     """The error's stable lower-case name."""
 
@@ -224,9 +230,10 @@ class Policy:
     idempotent, so a POST's timeout, dropped connection or 500 is retried (off by default: a
     server may ignore the header).
 
-    Immutable, comparable and hashable; the ``with_*`` methods answer a new policy. Raises
-    ``ConfigError`` for a policy the core refuses, ``TypeError`` for a wrong type,
-    ``ValueError`` for an unknown jitter.
+    Immutable, comparable, hashable and picklable; the ``with_*`` methods answer a new
+    policy. ``Policy.from_dict(value)`` and ``policy.to_dict()`` read and write a policy as
+    one plain value, durations in milliseconds. Raises ``ConfigError`` for a policy the core
+    refuses, ``TypeError`` for a wrong type, ``ValueError`` for an unknown jitter.
     """
 
     def __new__(
@@ -253,6 +260,28 @@ class Policy:
     def adapters() -> Policy:
         """The HTTP adapters' default: guide B's policy with an HTTP-date wait measured from
         the response's own ``Date``."""
+    # The plain form is declared once, in the core (recuo::PolicyValue): the keys below.
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any], /) -> Policy:
+        """The policy a plain value describes: a mapping with the keys ``to_dict`` answers
+        (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``,
+        ``spread_ms``, ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
+        ``quota_403_as_rate_limit``, ``status_retry``, ``transport_retry``,
+        ``idempotent_methods``), durations in whole milliseconds. A key left out takes guide
+        A's value; the three maps list only rules that differ from the default (a status as
+        an int or a decimal string).
+
+        Raises ``TypeError`` when ``value`` is not a mapping and ``ConfigError`` otherwise:
+        ``invalid_value`` for an unknown key or a value of the wrong type, ``unknown_name``
+        for an unknown jitter, rule, transport failure, method or status, and the errors of
+        ``Policy(...)``."""
+    def to_dict(self) -> dict[str, Any]:
+        """This policy as one plain value, every key written out (durations in milliseconds,
+        ``None`` for no deadline or the default spread); the three maps list only rules that
+        differ from the default, statuses as decimal strings and methods in capitals.
+        ``Policy.from_dict(p.to_dict()) == p``."""
+    def __reduce__(self) -> tuple[Callable[[Mapping[str, Any]], Policy], tuple[dict[str, Any]]]:
+        """Pickles as ``Policy.from_dict(policy.to_dict())``."""
     @property
     def max_attempts(self) -> int:
         """Attempts in all, the first included."""

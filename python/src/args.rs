@@ -17,7 +17,17 @@ use crate::errors::ConfigError;
 
 /// `recuo.ConfigError` for a core error, with its `code` and `name` set on the instance.
 pub(crate) fn config_error(py: Python<'_>, error: recuo::ConfigError) -> PyErr {
-    let err = ConfigError::new_err(error.to_string());
+    config_error_saying(py, error, error.to_string())
+}
+
+/// `recuo.ConfigError` for a core error, with `message` (the core's, with details added for
+/// humans) and the error's `code` and `name`.
+pub(crate) fn config_error_saying(
+    py: Python<'_>,
+    error: recuo::ConfigError,
+    message: String,
+) -> PyErr {
+    let err = ConfigError::new_err(message);
     let value = err.value(py);
     // Setting an attribute on a fresh exception instance cannot fail short of MemoryError;
     // should it, the exception still says what went wrong, only without the attributes.

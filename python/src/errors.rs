@@ -13,11 +13,14 @@ pyo3::create_exception!(
     ConfigError,
     PyValueError,
     "A configuration recuo refuses: attempts below 1, a negative or NaN duration, a maximum\n\
-     below the base, an idempotency header name that is not an HTTP token.\n\n\
+     below the base, an idempotency header name that is not an HTTP token, a status rule\n\
+     outside 400-599, or a policy's plain form (``Policy.from_dict``) with an unknown name or\n\
+     that is not plain data of the known keys.\n\n\
      A subclass of ValueError. ``code`` is the core's stable number for the error (the same in\n\
      C, Python and PHP) and ``name`` its stable lower-case name (``\"zero_attempts\"``,\n\
      ``\"negative_duration\"``, ``\"not_a_number\"``, ``\"duration_too_large\"``,\n\
-     ``\"cap_below_base\"``, ``\"invalid_header_name\"``); the message is for humans."
+     ``\"cap_below_base\"``, ``\"invalid_header_name\"``, ``\"status_out_of_range\"``,\n\
+     ``\"unknown_name\"``, ``\"invalid_value\"``); the message is for humans."
 );
 
 pyo3::create_exception!(

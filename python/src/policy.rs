@@ -4,14 +4,15 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{IntoPyDict, PyDict, PyMapping, PyType};
 
-use recuo::{Jitter, MethodSet, Policy, RetryRule, Rules, Transport};
+use recuo::{Jitter, MethodSet, Policy, PolicyValue, RetryRule, Rules, Transport};
 
 use crate::args::{
-    config_error, count_arg, ms_to_secs, opt_secs_to_ms, quoted, require_bool, require_str,
-    secs_to_ms, transport_arg,
+    config_error, config_error_saying, count_arg, ms_to_secs, opt_secs_to_ms, quoted, require_bool,
+    require_str, secs_to_ms, transport_arg, type_name,
 };
 
 /// The methods `MethodSet` knows, in its order (for `with_method_idempotent` and `repr`).
@@ -89,6 +90,47 @@ fn jitter_arg(value: &Bound<'_, PyAny>) -> PyResult<Jitter> {
     })
 }
 
+/// `recuo.ConfigError` (`invalid_value`) for data that cannot be read as a policy's plain
+/// form: the core's message, with `why` added for humans.
+fn invalid_value(py: Python<'_>, why: &str) -> PyErr {
+    let error = recuo::ConfigError::InvalidValue;
+    config_error_saying(py, error, format!("{error} ({why})"))
+}
+
+/// serde's message without its place in the JSON text, which recuo wrote, not the caller.
+fn serde_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(message) => message.to_owned(),
+        None => text,
+    }
+}
+
+/// A policy's plain form (`Policy.from_dict`): the mapping written as JSON by Python's own
+/// `json` (int keys become strings, NaN is refused), then read by the core's `PolicyValue`.
+fn policy_value_arg(value: &Bound<'_, PyAny>) -> PyResult<PolicyValue> {
+    let py = value.py();
+    if value.cast::<PyMapping>().is_err() {
+        return Err(PyTypeError::new_err(format!(
+            "value must be a mapping (a dict), not {}",
+            type_name(value)
+        )));
+    }
+    let plain = py.get_type::<PyDict>().call1((value,))?;
+    let options = [("allow_nan", false)].into_py_dict(py)?;
+    let json = py.import(pyo3::intern!(py, "json"))?;
+    let text = match json.call_method(pyo3::intern!(py, "dumps"), (plain,), Some(&options)) {
+        Ok(text) => text.extract::<String>()?,
+        // What `json` cannot write (a set, a NaN, a tuple as a key) is not plain data.
+        Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
+            return Err(invalid_value(py, &e.value(py).to_string()));
+        }
+        Err(e) => return Err(e),
+    };
+    serde_json::from_str(&text).map_err(|e| invalid_value(py, &serde_message(&e)))
+}
+
 fn header_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
     require_str(value, "idempotency_header").map(|s| s.into_owned())
 }
@@ -115,7 +157,9 @@ fn server_honours_keys_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// POST's timeout, dropped connection or 500 is retried (off by default: a server may ignore
 /// the header).
 ///
-/// Immutable, comparable and hashable; the ``with_*`` methods answer a new policy.
+/// Immutable, comparable, hashable and picklable; the ``with_*`` methods answer a new
+/// policy. ``Policy.from_dict(value)`` and ``policy.to_dict()`` read and write a policy as one
+/// plain value, durations in milliseconds.
 /// Raises ``recuo.ConfigError`` for a policy the core refuses (``zero_attempts``,
 /// ``negative_duration``, ``not_a_number``, ``duration_too_large``, ``cap_below_base``,
 /// ``invalid_header_name``), ``TypeError`` for a wrong type, ``ValueError`` for an unknown
@@ -235,6 +279,49 @@ impl PyPolicy {
     #[staticmethod]
     fn adapters() -> Self {
         PyPolicy(Policy::adapters())
+    }
+
+    /// The policy a plain value describes: a mapping with the keys ``to_dict`` answers
+    /// (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``, ``spread_ms``,
+    /// ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
+    /// ``quota_403_as_rate_limit``, ``status_retry``, ``transport_retry``,
+    /// ``idempotent_methods``), durations in whole milliseconds. A key left out takes guide A's
+    /// value; the three maps list only rules that differ from the default (a status as an int
+    /// or a decimal string).
+    ///
+    /// Raises ``TypeError`` when ``value`` is not a mapping and ``recuo.ConfigError``
+    /// otherwise: ``invalid_value`` for an unknown key or a value of the wrong type (a string
+    /// for a number, a negative or fractional duration), ``unknown_name`` for an unknown
+    /// jitter, rule, transport failure, method or status, and the errors of ``Policy(...)``.
+    #[classmethod]
+    #[pyo3(signature = (value, /))]
+    fn from_dict(_cls: &Bound<'_, PyType>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        // Read here rather than through `from_py_with`, whose errors would name the argument.
+        Policy::from_value(&policy_value_arg(value)?)
+            .map(PyPolicy)
+            .map_err(|e| config_error(value.py(), e))
+    }
+
+    /// This policy as one plain value, every key written out (durations in milliseconds,
+    /// ``None`` for no deadline or the default spread); the three maps list only rules that
+    /// differ from the default, statuses as decimal strings and methods in capitals.
+    /// ``Policy.from_dict(p.to_dict()) == p``.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text = serde_json::to_string(&self.0.to_value())
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        py.import(pyo3::intern!(py, "json"))?
+            .call_method1(pyo3::intern!(py, "loads"), (text,))
+    }
+
+    /// Pickles as ``Policy.from_dict(policy.to_dict())``.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        let py = slf.py();
+        let from_dict = py
+            .get_type::<PyPolicy>()
+            .getattr(pyo3::intern!(py, "from_dict"))?;
+        Ok((from_dict, (slf.get().to_dict(py)?,)))
     }
 
     /// Attempts in all, the first included.
