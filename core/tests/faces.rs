@@ -329,7 +329,7 @@ fn python(values: &[Value]) -> String {
         .map(|(_, base)| *base)
         .filter(|base| !base.is_empty())
         .collect();
-    let mut imports = String::from("from typing import Literal, TypedDict\n");
+    let mut imports = String::from("from typing import Literal, TypeAlias, TypedDict\n");
     if !PYTHON_CLASSES.is_empty() {
         imports = format!("from dataclasses import dataclass\n{imports}\nfrom . import _recuo\n");
     }
@@ -350,8 +350,16 @@ fn python(values: &[Value]) -> String {
     for v in values {
         match &v.shape {
             Shape::Names(names) => {
-                let quoted: String = names.iter().map(|n| format!("    \"{n}\",\n")).collect();
-                let _ = write!(out, "\n\n{} = Literal[\n{quoted}]\n", v.name);
+                // A union of one-name Literals: stubtest reads a many-name Literal at run time
+                // as no union at all.
+                let quoted: Vec<String> =
+                    names.iter().map(|n| format!("Literal[\"{n}\"]")).collect();
+                let _ = write!(
+                    out,
+                    "\n\n{}: TypeAlias = (\n    {}\n)\n",
+                    v.name,
+                    quoted.join("\n    | ")
+                );
                 out += &python_doc(&v.doc, "");
             }
             Shape::Struct { fields, defaulted } => {
@@ -475,6 +483,127 @@ fn php_shape(v: &Value, values: &[Value]) -> String {
     out + "     * }\n"
 }
 
+/// The values PHP answers as instances of final classes with typed, readonly public
+/// properties, declared from the generated table `php/src/faces.rs` (properties in
+/// camelCase) and mirrored in the stub between `// <faces: {Name} properties>` and
+/// `// </faces>`.
+const PHP_CLASSES: &[&str] = &["Report", "WhoAnswered", "Plan"];
+
+/// `elapsed_ms` as `elapsedMs`.
+fn camel(name: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A property's declared PHP type (`?int`, `array`, …) and, where PHP's type says less than
+/// the value, the `@var` type.
+fn php_property_type(ty: &Type, values: &[Value]) -> (String, Option<String>) {
+    let (inner, nullable) = match ty {
+        Type::Optional(t) => (&**t, true),
+        t => (t, false),
+    };
+    let declared = match inner {
+        Type::Int => "int",
+        Type::Float => "float",
+        Type::Str | Type::Value(_) => "string",
+        Type::Bool => "bool",
+        Type::Map(_) | Type::List(_) => "array",
+        Type::Optional(_) => panic!("an optional optional"),
+    };
+    let q = if nullable { "?" } else { "" };
+    let detailed = match inner {
+        Type::Value(_) | Type::List(_) | Type::Map(_) => {
+            let null = if nullable { "|null" } else { "" };
+            Some(format!("{}{null}", php_type(inner, values)))
+        }
+        _ => None,
+    };
+    (format!("{q}{declared}"), detailed)
+}
+
+/// The stub's property declarations of `v`'s class.
+fn php_properties(v: &Value, values: &[Value]) -> String {
+    let Shape::Struct { fields, .. } = &v.shape else {
+        panic!("{}: only a struct is a class", v.name)
+    };
+    let mut out = String::new();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let (declared, detailed) = php_property_type(&f.ty, values);
+        let doc = f.doc.replace("\n\n", " ");
+        match detailed {
+            Some(t) => {
+                let _ = writeln!(out, "        /** @var {t} {doc} */");
+            }
+            None => {
+                let _ = writeln!(out, "        /** {doc} */");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "        public readonly {declared} ${};",
+            camel(&f.name)
+        );
+    }
+    out
+}
+
+/// `php/src/faces.rs`: the table the extension declares its value classes from.
+fn php_table(values: &[Value]) -> String {
+    let mut out = format!(
+        "//! The value classes' properties, as the core declares the values. {NOTICE}\n\n\
+         use crate::values::{{FaceClass, Prop, PropType}};\n\n\
+         /// Every value class the extension declares from the core's declarations.\n\
+         pub const CLASSES: &[FaceClass] = &[\n"
+    );
+    for name in PHP_CLASSES {
+        let v = values
+            .iter()
+            .find(|v| v.name == format!("{name}Value"))
+            .unwrap();
+        let Shape::Struct { fields, .. } = &v.shape else {
+            unreachable!()
+        };
+        let _ = writeln!(
+            out,
+            "    FaceClass {{\n        name: \"Recuo\\\\{name}\",\n        props: &["
+        );
+        for f in fields {
+            let (declared, _) = php_property_type(&f.ty, values);
+            let ty = match declared.trim_start_matches('?') {
+                "int" => "Int",
+                "float" => "Float",
+                "string" => "String",
+                "bool" => "Bool",
+                _ => "Array",
+            };
+            let _ = writeln!(
+                out,
+                "            Prop {{\n                name: \"{}\",\n                field: \"{}\",\n                \
+                 ty: PropType::{ty},\n                nullable: {},\n            }},",
+                camel(&f.name),
+                f.name,
+                declared.starts_with('?')
+            );
+        }
+        out += "        ],\n    },\n";
+    }
+    out + "];\n"
+}
+
 /// `text` with the lines between `begin` and `end` (both kept) replaced by `body`.
 fn replace_between(text: &str, begin: &str, end: &str, body: &str, file: &str) -> String {
     let start = text
@@ -501,6 +630,20 @@ fn php_stub(values: &[Value]) -> String {
             text = replace_between(&text, &begin, "* </faces>", &php_shape(v, values), file);
         }
     }
+    for name in PHP_CLASSES {
+        let v = values
+            .iter()
+            .find(|v| v.name == format!("{name}Value"))
+            .unwrap();
+        let begin = format!("// <faces: {name} properties>");
+        text = replace_between(
+            &text,
+            &begin,
+            "// </faces>",
+            &php_properties(v, values),
+            file,
+        );
+    }
     text
 }
 
@@ -511,6 +654,7 @@ fn committed_faces_are_current() {
         ("python/recuo/_values.py", python(&values)),
         ("js/values.d.ts", typescript(&values)),
         ("php/recuo.stub.php", php_stub(&values)),
+        ("php/src/faces.rs", php_table(&values)),
     ];
     let update = std::env::var_os("RECUO_UPDATE_FACES").is_some_and(|v| v == "1");
     let mut stale = Vec::new();

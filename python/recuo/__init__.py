@@ -117,6 +117,16 @@ from ._recuo import (
 from ._buscar import Resposta, buscar_com_retry
 from ._http import GiveUp
 from ._retry import call, retry
+from ._values import (
+    Confidence,
+    GiveUpReason,
+    Origin,
+    PlanValue,
+    PolicyValue,
+    ReportValue,
+    StatsValue,
+    WhoAnsweredValue,
+)
 
 # A library's logger: records reach the handlers the application configures, and none are
 # printed by logging's last-resort handler when it configures none.
@@ -129,21 +139,27 @@ __all__ = [
     "BatchReport",
     "BatchResult",
     "ConcurrencyLimit",
+    "Confidence",
     "ConfigError",
     "Gate",
     "GiveUp",
+    "GiveUpReason",
     "IdempotencyKey",
     "InternalError",
     "Next",
     "Operation",
+    "Origin",
     "Permit",
     "Plan",
     "PlanError",
+    "PlanValue",
     "Policy",
+    "PolicyValue",
     "QueueFullError",
     "RedactedUrl",
     "Regulator",
     "Report",
+    "ReportValue",
     "Resposta",
     "ResultRecord",
     "RetryAfter",
@@ -151,9 +167,11 @@ __all__ = [
     "SharedFileError",
     "Stats",
     "StatsRecorder",
+    "StatsValue",
     "Step",
     "Verdict",
     "WhoAnswered",
+    "WhoAnsweredValue",
     "__version__",
     "backoff_window_ms",
     "buscar_com_retry",

@@ -6,6 +6,8 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
 
+from recuo._values import PolicyValue
+
 _T = TypeVar("_T")
 
 __all__ = [
@@ -260,9 +262,8 @@ class Policy:
     def adapters() -> Policy:
         """The HTTP adapters' default: guide B's policy with an HTTP-date wait measured from
         the response's own ``Date``."""
-    # The plain form is declared once, in the core (recuo::PolicyValue): the keys below.
     @classmethod
-    def from_dict(cls, value: Mapping[str, Any], /) -> Policy:
+    def from_dict(cls, value: PolicyValue | Mapping[str, Any], /) -> Policy:
         """The policy a plain value describes: a mapping with the keys ``to_dict`` answers
         (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``,
         ``spread_ms``, ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
@@ -275,12 +276,12 @@ class Policy:
         ``invalid_value`` for an unknown key or a value of the wrong type, ``unknown_name``
         for an unknown jitter, rule, transport failure, method or status, and the errors of
         ``Policy(...)``."""
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PolicyValue:
         """This policy as one plain value, every key written out (durations in milliseconds,
         ``None`` for no deadline or the default spread); the three maps list only rules that
         differ from the default, statuses as decimal strings and methods in capitals.
         ``Policy.from_dict(p.to_dict()) == p``."""
-    def __reduce__(self) -> tuple[Callable[[Mapping[str, Any]], Policy], tuple[dict[str, Any]]]:
+    def __reduce__(self) -> tuple[Callable[[Mapping[str, Any]], Policy], tuple[PolicyValue]]:
         """Pickles as ``Policy.from_dict(policy.to_dict())``."""
     @property
     def max_attempts(self) -> int:
