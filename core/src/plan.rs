@@ -115,6 +115,17 @@ pub fn plan(
     let duration_s = (requests as f64 + retries) / per_s;
     let in_flight = per_s * latency_s;
     let mut warnings = Vec::new();
+    // Extreme rates (1e308/s for 10 s, 1e-308/s) overflow: every figure stays a number.
+    let (duration_s, in_flight) = if duration_s.is_finite() && in_flight.is_finite() {
+        (duration_s, in_flight)
+    } else {
+        warnings.push(
+            "a figure is beyond what a number can hold (the rates are extreme): shown as the \
+             largest number"
+                .to_string(),
+        );
+        (duration_s.min(f64::MAX), in_flight.min(f64::MAX))
+    };
     if target == allowance {
         warnings.push(
             "the target equals the allowance: any other client on the account, or any clock \
@@ -144,6 +155,18 @@ pub fn plan(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn extreme_rates_give_the_largest_number_and_say_so() {
+        let huge = Rate::per_second(1e308).unwrap();
+        let p = plan(1, huge, huge, 10.0, 0.0).unwrap();
+        assert_eq!(p.in_flight, f64::MAX);
+        assert!(p.warnings.iter().any(|w| w.contains("beyond what a number can hold")));
+        let tiny = Rate::per_second(1e-308).unwrap();
+        let p = plan(10, tiny, tiny, 0.0, 0.0).unwrap();
+        assert_eq!(p.duration_s, f64::MAX);
+    }
+
     use super::*;
 
     fn r(s: &str) -> Rate {
