@@ -629,23 +629,25 @@ namespace Recuo {
     /** What happened to one operation. Read-only. */
     final class Report
     {
+        // <faces: Report properties>
         /** Attempts made. */
         public readonly int $attempts;
 
-        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null why it gave up; null when it did not */
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|'queue_stopped'|null Why it stopped without success; null when it succeeded (or has not stopped). */
         public readonly ?string $reason;
 
         /** Milliseconds from the start of the first attempt to the last decision. */
         public readonly int $elapsedMs;
 
-        /** @var list<int> the delays decided between attempts, in milliseconds */
+        /** @var list<int> The delays decided between attempts, in order. */
         public readonly array $delaysMs;
 
-        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'queue_stopped'|'cancelled'|null for `queue_stopped`: the reason of the operation that stopped the queue */
+        /** @var 'permanent'|'attempts_exhausted'|'wait_exceeds_deadline'|'budget_exhausted'|'cancelled'|'queue_stopped'|null For `queue_stopped`: the reason of the operation that stopped the queue. */
         public readonly ?string $stoppedBy;
 
-        /** For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds since the Unix epoch; null when unbounded, or for another reason. */
+        /** For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds since the Unix epoch (null when unbounded, or for another reason). */
         public readonly ?int $retryAtUnixMs;
+        // </faces>
 
         /** Not constructible from PHP: see {@see retry()}'s `$onGiveUp`, {@see Operation::report()} and {@see Step}'s `report`. */
         private function __construct()
@@ -1206,14 +1208,16 @@ namespace Recuo {
     /** Who answered, as {@see whoAnswered()} judges it. Read-only. */
     final class WhoAnswered
     {
-        /** @var 'api'|'proxy'|'cdn'|'unknown' */
+        // <faces: WhoAnswered properties>
+        /** @var 'api'|'proxy'|'cdn'|'unknown' The most likely origin. */
         public readonly string $origin;
 
-        /** @var list<string> what points there (and what points elsewhere), one line each */
+        /** @var list<string> What points there (and what points elsewhere), one line each. */
         public readonly array $evidence;
 
-        /** @var 'low'|'medium'|'high' */
+        /** @var 'low'|'medium'|'high' How sure. */
         public readonly string $confidence;
+        // </faces>
 
         /** Not constructible from PHP: use {@see whoAnswered()}. */
         private function __construct()
@@ -1324,20 +1328,22 @@ namespace Recuo {
     /** What a batch will take, as {@see plan()} works it out. Read-only. */
     final class Plan
     {
+        // <faces: Plan properties>
         /** Time between two starts at the target rate, in milliseconds (rounded). */
         public readonly int $intervalMs;
 
-        /** The least time the batch takes at the target rate, retries included, in seconds. */
+        /** The least time the batch can take at the target rate, retries included, in seconds. */
         public readonly float $durationS;
 
-        /** The retries expected: `requests * f / (1 - f)`. */
+        /** The expected number of retries (`requests · f / (1 − f)`). */
         public readonly float $retries;
 
-        /** Mean requests in flight (Little's law: the target rate times the latency). */
+        /** Mean requests in flight (Little's law: rate × latency). */
         public readonly float $inFlight;
 
-        /** @var list<string> things worth knowing that do not stop the plan (little headroom, many in flight) */
+        /** @var list<string> Things worth knowing that do not stop the plan. */
         public readonly array $warnings;
+        // </faces>
 
         /** Not constructible from PHP: use {@see plan()}. */
         private function __construct()

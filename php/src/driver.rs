@@ -32,7 +32,7 @@ use recuo::{
 use crate::convert::{php_int, type_name};
 use crate::errors::{shared_file_error, type_error, value_error_message};
 use crate::limits::ConcurrencyLimit;
-use crate::loop_values::{Attempt, Report};
+use crate::loop_values::Attempt;
 use crate::pool::{PoolScope, Start};
 use crate::record::record_array;
 use crate::verdict::Verdict;
@@ -368,13 +368,13 @@ impl Driver for PhpDriver<'_, '_> {
         if self.engine_busy || self.failure.is_some() {
             return;
         }
-        match Report::from(report.clone()).into_zval(false) {
+        match crate::values::instance(report) {
             Ok(report) => {
-                if let Err(e) = self.call(hook, "$onGiveUp", vec![&report]) {
+                if let Err(e) = self.call(hook, "$onGiveUp", vec![&report.into_object()]) {
                     self.failure = Some(e);
                 }
             }
-            Err(e) => self.failure = Some(Halt::Raise(e.into())),
+            Err(e) => self.failure = Some(Halt::Raise(e)),
         }
     }
 

@@ -266,6 +266,15 @@ pub fn guarded<T>(function: &str, body: impl FnOnce() -> PhpResult<T>) -> PhpRes
     })
 }
 
+/// A `Recuo\Exception\InternalError` (code 900): a bug in recuo, said as one.
+pub fn internal_error(what: &str) -> PhpException {
+    PhpException::new(
+        format!("internal error in recuo ({what}); please report it"),
+        INTERNAL_ERROR_CODE,
+        registered(&INTERNAL_ERROR_CE, runtime_exception),
+    )
+}
+
 fn panic_message(payload: &(dyn Any + Send)) -> &str {
     if let Some(s) = payload.downcast_ref::<&'static str>() {
         s

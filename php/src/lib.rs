@@ -48,6 +48,7 @@ mod batch;
 mod convert;
 mod driver;
 mod errors;
+mod faces;
 mod fast;
 mod limits;
 mod loop_values;
@@ -59,6 +60,7 @@ mod properties;
 mod record;
 mod redact;
 mod stats;
+mod values;
 mod verdict;
 
 use ext_php_rs::flags::ClassFlags;
@@ -74,13 +76,11 @@ use crate::convert::{
 use crate::driver::{Callbacks, Judge};
 use crate::errors::{config_error, guarded, not_constructible};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
-use crate::loop_values::{Attempt, Report};
+use crate::loop_values::Attempt;
 use crate::machine::{BatchQueue, Next, Operation, Step};
-use crate::plan::Plan;
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
 use crate::pool::LoopPool;
 use crate::record::RecordFactory;
-use crate::redact::WhoAnswered;
 use crate::stats::{Stats, StatsRecorder};
 use crate::verdict::Verdict;
 
@@ -416,13 +416,11 @@ fn seal_classes() {
         properties::seal::<Policy>();
         properties::seal::<Verdict>();
         properties::seal::<Attempt>();
-        properties::seal::<Report>();
         properties::seal::<Step>();
         properties::seal::<Operation>();
         properties::seal::<LoopPool>();
         properties::seal::<Next>();
         properties::seal::<BatchQueue>();
-        properties::seal::<Plan>();
         properties::seal::<Regulator>();
         properties::seal::<ConcurrencyLimit>();
         properties::seal::<Permit>();
@@ -432,23 +430,27 @@ fn seal_classes() {
         properties::seal::<Stats>();
         properties::seal::<StatsRecorder>();
         properties::seal::<BatchReport>();
-        properties::seal::<WhoAnswered>();
         properties::seal::<RecordFactory>();
         policy::allow_serialization();
     });
 }
 
-/// Module startup: registers the exception classes the macros do not declare.
+/// Module startup: registers the exception classes the macros do not declare, and the value
+/// classes the core declares (see [`values`]).
 extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
     const SUCCESS: i32 = 0;
     const FAILURE: i32 = -1;
     let _ = std::panic::catch_unwind(arg_errors::install);
     // After the functions are registered (before this startup): their fast paths.
     let _ = std::panic::catch_unwind(fast::install);
-    match std::panic::catch_unwind(errors::register_classes) {
+    let registered = std::panic::catch_unwind(|| {
+        errors::register_classes()?;
+        values::register()
+    });
+    match registered {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(message)) => {
-            eprintln!("recuo: cannot register an exception class: {message}");
+            eprintln!("recuo: cannot register a class: {message}");
             FAILURE
         }
         Err(_) => FAILURE,
@@ -474,13 +476,11 @@ mod entry {
             .class::<Policy>()
             .class::<Verdict>()
             .class::<Attempt>()
-            .class::<Report>()
             .class::<Step>()
             .class::<Operation>()
             .class::<LoopPool>()
             .class::<Next>()
             .class::<BatchQueue>()
-            .class::<Plan>()
             .class::<Regulator>()
             .class::<ConcurrencyLimit>()
             .class::<Permit>()
@@ -490,7 +490,6 @@ mod entry {
             .class::<Stats>()
             .class::<StatsRecorder>()
             .class::<BatchReport>()
-            .class::<WhoAnswered>()
             .class::<RecordFactory>()
             .function(wrap_function!(com_retry))
             .function(wrap_function!(retry))

@@ -1,5 +1,5 @@
-//! The small read-only values the loops hand to PHP: `Recuo\Attempt` (what an operation
-//! knows about the attempt it is making) and `Recuo\Report` (what happened to it).
+//! `Recuo\Attempt`, what an operation knows about the attempt it is making (what happened to
+//! it, `Recuo\Report`, is one of the core's values: see [`crate::values`]).
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -8,7 +8,7 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use recuo::{IdempotencyKey, RequestLine, Seen};
 
-use crate::convert::{header_pairs, php_int, Array, Bytes};
+use crate::convert::{header_pairs, Array, Bytes};
 use crate::errors::{guarded, not_constructible};
 use crate::record::{record_status, request_line};
 
@@ -103,70 +103,5 @@ impl Attempt {
     #[php(getter)]
     pub fn get_idempotency_header(&self) -> String {
         self.idempotency_header.to_string()
-    }
-}
-
-/// What happened to one operation: `attempts` made, the `reason` it gave up (null when it
-/// succeeded or has not stopped), `elapsedMs` from the start of the first attempt to the
-/// last decision, and the `delaysMs` decided between attempts.
-#[php_class]
-#[php(name = "Recuo\\Report")]
-#[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone)]
-pub struct Report {
-    pub(crate) inner: recuo::Report,
-}
-
-impl From<recuo::Report> for Report {
-    fn from(inner: recuo::Report) -> Self {
-        Report { inner }
-    }
-}
-
-#[php_impl]
-impl Report {
-    /// Not constructible from PHP: `Recuo\retry`'s `$onGiveUp`, `Recuo\Operation::report`
-    /// and the machine's last step hand one out.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Report")
-    }
-
-    /// Attempts made.
-    #[php(getter)]
-    pub fn get_attempts(&self) -> i64 {
-        i64::from(self.inner.attempts)
-    }
-
-    /// Why the operation gave up: `permanent`, `attempts_exhausted`,
-    /// `wait_exceeds_deadline`, `budget_exhausted` or `cancelled`; null otherwise.
-    #[php(getter)]
-    pub fn get_reason(&self) -> Option<&'static str> {
-        self.inner.reason.map(recuo::GiveUpReason::name)
-    }
-
-    /// Milliseconds from the start of the first attempt to the last decision.
-    #[php(getter)]
-    pub fn get_elapsed_ms(&self) -> i64 {
-        php_int(self.inner.elapsed_ms)
-    }
-
-    /// The delays decided between attempts, in milliseconds, in order.
-    #[php(getter)]
-    pub fn get_delays_ms(&self) -> Vec<i64> {
-        self.inner.delays_ms.iter().copied().map(php_int).collect()
-    }
-
-    /// For `queue_stopped`: the reason of the operation that stopped the queue.
-    #[php(getter)]
-    pub fn get_stopped_by(&self) -> Option<&'static str> {
-        self.inner.stopped_by.map(recuo::GiveUpReason::name)
-    }
-
-    /// For `wait_exceeds_deadline`: when the server would accept a retry, in milliseconds
-    /// since the Unix epoch; null when unbounded, or for another reason.
-    #[php(getter)]
-    pub fn get_retry_at_unix_ms(&self) -> Option<i64> {
-        self.inner.retry_at_unix_ms
     }
 }

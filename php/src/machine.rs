@@ -19,11 +19,11 @@ use crate::errors::{
     value_error_message,
 };
 use crate::limits::Gate;
-use crate::loop_values::Report;
 use crate::policy::{Policy, TRANSPORTS};
 use crate::pool::LoopPool;
 use crate::record::record_status;
 use crate::stats::StatsRecorder;
+use crate::values::{instance, Given, Instance};
 use crate::verdict::Verdict;
 
 /// No method, no URL: an operation with no HTTP meaning.
@@ -149,10 +149,12 @@ impl Step {
 
     /// For `done` and `gave_up`: what happened.
     #[php(getter)]
-    pub fn get_report(&self) -> Option<Report> {
-        match self.step()? {
-            CoreStep::Done(report) | CoreStep::GaveUp { report, .. } => Some(report.clone().into()),
-            _ => None,
+    pub fn get_report(&self) -> PhpResult<Option<Instance<recuo::Report>>> {
+        match self.step() {
+            Some(CoreStep::Done(report) | CoreStep::GaveUp { report, .. }) => {
+                instance(report).map(Some)
+            }
+            _ => Ok(None),
         }
     }
 }
@@ -580,8 +582,8 @@ impl Operation {
     }
 
     /// What has happened so far.
-    pub fn report(&self) -> Report {
-        self.inner.report().into()
+    pub fn report(&self) -> PhpResult<Instance<recuo::Report>> {
+        instance(&self.inner.report())
     }
 
     /// The operation's idempotency key (a UUID v4 from the operating system's random
@@ -862,12 +864,18 @@ impl BatchQueue {
     /// `"succeeded"`, `"gave_up"`, or `"not_started"` (it gave up before any attempt — unless
     /// its gate could not be used, `$gateFailed`, which is a give-up to report as such).
     #[php(defaults(gateFailed = false))]
-    pub fn end_of(report: &Report, gateFailed: bool) -> &'static str {
-        match BatchEnd::of(&report.inner, gateFailed) {
-            BatchEnd::Succeeded => "succeeded",
-            BatchEnd::GaveUp { .. } => "gave_up",
-            BatchEnd::NotStarted { .. } => "not_started",
-        }
+    pub fn end_of(report: Given<'_, recuo::Report>, gateFailed: bool) -> PhpResult<&'static str> {
+        const F: &str = "Recuo\\BatchQueue::endOf";
+        guarded(F, || {
+            let report = report
+                .read()
+                .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;
+            Ok(match BatchEnd::of(&report, gateFailed) {
+                BatchEnd::Succeeded => "succeeded",
+                BatchEnd::GaveUp { .. } => "gave_up",
+                BatchEnd::NotStarted { .. } => "not_started",
+            })
+        })
     }
 }
 

@@ -1,62 +1,11 @@
-//! `Recuo\plan` and `Recuo\Plan`: the planning arithmetic of SPEC §8, the core's
-//! [`recuo::plan()`].
+//! `Recuo\plan`: the planning arithmetic of SPEC §8, the core's [`recuo::plan()`] (its
+//! answer, `Recuo\Plan`, is one of the core's values: see [`crate::values`]).
 
-use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 
-use crate::convert::php_int;
-use crate::errors::{guarded, not_constructible, plan_error, value_error};
+use crate::errors::{guarded, plan_error, value_error};
 use crate::limits::{rate, RateArg};
-
-/// What a batch will take: `intervalMs` between starts at the target rate, `durationS` at
-/// the least (retries included), the `retries` expected, the mean `inFlight` (Little's law)
-/// and `warnings` worth knowing that do not stop the plan.
-#[php_class]
-#[php(name = "Recuo\\Plan")]
-#[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone)]
-pub struct Plan {
-    inner: recuo::Plan,
-}
-
-#[php_impl]
-impl Plan {
-    /// Not constructible from PHP: `Recuo\plan` makes one.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Plan")
-    }
-
-    /// Time between two starts at the target rate, in milliseconds (rounded).
-    #[php(getter)]
-    pub fn get_interval_ms(&self) -> i64 {
-        php_int(self.inner.interval_ms)
-    }
-
-    /// The least time the batch takes at the target rate, retries included, in seconds.
-    #[php(getter)]
-    pub fn get_duration_s(&self) -> f64 {
-        self.inner.duration_s
-    }
-
-    /// The expected number of retries: `requests * f / (1 - f)`.
-    #[php(getter)]
-    pub fn get_retries(&self) -> f64 {
-        self.inner.retries
-    }
-
-    /// Mean requests in flight: the target rate times the latency.
-    #[php(getter)]
-    pub fn get_in_flight(&self) -> f64 {
-        self.inner.in_flight
-    }
-
-    /// Things worth knowing that do not stop the plan (little headroom, many in flight).
-    #[php(getter)]
-    pub fn get_warnings(&self) -> Vec<String> {
-        self.inner.warnings.clone()
-    }
-}
+use crate::values::{instance, Instance};
 
 /// Plans `$requests` requests sent at `$target` under an `$allowance` (rates as `"90/min"`
 /// or numbers per second), each answered in `$latencyS` seconds, with `$retryFraction` of
@@ -71,7 +20,7 @@ pub fn plan(
     target: RateArg<'_>,
     latencyS: f64,
     retryFraction: f64,
-) -> PhpResult<Plan> {
+) -> PhpResult<Instance<recuo::Plan>> {
     const F: &str = "Recuo\\plan";
     guarded(F, || {
         let requests = u64::try_from(requests)
@@ -80,7 +29,7 @@ pub fn plan(
         let target = rate(F, 3, "target", target)?;
         let inner = recuo::plan(requests, allowance, target, latencyS, retryFraction)
             .map_err(|e| plan_error(F, &e))?;
-        Ok(Plan { inner })
+        instance(&inner)
     })
 }
 

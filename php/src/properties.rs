@@ -3,6 +3,9 @@
 //! write an `Error` in PHP's own words (`Cannot modify readonly property
 //! Recuo\Policy::$maxAttempts`), and no dynamic properties (`Cannot create dynamic property`).
 //!
+//! `Recuo\Report`, `Recuo\WhoAnswered` and `Recuo\Plan` are not among them: their properties
+//! are real ones, declared from the core's declarations (see [`crate::values`]).
+//!
 //! ext-php-rs declares a getter's property untyped and answers a write with a plain
 //! `Exception: No setter available for this property.`; every property of this extension is
 //! a getter without a setter. So once the engine has registered every class (at the first
@@ -73,7 +76,8 @@ pub fn declared() -> Vec<(String, Vec<(String, String)>)> {
             }
         }
     }
-    classes.retain(|(_, props)| !props.is_empty());
+    // The classes of the core's values are declared from their table (see `values`).
+    classes.retain(|(class, props)| !props.is_empty() && !crate::values::declares(class));
     classes
 }
 

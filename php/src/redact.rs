@@ -7,12 +7,12 @@
 //! way nothing is refused and no such byte comes back raw.
 
 use ext_php_rs::boxed::ZBox;
-use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::{guarded, not_constructible};
+use crate::errors::guarded;
+use crate::values::{instance, Instance};
 
 /// `$url` with its secrets and personal data replaced: userinfo removed, the values of
 /// sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long numbers
@@ -56,44 +56,6 @@ pub fn redact_headers(headers: Array<'_>) -> PhpResult<Vec<Vec<String>>> {
     })
 }
 
-/// Who most likely answered a request: `origin` is `"api"`, `"proxy"`, `"cdn"` or
-/// `"unknown"`; `evidence` lists what points there (and elsewhere), one line each;
-/// `confidence` is `"low"`, `"medium"` or `"high"`, never high on a brand alone.
-#[php_class]
-#[php(name = "Recuo\\WhoAnswered")]
-#[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone)]
-pub struct WhoAnswered {
-    inner: recuo::WhoAnswered,
-}
-
-#[php_impl]
-impl WhoAnswered {
-    /// Not constructible from PHP: `Recuo\whoAnswered` makes one.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\WhoAnswered")
-    }
-
-    /// `"api"`, `"proxy"`, `"cdn"` or `"unknown"`.
-    #[php(getter)]
-    pub fn get_origin(&self) -> &'static str {
-        self.inner.origin.name()
-    }
-
-    /// What points there (and what points elsewhere), one line each.
-    #[php(getter)]
-    pub fn get_evidence(&self) -> Vec<String> {
-        self.inner.evidence.clone()
-    }
-
-    /// `"low"`, `"medium"` or `"high"`.
-    #[php(getter)]
-    pub fn get_confidence(&self) -> &'static str {
-        self.inner.confidence.name()
-    }
-}
-
 /// Who answered, judged from the response's `$headers` (any of the shapes
 /// `Recuo\classify` takes; names in any case) and, when given, whether its content type is
 /// the `$expectedContentType` the API sends.
@@ -102,14 +64,12 @@ impl WhoAnswered {
 pub fn who_answered(
     headers: Array<'_>,
     expectedContentType: Option<Bytes<'_>>,
-) -> PhpResult<WhoAnswered> {
+) -> PhpResult<Instance<recuo::WhoAnswered>> {
     const F: &str = "Recuo\\whoAnswered";
     guarded(F, || {
         let pairs = header_pairs(F, 1, "headers", headers)?;
         let expected = expectedContentType.map(|b| b.text().into_owned());
-        Ok(WhoAnswered {
-            inner: recuo::who_answered(&pairs, expected.as_deref()),
-        })
+        instance(&recuo::who_answered(&pairs, expected.as_deref()))
     })
 }
 

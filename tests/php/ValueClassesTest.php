@@ -27,7 +27,30 @@ final class ValueClassesTest extends TestCase
             'Regulator' => [new \Recuo\Regulator(10.0), 'rate'],
             'Stats' => [new \Recuo\Stats(), 'initial'],
             'Gate' => [new \Recuo\Gate(), 'regulator'],
+            'Plan' => [\Recuo\plan(600, '120/min', '90/min', 2.0), 'intervalMs'],
+            'WhoAnswered' => [\Recuo\whoAnswered(['Server' => 'cloudflare', 'CF-Ray' => '1']), 'origin'],
         ];
+    }
+
+    /**
+     * The classes declared from the core's declarations are PHP readonly classes: they
+     * serialize and read back whole, and one that is not whole is refused where recuo reads it.
+     */
+    public function testDeclaredClassesSerializeAndAreReadBackWhole(): void
+    {
+        $op = new \Recuo\Operation(\Recuo\Policy::guideB());
+        $report = $op->report();
+        $back = unserialize(serialize($report));
+        $this->assertEquals($report, $back);
+        $this->assertSame(\Recuo\BatchQueue::endOf($report), \Recuo\BatchQueue::endOf($back));
+        $plan = \Recuo\plan(600, '120/min', '90/min', 2.0);
+        $this->assertEquals($plan, unserialize(serialize($plan)));
+        $this->assertSame(667, $plan->intervalMs);
+
+        $empty = (new \ReflectionClass(\Recuo\Report::class))->newInstanceWithoutConstructor();
+        $this->expectException(\ValueError::class);
+        $this->expectExceptionMessage('is not initialized');
+        \Recuo\BatchQueue::endOf($empty);
     }
 
     /** @dataProvider values */

@@ -1,0 +1,420 @@
+//! The value classes the core declares once: `Recuo\Report`, `Recuo\WhoAnswered` and
+//! `Recuo\Plan`, declared from the table `make faces` writes ([`crate::faces::CLASSES`]).
+//!
+//! Each is a `final` class with a private constructor whose properties are real PHP
+//! properties: public, `readonly`, typed as the table says. PHP itself then answers a write
+//! (`Cannot modify readonly property Recuo\Report::$attempts`), a dynamic property, `clone`,
+//! `==`, `var_dump`, `var_export`, `serialize` and Reflection, as for a readonly class of its
+//! own. An object is made from the core's value through serde: the value's plain form, one
+//! property per field, initialized from the class's scope ([`instance`]); an object PHP code
+//! hands back is read the same way in reverse ([`Given::read`]).
+
+use std::ffi::{c_char, c_int};
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use ext_php_rs::builders::{ClassBuilder, FunctionBuilder};
+use ext_php_rs::convert::{FromZvalMut, IntoZval};
+use ext_php_rs::ffi::{
+    zend_class_entry, zend_hash_str_find, zend_object, zend_property_info, zend_string, zend_type,
+    zval, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_BOOL, ZEND_ACC_PUBLIC,
+};
+use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendHashTable, ZendObject, ZendStr, Zval};
+use ext_php_rs::zend::{ce, ClassEntry, ExecuteData, ExecutorGlobals};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Number, Value};
+
+use crate::convert::type_name;
+use crate::errors::internal_error;
+use crate::faces::CLASSES;
+
+unsafe extern "C" {
+    fn zend_declare_typed_property(
+        ce: *mut zend_class_entry,
+        name: *mut zend_string,
+        property: *mut zval,
+        access_type: c_int,
+        doc_comment: *mut zend_string,
+        type_: zend_type,
+    ) -> *mut zend_property_info;
+    fn zend_update_property(
+        scope: *mut zend_class_entry,
+        object: *mut zend_object,
+        name: *const c_char,
+        name_length: usize,
+        value: *mut zval,
+    );
+}
+
+/// `ZEND_ACC_READONLY` (PHP 8.1 and later), which the bindings do not export.
+const ZEND_ACC_READONLY: u32 = 1 << 7;
+/// `MAY_BE_NULL`.
+const MAY_BE_NULL: u32 = 1 << 1;
+
+/// A value class: its PHP name and its properties, in order.
+#[derive(Debug)]
+pub struct FaceClass {
+    /// The class's name in full (`Recuo\Report`).
+    pub name: &'static str,
+    /// Its properties, in the order the core declares the fields.
+    pub props: &'static [Prop],
+}
+
+/// One property of a value class: one field of the core's value.
+#[derive(Debug)]
+pub struct Prop {
+    /// The PHP name (`elapsedMs`).
+    pub name: &'static str,
+    /// The field's name in the value's plain form (`elapsed_ms`).
+    pub field: &'static str,
+    /// The declared type.
+    pub ty: PropType,
+    /// Whether it may be null (`?int`).
+    pub nullable: bool,
+}
+
+/// A property's declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropType {
+    /// `int`.
+    Int,
+    /// `float`.
+    Float,
+    /// `string`.
+    String,
+    /// `bool`.
+    #[allow(dead_code, reason = "no value of the table has a bool field today")]
+    Bool,
+    /// `array` (a list).
+    Array,
+}
+
+/// A core value whose PHP face is one of [`CLASSES`].
+pub trait Face: Serialize + DeserializeOwned {
+    /// The class's name, as the table spells it.
+    const CLASS: &'static str;
+}
+
+impl Face for recuo::Report {
+    const CLASS: &'static str = "Recuo\\Report";
+}
+
+impl Face for recuo::WhoAnswered {
+    const CLASS: &'static str = "Recuo\\WhoAnswered";
+}
+
+impl Face for recuo::Plan {
+    const CLASS: &'static str = "Recuo\\Plan";
+}
+
+/// The registered class entries, in the order of [`CLASSES`].
+static ENTRIES: [AtomicPtr<ClassEntry>; CLASSES.len()] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; CLASSES.len()];
+
+/// A class of the table and its registered entry (none before module startup).
+fn class(name: &str) -> Option<(&'static FaceClass, &'static ClassEntry)> {
+    let index = CLASSES.iter().position(|c| c.name == name)?;
+    // SAFETY: null or a class entry registered at module startup, which lives as long as
+    // the engine.
+    let entry = unsafe { ENTRIES[index].load(Ordering::Acquire).as_ref() }?;
+    Some((&CLASSES[index], entry))
+}
+
+/// Whether the table declares the class `name` (in full).
+pub fn declares(name: &str) -> bool {
+    CLASSES.iter().any(|c| c.name == name)
+}
+
+/// Registers every class of the table. Called from module startup.
+///
+/// # Errors
+/// A class that cannot be registered, by name.
+pub fn register() -> Result<(), String> {
+    for (index, class) in CLASSES.iter().enumerate() {
+        ClassBuilder::new(class.name)
+            .flags(ClassFlags::Final | ClassFlags::NoDynamicProperties)
+            .method(FunctionBuilder::constructor(refuse), MethodFlags::Private)
+            .registration(|entry, arg_info| {
+                // The engine keeps pointers into the constructor's tables: keep them alive.
+                std::mem::forget(arg_info);
+                if let Some(i) = CLASSES.iter().position(|c| Some(c.name) == entry.name()) {
+                    ENTRIES[i].store(entry, Ordering::Release);
+                }
+            })
+            .register()
+            .map_err(|e| format!("{}: {e}", class.name))?;
+        let entry = ENTRIES[index].load(Ordering::Acquire);
+        if entry.is_null() {
+            return Err(format!("{}: not registered", class.name));
+        }
+        for prop in class.props {
+            // SAFETY: module startup, a class entry just registered.
+            unsafe { declare(entry, prop) };
+        }
+    }
+    Ok(())
+}
+
+/// Declares `prop` on `entry`: public, readonly, typed, uninitialized.
+///
+/// # Safety
+/// At module startup, on a live internal class entry.
+unsafe fn declare(entry: *mut ClassEntry, prop: &Prop) {
+    let mask = match prop.ty {
+        PropType::Int => 1 << IS_LONG,
+        PropType::Float => 1 << IS_DOUBLE,
+        PropType::String => 1 << IS_STRING,
+        PropType::Bool => MAY_BE_BOOL,
+        PropType::Array => 1 << IS_ARRAY,
+    };
+    let ty = zend_type {
+        ptr: ptr::null_mut(),
+        type_mask: mask | if prop.nullable { MAY_BE_NULL } else { 0 },
+    };
+    // A readonly property has no default: the slot starts uninitialized.
+    let mut undef = Zval::new();
+    undef.u1.type_info = IS_UNDEF;
+    // An interned persistent name, as an internal class's properties have; never freed.
+    let name = ZendStr::new_interned(prop.name, true).into_raw();
+    let flags = ZEND_ACC_PUBLIC | ZEND_ACC_READONLY;
+    // SAFETY: see the function's contract; the engine copies the (undefined) default.
+    unsafe {
+        zend_declare_typed_property(
+            entry,
+            name,
+            &raw mut undef,
+            flags as c_int,
+            ptr::null_mut(),
+            ty,
+        );
+    }
+}
+
+zend_fastcall! {
+    /// The private constructor: PHP refuses `new` before reaching it, so only Reflection
+    /// gets here, and the object is left as it was.
+    extern "C" fn refuse(ex: &mut ExecuteData, _: &mut Zval) {
+        let class = ex
+            .get_self()
+            .and_then(|object| object.get_class_name().ok())
+            .unwrap_or_default();
+        let message = format!("Direct instantiation of {class} is not allowed");
+        PhpException::new(message, 0, ce::error()).throw();
+    }
+}
+
+/// An object of `T`'s class, made from a `T`: what a function returns (its declared type is
+/// the class).
+#[derive(Debug)]
+pub struct Instance<T>(Zval, PhantomData<T>);
+
+impl<T: Face> IntoZval for Instance<T> {
+    const TYPE: DataType = DataType::object(T::CLASS);
+    const NULLABLE: bool = false;
+
+    fn set_zval(self, zv: &mut Zval, _: bool) -> ext_php_rs::error::Result<()> {
+        *zv = self.0;
+        Ok(())
+    }
+}
+
+impl<T> Instance<T> {
+    /// The object.
+    pub fn into_object(self) -> Zval {
+        self.0
+    }
+}
+
+/// Makes the object of `T`'s class that shows `value`: each property set from the field of
+/// the value's plain form that the table names.
+///
+/// # Errors
+/// A `Recuo\Exception\InternalError` when the value does not fit the table (a field missing
+/// or of another type): a bug in recuo, never a panic.
+pub fn instance<T: Face>(value: &T) -> PhpResult<Instance<T>> {
+    let fail = |detail: String| internal_error(&format!("making a {}: {detail}", T::CLASS));
+    let (class, entry) = class(T::CLASS).ok_or_else(|| fail("not registered".into()))?;
+    let Value::Object(fields) = serde_json::to_value(value).map_err(|e| fail(e.to_string()))?
+    else {
+        return Err(fail("not an object".into()));
+    };
+    let mut object = ZendObject::new(entry);
+    let raw: *mut zend_object = &raw mut *object;
+    let scope = ptr::from_ref(entry).cast_mut();
+    let pending = ExecutorGlobals::has_exception();
+    for prop in class.props {
+        let mut value = typed(prop, fields.get(prop.field)).map_err(&fail)?;
+        // SAFETY: a live object of `entry` and a live value (which the property copies);
+        // the class's own scope may initialize its readonly properties.
+        unsafe {
+            zend_update_property(
+                scope,
+                raw,
+                prop.name.as_ptr().cast::<c_char>(),
+                prop.name.len(),
+                &raw mut value,
+            );
+        }
+        if !pending && ExecutorGlobals::has_exception() {
+            return Err(fail(format!("${} refused its value", prop.name)));
+        }
+    }
+    let mut zv = Zval::new();
+    object
+        .set_zval(&mut zv, false)
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(Instance(zv, PhantomData))
+}
+
+/// The value of `prop` from its field, as its declared type says.
+fn typed(prop: &Prop, value: Option<&Value>) -> Result<Zval, String> {
+    let value = value.ok_or_else(|| format!("no field `{}`", prop.field))?;
+    let fits = match (prop.ty, value) {
+        (_, Value::Null) => prop.nullable,
+        (PropType::Int, Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (PropType::Float, Value::Number(_))
+        | (PropType::String, Value::String(_))
+        | (PropType::Bool, Value::Bool(_))
+        | (PropType::Array, Value::Array(_)) => true,
+        _ => false,
+    };
+    if !fits {
+        return Err(format!("`{}` is {value}, not {:?}", prop.field, prop.ty));
+    }
+    let mut zv = any(value)?;
+    if let (PropType::Float, Value::Number(n)) = (prop.ty, value) {
+        zv.set_double(n.as_f64().unwrap_or(f64::NAN));
+    }
+    Ok(zv)
+}
+
+/// A plain value as PHP's: lists as lists, objects as string-keyed arrays, integers beyond
+/// PHP's as its largest.
+fn any(value: &Value) -> Result<Zval, String> {
+    let mut zv = Zval::new();
+    match value {
+        Value::Null => zv.set_null(),
+        Value::Bool(b) => zv.set_bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => zv.set_long(i),
+            (None, Some(_)) => zv.set_long(i64::MAX),
+            _ => zv.set_double(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => zv.set_string(s, false).map_err(|e| e.to_string())?,
+        Value::Array(items) => {
+            let mut array = ZendHashTable::new();
+            for item in items {
+                array.push(any(item)?).map_err(|e| e.to_string())?;
+            }
+            zv.set_hashtable(array);
+        }
+        Value::Object(entries) => {
+            let mut array = ZendHashTable::new();
+            for (key, item) in entries {
+                array
+                    .insert(key.as_str(), any(item)?)
+                    .map_err(|e| e.to_string())?;
+            }
+            zv.set_hashtable(array);
+        }
+    }
+    Ok(zv)
+}
+
+/// An object of `T`'s class that PHP code hands in (the argument's declared type is the
+/// class): [`Given::read`] reads it back as a `T`.
+#[derive(Debug)]
+pub struct Given<'a, T>(&'a ZendObject, PhantomData<T>);
+
+impl<'a, T: Face> FromZvalMut<'a> for Given<'a, T> {
+    const TYPE: DataType = DataType::object(T::CLASS);
+
+    fn from_zval_mut(zval: &'a mut Zval) -> Option<Self> {
+        let object = zval.object()?;
+        let (_, entry) = class(T::CLASS)?;
+        object
+            .instance_of(entry)
+            .then_some(Given(object, PhantomData))
+    }
+}
+
+impl<T: Face> Given<'_, T> {
+    /// The value the object shows: its properties as the fields of the value's plain form.
+    ///
+    /// # Errors
+    /// What is wrong, when the object is not whole (one `unserialize()` made with a
+    /// property missing, say) or a property does not read as the core's field.
+    pub fn read(&self) -> Result<T, String> {
+        let (class, entry) = class(T::CLASS).ok_or("not registered")?;
+        let mut fields = Map::new();
+        for prop in class.props {
+            // SAFETY: a live object of the class, whose properties the class declares.
+            let slot = unsafe { slot(self.0, entry, prop.name) }
+                .ok_or_else(|| format!("${} is not initialized", prop.name))?;
+            fields.insert(prop.field.to_owned(), plain(slot)?);
+        }
+        serde_json::from_value(Value::Object(fields)).map_err(|e| e.to_string())
+    }
+}
+
+/// The initialized value of the property `name` of `object`.
+///
+/// # Safety
+/// `object` is a live object of `entry`, a class of the table.
+unsafe fn slot<'a>(object: &'a ZendObject, entry: &ClassEntry, name: &str) -> Option<&'a Zval> {
+    // SAFETY: the class's property table holds `zend_property_info` pointers.
+    let found = unsafe {
+        zend_hash_str_find(
+            &raw const entry.properties_info,
+            name.as_ptr().cast::<c_char>(),
+            name.len(),
+        )
+    };
+    // SAFETY: a pointer zval of the property table.
+    let info = unsafe {
+        found
+            .as_ref()?
+            .value
+            .ptr
+            .cast::<zend_property_info>()
+            .as_ref()?
+    };
+    // SAFETY: `offset` is the property's place in an object of the class.
+    let value = unsafe {
+        &*ptr::from_ref(object)
+            .cast::<u8>()
+            .add(info.offset as usize)
+            .cast::<Zval>()
+    };
+    (value.get_type() != DataType::Undef).then_some(value)
+}
+
+/// A PHP value as a plain one (lists only, as the table's arrays are).
+fn plain(zv: &Zval) -> Result<Value, String> {
+    let zv = zv.dereference();
+    if zv.is_null() {
+        Ok(Value::Null)
+    } else if let Some(b) = zv.bool() {
+        Ok(Value::Bool(b))
+    } else if let Some(i) = zv.long() {
+        Ok(Value::from(i))
+    } else if let Some(d) = zv.double() {
+        Number::from_f64(d)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{d} is not a finite number"))
+    } else if let Some(s) = zv.str() {
+        Ok(Value::String(s.to_owned()))
+    } else if let Some(array) = zv.array().filter(|a| a.has_sequential_keys()) {
+        array
+            .values()
+            .map(plain)
+            .collect::<Result<_, _>>()
+            .map(Value::Array)
+    } else {
+        Err(format!("{} is not a plain value", type_name(zv)))
+    }
+}
