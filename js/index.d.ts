@@ -2,8 +2,8 @@
 // ABI of recuo's Rust core); see docs/js.md.
 
 // The plain forms of the values the core declares once (generated: `make faces`).
-import type { GiveUpReason, PolicyValue } from './values';
-export type { Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, StatsValue, WhoAnsweredValue } from './values';
+import type { GiveUpReason, PolicyValue } from './values.js';
+export type { Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, StatsValue, WhoAnsweredValue } from './values.js';
 
 /** The version of the librecuo loaded (the package's own: checked at import). */
 export const version: string;

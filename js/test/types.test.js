@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
+import { execFileSync } from 'node:child_process';
+
 import * as recuo from '../index.js';
 
 test('index.d.ts declares every export, and nothing more', () => {
@@ -13,4 +15,13 @@ test('index.d.ts declares every export, and nothing more', () => {
   assert.deepEqual([...declared].sort(), Object.keys(recuo).sort());
   const defaults = [...dts.matchAll(/^  (\w+): typeof \w+;$/gm)].map((m) => m[1]);
   assert.deepEqual(defaults.sort(), Object.keys(recuo.default).sort());
+});
+
+test('index.d.ts, library.d.ts and the generated values.d.ts compile, and typed usage checks', () => {
+  const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname;
+  const dir = new URL('..', import.meta.url).pathname;
+  // Throws, with tsc's diagnostics in the error, when a declaration does not type-check.
+  execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--lib', 'es2022,dom', '--module', 'nodenext',
+    '--moduleResolution', 'nodenext', 'index.d.ts', 'library.d.ts', 'values.d.ts', 'test/typed_usage.ts'],
+  { cwd: dir, stdio: 'pipe' });
 });
