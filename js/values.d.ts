@@ -129,8 +129,11 @@ export interface ReportValue {
 }
 
 /**
- * What a batch did. Plain numbers; a merge (`Stats::merge`) adds up the stats of separate
- * recorders.
+ * What a batch did: first attempts and retries started, operations that succeeded, gave up or never
+ * started, rate-limited (429) and unavailable (503) answers seen, the shortest time between two
+ * starts, the first and last start on the monotonic clock, and the most attempts in flight at once.
+ * Plain numbers; a merge adds up the stats of separate recorders (its counts are exact; its
+ * shortest spacing and most in flight are bounds).
  */
 export interface StatsValue {
   /**

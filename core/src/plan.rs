@@ -161,7 +161,10 @@ mod tests {
         let huge = Rate::per_second(1e308).unwrap();
         let p = plan(1, huge, huge, 10.0, 0.0).unwrap();
         assert_eq!(p.in_flight, f64::MAX);
-        assert!(p.warnings.iter().any(|w| w.contains("beyond what a number can hold")));
+        assert!(p
+            .warnings
+            .iter()
+            .any(|w| w.contains("beyond what a number can hold")));
         let tiny = Rate::per_second(1e-308).unwrap();
         let p = plan(10, tiny, tiny, 0.0, 0.0).unwrap();
         assert_eq!(p.duration_s, f64::MAX);

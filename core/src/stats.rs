@@ -5,8 +5,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::classify::Cause;
 
-/// What a batch did. Plain numbers; a merge ([`Stats::merge`]) adds up the stats of separate
-/// recorders.
+/// What a batch did: first attempts and retries started, operations that succeeded, gave
+/// up or never started, rate-limited (429) and unavailable (503) answers seen, the shortest
+/// time between two starts, the first and last start on the monotonic clock, and the most
+/// attempts in flight at once. Plain numbers; a merge adds up the stats of separate
+/// recorders (its counts are exact; its shortest spacing and most in flight are bounds).
 #[derive(Debug, Clone, Default, PartialEq)]
 #[cfg_attr(
     feature = "serde",
@@ -47,7 +50,10 @@ impl Stats {
     /// The mean time between consecutive starts, ns (`None` with fewer than 2 starts).
     pub fn mean_spacing_ns(&self) -> Option<f64> {
         match (self.first_start_ns, self.last_start_ns, self.starts()) {
-            (Some(first), Some(last), n) if n >= 2 => Some((last - first) as f64 / (n - 1) as f64),
+            // A first start after the last (a value read from elsewhere) has no spacing.
+            (Some(first), Some(last), n) if n >= 2 && last >= first => {
+                Some((last - first) as f64 / (n - 1) as f64)
+            }
             _ => None,
         }
     }
@@ -163,6 +169,18 @@ impl StatsRecorder {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_first_start_after_the_last_has_no_mean_spacing() {
+        let stats = Stats {
+            initial: 2,
+            first_start_ns: Some(5),
+            last_start_ns: Some(1),
+            ..Stats::default()
+        };
+        assert_eq!(stats.mean_spacing_ns(), None);
+    }
+
     use super::*;
 
     #[test]

@@ -44,8 +44,14 @@ struct Field {
 
 /// What a declaration is.
 enum Shape {
-    /// A struct: its fields, and whether a field may be left out (`serde(default)`).
-    Struct { fields: Vec<Field>, defaulted: bool },
+    /// A struct: its fields, whether a field may be left out of its plain form
+    /// (`serde(default)`), and whether its default is every field's zero (`derive(Default)`:
+    /// 0, false, empty, null), which a class may then take as its fields' defaults.
+    Struct {
+        fields: Vec<Field>,
+        defaulted: bool,
+        zero_default: bool,
+    },
     /// An enum of unit variants: their names as serde spells them (`rename_all =
     /// "snake_case"`).
     Names(Vec<String>),
@@ -157,6 +163,17 @@ fn type_of(ty: &syn::Type) -> Type {
     }
 }
 
+/// Whether the item's `#[derive(…)]` lists `name`.
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|a| {
+            let text = a.meta.require_list().unwrap().tokens.to_string();
+            text.split(',').any(|d| d.trim() == name)
+        })
+}
+
 /// Whether the item's `cfg_attr(feature = "serde", …, serde(…))` says `word`.
 fn serde_says(attrs: &[syn::Attribute], word: &str) -> bool {
     attrs
@@ -191,6 +208,7 @@ fn declarations() -> Vec<Value> {
                             })
                             .collect(),
                         defaulted: serde_says(&s.attrs, "default"),
+                        zero_default: derives(&s.attrs, "Default"),
                     },
                 }),
                 syn::Item::Enum(e) if e.ident == name => {
@@ -263,7 +281,12 @@ fn python_doc(text: &str, indent: &str) -> String {
 /// The values Python answers as instances of generated frozen dataclasses: the declaration's
 /// name, and the hand-written base of `recuo/_faces.py` that adds what is derived from the
 /// fields (seconds from milliseconds, a merge through the core), if any.
-const PYTHON_CLASSES: &[(&str, &str)] = &[];
+const PYTHON_CLASSES: &[(&str, &str)] = &[
+    ("Plan", ""),
+    ("WhoAnswered", ""),
+    ("Report", "ReportFace"),
+    ("Stats", "StatsFace"),
+];
 
 /// A field's type in a dataclass: lists are tuples (the instances are immutable).
 fn python_field_type(ty: &Type) -> String {
@@ -286,7 +309,12 @@ fn python_plain(ty: &Type, expr: &str) -> String {
 }
 
 fn python_class(v: &Value, base: &str) -> String {
-    let Shape::Struct { fields, .. } = &v.shape else {
+    let Shape::Struct {
+        fields,
+        zero_default,
+        ..
+    } = &v.shape
+    else {
         panic!("{}: only a struct is a class", v.name)
     };
     let name = v.name.strip_suffix("Value").unwrap();
@@ -297,7 +325,22 @@ fn python_class(v: &Value, base: &str) -> String {
     out = out.replace("()", "");
     out += &python_doc(&v.doc, "    ");
     for f in fields {
-        let _ = write!(out, "\n    {}: {}\n", f.name, python_field_type(&f.ty));
+        let zero = match &f.ty {
+            _ if !zero_default => "",
+            Type::Int => " = 0",
+            Type::Float => " = 0.0",
+            Type::Bool => " = False",
+            Type::Str => " = \"\"",
+            Type::Optional(_) => " = None",
+            Type::List(_) => " = ()",
+            Type::Map(_) | Type::Value(_) => panic!("{name}.{}: no zero to default to", f.name),
+        };
+        let _ = write!(
+            out,
+            "\n    {}: {}{zero}\n",
+            f.name,
+            python_field_type(&f.ty)
+        );
         out += &python_doc(&f.doc, "    ");
     }
     let _ = write!(
@@ -362,7 +405,9 @@ fn python(values: &[Value]) -> String {
                 );
                 out += &python_doc(&v.doc, "");
             }
-            Shape::Struct { fields, defaulted } => {
+            Shape::Struct {
+                fields, defaulted, ..
+            } => {
                 let total = if *defaulted { ", total=False" } else { "" };
                 let _ = write!(out, "\n\nclass {}(TypedDict{total}):\n", v.name);
                 out += &python_doc(&v.doc, "    ");
@@ -426,7 +471,9 @@ fn typescript(values: &[Value]) -> String {
                 let quoted: String = names.iter().map(|n| format!("\n  | '{n}'")).collect();
                 let _ = writeln!(out, "export type {} ={quoted};", v.name);
             }
-            Shape::Struct { fields, defaulted } => {
+            Shape::Struct {
+                fields, defaulted, ..
+            } => {
                 let _ = writeln!(out, "export interface {} {{", v.name);
                 for (i, f) in fields.iter().enumerate() {
                     if i > 0 {
@@ -467,7 +514,10 @@ fn php_type(ty: &Type, values: &[Value]) -> String {
 /// The PHP stub's lines for `value`: a `@phpstan-type` array shape, one field per line, for
 /// the docblock of the class that reads and writes it (names spelled out in place).
 fn php_shape(v: &Value, values: &[Value]) -> String {
-    let Shape::Struct { fields, defaulted } = &v.shape else {
+    let Shape::Struct {
+        fields, defaulted, ..
+    } = &v.shape
+    else {
         return String::new();
     };
     let optional = if *defaulted { "?" } else { "" };

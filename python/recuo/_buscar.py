@@ -7,7 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Tuple, Union
 
 from . import _http
-from ._recuo import Gate, Policy, Report
+from ._recuo import Gate, Policy
+from ._values import Report
 
 if TYPE_CHECKING:
     from ._recuo import _Transport

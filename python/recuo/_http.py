@@ -27,7 +27,6 @@ from ._recuo import (
     Gate,
     Operation,
     Policy,
-    Report,
     Step,
     Verdict,
     _attempt_pool,
@@ -35,6 +34,7 @@ from ._recuo import (
     _request_operation,
     classify,
 )
+from ._values import Report
 
 _R = TypeVar("_R")
 

@@ -6,7 +6,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
 
-from recuo._values import PolicyValue
+from recuo._values import Plan, PolicyValue, Report, Stats, WhoAnswered
 
 _T = TypeVar("_T")
 
@@ -24,22 +24,18 @@ __all__ = [
     "Next",
     "Operation",
     "Permit",
-    "Plan",
     "PlanError",
     "Policy",
     "QueueFullError",
     "RedactedUrl",
     "Regulator",
-    "Report",
     "ResultRecord",
     "RetryAfter",
     "RetryBudget",
     "SharedFileError",
-    "Stats",
     "StatsRecorder",
     "Step",
     "Verdict",
-    "WhoAnswered",
     "__version__",
     "backoff_window_ms",
     "classify",
@@ -445,44 +441,6 @@ class IdempotencyKey:
     def __hash__(self) -> int: ...
 
 @final
-class Report:
-    """What happened to one operation: attempts, the give-up reason (``None`` on success),
-    the elapsed time and the delays between attempts; ``retry_at_unix_ms`` and ``retry_at``
-    (Unix time) for an operation that gave up with ``"wait_exceeds_deadline"``. Immutable and
-    comparable."""
-
-    @property
-    def attempts(self) -> int:
-        """Attempts made."""
-    @property
-    def reason(self) -> _GiveUpReason | None:
-        """Why the operation stopped without success, or ``None``."""
-    @property
-    def stopped_by(self) -> _GiveUpReason | None:
-        """For ``"queue_stopped"``: the reason that stopped the batch's queue."""
-    @property
-    def elapsed_ms(self) -> int:
-        """Milliseconds from the start of the first attempt to the last decision."""
-    @property
-    def elapsed(self) -> float:
-        """``elapsed_ms`` in seconds."""
-    @property
-    def delays_ms(self) -> tuple[int, ...]:
-        """The delays decided between attempts, in milliseconds."""
-    @property
-    def delays(self) -> tuple[float, ...]:
-        """The delays in seconds."""
-    @property
-    def retry_at_unix_ms(self) -> int | None:
-        """For an operation that gave up with ``"wait_exceeds_deadline"`` on a finite wait:
-        the wall-clock instant (ms since the Unix epoch) from which the server would accept a
-        retry; else ``None``."""
-    @property
-    def retry_at(self) -> float | None:
-        """``retry_at_unix_ms`` in seconds (Unix time, as ``time.time()``), or ``None``."""
-    def __eq__(self, value: object, /) -> bool: ...
-
-@final
 class Step:
     """What to do next, as ``Operation`` answers: ``kind`` is ``"enter"`` (pass the gate for
     ``attempt``, at most until ``until_ms``), ``"wait"`` (``poll_gate``: not through yet, look
@@ -749,31 +707,20 @@ def _monotonic_ms() -> int:
 def _wait_ms_from_ns(ns: int) -> int:
     """A wait of ``ns`` nanoseconds in whole milliseconds, rounded up (private)."""
 
+def _read_value(name: Literal["Report", "Stats", "Plan", "WhoAnswered"], value: object, /) -> Any:
+    """The value named ``name`` whose plain form is ``value``, read by recuo's core (private:
+    the classes' ``from_dict``)."""
+
+def _stats_derived(stats: object, /) -> tuple[int, float | None]:
+    """``(starts, mean_spacing_ns)`` of a ``Stats`` (private)."""
+
+def _stats_merge(a: object, b: object, /) -> Stats:
+    """``a`` and ``b`` added up; ``OverflowError`` when a count would pass 2**64 - 1
+    (private)."""
+
 def monotonic_ns() -> int:
     """Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock
     regulators and budgets count in, the same in every process on the machine."""
-
-@final
-class Plan:
-    """What a batch will take; made by ``plan``. Immutable and comparable."""
-
-    @property
-    def interval_ms(self) -> int:
-        """Milliseconds between two starts at the target rate (rounded)."""
-    @property
-    def duration_s(self) -> float:
-        """The least time the batch can take at the target rate, retries included, in
-        seconds."""
-    @property
-    def retries(self) -> float:
-        """The expected number of retries: ``requests * f / (1 - f)``."""
-    @property
-    def in_flight(self) -> float:
-        """The mean number of requests in flight: target rate × latency."""
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        """Things worth knowing that do not stop the plan."""
-    def __eq__(self, value: object, /) -> bool: ...
 
 def plan(
     requests: int, allowance: _Rate, target: _Rate, latency: float, retry_fraction: float = 0.0
@@ -1074,69 +1021,6 @@ def run_batch(
 # Records, redaction, who answered and stats.
 
 @final
-class Stats:
-    """What a batch did, with the core's names; spacing in milliseconds.
-
-    ``Stats()`` is empty. ``a.merge(b)`` (or ``a + b``) adds up two recorders' stats (counts
-    add up; the shortest spacing of either, the span of both; ``max_in_flight`` adds up, an
-    upper bound). ``sum(parts)`` merges many. Immutable and comparable.
-    """
-
-    def __new__(cls) -> Stats: ...
-    @staticmethod
-    def _with_retries(retries: int) -> Stats:
-        """Stats of ``retries`` retries and nothing else (private: for tests)."""
-    @property
-    def initial(self) -> int:
-        """First attempts started."""
-    @property
-    def retries(self) -> int:
-        """Retries started."""
-    @property
-    def starts(self) -> int:
-        """All attempts started: ``initial + retries``."""
-    @property
-    def successes(self) -> int:
-        """Operations that succeeded."""
-    @property
-    def failures(self) -> int:
-        """Operations that gave up."""
-    @property
-    def not_started(self) -> int:
-        """Operations never started."""
-    @property
-    def throttled(self) -> int:
-        """Rate-limited answers seen (429, or a 403 whose quota is spent)."""
-    @property
-    def unavailable(self) -> int:
-        """503 answers seen."""
-    @property
-    def min_spacing_ms(self) -> float | None:
-        """The shortest time between two consecutive starts, in ms, or ``None``."""
-    @property
-    def mean_spacing_ms(self) -> float | None:
-        """The mean time between consecutive starts, in ms, or ``None``."""
-    @property
-    def max_in_flight(self) -> int:
-        """The most attempts in flight at once."""
-    @property
-    def first_start_ns(self) -> int | None:
-        """The first start on the monotonic clock (``monotonic_ns()``), or ``None``."""
-    @property
-    def last_start_ns(self) -> int | None:
-        """The last start on the monotonic clock, or ``None``."""
-    def merge(self, other: Stats) -> Stats:
-        """These stats and ``other``'s added up."""
-    def __add__(self, value: Stats, /) -> Stats:
-        """``self.merge(value)``."""
-    def __radd__(self, value: Stats | int, /) -> Stats:
-        """``value.merge(self)``; ``0 + stats`` is ``stats``, so ``sum(parts)`` works (any
-        other int is a ``TypeError``)."""
-    def to_dict(self) -> dict[str, int | float | None]:
-        """The fields as a ``dict``."""
-    def __eq__(self, value: object, /) -> bool: ...
-
-@final
 class StatsRecorder:
     """Records a batch's stats from any number of threads, in one timeline: ``start(attempt)``
     and ``end()`` around each attempt, ``saw(cause)`` for each verdict on a failure,
@@ -1301,22 +1185,6 @@ def redact_headers(headers: _Headers, /) -> list[tuple[str, str]]:
     """``headers`` as ``(name, value)`` pairs in order, the values of sensitive headers
     ``[redacted]`` and URLs in the others redacted. Header bytes are read as UTF-8 when valid,
     else ISO-8859-1."""
-
-@final
-class WhoAnswered:
-    """Who most likely answered: ``origin``, the ``evidence`` and a ``confidence`` never high
-    on a brand alone. Immutable and comparable."""
-
-    @property
-    def origin(self) -> Literal["api", "proxy", "cdn", "unknown"]:
-        """``"api"``, ``"proxy"``, ``"cdn"`` or ``"unknown"``."""
-    @property
-    def evidence(self) -> list[str]:
-        """What points there (and elsewhere), one line each."""
-    @property
-    def confidence(self) -> Literal["low", "medium", "high"]:
-        """``"low"``, ``"medium"`` or ``"high"``."""
-    def __eq__(self, value: object, /) -> bool: ...
 
 def who_answered(headers: _Headers, expected_content_type: str | None = None) -> WhoAnswered:
     """Who answered, judged from the response's ``headers`` and, when given, whether its

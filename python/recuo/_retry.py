@@ -38,7 +38,6 @@ from ._recuo import (
     Gate,
     Operation,
     Policy,
-    Report,
     Step,
     Verdict,
     _attempt_pool,
@@ -49,6 +48,7 @@ from ._recuo import (
     _operation_after_first,
     _operation_in_context,
 )
+from ._values import Report
 
 if TYPE_CHECKING:
     from typing_extensions import ParamSpec

@@ -27,7 +27,8 @@ from aiohttp import ClientHandlerType, ClientRequest, ClientResponse
 from aiohttp.payload import BytesPayload
 
 from . import _http
-from ._recuo import Gate, Policy, Report
+from ._recuo import Gate, Policy
+from ._values import Report
 
 if TYPE_CHECKING:
     from ._recuo import _Transport

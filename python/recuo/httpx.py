@@ -24,7 +24,8 @@ import httpcore
 import httpx
 
 from . import _http
-from ._recuo import Gate, Policy, Report
+from ._recuo import Gate, Policy
+from ._values import Report
 
 __all__ = ["AsyncRetryTransport", "GiveUp", "RetryTransport", "report_of"]
 

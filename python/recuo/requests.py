@@ -27,7 +27,8 @@ from urllib3.poolmanager import PoolManager
 from urllib3.util.retry import Retry
 
 from . import _http
-from ._recuo import Gate, Policy, Report
+from ._recuo import Gate, Policy
+from ._values import Report
 
 __all__ = ["GiveUp", "report_of", "RetryAdapter"]
 

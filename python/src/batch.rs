@@ -27,12 +27,12 @@ use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_
 use crate::call::{Call, Effects, Env};
 use crate::driver::{drive_python, Driven};
 use crate::limits::gate_arg;
-use crate::machine::{Build, PyReport};
+use crate::machine::Build;
 use crate::policy::PyPolicy;
 use crate::pool::PoolScope;
 use crate::record::log_record;
 use crate::sleep::SLEEP_SLICE;
-use crate::stats::PyStats;
+use crate::values::instance;
 
 /// How one operation ended, as the workers leave it.
 enum Ended {
@@ -380,9 +380,11 @@ pub(crate) fn run_batch(
             PyBatchResult::from_ended(py, ended)
         })
         .collect::<Vec<_>>();
+    let stats = queue.recorder.snapshot();
     Ok(PyBatchReport {
         results: PyTuple::new(py, results)?.unbind(),
-        stats: PyStats(queue.recorder.snapshot()),
+        stats: instance(py, "Stats", &stats)?,
+        successes: stats.successes,
         elapsed: started.elapsed(),
     })
 }
@@ -397,7 +399,7 @@ pub(crate) struct PyBatchResult {
     status: &'static str,
     value: Option<Py<PyAny>>,
     error: Option<Py<PyAny>>,
-    report: Option<PyReport>,
+    report: Option<Report>,
     attempts: u32,
     /// For an operation not started: why, and what stopped the queue.
     not_started: Option<(GiveUpReason, Option<GiveUpReason>)>,
@@ -419,7 +421,7 @@ impl PyBatchResult {
                 value: None,
                 error: Some(error.into_value(py).into_any()),
                 attempts: report.attempts,
-                report: Some(PyReport { report }),
+                report: Some(report),
                 not_started: None,
             },
             Ended::NotStarted { reason, stopped_by } => PyBatchResult {
@@ -461,7 +463,7 @@ impl PyBatchResult {
     #[getter]
     fn reason(&self) -> Option<&'static str> {
         match (&self.report, self.not_started) {
-            (Some(r), _) => r.report.reason.map(GiveUpReason::name),
+            (Some(r), _) => r.reason.map(GiveUpReason::name),
             (None, Some((reason, _))) => Some(reason.name()),
             _ => None,
         }
@@ -472,7 +474,7 @@ impl PyBatchResult {
     #[getter]
     fn stopped_by(&self) -> Option<&'static str> {
         match (&self.report, self.not_started) {
-            (Some(r), _) => r.report.stopped_by.map(GiveUpReason::name),
+            (Some(r), _) => r.stopped_by.map(GiveUpReason::name),
             (None, Some((_, by))) => by.map(GiveUpReason::name),
             _ => None,
         }
@@ -480,8 +482,11 @@ impl PyBatchResult {
 
     /// The report of an operation that gave up, else ``None``.
     #[getter]
-    fn report(&self) -> Option<PyReport> {
-        self.report.clone()
+    fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.report
+            .as_ref()
+            .map(|report| instance(py, "Report", report))
+            .transpose()
     }
 
     /// The calls made of the operation.
@@ -522,7 +527,10 @@ impl PyBatchResult {
 #[pyclass(name = "BatchReport", module = "recuo", frozen)]
 pub(crate) struct PyBatchReport {
     results: Py<PyTuple>,
-    stats: PyStats,
+    /// A `recuo.Stats`.
+    stats: Py<PyAny>,
+    /// Operations that succeeded (for `repr`).
+    successes: u64,
     elapsed: Duration,
 }
 
@@ -536,8 +544,8 @@ impl PyBatchReport {
 
     /// The batch's stats.
     #[getter]
-    fn stats(&self) -> PyStats {
-        self.stats.clone()
+    fn stats(&self, py: Python<'_>) -> Py<PyAny> {
+        self.stats.clone_ref(py)
     }
 
     /// How long the batch took, in seconds.
@@ -551,7 +559,7 @@ impl PyBatchReport {
             "<recuo.BatchReport: {} operations in {:.3} s, {} succeeded>",
             self.results.bind(py).len(),
             self.elapsed.as_secs_f64(),
-            self.stats.0.successes
+            self.successes
         )
     }
 }

@@ -15,6 +15,8 @@
 //!   two context variables every loop shares; [`call`] — what a blocking loop runs (the
 //!   operation, the callables of its effects, where it runs).
 //! * [`args`] — Python arguments → core types, core errors → Python exceptions.
+//! * [`values`] — the core's `Report`, `Stats`, `Plan` and `WhoAnswered` as the dataclasses
+//!   generated from their declarations (`recuo/_values.py`), and back.
 //! * [`policy`] — `recuo.Policy`; [`record`] — the machine's records forwarded to the
 //!   `logging` module, `recuo.AttemptRecord` and `recuo.ResultRecord`; [`limits`] —
 //!   `recuo.Regulator`, `ConcurrencyLimit` and `Permit`, `RetryBudget`, `Gate`,
@@ -22,12 +24,12 @@
 //!   `redact_headers`; [`origin`] — `recuo.who_answered`.
 //! * [`attempt`] — `recuo.Attempt` and `IdempotencyKey`; [`http`] — the core's rules of one
 //!   HTTP request (its plan, how it ends, the give-up's message) for the adapters; [`plan`]
-//!   — `recuo.plan` and `recuo.Plan`.
+//!   — `recuo.plan`.
 //! * [`current`] — the attempt being made (`recuo.current_attempt()`); [`verdict`] —
 //!   `recuo.classify` and `recuo.Verdict`.
 //! * [`pool`] — the attempt pool a loop draws from, shared by nested loops; [`stats`] —
-//!   `recuo.Stats` and `recuo.StatsRecorder`.
-//! * [`machine`] — `recuo.Operation`, `Step`, `Report`.
+//!   `recuo.StatsRecorder`.
+//! * [`machine`] — `recuo.Operation` and `Step`.
 //! * [`queue`] — `recuo.BatchQueue` and `Next`; [`scoped`] — the asyncio loop's and the HTTP
 //!   adapters' machine, made in this context's attempt pool.
 //! * [`first`] — the first attempt made before the machine, which starts after it on a
@@ -83,6 +85,7 @@ mod runner;
 mod scoped;
 mod sleep;
 mod stats;
+mod values;
 mod verdict;
 
 /// For recuo's own tests only: panics inside Rust, so that a test can see a panic arrive as
@@ -133,6 +136,13 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.setattr("_call_once", wrap_pyfunction!(_call_once, m)?)?;
     m.setattr("_monotonic_ms", wrap_pyfunction!(_monotonic_ms, m)?)?;
     m.setattr("_wait_ms_from_ns", wrap_pyfunction!(_wait_ms_from_ns, m)?)?;
+    // What the generated value classes (recuo/_values.py, recuo/_faces.py) call.
+    m.setattr("_read_value", wrap_pyfunction!(values::read_value, m)?)?;
+    m.setattr(
+        "_stats_derived",
+        wrap_pyfunction!(values::stats_derived, m)?,
+    )?;
+    m.setattr("_stats_merge", wrap_pyfunction!(values::stats_merge, m)?)?;
     m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
@@ -141,7 +151,6 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<machine::PyStep>()?;
     m.add_class::<queue::PyBatchQueue>()?;
     m.add_class::<queue::PyNext>()?;
-    m.add_class::<machine::PyReport>()?;
     m.add_class::<attempt::PyIdempotencyKey>()?;
     m.add_class::<limits::PyRegulator>()?;
     // Private, out of `__all__`: what `Regulator._reserve` answers.
@@ -150,15 +159,12 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<limits::PyPermit>()?;
     m.add_class::<limits::PyRetryBudget>()?;
     m.add_class::<limits::PyGate>()?;
-    m.add_class::<plan::PyPlan>()?;
     m.add_class::<batch::PyBatchReport>()?;
     m.add_class::<batch::PyBatchResult>()?;
-    m.add_class::<stats::PyStats>()?;
     m.add_class::<stats::PyStatsRecorder>()?;
     m.add_class::<record::PyAttemptRecord>()?;
     m.add_class::<record::PyResultRecord>()?;
     m.add_class::<redact::PyRedactedUrl>()?;
-    m.add_class::<origin::PyWhoAnswered>()?;
     m.add_function(wrap_pyfunction!(guide::com_retry, m)?)?;
     m.add_function(wrap_pyfunction!(guide::retry_delay_ms, m)?)?;
     m.add_function(wrap_pyfunction!(guide::parse_retry_after, m)?)?;

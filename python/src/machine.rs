@@ -1,5 +1,6 @@
-//! The core's operation machine for Python: `recuo.Operation`, the `Step` it answers and
-//! the `Report`; its `Attempt` and `IdempotencyKey` are [`crate::attempt`]'s.
+//! The core's operation machine for Python: `recuo.Operation` and the `Step` it answers; its
+//! `Attempt` and `IdempotencyKey` are [`crate::attempt`]'s, its `Report` the generated
+//! dataclass ([`crate::values`]).
 //!
 //! Every decision, count and record is the core's `recuo::Operation`; this module converts
 //! its arguments and answers, and keeps what an attempt told its `Attempt` for the records.
@@ -8,11 +9,11 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyTuple};
+use pyo3::types::PyBool;
 
 use recuo::{
-    AttemptPool, Gate, GatePoll, GiveUpReason, IdempotencyKey, Level, LoopPool, Operation, Outcome,
-    Policy, Report, Seen, Step, Verdict,
+    AttemptPool, Gate, GatePoll, IdempotencyKey, Level, LoopPool, Operation, Outcome, Policy,
+    Report, Seen, Step, Verdict,
 };
 
 use crate::args::{headers_arg, mono_ms_arg, ms_to_secs, seed_arg, transport_arg, type_name};
@@ -23,98 +24,8 @@ use crate::record::{
     carried, give_up_reason, observed, record_object, record_status_arg, request_arg, NotesCell,
 };
 use crate::stats::PyStatsRecorder;
+use crate::values::instance;
 use crate::verdict::PyVerdict;
-
-/// What happened to one operation: ``attempts`` made, the ``reason`` it stopped without
-/// success (``None`` when it succeeded or has not stopped), for ``"queue_stopped"`` the
-/// reason that stopped the batch's queue (``stopped_by``), the time from the start of the
-/// first attempt to the last decision (``elapsed_ms``, ``elapsed`` in seconds), and the
-/// delays decided between attempts (``delays_ms``, ``delays`` in seconds). A report of an
-/// operation that gave up with ``"wait_exceeds_deadline"`` on a finite wait also says when a
-/// retry would be allowed, on the wall clock (``retry_at_unix_ms``, and ``retry_at`` in
-/// seconds, as ``time.time()``).
-#[pyclass(name = "Report", module = "recuo", frozen, eq)]
-#[derive(Clone, PartialEq)]
-pub(crate) struct PyReport {
-    pub(crate) report: Report,
-}
-
-#[pymethods]
-impl PyReport {
-    /// Attempts made.
-    #[getter]
-    fn attempts(&self) -> u32 {
-        self.report.attempts
-    }
-
-    /// Why the operation stopped without success (a give-up reason), or ``None``.
-    #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        self.report.reason.map(GiveUpReason::name)
-    }
-
-    /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
-    #[getter]
-    fn stopped_by(&self) -> Option<&'static str> {
-        self.report.stopped_by.map(GiveUpReason::name)
-    }
-
-    /// Milliseconds from the start of the first attempt to the last decision.
-    #[getter]
-    fn elapsed_ms(&self) -> u64 {
-        self.report.elapsed_ms
-    }
-
-    /// ``elapsed_ms`` in seconds.
-    #[getter]
-    fn elapsed(&self) -> f64 {
-        ms_to_secs(self.report.elapsed_ms)
-    }
-
-    /// The delays decided between attempts, in milliseconds, in order.
-    #[getter]
-    fn delays_ms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.report.delays_ms)
-    }
-
-    /// The delays in seconds.
-    #[getter]
-    fn delays<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.report.delays_ms.iter().map(|&ms| ms_to_secs(ms)))
-    }
-
-    /// For an operation that gave up with ``"wait_exceeds_deadline"`` on a finite wait: the
-    /// wall-clock instant (milliseconds since the Unix epoch) from which the server would
-    /// accept a retry; else ``None``.
-    #[getter]
-    fn retry_at_unix_ms(&self) -> Option<i64> {
-        self.report.retry_at_unix_ms
-    }
-
-    /// ``retry_at_unix_ms`` in seconds (Unix time, as ``time.time()``), or ``None``.
-    #[getter]
-    fn retry_at(&self) -> Option<f64> {
-        // Exact below 2^53 ms; a float is what Python's time functions take.
-        self.report.retry_at_unix_ms.map(|ms| ms as f64 / 1000.0)
-    }
-
-    fn __repr__(&self) -> String {
-        let delays: Vec<String> = self.report.delays_ms.iter().map(u64::to_string).collect();
-        let comma = if delays.len() == 1 { "," } else { "" };
-        let quoted = |r: Option<&str>| r.map_or_else(|| "None".to_owned(), |r| format!("'{r}'"));
-        format!(
-            "Report(attempts={}, reason={}, elapsed_ms={}, delays_ms=({}{comma}), retry_at={}{})",
-            self.report.attempts,
-            quoted(self.reason()),
-            self.report.elapsed_ms,
-            delays.join(", "),
-            self.retry_at()
-                .map_or_else(|| "None".to_owned(), |t| format!("{t:?}")),
-            self.stopped_by()
-                .map_or_else(String::new, |r| format!(", stopped_by='{r}'")),
-        )
-    }
-}
 
 /// What the machine answers the host: a [`Step`], or — to a look at the gate that is not
 /// through yet ([`recuo::GatePoll::Wait`]) — how long to wait before looking again.
@@ -242,12 +153,12 @@ impl PyStep {
 
     /// For ``done`` and ``gave_up``: the operation's report.
     #[getter]
-    fn report(&self) -> Option<PyReport> {
+    fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         match self.step() {
-            Some(Step::Done(report) | Step::GaveUp { report, .. }) => Some(PyReport {
-                report: report.clone(),
-            }),
-            _ => None,
+            Some(Step::Done(report) | Step::GaveUp { report, .. }) => {
+                instance(py, "Report", report).map(Some)
+            }
+            _ => Ok(None),
         }
     }
 
@@ -814,9 +725,10 @@ impl PyOperation {
     /// What has happened so far; for ``"wait_exceeds_deadline"``, ``retry_at`` is the
     /// Unix time (seconds) from which a retry would be allowed.
     #[getter]
-    fn report(&self) -> PyReport {
-        PyReport {
-            report: self.last.clone().unwrap_or_else(|| self.op.report()),
+    fn report(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.last {
+            Some(report) => instance(py, "Report", report),
+            None => instance(py, "Report", &self.op.report()),
         }
     }
 

@@ -3,47 +3,8 @@
 
 use pyo3::prelude::*;
 
-use recuo::WhoAnswered;
-
 use crate::args::{headers_arg, require_str};
-
-/// Who most likely answered a request: ``origin`` is ``"api"``, ``"proxy"``, ``"cdn"`` or
-/// ``"unknown"``; ``evidence`` lists what points there (and what points elsewhere), one line
-/// each; ``confidence`` is ``"low"``, ``"medium"`` or ``"high"`` — never high on a brand
-/// alone. Made by ``recuo.who_answered``. Immutable and comparable.
-#[pyclass(name = "WhoAnswered", module = "recuo", frozen, eq)]
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct PyWhoAnswered(WhoAnswered);
-
-#[pymethods]
-impl PyWhoAnswered {
-    /// ``"api"``, ``"proxy"``, ``"cdn"`` or ``"unknown"``.
-    #[getter]
-    fn origin(&self) -> &'static str {
-        self.0.origin.name()
-    }
-
-    /// What points there (and what points elsewhere), one line each (a new list).
-    #[getter]
-    fn evidence(&self) -> Vec<String> {
-        self.0.evidence.clone()
-    }
-
-    /// ``"low"``, ``"medium"`` or ``"high"``.
-    #[getter]
-    fn confidence(&self) -> &'static str {
-        self.0.confidence.name()
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let evidence = pyo3::types::PyList::new(py, &self.0.evidence)?.repr()?;
-        Ok(format!(
-            "WhoAnswered(origin='{}', confidence='{}', evidence={evidence})",
-            self.0.origin.name(),
-            self.0.confidence.name()
-        ))
-    }
-}
+use crate::values::instance;
 
 fn content_type_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     if value.is_none() {
@@ -60,12 +21,11 @@ fn content_type_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
 #[pyfunction]
 #[pyo3(signature = (headers, expected_content_type = None))]
 pub(crate) fn who_answered(
+    py: Python<'_>,
     headers: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = content_type_arg)] expected_content_type: Option<String>,
-) -> PyResult<PyWhoAnswered> {
+) -> PyResult<Py<PyAny>> {
     let pairs = headers_arg(Some(headers))?;
-    Ok(PyWhoAnswered(recuo::who_answered(
-        &pairs,
-        expected_content_type.as_deref(),
-    )))
+    let answer = recuo::who_answered(&pairs, expected_content_type.as_deref());
+    instance(py, "WhoAnswered", &answer)
 }

@@ -1,13 +1,14 @@
-//! `recuo.plan` and `recuo.Plan`: the core's planning arithmetic (SPEC §8).
+//! `recuo.plan`: the core's planning arithmetic (SPEC §8), answered as a `recuo.Plan`
+//! ([`crate::values`]).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use recuo::{Plan, PlanError};
+use recuo::PlanError;
 
 use crate::args::{int_arg, secs_arg, Int};
 use crate::limits::rate_arg;
+use crate::values::instance;
 
 /// `recuo.PlanError` for a plan the core refuses, with its stable `name`.
 fn plan_error(py: Python<'_>, error: &PlanError) -> PyErr {
@@ -44,70 +45,6 @@ fn fraction_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
     })
 }
 
-/// What a batch will take: ``interval_ms`` between starts at the target rate,
-/// ``duration_s`` at least (retries included), ``retries`` expected, ``in_flight`` on average
-/// (Little's law) and ``warnings`` worth reading. Immutable and comparable; made by
-/// ``recuo.plan``.
-#[pyclass(name = "Plan", module = "recuo", frozen, eq)]
-#[derive(Clone, PartialEq)]
-pub(crate) struct PyPlan(Plan);
-
-#[pymethods]
-impl PyPlan {
-    /// Milliseconds between two starts at the target rate (rounded).
-    #[getter]
-    fn interval_ms(&self) -> u64 {
-        self.0.interval_ms
-    }
-
-    /// The least time the batch can take at the target rate, retries included, in seconds.
-    #[getter]
-    fn duration_s(&self) -> f64 {
-        self.0.duration_s
-    }
-
-    /// The expected number of retries: ``requests * f / (1 - f)``.
-    #[getter]
-    fn retries(&self) -> f64 {
-        self.0.retries
-    }
-
-    /// The mean number of requests in flight: target rate × latency.
-    #[getter]
-    fn in_flight(&self) -> f64 {
-        self.0.in_flight
-    }
-
-    /// Things worth knowing that do not stop the plan (little headroom, many in flight).
-    #[getter]
-    fn warnings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, &self.0.warnings)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Plan(interval_ms={}, duration_s={:?}, retries={:?}, in_flight={:?}, warnings={})",
-            self.0.interval_ms,
-            self.0.duration_s,
-            self.0.retries,
-            self.0.in_flight,
-            match self.0.warnings.len() {
-                0 => "()".to_owned(),
-                1 => format!("({:?},)", self.0.warnings[0]),
-                _ => format!(
-                    "({})",
-                    self.0
-                        .warnings
-                        .iter()
-                        .map(|w| format!("{w:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-        )
-    }
-}
-
 /// Plans ``requests`` requests sent at ``target`` under an ``allowance``, each
 /// answered in ``latency`` seconds, a fraction ``retry_fraction`` (0 to below 1) of all
 /// attempts being retries.
@@ -127,10 +64,10 @@ pub(crate) fn plan(
     target: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = latency_arg)] latency: f64,
     #[pyo3(from_py_with = fraction_arg)] retry_fraction: f64,
-) -> PyResult<PyPlan> {
+) -> PyResult<Py<PyAny>> {
     let allowance = rate_arg(allowance, "allowance")?;
     let target = rate_arg(target, "target")?;
-    recuo::plan(requests, allowance, target, latency, retry_fraction)
-        .map(PyPlan)
-        .map_err(|e| plan_error(py, &e))
+    let plan = recuo::plan(requests, allowance, target, latency, retry_fraction)
+        .map_err(|e| plan_error(py, &e))?;
+    instance(py, "Plan", &plan)
 }

@@ -4,15 +4,15 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyDict, PyMapping, PyType};
+use pyo3::types::PyType;
 
 use recuo::{Jitter, MethodSet, Policy, PolicyValue, RetryRule, Rules, Transport};
 
 use crate::args::{
     config_error, config_error_saying, count_arg, ms_to_secs, opt_secs_to_ms, quoted, require_bool,
-    require_str, secs_to_ms, transport_arg, type_name,
+    require_str, secs_to_ms, transport_arg,
 };
 
 /// The methods `MethodSet` knows, in its order (for `with_method_idempotent` and `repr`).
@@ -97,38 +97,10 @@ fn invalid_value(py: Python<'_>, why: &str) -> PyErr {
     config_error_saying(py, error, format!("{error} ({why})"))
 }
 
-/// serde's message without its place in the JSON text, which recuo wrote, not the caller.
-fn serde_message(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let place = format!(" at line {} column {}", e.line(), e.column());
-    match text.strip_suffix(&place) {
-        Some(message) => message.to_owned(),
-        None => text,
-    }
-}
-
-/// A policy's plain form (`Policy.from_dict`): the mapping written as JSON by Python's own
-/// `json` (int keys become strings, NaN is refused), then read by the core's `PolicyValue`.
+/// A policy's plain form (`Policy.from_dict`), read by the core's `PolicyValue`
+/// ([`crate::values::read_plain`]): `TypeError` unless a mapping, else `invalid_value`.
 fn policy_value_arg(value: &Bound<'_, PyAny>) -> PyResult<PolicyValue> {
-    let py = value.py();
-    if value.cast::<PyMapping>().is_err() {
-        return Err(PyTypeError::new_err(format!(
-            "value must be a mapping (a dict), not {}",
-            type_name(value)
-        )));
-    }
-    let plain = py.get_type::<PyDict>().call1((value,))?;
-    let options = [("allow_nan", false)].into_py_dict(py)?;
-    let json = py.import(pyo3::intern!(py, "json"))?;
-    let text = match json.call_method(pyo3::intern!(py, "dumps"), (plain,), Some(&options)) {
-        Ok(text) => text.extract::<String>()?,
-        // What `json` cannot write (a set, a NaN, a tuple as a key) is not plain data.
-        Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
-            return Err(invalid_value(py, &e.value(py).to_string()));
-        }
-        Err(e) => return Err(e),
-    };
-    serde_json::from_str(&text).map_err(|e| invalid_value(py, &serde_message(&e)))
+    crate::values::read_plain(value)?.map_err(|why| invalid_value(value.py(), &why))
 }
 
 fn header_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {

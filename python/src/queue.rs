@@ -5,13 +5,13 @@ use pyo3::prelude::*;
 
 use pyo3::exceptions::PyTypeError;
 
-use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, RequestLine};
+use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, Report, RequestLine};
 
 use crate::args::{mono_ms_arg, type_name};
-use crate::machine::PyReport;
 use crate::policy::PyPolicy;
 use crate::record::{give_up_reason, record_object, request_arg};
 use crate::stats::PyStatsRecorder;
+use crate::values::value_of;
 
 /// What the queue answers a worker that asks for work: ``kind`` is ``"start"`` (start
 /// operation ``index`` under ``policy``, whose deadline is clipped to what is left of the
@@ -175,8 +175,9 @@ impl PyBatchQueue {
     /// ``gate_failed``), as ``BatchResult.status`` says it.
     #[staticmethod]
     #[pyo3(signature = (report, *, gate_failed = false))]
-    fn end_of(report: PyRef<'_, PyReport>, gate_failed: bool) -> End {
-        end_tuple(BatchEnd::of(&report.report, gate_failed))
+    fn end_of(report: &Bound<'_, PyAny>, gate_failed: bool) -> PyResult<End> {
+        let report: Report = value_of(report, "Report", "report")?;
+        Ok(end_tuple(BatchEnd::of(&report, gate_failed)))
     }
 
     /// The next operation to start at ``now_ms``, or why it is not started, or

@@ -15,9 +15,10 @@ use recuo::{Operation, Stopped};
 use crate::call::{Call, Effects, Env};
 use crate::driver::{chain, drive_python, Driven};
 use crate::first::{first_attempt, recycle, First};
-use crate::machine::{Build, PyReport};
+use crate::machine::Build;
 use crate::pool::PoolScope;
 use crate::record::logs_debug;
+use crate::values::instance;
 
 /// What a blocking loop's machine is made of, made only when needed: how to make it, its
 /// attempts and its idempotency header.
@@ -93,10 +94,8 @@ pub(crate) fn run_blocking<'py>(
         Err(Stopped::Aborted(error)) => Err(error),
         Err(Stopped::GaveUp(gave_up)) => {
             let hooked = match effects.on_give_up {
-                Some(hook) => hook
-                    .call1((PyReport {
-                        report: gave_up.report,
-                    },))
+                Some(hook) => instance(py, "Report", &gave_up.report)
+                    .and_then(|report| hook.call1((report,)))
                     .map(drop),
                 None => Ok(()),
             };

@@ -84,7 +84,7 @@ BRANDS = [
 def test_a_brand_alone_is_weak(server: str, vendor: str) -> None:
     answer = recuo.who_answered({"Server": server})
     assert (answer.origin, answer.confidence) == ("cdn", "low")
-    assert answer.evidence == [f"server: {server} → {vendor} (a brand, weak evidence)"]
+    assert answer.evidence == (f"server: {server} → {vendor} (a brand, weak evidence)",)
     # Even with an HTML page where JSON was expected: never high on a brand alone.
     page = recuo.who_answered({"Server": server, "Content-Type": "text/html"}, "application/json")
     assert page.confidence != "high"
@@ -117,7 +117,7 @@ def test_caches_on_the_path() -> None:
     assert (hit.origin, hit.confidence) == ("cdn", "low")
     miss = recuo.who_answered({"X-Cache": "MISS"})
     assert miss.origin == "unknown"
-    assert miss.evidence == ["x-cache: MISS → a cache on the path"]
+    assert miss.evidence == ("x-cache: MISS → a cache on the path",)
     varnish = recuo.who_answered({"Via": "1.1 varnish (Varnish/7.4)"})
     assert (varnish.origin, varnish.confidence) == ("cdn", "low")
 
@@ -147,19 +147,19 @@ def test_negatives_point_nowhere(headers: Any) -> None:
 def test_the_api_by_its_own_headers() -> None:
     alone = recuo.who_answered({"X-Request-Id": "req-1"})
     assert (alone.origin, alone.confidence) == ("api", "low")
-    assert alone.evidence == ["x-request-id → set by the API"]
+    assert alone.evidence == ("x-request-id → set by the API",)
     limits = recuo.who_answered({"X-Request-Id": "req-1", "X-RateLimit-Remaining": "3"})
     assert (limits.origin, limits.confidence) == ("api", "medium")
     json = recuo.who_answered({"Content-Type": "application/json; charset=utf-8"}, "application/json")
     assert json.origin == "api"
-    assert json.evidence == ["content-type application/json as the API sends"]
+    assert json.evidence == ("content-type application/json as the API sends",)
 
 
 def test_the_content_type_alone_does_not_name_a_culprit() -> None:
     html = recuo.who_answered({"Content-Type": "text/html"}, "application/json")
     assert (html.origin, html.confidence) == ("unknown", "low")
-    assert html.evidence == ["content-type text/html, not the application/json the API sends"]
-    assert recuo.who_answered({}, "application/json").evidence == ["no content-type"]
+    assert html.evidence == ("content-type text/html, not the application/json the API sends",)
+    assert recuo.who_answered({}, "application/json").evidence == ("no content-type",)
 
 
 def test_odd_casing_and_shapes() -> None:
@@ -176,14 +176,12 @@ def test_odd_casing_and_shapes() -> None:
 
 def test_the_answer_object() -> None:
     answer = recuo.who_answered({"CF-Ray": "8a1b", "Server": "cloudflare"})
-    assert answer.evidence == ["cf-ray → Cloudflare", "server: cloudflare → Cloudflare (a brand, weak evidence)"]
+    assert answer.evidence == ("cf-ray → Cloudflare", "server: cloudflare → Cloudflare (a brand, weak evidence)")
     assert repr(answer) == (
-        "WhoAnswered(origin='cdn', confidence='medium', "
-        "evidence=['cf-ray → Cloudflare', 'server: cloudflare → Cloudflare (a brand, weak evidence)'])"
+        "WhoAnswered(origin='cdn', evidence=('cf-ray → Cloudflare', "
+        "'server: cloudflare → Cloudflare (a brand, weak evidence)'), confidence='medium')"
     )
-    # evidence is a fresh list each time: changing it changes nothing.
-    answer.evidence.clear()
-    assert len(answer.evidence) == 2
+    assert type(answer.evidence) is tuple  # immutable, as the answer is
     with pytest.raises(AttributeError):
         answer.origin = "api"  # type: ignore[misc]
 

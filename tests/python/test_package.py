@@ -48,11 +48,16 @@ def test_all_lists_every_public_name_and_only_those() -> None:
     assert set(recuo.__all__) == public | {"__version__"}
     assert sorted(recuo.__all__) == recuo.__all__
     # Everything comes from the native module, but the Python glue: `retry` and `call` (the
-    # asyncio loop and the decorator), `GiveUp` and `buscar_com_retry` (the HTTP adapters').
-    python_side = {"retry", "call", "GiveUp", "buscar_com_retry", "Resposta"}
+    # asyncio loop and the decorator), `GiveUp` and `buscar_com_retry` (the HTTP adapters'),
+    # and the values generated from the core's declarations (recuo/_values.py).
+    generated = set(recuo._values.__all__)
+    python_side = {"retry", "call", "GiveUp", "buscar_com_retry", "Resposta"} | generated
     assert set(recuo._recuo.__all__) == set(recuo.__all__) - python_side
+    assert generated <= set(recuo.__all__) and not generated & set(recuo._recuo.__all__)
     for name in recuo._recuo.__all__:
         assert getattr(recuo, name) is getattr(recuo._recuo, name)
+    for name in generated:
+        assert getattr(recuo, name) is getattr(recuo._values, name)
     assert recuo.retry is recuo._retry.retry and recuo.call is recuo._retry.call
     assert recuo.retry.__module__ == "recuo._retry"
 
@@ -148,7 +153,6 @@ def test_every_config_error_code_and_name() -> None:
         (recuo.redact_url_detailed, "(url, /)"),
         (recuo.redact_headers, "(headers, /)"),
         (recuo.who_answered, "(headers, expected_content_type=None)"),
-        (recuo.Stats, "()"),
         (recuo.StatsRecorder, "()"),
         (recuo.StatsRecorder.start, "(self, /, attempt, now_ns=None)"),
         (recuo.StatsRecorder.saw, "(self, /, cause)"),

@@ -284,7 +284,7 @@ def records() -> None:
     who = recuo.who_answered({"CF-Ray": "1"}, expected_content_type="application/json")
     assert_type(who.origin, Literal["api", "proxy", "cdn", "unknown"])
     assert_type(who.confidence, Literal["low", "medium", "high"])
-    assert_type(who.evidence, list[str])
+    assert_type(who.evidence, tuple[str, ...])
 
     attempt = recuo.AttemptRecord(0, 1, "GET", "/a", status=503, headers={"X-Request-Id": "r"}, decision="retry",
                                   reason="unavailable", delay_ms=10)
@@ -314,7 +314,7 @@ def records() -> None:
     assert_type(stats, recuo.Stats)
     assert_type(stats + recuo.Stats(), recuo.Stats)
     assert_type(stats.merge(stats).min_spacing_ms, Optional[float])
-    assert_type(stats.to_dict(), dict[str, Union[int, float, None]])
+    assert_type(stats.to_dict(), recuo.StatsValue)
     assert_type(recuo.run_batch([op]).stats, recuo.Stats)
 
 
