@@ -17,8 +17,8 @@ use crate::cenum::{c_enum, name_or_unknown};
 use crate::panic::boundary;
 use crate::ptr;
 use crate::status::recuo_status::{
-    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_STATUS_OUT_OF_RANGE, RECUO_ERR_LENGTH_TOO_LARGE,
-    RECUO_ERR_NULL_ARGUMENT, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
+    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_LENGTH_TOO_LARGE, RECUO_ERR_NULL_ARGUMENT,
+    RECUO_ERR_STATUS_OUT_OF_RANGE, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
 };
 use crate::status::CBuffer;
 use crate::transport::recuo_transport;
