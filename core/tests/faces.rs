@@ -278,7 +278,9 @@ fn python_doc(text: &str, indent: &str) -> String {
     out
 }
 
-/// The values Python answers as instances of generated frozen dataclasses: the declaration's
+/// The values Python answers as instances of generated frozen dataclasses (not slotted: on
+/// Python 3.11 a slotted frozen dataclass answers a write to a name that is not a field with
+/// a `TypeError` from its own `__setattr__`, not the `AttributeError` every frozen value gives): the declaration's
 /// name, and the hand-written base of `recuo/_faces.py` that adds what is derived from the
 /// fields (seconds from milliseconds, a merge through the core), if any.
 const PYTHON_CLASSES: &[(&str, &str)] = &[
@@ -319,7 +321,7 @@ fn python_class(v: &Value, base: &str) -> String {
     };
     let name = v.name.strip_suffix("Value").unwrap();
     let mut out = format!(
-        "\n\n@dataclass(frozen=True, slots=True)\nclass {name}({}):\n",
+        "\n\n@dataclass(frozen=True)\nclass {name}({}):\n",
         if base.is_empty() { "" } else { base }
     );
     out = out.replace("()", "");

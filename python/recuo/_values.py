@@ -115,7 +115,7 @@ class ReportValue(TypedDict):
     since the Unix epoch (null when unbounded, or for another reason)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Report(ReportFace):
     """What happened to one operation: attempts, why it stopped, how long it took, and the
     delays slept between attempts."""
@@ -202,7 +202,7 @@ class StatsValue(TypedDict):
     """The most attempts in flight at once."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Stats(StatsFace):
     """What a batch did: first attempts and retries started, operations that succeeded, gave up
     or never started, rate-limited (429) and unavailable (503) answers seen, the shortest time
@@ -289,7 +289,7 @@ class PlanValue(TypedDict):
     """Things worth knowing that do not stop the plan."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Plan:
     """What a batch will take."""
 
@@ -359,7 +359,7 @@ class WhoAnsweredValue(TypedDict):
     """How sure."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class WhoAnswered:
     """The answer to "who answered?"."""
 
