@@ -2,8 +2,11 @@
 // ABI of recuo's Rust core); see docs/js.md.
 
 // The plain forms of the values the core declares once (generated: `make faces`).
-import type { GiveUpReason, PolicyValue } from './values.js';
-export type { Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, StatsValue, WhoAnsweredValue } from './values.js';
+import type { GiveUpReason, PolicyValue, RetryAfterKind } from './values.js';
+export type {
+  Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, RetryAfterKind, RetryAfterValue, StatsValue,
+  WhoAnsweredValue,
+} from './values.js';
 
 /** The version of the librecuo loaded (the package's own: checked at import). */
 export const version: string;
@@ -158,7 +161,7 @@ export interface ClassifyOptions {
 export function classify(outcome: number | Response | Transport | 'success', options?: ClassifyOptions): Required<Verdict>;
 
 /** A `Retry-After` value. `waitMs` is `Infinity` for an unbounded wait, null for an invalid value. */
-export function parseRetryAfter(value: string | null | undefined, nowMs?: number): { kind: 'seconds' | 'date' | 'unbounded' | 'invalid'; waitMs: number | null };
+export function parseRetryAfter(value: string | null | undefined, nowMs?: number): { kind: RetryAfterKind; waitMs: number | null };
 
 /** Guide B's `retryDelayMs`: the server's wait, else full jitter from min(8000, 1000·2^attempt); `Infinity` for an unbounded wait. */
 export function retryDelayMs(retryAfter: string | null | undefined, attempt: number, nowMs?: number, options?: { seed?: number }): number;

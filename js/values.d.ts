@@ -258,3 +258,29 @@ export interface WhoAnsweredValue {
    */
   confidence: Confidence;
 }
+
+/**
+ * What kind of `Retry-After` value was read.
+ */
+export type RetryAfterKind =
+  | 'seconds'
+  | 'date'
+  | 'unbounded'
+  | 'invalid';
+
+/**
+ * A `Retry-After` value as plain data, the form every language's `RetryAfter` has: its kind and,
+ * for seconds and a date, the server's wait.
+ */
+export interface RetryAfterValue {
+  /**
+   * `seconds`, `date`, `unbounded` or `invalid`.
+   */
+  kind: RetryAfterKind;
+
+  /**
+   * The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date; null when
+   * unbounded or invalid.
+   */
+  wait_ms: number | null;
+}

@@ -268,11 +268,13 @@ namespace Recuo {
      */
     final class RetryAfter
     {
-        /** @var 'seconds'|'date'|'unbounded'|'invalid' */
+        // <faces: RetryAfter properties>
+        /** @var 'seconds'|'date'|'unbounded'|'invalid' `seconds`, `date`, `unbounded` or `invalid`. */
         public readonly string $kind;
 
-        /** The server's wait in milliseconds; null when unbounded or invalid. */
+        /** The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date; null when unbounded or invalid. */
         public readonly ?int $waitMs;
+        // </faces>
 
         /** Not constructible from PHP: use {@see parseRetryAfter()}. */
         private function __construct()

@@ -107,7 +107,9 @@ pub use record::{
 };
 pub use redact::{redact_headers, redact_url, RedactedUrl};
 pub use regulator::{adapted_interval_ns, Regulator, RegulatorError, RemoteGcra, Reservation};
-pub use retry_after::{parse_retry_after, RetryAfter, MAX_SAFE_MS};
+pub use retry_after::{
+    parse_retry_after, RetryAfter, RetryAfterKind, RetryAfterValue, MAX_SAFE_MS,
+};
 pub use rng::{JitterRng, LazyJitterRng};
 pub use run::{retry, Retry};
 pub use server_wait::{quota_spent, server_wait, ServerWait};

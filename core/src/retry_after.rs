@@ -65,6 +65,75 @@ impl RetryAfter {
     }
 }
 
+/// A `Retry-After` value as plain data, the form every language's `RetryAfter` has: its kind
+/// and, for seconds and a date, the server's wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct RetryAfterValue {
+    /// `seconds`, `date`, `unbounded` or `invalid`.
+    pub kind: RetryAfterKind,
+    /// The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date;
+    /// null when unbounded or invalid.
+    pub wait_ms: Option<u64>,
+}
+
+/// What kind of `Retry-After` value was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum RetryAfterKind {
+    /// Delay-seconds.
+    Seconds,
+    /// An HTTP-date.
+    Date,
+    /// A wait too long to count.
+    Unbounded,
+    /// Not a `Retry-After` value.
+    Invalid,
+}
+
+impl From<RetryAfter> for RetryAfterValue {
+    fn from(value: RetryAfter) -> Self {
+        let kind = match value {
+            RetryAfter::Seconds { .. } => RetryAfterKind::Seconds,
+            RetryAfter::Date { .. } => RetryAfterKind::Date,
+            RetryAfter::Unbounded => RetryAfterKind::Unbounded,
+            RetryAfter::Invalid => RetryAfterKind::Invalid,
+        };
+        RetryAfterValue {
+            kind,
+            wait_ms: value.wait_ms(),
+        }
+    }
+}
+
+impl TryFrom<RetryAfterValue> for RetryAfter {
+    type Error = crate::ConfigError;
+
+    /// The value a plain form describes: a wait of at most 2^53 − 1 ms for seconds and a
+    /// date, none for the others; anything else is [`crate::ConfigError::InvalidValue`].
+    fn try_from(value: RetryAfterValue) -> Result<Self, Self::Error> {
+        match (value.kind, value.wait_ms) {
+            (RetryAfterKind::Seconds, Some(wait_ms)) if wait_ms <= MAX_SAFE_MS => {
+                Ok(RetryAfter::Seconds { wait_ms })
+            }
+            (RetryAfterKind::Date, Some(wait_ms)) if wait_ms <= MAX_SAFE_MS => {
+                Ok(RetryAfter::Date { wait_ms })
+            }
+            (RetryAfterKind::Unbounded, None) => Ok(RetryAfter::Unbounded),
+            (RetryAfterKind::Invalid, None) => Ok(RetryAfter::Invalid),
+            _ => Err(crate::ConfigError::InvalidValue),
+        }
+    }
+}
+
 /// Reads a `Retry-After` value as of `now_unix_ms` (milliseconds since the Unix epoch; pass
 /// the response's `Date` when it has one to be immune to the client's clock skew).
 ///
@@ -170,6 +239,32 @@ fn delay_seconds(value: &[u8]) -> Option<RetryAfter> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_plain_form_round_trips_and_refuses_a_kind_without_its_wait() {
+        for value in [
+            RetryAfter::Seconds { wait_ms: 12_000 },
+            RetryAfter::Date { wait_ms: 0 },
+            RetryAfter::Unbounded,
+            RetryAfter::Invalid,
+        ] {
+            assert_eq!(
+                RetryAfter::try_from(RetryAfterValue::from(value)),
+                Ok(value)
+            );
+        }
+        let no_wait = RetryAfterValue {
+            kind: RetryAfterKind::Seconds,
+            wait_ms: None,
+        };
+        assert!(RetryAfter::try_from(no_wait).is_err());
+        let too_long = RetryAfterValue {
+            kind: RetryAfterKind::Date,
+            wait_ms: Some(MAX_SAFE_MS + 1),
+        };
+        assert!(RetryAfter::try_from(too_long).is_err());
+    }
+
     use super::*;
 
     const NOW: i64 = 784_111_777_000; // Sun, 06 Nov 1994 08:49:37 GMT

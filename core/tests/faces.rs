@@ -19,6 +19,7 @@ const VALUES: &[(&str, &[&str])] = &[
     ("src/stats.rs", &["Stats"]),
     ("src/plan.rs", &["Plan"]),
     ("src/origin.rs", &["Origin", "Confidence", "WhoAnswered"]),
+    ("src/retry_after.rs", &["RetryAfterKind", "RetryAfterValue"]),
 ];
 
 /// A field's type, as the faces need it.
@@ -288,6 +289,7 @@ const PYTHON_CLASSES: &[(&str, &str)] = &[
     ("WhoAnswered", ""),
     ("Report", "ReportFace"),
     ("Stats", "StatsFace"),
+    ("RetryAfter", ""),
 ];
 
 /// A field's type in a dataclass: lists are tuples (the instances are immutable).
@@ -539,7 +541,7 @@ fn php_shape(v: &Value, values: &[Value]) -> String {
 /// properties, declared from the generated table `php/src/faces.rs` (properties in
 /// camelCase) and mirrored in the stub between `// <faces: {Name} properties>` and
 /// `// </faces>`.
-const PHP_CLASSES: &[&str] = &["Report", "WhoAnswered", "Plan"];
+const PHP_CLASSES: &[&str] = &["Report", "WhoAnswered", "Plan", "RetryAfter"];
 
 /// `elapsed_ms` as `elapsedMs`.
 fn camel(name: &str) -> String {

@@ -1,7 +1,7 @@
 //! The plain form of every named value (serde, the `serde` feature) spells each variant as
 //! the core's `name()` does, so that a value read back from any language is the same value.
 
-use recuo::{Confidence, GiveUpReason, Origin};
+use recuo::{Confidence, GiveUpReason, Origin, RetryAfter, RetryAfterValue};
 
 fn serde_name<T: serde::Serialize>(value: T) -> String {
     serde_json::to_value(value)
@@ -21,5 +21,13 @@ fn serde_names_are_the_core_names() {
     }
     for c in [Confidence::Low, Confidence::Medium, Confidence::High] {
         assert_eq!(serde_name(c), c.name());
+    }
+    for r in [
+        RetryAfter::Seconds { wait_ms: 1 },
+        RetryAfter::Date { wait_ms: 1 },
+        RetryAfter::Unbounded,
+        RetryAfter::Invalid,
+    ] {
+        assert_eq!(serde_name(RetryAfterValue::from(r).kind), r.kind());
     }
 }

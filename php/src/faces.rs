@@ -103,4 +103,21 @@ pub const CLASSES: &[FaceClass] = &[
             },
         ],
     },
+    FaceClass {
+        name: "Recuo\\RetryAfter",
+        props: &[
+            Prop {
+                name: "kind",
+                field: "kind",
+                ty: PropType::String,
+                nullable: false,
+            },
+            Prop {
+                name: "waitMs",
+                field: "wait_ms",
+                ty: PropType::Int,
+                nullable: true,
+            },
+        ],
+    },
 ];

@@ -63,7 +63,6 @@ mod stats;
 mod values;
 mod verdict;
 
-use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::Zval;
 use recuo::{Backoff, ComRetry};
@@ -74,7 +73,7 @@ use crate::convert::{
     seed as seed_arg, Array, Bytes,
 };
 use crate::driver::{Callbacks, Judge};
-use crate::errors::{config_error, guarded, not_constructible};
+use crate::errors::{config_error, guarded};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
 use crate::loop_values::Attempt;
 use crate::machine::{BatchQueue, Next, Operation, Step};
@@ -288,46 +287,17 @@ pub fn retry_delay_ms(
     })
 }
 
-/// What a `Retry-After` value asks for: `kind` is `"seconds"`, `"date"`, `"unbounded"` or
-/// `"invalid"`; `waitMs` is the finite server wait in milliseconds, or null.
-#[php_class]
-#[php(name = "Recuo\\RetryAfter")]
-#[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone, Copy)]
-pub struct RetryAfter {
-    parsed: recuo::RetryAfter,
-}
-
-#[php_impl]
-impl RetryAfter {
-    /// Not constructible from PHP: `Recuo\parseRetryAfter` makes one.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\RetryAfter")
-    }
-
-    /// `"seconds"`, `"date"`, `"unbounded"` or `"invalid"`.
-    #[php(getter)]
-    pub fn get_kind(&self) -> &'static str {
-        self.parsed.kind()
-    }
-
-    /// The server's wait in milliseconds; null for `"unbounded"` and `"invalid"`.
-    #[php(getter)]
-    pub fn get_wait_ms(&self) -> Option<i64> {
-        self.parsed.wait_ms().map(php_int)
-    }
-}
-
 /// Reads a `Retry-After` value (seconds or an HTTP-date) as of `$nowMs` (milliseconds since
 /// the Unix epoch; the system clock when null).
 #[php_function]
 #[php(name = "Recuo\\parseRetryAfter")]
-pub fn parse_retry_after(value: Bytes, nowMs: Option<i64>) -> PhpResult<RetryAfter> {
+pub fn parse_retry_after(
+    value: Bytes,
+    nowMs: Option<i64>,
+) -> PhpResult<values::Instance<recuo::RetryAfterValue>> {
     guarded("Recuo\\parseRetryAfter", || {
-        Ok(RetryAfter {
-            parsed: recuo::parse_retry_after(value.0, now_ms(nowMs)),
-        })
+        let parsed = recuo::parse_retry_after(value.0, now_ms(nowMs));
+        values::instance(&recuo::RetryAfterValue::from(parsed))
     })
 }
 
@@ -412,7 +382,6 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
 fn seal_classes() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        properties::seal::<RetryAfter>();
         properties::seal::<Policy>();
         properties::seal::<Verdict>();
         properties::seal::<Attempt>();
@@ -472,7 +441,6 @@ mod entry {
             .request_startup_function(request_startup)
             .request_shutdown_function(request_shutdown)
             .constant(("Recuo\\VERSION", recuo::VERSION, &[]))
-            .class::<RetryAfter>()
             .class::<Policy>()
             .class::<Verdict>()
             .class::<Attempt>()

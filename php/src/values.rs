@@ -111,6 +111,10 @@ impl Face for recuo::Plan {
     const CLASS: &'static str = "Recuo\\Plan";
 }
 
+impl Face for recuo::RetryAfterValue {
+    const CLASS: &'static str = "Recuo\\RetryAfter";
+}
+
 /// The registered class entries, in the order of [`CLASSES`].
 static ENTRIES: [AtomicPtr<ClassEntry>; CLASSES.len()] =
     [const { AtomicPtr::new(ptr::null_mut()) }; CLASSES.len()];

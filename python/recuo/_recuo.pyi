@@ -6,7 +6,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
 
-from recuo._values import Plan, PolicyValue, Report, Stats, WhoAnswered
+from recuo._values import Plan, PolicyValue, Report, RetryAfter, Stats, WhoAnswered
 
 _T = TypeVar("_T")
 
@@ -30,7 +30,6 @@ __all__ = [
     "RedactedUrl",
     "Regulator",
     "ResultRecord",
-    "RetryAfter",
     "RetryBudget",
     "SharedFileError",
     "StatsRecorder",
@@ -118,22 +117,6 @@ class ConfigError(ValueError):
         "invalid_value",
     ]
     """The error's stable lower-case name."""
-
-@final
-class RetryAfter:
-    """What a Retry-After value asks for; made by ``parse_retry_after``.
-
-    Immutable, comparable and hashable.
-    """
-
-    @property
-    def kind(self) -> Literal["seconds", "date", "unbounded", "invalid"]:
-        """``"seconds"``, ``"date"``, ``"unbounded"`` or ``"invalid"``."""
-    @property
-    def wait_ms(self) -> int | None:
-        """The server's finite wait in milliseconds, or ``None`` when unbounded or invalid."""
-    def __eq__(self, value: object, /) -> bool: ...
-    def __hash__(self) -> int: ...
 
 def com_retry(
     tarefa: Callable[[], _T],
@@ -707,7 +690,9 @@ def _monotonic_ms() -> int:
 def _wait_ms_from_ns(ns: int) -> int:
     """A wait of ``ns`` nanoseconds in whole milliseconds, rounded up (private)."""
 
-def _read_value(name: Literal["Report", "Stats", "Plan", "WhoAnswered"], value: object, /) -> Any:
+def _read_value(
+    name: Literal["Report", "Stats", "Plan", "WhoAnswered", "RetryAfter"], value: object, /
+) -> Any:
     """The value named ``name`` whose plain form is ``value``, read by recuo's core (private:
     the classes' ``from_dict``)."""
 

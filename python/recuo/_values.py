@@ -21,10 +21,13 @@ __all__ = [
     "Origin",
     "Confidence",
     "WhoAnsweredValue",
+    "RetryAfterKind",
+    "RetryAfterValue",
     "Plan",
     "WhoAnswered",
     "Report",
     "Stats",
+    "RetryAfter",
 ]
 
 
@@ -389,3 +392,54 @@ class WhoAnswered:
 
 
 WhoAnswered.__module__ = "recuo"
+
+
+RetryAfterKind: TypeAlias = (
+    Literal["seconds"]
+    | Literal["date"]
+    | Literal["unbounded"]
+    | Literal["invalid"]
+)
+"""What kind of ``Retry-After`` value was read."""
+
+
+class RetryAfterValue(TypedDict):
+    """A ``Retry-After`` value as plain data, the form every language's ``RetryAfter`` has: its
+    kind and, for seconds and a date, the server's wait."""
+
+    kind: RetryAfterKind
+    """``seconds``, ``date``, ``unbounded`` or ``invalid``."""
+
+    wait_ms: int | None
+    """The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date;
+    null when unbounded or invalid."""
+
+
+@dataclass(frozen=True)
+class RetryAfter:
+    """A ``Retry-After`` value as plain data, the form every language's ``RetryAfter`` has: its
+    kind and, for seconds and a date, the server's wait."""
+
+    kind: RetryAfterKind
+    """``seconds``, ``date``, ``unbounded`` or ``invalid``."""
+
+    wait_ms: int | None
+    """The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date;
+    null when unbounded or invalid."""
+
+    def to_dict(self) -> RetryAfterValue:
+        """The plain form: a ``dict`` of plain data, as JSON writes it."""
+        return {
+            "kind": self.kind,
+            "wait_ms": self.wait_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, value: RetryAfterValue) -> RetryAfter:
+        """The value whose plain form is ``value``, checked by recuo's core: ``TypeError`` for
+        a value that is not a mapping, ``ValueError`` for a missing or unknown field or a
+        value of the wrong type."""
+        return _recuo._read_value("RetryAfter", value)  # type: ignore[no-any-return]
+
+
+RetryAfter.__module__ = "recuo"

@@ -184,8 +184,13 @@ pub(crate) fn retry_delay_ms(
 pub(crate) fn parse_retry_after(
     value: &Bound<'_, PyAny>,
     #[pyo3(from_py_with = now_ms_arg)] now_ms: Option<i64>,
-) -> PyResult<PyRetryAfter> {
-    read_retry_after(value, now_ms).map(PyRetryAfter)
+) -> PyResult<Py<PyAny>> {
+    let parsed = read_retry_after(value, now_ms)?;
+    crate::values::instance(
+        value.py(),
+        "RetryAfter",
+        &recuo::RetryAfterValue::from(parsed),
+    )
 }
 
 /// The backoff window before retry number ``attempt`` (from 0), in whole milliseconds:
@@ -207,33 +212,4 @@ pub(crate) fn backoff_window_ms(
         .validate()
         .map_err(|e| config_error(py, e))?;
     Ok(backoff.window_ms(attempt))
-}
-
-/// What a Retry-After value asks for: ``kind`` is ``"seconds"``, ``"date"``, ``"unbounded"``
-/// or ``"invalid"``; ``wait_ms`` is the server's finite wait in ms (``None`` when unbounded or
-/// invalid). Immutable, comparable and hashable; made by ``recuo.parse_retry_after``.
-#[pyclass(name = "RetryAfter", module = "recuo", frozen, eq, hash)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct PyRetryAfter(RetryAfter);
-
-#[pymethods]
-impl PyRetryAfter {
-    /// ``"seconds"``, ``"date"``, ``"unbounded"`` or ``"invalid"``.
-    #[getter]
-    fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-
-    /// The server's finite wait in milliseconds, or ``None`` when unbounded or invalid.
-    #[getter]
-    fn wait_ms(&self) -> Option<u64> {
-        self.0.wait_ms()
-    }
-
-    fn __repr__(&self) -> String {
-        match self.0.wait_ms() {
-            Some(ms) => format!("RetryAfter(kind='{}', wait_ms={ms})", self.0.kind()),
-            None => format!("RetryAfter(kind='{}', wait_ms=None)", self.0.kind()),
-        }
-    }
 }

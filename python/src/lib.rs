@@ -143,7 +143,6 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(values::stats_derived, m)?,
     )?;
     m.setattr("_stats_merge", wrap_pyfunction!(values::stats_merge, m)?)?;
-    m.add_class::<guide::PyRetryAfter>()?;
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
     m.add_class::<attempt::PyAttempt>()?;

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use recuo::{Plan, Report, Stats, WhoAnswered};
+use recuo::{Plan, Report, RetryAfter, RetryAfterValue, Stats, WhoAnswered};
 
 use crate::args::type_name;
 
@@ -114,7 +114,8 @@ pub(crate) fn value_of<T: DeserializeOwned>(
     read_plain(&plain)?.map_err(|why| PyValueError::new_err(format!("{what}: {why}")))
 }
 
-/// The value named ``name`` (``"Report"``, ``"Stats"``, ``"Plan"``, ``"WhoAnswered"``) whose
+/// The value named ``name`` (``"Report"``, ``"Stats"``, ``"Plan"``, ``"WhoAnswered"``,
+/// ``"RetryAfter"``) whose
 /// plain form is ``value``, read by recuo's core: ``TypeError`` unless a mapping,
 /// ``ValueError`` for a missing or unknown field or a value of the wrong type. Private: the
 /// classes' ``from_dict``.
@@ -139,6 +140,14 @@ pub(crate) fn read_value(
         "Stats" => read::<Stats>(py, name, value),
         "Plan" => read::<Plan>(py, name, value),
         "WhoAnswered" => read::<WhoAnswered>(py, name, value),
+        "RetryAfter" => {
+            let read: RetryAfterValue = read_plain(value)?
+                .map_err(|why| PyValueError::new_err(format!("not a recuo.{name}: {why}")))?;
+            let checked = RetryAfter::try_from(read).map_err(|e| {
+                PyValueError::new_err(format!("not a recuo.{name}: {e} (a kind and its wait)"))
+            })?;
+            instance(py, name, &RetryAfterValue::from(checked))
+        }
         _ => Err(PyValueError::new_err(format!("no value is named {name:?}"))),
     }
 }

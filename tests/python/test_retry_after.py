@@ -5,7 +5,7 @@ from __future__ import annotations
 import email.utils
 import math
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -155,7 +155,7 @@ def test_retry_after_repr_eq_hash() -> None:
     assert a != c
     assert a != d  # same wait, another kind
     assert d.wait_ms == a.wait_ms
-    assert a != (a.kind, a.wait_ms)
+    assert a != cast(object, (a.kind, a.wait_ms))
     assert len({a, b, c, d}) == 3
     assert type(a) is recuo.RetryAfter
 
@@ -171,9 +171,16 @@ def test_retry_after_is_frozen() -> None:
     assert (parsed.kind, parsed.wait_ms) == ("seconds", 12_000)
 
 
-def test_retry_after_is_made_by_parse_only() -> None:
+def test_retry_after_reads_back_through_the_core_only_whole() -> None:
     with pytest.raises(TypeError):
-        recuo.RetryAfter()
+        recuo.RetryAfter()  # type: ignore[call-arg]
+    parsed = recuo.parse_retry_after("12", NOW_MS)
+    assert recuo.RetryAfter.from_dict(parsed.to_dict()) == parsed
+    assert parsed.to_dict() == {"kind": "seconds", "wait_ms": 12_000}
+    for plain in ({"kind": "seconds", "wait_ms": None}, {"kind": "invalid", "wait_ms": 5},
+                  {"kind": "date", "wait_ms": 2**53}, {"kind": "soon", "wait_ms": None}):
+        with pytest.raises(ValueError, match="not a recuo.RetryAfter"):
+            recuo.RetryAfter.from_dict(plain)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

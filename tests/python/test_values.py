@@ -44,8 +44,12 @@ def a_who_answered() -> recuo.WhoAnswered:
     return recuo.who_answered({"CF-Ray": "8a1b", "Server": "cloudflare"})
 
 
-MAKERS: list[Callable[[], Any]] = [a_report, a_stats, a_plan, a_who_answered]
-IDS = ["Report", "Stats", "Plan", "WhoAnswered"]
+def a_retry_after() -> recuo.RetryAfter:
+    return recuo.parse_retry_after("12", 0)
+
+
+MAKERS: list[Callable[[], Any]] = [a_report, a_stats, a_plan, a_who_answered, a_retry_after]
+IDS = ["Report", "Stats", "Plan", "WhoAnswered", "RetryAfter"]
 
 
 def test_the_values_made_by_the_core() -> None:
