@@ -177,7 +177,7 @@ export interface StatsValue {
   min_spacing_ns: number | null;
 
   /**
-   * The first and the last start, ns on the monotonic clock.
+   * The first start, ns on the monotonic clock.
    */
   first_start_ns: number | null;
 

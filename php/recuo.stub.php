@@ -294,8 +294,6 @@ namespace Recuo {
      * `transport_retry` by failure (`['timeout' => 'never']`), `idempotent_methods` by method
      * (`['POST' => true]`).
      *
-     * PolicyValue: declared once in the core (recuo::PolicyValue).
-     *
      * <faces: PolicyValue>
      * @phpstan-type PolicyValue array{
      *     max_attempts?: int,
@@ -308,9 +306,9 @@ namespace Recuo {
      *     use_date_header?: bool,
      *     server_honours_keys?: bool,
      *     quota_403_as_rate_limit?: bool,
-     *     status_retry?: array<string, string>,
-     *     transport_retry?: array<string, string>,
-     *     idempotent_methods?: array<string, bool>,
+     *     status_retry?: array<array-key, string>,
+     *     transport_retry?: array<array-key, string>,
+     *     idempotent_methods?: array<array-key, bool>,
      * }
      * </faces>
      */

@@ -144,8 +144,16 @@ pub fn plan(
              that many connections"
         ));
     }
+    // A rate so slow that the interval passes what every language's number holds exactly.
+    let interval_ms = (1000.0 / per_s).round().min(crate::MAX_SAFE_MS as f64) as u64;
+    if interval_ms == crate::MAX_SAFE_MS {
+        warnings.push(format!(
+            "the interval between starts is beyond {} ms (the rate is extreme): shown as that",
+            crate::MAX_SAFE_MS
+        ));
+    }
     Ok(Plan {
-        interval_ms: (1000.0 / per_s).round() as u64,
+        interval_ms,
         duration_s,
         retries,
         in_flight,
@@ -168,6 +176,7 @@ mod tests {
         let tiny = Rate::per_second(1e-308).unwrap();
         let p = plan(10, tiny, tiny, 0.0, 0.0).unwrap();
         assert_eq!(p.duration_s, f64::MAX);
+        assert_eq!(p.interval_ms, crate::MAX_SAFE_MS);
     }
 
     use super::*;

@@ -160,7 +160,14 @@ impl Policy {
             let kind = Transport::from_name(kind).ok_or(unknown("transport"))?;
             rules.set_transport_rule(kind, rule(name)?);
         }
+        let mut seen = Vec::new();
         for (method, &yes) in &value.idempotent_methods {
+            // `post` and `POST` name one method: which one would win is not the caller's.
+            let upper = method.to_ascii_uppercase();
+            if seen.contains(&upper) {
+                return Err(ConfigError::InvalidValue);
+            }
+            seen.push(upper);
             rules.idempotent_methods = if yes {
                 rules
                     .idempotent_methods

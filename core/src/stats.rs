@@ -33,7 +33,7 @@ pub struct Stats {
     pub unavailable: u64,
     /// The shortest time between two consecutive starts, ns (null with fewer than 2).
     pub min_spacing_ns: Option<u64>,
-    /// The first and the last start, ns on the monotonic clock.
+    /// The first start, ns on the monotonic clock.
     pub first_start_ns: Option<u64>,
     /// The last start, ns on the monotonic clock.
     pub last_start_ns: Option<u64>,

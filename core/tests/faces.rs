@@ -253,7 +253,11 @@ fn python_type(ty: &Type) -> String {
 }
 
 fn python_doc(text: &str, indent: &str) -> String {
-    let text = text.replace('`', "``").replace("\"\"\"", "'''");
+    // The declarations say JSON's null; Python reads it as None.
+    let text = text
+        .replace('`', "``")
+        .replace("\"\"\"", "'''")
+        .replace(" null", " ``None``");
     let mut out = format!("{indent}\"\"\"");
     let mut width = indent.len() + 3;
     let mut line_empty = true;
@@ -501,7 +505,8 @@ fn php_type(ty: &Type, values: &[Value]) -> String {
         Type::Str => "string".into(),
         Type::Bool => "bool".into(),
         Type::Optional(t) => format!("{}|null", php_type(t, values)),
-        Type::Map(t) => format!("array<string, {}>", php_type(t, values)),
+        // PHP turns a decimal-string key ("418") into an int key.
+        Type::Map(t) => format!("array<array-key, {}>", php_type(t, values)),
         Type::List(t) => format!("list<{}>", php_type(t, values)),
         // PHPStan's local type aliases do not nest across classes: spell names out.
         Type::Value(n) => match values.iter().find(|v| v.name == *n).map(|v| &v.shape) {

@@ -11,11 +11,9 @@ import * as recuo from '../index.js';
 
 const { valid, invalid } = JSON.parse(readFileSync(new URL('../../tests/vectors/policies.json', import.meta.url), 'utf8'));
 
-// The status name of the core's error: the same in every language.
-const statusNamed = (core) => core;
 
 test('policies.json: valid values answer their plain form, which reads back', () => {
-  assert.ok(valid.length >= 8);
+  assert.equal(valid.length, 8);
   for (const c of valid) {
     const policy = recuo.Policy.fromValue(c.value);
     assert.deepEqual(policy.toValue(), c.expect, c.name);
@@ -28,11 +26,11 @@ test('policies.json: valid values answer their plain form, which reads back', ()
 });
 
 test('policies.json: invalid values are refused with the core\'s error', () => {
-  assert.ok(invalid.length >= 20);
+  assert.equal(invalid.length, 21);
   for (const c of invalid) {
     assert.throws(
       () => recuo.Policy.fromValue(c.value),
-      (e) => e instanceof recuo.RecuoError && e.status === statusNamed(c.error),
+      (e) => e instanceof recuo.RecuoError && e.status === c.error,
       `${c.name}: expected ${c.error}`,
     );
   }

@@ -737,6 +737,7 @@ impl Next {
         match &self.inner {
             CoreNext::Start { policy, .. } => Some(Policy {
                 inner: (**policy).clone(),
+                blank: false,
             }),
             _ => None,
         }

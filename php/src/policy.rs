@@ -50,6 +50,9 @@ pub(crate) const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub(crate) inner: recuo::Policy,
+    /// Only the object `unserialize()` makes (without a constructor) is blank until
+    /// `__unserialize()` fills it: every other policy is immutable.
+    pub(crate) blank: bool,
 }
 
 /// Guide A's policy. `unserialize()` makes the object without its constructor, then hands
@@ -58,6 +61,7 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             inner: recuo::Policy::guide_a(),
+            blank: true,
         }
     }
 }
@@ -245,7 +249,10 @@ impl Policy {
             .rules(rules)
             .build()
             .map_err(|e| config_error(function, None, e))?;
-        Ok(Policy { inner })
+        Ok(Policy {
+            inner,
+            blank: false,
+        })
     }
 }
 
@@ -334,7 +341,10 @@ impl Policy {
                     };
                     config_error(F, arg, e)
                 })?;
-            Ok(Policy { inner })
+            Ok(Policy {
+                inner,
+                blank: false,
+            })
         })
     }
 
@@ -342,6 +352,7 @@ impl Policy {
     pub fn guide_a() -> Policy {
         Policy {
             inner: recuo::Policy::guide_a(),
+            blank: false,
         }
     }
 
@@ -350,6 +361,7 @@ impl Policy {
     pub fn guide_b() -> Policy {
         Policy {
             inner: recuo::Policy::guide_b(),
+            blank: false,
         }
     }
 
@@ -358,6 +370,7 @@ impl Policy {
     pub fn adapters() -> Policy {
         Policy {
             inner: recuo::Policy::adapters(),
+            blank: false,
         }
     }
 
@@ -375,6 +388,7 @@ impl Policy {
         guarded(F, || {
             Ok(Policy {
                 inner: policy_of(F, (1, "value"), value)?,
+                blank: false,
             })
         })
     }
@@ -405,7 +419,15 @@ impl Policy {
     pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
         const F: &str = "Recuo\\Policy::__unserialize";
         guarded(F, || {
+            if !self.blank {
+                return Err(crate::errors::value_error_message(
+                    "Recuo\\Policy::__unserialize(): a policy is immutable; only the object \
+                     unserialize() makes is filled"
+                        .to_owned(),
+                ));
+            }
             self.inner = policy_of(F, (1, "data"), data)?;
+            self.blank = false;
             Ok(())
         })
     }
@@ -566,7 +588,10 @@ impl Policy {
                 .server_honours_keys(honoured)
                 .build()
                 .map_err(|e| config_error(F, None, e))?;
-            Ok(Policy { inner })
+            Ok(Policy {
+                inner,
+                blank: false,
+            })
         })
     }
 

@@ -305,7 +305,7 @@ fn any(value: &Value) -> Result<Zval, String> {
         Value::Bool(b) => zv.set_bool(*b),
         Value::Number(n) => match (n.as_i64(), n.as_u64()) {
             (Some(i), _) => zv.set_long(i),
-            (None, Some(_)) => zv.set_long(i64::MAX),
+            (None, Some(u)) => return Err(format!("{u} does not fit in a PHP int")),
             _ => zv.set_double(n.as_f64().unwrap_or(f64::NAN)),
         },
         Value::String(s) => zv.set_string(s, false).map_err(|e| e.to_string())?,
@@ -399,6 +399,12 @@ unsafe fn slot<'a>(object: &'a ZendObject, entry: &ClassEntry, name: &str) -> Op
 
 /// A PHP value as a plain one (lists only, as the table's arrays are).
 fn plain(zv: &Zval) -> Result<Value, String> {
+    plain_at(zv, 0)
+}
+
+/// [`plain`] of a value `depth` lists deep: the declared values' lists hold scalars only, so
+/// a list inside a list is refused (a PHP array may hold itself through a reference).
+fn plain_at(zv: &Zval, depth: usize) -> Result<Value, String> {
     let zv = zv.dereference();
     if zv.is_null() {
         Ok(Value::Null)
@@ -413,9 +419,12 @@ fn plain(zv: &Zval) -> Result<Value, String> {
     } else if let Some(s) = zv.str() {
         Ok(Value::String(s.to_owned()))
     } else if let Some(array) = zv.array().filter(|a| a.has_sequential_keys()) {
+        if depth > 0 {
+            return Err("a list inside a list is not a plain value here".to_owned());
+        }
         array
             .values()
-            .map(plain)
+            .map(|item| plain_at(item, depth + 1))
             .collect::<Result<_, _>>()
             .map(Value::Array)
     } else {

@@ -50,12 +50,12 @@ class PolicyValue(TypedDict, total=False):
     """``full``, ``equal``, ``decorrelated`` or ``none``."""
 
     deadline_ms: int | None
-    """The operation's whole time from the start of its first attempt, in milliseconds; null for
-    no limit."""
+    """The operation's whole time from the start of its first attempt, in milliseconds; ``None``
+    for no limit."""
 
     spread_ms: int | None
-    """The most added at random to a server's wait, in milliseconds; null for the smaller of the
-    backoff window and 1 s."""
+    """The most added at random to a server's wait, in milliseconds; ``None`` for the smaller of
+    the backoff window and 1 s."""
 
     idempotency_header: str
     """The header that carries the idempotency key (an HTTP token)."""
@@ -102,7 +102,7 @@ class ReportValue(TypedDict):
     """Attempts made."""
 
     reason: GiveUpReason | None
-    """Why it stopped without success; null when it succeeded (or has not stopped)."""
+    """Why it stopped without success; ``None`` when it succeeded (or has not stopped)."""
 
     elapsed_ms: int
     """Milliseconds from the start of the first attempt to the last decision."""
@@ -127,7 +127,7 @@ class Report(ReportFace):
     """Attempts made."""
 
     reason: GiveUpReason | None = None
-    """Why it stopped without success; null when it succeeded (or has not stopped)."""
+    """Why it stopped without success; ``None`` when it succeeded (or has not stopped)."""
 
     elapsed_ms: int = 0
     """Milliseconds from the start of the first attempt to the last decision."""
@@ -196,7 +196,7 @@ class StatsValue(TypedDict):
     """The shortest time between two consecutive starts, ns (null with fewer than 2)."""
 
     first_start_ns: int | None
-    """The first and the last start, ns on the monotonic clock."""
+    """The first start, ns on the monotonic clock."""
 
     last_start_ns: int | None
     """The last start, ns on the monotonic clock."""
@@ -238,7 +238,7 @@ class Stats(StatsFace):
     """The shortest time between two consecutive starts, ns (null with fewer than 2)."""
 
     first_start_ns: int | None = None
-    """The first and the last start, ns on the monotonic clock."""
+    """The first start, ns on the monotonic clock."""
 
     last_start_ns: int | None = None
     """The last start, ns on the monotonic clock."""
@@ -412,7 +412,7 @@ class RetryAfterValue(TypedDict):
 
     wait_ms: int | None
     """The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date;
-    null when unbounded or invalid."""
+    ``None`` when unbounded or invalid."""
 
 
 @dataclass(frozen=True)
@@ -425,7 +425,7 @@ class RetryAfter:
 
     wait_ms: int | None
     """The server's finite wait in milliseconds (at most 2^53 − 1) for seconds and a date;
-    null when unbounded or invalid."""
+    ``None`` when unbounded or invalid."""
 
     def to_dict(self) -> RetryAfterValue:
         """The plain form: a ``dict`` of plain data, as JSON writes it."""

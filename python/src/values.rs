@@ -3,7 +3,9 @@
 //! faces`). A core value becomes an instance through its plain form (serde), and an instance
 //! is read back the same way: no field is named here.
 
-use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyOverflowError, PyRecursionError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyDict, PyMapping, PyString, PyTuple};
@@ -88,8 +90,13 @@ pub(crate) fn read_plain<T: DeserializeOwned>(
     let json = py.import(pyo3::intern!(py, "json"))?;
     let text = match json.call_method(pyo3::intern!(py, "dumps"), (plain,), Some(&options)) {
         Ok(text) => text.extract::<String>()?,
-        // What `json` cannot write (a set, a NaN, a tuple as a key) is not plain data.
-        Err(e) if e.is_instance_of::<PyTypeError>(py) || e.is_instance_of::<PyValueError>(py) => {
+        // What `json` cannot write (a set, a NaN, a tuple as a key, lists nested past Python's
+        // recursion limit) is not plain data.
+        Err(e)
+            if e.is_instance_of::<PyTypeError>(py)
+                || e.is_instance_of::<PyValueError>(py)
+                || e.is_instance_of::<PyRecursionError>(py) =>
+        {
             return Ok(Err(e.value(py).to_string()));
         }
         Err(e) => return Err(e),

@@ -226,4 +226,18 @@ final class PolicyValueTest extends TestCase
             unserialize('O:12:"Recuo\Policy":1:{s:12:"max_attempts";i:2;}')->toArray(),
         );
     }
+
+    public function testAPolicyIsNotChangedByUnserializeAfterItIsMade(): void
+    {
+        $policy = \Recuo\Policy::guideA();
+        $same = $policy;
+        try {
+            $policy->__unserialize(['max_attempts' => 9]);
+            $this->fail('a made policy was changed');
+        } catch (\ValueError $e) {
+            $this->assertStringContainsString('a policy is immutable', $e->getMessage());
+        }
+        $this->assertSame(5, $same->maxAttempts);
+        $this->assertSame(3, unserialize(serialize(\Recuo\Policy::fromArray(['max_attempts' => 3])))->maxAttempts);
+    }
 }

@@ -47,6 +47,18 @@ final class ValueClassesTest extends TestCase
         $this->assertEquals($plan, unserialize(serialize($plan)));
         $this->assertSame(667, $plan->intervalMs);
 
+        // A report whose list holds a list (here one that holds itself through a reference,
+        // as unserialize() can make) is refused, never walked.
+        foreach (['a:1:{i:0;a:1:{i:0;R:5;}}', 'a:1:{i:0;a:1:{i:0;i:1;}}'] as $delays) {
+            $crafted = preg_replace('/s:8:"delaysMs";a:0:\{\}/', 's:8:"delaysMs";' . $delays, serialize($report));
+            try {
+                \Recuo\BatchQueue::endOf(unserialize($crafted));
+                $this->fail('a list inside a list was read');
+            } catch (\ValueError $e) {
+                $this->assertStringContainsString('a list inside a list is not a plain value', $e->getMessage());
+            }
+        }
+
         $empty = (new \ReflectionClass(\Recuo\Report::class))->newInstanceWithoutConstructor();
         $this->expectException(\ValueError::class);
         $this->expectExceptionMessage('is not initialized');

@@ -46,7 +46,7 @@ def refused(value: Any) -> recuo.ConfigError:
 
 
 def test_the_vector_has_cases() -> None:
-    assert (len(VALID), len(INVALID)) == (8, 20)
+    assert (len(VALID), len(INVALID)) == (8, 21)
 
 
 @pytest.mark.parametrize("case", VALID, ids=[c["name"] for c in VALID])
