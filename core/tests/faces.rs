@@ -663,6 +663,72 @@ fn php_table(values: &[Value]) -> String {
     out + "];\n"
 }
 
+/// A stub type with its class names in full (`?Report` in `Recuo` is `?Recuo\\Report`).
+fn php_qualified(namespace: &str, ty: &str) -> String {
+    let (nullable, base) = match ty.strip_prefix('?') {
+        Some(base) => ("?", base),
+        None => ("", ty),
+    };
+    let base = match base {
+        "int" | "string" | "bool" | "float" | "array" | "mixed" => base.to_string(),
+        _ => match base.strip_prefix('\\') {
+            Some(global) => global.to_string(),
+            None => format!("{namespace}\\{base}"),
+        },
+    };
+    format!("{nullable}{base}")
+}
+
+/// The `public readonly` properties the stub declares on the extension's other classes (the
+/// handles, and values the core does not declare yet): (class, [(property, type)]), names in
+/// full, in the stub's order.
+fn php_stub_properties(stub: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let mut namespace = String::new();
+    let mut classes: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for line in stub.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("namespace ") {
+            namespace = rest.trim_end_matches(['{', ';', ' ']).to_string();
+        } else if let Some(rest) = line
+            .strip_prefix("final class ")
+            .or_else(|| line.strip_prefix("class "))
+        {
+            let name = rest.split_whitespace().next().unwrap_or_default();
+            classes.push((format!("{namespace}\\{name}"), Vec::new()));
+        } else if let Some(rest) = line.strip_prefix("public readonly ") {
+            let mut words = rest.split_whitespace();
+            let (Some(ty), Some(name)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let name = name.trim_start_matches('$').trim_end_matches(';');
+            let (_, props) = classes.last_mut().expect("a property outside a class");
+            props.push((name.to_string(), php_qualified(&namespace, ty)));
+        }
+    }
+    classes.retain(|(class, props)| {
+        !props.is_empty() && !PHP_CLASSES.iter().any(|c| *class == format!("Recuo\\{c}"))
+    });
+    classes
+}
+
+/// The part of `php/src/faces.rs` that types the other classes' properties, from the stub.
+fn php_stub_table(stub: &str) -> String {
+    let mut out = String::from(
+        "\n/// The typed, readonly properties of the extension's other classes (its handles, and\n\
+         /// values the core does not declare yet), as `php/recuo.stub.php` declares them: (class,\n\
+         /// [(property, type)]), class names in full.\n\
+         #[rustfmt::skip]\n\
+         pub const STUB_PROPERTIES: &[(&str, &[(&str, &str)])] = &[\n",
+    );
+    for (class, props) in php_stub_properties(stub) {
+        let _ = writeln!(out, "    (\n        {class:?},\n        &[");
+        for (name, ty) in props {
+            let _ = writeln!(out, "            ({name:?}, {ty:?}),");
+        }
+        out += "        ],\n    ),\n";
+    }
+    out + "];\n"
+}
+
 /// `text` with the lines between `begin` and `end` (both kept) replaced by `body`.
 fn replace_between(text: &str, begin: &str, end: &str, body: &str, file: &str) -> String {
     let start = text
@@ -709,11 +775,13 @@ fn php_stub(values: &[Value]) -> String {
 #[test]
 fn committed_faces_are_current() {
     let values = declarations();
+    let stub = php_stub(&values);
+    let table = php_table(&values) + &php_stub_table(&stub);
     let faces = [
         ("python/recuo/_values.py", python(&values)),
         ("js/values.d.ts", typescript(&values)),
-        ("php/recuo.stub.php", php_stub(&values)),
-        ("php/src/faces.rs", php_table(&values)),
+        ("php/recuo.stub.php", stub),
+        ("php/src/faces.rs", table),
     ];
     let update = std::env::var_os("RECUO_UPDATE_FACES").is_some_and(|v| v == "1");
     let mut stale = Vec::new();

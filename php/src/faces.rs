@@ -121,3 +121,161 @@ pub const CLASSES: &[FaceClass] = &[
         ],
     },
 ];
+
+/// The typed, readonly properties of the extension's other classes (its handles, and
+/// values the core does not declare yet), as `php/recuo.stub.php` declares them: (class,
+/// [(property, type)]), class names in full.
+#[rustfmt::skip]
+pub const STUB_PROPERTIES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Recuo\\Policy",
+        &[
+            ("maxAttempts", "int"),
+            ("baseMs", "int"),
+            ("capMs", "int"),
+            ("jitter", "string"),
+            ("deadlineMs", "?int"),
+            ("spreadMs", "?int"),
+            ("idempotencyHeader", "string"),
+            ("useDateHeader", "bool"),
+            ("quota403IsRateLimit", "bool"),
+            ("serverHonoursKeys", "bool"),
+        ],
+    ),
+    (
+        "Recuo\\Verdict",
+        &[
+            ("verdict", "string"),
+            ("reason", "string"),
+            ("waitMs", "?int"),
+            ("waitUnbounded", "bool"),
+        ],
+    ),
+    (
+        "Recuo\\Attempt",
+        &[
+            ("number", "int"),
+            ("idempotencyKey", "string"),
+            ("idempotencyHeader", "string"),
+        ],
+    ),
+    (
+        "Recuo\\Step",
+        &[
+            ("kind", "string"),
+            ("attempt", "?int"),
+            ("untilMs", "?int"),
+            ("timeoutMs", "?int"),
+            ("delayMs", "?int"),
+            ("reason", "?string"),
+            ("retryAtMs", "?int"),
+            ("report", "?Recuo\\Report"),
+        ],
+    ),
+    (
+        "Recuo\\Operation",
+        &[
+            ("keySent", "string"),
+            ("idempotent", "bool"),
+            ("retryAtMs", "?int"),
+        ],
+    ),
+    (
+        "Recuo\\Next",
+        &[
+            ("kind", "string"),
+            ("index", "?int"),
+            ("policy", "?Recuo\\Policy"),
+            ("reason", "?string"),
+            ("stoppedBy", "?string"),
+        ],
+    ),
+    (
+        "Recuo\\BatchQueue",
+        &[
+            ("stopped", "?string"),
+        ],
+    ),
+    (
+        "Recuo\\LoopPool",
+        &[
+            ("remaining", "int"),
+            ("nested", "bool"),
+            ("owned", "bool"),
+        ],
+    ),
+    (
+        "Recuo\\Regulator",
+        &[
+            ("rate", "float"),
+            ("burst", "int"),
+        ],
+    ),
+    (
+        "Recuo\\ConcurrencyLimit",
+        &[
+            ("limit", "int"),
+            ("inFlight", "int"),
+            ("maxInFlight", "int"),
+        ],
+    ),
+    (
+        "Recuo\\Permit",
+        &[
+            ("released", "bool"),
+        ],
+    ),
+    (
+        "Recuo\\RetryBudget",
+        &[
+            ("ratio", "float"),
+            ("floorPerS", "float"),
+            ("windowS", "int"),
+        ],
+    ),
+    (
+        "Recuo\\Gate",
+        &[
+            ("regulator", "?Recuo\\Regulator"),
+            ("limit", "?Recuo\\ConcurrencyLimit"),
+            ("budget", "?Recuo\\RetryBudget"),
+        ],
+    ),
+    (
+        "Recuo\\BatchResult",
+        &[
+            ("status", "string"),
+            ("value", "mixed"),
+            ("error", "?Throwable"),
+            ("reason", "?string"),
+            ("stoppedBy", "?string"),
+            ("attempts", "int"),
+        ],
+    ),
+    (
+        "Recuo\\Stats",
+        &[
+            ("initial", "int"),
+            ("retries", "int"),
+            ("starts", "int"),
+            ("successes", "int"),
+            ("failures", "int"),
+            ("notStarted", "int"),
+            ("throttled", "int"),
+            ("unavailable", "int"),
+            ("minSpacingMs", "?float"),
+            ("meanSpacingMs", "?float"),
+            ("firstStartNs", "?int"),
+            ("lastStartNs", "?int"),
+            ("maxInFlight", "int"),
+        ],
+    ),
+    (
+        "Recuo\\BatchReport",
+        &[
+            ("results", "array"),
+            ("stats", "Recuo\\Stats"),
+            ("elapsedMs", "float"),
+        ],
+    ),
+];

@@ -1,5 +1,6 @@
 //! The value classes' properties as PHP declares its own: typed and `readonly` as
-//! `php/recuo.stub.php` says (the stub is compiled in and is the one source of the types), a
+//! `php/recuo.stub.php` says (through the table `make faces` writes from it,
+//! [`crate::faces::STUB_PROPERTIES`]; no stub is read at run time), a
 //! write an `Error` in PHP's own words (`Cannot modify readonly property
 //! Recuo\Policy::$maxAttempts`), and no dynamic properties (`Cannot create dynamic property`).
 //!
@@ -10,7 +11,7 @@
 //! `Exception: No setter available for this property.`; every property of this extension is
 //! a getter without a setter. So once the engine has registered every class (at the first
 //! request, as [`crate::arginfo`] does for the rate parameters), each property's declared
-//! type and flags are set from the stub, each class refuses dynamic properties, and the
+//! type and flags are set from that table, each class refuses dynamic properties, and the
 //! classes' `write_property` handler answers a write to a declared property with PHP's error
 //! before ext-php-rs's handler would. Reads still go through ext-php-rs's getters; the types
 //! change what Reflection, `php --re recuo` and var_export show, not what a getter answers.
@@ -29,8 +30,7 @@ use ext_php_rs::ffi::{
 use ext_php_rs::types::ZendStr;
 use ext_php_rs::zend::ExecutorGlobals;
 
-/// The stub: the declared types of every property.
-const STUB: &str = include_str!("../recuo.stub.php");
+use crate::faces::STUB_PROPERTIES;
 
 /// `ZEND_ACC_READONLY` (PHP 8.1 and later), which the bindings do not export.
 const ZEND_ACC_READONLY: u32 = 1 << 7;
@@ -50,51 +50,6 @@ type WriteProperty = unsafe extern "C" fn(
 fn originals() -> &'static Mutex<HashMap<usize, WriteProperty>> {
     static ORIGINALS: OnceLock<Mutex<HashMap<usize, WriteProperty>>> = OnceLock::new();
     ORIGINALS.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// The properties the stub declares: (class, [(property, type)]), class names in full.
-pub fn declared() -> Vec<(String, Vec<(String, String)>)> {
-    let mut namespace = String::new();
-    let mut classes: Vec<(String, Vec<(String, String)>)> = Vec::new();
-    for line in STUB.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix("namespace ") {
-            namespace = rest.trim_end_matches(['{', ';', ' ']).to_string();
-        } else if let Some(rest) = line
-            .strip_prefix("final class ")
-            .or_else(|| line.strip_prefix("class "))
-        {
-            let name = rest.split_whitespace().next().unwrap_or_default();
-            classes.push((format!("{namespace}\\{name}"), Vec::new()));
-        } else if let Some(rest) = line.strip_prefix("public readonly ") {
-            let mut words = rest.split_whitespace();
-            let (Some(ty), Some(name)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let name = name.trim_start_matches('$').trim_end_matches(';');
-            if let Some((_, props)) = classes.last_mut() {
-                props.push((name.to_string(), qualified(&namespace, ty)));
-            }
-        }
-    }
-    // The classes of the core's values are declared from their table (see `values`).
-    classes.retain(|(class, props)| !props.is_empty() && !crate::values::declares(class));
-    classes
-}
-
-/// A stub type with its class names in full (`?Report` in `Recuo` is `?Recuo\Report`).
-fn qualified(namespace: &str, ty: &str) -> String {
-    let (nullable, base) = match ty.strip_prefix('?') {
-        Some(base) => ("?", base),
-        None => ("", ty),
-    };
-    let base = match base {
-        "int" | "string" | "bool" | "float" | "array" | "mixed" => base.to_string(),
-        _ => match base.strip_prefix('\\') {
-            Some(global) => global.to_string(),
-            None => format!("{namespace}\\{base}"),
-        },
-    };
-    format!("{nullable}{base}")
 }
 
 /// The Zend type of a stub type (the name of a class type is kept for the process).
@@ -129,10 +84,10 @@ fn zend_type_of(ty: &str) -> zend_type {
 pub fn declare_properties() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for (class, props) in declared() {
+        for (class, props) in STUB_PROPERTIES {
             // SAFETY: on the engine's thread, at a request's startup, after module startup
             // registered the classes; see `declare`.
-            unsafe { declare(&class, &props) };
+            unsafe { declare(class, props) };
         }
     });
 }
@@ -155,7 +110,7 @@ unsafe fn class_entry(name: &str) -> *mut zend_class_entry {
 ///
 /// # Safety
 /// Must run on the engine's thread while no PHP code runs, after module startup.
-unsafe fn declare(class: &str, props: &[(String, String)]) {
+unsafe fn declare(class: &str, props: &[(&str, &str)]) {
     // SAFETY: see the function's contract.
     let entry = unsafe { class_entry(class) };
     if entry.is_null() {

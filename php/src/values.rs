@@ -128,11 +128,6 @@ fn class(name: &str) -> Option<(&'static FaceClass, &'static ClassEntry)> {
     Some((&CLASSES[index], entry))
 }
 
-/// Whether the table declares the class `name` (in full).
-pub fn declares(name: &str) -> bool {
-    CLASSES.iter().any(|c| c.name == name)
-}
-
 /// Registers every class of the table. Called from module startup.
 ///
 /// # Errors
