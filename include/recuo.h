@@ -1971,6 +1971,21 @@ double recuo_retry_delay_ms_seeded(const char *retry_after,
                                    uint64_t seed);
 
 /**
+ * `recuo_retry_delay_ms` for a header given as `len` bytes (a NUL among them is part of the
+ * value, which then is invalid, as every other language reads it): NULL `value` is no header.
+ * `seed` NULL draws from a generator seeded by the operating system; else as
+ * `recuo_retry_delay_ms_seeded`.
+ *
+ * # Safety
+ * `value` must be NULL or point to `len` readable bytes; `seed` NULL or a readable `uint64_t`.
+ */
+double recuo_retry_delay_ms_bytes(const uint8_t *value,
+                                  size_t len,
+                                  uint32_t attempt,
+                                  int64_t now_ms,
+                                  const uint64_t *seed);
+
+/**
  * The name of the `recuo_retry_after_kind` constant `kind` (`"seconds"`, `"date"`,
  * `"unbounded"`, `"invalid"`: the names every language uses), or `"unknown"`. Static: never
  * free it. NULL only if recuo panicked.

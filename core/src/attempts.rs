@@ -124,7 +124,7 @@ pub trait RetryAllowance {
 /// of a remote store's call made for an operation.
 pub(crate) fn instant_at(now_ms: u64, end_ms: Option<u64>) -> Option<std::time::Instant> {
     let left = end_ms?.saturating_sub(now_ms);
-    std::time::Instant::now().checked_add(std::time::Duration::from_millis(left))
+    crate::clock::instant_in(std::time::Duration::from_millis(left))
 }
 
 /// What happened to one operation: attempts, why it stopped, how long it took, and the

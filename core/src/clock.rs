@@ -75,8 +75,45 @@ impl Clock for SystemClock {
     }
 }
 
+/// The clocks a host hands the core where the system has none to give (WebAssembly in a
+/// JavaScript runtime: `performance.now()` and `Date.now()`): nanoseconds on a monotonic
+/// clock, and milliseconds since the Unix epoch.
+#[cfg(not(unix))]
+#[derive(Debug, Clone, Copy)]
+pub struct HostClocks {
+    /// Nanoseconds on the host's monotonic clock.
+    pub monotonic_ns: fn() -> u64,
+    /// Milliseconds since the Unix epoch, by the host's wall clock.
+    pub unix_ms: fn() -> i64,
+}
+
+#[cfg(not(unix))]
+static HOST_CLOCKS: std::sync::OnceLock<HostClocks> = std::sync::OnceLock::new();
+
+/// Gives the core the host's clocks, once, before anything reads the time; a second call is
+/// ignored (the first clocks stay, so time never jumps). Without it, a system that is not
+/// Unix is read through the standard library.
+#[cfg(not(unix))]
+pub fn set_host_clocks(clocks: HostClocks) {
+    let _ = HOST_CLOCKS.set(clocks);
+}
+
+/// Nanoseconds on the system's monotonic clock (`CLOCK_MONOTONIC`): the same clock in every
+/// process on the machine, which is what lets processes share a regulator. Where the system
+/// is not Unix, the host's clock ([`set_host_clocks`]) or the standard library's.
+#[cfg(not(unix))]
+pub fn monotonic_ns() -> u64 {
+    if let Some(clocks) = HOST_CLOCKS.get() {
+        return (clocks.monotonic_ns)();
+    }
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let origin = *ORIGIN.get_or_init(Instant::now);
+    u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// Nanoseconds on the system's monotonic clock (`CLOCK_MONOTONIC`): the same clock in every
 /// process on the machine, which is what lets processes share a regulator.
+#[cfg(unix)]
 #[allow(unsafe_code)]
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -131,8 +168,27 @@ pub fn coarse_monotonic_ms() -> u64 {
     monotonic_ns() / 1_000_000
 }
 
+/// The instant `d` from now, which bounds a remote store's call: `None` when it cannot be
+/// told — too far ahead, or a WebAssembly host, whose module has no clock of the standard
+/// library's (`Instant::now` would trap) and calls no store through it.
+pub(crate) fn instant_in(d: Duration) -> Option<Instant> {
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    {
+        let _ = d;
+        None
+    }
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    {
+        Instant::now().checked_add(d)
+    }
+}
+
 /// Milliseconds since the Unix epoch by the system clock (negative before 1970).
 pub fn unix_now_ms() -> i64 {
+    #[cfg(not(unix))]
+    if let Some(clocks) = HOST_CLOCKS.get() {
+        return (clocks.unix_ms)();
+    }
     match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),

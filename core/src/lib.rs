@@ -49,6 +49,7 @@ mod http_date;
 pub mod idempotency;
 pub mod journal;
 pub mod limit;
+#[cfg_attr(not(unix), path = "limit_file_unsupported.rs")]
 mod limit_file;
 pub mod operation;
 pub mod origin;
@@ -82,6 +83,8 @@ pub use clock::{
     coarse_monotonic_ms, monotonic_ms, monotonic_ns, unix_now_ms, wait_ms_from_ns, CancelToken,
     Clock, ManualClock, SystemClock,
 };
+#[cfg(not(unix))]
+pub use clock::{set_host_clocks, HostClocks};
 pub use curl::curl_transport;
 pub use drive::{
     drive, drive_from, AttemptContext, Driver, First, Notes, RetryError, Stopped, Told,

@@ -11,7 +11,9 @@ use crate::clock::CancelToken;
 use crate::limit_file::{FileLimit, FilePlaces};
 use crate::shm::SharedError;
 
-pub use crate::limit_file::LONGEST_POLL;
+/// The longest wait between two looks for a free place held in another process: a place
+/// freed there (or by its holder's death) is seen within this time.
+pub const LONGEST_POLL: Duration = Duration::from_millis(10);
 
 /// Why a concurrency limit in a shared file could not be made.
 #[derive(Debug)]
@@ -329,14 +331,18 @@ impl ConcurrencyLimit {
     }
 
     fn acquire_local(&self, timeout: Option<Duration>, cancel: &CancelToken) -> Option<Permit> {
+        // A zero timeout only looks, and reads no clock (a WebAssembly host has none to read).
+        let looks_only = timeout.is_some_and(|t| t.is_zero());
         // A timeout too long to add to the clock is no timeout.
-        let until = timeout.and_then(|t| Instant::now().checked_add(t));
+        let until = timeout
+            .filter(|_| !looks_only)
+            .and_then(|t| Instant::now().checked_add(t));
         let mut c = self.lock();
         loop {
             if c.in_flight < self.0.limit {
                 return Some(self.take(&mut c, None));
             }
-            if cancel.is_cancelled() {
+            if looks_only || cancel.is_cancelled() {
                 return None;
             }
             let mut slice = CANCEL_POLL;

@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::clock::CancelToken;
-use crate::limit::{RemoteLease, RemoteLimit, RemotePlace};
+use crate::limit::{RemoteLease, RemoteLimit, RemotePlace, LONGEST_POLL};
 use crate::shm::{open_private, Header, Mapping, SharedError, SharedState};
 
 /// The state at the start of the file: the header and the number of places.
@@ -50,10 +50,6 @@ const PLACES_AT: u64 = 4096;
 
 /// The first wait between two looks for a free place; it doubles up to [`LONGEST_POLL`].
 const FIRST_POLL: Duration = Duration::from_millis(1);
-
-/// The longest wait between two looks for a free place held in another process: a place
-/// freed there (or by its holder's death) is seen within this time.
-pub const LONGEST_POLL: Duration = Duration::from_millis(10);
 
 /// This process's view of the file.
 struct Held {

@@ -508,9 +508,8 @@ impl Operation {
         if let (Some(limit), None) = (gate.limit(), &self.entry.permit) {
             // A remote store's call ends by the deadline too (never later than the store's
             // own deadline; at the deadline itself, the store's least time for a round trip).
-            let calls_until = left_ms.and_then(|ms| {
-                std::time::Instant::now().checked_add(std::time::Duration::from_millis(ms))
-            });
+            let calls_until = left_ms
+                .and_then(|ms| crate::clock::instant_in(std::time::Duration::from_millis(ms)));
             let look = limit.acquire_slice(
                 Some(std::time::Duration::ZERO),
                 calls_until,

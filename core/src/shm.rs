@@ -4,13 +4,19 @@
 //! set-up itself holds an `flock`, which the kernel releases when a process dies.
 #![allow(unsafe_code)]
 
+#[cfg(unix)]
 use std::fs::{File, OpenOptions};
 use std::marker::PhantomData;
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
+#[cfg(unix)]
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+#[cfg(unix)]
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
+#[cfg(unix)]
+use std::sync::atomic::Ordering;
 
 /// A state that can live in a shared mapping: plain data and atomics, valid when zeroed.
 ///
@@ -19,6 +25,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// bit pattern — in particular all zeros — must be a valid value.
 pub(crate) unsafe trait SharedState: Sync + Sized {
     /// The header every state starts with.
+    #[cfg_attr(
+        not(unix),
+        allow(dead_code, reason = "read only when a file is mapped")
+    )]
     fn header(&self) -> &Header;
 }
 
@@ -44,8 +54,13 @@ impl Header {
 }
 
 /// "RECUOSHM" in ASCII: the state is set up.
+#[cfg_attr(
+    not(unix),
+    allow(dead_code, reason = "read only when a file is mapped")
+)]
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"RECUOSHM");
 
+#[cfg(unix)]
 /// "RECUOINI" in ASCII: a set-up began and has not finished. Only the holder of the file lock
 /// writes it, so an opener that finds it under the lock knows the set-up was interrupted
 /// (its process died) and does it again.
@@ -85,7 +100,7 @@ fn interrupted(step: SetUpStep) -> Result<(), SharedError> {
     Ok(())
 }
 
-#[cfg(not(test))]
+#[cfg(all(unix, not(test)))]
 #[inline(always)]
 fn interrupted(_step: SetUpStep) -> Result<(), SharedError> {
     Ok(())
@@ -149,6 +164,7 @@ impl From<std::io::Error> for SharedError {
     }
 }
 
+#[cfg(unix)]
 /// A state of type `T` mapped from a file.
 pub(crate) struct Mapping<T: SharedState> {
     ptr: NonNull<T>,
@@ -156,11 +172,14 @@ pub(crate) struct Mapping<T: SharedState> {
     _marker: PhantomData<T>,
 }
 
+#[cfg(unix)]
 // SAFETY: the mapping is shared memory holding only atomics and plain integers (SharedState).
 unsafe impl<T: SharedState> Send for Mapping<T> {}
+#[cfg(unix)]
 // SAFETY: as above; all mutation goes through atomics.
 unsafe impl<T: SharedState> Sync for Mapping<T> {}
 
+#[cfg(unix)]
 impl<T: SharedState> std::ops::Deref for Mapping<T> {
     type Target = T;
     fn deref(&self) -> &T {
@@ -169,6 +188,7 @@ impl<T: SharedState> std::ops::Deref for Mapping<T> {
     }
 }
 
+#[cfg(unix)]
 impl<T: SharedState> Drop for Mapping<T> {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly what open() mapped; nothing refers to it after drop.
@@ -178,9 +198,11 @@ impl<T: SharedState> Drop for Mapping<T> {
     }
 }
 
+#[cfg(unix)]
 /// An exclusive `flock` held until dropped (and released by the kernel if the process dies).
 pub(crate) struct FileLock<'f>(&'f File);
 
+#[cfg(unix)]
 impl<'f> FileLock<'f> {
     fn lock(file: &'f File) -> std::io::Result<Self> {
         loop {
@@ -196,6 +218,7 @@ impl<'f> FileLock<'f> {
     }
 }
 
+#[cfg(unix)]
 impl Drop for FileLock<'_> {
     fn drop(&mut self) {
         // SAFETY: unlocking the descriptor locked in lock().
@@ -205,6 +228,7 @@ impl Drop for FileLock<'_> {
     }
 }
 
+#[cfg(unix)]
 /// An error refusing the file at `path` for `why`.
 fn refused(path: &Path, why: &str) -> SharedError {
     SharedError::Io(std::io::Error::new(
@@ -213,6 +237,7 @@ fn refused(path: &Path, why: &str) -> SharedError {
     ))
 }
 
+#[cfg(unix)]
 /// Opens `path` for a shared state: never through a symbolic link, created `0600`, and only
 /// if it is a regular file of the effective user that nobody else may write.
 pub(crate) fn open_private(path: &Path) -> Result<File, SharedError> {
@@ -258,6 +283,7 @@ pub(crate) fn open_private(path: &Path) -> Result<File, SharedError> {
     Ok(file)
 }
 
+#[cfg(unix)]
 /// Gives `file` its `size` bytes of disk now, so that a full file system fails here rather
 /// than with SIGBUS on a later write to the mapping.
 fn reserve_space(file: &File, size: usize) -> Result<(), SharedError> {
@@ -277,6 +303,7 @@ fn reserve_space(file: &File, size: usize) -> Result<(), SharedError> {
     }
 }
 
+#[cfg(unix)]
 impl<T: SharedState> Mapping<T> {
     /// The file's exclusive lock, against every other opener of the file (each has its own
     /// open file description); threads sharing this mapping need a lock of their own too.
@@ -373,6 +400,54 @@ impl<T: SharedState> Mapping<T> {
         }
         check(&mapping)?;
         Ok(mapping)
+    }
+}
+
+/// Where the system is not Unix (WebAssembly): no file can be mapped, so no mapping is ever
+/// made, and opening one is a clear [`SharedError::Io`] (`Unsupported`).
+#[cfg(not(unix))]
+pub(crate) struct Mapping<T: SharedState> {
+    never: std::convert::Infallible,
+    _marker: PhantomData<T>,
+}
+
+#[cfg(not(unix))]
+impl<T: SharedState> std::ops::Deref for Mapping<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match self.never {}
+    }
+}
+
+/// Never held where no file can be mapped.
+#[cfg(not(unix))]
+pub(crate) struct FileLock<'f>(std::convert::Infallible, PhantomData<&'f ()>);
+
+/// The refusal of a shared file where the system offers none.
+#[cfg(not(unix))]
+pub(crate) fn unsupported(path: &Path) -> SharedError {
+    SharedError::Io(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        format!(
+            "{}: shared files need a Unix system (use a remote store to share limits here)",
+            path.display()
+        ),
+    ))
+}
+
+#[cfg(not(unix))]
+impl<T: SharedState> Mapping<T> {
+    pub(crate) fn lock(&self) -> Result<FileLock<'_>, SharedError> {
+        match self.never {}
+    }
+
+    pub(crate) fn open(
+        path: &Path,
+        _kind: u32,
+        _init: impl FnOnce(&T),
+        _check: impl FnOnce(&T) -> Result<(), SharedError>,
+    ) -> Result<Self, SharedError> {
+        Err(unsupported(path))
     }
 }
 

@@ -78,6 +78,10 @@ pub mod record;
 // What a host waiting with its own timers needs (the JavaScript package).
 pub mod js_support;
 
+// The WebAssembly build's exchange with its JavaScript host (no C program sees it).
+#[cfg(target_family = "wasm")]
+pub mod wasm;
+
 /// The C status of every core error is `100 +` the core's stable code (an I/O failure,
 /// core code 200, is C's 300): one numbering, whatever the language.
 #[cfg(test)]

@@ -36,8 +36,8 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, len: usize) -> Result<&'a str,
     std::str::from_utf8(b).map_err(|_| RECUO_ERR_NOT_UTF8)
 }
 
-/// The `len` bytes at `ptr` as a file path: any bytes (a path need not be UTF-8 on Unix). A
-/// NUL inside is left for the operating system to refuse.
+/// The `len` bytes at `ptr` as a file path: any bytes (a path need not be UTF-8 on Unix;
+/// elsewhere it must be). A NUL inside is left for the operating system to refuse.
 ///
 /// # Safety
 /// As [`bytes`].
@@ -45,10 +45,19 @@ pub(crate) unsafe fn path<'a>(
     ptr: *const c_char,
     len: usize,
 ) -> Result<&'a std::path::Path, recuo_status> {
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: forwarded from the caller.
-    let b = unsafe { bytes(ptr, len) }?;
-    Ok(std::path::Path::new(std::ffi::OsStr::from_bytes(b)))
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: forwarded from the caller.
+        let b = unsafe { bytes(ptr, len) }?;
+        Ok(std::path::Path::new(std::ffi::OsStr::from_bytes(b)))
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: forwarded from the caller.
+        let s = unsafe { text(ptr, len) }?;
+        Ok(std::path::Path::new(s))
+    }
 }
 
 /// The `count` values of type `T` at `ptr`. A NULL `ptr` is allowed only with `count == 0`.

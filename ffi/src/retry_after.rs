@@ -154,6 +154,36 @@ pub unsafe extern "C" fn recuo_retry_delay_ms_seeded(
     boundary(|| unsafe { delay(retry_after, attempt, now_ms, Some(seed)) })
 }
 
+/// `recuo_retry_delay_ms` for a header given as `len` bytes (a NUL among them is part of the
+/// value, which then is invalid, as every other language reads it): NULL `value` is no header.
+/// `seed` NULL draws from a generator seeded by the operating system; else as
+/// `recuo_retry_delay_ms_seeded`.
+///
+/// # Safety
+/// `value` must be NULL or point to `len` readable bytes; `seed` NULL or a readable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_delay_ms_bytes(
+    value: *const u8,
+    len: usize,
+    attempt: u32,
+    now_ms: i64,
+    seed: *const u64,
+) -> f64 {
+    boundary(|| {
+        // SAFETY: NULL or a readable `uint64_t` (the caller's word).
+        let seed = unsafe { seed.as_ref() }.copied();
+        let mut rng = LazyJitterRng::new(seed);
+        if value.is_null() {
+            return recuo::retry_delay_ms(None, attempt, now_ms, &mut rng);
+        }
+        // SAFETY: `len` readable bytes at a non-NULL `value` (the caller's word).
+        match unsafe { crate::ptr::bytes(value.cast(), len) } {
+            Ok(bytes) => parse_retry_after(bytes, now_ms).guide_b_delay_ms(attempt, &mut rng),
+            Err(_) => f64::NAN,
+        }
+    })
+}
+
 /// The name of the `recuo_retry_after_kind` constant `kind` (`"seconds"`, `"date"`,
 /// `"unbounded"`, `"invalid"`: the names every language uses), or `"unknown"`. Static: never
 /// free it. NULL only if recuo panicked.
@@ -242,6 +272,16 @@ mod tests {
         // SAFETY: the pointers are NULL or static C strings.
         unsafe {
             assert_eq!(recuo_retry_delay_ms(c"12".as_ptr(), 0, 0), 12_000.0);
+            // With its length, a NUL inside is part of the value: invalid, so a draw.
+            let seed = 7u64;
+            let nul = recuo_retry_delay_ms_bytes(b"12\x000".as_ptr(), 4, 0, 0, &seed);
+            let none = recuo_retry_delay_ms_bytes(std::ptr::null(), 0, 0, 0, &seed);
+            assert_eq!(nul, none);
+            assert!((0.0..=1000.0).contains(&nul), "{nul}");
+            assert_eq!(
+                recuo_retry_delay_ms_bytes(b"12".as_ptr(), 2, 0, 0, std::ptr::null()),
+                12_000.0
+            );
             assert_eq!(
                 recuo_retry_delay_ms(c"99999999999999999999".as_ptr(), 0, 0),
                 f64::INFINITY
