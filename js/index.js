@@ -4,9 +4,10 @@
 // `recuo/library`'s `openRecuo({ path })` loads one from a path of your choice.
 
 import { openLibrary } from './lib/native.js';
+import { loadWasm } from './lib/load.js';
 import { recuoApi } from './lib/api.js';
 
-const api = recuoApi(openLibrary());
+const api = recuoApi(process.env.RECUO_WASM === '1' ? loadWasm() : openLibrary());
 
 export const {
   version,

@@ -13,7 +13,17 @@ JS_PROFILE ?= debug
 JS_NATIVE  := $(JS_DIR)/native
 JS_CARGO_FLAGS := $(if $(filter release,$(JS_PROFILE)),--release,)
 
-.PHONY: js deps-js test-js
+.PHONY: js deps-js test-js wasm test-js-wasm test-js-deno test-js-bun
+
+# The core's C ABI as WebAssembly (js/recuo.wasm), built with Debian's rustc-web and lld
+# (scripts/wasm-toolchain.sh unpacks them into target/wasm-toolchain/; rustup's toolchain has
+# no wasm32 standard library), into a target folder of its own so that the two compilers never
+# share build artifacts.
+WASM_TARGET := wasm32-unknown-unknown
+WASM_OUT    := $(ROOT)/target/wasm/$(WASM_TARGET)/wasm/recuo.wasm
+# The test files of the native library alone (loading librecuo, shared files, Redis through
+# librecuo's client, the packed tarball with librecuo in it).
+JS_NATIVE_ONLY := library.test.js pack.test.js redis.test.js shared.test.js shared_limit.test.js
 
 deps-js: ## js/node_modules from js/package-lock.json (npm ci); Node and npm from apt only when node is missing
 	@scripts/install-deps.sh
@@ -26,3 +36,26 @@ js: deps-js ## build librecuo and bundle it into the npm package (js/native/libr
 
 test-js: js build-cli build-python ## the npm package's tests (node --test): vectors, recuo serve, a shared regulator with Python, npm pack
 	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PYTHON=$(VENV)/bin/python node --test test/*.test.js
+
+wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.wasm)
+	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && \
+	  LD_LIBRARY_PATH=$$tc/lib/x86_64-linux-gnu RUSTC=$$tc/bin/rustc RUSTC_BOOTSTRAP=1 \
+	  CARGO_TARGET_DIR=$(ROOT)/target/wasm CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=$$tc/lib/llvm-22/bin/wasm-ld \
+	  $(CARGO) build -q -p recuo-ffi --no-default-features --profile wasm --target $(WASM_TARGET) -Zbuild-std=std,panic_abort
+	@cp $(WASM_OUT) $(JS_DIR)/recuo.wasm.tmp && mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
+	@echo "wasm: js/recuo.wasm $$(stat -c %s $(JS_DIR)/recuo.wasm) bytes, $$(gzip -9 -c $(JS_DIR)/recuo.wasm | wc -c) gzipped"
+
+test-js-wasm: wasm deps-js build-cli build-python ## the npm package's tests over recuo.wasm instead of librecuo (the native-only ones skipped)
+	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PYTHON=$(VENV)/bin/python node --test $(JS_WASM_TESTS)
+
+# Deno and Bun come as the npm packages that hold their binaries (js/package.json's
+# devDependencies, installed by npm ci): the same test files, over recuo.wasm.
+DENO := $(JS_DIR)/node_modules/@deno/linux-x64-glibc/deno
+BUN  := $(JS_DIR)/node_modules/@oven/bun-linux-x64/bin/bun
+JS_WASM_TESTS = $(filter-out $(addprefix test/,$(JS_NATIVE_ONLY)),$(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.js)))
+
+test-js-deno: wasm deps-js build-cli ## the npm package's tests in Deno (deno test), over recuo.wasm
+	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo NO_COLOR=1 $(DENO) test --no-check --allow-all $(JS_WASM_TESTS)
+
+test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test), over recuo.wasm
+	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo $(BUN) test $(addprefix ./,$(JS_WASM_TESTS))

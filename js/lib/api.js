@@ -242,10 +242,11 @@ export function recuoApi(native) {
 
   /** Guide B's `retryDelayMs`: the server's wait, or a full-jitter draw from min(8000, 1000·2^attempt); `Infinity` for an unbounded wait. */
   function retryDelayMs(retryAfter, attempt, nowMs = Date.now(), { seed } = {}) {
-    const value = retryAfter == null ? null : String(retryAfter);
+    // The header's bytes with their length: a NUL inside is part of the value (invalid).
+    const value = retryAfter == null ? null : bytes(String(retryAfter));
     integer(attempt, 'attempt', 0xffffffff);
-    if (seed !== undefined) return f.recuo_retry_delay_ms_seeded(value, attempt, Math.trunc(nowMs), integer(seed, 'seed', Number.MAX_SAFE_INTEGER));
-    return f.recuo_retry_delay_ms(value, attempt, Math.trunc(nowMs));
+    const seeded = seed === undefined ? null : [integer(seed, 'seed', Number.MAX_SAFE_INTEGER)];
+    return f.recuo_retry_delay_ms_bytes(value, value === null ? 0 : value.length, attempt, Math.trunc(nowMs), seeded);
   }
 
   /** The backoff window: min(cap, base · 2^n), saturating. */
@@ -1106,19 +1107,29 @@ export function recuoApi(native) {
     CERT_HAS_EXPIRED: 'tls', DEPTH_ZERO_SELF_SIGNED_CERT: 'tls', SELF_SIGNED_CERT_IN_CHAIN: 'tls',
     UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'tls', UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'tls', ERR_TLS_CERT_ALTNAME_INVALID: 'tls',
     CERT_NOT_YET_VALID: 'tls', CERT_UNTRUSTED: 'tls',
+    // Bun's codes, on the error itself.
+    ConnectionRefused: 'connect', FailedToOpenSocket: 'connect', ConnectionClosed: 'reset',
   };
+  // Deno's fetch errors carry no code: what its messages say.
+  const FETCH_MESSAGES = [
+    [/error reading a body from connection|connection closed before message completed|connection reset/i, 'reset'],
+    [/tcp connect error|connection refused|dns error|failed to lookup address/i, 'connect'],
+    [/invalid peer certificate|certificate|tls handshake/i, 'tls'],
+  ];
 
   /** The transport kind of an error `fetch` threw (`connect`, `tls`, `timeout`, `reset`, `other`), or null for any other error. */
   function transportKind(error) {
     if (error == null || typeof error !== 'object') return null;
     if (error.name === 'TimeoutError') return 'timeout';
     if (!(error instanceof TypeError)) return null;
-    for (let e = error.cause, depth = 0; e != null && depth < 4; e = e.cause, depth++) {
-      const kind = FETCH_CODES[e.code];
+    for (let e = error, depth = 0; e != null && depth < 5; e = e.cause, depth++) {
+      const kind = Object.hasOwn(FETCH_CODES, e.code) ? FETCH_CODES[e.code] : undefined;
       if (kind) return kind;
       if (typeof e.code === 'string' && e.code.startsWith('ERR_TLS')) return 'tls';
     }
-    return error.message === 'fetch failed' || error.cause != null ? 'other' : null;
+    const message = String(error.message);
+    for (const [pattern, kind] of FETCH_MESSAGES) if (pattern.test(message)) return kind;
+    return error.message === 'fetch failed' || error.cause != null || /^error sending request/.test(message) ? 'other' : null;
   }
 
   async function release(response) {

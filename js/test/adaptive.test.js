@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 
 import * as recuo from '../index.js';
 import { haveRedis, redisServer } from './redis_server.js';
+import { nativeOnly } from './helpers.js';
 
 const run = promisify(execFile);
 const MS = 1_000_000;
@@ -56,7 +57,7 @@ function bSeesTheCut(b) {
   assert.equal(b.ratePerSecond, 10);
 }
 
-test('a 429 in one process halves the rate of another through a file', { timeout: 30000 }, async (t) => {
+test('a 429 in one process halves the rate of another through a file', { skip: nativeOnly, timeout: 30000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'recuo-js-adaptive-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, 'regulator');
@@ -71,7 +72,7 @@ test('a 429 in one process halves the rate of another through a file', { timeout
   b.close();
 });
 
-test('a 429 in one process halves the rate of another through Redis', { skip: skipRedis, timeout: 30000 }, async () => {
+test('a 429 in one process halves the rate of another through Redis', { skip: nativeOnly || skipRedis, timeout: 30000 }, async () => {
   const b = recuo.Regulator.redis(redis.url, 'js:adaptive', '10/s', { burst: 1, adaptive: true });
   assert.equal(await processA('redis', redis.url, 'js:adaptive'), '200000000');
   bSeesTheCut(b);

@@ -62,6 +62,15 @@ function bodyOf(c) {
   return c.method === 'GET' || c.method === 'HEAD' ? {} : { body: '{"amount": 100}' };
 }
 
+// Deno's and Bun's fetch send a request again, once, on their own when a connection they
+// reused drops before any answer: each attempt here gets a fresh connection, so the attempts
+// the server sees are the ones recuo decided.
+const freshConnection = globalThis.Deno
+  ? { client: globalThis.Deno.createHttpClient({ poolMaxIdlePerHost: 0 }) }
+  : process.versions.bun
+    ? { keepalive: false }
+    : {};
+
 /** Plays one case through the surface its style names: what it answered or threw, and its records. */
 async function play(base, c) {
   const p = c.policy;
@@ -88,7 +97,7 @@ async function play(base, c) {
       });
       answer = await recuo.retry(
         async (attempt) => {
-          const response = await fetch(url, { method: c.method, headers: { ...callers, ...attempt.headers }, ...bodyOf(c) });
+          const response = await fetch(url, { method: c.method, headers: { ...callers, ...attempt.headers }, ...bodyOf(c), ...freshConnection });
           // The body read inside the attempt: a body cut short is this attempt's failure.
           return new Response(await response.arrayBuffer(), response);
         },

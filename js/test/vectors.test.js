@@ -23,6 +23,17 @@ test('retry_after.json: parseRetryAfter', () => {
   }
 });
 
+test('retry_after.json through retryDelayMs: the same reading, a NUL byte included', () => {
+  const { cases } = load('retry_after.json');
+  for (const c of cases) {
+    const d = recuo.retryDelayMs(c.value, 0, c.now_ms, { seed: 7 });
+    // An invalid value is no header: the same seeded draw.
+    const want = c.kind === 'unbounded' ? Infinity : c.kind === 'invalid' ? recuo.retryDelayMs(null, 0, c.now_ms, { seed: 7 }) : c.wait_ms;
+    assert.equal(d, want, c.name);
+  }
+  assert.notEqual(recuo.retryDelayMs('12\u00000', 0, 0, { seed: 7 }), 12000, 'a NUL does not cut the value');
+});
+
 test('backoff.json: backoffWindowMs and its errors', () => {
   const { windows, errors } = load('backoff.json');
   for (const w of windows) assert.equal(recuo.backoffWindowMs(w.base_ms, w.cap_ms, w.n), w.window_ms, JSON.stringify(w));

@@ -1,0 +1,14 @@
+// Loads recuo.wasm from beside the package (Node, Deno, Bun read files): compiled once per
+// process, instantiated once per import.
+
+import { readFileSync } from 'node:fs';
+
+import { instantiate } from './wasm.js';
+
+const url = new URL('../recuo.wasm', import.meta.url);
+
+/** The library over the package's recuo.wasm. */
+export function loadWasm() {
+  const module = new WebAssembly.Module(readFileSync(url));
+  return instantiate(module, { path: url.pathname, from: 'the package' });
+}
