@@ -13,7 +13,7 @@ JS_PROFILE ?= debug
 JS_NATIVE  := $(JS_DIR)/native
 JS_CARGO_FLAGS := $(if $(filter release,$(JS_PROFILE)),--release,)
 
-.PHONY: js deps-js test-js wasm test-js-wasm test-js-deno test-js-bun
+.PHONY: js deps-js test-js wasm test-js-wasm test-js-deno test-js-bun test-js-runtimes
 
 # The core's C ABI as WebAssembly (js/recuo.wasm), built with Debian's rustc-web and lld
 # (scripts/wasm-toolchain.sh unpacks them into target/wasm-toolchain/; rustup's toolchain has
@@ -59,3 +59,6 @@ test-js-deno: wasm deps-js build-cli ## the npm package's tests in Deno (deno te
 
 test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test), over recuo.wasm
 	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo $(BUN) test $(addprefix ./,$(JS_WASM_TESTS))
+
+test-js-runtimes: wasm deps-js build-cli build-python ## the package's tests over recuo.wasm in Node, Deno and Bun at once (each mostly waits on timers and servers)
+	@$(MAKE) --no-print-directory -j3 --output-sync=target test-js-wasm test-js-deno test-js-bun
