@@ -24,6 +24,8 @@ WASM_OUT    := $(ROOT)/target/wasm/$(WASM_TARGET)/wasm/recuo.wasm
 # The test files of the native library alone (loading librecuo, shared files, Redis through
 # librecuo's client, the packed tarball with librecuo in it).
 JS_NATIVE_ONLY := library.test.js pack.test.js redis.test.js shared.test.js shared_limit.test.js
+# The test files of the WebAssembly build alone (its traps, its host).
+JS_WASM_ONLY := wasm.test.js
 
 deps-js: ## js/node_modules from js/package-lock.json (npm ci); Node and npm from apt only when node is missing
 	@scripts/install-deps.sh
@@ -35,7 +37,8 @@ js: deps-js ## build librecuo and bundle it into the npm package (js/native/libr
 	@mv $(JS_NATIVE)/librecuo.so.tmp $(JS_NATIVE)/librecuo.so
 
 test-js: js build-cli build-python ## the npm package's tests (node --test): vectors, recuo serve, a shared regulator with Python, npm pack
-	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PYTHON=$(VENV)/bin/python node --test test/*.test.js
+	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PYTHON=$(VENV)/bin/python node --test \
+	  $(filter-out $(addprefix test/,$(JS_WASM_ONLY)),$(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.js)))
 
 wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.wasm)
 	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && \

@@ -31,6 +31,7 @@ export const STRUCTS = {
 /** Every function the package calls, as recuo.h declares it (text as bytes with a length). */
 export const PROTOTYPES = [
   'const char *recuo_version(void)',
+  'uint32_t recuo_test_force_panic(void)',
   'const char *recuo_status_name(uint32_t code)',
   'uint32_t recuo_status_message(uint32_t code, _Out_ uint8_t *buf, size_t len, _Out_ size_t *written)',
   'int64_t recuo_now_ms(void)',

@@ -7,6 +7,7 @@
 // aligned to 8, a struct is as aligned as its most aligned field.
 
 import { OPAQUE, PROTOTYPES, STRUCTS } from './abi.js';
+import { RecuoError } from './api.js';
 
 /** Size (and alignment) and the module's value type of each scalar C type. */
 const SCALARS = {
@@ -78,6 +79,16 @@ const decoder = new TextDecoder();
 
 /** The scratch memory a call's arguments live in: 64 KiB reused, larger needs allocated. */
 const ARENA = 64 * 1024;
+/** The C ABI's status for a panic inside recuo (a bug), which a trap of the module is. */
+const PANIC = 900;
+
+/** A handle the module made: its address, in the instance that made it. */
+class Pointer {
+  constructor(address, instance) {
+    this.address = address;
+    this.instance = instance;
+  }
+}
 
 /**
  * Instantiates `module` (a `WebAssembly.Module`) and answers the library as lib/api.js takes
@@ -86,6 +97,12 @@ const ARENA = 64 * 1024;
  */
 export function instantiate(module, { path = 'recuo.wasm', from = 'the package' } = {}) {
   let memory;
+  let x;
+  let arena;
+  let top;
+  let extra = [];
+  /** Which instance is live: a trap replaces it, and handles of an older one are refused. */
+  let generation = 0;
   const host = {
     monotonic_ns: () => performance.now() * 1e6,
     unix_ms: () => Date.now(),
@@ -95,11 +112,6 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
       }
     },
   };
-  const instance = new WebAssembly.Instance(module, { recuo_host: host });
-  const x = instance.exports;
-  memory = x.memory;
-  x.recuo_wasm_init();
-
   let buffer = null;
   let u8;
   let view;
@@ -111,10 +123,37 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     }
   };
 
-  const arena = x.recuo_wasm_alloc(ARENA);
-  if (arena === 0) throw new WasmLoadError('recuo: the module has no memory for its arguments');
-  let top = arena;
-  let extra = [];
+  /** A fresh instance of the module: its own memory, the host's clocks given. */
+  const start = () => {
+    x = new WebAssembly.Instance(module, { recuo_host: host }).exports;
+    memory = x.memory;
+    buffer = null;
+    x.recuo_wasm_init();
+    arena = x.recuo_wasm_alloc(ARENA);
+    if (arena === 0) throw new WasmLoadError('recuo: the module has no memory for its arguments');
+    top = arena;
+    extra = [];
+    generation++;
+  };
+  start();
+  /** A trap: recuo panicked (a bug). The instance is dropped with everything it held. */
+  const trapped = (name, e) => {
+    start();
+    return new RecuoError(
+      PANIC,
+      'panic',
+      `recuo: panic: ${name} trapped in the WebAssembly module (${e.message}), a bug in recuo: please report it. ` +
+        'A fresh instance serves the next calls; objects made before are gone.',
+    );
+  };
+  const handle = (address) => (address === 0 ? null : new Pointer(address, generation));
+  /** A handle's address in the live instance; NULL for one a trap took (`frees` ignores it). */
+  const address = (v, frees) => {
+    if (v == null) return 0;
+    if (v instanceof Pointer && v.instance === generation) return v.address;
+    if (frees) return 0;
+    throw new RecuoError(PANIC, 'panic', 'recuo: panic: this object was made before the module trapped and restarted: make it again');
+  };
   /** `size` bytes of scratch aligned to 8, for the call under way. */
   const scratch = (size) => {
     const start = Math.ceil(top / 8) * 8;
@@ -192,7 +231,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     for (const { field, type, at: off } of LAYOUTS[name].fields) {
       const v = obj[field];
       if (type.depth > 0) {
-        const ptr = OPAQUE_NAMES.has(type.base) ? (v ?? 0) : copyIn(v, false);
+        const ptr = OPAQUE_NAMES.has(type.base) ? address(v, false) : copyIn(v, false);
         fresh();
         view.setUint32(at + off, ptr, true);
       } else {
@@ -204,8 +243,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
   const readStruct = (name, at, obj) => {
     for (const { field, type, at: off } of LAYOUTS[name].fields) {
       if (type.depth > 0) {
-        const ptr = view.getUint32(at + off, true);
-        obj[field] = ptr === 0 ? null : ptr;
+        obj[field] = handle(view.getUint32(at + off, true));
       } else {
         obj[field] = readScalar(at + off, type.base);
       }
@@ -221,7 +259,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
   };
 
   /** One argument's conversion: `before(arg)` answers the module's value; `after(arg, value)` reads back. */
-  function param(text) {
+  function param(text, frees) {
     const type = parseType(text.trim().replace(/\w+$/, ''));
     const { base, depth, out } = type;
     if (depth === 0) {
@@ -232,7 +270,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
       if (base === 'bool') return { before: (v) => (v ? 1 : 0) };
       return { before: (v) => Number(v) | 0 };
     }
-    if (OPAQUE_NAMES.has(base) && depth === 1) return { before: (v) => v ?? 0 };
+    if (OPAQUE_NAMES.has(base) && depth === 1) return { before: (v) => address(v, frees) };
     if (OPAQUE_NAMES.has(base) && depth === 2 && out) {
       return {
         before: () => {
@@ -242,8 +280,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
           return ptr;
         },
         after: (arg, ptr) => {
-          const handle = view.getUint32(ptr, true);
-          if (Array.isArray(arg)) arg[0] = handle === 0 ? null : handle;
+          if (Array.isArray(arg)) arg[0] = handle(view.getUint32(ptr, true));
         },
       };
     }
@@ -301,7 +338,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     const { base, depth } = parseType(text);
     if (base === 'void' && depth === 0) return () => undefined;
     if (depth > 0 && base === 'char') return (v) => cString(v);
-    if (depth > 0) return (v) => (v === 0 ? null : v);
+    if (depth > 0) return handle;
     if (base === 'bool') return (v) => v !== 0;
     if (base === 'uint32_t' || base === 'size_t') return (v) => v >>> 0;
     if (base === 'uint64_t') return (v) => fromBig(BigInt.asUintN(64, v));
@@ -314,16 +351,22 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     const m = /^(.*?)\b(recuo_[a-z0-9_]+)\((.*)\)$/.exec(proto);
     if (m === null) throw new WasmLoadError(`recuo: cannot read the prototype ${proto}`);
     const [, ret, name, list] = m;
-    const target = x[name];
-    if (typeof target !== 'function') throw new WasmLoadError(`recuo: the module lacks ${name}`);
-    const params = list.trim() === 'void' ? [] : list.split(',').map(param);
+    if (typeof x[name] !== 'function') throw new WasmLoadError(`recuo: the module lacks ${name}`);
+    // Giving back something a trap already took is nothing to do.
+    const frees = /_(free|release)$/.test(name);
+    const params = list.trim() === 'void' ? [] : list.split(',').map((p) => param(p, frees));
     const convert = result(ret);
     const n = params.length;
     const call = (...args) => {
       const values = new Array(n);
       try {
         for (let i = 0; i < n; i++) values[i] = params[i].before(args[i]);
-        const raw = target(...values);
+        let raw;
+        try {
+          raw = x[name](...values);
+        } catch (e) {
+          throw e instanceof WebAssembly.RuntimeError ? trapped(name, e) : e;
+        }
         fresh();
         for (let i = 0; i < n; i++) {
           const after = params[i].after;

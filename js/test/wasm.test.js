@@ -1,0 +1,31 @@
+// The WebAssembly build itself: a panic inside recuo (a trap of the module) is a RecuoError and
+// a fresh instance serves the next calls; what the module takes from its host.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { loadWasm } from '../lib/load.js';
+import { recuoApi, RecuoError } from '../lib/api.js';
+
+test('a trap is a RecuoError (900, panic); the next calls run on a fresh instance', () => {
+  const lib = loadWasm();
+  const recuo = recuoApi(lib);
+  const before = new recuo.Policy({ maxAttempts: 3 });
+  assert.throws(() => lib.fn.recuo_test_force_panic(), (e) => e instanceof RecuoError && e.code === 900 && e.status === 'panic' && /trapped/.test(e.message));
+  // What the old instance held is gone, and said so; closing it is harmless.
+  assert.throws(() => before.toValue(), (e) => e instanceof RecuoError && e.code === 900 && /made before the module trapped/.test(e.message));
+  before.close();
+  // The fresh instance answers as the first did.
+  assert.deepEqual(recuo.parseRetryAfter('12', 0), { kind: 'seconds', waitMs: 12000 });
+  assert.equal(new recuo.Policy({ maxAttempts: 3 }).toValue().max_attempts, 3);
+});
+
+test('the host gives the clocks and the randomness: jitter draws differ unseeded, agree seeded', () => {
+  const recuo = recuoApi(loadWasm());
+  const draws = new Set(Array.from({ length: 8 }, () => recuo.retryDelayMs(null, 10)));
+  assert.ok(draws.size > 1, `unseeded draws: ${[...draws]}`);
+  assert.equal(recuo.retryDelayMs(null, 10, 0, { seed: 3 }), recuo.retryDelayMs(null, 10, 0, { seed: 3 }));
+  const t0 = recuo.monotonicNs();
+  assert.ok(recuo.monotonicNs() >= t0);
+  assert.ok(Math.abs(Number(recuo.monotonicMs()) - performance.now()) < 1000, 'monotonic time is performance.now()');
+});
