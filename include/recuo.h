@@ -4545,6 +4545,12 @@ recuo_status recuo_gate_wait(const struct recuo_gate *gate,
 void recuo_pass_release(struct recuo_pass *pass);
 
 /**
+ * The name of the `recuo_batch_result_kind` constant `kind` (`"succeeded"`, `"gave_up"`,
+ * `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
+ */
+const char *recuo_batch_result_kind_name(uint32_t kind);
+
+/**
  * Runs `count` operations through one policy and one gate, `workers` at a time, with a
  * deadline for the whole batch, and reports what became of each and the batch's stats.
  * Blocks the calling thread until every operation has ended or the deadline
@@ -4593,12 +4599,6 @@ recuo_status recuo_batch_run(const struct recuo_policy *policy,
                              uint64_t deadline_ms,
                              struct recuo_batch_result *results,
                              struct recuo_stats *stats_out);
-
-/**
- * The name of the `recuo_batch_result_kind` constant `kind` (`"succeeded"`, `"gave_up"`,
- * `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
- */
-const char *recuo_batch_result_kind_name(uint32_t kind);
 
 /**
  * A queue of `len` operations under `policy` (copied), started at `now_ms` on your

@@ -21,6 +21,9 @@ JS_CARGO_FLAGS := $(if $(filter release,$(JS_PROFILE)),--release,)
 # share build artifacts.
 WASM_TARGET := wasm32-unknown-unknown
 WASM_OUT    := $(ROOT)/target/wasm/$(WASM_TARGET)/wasm/recuo.wasm
+# What rustc 1.96 (LLVM 22) emits for wasm32 by default, which wasm-opt must be told.
+WASM_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+  --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
 # The test files of the native library alone (loading librecuo, shared files, Redis through
 # librecuo's client, the packed tarball with librecuo in it).
 JS_NATIVE_ONLY := library.test.js pack.test.js redis.test.js shared.test.js shared_limit.test.js
@@ -45,7 +48,8 @@ wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.was
 	  LD_LIBRARY_PATH=$$tc/lib/x86_64-linux-gnu RUSTC=$$tc/bin/rustc RUSTC_BOOTSTRAP=1 \
 	  CARGO_TARGET_DIR=$(ROOT)/target/wasm CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=$$tc/lib/llvm-22/bin/wasm-ld \
 	  $(CARGO) build -q -p recuo-ffi --no-default-features --profile wasm --target $(WASM_TARGET) -Zbuild-std=std,panic_abort
-	@cp $(WASM_OUT) $(JS_DIR)/recuo.wasm.tmp && mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
+	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz --converge $(WASM_FEATURES) $(WASM_OUT) -o $(JS_DIR)/recuo.wasm.tmp
+	@mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
 	@echo "wasm: js/recuo.wasm $$(stat -c %s $(JS_DIR)/recuo.wasm) bytes, $$(gzip -9 -c $(JS_DIR)/recuo.wasm | wc -c) gzipped"
 
 test-js-wasm: wasm deps-js build-cli build-python ## the npm package's tests over recuo.wasm instead of librecuo (the native-only ones skipped)

@@ -2,7 +2,8 @@
 # Puts the toolchain that builds recuo's core as WebAssembly in target/wasm-toolchain/, and
 # prints that folder. rustup's toolchain here has no wasm32 standard library (and none can be
 # downloaded), so this takes Debian's: rustc-web 1.96 with its standard library's sources
-# (built with -Zbuild-std) and lld's wasm-ld. The packages are unpacked into a private folder
+# (built with -Zbuild-std), lld's wasm-ld, and binaryen's wasm-opt (which makes the module
+# smaller). The packages are unpacked into a private folder
 # with dpkg-deb -x, never installed: they would put a second rustc and cargo in /usr/bin.
 # Safe to run again: it prints only the folder when the toolchain is already there.
 set -euo pipefail
@@ -10,8 +11,8 @@ cd "$(dirname "$0")/.."
 
 VERSION=1.96
 DIR=$PWD/target/wasm-toolchain
-PACKAGES=(rustc-web "libstd-rust-web-$VERSION" libstd-rust-web-dev rust-web-src libllvm22 lld-22)
-STAMP=$DIR/.unpacked-$VERSION
+PACKAGES=(rustc-web "libstd-rust-web-$VERSION" libstd-rust-web-dev rust-web-src libllvm22 lld-22 binaryen)
+STAMP=$DIR/.unpacked-$VERSION-binaryen
 
 if [ ! -f "$STAMP" ]; then
   echo "wasm-toolchain: fetching ${PACKAGES[*]} (Debian) into $DIR" >&2

@@ -30,6 +30,8 @@ pub mod retry_after;
 
 pub mod backoff;
 
+// Blocking (sleeps on the calling thread): not in the WebAssembly build, whose host waits.
+#[cfg(not(target_family = "wasm"))]
 pub mod com_retry;
 
 pub mod transport;
@@ -46,8 +48,11 @@ pub mod http;
 
 pub mod cancel;
 
+#[cfg(not(target_family = "wasm"))]
 pub mod attempt_context;
 
+// Blocking (sleeps on the calling thread): not in the WebAssembly build, whose host waits.
+#[cfg(not(target_family = "wasm"))]
 pub mod retry;
 
 // The shared limits (SPEC §8, §9): rates and the planner, the regulator, the concurrency
@@ -63,6 +68,10 @@ pub mod budget;
 pub mod gate;
 
 pub mod batch;
+
+// Starts threads: not in the WebAssembly build.
+#[cfg(not(target_family = "wasm"))]
+pub mod batch_run;
 
 pub mod batch_queue;
 

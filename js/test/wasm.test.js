@@ -3,6 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 
 import { loadWasm } from '../lib/load.js';
 import { recuoApi, RecuoError } from '../lib/api.js';
@@ -28,4 +29,9 @@ test('the host gives the clocks and the randomness: jitter draws differ unseeded
   const t0 = recuo.monotonicNs();
   assert.ok(recuo.monotonicNs() >= t0);
   assert.ok(Math.abs(Number(recuo.monotonicMs()) - performance.now()) < 1000, 'monotonic time is performance.now()');
+});
+
+test('recuo.wasm is at most 250 kB, as the package promises', () => {
+  const size = statSync(new URL('../recuo.wasm', import.meta.url)).size;
+  assert.ok(size <= 250_000, `recuo.wasm is ${size} bytes`);
 });
