@@ -538,10 +538,15 @@ impl Cluster {
                     self.refresh_if_due(deadline);
                 }
                 Err(e) if is_lost(&e) || is_timeout(&e) => {
-                    if is_timeout(&e) {
+                    let cut = is_timeout(&e);
+                    if cut {
                         self.stale.store(true, Ordering::Relaxed);
                     }
-                    last = Some(e);
+                    // A try the deadline cut says less than what an earlier try was answered
+                    // (CLUSTERDOWN, TRYAGAIN, a lost connection): that is the one to name.
+                    if !(cut && last.as_ref().is_some_and(|l| !is_timeout(l))) {
+                        last = Some(e);
+                    }
                     redirects = 0;
                     if !self.pause(deadline) {
                         break;

@@ -415,6 +415,23 @@ fn a_cluster_that_stays_down_is_asked_again_until_the_deadline() {
 }
 
 #[test]
+fn a_try_the_deadline_cuts_does_not_hide_what_the_cluster_answered() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // CLUSTERDOWN once, then silence: the last try ends by the deadline, unanswered.
+    let answered = AtomicBool::new(false);
+    let down_then_silent = fake_node(move |_, _| {
+        (!answered.swap(true, Ordering::SeqCst))
+            .then(|| b"-CLUSTERDOWN The cluster is down\r\n".to_vec())
+    });
+    let (e, _) = open_error(&down_then_silent, Duration::from_millis(600));
+    assert!(e.contains("CLUSTERDOWN The cluster is down"), "{e}");
+    assert!(
+        e.contains("no master answered within the call's deadline"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_slot_map_past_the_reply_cap_is_refused() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
