@@ -175,6 +175,11 @@ export interface Attempt {
   readonly number: number;
   /** What is left of the deadline, ms; null without one. */
   readonly timeoutMs: number | null;
+  /**
+   * Aborts when the loop's `signal` does, or when the time the deadline leaves this attempt
+   * (`timeoutMs`) runs out, with a `TimeoutError`: pass it to `fetch`, and a server that
+   * trickles cannot outlive the deadline. Without a deadline, the loop's own `signal`.
+   */
   readonly signal: AbortSignal | undefined;
   /** The operation's idempotency key: one UUID v4, the same on every attempt. */
   readonly idempotencyKey: string;

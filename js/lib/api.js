@@ -134,14 +134,23 @@ export function recuoApi(native) {
       if (v < 0n) throw new RangeError(`${what} must not be negative`);
       return v;
     }
-    if (typeof v !== 'number' || !Number.isInteger(v)) throw new TypeError(`${what} must be an integer, not ${String(v)}`);
+    if (typeof v !== 'number') throw new TypeError(`${what} must be an integer, not ${String(v)}`);
+    if (!Number.isFinite(v)) throw new RangeError(`${what} must be a finite integer, not ${v}`);
+    if (!Number.isInteger(v)) throw new TypeError(`${what} must be an integer, not ${v}`);
     if (v < 0 || v > max) throw new RangeError(`${what} must be between 0 and ${max}; got ${v}`);
     return v;
   };
   const ms = (v, what) => {
-    if (typeof v !== 'number' || Number.isNaN(v)) throw new TypeError(`${what} must be a number of milliseconds, not ${String(v)}`);
-    if (v < 0) throw new RangeError(`${what} must not be negative`);
+    if (typeof v !== 'number') throw new TypeError(`${what} must be a number of milliseconds, not ${String(v)}`);
+    if (Number.isNaN(v) || v < 0 || v > Number.MAX_SAFE_INTEGER) {
+      throw new RangeError(`${what} must be between 0 and ${Number.MAX_SAFE_INTEGER} milliseconds; got ${v}`);
+    }
     return Math.round(v);
+  };
+  /** `v` if it is one of recuo's `Class` (or null/undefined: none), else a TypeError naming `what`. */
+  const oneOf = (v, Class, what) => {
+    if (v != null && !(v instanceof Class)) throw new TypeError(`${what} must be a recuo ${Class.name}, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
+    return v ?? null;
   };
 
   /** Any header collection (fetch `Headers`, a `Map`, `[name, value]` pairs, an object) as pairs. */
@@ -653,25 +662,25 @@ export function recuoApi(native) {
       check(call(stepBuffer));
       return stepFrom(stepBuffer);
     }
-    start(nowMs, unixMs = Date.now()) { return this._step((o) => f.recuo_attempts_start(this.ptr, nowMs, Math.trunc(unixMs), o)); }
-    entered(nowMs, passed) { return this._step((o) => f.recuo_attempts_entered(this.ptr, nowMs, Boolean(passed), o)); }
-    succeeded(nowMs) { return this._step((o) => f.recuo_attempts_succeeded(this.ptr, nowMs, o)); }
+    start(nowMs, unixMs = Date.now()) { return this._step((o) => f.recuo_attempts_start(this.ptr, integer(nowMs, 'nowMs'), Math.trunc(unixMs), o)); }
+    entered(nowMs, passed) { return this._step((o) => f.recuo_attempts_entered(this.ptr, integer(nowMs, 'nowMs'), Boolean(passed), o)); }
+    succeeded(nowMs) { return this._step((o) => f.recuo_attempts_succeeded(this.ptr, integer(nowMs, 'nowMs'), o)); }
     /**
      * Starts the operation whose first attempt was already made, begun at `nowMs` (`unixMs`
      * on the wall clock), before the machine existed: answers that attempt's `call` step;
      * tell its outcome next.
      */
     startAfterFirst(nowMs, unixMs = Date.now()) {
-      return this._step((o) => f.recuo_attempts_start_after_first(this.ptr, nowMs, Math.trunc(unixMs), o));
+      return this._step((o) => f.recuo_attempts_start_after_first(this.ptr, integer(nowMs, 'nowMs'), Math.trunc(unixMs), o));
     }
     /**
      * One look at the gate for the attempt of an `enter` step: `{ kind: 'wait', delayMs }`
      * (wait that long, then look again), or the next step (`call`, or `gave_up`).
      */
-    pollGate(nowMs) { return this._polled(f.recuo_attempts_poll_gate(this.ptr, nowMs, this._waitOut, stepBuffer), stepBuffer); }
+    pollGate(nowMs) { return this._polled(f.recuo_attempts_poll_gate(this.ptr, integer(nowMs, 'nowMs'), this._waitOut, stepBuffer), stepBuffer); }
     /** `pollGate` with the regulator asked at `regulatorNowNs` (fake clocks). */
     pollGateAt(nowMs, regulatorNowNs) {
-      return this._polled(f.recuo_attempts_poll_gate_at(this.ptr, nowMs, regulatorNowNs, this._waitOut, stepBuffer), stepBuffer);
+      return this._polled(f.recuo_attempts_poll_gate_at(this.ptr, integer(nowMs, 'nowMs'), integer(regulatorNowNs, 'regulatorNowNs'), this._waitOut, stepBuffer), stepBuffer);
     }
     /** `pollGate` on one of koffi's worker threads (a gate that asks a Redis server). */
     _pollGateLater(nowMs) {
@@ -700,18 +709,18 @@ export function recuoApi(native) {
      * `{ status, headers }` or null) — its record shows the first the machine takes.
      */
     failed(nowMs, seen = null, errorSeen = null) {
-      if (seen == null && errorSeen == null) return this._step((o) => f.recuo_attempts_failed(this.ptr, nowMs, o));
+      if (seen == null && errorSeen == null) return this._step((o) => f.recuo_attempts_failed(this.ptr, integer(nowMs, 'nowMs'), o));
       const a = cSeen(seen);
       const b = cSeen(errorSeen);
-      return this._step((o) => f.recuo_attempts_failed_noted(this.ptr, nowMs, a.outcome, a.headers, a.count, b.outcome, b.headers, b.count, o));
+      return this._step((o) => f.recuo_attempts_failed_noted(this.ptr, integer(nowMs, 'nowMs'), a.outcome, a.headers, a.count, b.outcome, b.headers, b.count, o));
     }
     /** The verdict on a failure; `seen` (or the verdict's own, from `classify`) is what its classifier saw. */
     judged(nowMs, verdict, seen = null) {
       const v = predicateVerdict(verdict);
       const saw = seen ?? (verdict != null && typeof verdict === 'object' ? verdict[SEEN] ?? null : null);
-      if (saw == null) return this._step((o) => f.recuo_attempts_judged(this.ptr, nowMs, v, o));
+      if (saw == null) return this._step((o) => f.recuo_attempts_judged(this.ptr, integer(nowMs, 'nowMs'), v, o));
       const a = cSeen(saw);
-      return this._step((o) => f.recuo_attempts_judged_seen(this.ptr, nowMs, v, a.outcome, a.headers, a.count, o));
+      return this._step((o) => f.recuo_attempts_judged_seen(this.ptr, integer(nowMs, 'nowMs'), v, a.outcome, a.headers, a.count, o));
     }
     /** What came back: a status (with the response's headers), a `Response`, or a transport kind. */
     responded(nowMs, outcome, headers) {
@@ -722,9 +731,9 @@ export function recuoApi(native) {
         h = headers ?? outcome.headers;
       }
       const list = cHeaders(h);
-      return this._step((out) => f.recuo_attempts_responded(this.ptr, nowMs, outcomeOf(o), list, list.length, out));
+      return this._step((out) => f.recuo_attempts_responded(this.ptr, integer(nowMs, 'nowMs'), outcomeOf(o), list, list.length, out));
     }
-    slept(nowMs) { return this._step((o) => f.recuo_attempts_slept(this.ptr, nowMs, o)); }
+    slept(nowMs) { return this._step((o) => f.recuo_attempts_slept(this.ptr, integer(nowMs, 'nowMs'), o)); }
     cancel() { check(f.recuo_attempts_cancel(this.ptr)); }
     stopQueue(reason) { check(f.recuo_attempts_stop_queue(this.ptr, constant(reasons, reason, 'reason'))); }
     /** The next record `{ level, line }` (a redacted JSON line), or null. */
@@ -749,7 +758,7 @@ export function recuoApi(native) {
     /** The give-up's message at `nowMs` (the machine's clock), its last attempt having come to `last`; '' unless it gave up. */
     giveUpMessage(nowMs, last) {
       const l = cLast(last);
-      return text((b, len, w) => f.recuo_attempts_give_up_message(this.ptr, nowMs, l, b, len, w));
+      return text((b, len, w) => f.recuo_attempts_give_up_message(this.ptr, integer(nowMs, 'nowMs'), l, b, len, w));
     }
     /** The operation's idempotency key: one UUID v4, the same for every attempt. */
     get idempotencyKey() {
@@ -909,7 +918,7 @@ export function recuoApi(native) {
     /** As `tryAcquire`, at your instant in nanoseconds (fake clocks): 0 or the wait in ns. */
     tryAcquireAt(nowNs, { cost = 1 } = {}) {
       const w = [0];
-      const rc = f.recuo_regulator_try_acquire_at(this.ptr, nowNs, integer(cost, 'cost', 0xffffffff), w);
+      const rc = f.recuo_regulator_try_acquire_at(this.ptr, integer(nowNs, 'nowNs'), integer(cost, 'cost', 0xffffffff), w);
       if (rc === WOULD_WAIT) return Number(w[0]);
       check(rc);
       return 0;
@@ -1081,6 +1090,9 @@ export function recuoApi(native) {
    */
   class Gate extends Handle {
     constructor({ regulator, limit, budget } = {}) {
+      oneOf(regulator, Regulator, 'regulator');
+      oneOf(limit, ConcurrencyLimit, 'limit');
+      oneOf(budget, RetryBudget, 'budget');
       super(f.recuo_gate_new(), f.recuo_gate_free, 'a gate');
       if (regulator) check(f.recuo_gate_set_regulator(this.ptr, regulator.ptr));
       if (limit) check(f.recuo_gate_set_limit(this.ptr, limit.ptr));
@@ -1190,6 +1202,8 @@ export function recuoApi(native) {
           } catch (e) {
             failed = true;
             result = e;
+          } finally {
+            attempt._end();
           }
           if (signal?.aborted) op.cancel();
           failure = result;
@@ -1301,12 +1315,45 @@ export function recuoApi(native) {
    */
   class Attempt {
     #keyed;
+    #outer;
+    #signal;
+    #timer;
+    #onAbort;
     constructor(number, timeoutMs, signal, idempotencyHeader, keyed) {
       this.number = number;
       this.timeoutMs = timeoutMs;
-      this.signal = signal;
+      this.#outer = signal;
       this.idempotencyHeader = idempotencyHeader;
       this.#keyed = keyed;
+    }
+    /**
+     * Aborts when the caller's signal does, or when the time the deadline leaves this attempt
+     * runs out (then with a `TimeoutError` the loop knows as the deadline's): hand it to
+     * `fetch`, and a server that trickles cannot outlive the deadline. Made when first read.
+     */
+    get signal() {
+      if (this.#signal === undefined) {
+        const outer = this.#outer;
+        if (this.timeoutMs == null) {
+          this.#signal = outer;
+        } else {
+          const controller = new AbortController();
+          const cut = Object.assign(new Error(`no answer within ${this.timeoutMs} ms, the time the deadline left`), { name: 'TimeoutError', [LATE]: true });
+          this.#timer = setTimeout(() => controller.abort(cut), this.timeoutMs);
+          if (outer?.aborted) controller.abort(outer.reason);
+          else if (outer) {
+            this.#onAbort = () => controller.abort(outer.reason);
+            outer.addEventListener('abort', this.#onAbort, { once: true });
+          }
+          this.#signal = controller.signal;
+        }
+      }
+      return this.#signal;
+    }
+    /** The attempt is over: its timer and its hold on the caller's signal go. */
+    _end() {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      if (this.#onAbort !== undefined) this.#outer.removeEventListener('abort', this.#onAbort);
     }
     get idempotencyKey() { return this.#keyed.idempotencyKey; }
     /** The headers recuo adds to this attempt, as the request's plan says: its idempotency key, or none. */

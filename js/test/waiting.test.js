@@ -149,3 +149,57 @@ test('bad input is a TypeError, RangeError or RecuoError, never a crash', async 
   assert.throws(() => new recuo.Policy({ jitter: 'lots' }), TypeError);
   await assert.rejects(recuo.retry('not a function'), TypeError);
 });
+
+test('every argument is checked before any call: a wrong type is a TypeError, a number out of range a RangeError', async () => {
+  assert.throws(() => new recuo.Gate({ regulator: '1/s' }), { name: 'TypeError', message: 'regulator must be a recuo Regulator, not "1/s"' });
+  assert.throws(() => new recuo.Gate({ limit: 2 }), TypeError);
+  assert.throws(() => new recuo.Gate({ budget: {} }), TypeError);
+  const regulator = new recuo.Regulator(5);
+  for (const bad of [-1, NaN, Infinity, 2 ** 64]) assert.throws(() => regulator.tryAcquireAt(bad), RangeError, String(bad));
+  assert.throws(() => regulator.tryAcquireAt('0'), TypeError);
+  await assert.rejects(regulator.acquire({ timeoutMs: Infinity }), RangeError);
+  await assert.rejects(regulator.acquire({ timeoutMs: NaN }), RangeError);
+  const op = new recuo.Operation(new recuo.Policy());
+  for (const bad of [-5, NaN, Infinity]) assert.throws(() => op.start(bad), RangeError, String(bad));
+  assert.throws(() => op.start(1.5), TypeError);
+  op.close();
+});
+
+test("retry over fetch: each attempt's signal ends by the deadline, so a server that trickles cannot outlive it", { timeout: 10000 }, async () => {
+  const { createServer } = await import('node:http');
+  // Headers promised, the body never finished: a byte every 50 ms, for ever.
+  const trickles = [];
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-length': '1000000' });
+    trickles.push(setInterval(() => res.write('x'), 50));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const policy = new recuo.Policy({ adapters: true, deadlineMs: 400, baseMs: 1, capMs: 2 });
+  const started = performance.now();
+  let signalOfTheAttempt;
+  try {
+    await assert.rejects(
+      recuo.retry(async (attempt) => {
+        signalOfTheAttempt = attempt.signal;
+        const response = await fetch(url, { signal: attempt.signal });
+        return new Response(await response.arrayBuffer(), response);
+      }, { policy }),
+      (e) => e.name === 'TimeoutError' || e instanceof recuo.GiveUpError,
+    );
+    const took = performance.now() - started;
+    assert.ok(took >= 350 && took < 3000, `gave up after ${took} ms`);
+    assert.ok(signalOfTheAttempt.aborted, "the attempt's signal fired");
+  } finally {
+    trickles.forEach(clearInterval);
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test('an attempt with no deadline hands over the caller\'s own signal', async () => {
+  const controller = new AbortController();
+  let seen;
+  await recuo.retry(async (attempt) => { seen = attempt.signal; return 1; }, { policy: new recuo.Policy({ adapters: true, deadlineMs: null }), signal: controller.signal });
+  assert.equal(seen, controller.signal);
+});
