@@ -147,6 +147,13 @@ export function recuoApi(native) {
     }
     return Math.round(v);
   };
+  /** A file's path as bytes: a non-empty string or bytes, never `String(null)`'s "null". */
+  const pathBytes = (path) => {
+    if (!(typeof path === 'string' || path instanceof Uint8Array) || path.length === 0) {
+      throw new TypeError(`path must be a non-empty string, not ${String(path)}`);
+    }
+    return bytes(path);
+  };
   /** `v` if it is one of recuo's `Class` (or null/undefined: none), else a TypeError naming `what`. */
   const oneOf = (v, Class, what) => {
     if (v != null && !(v instanceof Class)) throw new TypeError(`${what} must be a recuo ${Class.name}, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
@@ -899,7 +906,7 @@ export function recuoApi(native) {
      * set up, and every process that opens it must agree.
      */
     static shared(path, perSecond, { burst = 1, adaptive = false } = {}) {
-      const p = bytes(path);
+      const p = pathBytes(path);
       const out = [null];
       const detail = Buffer.alloc(512);
       const rc = f.recuo_regulator_new_shared_with(p, p.length, rate(perSecond), integer(burst, 'burst', 0xffffffff), Boolean(adaptive), out, detail, detail.length);
@@ -1000,7 +1007,7 @@ export function recuoApi(native) {
      * included) comes back at once: the kernel releases its lock.
      */
     static shared(path, limit) {
-      const p = bytes(path);
+      const p = pathBytes(path);
       const out = [null];
       const detail = Buffer.alloc(512);
       const rc = f.recuo_concurrency_limit_new_shared(p, p.length, integer(limit, 'limit', 0xffffffff), out, detail, detail.length);
