@@ -48,6 +48,11 @@ export class GiveUpError extends Error {
   }
 }
 
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** UTF-8 bytes as text. */
+export const utf8 = (b) => decoder.decode(b);
+
 const VERDICT = Symbol.for('recuo.verdict');
 const SEEN = Symbol('recuo.seen');
 
@@ -99,10 +104,10 @@ export function recuoApi(native) {
   const reasonName = (code) => (code === 0 ? null : reasons.byCode.get(code) ?? null);
 
   function statusMessage(code) {
-    const buf = Buffer.alloc(512);
+    const buf = new Uint8Array(512);
     const written = [0];
     f.recuo_status_message(code, buf, buf.length, written);
-    return buf.subarray(0, Number(written[0])).toString('utf8');
+    return utf8(buf.subarray(0, Number(written[0])));
   }
 
   function check(code, detail) {
@@ -112,12 +117,12 @@ export function recuoApi(native) {
     }
   }
 
-  const bytes = (s) => (Buffer.isBuffer(s) ? s : s instanceof Uint8Array ? Buffer.from(s) : Buffer.from(String(s), 'utf8'));
+  const bytes = (s) => (s instanceof Uint8Array ? s : encoder.encode(String(s)));
 
   /** Text the library writes into a buffer of ours, grown until it fits. */
   function text(call, cap = 256) {
     for (;;) {
-      const buf = Buffer.alloc(cap);
+      const buf = new Uint8Array(cap);
       const written = [0];
       const rc = call(buf, cap, written);
       if (rc === BUFFER_TOO_SMALL) {
@@ -125,7 +130,7 @@ export function recuoApi(native) {
         continue;
       }
       check(rc);
-      return buf.subarray(0, Number(written[0])).toString('utf8');
+      return utf8(buf.subarray(0, Number(written[0])));
     }
   }
 
@@ -249,7 +254,7 @@ export function recuoApi(native) {
 
   /** A `Retry-After` value: `{ kind, waitMs }` — waitMs `Infinity` for unbounded, `null` for invalid. */
   function parseRetryAfter(value, nowMs = Date.now()) {
-    const b = value == null ? Buffer.alloc(0) : bytes(value);
+    const b = value == null ? new Uint8Array(0) : bytes(value);
     const out = {};
     check(f.recuo_parse_retry_after(b, b.length, Math.trunc(nowMs), out));
     const kind = kinds.byCode.get(out.kind);
@@ -292,7 +297,7 @@ export function recuoApi(native) {
 
   /** A new native policy from its plain form: the core reads it and checks it. */
   function policyFromValue(value) {
-    const b = Buffer.from(plainJson(value), 'utf8');
+    const b = encoder.encode(plainJson(value));
     const out = [null];
     check(f.recuo_policy_from_json(b, b.length, out));
     return out[0];
@@ -544,21 +549,23 @@ export function recuoApi(native) {
   // A step comes back in one scratch buffer, read field by field (every call is synchronous,
   // so one buffer serves them all): koffi decoding the struct into a new object cost ~3 µs a
   // step, several times the machine's own work.
-  const stepBuffer = Buffer.alloc(koffi.sizeof('recuo_step'));
+  const stepBuffer = new Uint8Array(koffi.sizeof('recuo_step'));
   const stepAt = Object.fromEntries(['kind', 'attempt', 'delay_ms', 'has_until', 'until_ms', 'has_timeout', 'timeout_ms',
     'reason', 'has_retry_at', 'retry_at_ms'].map((field) => [field, koffi.offsetof('recuo_step', field)]));
-  const u64At = (b, at) => Number(b.readBigUInt64LE(at));
+  const stepView = new DataView(stepBuffer.buffer);
+  const u64At = (v, at) => Number(v.getBigUint64(at, true));
 
   /** The step in `b` (a recuo_step's bytes). */
   function stepFrom(b) {
-    const kind = steps.byCode.get(b.readUInt32LE(stepAt.kind));
-    const step = { kind, attempt: b.readUInt32LE(stepAt.attempt) };
-    if (kind === 'enter') step.untilMs = b[stepAt.has_until] ? u64At(b, stepAt.until_ms) : null;
-    else if (kind === 'call') step.timeoutMs = b[stepAt.has_timeout] ? u64At(b, stepAt.timeout_ms) : null;
-    else if (kind === 'sleep') step.delayMs = u64At(b, stepAt.delay_ms);
+    const v = b === stepBuffer ? stepView : new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const kind = steps.byCode.get(v.getUint32(stepAt.kind, true));
+    const step = { kind, attempt: v.getUint32(stepAt.attempt, true) };
+    if (kind === 'enter') step.untilMs = b[stepAt.has_until] ? u64At(v, stepAt.until_ms) : null;
+    else if (kind === 'call') step.timeoutMs = b[stepAt.has_timeout] ? u64At(v, stepAt.timeout_ms) : null;
+    else if (kind === 'sleep') step.delayMs = u64At(v, stepAt.delay_ms);
     else if (kind === 'gave_up') {
-      step.reason = reasonName(b.readUInt32LE(stepAt.reason));
-      step.retryAtMs = b[stepAt.has_retry_at] ? u64At(b, stepAt.retry_at_ms) : null;
+      step.reason = reasonName(v.getUint32(stepAt.reason, true));
+      step.retryAtMs = b[stepAt.has_retry_at] ? u64At(v, stepAt.retry_at_ms) : null;
     }
     return step;
   }
@@ -691,7 +698,7 @@ export function recuoApi(native) {
     }
     /** `pollGate` on one of koffi's worker threads (a gate that asks a Redis server). */
     _pollGateLater(nowMs) {
-      const out = Buffer.alloc(stepBuffer.length);
+      const out = new Uint8Array(stepBuffer.length);
       return new Promise((resolve, reject) => {
         f.recuo_attempts_poll_gate.async(this.ptr, nowMs, this._waitOut, out, (err, rc) => {
           if (err) reject(err);
@@ -746,14 +753,14 @@ export function recuoApi(native) {
     /** The next record `{ level, line }` (a redacted JSON line), or null. */
     pollRecord() {
       for (let cap = 1024; ; cap *= 4) {
-        const buf = Buffer.alloc(cap);
+        const buf = new Uint8Array(cap);
         const level = [0];
         const written = [0];
         const rc = f.recuo_attempts_poll_record(this.ptr, level, buf, cap, written);
         if (rc === BUFFER_TOO_SMALL) continue;
         check(rc);
         if (level[0] === 0) return null;
-        return { level: levels.byCode.get(level[0]), line: buf.subarray(0, Number(written[0])).toString('utf8') };
+        return { level: levels.byCode.get(level[0]), line: utf8(buf.subarray(0, Number(written[0]))) };
       }
     }
     /** How the operation's end reaches a caller of `style` (`'client'`, `'guide'`), its last attempt having come to `last`. */
@@ -769,10 +776,10 @@ export function recuoApi(native) {
     }
     /** The operation's idempotency key: one UUID v4, the same for every attempt. */
     get idempotencyKey() {
-      const buf = Buffer.alloc(37);
+      const buf = new Uint8Array(37);
       const written = [0];
       check(f.recuo_attempts_idempotency_key(this.ptr, buf, buf.length, written));
-      return buf.subarray(0, Number(written[0])).toString('utf8');
+      return utf8(buf.subarray(0, Number(written[0])));
     }
     report() {
       const r = {};
@@ -827,14 +834,14 @@ export function recuoApi(native) {
     /** The next record the queue made (an operation it did not start): `{ level, line }`, or null. */
     pollRecord() {
       for (let cap = 1024; ; cap *= 4) {
-        const buf = Buffer.alloc(cap);
+        const buf = new Uint8Array(cap);
         const level = [0];
         const written = [0];
         const rc = f.recuo_batch_queue_poll_record(this.ptr, level, buf, cap, written);
         if (rc === BUFFER_TOO_SMALL) continue;
         check(rc);
         if (level[0] === 0) return null;
-        return { level: levels.byCode.get(level[0]), line: buf.subarray(0, Number(written[0])).toString('utf8') };
+        return { level: levels.byCode.get(level[0]), line: utf8(buf.subarray(0, Number(written[0]))) };
       }
     }
     next(nowMs) {
@@ -908,10 +915,10 @@ export function recuoApi(native) {
     static shared(path, perSecond, { burst = 1, adaptive = false } = {}) {
       const p = pathBytes(path);
       const out = [null];
-      const detail = Buffer.alloc(512);
+      const detail = new Uint8Array(512);
       const rc = f.recuo_regulator_new_shared_with(p, p.length, rate(perSecond), integer(burst, 'burst', 0xffffffff), Boolean(adaptive), out, detail, detail.length);
       const nul = detail.indexOf(0);
-      check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
+      check(rc, utf8(detail.subarray(0, nul < 0 ? detail.length : nul)));
       return new Regulator(undefined, { _ptr: out[0] });
     }
     /** Takes a start now if one is allowed: 0, or the whole milliseconds to wait, rounded up (nothing taken). */
@@ -1009,10 +1016,10 @@ export function recuoApi(native) {
     static shared(path, limit) {
       const p = pathBytes(path);
       const out = [null];
-      const detail = Buffer.alloc(512);
+      const detail = new Uint8Array(512);
       const rc = f.recuo_concurrency_limit_new_shared(p, p.length, integer(limit, 'limit', 0xffffffff), out, detail, detail.length);
       const nul = detail.indexOf(0);
-      check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
+      check(rc, utf8(detail.subarray(0, nul < 0 ? detail.length : nul)));
       const made = new ConcurrencyLimit(undefined, { _ptr: out[0] });
       made._poll = 10; // another process's place is seen within 10 ms
       return made;
@@ -1545,7 +1552,7 @@ export function recuoApi(native) {
     return copy;
   }
 
-  /** A body `fetch` reads once: a stream or an async iterable (a string, a Buffer, a Blob, a FormData can be sent again). */
+  /** A body `fetch` reads once: a stream or an async iterable (a string, bytes, a Blob, a FormData can be sent again). */
   const isStream = (body) =>
     body != null && typeof body === 'object' && (typeof body.getReader === 'function' || typeof body[Symbol.asyncIterator] === 'function');
 
@@ -1638,11 +1645,11 @@ export function recuoApi(native) {
   function redactUrlDetailed(url) {
     const u = bytes(url);
     const cap = 3 * u.length + 11;
-    const buf = Buffer.alloc(cap);
+    const buf = new Uint8Array(cap);
     const written = [0];
     const malformed = [false];
     check(f.recuo_redact_url(u, u.length, buf, cap, written, malformed));
-    return { url: buf.subarray(0, Number(written[0])).toString('utf8'), malformed: malformed[0] };
+    return { url: utf8(buf.subarray(0, Number(written[0]))), malformed: malformed[0] };
   }
   const redactUrl = (url) => redactUrlDetailed(url).url;
 
@@ -1652,10 +1659,10 @@ export function recuoApi(native) {
       const n = bytes(name);
       const v = bytes(value);
       const cap = 3 * v.length + 11;
-      const buf = Buffer.alloc(cap);
+      const buf = new Uint8Array(cap);
       const written = [0];
       check(f.recuo_redact_header_value(n, n.length, v, v.length, buf, cap, written));
-      return [name, buf.subarray(0, Number(written[0])).toString('utf8')];
+      return [name, utf8(buf.subarray(0, Number(written[0])))];
     });
   }
 
@@ -1668,7 +1675,7 @@ export function recuoApi(native) {
   /** Who answered: `{ origin, confidence, evidence }` from a response's headers. */
   function whoAnswered(headers, { expectedContentType } = {}) {
     const list = cHeaders(isResponse(headers) ? headers.headers : headers);
-    const e = expectedContentType == null ? Buffer.alloc(0) : bytes(expectedContentType);
+    const e = expectedContentType == null ? new Uint8Array(0) : bytes(expectedContentType);
     const out = {};
     check(f.recuo_who_answered(list, list.length, e, e.length, out));
     const evidence = [];

@@ -10,6 +10,8 @@
 // cut), `renew()`, `release()` and the budget's counting are one round trip on the calling
 // thread.
 
+import { utf8 } from './api.js';
+
 const WOULD_WAIT = 210;
 /** How long a wait for a place pauses between two questions to the server, at first and at most. */
 const FIRST_PAUSE_MS = 5;
@@ -26,10 +28,10 @@ export function installRedis({ f, check, bytes, integer, rate, now, Regulator, C
     const u = bytes(url);
     const k = bytes(key);
     const out = [null];
-    const detail = Buffer.alloc(512);
+    const detail = new Uint8Array(512);
     const rc = open(u, u.length, k, k.length, out, detail, detail.length);
     const nul = detail.indexOf(0);
-    check(rc, detail.subarray(0, nul < 0 ? detail.length : nul).toString('utf8'));
+    check(rc, utf8(detail.subarray(0, nul < 0 ? detail.length : nul)));
     return out[0];
   }
 
