@@ -72,6 +72,10 @@ pub unsafe extern "C" fn recuo_cancel_token_is_cancelled(token: *const recuo_can
 ///
 /// # Safety
 /// `cancel` must be NULL or a live handle.
+#[cfg_attr(
+    target_family = "wasm",
+    allow(dead_code, reason = "only the blocking waits use it")
+)]
 pub(crate) unsafe fn cancel_token(cancel: *const recuo_cancel_token) -> CancelToken {
     // SAFETY: forwarded from the caller.
     unsafe { cancel.as_ref() }.map_or_else(CancelToken::new, |t| t.0.clone())

@@ -2,6 +2,8 @@
 //! that every attempt passes — in `recuo_retry` (`recuo_retry_options_set_gate`), in the
 //! batch runner, or held by the machine of a program driving it (`recuo_attempts_set_gate`,
 //! `recuo_gate_wait`). The gate is the core's (`recuo::Gate`).
+// The blocking waits are not in the WebAssembly build; what only they use is unused there.
+#![cfg_attr(target_family = "wasm", allow(unused_imports))]
 
 use recuo::{ConcurrencyLimit, Gate, Pass, Regulator, RetryBudget};
 
@@ -196,6 +198,8 @@ pub unsafe extern "C" fn recuo_gate_is_remote(gate: *const recuo_gate) -> bool {
 ///
 /// # Safety
 /// `gate` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+// Blocks the calling thread: not in the WebAssembly build, whose host waits with timers.
+#[cfg(not(target_family = "wasm"))]
 #[no_mangle]
 pub unsafe extern "C" fn recuo_gate_wait(
     gate: *const recuo_gate,

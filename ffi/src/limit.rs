@@ -4,6 +4,8 @@
 //! dies), or on a Redis server shared by every machine that uses it, each place a lease.
 //! The semaphore and the file's places are the core's (`recuo::ConcurrencyLimit`), the
 //! leases recuo-redis's.
+// The blocking waits are not in the WebAssembly build; what only they use is unused there.
+#![cfg_attr(target_family = "wasm", allow(unused_imports))]
 
 use std::ffi::c_char;
 use std::time::{Duration, Instant};
@@ -266,6 +268,8 @@ pub unsafe extern "C" fn recuo_concurrency_limit_try_acquire(
 ///
 /// # Safety
 /// `limit` and `cancel` must each be NULL or a live handle; `out` NULL or a writable pointer.
+// Blocks the calling thread: not in the WebAssembly build, whose host waits with timers.
+#[cfg(not(target_family = "wasm"))]
 #[no_mangle]
 pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
     limit: *const recuo_concurrency_limit,

@@ -2,6 +2,8 @@
 //! process, in a file shared by every process that opens it, or on a Redis server shared by
 //! every machine that uses it. Blocking and non-blocking acquire; the GCRA itself is the
 //! core's (`recuo::Regulator`).
+// The blocking waits are not in the WebAssembly build; what only they use is unused there.
+#![cfg_attr(target_family = "wasm", allow(unused_imports))]
 
 use std::ffi::c_char;
 use std::time::Duration;
@@ -431,6 +433,8 @@ unsafe fn try_acquire(
 ///
 /// # Safety
 /// `regulator` and `cancel` must each be NULL or a live handle.
+// Blocks the calling thread: not in the WebAssembly build, whose host waits with timers.
+#[cfg(not(target_family = "wasm"))]
 #[no_mangle]
 pub unsafe extern "C" fn recuo_regulator_acquire(
     regulator: *const recuo_regulator,
@@ -465,6 +469,8 @@ pub unsafe extern "C" fn recuo_regulator_acquire(
 ///
 /// # Safety
 /// `regulator` and `cancel` must each be NULL or a live handle.
+// Blocks the calling thread: not in the WebAssembly build, whose host waits with timers.
+#[cfg(not(target_family = "wasm"))]
 #[no_mangle]
 pub unsafe extern "C" fn recuo_regulator_acquire_until(
     regulator: *const recuo_regulator,

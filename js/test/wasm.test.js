@@ -35,3 +35,23 @@ test('recuo.wasm is at most 250 kB, as the package promises', () => {
   const size = statSync(new URL('../recuo.wasm', import.meta.url)).size;
   assert.ok(size <= 250_000, `recuo.wasm is ${size} bytes`);
 });
+
+test('the module exports no blocking wait and imports only what the host gives', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { PROTOTYPES } = await import('../lib/abi.js');
+  const module = new WebAssembly.Module(readFileSync(new URL('../recuo.wasm', import.meta.url)));
+  const exported = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
+  // They block the calling thread (threads, sleeps, condition variables): they would trap.
+  for (const blocking of ['recuo_retry', 'recuo_retry_http', 'recuo_com_retry', 'recuo_batch_run', 'recuo_gate_wait',
+    'recuo_regulator_acquire', 'recuo_regulator_acquire_until', 'recuo_concurrency_limit_acquire']) {
+    assert.ok(!exported.has(blocking), `${blocking} is exported`);
+  }
+  for (const proto of PROTOTYPES) {
+    const name = /(recuo_[a-z0-9_]+)\(/.exec(proto)[1];
+    assert.ok(exported.has(name), `${name} is missing`);
+  }
+  assert.deepEqual(
+    WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}`).sort(),
+    ['recuo_host.monotonic_ns', 'recuo_host.random_fill', 'recuo_host.unix_ms'],
+  );
+});
