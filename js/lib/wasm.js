@@ -265,10 +265,11 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     if (depth === 0) {
       const wasm = SCALARS[base]?.wasm;
       if (wasm === undefined) throw new WasmLoadError(`recuo: no way to pass a ${base}`);
-      if (wasm === 'i64') return { before: (v) => toBig(v, base === 'int64_t') };
-      if (wasm === 'f64') return { before: (v) => Number(v) };
-      if (base === 'bool') return { before: (v) => (v ? 1 : 0) };
-      return { before: (v) => Number(v) | 0 };
+      // A scalar takes no scratch memory and reads nothing back: `plain`.
+      if (wasm === 'i64') return { before: (v) => toBig(v, base === 'int64_t'), plain: true };
+      if (wasm === 'f64') return { before: (v) => Number(v), plain: true };
+      if (base === 'bool') return { before: (v) => (v ? 1 : 0), plain: true };
+      return { before: (v) => Number(v) | 0, plain: true };
     }
     if (OPAQUE_NAMES.has(base) && depth === 1) return { before: (v) => address(v, frees) };
     if (OPAQUE_NAMES.has(base) && depth === 2 && out) {
@@ -357,16 +358,29 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     const params = list.trim() === 'void' ? [] : list.split(',').map((p) => param(p, frees));
     const convert = result(ret);
     const n = params.length;
+    const invoke = (values) => {
+      try {
+        return x[name](...values);
+      } catch (e) {
+        throw e instanceof WebAssembly.RuntimeError ? trapped(name, e) : e;
+      }
+    };
+    // The calls of scalars alone (the clocks, the names, the conversions) touch no scratch.
+    if (params.every((p) => p.plain)) {
+      const [b0, b1] = params.map((p) => p.before);
+      const plain =
+        n === 0 ? () => convert(invoke([]))
+        : n === 1 ? (a) => convert(invoke([b0(a)]))
+        : n === 2 ? (a, b) => convert(invoke([b0(a), b1(b)]))
+        : (...args) => convert(invoke(params.map((p, i) => p.before(args[i]))));
+      plain.async = asyncOf(plain);
+      return plain;
+    }
     const call = (...args) => {
       const values = new Array(n);
       try {
         for (let i = 0; i < n; i++) values[i] = params[i].before(args[i]);
-        let raw;
-        try {
-          raw = x[name](...values);
-        } catch (e) {
-          throw e instanceof WebAssembly.RuntimeError ? trapped(name, e) : e;
-        }
+        const raw = invoke(values);
         fresh();
         for (let i = 0; i < n; i++) {
           const after = params[i].after;
@@ -377,20 +391,22 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
         release();
       }
     };
-    // A call that waits on another thread in the native library; here it runs at once.
-    call.async = (...args) => {
-      const done = args.pop();
-      let rc;
-      try {
-        rc = call(...args);
-      } catch (e) {
-        queueMicrotask(() => done(e));
-        return;
-      }
-      queueMicrotask(() => done(null, rc));
-    };
+    call.async = asyncOf(call);
     return call;
   }
+
+  /** A call that waits on another thread in the native library; here it runs at once. */
+  const asyncOf = (call) => (...args) => {
+    const done = args.pop();
+    let rc;
+    try {
+      rc = call(...args);
+    } catch (e) {
+      queueMicrotask(() => done(e));
+      return;
+    }
+    queueMicrotask(() => done(null, rc));
+  };
 
   const fn = {};
   for (const proto of PROTOTYPES) {
