@@ -210,6 +210,16 @@ static void retry_after_cases(const char *dir) {
             CHECK_CTX(out.wait_ms == expected, "%s: wait %" PRIu64 ", expected %" PRIu64, name,
                       out.wait_ms, expected);
         }
+        /* Guide B's delay from the same bytes: the server's wait, or (invalid) the very draw
+         * of no header at all, from the same seed. */
+        const uint64_t seed = 7;
+        double delay = recuo_retry_delay_ms_bytes((const uint8_t *)value, len, 0, now_ms, &seed);
+        double want = kind == RECUO_RETRY_AFTER_INVALID
+                          ? recuo_retry_delay_ms_bytes(NULL, 0, 0, now_ms, &seed)
+                      : kind == RECUO_RETRY_AFTER_UNBOUNDED ? INFINITY
+                                                            : (double)out.wait_ms;
+        CHECK_CTX(delay == want, "%s: recuo_retry_delay_ms_bytes %f, expected %f", name, delay,
+                  want);
     }
     CHECK_CTX(count >= 60, "only %d Retry-After cases", count);
     CHECK_CTX(next_value_literal(&cursor) == NULL, "more \"value\" keys than cases");
