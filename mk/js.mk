@@ -67,5 +67,5 @@ test-js-deno: wasm deps-js build-cli ## the npm package's tests in Deno (deno te
 test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test), over recuo.wasm
 	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo $(BUN) test $(addprefix ./,$(JS_WASM_TESTS))
 
-test-js-runtimes: wasm deps-js build-cli build-python ## the package's tests over recuo.wasm in Node, Deno and Bun at once (each mostly waits on timers and servers)
+test-js-runtimes: ## the package's tests over recuo.wasm in Node, Deno and Bun at once (each mostly waits on timers and servers)
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-js-wasm test-js-deno test-js-bun
