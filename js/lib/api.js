@@ -18,6 +18,8 @@ const BUDGET_EXHAUSTED = 213;
 const OUTCOME = { success: 1, status: 2, transport: 3 };
 const LEVELS = { none: 0, debug: 1, info: 2, warning: 3 };
 const STEP_GAVE_UP = 6;
+/** The longest delay a timer takes (Node fires a longer one at once). */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** An error the core answered (a configuration it refused, a bad argument): `code` and `name` are stable. */
 export class RecuoError extends Error {
@@ -49,7 +51,7 @@ export class GiveUpError extends Error {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 /** UTF-8 bytes as text. */
 export const utf8 = (b) => decoder.decode(b);
 
@@ -136,7 +138,7 @@ export function recuoApi(native) {
 
   const integer = (v, what, max = Number.MAX_SAFE_INTEGER) => {
     if (typeof v === 'bigint') {
-      if (v < 0n) throw new RangeError(`${what} must not be negative`);
+      if (v < 0n || v > BigInt(max)) throw new RangeError(`${what} must be between 0 and ${max}; got ${v}`);
       return v;
     }
     if (typeof v !== 'number') throw new TypeError(`${what} must be an integer, not ${String(v)}`);
@@ -407,6 +409,13 @@ export function recuoApi(native) {
   const theDefaultPolicy = () => (defaultPolicy ??= new Policy());
   let adaptersPolicy;
   const theAdaptersPolicy = () => (adaptersPolicy ??= new Policy({ adapters: true }));
+  // A library that restarts after a trap (the WebAssembly module) drops every handle it made:
+  // the policies kept here are made again when next asked for.
+  native.onRestart?.(() => {
+    defaultPolicy = undefined;
+    adaptersPolicy = undefined;
+    guideAPolicy = null;
+  });
 
   function verdictFrom(v, seen) {
     const verdict = {
@@ -818,7 +827,7 @@ export function recuoApi(native) {
      */
     constructor(policy, length, nowMs, { deadlineMs = null, stopOnUnreachableWait = true, statsRecorder, records } = {}) {
       const out = [null];
-      check(f.recuo_batch_queue_new(policy.ptr, integer(length, 'length'), nowMs, deadlineMs !== null, deadlineMs ?? 0,
+      check(f.recuo_batch_queue_new(policy.ptr, integer(length, 'length'), integer(nowMs, 'nowMs'), deadlineMs !== null, deadlineMs ?? 0,
         Boolean(stopOnUnreachableWait), statsRecorder ? statsRecorder.ptr : null, out));
       super(out[0], f.recuo_batch_queue_free, 'a batch queue');
       this._keep = statsRecorder;
@@ -846,7 +855,7 @@ export function recuoApi(native) {
     }
     next(nowMs) {
       const n = {};
-      check(f.recuo_batch_queue_next(this.ptr, nowMs, n));
+      check(f.recuo_batch_queue_next(this.ptr, integer(nowMs, 'nowMs'), n));
       const kind = nextKinds.byCode.get(n.kind);
       if (kind === 'start') {
         return { next: kind, index: Number(n.index), deadlineMs: n.has_deadline ? Number(n.deadline_ms) : null, policy: Policy._wrap(n.policy) };
@@ -1153,9 +1162,12 @@ export function recuoApi(native) {
       if (kind) return kind;
       if (typeof e.code === 'string' && e.code.startsWith('ERR_TLS')) return 'tls';
     }
-    const message = String(error.message);
-    for (const [pattern, kind] of FETCH_MESSAGES) if (pattern.test(message)) return kind;
-    return error.message === 'fetch failed' || error.cause != null || /^error sending request/.test(message) ? 'other' : null;
+    // Deno's words may be on the error or on its cause ("fetch failed" over "tcp connect error").
+    for (let e = error, depth = 0; e != null && depth < 5; e = e.cause, depth++) {
+      const message = String(e.message);
+      for (const [pattern, kind] of FETCH_MESSAGES) if (pattern.test(message)) return kind;
+    }
+    return error.message === 'fetch failed' || error.cause != null || /^error sending request/.test(String(error.message)) ? 'other' : null;
   }
 
   async function release(response) {
@@ -1332,13 +1344,15 @@ export function recuoApi(native) {
     #outer;
     #signal;
     #timer;
-    #onAbort;
+    #started;
+    #ended = false;
     constructor(number, timeoutMs, signal, idempotencyHeader, keyed) {
       this.number = number;
       this.timeoutMs = timeoutMs;
       this.#outer = signal;
       this.idempotencyHeader = idempotencyHeader;
       this.#keyed = keyed;
+      this.#started = timeoutMs == null ? 0 : performance.now();
     }
     /**
      * Aborts when the caller's signal does, or when the time the deadline leaves this attempt
@@ -1348,26 +1362,30 @@ export function recuoApi(native) {
     get signal() {
       if (this.#signal === undefined) {
         const outer = this.#outer;
-        if (this.timeoutMs == null) {
+        if (this.timeoutMs == null || this.#ended) {
+          // No deadline, or read after the attempt ended: the caller's own signal.
           this.#signal = outer;
         } else {
           const controller = new AbortController();
           const cut = Object.assign(new Error(`no answer within ${this.timeoutMs} ms, the time the deadline left`), { name: 'TimeoutError', [LATE]: true });
-          this.#timer = setTimeout(() => controller.abort(cut), this.timeoutMs);
-          if (outer?.aborted) controller.abort(outer.reason);
-          else if (outer) {
-            this.#onAbort = () => controller.abort(outer.reason);
-            outer.addEventListener('abort', this.#onAbort, { once: true });
-          }
-          this.#signal = controller.signal;
+          // Timed from the attempt's start, in steps a timer can hold (2^31 − 1 ms at most).
+          const until = this.#started + this.timeoutMs;
+          const arm = () => {
+            const left = until - performance.now();
+            if (left <= 0) controller.abort(cut);
+            else this.#timer = setTimeout(arm, Math.min(left, LONGEST_TIMER_MS));
+          };
+          arm();
+          // The caller's signal still reaches the body of a returned response after the attempt.
+          this.#signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
         }
       }
       return this.#signal;
     }
-    /** The attempt is over: its timer and its hold on the caller's signal go. */
+    /** The attempt is over: its deadline timer goes (a later read of `signal` makes none). */
     _end() {
+      this.#ended = true;
       if (this.#timer !== undefined) clearTimeout(this.#timer);
-      if (this.#onAbort !== undefined) this.#outer.removeEventListener('abort', this.#onAbort);
     }
     get idempotencyKey() { return this.#keyed.idempotencyKey; }
     /** The headers recuo adds to this attempt, as the request's plan says: its idempotency key, or none. */

@@ -75,7 +75,7 @@ const toBig = (v, signed) => {
   return signed ? BigInt.asIntN(64, b) : BigInt.asUintN(64, b);
 };
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The scratch memory a call's arguments live in: 64 KiB reused, larger needs allocated. */
 const ARENA = 64 * 1024;
@@ -136,9 +136,12 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     generation++;
   };
   start();
+  /** What to forget when a trap replaces the instance (handles kept by the caller). */
+  const restartHooks = [];
   /** A trap: recuo panicked (a bug). The instance is dropped with everything it held. */
   const trapped = (name, e) => {
     start();
+    for (const hook of restartHooks) hook();
     return new RecuoError(
       PANIC,
       'panic',
@@ -166,11 +169,17 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     extra.push([ptr, size]);
     return ptr;
   };
-  const release = () => {
-    top = arena;
-    if (extra.length > 0) {
-      for (const [ptr, size] of extra) x.recuo_wasm_free(ptr, size);
-      extra = [];
+  /**
+   * Gives back the scratch taken since `mark` (`top` and the count of larger blocks then): a
+   * call made while converting another's arguments (a `toString` that calls recuo) leaves the
+   * outer call's scratch alone. Nothing to give back in an instance a trap replaced.
+   */
+  const release = (markTop, markExtra, markGeneration) => {
+    if (markGeneration !== generation) return;
+    top = markTop;
+    while (extra.length > markExtra) {
+      const [ptr, size] = extra.pop();
+      x.recuo_wasm_free(ptr, size);
     }
   };
 
@@ -378,6 +387,9 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     }
     const call = (...args) => {
       const values = new Array(n);
+      const markTop = top;
+      const markExtra = extra.length;
+      const markGeneration = generation;
       try {
         for (let i = 0; i < n; i++) values[i] = params[i].before(args[i]);
         const raw = invoke(values);
@@ -388,7 +400,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
         }
         return convert(raw);
       } finally {
-        release();
+        release(markTop, markExtra, markGeneration);
       }
     };
     call.async = asyncOf(call);
@@ -417,5 +429,13 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     sizeof: (name) => LAYOUTS[name].size,
     offsetof: (name, field) => LAYOUTS[name].fields.find((f) => f.field === field).at,
   };
-  return { koffi: layout, fn, version: fn.recuo_version(), path, from };
+  return {
+    koffi: layout,
+    fn,
+    version: fn.recuo_version(),
+    path,
+    from,
+    /** Calls `hook` whenever a trap replaces the instance (handles kept elsewhere are gone). */
+    onRestart: (hook) => restartHooks.push(hook),
+  };
 }

@@ -208,3 +208,45 @@ test('an attempt with no deadline hands over the caller\'s own signal', async ()
   await recuo.retry(async (attempt) => { seen = attempt.signal; return 1; }, { policy: new recuo.Policy({ adapters: true, deadlineMs: null }), signal: controller.signal });
   assert.equal(seen, controller.signal);
 });
+
+test("an attempt's signal: timed from the attempt's start, any deadline length, the caller's signal kept after the attempt", async () => {
+  // Read late, it still fires when the time the deadline left runs out, counted from the start.
+  const policy = new recuo.Policy({ adapters: true, deadlineMs: 300, maxAttempts: 1 });
+  let firedAfterRead = null;
+  await assert.rejects(recuo.retry(async (attempt) => {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const read = performance.now();
+    await new Promise((resolve, reject) => attempt.signal.addEventListener('abort', () => {
+      firedAfterRead = performance.now() - read;
+      reject(attempt.signal.reason);
+    }));
+  }, { policy }));
+  assert.ok(firedAfterRead !== null && firedAfterRead < 250, `fired ${firedAfterRead} ms after being read`);
+  // A deadline longer than a timer holds (24.8 days) does not cut the attempt at once.
+  const long = new recuo.Policy({ adapters: true, deadlineMs: 30 * 86_400_000 });
+  const value = await recuo.retry(async (attempt) => {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(attempt.signal.aborted, false);
+    return 'done';
+  }, { policy: long });
+  assert.equal(value, 'done');
+  // The caller's abort still reaches what the attempt handed on (a response's body).
+  const controller = new AbortController();
+  let handedOn;
+  await recuo.retry(async (attempt) => { handedOn = attempt.signal; return 1; }, { policy: long, signal: controller.signal });
+  controller.abort();
+  assert.equal(handedOn.aborted, true);
+  // Read only after the attempt ended: the caller's own signal, and no timer left behind.
+  let kept;
+  const other = new AbortController();
+  await recuo.retry(async (attempt) => { kept = attempt; return 1; }, { policy: long, signal: other.signal });
+  assert.equal(kept.signal, other.signal);
+});
+
+test("Deno's words on an error's cause name the transport failure; text keeps a leading BOM; a BigInt is bounded too", () => {
+  const refused = new TypeError('fetch failed', { cause: new Error('tcp connect error: Connection refused (os error 111)') });
+  assert.equal(recuo.transportKind(refused), 'connect');
+  assert.equal(recuo.transportKind(new TypeError('error reading a body from connection')), 'reset');
+  assert.deepEqual(recuo.redactHeaders([['x-foo', '\uFEFFabc']]), [['x-foo', '\uFEFFabc']]);
+  assert.throws(() => new recuo.Regulator(5, { burst: 4294967297n }), RangeError);
+});

@@ -55,3 +55,13 @@ test('the module exports no blocking wait and imports only what the host gives',
     ['recuo_host.monotonic_ns', 'recuo_host.random_fill', 'recuo_host.unix_ms'],
   );
 });
+
+test('after a trap, the loops make again what they kept (their default policies)', async () => {
+  const lib = loadWasm();
+  const recuo = recuoApi(lib);
+  assert.equal(await recuo.retry(async () => 1), 1);
+  assert.equal(await recuo.comRetry(async () => 2), 2);
+  assert.throws(() => lib.fn.recuo_test_force_panic(), RecuoError);
+  assert.equal(await recuo.retry(async () => 3), 3);
+  assert.equal(await recuo.comRetry(async () => 4, { tentativas: 2 }), 4);
+});
