@@ -889,10 +889,10 @@ export function recuoApi(native) {
       };
       const arm = (left) => {
         timer = setTimeout(() => {
-          if (left > 2 ** 31 - 1) return arm(left - (2 ** 31 - 1));
+          if (left > LONGEST_TIMER_MS) return arm(left - LONGEST_TIMER_MS);
           signal?.removeEventListener('abort', onAbort);
           resolve(true);
-        }, Math.min(left, 2 ** 31 - 1));
+        }, Math.min(left, LONGEST_TIMER_MS));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       arm(Math.max(0, delay));

@@ -7,7 +7,7 @@
 // aligned to 8, a struct is as aligned as its most aligned field.
 
 import { OPAQUE, PROTOTYPES, STRUCTS } from './abi.js';
-import { RecuoError } from './api.js';
+import { RecuoError, utf8 } from './api.js';
 
 /** Size (and alignment) and the module's value type of each scalar C type. */
 const SCALARS = {
@@ -75,7 +75,6 @@ const toBig = (v, signed) => {
   return signed ? BigInt.asIntN(64, b) : BigInt.asUintN(64, b);
 };
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The scratch memory a call's arguments live in: 64 KiB reused, larger needs allocated. */
 const ARENA = 64 * 1024;
@@ -264,7 +263,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     fresh();
     let end = ptr;
     while (u8[end] !== 0) end++;
-    return decoder.decode(u8.subarray(ptr, end));
+    return utf8(u8.subarray(ptr, end));
   };
 
   /** One argument's conversion: `before(arg)` answers the module's value; `after(arg, value)` reads back. */
