@@ -7,6 +7,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use recuo::{Jitter, Rate};
 
+use crate::serve::cors::Cors;
+
 /// `recuo` — careful retries, from the command line.
 #[derive(Debug, Parser)]
 #[command(
@@ -272,6 +274,13 @@ pub struct ServeArgs {
     /// other setting but --port, --stop-after, --tls and --ca-file is ignored.
     #[arg(long, value_name = "FILE", conflicts_with = "trickle")]
     pub script: Option<PathBuf>,
+    /// Let pages of other origins read the answers, for tests in a browser: `full` (any
+    /// origin, and the waits exposed: Retry-After, Date, the RateLimit and X-RateLimit-*
+    /// fields, X-Request-Id), `origin-only` (any origin, nothing exposed: a page sees a 429
+    /// but not its wait), or `none` (a page on another origin sees every answer as a failed
+    /// fetch). Works with --script too.
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = Cors::None, conflicts_with = "trickle")]
+    pub cors: Cors,
 }
 
 /// The embedded server's settings in `recuo trial` (no `--url`).

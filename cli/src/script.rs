@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::error::CliError;
 use crate::serve::binding;
+use crate::serve::cors::{Cors, WithCors};
 use crate::serve::listen::{announce_and_wait, Listening};
 
 /// The largest script file read.
@@ -361,7 +362,7 @@ pub struct ScriptServer {
 
 impl ScriptServer {
     /// Binds 127.0.0.1:`port` (0 picks a free port) and starts playing `script`, on the
-    /// current tokio runtime; over TLS with `tls`.
+    /// current tokio runtime; over TLS with `tls`, with `cors`'s cross-origin headers.
     ///
     /// # Errors
     /// The socket could not be bound.
@@ -369,6 +370,7 @@ impl ScriptServer {
         script: Script,
         port: u16,
         tls: Option<Arc<rustls::ServerConfig>>,
+        cors: Cors,
     ) -> std::io::Result<ScriptServer> {
         let state = Arc::new(State {
             script,
@@ -377,7 +379,7 @@ impl ScriptServer {
         let shared = Arc::clone(&state);
         let listening = Listening::start(port, tls, move |_| {
             let state = Arc::clone(&shared);
-            service_fn(move |req| answer(req, Arc::clone(&state)))
+            WithCors::new(cors, service_fn(move |req| answer(req, Arc::clone(&state))))
         })
         .await?;
         Ok(ScriptServer { listening, state })
@@ -515,6 +517,13 @@ enum Cut {
     Pause(Pin<Box<tokio::time::Sleep>>),
 }
 
+/// An empty body (a preflight's).
+impl Default for Answer {
+    fn default() -> Self {
+        Answer::Whole(None)
+    }
+}
+
 impl Body for Answer {
     type Data = Bytes;
     type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -560,13 +569,13 @@ pub fn run(
     path: &Path,
     port: u16,
     stop_after: Option<Duration>,
-    tls: Option<Arc<rustls::ServerConfig>>,
+    (tls, cors): (Option<Arc<rustls::ServerConfig>>, Cors),
     ca: Option<&Path>,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(), CliError> {
     let script = Script::load(path)?;
     rt.block_on(async {
-        let server = ScriptServer::start(script, port, tls)
+        let server = ScriptServer::start(script, port, tls, cors)
             .await
             .map_err(|e| binding(port, e))?;
         let why = announce_and_wait(&server.url(), ca, stop_after).await;
@@ -604,7 +613,7 @@ mod tests {
 
     /// A server playing [`SCRIPT`] on a free port, and its URL.
     async fn started() -> (ScriptServer, String) {
-        let s = ScriptServer::start(Script::parse(SCRIPT).unwrap(), 0, None)
+        let s = ScriptServer::start(Script::parse(SCRIPT).unwrap(), 0, None, Cors::None)
             .await
             .unwrap();
         let url = s.url();

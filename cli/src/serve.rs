@@ -4,6 +4,7 @@
 //! and a clean stop on Ctrl-C or SIGTERM, shared with `recuo serve --script`, are in
 //! [`listen`].
 
+pub mod cors;
 pub mod listen;
 
 use std::convert::Infallible;
@@ -22,6 +23,7 @@ use crate::args::{RetryAfterMode, ServeArgs};
 use crate::error::{run_error, CliError};
 use crate::server_state::{Answer, Arrival, ServerConfig, ServerState, ServerStats, QUOTA_WAIT};
 use crate::tls;
+use cors::{Cors, WithCors};
 use listen::{announce_and_wait, Listening};
 
 /// The header whose value the allowance is counted by; without it, the client's address.
@@ -39,7 +41,7 @@ pub struct Server {
 
 impl Server {
     /// Binds 127.0.0.1:`port` (0 picks a free port) and starts answering, on the current
-    /// tokio runtime; over TLS with `tls`.
+    /// tokio runtime; over TLS with `tls`, with `cors`'s cross-origin headers.
     ///
     /// # Errors
     /// The socket could not be bound.
@@ -47,12 +49,16 @@ impl Server {
         config: ServerConfig,
         port: u16,
         tls: Option<Arc<rustls::ServerConfig>>,
+        cors: Cors,
     ) -> std::io::Result<Server> {
         let state = Arc::new(ServerState::new(config, monotonic_ns()));
         let shared = Arc::clone(&state);
         let listening = Listening::start(port, tls, move |peer: SocketAddr| {
             let state = Arc::clone(&shared);
-            service_fn(move |req| answer(req, Arc::clone(&state), peer))
+            WithCors::new(
+                cors,
+                service_fn(move |req| answer(req, Arc::clone(&state), peer)),
+            )
         })
         .await?;
         Ok(Server { listening, state })
@@ -257,7 +263,7 @@ pub fn run(a: &ServeArgs) -> Result<(), CliError> {
     let config = tls.as_ref().map(|(c, _)| Arc::clone(c));
     if let Some(path) = &a.script {
         let ca = tls.as_ref().map(|(_, ca)| ca.path.as_path());
-        let ran = crate::script::run(path, a.port, a.stop_after, config, ca, &rt);
+        let ran = crate::script::run(path, a.port, a.stop_after, (config, a.cors), ca, &rt);
         drop(tls);
         return ran;
     }
@@ -273,7 +279,7 @@ pub fn run(a: &ServeArgs) -> Result<(), CliError> {
         });
     }
     rt.block_on(async {
-        let server = Server::start(config_of(a), a.port, config)
+        let server = Server::start(config_of(a), a.port, config, a.cors)
             .await
             .map_err(|e| binding(a.port, e))?;
         let ca = tls.as_ref().map(|(_, ca)| ca.path.as_path());

@@ -23,6 +23,7 @@ use crate::events::{responses, Event, EventLog};
 use crate::plot::{self, PlotInput};
 use crate::progress::Progress;
 use crate::report::{planned, print_table, ReadJson, TrialJson};
+use crate::serve::cors::Cors;
 use crate::serve::{self, Server, API_KEY_HEADER};
 use crate::server_state::ServerConfig;
 use crate::table::show_rate;
@@ -91,7 +92,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     let rt = serve::runtime()?;
     let server = match &embedded {
         Some(config) => Some(
-            rt.block_on(Server::start(config.clone(), 0, None))
+            rt.block_on(Server::start(config.clone(), 0, None, Cors::None))
                 .map_err(|e| run_error("starting the embedded server", e))?,
         ),
         None => None,
