@@ -1,13 +1,13 @@
-// recuo for Node: careful retries on recuo's Rust core, through its C ABI (librecuo, loaded
-// with koffi). The library is found at import — RECUO_LIB, the copy bundled in the package
-// (`make js`), then the system's librecuo.so.0.1 (`make install`) — and its version checked;
-// `recuo/library`'s `openRecuo({ path })` loads one from a path of your choice.
+// recuo: careful retries on recuo's Rust core. Which build of the core runs, and how it is
+// loaded, is the runtime's (package.json's `imports` conditions, `#load`): recuo.wasm read
+// beside the package in Deno and Bun, imported as a module in workerd, inlined for browsers and
+// bundlers; in Node, librecuo through koffi (RECUO_LIB, the copy bundled by `make js`, then the
+// system's), or recuo.wasm with RECUO_WASM=1.
 
-import { openLibrary } from './lib/native.js';
-import { loadWasm } from './lib/load.js';
+import { load } from '#load';
 import { recuoApi } from './lib/api.js';
 
-const api = recuoApi(process.env.RECUO_WASM === '1' ? loadWasm() : openLibrary());
+const api = recuoApi(load());
 
 export const {
   version,

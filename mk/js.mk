@@ -13,7 +13,7 @@ JS_PROFILE ?= debug
 JS_NATIVE  := $(JS_DIR)/native
 JS_CARGO_FLAGS := $(if $(filter release,$(JS_PROFILE)),--release,)
 
-.PHONY: js deps-js test-js wasm test-js-wasm test-js-deno test-js-bun test-js-runtimes
+.PHONY: js deps-js test-js wasm test-js-wasm test-js-deno test-js-bun test-js-hosts test-js-runtimes
 
 # The core's C ABI as WebAssembly (js/recuo.wasm), built with Debian's rustc-web and lld
 # (scripts/wasm-toolchain.sh unpacks them into target/wasm-toolchain/; rustup's toolchain has
@@ -50,6 +50,8 @@ wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.was
 	  $(CARGO) build -q -p recuo-ffi --no-default-features --profile wasm --target $(WASM_TARGET) -Zbuild-std=std,panic_abort
 	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz --converge $(WASM_FEATURES) $(WASM_OUT) -o $(JS_DIR)/recuo.wasm.tmp
 	@mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
+	@printf '%s\n%s\n' '// recuo.wasm as base64, made by `make wasm`: what browsers and bundlers load.' \
+	  "export default '$$(base64 -w0 $(JS_DIR)/recuo.wasm)';" > $(JS_DIR)/lib/wasm-bytes.js
 	@echo "wasm: js/recuo.wasm $$(stat -c %s $(JS_DIR)/recuo.wasm) bytes, $$(gzip -9 -c $(JS_DIR)/recuo.wasm | wc -c) gzipped"
 
 test-js-wasm: wasm deps-js build-cli build-python ## the npm package's tests over recuo.wasm instead of librecuo (the native-only ones skipped)
@@ -67,5 +69,11 @@ test-js-deno: wasm deps-js build-cli ## the npm package's tests in Deno (deno te
 test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test), over recuo.wasm
 	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo $(BUN) test $(addprefix ./,$(JS_WASM_TESTS))
 
-test-js-runtimes: ## the package's tests over recuo.wasm in Node, Deno and Bun at once (each mostly waits on timers and servers)
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-js-wasm test-js-deno test-js-bun
+# The hosts that cannot run node:test (test/hosts, driven from Node): headless Chromium (the
+# package through an esbuild and a Vite bundle) and Cloudflare's workerd (a Worker bundled as
+# wrangler bundles one), each running test/portable against `recuo serve --cors`.
+test-js-hosts: wasm deps-js build-cli ## the package in headless Chromium (esbuild and Vite bundles) and in workerd
+	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo node --test test/hosts/*.test.js
+
+test-js-runtimes: ## the package's tests over recuo.wasm in Node, Deno, Bun, Chromium and workerd at once (each mostly waits on timers and servers)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-js-wasm test-js-deno test-js-bun test-js-hosts

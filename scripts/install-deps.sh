@@ -14,6 +14,7 @@ APT_PACKAGES=(
   redis-server                     # the distributed regulator's tests
   python3 python3-venv             # the .venv for maturin, pytest and mypy
   nginx-light                      # the HTTP adapters' tests: a real limit_req (started by the tests)
+  chromium                         # the npm package's browser tests (headless, driven by puppeteer-core)
 )
 # Pinned: the Python build and test tools.
 PY_PACKAGES=(maturin==1.16.0 pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1

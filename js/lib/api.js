@@ -3,7 +3,7 @@
 // operation, timers for the waits, AbortSignal). Every decision — the delays, the verdicts,
 // when to stop, the records — comes from the core's operation machine behind the C ABI.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage } from '#context';
 
 import { installRedis } from './redis.js';
 
@@ -1152,6 +1152,8 @@ export function recuoApi(native) {
     [/invalid peer certificate|certificate|tls handshake/i, 'tls'],
   ];
 
+  const BROWSER_FETCH_FAILED = /^(fetch failed|error sending request|Failed to fetch|NetworkError when attempting to fetch resource|Load failed)/;
+
   /** The transport kind of an error `fetch` threw (`connect`, `tls`, `timeout`, `reset`, `other`), or null for any other error. */
   function transportKind(error) {
     if (error == null || typeof error !== 'object') return null;
@@ -1167,7 +1169,9 @@ export function recuoApi(native) {
       const message = String(e.message);
       for (const [pattern, kind] of FETCH_MESSAGES) if (pattern.test(message)) return kind;
     }
-    return error.message === 'fetch failed' || error.cause != null || /^error sending request/.test(String(error.message)) ? 'other' : null;
+    // Node's and the browsers' words for a fetch that failed with no cause given (Chromium, Firefox,
+    // Safari): whether the request was sent is unknown.
+    return error.cause != null || BROWSER_FETCH_FAILED.test(String(error.message)) ? 'other' : null;
   }
 
   async function release(response) {

@@ -1,5 +1,5 @@
-// Loads recuo.wasm from beside the package (Node, Deno, Bun read files): compiled once per
-// process, instantiated once per import.
+// Loads recuo.wasm from beside the package, for the runtimes that read files (Node, Deno,
+// Bun): compiled once per process, instantiated once per import.
 
 import { readFileSync } from 'node:fs';
 
@@ -12,3 +12,5 @@ export function loadWasm() {
   const module = new WebAssembly.Module(readFileSync(url));
   return instantiate(module, { path: url.pathname, from: 'the package' });
 }
+
+export const load = loadWasm;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 
-import { loadWasm } from '../lib/load.js';
+import { loadWasm } from '../lib/load-file.js';
 import { recuoApi, RecuoError } from '../lib/api.js';
 
 test('a trap is a RecuoError (900, panic); the next calls run on a fresh instance', () => {

@@ -1,0 +1,14 @@
+// node:fs's `readFileSync`, for the bundles: the vector files come inlined by the bundler,
+// found by their names.
+
+import { VECTORS } from './vectors.js';
+
+export function readFileSync(path) {
+  const name = String(path).split('/').at(-1);
+  if (!Object.hasOwn(VECTORS, name)) throw new Error(`no vector file ${name} in the bundle`);
+  return JSON.stringify(VECTORS[name]);
+}
+
+export function existsSync() {
+  return false;
+}
