@@ -1202,17 +1202,38 @@ export function recuoApi(native) {
       if (!onRecord) return;
       for (let r = op.pollRecord(); r; r = op.pollRecord()) onRecord(r.level, r.line);
     };
+    /** Tells the machine what an attempt came to at `atMs`: a value, a Response, or what it threw (`failed`). */
+    const settle = (result, failed, atMs) => {
+      if (signal?.aborted) op.cancel();
+      failure = result;
+      if (failed) {
+        response = null;
+        error = result;
+        const kind = http && !signal?.aborted ? transportKind(result) : null;
+        // A thrown error is the operation's own: rethrown unchanged at the end, as a
+        // transport failure is (the core's `error` ending).
+        last = result?.[LATE] ? { late: true } : { transport: kind ?? 'other' };
+        // Only a record shows what the error carried: without one it is not even read.
+        return kind ? op.responded(atMs, kind) : op.failed(atMs, null, onRecord ? seenOfError(result) : null);
+      }
+      if (http && isResponse(result)) {
+        response = result;
+        last = { status: result.status };
+        return op.responded(atMs, result.status, result.headers);
+      }
+      value = result;
+      return op.succeeded(atMs);
+    };
     if (signal?.aborted) op.cancel();
     let step;
     if (first) {
-      // A first attempt made before the machine (comRetry's): the machine starts as if that
-      // attempt began when it began, then hears that it failed.
+      // A first attempt made before the machine (comRetry's, retry's): the machine starts as
+      // if that attempt began when it began, then hears what it came to.
       step = op.startAfterFirst(first.startedMs, first.unixMs);
-      if (step.kind === 'call') {
-        failure = first.error;
-        error = first.error;
-        last = { transport: 'other' };
-        step = op.failed(first.failedMs);
+      if (step.kind === 'call') step = settle(first.result, first.failed, first.failedMs);
+      if (step.kind !== 'done' && step.kind !== 'gave_up' && response) {
+        await release(response); // before the wait, and before the next attempt
+        response = null;
       }
     } else {
       step = op.start(now(), Date.now());
@@ -1235,25 +1256,7 @@ export function recuoApi(native) {
           } finally {
             attempt._end();
           }
-          if (signal?.aborted) op.cancel();
-          failure = result;
-          if (failed) {
-            response = null;
-            error = result;
-            const kind = http && !signal?.aborted ? transportKind(result) : null;
-            // A thrown error is the operation's own: rethrown unchanged at the end, as a
-            // transport failure is (the core's `error` ending).
-            last = result?.[LATE] ? { late: true } : { transport: kind ?? 'other' };
-            // Only a record shows what the error carried: without one it is not even read.
-            step = kind ? op.responded(now(), kind) : op.failed(now(), null, onRecord ? seenOfError(result) : null);
-          } else if (http && isResponse(result)) {
-            response = result;
-            last = { status: result.status };
-            step = op.responded(now(), result.status, result.headers);
-          } else {
-            value = result;
-            step = op.succeeded(now());
-          }
+          step = settle(result, failed, now());
           if (step.kind !== 'done' && step.kind !== 'gave_up' && response) {
             await release(response); // before the wait, and before the next attempt
             response = null;
@@ -1334,9 +1337,10 @@ export function recuoApi(native) {
     }
     return new Policy({ maxAttempts: tentativas, baseMs, capMs: maxMs });
   }
-  // Whether comRetry's first success needs a machine (no gate, no stats, no records): the
-  // core's answer, asked once. When it does not, the first attempt is made before any machine.
-  const COM_RETRY_FIRST_ALONE = !Operation.successNeedsMachine({});
+  // Whether a first success needs a machine with no gate, no stats and no records (comRetry's
+  // with guide A's defaults, retry's with no gate and no records): the core's answer, asked
+  // once. When it does not, the first attempt is made before any machine.
+  const FIRST_ALONE = !Operation.successNeedsMachine({});
 
   /**
    * An attempt, as the operation and `currentAttempt()` see it — one shape on every path: its
@@ -1350,13 +1354,13 @@ export function recuoApi(native) {
     #timer;
     #started;
     #ended = false;
-    constructor(number, timeoutMs, signal, idempotencyHeader, keyed) {
+    constructor(number, timeoutMs, signal, idempotencyHeader, keyed, startedPerf = undefined) {
       this.number = number;
       this.timeoutMs = timeoutMs;
       this.#outer = signal;
       this.idempotencyHeader = idempotencyHeader;
       this.#keyed = keyed;
-      this.#started = timeoutMs == null ? 0 : performance.now();
+      this.#started = timeoutMs == null ? 0 : (startedPerf ?? performance.now());
     }
     /**
      * Aborts when the caller's signal does, or when the time the deadline leaves this attempt
@@ -1397,19 +1401,42 @@ export function recuoApi(native) {
   }
 
   /**
-   * The context of a first attempt made before its machine (comRetry's fast path): the pool
-   * of the loops nested in it (the enclosing loop's, or this loop's own, made only when one
-   * asks: that attempt already drawn from it), and the attempt `currentAttempt()` answers,
-   * whose key makes the machine only when asked for.
+   * The context of a first attempt made before its machine (the fast paths of comRetry and
+   * retry): the pool of the loops nested in it (the enclosing loop's, or this loop's own, made
+   * only when one asks: that attempt already drawn from it), and the attempt
+   * `currentAttempt()` answers, whose key makes the machine (`make(pool, nested)`) only when
+   * asked for. `plan` is the request's plan, as the machine would have it (null: none).
    */
   class FirstFrame {
-    constructor(outerPool, maxAttempts) {
+    constructor(outerPool, maxAttempts, { header = GUIDE_A.header, timeoutMs = null, signal, plan = null, make } = {}) {
       this._outer = outerPool;
       this._max = maxAttempts;
+      this._make = make;
       this._chosen = null;
+      this._attempt = null;
+      this._header = header;
+      this._timeoutMs = timeoutMs;
+      this._signal = signal;
+      this.plan = plan;
       this.op = null;
       this.ended = false;
-      this.attempt = new Attempt(0, null, undefined, GUIDE_A.header, this);
+      // When the attempt began, on the runtime's clock: the machine's clock is read only if it fails.
+      this.startedPerf = performance.now();
+    }
+    /** The first attempt, made when first read (comRetry's task may never ask for it). */
+    get attempt() {
+      return (this._attempt ??= new Attempt(0, this._timeoutMs, this._signal, this._header, this, this.startedPerf));
+    }
+    /**
+     * A failed first attempt, for the machine that takes it over: when it began and ended on
+     * the machine's clock, when it began on the wall clock, and what it came to.
+     */
+    failed(result, failed) {
+      const failedMs = now();
+      const tookMs = performance.now() - this.startedPerf;
+      // Rounded so that the attempt begins no later than it did: the deadline never grows.
+      const startedMs = Math.max(0, failedMs - Math.ceil(tookMs));
+      return { startedMs, unixMs: Date.now() - (failedMs - startedMs), failedMs, result, failed, frame: this };
     }
     /** The core's pool for this loop, its first attempt counted as drawn: asked for only when needed. */
     chosen() { return (this._chosen ??= AttemptPool.choose(this._outer, this._max, { afterFirst: true })); }
@@ -1423,12 +1450,12 @@ export function recuoApi(native) {
       this.ended = true;
       this.op?.close();
     }
-    /** The loop's machine, made now (guide A's defaults), this first attempt already drawn. */
+    /** The loop's machine, made now, this first attempt already drawn. */
     machine() {
       if (this.ended && this.op === null) throw new Error('recuo: this object was closed');
       if (this.op === null) {
         const { pool, nested } = this.chosen();
-        this.op = new Operation(comRetryPolicy(this._max, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool, nested, classifyLastFailure: false });
+        this.op = this._make(pool, nested);
       }
       return this.op;
     }
@@ -1447,16 +1474,16 @@ export function recuoApi(native) {
     return { pool, nested, context: owned ? pool : enclosing };
   }
 
-  // Each policy's idempotency header, read once (a policy never changes; a closed one is
-  // refused before this): otherwise a native call and a new string for every retry().
-  const policyHeaders = new WeakMap();
-  function headerOf(policy) {
-    let header = policyHeaders.get(policy);
-    if (header === undefined) {
-      header = policy.idempotencyHeader;
-      policyHeaders.set(policy, header);
+  // What retry() reads of each policy, read once (a policy never changes; a closed one is
+  // refused before this): otherwise three calls into the core and a new string every time.
+  const policyFacts = new WeakMap();
+  function factsOf(policy) {
+    let facts = policyFacts.get(policy);
+    if (facts === undefined) {
+      facts = { header: policy.idempotencyHeader, maxAttempts: policy.maxAttempts, deadlineMs: policy.deadlineMs };
+      policyFacts.set(policy, facts);
     }
-    return header;
+    return facts;
   }
 
   function checkSignal(signal) {
@@ -1473,25 +1500,98 @@ export function recuoApi(native) {
    * (`ownKey`), whether recuo adds its own (`sendKeys`; `attempt.headers` holds it) and
    * whether its body can be sent again (`replayable`).
    */
-  async function retry(fn, options = {}) {
+  function retry(fn, options = {}) {
+    let policy;
+    try {
+      policy = retryChecked(fn, options);
+    } catch (e) {
+      return Promise.reject(e); // whatever fails, fails as a rejection
+    }
+    const { gate, signal, onRecord } = options;
+    if (gate == null && !onRecord && !signal?.aborted && FIRST_ALONE) return retryFast(fn, options, policy);
+    return retryMachine(fn, options, policy);
+  }
+
+  /** retry()'s arguments checked before any call — what the machine would refuse, on the fast path too: its policy. */
+  function retryChecked(fn, options) {
     if (typeof fn !== 'function') throw new TypeError('retry needs a function');
-    const { policy = theAdaptersPolicy(), gate, signal, classify: judgeError, onRetry, onGiveUp, onRecord, seed, request, sleep } = options;
+    const { policy = theAdaptersPolicy(), gate, signal, request, seed, classify: judge, onRetry, onGiveUp, sleep } = options;
     if (!(policy instanceof Policy)) throw new TypeError('policy must be a recuo Policy');
     if (gate != null && !(gate instanceof Gate)) throw new TypeError('gate must be a recuo Gate');
     checkSignal(signal);
-    const { pool, nested, context: inner } = poolFor(policy.maxAttempts);
+    void policy.ptr; // a closed policy is refused here, as the machine would refuse it
+    if (seed !== undefined) integer(seed, 'seed');
+    if (request != null && typeof request !== 'object') throw new TypeError('request must be an object');
+    if (judge != null && typeof judge !== 'function') throw new TypeError('classify must be a function');
+    if (onRetry != null && typeof onRetry !== 'function') throw new TypeError('onRetry must be a function');
+    if (onGiveUp != null && typeof onGiveUp !== 'function') throw new TypeError('onGiveUp must be a function');
+    if (sleep != null && typeof sleep !== 'function') throw new TypeError('sleep must be a function');
+    return policy;
+  }
+
+  /** The machine of a retry() call, on `pool` (`nested`: inside an attempt that drew from it). */
+  function retryOperation(policy, { seed, gate, onRecord, request }, pool, nested) {
     const op = new Operation(policy, {
       seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
       // A task with no request has nothing to plan: no key is sent, and it is judged as a GET.
       plan: request == null ? undefined : { callersKey: Boolean(request.ownKey), sendKeys: request.sendKeys },
       replayable: request?.replayable,
     });
-    op._header = headerOf(policy);
+    op._header = factsOf(policy).header;
+    return op;
+  }
+
+  /**
+   * retry() with no gate and no records: the first attempt pays only for itself (its context,
+   * its deadline's signal if read, one clock read); the machine starts only when it does not
+   * succeed — a thrown error, or a Response the core does not call a success — from that
+   * attempt, as comRetry's fast path.
+   */
+  async function retryFast(fn, options, policy) {
+    const { signal, request } = options;
+    const facts = factsOf(policy);
+    const frame = new FirstFrame(context.getStore()?.pool ?? null, facts.maxAttempts, {
+      header: facts.header,
+      timeoutMs: facts.deadlineMs,
+      signal,
+      plan: request == null ? null : requestPlan(request.method ?? 'GET', { callersKey: Boolean(request.ownKey), sendKeys: request.sendKeys, policy }),
+      make: (pool, nested) => retryOperation(policy, options, pool, nested),
+    });
+    let result;
+    let failed = false;
+    try {
+      result = await context.run(frame, fn, frame.attempt);
+    } catch (e) {
+      failed = true;
+      result = e;
+    } finally {
+      frame.attempt._end();
+    }
+    if (!failed && !signal?.aborted && (!isResponse(result) || classify(result.status, { method: request?.method ?? 'GET', policy }).verdict === 'success')) {
+      frame.end();
+      return result;
+    }
+    return retryMachine(fn, options, policy, frame.failed(result, failed));
+  }
+
+  /** retry() over its operation machine (after a first attempt made before it, with `first`). */
+  async function retryMachine(fn, options, policy, first = undefined) {
+    const { gate, signal, classify: judgeError, onRetry, onGiveUp, onRecord, sleep } = options;
+    let pool;
+    let op;
+    if (first) {
+      pool = first.frame.pool;
+      op = first.frame.machine();
+    } else {
+      const from = poolFor(factsOf(policy).maxAttempts);
+      pool = from.context;
+      op = retryOperation(policy, options, from.pool, from.nested);
+    }
     try {
       return await drive(op, {
         call: fn,
         judge: async (e) => (judgeError ? judgeError(e) : true),
-        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, style: 'client', pool: inner,
+        signal, gate, sleep, onRetry, onRecord, onGiveUp, http: true, style: 'client', pool, first,
       });
     } finally {
       op.close();
@@ -1506,7 +1606,7 @@ export function recuoApi(native) {
    */
   function comRetry(tarefa, options) {
     // Both paths are async functions: whatever fails, fails as a rejection.
-    if (options === undefined && typeof tarefa === 'function' && COM_RETRY_FIRST_ALONE) return comRetryFast(tarefa);
+    if (options === undefined && typeof tarefa === 'function' && FIRST_ALONE) return comRetryFast(tarefa);
     return comRetryMachine(tarefa, options ?? {});
   }
 
@@ -1516,19 +1616,19 @@ export function recuoApi(native) {
    * starts only when it fails, from that attempt (issue 18).
    */
   async function comRetryFast(tarefa) {
-    const frame = new FirstFrame(context.getStore()?.pool ?? null, COM_RETRY_ATTEMPTS);
-    const startedMs = now();
+    const frame = new FirstFrame(context.getStore()?.pool ?? null, COM_RETRY_ATTEMPTS, { make: comRetryOperation });
     try {
       const value = await context.run(frame, tarefa);
       frame.end();
       return value;
     } catch (error) {
-      const failedMs = now();
-      // The wall clock when the attempt began: read now, less the time it took.
-      const unixMs = Date.now() - (failedMs - startedMs);
-      return comRetryMachine(tarefa, {}, { startedMs, unixMs, failedMs, error, frame });
+      return comRetryMachine(tarefa, {}, frame.failed(error, true));
     }
   }
+
+  /** comRetry's machine with guide A's defaults, on the pool the core chose for it. */
+  const comRetryOperation = (pool, nested) =>
+    new Operation(comRetryPolicy(COM_RETRY_ATTEMPTS, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool, nested, classifyLastFailure: false });
 
   async function comRetryMachine(tarefa, { tentativas = GUIDE_A.tentativas, baseMs = GUIDE_A.baseMs, maxMs = GUIDE_A.maxMs, repetirSe, seed, sleep, signal } = {}, first = undefined) {
     if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');

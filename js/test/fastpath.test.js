@@ -183,3 +183,65 @@ test('an attempt has one shape on every path: the fast first attempt, the machin
     assert.equal(s.current, true);
   }
 });
+
+test('retry() makes its first attempt before the machine when it has no gate and no records: the same answers', async () => {
+  const response = (status, headers = {}) => new Response(status === 204 ? null : 'body', { status, headers });
+  // Each case: what each attempt answers (a value, a status, or an error thrown).
+  const cases = [
+    ['a value', ['v']],
+    ['a 200', [200]],
+    ['a 503, then a 200', [503, 200]],
+    ['a 429 naming 2 s, then a 204', [[429, { 'Retry-After': '2' }], 204]],
+    ['a 404 returned at once', [404]],
+    ['an error, then a value', [new Error('first'), 'v']],
+    ['errors to the end', [new Error('1'), new Error('2'), new Error('3'), new Error('4'), new Error('5')]],
+  ];
+  const run = async (script, records) => {
+    const seen = [];
+    const delays = [];
+    let i = 0;
+    let outcome;
+    try {
+      const got = await recuo.retry(async (attempt) => {
+        seen.push([attempt.number, attempt.timeoutMs, attempt.headers]);
+        const a = script[Math.min(i++, script.length - 1)];
+        if (a instanceof Error) throw a;
+        if (typeof a === 'number') return response(a);
+        if (Array.isArray(a)) return response(...a);
+        return a;
+      }, {
+        seed: 3, sleep: noSleep, onRetry: (_n, _f, ms) => delays.push(ms),
+        request: { method: 'POST', url: 'http://x/' },
+        ...(records ? { onRecord: () => {} } : {}),
+      });
+      outcome = got instanceof Response ? `response ${got.status}` : got;
+    } catch (e) {
+      outcome = `threw ${e.message}`;
+    }
+    // One key for the whole operation, sent on every attempt.
+    const keys = new Set(seen.map(([, , h]) => h['Idempotency-Key']));
+    assert.equal(keys.size, 1);
+    assert.match([...keys][0], UUID);
+    return { outcome, attempts: seen.map(([n]) => n), firstTimeoutMs: seen[0][1], delays };
+  };
+  for (const [name, script] of cases) {
+    const { firstTimeoutMs: fastTimeout, ...fast } = await run(script, false);
+    const { firstTimeoutMs: slowTimeout, ...slow } = await run(script, true);
+    assert.deepEqual(fast, slow, name);
+    // The fast first attempt begins as the operation does: the whole deadline is its own.
+    assert.equal(fastTimeout, 30000, name);
+    assert.ok(slowTimeout <= 30000 && slowTimeout >= 29000, name);
+  }
+  assert.deepEqual((await run(['v'], false)).outcome, 'v');
+  assert.deepEqual((await run([404], false)).outcome, 'response 404');
+  assert.deepEqual((await run([[429, { 'Retry-After': '2' }], 204], false)).delays.length, 1);
+});
+
+test('retry()\'s fast first attempt checks its options before any call, as the machine does', async () => {
+  let calls = 0;
+  const f = () => ++calls;
+  await assert.rejects(recuo.retry(f, { seed: 'x' }), TypeError);
+  await assert.rejects(recuo.retry(f, { onRetry: 1 }), TypeError);
+  await assert.rejects(recuo.retry(f, { request: 'GET' }), TypeError);
+  assert.equal(calls, 0);
+});
