@@ -1,4 +1,6 @@
-// recuo's comRetry (and retry) beside guide A's pure-JS comRetry, as ratios in one run (issue 18).
+// recuo's comRetry (and retry) beside guide A's pure-JS comRetry, and beside the retry
+// libraries of npm on the same tasks (p-retry, exponential-backoff, cockatiel, pinned in
+// js/package.json), as ratios in one run (issues 18, 27).
 //
 //     RECUO_LIB=target/release/librecuo.so node bench/js/bench.js OUT.json [ROUNDS]
 //     node bench/js/bench.js --loop success|failure NAME N
@@ -9,6 +11,9 @@
 //   awaiting the task directly, in the same round;
 // - failure: the task fails 4 times, then succeeds, with no-op sleeps (recuo's `sleep`, the
 //   guide's injected sleep); the extra cost is over the 5 calls and 4 catches made inline.
+//   p-retry runs with zero timeouts (it then skips the timer); exponential-backoff and
+//   cockatiel wait a zero delay with setTimeout (about 1 ms each in Node) and take no sleep
+//   of the caller's, so they are timed on the success path only.
 // Each extra cost is divided by the guide function's in the same round (1.0: as cheap as
 // the guide's loop). OUT.json: { node, recuo, rounds, success: { baseline, baseline_ns: [..],
 // extra_ns: { name: [..] } }, failure: { ... } }; progress, and each contender's median
@@ -33,6 +38,12 @@ import { randomInt } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 import * as recuo from '../../js/index.js';
+
+// The retry libraries of npm, from js/node_modules (js/package.json's devDependencies).
+const fromJs = createRequire(new URL('../../js/package.json', import.meta.url));
+const { default: pRetry } = await import(fromJs.resolve('p-retry'));
+const { backOff } = await import(fromJs.resolve('exponential-backoff'));
+const cockatiel = await import(fromJs.resolve('cockatiel'));
 
 const BLOCK_NS = 20_000_000; // the length of one timed block
 const WARM_NS = 300_000_000; // how long each contender runs before any timing
@@ -66,8 +77,11 @@ function flaky() {
 function contenders() {
   const ok = () => 1;
   const noSleep = async () => {};
-  const [inline, guide, ours, oursRetry] = [flaky(), flaky(), flaky(), flaky()];
+  const [inline, guide, ours, oursRetry, theirs] = [flaky(), flaky(), flaky(), flaky(), flaky()];
   const als = new AsyncLocalStorage();
+  // Each library as its docs show it, with five attempts; cockatiel's policy is made once.
+  const pRetryOptions = { retries: 4, minTimeout: 0, maxTimeout: 0, randomize: false };
+  const cockatielPolicy = cockatiel.retry(cockatiel.handleAll, { maxAttempts: 4, backoff: new cockatiel.ExponentialBackoff() });
   return {
     success: {
       'direct await f()': async (n) => { for (let i = 0; i < n; i++) await ok(); },
@@ -75,6 +89,9 @@ function contenders() {
       'recuo comRetry': async (n) => { for (let i = 0; i < n; i++) await recuo.comRetry(ok); },
       'recuo retry(f)': async (n) => { for (let i = 0; i < n; i++) await recuo.retry(ok); },
       'floor: await als.run({}, f)': async (n) => { for (let i = 0; i < n; i++) await als.run({ pool: null }, ok); },
+      'p-retry': async (n) => { for (let i = 0; i < n; i++) await pRetry(ok, pRetryOptions); },
+      'exponential-backoff': async (n) => { for (let i = 0; i < n; i++) await backOff(ok, { numOfAttempts: 5 }); },
+      'cockatiel': async (n) => { for (let i = 0; i < n; i++) await cockatielPolicy.execute(ok); },
     },
     failure: {
       'direct: 5 calls, 4 caught': async (n) => {
@@ -92,6 +109,7 @@ function contenders() {
       'guide A comRetry (pure JS)': async (n) => { for (let i = 0; i < n; i++) await comRetryGuide(guide, { sleep: noSleep }); },
       'recuo comRetry': async (n) => { for (let i = 0; i < n; i++) await recuo.comRetry(ours, { sleep: noSleep }); },
       'recuo retry(f)': async (n) => { for (let i = 0; i < n; i++) await recuo.retry(oursRetry, { sleep: noSleep }); },
+      'p-retry': async (n) => { for (let i = 0; i < n; i++) await pRetry(theirs, pRetryOptions); },
     },
   };
 }
