@@ -6,26 +6,21 @@ use std::time::Duration;
 
 use recuo::{RemoteBudget, RetryAllowance, RetryBudget, SharedError};
 
+use crate::calls::{BudgetCalls, BudgetOp};
 use crate::client::{io, DEADLINE};
-use crate::store::{check_settings, tagged, Script, Store};
-
-const BUDGET_LUA: &str = include_str!("budget.lua");
+use crate::store::{check_settings, Store};
 
 /// A retry budget kept on a Redis server.
 pub struct RedisBudget {
     store: Store,
-    script: Script,
-    key: String,
-    ratio_ppm: u64,
-    floor_milli: u64,
-    window_s: u32,
+    calls: BudgetCalls,
 }
 
 impl std::fmt::Debug for RedisBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisBudget")
             .field("store", &self.store)
-            .field("key", &self.key)
+            .field("calls", &self.calls)
             .finish()
     }
 }
@@ -62,66 +57,26 @@ impl RedisBudget {
     ) -> Result<Self, SharedError> {
         // The core's own check of the settings (one rule).
         RetryBudget::new(ratio, floor_per_s, window_s).map_err(|e| io(e.to_string()))?;
-        let (ratio_ppm, floor_milli) = (
-            (ratio * 1e6).round() as u64,
-            (floor_per_s * 1e3).round() as u64,
-        );
         let store = Store::open(url, deadline)?;
         store.checked_key(key)?;
-        check_settings(
-            &store,
-            key,
-            &[
-                ("ratio_ppm", ratio_ppm.to_string()),
-                ("floor_milli_per_s", floor_milli.to_string()),
-                ("window_s", window_s.to_string()),
-            ],
-            |found| {
-                format!(
-                    "the Redis key {key:?} holds a retry budget of ratio {} with a floor of {}/s \
-                     over {} s; this process asked for ratio {ratio} with a floor of \
-                     {floor_per_s}/s over {window_s} s",
-                    found.first().copied().unwrap_or(0) as f64 / 1e6,
-                    found.get(1).copied().unwrap_or(0) as f64 / 1e3,
-                    found.get(2).copied().unwrap_or(0)
-                )
-            },
-        )?;
-        Ok(RedisBudget {
-            store,
-            script: Script::new(BUDGET_LUA),
-            key: tagged(key, "budget"),
-            ratio_ppm,
-            floor_milli,
-            window_s,
-        })
+        let calls = BudgetCalls::new(key, ratio, floor_per_s, window_s);
+        check_settings(&store, &calls.settings())?;
+        Ok(RedisBudget { store, calls })
     }
 
-    fn op(&self, op: &str, now_s: Option<u64>) -> Result<(bool, u64, u64), SharedError> {
+    fn op(&self, op: BudgetOp, now_s: Option<u64>) -> Result<(bool, u64, u64), SharedError> {
         self.op_by(op, now_s, None)
     }
 
     /// [`op`](Self::op), the call ending by `until` too when given.
     fn op_by(
         &self,
-        op: &str,
+        op: BudgetOp,
         now_s: Option<u64>,
         until: Option<std::time::Instant>,
     ) -> Result<(bool, u64, u64), SharedError> {
-        let r = self.store.ints_until(
-            &self.script,
-            &[&self.key],
-            &[
-                op.to_owned(),
-                self.ratio_ppm.to_string(),
-                self.floor_milli.to_string(),
-                self.window_s.to_string(),
-                now_s.map_or_else(String::new, |n| n.to_string()),
-            ],
-            until,
-        )?;
-        let n = |i: usize| u64::try_from(r.get(i).copied().unwrap_or(0)).unwrap_or(0);
-        Ok((n(0) == 1, n(1), n(2)))
+        let a = BudgetCalls::answered(&self.store.reply(&self.calls.op(op, now_s), until)?);
+        Ok((a.done, a.requests, a.retries))
     }
 
     /// Counts a first attempt: it earns retries.
@@ -129,7 +84,7 @@ impl RedisBudget {
     /// # Errors
     /// The server could not be used.
     pub fn record_request(&self) -> Result<(), SharedError> {
-        self.op("request", None).map(|_| ())
+        self.op(BudgetOp::Request, None).map(|_| ())
     }
 
     /// Takes one retry if the budget allows it.
@@ -137,7 +92,7 @@ impl RedisBudget {
     /// # Errors
     /// The server could not be used.
     pub fn withdraw(&self) -> Result<bool, SharedError> {
-        self.op("withdraw", None).map(|(done, _, _)| done)
+        self.op(BudgetOp::Withdraw, None).map(|(done, _, _)| done)
     }
 
     /// Requests and retries counted in the window.
@@ -145,7 +100,7 @@ impl RedisBudget {
     /// # Errors
     /// The server could not be used.
     pub fn counts(&self) -> Result<(u64, u64), SharedError> {
-        self.op("counts", None).map(|(_, q, r)| (q, r))
+        self.op(BudgetOp::Counts, None).map(|(_, q, r)| (q, r))
     }
 
     /// The same, at `now_s` seconds on a time base every user shares (tests).
@@ -154,6 +109,12 @@ impl RedisBudget {
     /// The server could not be used.
     #[doc(hidden)]
     pub fn op_at(&self, op: &str, now_s: u64) -> Result<(bool, u64, u64), SharedError> {
+        let op = match op {
+            "request" => BudgetOp::Request,
+            "withdraw" => BudgetOp::Withdraw,
+            "counts" => BudgetOp::Counts,
+            other => return Err(io(format!("no budget operation {other:?}"))),
+        };
         self.op(op, Some(now_s))
     }
 }
@@ -169,32 +130,29 @@ impl RetryAllowance for RedisBudget {
 /// The budget as the core's [`RetryBudget::remote`] uses it.
 impl RemoteBudget for RedisBudget {
     fn settings(&self) -> (f64, f64, u32) {
-        (
-            self.ratio_ppm as f64 / 1e6,
-            self.floor_milli as f64 / 1e3,
-            self.window_s,
-        )
+        self.calls.settings_in_force()
     }
 
     fn record_request(&self, now_ns: Option<u64>) -> Result<(), SharedError> {
-        self.op("request", now_ns.map(seconds)).map(|_| ())
+        self.op(BudgetOp::Request, now_ns.map(seconds)).map(|_| ())
     }
 
     fn withdraw(&self, now_ns: Option<u64>) -> Result<bool, SharedError> {
-        self.op("withdraw", now_ns.map(seconds))
+        self.op(BudgetOp::Withdraw, now_ns.map(seconds))
             .map(|(done, _, _)| done)
     }
 
     fn record_request_by(&self, until: Option<std::time::Instant>) -> Result<(), SharedError> {
-        self.op_by("request", None, until).map(|_| ())
+        self.op_by(BudgetOp::Request, None, until).map(|_| ())
     }
 
     fn withdraw_by(&self, until: Option<std::time::Instant>) -> Result<bool, SharedError> {
-        self.op_by("withdraw", None, until).map(|(done, _, _)| done)
+        self.op_by(BudgetOp::Withdraw, None, until)
+            .map(|(done, _, _)| done)
     }
 
     fn counts(&self, now_ns: Option<u64>) -> Result<(u64, u64), SharedError> {
-        self.op("counts", now_ns.map(seconds))
+        self.op(BudgetOp::Counts, now_ns.map(seconds))
             .map(|(_, q, r)| (q, r))
     }
 }

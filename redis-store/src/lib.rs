@@ -9,6 +9,9 @@
 //! - [`limit`] and [`budget`]: the same two as the core's [`recuo::ConcurrencyLimit`] and
 //!   [`recuo::RetryBudget`], for a [`recuo::Gate`] (and every binding's gate).
 //!
+//! - [`calls`]: each operation as data — the script, its keys and arguments, and what its
+//!   reply means — for this crate's client and for a host that reaches Redis itself.
+//!
 //! Each check is one script run with `EVALSHA` (the script's SHA-1), falling back to `EVAL`
 //! when the server answers `NOSCRIPT` (a restarted or flushed server), which caches it again.
 //! Keys carry a `{hash tag}` — `{KEY}:tat`, `{KEY}:settings`, `{KEY}:interval` — so one
@@ -36,6 +39,7 @@
 
 #[cfg(feature = "client")]
 mod budget;
+pub mod calls;
 #[cfg(feature = "client")]
 mod client;
 #[cfg(feature = "client")]

@@ -8,21 +8,13 @@ use std::time::{Duration, Instant};
 
 use recuo::{CancelToken, IdempotencyKey, RemoteLease, RemoteLimit, RemotePlace, SharedError};
 
+use crate::calls::LeaseCalls;
 use crate::client::DEADLINE;
-use crate::store::{check_settings, tagged, Script, Store};
-
-const ACQUIRE_LUA: &str = include_str!("lease_acquire.lua");
-const RENEW_LUA: &str = include_str!("lease_renew.lua");
-const RELEASE_LUA: &str = include_str!("lease_release.lua");
+use crate::store::{check_settings, Store};
 
 struct Inner {
     store: Store,
-    acquire: Script,
-    renew: Script,
-    release: Script,
-    key: String,
-    max: u32,
-    lease_ms: u64,
+    calls: LeaseCalls,
 }
 
 /// A limit on requests in flight shared through Redis by every process of a fleet. Clones
@@ -34,9 +26,7 @@ impl std::fmt::Debug for RedisLimit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisLimit")
             .field("store", &self.0.store)
-            .field("key", &self.0.key)
-            .field("max", &self.0.max)
-            .field("lease_ms", &self.0.lease_ms)
+            .field("calls", &self.0.calls)
             .finish()
     }
 }
@@ -84,38 +74,19 @@ impl RedisLimit {
         let lease_ms = crate::limit_settings(max, lease)?;
         let store = Store::open(url, deadline)?;
         store.checked_key(key)?;
-        check_settings(
-            &store,
-            key,
-            &[("max", max.to_string()), ("lease_ms", lease_ms.to_string())],
-            |found| {
-                format!(
-                    "the Redis key {key:?} limits {} requests in flight with leases of {} ms; \
-                     this process asked for {max} with leases of {lease_ms} ms",
-                    found.first().copied().unwrap_or(0),
-                    found.get(1).copied().unwrap_or(0)
-                )
-            },
-        )?;
-        Ok(RedisLimit(Arc::new(Inner {
-            store,
-            acquire: Script::new(ACQUIRE_LUA),
-            renew: Script::new(RENEW_LUA),
-            release: Script::new(RELEASE_LUA),
-            key: tagged(key, "leases"),
-            max,
-            lease_ms,
-        })))
+        let calls = LeaseCalls::new(key, max, lease_ms);
+        check_settings(&store, &calls.settings())?;
+        Ok(RedisLimit(Arc::new(Inner { store, calls })))
     }
 
     /// The most requests in flight.
     pub fn max(&self) -> u32 {
-        self.0.max
+        self.0.calls.max()
     }
 
     /// How long a lease lasts unless renewed.
     pub fn lease(&self) -> Duration {
-        Duration::from_millis(self.0.lease_ms)
+        Duration::from_millis(self.0.calls.lease_ms())
     }
 
     /// A place now, or the wait until the earliest lease expires.
@@ -133,23 +104,16 @@ impl RedisLimit {
     ) -> Result<Result<Lease, Duration>, SharedError> {
         let token = IdempotencyKey::random().as_str().to_owned();
         let i = &self.0;
-        let r = i.store.ints_until(
-            &i.acquire,
-            &[&i.key],
-            &[i.max.to_string(), i.lease_ms.to_string(), token.clone()],
-            until,
-        )?;
-        if r.first() == Some(&1) {
-            Ok(Ok(Lease {
+        let r = i.store.reply(&i.calls.acquire(&token), until)?;
+        Ok(match LeaseCalls::acquired(&r) {
+            Ok(()) => Ok(Lease {
                 limit: self.clone(),
                 token,
                 released: false,
                 release_by: None,
-            }))
-        } else {
-            let wait = u64::try_from(r.get(1).copied().unwrap_or(1)).unwrap_or(1);
-            Ok(Err(Duration::from_millis(wait.max(1))))
-        }
+            }),
+            Err(wait_ms) => Err(Duration::from_millis(wait_ms)),
+        })
     }
 
     /// Waits for a place, polling the server (every 5–50 ms, or sooner when the earliest
@@ -206,8 +170,9 @@ impl RedisLimit {
     /// The server could not be used.
     pub fn in_flight(&self) -> Result<u32, SharedError> {
         let i = &self.0;
-        let r = i.store.ints(&i.release, &[&i.key], &["-".to_owned()])?;
-        Ok(u32::try_from(r.get(1).copied().unwrap_or(0)).unwrap_or(u32::MAX))
+        Ok(LeaseCalls::counted(
+            &i.store.reply(&i.calls.in_flight(), None)?,
+        ))
     }
 }
 
@@ -219,12 +184,9 @@ impl Lease {
     /// The server could not be used.
     pub fn renew(&self) -> Result<bool, SharedError> {
         let i = &self.limit.0;
-        let r = i.store.ints(
-            &i.renew,
-            &[&i.key],
-            &[i.lease_ms.to_string(), self.token.clone()],
-        )?;
-        Ok(r.first() == Some(&1))
+        Ok(LeaseCalls::held(
+            &i.store.reply(&i.calls.renew(&self.token), None)?,
+        ))
     }
 
     /// Gives the place back. `Ok(false)`: it had already expired (harmless).
@@ -238,13 +200,9 @@ impl Lease {
 
     fn release_token(&self, until: Option<Instant>) -> Result<bool, SharedError> {
         let i = &self.limit.0;
-        let r = i.store.ints_until(
-            &i.release,
-            &[&i.key],
-            std::slice::from_ref(&self.token),
-            until,
-        )?;
-        Ok(r.first() == Some(&1))
+        Ok(LeaseCalls::held(
+            &i.store.reply(&i.calls.release(&self.token), until)?,
+        ))
     }
 
     /// The owner token kept in the limit's sorted set.

@@ -5,29 +5,14 @@ use std::time::{Duration, Instant};
 
 use recuo::{RemoteGcra, SharedError};
 
+use crate::calls::{tagged, GcraCalls, Script, ScriptCall, SettingsCheck};
 use crate::client::{call_deadline, io, Answer, Client, DEADLINE};
 use crate::cluster::{is_cluster_url, slot_of, Cluster};
 
 /// The regulator's rule on the server.
-pub const GCRA_LUA: &str = include_str!("gcra.lua");
+pub const GCRA_LUA: &str = crate::calls::GCRA.body;
 /// The adaptive rule on the server.
-pub const ADAPT_LUA: &str = include_str!("adapt.lua");
-pub(crate) const SETTINGS_LUA: &str = include_str!("settings.lua");
-
-/// A Lua script and its SHA-1, run by `EVALSHA` with the `EVAL` fallback.
-pub(crate) struct Script {
-    body: &'static str,
-    sha: String,
-}
-
-impl Script {
-    pub(crate) fn new(body: &'static str) -> Self {
-        Script {
-            body,
-            sha: redis::Script::new(body).get_hash().to_owned(),
-        }
-    }
-}
+pub const ADAPT_LUA: &str = crate::calls::ADAPT.body;
 
 /// Where the scripts run: one server, or the master of their keys' slot in a cluster.
 #[derive(Debug)]
@@ -101,7 +86,7 @@ impl Store {
             c.arg(first).arg(keys.len()).arg(keys).arg(args);
             c
         };
-        let answer = match self.call(&with("EVALSHA", &script.sha), keys, deadline)? {
+        let answer = match self.call(&with("EVALSHA", script.sha1), keys, deadline)? {
             Answer::NoScript => match self.call(&with("EVAL", script.body), keys, deadline)? {
                 Answer::NoScript => return Err(io("the server refused the script (NOSCRIPT)")),
                 other => other,
@@ -119,26 +104,15 @@ impl Store {
         }
     }
 
-    /// `run` by the client's deadline, answering an array of integers (numbers sent as
-    /// strings count).
-    pub(crate) fn ints(
+    /// Runs `call` by the client's deadline, cut shorter by `until`, answering its reply as
+    /// an array of integers (numbers sent as strings count).
+    pub(crate) fn reply(
         &self,
-        script: &Script,
-        keys: &[&str],
-        args: &[String],
-    ) -> Result<Vec<i64>, SharedError> {
-        self.ints_until(script, keys, args, None)
-    }
-
-    /// [`ints`](Self::ints), ending by `until` too when it comes first.
-    pub(crate) fn ints_until(
-        &self,
-        script: &Script,
-        keys: &[&str],
-        args: &[String],
+        call: &ScriptCall,
         until: Option<Instant>,
     ) -> Result<Vec<i64>, SharedError> {
-        match self.run(script, keys, args, until)? {
+        let keys: Vec<&str> = call.keys.iter().map(String::as_str).collect();
+        match self.run(call.script, &keys, &call.args, until)? {
             redis::Value::Array(items) => items.iter().map(int_of).collect(),
             other => Err(io(format!("unexpected reply {other:?}"))),
         }
@@ -158,33 +132,10 @@ fn int_of(v: &redis::Value) -> Result<i64, SharedError> {
     }
 }
 
-/// The keys of the limit named `key`: `{key}:suffix`, one cluster slot for all of them.
-pub(crate) fn tagged(key: &str, suffix: &str) -> String {
-    format!("{{{key}}}:{suffix}")
-}
-
-/// Records `settings` under `{key}:settings` on first use; a key set up otherwise is refused
-/// with both settings named (`what` says what the key holds, for the message).
-pub(crate) fn check_settings(
-    store: &Store,
-    key: &str,
-    settings: &[(&str, String)],
-    refused: impl FnOnce(&[i64]) -> String,
-) -> Result<(), SharedError> {
-    let args: Vec<String> = settings
-        .iter()
-        .flat_map(|(n, v)| [(*n).to_owned(), v.clone()])
-        .collect();
-    let script = Script::new(SETTINGS_LUA);
-    let found = store.ints(&script, &[&tagged(key, "settings")], &args)?;
-    let wanted: Vec<i64> = settings
-        .iter()
-        .map(|(_, v)| v.parse().unwrap_or(-1))
-        .collect();
-    if found != wanted {
-        return Err(SharedError::Mismatch(refused(&found)));
-    }
-    Ok(())
+/// Records a key's settings on first use; a key set up otherwise is refused with both
+/// settings named.
+pub(crate) fn check_settings(store: &Store, check: &SettingsCheck) -> Result<(), SharedError> {
+    check.reply(&store.reply(&check.call, None)?)
 }
 
 /// The regulator's state on a Redis server (a [`RemoteGcra`]): the arrival time
@@ -193,13 +144,7 @@ pub(crate) fn check_settings(
 /// force `{key}:interval` (ns).
 pub struct RedisGcra {
     store: Store,
-    script: Script,
-    adapt: Script,
-    key: String,
-    settings: String,
-    interval_key: String,
-    interval_ns: u64,
-    burst: u32,
+    calls: GcraCalls,
     /// The interval in force the server answered last, ns (0: none yet).
     in_force_ns: AtomicU64,
 }
@@ -208,7 +153,7 @@ impl std::fmt::Debug for RedisGcra {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisGcra")
             .field("store", &self.store)
-            .field("key", &self.key)
+            .field("calls", &self.calls)
             .finish()
     }
 }
@@ -243,55 +188,11 @@ impl RedisGcra {
     ) -> Result<Self, SharedError> {
         let store = Store::open(url, deadline)?;
         store.checked_key(key)?;
-        let interval_us = (interval_ns / 1000).max(1);
-        let words = |adaptive: bool| {
-            if adaptive {
-                "adaptive (a 429 slows every holder)"
-            } else {
-                "not adaptive"
-            }
-        };
-        check_settings(
-            &store,
-            key,
-            &[
-                ("interval_us", interval_us.to_string()),
-                ("burst", burst.to_string()),
-                ("adaptive", u8::from(adaptive).to_string()),
-            ],
-            |found| {
-                let (i, b) = (
-                    found.first().copied().unwrap_or(0),
-                    found.get(1).copied().unwrap_or(0),
-                );
-                if (found.get(2) == Some(&1)) == adaptive {
-                    format!(
-                        "the Redis key {key:?} regulates one start every {i} µs with a burst of \
-                         {b}; this process asked for one every {interval_us} µs with a burst of \
-                         {burst}"
-                    )
-                } else {
-                    format!(
-                        "the Redis key {key:?} regulates one start every {i} µs with a burst of \
-                         {b}, {}; this process asked for one every {interval_us} µs with a burst \
-                         of {burst}, {} (the settings are made when the key is set up, and every \
-                         process that uses it must agree)",
-                        words(!adaptive),
-                        words(adaptive),
-                    )
-                }
-            },
-        )?;
+        let calls = GcraCalls::new(key, interval_ns, burst, adaptive);
+        check_settings(&store, &calls.settings())?;
         Ok(RedisGcra {
             store,
-            script: Script::new(GCRA_LUA),
-            adapt: Script::new(ADAPT_LUA),
-            key: tagged(key, "tat"),
-            settings: tagged(key, "settings"),
-            interval_key: tagged(key, "interval"),
-            // The server counts whole microseconds: the configured interval too.
-            interval_ns: interval_us * 1000,
-            burst,
+            calls,
             in_force_ns: AtomicU64::new(0),
         })
     }
@@ -318,26 +219,15 @@ impl RedisGcra {
         max_wait_us: u64,
         until: Option<Instant>,
     ) -> Result<(bool, u64, u64), SharedError> {
-        let args = [
-            self.interval_ns.to_string(),
-            self.burst.to_string(),
-            cost.to_string(),
-            max_wait_us.min(1 << 52).to_string(),
-            now_us.map_or_else(String::new, |n| n.to_string()),
-        ];
-        let r =
-            self.store
-                .ints_until(&self.script, &[&self.key, &self.interval_key], &args, until)?;
-        let wait_us = u64::try_from(r.get(1).copied().unwrap_or(0)).unwrap_or(0);
-        let in_force = self.heard(r.get(2).copied());
-        Ok((r.first() == Some(&1), wait_us, in_force))
+        let call = self.calls.reserve(cost, max_wait_us, now_us);
+        let r = GcraCalls::reserved(&self.store.reply(&call, until)?);
+        let in_force = self.heard(r.interval_ns);
+        Ok((r.reserved, r.wait_us, in_force))
     }
 
     /// Keeps the interval in force the server answered (clamped to the settings).
-    fn heard(&self, answer: Option<i64>) -> u64 {
-        let ns = u64::try_from(answer.unwrap_or(0))
-            .unwrap_or(0)
-            .clamp(self.interval_ns, self.interval_ns.saturating_mul(64));
+    fn heard(&self, answered_ns: u64) -> u64 {
+        let ns = self.calls.in_force_ns(answered_ns);
         self.in_force_ns.store(ns, Ordering::Release);
         ns
     }
@@ -362,17 +252,8 @@ impl RemoteGcra for RedisGcra {
     }
 
     fn adapt_by(&self, throttled: bool, until: Option<Instant>) -> Result<u64, SharedError> {
-        let args = [
-            u8::from(throttled).to_string(),
-            self.interval_ns.to_string(),
-        ];
-        let r = self.store.ints_until(
-            &self.adapt,
-            &[&self.settings, &self.interval_key],
-            &args,
-            until,
-        )?;
-        Ok(self.heard(r.first().copied()))
+        let r = self.store.reply(&self.calls.adapt(throttled), until)?;
+        Ok(self.heard(GcraCalls::adapted(&r)))
     }
 
     fn interval_in_force_ns(&self) -> u64 {
