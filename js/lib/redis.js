@@ -10,7 +10,7 @@
 // cut), `renew()`, `release()` and the budget's counting are one round trip on the calling
 // thread.
 
-import { utf8 } from './api.js';
+import { utf8 } from './convert.js';
 
 const WOULD_WAIT = 210;
 /** How long a wait for a place pauses between two questions to the server, at first and at most. */

@@ -7,7 +7,8 @@
 // aligned to 8, a struct is as aligned as its most aligned field.
 
 import { OPAQUE, PROTOTYPES, STRUCTS } from './abi.js';
-import { RecuoError, utf8 } from './api.js';
+import { utf8 } from './convert.js';
+import { RecuoError } from './errors.js';
 
 /** Size (and alignment) and the module's value type of each scalar C type. */
 const SCALARS = {
