@@ -538,8 +538,13 @@ impl Operation {
                     self.entry.reservation = (wait_ms > 0).then_some(r);
                 }
                 Err(Ok(_)) => return Ok(GatePoll::Next(self.entered(now_ms, false))),
+                // A store whose call the host makes (it would block: the host answers it,
+                // then looks again) keeps the place taken meanwhile; any other failure
+                // holds nothing.
                 Err(Err(e)) => {
-                    self.entry.permit = None;
+                    if !e.would_block() {
+                        self.entry.permit = None;
+                    }
                     return Err(e);
                 }
             }
@@ -669,6 +674,30 @@ impl Operation {
         Step::Classify {
             attempt: self.attempt,
         }
+    }
+
+    /// Whether [`judged`](Self::judged) with `verdict` at `now_ms` would take a retry from
+    /// the gate's budget: the retry it would decide if the budget allows it. A host that
+    /// reaches the budget's store itself asks the store for that retry first and gives the
+    /// store its answer, which `judged` then reads (recuo-redis's host stores). Nothing
+    /// changes here: the decision is tried on a copy of the attempts and the jitter.
+    pub fn would_draw_on_budget(&mut self, now_ms: u64, verdict: &Verdict) -> bool {
+        /// An allowance that says yes and remembers that it was asked.
+        struct Probe<'a>(&'a std::cell::Cell<bool>);
+        impl RetryAllowance for Probe<'_> {
+            fn try_withdraw(&self) -> bool {
+                self.0.set(true);
+                true
+            }
+        }
+        if self.phase != Phase::Classifying || self.gate.as_ref().and_then(Gate::budget).is_none() {
+            return false;
+        }
+        self.rng.ready();
+        let (mut attempts, mut rng) = (self.attempts.clone(), self.rng.clone());
+        let asked = std::cell::Cell::new(false);
+        let _ = attempts.decide_with(*verdict, now_ms, &mut rng, Some(&Probe(&asked)));
+        asked.get()
     }
 
     /// The verdict on the failure of [`Step::Classify`], reached at `now_ms`; `seen` is what

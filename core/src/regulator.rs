@@ -150,6 +150,12 @@ impl From<SharedError> for RegulatorError {
 }
 
 impl RegulatorError {
+    /// Whether a store reached by the host has not answered yet
+    /// ([`SharedError::would_block`]).
+    pub fn would_block(&self) -> bool {
+        matches!(self, RegulatorError::Shared(e) if e.would_block())
+    }
+
     /// The error of a build without Redis support (a binding built without its `redis`
     /// feature): a clear [`SharedError::Io`].
     pub fn no_redis_support() -> Self {

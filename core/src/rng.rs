@@ -58,6 +58,12 @@ impl LazyJitterRng {
         LazyJitterRng { seed, rng: None }
     }
 
+    /// Seeds the generator now if it is not yet: a copy made after this draws what the
+    /// original draws.
+    pub(crate) fn ready(&mut self) {
+        self.get();
+    }
+
     fn get(&mut self) -> &mut JitterRng {
         let seed = self.seed;
         self.rng

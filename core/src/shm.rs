@@ -149,6 +149,14 @@ impl SharedError {
         }
     }
 
+    /// Whether the store did not answer yet because its host must make the call (a store
+    /// reached by the host, as a WebAssembly host reaches Redis): an I/O error of kind
+    /// `WouldBlock`. The caller runs the host's call, gives the store its reply, and asks
+    /// again.
+    pub fn would_block(&self) -> bool {
+        matches!(self, SharedError::Io(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
     /// The stable name: `io` or `shared_mismatch`.
     pub const fn name(&self) -> &'static str {
         match self {

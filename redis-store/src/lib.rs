@@ -11,6 +11,8 @@
 //!
 //! - [`calls`]: each operation as data — the script, its keys and arguments, and what its
 //!   reply means — for this crate's client and for a host that reaches Redis itself.
+//! - [`host`]: the three limits for a host that reaches Redis itself (recuo's WebAssembly
+//!   build, with a JavaScript client): their calls go through a channel the host serves.
 //!
 //! Each check is one script run with `EVALSHA` (the script's SHA-1), falling back to `EVAL`
 //! when the server answers `NOSCRIPT` (a restarted or flushed server), which caches it again.
@@ -44,6 +46,7 @@ pub mod calls;
 mod client;
 #[cfg(feature = "client")]
 mod cluster;
+pub mod host;
 #[cfg(feature = "client")]
 mod limit;
 #[cfg(feature = "client")]
