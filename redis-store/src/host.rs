@@ -24,7 +24,7 @@ use recuo::{
     SharedError,
 };
 
-use crate::calls::{BudgetCalls, BudgetOp, GcraCalls, LeaseCalls, ScriptCall};
+use crate::calls::{BudgetCalls, BudgetOp, GcraCalls, LeaseCalls, ScriptCall, SettingsCheck};
 
 /// The most calls a channel queues for the host: a host that never runs them loses the
 /// oldest (each is a count or a place given back, which the store's own expiry settles).
@@ -35,6 +35,10 @@ struct Channel {
     pending: Option<ScriptCall>,
     answer: Option<Vec<i64>>,
     notices: VecDeque<ScriptCall>,
+    /// The key's settings, while the host has not answered their call.
+    settings: Option<SettingsCheck>,
+    /// What the settings' reply said: `Err` names both settings of a key set up otherwise.
+    settled: Option<Result<(), String>>,
 }
 
 /// Where a host-reached store leaves its calls for the host, and finds the host's replies.
@@ -53,12 +57,37 @@ impl HostChannel {
     }
 
     /// The reply (its integers) to the [`pending`](Self::pending) call: the store reads it
-    /// when it is asked again.
+    /// when it is asked again (a key's settings are checked at once: see
+    /// [`settled`](Self::settled)).
     pub fn answer(&self, reply: Vec<i64>) {
         self.with(|c| {
             c.pending = None;
-            c.answer = Some(reply);
+            match c.settings.take() {
+                Some(check) => {
+                    c.settled = Some(check.reply(&reply).map_err(|e| match e {
+                        SharedError::Mismatch(m) => m,
+                        other => other.to_string(),
+                    }));
+                }
+                None => c.answer = Some(reply),
+            }
         });
+    }
+
+    /// The key's settings to record or compare, first of all: their call is left pending.
+    pub fn check_settings(&self, check: SettingsCheck) {
+        self.with(|c| {
+            c.pending = Some(check.call.clone());
+            c.settings = Some(check);
+            c.settled = None;
+        });
+    }
+
+    /// Whether the key's settings are this user's: `None` until the host answered their call,
+    /// then `Ok`, or `Err` with both settings named (a key set up otherwise: every user of a
+    /// key must agree).
+    pub fn settled(&self) -> Option<Result<(), String>> {
+        self.with(|c| c.settled.clone())
     }
 
     /// The next call whose reply nothing waits for, in the order the store made them.
@@ -66,16 +95,23 @@ impl HostChannel {
         self.with(|c| c.notices.pop_front())
     }
 
-    /// The reply to `call` when the host gave it, else `call` left for the host.
+    /// The reply to `call` when the host gave it, else `call` left for the host. The key's
+    /// settings come first: until their call is answered the store waits on it, and a key
+    /// set up otherwise is not used.
     fn ask(&self, call: ScriptCall) -> Result<Vec<i64>, SharedError> {
-        self.with(|c| match c.answer.take() {
-            Some(reply) => Ok(reply),
-            None => {
-                c.pending = Some(call);
-                Err(SharedError::Io(std::io::Error::new(
-                    std::io::ErrorKind::WouldBlock,
-                    "the host has not run this Redis call yet",
-                )))
+        self.with(|c| {
+            if let Some(Err(m)) = &c.settled {
+                return Err(SharedError::Mismatch(m.clone()));
+            }
+            if c.settings.is_some() {
+                return Err(would_block());
+            }
+            match c.answer.take() {
+                Some(reply) => Ok(reply),
+                None => {
+                    c.pending = Some(call);
+                    Err(would_block())
+                }
             }
         })
     }
@@ -89,6 +125,14 @@ impl HostChannel {
             c.notices.push_back(call);
         });
     }
+}
+
+/// The error of a call the host has not run yet.
+fn would_block() -> SharedError {
+    SharedError::Io(std::io::Error::new(
+        std::io::ErrorKind::WouldBlock,
+        "the host has not run this Redis call yet",
+    ))
 }
 
 /// The regulator's state on a Redis server the host reaches (a [`RemoteGcra`]).

@@ -247,3 +247,38 @@ fn a_place_taken_stays_held_while_the_start_slot_is_asked() {
     assert_eq!(LeaseCalls::counted(&run(&mut con, &leases.in_flight())), 0);
     server.stop();
 }
+
+#[test]
+fn a_key_set_up_otherwise_is_refused_through_the_channel_and_never_used() {
+    let mut server = Server::start();
+    let client = redis::Client::open(server.url.as_str()).expect("the URL");
+    let mut con = client.get_connection().expect("a connection");
+    let rate: Rate = "10/s".parse().unwrap();
+    settled(
+        &mut con,
+        &GcraCalls::new("agreed", rate.interval_ns(), 1, false).settings(),
+    );
+    let channel = HostChannel::default();
+    let gcra = GcraCalls::new("agreed", rate.interval_ns(), 2, false);
+    channel.check_settings(gcra.settings());
+    let regulator = key_of(&gcra, &channel, rate);
+    // Until the settings' call is answered, nothing else is asked.
+    assert!(regulator.try_acquire_at(0, 1).is_err());
+    assert_eq!(channel.pending(), Some(gcra.settings().call));
+    assert_eq!(channel.settled(), None);
+    let call = channel.pending().unwrap();
+    channel.answer(run(&mut con, &call));
+    let Some(Err(refused)) = channel.settled() else {
+        panic!("a mismatch")
+    };
+    assert!(
+        refused.contains("burst of 1") && refused.contains("burst of 2"),
+        "{refused}"
+    );
+    let Err(Err(e)) = regulator.try_acquire_at(0, 1) else {
+        panic!("the store's refusal")
+    };
+    assert!(e.to_string().contains("burst of 1"), "{e}");
+    assert_eq!(channel.pending(), None, "no call is left for the host");
+    server.stop();
+}
