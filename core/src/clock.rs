@@ -170,7 +170,7 @@ pub fn coarse_monotonic_ms() -> u64 {
 
 /// The instant `d` from now, which bounds a remote store's call: `None` when it cannot be
 /// told — too far ahead, or a WebAssembly host, whose module has no clock of the standard
-/// library's (`Instant::now` would trap) and calls no store through it.
+/// library's (`Instant::now` would trap) and whose stores' calls the host makes and bounds.
 pub(crate) fn instant_in(d: Duration) -> Option<Instant> {
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]
     {

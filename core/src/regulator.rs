@@ -693,7 +693,7 @@ impl Regulator {
         };
         if let Storage::Remote { gcra, .. } = &*self.state {
             let until = (max_wait_ns != u64::MAX && max_wait_ns != 0)
-                .then(|| std::time::Instant::now().checked_add(Duration::from_nanos(max_wait_ns)))
+                .then(|| crate::clock::instant_in(Duration::from_nanos(max_wait_ns)))
                 .flatten();
             return match gcra.reserve(now_ns, cost, max_wait_ns.min(longest), until) {
                 Ok(Ok(wait_ns)) => Ok(Reservation {

@@ -16,41 +16,9 @@ pub struct Script {
     pub sha1: &'static str,
 }
 
-/// The regulator's rule (GCRA, in microseconds).
-pub const GCRA: Script = Script {
-    body: include_str!("gcra.lua"),
-    sha1: "0c32ed9b81b952129e68e27d8e38efed0427ff56",
-};
-/// The adaptive rule: the interval in force after a 429 or a success.
-pub const ADAPT: Script = Script {
-    body: include_str!("adapt.lua"),
-    sha1: "d7a8acb4241f62e93d95b6e0c22e51e71921923e",
-};
-/// A key's settings, recorded by its first user and answered to every later one.
-pub const SETTINGS: Script = Script {
-    body: include_str!("settings.lua"),
-    sha1: "f55568d6e7808b7ac3f6dd25dc7cec1f511ae367",
-};
-/// A place in a concurrency limit, as a lease.
-pub const LEASE_ACQUIRE: Script = Script {
-    body: include_str!("lease_acquire.lua"),
-    sha1: "574e87ca6f224bc063ebf418b1bd7e5523e5a909",
-};
-/// A lease extended.
-pub const LEASE_RENEW: Script = Script {
-    body: include_str!("lease_renew.lua"),
-    sha1: "728bfe18e82b2e96f51b0d7dc2219da50965afa9",
-};
-/// A lease given back (or, with the token `-`, the places held counted).
-pub const LEASE_RELEASE: Script = Script {
-    body: include_str!("lease_release.lua"),
-    sha1: "766e7897aece40f0099f3cdafd5be5699c31b99a",
-};
-/// The retry budget's rule.
-pub const BUDGET: Script = Script {
-    body: include_str!("budget.lua"),
-    sha1: "85667ac26a58ac3edba551c9b4c95efaa5ebc737",
-};
+// GCRA, ADAPT, SETTINGS, LEASE_ACQUIRE, LEASE_RENEW, LEASE_RELEASE and BUDGET: the files of
+// src/ without their comment lines, and their SHA-1 (build.rs).
+include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 
 /// A script to run on the server: `EVALSHA sha1 len(keys) keys… args…`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -90,6 +90,11 @@ impl HostChannel {
         self.with(|c| c.settled.clone())
     }
 
+    /// The next call whose reply nothing waits for, left in the queue.
+    pub fn peek_notice(&self) -> Option<ScriptCall> {
+        self.with(|c| c.notices.front().cloned())
+    }
+
     /// The next call whose reply nothing waits for, in the order the store made them.
     pub fn take_notice(&self) -> Option<ScriptCall> {
         self.with(|c| c.notices.pop_front())
@@ -177,9 +182,16 @@ impl RemoteGcra for HostGcra {
         })
     }
 
+    /// Queued for the host; the interval in force it will leave is the core's rule applied
+    /// to the one last heard (the server's own answer comes with the next reservation), so
+    /// that a success is told while the rate is cut, as with the crate's own client.
     fn adapt(&self, throttled: bool) -> Result<u64, SharedError> {
         self.channel.tell(self.calls.adapt(throttled));
-        Ok(self.interval_in_force_ns())
+        let base = self.calls.interval_ns();
+        let heard = self.in_force_ns.load(Ordering::Acquire).max(base);
+        let next = recuo::adapted_interval_ns(heard, base, throttled).unwrap_or(heard);
+        self.in_force_ns.store(next, Ordering::Release);
+        Ok(next)
     }
 
     fn adapt_by(&self, throttled: bool, _until: Option<Instant>) -> Result<u64, SharedError> {
@@ -193,12 +205,21 @@ impl RemoteGcra for HostGcra {
 
 /// A concurrency limit on a Redis server the host reaches (a [`RemoteLimit`]): it only looks
 /// (a zero timeout); the host waits between looks.
-#[derive(Debug)]
 pub struct HostLimit {
     calls: LeaseCalls,
     channel: HostChannel,
     /// The token of the place being asked for: the same one until the host answers.
     asking: Mutex<Option<String>>,
+}
+
+// Kept short: the core's limits print their remote store, and the WebAssembly build carries
+// every formatting it may reach.
+impl std::fmt::Debug for HostLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostLimit")
+            .field("max", &self.calls.max())
+            .finish_non_exhaustive()
+    }
 }
 
 impl HostLimit {
