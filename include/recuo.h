@@ -141,7 +141,8 @@
  *   settings of the shared limits (rates, the plan, bursts, limits, budgets, shared files).
  * * `200`–`299`: no fault of the call, but a "no" for an answer, which the other outputs
  *   explain: the operation did not succeed (`200`–`209`), or a limit said "not now"
- *   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`,
+ *   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`, `RECUO_QUEUE_FULL`,
+ *   `RECUO_HOST_PENDING`,
  *   `RECUO_BUDGET_EXHAUSTED` — their names carry no `ERR`).
  * * `300`–`399`: the system refused (a shared file could not be opened, sized, locked or
  *   mapped, or a Redis server could not be used).
@@ -345,6 +346,11 @@ enum recuo_status
      * starts more than its burst plus its rate over any span of time, however many wait.
      */
     RECUO_QUEUE_FULL = 214,
+    /**
+     * Not an error: a limit kept on a server the host reaches waits on a call the host must
+     * run first (`recuo_host_channel_pending`); answer it, then make the same call again.
+     */
+    RECUO_HOST_PENDING = 215,
     /**
      * The system refused: a shared file could not be opened, sized, locked or mapped, or a
      * Redis server could not be reached or used (the detail buffer of the `_new_shared` and
@@ -1148,6 +1154,11 @@ typedef struct recuo_concurrency_limit recuo_concurrency_limit;
  * threads at once; the setters must not run concurrently with another use of the gate.
  */
 typedef struct recuo_gate recuo_gate;
+
+/**
+ * A channel between one limit kept on a Redis server and the host that reaches the server.
+ */
+typedef struct recuo_host_channel recuo_host_channel;
 
 /**
  * A passage through a gate, from `recuo_gate_wait`: holds the place in flight until
@@ -4545,6 +4556,143 @@ recuo_status recuo_gate_wait(const struct recuo_gate *gate,
 void recuo_pass_release(struct recuo_pass *pass);
 
 /**
+ * A new, empty channel in `*out`: free it with `recuo_host_channel_free` (the limit made on
+ * it keeps its own reference). Returns `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `out` must be NULL or a writable pointer.
+ */
+recuo_status recuo_host_channel_new(struct recuo_host_channel **out);
+
+/**
+ * Releases a channel handle. NULL is accepted and ignored.
+ *
+ * # Safety
+ * `channel` must be NULL or come from `recuo_host_channel_new`, not have been freed, and
+ * not be in use by another thread.
+ */
+void recuo_host_channel_free(struct recuo_host_channel *channel);
+
+/**
+ * The call the channel's limit waits on, as JSON into `buf` (`buf_len` bytes, NUL-terminated;
+ * its length without the NUL in `*written`), or the empty text when it waits on none.
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (call again with a larger buffer: a
+ * script's text is a few kilobytes); `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `channel` NULL or a live handle; `buf` `buf_len` writable bytes; `written` NULL or a
+ * `size_t`.
+ */
+recuo_status recuo_host_channel_pending(const struct recuo_host_channel *channel,
+                                        char *buf,
+                                        size_t buf_len,
+                                        size_t *written);
+
+/**
+ * The next call the channel queued whose reply nothing waits for, as JSON (as
+ * `recuo_host_channel_pending`), taken from the queue only when it fits; the empty text when
+ * none is left. Run them in order.
+ *
+ * # Safety
+ * As `recuo_host_channel_pending`.
+ */
+recuo_status recuo_host_channel_take_notice(const struct recuo_host_channel *channel,
+                                            char *buf,
+                                            size_t buf_len,
+                                            size_t *written);
+
+/**
+ * The reply to the pending call: its `count` integers (Redis's integers, or the numbers it
+ * answered as text). Returns `RECUO_OK`, `RECUO_ERR_NULL_ARGUMENT` or
+ * `RECUO_ERR_LENGTH_TOO_LARGE` (over 64 integers: no reply of recuo's scripts is so long).
+ *
+ * # Safety
+ * `channel` NULL or a live handle; `reply` `count` readable integers (NULL with 0).
+ */
+recuo_status recuo_host_channel_answer(const struct recuo_host_channel *channel,
+                                       const int64_t *reply,
+                                       size_t count);
+
+/**
+ * Whether the limit's key agrees with this user's settings: `RECUO_OK`;
+ * `RECUO_HOST_PENDING` until the settings' call is answered; `RECUO_ERR_SHARED_MISMATCH`
+ * with both settings named in `detail` (a key set up otherwise: every user must agree, and
+ * the limit is not used); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `channel` NULL or a live handle; `detail` NULL or `detail_len` writable bytes.
+ */
+recuo_status recuo_host_channel_settled(const struct recuo_host_channel *channel,
+                                        char *detail,
+                                        size_t detail_len);
+
+/**
+ * A regulator kept under `key` on the Redis server the host reaches through `channel`:
+ * `per_second` starts a second, `burst` at once, adaptive or not, as
+ * `recuo_regulator_new_redis_with` — its key's settings the channel's first call.
+ * Returns `RECUO_OK`; `RECUO_ERR_INVALID_RATE`; `RECUO_ERR_ZERO_BURST`; `RECUO_ERR_NOT_UTF8`;
+ * `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * `key` `key_len` readable bytes; `channel` a live handle; `out` NULL or writable.
+ */
+recuo_status recuo_regulator_new_host(const char *key,
+                                      size_t key_len,
+                                      double per_second,
+                                      uint32_t burst,
+                                      bool adaptive,
+                                      const struct recuo_host_channel *channel,
+                                      struct recuo_regulator **out);
+
+/**
+ * A concurrency limit kept under `key` on the Redis server the host reaches through
+ * `channel`: `limit` places, each a lease of `lease_ms` (1 ms to 1 day), as
+ * `recuo_concurrency_limit_new_redis`. A gate's look only asks (the host waits between
+ * looks). Returns `RECUO_OK`; `RECUO_ERR_ZERO_LIMIT`; `RECUO_ERR_INVALID_LEASE`;
+ * `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`; `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * As `recuo_regulator_new_host`.
+ */
+recuo_status recuo_concurrency_limit_new_host(const char *key,
+                                              size_t key_len,
+                                              uint32_t limit,
+                                              uint64_t lease_ms,
+                                              const struct recuo_host_channel *channel,
+                                              struct recuo_concurrency_limit **out);
+
+/**
+ * A retry budget kept under `key` on the Redis server the host reaches through `channel`,
+ * with the local budget's rule and settings (`recuo_retry_budget_new`). Returns `RECUO_OK`;
+ * `RECUO_ERR_INVALID_BUDGET`; `RECUO_ERR_NOT_UTF8`; `RECUO_ERR_NULL_ARGUMENT`;
+ * `RECUO_ERR_LENGTH_TOO_LARGE`.
+ *
+ * # Safety
+ * As `recuo_regulator_new_host`.
+ */
+recuo_status recuo_retry_budget_new_host(const char *key,
+                                         size_t key_len,
+                                         double ratio,
+                                         double floor_per_s,
+                                         uint32_t window_s,
+                                         const struct recuo_host_channel *channel,
+                                         struct recuo_retry_budget **out);
+
+/**
+ * Whether `recuo_attempts_judged` with `*verdict` at `now_ms` would take a retry from the
+ * gate's budget, in `*out`: a host whose budget is kept on a server it reaches asks the
+ * budget for that retry first (see the module's protocol). Nothing changes. Returns
+ * `RECUO_OK`, `RECUO_ERR_INVALID_ENUM` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `attempts` NULL or a live handle; `verdict` NULL or readable; `out` NULL or writable.
+ */
+recuo_status recuo_attempts_would_draw_on_budget(struct recuo_attempts *attempts,
+                                                 uint64_t now_ms,
+                                                 const struct recuo_verdict *verdict,
+                                                 bool *out);
+
+/**
  * The name of the `recuo_batch_result_kind` constant `kind` (`"succeeded"`, `"gave_up"`,
  * `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
  */
@@ -5140,6 +5288,20 @@ recuo_status recuo_regulator_reserve(const struct recuo_regulator *regulator,
                                      uint32_t cost,
                                      uint64_t max_wait_ns,
                                      uint64_t *wait_ns_out);
+
+/**
+ * `recuo_regulator_reserve` at the instant `now_ns` of your choosing, on a time base every
+ * user of the regulator shares (a fake clock in tests, the vectors of `gcra.json`): the same
+ * answers. A Redis server counts in whole microseconds.
+ *
+ * # Safety
+ * As `recuo_regulator_reserve`.
+ */
+recuo_status recuo_regulator_reserve_at(const struct recuo_regulator *regulator,
+                                        uint64_t now_ns,
+                                        uint32_t cost,
+                                        uint64_t max_wait_ns,
+                                        uint64_t *wait_ns_out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -989,7 +989,7 @@ pub unsafe extern "C" fn recuo_attempts_judged_seen(
 ///
 /// # Safety
 /// `verdict` must be NULL or readable.
-unsafe fn read_verdict(verdict: *const recuo_verdict) -> Result<Verdict, recuo_status> {
+pub(crate) unsafe fn read_verdict(verdict: *const recuo_verdict) -> Result<Verdict, recuo_status> {
     if verdict.is_null() {
         return Err(RECUO_ERR_NULL_ARGUMENT);
     }

@@ -37,24 +37,70 @@ pub unsafe extern "C" fn recuo_regulator_reserve(
     max_wait_ns: u64,
     wait_ns_out: *mut u64,
 ) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { reserve_on(regulator, wait_ns_out, |r| r.reserve_now(cost, max_wait_ns)) }
+}
+
+/// `recuo_regulator_reserve` at the instant `now_ns` of your choosing, on a time base every
+/// user of the regulator shares (a fake clock in tests, the vectors of `gcra.json`): the same
+/// answers. A Redis server counts in whole microseconds.
+///
+/// # Safety
+/// As `recuo_regulator_reserve`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_regulator_reserve_at(
+    regulator: *const recuo_regulator,
+    now_ns: u64,
+    cost: u32,
+    max_wait_ns: u64,
+    wait_ns_out: *mut u64,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        reserve_on(regulator, wait_ns_out, |r| {
+            r.reserve_at(now_ns, cost, max_wait_ns)
+        })
+    }
+}
+
+/// The status of `reserve` on `regulator`, its wait written to the optional `wait_ns_out`.
+///
+/// # Safety
+/// `regulator` NULL or a live handle; `wait_ns_out` NULL or a writable `uint64_t`.
+unsafe fn reserve_on(
+    regulator: *const recuo_regulator,
+    wait_ns_out: *mut u64,
+    reserve: impl FnOnce(&recuo::Regulator) -> Result<u64, Result<u64, RegulatorError>>,
+) -> recuo_status {
     boundary(|| {
         // SAFETY: the caller vouches for NULL or a live handle.
-        let r = match unsafe { ptr::input(regulator) } {
-            Ok(r) => &r.0,
-            Err(status) => return status,
-        };
-        let (status, wait) = match r.reserve_now(cost, max_wait_ns) {
-            Ok(wait) => (RECUO_OK, wait),
-            Err(Ok(needed)) => (RECUO_WOULD_WAIT, needed),
-            Err(Err(RegulatorError::QueueFull { wait_ns, .. })) => (RECUO_QUEUE_FULL, wait_ns),
-            Err(Err(e)) => return e.into(),
-        };
-        if let Some(out) = ptr::optional_out(wait_ns_out) {
-            // SAFETY: the caller vouches for a writable uint64_t.
-            unsafe { out.write(wait) };
+        match unsafe { ptr::input(regulator) } {
+            // SAFETY: forwarded from the caller.
+            Ok(r) => unsafe { reserved(reserve(&r.0), wait_ns_out) },
+            Err(status) => status,
         }
-        status
     })
+}
+
+/// The status and the wait of a reservation, the wait written to the optional `wait_ns_out`.
+///
+/// # Safety
+/// `wait_ns_out` NULL or a writable `uint64_t`.
+unsafe fn reserved(
+    answer: Result<u64, Result<u64, RegulatorError>>,
+    wait_ns_out: *mut u64,
+) -> recuo_status {
+    let (status, wait) = match answer {
+        Ok(wait) => (RECUO_OK, wait),
+        Err(Ok(needed)) => (RECUO_WOULD_WAIT, needed),
+        Err(Err(RegulatorError::QueueFull { wait_ns, .. })) => (RECUO_QUEUE_FULL, wait_ns),
+        Err(Err(e)) => return e.into(),
+    };
+    if let Some(out) = ptr::optional_out(wait_ns_out) {
+        // SAFETY: the caller vouches for a writable uint64_t.
+        unsafe { out.write(wait) };
+    }
+    status
 }
 
 #[cfg(test)]

@@ -67,6 +67,8 @@ pub mod budget;
 
 pub mod gate;
 
+pub mod host;
+
 pub mod batch;
 
 // Starts threads: not in the WebAssembly build.

@@ -132,7 +132,7 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_shared(
 }
 
 /// The longest lease of a limit on Redis: one day, in milliseconds.
-const MAX_LEASE_MS: u64 = 86_400_000;
+pub(crate) const MAX_LEASE_MS: u64 = 86_400_000;
 
 /// Opens the concurrency limit kept on the Redis server at `url` under `key` — at most
 /// `limit` requests in flight for every process on every machine that uses the same server

@@ -43,6 +43,7 @@ pub struct recuo_regulator(pub(crate) Regulator);
 impl From<SharedError> for recuo_status {
     fn from(e: SharedError) -> Self {
         match e {
+            _ if e.would_block() => recuo_status::RECUO_HOST_PENDING,
             SharedError::Io(_) => RECUO_ERR_IO,
             SharedError::WrongKind { .. } | SharedError::Mismatch(_) => RECUO_ERR_SHARED_MISMATCH,
         }

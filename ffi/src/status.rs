@@ -22,7 +22,8 @@ use crate::panic::{boundary, PanicFallback};
 ///   settings of the shared limits (rates, the plan, bursts, limits, budgets, shared files).
 /// * `200`–`299`: no fault of the call, but a "no" for an answer, which the other outputs
 ///   explain: the operation did not succeed (`200`–`209`), or a limit said "not now"
-///   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`,
+///   (`210`–`219`: `RECUO_WOULD_WAIT`, `RECUO_TIMED_OUT`, `RECUO_CANCELLED`, `RECUO_QUEUE_FULL`,
+///   `RECUO_HOST_PENDING`,
 ///   `RECUO_BUDGET_EXHAUSTED` — their names carry no `ERR`).
 /// * `300`–`399`: the system refused (a shared file could not be opened, sized, locked or
 ///   mapped, or a Redis server could not be used).
@@ -141,6 +142,9 @@ pub enum recuo_status {
     /// (`RECUO_MAX_QUEUED_STARTS`); nothing was reserved, ask again later. A regulator never
     /// starts more than its burst plus its rate over any span of time, however many wait.
     RECUO_QUEUE_FULL = 214,
+    /// Not an error: a limit kept on a server the host reaches waits on a call the host must
+    /// run first (`recuo_host_channel_pending`); answer it, then make the same call again.
+    RECUO_HOST_PENDING = 215,
     /// The system refused: a shared file could not be opened, sized, locked or mapped, or a
     /// Redis server could not be reached or used (the detail buffer of the `_new_shared` and
     /// `_new_redis` functions says why).
@@ -159,7 +163,7 @@ impl PanicFallback for recuo_status {
 use recuo_status::*;
 
 /// Every status, in numeric order.
-const ALL: [recuo_status; 43] = [
+const ALL: [recuo_status; 44] = [
     RECUO_OK,
     RECUO_ERR_NULL_ARGUMENT,
     RECUO_ERR_BUFFER_TOO_SMALL,
@@ -201,6 +205,7 @@ const ALL: [recuo_status; 43] = [
     RECUO_CANCELLED,
     RECUO_BUDGET_EXHAUSTED,
     RECUO_QUEUE_FULL,
+    RECUO_HOST_PENDING,
     RECUO_ERR_IO,
     RECUO_ERR_PANIC,
 ];
@@ -257,6 +262,7 @@ impl recuo_status {
             RECUO_CANCELLED => c"cancelled",
             RECUO_BUDGET_EXHAUSTED => c"budget_exhausted",
             RECUO_QUEUE_FULL => c"queue_full",
+            RECUO_HOST_PENDING => c"host_pending",
             RECUO_ERR_IO => c"io",
             RECUO_ERR_PANIC => c"panic",
         }
@@ -356,6 +362,9 @@ impl recuo_status {
             RECUO_QUEUE_FULL => w.write_str(
                 "not now: the start would wait beyond the starts the regulator queues ahead; \
                  nothing was reserved, ask again later",
+            ),
+            RECUO_HOST_PENDING => w.write_str(
+                "not yet: the limit waits on a Redis call the host must run and answer first",
             ),
             RECUO_ERR_IO => w.write_str(
                 "a shared file could not be opened, sized, locked or mapped, or a Redis server \
