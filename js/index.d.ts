@@ -446,6 +446,59 @@ export class AttemptPool {
   close(): void;
 }
 
+/**
+ * A connected Redis client of yours, which the limits on Redis run recuo's scripts through:
+ * node-redis (`redis`: `evalSha` and `eval`) or `ioredis` (`evalsha` and `eval`).
+ */
+export type RedisClientLike =
+  | {
+      evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+      eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+    }
+  | {
+      evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+      eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+    };
+
+/**
+ * A regulator on Redis through your client (`await Regulator.redis(client, …)`): each start
+ * asked of the server, so its own methods return promises. A failed command rejects with a
+ * RecuoError `io` naming the server and the key, its `cause` the client's error.
+ */
+export interface RedisRegulator extends Omit<Regulator, 'tryAcquire' | 'tryAcquireAt' | 'onThrottled' | 'onSuccess'> {
+  /** 0 when a start was taken now, else the whole milliseconds to wait (nothing taken). */
+  tryAcquire(options?: { cost?: number }): Promise<number>;
+  /** As tryAcquire at your instant (ns) on a time base every user shares: 0, or the wait in ns. */
+  tryAcquireAt(nowNs: number | bigint, options?: { cost?: number }): Promise<number>;
+  /** A 429 was seen: an adaptive key halves its rate for every holder. */
+  onThrottled(): Promise<void>;
+  /** A start succeeded: an adaptive key gives back 1/16 of its configured rate. */
+  onSuccess(): Promise<void>;
+}
+
+/** A place on a Redis limit through your client: given back and renewed on the server. */
+export interface RedisPermit {
+  /** Gives the place back; twice is harmless. */
+  release(): Promise<void>;
+  /** Extends the lease from now: false when it had expired or the permit was released. */
+  renew(): Promise<boolean>;
+}
+
+/** A concurrency limit on Redis through your client (`await ConcurrencyLimit.redis(client, …)`). */
+export interface RedisConcurrencyLimit extends Omit<ConcurrencyLimit, 'tryAcquire' | 'acquire'> {
+  /** A place now, or null when every place is taken. */
+  tryAcquire(): Promise<RedisPermit | null>;
+  /** Waits for a place (asking every 5–50 ms): null when `timeoutMs` passes first. */
+  acquire(options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RedisPermit | null>;
+}
+
+/** A retry budget on Redis through your client (`await RetryBudget.redis(client, …)`). */
+export interface RedisRetryBudget extends Omit<RetryBudget, 'recordRequest' | 'tryWithdraw' | 'counts'> {
+  recordRequest(): Promise<void>;
+  tryWithdraw(): Promise<boolean>;
+  counts(): Promise<{ requests: number; retries: number }>;
+}
+
 /** Request starts at a rate with a burst (GCRA), in this process or shared through a file. */
 export class Regulator {
   /** `adaptive`: a 429 (`onThrottled`) halves the rate, down to 1/64; each success gives back 1/16 of it. */
@@ -467,6 +520,12 @@ export class Regulator {
    * acquire later: never a start without the server's word).
    */
   static redis(url: string, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Regulator;
+  /**
+   * The regulator under `key` on the Redis server your `client` (node-redis or ioredis) is
+   * connected to, in every runtime: resolves once the key's settings are checked (a
+   * RecuoError `shared_mismatch` names both when the key was set up otherwise).
+   */
+  static redis(client: RedisClientLike, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Promise<RedisRegulator>;
   /** 0 when a start was taken now, else the whole milliseconds to wait, rounded up (nothing taken). */
   tryAcquire(options?: { cost?: number }): number;
   /** As tryAcquire at your instant (ns): 0, or the wait in ns. */
@@ -517,6 +576,8 @@ export class ConcurrencyLimit {
    */
   static shared(path: string, limit: number): ConcurrencyLimit;
   static redis(url: string, key: string, limit: number, leaseMs: number): ConcurrencyLimit;
+  /** The limit under `key` on the Redis server your `client` is connected to, in every runtime. */
+  static redis(client: RedisClientLike, key: string, limit: number, leaseMs: number): Promise<RedisConcurrencyLimit>;
   /** A place now, or null when all are taken (a Redis limit: one round trip). */
   tryAcquire(): Permit | null;
   /** Waits for a place (a Redis limit asks every 5–50 ms, off the event loop): null when `timeoutMs` passes first. */
@@ -539,6 +600,8 @@ export class RetryBudget {
    * throw `io` and a gate allows no retry.
    */
   static redis(url: string, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): RetryBudget;
+  /** The budget under `key` on the Redis server your `client` is connected to, in every runtime. */
+  static redis(client: RedisClientLike, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): Promise<RedisRetryBudget>;
   /** Counts a first attempt (a gate does it for you). */
   recordRequest(): void;
   /** Takes one retry if the budget allows it: true, or false with nothing taken. */
@@ -550,10 +613,14 @@ export class RetryBudget {
 
 /** What every attempt passes: a place in flight, then a start slot; the budget for retries. */
 export class Gate {
-  constructor(parts?: { regulator?: Regulator; limit?: ConcurrencyLimit; budget?: RetryBudget });
-  readonly regulator: Regulator | null;
-  readonly limit: ConcurrencyLimit | null;
-  readonly budget: RetryBudget | null;
+  constructor(parts?: {
+    regulator?: Regulator | RedisRegulator;
+    limit?: ConcurrencyLimit | RedisConcurrencyLimit;
+    budget?: RetryBudget | RedisRetryBudget;
+  });
+  readonly regulator: Regulator | RedisRegulator | null;
+  readonly limit: ConcurrencyLimit | RedisConcurrencyLimit | null;
+  readonly budget: RetryBudget | RedisRetryBudget | null;
   close(): void;
 }
 

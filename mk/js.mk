@@ -48,7 +48,8 @@ wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.was
 	  LD_LIBRARY_PATH=$$tc/lib/x86_64-linux-gnu RUSTC=$$tc/bin/rustc RUSTC_BOOTSTRAP=1 \
 	  CARGO_TARGET_DIR=$(ROOT)/target/wasm CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=$$tc/lib/llvm-22/bin/wasm-ld \
 	  $(CARGO) build -q -p recuo-ffi --no-default-features --profile wasm --target $(WASM_TARGET) -Zbuild-std=std,panic_abort
-	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz --converge $(WASM_FEATURES) $(WASM_OUT) -o $(JS_DIR)/recuo.wasm.tmp
+	@node $(ROOT)/scripts/wasm-exports.mjs $(WASM_OUT) $(WASM_OUT:.wasm=.kept.wasm)
+	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz --converge $(WASM_FEATURES) $(WASM_OUT:.wasm=.kept.wasm) -o $(JS_DIR)/recuo.wasm.tmp
 	@mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
 	@printf '%s\n%s\n' '// recuo.wasm as base64, made by `make wasm`: what browsers and bundlers load.' \
 	  "export default '$$(base64 -w0 $(JS_DIR)/recuo.wasm)';" > $(JS_DIR)/lib/wasm-bytes.js

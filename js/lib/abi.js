@@ -6,7 +6,7 @@
 export const OPAQUE = [
   'recuo_policy', 'recuo_attempts', 'recuo_attempt_pool', 'recuo_gate', 'recuo_regulator',
   'recuo_concurrency_limit', 'recuo_permit', 'recuo_retry_budget', 'recuo_stats_recorder',
-  'recuo_batch_queue', 'recuo_pass', 'recuo_cancel_token',
+  'recuo_batch_queue', 'recuo_pass', 'recuo_cancel_token', 'recuo_host_channel',
 ];
 
 /** The structs the package writes or reads: each field's C type, in declaration order. */
@@ -123,6 +123,7 @@ export const PROTOTYPES = [
   'void recuo_regulator_free(recuo_regulator *regulator)',
   'uint32_t recuo_regulator_try_acquire(const recuo_regulator *regulator, uint32_t cost, _Out_ uint64_t *wait_ns_out)',
   'uint32_t recuo_regulator_reserve(const recuo_regulator *regulator, uint32_t cost, uint64_t max_wait_ns, _Out_ uint64_t *wait_ns_out)',
+  'uint32_t recuo_regulator_reserve_at(const recuo_regulator *regulator, uint64_t now_ns, uint32_t cost, uint64_t max_wait_ns, _Out_ uint64_t *wait_ns_out)',
   'uint32_t recuo_regulator_try_acquire_at(const recuo_regulator *regulator, uint64_t now_ns, uint32_t cost, _Out_ uint64_t *wait_ns_out)',
   'uint32_t recuo_regulator_set_adaptive(const recuo_regulator *regulator, bool adaptive)',
   'uint32_t recuo_regulator_on_throttled(const recuo_regulator *regulator)',
@@ -152,6 +153,16 @@ export const PROTOTYPES = [
   'uint32_t recuo_gate_set_limit(recuo_gate *gate, const recuo_concurrency_limit *limit)',
   'uint32_t recuo_gate_set_budget(recuo_gate *gate, const recuo_retry_budget *budget)',
   'bool recuo_gate_is_remote(const recuo_gate *gate)',
+  'uint32_t recuo_host_channel_new(_Out_ recuo_host_channel **out)',
+  'void recuo_host_channel_free(recuo_host_channel *channel)',
+  'uint32_t recuo_host_channel_pending(const recuo_host_channel *channel, _Out_ uint8_t *buf, size_t buf_len, _Out_ size_t *written)',
+  'uint32_t recuo_host_channel_take_notice(const recuo_host_channel *channel, _Out_ uint8_t *buf, size_t buf_len, _Out_ size_t *written)',
+  'uint32_t recuo_host_channel_answer(const recuo_host_channel *channel, const int64_t *reply, size_t count)',
+  'uint32_t recuo_host_channel_settled(const recuo_host_channel *channel, _Out_ uint8_t *detail, size_t detail_len)',
+  'uint32_t recuo_regulator_new_host(const uint8_t *key, size_t key_len, double per_second, uint32_t burst, bool adaptive, const recuo_host_channel *channel, _Out_ recuo_regulator **out)',
+  'uint32_t recuo_concurrency_limit_new_host(const uint8_t *key, size_t key_len, uint32_t limit, uint64_t lease_ms, const recuo_host_channel *channel, _Out_ recuo_concurrency_limit **out)',
+  'uint32_t recuo_retry_budget_new_host(const uint8_t *key, size_t key_len, double ratio, double floor_per_s, uint32_t window_s, const recuo_host_channel *channel, _Out_ recuo_retry_budget **out)',
+  'uint32_t recuo_attempts_would_draw_on_budget(recuo_attempts *attempts, uint64_t now_ms, const recuo_verdict *verdict, _Out_ bool *out)',
   'uint32_t recuo_batch_queue_new(const recuo_policy *policy, size_t len, uint64_t now_ms, bool has_deadline, uint64_t deadline_ms, bool stop_on_unreachable_wait, const recuo_stats_recorder *recorder, _Out_ recuo_batch_queue **out)',
   'void recuo_batch_queue_free(recuo_batch_queue *queue)',
   'uint32_t recuo_batch_queue_next(recuo_batch_queue *queue, uint64_t now_ms, _Out_ recuo_batch_next *out)',

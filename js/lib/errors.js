@@ -7,6 +7,9 @@ export const BUFFER_TOO_SMALL = 2;
 export const INVALID_VALUE = 109;
 export const WOULD_WAIT = 210;
 export const BUDGET_EXHAUSTED = 213;
+/** A limit on Redis through the caller's client waits on a call the host runs first. */
+export const HOST_PENDING = 215;
+export const IO = 300;
 
 /** An error the core answered (a configuration it refused, a bad argument): `code` and `name` are stable. */
 export class RecuoError extends Error {

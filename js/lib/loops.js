@@ -5,7 +5,7 @@
 
 import { AsyncLocalStorage } from '#context';
 
-import { GiveUpError } from './errors.js';
+import { GiveUpError, HOST_PENDING } from './errors.js';
 import { LONGEST_TIMER_MS } from './limits.js';
 
 /** The loops over one loaded library (`ctx`: what every module before this one made). */
@@ -119,8 +119,10 @@ export function installLoops(ctx) {
     } else {
       step = op.start(now(), Date.now());
     }
+    const channels = hostChannels(gate);
     for (;;) {
       flush();
+      if (channels) await flushChannels(channels);
       switch (step.kind) {
         case 'enter':
           step = await passGate(op, gate, signal);
@@ -144,9 +146,15 @@ export function installLoops(ctx) {
           }
           break;
         }
-        case 'classify':
-          step = op.judged(now(), await judge(error));
+        case 'classify': {
+          const verdict = await judge(error);
+          const at = now();
+          // A budget kept on Redis through the caller's client is asked for the retry the
+          // decision would take, before the machine decides (one instant for both).
+          if (gate?.budget?._channel && op.wouldDrawOnBudget(at, verdict)) await gate.budget._askWithdrawal();
+          step = op.judged(at, verdict);
           break;
+        }
         case 'sleep':
           if (step.delayMs > 0) {
             if (onRetry) await onRetry(step.attempt, failure, step.delayMs);
@@ -189,14 +197,41 @@ export function installLoops(ctx) {
    * a worker thread. The place is the machine's, held until the attempt ends.
    */
   async function passGate(op, gate, signal) {
-    const remote = gate != null && gate._remote;
+    const channels = hostChannels(gate);
+    const remote = channels === null && gate != null && gate._remote;
     for (;;) {
       if (signal?.aborted) op.cancel();
-      const polled = remote ? await op._pollGateLater(now()) : op.pollGate(now());
+      let polled;
+      if (channels) {
+        try {
+          polled = op.pollGate(now());
+        } catch (e) {
+          if (e?.code !== HOST_PENDING) throw e;
+          // A limit on Redis through the caller's client waits on a call: run it, look again.
+          for (const ch of channels) await ch.serve();
+          continue;
+        }
+        await flushChannels(channels);
+      } else {
+        polled = remote ? await op._pollGateLater(now()) : op.pollGate(now());
+      }
       if (polled.kind !== 'wait') return polled;
       await wait(polled.delayMs, signal);
     }
   }
+
+  /** The channels of a gate's limits kept on Redis through the caller's client (null: none). */
+  function hostChannels(gate) {
+    if (gate == null) return null;
+    if (gate._channels === undefined) {
+      const list = [gate.regulator, gate.limit, gate.budget].map((p) => p?._channel).filter(Boolean);
+      gate._channels = list.length ? list : null;
+    }
+    return gate._channels;
+  }
+
+  /** Runs the calls the channels queued (places given back, requests counted, 429s told). */
+  const flushChannels = (channels) => Promise.all(channels.map((ch) => ch.flush()));
 
   // Guide A's defaults (5 attempts, 200 ms, 5 s) and the key's header, as the core declares
   // them: read once from its preset, never written here.

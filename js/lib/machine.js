@@ -208,6 +208,15 @@ export function installMachine(ctx) {
       const b = cSeen(errorSeen);
       return this._step((o) => f.recuo_attempts_failed_noted(this.ptr, integer(nowMs, 'nowMs'), a.outcome, a.headers, a.count, b.outcome, b.headers, b.count, o));
     }
+    /**
+     * Whether `judged(nowMs, verdict)` would take a retry from the gate's budget (nothing
+     * changes): a budget kept on a Redis server through your client is asked for it first.
+     */
+    wouldDrawOnBudget(nowMs, verdict) {
+      const out = [false];
+      check(f.recuo_attempts_would_draw_on_budget(this.ptr, integer(nowMs, 'nowMs'), predicateVerdict(verdict), out));
+      return out[0];
+    }
     /** The verdict on a failure; `seen` (or the verdict's own, from `classify`) is what its classifier saw. */
     judged(nowMs, verdict, seen = null) {
       const v = predicateVerdict(verdict);

@@ -11,6 +11,7 @@
 // thread.
 
 import { utf8 } from './convert.js';
+import { installHostRedis } from './host-redis.js';
 
 const WOULD_WAIT = 210;
 /** How long a wait for a place pauses between two questions to the server, at first and at most. */
@@ -18,7 +19,11 @@ const FIRST_PAUSE_MS = 5;
 const LONGEST_PAUSE_MS = 50;
 
 /** Adds `redis` to the classes of one API (lib/api.js) built over one loaded library. */
-export function installRedis({ f, check, bytes, integer, rate, now, Regulator, ConcurrencyLimit, Permit, RetryBudget }) {
+export function installRedis(ctx) {
+  const { f, check, bytes, integer, rate, now, Regulator, ConcurrencyLimit, Permit, RetryBudget } = ctx;
+  // With a client of yours instead of a URL (node-redis or ioredis), in every runtime: the
+  // calls go through it, and the constructors resolve once the key's settings are checked.
+  const hosts = installHostRedis(ctx);
   /** A C call on one of koffi's worker threads: its status, when it returns. */
   const later = (fn, ...args) =>
     new Promise((resolve, reject) => fn.async(...args, (err, rc) => (err ? reject(err) : resolve(rc))));
@@ -67,6 +72,7 @@ export function installRedis({ f, check, bytes, integer, rate, now, Regulator, C
    * waits later: never a start without the server's word.
    */
   Regulator.redis = function redis(url, key, perSecond, { burst = 1, adaptive = false } = {}) {
+    if (hosts.isClient(url)) return hosts.regulatorOn(url, key, perSecond, { burst, adaptive });
     const b = integer(burst, 'burst', 0xffffffff);
     const r = rate(perSecond);
     const a = Boolean(adaptive);
@@ -83,6 +89,7 @@ export function installRedis({ f, check, bytes, integer, rate, now, Regulator, C
    * word).
    */
   ConcurrencyLimit.redis = function redis(url, key, limit, leaseMs) {
+    if (hosts.isClient(url)) return hosts.limitOn(url, key, limit, leaseMs);
     const l = integer(limit, 'limit', 0xffffffff);
     const lease = integer(leaseMs, 'leaseMs');
     const ptr = opened(url, key, (u, ul, k, kl, out, d, dl) => f.recuo_concurrency_limit_new_redis(u, ul, k, kl, l, lease, out, d, dl));
@@ -95,6 +102,7 @@ export function installRedis({ f, check, bytes, integer, rate, now, Regulator, C
    * `shared_mismatch` or `io`. It fails closed: no retry while the server is out of reach.
    */
   RetryBudget.redis = function redis(url, key, { ratio = 0.1, floorPerS = 1, windowS = 10 } = {}) {
+    if (hosts.isClient(url)) return hosts.budgetOn(url, key, { ratio, floorPerS, windowS });
     const w = integer(windowS, 'windowS', 0xffffffff);
     const ptr = opened(url, key, (u, ul, k, kl, out, d, dl) =>
       f.recuo_retry_budget_new_redis(u, ul, k, kl, Number(ratio), Number(floorPerS), w, out, d, dl));

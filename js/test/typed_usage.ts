@@ -1,7 +1,7 @@
 // Type-checked by test/types.test.js (tsc --noEmit --strict): what a TypeScript user writes
 // against index.d.ts and the generated values.d.ts. Never run.
 
-import { Policy, type GiveUpReason, type PolicyValue, type ReportValue } from '../index.js';
+import { Policy, Gate, Regulator, ConcurrencyLimit, RetryBudget, type GiveUpReason, type PolicyValue, type ReportValue, type RedisClientLike } from '../index.js';
 
 const plain: PolicyValue = { max_attempts: 3, base_ms: 100, deadline_ms: null, status_retry: { '418': 'always' } };
 const policy: Policy = Policy.fromValue(plain);
@@ -19,4 +19,18 @@ const report: ReportValue = {
   retry_at_unix_ms: null,
 };
 
-export { json, report };
+/** The limits on Redis through a client of the user's own (node-redis or ioredis). */
+async function onRedis(client: RedisClientLike): Promise<number> {
+  const regulator = await Regulator.redis(client, 'api', '90/min', { burst: 3 });
+  const limit = await ConcurrencyLimit.redis(client, 'api', 3, 30000);
+  const budget = await RetryBudget.redis(client, 'api', { ratio: 0.1 });
+  const gate = new Gate({ regulator, limit, budget });
+  const permit = await limit.tryAcquire();
+  const renewed: boolean = (await permit?.renew()) ?? false;
+  await permit?.release();
+  const { retries } = await budget.counts();
+  const wait: number = await regulator.tryAcquire();
+  return gate.regulator === regulator && renewed ? wait + retries : 0;
+}
+
+export { json, report, onRedis };
