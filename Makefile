@@ -19,7 +19,7 @@ deps: ## install what the build and the tests need (apt, .venv); quiet when pres
 	@scripts/install-deps.sh
 
 test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, the wheel, PHP, JavaScript, README examples
-	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install test-python test-wheel test-php test-js test-js-runtimes test-readme
+	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install test-python test-wheel test-php test-js-runtimes test-readme
 	@echo "make test: all suites passed"
 
 demo: deps ## build recuo and run a trial batch against its embedded rate-limited API

@@ -1,5 +1,5 @@
-// Type declarations of the npm package `recuo` (ESM). Every decision is librecuo's (the C
-// ABI of recuo's Rust core); see docs/js.md.
+// Type declarations of the npm package `recuo` (ESM). Every decision is recuo's Rust core's
+// (compiled to WebAssembly, recuo.wasm); see docs/js.md.
 
 // The plain forms of the values the core declares once (generated: `make faces`).
 import type { GiveUpReason, PolicyValue, RetryAfterKind } from './values.js';
@@ -8,9 +8,9 @@ export type {
   WhoAnsweredValue,
 } from './values.js';
 
-/** The version of the librecuo loaded (the package's own: checked at import). */
+/** The version of recuo's core the package runs. */
 export const version: string;
-/** Where librecuo was loaded from. */
+/** Where recuo.wasm was loaded from (a path, or how it was inlined or imported). */
 export const libraryPath: string;
 
 /** An error the core answered: a configuration it refused, a bad argument. */
@@ -499,33 +499,18 @@ export interface RedisRetryBudget extends Omit<RetryBudget, 'recordRequest' | 't
   counts(): Promise<{ requests: number; retries: number }>;
 }
 
-/** Request starts at a rate with a burst (GCRA), in this process or shared through a file. */
+/** Request starts at a rate with a burst (GCRA): in this process, or on Redis for a fleet (`Regulator.redis`). */
 export class Regulator {
   /** `adaptive`: a 429 (`onThrottled`) halves the rate, down to 1/64; each success gives back 1/16 of it. */
   constructor(perSecond: RateLike, options?: { burst?: number; adaptive?: boolean });
   /**
-   * The regulator in the file at `path`: one allowance for every process that opens it (Node,
-   * Python, PHP, C). `adaptive` is recorded with the rate and burst when the file is set up;
-   * every process that opens it must agree (a RecuoError `shared_mismatch` otherwise). On an
-   * adaptive file a 429 reported by any process halves the rate for all of them.
-   */
-  static shared(path: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Regulator;
-  /**
-   * The regulator on the Redis server at `url` (`redis://[[user]:password@]host[:port][/db]`,
-   * `rediss://…` for TLS, or `host:port`) under `key`: one allowance for every process on every
-   * machine, timed by the server's clock. Connects at once (at most 5 s). With `adaptive`, the
-   * interval in force lives on the server: a 429 reported by any holder halves the rate for
-   * all of them. Throws a RecuoError `shared_mismatch` (the key set up with another rate,
-   * burst or adaptive setting) or `io` (the server out of reach — also from tryAcquire and
-   * acquire later: never a start without the server's word).
-   */
-  static redis(url: string, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Regulator;
-  /**
    * The regulator under `key` on the Redis server your `client` (node-redis or ioredis) is
-   * connected to, in every runtime: resolves once the key's settings are checked (a
-   * RecuoError `shared_mismatch` names both when the key was set up otherwise).
+   * connected to — or of a URL, with the optional `redis` package installed — shared by every
+   * process on every machine that uses them, timed by the server's clock. Resolves once the
+   * key's settings are checked (a RecuoError `shared_mismatch` names both when the key was
+   * set up otherwise).
    */
-  static redis(client: RedisClientLike, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Promise<RedisRegulator>;
+  static redis(client: RedisClientLike | string, key: string, perSecond: RateLike, options?: { burst?: number; adaptive?: boolean }): Promise<RedisRegulator>;
   /** 0 when a start was taken now, else the whole milliseconds to wait, rounded up (nothing taken). */
   tryAcquire(options?: { cost?: number }): number;
   /** As tryAcquire at your instant (ns): 0, or the wait in ns. */
@@ -533,12 +518,11 @@ export class Regulator {
   /** Reserves the next start and waits for it with a timer: true, or false when `timeoutMs` would pass first. */
   acquire(options?: { cost?: number; signal?: AbortSignal; timeoutMs?: number }): Promise<boolean>;
   /**
-   * Switches this process's regulator to adaptive or not. A shared file's or a Redis key's
-   * setting is made when it is set up: asking for the other one throws a RecuoError
-   * `shared_mismatch`.
+   * Switches this process's regulator to adaptive or not (a Redis key's setting is made when
+   * it is set up, with `Regulator.redis`).
    */
   setAdaptive(yes: boolean): void;
-  /** A 429 was seen: an adaptive regulator halves its rate (for every holder of a shared one). */
+  /** A 429 was seen: an adaptive regulator halves its rate. */
   onThrottled(): void;
   /** A start succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to it. */
   onSuccess(): void;
@@ -548,13 +532,9 @@ export class Regulator {
 }
 
 export class Permit {
-  /** Gives the place back (a Redis lease is released on the server); twice is harmless. */
+  /** Gives the place back; twice is harmless. */
   release(): void;
-  /**
-   * Extends a Redis limit's lease from now (before it ends, for a long request): false when it
-   * had expired — the place is not taken back — or the permit was released. A local permit
-   * has no lease: true. Throws a RecuoError `io` when the server is out of reach.
-   */
+  /** A local permit has no lease: true until released (a Redis permit's renews its lease). */
   renew(): boolean;
 }
 
@@ -563,21 +543,10 @@ export class ConcurrencyLimit {
   constructor(limit: number);
   /**
    * At most `limit` requests in flight for every process on every machine that uses the Redis
-   * server at `url` and `key`, each place a lease of `leaseMs` (1 ms to 1 day): a holder that
-   * dies frees its place when its lease ends. Throws a RecuoError `zero_limit`,
-   * `invalid_lease`, `shared_mismatch` (the key set up otherwise) or `io` (the server out of
-   * reach — also from tryAcquire and acquire later: no place without the server's word).
+   * server of `client` (or a URL) and `key`, each place a lease of `leaseMs` (1 ms to 1 day):
+   * a holder that dies frees its place when its lease ends.
    */
-  /**
-   * The limit kept in the file at `path` (created if missing), shared by every process of
-   * this machine that opens it with the same limit. A place whose holder dies (`kill -9`
-   * included) comes back at once; a waiter takes it within 10 ms. `inFlight` counts every
-   * process's places, `maxInFlight` this process's.
-   */
-  static shared(path: string, limit: number): ConcurrencyLimit;
-  static redis(url: string, key: string, limit: number, leaseMs: number): ConcurrencyLimit;
-  /** The limit under `key` on the Redis server your `client` is connected to, in every runtime. */
-  static redis(client: RedisClientLike, key: string, limit: number, leaseMs: number): Promise<RedisConcurrencyLimit>;
+  static redis(client: RedisClientLike | string, key: string, limit: number, leaseMs: number): Promise<RedisConcurrencyLimit>;
   /** A place now, or null when all are taken (a Redis limit: one round trip). */
   tryAcquire(): Permit | null;
   /** Waits for a place (a Redis limit asks every 5–50 ms, off the event loop): null when `timeoutMs` passes first. */
@@ -594,14 +563,11 @@ export class ConcurrencyLimit {
 export class RetryBudget {
   constructor(options?: { ratio?: number; floorPerS?: number; windowS?: number });
   /**
-   * The budget on the Redis server at `url` under `key`, shared by every process of the fleet:
-   * the same rule, settings and defaults. Throws a RecuoError `invalid_budget`,
-   * `shared_mismatch` or `io`. Fails closed: while the server is out of reach its own methods
-   * throw `io` and a gate allows no retry.
+   * The budget under `key` on the Redis server of `client` (or a URL), shared by every process
+   * of the fleet: the local budget's rule, settings and defaults. Fails closed: while the
+   * server is out of reach a gate allows no retry.
    */
-  static redis(url: string, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): RetryBudget;
-  /** The budget under `key` on the Redis server your `client` is connected to, in every runtime. */
-  static redis(client: RedisClientLike, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): Promise<RedisRetryBudget>;
+  static redis(client: RedisClientLike | string, key: string, options?: { ratio?: number; floorPerS?: number; windowS?: number }): Promise<RedisRetryBudget>;
   /** Counts a first attempt (a gate does it for you). */
   recordRequest(): void;
   /** Takes one retry if the budget allows it: true, or false with nothing taken. */

@@ -1,8 +1,7 @@
-// recuo: careful retries on recuo's Rust core. Which build of the core runs, and how it is
-// loaded, is the runtime's (package.json's `imports` conditions, `#load`): recuo.wasm read
-// beside the package in Deno and Bun, imported as a module in workerd, inlined for browsers and
-// bundlers; in Node, librecuo through koffi (RECUO_LIB, the copy bundled by `make js`, then the
-// system's), or recuo.wasm with RECUO_WASM=1.
+// recuo: careful retries on recuo's Rust core, compiled to WebAssembly (recuo.wasm). How it is
+// loaded is the runtime's (package.json's `imports` conditions, `#load`): read beside the
+// package in Node, Deno and Bun, imported as a module in workerd, inlined for browsers and
+// bundlers.
 
 import { load } from '#load';
 import { recuoApi } from './lib/api.js';

@@ -23,7 +23,6 @@ SCHEDULE_SEEDS ?= 21
 # one long run's confidence interval (the report uses only each round's median).
 CRITERION_OPTIONS := --warm-up-time 0.5 --measurement-time 1 --nresamples 2000 --noplot
 PHP_RELEASE := $(ROOT)/target/release/librecuo_php.so
-FFI_RELEASE := $(ROOT)/target/release/librecuo.so
 INSTRUCTIONS := $(ROOT)/target/release/instructions
 bench_step = @echo "bench: $(1)" >&2
 
@@ -85,19 +84,19 @@ bench-php: ## Recuo\comRetry (release build) beside guide A's pure-PHP comRetry
 	@$(CARGO) build -q --release -p recuo-php
 	@$(PHP) -d extension=$(PHP_RELEASE) $(ROOT)/bench/php/bench.php $(BENCH_DIR)/php.json $(BENCH_ROUNDS)
 
-bench-js: ## recuo's comRetry (JavaScript, release librecuo) beside guide A's pure-JS comRetry
+bench-js: ## recuo's comRetry (JavaScript, recuo.wasm) beside guide A's pure-JS comRetry and npm's retry libraries
 	@mkdir -p $(BENCH_DIR)
-	$(call bench_step,build librecuo (release) for the JavaScript package)
-	@$(CARGO) build -q --release -p recuo-ffi
+	$(call bench_step,build recuo.wasm for the JavaScript package)
 	@test -d $(ROOT)/js/node_modules || (cd $(ROOT)/js && npm ci --silent)
-	@RECUO_LIB=$(FFI_RELEASE) node $(ROOT)/bench/js/bench.js $(BENCH_DIR)/js.json $(BENCH_ROUNDS)
+	@$(MAKE) --no-print-directory wasm
+	@node $(ROOT)/bench/js/bench.js $(BENCH_DIR)/js.json $(BENCH_ROUNDS)
 
 # Not part of `make bench`: a profile for whoever works on the bindings' cost, after it.
 bench-profile: ## callgrind: instructions per call of recuo's loops beside the guides' and the floor, and where they go (target/bench/PROFILE.md)
-	@$(BENCH_PY) -c 'import recuo' 2>/dev/null && test -f $(PHP_RELEASE) && test -f $(FFI_RELEASE) || \
+	@$(BENCH_PY) -c 'import recuo' 2>/dev/null && test -f $(PHP_RELEASE) && test -f $(ROOT)/js/recuo.wasm || \
 		{ echo "bench-profile: run make bench first (it builds what this profiles)" >&2; exit 1; }
 	@$(CARGO) build -q --release -p recuo-bench --bin instructions
-	@RECUO_LIB=$(FFI_RELEASE) python3 $(ROOT)/bench/report/callgrind.py $(BENCH_DIR) $(BENCH_PY) $(PHP_RELEASE) $(INSTRUCTIONS)
+	@python3 $(ROOT)/bench/report/callgrind.py $(BENCH_DIR) $(BENCH_PY) $(PHP_RELEASE) $(INSTRUCTIONS)
 
 # The Redis step (issue 30): redis-cell from crates.io (pinned by bench/redis/cell/Cargo.lock,
 # built as a cdylib so that redis-server loads it without rustc's libraries), recuo's load

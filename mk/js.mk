@@ -1,47 +1,28 @@
-# mk/js.mk — the npm package `recuo` (js/): librecuo through koffi, the guides' JavaScript
-# functions and the idiomatic API over the operation machine; its tests run with `node --test`
-# (tests/vectors/ through the package, recuo serve, a Node and a Python process sharing one
-# regulator file, npm pack into an empty folder). Included by the top-level Makefile, which
-# defines ROOT and CARGO.
-#
-# `make js` builds librecuo and bundles it into the package as js/native/librecuo.so (the
-# package finds it there after RECUO_LIB and before the system's librecuo.so.0.1);
-# `make js JS_PROFILE=release` bundles the release build.
+# mk/js.mk — the npm package `recuo` (js/): recuo's core compiled to WebAssembly (recuo.wasm),
+# the guides' JavaScript functions and the idiomatic API over the operation machine; its tests
+# run in Node (`node --test`), Deno, Bun, headless Chromium and Cloudflare's workerd
+# (tests/vectors/ through the package, recuo serve, Redis through node-redis and ioredis,
+# npm pack into an empty folder). Included by the top-level Makefile, which defines ROOT and
+# CARGO.
 
 JS_DIR     := $(ROOT)/js
-JS_PROFILE ?= debug
-JS_NATIVE  := $(JS_DIR)/native
-JS_CARGO_FLAGS := $(if $(filter release,$(JS_PROFILE)),--release,)
 
-.PHONY: js deps-js test-js wasm test-js-wasm test-js-deno test-js-bun test-js-hosts test-js-runtimes
+.PHONY: js deps-js test-js wasm test-js-deno test-js-bun test-js-hosts test-js-runtimes
+js: wasm ## build the npm package's recuo.wasm (and its inlined form); cd js && npm pack makes the tarball
+
+deps-js: ## js/node_modules from js/package-lock.json (npm ci); Node and npm from apt only when node is missing
+	@scripts/install-deps.sh
 
 # The core's C ABI as WebAssembly (js/recuo.wasm), built with Debian's rustc-web and lld
 # (scripts/wasm-toolchain.sh unpacks them into target/wasm-toolchain/; rustup's toolchain has
 # no wasm32 standard library), into a target folder of its own so that the two compilers never
-# share build artifacts.
+# share build output.
 WASM_TARGET := wasm32-unknown-unknown
 WASM_OUT    := $(ROOT)/target/wasm/$(WASM_TARGET)/wasm/recuo.wasm
 # What rustc 1.96 (LLVM 22) emits for wasm32 by default, which wasm-opt must be told.
 WASM_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
-# The test files of the native library alone (loading librecuo, shared files, Redis through
-# librecuo's client, the packed tarball with librecuo in it).
-JS_NATIVE_ONLY := library.test.js pack.test.js redis.test.js shared.test.js shared_limit.test.js
-# The test files of the WebAssembly build alone (its traps, its host).
-JS_WASM_ONLY := wasm.test.js
-
-deps-js: ## js/node_modules from js/package-lock.json (npm ci); Node and npm from apt only when node is missing
-	@scripts/install-deps.sh
-
-js: deps-js ## build librecuo and bundle it into the npm package (js/native/librecuo.so; JS_PROFILE=release)
-	@$(CARGO) build -q -p recuo-ffi $(JS_CARGO_FLAGS)
-	@mkdir -p $(JS_NATIVE)
-	@cp $(ROOT)/target/$(JS_PROFILE)/librecuo.so $(JS_NATIVE)/librecuo.so.tmp
-	@mv $(JS_NATIVE)/librecuo.so.tmp $(JS_NATIVE)/librecuo.so
-
-test-js: js build-cli build-python ## the npm package's tests (node --test): vectors, recuo serve, a shared regulator with Python, npm pack
-	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PYTHON=$(VENV)/bin/python node --test \
-	  $(filter-out $(addprefix test/,$(JS_WASM_ONLY)),$(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.js)))
+JS_TESTS = $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.js))
 
 wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.wasm)
 	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && \
@@ -55,20 +36,19 @@ wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.was
 	  "export default '$$(base64 -w0 $(JS_DIR)/recuo.wasm)';" > $(JS_DIR)/lib/wasm-bytes.js
 	@echo "wasm: js/recuo.wasm $$(stat -c %s $(JS_DIR)/recuo.wasm) bytes, $$(gzip -9 -c $(JS_DIR)/recuo.wasm | wc -c) gzipped"
 
-test-js-wasm: wasm deps-js build-cli build-python ## the npm package's tests over recuo.wasm instead of librecuo (the native-only ones skipped)
-	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PYTHON=$(VENV)/bin/python node --test $(JS_WASM_TESTS)
+test-js: wasm deps-js build-cli ## the npm package's tests in Node (node --test): vectors, recuo serve, Redis, npm pack
+	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo node --test $(JS_TESTS)
 
 # Deno and Bun come as the npm packages that hold their binaries (js/package.json's
-# devDependencies, installed by npm ci): the same test files, over recuo.wasm.
+# devDependencies, installed by npm ci): the same test files.
 DENO := $(JS_DIR)/node_modules/@deno/linux-x64-glibc/deno
 BUN  := $(JS_DIR)/node_modules/@oven/bun-linux-x64/bin/bun
-JS_WASM_TESTS = $(filter-out $(addprefix test/,$(JS_NATIVE_ONLY)),$(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.js)))
 
-test-js-deno: wasm deps-js build-cli ## the npm package's tests in Deno (deno test), over recuo.wasm
-	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo NO_COLOR=1 $(DENO) test --no-check --allow-all $(JS_WASM_TESTS)
+test-js-deno: wasm deps-js build-cli ## the npm package's tests in Deno (deno test)
+	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo NO_COLOR=1 $(DENO) test --no-check --allow-all $(JS_TESTS)
 
-test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test), over recuo.wasm
-	@cd $(JS_DIR) && RECUO_WASM=1 RECUO_BIN=$(ROOT)/target/debug/recuo $(BUN) test $(addprefix ./,$(JS_WASM_TESTS))
+test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test)
+	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo $(BUN) test $(addprefix ./,$(JS_TESTS))
 
 # The hosts that cannot run node:test (test/hosts, driven from Node): headless Chromium (the
 # package through an esbuild and a Vite bundle) and Cloudflare's workerd (a Worker bundled as
@@ -76,5 +56,5 @@ test-js-bun: wasm deps-js build-cli ## the npm package's tests in Bun (bun test)
 test-js-hosts: wasm deps-js build-cli ## the package in headless Chromium (esbuild and Vite bundles) and in workerd
 	@cd $(JS_DIR) && RECUO_BIN=$(ROOT)/target/debug/recuo node --test test/hosts/*.test.js
 
-test-js-runtimes: ## the package's tests over recuo.wasm in Node, Deno, Bun, Chromium and workerd at once (each mostly waits on timers and servers)
-	@$(MAKE) --no-print-directory -j4 --output-sync=target test-js-wasm test-js-deno test-js-bun test-js-hosts
+test-js-runtimes: ## the package's tests in Node, Deno, Bun, Chromium and workerd at once (each mostly waits on timers and servers)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-js test-js-deno test-js-bun test-js-hosts

@@ -44,7 +44,7 @@ if [ "$have" -ne ${#PY_PACKAGES[@]} ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi
 
-# Node and npm for the npm package (js/, Node >= 18): from apt only when there is no `node` at
+# Node and npm for the npm package (js/, Node >= 20): from apt only when there is no `node` at
 # all, so a Node installed otherwise (newer, from nvm or NodeSource) is never replaced.
 if ! command -v node >/dev/null; then
   echo "install-deps: apt-get install nodejs npm"
@@ -52,8 +52,8 @@ if ! command -v node >/dev/null; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
-if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 18 ]; then
-  echo "install-deps: js/ needs Node 18 or newer; this node is $(node --version)" >&2
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "install-deps: js/ needs Node 20 or newer; this node is $(node --version)" >&2
   exit 1
 fi
 command -v npm >/dev/null || { echo "install-deps: node is here but npm is not: install npm for this node" >&2; exit 1; }

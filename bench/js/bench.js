@@ -2,7 +2,7 @@
 // libraries of npm on the same tasks (p-retry, exponential-backoff, cockatiel, pinned in
 // js/package.json), as ratios in one run (issues 18, 27).
 //
-//     RECUO_LIB=target/release/librecuo.so node bench/js/bench.js OUT.json [ROUNDS]
+//     node bench/js/bench.js OUT.json [ROUNDS]   (after make wasm)
 //     node bench/js/bench.js --loop success|failure NAME N
 //
 // The same method and JSON as bench/php/bench.php: two paths timed in the same process and

@@ -129,7 +129,7 @@ def machine(py: dict[str, Any] | None, php: dict[str, Any] | None, js: dict[str,
         f"- **Machine**: `nproc` {command('nproc')}, {cpu}, {platform.system()} {platform.release()}",
         f"- **Toolchains**: {', '.join(toolchains)}",
         f"- **Libraries**: {libraries} (Python, recuo's release wheel); recuo {recuo} "
-        "(PHP, the extension's release build; JavaScript, the release librecuo)",
+        "(PHP, the extension's release build; JavaScript, recuo.wasm)",
         f"- **Date**: {now:%Y-%m-%d %H:%M} UTC",
         "",
         "Every figure is a **ratio** to a baseline measured in the same run, in the same round: "
@@ -241,7 +241,7 @@ def js_section(js: dict[str, Any] | None) -> list[str]:
         return [title, "", "Not measured in this run (js.json is missing).", ""]
     return guide_section(
         title,
-        "recuo's `comRetry(f)` (the npm package over the release librecuo) awaited in a loop; "
+        "recuo's `comRetry(f)` (the npm package, recuo.wasm) awaited in a loop; "
         "its extra cost per call over awaiting the task directly (on the failure path, over the "
         "5 calls and 4 catches inline) divided by the pure-JS guide function's, in the same "
         "round; lower is better. `recuo retry(f)` is the package's call form over `fetch`; "

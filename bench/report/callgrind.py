@@ -123,7 +123,7 @@ def main() -> None:
     commands = {
         "Python": [python, str(HERE.parent / "python" / "bench_python.py"), "--loop"],
         "PHP": ["php", "-d", f"extension={extension}", str(HERE.parent / "php" / "bench.php"), "--loop"],
-        # The release librecuo comes through RECUO_LIB (make bench-profile sets it).
+        # recuo.wasm, as make bench built it.
         "JavaScript": ["node", str(HERE.parent / "js" / "bench.js"), "--loop"],
     }
     summary = ["| language | path | contender | instructions per call | extra over direct | × guide's extra | × floor's extra |",

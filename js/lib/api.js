@@ -1,4 +1,4 @@
-// recuo's JavaScript surface over librecuo's C ABI. Everything here is conversion: JS values to
+// recuo's JavaScript surface over the C ABI of recuo's core (recuo.wasm). Everything here is conversion: JS values to
 // the C structs and back, errors to exceptions, and the host's own effects (calling the
 // operation, timers for the waits, AbortSignal). Every decision — the delays, the verdicts,
 // when to stop, the records — comes from the core's operation machine behind the C ABI.
@@ -32,10 +32,10 @@ const MODULES = [
   installRecords, // limits planned, records, redaction
 ];
 
-/** Builds the whole API over one loaded library (`native`, from lib/native.js). */
+/** Builds the whole API over one loaded module (`native`, from lib/wasm.js). */
 export function recuoApi(native) {
   const f = native.fn;
-  const ctx = { native, f, koffi: native.koffi };
+  const ctx = { native, f, layout: native.layout };
   for (const install of MODULES) Object.assign(ctx, install(ctx));
   installRedis(ctx);
 

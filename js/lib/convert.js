@@ -1,4 +1,4 @@
-// Conversion between JS values and librecuo's C ABI: the core's names for its enum constants,
+// Conversion between JS values and the C ABI of recuo's core: the core's names for its enum constants,
 // its status codes as exceptions (`check`), text and bytes, numbers checked before they cross,
 // header collections and outcomes as the C structs, and `Handle`, which owns a native handle.
 // No decision is made here: every one comes from the core.
@@ -109,13 +109,6 @@ export function installConvert(ctx) {
     }
     return Math.round(v);
   };
-  /** A file's path as bytes: a non-empty string or bytes, never `String(null)`'s "null". */
-  const pathBytes = (path) => {
-    if (!(typeof path === 'string' || path instanceof Uint8Array) || path.length === 0) {
-      throw new TypeError(`path must be a non-empty string, not ${String(path)}`);
-    }
-    return bytes(path);
-  };
   /** `v` if it is one of recuo's `Class` (or null/undefined: none), else a TypeError naming `what`. */
   const oneOf = (v, Class, what) => {
     if (v != null && !(v instanceof Class)) throw new TypeError(`${what} must be a recuo ${Class.name}, not ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
@@ -213,6 +206,6 @@ export function installConvert(ctx) {
 
   return { causes, verdicts, waits, transports, reasons, steps, decisions, levels, jitters, kinds, nextKinds,
     batchKinds, origins, confidences, keysToSend, styles, endings, lastKinds, RULES, constant, reasonName,
-    statusMessage, check, bytes, text, integer, ms, pathBytes, oneOf, headerPairs, cHeaders, isResponse,
+    statusMessage, check, bytes, text, integer, ms, oneOf, headerPairs, cHeaders, isResponse,
     statusAndHeaders, outcomeOf, registry, Handle, made, rate };
 }

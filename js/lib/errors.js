@@ -1,4 +1,4 @@
-// What recuo throws, and the status codes of librecuo's C ABI that lib/'s modules answer by
+// What recuo throws, and the status codes of the C ABI that lib/'s modules answer by
 // name: a status the core answered becomes a RecuoError; a give-up its result cannot say, a
 // GiveUpError.
 

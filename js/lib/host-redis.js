@@ -218,28 +218,46 @@ export function installHostRedis(ctx) {
       check(await this._channel.ask(() => f.recuo_retry_budget_counts(this.ptr, requests, retries)));
       return { requests: Number(requests[0]), retries: Number(retries[0]) };
     }
-    /** The retry a decision would take, asked of the server before the machine decides. */
+    /**
+     * The retry a decision would take, asked of the server before the machine decides. A
+     * server that cannot answer leaves no answer: the budget then grants no retry (it fails
+     * closed, as with the native client).
+     */
     async _askWithdrawal() {
-      if (f.recuo_retry_budget_try_withdraw(this.ptr) === HOST_PENDING) await this._channel.serve();
+      if (f.recuo_retry_budget_try_withdraw(this.ptr) !== HOST_PENDING) return;
+      await this._channel.serve().catch(() => {});
     }
   }
 
-  /** Makes the limit with `make(channel)` over `client`, its key's settings checked first. */
-  async function hosted(client, key, make) {
+  /**
+   * Makes the limit with `make(channel)` over `client`, its key's settings checked first. A
+   * client it `owned` (made from a URL) is closed with the limit, or when the settings fail.
+   */
+  async function hosted({ client, owned }, key, make) {
     const channel = new Channel(client, key);
     const limit = make(channel);
     limit._channel = channel;
-    await channel.settle();
+    const close = limit.close.bind(limit);
+    limit.close = () => {
+      close();
+      channel.close();
+      if (owned) client.quit().catch(() => {});
+    };
+    try {
+      await channel.settle();
+    } catch (e) {
+      limit.close();
+      throw e;
+    }
     return limit;
   }
 
-  const isClient = (c) => c != null && typeof c === 'object';
   const keyBytes = (key) => {
     if (typeof key !== 'string' || key === '') throw new TypeError('a Redis key must be a non-empty string');
     return bytes(key);
   };
 
-  /** `Regulator.redis(client, key, perSecond, { burst, adaptive })` over your client. */
+  /** `Regulator.redis(client, key, perSecond, { burst, adaptive })` over `{ client, owned }`. */
   function regulatorOn(client, key, perSecond, { burst = 1, adaptive = false } = {}) {
     const k = keyBytes(key);
     const [r, b] = [rate(perSecond), integer(burst, 'burst', 0xffffffff)];
@@ -250,7 +268,7 @@ export function installHostRedis(ctx) {
     });
   }
 
-  /** `ConcurrencyLimit.redis(client, key, limit, leaseMs)` over your client. */
+  /** `ConcurrencyLimit.redis(client, key, limit, leaseMs)` over `{ client, owned }`. */
   function limitOn(client, key, limit, leaseMs) {
     const k = keyBytes(key);
     const [l, lease] = [integer(limit, 'limit', 0xffffffff), integer(leaseMs, 'leaseMs')];
@@ -261,7 +279,7 @@ export function installHostRedis(ctx) {
     });
   }
 
-  /** `RetryBudget.redis(client, key, { ratio, floorPerS, windowS })` over your client. */
+  /** `RetryBudget.redis(client, key, { ratio, floorPerS, windowS })` over `{ client, owned }`. */
   function budgetOn(client, key, { ratio = 0.1, floorPerS = 1, windowS = 10 } = {}) {
     const k = keyBytes(key);
     const w = integer(windowS, 'windowS', 0xffffffff);
@@ -272,5 +290,5 @@ export function installHostRedis(ctx) {
     });
   }
 
-  return { isClient, regulatorOn, limitOn, budgetOn };
+  return { regulatorOn, limitOn, budgetOn };
 }

@@ -2,15 +2,17 @@
 // (start slots at a rate), a concurrency limit (places in flight), a retry budget, and the gate
 // that holds them. Timers and AbortSignal are the host's; every allowance is the core's.
 
-import { utf8 } from './convert.js';
 import { BUDGET_EXHAUSTED, WOULD_WAIT } from './errors.js';
 
 /** The longest delay a timer takes (Node fires a longer one at once). */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** The clocks, the waits and the limits over one loaded library (`ctx`: lib/convert.js's helpers). */
+/** How often a wait for a place looks again when no release in this process woke it, ms. */
+const POLL_MS = 50;
+
 export function installLimits(ctx) {
-  const { f, check, integer, ms, rate, pathBytes, oneOf, Handle } = ctx;
+  const { f, check, integer, ms, rate, oneOf, Handle } = ctx;
 
   const now = () => Number(f.recuo_monotonic_ms());
   /** A wait of `ns` nanoseconds in whole milliseconds, rounded up (the core's one rounding). */
@@ -40,8 +42,8 @@ export function installLimits(ctx) {
   const abortReason = (signal) => signal.reason ?? Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
 
   /**
-   * A regulator: request starts at a rate with a burst (GCRA). In this process, or
-   * shared through a file with every process that opens it (Node, Python, PHP, C).
+   * A regulator: request starts at a rate with a burst (GCRA), in this process (across
+   * processes and machines: on Redis, through your client — lib/host-redis.js).
    */
   class Regulator extends Handle {
     constructor(perSecond, { burst = 1, adaptive = false, _ptr } = {}) {
@@ -53,20 +55,6 @@ export function installLimits(ctx) {
       check(f.recuo_regulator_new(rate(perSecond), integer(burst, 'burst', 0xffffffff), out));
       super(out[0], f.recuo_regulator_free, 'a regulator');
       if (adaptive) this.setAdaptive(true);
-    }
-    /**
-     * The regulator kept in the file at `path` (created if missing): one allowance for every
-     * process that opens it. `adaptive` is recorded with the rate and burst when the file is
-     * set up, and every process that opens it must agree.
-     */
-    static shared(path, perSecond, { burst = 1, adaptive = false } = {}) {
-      const p = pathBytes(path);
-      const out = [null];
-      const detail = new Uint8Array(512);
-      const rc = f.recuo_regulator_new_shared_with(p, p.length, rate(perSecond), integer(burst, 'burst', 0xffffffff), Boolean(adaptive), out, detail, detail.length);
-      const nul = detail.indexOf(0);
-      check(rc, utf8(detail.subarray(0, nul < 0 ? detail.length : nul)));
-      return new Regulator(undefined, { _ptr: out[0] });
     }
     /** Takes a start now if one is allowed: 0, or the whole milliseconds to wait, rounded up (nothing taken). */
     tryAcquire({ cost = 1 } = {}) {
@@ -155,22 +143,6 @@ export function installLimits(ctx) {
       super(out[0], f.recuo_concurrency_limit_free, 'a concurrency limit');
       this._waiters = new Set();
     }
-    /**
-     * The limit kept in the file at `path` (created if missing): at most `limit` in flight for
-     * every process of this machine that opens it. A place whose holder dies (`kill -9`
-     * included) comes back at once: the kernel releases its lock.
-     */
-    static shared(path, limit) {
-      const p = pathBytes(path);
-      const out = [null];
-      const detail = new Uint8Array(512);
-      const rc = f.recuo_concurrency_limit_new_shared(p, p.length, integer(limit, 'limit', 0xffffffff), out, detail, detail.length);
-      const nul = detail.indexOf(0);
-      check(rc, utf8(detail.subarray(0, nul < 0 ? detail.length : nul)));
-      const made = new ConcurrencyLimit(undefined, { _ptr: out[0] });
-      made._poll = 10; // another process's place is seen within 10 ms
-      return made;
-    }
     tryAcquire() {
       const out = [null];
       const rc = f.recuo_concurrency_limit_try_acquire(this.ptr, out);
@@ -193,8 +165,8 @@ export function installLimits(ctx) {
         if (signal?.aborted) return null;
         const permit = this.tryAcquire();
         if (permit) return permit;
-        const poll = this._poll ?? 50;
-        const left = until === null ? poll : Math.min(poll, until - now());
+        // Woken at once by a release in this process; the poll bounds a wait on a limit's own state.
+        const left = until === null ? POLL_MS : Math.min(POLL_MS, until - now());
         if (left <= 0) return null;
         await this._nap(left, signal);
       }
@@ -261,10 +233,6 @@ export function installLimits(ctx) {
       this.regulator = regulator ?? null;
       this.limit = limit ?? null;
       this.budget = budget ?? null;
-    }
-    /** Whether a look at this gate may ask a Redis server (the loops then look from a worker thread). */
-    get _remote() {
-      return (this.__remote ??= f.recuo_gate_is_remote(this.ptr));
     }
   }
 

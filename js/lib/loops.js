@@ -198,7 +198,6 @@ export function installLoops(ctx) {
    */
   async function passGate(op, gate, signal) {
     const channels = hostChannels(gate);
-    const remote = channels === null && gate != null && gate._remote;
     for (;;) {
       if (signal?.aborted) op.cancel();
       let polled;
@@ -213,7 +212,7 @@ export function installLoops(ctx) {
         }
         await flushChannels(channels);
       } else {
-        polled = remote ? await op._pollGateLater(now()) : op.pollGate(now());
+        polled = op.pollGate(now());
       }
       if (polled.kind !== 'wait') return polled;
       await wait(polled.delayMs, signal);

@@ -8,16 +8,16 @@ import { BUFFER_TOO_SMALL } from './errors.js';
 
 /** The machine's classes over one loaded library (`ctx`: what the modules before this one made). */
 export function installMachine(ctx) {
-  const { f, koffi, check, bytes, text, integer, constant, reasonName, steps, levels, reasons, styles,
+  const { f, layout, check, bytes, text, integer, constant, reasonName, steps, levels, reasons, styles,
     endings, batchKinds, nextKinds, statusAndHeaders, cHeaders, outcomeOf, Handle, Policy, theDefaultPolicy, cSeen,
     predicateVerdict, sendKeysCode, planFrom, cLast, Gate } = ctx;
 
   // A step comes back in one scratch buffer, read field by field (every call is synchronous,
-  // so one buffer serves them all): koffi decoding the struct into a new object cost ~3 µs a
+  // so one buffer serves them all): decoding the struct into a new object cost ~3 µs a
   // step, several times the machine's own work.
-  const stepBuffer = new Uint8Array(koffi.sizeof('recuo_step'));
+  const stepBuffer = new Uint8Array(layout.sizeof('recuo_step'));
   const stepAt = Object.fromEntries(['kind', 'attempt', 'delay_ms', 'has_until', 'until_ms', 'has_timeout', 'timeout_ms',
-    'reason', 'has_retry_at', 'retry_at_ms'].map((field) => [field, koffi.offsetof('recuo_step', field)]));
+    'reason', 'has_retry_at', 'retry_at_ms'].map((field) => [field, layout.offsetof('recuo_step', field)]));
   const stepView = new DataView(stepBuffer.buffer);
   const u64At = (v, at) => Number(v.getBigUint64(at, true));
 
@@ -175,22 +175,6 @@ export function installMachine(ctx) {
     /** `pollGate` with the regulator asked at `regulatorNowNs` (fake clocks). */
     pollGateAt(nowMs, regulatorNowNs) {
       return this._polled(f.recuo_attempts_poll_gate_at(this.ptr, integer(nowMs, 'nowMs'), integer(regulatorNowNs, 'regulatorNowNs'), this._waitOut, stepBuffer), stepBuffer);
-    }
-    /** `pollGate` on one of koffi's worker threads (a gate that asks a Redis server). */
-    _pollGateLater(nowMs) {
-      const out = new Uint8Array(stepBuffer.length);
-      return new Promise((resolve, reject) => {
-        f.recuo_attempts_poll_gate.async(this.ptr, nowMs, this._waitOut, out, (err, rc) => {
-          if (err) reject(err);
-          else {
-            try {
-              resolve(this._polled(rc, out));
-            } catch (e) {
-              reject(e);
-            }
-          }
-        });
-      });
     }
     _polled(rc, out) {
       check(rc);

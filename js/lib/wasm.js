@@ -69,7 +69,7 @@ function layouts() {
 
 const LAYOUTS = layouts();
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-/** A 64-bit value as a number when it is one exactly, else a BigInt (as koffi answers). */
+/** A 64-bit value as a number when it is one exactly, else a BigInt. */
 const fromBig = (v) => (v <= MAX_SAFE && v >= -MAX_SAFE ? Number(v) : v);
 const toBig = (v, signed) => {
   const b = typeof v === 'bigint' ? v : BigInt(Math.trunc(Number(v)));
@@ -92,7 +92,7 @@ class Pointer {
 
 /**
  * Instantiates `module` (a `WebAssembly.Module`) and answers the library as lib/api.js takes
- * it: `{ koffi, fn, version, path, from }`, where `koffi` answers `sizeof` and `offsetof` of
+ * it: `{ layout, fn, version, path, from }`, where `layout` answers `sizeof` and `offsetof` of
  * the structs as laid out here.
  */
 export function instantiate(module, { path = 'recuo.wasm', from = 'the package' } = {}) {
@@ -430,7 +430,7 @@ export function instantiate(module, { path = 'recuo.wasm', from = 'the package' 
     offsetof: (name, field) => LAYOUTS[name].fields.find((f) => f.field === field).at,
   };
   return {
-    koffi: layout,
+    layout,
     fn,
     version: fn.recuo_version(),
     path,

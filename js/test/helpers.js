@@ -10,9 +10,6 @@ export const RECUO_BIN = process.env.RECUO_BIN || `${ROOT}target/debug/recuo`;
 export const PYTHON = process.env.RECUO_PYTHON || `${ROOT}.venv/bin/python`;
 export const haveServe = existsSync(RECUO_BIN);
 export const havePython = existsSync(PYTHON);
-/** Under `make test-js-wasm` (RECUO_WASM=1), why a test of the native library alone is skipped. */
-export const nativeOnly =
-  process.env.RECUO_WASM === '1' ? 'librecuo only: recuo.wasm has no shared files and no Redis client of its own' : false;
 
 /** Starts `recuo serve ARGS` on 127.0.0.1: `{ url, stop() }`. */
 export async function serve(...args) {

@@ -118,6 +118,7 @@ static void status_names_and_predicates(void) {
         {RECUO_CANCELLED, "cancelled", false, false},
         {RECUO_BUDGET_EXHAUSTED, "budget_exhausted", false, false},
         {RECUO_QUEUE_FULL, "queue_full", false, false},
+        {RECUO_HOST_PENDING, "host_pending", false, false},
         {RECUO_ERR_IO, "io", false, false},
         {RECUO_ERR_PANIC, "panic", false, false},
     };
@@ -137,7 +138,7 @@ static void status_names_and_predicates(void) {
     CHECK(strcmp(recuo_status_name(13), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(110), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(161), "unknown") == 0);
-    CHECK(strcmp(recuo_status_name(215), "unknown") == 0);
+    CHECK(strcmp(recuo_status_name(216), "unknown") == 0);
     CHECK(strcmp(recuo_status_name(UINT32_MAX), "unknown") == 0);
     CHECK(!recuo_status_is_config_error(199) && !recuo_status_is_argument_error(50));
 }
