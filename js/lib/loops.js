@@ -39,6 +39,8 @@ export function installLoops(ctx) {
   function transportKind(error) {
     if (error == null || typeof error !== 'object') return null;
     if (error.name === 'TimeoutError') return 'timeout';
+    // workerd's word for a connection that dropped mid-answer (a plain Error, not a TypeError).
+    if (error.message === 'Network connection lost.') return 'reset';
     if (!(error instanceof TypeError)) return null;
     for (let e = error, depth = 0; e != null && depth < 5; e = e.cause, depth++) {
       const kind = Object.hasOwn(FETCH_CODES, e.code) ? FETCH_CODES[e.code] : undefined;

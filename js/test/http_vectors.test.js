@@ -67,9 +67,16 @@ function bodyOf(c) {
 // the server sees are the ones recuo decided.
 const freshConnection = globalThis.Deno
   ? { client: globalThis.Deno.createHttpClient({ poolMaxIdlePerHost: 0 }) }
-  : process.versions.bun
+  : globalThis.process?.versions?.bun
     ? { keepalive: false }
     : {};
+// workerd's and Chromium's fetch also resend a request whose connection dropped before any
+// answer, and no option turns that off: there, the cases that drop a connection are not
+// played (recuo saw one attempt where the server saw two).
+const resendsOnItsOwn = globalThis.navigator?.userAgent === 'Cloudflare-Workers' || Boolean(globalThis.RECUO_SERVERS?.browser);
+// A page sends a stream body only over HTTP/2 (recuo serve speaks HTTP/1.1): there, the cases
+// whose body cannot be replayed are not played.
+const streamsBodies = !globalThis.RECUO_SERVERS?.browser;
 
 /** Plays one case through the surface its style names: what it answered or threw, and its records. */
 async function play(base, c) {
@@ -124,6 +131,8 @@ test('http.json requests: retry over fetch and buscarComRetry against recuo serv
   try {
     assert.ok(doc.requests.length >= 16);
     for (const c of doc.requests) {
+      if (resendsOnItsOwn && c.script.some((ev) => ev.reset)) continue;
+      if (!streamsBodies && !c.replayable) continue;
       const e = c.expect;
       const name = c.id;
       const got = await play(server.url, c);
@@ -133,7 +142,7 @@ test('http.json requests: retry over fetch and buscarComRetry against recuo serv
         { key: e.key, idempotent: e.idempotent }, name,
       );
       // The attempts the server saw, and the key each carried.
-      assert.equal(got.log.length, e.attempts, `${name}: ${JSON.stringify(got.log)}`);
+      assert.equal(got.log.length, e.attempts, `${name}: ${JSON.stringify(got.log)}; ${got.thrown?.name}: ${got.thrown?.message} (${got.thrown?.constructor?.name})`);
       assert.ok(got.log.every((r) => r.method === c.method), name);
       const keys = got.log.map((r) => r.key);
       if (e.key === 'none') assert.deepEqual(keys, Array(e.attempts).fill(null), name);
@@ -149,8 +158,10 @@ test('http.json requests: retry over fetch and buscarComRetry against recuo serv
         assert.equal(got.thrown, undefined, `${name}: ${got.thrown}`);
         assert.equal(got.answer.status, e.status, name);
       } else if (e.ending === 'error') {
-        assert.ok(got.thrown instanceof TypeError && !(got.thrown instanceof recuo.GiveUpError), `${name}: ${got.thrown}`);
-        assert.equal(recuo.transportKind(got.thrown), e.error, name);
+        // The client's own error, raised again (fetch's TypeError; workerd's Error).
+        assert.ok(got.thrown instanceof Error && !(got.thrown instanceof recuo.GiveUpError), `${name}: ${got.thrown}`);
+        // A page sees no cause of a failed fetch: it is `other` there, as a browser's rule says.
+        assert.equal(recuo.transportKind(got.thrown), globalThis.RECUO_SERVERS?.browser ? 'other' : e.error, name);
       } else {
         const g = got.thrown;
         assert.ok(g instanceof recuo.GiveUpError, `${name}: ${g}`);

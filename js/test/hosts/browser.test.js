@@ -54,7 +54,7 @@ test('headless Chromium: the vectors and the guides, through an esbuild bundle a
   assert.ok(!built.includes('wasm-bytes') && !/\.wasm["']/.test(built), 'the module is inlined, no file beside the page');
   cpSync(viteDist, join(site, 'vite'), { recursive: true });
 
-  const servers = await corsServers();
+  const servers = await corsServers(['esbuild', 'vite']);
   t.after(() => servers.stop());
   const page = await staticServer(site);
   t.after(() => page.close());
@@ -72,16 +72,20 @@ test('headless Chromium: the vectors and the guides, through an esbuild bundle a
     t.after(() => {
       if (process.env.RECUO_DEBUG) console.log(said.join('\n'));
     });
-    const config = { full: servers.full, originOnly: servers.originOnly, none: servers.none, prefix: bundler, browser: true };
+    const config = { full: servers.full, originOnly: servers.originOnly, none: servers.none, http: servers.http[bundler], prefix: bundler, browser: true };
     await tab.goto(`${page.url}/${bundler}/#${encodeURIComponent(JSON.stringify(config))}`);
-    await tab.waitForFunction('window.__results', { timeout: Number(process.env.RECUO_PAGE_TIMEOUT ?? 120000) });
+    try {
+      await tab.waitForFunction('window.__results', { timeout: Number(process.env.RECUO_PAGE_TIMEOUT ?? 120000) });
+    } catch (e) {
+      throw new Error(`${bundler}: the page did not finish (${e.message}); it said: ${[...errors, ...said.slice(-5)].join(' | ')}`);
+    }
     const results = await tab.evaluate(() => window.__results);
     assert.deepEqual(errors, [], `${bundler}: the page's errors`);
     const failed = results.filter((r) => !r.ok);
     assert.deepEqual(failed, [], `${bundler}: the failed tests`);
     const skipped = results.filter((r) => r.skipped);
     assert.deepEqual(skipped, [], `${bundler}: nothing skipped`);
-    assert.ok(results.length >= 19, `${bundler}: ${results.length} tests ran`);
+    assert.ok(results.length >= 26, `${bundler}: ${results.length} tests ran`);
     // The 429s with no CORS: the page saw failed fetches; the server saw both GETs.
     const log = await logOf(servers.none, `/${bundler}/blocked`);
     assert.deepEqual(log.map((e) => e.method), ['GET', 'GET'], bundler);

@@ -23,6 +23,8 @@ const SHIMS = {
   'node:fs': join(PORTABLE, 'fs.js'),
   'node:url': join(PORTABLE, 'url.js'),
 };
+/** The tests' helpers (which spawn servers): the shim that names the driver's server instead. */
+const HELPERS = /^\.\/helpers\.js$/;
 /** How the test files import the package (`../index.js`): the installed package instead. */
 const PACKAGE_IMPORT = /^(\.\.\/)+index\.js$/;
 
@@ -49,6 +51,7 @@ function portablePlugin(installed, wasmModules) {
     setup(build) {
       if (wasmModules) build.onResolve({ filter: /\.wasm$/ }, (a) => ({ path: `./${a.path.split('/').at(-1)}`, external: true }));
       build.onResolve({ filter: /^node:(test|assert\/strict|fs|url)$/ }, (a) => ({ path: SHIMS[a.path] }));
+      build.onResolve({ filter: HELPERS }, () => ({ path: join(PORTABLE, 'helpers.js') }));
       build.onResolve({ filter: PACKAGE_IMPORT }, (a) =>
         a.importer.startsWith(join(PACKAGE, 'test')) ? { path: join(installed, 'index.js') } : undefined,
       );
@@ -89,17 +92,31 @@ export async function viteBundle({ installed, dir, head }) {
       alias: [
         ...Object.entries(SHIMS).map(([find, replacement]) => ({ find: new RegExp(`^${find.replace('/', '\\/')}$`), replacement })),
         { find: PACKAGE_IMPORT, replacement: join(installed, 'index.js') },
+        { find: HELPERS, replacement: join(PORTABLE, 'helpers.js') },
       ],
     },
   });
   return join(dir, 'dist');
 }
 
-/** `recuo serve --script` with each `--cors` mode: `{ full, originOnly, none, stop() }`. */
-export async function corsServers() {
-  const started = await Promise.all(['full', 'origin-only', 'none'].map((mode) => serve('--script', SCRIPT, '--cors', mode)));
-  const [full, originOnly, none] = started.map((s) => s.url);
-  return { full, originOnly, none, stop: () => Promise.all(started.map((s) => s.stop())) };
+/** tests/vectors/http.json, the scripted requests of every adapter. */
+const HTTP_VECTORS = fileURLToPath(new URL('../../../tests/vectors/http.json', import.meta.url));
+
+/**
+ * `recuo serve --script` with each `--cors` mode — `{ full, originOnly, none }` — and one
+ * playing http.json (exposing everything) per name in `runs`: `{ http: { name: url } }`.
+ */
+export async function corsServers(runs = []) {
+  const started = await Promise.all([
+    ...['full', 'origin-only', 'none'].map((mode) => serve('--script', SCRIPT, '--cors', mode)),
+    ...runs.map(() => serve('--script', HTTP_VECTORS, '--cors', 'full')),
+  ]);
+  const [full, originOnly, none, ...http] = started.map((s) => s.url);
+  return {
+    full, originOnly, none,
+    http: Object.fromEntries(runs.map((name, i) => [name, http[i]])),
+    stop: () => Promise.all(started.map((s) => s.stop())),
+  };
 }
 
 /** What the scripted server at `url` saw on `path`. */

@@ -64,7 +64,7 @@ test('workerd: the vectors, comRetry and buscarComRetry in a Worker', { skip, ti
   copyFileSync(join(installed, 'recuo.wasm'), join(dir, 'recuo.wasm'));
   const port = await freePort();
   writeFileSync(join(dir, 'config.capnp'), config(port));
-  const servers = await corsServers();
+  const servers = await corsServers(['workerd']);
   t.after(() => servers.stop());
   const child = spawn(WORKERD, ['serve', join(dir, 'config.capnp')], { cwd: dir, stdio: ['ignore', 'inherit', 'inherit'] });
   t.after(() => new Promise((resolve) => {
@@ -72,7 +72,7 @@ test('workerd: the vectors, comRetry and buscarComRetry in a Worker', { skip, ti
     child.once('exit', resolve);
     child.kill('SIGTERM');
   }));
-  const ask = `http://127.0.0.1:${port}/?servers=${encodeURIComponent(JSON.stringify({ full: servers.full, prefix: 'workerd' }))}`;
+  const ask = `http://127.0.0.1:${port}/?servers=${encodeURIComponent(JSON.stringify({ full: servers.full, http: servers.http.workerd, prefix: 'workerd' }))}`;
   let results;
   for (let i = 0; i < 100 && results === undefined; i++) {
     try {
@@ -88,5 +88,5 @@ test('workerd: the vectors, comRetry and buscarComRetry in a Worker', { skip, ti
     'guide A in a page: a Retry-After the server does not expose is unknown: the backoff window applies',
     'a 429 with no CORS reaches the page as a failed fetch: retried for a GET, re-raised at the end',
   ], 'only what a browser does is skipped');
-  assert.ok(results.length >= 19, `${results.length} tests ran`);
+  assert.ok(results.length >= 26, `${results.length} tests ran`);
 });

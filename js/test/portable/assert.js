@@ -16,8 +16,10 @@ const show = (v) => {
   }
 };
 
-function fail(message, fallback) {
-  throw message instanceof Error ? message : new AssertionError(message ?? fallback);
+/** Fails with `message` (then `detail` too, as node:assert's diff would show it) or `detail`. */
+function fail(message, detail) {
+  if (message instanceof Error) throw message;
+  throw new AssertionError(message == null ? detail : `${message} (${detail})`);
 }
 
 /** Whether `a` and `b` are deeply and strictly equal. */
