@@ -8,6 +8,8 @@
 import { utf8 } from './convert.js';
 import { BUDGET_EXHAUSTED, HOST_PENDING, IO, RecuoError, WOULD_WAIT } from './errors.js';
 
+/** Every call to the server ends within this long (ms), as the native client's do. */
+const CALL_MS = 5000;
 /** A look at a full limit is asked again after this long, at first and at most (ms). */
 const FIRST_PAUSE_MS = 5;
 const LONGEST_PAUSE_MS = 50;
@@ -70,28 +72,40 @@ export function installHostRedis(ctx) {
       this._key = String(key);
       this._notices = Promise.resolve();
     }
-    /** Runs `call` (parsed JSON) on the server: its reply's integers. */
-    async _call(call) {
+    /**
+     * Runs `call` (parsed JSON) on the server: its reply's integers. It ends within 5 s, and by
+     * `untilMs` (recuo's monotonic ms: an operation's deadline) when given — a server that
+     * stops answering never holds an operation past its deadline.
+     */
+    async _call(call, untilMs = null) {
+      const within = Math.max(0, Math.min(CALL_MS, untilMs == null ? CALL_MS : untilMs - now()));
+      let timer;
+      const late = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(within)} ms`)), within);
+      });
       try {
-        let reply;
-        try {
-          reply = await this._run.sha(call);
-        } catch (e) {
-          if (!/NOSCRIPT/.test(String(e?.message))) throw e;
-          reply = await this._run.text(call);
-        }
-        return integers(reply);
+        const run = async () => {
+          try {
+            return await this._run.sha(call);
+          } catch (e) {
+            if (!/NOSCRIPT/.test(String(e?.message))) throw e;
+            return this._run.text(call);
+          }
+        };
+        return integers(await Promise.race([run(), late]));
       } catch (e) {
         const error = new RecuoError(IO, 'io', `recuo: io: Redis at ${this._server} (key ${JSON.stringify(this._key)}): ${e?.message ?? e}`);
         error.cause = e;
         throw error;
+      } finally {
+        clearTimeout(timer);
       }
     }
-    /** Runs the call the limit waits on and answers it. */
-    async serve() {
+    /** Runs the call the limit waits on (ending by `untilMs` too, when given) and answers it. */
+    async serve(untilMs = null) {
       const json = text((b, len, w) => f.recuo_host_channel_pending(this.ptr, b, len, w), 4096);
       if (json === '') return;
-      const reply = await this._call(JSON.parse(json));
+      const reply = await this._call(JSON.parse(json), untilMs);
       check(f.recuo_host_channel_answer(this.ptr, reply, reply.length));
     }
     /** Runs every queued call, in order, after the ones queued before (errors ignored: the store's expiry settles them). */

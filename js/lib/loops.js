@@ -127,7 +127,7 @@ export function installLoops(ctx) {
       if (channels) await flushChannels(channels);
       switch (step.kind) {
         case 'enter':
-          step = await passGate(op, gate, signal);
+          step = await passGate(op, gate, signal, step.untilMs);
           break;
         case 'call': {
           const attempt = new Attempt(step.attempt, step.timeoutMs, signal, op._header, op);
@@ -198,7 +198,7 @@ export function installLoops(ctx) {
    * a timer, ended at once by `signal`. A gate that may ask a Redis server is looked at from
    * a worker thread. The place is the machine's, held until the attempt ends.
    */
-  async function passGate(op, gate, signal) {
+  async function passGate(op, gate, signal, untilMs = null) {
     const channels = hostChannels(gate);
     for (;;) {
       if (signal?.aborted) op.cancel();
@@ -209,7 +209,7 @@ export function installLoops(ctx) {
         } catch (e) {
           if (e?.code !== HOST_PENDING) throw e;
           // A limit on Redis through the caller's client waits on a call: run it, look again.
-          for (const ch of channels) await ch.serve();
+          for (const ch of channels) await ch.serve(untilMs);
           continue;
         }
         await flushChannels(channels);

@@ -126,3 +126,28 @@ test('a server gone: the error names it and the cause', { skip }, async () => {
     return true;
   });
 });
+
+test('a server that stops answering holds an operation no longer than its deadline', { skip, timeout: 30000 }, async () => {
+  const frozen = await redisServer();
+  const { default: Redis } = await import('ioredis');
+  const client = new Redis(frozen.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const limit = await recuo.ConcurrencyLimit.redis(client, 'frozen', 1, 10000);
+    const gate = new recuo.Gate({ limit });
+    frozen.freeze(true);
+    const started = performance.now();
+    let calls = 0;
+    await assert.rejects(
+      recuo.retry(async () => { calls++; }, { gate, policy: new recuo.Policy({ maxAttempts: 3, deadlineMs: 300 }) }),
+      (e) => e instanceof recuo.RecuoError && e.status === 'io' && /Redis at 127\.0\.0\.1:\d+ .*no answer within/.test(e.message),
+    );
+    assert.equal(calls, 0, 'no attempt without the server\'s word');
+    assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
+  } finally {
+    frozen.freeze(false);
+    client.disconnect();
+    await frozen.stop();
+  }
+});

@@ -56,7 +56,15 @@ export async function redisServer() {
     while (!failed && child.exitCode === null && Date.now() < until && !(up = await answers(port))) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    if (up) return { url: `redis://127.0.0.1:${port}`, port, stop: () => stop(child) };
+    if (up) {
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        port,
+        stop: () => stop(child),
+        /** SIGSTOP (true) or SIGCONT (false): a server that keeps its connections and never answers. */
+        freeze: (frozen) => process.kill(child.pid, frozen ? 'SIGSTOP' : 'SIGCONT'),
+      };
+    }
     await stop(child);
     if (failed) break;
   }
