@@ -40,6 +40,7 @@ function encode(n) {
 const [input, output] = process.argv.slice(2);
 const wasm = readFileSync(input);
 const parts = [wasm.subarray(0, 8)];
+const exported = new Set();
 let kept = 0;
 let dropped = 0;
 for (let at = 8; at < wasm.length;) {
@@ -56,6 +57,7 @@ for (let at = 8; at < wasm.length;) {
       const [len, nameAt] = leb(wasm, p);
       const name = wasm.subarray(nameAt, nameAt + len).toString('utf8');
       const kind = wasm[nameAt + len];
+      exported.add(name);
       const [, next] = leb(wasm, nameAt + len + 1);
       if (kind !== FUNCTION || keep.has(name)) {
         entries.push(wasm.subarray(p, next));
@@ -70,7 +72,7 @@ for (let at = 8; at < wasm.length;) {
   }
   at = end;
 }
-const missing = [...keep].filter((name) => !wasm.includes(Buffer.from(name)));
+const missing = [...keep].filter((name) => !exported.has(name));
 if (missing.length) throw new Error(`recuo.wasm does not export ${missing.join(', ')}`);
 writeFileSync(output, Buffer.concat(parts));
 console.log(`wasm-exports: ${kept} kept, ${dropped} functions no longer exported`);

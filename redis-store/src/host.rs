@@ -291,7 +291,8 @@ impl Drop for HostLease {
 
 /// The retry budget on a Redis server the host reaches (a [`RemoteBudget`]). A retry is
 /// taken only on the host's answer: before an operation decides, the host asks whether it
-/// would draw on the budget (`Operation::would_draw_on_budget`), runs the withdrawal and
+/// would draw on the budget (`Operation::would_draw_on_budget`), asks the budget for the retry
+/// (its call then waits on the channel), runs the call and
 /// answers it; without an answer, no retry (the budget fails closed).
 #[derive(Debug)]
 pub struct HostBudget {
@@ -304,12 +305,6 @@ impl HostBudget {
     /// [`BudgetCalls::settings`]), its calls going through `channel`.
     pub fn new(calls: BudgetCalls, channel: HostChannel) -> Self {
         HostBudget { calls, channel }
-    }
-
-    /// The withdrawal the host runs when an operation would draw on the budget, at `now_s`
-    /// on a time base every user shares (`None`: the server's clock).
-    pub fn withdrawal(&self, now_s: Option<u64>) -> ScriptCall {
-        self.calls.op(BudgetOp::Withdraw, now_s)
     }
 }
 

@@ -38,6 +38,14 @@ fn run(con: &mut redis::Connection, call: &ScriptCall) -> Vec<i64> {
     }
 }
 
+/// A server of the test's own, and the host's connection to it.
+fn started() -> (Server, redis::Connection) {
+    let server = Server::start();
+    let client = redis::Client::open(server.url.as_str()).expect("the URL");
+    let con = client.get_connection().expect("a connection");
+    (server, con)
+}
+
 fn settled(con: &mut redis::Connection, check: &SettingsCheck) {
     check
         .reply(&run(con, &check.call))
@@ -62,7 +70,8 @@ struct Host {
     con: redis::Connection,
     channels: Vec<HostChannel>,
     budget: HostChannel,
-    withdrawal: ScriptCall,
+    /// The gate's budget: asked for the retry first, as a host asks it.
+    retries: RetryBudget,
 }
 
 impl Host {
@@ -119,7 +128,11 @@ impl Host {
                         server_wait: None,
                     };
                     if op.would_draw_on_budget(now, &verdict) {
-                        let reply = run(&mut self.con, &self.withdrawal);
+                        // The budget waits on the withdrawal: run it, answer it.
+                        let asked = self.retries.withdraw_checked(None).unwrap_err();
+                        assert!(asked.would_block(), "{asked}");
+                        let call = self.budget.pending().expect("the withdrawal");
+                        let reply = run(&mut self.con, &call);
                         self.budget.answer(reply);
                     }
                     op.judged(now, verdict, None)
@@ -140,9 +153,7 @@ impl Host {
 
 #[test]
 fn a_gate_of_host_reached_stores_holds_on_the_server() {
-    let mut server = Server::start();
-    let client = redis::Client::open(server.url.as_str()).expect("the URL");
-    let mut con = client.get_connection().expect("a connection");
+    let (mut server, mut con) = started();
     let (regulator_ch, limit_ch, budget_ch) = (
         HostChannel::default(),
         HostChannel::default(),
@@ -157,14 +168,14 @@ fn a_gate_of_host_reached_stores_holds_on_the_server() {
         settled(&mut con, &check);
     }
     let host_budget = HostBudget::new(budget.clone(), budget_ch.clone());
-    let withdrawal = host_budget.withdrawal(None);
-    let gate = gated(key_of(&gcra, &regulator_ch, rate), &leases, &limit_ch)
-        .with_budget(RetryBudget::remote(Box::new(host_budget)).unwrap());
+    let retries = RetryBudget::remote(Box::new(host_budget)).unwrap();
+    let gate =
+        gated(key_of(&gcra, &regulator_ch, rate), &leases, &limit_ch).with_budget(retries.clone());
     let mut host = Host {
         con,
         channels: vec![regulator_ch, limit_ch, budget_ch.clone()],
         budget: budget_ch,
-        withdrawal,
+        retries,
     };
     let policy = Policy::builder()
         .max_attempts(4)
@@ -204,9 +215,7 @@ fn a_gate_of_host_reached_stores_holds_on_the_server() {
 
 #[test]
 fn a_place_taken_stays_held_while_the_start_slot_is_asked() {
-    let mut server = Server::start();
-    let client = redis::Client::open(server.url.as_str()).expect("the URL");
-    let mut con = client.get_connection().expect("a connection");
+    let (mut server, mut con) = started();
     let (regulator_ch, limit_ch) = (HostChannel::default(), HostChannel::default());
     let rate: Rate = "10/s".parse().unwrap();
     let gcra = GcraCalls::new("held", rate.interval_ns(), 1, false);
@@ -250,9 +259,7 @@ fn a_place_taken_stays_held_while_the_start_slot_is_asked() {
 
 #[test]
 fn a_key_set_up_otherwise_is_refused_through_the_channel_and_never_used() {
-    let mut server = Server::start();
-    let client = redis::Client::open(server.url.as_str()).expect("the URL");
-    let mut con = client.get_connection().expect("a connection");
+    let (mut server, mut con) = started();
     let rate: Rate = "10/s".parse().unwrap();
     settled(
         &mut con,
