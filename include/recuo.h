@@ -1613,6 +1613,46 @@ typedef void (*recuo_batch_operation_fn)(size_t index,
                                          void *user_data);
 
 /**
+ * How far a batch has come: what `recuo_batch_run`'s progress callback is given, and what
+ * `recuo_batch_queue_ended` answers, each time an operation ends. `done` goes up by one at
+ * each call, and `done == succeeded + failed + not_started`.
+ */
+typedef struct recuo_batch_progress {
+    /**
+     * Operations in the batch.
+     */
+    uint64_t total;
+    /**
+     * Operations ended, whichever way.
+     */
+    uint64_t done;
+    /**
+     * Operations that succeeded.
+     */
+    uint64_t succeeded;
+    /**
+     * Operations that gave up after at least one attempt.
+     */
+    uint64_t failed;
+    /**
+     * Operations never started (the batch's deadline came first, or the batch stopped).
+     */
+    uint64_t not_started;
+    /**
+     * Retries started so far, by every operation of the batch.
+     */
+    uint64_t retries;
+} recuo_batch_progress;
+
+/**
+ * Told, with the batch's `user_data`, each time an operation of a `recuo_batch_run` ends —
+ * started or not: the batch's progress (valid during the call only). Called on a worker
+ * thread, one call at a time, in order (`done` goes up by one each call); keep it short, as
+ * the other workers wait for it. It must return normally.
+ */
+typedef void (*recuo_batch_progress_fn)(const struct recuo_batch_progress *progress, void *user_data);
+
+/**
  * What became of one operation of a batch: a plain struct `recuo_batch_run` fills in, one
  * per operation, in the order of the indexes.
  */
@@ -2155,6 +2195,23 @@ struct recuo_policy *recuo_policy_new_guide_b(void);
  * only if recuo panicked.
  */
 struct recuo_policy *recuo_policy_new_adapters(void);
+
+/**
+ * A new policy for one request a person waits on: the adapters' default (guide B's values,
+ * the response's `Date` taken as "now"), whose 30000 ms deadline gives up at once on a server
+ * wait that would not fit, saying when a retry would be allowed. Free it with
+ * `recuo_policy_free`. NULL only if recuo panicked.
+ */
+struct recuo_policy *recuo_policy_new_interactive(void);
+
+/**
+ * A new policy for the requests of a batch: the adapters' default with no deadline of its
+ * own, so that the batch's deadline (`recuo_batch_run`'s `deadline_ms`, or the queue's) is
+ * the one that counts — each request gets what is left of it, and a per-minute limiter's
+ * `Retry-After: 60` is waited rather than given up on. Outside a batch, give it a deadline.
+ * Free it with `recuo_policy_free`. NULL only if recuo panicked.
+ */
+struct recuo_policy *recuo_policy_new_batch(void);
 
 /**
  * A policy as one value: its plain form, JSON text, read by the core (every language reads
@@ -4717,6 +4774,8 @@ const char *recuo_batch_result_kind_name(uint32_t kind);
  *   passes, operations not yet started are not started (`RECUO_BATCH_NOT_STARTED`), those
  *   waiting at the gate stop waiting (not started, if it was their first attempt), and no
  *   operation sleeps past it (`wait_exceeds_deadline`).
+ * * `on_progress` (may be NULL): told the batch's progress as each operation ends (see
+ *   `recuo_batch_progress_fn`), with `user_data`.
  * * `results`: `count` entries (NULL only when `count` is 0), filled in index order.
  * * `stats_out` (may be NULL): the batch's stats.
  *
@@ -4745,6 +4804,7 @@ recuo_status recuo_batch_run(const struct recuo_policy *policy,
                              void *user_data,
                              uint32_t workers,
                              uint64_t deadline_ms,
+                             recuo_batch_progress_fn on_progress,
                              struct recuo_batch_result *results,
                              struct recuo_stats *stats_out);
 
@@ -4803,6 +4863,26 @@ recuo_status recuo_batch_queue_finished(struct recuo_batch_queue *queue,
                                         size_t index,
                                         uint32_t reason,
                                         bool *stops);
+
+/**
+ * Operation `index` ended as a `recuo_batch_result` says — its `kind`, `reason` and
+ * `stopped_by`, as `recuo_attempts_batch_result` gave them, or the `RECUO_BATCH_NOT_STARTED`
+ * and reasons `recuo_batch_queue_next` answered: `*out` (may be NULL) receives the batch's
+ * progress, for a progress display. Tell the queue of every operation's end exactly once,
+ * after `recuo_batch_queue_finished` for one that started. Returns `RECUO_OK`;
+ * `RECUO_ERR_INVALID_ENUM` (a kind or reason that is no constant, or a give-up without its
+ * reason); `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread; `out` NULL or a
+ * writable `recuo_batch_progress`.
+ */
+recuo_status recuo_batch_queue_ended(struct recuo_batch_queue *queue,
+                                     size_t index,
+                                     uint32_t kind,
+                                     uint32_t reason,
+                                     uint32_t stopped_by,
+                                     struct recuo_batch_progress *out);
 
 /**
  * Stops the queue on `reason` (your own stop: `RECUO_GIVE_UP_CANCELLED`): nothing more

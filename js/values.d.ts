@@ -284,3 +284,79 @@ export interface RetryAfterValue {
    */
   wait_ms: number | null;
 }
+
+/**
+ * How far a batch has come, as its progress callback is told each time an operation ends:
+ * operations ended (`done`, of `total`) and how — succeeded, gave up (`failed`), never started
+ * — and the retries started so far. `done` goes up by one at each call, and `done == succeeded +
+ * failed + not_started`.
+ */
+export interface BatchProgressValue {
+  /**
+   * Operations in the batch.
+   */
+  total: number;
+
+  /**
+   * Operations ended, whichever way.
+   */
+  done: number;
+
+  /**
+   * Operations that succeeded.
+   */
+  succeeded: number;
+
+  /**
+   * Operations that gave up after at least one attempt.
+   */
+  failed: number;
+
+  /**
+   * Operations never started (the batch's deadline came first, or the batch stopped).
+   */
+  not_started: number;
+
+  /**
+   * Retries started so far, by every operation of the batch.
+   */
+  retries: number;
+}
+
+/**
+ * How far a batch has come, as its progress callback is told each time an operation ends:
+ * operations ended (`done`, of `total`) and how — succeeded, gave up (`failed`), never started
+ * — and the retries started so far. `done` goes up by one at each call, and `done == succeeded +
+ * failed + not_started`.
+ */
+export interface BatchProgress {
+  /**
+   * Operations in the batch.
+   */
+  readonly total: number;
+
+  /**
+   * Operations ended, whichever way.
+   */
+  readonly done: number;
+
+  /**
+   * Operations that succeeded.
+   */
+  readonly succeeded: number;
+
+  /**
+   * Operations that gave up after at least one attempt.
+   */
+  readonly failed: number;
+
+  /**
+   * Operations never started (the batch's deadline came first, or the batch stopped).
+   */
+  readonly notStarted: number;
+
+  /**
+   * Retries started so far, by every operation of the batch.
+   */
+  readonly retries: number;
+}

@@ -1883,6 +1883,38 @@ namespace Recuo {
         }
     }
 
+    /**
+     * How far a batch has come, as {@see runBatch()}'s `$onProgress` is told each time an
+     * operation ends. Made by recuo only; read-only.
+     */
+    final class BatchProgress
+    {
+        // <faces: BatchProgress properties>
+        /** Operations in the batch. */
+        public readonly int $total;
+
+        /** Operations ended, whichever way. */
+        public readonly int $done;
+
+        /** Operations that succeeded. */
+        public readonly int $succeeded;
+
+        /** Operations that gave up after at least one attempt. */
+        public readonly int $failed;
+
+        /** Operations never started (the batch's deadline came first, or the batch stopped). */
+        public readonly int $notStarted;
+
+        /** Retries started so far, by every operation of the batch. */
+        public readonly int $retries;
+        // </faces>
+
+        /** Not constructible from PHP: see {@see runBatch()}. */
+        private function __construct()
+        {
+        }
+    }
+
     /** What {@see runBatch()} did. Read-only. */
     final class BatchReport
     {

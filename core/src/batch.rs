@@ -11,7 +11,7 @@ use crate::clock::{CancelToken, Clock, SystemClock};
 use crate::drive::{AttemptContext, RetryError};
 use crate::gate::Gate;
 use crate::journal::RequestLine;
-use crate::queue::{BatchEnd, BatchQueue, Next};
+use crate::queue::{BatchEnd, BatchProgress, BatchQueue, Next};
 use crate::record::RecordSink;
 use crate::run::Retry;
 use crate::stats::{Stats, StatsRecorder};
@@ -67,11 +67,22 @@ pub struct Batch<'a> {
     stop: CancelToken,
     stop_on_unreachable_wait: bool,
     records: Option<Records<'a>>,
+    progress: Option<Progress<'a>>,
 }
 
 /// Where a batch's records go, and the request of each operation.
 #[derive(Clone, Copy)]
 struct Records<'a>(&'a dyn RecordSink, &'a [RequestLine]);
+
+/// Where a batch tells its progress.
+#[derive(Clone, Copy)]
+struct Progress<'a>(&'a (dyn Fn(&BatchProgress) + Sync));
+
+impl std::fmt::Debug for Progress<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
 
 impl std::fmt::Debug for Records<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -92,6 +103,7 @@ impl<'a> Batch<'a> {
             stop: CancelToken::new(),
             stop_on_unreachable_wait: false,
             records: None,
+            progress: None,
         }
     }
 
@@ -115,6 +127,13 @@ impl<'a> Batch<'a> {
     /// operation that learns the rest is hopeless — a daily quota spent.
     pub fn cancel_token(mut self, token: CancelToken) -> Self {
         self.stop = token;
+        self
+    }
+
+    /// Calls `progress` as each operation ends, started or not, with the batch's progress:
+    /// one call per operation, one at a time, `done` going up by one each call.
+    pub fn on_progress(mut self, progress: &'a (dyn Fn(&BatchProgress) + Sync)) -> Self {
+        self.progress = Some(Progress(progress));
         self
     }
 
@@ -194,6 +213,26 @@ impl<'a> Batch<'a> {
                                 (index, ended)
                             }
                         };
+                        let end = match &ended.0 {
+                            BatchResult::Succeeded(_) => BatchEnd::Succeeded,
+                            BatchResult::GaveUp(e) => BatchEnd::GaveUp {
+                                reason: e.reason,
+                                stopped_by: e.report.stopped_by,
+                            },
+                            BatchResult::NotStarted { reason, stopped_by } => {
+                                BatchEnd::NotStarted {
+                                    reason: *reason,
+                                    stopped_by: *stopped_by,
+                                }
+                            }
+                        };
+                        // Told under the queue's lock: one call at a time, in order.
+                        let mut queue = lock();
+                        let progress = queue.ended(index, end);
+                        if let Some(Progress(tell)) = self.progress {
+                            tell(&progress);
+                        }
+                        drop(queue);
                         *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(ended);
                     })
                 })

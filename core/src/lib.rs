@@ -103,7 +103,7 @@ pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
 pub use policy_value::PolicyValue;
 pub use pool::{AttemptPool, LoopPool};
-pub use queue::{BatchEnd, BatchQueue, Next};
+pub use queue::{BatchEnd, BatchProgress, BatchQueue, Next};
 pub use rate::{Rate, RateError};
 pub use record::{
     attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,

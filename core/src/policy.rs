@@ -68,6 +68,23 @@ impl Policy {
         p
     }
 
+    /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+    /// at once on a server wait that would not fit (`Retry-After: 3600`), saying when a retry
+    /// would be allowed.
+    pub const fn interactive() -> Self {
+        Self::adapters()
+    }
+
+    /// For a request inside a batch: the adapters' policy with no deadline of its own, so
+    /// that the batch's deadline is the one that counts — a batch runner gives each request
+    /// what is left of the batch's time, and a routine `Retry-After: 60` from a per-minute
+    /// limiter is waited rather than given up on. Outside a batch runner, give it a deadline.
+    pub const fn batch() -> Self {
+        let mut p = Self::adapters();
+        p.deadline_ms = None;
+        p
+    }
+
     /// Guide A's policy with these attempts, backoff and deadline (already validated).
     pub(crate) const fn with_parts(
         max_attempts: u32,

@@ -37,6 +37,31 @@ pub enum Next {
     Finished,
 }
 
+/// How far a batch has come, as its progress callback is told each time an operation ends:
+/// operations ended (`done`, of `total`) and how — succeeded, gave up (`failed`), never
+/// started — and the retries started so far. `done` goes up by one at each call, and
+/// `done == succeeded + failed + not_started`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct BatchProgress {
+    /// Operations in the batch.
+    pub total: u64,
+    /// Operations ended, whichever way.
+    pub done: u64,
+    /// Operations that succeeded.
+    pub succeeded: u64,
+    /// Operations that gave up after at least one attempt.
+    pub failed: u64,
+    /// Operations never started (the batch's deadline came first, or the batch stopped).
+    pub not_started: u64,
+    /// Retries started so far, by every operation of the batch.
+    pub retries: u64,
+}
+
 /// A queue of `len` operations under one policy and one deadline.
 #[derive(Debug, Clone)]
 pub struct BatchQueue {
@@ -49,6 +74,7 @@ pub struct BatchQueue {
     stopped: Option<GiveUpReason>,
     stats: Option<StatsRecorder>,
     records: Option<QueueRecords>,
+    progress: BatchProgress,
 }
 
 /// The records the queue makes itself: those of the operations it does not start.
@@ -129,6 +155,10 @@ impl BatchQueue {
             stopped: None,
             stats: None,
             records: None,
+            progress: BatchProgress {
+                total: len as u64,
+                ..BatchProgress::default()
+            },
         }
     }
 
@@ -277,6 +307,30 @@ impl BatchQueue {
             return true;
         }
         false
+    }
+
+    /// Operation `index` ended as `end` — started or not ([`Next::NotStarted`] included):
+    /// answers the batch's progress, for its progress callback. Every runner tells the
+    /// queue of each operation's end exactly once, so the counts are the same on every
+    /// surface; the retries are those the queue's stats ([`stats`](Self::stats)) counted.
+    pub fn ended(&mut self, index: usize, end: BatchEnd) -> BatchProgress {
+        let _ = index;
+        let p = &mut self.progress;
+        p.done += 1;
+        match end {
+            BatchEnd::Succeeded => p.succeeded += 1,
+            BatchEnd::GaveUp { .. } => p.failed += 1,
+            BatchEnd::NotStarted { .. } => p.not_started += 1,
+        }
+        if let Some(stats) = &self.stats {
+            p.retries = stats.snapshot().retries;
+        }
+        *p
+    }
+
+    /// The batch's progress so far ([`ended`](Self::ended)'s last answer).
+    pub fn progress(&self) -> BatchProgress {
+        self.progress
     }
 
     /// Stops the queue on `reason` (the caller's own stop: `cancelled`): nothing more starts.

@@ -221,3 +221,60 @@ fn a_spent_quota_can_stop_the_whole_batch() {
     let s = &report.stats;
     assert_eq!((s.failures, s.not_started, s.throttled), (1, 4, 1));
 }
+
+#[test]
+fn progress_is_told_once_per_operation_in_order() {
+    let policy = quick_policy();
+    // Operation 0 retries once then succeeds; 1 gives up at once; 2 succeeds.
+    let ops: Vec<_> = (0..3)
+        .map(|i| {
+            let mut calls = 0;
+            move |_: &recuo::AttemptContext<'_>| {
+                calls += 1;
+                match (i, calls) {
+                    (0, 1) => Err(Status(503)),
+                    (1, _) => Err(Status(404)),
+                    _ => Ok(i),
+                }
+            }
+        })
+        .collect();
+    let told = std::sync::Mutex::new(Vec::new());
+    let tell = |p: &recuo::BatchProgress| told.lock().unwrap().push(*p);
+    let report = Batch::new(&policy).on_progress(&tell).run(ops, classify);
+    assert_eq!(report.results.len(), 3);
+    let told: Vec<_> = told
+        .into_inner()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p.total,
+                p.done,
+                p.succeeded,
+                p.failed,
+                p.not_started,
+                p.retries,
+            )
+        })
+        .collect();
+    assert_eq!(
+        told,
+        vec![(3, 1, 1, 0, 0, 1), (3, 2, 1, 1, 0, 1), (3, 3, 2, 1, 0, 1)]
+    );
+}
+
+#[test]
+fn operations_past_the_deadline_are_told_as_not_started() {
+    let policy = quick_policy();
+    let ops: Vec<_> = (0..3)
+        .map(|_| |_: &recuo::AttemptContext<'_>| Ok::<_, Status>(()))
+        .collect();
+    let told = std::sync::Mutex::new(Vec::new());
+    let tell = |p: &recuo::BatchProgress| told.lock().unwrap().push((p.done, p.not_started));
+    Batch::new(&policy)
+        .deadline(Some(Duration::ZERO))
+        .on_progress(&tell)
+        .run(ops, classify);
+    assert_eq!(told.into_inner().unwrap(), vec![(1, 1), (2, 2), (3, 3)]);
+}

@@ -20,6 +20,7 @@ const VALUES: &[(&str, &[&str])] = &[
     ("src/plan.rs", &["Plan"]),
     ("src/origin.rs", &["Origin", "Confidence", "WhoAnswered"]),
     ("src/retry_after.rs", &["RetryAfterKind", "RetryAfterValue"]),
+    ("src/queue.rs", &["BatchProgress"]),
 ];
 
 /// A field's type, as the faces need it.
@@ -294,6 +295,7 @@ const PYTHON_CLASSES: &[(&str, &str)] = &[
     ("Report", "ReportFace"),
     ("Stats", "StatsFace"),
     ("RetryAfter", ""),
+    ("BatchProgress", ""),
 ];
 
 /// A field's type in a dataclass: lists are tuples (the instances are immutable).
@@ -469,6 +471,10 @@ fn ts_doc(text: &str, indent: &str) -> String {
     out + &format!("{indent} */\n")
 }
 
+/// The values JavaScript hands out as objects with camelCase names (what a callback is
+/// given), beside their plain forms: the declaration's name, which the interface takes.
+const JS_CLASSES: &[&str] = &["BatchProgress"];
+
 fn typescript(values: &[Value]) -> String {
     let mut out = format!("// The plain forms of recuo's values, as JSON objects.\n// {NOTICE}\n");
     for v in values {
@@ -494,6 +500,26 @@ fn typescript(values: &[Value]) -> String {
                 out += "}\n";
             }
         }
+    }
+    for v in values {
+        let name = v.name.strip_suffix("Value").unwrap_or(&v.name);
+        let Shape::Struct { fields, .. } = &v.shape else {
+            continue;
+        };
+        if !JS_CLASSES.contains(&name) {
+            continue;
+        }
+        out.push('\n');
+        out += &ts_doc(&v.doc, "");
+        let _ = writeln!(out, "export interface {name} {{");
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out += &ts_doc(&f.doc, "  ");
+            let _ = writeln!(out, "  readonly {}: {};", camel(&f.name), ts_type(&f.ty));
+        }
+        out += "}\n";
     }
     out
 }
@@ -546,7 +572,13 @@ fn php_shape(v: &Value, values: &[Value]) -> String {
 /// properties, declared from the generated table `php/src/faces.rs` (properties in
 /// camelCase) and mirrored in the stub between `// <faces: {Name} properties>` and
 /// `// </faces>`.
-const PHP_CLASSES: &[&str] = &["Report", "WhoAnswered", "Plan", "RetryAfter"];
+const PHP_CLASSES: &[&str] = &[
+    "Report",
+    "WhoAnswered",
+    "Plan",
+    "RetryAfter",
+    "BatchProgress",
+];
 
 /// `elapsed_ms` as `elapsedMs`.
 fn camel(name: &str) -> String {

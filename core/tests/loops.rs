@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use recuo::{
-    AttemptPool, BatchEnd, BatchQueue, Cause, ConcurrencyLimit, Gate, GatePoll, GiveUpReason,
-    IdempotencyKey, Level, LoopPool, Next, Operation, Outcome, Permit, Policy, Regulator,
-    RequestLine, RetryBudget, Seen, ServerWait, StatsRecorder, Step, Transport, Verdict,
+    AttemptPool, BatchEnd, BatchProgress, BatchQueue, Cause, ConcurrencyLimit, Gate, GatePoll,
+    GiveUpReason, IdempotencyKey, Level, LoopPool, Next, Operation, Outcome, Permit, Policy,
+    Regulator, RequestLine, RetryBudget, Seen, ServerWait, StatsRecorder, Step, Transport, Verdict,
 };
 use serde_json::{json, Value};
 
@@ -438,6 +438,14 @@ fn end_json(end: BatchEnd) -> Value {
     json!({"end": kind, "reason": reason.map(GiveUpReason::name), "stopped_by": stopped_by.map(GiveUpReason::name)})
 }
 
+/// A batch's progress, as the vectors write it.
+fn progress_json(p: BatchProgress) -> Value {
+    json!({
+        "total": p.total, "done": p.done, "succeeded": p.succeeded, "failed": p.failed,
+        "not_started": p.not_started, "retries": p.retries,
+    })
+}
+
 #[test]
 fn batch_scenarios() {
     for b in loops()["batches"].as_array().unwrap() {
@@ -463,6 +471,7 @@ fn batch_scenarios() {
                 .records(requests.clone(), unix);
         let mut ops: Vec<Option<Operation>> = (0..len).map(|_| None).collect();
         let mut ends: Vec<Option<BatchEnd>> = vec![None; len];
+        let mut progress = Vec::new();
         for (i, ev) in b["events"].as_array().unwrap().iter().enumerate() {
             let at = ev["at"].as_u64().unwrap_or(0);
             let index = ev["op"].as_u64().map(|n| n as usize);
@@ -483,7 +492,9 @@ fn batch_scenarios() {
                         reason,
                         stopped_by,
                     } => {
-                        ends[index] = Some(BatchEnd::NotStarted { reason, stopped_by });
+                        let end = BatchEnd::NotStarted { reason, stopped_by };
+                        ends[index] = Some(end);
+                        progress.push(progress_json(queue.ended(index, end)));
                         json!({
                             "next": "not_started", "index": index, "reason": reason.name(),
                             "stopped_by": stopped_by.map(GiveUpReason::name),
@@ -493,8 +504,11 @@ fn batch_scenarios() {
                 },
                 ("finished", Some(n)) => {
                     let report = ops[n].as_ref().unwrap().report();
-                    ends[n] = Some(BatchEnd::of(&report, false));
-                    json!({"stops": queue.finished(n, report.reason)})
+                    let end = BatchEnd::of(&report, false);
+                    ends[n] = Some(end);
+                    let stops = queue.finished(n, report.reason);
+                    progress.push(progress_json(queue.ended(n, end)));
+                    json!({ "stops": stops })
                 }
                 ("stop_queue", Some(n)) => {
                     ops[n]
@@ -506,7 +520,8 @@ fn batch_scenarios() {
                 (what, Some(n)) => {
                     let op = ops[n].as_mut().unwrap();
                     let step = match what {
-                        "start" => op.start(at, unix),
+                        "start" => op.start(at, unix + at as i64),
+                        "slept" => op.slept(at),
                         "respond" | "transport" => responded(op, at, ev),
                         other => panic!("{name}: unknown event {other}"),
                     };
@@ -518,6 +533,7 @@ fn batch_scenarios() {
         }
         let results: Vec<Value> = ends.into_iter().map(|e| end_json(e.unwrap())).collect();
         assert_eq!(Value::Array(results), b["results"], "{name}: results");
+        assert_eq!(Value::Array(progress), b["progress"], "{name}: progress");
         let mut records = serde_json::Map::new();
         for (n, op) in ops.iter_mut().enumerate() {
             if let Some(op) = op {

@@ -45,3 +45,19 @@ fn a_list_is_not_a_policy() {
         assert_eq!(read(&value), Err(ConfigError::InvalidValue), "{text}");
     }
 }
+
+#[test]
+fn each_preset_answers_its_plain_form() {
+    for case in vectors()["presets"].as_array().unwrap() {
+        let policy = match case["name"].as_str().unwrap() {
+            "guide_a" => Policy::guide_a(),
+            "guide_b" => Policy::guide_b(),
+            "adapters" => Policy::adapters(),
+            "interactive" => Policy::interactive(),
+            "batch" => Policy::batch(),
+            other => panic!("no preset {other}"),
+        };
+        let written = serde_json::to_value(policy.to_value()).unwrap();
+        assert_eq!(written, case["expect"], "{}", case["name"]);
+    }
+}

@@ -53,6 +53,68 @@ pub struct recuo_batch_result {
     pub stopped_by: recuo_give_up_reason,
 }
 
+/// How far a batch has come: what `recuo_batch_run`'s progress callback is given, and what
+/// `recuo_batch_queue_ended` answers, each time an operation ends. `done` goes up by one at
+/// each call, and `done == succeeded + failed + not_started`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct recuo_batch_progress {
+    /// Operations in the batch.
+    pub total: u64,
+    /// Operations ended, whichever way.
+    pub done: u64,
+    /// Operations that succeeded.
+    pub succeeded: u64,
+    /// Operations that gave up after at least one attempt.
+    pub failed: u64,
+    /// Operations never started (the batch's deadline came first, or the batch stopped).
+    pub not_started: u64,
+    /// Retries started so far, by every operation of the batch.
+    pub retries: u64,
+}
+
+impl recuo_batch_progress {
+    /// The core's progress, field for field (a field added to the core's value is a compile
+    /// error here until C has it too).
+    pub(crate) const fn from_core(p: recuo::BatchProgress) -> Self {
+        let recuo::BatchProgress {
+            total,
+            done,
+            succeeded,
+            failed,
+            not_started,
+            retries,
+        } = p;
+        recuo_batch_progress {
+            total,
+            done,
+            succeeded,
+            failed,
+            not_started,
+            retries,
+        }
+    }
+}
+
+/// How an operation ended, as the core's queue counts it, from a `recuo_batch_result`'s
+/// `kind`, `reason` and `stopped_by` as C passed them; `None` unless each is a constant (and
+/// a give-up or an operation not started has a reason).
+pub(crate) fn batch_end(kind: u32, reason: u32, stopped_by: u32) -> Option<recuo::BatchEnd> {
+    let reason = recuo_give_up_reason::read(reason).ok()?;
+    let stopped_by = recuo_give_up_reason::read(stopped_by).ok()?;
+    Some(match recuo_batch_result_kind::from_code(kind)? {
+        recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED => recuo::BatchEnd::Succeeded,
+        recuo_batch_result_kind::RECUO_BATCH_GAVE_UP => recuo::BatchEnd::GaveUp {
+            reason: reason?,
+            stopped_by,
+        },
+        recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED => recuo::BatchEnd::NotStarted {
+            reason: reason?,
+            stopped_by,
+        },
+    })
+}
+
 /// The name of the `recuo_batch_result_kind` constant `kind` (`"succeeded"`, `"gave_up"`,
 /// `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]

@@ -9,7 +9,7 @@ use std::ffi::c_char;
 use recuo::{BatchEnd, BatchQueue, Level, Next, RequestLine};
 
 use crate::attempts::{poll_record_into, recuo_attempts, recuo_give_up_reason, recuo_level};
-use crate::batch::{recuo_batch_result, recuo_batch_result_kind};
+use crate::batch::{batch_end, recuo_batch_progress, recuo_batch_result, recuo_batch_result_kind};
 use crate::cenum::c_enum;
 use crate::panic::boundary;
 use crate::policy::recuo_policy;
@@ -225,6 +225,41 @@ pub unsafe extern "C" fn recuo_batch_queue_finished(
     boundary(|| unsafe {
         ptr::with(queue, |q| {
             ptr::put(stops, q.queue.finished(index, reason));
+            RECUO_OK
+        })
+    })
+}
+
+/// Operation `index` ended as a `recuo_batch_result` says — its `kind`, `reason` and
+/// `stopped_by`, as `recuo_attempts_batch_result` gave them, or the `RECUO_BATCH_NOT_STARTED`
+/// and reasons `recuo_batch_queue_next` answered: `*out` (may be NULL) receives the batch's
+/// progress, for a progress display. Tell the queue of every operation's end exactly once,
+/// after `recuo_batch_queue_finished` for one that started. Returns `RECUO_OK`;
+/// `RECUO_ERR_INVALID_ENUM` (a kind or reason that is no constant, or a give-up without its
+/// reason); `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread; `out` NULL or a
+/// writable `recuo_batch_progress`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_ended(
+    queue: *mut recuo_batch_queue,
+    index: usize,
+    kind: u32,
+    reason: u32,
+    stopped_by: u32,
+    out: *mut recuo_batch_progress,
+) -> recuo_status {
+    let Some(end) = batch_end(kind, reason, stopped_by) else {
+        return RECUO_ERR_INVALID_ENUM;
+    };
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe {
+        ptr::with(queue, |q| {
+            let progress = recuo_batch_progress::from_core(q.queue.ended(index, end));
+            if let Some(out) = ptr::optional_out(out) {
+                out.write(progress);
+            }
             RECUO_OK
         })
     })

@@ -13,7 +13,7 @@ use std::time::Duration;
 use recuo::{AttemptContext, Batch, BatchResult, Cause, Gate, Verdict};
 
 use crate::attempts::{recuo_give_up_reason, RECUO_IDEMPOTENCY_KEY_SIZE};
-use crate::batch::{recuo_batch_result, recuo_batch_result_kind};
+use crate::batch::{recuo_batch_progress, recuo_batch_result, recuo_batch_result_kind};
 use crate::classify::recuo_verdict;
 use crate::gate::recuo_gate;
 use crate::panic::boundary;
@@ -45,6 +45,13 @@ pub type recuo_batch_operation_fn = Option<
         user_data: *mut c_void,
     ),
 >;
+
+/// Told, with the batch's `user_data`, each time an operation of a `recuo_batch_run` ends —
+/// started or not: the batch's progress (valid during the call only). Called on a worker
+/// thread, one call at a time, in order (`done` goes up by one each call); keep it short, as
+/// the other workers wait for it. It must return normally.
+pub type recuo_batch_progress_fn =
+    Option<unsafe extern "C" fn(progress: *const recuo_batch_progress, user_data: *mut c_void)>;
 
 /// What an attempt of a batch operation came to, when not a success.
 #[derive(Debug)]
@@ -95,6 +102,18 @@ impl Operation {
     }
 }
 
+impl Operation {
+    /// Tells `on_progress` (if any) the batch's progress, with the batch's `user_data`.
+    fn progress(self, on_progress: recuo_batch_progress_fn, progress: recuo::BatchProgress) {
+        if let Some(tell) = on_progress {
+            let progress = recuo_batch_progress::from_core(progress);
+            // SAFETY: the caller of recuo_batch_run vouches for the callback and `user_data`;
+            // the progress lives across the call.
+            unsafe { tell(&progress, self.user_data) };
+        }
+    }
+}
+
 /// The verdict the batch loop acts on: the operation's, or — without one — a permanent
 /// give-up (the batch goes on; `recuo_batch_run` reports the missing verdict).
 fn classify(failure: &Failure) -> Verdict {
@@ -124,6 +143,8 @@ fn classify(failure: &Failure) -> Verdict {
 ///   passes, operations not yet started are not started (`RECUO_BATCH_NOT_STARTED`), those
 ///   waiting at the gate stop waiting (not started, if it was their first attempt), and no
 ///   operation sleeps past it (`wait_exceeds_deadline`).
+/// * `on_progress` (may be NULL): told the batch's progress as each operation ends (see
+///   `recuo_batch_progress_fn`), with `user_data`.
 /// * `results`: `count` entries (NULL only when `count` is 0), filled in index order.
 /// * `stats_out` (may be NULL): the batch's stats.
 ///
@@ -153,6 +174,7 @@ pub unsafe extern "C" fn recuo_batch_run(
     user_data: *mut c_void,
     workers: u32,
     deadline_ms: u64,
+    on_progress: recuo_batch_progress_fn,
     results: *mut recuo_batch_result,
     stats_out: *mut recuo_stats,
 ) -> recuo_status {
@@ -184,11 +206,15 @@ pub unsafe extern "C" fn recuo_batch_run(
             let ops: Vec<_> = (0..count)
                 .map(|index| move |ctx: &AttemptContext<'_>| op.attempt(index, ctx))
                 .collect();
-            Batch::new(&policy)
+            let tell = |p: &recuo::BatchProgress| op.progress(on_progress, *p);
+            let batch = Batch::new(&policy)
                 .gate(gate)
                 .workers(workers)
-                .deadline(deadline)
-                .run(ops, classify)
+                .deadline(deadline);
+            match on_progress {
+                Some(_) => batch.on_progress(&tell).run(ops, classify),
+                None => batch.run(ops, classify),
+            }
         });
         let report = match run.join() {
             Ok(report) => report,
@@ -302,6 +328,7 @@ mod tests {
                 (&calls as *const AtomicU32).cast_mut().cast(),
                 3,
                 0,
+                None,
                 results.as_mut_ptr(),
                 stats.as_mut_ptr(),
             );

@@ -230,6 +230,25 @@ pub extern "C" fn recuo_policy_new_adapters() -> *mut recuo_policy {
     boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::adapters()))))
 }
 
+/// A new policy for one request a person waits on: the adapters' default (guide B's values,
+/// the response's `Date` taken as "now"), whose 30000 ms deadline gives up at once on a server
+/// wait that would not fit, saying when a retry would be allowed. Free it with
+/// `recuo_policy_free`. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_policy_new_interactive() -> *mut recuo_policy {
+    boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::interactive()))))
+}
+
+/// A new policy for the requests of a batch: the adapters' default with no deadline of its
+/// own, so that the batch's deadline (`recuo_batch_run`'s `deadline_ms`, or the queue's) is
+/// the one that counts — each request gets what is left of it, and a per-minute limiter's
+/// `Retry-After: 60` is waited rather than given up on. Outside a batch, give it a deadline.
+/// Free it with `recuo_policy_free`. NULL only if recuo panicked.
+#[no_mangle]
+pub extern "C" fn recuo_policy_new_batch() -> *mut recuo_policy {
+    boundary(|| Box::into_raw(Box::new(recuo_policy::from_core(Policy::batch()))))
+}
+
 /// The most bytes of JSON `recuo_policy_from_json` reads: 64 KiB.
 pub const RECUO_POLICY_JSON_MAX: usize = 65536;
 

@@ -120,6 +120,47 @@ pub const CLASSES: &[FaceClass] = &[
             },
         ],
     },
+    FaceClass {
+        name: "Recuo\\BatchProgress",
+        props: &[
+            Prop {
+                name: "total",
+                field: "total",
+                ty: PropType::Int,
+                nullable: false,
+            },
+            Prop {
+                name: "done",
+                field: "done",
+                ty: PropType::Int,
+                nullable: false,
+            },
+            Prop {
+                name: "succeeded",
+                field: "succeeded",
+                ty: PropType::Int,
+                nullable: false,
+            },
+            Prop {
+                name: "failed",
+                field: "failed",
+                ty: PropType::Int,
+                nullable: false,
+            },
+            Prop {
+                name: "notStarted",
+                field: "not_started",
+                ty: PropType::Int,
+                nullable: false,
+            },
+            Prop {
+                name: "retries",
+                field: "retries",
+                ty: PropType::Int,
+                nullable: false,
+            },
+        ],
+    },
 ];
 
 /// The typed, readonly properties of the extension's other classes (its handles, and

@@ -115,6 +115,10 @@ impl Face for recuo::RetryAfterValue {
     const CLASS: &'static str = "Recuo\\RetryAfter";
 }
 
+impl Face for recuo::BatchProgress {
+    const CLASS: &'static str = "Recuo\\BatchProgress";
+}
+
 /// The registered class entries, in the order of [`CLASSES`].
 static ENTRIES: [AtomicPtr<ClassEntry>; CLASSES.len()] =
     [const { AtomicPtr::new(ptr::null_mut()) }; CLASSES.len()];

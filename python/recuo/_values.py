@@ -23,11 +23,13 @@ __all__ = [
     "WhoAnsweredValue",
     "RetryAfterKind",
     "RetryAfterValue",
+    "BatchProgressValue",
     "Plan",
     "WhoAnswered",
     "Report",
     "Stats",
     "RetryAfter",
+    "BatchProgress",
 ]
 
 
@@ -443,3 +445,75 @@ class RetryAfter:
 
 
 RetryAfter.__module__ = "recuo"
+
+
+class BatchProgressValue(TypedDict):
+    """How far a batch has come, as its progress callback is told each time an operation ends:
+    operations ended (``done``, of ``total``) and how — succeeded, gave up (``failed``), never
+    started — and the retries started so far. ``done`` goes up by one at each call, and ``done
+    == succeeded + failed + not_started``."""
+
+    total: int
+    """Operations in the batch."""
+
+    done: int
+    """Operations ended, whichever way."""
+
+    succeeded: int
+    """Operations that succeeded."""
+
+    failed: int
+    """Operations that gave up after at least one attempt."""
+
+    not_started: int
+    """Operations never started (the batch's deadline came first, or the batch stopped)."""
+
+    retries: int
+    """Retries started so far, by every operation of the batch."""
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """How far a batch has come, as its progress callback is told each time an operation ends:
+    operations ended (``done``, of ``total``) and how — succeeded, gave up (``failed``), never
+    started — and the retries started so far. ``done`` goes up by one at each call, and ``done
+    == succeeded + failed + not_started``."""
+
+    total: int = 0
+    """Operations in the batch."""
+
+    done: int = 0
+    """Operations ended, whichever way."""
+
+    succeeded: int = 0
+    """Operations that succeeded."""
+
+    failed: int = 0
+    """Operations that gave up after at least one attempt."""
+
+    not_started: int = 0
+    """Operations never started (the batch's deadline came first, or the batch stopped)."""
+
+    retries: int = 0
+    """Retries started so far, by every operation of the batch."""
+
+    def to_dict(self) -> BatchProgressValue:
+        """The plain form: a ``dict`` of plain data, as JSON writes it."""
+        return {
+            "total": self.total,
+            "done": self.done,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "not_started": self.not_started,
+            "retries": self.retries,
+        }
+
+    @classmethod
+    def from_dict(cls, value: BatchProgressValue) -> BatchProgress:
+        """The value whose plain form is ``value``, checked by recuo's core: ``TypeError`` for
+        a value that is not a mapping, ``ValueError`` for a missing or unknown field or a
+        value of the wrong type."""
+        return _recuo._read_value("BatchProgress", value)  # type: ignore[no-any-return]
+
+
+BatchProgress.__module__ = "recuo"

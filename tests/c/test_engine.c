@@ -1440,7 +1440,7 @@ static void argument_errors_before_policy_errors(void) {
                      RECUO_ERR_NULL_ARGUMENT);
         CHECK(r.calls == 0);
 
-        CHECK_STATUS(recuo_batch_run(p, NULL, 1, NULL, NULL, 1, 0, NULL, NULL),
+        CHECK_STATUS(recuo_batch_run(p, NULL, 1, NULL, NULL, 1, 0, NULL, NULL, NULL),
                      RECUO_ERR_NULL_ARGUMENT);
         recuo_batch_queue *q = NULL;
         CHECK_STATUS(recuo_batch_queue_new(p, 1, 0, false, 0, false, NULL, NULL),

@@ -1401,7 +1401,18 @@ struct batch {
     atomic_int most_in_op;
     char keys[BATCH][2][RECUO_IDEMPOTENCY_KEY_SIZE];
     int called[BATCH];
+    recuo_batch_progress told[BATCH + 1];
+    size_t told_count;
 };
+
+/* The batch's progress, kept (called one at a time, so no lock). */
+static void batch_progress(const recuo_batch_progress *p, void *user_data) {
+    struct batch *b = user_data;
+    if (b->told_count < BATCH + 1) {
+        b->told[b->told_count] = *p;
+    }
+    b->told_count++;
+}
 
 static void batch_operation(size_t index, uint32_t attempt, const char *key,
                             recuo_verdict *out, void *user_data) {
@@ -1453,8 +1464,21 @@ static void batch_counts_and_keys(void) {
     memset(results, 0, sizeof results);
     recuo_stats stats;
     memset(&stats, 0, sizeof stats);
-    CHECK_STATUS(recuo_batch_run(p, g, BATCH, batch_operation, &b, 5, 0, results, &stats),
-                 RECUO_OK);
+    CHECK_STATUS(
+        recuo_batch_run(p, g, BATCH, batch_operation, &b, 5, 0, batch_progress, results, &stats),
+        RECUO_OK);
+    /* One call per operation, in order: done counts up to BATCH, every one a success; the
+     * retries only grow, to one per odd index. */
+    CHECK_EQ_U64(b.told_count, BATCH);
+    for (size_t k = 0; k < BATCH && k < b.told_count; k++) {
+        const recuo_batch_progress *t = &b.told[k];
+        CHECK_EQ_U64(t->total, BATCH);
+        CHECK_EQ_U64(t->done, k + 1);
+        CHECK_EQ_U64(t->succeeded, k + 1);
+        CHECK_EQ_U64(t->failed + t->not_started, 0);
+        CHECK(k == 0 || t->retries >= b.told[k - 1].retries);
+    }
+    CHECK_EQ_U64(b.told[BATCH - 1].retries, BATCH / 2);
     for (size_t i = 0; i < BATCH; i++) {
         CHECK_CTX(results[i].kind == RECUO_BATCH_SUCCEEDED, "%zu: %s", i,
                   recuo_batch_result_kind_name(results[i].kind));
@@ -1492,7 +1516,7 @@ static void batch_counts_and_keys(void) {
     /* Permanent failures, 429s counted, budget exhausted. */
     memset(&b, 0, sizeof b);
     b.mode = 2;
-    CHECK_STATUS(recuo_batch_run(p, NULL, 4, batch_operation, &b, 2, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(p, NULL, 4, batch_operation, &b, 2, 0, NULL, results, &stats),
                  RECUO_OK);
     for (size_t i = 0; i < 4; i++) {
         CHECK_EQ_U64(results[i].kind, RECUO_BATCH_GAVE_UP);
@@ -1502,9 +1526,9 @@ static void batch_counts_and_keys(void) {
     CHECK(stats.failures == 4 && stats.successes == 0);
     memset(&b, 0, sizeof b);
     b.mode = 4;
-    CHECK_STATUS(recuo_batch_run(p, NULL, 3, batch_operation, &b, 3, 0, results, NULL),
+    CHECK_STATUS(recuo_batch_run(p, NULL, 3, batch_operation, &b, 3, 0, NULL, results, NULL),
                  RECUO_OK);
-    CHECK_STATUS(recuo_batch_run(p, NULL, 3, batch_operation, &b, 1, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(p, NULL, 3, batch_operation, &b, 1, 0, NULL, results, &stats),
                  RECUO_OK);
     CHECK_EQ_U64(stats.throttled, 3);
     CHECK_EQ_U64(stats.successes, 3);
@@ -1514,7 +1538,7 @@ static void batch_counts_and_keys(void) {
     CHECK_STATUS(recuo_gate_set_budget(stingy, none), RECUO_OK);
     recuo_retry_budget_free(none);
     memset(&b, 0, sizeof b);
-    CHECK_STATUS(recuo_batch_run(p, stingy, 4, batch_operation, &b, 0, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(p, stingy, 4, batch_operation, &b, 0, 0, NULL, results, &stats),
                  RECUO_OK);
     CHECK(results[0].kind == RECUO_BATCH_SUCCEEDED && results[2].kind == RECUO_BATCH_SUCCEEDED);
     CHECK(results[1].kind == RECUO_BATCH_GAVE_UP && results[3].kind == RECUO_BATCH_GAVE_UP);
@@ -1525,7 +1549,7 @@ static void batch_counts_and_keys(void) {
     /* An operation without a verdict gives up; the batch goes on and says so. */
     memset(&b, 0, sizeof b);
     b.mode = 3;
-    CHECK_STATUS(recuo_batch_run(p, NULL, 4, batch_operation, &b, 2, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(p, NULL, 4, batch_operation, &b, 2, 0, NULL, results, &stats),
                  RECUO_ERR_NO_VERDICT);
     CHECK(results[2].kind == RECUO_BATCH_GAVE_UP && results[2].no_verdict);
     CHECK_EQ_U64(results[2].reason, RECUO_GIVE_UP_PERMANENT);
@@ -1533,19 +1557,19 @@ static void batch_counts_and_keys(void) {
     CHECK(stats.successes == 3 && stats.failures == 1);
 
     /* Nothing to run; bad arguments change nothing. */
-    CHECK_STATUS(recuo_batch_run(p, g, 0, batch_operation, &b, 2, 0, NULL, &stats), RECUO_OK);
+    CHECK_STATUS(recuo_batch_run(p, g, 0, batch_operation, &b, 2, 0, NULL, NULL, &stats), RECUO_OK);
     CHECK(stats.initial == 0 && !stats.has_starts && !stats.has_spacing);
     recuo_stats copy = stats;
-    CHECK_STATUS(recuo_batch_run(NULL, g, 1, batch_operation, &b, 1, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(NULL, g, 1, batch_operation, &b, 1, 0, NULL, results, &stats),
                  RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_batch_run(p, g, 1, NULL, &b, 1, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(p, g, 1, NULL, &b, 1, 0, NULL, results, &stats),
                  RECUO_ERR_NULL_ARGUMENT);
-    CHECK_STATUS(recuo_batch_run(p, g, 1, batch_operation, &b, 1, 0, NULL, &stats),
+    CHECK_STATUS(recuo_batch_run(p, g, 1, batch_operation, &b, 1, 0, NULL, NULL, &stats),
                  RECUO_ERR_NULL_ARGUMENT);
     recuo_policy *bad = recuo_policy_new();
     recuo_policy_set_base_ms(bad, 10);
     recuo_policy_set_cap_ms(bad, 5);
-    CHECK_STATUS(recuo_batch_run(bad, g, 1, batch_operation, &b, 1, 0, results, &stats),
+    CHECK_STATUS(recuo_batch_run(bad, g, 1, batch_operation, &b, 1, 0, NULL, results, &stats),
                  RECUO_ERR_CAP_BELOW_BASE);
     CHECK(stats.initial == copy.initial && stats.elapsed_ms == copy.elapsed_ms &&
           stats.has_starts == copy.has_starts);
@@ -1582,7 +1606,7 @@ static void batch_deadline_leaves_the_rest_unstarted(void) {
     recuo_batch_result results[10];
     recuo_stats stats;
     uint64_t started = now_ms();
-    CHECK_STATUS(recuo_batch_run(p, g, 10, batch_operation, &b, 2, 250, results, &stats),
+    CHECK_STATUS(recuo_batch_run(p, g, 10, batch_operation, &b, 2, 250, NULL, results, &stats),
                  RECUO_OK);
     uint64_t took = now_ms() - started;
     CHECK_CTX(took >= 200 && took < 5000, "%" PRIu64 " ms", took);

@@ -679,6 +679,22 @@ static cJSON *end_json(const recuo_batch_result *r) {
 
 #define BATCH_MAX 16
 
+/* The queue told that operation `index` ended as `end`: the progress it answers, as the
+ * vectors write it. */
+static cJSON *ended_json(recuo_batch_queue *queue, size_t index, const recuo_batch_result *end) {
+    recuo_batch_progress p;
+    CHECK_STATUS(recuo_batch_queue_ended(queue, index, end->kind, end->reason, end->stopped_by, &p),
+                 RECUO_OK);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "total", (double)p.total);
+    cJSON_AddNumberToObject(j, "done", (double)p.done);
+    cJSON_AddNumberToObject(j, "succeeded", (double)p.succeeded);
+    cJSON_AddNumberToObject(j, "failed", (double)p.failed);
+    cJSON_AddNumberToObject(j, "not_started", (double)p.not_started);
+    cJSON_AddNumberToObject(j, "retries", (double)p.retries);
+    return j;
+}
+
 /* A queue and its operations on one fake clock (core/tests/loops.rs: batch_scenarios). */
 static int batch_scenarios(const cJSON *doc) {
     int batches = 0;
@@ -713,6 +729,7 @@ static int batch_scenarios(const cJSON *doc) {
         recuo_attempts *ops[BATCH_MAX] = {0};
         recuo_batch_result ends[BATCH_MAX];
         bool ended[BATCH_MAX] = {0};
+        cJSON *progress = cJSON_CreateArray();
         int i = 0;
         const cJSON *ev;
         cJSON_ArrayForEach(ev, field(b, "events")) {
@@ -743,6 +760,7 @@ static int batch_scenarios(const cJSON *doc) {
                     ends[next.index] = (recuo_batch_result){
                         RECUO_BATCH_NOT_STARTED, next.reason, 0, false, false, next.stopped_by};
                     ended[next.index] = true;
+                    cJSON_AddItemToArray(progress, ended_json(queue, next.index, &ends[next.index]));
                 }
                 recuo_policy_free(next.policy);
             } else if (strcmp(what, "finished") == 0) {
@@ -753,6 +771,7 @@ static int batch_scenarios(const cJSON *doc) {
                 ended[n] = true;
                 bool stops = false;
                 CHECK_STATUS(recuo_batch_queue_finished(queue, n, r.reason, &stops), RECUO_OK);
+                cJSON_AddItemToArray(progress, ended_json(queue, n, &ends[n]));
                 cJSON *got = cJSON_CreateObject();
                 cJSON_AddBoolToObject(got, "stops", stops);
                 check_json(got, field(ev, "expect"), name, "event", i);
@@ -761,7 +780,10 @@ static int batch_scenarios(const cJSON *doc) {
                              RECUO_OK);
             } else if (op != NULL) {
                 recuo_step step;
-                if (event(ops[n], ev, unix_ms, &step, NULL, name, i) == STEP) {
+                /* A start at `at` is at unix_ms + at on the wall clock. */
+                const cJSON *at = cJSON_GetObjectItemCaseSensitive(ev, "at");
+                int64_t wall = unix_ms + (at != NULL ? (int64_t)integer(ev, "at") : 0);
+                if (event(ops[n], ev, wall, &step, NULL, name, i) == STEP) {
                     check_json(step_json(&step), field(ev, "expect"), name, "event", i);
                 }
             } else {
@@ -778,6 +800,7 @@ static int batch_scenarios(const cJSON *doc) {
             }
         }
         check_json(results, field(b, "results"), name, "results", 0);
+        check_json(progress, field(b, "progress"), name, "progress", 0);
         cJSON *records = cJSON_CreateObject();
         for (size_t n = 0; n < len; n++) {
             if (ops[n] != NULL) {

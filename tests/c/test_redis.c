@@ -703,7 +703,7 @@ static void a_gate_whose_server_is_lost_is_reported(recuo_concurrency_limit *l,
     /* recuo_batch_run too: each result says its gate failed (no attempt), RECUO_ERR_IO. */
     recuo_batch_result results[2];
     memset(results, 0, sizeof results);
-    CHECK_STATUS(recuo_batch_run(p, g, 2, batch_in_flight_operation, &f, 2, 0, results, NULL),
+    CHECK_STATUS(recuo_batch_run(p, g, 2, batch_in_flight_operation, &f, 2, 0, NULL, results, NULL),
                  RECUO_ERR_IO);
     for (int i = 0; i < 2; i++) {
         CHECK(results[i].kind == RECUO_BATCH_GAVE_UP);

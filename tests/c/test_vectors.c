@@ -892,6 +892,31 @@ static void policy_valid_cases(const cJSON *cases) {
     CHECK_CTX(count >= 8, "only %d valid policy cases", count);
 }
 
+/* Each preset, made by its name, writes its plain form. */
+static void policy_presets(const cJSON *cases) {
+    int count = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases) {
+        const char *name = string(c, "name");
+        recuo_policy *policy = strcmp(name, "guide_a") == 0       ? recuo_policy_new()
+                               : strcmp(name, "guide_b") == 0     ? recuo_policy_new_guide_b()
+                               : strcmp(name, "adapters") == 0    ? recuo_policy_new_adapters()
+                               : strcmp(name, "interactive") == 0 ? recuo_policy_new_interactive()
+                               : strcmp(name, "batch") == 0       ? recuo_policy_new_batch()
+                                                                  : NULL;
+        CHECK_CTX(policy != NULL, "no preset %s", name);
+        char *written = policy != NULL ? policy_json(policy) : NULL;
+        cJSON *back = written != NULL ? cJSON_Parse(written) : NULL;
+        CHECK_CTX(back != NULL && cJSON_Compare(back, field(c, "expect"), true), "%s: wrote %s",
+                  name, written ? written : "nothing");
+        cJSON_Delete(back);
+        free(written);
+        recuo_policy_free(policy);
+        count++;
+    }
+    CHECK_CTX(count == 5, "%d presets", count);
+}
+
 static void policy_invalid_cases(const cJSON *cases) {
     int count = 0, names_seen = 0;
     const cJSON *c;
@@ -1014,6 +1039,7 @@ static void policy_cases(const char *dir) {
     cJSON *doc = parse(text, "policies.json");
     policy_valid_cases(field(doc, "valid"));
     policy_invalid_cases(field(doc, "invalid"));
+    policy_presets(field(doc, "presets"));
     policy_arguments();
     cJSON_Delete(doc);
     free(text);
