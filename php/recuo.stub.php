@@ -398,6 +398,24 @@ namespace Recuo {
         }
 
         /**
+         * For one request a person waits on: the adapters' policy, whose 30 s deadline gives
+         * up at once on a server wait that would not fit, saying when a retry would be allowed.
+         */
+        public static function interactive(): Policy
+        {
+        }
+
+        /**
+         * For the requests of a batch: the adapters' policy with no deadline of its own, so
+         * that the batch's deadline is the one that counts ({@see runBatch()} gives each
+         * request what is left of it) and a per-minute limiter's `Retry-After: 60` is waited.
+         * Outside a batch, give it a deadline.
+         */
+        public static function batch(): Policy
+        {
+        }
+
+        /**
          * The policy `$value` describes: the plain form {@see Policy::toArray()} answers. A
          * field left out takes guide A's value; `[]` is guide A's policy. Status keys may be
          * ints or strings (`[418 => 'always']`, `['418' => 'always']`); method names are
@@ -993,6 +1011,19 @@ namespace Recuo {
         {
         }
 
+        /**
+         * Operation `$index` ended as `$end` — what {@see BatchQueue::endOf()} answers, or
+         * `not_started` for a {@see Next} the queue did not start — with its `$reason` and
+         * `$stoppedBy`: the batch's progress, for a progress display. Tell the queue of every
+         * operation's end exactly once.
+         *
+         * @param 'succeeded'|'gave_up'|'not_started' $end
+         * @throws \ValueError for an unknown end or reason, or a give-up without its reason
+         */
+        public function ended(int $index, string $end, ?string $reason = null, ?string $stoppedBy = null): BatchProgress
+        {
+        }
+
         /** Stops the queue on `$reason` (the caller's own stop: `'cancelled'`): nothing more starts. */
         public function stop(string $reason): void
         {
@@ -1120,8 +1151,8 @@ namespace Recuo {
      *
      * Each operation runs as in {@see retry()}: every `\Throwable` it throws is a failure,
      * judged by `$classify`. Each counts its own attempts, even inside another loop; loops
-     * inside an operation draw from it. A `\Throwable` from `$classify`, `$sleep` or
-     * `$records` ends the batch and propagates.
+     * inside an operation draw from it. A `\Throwable` from `$classify`, `$sleep`,
+     * `$records` or `$onProgress` ends the batch and propagates.
      *
      * @param array<array-key, callable(Attempt): mixed> $operations the operations, in order; the report keeps their keys
      * @param Policy|null $policy attempts, backoff, deadline, classification of each operation (null: {@see Policy::guideA()})
@@ -1134,6 +1165,7 @@ namespace Recuo {
      *        each operation says what it sends with {@see Attempt::recordRequest()}; an operation never started has a result record
      *        of its own (given up, with its reason, no attempt)
      * @param bool $stopOnUnreachableWait an operation that gives up `wait_exceeds_deadline` stops the queue: the rest are not started (`queue_stopped`, `stoppedBy`)
+     * @param (callable(BatchProgress): mixed)|null $onProgress told the batch's progress as each operation ends, started or not: one call per operation, in order
      * @throws \TypeError when an entry of `$operations` is not callable
      * @throws Exception\ConfigError when `$deadline` is negative or not a number
      * @throws \ValueError when `$seed` is negative
@@ -1150,6 +1182,7 @@ namespace Recuo {
         ?callable $sleep = null,
         ?callable $records = null,
         bool $stopOnUnreachableWait = false,
+        ?callable $onProgress = null,
     ): BatchReport {
     }
 

@@ -23,6 +23,7 @@ use crate::limits::Gate;
 use crate::policy::Policy;
 use crate::record::record_array;
 use crate::stats::Stats;
+use crate::values::instance;
 
 /// How one operation of a batch ended: `status` is `"succeeded"` (with its `value`),
 /// `"gave_up"` (with its last failure, the very object it threw, as `error`, and the
@@ -50,6 +51,17 @@ impl BatchResult {
             reason: Some(reason),
             stopped_by,
             attempts: 0,
+        }
+    }
+
+    /// How the operation ended, as the batch's queue counts it.
+    fn end(&self) -> BatchEnd {
+        let reason = self.reason.unwrap_or(GiveUpReason::Cancelled);
+        let stopped_by = self.stopped_by;
+        match self.status {
+            "succeeded" => BatchEnd::Succeeded,
+            "not_started" => BatchEnd::NotStarted { reason, stopped_by },
+            _ => BatchEnd::GaveUp { reason, stopped_by },
         }
     }
 }
@@ -165,7 +177,8 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
 /// receives the records of every attempt and of every operation's result, redacted; each
 /// operation says what it sends with `Recuo\Attempt::recordRequest`. With
 /// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
-/// queue: the rest are not started (`queue_stopped`).
+/// queue: the rest are not started (`queue_stopped`). `$onProgress(Recuo\BatchProgress $p)`
+/// is called as each operation ends, started or not: one call per operation, in order.
 #[php_function]
 #[php(name = "Recuo\\runBatch")]
 #[php(defaults(stopOnUnreachableWait = false))]
@@ -180,6 +193,7 @@ pub fn run_batch(
     sleep: Option<ZendCallable>,
     records: Option<ZendCallable>,
     stopOnUnreachableWait: bool,
+    onProgress: Option<ZendCallable>,
 ) -> PhpResult<BatchReport> {
     const F: &str = "Recuo\\runBatch";
     guarded(F, || {
@@ -277,7 +291,13 @@ pub fn run_batch(
                     (index, result)
                 }
             };
+            let progress = queue.ended(index, result.end());
             insert(&mut results, &ops[index].key, result)?;
+            if let Some(tell) = &onProgress {
+                let progress = instance(&progress)?.into_object();
+                tell.try_call(vec![&progress])
+                    .map_err(|_| driver::take_failure(F, "$onProgress").into_exception())?;
+            }
         }
         let mut table = Zval::new();
         table.set_hashtable(results);

@@ -837,6 +837,47 @@ impl BatchQueue {
         })
     }
 
+    /// Operation `$index` ended as `$end` — `"succeeded"`, `"gave_up"` or `"not_started"`
+    /// (what `endOf()` answers, or a `Recuo\Next` the queue did not start), with its
+    /// `$reason` and `$stoppedBy`: answers the batch's progress, for a progress display. Tell
+    /// the queue of every operation's end exactly once.
+    pub fn ended(
+        &mut self,
+        index: i64,
+        end: Bytes<'_>,
+        reason: Option<Bytes<'_>>,
+        stoppedBy: Option<Bytes<'_>>,
+    ) -> PhpResult<Instance<recuo::BatchProgress>> {
+        const F: &str = "Recuo\\BatchQueue::ended";
+        guarded(F, || {
+            let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
+            let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
+            let needs_reason =
+                || reason.ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"));
+            let end = match &*end.text() {
+                "succeeded" => BatchEnd::Succeeded,
+                "gave_up" => BatchEnd::GaveUp {
+                    reason: needs_reason()?,
+                    stopped_by,
+                },
+                "not_started" => BatchEnd::NotStarted {
+                    reason: needs_reason()?,
+                    stopped_by,
+                },
+                _ => {
+                    return Err(value_error(
+                        F,
+                        2,
+                        "end",
+                        "must be \"succeeded\", \"gave_up\" or \"not_started\"",
+                    ))
+                }
+            };
+            let index = usize::try_from(index).unwrap_or(usize::MAX);
+            instance(&self.inner.ended(index, end))
+        })
+    }
+
     /// Stops the queue on `$reason` (the caller's own stop: `"cancelled"`).
     pub fn stop(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
         const F: &str = "Recuo\\BatchQueue::stop";

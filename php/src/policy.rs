@@ -374,6 +374,25 @@ impl Policy {
         }
     }
 
+    /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+    /// at once on a server wait that would not fit, saying when a retry would be allowed.
+    pub fn interactive() -> Policy {
+        Policy {
+            inner: recuo::Policy::interactive(),
+            blank: false,
+        }
+    }
+
+    /// For the requests of a batch: the adapters' policy with no deadline of its own, so
+    /// that the batch's deadline is the one that counts (`Recuo\runBatch()` gives each
+    /// request what is left of it). Outside a batch, give it a deadline.
+    pub fn batch() -> Policy {
+        Policy {
+            inner: recuo::Policy::batch(),
+            blank: false,
+        }
+    }
+
     /// The policy `$value` describes, in the plain form `toArray()` answers: `max_attempts`,
     /// `base_ms`, `cap_ms`, `jitter`, `deadline_ms`, `spread_ms`, `idempotency_header`,
     /// `use_date_header`, `server_honours_keys`, `quota_403_as_rate_limit`, and the maps

@@ -113,6 +113,8 @@ from ._buscar import Resposta, buscar_com_retry
 from ._http import GiveUp
 from ._retry import call, retry
 from ._values import (
+    BatchProgress,
+    BatchProgressValue,
     Confidence,
     GiveUpReason,
     Origin,
@@ -137,6 +139,8 @@ _logging.getLogger("recuo").addHandler(_logging.NullHandler())
 __all__ = [
     "Attempt",
     "AttemptRecord",
+    "BatchProgress",
+    "BatchProgressValue",
     "BatchQueue",
     "BatchReport",
     "BatchResult",

@@ -6,7 +6,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
 
-from recuo._values import Plan, PolicyValue, Report, RetryAfter, Stats, WhoAnswered
+from recuo._values import BatchProgress, Plan, PolicyValue, Report, RetryAfter, Stats, WhoAnswered
 
 _T = TypeVar("_T")
 
@@ -241,6 +241,14 @@ class Policy:
     def adapters() -> Policy:
         """The HTTP adapters' default: guide B's policy with an HTTP-date wait measured from
         the response's own ``Date``."""
+    @staticmethod
+    def interactive() -> Policy:
+        """For one request a person waits on: the adapters' policy, whose 30 s deadline gives
+        up at once on a server wait that would not fit."""
+    @staticmethod
+    def batch() -> Policy:
+        """For the requests of a batch: the adapters' policy with no deadline of its own, so
+        that the batch's deadline is the one that counts."""
     @classmethod
     def from_dict(cls, value: PolicyValue | Mapping[str, Any], /) -> Policy:
         """The policy a plain value describes: a mapping with the keys ``to_dict`` answers
@@ -612,6 +620,14 @@ class BatchQueue:
         """The next operation to start, or why it is not started, or ``"finished"``."""
     def finished(self, index: int, reason: _GiveUpReason | None = None) -> bool:
         """Operation ``index`` ended; ``True`` when this stops the queue."""
+    def ended(
+        self,
+        index: int,
+        end: tuple[Literal["succeeded", "gave_up", "not_started"], _GiveUpReason | None, _GiveUpReason | None],
+        /,
+    ) -> BatchProgress:
+        """Operation ``index`` ended as ``end`` (as ``end_of`` answers it): the batch's
+        progress."""
     def stop(self, reason: _GiveUpReason) -> None:
         """Stops the queue on ``reason``."""
     @property
@@ -691,7 +707,7 @@ def _wait_ms_from_ns(ns: int) -> int:
     """A wait of ``ns`` nanoseconds in whole milliseconds, rounded up (private)."""
 
 def _read_value(
-    name: Literal["Report", "Stats", "Plan", "WhoAnswered", "RetryAfter"], value: object, /
+    name: Literal["Report", "Stats", "Plan", "WhoAnswered", "RetryAfter", "BatchProgress"], value: object, /
 ) -> Any:
     """The value named ``name`` whose plain form is ``value``, read by recuo's core (private:
     the classes' ``from_dict``)."""
@@ -995,6 +1011,7 @@ def run_batch(
     deadline: float | None = None,
     classify: Callable[[Exception], object] | None = None,
     stop_when_a_wait_exceeds_the_deadline: bool = False,
+    on_progress: Callable[[BatchProgress], object] | None = None,
 ) -> BatchReport:
     """Runs ``operations`` through one ``policy`` and one ``gate``, ``workers`` at a time,
     with a ``deadline`` (seconds) for the whole batch, on the core's ``BatchQueue``: what has

@@ -10,6 +10,7 @@
 //! threads that take the GIL only to call Python), logging the queue's records, waking the
 //! operations that wait when the queue stops, Ctrl-C, and converting results.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -19,8 +20,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use recuo::{
-    BatchEnd, BatchQueue, CancelToken, Clock, Gate, GiveUpReason, Next, Operation, Policy, Report,
-    StatsRecorder, Stopped, SystemClock,
+    BatchEnd, BatchProgress, BatchQueue, CancelToken, Clock, Gate, GiveUpReason, Next, Operation,
+    Policy, Report, StatsRecorder, Stopped, SystemClock,
 };
 
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
@@ -51,6 +52,21 @@ enum Ended {
 }
 
 impl Ended {
+    /// How the operation ended, as the batch's queue counts it.
+    fn end(&self) -> BatchEnd {
+        match self {
+            Ended::Succeeded { .. } => BatchEnd::Succeeded,
+            Ended::GaveUp { report, .. } => BatchEnd::GaveUp {
+                reason: report.reason.unwrap_or(GiveUpReason::Cancelled),
+                stopped_by: report.stopped_by,
+            },
+            Ended::NotStarted { reason, stopped_by } => BatchEnd::NotStarted {
+                reason: *reason,
+                stopped_by: *stopped_by,
+            },
+        }
+    }
+
     /// An operation that did not run: how the batch ended it (the core's [`BatchEnd`]).
     fn not_started(end: BatchEnd) -> Self {
         match end {
@@ -79,9 +95,13 @@ struct Queue<'a> {
     /// Cancelled when the last worker is done.
     done: CancelToken,
     running: AtomicUsize,
-    /// The first exception that ended the batch (raised by `classify`, or a
-    /// `BaseException` that is not an `Exception`).
+    /// The first exception that ended the batch (raised by `classify` or `on_progress`, or
+    /// a `BaseException` that is not an `Exception`).
     aborted: Mutex<Option<PyErr>>,
+    /// Told the batch's progress, on the calling thread, in order.
+    on_progress: Option<Py<PyAny>>,
+    /// The progress not yet told, queued in the order the queue answered it.
+    untold: Mutex<VecDeque<BatchProgress>>,
 }
 
 impl Queue<'_> {
@@ -113,9 +133,48 @@ impl Queue<'_> {
                     (index, ended)
                 }
             };
+            if self.on_progress.is_some() {
+                // Queued under the queue's lock, so in the order the queue counted.
+                let mut queue = self.lock();
+                let progress = queue.ended(index, ended.end());
+                self.untold
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push_back(progress);
+            }
             *self.results[index]
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(ended);
+        }
+    }
+
+    /// Tells `on_progress` the progress queued so far, in order; an exception it raises
+    /// stops the batch and propagates.
+    fn tell_progress(&self, py: Python<'_>) {
+        let Some(on_progress) = &self.on_progress else {
+            return;
+        };
+        loop {
+            if self
+                .aborted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+            {
+                return;
+            }
+            let next = self
+                .untold
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop_front();
+            let Some(progress) = next else { return };
+            let told = instance(py, "BatchProgress", &progress)
+                .and_then(|p| on_progress.bind(py).call1((p,)));
+            if let Err(raised) = told {
+                self.abort(raised);
+                return;
+            }
         }
     }
 
@@ -215,9 +274,12 @@ impl Queue<'_> {
     /// (Ctrl-C stops the batch), and returns when the last worker is done.
     fn supervise(&self) {
         while !self.done.sleep(SLEEP_SLICE) {
-            if let Err(signalled) = Python::attach(|py| py.check_signals()) {
-                self.abort(signalled);
-            }
+            Python::attach(|py| {
+                if let Err(signalled) = py.check_signals() {
+                    self.abort(signalled);
+                }
+                self.tell_progress(py);
+            });
         }
     }
 }
@@ -277,14 +339,17 @@ fn operations_arg(py: Python<'_>, operations: &Bound<'_, PyAny>) -> PyResult<Vec
 /// ``workers > 1`` the operations run on worker threads (each takes the GIL to run Python,
 /// and releases it while waiting); ``recuo.current_attempt()`` works inside them.
 ///
+/// ``on_progress`` (a callable) is called on the calling thread with a ``BatchProgress`` as
+/// each operation ends — started or not — one call per operation, in order.
+///
 /// Ctrl-C stops the batch promptly and raises ``KeyboardInterrupt``; an exception raised by
-/// ``classify`` (or a ``BaseException`` that is not an ``Exception`` raised by an operation)
+/// ``classify`` or ``on_progress`` (or a ``BaseException`` that is not an ``Exception`` raised by an operation)
 /// stops it and propagates. ``TypeError`` for an argument of the wrong type (an ``async def``
 /// operation included), ``ValueError`` for ``workers < 1``, ``recuo.ConfigError`` for a bad
 /// deadline.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (operations, *, policy = None, gate = None, workers = 1, deadline = None, classify = None, stop_when_a_wait_exceeds_the_deadline = false))]
+#[pyo3(signature = (operations, *, policy = None, gate = None, workers = 1, deadline = None, classify = None, stop_when_a_wait_exceeds_the_deadline = false, on_progress = None))]
 pub(crate) fn run_batch(
     py: Python<'_>,
     operations: &Bound<'_, PyAny>,
@@ -294,6 +359,7 @@ pub(crate) fn run_batch(
     #[pyo3(from_py_with = deadline_arg)] deadline: Option<u64>,
     classify: Option<&Bound<'_, PyAny>>,
     stop_when_a_wait_exceeds_the_deadline: bool,
+    on_progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBatchReport> {
     let policy = match policy.filter(|p| !p.is_none()) {
         None => Policy::default(),
@@ -311,6 +377,7 @@ pub(crate) fn run_batch(
     };
     let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
     let classify = opt_callable(classify, "classify")?.map(|c| c.clone().unbind());
+    let on_progress = opt_callable(on_progress, "on_progress")?.map(|c| c.clone().unbind());
     let ops = operations_arg(py, operations)?;
     let n = ops.len();
     let clock = SystemClock::default();
@@ -334,6 +401,8 @@ pub(crate) fn run_batch(
         done: CancelToken::new(),
         running: AtomicUsize::new(1),
         aborted: Mutex::new(None),
+        on_progress,
+        untold: Mutex::new(VecDeque::new()),
     };
     if n > 0 {
         py.detach(|| {
@@ -361,6 +430,7 @@ pub(crate) fn run_batch(
                 queue.supervise();
             });
         });
+        queue.tell_progress(py);
     }
     if let Some(error) = queue
         .aborted

@@ -253,6 +253,22 @@ impl PyPolicy {
         PyPolicy(Policy::adapters())
     }
 
+    /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+    /// at once on a server wait that would not fit, saying when a retry would be allowed.
+    #[staticmethod]
+    fn interactive() -> Self {
+        PyPolicy(Policy::interactive())
+    }
+
+    /// For the requests of a batch: the adapters' policy with no deadline of its own, so
+    /// that the batch's deadline is the one that counts (``run_batch`` gives each request
+    /// what is left of it) and a per-minute limiter's ``Retry-After: 60`` is waited. Outside
+    /// a batch, give it a deadline.
+    #[staticmethod]
+    fn batch() -> Self {
+        PyPolicy(Policy::batch())
+    }
+
     /// The policy a plain value describes: a mapping with the keys ``to_dict`` answers
     /// (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``, ``spread_ms``,
     /// ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,

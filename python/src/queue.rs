@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 
 use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, Report, RequestLine};
 
@@ -11,7 +11,7 @@ use crate::args::{mono_ms_arg, type_name};
 use crate::policy::PyPolicy;
 use crate::record::{give_up_reason, record_object, request_arg};
 use crate::stats::PyStatsRecorder;
-use crate::values::value_of;
+use crate::values::{instance, value_of};
 
 /// What the queue answers a worker that asks for work: ``kind`` is ``"start"`` (start
 /// operation ``index`` under ``policy``, whose deadline is clipped to what is left of the
@@ -193,6 +193,43 @@ impl PyBatchQueue {
     fn finished(&mut self, index: usize, reason: Option<&str>) -> PyResult<bool> {
         let reason = reason.map(give_up_reason).transpose()?;
         Ok(self.0.finished(index, reason))
+    }
+
+    /// Operation ``index`` ended as ``end`` — a ``(status, reason, stopped_by)`` tuple as
+    /// ``end_of`` answers it, or ``("not_started", reason, stopped_by)`` for a ``Next`` the
+    /// queue did not start: answers the batch's progress (a ``BatchProgress``), for a progress
+    /// display. Tell the queue of every operation's end exactly once.
+    #[pyo3(signature = (index, end, /))]
+    fn ended(
+        &mut self,
+        py: Python<'_>,
+        index: usize,
+        end: (String, Option<String>, Option<String>),
+    ) -> PyResult<Py<PyAny>> {
+        let (status, reason, stopped_by) = end;
+        let reason = reason.as_deref().map(give_up_reason).transpose()?;
+        let stopped_by = stopped_by.as_deref().map(give_up_reason).transpose()?;
+        let needs_reason = || {
+            reason
+                .ok_or_else(|| PyValueError::new_err(format!("a {status:?} end needs its reason")))
+        };
+        let end = match status.as_str() {
+            "succeeded" => BatchEnd::Succeeded,
+            "gave_up" => BatchEnd::GaveUp {
+                reason: needs_reason()?,
+                stopped_by,
+            },
+            "not_started" => BatchEnd::NotStarted {
+                reason: needs_reason()?,
+                stopped_by,
+            },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "an end is \"succeeded\", \"gave_up\" or \"not_started\", not {other:?}"
+                )))
+            }
+        };
+        instance(py, "BatchProgress", &self.0.ended(index, end))
     }
 
     /// Stops the queue on ``reason`` (your own stop: ``"cancelled"``): nothing more starts.

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use recuo::{Plan, Report, RetryAfter, RetryAfterValue, Stats, WhoAnswered};
+use recuo::{BatchProgress, Plan, Report, RetryAfter, RetryAfterValue, Stats, WhoAnswered};
 
 use crate::args::type_name;
 
@@ -122,7 +122,7 @@ pub(crate) fn value_of<T: DeserializeOwned>(
 }
 
 /// The value named ``name`` (``"Report"``, ``"Stats"``, ``"Plan"``, ``"WhoAnswered"``,
-/// ``"RetryAfter"``) whose
+/// ``"RetryAfter"``, ``"BatchProgress"``) whose
 /// plain form is ``value``, read by recuo's core: ``TypeError`` unless a mapping,
 /// ``ValueError`` for a missing or unknown field or a value of the wrong type. Private: the
 /// classes' ``from_dict``.
@@ -147,6 +147,7 @@ pub(crate) fn read_value(
         "Stats" => read::<Stats>(py, name, value),
         "Plan" => read::<Plan>(py, name, value),
         "WhoAnswered" => read::<WhoAnswered>(py, name, value),
+        "BatchProgress" => read::<BatchProgress>(py, name, value),
         "RetryAfter" => {
             let read: RetryAfterValue = read_plain(value)?
                 .map_err(|why| PyValueError::new_err(format!("not a recuo.{name}: {why}")))?;

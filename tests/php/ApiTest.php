@@ -187,7 +187,7 @@ final class ApiTest extends TestCase
         );
         $this->assertSame(
             [
-                'Recuo\Attempt', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
+                'Recuo\Attempt', 'Recuo\BatchProgress', 'Recuo\BatchQueue', 'Recuo\BatchReport', 'Recuo\BatchResult',
                 'Recuo\ConcurrencyLimit', 'Recuo\Exception\ConfigError',
                 'Recuo\Exception\InternalError', 'Recuo\Exception\PlanError', 'Recuo\Exception\SharedFileError', 'Recuo\Gate', 'Recuo\LoopPool', 'Recuo\Next',
                 'Recuo\Operation', 'Recuo\Permit', 'Recuo\Plan', 'Recuo\Policy', 'Recuo\Record', 'Recuo\Regulator',

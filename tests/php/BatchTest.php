@@ -6,6 +6,7 @@ namespace RecuoTests;
 
 use PHPUnit\Framework\TestCase;
 use Recuo\Attempt;
+use Recuo\BatchProgress;
 use Recuo\BatchReport;
 use Recuo\BatchResult;
 use Recuo\ConcurrencyLimit;
@@ -33,6 +34,60 @@ final class BatchTest extends TestCase
     private static function noSleep(): \Closure
     {
         return static fn (int $ms) => null;
+    }
+
+    /** One call per operation, in order, with the counts so far: a retried success, a give-up, a success. */
+    public function testProgressIsToldAsEachOperationEnds(): void
+    {
+        $told = [];
+        $calls = 0;
+        runBatch(
+            [
+                static function () use (&$calls): string {
+                    if (++$calls === 1) {
+                        throw new \RuntimeException('once');
+                    }
+                    return 'ok';
+                },
+                static fn () => throw new \DomainException('never'),
+                static fn (): string => 'ok',
+            ],
+            policy: new Policy(maxAttempts: 2, baseMs: 1, capMs: 1, jitter: 'none'),
+            classify: static fn (\Throwable $e): bool => $e instanceof \RuntimeException,
+            sleep: self::noSleep(),
+            onProgress: static function (BatchProgress $p) use (&$told): void {
+                $told[] = [$p->total, $p->done, $p->succeeded, $p->failed, $p->notStarted, $p->retries];
+            },
+        );
+        $this->assertSame([[3, 1, 1, 0, 0, 1], [3, 2, 1, 1, 0, 1], [3, 3, 2, 1, 0, 1]], $told);
+    }
+
+    public function testOperationsNeverStartedAreToldToo(): void
+    {
+        $told = [];
+        runBatch(
+            [static fn () => 1, static fn () => 2, static fn () => 3],
+            gate: new Gate(new Regulator('10/s')),
+            deadline: 0.15,
+            onProgress: static function (BatchProgress $p) use (&$told): void {
+                $told[] = [$p->done, $p->succeeded, $p->notStarted];
+            },
+        );
+        $this->assertSame([[1, 1, 0], [2, 2, 0], [3, 2, 1]], $told);
+    }
+
+    public function testAThrowableFromOnProgressEndsTheBatch(): void
+    {
+        $ran = 0;
+        $e = $this->thrownBy(static function () use (&$ran): void {
+            runBatch(
+                [static function () use (&$ran) { $ran++; }, static function () use (&$ran) { $ran++; }],
+                onProgress: static fn (BatchProgress $p) => throw new \LogicException("at {$p->done}"),
+            );
+        });
+        $this->assertSame(\LogicException::class, get_class($e));
+        $this->assertSame('at 1', $e->getMessage());
+        $this->assertSame(1, $ran);
     }
 
     public function testEveryOperationEndsOneWayAndTheStatsCountIt(): void

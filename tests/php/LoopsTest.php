@@ -303,6 +303,7 @@ final class LoopsTest extends TestCase
         /** @var array<int, Operation> $ops */
         $ops = [];
         $ends = [];
+        $progress = [];
         foreach ($b['events'] as $i => $ev) {
             $at = $ev['at'] ?? 0;
             $n = $ev['op'] ?? null;
@@ -319,19 +320,22 @@ final class LoopsTest extends TestCase
                         $ops[$next->index] = new Operation($next->policy, stats: $stats, method: $method, url: $url, records: 'debug');
                     } elseif ($next->kind === 'not_started') {
                         $ends[$next->index] = ['end' => 'not_started', 'reason' => $next->reason, 'stopped_by' => $next->stoppedBy];
+                        $progress[] = self::progress($queue->ended($next->index, 'not_started', $next->reason, $next->stoppedBy));
                     }
                     break;
                 case 'finished':
                     $report = $ops[$n]->report();
                     $ends[$n] = ['end' => BatchQueue::endOf($report), 'reason' => $report->reason, 'stopped_by' => $report->stoppedBy];
                     $got = ['stops' => $queue->finished($n, $report->reason)];
+                    $progress[] = self::progress($queue->ended($n, $ends[$n]['end'], $report->reason, $report->stoppedBy));
                     break;
                 case 'stop_queue':
                     $ops[$n]->stopQueue((string) $queue->stopped);
                     continue 2;
                 default:
                     $step = match ($ev['do']) {
-                        'start' => $ops[$n]->start($at, $b['unix_ms']),
+                        'start' => $ops[$n]->start($at, $b['unix_ms'] + $at),
+                        'slept' => $ops[$n]->slept($at),
                         'respond' => $ops[$n]->responded($at, $ev['status'], headers: $ev['headers'] ?? []),
                         'transport' => $ops[$n]->responded($at, error: $ev['kind']),
                     };
@@ -341,6 +345,7 @@ final class LoopsTest extends TestCase
         }
         ksort($ends);
         $this->assertSame($b['results'], $ends);
+        $this->assertSame($b['progress'], $progress);
         $records = [];
         foreach ($ops as $n => $op) {
             $records[(string) $n] = [];
@@ -354,6 +359,19 @@ final class LoopsTest extends TestCase
         }
         $this->assertSame($b['records'], $records);
         $this->assertSame($b['stats'], self::stats($stats));
+    }
+
+    /**
+     * A batch's progress as the vectors write it.
+     *
+     * @return array<string, int>
+     */
+    private static function progress(\Recuo\BatchProgress $p): array
+    {
+        return [
+            'total' => $p->total, 'done' => $p->done, 'succeeded' => $p->succeeded,
+            'failed' => $p->failed, 'not_started' => $p->notStarted, 'retries' => $p->retries,
+        ];
     }
 
     public function testEveryScenarioAndQueueIsRun(): void

@@ -30,6 +30,26 @@ final class PolicyValueTest extends TestCase
         return Vectors::cases(self::FILE, 'invalid', static fn (array $c): string => $c['name']);
     }
 
+    /** @return array<string, array{array<string, mixed>}> */
+    public static function presets(): array
+    {
+        return Vectors::cases(self::FILE, 'presets', static fn (array $c): string => $c['name']);
+    }
+
+    /**
+     * Each preset, made by its name in PHP's casing, writes its plain form.
+     *
+     * @dataProvider presets
+     * @param array<string, mixed> $case
+     */
+    public function testEachPresetWritesItsPlainForm(array $case): void
+    {
+        $method = lcfirst(str_replace('_', '', ucwords($case['name'], '_')));
+        $policy = Policy::$method();
+        $this->assertInstanceOf(Policy::class, $policy);
+        $this->assertSame($case['expect'], $policy->toArray());
+    }
+
     /** The ConfigError constant named after `$e`'s code, in lower case: the core's name. */
     private static function errorName(\Throwable $e): string
     {

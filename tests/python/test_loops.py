@@ -337,6 +337,7 @@ def test_batch(b: dict[str, Any]) -> None:
     )
     ops: dict[int, recuo.Operation] = {}
     ends: dict[int, tuple[str, str | None, str | None]] = {}
+    progress: list[dict[str, int]] = []
     for i, ev in enumerate(b["events"]):
         at = ev.get("at", 0)
         do = ev["do"]
@@ -351,18 +352,22 @@ def test_batch(b: dict[str, Any]) -> None:
             elif answer.kind == "not_started":
                 assert answer.index is not None and answer.reason is not None
                 ends[answer.index] = ("not_started", answer.reason, answer.stopped_by)
+                progress.append(queue.ended(answer.index, ends[answer.index]).to_dict())  # type: ignore[arg-type]
             got = next_json(answer)
         elif do == "finished":
             report = ops[n].report
             ends[n] = recuo.BatchQueue.end_of(report)
             got = {"stops": queue.finished(n, report.reason)}
+            progress.append(dict(queue.ended(n, ends[n]).to_dict()))  # type: ignore[arg-type]
         elif do == "stop_queue":
             stopped = queue.stopped
             assert stopped is not None
             ops[n].stop_queue(stopped)
             continue
         elif do == "start":
-            got = step_json(ops[n].start(at, b["unix_ms"]))
+            got = step_json(ops[n].start(at, b["unix_ms"] + at))
+        elif do == "slept":
+            got = step_json(ops[n].slept(at))
         elif do == "respond":
             got = step_json(ops[n].responded(at, ev["status"], headers=ev["headers"]))
         elif do == "transport":
@@ -375,6 +380,7 @@ def test_batch(b: dict[str, Any]) -> None:
         for end, reason, stopped_by in (ends[k] for k in range(b["len"]))
     ]
     assert results == b["results"]
+    assert progress == b["progress"]
     records = {str(k): polled_records(op) for k, op in sorted(ops.items())}
     records["queue"] = polled_records(queue)
     assert records == b["records"]

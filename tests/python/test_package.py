@@ -146,7 +146,7 @@ def test_every_config_error_code_and_name() -> None:
         (
             recuo.run_batch,
             "(operations, *, policy=None, gate=None, workers=1, deadline=None, classify=None,"
-            " stop_when_a_wait_exceeds_the_deadline=False)",
+            " stop_when_a_wait_exceeds_the_deadline=False, on_progress=None)",
         ),
         (recuo.monotonic_ns, "()"),
         (recuo.redact_url, "(url, /)"),

@@ -18,6 +18,7 @@ from conftest import vectors
 POLICIES = vectors("policies.json")
 VALID = POLICIES["valid"]
 INVALID = POLICIES["invalid"]
+PRESETS = POLICIES["presets"]
 
 # The core's stable numbers for the names the vector uses.
 CODES = {
@@ -61,6 +62,12 @@ def test_an_invalid_value_is_refused_with_its_name(case: dict[str, Any]) -> None
     error = refused(case["value"])
     assert error.name == case["error"]
     assert error.code == CODES[case["error"]]
+
+
+@pytest.mark.parametrize("case", PRESETS, ids=[c["name"] for c in PRESETS])
+def test_each_preset_writes_its_plain_form(case: dict[str, Any]) -> None:
+    preset = getattr(recuo.Policy, case["name"])
+    assert exact(preset().to_dict()) == exact(case["expect"])
 
 
 # --- what to_dict answers ----------------------------------------------------------------
