@@ -2,9 +2,9 @@
 // (compiled to WebAssembly, recuo.wasm); see docs/js.md.
 
 // The plain forms of the values the core declares once (generated: `make faces`).
-import type { GiveUpReason, PolicyValue, RetryAfterKind } from './values.js';
+import type { BatchProgress, GiveUpReason, PolicyValue, RetryAfterKind } from './values.js';
 export type {
-  Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, RetryAfterKind, RetryAfterValue, StatsValue,
+  BatchProgress, BatchProgressValue, Confidence, GiveUpReason, Origin, PlanValue, PolicyValue, ReportValue, RetryAfterKind, RetryAfterValue, StatsValue,
   WhoAnsweredValue,
 } from './values.js';
 
@@ -123,6 +123,23 @@ export class Policy {
    * `status_out_of_range` (a status outside 400–599).
    */
   static fromValue(value: PolicyValue): Policy;
+  /** Guide A's policy: 5 attempts, 200 ms to 5 s of full jitter, no deadline. */
+  static guideA(): Policy;
+  /** Guide B's policy: 5 attempts, 1 s to 8 s of full jitter, a 30 s deadline. */
+  static guideB(): Policy;
+  /** The HTTP adapters' default (what `retry` uses): guide B's, an HTTP-date wait measured from the response's `Date`. */
+  static adapters(): Policy;
+  /**
+   * For one request a person waits on: the adapters' policy, whose 30 s deadline gives up at
+   * once on a server wait that would not fit, saying when a retry would be allowed.
+   */
+  static interactive(): Policy;
+  /**
+   * For the requests of a batch: the adapters' policy with no deadline of its own, so that the
+   * batch's deadline is the one that counts (`runBatch` gives each request what is left of
+   * it). Outside a batch, give it a deadline.
+   */
+  static batch(): Policy;
   /** The plain form: every field written out; the three maps list only what differs from the default. */
   toValue(): Required<PolicyValue>;
   /** `JSON.stringify(policy)` writes the plain form. */
@@ -267,6 +284,56 @@ export interface BuscarOpcoes extends RequestInit {
  */
 export function buscarComRetry(url: string | URL, opcoes?: BuscarOpcoes): Promise<Response>;
 
+/** How one operation of `runBatch` ended. */
+export interface BatchOutcome<T> {
+  /** `'succeeded'`, `'gave_up'` or `'not_started'`, as the core's queue counts it. */
+  status: 'succeeded' | 'gave_up' | 'not_started';
+  /** What the operation resolved to (for a give-up whose last answer was a Response: that Response). */
+  value: T | undefined;
+  /** For a give-up: what the last attempt threw (the very object), or a GiveUpError; else null. */
+  error: unknown;
+  /** Why it gave up or was not started; null on success. */
+  reason: GiveUpReason | null;
+  /** For `queue_stopped`: the reason that stopped the queue. */
+  stoppedBy: GiveUpReason | null;
+  /** Attempts made. */
+  attempts: number;
+  /** For a give-up: the operation's report. */
+  report: Report | null;
+}
+
+export interface RunBatchOptions {
+  /** Each operation's policy (default: guide A's); use `Policy.batch()` for requests inside a batch. */
+  policy?: Policy;
+  /** Every attempt of every operation passes it. */
+  gate?: Gate;
+  /** How many operations run at once (default 1). */
+  workers?: number;
+  /** A limit on the whole batch, ms: what has not started by then is not started, and nothing waits past it. */
+  deadlineMs?: number | null;
+  /** Whether an error is worth another attempt (default: every error is); a Response is judged by its status. */
+  classify?: (error: unknown) => boolean | Verdict | Promise<boolean | Verdict>;
+  /** Told the batch's progress as each operation ends, started or not: one call per operation, in order. */
+  onProgress?: (progress: BatchProgress) => void;
+  /** Receives every record, redacted: `(level, jsonLine)`. */
+  onRecord?: (level: Level, line: string) => void;
+  /** An operation that gives up `wait_exceeds_deadline` stops the queue: the rest are not started (`queue_stopped`). */
+  stopOnUnreachableWait?: boolean;
+  /** Stops the batch: what has not started is not started (`cancelled`); the batch still resolves. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs `operations` through one policy and one gate, `workers` at a time, within `deadlineMs`
+ * for the whole batch, each retried as `retry` would, on the core's batch queue. Rejects only
+ * for bad arguments or an error thrown by a callback; otherwise resolves with every
+ * operation's outcome, in order, the batch's stats and its time.
+ */
+export function runBatch<T>(
+  operations: Iterable<(attempt: Attempt) => T | Promise<T>>,
+  options?: RunBatchOptions,
+): Promise<{ results: BatchOutcome<T>[]; stats: Stats; elapsedMs: number }>;
+
 /** The plan of one request: the key its attempts carry and whether it counts as idempotent (default policy: the adapters'). */
 export function requestPlan(method: string, options?: { callersKey?: boolean; sendKeys?: boolean | null; policy?: Policy }): { key: KeyToSend; idempotent: boolean };
 
@@ -408,6 +475,11 @@ export class BatchQueue {
     | { next: 'not_started'; index: number; reason: GiveUpReason | null; stoppedBy: GiveUpReason | null }
     | { next: 'finished' };
   finished(index: number, reason: GiveUpReason | null): boolean;
+  /**
+   * Operation `index` ended as `end` (as `Operation.batchResult()` answers it, or a
+   * `not_started` from `next()`): the batch's progress. Tell the queue of every end once.
+   */
+  ended(index: number, end: BatchResult): BatchProgress;
   stop(reason: GiveUpReason): void;
   readonly stopped: GiveUpReason | null;
   close(): void;
@@ -656,6 +728,7 @@ declare const recuo: {
   retry: typeof retry;
   comRetry: typeof comRetry;
   buscarComRetry: typeof buscarComRetry;
+  runBatch: typeof runBatch;
   currentAttempt: typeof currentAttempt;
   transportKind: typeof transportKind;
   requestPlan: typeof requestPlan;

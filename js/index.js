@@ -30,6 +30,7 @@ export const {
   retry,
   comRetry,
   buscarComRetry,
+  runBatch,
   currentAttempt,
   transportKind,
   requestPlan,

@@ -6,6 +6,7 @@
 // This module only composes the API: each of lib/'s modules below holds one idea and installs
 // it over the loaded library with what the modules before it made (one shared context).
 
+import { installBatch } from './batch.js';
 import { installConvert } from './convert.js';
 import { installDecisions } from './decisions.js';
 import { GiveUpError, RecuoError } from './errors.js';
@@ -29,6 +30,7 @@ const MODULES = [
   installLimits, // waiting, without ever blocking the event loop; the limits and the gate
   installMachine, // the operation machine
   installLoops, // the loops: retry, comRetry, buscarComRetry
+  installBatch, // the batch runner over the core's BatchQueue
   installRecords, // limits planned, records, redaction
 ];
 
@@ -61,6 +63,7 @@ export function recuoApi(native) {
     retry: ctx.retry,
     comRetry: ctx.comRetry,
     buscarComRetry: ctx.buscarComRetry,
+    runBatch: ctx.runBatch,
     currentAttempt: ctx.currentAttempt,
     transportKind: ctx.transportKind,
     requestPlan: ctx.requestPlan,

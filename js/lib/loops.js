@@ -389,9 +389,9 @@ export function installLoops(ctx) {
    * loops share one limit), and `context`: the pool its attempts keep for the loops nested
    * in them — its own when it owns one, else the enclosing loop's.
    */
-  function poolFor(maxAttempts) {
+  function poolFor(maxAttempts, batchOperation = false) {
     const enclosing = context.getStore()?.pool ?? null;
-    const { pool, nested, owned } = AttemptPool.choose(enclosing, maxAttempts);
+    const { pool, nested, owned } = AttemptPool.choose(enclosing, maxAttempts, { batchOperation });
     return { pool, nested, context: owned ? pool : enclosing };
   }
 
@@ -665,5 +665,5 @@ export function installLoops(ctx) {
     return context.getStore()?.attempt ?? null;
   }
 
-  return { transportKind, retry, comRetry, buscarComRetry, currentAttempt };
+  return { transportKind, retry, comRetry, buscarComRetry, currentAttempt, drive, poolFor, checkSignal };
 }

@@ -309,6 +309,21 @@ export function installMachine(ctx) {
       check(f.recuo_batch_queue_finished(this.ptr, integer(index, 'index'), reason == null ? 0 : constant(reasons, reason, 'reason'), stops));
       return stops[0];
     }
+    /**
+     * Operation `index` ended as `end` — `{ end, reason, stoppedBy }`, as `batchResult()`
+     * answers it or as `next()` said an operation is not started: the batch's progress, for a
+     * progress display. Tell the queue of every operation's end exactly once.
+     */
+    ended(index, end) {
+      const out = {};
+      check(f.recuo_batch_queue_ended(this.ptr, integer(index, 'index'), constant(batchKinds, end?.end, 'end'),
+        end?.reason == null ? 0 : constant(reasons, end.reason, 'reason'),
+        end?.stoppedBy == null ? 0 : constant(reasons, end.stoppedBy, 'stoppedBy'), out));
+      return {
+        total: Number(out.total), done: Number(out.done), succeeded: Number(out.succeeded), failed: Number(out.failed),
+        notStarted: Number(out.not_started), retries: Number(out.retries),
+      };
+    }
     stop(reason) { check(f.recuo_batch_queue_stop(this.ptr, constant(reasons, reason, 'reason'))); }
     get stopped() { return reasonName(f.recuo_batch_queue_stopped(this.ptr)); }
   }

@@ -39,6 +39,12 @@ export function installPolicy(ctx) {
 
   // The presets' plain forms, as the core writes them (read once).
   const presets = new Map();
+  /** A pointer a preset's constructor made (NULL only if recuo panicked). */
+  function made(ptr) {
+    if (ptr == null) throw new RecuoError(900, 'panic', 'recuo: could not make a policy');
+    return ptr;
+  }
+
   function presetValue(make) {
     if (!presets.has(make)) {
       const ptr = make();
@@ -111,6 +117,24 @@ export function installPolicy(ctx) {
     static fromValue(value) {
       return Policy._wrap(policyFromValue(value));
     }
+    /** Guide A's policy: 5 attempts, 200 ms to 5 s of full jitter, no deadline. */
+    static guideA() { return new Policy(); }
+    /** Guide B's policy: 5 attempts, 1 s to 8 s of full jitter, a 30 s deadline. */
+    static guideB() { return Policy._wrap(made(f.recuo_policy_new_guide_b())); }
+    /** The HTTP adapters' default (what `retry` uses): guide B's, an HTTP-date wait measured from the response's `Date`. */
+    static adapters() { return Policy._wrap(made(f.recuo_policy_new_adapters())); }
+    /**
+     * For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+     * at once on a server wait that would not fit, saying when a retry would be allowed.
+     */
+    static interactive() { return Policy._wrap(made(f.recuo_policy_new_interactive())); }
+    /**
+     * For the requests of a batch: the adapters' policy with no deadline of its own, so that
+     * the batch's deadline is the one that counts (`runBatch` gives each request what is left
+     * of it) and a per-minute limiter's `Retry-After: 60` is waited. Outside a batch, give it
+     * a deadline.
+     */
+    static batch() { return Policy._wrap(made(f.recuo_policy_new_batch())); }
     /** The plain form: every field written out, the three maps listing only rule changes. */
     toValue() { return plainValue(this.ptr); }
     /** `JSON.stringify(policy)` writes the plain form. */

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 
 import * as recuo from '../index.js';
 
-const { valid, invalid } = JSON.parse(readFileSync(new URL('../../tests/vectors/policies.json', import.meta.url), 'utf8'));
+const { valid, invalid, presets } = JSON.parse(readFileSync(new URL('../../tests/vectors/policies.json', import.meta.url), 'utf8'));
 
 
 test('policies.json: valid values answer their plain form, which reads back', () => {
@@ -21,6 +21,17 @@ test('policies.json: valid values answer their plain form, which reads back', ()
     const again = recuo.Policy.fromValue(policy.toValue());
     assert.deepEqual(again.toValue(), c.expect, `${c.name}: read back`);
     again.close();
+    policy.close();
+  }
+});
+
+test('policies.json: each preset, made by its name, writes its plain form', () => {
+  assert.equal(presets.length, 5);
+  for (const c of presets) {
+    const name = c.name.replace(/_(.)/g, (_, ch) => ch.toUpperCase());
+    const policy = recuo.Policy[name]();
+    assert.ok(policy instanceof recuo.Policy, c.name);
+    assert.deepEqual(policy.toValue(), c.expect, c.name);
     policy.close();
   }
 });

@@ -1,7 +1,7 @@
 // Type-checked by test/types.test.js (tsc --noEmit --strict): what a TypeScript user writes
 // against index.d.ts and the generated values.d.ts. Never run.
 
-import { Policy, Gate, Regulator, ConcurrencyLimit, RetryBudget, type GiveUpReason, type PolicyValue, type ReportValue, type RedisClientLike } from '../index.js';
+import { Policy, Gate, Regulator, ConcurrencyLimit, RetryBudget, runBatch, type BatchProgress, type GiveUpReason, type PolicyValue, type ReportValue, type RedisClientLike } from '../index.js';
 
 const plain: PolicyValue = { max_attempts: 3, base_ms: 100, deadline_ms: null, status_retry: { '418': 'always' } };
 const policy: Policy = Policy.fromValue(plain);
@@ -34,3 +34,18 @@ async function onRedis(client: RedisClientLike): Promise<number> {
 }
 
 export { json, report, onRedis };
+
+// The batch runner and its progress.
+async function batchUsage(): Promise<number> {
+  const told: number[] = [];
+  const report = await runBatch([async () => 1, async () => 2], {
+    policy: Policy.batch(),
+    workers: 2,
+    deadlineMs: 600_000,
+    onProgress: (p: BatchProgress) => told.push(p.done + p.notStarted),
+  });
+  const first: number | undefined = report.results[0].value;
+  const interactive: Policy = Policy.interactive();
+  return (first ?? 0) + report.stats.initial + report.elapsedMs + interactive.maxAttempts;
+}
+void batchUsage;

@@ -316,6 +316,10 @@ test('loops.json: every batch, its queue and its operations on one fake clock', 
     });
     const ops = Array(b.len).fill(null);
     const results = Array(b.len).fill(null);
+    const progress = [];
+    const told = (p) => ({
+      total: p.total, done: p.done, succeeded: p.succeeded, failed: p.failed, not_started: p.notStarted, retries: p.retries,
+    });
     b.events.forEach((ev, i) => {
       const at = ev.at ?? 0;
       let got;
@@ -328,6 +332,7 @@ test('loops.json: every batch, its queue and its operations on one fake clock', 
           n.policy.close();
         } else if (n.next === 'not_started') {
           results[n.index] = { end: 'not_started', reason: n.reason, stopped_by: n.stoppedBy };
+          progress.push(told(queue.ended(n.index, { end: 'not_started', reason: n.reason, stoppedBy: n.stoppedBy })));
           Object.assign(got, { index: n.index, reason: n.reason, stopped_by: n.stoppedBy });
         }
       } else if (ev.do === 'finished') {
@@ -335,13 +340,15 @@ test('loops.json: every batch, its queue and its operations on one fake clock', 
         const end = op.batchResult(false);
         results[ev.op] = { end: end.end, reason: end.reason, stopped_by: end.stoppedBy };
         got = { stops: queue.finished(ev.op, op.report().reason) };
+        progress.push(told(queue.ended(ev.op, end)));
       } else if (ev.do === 'stop_queue') {
         ops[ev.op].stopQueue(queue.stopped);
         return;
       } else {
         const op = ops[ev.op];
         let step;
-        if (ev.do === 'start') step = op.start(at, b.unix_ms);
+        if (ev.do === 'start') step = op.start(at, b.unix_ms + at);
+        else if (ev.do === 'slept') step = op.slept(at);
         else if (ev.do === 'respond') step = op.responded(at, ev.status, ev.headers);
         else if (ev.do === 'transport') step = op.responded(at, ev.kind);
         else throw new Error(`${b.name}: unknown event ${ev.do}`);
@@ -350,6 +357,7 @@ test('loops.json: every batch, its queue and its operations on one fake clock', 
       assert.deepEqual(got, ev.expect, `${b.name}: event ${i}`);
     });
     assert.deepEqual(results, b.results, `${b.name}: results`);
+    assert.deepEqual(progress, b.progress, `${b.name}: progress`);
     const records = {};
     ops.forEach((op, n) => {
       if (op === null) return;
