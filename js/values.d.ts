@@ -324,6 +324,67 @@ export interface BatchProgressValue {
 }
 
 /**
+ * How one operation of a batch ended, by name: `succeeded`, `gave_up` or `not_started`.
+ */
+export type BatchStatus =
+  | 'succeeded'
+  | 'gave_up'
+  | 'not_started';
+
+/**
+ * One operation of a batch as plain data: how it ended, why, the attempts made and, when it gave
+ * up, its report. A batch's result without the operation's own value and error, which belong to the
+ * language that ran it.
+ */
+export interface BatchResultValue {
+  /**
+   * How it ended.
+   */
+  status: BatchStatus;
+
+  /**
+   * Why it gave up or was not started; null when it succeeded.
+   */
+  reason: GiveUpReason | null;
+
+  /**
+   * For `queue_stopped`: the reason that stopped the queue.
+   */
+  stopped_by: GiveUpReason | null;
+
+  /**
+   * Attempts made (0 when never started).
+   */
+  attempts: number;
+
+  /**
+   * When it gave up: its report.
+   */
+  report: ReportValue | null;
+}
+
+/**
+ * What a batch did, as plain data: each operation's result, in order, the batch's stats and how
+ * long it took — what a worker process sends back, and what a file keeps.
+ */
+export interface BatchReportValue {
+  /**
+   * One result per operation, in the order given.
+   */
+  results: Array<BatchResultValue>;
+
+  /**
+   * The batch's stats.
+   */
+  stats: StatsValue;
+
+  /**
+   * How long the batch took, in milliseconds.
+   */
+  elapsed_ms: number;
+}
+
+/**
  * How far a batch has come, as its progress callback is told each time an operation ends:
  * operations ended (`done`, of `total`) and how — succeeded, gave up (`failed`), never started
  * — and the retries started so far. `done` goes up by one at each call, and `done == succeeded +

@@ -103,7 +103,9 @@ pub use plan::{plan, Plan, PlanError};
 pub use policy::{Policy, PolicyBuilder};
 pub use policy_value::PolicyValue;
 pub use pool::{AttemptPool, LoopPool};
-pub use queue::{BatchEnd, BatchProgress, BatchQueue, Next};
+pub use queue::{
+    BatchEnd, BatchProgress, BatchQueue, BatchReportValue, BatchResultValue, BatchStatus, Next,
+};
 pub use rate::{Rate, RateError};
 pub use record::{
     attempt_reason, AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record, RecordSink,

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use crate::attempts::{GiveUpReason, Report};
 use crate::journal::{Level, RequestLine};
 use crate::record::{FinalRecord, Record};
-use crate::stats::StatsRecorder;
+use crate::stats::{Stats, StatsRecorder};
 use crate::Policy;
 
 /// What the queue answers a worker that asks for work.
@@ -105,6 +105,96 @@ pub enum BatchEnd {
         /// For `queue_stopped`: the reason that stopped the queue.
         stopped_by: Option<GiveUpReason>,
     },
+}
+
+/// How one operation of a batch ended, by name: `succeeded`, `gave_up` or `not_started`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum BatchStatus {
+    /// It succeeded.
+    Succeeded,
+    /// It gave up after at least one attempt (or its gate could not be used).
+    GaveUp,
+    /// It was never started.
+    NotStarted,
+}
+
+/// One operation of a batch as plain data: how it ended, why, the attempts made and, when it
+/// gave up, its report. A batch's result without the operation's own value and error, which
+/// belong to the language that ran it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct BatchResultValue {
+    /// How it ended.
+    pub status: BatchStatus,
+    /// Why it gave up or was not started; null when it succeeded.
+    pub reason: Option<GiveUpReason>,
+    /// For `queue_stopped`: the reason that stopped the queue.
+    pub stopped_by: Option<GiveUpReason>,
+    /// Attempts made (0 when never started).
+    pub attempts: u32,
+    /// When it gave up: its report.
+    pub report: Option<Report>,
+}
+
+impl BatchResultValue {
+    /// The result of an operation that ended as `end` after `attempts` attempts, with its
+    /// `report` when it gave up.
+    pub fn of(end: BatchEnd, attempts: u32, report: Option<Report>) -> Self {
+        let (status, stopped_by) = match end {
+            BatchEnd::Succeeded => (BatchStatus::Succeeded, None),
+            BatchEnd::GaveUp { stopped_by, .. } => (BatchStatus::GaveUp, stopped_by),
+            BatchEnd::NotStarted { stopped_by, .. } => (BatchStatus::NotStarted, stopped_by),
+        };
+        BatchResultValue {
+            status,
+            reason: end.reason(),
+            stopped_by,
+            attempts,
+            report: report.filter(|_| status == BatchStatus::GaveUp),
+        }
+    }
+
+    /// How it ended, as the batch's queue counts it; `None` for a give-up or an operation
+    /// not started without its reason (a value read from elsewhere).
+    pub fn end(&self) -> Option<BatchEnd> {
+        Some(match self.status {
+            BatchStatus::Succeeded => BatchEnd::Succeeded,
+            BatchStatus::GaveUp => BatchEnd::GaveUp {
+                reason: self.reason?,
+                stopped_by: self.stopped_by,
+            },
+            BatchStatus::NotStarted => BatchEnd::NotStarted {
+                reason: self.reason?,
+                stopped_by: self.stopped_by,
+            },
+        })
+    }
+}
+
+/// What a batch did, as plain data: each operation's result, in order, the batch's stats and
+/// how long it took — what a worker process sends back, and what a file keeps.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct BatchReportValue {
+    /// One result per operation, in the order given.
+    pub results: Vec<BatchResultValue>,
+    /// The batch's stats.
+    pub stats: Stats,
+    /// How long the batch took, in milliseconds.
+    pub elapsed_ms: u64,
 }
 
 impl BatchEnd {

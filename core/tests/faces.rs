@@ -20,7 +20,15 @@ const VALUES: &[(&str, &[&str])] = &[
     ("src/plan.rs", &["Plan"]),
     ("src/origin.rs", &["Origin", "Confidence", "WhoAnswered"]),
     ("src/retry_after.rs", &["RetryAfterKind", "RetryAfterValue"]),
-    ("src/queue.rs", &["BatchProgress"]),
+    (
+        "src/queue.rs",
+        &[
+            "BatchProgress",
+            "BatchStatus",
+            "BatchResultValue",
+            "BatchReportValue",
+        ],
+    ),
 ];
 
 /// A field's type, as the faces need it.

@@ -6,7 +6,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Callable, ClassVar, Literal, Protocol, TypeVar, Union, final
 
-from recuo._values import BatchProgress, Plan, PolicyValue, Report, RetryAfter, Stats, WhoAnswered
+from recuo._values import BatchProgress, BatchReportValue, BatchResultValue, Plan, PolicyValue, Report, RetryAfter, Stats, WhoAnswered
 
 _T = TypeVar("_T")
 
@@ -706,6 +706,12 @@ def _monotonic_ms() -> int:
 def _wait_ms_from_ns(ns: int) -> int:
     """A wait of ``ns`` nanoseconds in whole milliseconds, rounded up (private)."""
 
+def _batch_result(plain: object, value: object, error: object, /) -> BatchResult:
+    """A batch result rebuilt from its pickle (private)."""
+
+def _batch_report(results: tuple[BatchResult, ...], stats: object, elapsed_ms: int, /) -> BatchReport:
+    """A batch report rebuilt from its pickle (private)."""
+
 def _read_value(
     name: Literal["Report", "Stats", "Plan", "WhoAnswered", "RetryAfter", "BatchProgress"], value: object, /
 ) -> Any:
@@ -966,6 +972,12 @@ class BatchResult:
     """How one operation of a batch ended: ``"succeeded"`` (``value``), ``"gave_up"``
     (``error``, the very exception, ``reason`` and ``report``) or ``"not_started"``."""
 
+    def to_dict(self) -> BatchResultValue:
+        """The plain form: everything but the operation's own value and error."""
+    @staticmethod
+    def from_dict(value: BatchResultValue | Mapping[str, Any], /) -> BatchResult:
+        """The result whose plain form is ``value`` (value and error ``None``)."""
+    def __reduce__(self) -> tuple[Any, ...]: ...
     @property
     def status(self) -> Literal["succeeded", "gave_up", "not_started"]:
         """``"succeeded"``, ``"gave_up"`` or ``"not_started"``."""
@@ -990,8 +1002,16 @@ class BatchResult:
 
 @final
 class BatchReport:
-    """What ``run_batch`` did: ``results``, ``stats`` and ``elapsed`` (seconds)."""
+    """What ``run_batch`` did: ``results``, ``stats`` and ``elapsed`` (seconds). Pickles (its
+    results' values and errors as pickle does), and ``to_dict()``/``from_dict()`` give its
+    plain form, for another process."""
 
+    def to_dict(self) -> BatchReportValue:
+        """The plain form: ``results``, ``stats`` and ``elapsed_ms``."""
+    @staticmethod
+    def from_dict(value: BatchReportValue | Mapping[str, Any], /) -> BatchReport:
+        """The report whose plain form is ``value`` (values and errors ``None``)."""
+    def __reduce__(self) -> tuple[Any, ...]: ...
     @property
     def results(self) -> tuple[BatchResult, ...]:
         """One ``BatchResult`` per operation, in order."""

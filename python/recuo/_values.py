@@ -24,6 +24,9 @@ __all__ = [
     "RetryAfterKind",
     "RetryAfterValue",
     "BatchProgressValue",
+    "BatchStatus",
+    "BatchResultValue",
+    "BatchReportValue",
     "Plan",
     "WhoAnswered",
     "Report",
@@ -517,3 +520,46 @@ class BatchProgress:
 
 
 BatchProgress.__module__ = "recuo"
+
+
+BatchStatus: TypeAlias = (
+    Literal["succeeded"]
+    | Literal["gave_up"]
+    | Literal["not_started"]
+)
+"""How one operation of a batch ended, by name: ``succeeded``, ``gave_up`` or ``not_started``."""
+
+
+class BatchResultValue(TypedDict):
+    """One operation of a batch as plain data: how it ended, why, the attempts made and, when it
+    gave up, its report. A batch's result without the operation's own value and error, which
+    belong to the language that ran it."""
+
+    status: BatchStatus
+    """How it ended."""
+
+    reason: GiveUpReason | None
+    """Why it gave up or was not started; ``None`` when it succeeded."""
+
+    stopped_by: GiveUpReason | None
+    """For ``queue_stopped``: the reason that stopped the queue."""
+
+    attempts: int
+    """Attempts made (0 when never started)."""
+
+    report: ReportValue | None
+    """When it gave up: its report."""
+
+
+class BatchReportValue(TypedDict):
+    """What a batch did, as plain data: each operation's result, in order, the batch's stats and
+    how long it took — what a worker process sends back, and what a file keeps."""
+
+    results: list[BatchResultValue]
+    """One result per operation, in the order given."""
+
+    stats: StatsValue
+    """The batch's stats."""
+
+    elapsed_ms: int
+    """How long the batch took, in milliseconds."""

@@ -20,8 +20,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use recuo::{
-    BatchEnd, BatchProgress, BatchQueue, CancelToken, Clock, Gate, GiveUpReason, Next, Operation,
-    Policy, Report, StatsRecorder, Stopped, SystemClock,
+    BatchEnd, BatchProgress, BatchQueue, BatchReportValue, BatchResultValue, BatchStatus,
+    CancelToken, Clock, Gate, GiveUpReason, Next, Operation,
+    Policy, Report, Stats, StatsRecorder, Stopped, SystemClock,
 };
 
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
@@ -33,7 +34,7 @@ use crate::policy::PyPolicy;
 use crate::pool::PoolScope;
 use crate::record::log_record;
 use crate::sleep::SLEEP_SLICE;
-use crate::values::instance;
+use crate::values::{instance, read_plain, value_of};
 
 /// How one operation ended, as the workers leave it.
 enum Ended {
@@ -466,44 +467,62 @@ pub(crate) fn run_batch(
 /// ``attempts`` counts its calls.
 #[pyclass(name = "BatchResult", module = "recuo", frozen)]
 pub(crate) struct PyBatchResult {
-    status: &'static str,
+    /// The core's plain form: how it ended, why, the attempts and the report.
+    plain: BatchResultValue,
     value: Option<Py<PyAny>>,
     error: Option<Py<PyAny>>,
-    report: Option<Report>,
-    attempts: u32,
-    /// For an operation not started: why, and what stopped the queue.
-    not_started: Option<(GiveUpReason, Option<GiveUpReason>)>,
 }
 
 impl PyBatchResult {
     fn from_ended(py: Python<'_>, ended: Ended) -> Self {
+        let end = ended.end();
         match ended {
             Ended::Succeeded { value, attempts } => PyBatchResult {
-                status: "succeeded",
+                plain: BatchResultValue::of(end, attempts, None),
                 value: Some(value),
                 error: None,
-                report: None,
-                attempts,
-                not_started: None,
             },
             Ended::GaveUp { error, report } => PyBatchResult {
-                status: "gave_up",
+                plain: BatchResultValue::of(end, report.attempts, Some(report)),
                 value: None,
                 error: Some(error.into_value(py).into_any()),
-                attempts: report.attempts,
-                report: Some(report),
-                not_started: None,
             },
-            Ended::NotStarted { reason, stopped_by } => PyBatchResult {
-                status: "not_started",
+            Ended::NotStarted { .. } => PyBatchResult {
+                plain: BatchResultValue::of(end, 0, None),
                 value: None,
                 error: None,
-                report: None,
-                attempts: 0,
-                not_started: Some((reason, stopped_by)),
             },
         }
     }
+
+    const fn status_name(&self) -> &'static str {
+        match self.plain.status {
+            BatchStatus::Succeeded => "succeeded",
+            BatchStatus::GaveUp => "gave_up",
+            BatchStatus::NotStarted => "not_started",
+        }
+    }
+}
+
+/// A plain form read back: a result whose value and error are those given (``None`` when
+/// only the plain form crossed).
+fn result_from(
+    plain: &Bound<'_, PyAny>,
+    value: Option<Py<PyAny>>,
+    error: Option<Py<PyAny>>,
+) -> PyResult<PyBatchResult> {
+    let plain: BatchResultValue = read_plain(plain)?
+        .map_err(|why| PyValueError::new_err(format!("not a recuo.BatchResult: {why}")))?;
+    if plain.end().is_none() {
+        return Err(PyValueError::new_err(
+            "not a recuo.BatchResult: a give-up or an operation not started needs its reason",
+        ));
+    }
+    Ok(PyBatchResult {
+        plain,
+        value,
+        error,
+    })
 }
 
 #[pymethods]
@@ -511,7 +530,7 @@ impl PyBatchResult {
     /// ``"succeeded"``, ``"gave_up"`` or ``"not_started"``.
     #[getter]
     fn status(&self) -> &'static str {
-        self.status
+        self.status_name()
     }
 
     /// The operation's value when it succeeded, else ``None``.
@@ -532,28 +551,21 @@ impl PyBatchResult {
     /// deadline had passed; ``"queue_stopped"``; ``"cancelled"``); ``None`` for a success.
     #[getter]
     fn reason(&self) -> Option<&'static str> {
-        match (&self.report, self.not_started) {
-            (Some(r), _) => r.reason.map(GiveUpReason::name),
-            (None, Some((reason, _))) => Some(reason.name()),
-            _ => None,
-        }
+        self.plain.reason.map(GiveUpReason::name)
     }
 
     /// For ``"queue_stopped"``: the reason that stopped the queue (another operation's);
     /// else ``None``.
     #[getter]
     fn stopped_by(&self) -> Option<&'static str> {
-        match (&self.report, self.not_started) {
-            (Some(r), _) => r.stopped_by.map(GiveUpReason::name),
-            (None, Some((_, by))) => by.map(GiveUpReason::name),
-            _ => None,
-        }
+        self.plain.stopped_by.map(GiveUpReason::name)
     }
 
     /// The report of an operation that gave up, else ``None``.
     #[getter]
     fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        self.report
+        self.plain
+            .report
             .as_ref()
             .map(|report| instance(py, "Report", report))
             .transpose()
@@ -562,34 +574,73 @@ impl PyBatchResult {
     /// The calls made of the operation.
     #[getter]
     fn attempts(&self) -> u32 {
-        self.attempts
+        self.plain.attempts
+    }
+
+    /// The plain form: ``status``, ``reason``, ``stopped_by``, ``attempts`` and ``report``
+    /// (a dict, or ``None``) — everything but the operation's own value and error.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        plain_dict(py, &self.plain)
+    }
+
+    /// The result whose plain form is ``value`` (its value and error ``None``):
+    /// ``TypeError`` unless a mapping, ``ValueError`` for what is not a result's plain form.
+    #[staticmethod]
+    #[pyo3(signature = (value, /))]
+    fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        result_from(value, None, None)
+    }
+
+    /// Pickles as the plain form with the value and the error (each pickled as Python
+    /// pickles it).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let rebuild = py
+            .import(pyo3::intern!(py, "recuo._recuo"))?
+            .getattr(pyo3::intern!(py, "_batch_result"))?;
+        let args = (self.to_dict(py)?, self.value(py), self.error(py));
+        PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(match self.status {
-            "succeeded" => format!(
+        let repr = |v: &Option<Py<PyAny>>| -> PyResult<String> {
+            v.as_ref()
+                .map_or(Ok("None".to_owned()), |v| Ok(v.bind(py).repr()?.to_string()))
+        };
+        Ok(match self.plain.status {
+            BatchStatus::Succeeded => format!(
                 "BatchResult(status='succeeded', value={}, attempts={})",
-                self.value.as_ref().map_or(Ok("None".to_owned()), |v| v
-                    .bind(py)
-                    .repr()
-                    .map(|r| r.to_string()))?,
-                self.attempts
+                repr(&self.value)?,
+                self.plain.attempts
             ),
-            "gave_up" => format!(
+            BatchStatus::GaveUp => format!(
                 "BatchResult(status='gave_up', error={}, reason='{}', attempts={})",
-                self.error.as_ref().map_or(Ok("None".to_owned()), |e| e
-                    .bind(py)
-                    .repr()
-                    .map(|r| r.to_string()))?,
+                repr(&self.error)?,
                 self.reason().unwrap_or("?"),
-                self.attempts
+                self.plain.attempts
             ),
-            _ => format!(
+            BatchStatus::NotStarted => format!(
                 "BatchResult(status='not_started', reason='{}')",
                 self.reason().unwrap_or("?")
             ),
         })
     }
+}
+
+/// A batch result rebuilt from its pickle: the plain form, the value and the error.
+/// Private: ``BatchResult.__reduce__``.
+#[pyfunction]
+#[pyo3(name = "_batch_result", signature = (plain, value, error, /))]
+pub(crate) fn batch_result(
+    plain: &Bound<'_, PyAny>,
+    value: Option<Py<PyAny>>,
+    error: Option<Py<PyAny>>,
+) -> PyResult<PyBatchResult> {
+    result_from(plain, value, error)
+}
+
+/// `value`'s plain form as a Python dict.
+fn plain_dict<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    crate::values::plain_object(py, value)
 }
 
 /// What ``run_batch`` did: ``results`` (one ``BatchResult`` per operation, in order),
@@ -602,6 +653,68 @@ pub(crate) struct PyBatchReport {
     /// Operations that succeeded (for `repr`).
     successes: u64,
     elapsed: Duration,
+}
+
+impl PyBatchReport {
+    /// The core's plain form of this report.
+    fn plain(&self, py: Python<'_>) -> PyResult<BatchReportValue> {
+        let results = self
+            .results
+            .bind(py)
+            .iter()
+            .map(|r| Ok(r.cast::<PyBatchResult>()?.get().plain.clone()))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(BatchReportValue {
+            results,
+            stats: value_of(self.stats.bind(py), "Stats", "stats")?,
+            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+}
+
+/// A report of `results`, `stats` and `elapsed_ms`.
+fn report_from(
+    py: Python<'_>,
+    results: Vec<PyBatchResult>,
+    stats: &Stats,
+    elapsed_ms: u64,
+) -> PyResult<PyBatchReport> {
+    let results = results
+        .into_iter()
+        .map(|r| Py::new(py, r))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyBatchReport {
+        results: PyTuple::new(py, results)?.unbind(),
+        stats: instance(py, "Stats", stats)?,
+        successes: stats.successes,
+        elapsed: Duration::from_millis(elapsed_ms),
+    })
+}
+
+/// A batch report rebuilt from its pickle: its results, its stats' plain form and its time.
+/// Private: ``BatchReport.__reduce__``.
+#[pyfunction]
+#[pyo3(name = "_batch_report", signature = (results, stats, elapsed_ms, /))]
+pub(crate) fn batch_report(
+    py: Python<'_>,
+    results: &Bound<'_, PyTuple>,
+    stats: &Bound<'_, PyAny>,
+    elapsed_ms: u64,
+) -> PyResult<PyBatchReport> {
+    let stats: Stats =
+        read_plain(stats)?.map_err(|why| PyValueError::new_err(format!("not a recuo.Stats: {why}")))?;
+    let results = results
+        .iter()
+        .map(|r| {
+            let r = r.cast::<PyBatchResult>()?.get();
+            Ok(PyBatchResult {
+                plain: r.plain.clone(),
+                value: r.value.as_ref().map(|v| v.clone_ref(py)),
+                error: r.error.as_ref().map(|e| e.clone_ref(py)),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    report_from(py, results, &stats, elapsed_ms)
 }
 
 #[pymethods]
@@ -622,6 +735,41 @@ impl PyBatchReport {
     #[getter]
     fn elapsed(&self) -> f64 {
         self.elapsed.as_secs_f64()
+    }
+
+    /// The plain form: ``results`` (each result's ``to_dict()``), ``stats`` (the stats'
+    /// ``to_dict()``) and ``elapsed_ms`` — what a worker process sends back as data.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        plain_dict(py, &self.plain(py)?)
+    }
+
+    /// The report whose plain form is ``value`` (its results' values and errors ``None``):
+    /// ``TypeError`` unless a mapping, ``ValueError`` for what is not a report's plain form.
+    #[staticmethod]
+    #[pyo3(signature = (value, /))]
+    fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let plain: BatchReportValue = read_plain(value)?
+            .map_err(|why| PyValueError::new_err(format!("not a recuo.BatchReport: {why}")))?;
+        let results = plain
+            .results
+            .iter()
+            .map(|r| result_from(&plain_dict(py, r)?, None, None))
+            .collect::<PyResult<Vec<_>>>()?;
+        report_from(py, results, &plain.stats, plain.elapsed_ms)
+    }
+
+    /// Pickles as its results (each with its value and error) and its plain stats and time.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let rebuild = py
+            .import(pyo3::intern!(py, "recuo._recuo"))?
+            .getattr(pyo3::intern!(py, "_batch_report"))?;
+        let plain = self.plain(py)?;
+        let args = (
+            self.results.clone_ref(py),
+            plain_dict(py, &plain.stats)?,
+            plain.elapsed_ms,
+        );
+        PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -138,6 +138,9 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.setattr("_wait_ms_from_ns", wrap_pyfunction!(_wait_ms_from_ns, m)?)?;
     // What the generated value classes (recuo/_values.py, recuo/_faces.py) call.
     m.setattr("_read_value", wrap_pyfunction!(values::read_value, m)?)?;
+    // What unpickling a batch's result or report calls.
+    m.setattr("_batch_result", wrap_pyfunction!(batch::batch_result, m)?)?;
+    m.setattr("_batch_report", wrap_pyfunction!(batch::batch_report, m)?)?;
     m.setattr(
         "_stats_derived",
         wrap_pyfunction!(values::stats_derived, m)?,

@@ -8,7 +8,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{IntoPyDict, PyDict, PyMapping, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyDict, PyList, PyMapping, PyString, PyTuple};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -48,6 +48,32 @@ fn object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
             dict.into_any()
         }
     })
+}
+
+/// `value`'s plain form as Python's plain data: null → `None`, an array → a `list`, an
+/// object → a `dict` (what `to_dict` answers, and JSON writes).
+pub(crate) fn plain_object<'py, T: Serialize>(
+    py: Python<'py>,
+    value: &T,
+) -> PyResult<Bound<'py, PyAny>> {
+    fn convert<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+        match value {
+            Value::Array(items) => {
+                let items = items.iter().map(|v| convert(py, v));
+                Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any())
+            }
+            Value::Object(fields) => {
+                let dict = PyDict::new(py);
+                for (name, v) in fields {
+                    dict.set_item(name, convert(py, v)?)?;
+                }
+                Ok(dict.into_any())
+            }
+            other => object(py, other),
+        }
+    }
+    let plain = serde_json::to_value(value).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    convert(py, &plain)
 }
 
 /// `value` as an instance of the generated class `class`, its fields those of its plain form.

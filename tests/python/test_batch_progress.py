@@ -4,6 +4,7 @@ under ``Policy.interactive()`` (on a fake clock: ``sleep``)."""
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
@@ -95,3 +96,96 @@ def test_the_presets_differ_only_in_the_deadline() -> None:
     assert {k: v for k, v in batch.items() if k != "deadline_ms"} == {
         k: v for k, v in interactive.items() if k != "deadline_ms"
     }
+
+
+# --- a batch's values across processes ---------------------------------------------------
+
+
+def flaky_report() -> recuo.BatchReport:
+    calls = {0: 0}
+
+    def flaky() -> str:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise Unavailable()
+        return "ok"
+
+    def missing() -> str:
+        raise NotFound("gone")
+
+    # Starts at 0, 250 (the retry), 500 and 750 ms; the fourth's slot, at 1 s, is past the deadline.
+    paced = recuo.Gate(regulator=recuo.Regulator("4/s"))
+    return recuo.run_batch(
+        [flaky, missing, lambda: 3, lambda: 4], policy=quick(), classify=classify, gate=paced, deadline=0.875
+    )
+
+
+def test_a_report_pickles_with_its_values_and_errors() -> None:
+    report = flaky_report()
+    again = pickle.loads(pickle.dumps(report))
+    assert [r.to_dict() for r in again.results] == [r.to_dict() for r in report.results]
+    assert [r.value for r in again.results] == ["ok", None, 3, None]
+    assert isinstance(again.results[1].error, NotFound) and again.results[1].error.args == ("gone",)
+    assert again.stats == report.stats
+    assert again.to_dict() == report.to_dict()
+
+
+def test_a_report_as_plain_data_reads_back() -> None:
+    report = flaky_report()
+    plain = report.to_dict()
+    assert [(r["status"], r["reason"], r["attempts"]) for r in plain["results"]] == [
+        ("succeeded", None, 2),
+        ("gave_up", "permanent", 1),
+        ("succeeded", None, 1),
+        ("not_started", "wait_exceeds_deadline", 0),
+    ]
+    assert plain["results"][1]["report"] is not None and plain["results"][1]["report"]["attempts"] == 1
+    assert plain["stats"] == report.stats.to_dict()
+    assert plain["elapsed_ms"] == int(report.elapsed * 1000)
+    back = recuo.BatchReport.from_dict(json.loads(json.dumps(plain)))
+    assert back.to_dict() == plain
+    assert [r.value for r in back.results] == [None] * 4
+    assert recuo.BatchResult.from_dict(plain["results"][3]).reason == "wait_exceeds_deadline"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"status": "gave_up", "reason": None, "stopped_by": None, "attempts": 1, "report": None},
+        {"status": "done", "reason": None, "stopped_by": None, "attempts": 1, "report": None},
+        {"status": "succeeded", "reason": None, "stopped_by": None, "attempts": -1, "report": None},
+        {"status": "succeeded"},
+    ],
+)
+def test_what_is_not_a_result_is_refused(value: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="not a recuo.BatchResult"):
+        recuo.BatchResult.from_dict(value)
+
+
+def test_stats_report_and_policy_pickle_and_read_back_from_plain_data() -> None:
+    report = flaky_report()
+    stats = report.stats
+    assert pickle.loads(pickle.dumps(stats)) == stats
+    assert recuo.Stats.from_dict(json.loads(json.dumps(stats.to_dict()))) == stats
+    gave_up = report.results[1].report
+    assert gave_up is not None
+    assert pickle.loads(pickle.dumps(gave_up)) == gave_up
+    assert recuo.Report.from_dict(json.loads(json.dumps(gave_up.to_dict()))) == gave_up
+    policy = recuo.Policy.batch()
+    assert pickle.loads(pickle.dumps(policy)) == policy
+    assert recuo.Policy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy
+
+
+def work(n: int) -> recuo.BatchReport:
+    """A worker process's batch: its report goes back to the parent by pickle."""
+    return recuo.run_batch([lambda i=i: i * n for i in range(3)])
+
+
+def test_workers_in_other_processes_send_their_reports_back() -> None:
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        reports = pool.map(work, [1, 2])
+    assert [[r.value for r in report.results] for report in reports] == [[0, 1, 2], [0, 2, 4]]
+    total = reports[0].stats + reports[1].stats
+    assert (total.initial, total.successes, total.failures) == (6, 6, 0)
