@@ -1761,7 +1761,7 @@ namespace Recuo {
     }
 
     /** How one operation of {@see runBatch()} ended. Read-only. */
-    final class BatchResult
+    final class BatchResult implements \JsonSerializable
     {
         /** @var 'succeeded'|'gave_up'|'not_started' */
         public readonly string $status;
@@ -1781,8 +1781,49 @@ namespace Recuo {
         /** How many times the operation was called (0 when not started). */
         public readonly int $attempts;
 
+        /** The report of an operation that gave up; null otherwise. */
+        public readonly ?Report $report;
+
         /** Not constructible from PHP: see {@see runBatch()}. */
         private function __construct()
+        {
+        }
+
+        /**
+         * The plain form every language shares (`status`, `reason`, `stopped_by`, `attempts`, `report`: everything but the operation's own value and error; `serialize()` keeps those too): for `json_encode()`, a file, or
+         * another process. `BatchResult::fromValue()` reads it back.
+         *
+         * @return array<string, mixed>
+         */
+        public function toValue(): array
+        {
+        }
+
+        /**
+         * The result whose plain form is `$value`, its value and error null.
+         *
+         * @param array<string, mixed> $value
+         * @throws \ValueError for a missing or unknown field or a value of the wrong type
+         */
+        public static function fromValue(array $value): BatchResult
+        {
+        }
+
+        /** @return array<string, mixed> */
+        public function jsonSerialize(): array
+        {
+        }
+
+        /** @return array<string, mixed> */
+        public function __serialize(): array
+        {
+        }
+
+        /**
+         * @param array<string, mixed> $data
+         * @throws \ValueError for data that is not its serialized form, or an object already made
+         */
+        public function __unserialize(array $data): void
         {
         }
     }
@@ -1793,7 +1834,7 @@ namespace Recuo {
      * {@see Stats::merge()} adds two up. Made by {@see runBatch()} (its report's `stats`), by
      * a {@see StatsRecorder}, or empty by `new Stats()`.
      */
-    final class Stats
+    final class Stats implements \JsonSerializable
     {
         /** First attempts started. */
         public readonly int $initial;
@@ -1856,6 +1897,44 @@ namespace Recuo {
          * bound when both ran at once). Neither is changed.
          */
         public function merge(Stats $other): Stats
+        {
+        }
+
+        /**
+         * The plain form every language shares (snake_case, spacings in nanoseconds: `initial`, `retries`, `successes`, `failures`, `not_started`, `throttled`, `unavailable`, `min_spacing_ns`, `first_start_ns`, `last_start_ns`, `max_in_flight`): for `json_encode()`, a file, or
+         * another process. `Stats::fromValue()` reads it back.
+         *
+         * @return array<string, mixed>
+         */
+        public function toValue(): array
+        {
+        }
+
+        /**
+         * The stats whose plain form is `$value`.
+         *
+         * @param array<string, mixed> $value
+         * @throws \ValueError for a missing or unknown field or a value of the wrong type
+         */
+        public static function fromValue(array $value): Stats
+        {
+        }
+
+        /** @return array<string, mixed> */
+        public function jsonSerialize(): array
+        {
+        }
+
+        /** @return array<string, mixed> */
+        public function __serialize(): array
+        {
+        }
+
+        /**
+         * @param array<string, mixed> $data
+         * @throws \ValueError for data that is not its serialized form, or an object already made
+         */
+        public function __unserialize(array $data): void
         {
         }
     }
@@ -1949,7 +2028,7 @@ namespace Recuo {
     }
 
     /** What {@see runBatch()} did. Read-only. */
-    final class BatchReport
+    final class BatchReport implements \JsonSerializable
     {
         /** @var array<array-key, BatchResult> one per operation, under the operation's key, in order */
         public readonly array $results;
@@ -1962,6 +2041,44 @@ namespace Recuo {
 
         /** Not constructible from PHP: see {@see runBatch()}. */
         private function __construct()
+        {
+        }
+
+        /**
+         * The plain form every language shares (`results` (each result's `toValue()`, in order: the keys stay in `$results`), `stats` (`Stats::toValue()`), `elapsed_ms` in whole milliseconds; `serialize()` keeps the keys, values and errors too): for `json_encode()`, a file, or
+         * another process. `BatchReport::fromValue()` reads it back.
+         *
+         * @return array<string, mixed>
+         */
+        public function toValue(): array
+        {
+        }
+
+        /**
+         * The report whose plain form is `$value`, its results under the keys 0, 1, … with null values and errors.
+         *
+         * @param array<string, mixed> $value
+         * @throws \ValueError for a missing or unknown field or a value of the wrong type
+         */
+        public static function fromValue(array $value): BatchReport
+        {
+        }
+
+        /** @return array<string, mixed> */
+        public function jsonSerialize(): array
+        {
+        }
+
+        /** @return array<string, mixed> */
+        public function __serialize(): array
+        {
+        }
+
+        /**
+         * @param array<string, mixed> $data
+         * @throws \ValueError for data that is not its serialized form, or an object already made
+         */
+        public function __unserialize(array $data): void
         {
         }
     }

@@ -10,60 +10,99 @@
 
 use std::time::Instant;
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::array::ArrayKey;
 use ext_php_rs::types::{ZendHashTable, Zval};
-use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, RetryError, StatsRecorder};
+use recuo::{
+    BatchEnd, BatchQueue, BatchReportValue, BatchResultValue, BatchStatus, GiveUpReason, Next,
+    RetryError, StatsRecorder,
+};
 
 use crate::convert::{seed as seed_arg, type_name};
 use crate::driver::{self, Callbacks, Halt, Judge};
-use crate::errors::{config_error, guarded, not_constructible, type_error};
+use crate::errors::{config_error, guarded, not_constructible, type_error, value_error};
 use crate::limits::Gate;
+use crate::policy::json_serializable;
 use crate::policy::Policy;
 use crate::record::record_array;
 use crate::stats::Stats;
-use crate::values::instance;
+use crate::values::{instance, php_table, read_data, Instance};
 
 /// How one operation of a batch ended: `status` is `"succeeded"` (with its `value`),
-/// `"gave_up"` (with its last failure, the very object it threw, as `error`, and the
-/// `reason`) or `"not_started"` (with the `reason`: the deadline came first, or the queue
-/// stopped on another operation's `stoppedBy`); `attempts` counts its calls.
+/// `"gave_up"` (with its last failure, the very object it threw, as `error`, the `reason`
+/// and the `report`) or `"not_started"` (with the `reason`: the deadline came first, or the
+/// queue stopped on another operation's `stoppedBy`); `attempts` counts its calls.
 #[php_class]
 #[php(name = "Recuo\\BatchResult")]
 #[php(flags = ClassFlags::Final)]
+#[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug)]
 pub struct BatchResult {
-    status: &'static str,
+    /// The core's plain form: how it ended, why, the attempts and the report.
+    plain: BatchResultValue,
     value: Option<Zval>,
     error: Option<Zval>,
-    reason: Option<GiveUpReason>,
-    stopped_by: Option<GiveUpReason>,
-    attempts: u32,
+    /// Whether this is the object `unserialize()` makes before `__unserialize()` fills it.
+    blank: bool,
+}
+
+/// What `unserialize()` makes before `__unserialize()`: an operation not started.
+impl Default for BatchResult {
+    fn default() -> Self {
+        BatchResult {
+            plain: BatchResultValue::of(BatchEnd::UNREACHED, 0, None),
+            value: None,
+            error: None,
+            blank: true,
+        }
+    }
 }
 
 impl BatchResult {
-    fn not_started(reason: GiveUpReason, stopped_by: Option<GiveUpReason>) -> Self {
+    fn of(end: BatchEnd, attempts: u32, report: Option<recuo::Report>) -> Self {
         BatchResult {
-            status: "not_started",
+            plain: BatchResultValue::of(end, attempts, report),
             value: None,
             error: None,
-            reason: Some(reason),
-            stopped_by,
-            attempts: 0,
+            blank: false,
         }
+    }
+
+    fn not_started(reason: GiveUpReason, stopped_by: Option<GiveUpReason>) -> Self {
+        Self::of(BatchEnd::NotStarted { reason, stopped_by }, 0, None)
     }
 
     /// How the operation ended, as the batch's queue counts it.
     fn end(&self) -> BatchEnd {
-        let reason = self.reason.unwrap_or(GiveUpReason::Cancelled);
-        let stopped_by = self.stopped_by;
-        match self.status {
-            "succeeded" => BatchEnd::Succeeded,
-            "not_started" => BatchEnd::NotStarted { reason, stopped_by },
-            _ => BatchEnd::GaveUp { reason, stopped_by },
-        }
+        self.plain.end().unwrap_or(BatchEnd::UNREACHED)
     }
+}
+
+/// A result's plain form, read for `function`'s argument `position`.
+fn result_value(
+    function: &str,
+    position: u32,
+    value: &ZendHashTable,
+) -> PhpResult<BatchResultValue> {
+    let plain: BatchResultValue = read_data(value).map_err(|why| {
+        value_error(
+            function,
+            position,
+            "value",
+            &format!("is not a batch result's value: {why}"),
+        )
+    })?;
+    if plain.end().is_none() {
+        return Err(value_error(
+            function,
+            position,
+            "value",
+            "is not a batch result's value: a give-up or an operation not started needs its reason",
+        ));
+    }
+    Ok(plain)
 }
 
 #[php_impl]
@@ -77,7 +116,11 @@ impl BatchResult {
     /// `"succeeded"`, `"gave_up"` or `"not_started"`.
     #[php(getter)]
     pub fn get_status(&self) -> &'static str {
-        self.status
+        match self.plain.status {
+            BatchStatus::Succeeded => "succeeded",
+            BatchStatus::GaveUp => "gave_up",
+            BatchStatus::NotStarted => "not_started",
+        }
     }
 
     /// What the operation returned; null unless it succeeded.
@@ -97,19 +140,89 @@ impl BatchResult {
     /// when it succeeded.
     #[php(getter)]
     pub fn get_reason(&self) -> Option<&'static str> {
-        self.reason.map(GiveUpReason::name)
+        self.plain.reason.map(GiveUpReason::name)
     }
 
     /// For `queue_stopped`: the reason of the operation that stopped the queue.
     #[php(getter)]
     pub fn get_stopped_by(&self) -> Option<&'static str> {
-        self.stopped_by.map(GiveUpReason::name)
+        self.plain.stopped_by.map(GiveUpReason::name)
     }
 
     /// How many times the operation was called.
     #[php(getter)]
     pub fn get_attempts(&self) -> i64 {
-        i64::from(self.attempts)
+        i64::from(self.plain.attempts)
+    }
+
+    /// The report of an operation that gave up; null otherwise.
+    #[php(getter)]
+    pub fn get_report(&self) -> PhpResult<Option<Instance<recuo::Report>>> {
+        self.plain.report.as_ref().map(instance).transpose()
+    }
+
+    /// The plain form every language shares: `status`, `reason`, `stopped_by`, `attempts`
+    /// and `report` — everything but the operation's own value and error.
+    pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        guarded("Recuo\\BatchResult::toValue", || {
+            php_table("Recuo\\BatchResult::toValue", &self.plain)
+        })
+    }
+
+    /// The plain form (`toValue()`), for `json_encode()`.
+    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        self.to_value()
+    }
+
+    /// The result whose plain form is `$value` (its value and error null).
+    pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchResult> {
+        const F: &str = "Recuo\\BatchResult::fromValue";
+        guarded(F, || {
+            Ok(BatchResult {
+                plain: result_value(F, 1, value)?,
+                value: None,
+                error: None,
+                blank: false,
+            })
+        })
+    }
+
+    /// The plain form with the value and the error, for `serialize()` (which serializes them
+    /// as it serializes any value).
+    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        guarded("Recuo\\BatchResult::__serialize", || {
+            let mut out = ZendHashTable::with_capacity(3);
+            out.insert("plain", self.to_value()?)?;
+            out.insert("value", self.get_value())?;
+            out.insert("error", self.get_error())?;
+            Ok(out)
+        })
+    }
+
+    /// The result `$data` describes (`__serialize()`'s form), for `unserialize()`.
+    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+        const F: &str = "Recuo\\BatchResult::__unserialize";
+        guarded(F, || {
+            if !self.blank {
+                return Err(crate::errors::value_error_message(format!(
+                    "{F}(): a batch result is immutable; only the object unserialize() makes is filled"
+                )));
+            }
+            let plain = data
+                .get("plain")
+                .and_then(|v| v.array())
+                .ok_or_else(|| value_error(F, 1, "data", "has no plain form"))?;
+            self.plain = result_value(F, 1, plain)?;
+            let given = |key: &str| {
+                data.get(key)
+                    .filter(|v| !v.is_null())
+                    .map(Zval::shallow_clone)
+            };
+            self.value = given("value");
+            self.error = given("error");
+            self.blank = false;
+            Ok(())
+        })
     }
 }
 
@@ -118,11 +231,51 @@ impl BatchResult {
 #[php_class]
 #[php(name = "Recuo\\BatchReport")]
 #[php(flags = ClassFlags::Final)]
+#[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug)]
 pub struct BatchReport {
     results: Zval,
     stats: recuo::Stats,
     elapsed_ms: f64,
+    /// Whether this is the object `unserialize()` makes before `__unserialize()` fills it.
+    blank: bool,
+}
+
+/// What `unserialize()` makes before `__unserialize()`: an empty batch.
+impl Default for BatchReport {
+    fn default() -> Self {
+        let mut results = Zval::new();
+        results.set_hashtable(ZendHashTable::new());
+        BatchReport {
+            results,
+            stats: recuo::Stats::default(),
+            elapsed_ms: 0.0,
+            blank: true,
+        }
+    }
+}
+
+impl BatchReport {
+    /// The core's plain form of this report (the results in order; their keys are PHP's).
+    fn plain(&self) -> BatchReportValue {
+        let results = self
+            .results
+            .array()
+            .map(|table| {
+                table
+                    .values()
+                    .filter_map(|v| v.extract::<&BatchResult>())
+                    .map(|r| r.plain.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        BatchReportValue {
+            results,
+            stats: self.stats.clone(),
+            // Whole milliseconds, as every language's plain form has it.
+            elapsed_ms: self.elapsed_ms.max(0.0).round() as u64,
+        }
+    }
 }
 
 #[php_impl]
@@ -149,6 +302,124 @@ impl BatchReport {
     #[php(getter)]
     pub fn get_elapsed_ms(&self) -> f64 {
         self.elapsed_ms
+    }
+
+    /// The plain form every language shares: `results` (each result's `toValue()`, in order;
+    /// the operations' keys are PHP's and stay in `results`), `stats` (`Stats::toValue()`) and
+    /// `elapsed_ms` (whole milliseconds) — what a worker process sends back as data.
+    pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        guarded("Recuo\\BatchReport::toValue", || {
+            php_table("Recuo\\BatchReport::toValue", &self.plain())
+        })
+    }
+
+    /// The plain form (`toValue()`), for `json_encode()`.
+    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        self.to_value()
+    }
+
+    /// The report whose plain form is `$value`: its results under the keys 0, 1, …, their
+    /// values and errors null.
+    pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchReport> {
+        const F: &str = "Recuo\\BatchReport::fromValue";
+        guarded(F, || {
+            let plain: BatchReportValue = read_data(value).map_err(|why| {
+                value_error(
+                    F,
+                    1,
+                    "value",
+                    &format!("is not a batch report's value: {why}"),
+                )
+            })?;
+            let mut results =
+                ZendHashTable::with_capacity(u32::try_from(plain.results.len()).unwrap_or(0));
+            for r in plain.results {
+                if r.end().is_none() {
+                    return Err(value_error(
+                        F,
+                        1,
+                        "value",
+                        "holds a give-up without its reason",
+                    ));
+                }
+                results.push(BatchResult {
+                    plain: r,
+                    value: None,
+                    error: None,
+                    blank: false,
+                })?;
+            }
+            let mut table = Zval::new();
+            table.set_hashtable(results);
+            #[allow(clippy::cast_precision_loss)]
+            Ok(BatchReport {
+                results: table,
+                stats: plain.stats,
+                elapsed_ms: plain.elapsed_ms as f64,
+                blank: false,
+            })
+        })
+    }
+
+    /// Its results (each serialized with its value and error, under its key), its stats'
+    /// plain form and its time, for `serialize()`.
+    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        guarded("Recuo\\BatchReport::__serialize", || {
+            let mut out = ZendHashTable::with_capacity(3);
+            out.insert("results", self.results.shallow_clone())?;
+            out.insert(
+                "stats",
+                php_table("Recuo\\BatchReport::__serialize", &self.stats)?,
+            )?;
+            out.insert("elapsed_ms", self.elapsed_ms)?;
+            Ok(out)
+        })
+    }
+
+    /// The report `$data` describes (`__serialize()`'s form), for `unserialize()`.
+    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+        const F: &str = "Recuo\\BatchReport::__unserialize";
+        guarded(F, || {
+            if !self.blank {
+                return Err(crate::errors::value_error_message(format!(
+                    "{F}(): a batch report is immutable; only the object unserialize() makes is filled"
+                )));
+            }
+            let results = data
+                .get("results")
+                .and_then(|v| v.array())
+                .ok_or_else(|| value_error(F, 1, "data", "has no results"))?;
+            if results
+                .values()
+                .any(|v| v.extract::<&BatchResult>().is_none())
+            {
+                return Err(value_error(
+                    F,
+                    1,
+                    "data",
+                    "holds a result that is not a Recuo\\BatchResult",
+                ));
+            }
+            let stats = data
+                .get("stats")
+                .and_then(|v| v.array())
+                .ok_or_else(|| value_error(F, 1, "data", "has no stats"))?;
+            let stats = read_data(stats).map_err(|why| {
+                value_error(F, 1, "data", &format!("holds no stats value: {why}"))
+            })?;
+            let elapsed_ms = data
+                .get("elapsed_ms")
+                .and_then(Zval::double)
+                .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                .ok_or_else(|| value_error(F, 1, "data", "has no elapsed_ms"))?;
+            let mut table = Zval::new();
+            table.set_hashtable(results.to_owned());
+            self.results = table;
+            self.stats = stats;
+            self.elapsed_ms = elapsed_ms;
+            self.blank = false;
+            Ok(())
+        })
     }
 }
 
@@ -276,18 +547,14 @@ pub fn run_batch(
                             .map_err(Halt::into_exception)?;
                     let result = match ended {
                         Ok((value, report)) => BatchResult {
-                            status: "succeeded",
                             value: Some(value),
-                            error: None,
-                            reason: None,
-                            stopped_by: None,
-                            attempts: report.attempts,
+                            ..BatchResult::of(BatchEnd::Succeeded, report.attempts, None)
                         },
                         Err(gave_up) => gave_up_result(gave_up)?,
                     };
                     // A sequential runner has nothing else running to stop: the queue
                     // answers `not_started` for the rest.
-                    let _ = queue.finished(index, result.reason);
+                    let _ = queue.finished(index, result.plain.reason);
                     (index, result)
                 }
             };
@@ -305,6 +572,7 @@ pub fn run_batch(
             results: table,
             stats: recorder.snapshot(),
             elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+            blank: false,
         })
     })
 }
@@ -327,13 +595,14 @@ fn gave_up_result(gave_up: RetryError<Halt>) -> PhpResult<BatchResult> {
         Some(other) => return Err(other.into_exception()),
         None => None,
     };
+    let attempts = gave_up.report.attempts;
     Ok(BatchResult {
-        status: "gave_up",
-        value: None,
         error,
-        reason: Some(reason),
-        stopped_by,
-        attempts: gave_up.report.attempts,
+        ..BatchResult::of(
+            BatchEnd::GaveUp { reason, stopped_by },
+            attempts,
+            Some(gave_up.report),
+        )
     })
 }
 

@@ -291,6 +291,7 @@ pub const STUB_PROPERTIES: &[(&str, &[(&str, &str)])] = &[
             ("reason", "?string"),
             ("stoppedBy", "?string"),
             ("attempts", "int"),
+            ("report", "?Recuo\\Report"),
         ],
     ),
     (

@@ -400,7 +400,10 @@ fn seal_classes() {
         properties::seal::<StatsRecorder>();
         properties::seal::<BatchReport>();
         properties::seal::<RecordFactory>();
-        policy::allow_serialization();
+        policy::allow_serialization::<Policy>();
+        policy::allow_serialization::<Stats>();
+        policy::allow_serialization::<BatchResult>();
+        policy::allow_serialization::<BatchReport>();
     });
 }
 

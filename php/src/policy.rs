@@ -73,20 +73,21 @@ extern "C" {
 }
 
 /// `\JsonSerializable`.
-fn json_serializable() -> &'static ClassEntry {
+pub(crate) fn json_serializable() -> &'static ClassEntry {
     // SAFETY: a pointer PHP sets at ext/json's startup, before this extension's; it is null
     // or a class entry that lives as long as the engine.
     unsafe { php_json_serializable_ce.as_ref() }
         .expect("ext/json is part of every PHP 8 build and starts before extensions")
 }
 
-/// Lets `serialize()` and `unserialize()` take a `Recuo\Policy`: ext-php-rs marks every class
-/// backed by Rust data as not serializable, as PHP's default would write only its
-/// properties; this one has `__serialize()` and `__unserialize()`, which carry the whole
-/// policy. Called once per process, at the first request's startup: module startup runs
-/// before ext-php-rs registers the class (and sets the flag).
-pub fn allow_serialization() {
-    let class = std::ptr::from_ref(Policy::get_metadata().ce()).cast_mut();
+/// Lets `serialize()` and `unserialize()` take a `T` (`Recuo\Policy`, `Recuo\Stats`,
+/// `Recuo\BatchResult`, `Recuo\BatchReport`): ext-php-rs marks every class backed by Rust
+/// data as not serializable, as PHP's default would write only its properties; these have
+/// `__serialize()` and `__unserialize()`, which carry the whole value. Called once per
+/// process, at the first request's startup: module startup runs before ext-php-rs registers
+/// the class (and sets the flag).
+pub fn allow_serialization<T: RegisteredClass>() {
+    let class = std::ptr::from_ref(T::get_metadata().ce()).cast_mut();
     // SAFETY: at a request's startup, on the engine's thread, once, before any PHP code of
     // this process runs: the class entry this extension registered is only read by the
     // engine, which reads the flag when it serializes an object.

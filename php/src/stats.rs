@@ -10,21 +10,52 @@ use recuo::Cause;
 
 use crate::convert::{php_int, Bytes};
 use crate::errors::{guarded, value_error};
+use crate::policy::json_serializable;
+use crate::values::{php_table, read_data};
 
 /// What a batch did (SPEC §7): attempts started, operations ended, 429s and 503s seen, the
 /// spacing between starts and the most in flight. Read-only; `merge()` adds two up.
 #[php_class]
 #[php(name = "Recuo\\Stats")]
 #[php(flags = ClassFlags::Final)]
-#[derive(Debug, Clone, Default)]
+#[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
+#[derive(Debug, Clone)]
 pub struct Stats {
     pub(crate) inner: recuo::Stats,
+    /// Whether this is the empty object `unserialize()` makes before `__unserialize()` fills
+    /// it: every other `Stats` is immutable.
+    blank: bool,
+}
+
+/// Empty stats, as `unserialize()` makes the object before `__unserialize()`.
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            inner: recuo::Stats::default(),
+            blank: true,
+        }
+    }
 }
 
 impl From<recuo::Stats> for Stats {
     fn from(inner: recuo::Stats) -> Self {
-        Stats { inner }
+        Stats {
+            inner,
+            blank: false,
+        }
     }
+}
+
+/// The stats whose plain form is `value`, for `function`'s argument `position`.
+fn stats_of(function: &str, position: u32, value: &ZendHashTable) -> PhpResult<recuo::Stats> {
+    read_data(value).map_err(|why| {
+        value_error(
+            function,
+            position,
+            "value",
+            &format!("is not a stats value: {why}"),
+        )
+    })
 }
 
 /// Nanoseconds as (fractional) milliseconds.
@@ -37,7 +68,50 @@ fn ms(ns: u64) -> f64 {
 impl Stats {
     /// Empty stats: nothing started, nothing seen (what `merge()` adds up from).
     pub fn __construct() -> Self {
-        Stats::default()
+        recuo::Stats::default().into()
+    }
+
+    /// The stats whose plain form is `$value` (what `toValue()` answers): `\ValueError` for
+    /// a missing or unknown field or a value of the wrong type.
+    pub fn from_value(value: &ZendHashTable) -> PhpResult<Stats> {
+        guarded("Recuo\\Stats::fromValue", || {
+            Ok(stats_of("Recuo\\Stats::fromValue", 1, value)?.into())
+        })
+    }
+
+    /// The plain form every language shares (snake_case, spacings in nanoseconds): `initial`,
+    /// `retries`, `successes`, `failures`, `not_started`, `throttled`, `unavailable`,
+    /// `min_spacing_ns`, `first_start_ns`, `last_start_ns`, `max_in_flight` — for
+    /// `json_encode()`, a file, or another process.
+    pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        guarded("Recuo\\Stats::toValue", || {
+            php_table("Recuo\\Stats::toValue", &self.inner)
+        })
+    }
+
+    /// The plain form (`toValue()`), for `json_encode()`.
+    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        self.to_value()
+    }
+
+    /// The plain form (`toValue()`), for `serialize()`.
+    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        self.to_value()
+    }
+
+    /// The stats `$data` describes, read as `fromValue()` reads it, for `unserialize()`.
+    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+        const F: &str = "Recuo\\Stats::__unserialize";
+        guarded(F, || {
+            if !self.blank {
+                return Err(crate::errors::value_error_message(format!(
+                    "{F}(): stats are immutable; only the object unserialize() makes is filled"
+                )));
+            }
+            self.inner = stats_of(F, 1, data)?;
+            self.blank = false;
+            Ok(())
+        })
     }
 
     /// First attempts started.

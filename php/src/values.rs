@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use ext_php_rs::boxed::ZBox;
 use ext_php_rs::builders::{ClassBuilder, FunctionBuilder};
 use ext_php_rs::convert::{FromZvalMut, IntoZval};
 use ext_php_rs::ffi::{
@@ -394,6 +395,76 @@ unsafe fn slot<'a>(object: &'a ZendObject, entry: &ClassEntry, name: &str) -> Op
             .cast::<Zval>()
     };
     (value.get_type() != DataType::Undef).then_some(value)
+}
+
+/// How deep a plain value read from PHP may nest (a batch report's results hold reports,
+/// which hold lists); deeper, or a cycle of references, is not plain data.
+const MAX_DATA_DEPTH: usize = 8;
+
+/// `value`'s plain form as a PHP array: objects as string-keyed arrays, lists as lists, what
+/// `toValue()` answers.
+///
+/// # Errors
+/// A `Recuo\Exception\InternalError` when the value has no plain form (a bug in recuo).
+pub fn php_data<T: Serialize>(function: &str, value: &T) -> PhpResult<Zval> {
+    let plain =
+        serde_json::to_value(value).map_err(|e| internal_error(&format!("{function}(): {e}")))?;
+    any(&plain).map_err(|e| internal_error(&format!("{function}(): {e}")))
+}
+
+/// [`php_data`] of a value whose plain form is an object: the PHP array itself (for a
+/// declared `array` return type).
+///
+/// # Errors
+/// As [`php_data`].
+pub fn php_table<T: Serialize>(function: &str, value: &T) -> PhpResult<ZBox<ZendHashTable>> {
+    php_data(function, value)?
+        .array()
+        .map(ToOwned::to_owned)
+        .ok_or_else(|| internal_error(&format!("{function}(): the plain form is not an object")))
+}
+
+/// A PHP array read as a `T`'s plain form: a list (keys 0, 1, …) as a list, any other array as
+/// an object (integer keys as their decimal text), scalars as they are.
+///
+/// # Errors
+/// What is not plain data (an object, a resource, a float that is not finite, nesting past
+/// eight levels), or not `T`'s plain form, in words.
+pub fn read_data<T: DeserializeOwned>(table: &ZendHashTable) -> Result<T, String> {
+    let data = data_of_table(table, 0)?;
+    serde_json::from_value(data).map_err(|e| e.to_string())
+}
+
+fn data_of_table(table: &ZendHashTable, depth: usize) -> Result<Value, String> {
+    if depth >= MAX_DATA_DEPTH {
+        return Err("nested too deep to be a plain value".to_owned());
+    }
+    if table.has_sequential_keys() {
+        return table
+            .values()
+            .map(|item| data_of(item, depth + 1))
+            .collect::<Result<_, _>>()
+            .map(Value::Array);
+    }
+    let mut map = Map::new();
+    let mut entries = table.iter();
+    while let Some((key, value)) = entries.next_zval() {
+        let key = match (key.long(), key.str()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(s)) => s.to_owned(),
+            _ => return Err("a key that is not text".to_owned()),
+        };
+        map.insert(key, data_of(value, depth + 1)?);
+    }
+    Ok(Value::Object(map))
+}
+
+fn data_of(zv: &Zval, depth: usize) -> Result<Value, String> {
+    let zv = zv.dereference();
+    match zv.array() {
+        Some(table) => data_of_table(table, depth),
+        None => plain_at(zv, 1),
+    }
 }
 
 /// A PHP value as a plain one (lists only, as the table's arrays are).

@@ -21,8 +21,8 @@ use pyo3::types::PyTuple;
 
 use recuo::{
     BatchEnd, BatchProgress, BatchQueue, BatchReportValue, BatchResultValue, BatchStatus,
-    CancelToken, Clock, Gate, GiveUpReason, Next, Operation,
-    Policy, Report, Stats, StatsRecorder, Stopped, SystemClock,
+    CancelToken, Clock, Gate, GiveUpReason, Next, Operation, Policy, Report, Stats, StatsRecorder,
+    Stopped, SystemClock,
 };
 
 use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
@@ -603,8 +603,9 @@ impl PyBatchResult {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let repr = |v: &Option<Py<PyAny>>| -> PyResult<String> {
-            v.as_ref()
-                .map_or(Ok("None".to_owned()), |v| Ok(v.bind(py).repr()?.to_string()))
+            v.as_ref().map_or(Ok("None".to_owned()), |v| {
+                Ok(v.bind(py).repr()?.to_string())
+            })
         };
         Ok(match self.plain.status {
             BatchStatus::Succeeded => format!(
@@ -701,8 +702,8 @@ pub(crate) fn batch_report(
     stats: &Bound<'_, PyAny>,
     elapsed_ms: u64,
 ) -> PyResult<PyBatchReport> {
-    let stats: Stats =
-        read_plain(stats)?.map_err(|why| PyValueError::new_err(format!("not a recuo.Stats: {why}")))?;
+    let stats: Stats = read_plain(stats)?
+        .map_err(|why| PyValueError::new_err(format!("not a recuo.Stats: {why}")))?;
     let results = results
         .iter()
         .map(|r| {

@@ -90,6 +90,47 @@ final class BatchTest extends TestCase
         $this->assertSame(1, $ran);
     }
 
+    /** A report crosses to another process whole through serialize(), and as plain data through JSON. */
+    public function testAReportCrossesProcessesAsData(): void
+    {
+        $report = runBatch(
+            ['ok' => static fn (): int => 7, 'broken' => static fn () => throw new \DomainException('gone')],
+            policy: new Policy(maxAttempts: 2, baseMs: 1, capMs: 1, jitter: 'none'),
+            sleep: self::noSleep(),
+        );
+        $back = unserialize(serialize($report));
+        $this->assertInstanceOf(BatchReport::class, $back);
+        $this->assertSame(['ok', 'broken'], array_keys($back->results));
+        $this->assertSame(7, $back->results['ok']->value);
+        $this->assertInstanceOf(\DomainException::class, $back->results['broken']->error);
+        $this->assertSame('gone', $back->results['broken']->error->getMessage());
+        $this->assertSame(2, $back->results['broken']->report->attempts);
+        $this->assertSame($report->toValue(), $back->toValue());
+
+        $plain = json_decode(json_encode($report, JSON_THROW_ON_ERROR), true, 512, JSON_THROW_ON_ERROR);
+        $this->assertSame(['succeeded', 'gave_up'], array_column($plain['results'], 'status'));
+        $this->assertSame([1, 2], array_column($plain['results'], 'attempts'));
+        $this->assertSame([2, 1, 1, 1], [$plain['stats']['initial'], $plain['stats']['retries'], $plain['stats']['successes'], $plain['stats']['failures']]);
+        $read = BatchReport::fromValue($plain);
+        $this->assertSame($report->toValue(), $read->toValue());
+        $this->assertNull($read->results[0]->value);
+        $this->assertSame('attempts_exhausted', BatchResult::fromValue($plain['results'][1])->reason);
+    }
+
+    public function testStatsCrossAsTheirPlainForm(): void
+    {
+        $stats = runBatch([static fn () => 1, static fn () => 2])->stats;
+        $this->assertEquals($stats, unserialize(serialize($stats)));
+        $this->assertSame($stats->toValue(), Stats::fromValue(json_decode(json_encode($stats), true))->toValue());
+        $this->assertSame(2, $stats->toValue()['initial']);
+        $e = $this->thrownBy(static fn () => Stats::fromValue(['initial' => 'two']));
+        $this->assertSame(\ValueError::class, get_class($e));
+        $e = $this->thrownBy(static fn () => BatchResult::fromValue(['status' => 'gave_up', 'reason' => null, 'stopped_by' => null, 'attempts' => 1, 'report' => null]));
+        $this->assertStringContainsString('needs its reason', $e->getMessage());
+        $e = $this->thrownBy(static fn () => $stats->__unserialize($stats->toValue()));
+        $this->assertStringContainsString('immutable', $e->getMessage());
+    }
+
     public function testEveryOperationEndsOneWayAndTheStatsCountIt(): void
     {
         $gaveUp = [];
@@ -119,7 +160,7 @@ final class BatchTest extends TestCase
         $r = $report->results;
         $this->assertContainsOnlyInstancesOf(BatchResult::class, $r);
         $this->assertSame(
-            ['status' => 'succeeded', 'value' => 'one', 'error' => null, 'reason' => null, 'stoppedBy' => null, 'attempts' => 1],
+            ['status' => 'succeeded', 'value' => 'one', 'error' => null, 'reason' => null, 'stoppedBy' => null, 'attempts' => 1, 'report' => null],
             get_object_vars($r['first']),
         );
         $this->assertSame(['succeeded', 2, 3], [$r['flaky']->status, $r['flaky']->value, $r['flaky']->attempts]);
