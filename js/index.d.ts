@@ -496,7 +496,18 @@ export interface Stats {
   maxInFlight: number;
   minSpacingNs: number | null;
   meanSpacingNs: number | null;
+  /** The first start, ns on recuo's monotonic clock (`monotonicNs()`); null with none. */
+  firstStartNs: number | null;
+  /** The last start; null with none. */
+  lastStartNs: number | null;
 }
+
+/**
+ * Two recorders' stats added up, as the core merges them: counts add up; the shortest spacing
+ * of either and the span of both; `maxInFlight` adds up (an upper bound when both ran at
+ * once). Stats read back from JSON (another process's) merge the same way.
+ */
+export function mergeStats(a: Stats, b: Stats): Stats;
 
 export class StatsRecorder {
   constructor();
@@ -715,6 +726,7 @@ declare const recuo: {
   Operation: typeof Operation;
   BatchQueue: typeof BatchQueue;
   StatsRecorder: typeof StatsRecorder;
+  mergeStats: typeof mergeStats;
   AttemptPool: typeof AttemptPool;
   Regulator: typeof Regulator;
   ConcurrencyLimit: typeof ConcurrencyLimit;

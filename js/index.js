@@ -17,6 +17,7 @@ export const {
   Operation,
   BatchQueue,
   StatsRecorder,
+  mergeStats,
   AttemptPool,
   Regulator,
   ConcurrencyLimit,

@@ -180,6 +180,7 @@ export const PROTOTYPES = [
   'recuo_stats_recorder *recuo_stats_recorder_new(void)',
   'void recuo_stats_recorder_free(recuo_stats_recorder *recorder)',
   'uint32_t recuo_stats_recorder_snapshot(const recuo_stats_recorder *recorder, _Out_ recuo_stats *out)',
+  'uint32_t recuo_stats_merge(const recuo_stats *a, const recuo_stats *b, _Out_ recuo_stats *out)',
   'uint32_t recuo_redact_url(const uint8_t *url, size_t url_len, _Out_ uint8_t *buf, size_t buf_len, _Out_ size_t *written, _Out_ bool *malformed_out)',
   'uint32_t recuo_redact_header_value(const uint8_t *name, size_t name_len, const uint8_t *value, size_t value_len, _Out_ uint8_t *buf, size_t buf_len, _Out_ size_t *written)',
   'bool recuo_is_sensitive_name(const uint8_t *name, size_t name_len)',

@@ -50,6 +50,7 @@ export function recuoApi(native) {
     Operation: ctx.Operation,
     BatchQueue: ctx.BatchQueue,
     StatsRecorder: ctx.StatsRecorder,
+    mergeStats: ctx.mergeStats,
     AttemptPool: ctx.AttemptPool,
     Regulator: ctx.Regulator,
     ConcurrencyLimit: ctx.ConcurrencyLimit,

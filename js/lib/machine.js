@@ -50,6 +50,38 @@ export function installMachine(ctx) {
     }
   }
 
+  /** A `recuo_stats` as JavaScript's stats (camelCase; instants and spacings in ns). */
+  const statsFrom = (s) => ({
+    initial: Number(s.initial), retries: Number(s.retries), successes: Number(s.successes), failures: Number(s.failures),
+    notStarted: Number(s.not_started), throttled: Number(s.throttled), unavailable: Number(s.unavailable),
+    maxInFlight: Number(s.max_in_flight), minSpacingNs: s.has_spacing ? Number(s.min_spacing_ns) : null,
+    meanSpacingNs: s.has_spacing ? s.mean_spacing_ns : null,
+    firstStartNs: s.has_starts ? Number(s.first_start_ns) : null, lastStartNs: s.has_starts ? Number(s.last_start_ns) : null,
+  });
+  /** JavaScript's stats as a `recuo_stats` (the mean spacing follows from the rest). */
+  function statsTo(stats, what) {
+    if (stats == null || typeof stats !== 'object') throw new TypeError(`${what} must be stats`);
+    const count = (name) => integer(stats[name] ?? 0, `${what}.${name}`);
+    const at = (name) => (stats[name] == null ? null : integer(stats[name], `${what}.${name}`));
+    const [spacing, first, last] = [at('minSpacingNs'), at('firstStartNs'), at('lastStartNs')];
+    return {
+      initial: count('initial'), retries: count('retries'), successes: count('successes'), failures: count('failures'),
+      not_started: count('notStarted'), throttled: count('throttled'), unavailable: count('unavailable'),
+      max_in_flight: count('maxInFlight'), has_spacing: spacing !== null, min_spacing_ns: spacing ?? 0, mean_spacing_ns: 0,
+      has_starts: first !== null && last !== null, first_start_ns: first ?? 0, last_start_ns: last ?? 0, elapsed_ms: 0,
+    };
+  }
+  /**
+   * Two recorders' stats added up, as the core merges them: counts add up; the shortest
+   * spacing of either and the span of both; `maxInFlight` adds up (an upper bound when both
+   * ran at once). Stats from another process (JSON) merge the same way.
+   */
+  function mergeStats(a, b) {
+    const out = {};
+    check(f.recuo_stats_merge(statsTo(a, 'a'), statsTo(b, 'b'), out));
+    return statsFrom(out);
+  }
+
   /** Counts starts, retries, 429s, 503s and results, shared by any number of operations. */
   class StatsRecorder extends Handle {
     constructor() {
@@ -58,12 +90,7 @@ export function installMachine(ctx) {
     snapshot() {
       const s = {};
       check(f.recuo_stats_recorder_snapshot(this.ptr, s));
-      return {
-        initial: Number(s.initial), retries: Number(s.retries), successes: Number(s.successes), failures: Number(s.failures),
-        notStarted: Number(s.not_started), throttled: Number(s.throttled), unavailable: Number(s.unavailable),
-        maxInFlight: Number(s.max_in_flight), minSpacingNs: s.has_spacing ? Number(s.min_spacing_ns) : null,
-        meanSpacingNs: s.has_spacing ? s.mean_spacing_ns : null,
-      };
+      return statsFrom(s);
     }
   }
 
@@ -328,5 +355,5 @@ export function installMachine(ctx) {
     get stopped() { return reasonName(f.recuo_batch_queue_stopped(this.ptr)); }
   }
 
-  return { StatsRecorder, AttemptPool, Operation, BatchQueue };
+  return { StatsRecorder, AttemptPool, Operation, BatchQueue, mergeStats };
 }

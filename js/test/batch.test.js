@@ -107,3 +107,25 @@ test('Policy.interactive and Policy.batch differ only in the deadline', () => {
   assert.deepEqual([interactive.deadline_ms, batch.deadline_ms], [30000, null]);
   assert.deepEqual({ ...batch, deadline_ms: 30000 }, interactive);
 });
+
+test('runBatch: what a worker process sends back as JSON reads back and merges through the core', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const index = new URL('../index.js', import.meta.url).href;
+  const script = `
+    import { runBatch, Policy } from ${JSON.stringify(index)};
+    const n = Number(process.argv[1]);
+    const report = await runBatch(Array.from({ length: n }, (_, i) => async () => i), { policy: Policy.batch() });
+    process.stdout.write(JSON.stringify({ stats: report.stats, results: report.results }));`;
+  const run = (n) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, String(n)], { encoding: 'utf8' }));
+  const [a, b] = [run(2), run(3)];
+  assert.deepEqual(b.results.map((r) => [r.status, r.value, r.attempts]), [['succeeded', 0, 1], ['succeeded', 1, 1], ['succeeded', 2, 1]]);
+  const total = recuo.mergeStats(a.stats, b.stats);
+  assert.deepEqual([total.initial, total.retries, total.successes, total.failures, total.notStarted], [5, 0, 5, 0, 0]);
+  // The core's merge: the earliest first start and the latest last (each process's own clock
+  // in JavaScript, so only the counts are the batch's), in-flight figures added up.
+  assert.equal(total.firstStartNs, Math.min(a.stats.firstStartNs, b.stats.firstStartNs));
+  assert.equal(total.maxInFlight, a.stats.maxInFlight + b.stats.maxInFlight);
+  assert.deepEqual(JSON.parse(JSON.stringify(total)), total);
+  assert.throws(() => recuo.mergeStats({ ...a.stats, firstStartNs: 5, lastStartNs: 1 }, b.stats), recuo.RecuoError);
+  assert.throws(() => recuo.mergeStats({ ...a.stats, initial: -1 }, b.stats), RangeError);
+});
