@@ -4,6 +4,7 @@ under ``Policy.interactive()`` (on a fake clock: ``sleep``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 
@@ -178,7 +179,7 @@ def test_stats_report_and_policy_pickle_and_read_back_from_plain_data() -> None:
 
 def work(n: int) -> recuo.BatchReport:
     """A worker process's batch: its report goes back to the parent by pickle."""
-    return recuo.run_batch([lambda i=i: i * n for i in range(3)])
+    return recuo.run_batch([functools.partial(int.__mul__, i, n) for i in range(3)])
 
 
 def test_workers_in_other_processes_send_their_reports_back() -> None:
