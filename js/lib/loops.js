@@ -153,7 +153,7 @@ export function installLoops(ctx) {
           const at = now();
           // A budget kept on Redis through the caller's client is asked for the retry the
           // decision would take, before the machine decides (one instant for both).
-          if (gate?.budget?._channel && op.wouldDrawOnBudget(at, verdict)) await gate.budget._askWithdrawal();
+          if (gate?.budget?._channel && op.wouldDrawOnBudget(at, verdict)) await inTurn(gate, () => gate.budget._askWithdrawal());
           step = op.judged(at, verdict);
           break;
         }
@@ -202,23 +202,40 @@ export function installLoops(ctx) {
     const channels = hostChannels(gate);
     for (;;) {
       if (signal?.aborted) op.cancel();
-      let polled;
-      if (channels) {
-        try {
-          polled = op.pollGate(now());
-        } catch (e) {
-          if (e?.code !== HOST_PENDING) throw e;
-          // A limit on Redis through the caller's client waits on a call: run it, look again.
-          for (const ch of channels) await ch.serve(untilMs);
-          continue;
-        }
-        await flushChannels(channels);
-      } else {
-        polled = op.pollGate(now());
-      }
+      const polled = channels ? await inTurn(gate, () => pollHosted(op, channels, untilMs)) : op.pollGate(now());
       if (polled.kind !== 'wait') return polled;
       await wait(polled.delayMs, signal);
     }
+  }
+
+  /**
+   * One look at a gate whose limits are on Redis through the caller's client: a limit that
+   * waits on a call has it run, and is looked at again until it answers.
+   */
+  async function pollHosted(op, channels, untilMs) {
+    for (;;) {
+      let polled;
+      try {
+        polled = op.pollGate(now());
+      } catch (e) {
+        if (e?.code !== HOST_PENDING) throw e;
+        for (const ch of channels) await ch.serve(untilMs);
+        continue;
+      }
+      await flushChannels(channels);
+      return polled;
+    }
+  }
+
+  /**
+   * Runs `look` when no other operation is looking at `gate`'s hosted limits: a channel holds
+   * one pending call at a time, so the operations of one process (a batch's workers, loops
+   * side by side) take turns from the call to its answer.
+   */
+  function inTurn(gate, look) {
+    const turn = (gate._turn ?? Promise.resolve()).then(look);
+    gate._turn = turn.catch(() => {});
+    return turn;
   }
 
   /** The channels of a gate's limits kept on Redis through the caller's client (null: none). */

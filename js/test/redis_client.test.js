@@ -115,6 +115,29 @@ test('retry with a gate on Redis: a place, a start slot, and the budget\'s one r
   assert.ok(await gate.limit.tryAcquire().then((p) => p && (p.release(), true)));
 });
 
+test('operations side by side take turns at a gate on Redis: a batch of three workers runs to its end', { skip, timeout: 30000 }, async () => {
+  const c = await client('redis');
+  const gate = new recuo.Gate({
+    regulator: await recuo.Regulator.redis(c, 'turns:regulator', '50/s'),
+    limit: await recuo.ConcurrencyLimit.redis(c, 'turns:limit', 2, 30000),
+    budget: await recuo.RetryBudget.redis(c, 'turns:budget'),
+  });
+  let inFlight = 0;
+  let most = 0;
+  const op = async () => {
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    inFlight -= 1;
+    return 'ok';
+  };
+  // Before the turns, two operations looking at once answered each other's calls, and the
+  // batch stalled until its deadline.
+  const report = await recuo.runBatch(Array(12).fill(op), { gate, workers: 3, deadlineMs: 10000 });
+  assert.deepEqual(report.results.map((r) => r.status), Array(12).fill('succeeded'));
+  assert.equal(most, 2);
+});
+
 test('a server gone: the error names it and the cause', { skip }, async () => {
   const c = await client('ioredis');
   const limit = await recuo.ConcurrencyLimit.redis(c, 'gone', 1, 1000);
