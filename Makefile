@@ -10,7 +10,7 @@ export CARGO_TERM_COLOR ?= never
 
 include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk
 
-.PHONY: help deps test demo demo-guides test-rust lint-rust fmt faces faces-check test-readme bench bench-rust
+.PHONY: help deps test demo demo-guides test-rust lint-rust fmt faces faces-check test-readme test-guide-b test-guide-b-cut bench bench-rust
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -18,8 +18,8 @@ help: ## list the targets
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
 
-test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, the wheel, PHP, JavaScript, README examples
-	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install test-python test-wheel test-php test-js-runtimes test-readme
+test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, the wheel, PHP, JavaScript, README examples, guide B's job
+	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install test-python test-wheel test-php test-js-runtimes test-readme test-guide-b
 	@echo "make test: all suites passed"
 
 demo: deps ## build recuo and run a trial batch against its embedded rate-limited API
@@ -69,6 +69,12 @@ uninstall: $(UNINSTALL_TARGETS) ## remove exactly what make install installed (g
 
 test-install: ## make install into a temporary DESTDIR, the README's C example built with pkg-config, make uninstall
 	@tests/c/test_install.sh $(ROOT)
+
+test-guide-b: build-python build-php wasm deps-js build-cli ## guide B's job against nginx's limit_req: 4 worker processes per language (Python, PHP, Node) sharing one allowance
+	@cd tests/guide_b && RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PHP_EXTENSION=$(PHP_EXTENSION) $(PY_ENV) $(PY) -m pytest -q -s -rxX -p no:cacheprovider test_guide_b_job.py
+
+test-guide-b-cut: build-python build-cli ## guide B's job with nginx's allowance cut mid-run: the adaptive shared regulator against a fixed one (about 90 s)
+	@cd tests/guide_b && RECUO_GUIDE_B_CUT=1 RECUO_BIN=$(ROOT)/target/debug/recuo $(PY_ENV) $(PY) -m pytest -q -s -p no:cacheprovider test_guide_b_job.py -k adaptive
 
 test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
 	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)

@@ -42,6 +42,8 @@ lint-python: build-python ## clippy and rustfmt for recuo-python; mypy --strict 
 	@# The package's own Python (recuo/_retry.py, the glue of recuo.retry) is typed inline and
 	@# checked with the tests and examples that use it.
 	@$(call py_quiet,$(PY_MYPY) --config-file $(ROOT)/python/pyproject.toml tests/python examples/python python/recuo)
+	@# Guide B's job (its own conftest, with tests/python's servers on the path).
+	@$(call py_quiet,MYPYPATH=$(ROOT)/tests/python $(PY_MYPY) --config-file $(ROOT)/python/pyproject.toml tests/guide_b)
 	@# stubtest leaves a .mypy_cache in its working directory: run it under target/.
 	@cd $(ROOT)/target && $(call py_quiet,$(PY_ENV) MYPY_CACHE_DIR=$(ROOT)/target/mypy \
 		$(PY) -m mypy.stubtest recuo --mypy-config-file $(ROOT)/python/pyproject.toml)

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{IntoPyDict, PyTuple};
 
 use recuo::{
     BatchEnd, BatchProgress, BatchQueue, BatchReportValue, BatchResultValue, BatchStatus,
@@ -329,7 +329,9 @@ fn operations_arg(py: Python<'_>, operations: &Bound<'_, PyAny>) -> PyResult<Vec
 /// answers a ``BatchReport``: each operation's result, in order, and the batch's stats.
 ///
 /// Each operation is retried as ``recuo.retry`` would (``classify`` decides for each
-/// exception; by default every ``Exception`` is retried) and passes the gate before every
+/// exception; by default, as ``recuo.retry``'s, one that carries an HTTP response is judged by
+/// its status and headers, an HTTP client's transport error by its kind, and every other
+/// ``Exception`` is retried) and passes the gate before every
 /// attempt. The queue is the core's: once the deadline has passed, the operations not yet
 /// started are never started (their results say ``"not_started"``, reason
 /// ``"wait_exceeds_deadline"``), and no operation starts or waits past it. With
@@ -377,7 +379,26 @@ pub(crate) fn run_batch(
             .clone(),
     };
     let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
-    let classify = opt_callable(classify, "classify")?.map(|c| c.clone().unbind());
+    let classify = match opt_callable(classify, "classify")? {
+        Some(c) => c.clone().unbind(),
+        // As `recuo.retry`'s: an exception that carries an HTTP response is judged by its
+        // status and headers, the HTTP clients' transport errors by their kind; every other
+        // `Exception` is retried.
+        None => {
+            let failure = py
+                .import(pyo3::intern!(py, "recuo._http"))?
+                .getattr(pyo3::intern!(py, "classify_failure"))?;
+            let options = [
+                ("policy", Py::new(py, PyPolicy(policy.clone()))?.into_any()),
+                ("method", py.None()),
+            ]
+            .into_py_dict(py)?;
+            py.import(pyo3::intern!(py, "functools"))?
+                .getattr(pyo3::intern!(py, "partial"))?
+                .call((failure,), Some(&options))?
+                .unbind()
+        }
+    };
     let on_progress = opt_callable(on_progress, "on_progress")?.map(|c| c.clone().unbind());
     let ops = operations_arg(py, operations)?;
     let n = ops.len();
@@ -394,7 +415,7 @@ pub(crate) fn run_batch(
         ),
         ops,
         gate: gate.as_ref(),
-        classify,
+        classify: Some(classify),
         clock,
         results: (0..n).map(|_| Mutex::new(None)).collect(),
         recorder,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -65,7 +66,7 @@ pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
 events {{ worker_connections 64; }}
 http {{
-    log_format status '$status';
+    log_format status '$status $msec $request_time';
     access_log {dir}/access.log status;
     client_body_temp_path {dir}/body;
     proxy_temp_path {dir}/proxy;
@@ -77,15 +78,12 @@ http {{
         listen 127.0.0.1:{port};
         # limit_req runs in the preaccess phase: the answer must come from the content
         # phase (a static file; POST, which the static module refuses, answered as 200
-        # through error_page), not from `return`, which comes before it.
+        # through error_page; or the upstream), not from `return`, which comes before it.
         location / {{
-            limit_req zone=api;
+            limit_req zone=api{burst};
             limit_req_status 429;
             error_page 429 = @limited;
-            error_page 405 =200 @ok;
-            root {dir}/www;
-            default_type application/json;
-            try_files /ok.json =500;
+            {content}
         }}
         location @ok {{
             default_type application/json;
@@ -102,13 +100,31 @@ http {{
 
 
 class Nginx:
-    """A running nginx: ``url``, and ``statuses()`` — the status of every request it
-    answered, from its access log, read once it has stopped (so the log is complete)."""
+    """A running nginx: ``url``, and ``statuses()`` (and ``entries()``, with their times) —
+    the status of every request it answered, from its access log, read once it has stopped
+    (so the log is complete)."""
 
-    def __init__(self, url: str, log: Path, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, url: str, log: Path, proc: subprocess.Popen[bytes], rate: int) -> None:
         self.url = url
         self.log = log
         self.proc = proc
+        self.rate = rate
+
+    def reload(self, rate: int) -> None:
+        """Cuts (or raises) the allowance to ``rate`` requests a second while it runs: the
+        configuration rewritten, then nginx's own reload (SIGHUP), waited for."""
+        conf = self.log.parent / "nginx.conf"
+        text = conf.read_text()
+        conf.write_text(text.replace(f"rate={self.rate}r/s", f"rate={rate}r/s"))
+        error_log = self.log.parent / "error.log"
+        before = error_log.read_text() if error_log.exists() else ""
+        self.proc.send_signal(signal.SIGHUP)
+        for _ in range(200):
+            now = error_log.read_text() if error_log.exists() else ""
+            if now.count("reconfiguring") > before.count("reconfiguring"):
+                break
+            time.sleep(0.01)
+        self.rate = rate
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -116,19 +132,41 @@ class Nginx:
             self.proc.communicate(timeout=10)
 
     def statuses(self) -> list[int]:
+        return [status for status, _, _ in self.entries()]
+
+    def entries(self) -> list[tuple[int, float, float]]:
+        """Every request it answered: its status, when it ended (seconds since the Unix
+        epoch) and how long it took (seconds)."""
         self.stop()
         text = self.log.read_text() if self.log.exists() else ""
-        return [int(line) for line in text.split()]
+        lines = (line.split() for line in text.splitlines() if line)
+        return [(int(status), float(at), float(took)) for status, at, took in lines]
 
 
 @contextmanager
-def nginx(rate: int) -> Iterator[Nginx]:
-    """nginx on 127.0.0.1 with ``limit_req`` at ``rate`` requests a second (no burst) for
-    every path, answering 429 with ``Retry-After: 1`` past it."""
+def nginx(rate: int, *, burst: int = 0, upstream: str | None = None) -> Iterator[Nginx]:
+    """nginx on 127.0.0.1 with ``limit_req`` at ``rate`` requests a second and ``burst``
+    (``nodelay``: a request past the burst is refused, never queued) for every path,
+    answering 429 with ``Retry-After: 1`` past it; the rest answered 200 by nginx itself, or
+    proxied to ``upstream`` (a base URL)."""
     with tempfile.TemporaryDirectory(prefix="recuo-nginx-") as folder:
         port = _free_port()
         conf = Path(folder) / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(dir=folder, port=port, rate=rate))
+        content = (
+            f"proxy_pass {upstream};"
+            if upstream
+            else f"error_page 405 =200 @ok; root {folder}/www; default_type application/json; "
+            "try_files /ok.json =500;"
+        )
+        conf.write_text(
+            NGINX_CONF.format(
+                dir=folder,
+                port=port,
+                rate=rate,
+                burst=f" burst={burst} nodelay" if burst else "",
+                content=content,
+            )
+        )
         # Run as root, nginx's workers are `nobody`: they read www/ (and nothing else here).
         os.chmod(folder, 0o711)
         (Path(folder) / "www").mkdir(mode=0o755)
@@ -151,7 +189,7 @@ def nginx(rate: int) -> Iterator[Nginx]:
                         raise RuntimeError(f"nginx did not start: {proc.stderr.read().decode()}") from None
                     time.sleep(0.025)
             time.sleep(0.2)  # a quiet spell: the zone starts empty
-            server = Nginx(url, Path(folder) / "access.log", proc)
+            server = Nginx(url, Path(folder) / "access.log", proc, rate)
             yield server
         finally:
             if proc.poll() is None:

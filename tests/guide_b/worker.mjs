@@ -1,0 +1,34 @@
+// One worker of guide B's job, in Node: its share of the reads as one runBatch through the
+// limits every worker shares (keys on one Redis server), with fetch, starting at START
+// (CLOCK_MONOTONIC ns: process.hrtime's clock, the same in every process). Prints its stats
+// (as the core's plain form) and its start and end as one JSON line.
+//
+//     node worker.mjs BASE_URL START_NS REDIS_URL ADAPTIVE ID...
+
+import { ConcurrencyLimit, Gate, Policy, Regulator, RetryBudget, runBatch } from 'recuo';
+
+const [base, start, redisUrl, adaptive, ...ids] = process.argv.slice(2);
+const regulator = await Regulator.redis(redisUrl, 'guide-b:regulator', '9/s', { adaptive: adaptive === 'adaptive' });
+const limit = await ConcurrencyLimit.redis(redisUrl, 'guide-b:limit', 3, 30_000);
+const budget = await RetryBudget.redis(redisUrl, 'guide-b:budget');
+const gate = new Gate({ regulator, limit, budget });
+
+// fetch answers a 429 or 503 as a Response: runBatch judges it by its status and Retry-After.
+// The body is read at once, so that the connection goes back to the pool.
+const operations = ids.map((id) => async (attempt) => {
+  const response = await fetch(`${base}/items/${id}`, { signal: attempt.signal });
+  await response.arrayBuffer();
+  return response;
+});
+while (process.hrtime.bigint() < BigInt(start)) await new Promise((resolve) => setTimeout(resolve, 1));
+const began = process.hrtime.bigint();
+const report = await runBatch(operations, { policy: Policy.batch(), gate, workers: 3, deadlineMs: 120_000 });
+const ended = process.hrtime.bigint();
+const s = report.stats;
+const stats = {
+  initial: s.initial, retries: s.retries, successes: s.successes, failures: s.failures, not_started: s.notStarted,
+  throttled: s.throttled, unavailable: s.unavailable, min_spacing_ns: s.minSpacingNs, first_start_ns: s.firstStartNs,
+  last_start_ns: s.lastStartNs, max_in_flight: s.maxInFlight,
+};
+console.log(JSON.stringify({ stats, began_ns: Number(began), ended_ns: Number(ended) }));
+for (const shared of [regulator, limit, budget]) await shared.close?.();

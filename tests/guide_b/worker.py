@@ -1,0 +1,63 @@
+"""One worker of guide B's job, in Python: its share of the reads as one ``recuo.run_batch``
+through the limits every worker shares (files in STATE), with requests or httpx, starting at
+START (CLOCK_MONOTONIC ns, the same clock in every process). Prints its stats' plain form and
+its start and end as one JSON line.
+
+    python worker.py requests|httpx BASE_URL START_NS STATE ADAPTIVE ID...
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+
+import recuo
+
+
+def getter(client: str) -> Callable[[str], int]:
+    """A GET that raises for a status of 400 or more, so that recuo sees the 429 or 503 (and
+    its Retry-After) on the client's own error."""
+    if client == "requests":
+        import requests
+
+        session = requests.Session()
+
+        def get_requests(url: str) -> int:
+            response = session.get(url, timeout=10)
+            response.raise_for_status()
+            return response.status_code
+
+        return get_requests
+    import httpx
+
+    http = httpx.Client(timeout=10)
+
+    def get_httpx(url: str) -> int:
+        response = http.get(url)
+        response.raise_for_status()
+        return response.status_code
+
+    return get_httpx
+
+
+def main() -> None:
+    client, base, start_ns, state, adaptive, *ids = sys.argv[1:]
+    gate = recuo.Gate(
+        regulator=recuo.Regulator.shared(f"{state}/regulator", "9/s", adaptive=adaptive == "adaptive"),
+        limit=recuo.ConcurrencyLimit.shared(f"{state}/limit", 3),
+        budget=recuo.RetryBudget.shared(f"{state}/budget"),
+    )
+    get = getter(client)
+    operations = [lambda i=i: get(f"{base}/items/{i}") for i in ids]
+    while time.monotonic_ns() < int(start_ns):
+        time.sleep(0.001)
+    began = time.monotonic_ns()
+    report = recuo.run_batch(operations, policy=recuo.Policy.batch(), gate=gate, workers=3, deadline=120)
+    ended = time.monotonic_ns()
+    print(json.dumps({"stats": report.stats.to_dict(), "began_ns": began, "ended_ns": ended}))
+
+
+if __name__ == "__main__":
+    main()
