@@ -123,6 +123,28 @@ pub enum BatchStatus {
     NotStarted,
 }
 
+impl BatchStatus {
+    /// `succeeded`, `gave_up` or `not_started`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BatchStatus::Succeeded => "succeeded",
+            BatchStatus::GaveUp => "gave_up",
+            BatchStatus::NotStarted => "not_started",
+        }
+    }
+
+    /// The status named `name`, as [`name`](Self::name) spells it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            BatchStatus::Succeeded,
+            BatchStatus::GaveUp,
+            BatchStatus::NotStarted,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+}
+
 /// One operation of a batch as plain data: how it ended, why, the attempts made and, when it
 /// gave up, its report. A batch's result without the operation's own value and error, which
 /// belong to the language that ran it.
@@ -166,17 +188,7 @@ impl BatchResultValue {
     /// How it ended, as the batch's queue counts it; `None` for a give-up or an operation
     /// not started without its reason (a value read from elsewhere).
     pub fn end(&self) -> Option<BatchEnd> {
-        Some(match self.status {
-            BatchStatus::Succeeded => BatchEnd::Succeeded,
-            BatchStatus::GaveUp => BatchEnd::GaveUp {
-                reason: self.reason?,
-                stopped_by: self.stopped_by,
-            },
-            BatchStatus::NotStarted => BatchEnd::NotStarted {
-                reason: self.reason?,
-                stopped_by: self.stopped_by,
-            },
-        })
+        BatchEnd::from_parts(self.status, self.reason, self.stopped_by)
     }
 }
 
@@ -198,6 +210,26 @@ pub struct BatchReportValue {
 }
 
 impl BatchEnd {
+    /// The end a `status`, its `reason` and `stopped_by` describe (as a binding or a file
+    /// gives them); `None` for a give-up or an operation not started without its reason.
+    pub fn from_parts(
+        status: BatchStatus,
+        reason: Option<GiveUpReason>,
+        stopped_by: Option<GiveUpReason>,
+    ) -> Option<Self> {
+        Some(match status {
+            BatchStatus::Succeeded => BatchEnd::Succeeded,
+            BatchStatus::GaveUp => BatchEnd::GaveUp {
+                reason: reason?,
+                stopped_by,
+            },
+            BatchStatus::NotStarted => BatchEnd::NotStarted {
+                reason: reason?,
+                stopped_by,
+            },
+        })
+    }
+
     /// The end of an operation whose loop reported `report`: a give-up with no attempt made
     /// is an operation never started — unless its gate could not be used (`gate_failed`),
     /// an error the batch reports as such.

@@ -100,19 +100,16 @@ impl recuo_batch_progress {
 /// `kind`, `reason` and `stopped_by` as C passed them; `None` unless each is a constant (and
 /// a give-up or an operation not started has a reason).
 pub(crate) fn batch_end(kind: u32, reason: u32, stopped_by: u32) -> Option<recuo::BatchEnd> {
-    let reason = recuo_give_up_reason::read(reason).ok()?;
-    let stopped_by = recuo_give_up_reason::read(stopped_by).ok()?;
-    Some(match recuo_batch_result_kind::from_code(kind)? {
-        recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED => recuo::BatchEnd::Succeeded,
-        recuo_batch_result_kind::RECUO_BATCH_GAVE_UP => recuo::BatchEnd::GaveUp {
-            reason: reason?,
-            stopped_by,
-        },
-        recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED => recuo::BatchEnd::NotStarted {
-            reason: reason?,
-            stopped_by,
-        },
-    })
+    let status = match recuo_batch_result_kind::from_code(kind)? {
+        recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED => recuo::BatchStatus::Succeeded,
+        recuo_batch_result_kind::RECUO_BATCH_GAVE_UP => recuo::BatchStatus::GaveUp,
+        recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED => recuo::BatchStatus::NotStarted,
+    };
+    recuo::BatchEnd::from_parts(
+        status,
+        recuo_give_up_reason::read(reason).ok()?,
+        recuo_give_up_reason::read(stopped_by).ok()?,
+    )
 }
 
 /// The name of the `recuo_batch_result_kind` constant `kind` (`"succeeded"`, `"gave_up"`,

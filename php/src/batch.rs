@@ -116,11 +116,7 @@ impl BatchResult {
     /// `"succeeded"`, `"gave_up"` or `"not_started"`.
     #[php(getter)]
     pub fn get_status(&self) -> &'static str {
-        match self.plain.status {
-            BatchStatus::Succeeded => "succeeded",
-            BatchStatus::GaveUp => "gave_up",
-            BatchStatus::NotStarted => "not_started",
-        }
+        self.plain.status.name()
     }
 
     /// What the operation returned; null unless it succeeded.

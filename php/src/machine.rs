@@ -852,27 +852,16 @@ impl BatchQueue {
         guarded(F, || {
             let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
             let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
-            let needs_reason =
-                || reason.ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"));
-            let end = match &*end.text() {
-                "succeeded" => BatchEnd::Succeeded,
-                "gave_up" => BatchEnd::GaveUp {
-                    reason: needs_reason()?,
-                    stopped_by,
-                },
-                "not_started" => BatchEnd::NotStarted {
-                    reason: needs_reason()?,
-                    stopped_by,
-                },
-                _ => {
-                    return Err(value_error(
-                        F,
-                        2,
-                        "end",
-                        "must be \"succeeded\", \"gave_up\" or \"not_started\"",
-                    ))
-                }
-            };
+            let status = recuo::BatchStatus::from_name(&end.text()).ok_or_else(|| {
+                value_error(
+                    F,
+                    2,
+                    "end",
+                    "must be \"succeeded\", \"gave_up\" or \"not_started\"",
+                )
+            })?;
+            let end = BatchEnd::from_parts(status, reason, stopped_by)
+                .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
             let index = usize::try_from(index).unwrap_or(usize::MAX);
             instance(&self.inner.ended(index, end))
         })

@@ -517,11 +517,7 @@ impl PyBatchResult {
     }
 
     const fn status_name(&self) -> &'static str {
-        match self.plain.status {
-            BatchStatus::Succeeded => "succeeded",
-            BatchStatus::GaveUp => "gave_up",
-            BatchStatus::NotStarted => "not_started",
-        }
+        self.plain.status.name()
     }
 }
 

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 
-use recuo::{BatchEnd, BatchQueue, GiveUpReason, Next, Report, RequestLine};
+use recuo::{BatchEnd, BatchQueue, BatchStatus, GiveUpReason, Next, Report, RequestLine};
 
 use crate::args::{mono_ms_arg, type_name};
 use crate::policy::PyPolicy;
@@ -209,26 +209,14 @@ impl PyBatchQueue {
         let (status, reason, stopped_by) = end;
         let reason = reason.as_deref().map(give_up_reason).transpose()?;
         let stopped_by = stopped_by.as_deref().map(give_up_reason).transpose()?;
-        let needs_reason = || {
-            reason
-                .ok_or_else(|| PyValueError::new_err(format!("a {status:?} end needs its reason")))
-        };
-        let end = match status.as_str() {
-            "succeeded" => BatchEnd::Succeeded,
-            "gave_up" => BatchEnd::GaveUp {
-                reason: needs_reason()?,
-                stopped_by,
-            },
-            "not_started" => BatchEnd::NotStarted {
-                reason: needs_reason()?,
-                stopped_by,
-            },
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "an end is \"succeeded\", \"gave_up\" or \"not_started\", not {other:?}"
-                )))
-            }
-        };
+        let status = BatchStatus::from_name(&status).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "an end is \"succeeded\", \"gave_up\" or \"not_started\", not {status:?}"
+            ))
+        })?;
+        let end = BatchEnd::from_parts(status, reason, stopped_by).ok_or_else(|| {
+            PyValueError::new_err(format!("a {:?} end needs its reason", status.name()))
+        })?;
         instance(py, "BatchProgress", &self.0.ended(index, end))
     }
 
