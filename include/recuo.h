@@ -3091,6 +3091,25 @@ recuo_status recuo_attempts_responded(struct recuo_attempts *attempts,
                                       struct recuo_step *out);
 
 /**
+ * The verdict `recuo_attempts_responded` would act on for this outcome at `now_ms` — the
+ * policy's classification with the operation's method and key — into `*out`; nothing
+ * changes. A host whose retry budget answers through it (a budget on Redis through the
+ * host's own client) asks the budget first: `recuo_attempts_failed_noted` with the response,
+ * then `recuo_attempts_judged_seen` with this verdict, is `recuo_attempts_responded`.
+ * Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; an outcome or header error.
+ *
+ * # Safety
+ * `attempts` NULL or a live handle; `outcome` NULL or readable; `headers` must point to
+ * `header_count` readable `recuo_header`s (or be NULL with 0); `out` NULL or writable.
+ */
+recuo_status recuo_attempts_response_verdict(const struct recuo_attempts *attempts,
+                                             uint64_t now_ms,
+                                             const struct recuo_outcome *outcome,
+                                             const struct recuo_header *headers,
+                                             size_t header_count,
+                                             struct recuo_verdict *out);
+
+/**
  * The wait of `RECUO_STEP_SLEEP` is over at `now_ms` (or was cut short by a cancellation).
  *
  * # Safety

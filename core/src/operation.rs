@@ -758,15 +758,16 @@ impl Operation {
         }
     }
 
-    /// An HTTP attempt ended at `now_ms` with `outcome` and the response's `headers`: a
-    /// success, or a failure judged by the policy's classification (SPEC §5) with this
-    /// operation's method and key — the machine takes [`Step::Classify`] itself.
-    pub fn responded<K: AsRef<str>, V: AsRef<str>>(
-        &mut self,
+    /// The verdict [`responded`](Self::responded) acts on for this outcome at `now_ms` — the
+    /// policy's classification with this operation's method and key — and nothing changes. A
+    /// host whose budget answers through it asks the budget first: [`failed`](Self::failed),
+    /// then [`judged`](Self::judged) with this verdict and the same `seen`, is `responded`.
+    pub fn response_verdict<K: AsRef<str>, V: AsRef<str>>(
+        &self,
         now_ms: u64,
         outcome: Outcome,
         headers: &[(K, V)],
-    ) -> Step {
+    ) -> Verdict {
         let unix_ms = self.unix_at(now_ms);
         let request = Request {
             method: if self.method.is_empty() {
@@ -776,10 +777,21 @@ impl Operation {
             },
             has_idempotency_key: self.idempotent_by_key,
         };
-        let verdict = self
-            .attempts
+        self.attempts
             .policy()
-            .classify(outcome, request, headers, unix_ms);
+            .classify(outcome, request, headers, unix_ms)
+    }
+
+    /// An HTTP attempt ended at `now_ms` with `outcome` and the response's `headers`: a
+    /// success, or a failure judged by the policy's classification (SPEC §5) with this
+    /// operation's method and key — the machine takes [`Step::Classify`] itself.
+    pub fn responded<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        now_ms: u64,
+        outcome: Outcome,
+        headers: &[(K, V)],
+    ) -> Step {
+        let verdict = self.response_verdict(now_ms, outcome, headers);
         let seen = self.journal.as_ref().map(|_| Seen::new(outcome, headers));
         if verdict == Verdict::Success {
             return self.succeeded_seen(now_ms, seen);

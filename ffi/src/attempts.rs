@@ -1034,6 +1034,49 @@ pub unsafe extern "C" fn recuo_attempts_responded(
     }
 }
 
+/// The verdict `recuo_attempts_responded` would act on for this outcome at `now_ms` — the
+/// policy's classification with the operation's method and key — into `*out`; nothing
+/// changes. A host whose retry budget answers through it (a budget on Redis through the
+/// host's own client) asks the budget first: `recuo_attempts_failed_noted` with the response,
+/// then `recuo_attempts_judged_seen` with this verdict, is `recuo_attempts_responded`.
+/// Returns `RECUO_OK`; `RECUO_ERR_NULL_ARGUMENT`; an outcome or header error.
+///
+/// # Safety
+/// `attempts` NULL or a live handle; `outcome` NULL or readable; `headers` must point to
+/// `header_count` readable `recuo_header`s (or be NULL with 0); `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_response_verdict(
+    attempts: *const recuo_attempts,
+    now_ms: u64,
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    header_count: usize,
+    out: *mut recuo_verdict,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for the memory.
+        let read = unsafe {
+            (
+                ptr::input(attempts),
+                RawOutcome::read(outcome),
+                read_headers(headers, header_count),
+                ptr::out(out),
+            )
+        };
+        match read {
+            (Ok(a), Ok(outcome), Ok(headers), Ok(out)) => {
+                let verdict = a.op.response_verdict(now_ms, outcome, &headers);
+                // SAFETY: a checked output.
+                unsafe { out.write(recuo_verdict::from_core(verdict)) };
+                RECUO_OK
+            }
+            (Err(status), ..) | (_, Err(status), ..) | (.., Err(status), _) | (.., Err(status)) => {
+                status
+            }
+        }
+    })
+}
+
 /// The wait of `RECUO_STEP_SLEEP` is over at `now_ms` (or was cut short by a cancellation).
 ///
 /// # Safety

@@ -93,6 +93,7 @@ export const PROTOTYPES = [
   'uint32_t recuo_attempts_failed(recuo_attempts *attempts, uint64_t now_ms, _Out_ recuo_step *out)',
   'uint32_t recuo_attempts_judged(recuo_attempts *attempts, uint64_t now_ms, const recuo_verdict *verdict, _Out_ recuo_step *out)',
   'uint32_t recuo_attempts_responded(recuo_attempts *attempts, uint64_t now_ms, const recuo_outcome *outcome, const recuo_header *headers, size_t header_count, _Out_ recuo_step *out)',
+  'uint32_t recuo_attempts_response_verdict(const recuo_attempts *attempts, uint64_t now_ms, const recuo_outcome *outcome, const recuo_header *headers, size_t header_count, _Out_ recuo_verdict *out)',
   'uint32_t recuo_attempts_slept(recuo_attempts *attempts, uint64_t now_ms, _Out_ recuo_step *out)',
   'uint32_t recuo_attempts_cancel(recuo_attempts *attempts)',
   'uint32_t recuo_attempts_stop_queue(recuo_attempts *attempts, uint32_t reason)',

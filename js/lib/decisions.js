@@ -111,6 +111,6 @@ export function installDecisions(ctx) {
     return verdictFrom(out, seen);
   }
 
-  return { parseRetryAfter, retryDelayMs, backoffWindowMs, cSeen, seenOfError, cVerdict, predicateVerdict,
+  return { parseRetryAfter, retryDelayMs, backoffWindowMs, cSeen, seenOfError, cVerdict, predicateVerdict, verdictFrom,
     classify };
 }

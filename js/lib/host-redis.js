@@ -238,6 +238,8 @@ export function installHostRedis(ctx) {
      * closed, as with the native client).
      */
     async _askWithdrawal() {
+      // The requests counted so far reach the server first: the retry is judged against them.
+      await this._channel.flush();
       if (f.recuo_retry_budget_try_withdraw(this.ptr) !== HOST_PENDING) return;
       await this._channel.serve().catch(() => {});
     }

@@ -81,6 +81,7 @@ export function installLoops(ctx) {
     let error;
     let last = NOTHING; // what the last attempt came to, as the core names it
     let failure; // what the last failed attempt came to: its Response or its error
+    let judged = null; // a response's verdict, the machine's own, to tell at its classify step
     const flush = () => {
       if (!onRecord) return;
       for (let r = op.pollRecord(); r; r = op.pollRecord()) onRecord(r.level, r.line);
@@ -102,6 +103,16 @@ export function installLoops(ctx) {
       if (http && isResponse(result)) {
         response = result;
         last = { status: result.status };
+        if (gate?.budget?._channel) {
+          // A budget on Redis through the caller's client answers a retry only when asked:
+          // the response is told as a failure and judged in the classify step, which asks it.
+          const verdict = op.responseVerdict(atMs, result.status, result.headers);
+          if (verdict.verdict !== 'success') {
+            const step = op.failed(atMs, { status: result.status, headers: result.headers });
+            if (step.kind === 'classify') judged = { verdict, atMs };
+            return step;
+          }
+        }
         return op.responded(atMs, result.status, result.headers);
       }
       value = result;
@@ -149,12 +160,19 @@ export function installLoops(ctx) {
           break;
         }
         case 'classify': {
-          const verdict = await judge(error);
-          const at = now();
+          const told = judged;
+          judged = null;
+          const verdict = told ? told.verdict : await judge(error);
+          const at = told ? told.atMs : now();
           // A budget kept on Redis through the caller's client is asked for the retry the
-          // decision would take, before the machine decides (one instant for both).
-          if (gate?.budget?._channel && op.wouldDrawOnBudget(at, verdict)) await inTurn(gate, () => gate.budget._askWithdrawal());
-          step = op.judged(at, verdict);
+          // decision would take, before the machine decides (one instant for both) — in one
+          // turn, so that no other operation's question takes the answer meanwhile.
+          step = gate?.budget?._channel
+            ? await inTurn(gate, async () => {
+              if (op.wouldDrawOnBudget(at, verdict)) await gate.budget._askWithdrawal();
+              return op.judged(at, verdict);
+            })
+            : op.judged(at, verdict);
           break;
         }
         case 'sleep':

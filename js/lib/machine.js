@@ -10,7 +10,7 @@ import { BUFFER_TOO_SMALL } from './errors.js';
 export function installMachine(ctx) {
   const { f, layout, check, bytes, text, integer, constant, reasonName, steps, levels, reasons, styles,
     endings, batchKinds, nextKinds, statusAndHeaders, cHeaders, outcomeOf, Handle, Policy, theDefaultPolicy, cSeen,
-    predicateVerdict, sendKeysCode, planFrom, cLast, Gate } = ctx;
+    predicateVerdict, verdictFrom, sendKeysCode, planFrom, cLast, Gate } = ctx;
 
   // A step comes back in one scratch buffer, read field by field (every call is synchronous,
   // so one buffer serves them all): decoding the struct into a new object cost ~3 µs a
@@ -235,6 +235,19 @@ export function installMachine(ctx) {
       if (saw == null) return this._step((o) => f.recuo_attempts_judged(this.ptr, integer(nowMs, 'nowMs'), v, o));
       const a = cSeen(saw);
       return this._step((o) => f.recuo_attempts_judged_seen(this.ptr, integer(nowMs, 'nowMs'), v, a.outcome, a.headers, a.count, o));
+    }
+    /**
+     * The verdict `responded(nowMs, outcome, headers)` would act on (nothing changes): a
+     * host whose budget answers through it asks the budget first, then tells the machine
+     * `failed(nowMs, seen)` and `judged(nowMs, verdict)` — which is `responded`.
+     */
+    responseVerdict(nowMs, outcome, headers) {
+      const [o, h] = statusAndHeaders(outcome, headers);
+      const list = cHeaders(h);
+      const out = {};
+      const c = outcomeOf(o);
+      check(f.recuo_attempts_response_verdict(this.ptr, integer(nowMs, 'nowMs'), c, list, list.length, out));
+      return verdictFrom(out, typeof o === 'number' ? { status: o, headers: h } : { transport: o });
     }
     /** What came back: a status (with the response's headers), a `Response`, or a transport kind. */
     responded(nowMs, outcome, headers) {

@@ -16,8 +16,8 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::array::ArrayKey;
 use ext_php_rs::types::{ZendHashTable, Zval};
 use recuo::{
-    BatchEnd, BatchQueue, BatchReportValue, BatchResultValue, BatchStatus, GiveUpReason, Next,
-    RetryError, StatsRecorder,
+    BatchEnd, BatchQueue, BatchReportValue, BatchResultValue, GiveUpReason, Next, RetryError,
+    StatsRecorder,
 };
 
 use crate::convert::{seed as seed_arg, type_name};
