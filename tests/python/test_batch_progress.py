@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import pickle
+from collections.abc import Callable
 
 import pytest
 
@@ -29,7 +30,8 @@ def classify(e: Exception) -> object:
     return recuo.Verdict.give_up() if isinstance(e, NotFound) else recuo.Verdict.retry()
 
 
-def test_progress_is_told_once_per_operation_in_order() -> None:
+def flaky_and_missing() -> tuple[Callable[[], str], Callable[[], str]]:
+    """An operation that fails once, then succeeds; one that is never found."""
     calls = {0: 0}
 
     def flaky() -> str:
@@ -39,8 +41,13 @@ def test_progress_is_told_once_per_operation_in_order() -> None:
         return "ok"
 
     def missing() -> str:
-        raise NotFound()
+        raise NotFound("gone")
 
+    return flaky, missing
+
+
+def test_progress_is_told_once_per_operation_in_order() -> None:
+    flaky, missing = flaky_and_missing()
     told: list[recuo.BatchProgress] = []
     report = recuo.run_batch(
         [flaky, missing, lambda: "ok"], policy=quick(), classify=classify, on_progress=told.append
@@ -103,16 +110,7 @@ def test_the_presets_differ_only_in_the_deadline() -> None:
 
 
 def flaky_report() -> recuo.BatchReport:
-    calls = {0: 0}
-
-    def flaky() -> str:
-        calls[0] += 1
-        if calls[0] == 1:
-            raise Unavailable()
-        return "ok"
-
-    def missing() -> str:
-        raise NotFound("gone")
+    flaky, missing = flaky_and_missing()
 
     # Starts at 0, 250 (the retry), 500 and 750 ms; the fourth's slot, at 1 s, is past the deadline.
     paced = recuo.Gate(regulator=recuo.Regulator("4/s"))
