@@ -51,6 +51,12 @@ const PLACES_AT: u64 = 4096;
 /// The first wait between two looks for a free place; it doubles up to [`LONGEST_POLL`].
 const FIRST_POLL: Duration = Duration::from_millis(1);
 
+/// The turnstile: a byte before the places, locked by the process whose waiter is next. A
+/// place given back goes to that waiter — it looks every [`FIRST_POLL`] — and not to
+/// whoever asks first: without it, a process that gives a place back and asks again at once
+/// takes it from under a waiter that looks every few milliseconds, again and again.
+const TURNSTILE_AT: u64 = PLACES_AT - 1;
+
 /// This process's view of the file.
 struct Held {
     /// Our own open file description of the file: every place we hold is locked through it.
@@ -59,6 +65,8 @@ struct Held {
     pid: u32,
     /// The places this process holds.
     places: BTreeSet<u32>,
+    /// This process's waiters that are next (the turnstile is locked while there is one).
+    next_in_turn: u32,
 }
 
 /// The places of a limit in a file.
@@ -163,6 +171,7 @@ impl FilePlaces {
                 file,
                 pid: getpid(),
                 places: BTreeSet::new(),
+                next_in_turn: 0,
             }),
             freed: Condvar::new(),
             waiting: Mutex::new(()),
@@ -194,6 +203,7 @@ impl FilePlaces {
                 file,
                 pid: getpid(),
                 places: BTreeSet::new(),
+                next_in_turn: 0,
             };
         }
         Ok(h)
@@ -239,6 +249,46 @@ impl FilePlaces {
             }
         }
         Ok(None)
+    }
+
+    /// Whether a waiter of another process is next (holds the turnstile): then a place given
+    /// back is its, and this process does not take it unless its own waiter is next.
+    fn another_is_next(&self) -> Result<bool, SharedError> {
+        let h = self.held()?;
+        // Our own lock never conflicts with our own question: only another's is seen.
+        let fl = ofd(&h.file, true, libc::F_WRLCK, TURNSTILE_AT, 1).map_err(lock_error)?;
+        Ok(i32::from(fl.l_type) != libc::F_UNLCK)
+    }
+
+    /// Makes one of this process's waiters next, when no other process's is: `true` when it
+    /// is (give it back with [`end_turn`](Self::end_turn)).
+    fn take_turn(&self) -> Result<bool, SharedError> {
+        let mut h = self.held()?;
+        if h.next_in_turn == 0 {
+            match ofd(&h.file, false, libc::F_WRLCK, TURNSTILE_AT, 1) {
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => {
+                    return Ok(false)
+                }
+                Err(e) => return Err(lock_error(e)),
+            }
+        }
+        h.next_in_turn += 1;
+        Ok(true)
+    }
+
+    /// A waiter that was next is done (it has a place, or gave up waiting).
+    fn end_turn(&self) {
+        let mut h = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if h.pid != getpid() || h.next_in_turn == 0 {
+            return;
+        }
+        h.next_in_turn -= 1;
+        if h.next_in_turn == 0 {
+            // Unlocking cannot fail on a valid descriptor; if it did, the turnstile would come
+            // back when this process ends.
+            let _ = ofd(&h.file, false, libc::F_UNLCK, TURNSTILE_AT, 1);
+        }
     }
 
     fn give_back(&self, place: u32) {
@@ -334,20 +384,29 @@ impl RemoteLimit for FileLimit {
         // A timeout too long to add to the clock is no timeout.
         let until = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut poll = FIRST_POLL;
-        loop {
-            if let Some(place) = self.0.try_take()? {
-                return Ok(Some(Box::new(place)));
+        // Whether this waiter is next: then it looks every FIRST_POLL, and no other process
+        // takes a place given back (see TURNSTILE_AT).
+        let mut next = false;
+        let mut look = || loop {
+            let free_for_us = next || !self.0.another_is_next()?;
+            if free_for_us {
+                if let Some(place) = self.0.try_take()? {
+                    break Ok(Some(Box::new(place) as RemotePlace));
+                }
             }
             if cancel.is_cancelled() {
-                return Ok(None);
+                break Ok(None);
             }
-            let mut wait = poll;
+            let mut wait = if next { FIRST_POLL } else { poll };
             if let Some(until) = until {
                 let left = until.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Ok(None);
+                    break Ok(None);
                 }
                 wait = wait.min(left);
+            }
+            if !next {
+                next = self.0.take_turn()?;
             }
             let w = self
                 .0
@@ -361,7 +420,13 @@ impl RemoteLimit for FileLimit {
                     .unwrap_or_else(PoisonError::into_inner),
             );
             poll = (poll * 2).min(LONGEST_POLL);
+        };
+        let taken = look();
+        // Whatever the look came to — a place, a timeout, an error — the turn is over.
+        if next {
+            self.0.end_turn();
         }
+        taken
     }
 }
 
@@ -403,6 +468,34 @@ mod tests {
         );
         drop((p2, p3));
         assert_eq!((a.in_flight(), b.in_flight()), (0, 0));
+    }
+
+    #[test]
+    fn a_place_given_back_goes_to_the_waiter_that_is_next() {
+        let file = path("turn");
+        // Two handles, two open file descriptions: as two processes.
+        let a = ConcurrencyLimit::shared(&file, 1).unwrap();
+        let b = ConcurrencyLimit::shared(&file, 1).unwrap();
+        let held = a.try_acquire().unwrap().unwrap();
+        let waiter = std::thread::spawn(move || {
+            let got = b.acquire(Some(Duration::from_secs(10)), &CancelToken::new());
+            (got.unwrap(), b)
+        });
+        // A third description looks on, as a third process would.
+        let observer = super::FilePlaces::open(&file, 1).unwrap();
+        while !observer.another_is_next().unwrap() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(held);
+        // a gives its place back and asks again at once: the place is the waiter's.
+        assert!(a.try_acquire().unwrap().is_none());
+        let (permit, b) = waiter.join().unwrap();
+        assert!(permit.is_some());
+        assert_eq!((a.held_here(), b.held_here()), (0, 1));
+        // The waiter's turn is over: a place given back is anyone's again.
+        assert!(!observer.another_is_next().unwrap());
+        drop(permit);
+        assert!(a.try_acquire().unwrap().is_some());
     }
 
     #[test]

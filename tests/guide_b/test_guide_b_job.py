@@ -213,22 +213,7 @@ def test_the_job_keeps_under_the_allowance_and_its_stats_are_the_log(language: s
     assert_counts_match_the_log(job)
 
 
-@pytest.mark.parametrize(
-    "language",
-    [
-        "python",
-        pytest.param(
-            "php",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a PHP worker runs its share one read after the other, and the shared "
-                "concurrency limit does not serve its waiters in turn: the worker that waits "
-                "loses the place to the one that just gave it back, and ends alone, late",
-            ),
-        ),
-        "node",
-    ],
-)
+@pytest.mark.parametrize("language", ["python", "php", "node"])
 def test_the_job_ends_on_the_planners_schedule(language: str) -> None:
     job = steady_job(language)
     plan = recuo.plan(READS, f"{ALLOWANCE}/s", TARGET, LATENCY_S)
