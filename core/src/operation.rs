@@ -783,8 +783,9 @@ impl Operation {
     }
 
     /// An HTTP attempt ended at `now_ms` with `outcome` and the response's `headers`: a
-    /// success, or a failure judged by the policy's classification (SPEC §5) with this
-    /// operation's method and key — the machine takes [`Step::Classify`] itself.
+    /// success, or a failure judged by the policy's classification ([`Rules`](crate::Rules):
+    /// which statuses and failures are worth another attempt) with this operation's method
+    /// and key — the machine takes [`Step::Classify`] itself.
     pub fn responded<K: AsRef<str>, V: AsRef<str>>(
         &mut self,
         now_ms: u64,

@@ -171,15 +171,11 @@ impl BatchResultValue {
     /// The result of an operation that ended as `end` after `attempts` attempts, with its
     /// `report` when it gave up.
     pub fn of(end: BatchEnd, attempts: u32, report: Option<Report>) -> Self {
-        let (status, stopped_by) = match end {
-            BatchEnd::Succeeded => (BatchStatus::Succeeded, None),
-            BatchEnd::GaveUp { stopped_by, .. } => (BatchStatus::GaveUp, stopped_by),
-            BatchEnd::NotStarted { stopped_by, .. } => (BatchStatus::NotStarted, stopped_by),
-        };
+        let status = end.status();
         BatchResultValue {
             status,
             reason: end.reason(),
-            stopped_by,
+            stopped_by: end.stopped_by(),
             attempts,
             report: report.filter(|_| status == BatchStatus::GaveUp),
         }
@@ -253,6 +249,25 @@ impl BatchEnd {
         reason: GiveUpReason::Cancelled,
         stopped_by: None,
     };
+
+    /// How it ended, by name.
+    pub const fn status(self) -> BatchStatus {
+        match self {
+            BatchEnd::Succeeded => BatchStatus::Succeeded,
+            BatchEnd::GaveUp { .. } => BatchStatus::GaveUp,
+            BatchEnd::NotStarted { .. } => BatchStatus::NotStarted,
+        }
+    }
+
+    /// For `queue_stopped`: the reason that stopped the queue.
+    pub const fn stopped_by(self) -> Option<GiveUpReason> {
+        match self {
+            BatchEnd::Succeeded => None,
+            BatchEnd::GaveUp { stopped_by, .. } | BatchEnd::NotStarted { stopped_by, .. } => {
+                stopped_by
+            }
+        }
+    }
 
     /// The reason, for an end that is not a success.
     pub const fn reason(self) -> Option<GiveUpReason> {
@@ -448,11 +463,6 @@ impl BatchQueue {
             p.retries = stats.snapshot().retries;
         }
         *p
-    }
-
-    /// The batch's progress so far ([`ended`](Self::ended)'s last answer).
-    pub fn progress(&self) -> BatchProgress {
-        self.progress
     }
 
     /// Stops the queue on `reason` (the caller's own stop: `cancelled`): nothing more starts.

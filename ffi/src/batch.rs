@@ -20,6 +20,26 @@ pub enum recuo_batch_result_kind {
     RECUO_BATCH_NOT_STARTED = 3,
 }
 
+impl recuo_batch_result_kind {
+    /// The constant of the core's status.
+    pub(crate) const fn of(status: recuo::BatchStatus) -> Self {
+        match status {
+            recuo::BatchStatus::Succeeded => Self::RECUO_BATCH_SUCCEEDED,
+            recuo::BatchStatus::GaveUp => Self::RECUO_BATCH_GAVE_UP,
+            recuo::BatchStatus::NotStarted => Self::RECUO_BATCH_NOT_STARTED,
+        }
+    }
+
+    /// The core's status of this constant.
+    const fn status(self) -> recuo::BatchStatus {
+        match self {
+            Self::RECUO_BATCH_SUCCEEDED => recuo::BatchStatus::Succeeded,
+            Self::RECUO_BATCH_GAVE_UP => recuo::BatchStatus::GaveUp,
+            Self::RECUO_BATCH_NOT_STARTED => recuo::BatchStatus::NotStarted,
+        }
+    }
+}
+
 c_enum!(recuo_batch_result_kind {
     RECUO_BATCH_SUCCEEDED => c"succeeded",
     RECUO_BATCH_GAVE_UP => c"gave_up",
@@ -100,13 +120,8 @@ impl recuo_batch_progress {
 /// `kind`, `reason` and `stopped_by` as C passed them; `None` unless each is a constant (and
 /// a give-up or an operation not started has a reason).
 pub(crate) fn batch_end(kind: u32, reason: u32, stopped_by: u32) -> Option<recuo::BatchEnd> {
-    let status = match recuo_batch_result_kind::from_code(kind)? {
-        recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED => recuo::BatchStatus::Succeeded,
-        recuo_batch_result_kind::RECUO_BATCH_GAVE_UP => recuo::BatchStatus::GaveUp,
-        recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED => recuo::BatchStatus::NotStarted,
-    };
     recuo::BatchEnd::from_parts(
-        status,
+        recuo_batch_result_kind::from_code(kind)?.status(),
         recuo_give_up_reason::read(reason).ok()?,
         recuo_give_up_reason::read(stopped_by).ok()?,
     )

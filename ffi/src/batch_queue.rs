@@ -414,26 +414,14 @@ pub unsafe extern "C" fn recuo_attempts_batch_result(
             _ => return RECUO_ERR_NULL_ARGUMENT,
         };
         let report = a.op.report();
-        let (kind, reason, stopped_by) = match BatchEnd::of(&report, gate_failed) {
-            BatchEnd::Succeeded => (recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED, None, None),
-            BatchEnd::GaveUp { reason, stopped_by } => (
-                recuo_batch_result_kind::RECUO_BATCH_GAVE_UP,
-                Some(reason),
-                stopped_by,
-            ),
-            BatchEnd::NotStarted { reason, stopped_by } => (
-                recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED,
-                Some(reason),
-                stopped_by,
-            ),
-        };
+        let end = BatchEnd::of(&report, gate_failed);
         let result = recuo_batch_result {
-            kind,
-            reason: recuo_give_up_reason::from_core(reason),
+            kind: recuo_batch_result_kind::of(end.status()),
+            reason: recuo_give_up_reason::from_core(end.reason()),
             attempts: report.attempts,
             no_verdict: false,
             gate_error: gate_failed,
-            stopped_by: recuo_give_up_reason::from_core(stopped_by),
+            stopped_by: recuo_give_up_reason::from_core(end.stopped_by()),
         };
         // SAFETY: a checked output.
         unsafe { out.write(result) };

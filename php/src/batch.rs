@@ -200,9 +200,7 @@ impl BatchResult {
         const F: &str = "Recuo\\BatchResult::__unserialize";
         guarded(F, || {
             if !self.blank {
-                return Err(crate::errors::value_error_message(format!(
-                    "{F}(): a batch result is immutable; only the object unserialize() makes is filled"
-                )));
+                return Err(crate::errors::already_made(F, "a batch result is"));
             }
             let plain = data
                 .get("plain")
@@ -377,9 +375,7 @@ impl BatchReport {
         const F: &str = "Recuo\\BatchReport::__unserialize";
         guarded(F, || {
             if !self.blank {
-                return Err(crate::errors::value_error_message(format!(
-                    "{F}(): a batch report is immutable; only the object unserialize() makes is filled"
-                )));
+                return Err(crate::errors::already_made(F, "a batch report is"));
             }
             let results = data
                 .get("results")

@@ -306,3 +306,12 @@ pub fn type_error(message: String) -> PhpException {
 pub fn value_error_message(message: String) -> PhpException {
     PhpException::new(message, 0, ce::value_error())
 }
+
+/// The `\ValueError` of `__unserialize()` called on an object already made (`what_is`: `"a
+/// policy is"`): only the empty object `unserialize()` makes is filled, every other one is
+/// immutable.
+pub fn already_made(function: &str, what_is: &str) -> PhpException {
+    value_error_message(format!(
+        "{function}(): {what_is} immutable; only the object unserialize() makes is filled"
+    ))
+}

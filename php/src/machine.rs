@@ -901,11 +901,7 @@ impl BatchQueue {
             let report = report
                 .read()
                 .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;
-            Ok(match BatchEnd::of(&report, gateFailed) {
-                BatchEnd::Succeeded => "succeeded",
-                BatchEnd::GaveUp { .. } => "gave_up",
-                BatchEnd::NotStarted { .. } => "not_started",
-            })
+            Ok(BatchEnd::of(&report, gateFailed).status().name())
         })
     }
 }

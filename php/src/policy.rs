@@ -440,11 +440,7 @@ impl Policy {
         const F: &str = "Recuo\\Policy::__unserialize";
         guarded(F, || {
             if !self.blank {
-                return Err(crate::errors::value_error_message(
-                    "Recuo\\Policy::__unserialize(): a policy is immutable; only the object \
-                     unserialize() makes is filled"
-                        .to_owned(),
-                ));
+                return Err(crate::errors::already_made(F, "a policy is"));
             }
             self.inner = policy_of(F, (1, "data"), data)?;
             self.blank = false;

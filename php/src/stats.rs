@@ -104,9 +104,7 @@ impl Stats {
         const F: &str = "Recuo\\Stats::__unserialize";
         guarded(F, || {
             if !self.blank {
-                return Err(crate::errors::value_error_message(format!(
-                    "{F}(): stats are immutable; only the object unserialize() makes is filled"
-                )));
+                return Err(crate::errors::already_made(F, "stats are"));
             }
             self.inner = stats_of(F, 1, data)?;
             self.blank = false;

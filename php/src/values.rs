@@ -406,7 +406,7 @@ const MAX_DATA_DEPTH: usize = 8;
 ///
 /// # Errors
 /// A `Recuo\Exception\InternalError` when the value has no plain form (a bug in recuo).
-pub fn php_data<T: Serialize>(function: &str, value: &T) -> PhpResult<Zval> {
+fn php_data<T: Serialize>(function: &str, value: &T) -> PhpResult<Zval> {
     let plain =
         serde_json::to_value(value).map_err(|e| internal_error(&format!("{function}(): {e}")))?;
     any(&plain).map_err(|e| internal_error(&format!("{function}(): {e}")))

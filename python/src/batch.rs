@@ -34,7 +34,7 @@ use crate::policy::PyPolicy;
 use crate::pool::PoolScope;
 use crate::record::log_record;
 use crate::sleep::SLEEP_SLICE;
-use crate::values::{instance, read_plain, value_of};
+use crate::values::{instance, plain_object, read_plain, value_of};
 
 /// How one operation ended, as the workers leave it.
 enum Ended {
@@ -597,7 +597,7 @@ impl PyBatchResult {
     /// The plain form: ``status``, ``reason``, ``stopped_by``, ``attempts`` and ``report``
     /// (a dict, or ``None``) — everything but the operation's own value and error.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        plain_dict(py, &self.plain)
+        plain_object(py, &self.plain)
     }
 
     /// The result whose plain form is ``value`` (its value and error ``None``):
@@ -654,11 +654,6 @@ pub(crate) fn batch_result(
     error: Option<Py<PyAny>>,
 ) -> PyResult<PyBatchResult> {
     result_from(plain, value, error)
-}
-
-/// `value`'s plain form as a Python dict.
-fn plain_dict<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
-    crate::values::plain_object(py, value)
 }
 
 /// What ``run_batch`` did: ``results`` (one ``BatchResult`` per operation, in order),
@@ -758,7 +753,7 @@ impl PyBatchReport {
     /// The plain form: ``results`` (each result's ``to_dict()``), ``stats`` (the stats'
     /// ``to_dict()``) and ``elapsed_ms`` — what a worker process sends back as data.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        plain_dict(py, &self.plain(py)?)
+        plain_object(py, &self.plain(py)?)
     }
 
     /// The report whose plain form is ``value`` (its results' values and errors ``None``):
@@ -771,7 +766,7 @@ impl PyBatchReport {
         let results = plain
             .results
             .iter()
-            .map(|r| result_from(&plain_dict(py, r)?, None, None))
+            .map(|r| result_from(&plain_object(py, r)?, None, None))
             .collect::<PyResult<Vec<_>>>()?;
         report_from(py, results, &plain.stats, plain.elapsed_ms)
     }
@@ -784,7 +779,7 @@ impl PyBatchReport {
         let plain = self.plain(py)?;
         let args = (
             self.results.clone_ref(py),
-            plain_dict(py, &plain.stats)?,
+            plain_object(py, &plain.stats)?,
             plain.elapsed_ms,
         );
         PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])

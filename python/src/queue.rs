@@ -121,15 +121,10 @@ fn requests_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Request
 type End = (&'static str, Option<&'static str>, Option<&'static str>);
 
 fn end_tuple(end: BatchEnd) -> End {
-    let (status, stopped_by) = match end {
-        BatchEnd::Succeeded => ("succeeded", None),
-        BatchEnd::GaveUp { stopped_by, .. } => ("gave_up", stopped_by),
-        BatchEnd::NotStarted { stopped_by, .. } => ("not_started", stopped_by),
-    };
     (
-        status,
+        end.status().name(),
         end.reason().map(GiveUpReason::name),
-        stopped_by.map(GiveUpReason::name),
+        end.stopped_by().map(GiveUpReason::name),
     )
 }
 

@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +29,8 @@ import pytest
 
 import recuo
 from conftest import ROOT
-from serving import Nginx, nginx, recuo_serve, stats
+from redis_server import redis_server
+from serving import nginx, recuo_serve, stats
 
 HERE = Path(__file__).resolve().parent
 WORKERS = 4
@@ -39,35 +39,6 @@ LIMIT = 3
 ALLOWANCE = 12
 LATENCY_S = 0.3
 PHP_EXTENSION = Path(os.environ.get("RECUO_PHP_EXTENSION", ROOT / "target" / "debug" / "librecuo_php.so"))
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def redis_server() -> Iterator[str]:
-    """A redis-server of its own on 127.0.0.1 (no persistence); yields its URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.1):
-                    break
-            except OSError:
-                time.sleep(0.025)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=10)
 
 
 # How each language's worker k is started: base URL, start instant, where the shared limits
@@ -145,17 +116,12 @@ def run(language: str, reads: int, *, fail_rate: float = 0.0, adaptive: bool = F
         outputs = [proc.communicate(timeout=240) for proc in procs]
         for proc, (out, err) in zip(procs, outputs):
             assert proc.returncode == 0, f"{language} worker: {err}{out}"
-        lines = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
-        merged = sum((recuo.Stats.from_dict(line["stats"]) for line in lines), recuo.Stats())
+        printed = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+        merged = sum((recuo.Stats.from_dict(stats) for stats in printed), recuo.Stats())
         seen = stats(upstream)
         log = server.entries()
         elapsed = max(at for _, at, _ in log) - min(at - took for _, at, took in log)
         return Job(merged, elapsed, log, seen["max_in_flight"], cut_at)
-
-
-@contextmanager
-def nullcontext(value: str) -> Iterator[str]:
-    yield value
 
 
 def assert_counts_match_the_log(job: Job) -> None:

@@ -1,7 +1,7 @@
 // One worker of guide B's job, in Node: its share of the reads as one runBatch through the
 // limits every worker shares (keys on one Redis server), with fetch, starting at START
 // (CLOCK_MONOTONIC ns: process.hrtime's clock, the same in every process). Prints its stats
-// (as the core's plain form) and its start and end as one JSON line.
+// (as the core's plain form) as one JSON line, for the parent to add up.
 //
 //     node worker.mjs BASE_URL START_NS REDIS_URL ADAPTIVE ID...
 
@@ -21,14 +21,12 @@ const operations = ids.map((id) => async (attempt) => {
   return response;
 });
 while (process.hrtime.bigint() < BigInt(start)) await new Promise((resolve) => setTimeout(resolve, 1));
-const began = process.hrtime.bigint();
 const report = await runBatch(operations, { policy: Policy.batch(), gate, workers: 3, deadlineMs: 120_000 });
-const ended = process.hrtime.bigint();
 const s = report.stats;
 const stats = {
   initial: s.initial, retries: s.retries, successes: s.successes, failures: s.failures, not_started: s.notStarted,
   throttled: s.throttled, unavailable: s.unavailable, min_spacing_ns: s.minSpacingNs, first_start_ns: s.firstStartNs,
   last_start_ns: s.lastStartNs, max_in_flight: s.maxInFlight,
 };
-console.log(JSON.stringify({ stats, began_ns: Number(began), ended_ns: Number(ended) }));
+console.log(JSON.stringify(stats));
 for (const shared of [regulator, limit, budget]) await shared.close?.();
