@@ -7,8 +7,18 @@ ROOT := $(abspath .)
 VENV := $(ROOT)/.venv
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
+# The release's version (the workspace's, which every manifest takes) and where make dist
+# writes what a release uploads.
+RECUO_VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' $(ROOT)/Cargo.toml | head -n 1)
+DIST_DIR := $(ROOT)/target/dist
+# $(call upper,WORD): WORD in capitals.
+upper = $(shell echo '$(1)' | tr a-z A-Z)
+# $(call need,TOOL,HOW): stops the target with one line saying what is missing and how to get
+# it, when TOOL is not on PATH. A build target checks only the tools of its own part.
+need = command -v $(1) >/dev/null || { echo "make $(or $(MAKECMDGOALS),$@): $(1) is missing: $(2)" >&2; exit 1; }
+NEED_CARGO = $(call need,$(CARGO),install Rust stable (https://rustup.rs))
 
-include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk
+include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk mk/deb.mk mk/dist.mk
 
 .PHONY: help deps test demo demo-guides test-rust lint-rust fmt faces faces-check test-readme test-guide-b test-guide-b-cut bench bench-rust
 
@@ -18,9 +28,31 @@ help: ## list the targets
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
 
-test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, the wheel, PHP, JavaScript, README examples, guide B's job
-	@$(MAKE) --no-print-directory lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install test-python test-wheel test-php test-js-runtimes test-readme test-guide-b
+# make test's suites, in two lanes that run side by side (one mostly builds and runs Rust and C,
+# the other the hosts' suites and the release's artifacts: neither waits for the other, and
+# cargo holds its build folder's lock only while it compiles), then guide B's job alone, since
+# it measures a schedule. Each lane's lines carry its name; each suite's time is printed.
+TEST_LANE_CORE  := lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install
+TEST_LANE_HOSTS := test-python test-php test-js-runtimes test-readme test-dist
+TEST_LAST       := test-guide-b
+
+test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, PHP, JavaScript, README examples, the release's artifacts installed, guide B's job
+	@$(MAKE) --no-print-directory -j2 test-lane-core test-lane-hosts
+	@$(MAKE) --no-print-directory test-suites SUITES="$(TEST_LAST)"
 	@echo "make test: all suites passed"
+
+.PHONY: test-lane-core test-lane-hosts test-suites
+test-lane-core test-lane-hosts:
+	@set -o pipefail; $(MAKE) --no-print-directory test-suites SUITES="$(TEST_LANE_$(call upper,$(@:test-lane-%=%)))" 2>&1 \
+		| sed -u 's/^/[$(@:test-lane-%=%)] /'
+
+# Runs SUITES one after the other, printing each one's time; stops at the first that fails.
+test-suites:
+	@for suite in $(SUITES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$suite || { echo "make test: $$suite failed" >&2; exit 1; }; \
+		echo "make test: $$suite passed in $$(( $$(date +%s) - start )) s"; \
+	done
 
 demo: deps ## build recuo and run a trial batch against its embedded rate-limited API
 	@$(MAKE) --no-print-directory demo-cli
@@ -58,8 +90,8 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DOCDIR       ?= $(PREFIX)/share/doc/recuo
 DESTDIR      ?=
 
-INSTALL_TARGETS   := install-c install-php
-UNINSTALL_TARGETS := uninstall-c uninstall-php
+INSTALL_TARGETS   := install-c install-cli install-php
+UNINSTALL_TARGETS := uninstall-c uninstall-cli uninstall-php
 
 .PHONY: install uninstall test-install
 

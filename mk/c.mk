@@ -60,7 +60,8 @@ C_DOC          := $(ROOT)/docs/c.md
 C_DOC_OUT      := $(C_OUT)/doc
 
 .PHONY: build-c build-c-release header header-check pkgconfig-c test-c test-cluster-c demo-c \
-	example-c example-limits-c example-records-c example-curl-c doc-c install-c uninstall-c
+	example-c example-limits-c example-records-c example-curl-c doc-c install-c uninstall-c \
+	dist-c test-dist-c
 
 # $(call c_cluster_run,WRAPPER,PROGRAM,ARGS): runs a build of test_cluster.c (under WRAPPER)
 # with its clusters in a directory of this run's own, and stops them afterwards whatever
@@ -70,7 +71,15 @@ c_cluster_run = dir=$(C_OUT)/cluster-$$$$; \
 	$(C_CLUSTER_SCRIPT) stop $$dir/plain; $(C_CLUSTER_SCRIPT) stop $$dir/tls; \
 	rmdir $$dir 2>/dev/null; test $$status -eq 0
 
+# $(call c_need,TARGET): the C library needs Rust (cargo) and a C compiler (rustc links with
+# it) and nothing else — no scripts/install-deps.sh; says in one line what is missing.
+c_need = command -v $(firstword $(CARGO)) >/dev/null || \
+	    { echo "$(1): needs Rust's cargo on PATH (https://rustup.rs)" >&2; exit 1; }; \
+	command -v $(firstword $(CC)) >/dev/null || \
+	    { echo "$(1): needs a C compiler ($(CC)), Rust links with it: apt-get install gcc" >&2; exit 1; }
+
 build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
+	@$(call c_need,$@)
 	@$(CARGO) build -q -p recuo-ffi
 	@ln -sfn librecuo.so $(C_LIBDIR)/$(C_SONAME)
 
@@ -314,13 +323,14 @@ c_ldconfig = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldcon
 	then ldconfig; fi
 
 build-c-release: ## build the C library for installing: target/release/librecuo.so, .a
+	@$(call c_need,$(if $(filter install-c,$(MAKECMDGOALS)),install-c,$@))
 	@$(CARGO) build -q --release -p recuo-ffi
 
 install-c: build-c-release ## install librecuo, recuo.h, recuo_curl.h and recuo.pc (PREFIX, LIBDIR, DESTDIR)
 	@mkdir -p $(dir $(C_MANIFEST))
 	@{ [ -f '$(C_MANIFEST)' ] && grep '^d ' '$(C_MANIFEST)'; \
 	   for p in $(LIBDIR) $(INCLUDEDIR) $(PKGCONFIGDIR) $(DOCDIR); do \
-	       while [ ! -d "$(DESTDIR)$$p" ]; do echo "d $$p"; p=$$(dirname "$$p"); done; \
+	       while [ "$$p" != / ] && [ ! -d "$(DESTDIR)$$p" ]; do echo "d $$p"; p=$$(dirname "$$p"); done; \
 	   done; } | sort -u > '$(C_MANIFEST).tmp'; true
 	@install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	    $(DESTDIR)$(DOCDIR)
@@ -354,3 +364,47 @@ uninstall-c: ## remove exactly what install-c installed (the same DESTDIR)
 	fi; \
 	echo "uninstall-c: removed $$n files under $(if $(DESTDIR),$(DESTDIR),/)"
 	@$(c_ldconfig)
+
+
+# ---- dist-c, test-dist-c --------------------------------------------------------------------
+# The C tarball a release uploads, recuo-VERSION-x86_64-linux-gnu.tar.gz: one folder holding
+# install-c's tree for PREFIX=<the folder> (lib/ with the SONAME links and librecuo.a, include/,
+# share/doc/recuo/), with a relocatable lib/pkgconfig/recuo.pc (prefix=${pcfiledir}/../.., so
+# it is right wherever the folder is untarred), bin/recuo, README.md and the two licences.
+# Stripped as a distribution strips (dh_strip's options); reproducible: names sorted, owner 0,
+# every mtime the last commit's (SOURCE_DATE_EPOCH when set), gzip without a name or time.
+C_DIST_NAME    := recuo-$(RECUO_VERSION)-$(shell uname -m)-linux-gnu
+C_DIST_TARBALL  = $(DIST_DIR)/$(C_DIST_NAME).tar.gz
+C_DIST_STAGE   := $(ROOT)/target/dist-stage/c
+C_DIST_TREE    := $(C_DIST_STAGE)/$(C_DIST_NAME)
+C_DIST_EPOCH   := $(or $(SOURCE_DATE_EPOCH),$(shell git -C $(ROOT) log -1 --format=%ct 2>/dev/null),0)
+C_STRIP_SHARED := strip --remove-section=.comment --remove-section=.note --strip-unneeded
+C_STRIP_EXEC   := strip --remove-section=.comment --remove-section=.note
+C_STRIP_STATIC := strip --strip-debug --remove-section=.comment --remove-section=.note \
+	--enable-deterministic-archives
+# tar's options for an archive that depends on the files' contents only.
+C_TAR_REPRO     = --sort=name --owner=0 --group=0 --numeric-owner --format=gnu \
+	--mtime=@$(C_DIST_EPOCH)
+
+dist-c: build-c-release build-cli-release ## the C tarball: target/dist/recuo-VERSION-x86_64-linux-gnu.tar.gz (library, headers, relocatable recuo.pc, bin/recuo, docs)
+	@rm -rf $(C_DIST_STAGE) && mkdir -p $(C_DIST_STAGE) $(DIST_DIR)
+	@# install-c's own list of files, with every directory relative to the folder (PREFIX empty).
+	@$(MAKE) -s --no-print-directory install-c DESTDIR=$(C_DIST_TREE) PREFIX= LIBDIR=/lib \
+	    INCLUDEDIR=/include PKGCONFIGDIR=/lib/pkgconfig DOCDIR=/share/doc/recuo >/dev/null
+	@rm -f '$(ROOT)/target/install/c$(subst /,%,$(C_DIST_TREE)).txt'
+	@$(MAKE) -s --no-print-directory install-cli DESTDIR=$(C_DIST_TREE) PREFIX= BINDIR=/bin >/dev/null
+	@sed -i -e 's|^prefix=.*|prefix=$${pcfiledir}/../..|' \
+	    -e 's|^URL: .*|URL: file://$${prefix}/share/doc/recuo/c.md|' $(C_DIST_TREE)/lib/pkgconfig/recuo.pc
+	@! grep -rlF '$(C_DIST_STAGE)' $(C_DIST_TREE)/lib/pkgconfig $(C_DIST_TREE)/include
+	@$(C_STRIP_SHARED) $(C_DIST_TREE)/lib/$(C_REALNAME)
+	@$(C_STRIP_STATIC) $(C_DIST_TREE)/lib/librecuo.a
+	@$(C_STRIP_EXEC) $(C_DIST_TREE)/bin/recuo
+	@install -m 644 $(ROOT)/README.md $(ROOT)/docs/cli.md $(C_DIST_TREE)/share/doc/recuo/
+	@install -m 644 $(ROOT)/LICENSE-MIT $(ROOT)/LICENSE-APACHE $(C_DIST_TREE)/
+	@find $(C_DIST_TREE) -type d -exec chmod 755 {} +
+	@tar $(C_TAR_REPRO) -C $(C_DIST_STAGE) -cf - $(C_DIST_NAME) | gzip -9n > $(C_DIST_TARBALL).tmp
+	@mv $(C_DIST_TARBALL).tmp $(C_DIST_TARBALL)
+	@echo "dist-c: $(C_DIST_TARBALL) ($$(stat -c %s $(C_DIST_TARBALL)) bytes)"
+
+test-dist-c: ## untar the C tarball with no Rust on PATH; the README's C example built with its pkg-config file, shared and static; bin/recuo runs
+	@tests/dist/c_tarball.sh $(ROOT) $(C_DIST_TARBALL)

@@ -7,11 +7,11 @@
 
 JS_DIR     := $(ROOT)/js
 
-.PHONY: js deps-js test-js wasm test-js-deno test-js-bun test-js-hosts test-js-runtimes
-js: wasm ## build the npm package's recuo.wasm (and its inlined form); cd js && npm pack makes the tarball
+.PHONY: js dist-js test-dist-js deps-js test-js wasm test-js-deno test-js-bun test-js-hosts test-js-runtimes
+js: wasm ## build the npm package's recuo.wasm (and its inlined form); needs Rust and Node (make dist-js packs it)
 
 deps-js: ## js/node_modules from js/package-lock.json (npm ci); Node and npm from apt only when node is missing
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh js
 
 # The core's C ABI as WebAssembly (js/recuo.wasm), built with Debian's rustc-web and lld
 # (scripts/wasm-toolchain.sh unpacks them into target/wasm-toolchain/; rustup's toolchain has
@@ -25,6 +25,9 @@ WASM_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals
 JS_TESTS = $(patsubst $(JS_DIR)/%,%,$(wildcard $(JS_DIR)/test/*.test.js))
 
 wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.wasm)
+	@$(NEED_CARGO)
+	@$(call need,node,install Node 20 or newer (Debian: apt-get install nodejs))
+	@$(call need,apt-get,the WebAssembly toolchain comes from Debian's rustc-web and lld (scripts/wasm-toolchain.sh))
 	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && \
 	  LD_LIBRARY_PATH=$$tc/lib/x86_64-linux-gnu RUSTC=$$tc/bin/rustc RUSTC_BOOTSTRAP=1 \
 	  CARGO_TARGET_DIR=$(ROOT)/target/wasm CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=$$tc/lib/llvm-22/bin/wasm-ld \
@@ -32,6 +35,7 @@ wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.was
 	@node $(ROOT)/scripts/wasm-exports.mjs $(WASM_OUT) $(WASM_OUT:.wasm=.kept.wasm)
 	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz --converge $(WASM_FEATURES) $(WASM_OUT:.wasm=.kept.wasm) -o $(JS_DIR)/recuo.wasm.tmp
 	@mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
+	@cp $(ROOT)/LICENSE-MIT $(ROOT)/LICENSE-APACHE $(JS_DIR)/
 	@printf '%s\n%s\n' '// recuo.wasm as base64, made by `make wasm`: what browsers and bundlers load.' \
 	  "export default '$$(base64 -w0 $(JS_DIR)/recuo.wasm)';" > $(JS_DIR)/lib/wasm-bytes.js
 	@echo "wasm: js/recuo.wasm $$(stat -c %s $(JS_DIR)/recuo.wasm) bytes, $$(gzip -9 -c $(JS_DIR)/recuo.wasm | wc -c) gzipped"
@@ -58,3 +62,16 @@ test-js-hosts: wasm deps-js build-cli ## the package in headless Chromium (esbui
 
 test-js-runtimes: ## the package's tests in Node, Deno, Bun, Chromium and workerd at once (each mostly waits on timers and servers)
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-js test-js-deno test-js-bun test-js-hosts
+
+# The npm tarball as a release uploads it (platform-free: no native file, no install script).
+dist-js: wasm ## the npm tarball (npm pack), into target/dist
+	@v=$$(node -p 'require("$(JS_DIR)/package.json").version') && [ "$$v" = "$(RECUO_VERSION)" ] || \
+		{ echo "make dist-js: js/package.json says version $$v, Cargo.toml $(RECUO_VERSION): set both" >&2; exit 1; }
+	@mkdir -p $(DIST_DIR)
+	@cd $(JS_DIR) && npm pack --silent --pack-destination $(DIST_DIR) >/dev/null
+	@ls $(DIST_DIR)/recuo-$(RECUO_VERSION).tgz >/dev/null
+
+# test/pack.test.js on make dist's tarball: into an empty project with no Rust on PATH, the
+# README's example run in Node, Deno and Bun.
+test-dist-js: deps-js ## install make dist's npm tarball into an empty project (no Rust on PATH) and run the README's example in Node, Deno and Bun
+	@cd $(JS_DIR) && RECUO_NPM_TARBALL=$(DIST_DIR)/recuo-$(RECUO_VERSION).tgz node --test test/pack.test.js

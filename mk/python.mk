@@ -5,7 +5,7 @@
 # python/recuo/ is imported from the source tree, the native module is copied beside it as
 # python/recuo/_recuo.abi3.so. Each step prints only when it fails.
 
-.PHONY: build-python lint-python test-python demo-python wheel test-wheel
+.PHONY: build-python lint-python test-python demo-python wheel test-wheel python-build-tools sdist dist-python test-dist-python
 
 # maturin finds the virtualenv through VIRTUAL_ENV; the tools come from .venv/bin.
 PY_ENV := VIRTUAL_ENV=$(VENV) PATH="$(VENV)/bin:$$PATH"
@@ -60,7 +60,14 @@ test-python: build-python lint-python build-cli ## build, lint, then pytest test
 # glibc 2.17 or newer. Maturin checks the tag against the symbols the module uses.
 WHEEL_DIR := $(ROOT)/target/wheels
 
-wheel: $(PY_INSTALLED) ## build the release wheel into target/wheels (abi3, manylinux2014, maturin --zig)
+# What the wheel and the sdist are built with, and nothing else: Rust, and maturin and zig in
+# .venv (scripts/install-deps.sh python-build: no apt, no test tools).
+python-build-tools:
+	@$(NEED_CARGO)
+	@$(call need,python3,apt-get install python3 python3-venv)
+	@scripts/install-deps.sh python-build
+
+wheel: python-build-tools ## build the release wheel into target/wheels (abi3, manylinux2014, maturin --zig); needs Rust and Python
 	@rm -f $(WHEEL_DIR)/recuo-*.whl
 	@cd python && $(call py_quiet,$(PY_ENV) $(MATURIN) build --release --zig --compatibility manylinux2014 \
 		--interpreter $(PY) --out $(WHEEL_DIR))
@@ -71,3 +78,20 @@ test-wheel: wheel ## install the wheel into a fresh venv with no Rust on PATH, r
 
 demo-python: build-python ## guide B's delays, guide A's loop and the policy engine, from Python
 	@$(PY_ENV) $(PY) examples/python/demo.py
+
+# The sdist: the Python package with the Rust crates it builds from (maturin keeps the
+# workspace's layout), for the platforms no wheel fits; pip builds it with Rust and maturin.
+sdist: python-build-tools ## build the sdist into target/wheels (builds with Rust and maturin where no wheel fits)
+	@rm -f $(WHEEL_DIR)/recuo-*.tar.gz
+	@cd python && $(call py_quiet,$(PY_ENV) $(MATURIN) sdist --out $(WHEEL_DIR))
+	@ls $(WHEEL_DIR)/recuo-*.tar.gz
+
+dist-python: wheel sdist ## the wheel and the sdist, into target/dist
+	@mkdir -p $(DIST_DIR)
+	@cp $(WHEEL_DIR)/recuo-$(RECUO_VERSION)-*.whl $(WHEEL_DIR)/recuo-$(RECUO_VERSION).tar.gz $(DIST_DIR)/
+
+# The wheel into a fresh venv with no Rust (test_wheel.py, as test-wheel runs it), and the
+# sdist into another with Rust, as pip builds it where no wheel fits (test_sdist.py).
+test-dist-python: ## install make dist's wheel with no Rust and its sdist with Rust, each into a fresh venv, and run the README's example
+	@$(PY_ENV) RECUO_WHEEL=$$(ls $(DIST_DIR)/recuo-$(RECUO_VERSION)-*.whl) RECUO_SDIST=$(DIST_DIR)/recuo-$(RECUO_VERSION).tar.gz \
+		RECUO_SDIST_TARGET=$(ROOT)/target $(PY) -m pytest -q -p no:cacheprovider tests/python/test_wheel.py tests/python/test_sdist.py

@@ -1,6 +1,8 @@
 // `npm pack` makes a tarball with no native file and no install script, which installs into an
 // empty folder and runs the README's JavaScript example in Node, Deno and Bun (recuo.wasm read
-// beside the package), with nothing compiled on the machine; packed, it weighs at most 400 kB.
+// beside the package), with nothing compiled on the machine; packed, it weighs at most 400 kB
+// and carries the license files. RECUO_NPM_TARBALL names a tarball already made (make
+// test-dist-js: make dist's) to test instead of packing one.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,14 +26,19 @@ const skip = globalThis.Deno || process.versions.bun ? 'spawns npm and Node' : f
 test("npm pack installs into an empty folder and runs the README's example in Node, Deno and Bun", { skip, timeout: 180000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'recuo-pack-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: PACKAGE });
-  const tarball = join(dir, stdout.trim().split('\n').at(-1));
+  let tarball = process.env.RECUO_NPM_TARBALL;
+  if (!tarball) {
+    const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: PACKAGE });
+    tarball = join(dir, stdout.trim().split('\n').at(-1));
+  }
   assert.ok(statSync(tarball).size <= MOST_PACKED_BYTES, `${statSync(tarball).size} bytes packed`);
   const { stdout: listed } = await run('tar', ['-tzf', tarball]);
   const files = listed.trim().split('\n');
   assert.ok(files.includes('package/recuo.wasm') && files.includes('package/lib/wasm-bytes.js'), 'the module, as a file and inlined');
+  assert.ok(files.includes('package/LICENSE-MIT') && files.includes('package/LICENSE-APACHE'), 'the license files');
   assert.deepEqual(files.filter((f) => /\.(so|node|dylib|dll)$/.test(f)), [], 'no native file');
-  const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8'));
+  const { stdout: packed } = await run('tar', ['-xzOf', tarball, 'package/package.json']);
+  const manifest = JSON.parse(packed);
   assert.equal(manifest.dependencies, undefined, 'nothing installed beside it');
   assert.deepEqual(Object.keys(manifest.scripts ?? {}).filter((s) => /install/.test(s)), [], 'no install script');
   const app = join(dir, 'app');

@@ -15,13 +15,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from installs import fresh_venv, run_readme_example
 from serving import RECUO_BIN
 
 
@@ -39,25 +40,24 @@ def test_the_wheel_installs_without_rust_and_runs_the_readme_example_and_the_htt
     assert WHEEL is not None
     # One wheel for every CPython from 3.10 (abi3), for glibc 2.17 and newer.
     assert re.fullmatch(r"recuo-[0-9.]+-cp310-abi3-manylinux2014_x86_64\.manylinux_2_17_x86_64\.whl", WHEEL.name), WHEEL.name
-    base = getattr(sys, "_base_executable", sys.executable)  # not the .venv's own python
-    env_dir = tmp_path / "venv"
-    subprocess.run([base, "-m", "venv", str(env_dir)], check=True, timeout=120)
-    python = env_dir / "bin" / "python"
-    path = f"{env_dir / 'bin'}:/usr/bin:/bin"
+    # The license files travel in the wheel's metadata, named by it.
+    with zipfile.ZipFile(WHEEL) as wheel:
+        names = set(wheel.namelist())
+        (metadata,) = [name for name in names if name.endswith(".dist-info/METADATA")]
+        fields = wheel.read(metadata).decode()
+    info = metadata.removesuffix("METADATA")
+    assert {f"{info}licenses/LICENSE-MIT", f"{info}licenses/LICENSE-APACHE"} <= names, sorted(names)
+    assert "License-Expression: MIT OR Apache-2.0" in fields and "License-File: LICENSE-MIT" in fields
+    python = fresh_venv(tmp_path)
+    path = f"{python.parent}:/usr/bin:/bin"
     assert shutil.which("cargo", path=path) is None and shutil.which("rustc", path=path) is None
     env = {"PATH": path, "HOME": str(tmp_path), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INDEX": "1"}
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", str(WHEEL)], check=True, env=env, timeout=120, cwd=tmp_path
     )
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     where = "import recuo, sys; print(recuo.__file__.startswith(sys.prefix), sorted(sys.modules).count('httpx'))"
-    done = subprocess.run(
-        [str(python), "-c", f"{example}\n{where}"], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == ["12000.0", "ok", "True 0"]
+    assert run_readme_example(python, env, tmp_path, where) == ["12000.0", "ok", "True 0"]
 
     if not RECUO_BIN.is_file():
         pytest.skip(f"no recuo command at {RECUO_BIN} (make build-cli): the HTTP scenarios need it")
