@@ -43,7 +43,8 @@ test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, head
 
 .PHONY: test-lane-core test-lane-hosts test-suites
 test-lane-core test-lane-hosts:
-	@set -o pipefail; $(MAKE) --no-print-directory test-suites SUITES="$(TEST_LANE_$(call upper,$(@:test-lane-%=%)))" 2>&1 \
+	@# -j1: each lane runs its suites one by one, with no jobserver of make's for cargo to join.
+	@set -o pipefail; $(MAKE) --no-print-directory -j1 test-suites SUITES="$(TEST_LANE_$(call upper,$(@:test-lane-%=%)))" 2>&1 \
 		| sed -u 's/^/[$(@:test-lane-%=%)] /'
 
 # Runs SUITES one after the other, printing each one's time; stops at the first that fails.

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -45,7 +45,12 @@ test("npm pack installs into an empty folder and runs the README's example in No
   await run('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   // Offline: the tarball needs nothing from the registry.
-  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--loglevel=error', tarball], { cwd: app });
+  // npm with a PATH that holds no cargo and no rustc (node's and npm's folders, and the
+  // system's), as on a machine with no Rust.
+  const npm = (await run('sh', ['-c', 'command -v npm'])).stdout.trim();
+  const noRust = [...new Set([dirname(process.execPath), dirname(npm), '/usr/bin', '/bin'])].join(':');
+  await assert.rejects(run('sh', ['-c', 'command -v cargo || command -v rustc'], { env: { PATH: noRust } }), 'no Rust on the PATH');
+  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--loglevel=error', tarball], { cwd: app, env: { ...process.env, PATH: noRust } });
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
   assert.equal(blocks.length, 1, "the README's one JavaScript example");
