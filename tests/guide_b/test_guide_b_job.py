@@ -6,9 +6,9 @@ through nginx's ``limit_req`` (12 requests a second, a burst of 3, 429 past it) 
 Python's workers are 2 with requests and 2 with httpx; PHP's use Guzzle; Node's share their
 limits on a Redis server. What must hold, for each: no 429 from nginx; the batch done within
 1.05 times the planner's figure; at most 3 requests in flight by the server's count; the
-workers' merged stats equal to nginx's access log. Then, in Python, the allowance cut mid-run
-(nginx reloaded at 6/s): with the adaptive shared regulator, the share of 429s over the next
-20 s is at most a third of what the same run without it sees.
+workers' merged stats equal to nginx's access log. Then, in Python and Node, the allowance cut
+mid-run (nginx reloaded at 6/s): with the adaptive shared regulator, the share of 429s over the
+next 20 s is at most a third of what the same run without it sees.
 """
 
 from __future__ import annotations
@@ -183,7 +183,11 @@ def test_the_job_keeps_under_the_allowance_and_its_stats_are_the_log(language: s
 def test_the_job_ends_on_the_planners_schedule(language: str) -> None:
     job = steady_job(language)
     plan = recuo.plan(READS, f"{ALLOWANCE}/s", TARGET, LATENCY_S)
-    assert job.elapsed_s <= 1.05 * plan.duration_s
+    slowest = max(job.log, key=lambda entry: entry[2])
+    assert job.elapsed_s <= 1.05 * plan.duration_s, (
+        f"{language}: {job.elapsed_s:.2f} s; {job.stats.to_dict()}; "
+        f"the slowest request {slowest[2]:.3f} s ({slowest[0]})"
+    )
 
 
 @pytest.mark.parametrize("language", ["python", "php", "node"])
@@ -208,18 +212,21 @@ def share_of_429s(job: Job, seconds: float) -> float:
     return window.count(429) / len(window)
 
 
-@pytest.mark.skipif(
-    os.environ.get("RECUO_GUIDE_B_CUT") != "1",
-    reason="two runs of 40 s whose figures sit near the bound (about 10% against 11%): "
-    "make test-guide-b-cut runs it (RECUO_GUIDE_B_CUT=1)",
-)
-def test_an_adaptive_regulator_follows_a_cut_allowance() -> None:
-    if why := ready("python"):
+# PHP is not among them: its workers wait out each 429's `Retry-After: 1` in the one thread
+# of their process, which holds that process's other reads too, so its steady run falls well
+# under 9/s after the cut (17.8% of 429s, against 10.4% adaptive) and is no yardstick.
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_an_adaptive_regulator_follows_a_cut_allowance(language: str) -> None:
+    # On a quiet machine (make test runs this file alone, after every other suite) the shares
+    # come out the same run after run: Python 33.1-33.3% steady, 9.8% adaptive (13 of 132);
+    # Node (through Redis) 33.3% and 8.4% — the adaptive rule's own rhythm (halved by a 429,
+    # back to 9/s after 8 successes) sets it.
+    if why := ready(language):
         pytest.fail(why)
-    steady = run("python", 220, cut_after_s=2.0)
-    adaptive = run("python", 220, adaptive=True, cut_after_s=2.0)
+    steady = run(language, 220, cut_after_s=2.0)
+    adaptive = run(language, 220, adaptive=True, cut_after_s=2.0)
     steady_share, adaptive_share = share_of_429s(steady, 20), share_of_429s(adaptive, 20)
-    print(f"429s over the 20 s after the cut to 6/s: {steady_share:.1%} steady, {adaptive_share:.1%} adaptive")
+    print(f"{language}: 429s over the 20 s after the cut to 6/s: {steady_share:.1%} steady, {adaptive_share:.1%} adaptive")
     assert steady_share > 0
     assert adaptive_share <= steady_share / 3
     assert_counts_match_the_log(steady)
