@@ -106,8 +106,8 @@ test-install: ## make install into a temporary DESTDIR, the README's C example b
 test-guide-b: build-python build-php wasm deps-js build-cli ## guide B's job against nginx's limit_req: 4 worker processes per language (Python, PHP, Node) sharing one allowance
 	@cd tests/guide_b && RECUO_BIN=$(ROOT)/target/debug/recuo RECUO_PHP_EXTENSION=$(PHP_EXTENSION) $(PY_ENV) $(PY) -m pytest -q -s -rxX -p no:cacheprovider test_guide_b_job.py
 
-test-guide-b-cut: build-python build-cli ## only guide B's allowance cut (test-guide-b runs it too): nginx cut to 6/s mid-run, the adaptive shared regulator against a fixed one (about 80 s)
-	@cd tests/guide_b && RECUO_BIN=$(ROOT)/target/debug/recuo $(PY_ENV) $(PY) -m pytest -q -s -p no:cacheprovider test_guide_b_job.py -k adaptive
+test-guide-b-cut: build-python build-php wasm deps-js build-cli ## only guide B's allowance cut (test-guide-b runs Python's): nginx cut to 6/s mid-run, adaptive against fixed; LANGUAGES="python node" (about 80 s each)
+	@cd tests/guide_b && RECUO_GUIDE_B_CUT_LANGUAGES="$(or $(LANGUAGES),python)" RECUO_PHP_EXTENSION=$(PHP_EXTENSION) RECUO_BIN=$(ROOT)/target/debug/recuo $(PY_ENV) $(PY) -m pytest -q -s -p no:cacheprovider test_guide_b_job.py -k adaptive
 
 test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
 	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)
