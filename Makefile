@@ -11,12 +11,10 @@ export CARGO_TERM_COLOR ?= never
 # writes what a release uploads.
 RECUO_VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' $(ROOT)/Cargo.toml | head -n 1)
 DIST_DIR := $(ROOT)/target/dist
-# $(call upper,WORD): WORD in capitals.
-upper = $(shell echo '$(1)' | tr a-z A-Z)
 # $(call need,TOOL,HOW): stops the target with one line saying what is missing and how to get
 # it, when TOOL is not on PATH. A build target checks only the tools of its own part.
 need = command -v $(1) >/dev/null || { echo "make $(or $(MAKECMDGOALS),$@): $(1) is missing: $(2)" >&2; exit 1; }
-NEED_CARGO = $(call need,$(CARGO),install Rust stable (https://rustup.rs))
+NEED_CARGO = $(call need,$(firstword $(CARGO)),install Rust stable (https://rustup.rs))
 
 include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk mk/deb.mk mk/dist.mk
 
@@ -32,8 +30,8 @@ deps: ## install what the build and the tests need (apt, .venv); quiet when pres
 # the other the hosts' suites and the release's artifacts: neither waits for the other, and
 # cargo holds its build folder's lock only while it compiles), then guide B's job alone, since
 # it measures a schedule. Each lane's lines carry its name; each suite's time is printed.
-TEST_LANE_CORE  := lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install
-TEST_LANE_HOSTS := test-python test-php test-js-runtimes test-readme test-dist
+TEST_LANE_core  := lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install
+TEST_LANE_hosts := test-python test-php test-js-runtimes test-readme test-dist
 TEST_LAST       := test-guide-b
 
 test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, PHP, JavaScript, README examples, the release's artifacts installed, guide B's job
@@ -44,7 +42,7 @@ test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, head
 .PHONY: test-lane-core test-lane-hosts test-suites
 test-lane-core test-lane-hosts:
 	@# -j1: each lane runs its suites one by one, with no jobserver of make's for cargo to join.
-	@set -o pipefail; $(MAKE) --no-print-directory -j1 test-suites SUITES="$(TEST_LANE_$(call upper,$(@:test-lane-%=%)))" 2>&1 \
+	@set -o pipefail; $(MAKE) --no-print-directory -j1 test-suites SUITES="$(TEST_LANE_$(@:test-lane-%=%))" 2>&1 \
 		| sed -u 's/^/[$(@:test-lane-%=%)] /'
 
 # Runs SUITES one after the other, printing each one's time; stops at the first that fails.

@@ -71,15 +71,13 @@ c_cluster_run = dir=$(C_OUT)/cluster-$$$$; \
 	$(C_CLUSTER_SCRIPT) stop $$dir/plain; $(C_CLUSTER_SCRIPT) stop $$dir/tls; \
 	rmdir $$dir 2>/dev/null; test $$status -eq 0
 
-# $(call c_need,TARGET): the C library needs Rust (cargo) and a C compiler (rustc links with
-# it) and nothing else — no scripts/install-deps.sh; says in one line what is missing.
-c_need = command -v $(firstword $(CARGO)) >/dev/null || \
-	    { echo "$(1): needs Rust's cargo on PATH (https://rustup.rs)" >&2; exit 1; }; \
-	command -v $(firstword $(CC)) >/dev/null || \
-	    { echo "$(1): needs a C compiler ($(CC)), Rust links with it: apt-get install gcc" >&2; exit 1; }
+# $(c_need): the C library needs Rust (cargo) and a C compiler (rustc links with
+# it) and nothing else — no scripts/install-deps.sh; says in one line what is missing (the
+# top-level Makefile's `need`).
+c_need = $(NEED_CARGO); $(call need,$(firstword $(CC)),a C compiler; Rust links with it (apt-get install gcc))
 
 build-c: ## build the C library: target/debug/librecuo.so and librecuo.a
-	@$(call c_need,$@)
+	@$(c_need)
 	@$(CARGO) build -q -p recuo-ffi
 	@ln -sfn librecuo.so $(C_LIBDIR)/$(C_SONAME)
 
@@ -323,7 +321,7 @@ c_ldconfig = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldcon
 	then ldconfig; fi
 
 build-c-release: ## build the C library for installing: target/release/librecuo.so, .a
-	@$(call c_need,$(if $(filter install-c,$(MAKECMDGOALS)),install-c,$@))
+	@$(c_need)
 	@$(CARGO) build -q --release -p recuo-ffi
 
 install-c: build-c-release ## install librecuo, recuo.h, recuo_curl.h and recuo.pc (PREFIX, LIBDIR, DESTDIR)

@@ -32,7 +32,7 @@ CLI_RELEASE_BIN := $(ROOT)/target/release/recuo
 BINDIR ?= $(PREFIX)/bin
 
 build-cli-release: ## build the recuo command for installing: target/release/recuo
-	@$(call c_need,$@)
+	@$(c_need)
 	@$(CARGO) build -q --release -p recuo-cli
 
 # Where install-cli put the command, kept per DESTDIR (as install-c keeps its manifest), so that

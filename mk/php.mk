@@ -33,8 +33,8 @@ PHP_CARGO_ENV = PHP="$(PHP_BINARY)" PHP_CONFIG="$(shell command -v $(PHP_CONFIG)
 # and libclang, which ext-php-rs's bindgen loads to read PHP's headers. A prerequisite
 # (php-tools-<target>), so that it runs before the target's recipe asks php-config anything.
 php-tools-%:
-	@command -v $(PHP_CONFIG) >/dev/null || { echo "$*: $(PHP_CONFIG) is missing: apt-get install php-dev" >&2; exit 1; }
-	@command -v $(CARGO) >/dev/null || { echo "$*: cargo is missing: install Rust (https://rustup.rs)" >&2; exit 1; }
+	@$(call need,$(PHP_CONFIG),apt-get install php-dev)
+	@$(NEED_CARGO)
 	@found=$${LIBCLANG_PATH:-}; \
 	for f in $$(llvm-config --libdir 2>/dev/null)/libclang*.so* /usr/lib/llvm-*/lib/libclang*.so* /usr/lib*/libclang*.so* \
 		/usr/lib/*/libclang*.so* /usr/local/lib*/libclang*.so* /Library/Developer/CommandLineTools/usr/lib/libclang.dylib; do \
