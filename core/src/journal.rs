@@ -97,6 +97,8 @@ pub struct RequestLine {
 /// The attempt being made, as far as its record needs it.
 #[derive(Debug, Clone)]
 struct Current {
+    attempt: u32,
+    gate_wait_ms: Option<u64>,
     start_unix_ms: i64,
     start_ms: u64,
     end_ms: u64,
@@ -135,10 +137,19 @@ impl Journal {
         self.request = request;
     }
 
-    /// An attempt starts at `now_ms` (monotonic), `unix_ms` on the wall clock.
-    pub(crate) fn started(&mut self, now_ms: u64, unix_ms: i64) {
+    /// Attempt number `attempt` starts at `now_ms` (monotonic), `unix_ms` on the wall clock,
+    /// after `gate_wait_ms` at the gate (none: no gate).
+    pub(crate) fn started(
+        &mut self,
+        now_ms: u64,
+        unix_ms: i64,
+        attempt: u32,
+        gate_wait_ms: Option<u64>,
+    ) {
         self.first_unix_ms.get_or_insert(unix_ms);
         self.current = Some(Current {
+            attempt,
+            gate_wait_ms,
             start_unix_ms: unix_ms,
             start_ms: now_ms,
             end_ms: now_ms,
@@ -186,7 +197,8 @@ impl Journal {
         level >= self.min_level
     }
 
-    /// The record of the attempt just made (once), decided `decision` for `reason`.
+    /// The record of the attempt just made (once), decided `decision` for `reason`; a delay
+    /// that is the server's wait says so (`server_wait`).
     pub(crate) fn attempt(
         &mut self,
         level: Level,
@@ -194,6 +206,7 @@ impl Journal {
         decision: AttemptDecision,
         reason: AttemptReason,
         failed: bool,
+        server_wait: bool,
     ) {
         let Some(c) = self.current.take() else {
             return;
@@ -225,6 +238,9 @@ impl Journal {
         );
         record.request_id = seen.request_id;
         record.wait_headers = seen.wait_headers;
+        record.attempt = c.attempt;
+        record.server_wait = server_wait && delay_ms.is_some();
+        record.gate_wait_ms = c.gate_wait_ms;
         self.queue.push_back((level, Record::Attempt(record)));
     }
 

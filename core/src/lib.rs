@@ -69,6 +69,7 @@ pub mod server_wait;
 mod shm;
 pub mod stats;
 mod structured;
+pub mod telemetry;
 pub mod units;
 
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};

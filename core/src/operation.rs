@@ -152,6 +152,8 @@ pub struct Operation {
     /// The gate's passage being made by [`poll_gate`](Operation::poll_gate), then held for
     /// the attempt.
     entry: Entry,
+    /// When the attempt being made came to the gate (none: no gate to pass).
+    entered_at_ms: Option<u64>,
 }
 
 /// What [`Operation::poll_gate`] has of the gate so far: a place in flight (held until the
@@ -188,6 +190,7 @@ impl Operation {
             last: None,
             delay_ms: 0,
             entry: Entry::default(),
+            entered_at_ms: None,
         }
     }
 
@@ -645,6 +648,7 @@ impl Operation {
                 AttemptDecision::Done,
                 attempt_reason(&decision, &Verdict::Success),
                 false,
+                false,
             );
         }
         self.finish(decision, true)
@@ -666,6 +670,7 @@ impl Operation {
                     AttemptDecision::GiveUp,
                     attempt_reason(&decision, &Verdict::from_predicate(true)),
                     true,
+                    false,
                 );
             }
             return self.finish(decision, false);
@@ -740,6 +745,13 @@ impl Operation {
                         AttemptDecision::Retry,
                         reason,
                         true,
+                        matches!(
+                            verdict,
+                            Verdict::Retry {
+                                server_wait: Some(_),
+                                ..
+                            }
+                        ),
                     );
                 }
                 self.phase = Phase::Sleeping;
@@ -751,7 +763,14 @@ impl Operation {
             }
             other => {
                 if let Some(j) = &mut self.journal {
-                    j.attempt(Level::Info, None, AttemptDecision::GiveUp, reason, true);
+                    j.attempt(
+                        Level::Info,
+                        None,
+                        AttemptDecision::GiveUp,
+                        reason,
+                        true,
+                        false,
+                    );
                 }
                 self.finish(other, false)
             }
@@ -848,6 +867,7 @@ impl Operation {
                     .gate
                     .as_ref()
                     .is_some_and(|g| g.regulator().is_some() || g.limit().is_some());
+                self.entered_at_ms = gated.then_some(now_ms);
                 if gated {
                     self.phase = Phase::Entering;
                     Step::Enter {
@@ -886,7 +906,8 @@ impl Operation {
         }
         let unix_ms = self.unix_at(now_ms);
         if let Some(j) = &mut self.journal {
-            j.started(now_ms, unix_ms);
+            let gate_wait_ms = self.entered_at_ms.map(|at| now_ms.saturating_sub(at));
+            j.started(now_ms, unix_ms, self.attempt, gate_wait_ms);
         }
         Step::Call {
             attempt: self.attempt,

@@ -43,6 +43,15 @@ pub struct AttemptRecord {
     pub decision: AttemptDecision,
     /// Why: the verdict's cause, or the give-up reason ([`attempt_reason`]).
     pub reason: AttemptReason,
+    /// The attempt's number, from 0 (the first attempt; 1 is the first retry). Telemetry's,
+    /// like the two fields below: the JSON line does not show them.
+    pub attempt: u32,
+    /// The delay before the next attempt is the server's wait (`Retry-After` or a rate-limit
+    /// header), not recuo's backoff.
+    pub server_wait: bool,
+    /// How long the attempt waited at the gate (a start slot, a place in flight) before it
+    /// started, ms; `None` when there was no gate to pass.
+    pub gate_wait_ms: Option<u64>,
 }
 
 /// What the loop decided after an attempt, as its record says it.
@@ -251,6 +260,9 @@ impl AttemptRecord {
             delay_ms,
             decision,
             reason,
+            attempt: 0,
+            server_wait: false,
+            gate_wait_ms: None,
         }
     }
 }
