@@ -39,7 +39,7 @@ pub enum Command {
     Delay(DelayArgs),
     /// The verdict on an HTTP status or a transport failure.
     Classify(ClassifyArgs),
-    /// Serve a simulated rate-limited API on 127.0.0.1 (429, 503, quotas, GET /stats).
+    /// Serve a simulated rate-limited API on 127.0.0.1 (429, 503, quotas, GET /stats, GET /metrics).
     Serve(ServeArgs),
     /// Run a batch of reads through the retry loop and the gate, and report what happened.
     Trial(Box<TrialArgs>),
@@ -202,10 +202,11 @@ impl RetryAfterMode {
 /// `recuo serve`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Every path but /stats is the API: GET /items/7 answers 200 with a \
+    after_help = "Every path but /stats and /metrics is the API: GET /items/7 answers 200 with a \
                         small JSON body, 429 when the allowance is exceeded (counted per \
                         X-Api-Key header, or per client address), 503 at --fail-rate. \
-                        GET /stats answers what the server saw. The first line printed is \
+                        GET /stats answers what the server saw (GET /metrics: the same as \
+                        Prometheus text). The first line printed is \
                         'listening on http://127.0.0.1:PORT' (https:// with --tls, then \
                         'CA certificate: FILE'); Ctrl-C or SIGTERM stops it.\n\n\
                         With --script FILE, the server plays a script instead: FILE is JSON, \
@@ -403,6 +404,10 @@ pub struct TrialArgs {
     /// redacted (no credentials, no personal data).
     #[arg(long, value_name = "FILE.jsonl")]
     pub records: Option<PathBuf>,
+    /// Write the batch's metrics in the Prometheus text format: attempts by outcome and
+    /// reason, retry delays, give-ups, time waited at the gate, budget refusals.
+    #[arg(long, value_name = "FILE.prom")]
+    pub metrics: Option<PathBuf>,
     /// The embedded server.
     #[command(flatten)]
     pub server: EmbeddedArgs,

@@ -99,6 +99,15 @@ async fn answer(
         let body = serde_json::to_vec(&state.stats(monotonic_ns())).unwrap_or_default();
         return Ok(json(StatusCode::OK, body));
     }
+    if req.uri().path() == "/metrics" {
+        let text = state.stats(monotonic_ns()).to_prometheus();
+        let mut response = Response::new(Full::new(Bytes::from(text)));
+        response.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        return Ok(response);
+    }
     let (parts, body) = req.into_parts();
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let key = header(API_KEY_HEADER).map_or_else(|| peer.ip().to_string(), |k| format!("key:{k}"));

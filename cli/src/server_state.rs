@@ -129,6 +129,74 @@ pub struct ServerStats {
     pub config: ConfigJson,
 }
 
+impl ServerStats {
+    /// What the server saw, in the Prometheus text format (version 0.0.4): the body of
+    /// `GET /metrics` (neither it nor `/stats` is counted).
+    pub fn to_prometheus(&self) -> String {
+        let mut out = String::new();
+        let mut metric = |name: &str, kind: &str, help: &str, series: &[(&str, f64)]| {
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+            for (labels, value) in series {
+                out.push_str(&format!("{name}{labels} {value}\n"));
+            }
+        };
+        let n = |v: u64| v as f64;
+        metric(
+            "recuo_serve_requests_total",
+            "counter",
+            "API requests received.",
+            &[("", n(self.requests))],
+        );
+        metric(
+            "recuo_serve_responses_total",
+            "counter",
+            "Answers sent, by status.",
+            &[
+                ("{status=\"200\"}", n(self.ok)),
+                ("{status=\"429\"}", n(self.throttled)),
+                ("{status=\"503\"}", n(self.unavailable)),
+            ],
+        );
+        metric(
+            "recuo_serve_quota_refusals_total",
+            "counter",
+            "429s sent because the daily quota was spent (counted in the 429s too).",
+            &[("", n(self.quota_refused))],
+        );
+        metric(
+            "recuo_serve_early_retries_total",
+            "counter",
+            "Requests that came back with the same Idempotency-Key before the Retry-After asked had passed.",
+            &[("", n(self.early_retries))],
+        );
+        metric(
+            "recuo_serve_idempotency_key_conflicts_total",
+            "counter",
+            "Requests whose Idempotency-Key came before with another method, path or body.",
+            &[("", n(self.idempotency_key_conflicts))],
+        );
+        metric(
+            "recuo_serve_in_flight",
+            "gauge",
+            "Requests being answered now.",
+            &[("", n(self.in_flight))],
+        );
+        metric(
+            "recuo_serve_max_in_flight",
+            "gauge",
+            "The most requests answered at once.",
+            &[("", n(self.max_in_flight))],
+        );
+        metric(
+            "recuo_serve_uptime_seconds",
+            "gauge",
+            "Seconds since the server started.",
+            &[("", self.uptime_s)],
+        );
+        out
+    }
+}
+
 #[derive(Debug)]
 struct KeyState {
     regulator: Regulator,

@@ -10,6 +10,7 @@ use hyper::body::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Uri};
 use recuo::http::{self, Last, RequestPlan, Style};
+use recuo::telemetry::Registry;
 use recuo::{
     monotonic_ns, unix_now_ms, AttemptContext, Batch, BatchResult, ConcurrencyLimit, Gate,
     GiveUpReason, Outcome, Policy, Rate, Record, Regulator, Report, Request, RequestLine,
@@ -143,10 +144,17 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     let client = HttpClient::new(rt.handle().clone(), a.timeout, headers, tls);
     let log = EventLog::new();
     let record_lines = std::sync::Mutex::new(String::new());
+    let metrics = std::sync::Mutex::new(Registry::new());
     let sink = |r: &Record| {
-        let mut l = record_lines.lock().unwrap_or_else(|e| e.into_inner());
-        l.push_str(&r.to_json_line());
-        l.push('\n');
+        if a.records.is_some() {
+            let mut l = record_lines.lock().unwrap_or_else(|e| e.into_inner());
+            l.push_str(&r.to_json_line());
+            l.push('\n');
+        }
+        if a.metrics.is_some() {
+            let mut m = metrics.lock().unwrap_or_else(|e| e.into_inner());
+            m.add_record(r);
+        }
     };
     let requests: Vec<RequestLine> = uris
         .iter()
@@ -176,7 +184,7 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
         })
         .collect();
     let mut batch = Batch::new(&policy);
-    if a.records.is_some() {
+    if a.records.is_some() || a.metrics.is_some() {
         batch = batch.records(&sink, &requests);
     }
     let report = batch
@@ -244,6 +252,14 @@ pub fn run(a: &TrialArgs) -> Result<(), CliError> {
     if let Some(path) = &a.records {
         let lines = record_lines.into_inner().unwrap_or_else(|e| e.into_inner());
         std::fs::write(path, lines)
+            .map_err(|e| run_error(&format!("writing {}", path.display()), e))?;
+    }
+    if let Some(path) = &a.metrics {
+        let text = metrics
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .to_prometheus();
+        std::fs::write(path, text)
             .map_err(|e| run_error(&format!("writing {}", path.display()), e))?;
     }
     if let Some(path) = &a.plot {

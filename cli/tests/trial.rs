@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{assert_same_counts, n, recuo_within, Serve};
+use support::{assert_same_counts, http_get, n, recuo_within, Serve};
 
 #[test]
 fn trial_counts_match_the_servers_stats_and_starts_stay_within_the_limit() {
@@ -480,4 +480,97 @@ fn a_trickling_server_cannot_hold_a_trial_past_its_deadline() {
         );
         eprintln!("recuo trial against a trickled {trickle}: ended after {took:?}");
     }
+}
+
+/// The value of the series `name` (with its labels, as written) in a Prometheus text, 0 when
+/// it is absent.
+fn series(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .map_or(0.0, |v| v.parse().expect("a number"))
+}
+
+/// Issue 32: the trial's `--metrics` counts what the server's `/metrics` says it answered —
+/// every attempt, the 200s, 429s and 503s — and one retry delay per retry made.
+#[test]
+fn the_trials_metrics_match_the_servers_metrics() {
+    let server = Serve::start(&[
+        "--allowance",
+        "480/min",
+        "--burst",
+        "2",
+        "--fail-rate",
+        "0.2",
+        "--latency",
+        "10ms",
+        "--seed",
+        "5",
+    ]);
+    let path = std::env::temp_dir().join(format!("recuo-metrics-{}.prom", std::process::id()));
+    let url = format!("{}/items/{{i}}", server.url);
+    let r = recuo_within(
+        &[
+            "trial",
+            "--url",
+            &url,
+            "--count",
+            "12",
+            "--rate",
+            "600/min",
+            "--concurrency",
+            "3",
+            "--attempts",
+            "10",
+            "--metrics",
+            path.to_str().expect("a UTF-8 path"),
+            "--json",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let trial = r.json();
+    let ours = std::fs::read_to_string(&path).expect("the metrics");
+    let _ = std::fs::remove_file(&path);
+    let (theirs, status) = http_get(&server.url, "/metrics");
+    assert_eq!(status, 200);
+    let attempts = |outcome: &str| -> f64 {
+        ours.lines()
+            .filter(|l| {
+                l.starts_with(&format!(
+                    "recuo_attempts_total{{recuo_outcome=\"{outcome}\","
+                ))
+            })
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum()
+    };
+    for status in ["200", "429", "503"] {
+        assert_eq!(
+            attempts(status),
+            series(
+                &theirs,
+                &format!("recuo_serve_responses_total{{status=\"{status}\"}}")
+            ),
+            "{status}s\n{ours}\n{theirs}"
+        );
+    }
+    assert_eq!(
+        attempts("200") + attempts("429") + attempts("503"),
+        series(&theirs, "recuo_serve_requests_total")
+    );
+    assert!(attempts("429") + attempts("503") > 0.0, "{theirs}");
+    let delays: f64 = ours
+        .lines()
+        .filter(|l| l.starts_with("recuo_retry_delay_seconds_count"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(delays, n(&trial, "retries") as f64, "{ours}");
+    assert_eq!(
+        series(&ours, "recuo_gate_wait_seconds_count"),
+        series(&theirs, "recuo_serve_requests_total"),
+        "every attempt passed the gate"
+    );
+    assert!(
+        ours.contains("# TYPE recuo_retry_delay_seconds histogram"),
+        "{ours}"
+    );
 }
