@@ -62,11 +62,13 @@ demo-guides: deps ## build and run the guide examples in C, Python and PHP
 test-rust: ## Rust unit, vector and property tests (core, recuo-redis against its own redis-server, ffi), the generated faces' drift
 	$(CARGO) build -p recuo-cli
 	$(CARGO) test --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli
+	$(CARGO) test -p recuo --features tracing --test tracing_spans
 
 lint-rust: ## rustfmt and clippy (also the builds without Redis), warnings are errors
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --exclude recuo-python --exclude recuo-php --exclude recuo-bench --exclude recuo-cli --all-targets -- -D warnings
 	$(CARGO) clippy -p recuo-redis -p recuo-ffi --no-default-features --all-targets -- -D warnings
+	$(CARGO) clippy -p recuo --features tracing --all-targets -- -D warnings
 
 fmt: ## format the Rust code
 	$(CARGO) fmt --all

@@ -70,6 +70,8 @@ mod shm;
 pub mod stats;
 mod structured;
 pub mod telemetry;
+#[cfg(feature = "tracing")]
+mod tracing_spans;
 pub mod units;
 
 pub use attempts::{Attempts, Decision, GiveUpReason, Report, RetryAllowance};

@@ -222,7 +222,16 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         if let Some(stats) = &self.stats {
             machine = machine.stats(stats.clone());
         }
-        if self.records.is_some() {
+        #[cfg(feature = "tracing")]
+        let spans = crate::tracing_spans::wanted().then(|| Spans {
+            operation: crate::tracing_spans::operation_span(),
+            attempt: None,
+        });
+        #[cfg(feature = "tracing")]
+        let traced = spans.is_some();
+        #[cfg(not(feature = "tracing"))]
+        let traced = false;
+        if self.records.is_some() || traced {
             let (method, url) = self.request.clone().unwrap_or_default();
             machine = machine.request(&method, &url).records(Some(Level::Debug));
         }
@@ -231,6 +240,8 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
             op,
             pass: None,
             gate_error: None,
+            #[cfg(feature = "tracing")]
+            spans,
         };
         match drive(machine, &OnceCell::new(), &mut driver) {
             Ok(value) => Ok(value),
@@ -258,6 +269,16 @@ struct Hooks<'p, 'h, E, C, F> {
     pass: Option<Pass>,
     /// Why the gate could not be used, ending the loop.
     gate_error: Option<crate::RegulatorError>,
+    /// The operation's span and the last attempt's, while someone listens to them.
+    #[cfg(feature = "tracing")]
+    spans: Option<Spans>,
+}
+
+/// The spans of one [`Retry::call`]: the operation's, and the attempt's whose record is next.
+#[cfg(feature = "tracing")]
+struct Spans {
+    operation: tracing::Span,
+    attempt: Option<tracing::Span>,
 }
 
 impl<E, C: Clock, T, F> Driver for Hooks<'_, '_, E, C, F>
@@ -300,6 +321,15 @@ where
         }
     }
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<T, E> {
+        #[cfg(feature = "tracing")]
+        if let Some(spans) = &mut self.spans {
+            let span = spans
+                .operation
+                .in_scope(|| crate::tracing_spans::attempt_span(ctx.attempt()));
+            let result = span.in_scope(|| (self.op)(ctx));
+            spans.attempt = Some(span);
+            return result;
+        }
         (self.op)(ctx)
     }
     fn leave(&mut self) {
@@ -317,7 +347,19 @@ where
     fn sleep(&mut self, delay: Duration) -> Result<bool, E> {
         Ok(self.retry.clock.sleep(delay, &self.retry.cancel))
     }
-    fn on_record(&mut self, _level: Level, record: &Record) {
+    fn on_record(&mut self, level: Level, record: &Record) {
+        #[cfg(feature = "tracing")]
+        if let Some(spans) = &mut self.spans {
+            match record {
+                Record::Attempt(_) => {
+                    if let Some(span) = spans.attempt.take() {
+                        crate::tracing_spans::record(&span, level, record);
+                    }
+                }
+                Record::Final(_) => crate::tracing_spans::record(&spans.operation, level, record),
+            }
+        }
+        let _ = level;
         if let Some(sink) = self.retry.records {
             sink.record(record);
         }
