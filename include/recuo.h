@@ -126,6 +126,11 @@
 #define RECUO_GATE_POLL_MS 5
 
 /**
+ * The longest record `recuo_telemetry_json` reads, in bytes.
+ */
+#define RECUO_TELEMETRY_RECORD_MAX (64 * 1024)
+
+/**
  * The answer of every recuo function that can fail.
  *
  * The numbers are stable: a code is never renumbered nor reused, and a retired code stays
@@ -812,6 +817,31 @@ enum recuo_ending
 typedef enum recuo_ending recuo_ending;
 #else
 typedef uint32_t recuo_ending;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a metric adds its points up.
+ */
+enum recuo_instrument_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A monotonic sum: add each point's value (Prometheus `_total`).
+     */
+    RECUO_INSTRUMENT_COUNTER = 1,
+    /**
+     * A distribution: each point is one observation, in seconds.
+     */
+    RECUO_INSTRUMENT_HISTOGRAM = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum recuo_instrument_kind recuo_instrument_kind;
+#else
+typedef uint32_t recuo_instrument_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -1515,6 +1545,73 @@ typedef void (*recuo_on_give_up_fn)(const struct recuo_report *report, void *use
  * header in it was redacted before it was built — it may be logged as it is.
  */
 typedef void (*recuo_record_sink_fn)(const char *json_line, size_t len, void *user_data);
+
+/**
+ * One attribute of a metric point: its OpenTelemetry key (`recuo.reason`), the Prometheus
+ * label for it (`recuo_reason`) and its value, NUL-terminated UTF-8.
+ */
+typedef struct recuo_metric_attribute {
+    /**
+     * The OpenTelemetry attribute key.
+     */
+    const char *key;
+    /**
+     * The Prometheus label name.
+     */
+    const char *label;
+    /**
+     * The value.
+     */
+    const char *value;
+} recuo_metric_attribute;
+
+/**
+ * One metric point, valid during the callback only (copy what you keep):
+ *
+ * | `prometheus_name` | `otel_name` (`unit`) | kind | attributes |
+ * |---|---|---|---|
+ * | `recuo_attempts_total` | `recuo.attempts` (`{attempt}`) | counter | `recuo.outcome` (a status, a transport failure, `success`), `recuo.reason` |
+ * | `recuo_retry_delay_seconds` | `recuo.retry.delay` (`s`) | histogram | `recuo.reason`, `recuo.wait.source` (`server`, `backoff`) |
+ * | `recuo_give_ups_total` | `recuo.give_ups` (`{operation}`) | counter | `recuo.reason` |
+ * | `recuo_gate_wait_seconds` | `recuo.gate.wait` (`s`) | histogram | none |
+ * | `recuo_budget_refusals_total` | `recuo.budget.refusals` (`{retry}`) | counter | none |
+ */
+typedef struct recuo_metric_point {
+    /**
+     * The Prometheus name (base units, `_total` on counters).
+     */
+    const char *prometheus_name;
+    /**
+     * The OpenTelemetry name (dotted, no unit).
+     */
+    const char *otel_name;
+    /**
+     * The OpenTelemetry unit (`s`, or `{attempt}` for a count of things).
+     */
+    const char *unit;
+    /**
+     * A counter or a histogram.
+     */
+    recuo_instrument_kind kind;
+    /**
+     * The count to add (counters) or the value observed, in seconds (histograms).
+     */
+    double value;
+    /**
+     * The attributes (NULL when there are none).
+     */
+    const struct recuo_metric_attribute *attributes;
+    /**
+     * How many.
+     */
+    size_t attribute_count;
+} recuo_metric_point;
+
+/**
+ * Receives each metric point a record means, with the call's `user_data`, on the thread that
+ * made the record.
+ */
+typedef void (*recuo_metrics_fn)(const struct recuo_metric_point *point, void *user_data);
 
 /**
  * A monotonic clock replacing the real one in `recuo_retry` and `recuo_retry_http`:
@@ -3625,6 +3722,20 @@ recuo_status recuo_retry_options_set_record_sink(struct recuo_retry_options *opt
                                                  recuo_record_sink_fn sink);
 
 /**
+ * Hands the metric points of every `recuo_retry_http` and `recuo_retry` call made with these
+ * options to `metrics` (see `recuo_metric_point`), with the call's `user_data`, on the
+ * calling thread, as each attempt's decision and the result are made: attempts by outcome and
+ * reason, retry delays, give-ups, time waited at the gate, budget refusals — the names a
+ * Prometheus exporter or an OpenTelemetry meter takes as they are. NULL removes it. Returns
+ * `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+ *
+ * # Safety
+ * `options` must be NULL or a live handle not in use by another thread.
+ */
+recuo_status recuo_retry_options_set_metrics(struct recuo_retry_options *options,
+                                             recuo_metrics_fn metrics);
+
+/**
  * Names the request the records describe: its HTTP method (`method_len` bytes, UTF-8; empty
  * for a task with no HTTP meaning) and its URL (`url_len` bytes, as you request it: the
  * records show it redacted; bytes that are not UTF-8 are replaced by U+FFFD there). Both are
@@ -5358,6 +5469,35 @@ recuo_status recuo_record_result_json(int64_t start_unix_ms,
                                       char *buf,
                                       size_t buf_len,
                                       size_t *written);
+
+/**
+ * What one record means to telemetry, as JSON, into `buf` (`buf_len` bytes, NUL-terminated;
+ * `*written`, when not NULL, receives its length): `{"span": {"name", "kind", "start_unix_ms",
+ * "end_unix_ms", "error", "attributes": {…}}, "points": [{"instrument", "prometheus",
+ * "value", "attributes": {…}}, …]}` — the span an OpenTelemetry exporter would send and the
+ * metric points, as `recuo_metric_point` gives them.
+ *
+ * The record is JSON (`len` bytes, at most `RECUO_TELEMETRY_RECORD_MAX`): an attempt,
+ * `{"type": "attempt", "start_unix_ms", "elapsed_ms", "method", "url", "status" or
+ * "transport" (neither: a success with no HTTP meaning), "headers": [[name, value], …],
+ * "delay_ms", "decision", "reason", "attempt" (from 0), "server_wait", "gate_wait_ms"}`, or
+ * a result, `{"type": "result", "start_unix_ms", "method", "url", "attempts", "reason",
+ * "stopped_by", "total_ms"}`. The URL and headers are redacted as a record's are.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written, NUL-terminated);
+ * with nothing written: `RECUO_ERR_INVALID_VALUE` (not such a record, or a name recuo does
+ * not know), `RECUO_ERR_NOT_UTF8`, `RECUO_ERR_LENGTH_TOO_LARGE`, `RECUO_ERR_NULL_ARGUMENT`
+ * (`buf`, or `record` with `len > 0`).
+ *
+ * # Safety
+ * `record` must point to `len` readable bytes (or be NULL with `len == 0`); `buf` must point
+ * to `buf_len` writable bytes; `written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_telemetry_json(const char *record,
+                                  size_t len,
+                                  char *buf,
+                                  size_t buf_len,
+                                  size_t *written);
 
 /**
  * Reserves a start slot of weight `cost` if it comes within `max_wait_ns`, without waiting

@@ -602,3 +602,146 @@ fn number(v: f64) -> String {
         format!("{v}")
     }
 }
+
+/// A record as plain data: the shape of `tests/vectors/telemetry.json`'s records, with the
+/// fields the JSON line leaves out (`attempt`, `server_wait`, `gate_wait_ms`). Its status,
+/// transport failure or neither (a success with no HTTP meaning) is the attempt's outcome; the
+/// URL and headers are redacted when the record is made from it.
+#[cfg(feature = "serde")]
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RecordValue {
+    /// One attempt.
+    Attempt {
+        /// When it started, ms since the Unix epoch.
+        start_unix_ms: i64,
+        /// How long it took, ms.
+        elapsed_ms: u64,
+        /// The HTTP method (empty for a task).
+        method: String,
+        /// The URL.
+        url: String,
+        /// The status, if a response came.
+        #[serde(default)]
+        status: Option<u16>,
+        /// The transport failure, by name, if one ended it.
+        #[serde(default)]
+        transport: Option<String>,
+        /// The response's headers.
+        #[serde(default)]
+        headers: Vec<(String, String)>,
+        /// The delay chosen before the next attempt.
+        #[serde(default)]
+        delay_ms: Option<u64>,
+        /// `done`, `retry` or `give_up`.
+        decision: String,
+        /// The reason's name.
+        reason: String,
+        /// The attempt's number, from 0.
+        attempt: u32,
+        /// The delay is the server's wait.
+        #[serde(default)]
+        server_wait: bool,
+        /// How long it waited at the gate, ms (none: no gate).
+        #[serde(default)]
+        gate_wait_ms: Option<u64>,
+    },
+    /// One operation's result.
+    Result {
+        /// When its first attempt started, ms since the Unix epoch.
+        start_unix_ms: i64,
+        /// The HTTP method.
+        method: String,
+        /// The URL.
+        url: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Why it gave up (none: it succeeded).
+        #[serde(default)]
+        reason: Option<String>,
+        /// For `queue_stopped`: the reason that stopped the queue.
+        #[serde(default)]
+        stopped_by: Option<String>,
+        /// From its start to its end, ms.
+        total_ms: u64,
+    },
+}
+
+#[cfg(feature = "serde")]
+impl RecordValue {
+    /// The record, made as the machine makes it; a name that is none of recuo's is an error
+    /// naming it.
+    pub fn to_record(&self) -> Result<Record, String> {
+        let give_up = |name: &Option<String>| -> Result<Option<GiveUpReason>, String> {
+            name.as_deref()
+                .map(|n| GiveUpReason::from_name(n).ok_or_else(|| format!("unknown reason {n:?}")))
+                .transpose()
+        };
+        match self {
+            RecordValue::Attempt {
+                start_unix_ms,
+                elapsed_ms,
+                method,
+                url,
+                status,
+                transport,
+                headers,
+                delay_ms,
+                decision,
+                reason,
+                attempt,
+                server_wait,
+                gate_wait_ms,
+            } => {
+                let outcome = match (status, transport) {
+                    (Some(s), None) => Outcome::Status(*s),
+                    (None, Some(t)) => Outcome::Transport(
+                        crate::Transport::from_name(t)
+                            .ok_or_else(|| format!("unknown transport failure {t:?}"))?,
+                    ),
+                    (None, None) => Outcome::Success,
+                    (Some(_), Some(_)) => {
+                        return Err("both a status and a transport failure".into())
+                    }
+                };
+                let mut a = AttemptRecord::new(
+                    *start_unix_ms,
+                    *elapsed_ms,
+                    method,
+                    url,
+                    outcome,
+                    headers,
+                    *delay_ms,
+                    AttemptDecision::from_name(decision)
+                        .ok_or_else(|| format!("unknown decision {decision:?}"))?,
+                    AttemptReason::from_name(reason)
+                        .ok_or_else(|| format!("unknown reason {reason:?}"))?,
+                );
+                a.attempt = *attempt;
+                a.server_wait = *server_wait;
+                a.gate_wait_ms = *gate_wait_ms;
+                Ok(Record::Attempt(a))
+            }
+            RecordValue::Result {
+                start_unix_ms,
+                method,
+                url,
+                attempts,
+                reason,
+                stopped_by,
+                total_ms,
+            } => {
+                let mut f = FinalRecord::new(
+                    *start_unix_ms,
+                    method,
+                    url,
+                    give_up(reason)?,
+                    *attempts,
+                    *total_ms,
+                );
+                f.stopped_by = give_up(stopped_by)?;
+                Ok(Record::Final(f))
+            }
+        }
+    }
+}

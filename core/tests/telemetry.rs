@@ -3,9 +3,9 @@
 //! retried twice after 503s makes three attempt spans (resend counts 1 and 2 on the last
 //! two), two retry delays and one operation span.
 
-use recuo::record::{AttemptDecision, AttemptReason, AttemptRecord, FinalRecord, Record};
-use recuo::telemetry::{telemetry, Instrument, Registry, SECONDS_BUCKETS};
-use recuo::{GiveUpReason, Jitter, Level, Operation, Outcome, Policy, Step, Transport};
+use recuo::record::Record;
+use recuo::telemetry::{telemetry, Instrument, RecordValue, Registry, SECONDS_BUCKETS};
+use recuo::{Jitter, Level, Operation, Outcome, Policy, Step};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -21,53 +21,12 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
     v[key].as_str().unwrap_or_else(|| panic!("{key} in {v}"))
 }
 
-fn reason(v: &Value) -> Option<GiveUpReason> {
-    v.as_str().map(|r| GiveUpReason::from_name(r).unwrap())
-}
-
-/// The record a case describes, made as the machine makes it.
+/// The record a case describes, made as the machine makes it (the core's plain form).
 fn record_of(r: &Value) -> Record {
-    let start = r["start_unix_ms"].as_i64().unwrap();
-    if text(r, "type") == "result" {
-        let mut f = FinalRecord::new(
-            start,
-            text(r, "method"),
-            text(r, "url"),
-            reason(&r["reason"]),
-            r["attempts"].as_u64().unwrap() as u32,
-            r["total_ms"].as_u64().unwrap(),
-        );
-        f.stopped_by = reason(&r["stopped_by"]);
-        return Record::Final(f);
-    }
-    let outcome = if let Some(s) = r["status"].as_u64() {
-        Outcome::Status(s as u16)
-    } else if let Some(t) = r["transport"].as_str() {
-        Outcome::Transport(Transport::from_name(t).unwrap())
-    } else {
-        Outcome::Success
-    };
-    let headers: Vec<(String, String)> = r["headers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h[0].as_str().unwrap().into(), h[1].as_str().unwrap().into()))
-        .collect();
-    let mut a = AttemptRecord::new(
-        start,
-        r["elapsed_ms"].as_u64().unwrap(),
-        text(r, "method"),
-        text(r, "url"),
-        outcome,
-        &headers,
-        r["delay_ms"].as_u64(),
-        AttemptDecision::from_name(text(r, "decision")).unwrap(),
-        AttemptReason::from_name(text(r, "reason")).unwrap(),
-    );
-    a.attempt = r["attempt"].as_u64().unwrap() as u32;
-    a.server_wait = r["server_wait"].as_bool().unwrap();
-    a.gate_wait_ms = r["gate_wait_ms"].as_u64();
-    Record::Attempt(a)
+    serde_json::from_value::<RecordValue>(r.clone())
+        .expect("a record value")
+        .to_record()
+        .expect("a record")
 }
 
 #[test]

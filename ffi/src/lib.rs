@@ -86,6 +86,9 @@ pub mod origin;
 
 pub mod record;
 
+// Telemetry: each record's metric points and span (issue 32).
+pub mod telemetry;
+
 // What a host waiting with its own timers needs (the JavaScript package).
 pub mod js_support;
 

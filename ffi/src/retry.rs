@@ -92,6 +92,7 @@ pub struct recuo_retry_options {
     on_give_up: recuo_on_give_up_fn,
     gate: Option<Gate>,
     record_sink: recuo_record_sink_fn,
+    metrics: crate::telemetry::recuo_metrics_fn,
     /// The request's method and URL (as given: redacted when a record is built).
     method: String,
     url: Vec<u8>,
@@ -315,6 +316,24 @@ pub unsafe extern "C" fn recuo_retry_options_set_record_sink(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe { with_options(options, |o| o.record_sink = sink) }
+}
+
+/// Hands the metric points of every `recuo_retry_http` and `recuo_retry` call made with these
+/// options to `metrics` (see `recuo_metric_point`), with the call's `user_data`, on the
+/// calling thread, as each attempt's decision and the result are made: attempts by outcome and
+/// reason, retry delays, give-ups, time waited at the gate, budget refusals — the names a
+/// Prometheus exporter or an OpenTelemetry meter takes as they are. NULL removes it. Returns
+/// `RECUO_OK` or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `options` must be NULL or a live handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_retry_options_set_metrics(
+    options: *mut recuo_retry_options,
+    metrics: crate::telemetry::recuo_metrics_fn,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { with_options(options, |o| o.metrics = metrics) }
 }
 
 /// Names the request the records describe: its HTTP method (`method_len` bytes, UTF-8; empty
@@ -595,7 +614,7 @@ unsafe fn run(
         if let Some(stats) = o.stats.clone() {
             op = op.stats(stats);
         }
-        if o.record_sink.is_some() {
+        if o.record_sink.is_some() || o.metrics.is_some() {
             op = op
                 .request(&o.method, &lossy(&o.url).0)
                 .records(Some(Level::Debug));
@@ -787,6 +806,7 @@ impl Driver for CDriver {
     }
 
     fn on_record(&mut self, _level: Level, record: &Record) {
+        crate::telemetry::send_points(self.options.metrics, self.user_data, record);
         if let Some(sink) = self.options.record_sink {
             let mut line = record.to_json_line();
             let len = line.len();

@@ -622,6 +622,73 @@ static void sink_through_recuo_retry_http(void) {
     recuo_policy_free(policy);
 }
 
+/* The metric points of a recuo_retry_http loop, as the callback receives them: the callback
+ * gets the call's user_data, a fake whose first member is what `fetch` reads. */
+struct fake_with_points {
+    struct fake f;
+    char lines[16][200];
+    size_t n;
+    int bad;
+};
+
+static void keep_point(const recuo_metric_point *p, void *user_data) {
+    struct fake_with_points *k = user_data;
+    if (k->n == 16) {
+        k->bad = 1;
+        return;
+    }
+    char *line = k->lines[k->n++];
+    int at = snprintf(line, 200, "%s %s %s %d %.3f", p->prometheus_name, p->otel_name, p->unit,
+                      (int)p->kind, p->value);
+    for (size_t i = 0; i < p->attribute_count && at > 0 && at < 200; i++) {
+        at += snprintf(line + at, 200 - (size_t)at, " %s|%s|%s", p->attributes[i].key,
+                       p->attributes[i].label, p->attributes[i].value);
+    }
+    k->bad |= (p->attribute_count == 0) != (p->attributes == NULL);
+}
+
+/* A request retried twice after 503s: an attempt point for each attempt, a delay point (the
+ * server's Retry-After) for each retry, under the names every language uses. */
+static void metrics_through_recuo_retry_http(void) {
+    recuo_policy *policy = recuo_policy_new();
+    recuo_retry_options *o = fake_options();
+    CHECK_STATUS(recuo_retry_options_set_record_sink(o, NULL), RECUO_OK);
+    CHECK_STATUS(recuo_retry_options_set_metrics(o, keep_point), RECUO_OK);
+    CHECK_STATUS(recuo_retry_options_set_metrics(NULL, keep_point), RECUO_ERR_NULL_ARGUMENT);
+    static const uint16_t statuses[] = {503, 503, 201};
+    struct fake_with_points k;
+    memset(&k, 0, sizeof k);
+    k.f = (struct fake){policy, statuses, 3, 0, 1000, 0, {NULL}, 0, 0, 0};
+    uint64_t delays[4];
+    size_t ndelays = 0;
+    recuo_report report;
+    CHECK_STATUS(recuo_retry_http(policy, fetch, &k, o, &report, delays, 4, &ndelays), RECUO_OK);
+    CHECK(report.attempts == 3 && ndelays == 2 && !k.bad);
+    char expected[5][200];
+    snprintf(expected[0], 200,
+             "recuo_attempts_total recuo.attempts {attempt} 1 1.000"
+             " recuo.outcome|recuo_outcome|503 recuo.reason|recuo_reason|unavailable");
+    snprintf(expected[1], 200,
+             "recuo_retry_delay_seconds recuo.retry.delay s 2 %.3f"
+             " recuo.reason|recuo_reason|unavailable recuo.wait.source|recuo_wait_source|server",
+             (double)delays[0] / 1000.0);
+    snprintf(expected[2], 200, "%s", expected[0]);
+    snprintf(expected[3], 200,
+             "recuo_retry_delay_seconds recuo.retry.delay s 2 %.3f"
+             " recuo.reason|recuo_reason|unavailable recuo.wait.source|recuo_wait_source|server",
+             (double)delays[1] / 1000.0);
+    snprintf(expected[4], 200,
+             "recuo_attempts_total recuo.attempts {attempt} 1 1.000"
+             " recuo.outcome|recuo_outcome|201 recuo.reason|recuo_reason|success");
+    CHECK_CTX(k.n == 5, "%zu points", k.n);
+    for (size_t i = 0; i < 5 && i < k.n; i++) {
+        CHECK_CTX(streq(k.lines[i], expected[i]), "point %zu:\n  got      %s\n  expected %s", i,
+                  k.lines[i], expected[i]);
+    }
+    recuo_retry_options_free(o);
+    recuo_policy_free(policy);
+}
+
 /* recuo_retry's operation tells nothing of the response: its attempts are recorded with no
  * HTTP meaning (a failure as transport `other`), then the result. */
 static void plain_operation(uint32_t attempt, const char *key, recuo_verdict *verdict,
@@ -795,6 +862,7 @@ int main(int argc, char **argv) {
     who_answered_calls();
     record_builders();
     sink_through_recuo_retry_http();
+    metrics_through_recuo_retry_http();
     sink_through_recuo_retry();
     stats_merge();
     stats_recorder();

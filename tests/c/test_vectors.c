@@ -1045,6 +1045,54 @@ static void policy_cases(const char *dir) {
     free(text);
 }
 
+#define LIT(s) (s), (sizeof(s) - 1)
+
+/* telemetry.json: each record, as JSON, through recuo_telemetry_json: the span and the
+ * points the core says it means (compared as JSON values); then what the function refuses. */
+static void telemetry_cases(const char *dir) {
+    char *text = read_file(dir, "telemetry.json");
+    cJSON *doc = parse(text, "telemetry.json");
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, field(doc, "cases")) {
+        const char *name = cJSON_GetStringValue(field(c, "name"));
+        char *record = cJSON_PrintUnformatted(field(c, "record"));
+        char out[8192];
+        size_t written = 0;
+        CHECK_STATUS(recuo_telemetry_json(record, strlen(record), out, sizeof out, &written),
+                     RECUO_OK);
+        cJSON *got = cJSON_Parse(out);
+        CHECK_CTX(got != NULL && written == strlen(out), "%s: %s", name, out);
+        if (got != NULL) {
+            CHECK_CTX(cJSON_Compare(field(got, "span"), field(c, "span"), 1), "%s: span %s", name,
+                      out);
+            CHECK_CTX(cJSON_Compare(field(got, "points"), field(c, "points"), 1),
+                      "%s: points %s", name, out);
+        }
+        cJSON_Delete(got);
+        cJSON_free(record);
+        n++;
+    }
+    CHECK_CTX(n == 10, "%d telemetry cases", n);
+    char out[64];
+    CHECK_STATUS(recuo_telemetry_json(LIT("{\"type\":\"attempt\"}"), out, sizeof out, NULL),
+                 RECUO_ERR_INVALID_VALUE);
+    CHECK_STATUS(recuo_telemetry_json(LIT("{\"type\":\"result\",\"start_unix_ms\":0,"
+                                          "\"method\":\"\",\"url\":\"\",\"attempts\":1,"
+                                          "\"reason\":\"tired\",\"total_ms\":0}"),
+                                      out, sizeof out, NULL),
+                 RECUO_ERR_INVALID_VALUE);
+    CHECK_STATUS(recuo_telemetry_json(LIT("{\"type\":\"result\",\"start_unix_ms\":0,"
+                                          "\"method\":\"\",\"url\":\"\",\"attempts\":1,"
+                                          "\"total_ms\":0}"),
+                                      out, 8, NULL),
+                 RECUO_ERR_BUFFER_TOO_SMALL);
+    CHECK_STATUS(recuo_telemetry_json(NULL, 1, out, sizeof out, NULL), RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_telemetry_json(LIT("{}"), NULL, 0, NULL), RECUO_ERR_NULL_ARGUMENT);
+    cJSON_Delete(doc);
+    free(text);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -1058,5 +1106,6 @@ int main(int argc, char **argv) {
     redaction_cases(argv[1]);
     origin_cases(argv[1]);
     policy_cases(argv[1]);
+    telemetry_cases(argv[1]);
     return check_summary(argv[0]);
 }
