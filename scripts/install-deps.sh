@@ -30,7 +30,11 @@ APT_PACKAGES=(
 PY_BUILD_PACKAGES=(maturin==1.16.0
   ziglang==0.17.0)                                 # make wheel: maturin --zig, manylinux2014
 PY_PACKAGES=("${PY_BUILD_PACKAGES[@]}" pytest==9.2.0 pytest-timeout==2.4.0 mypy==2.4.1
-  httpx==0.28.1 requests==2.34.2 aiohttp==3.14.5)  # the HTTP adapters' clients (typed inline)
+  httpx==0.28.1 requests==2.34.2 aiohttp==3.14.5   # the HTTP adapters' clients (typed inline)
+  opentelemetry-api==1.45.1 opentelemetry-sdk==1.45.1  # recuo.otel, and its in-memory exporters
+  opentelemetry-instrumentation-httpx==0.66b1 opentelemetry-instrumentation-requests==0.66b1
+  opentelemetry-instrumentation-aiohttp-client==0.66b1
+  opentelemetry-exporter-prometheus==0.66b1 prometheus_client==0.26.0)
 
 # .venv with the given pinned packages (created when missing).
 python_venv() {

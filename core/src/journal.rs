@@ -112,6 +112,8 @@ struct Current {
 /// The records of one operation, made as the loop decides and kept until polled.
 #[derive(Debug, Clone)]
 pub(crate) struct Journal {
+    /// The operation's number, on each of its records.
+    id: u64,
     min_level: Level,
     request: RequestLine,
     last_request: Option<RequestLine>,
@@ -123,7 +125,10 @@ pub(crate) struct Journal {
 impl Journal {
     /// A journal that keeps records of `min_level` and above.
     pub(crate) fn new(min_level: Level, request: RequestLine) -> Self {
+        /// The numbers given so far: each journal is one operation.
+        static OPERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Journal {
+            id: OPERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             min_level,
             request,
             last_request: None,
@@ -241,6 +246,7 @@ impl Journal {
         record.attempt = c.attempt;
         record.server_wait = server_wait && delay_ms.is_some();
         record.gate_wait_ms = c.gate_wait_ms;
+        record.operation_id = self.id;
         self.queue.push_back((level, Record::Attempt(record)));
     }
 
@@ -270,6 +276,7 @@ impl Journal {
             report.elapsed_ms,
         );
         record.stopped_by = report.stopped_by;
+        record.operation_id = self.id;
         self.queue.push_back((level, Record::Final(record)));
     }
 

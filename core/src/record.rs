@@ -52,6 +52,9 @@ pub struct AttemptRecord {
     /// How long the attempt waited at the gate (a start slot, a place in flight) before it
     /// started, ms; `None` when there was no gate to pass.
     pub gate_wait_ms: Option<u64>,
+    /// The operation it belongs to: a number unique in this process, the same on every record
+    /// of one operation (0: none said).
+    pub operation_id: u64,
 }
 
 /// What the loop decided after an attempt, as its record says it.
@@ -133,6 +136,8 @@ pub struct FinalRecord {
     pub stopped_by: Option<GiveUpReason>,
     /// From the start of the first attempt to the end.
     pub total_ms: u64,
+    /// The operation, as its attempts' records number it (0: none said).
+    pub operation_id: u64,
 }
 
 impl FinalRecord {
@@ -263,6 +268,7 @@ impl AttemptRecord {
             attempt: 0,
             server_wait: false,
             gate_wait_ms: None,
+            operation_id: 0,
         }
     }
 }
@@ -300,6 +306,7 @@ impl FinalRecord {
             reason,
             stopped_by: None,
             total_ms,
+            operation_id: 0,
         }
     }
 }

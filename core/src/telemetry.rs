@@ -201,6 +201,9 @@ pub struct Point {
 /// What one record means to telemetry: its span and the points it adds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Telemetry {
+    /// The operation the record belongs to (its attempts' spans are children of its span):
+    /// unique in this process, 0 when the record does not say.
+    pub operation_id: u64,
     /// The span.
     pub span: SpanData,
     /// The points, in the order of [`Instrument::ALL`].
@@ -268,8 +271,14 @@ fn end_of(start_unix_ms: i64, elapsed_ms: u64) -> i64 {
 /// What `record` means to telemetry.
 pub fn telemetry(record: &Record) -> Telemetry {
     match record {
-        Record::Attempt(a) => attempt_telemetry(a),
-        Record::Final(f) => operation_telemetry(f),
+        Record::Attempt(a) => Telemetry {
+            operation_id: a.operation_id,
+            ..attempt_telemetry(a)
+        },
+        Record::Final(f) => Telemetry {
+            operation_id: f.operation_id,
+            ..operation_telemetry(f)
+        },
     }
 }
 
@@ -362,7 +371,11 @@ fn attempt_telemetry(a: &AttemptRecord) -> Telemetry {
             attributes: Vec::new(),
         });
     }
-    Telemetry { span, points }
+    Telemetry {
+        operation_id: 0,
+        span,
+        points,
+    }
 }
 
 fn operation_telemetry(f: &FinalRecord) -> Telemetry {
@@ -399,7 +412,11 @@ fn operation_telemetry(f: &FinalRecord) -> Telemetry {
         })
         .into_iter()
         .collect();
-    Telemetry { span, points }
+    Telemetry {
+        operation_id: 0,
+        span,
+        points,
+    }
 }
 
 impl Telemetry {
@@ -407,7 +424,7 @@ impl Telemetry {
     /// OpenTelemetry, loggers and callbacks.
     pub fn to_json(&self) -> String {
         let s = &self.span;
-        let mut out = String::from("{\"span\":{\"name\":");
+        let mut out = format!("{{\"operation\":{},\"span\":{{\"name\":", self.operation_id);
         push_str(&mut out, &s.name);
         let _ = write!(
             out,

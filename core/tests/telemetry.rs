@@ -102,8 +102,10 @@ fn a_request_retried_twice_after_503s_makes_three_attempt_spans_and_one_operatio
     assert!(matches!(step, Step::Done(_)), "{step:?}");
     let mut spans = Vec::new();
     let mut delays = Vec::new();
+    let mut operations = Vec::new();
     while let Some((_, record)) = op.poll_record() {
         let t = telemetry(&record);
+        operations.push(t.operation_id);
         delays.extend(
             t.points
                 .iter()
@@ -128,6 +130,13 @@ fn a_request_retried_twice_after_503s_makes_three_attempt_spans_and_one_operatio
         ))
     );
     assert_eq!(spans[3].attribute("recuo.attempts"), Some(&Int(3)));
+    // Every record names its operation, and no other operation has that number.
+    assert!(operations[0] > 0 && operations.iter().all(|o| *o == operations[0]));
+    let mut other = Operation::new(&policy).records(Some(Level::Debug));
+    let _ = other.start(0, 0);
+    let _ = other.succeeded(5);
+    let (_, record) = other.poll_record().unwrap();
+    assert_ne!(telemetry(&record).operation_id, operations[0]);
 }
 
 #[test]

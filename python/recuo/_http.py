@@ -429,11 +429,19 @@ def _after_look(op: Operation, looked: asyncio.Future[Step]) -> None:
     op._abandon(_now_ms())
 
 
+TELEMETRY = False
+"""Whether ``recuo.otel`` takes every record (then a first success needs its machine too)."""
+
+
 class _Answers(Generic[_R]):
     """What every adapter reads of a response, and the ``GiveUp`` it raises."""
 
     request: Any = None
     """The client's request, set on the ``GiveUp`` raised (httpx's, requests')."""
+
+    attempt: int = 0
+    """The number of the attempt being sent (from 0): what an adapter may show its client's
+    own instrumentation (httpx's request extension ``recuo.attempt``)."""
 
     style: _Style = "client"
     """The contract kept with the caller: ``"client"`` (the client's own: the last response
@@ -646,6 +654,7 @@ def run_sync(request: Request, client: Client[_R], sleep: Optional[Callable[[flo
                 step = gate_sync(op)
             elif kind == "call":
                 timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
+                client.attempt = step.attempt or 0
                 with _Watched(timeout) as watched:
                     try:
                         response, error = client.send(timeout), None
@@ -705,6 +714,7 @@ async def run_async(request: Request, client: AsyncClient[_R], sleep: Optional[C
                     raise
             elif kind == "call":
                 timeout = None if step.timeout_ms is None else step.timeout_ms / 1000
+                client.attempt = step.attempt or 0
                 ends = None if timeout is None else time.monotonic() + timeout
                 try:
                     response, error = await _by(client.send(timeout), ends), None

@@ -700,6 +700,12 @@ def _force_panic() -> None:
 def _call_once(f: Callable[[], _T], /) -> _T:
     """For the bench only: calls ``f()`` once (the floor of a loop's cost per call)."""
 
+def _set_telemetry(sink: Callable[[dict[str, Any]], object] | None) -> None:
+    """Sends what each record means to telemetry to ``sink`` (``recuo.otel``'s); ``None``: nowhere."""
+def _telemetry_of(record: dict[str, Any]) -> dict[str, Any]:
+    """What a record's plain form means to telemetry: ``{"operation", "span", "points"}``."""
+def _instruments() -> tuple[list[dict[str, str]], list[float]]:
+    """The instruments the records feed, and the histograms' bucket bounds in seconds."""
 def _monotonic_ms() -> int:
     """Milliseconds on ``monotonic_ns``'s clock, rounded down (private)."""
 

@@ -482,7 +482,7 @@ async def _run_async(
         result = None
     else:
         failed = None
-        if not _LOGGER.isEnabledFor(logging.DEBUG):
+        if not (_http.TELEMETRY or _LOGGER.isEnabledFor(logging.DEBUG)):
             return result  # nobody takes the records of a success at once
     op, token = _operation_after_first(o.policy, o.seed, o.gate, o.request, frame, started, unix)
     try:

@@ -38,6 +38,9 @@ GiveUp: type[_http.GiveUp] = _http.give_up_class(
 )
 
 REPORT = "recuo.report"
+#: The request extension that says which attempt is being sent (from 0), for the client's own
+#: instrumentation (``recuo.otel.httpx_request_hook``).
+ATTEMPT = "recuo.attempt"
 """The key of the report in a response's ``extensions``."""
 
 
@@ -109,6 +112,8 @@ def _replayable(request: httpx.Request) -> bool:
 
 
 class _Common:
+    attempt: int = 0  # the attempt being sent (from 0): set by the loop (_http.Client's)
+
     def error_class(self) -> type[_http.GiveUp]:
         return GiveUp
 
@@ -129,6 +134,7 @@ class _Common:
     def prepared(self, timeout: Optional[float]) -> httpx.Request:
         """The request with each of its timeouts clipped to ``timeout`` (the attempt's)."""
         extensions = dict(self.extensions)
+        extensions[ATTEMPT] = self.attempt
         if timeout is not None:
             given = extensions.get("timeout") or {}
             extensions["timeout"] = {

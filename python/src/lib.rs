@@ -135,6 +135,12 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;
     m.setattr("_call_once", wrap_pyfunction!(_call_once, m)?)?;
     m.setattr("_monotonic_ms", wrap_pyfunction!(_monotonic_ms, m)?)?;
+    m.setattr(
+        "_set_telemetry",
+        wrap_pyfunction!(record::_set_telemetry, m)?,
+    )?;
+    m.setattr("_telemetry_of", wrap_pyfunction!(record::_telemetry_of, m)?)?;
+    m.setattr("_instruments", wrap_pyfunction!(record::_instruments, m)?)?;
     m.setattr("_wait_ms_from_ns", wrap_pyfunction!(_wait_ms_from_ns, m)?)?;
     // What the generated value classes (recuo/_values.py, recuo/_faces.py) call.
     m.setattr("_read_value", wrap_pyfunction!(values::read_value, m)?)?;

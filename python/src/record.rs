@@ -155,6 +155,9 @@ pub(crate) const fn logging_level(level: Level) -> i32 {
 /// logger takes it is its own `log` call's question, asked only when an operation gave up).
 /// One `isEnabledFor` call on the default configuration.
 pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
+    if telemetry_on() {
+        return Ok(Level::Debug);
+    }
     let logger = logger(py)?;
     let on = |level: Level| {
         logger
@@ -190,6 +193,9 @@ pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
         debug: Py<PyAny>,
     }
     static CHECK: PyOnceLock<Check> = PyOnceLock::new();
+    if telemetry_on() {
+        return Ok(true);
+    }
     let logger = logger(py)?;
     let debug = logging_level(Level::Debug);
     let check = CHECK.get_or_try_init(py, || -> PyResult<_> {
@@ -230,13 +236,88 @@ pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
         .is_truthy()
 }
 
+/// Whether a telemetry sink is set (`recuo.otel` installed): read before the sink's lock.
+static TELEMETRY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Where each record's telemetry goes: a callable taking `{"operation", "span", "points"}`.
+static TELEMETRY_SINK: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
+
+/// Sends what every record means to telemetry to `sink` (a callable; `None`: nowhere): the
+/// machines then keep every record, whatever the `recuo` logger takes.
+#[pyfunction]
+#[pyo3(signature = (sink))]
+pub(crate) fn _set_telemetry(sink: Option<Py<PyAny>>) {
+    let on = sink.is_some();
+    *TELEMETRY_SINK
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = sink;
+    TELEMETRY.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a telemetry sink takes every record.
+pub(crate) fn telemetry_on() -> bool {
+    TELEMETRY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The instruments records feed, as the core names them: a list of dicts with `otel_name`,
+/// `unit`, `kind` (`counter` or `histogram`), `prometheus` and `description`, and the
+/// histograms' bucket bounds in seconds.
+#[pyfunction]
+pub(crate) fn _instruments(py: Python<'_>) -> PyResult<(Py<PyList>, Vec<f64>)> {
+    use recuo::telemetry::{Instrument, SECONDS_BUCKETS};
+    let list = PyList::empty(py);
+    for i in Instrument::ALL {
+        let d = PyDict::new(py);
+        d.set_item("otel_name", i.otel_name())?;
+        d.set_item("unit", i.unit())?;
+        d.set_item("kind", i.kind().name())?;
+        d.set_item("prometheus", i.prometheus_name())?;
+        d.set_item("description", i.description())?;
+        list.append(d)?;
+    }
+    Ok((list.unbind(), SECONDS_BUCKETS.to_vec()))
+}
+
+/// What a record, given as its plain form (a dict: `tests/vectors/telemetry.json`'s records),
+/// means to telemetry: `{"operation", "span", "points"}`, the core's mapping.
+#[pyfunction]
+pub(crate) fn _telemetry_of(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let json = py.import(pyo3::intern!(py, "json"))?;
+    let text: String = json
+        .call_method1(pyo3::intern!(py, "dumps"), (record,))?
+        .extract()?;
+    let value: recuo::telemetry::RecordValue = serde_json::from_str(&text)
+        .map_err(|e| PyValueError::new_err(format!("not a record: {e}")))?;
+    let record = value.to_record().map_err(PyValueError::new_err)?;
+    let out = recuo::telemetry::telemetry(&record).to_json();
+    Ok(json
+        .call_method1(pyo3::intern!(py, "loads"), (out,))?
+        .unbind())
+}
+
 /// Logs `record` at `level` to the `recuo` logger: the message is the core's JSON line,
-/// `extra={"recuo": json.loads(line)}`.
+/// `extra={"recuo": json.loads(line)}`; while a telemetry sink is set, hands it what the
+/// record means to telemetry first (the core's mapping), and logs only what the logger takes.
 pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyResult<()> {
+    let json = py.import(pyo3::intern!(py, "json"))?;
+    if telemetry_on() {
+        let sink = TELEMETRY_SINK
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|s| s.clone_ref(py));
+        if let Some(sink) = sink {
+            let t = recuo::telemetry::telemetry(record).to_json();
+            sink.call1(py, (json.call_method1(pyo3::intern!(py, "loads"), (t,))?,))?;
+        }
+        if !logger(py)?
+            .call_method1(pyo3::intern!(py, "isEnabledFor"), (logging_level(level),))?
+            .is_truthy()?
+        {
+            return Ok(());
+        }
+    }
     let line = record.to_json_line();
-    let fields = py
-        .import(pyo3::intern!(py, "json"))?
-        .call_method1(pyo3::intern!(py, "loads"), (&line,))?;
+    let fields = json.call_method1(pyo3::intern!(py, "loads"), (&line,))?;
     let extra = PyDict::new(py);
     extra.set_item(LOGGER, fields)?;
     let kwargs = PyDict::new(py);
