@@ -3259,6 +3259,24 @@ recuo_status recuo_attempts_poll_record(struct recuo_attempts *attempts,
                                         size_t *written);
 
 /**
+ * What the record `recuo_attempts_poll_record` gave last means to telemetry, as JSON (see
+ * `recuo_telemetry_json`: its operation's number, its span, its metric points), into `buf`
+ * (`len` bytes, NUL-terminated; `*written`, when not NULL, receives its length); an empty
+ * string when no record was polled yet, or the last poll found none.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written);
+ * `RECUO_ERR_NULL_ARGUMENT` (`attempts`, `buf`).
+ *
+ * # Safety
+ * `attempts` must be NULL or a live handle not in use by another thread; `buf` must point to
+ * `len` writable bytes; `written` NULL or writable.
+ */
+recuo_status recuo_attempts_record_telemetry(struct recuo_attempts *attempts,
+                                             char *buf,
+                                             size_t len,
+                                             size_t *written);
+
+/**
  * Writes the operation's idempotency key into `buf` (`len` bytes, at least
  * `RECUO_IDEMPOTENCY_KEY_SIZE` = 37): a UUID v4 of 36 lower-case characters
  * (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx`) and a NUL, from the operating system's
@@ -5075,6 +5093,22 @@ recuo_status recuo_batch_queue_poll_record(struct recuo_batch_queue *queue,
                                            size_t *written);
 
 /**
+ * What the record `recuo_batch_queue_poll_record` gave last means to telemetry, as JSON
+ * (as `recuo_attempts_record_telemetry`); an empty string when none was polled.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written);
+ * `RECUO_ERR_NULL_ARGUMENT` (`queue`, `buf`).
+ *
+ * # Safety
+ * `queue` must be NULL or a live handle not in use by another thread; `buf` must point to
+ * `len` writable bytes; `written` NULL or writable.
+ */
+recuo_status recuo_batch_queue_record_telemetry(struct recuo_batch_queue *queue,
+                                                char *buf,
+                                                size_t len,
+                                                size_t *written);
+
+/**
  * How the operation of `attempts` ended, for the batch it belongs to, into `*out`: it
  * succeeded; it gave up after at least one attempt; or it gave up before any attempt,
  * which is an operation never started (`RECUO_BATCH_NOT_STARTED`, with its reason) — unless
@@ -5498,6 +5532,20 @@ recuo_status recuo_telemetry_json(const char *record,
                                   char *buf,
                                   size_t buf_len,
                                   size_t *written);
+
+/**
+ * The instruments the records feed, as JSON, into `buf` (`buf_len` bytes, NUL-terminated;
+ * `*written`, when not NULL, receives its length): `{"instruments": [{"otel_name", "unit",
+ * "kind", "prometheus", "description"}, …], "buckets_s": [0.005, …]}` — what a host creates
+ * its counters and histograms from before the first point.
+ *
+ * Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written);
+ * `RECUO_ERR_NULL_ARGUMENT` (`buf`).
+ *
+ * # Safety
+ * `buf` must point to `buf_len` writable bytes; `written` NULL or a writable `size_t`.
+ */
+recuo_status recuo_telemetry_instruments_json(char *buf, size_t buf_len, size_t *written);
 
 /**
  * Reserves a start slot of weight `cost` if it comes within `max_wait_ns`, without waiting

@@ -19,6 +19,8 @@ deps-js: ## js/node_modules from js/package-lock.json (npm ci); Node and npm fro
 # share build output.
 WASM_TARGET := wasm32-unknown-unknown
 WASM_OUT    := $(ROOT)/target/wasm/$(WASM_TARGET)/wasm/recuo.wasm
+# recuo.wasm with the tests' functions too (js/test/otel.test.js): never shipped.
+WASM_TEST   := $(ROOT)/target/wasm/recuo-test.wasm
 # What rustc 1.96 (LLVM 22) emits for wasm32 by default, which wasm-opt must be told.
 WASM_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types
@@ -35,6 +37,10 @@ wasm: ## build the core's C ABI as WebAssembly for the npm package (js/recuo.was
 	@node $(ROOT)/scripts/wasm-exports.mjs $(WASM_OUT) $(WASM_OUT:.wasm=.kept.wasm)
 	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz --converge $(WASM_FEATURES) $(WASM_OUT:.wasm=.kept.wasm) -o $(JS_DIR)/recuo.wasm.tmp
 	@mv $(JS_DIR)/recuo.wasm.tmp $(JS_DIR)/recuo.wasm
+	@# The tests' own build: the same module, with the functions only the tests call (abi.js's
+	@# TEST_ONLY) still exported.
+	@node $(ROOT)/scripts/wasm-exports.mjs $(WASM_OUT) $(WASM_TEST:.wasm=.kept.wasm) --test
+	@tc=$$($(ROOT)/scripts/wasm-toolchain.sh) && $$tc/bin/wasm-opt -Oz $(WASM_FEATURES) $(WASM_TEST:.wasm=.kept.wasm) -o $(WASM_TEST)
 	@cp $(ROOT)/LICENSE-MIT $(ROOT)/LICENSE-APACHE $(JS_DIR)/
 	@printf '%s\n%s\n' '// recuo.wasm as base64, made by `make wasm`: what browsers and bundlers load.' \
 	  "export default '$$(base64 -w0 $(JS_DIR)/recuo.wasm)';" > $(JS_DIR)/lib/wasm-bytes.js

@@ -1,17 +1,21 @@
 // Keeps, of the functions recuo.wasm exports, only those the npm package calls (js/lib/abi.js's
 // prototypes and the loader's own): the C ABI's others (the policy's setters, the C-only
 // options) then have no caller, and wasm-opt removes their code. Other exports (the memory)
-// stay. Usage: node scripts/wasm-exports.mjs IN.wasm OUT.wasm
+// stay. The functions only the tests call (abi.js's TEST_ONLY) are kept with --test alone:
+// the module the package ships leaves them out. Usage: node scripts/wasm-exports.mjs
+// IN.wasm OUT.wasm [--test]
 
 import { readFileSync, writeFileSync } from 'node:fs';
 
-import { PROTOTYPES } from '../js/lib/abi.js';
+import { PROTOTYPES, TEST_ONLY } from '../js/lib/abi.js';
 
 const LOADER = ['recuo_wasm_alloc', 'recuo_wasm_free', 'recuo_wasm_init'];
 const EXPORT_SECTION = 7;
 const FUNCTION = 0;
 
+const [input, output, flag] = process.argv.slice(2);
 const keep = new Set([...LOADER, ...PROTOTYPES.map((p) => /(recuo_[a-z0-9_]+)\(/.exec(p)[1])]);
+if (flag !== '--test') for (const name of TEST_ONLY) keep.delete(name);
 
 /** An unsigned LEB128 at `at`: `[value, next]`. */
 function leb(bytes, at) {
@@ -37,7 +41,6 @@ function encode(n) {
   return out;
 }
 
-const [input, output] = process.argv.slice(2);
 const wasm = readFileSync(input);
 const parts = [wasm.subarray(0, 8)];
 const exported = new Set();

@@ -105,27 +105,28 @@ impl Policy {
     pub fn to_value(&self) -> PolicyValue {
         let (rules, default) = (self.rules(), Rules::DEFAULT);
         let (lo, hi) = Rules::STATUS_RANGE;
-        let status_retry = (lo..=hi)
-            .filter(|&c| rules.status_rule(c) != default.status_rule(c))
-            .map(|c| (c.to_string(), rules.status_rule(c).name().to_owned()))
-            .collect();
-        let transport_retry = Transport::ALL
-            .into_iter()
-            .filter(|&t| rules.transport_rule(t) != default.transport_rule(t))
-            .map(|t| {
-                (
+        // Filled by `insert`, not `collect`: a `BTreeMap` collected sorts a vector first, and
+        // each sort instantiated costs the WebAssembly module kilobytes (three of them, 11 kB).
+        let mut status_retry = BTreeMap::new();
+        for c in (lo..=hi).filter(|&c| rules.status_rule(c) != default.status_rule(c)) {
+            status_retry.insert(c.to_string(), rules.status_rule(c).name().to_owned());
+        }
+        let mut transport_retry = BTreeMap::new();
+        for t in Transport::ALL {
+            if rules.transport_rule(t) != default.transport_rule(t) {
+                transport_retry.insert(
                     t.name().to_owned(),
                     rules.transport_rule(t).name().to_owned(),
-                )
-            })
-            .collect();
-        let idempotent_methods = METHODS
-            .iter()
-            .filter(|m| {
-                rules.idempotent_methods.contains(m) != default.idempotent_methods.contains(m)
-            })
-            .map(|m| ((*m).to_owned(), rules.idempotent_methods.contains(m)))
-            .collect();
+                );
+            }
+        }
+        let mut idempotent_methods = BTreeMap::new();
+        for m in METHODS {
+            let on = rules.idempotent_methods.contains(m);
+            if on != default.idempotent_methods.contains(m) {
+                idempotent_methods.insert((*m).to_owned(), on);
+            }
+        }
         let backoff = self.backoff();
         PolicyValue {
             max_attempts: self.max_attempts(),

@@ -456,7 +456,9 @@ impl Telemetry {
             push_str(&mut out, p.instrument.otel_name());
             out.push_str(",\"prometheus\":");
             push_str(&mut out, p.instrument.prometheus_name());
-            let _ = write!(out, ",\"value\":{},\"attributes\":{{", p.value);
+            out.push_str(",\"value\":");
+            out.push_str(&decimal(p.value));
+            out.push_str(",\"attributes\":{");
             for (j, (k, v)) in p.attributes.iter().enumerate() {
                 if j > 0 {
                     out.push(',');
@@ -470,6 +472,27 @@ impl Telemetry {
         out.push_str("]}");
         out
     }
+}
+
+/// `v` in decimal to the millisecond (every value here is a count or milliseconds in seconds),
+/// with no trailing zero: `1`, `0.12`, `2.5`. Integer formatting only: the float formatter
+/// would grow the WebAssembly module by kilobytes.
+pub fn decimal(v: f64) -> String {
+    let ms = (v * 1000.0).round();
+    let ms = if ms.is_finite() && ms >= 0.0 && ms < 9.0e15 {
+        ms as u64
+    } else {
+        0
+    };
+    let (whole, frac) = (ms / 1000, ms % 1000);
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let mut f = format!("{frac:03}");
+    while f.ends_with('0') {
+        f.pop();
+    }
+    format!("{whole}.{f}")
 }
 
 /// Appends `s` as a JSON string literal.
@@ -621,67 +644,49 @@ fn number(v: f64) -> String {
 }
 
 /// A record as plain data: the shape of `tests/vectors/telemetry.json`'s records, with the
-/// fields the JSON line leaves out (`attempt`, `server_wait`, `gate_wait_ms`). Its status,
-/// transport failure or neither (a success with no HTTP meaning) is the attempt's outcome; the
-/// URL and headers are redacted when the record is made from it.
+/// fields the JSON line leaves out (`attempt`, `server_wait`, `gate_wait_ms`). `type` is
+/// `attempt` or `result`; an attempt's status, transport failure or neither (a success with no
+/// HTTP meaning) is its outcome; the URL and headers are redacted when the record is made from
+/// it. (One flat struct, not a tagged enum: it keeps the WebAssembly module small.)
 #[cfg(feature = "serde")]
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum RecordValue {
-    /// One attempt.
-    Attempt {
-        /// When it started, ms since the Unix epoch.
-        start_unix_ms: i64,
-        /// How long it took, ms.
-        elapsed_ms: u64,
-        /// The HTTP method (empty for a task).
-        method: String,
-        /// The URL.
-        url: String,
-        /// The status, if a response came.
-        #[serde(default)]
-        status: Option<u16>,
-        /// The transport failure, by name, if one ended it.
-        #[serde(default)]
-        transport: Option<String>,
-        /// The response's headers.
-        #[serde(default)]
-        headers: Vec<(String, String)>,
-        /// The delay chosen before the next attempt.
-        #[serde(default)]
-        delay_ms: Option<u64>,
-        /// `done`, `retry` or `give_up`.
-        decision: String,
-        /// The reason's name.
-        reason: String,
-        /// The attempt's number, from 0.
-        attempt: u32,
-        /// The delay is the server's wait.
-        #[serde(default)]
-        server_wait: bool,
-        /// How long it waited at the gate, ms (none: no gate).
-        #[serde(default)]
-        gate_wait_ms: Option<u64>,
-    },
-    /// One operation's result.
-    Result {
-        /// When its first attempt started, ms since the Unix epoch.
-        start_unix_ms: i64,
-        /// The HTTP method.
-        method: String,
-        /// The URL.
-        url: String,
-        /// Attempts made.
-        attempts: u32,
-        /// Why it gave up (none: it succeeded).
-        #[serde(default)]
-        reason: Option<String>,
-        /// For `queue_stopped`: the reason that stopped the queue.
-        #[serde(default)]
-        stopped_by: Option<String>,
-        /// From its start to its end, ms.
-        total_ms: u64,
-    },
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct RecordValue {
+    /// `attempt` or `result`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// When the attempt (or the operation's first attempt) started, ms since the Unix epoch.
+    pub start_unix_ms: i64,
+    /// An attempt's: how long it took, ms.
+    pub elapsed_ms: u64,
+    /// The HTTP method (empty for a task).
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// An attempt's status, if a response came.
+    pub status: Option<u16>,
+    /// An attempt's transport failure, by name, if one ended it.
+    pub transport: Option<String>,
+    /// An attempt's response headers.
+    pub headers: Vec<(String, String)>,
+    /// An attempt's delay before the next attempt.
+    pub delay_ms: Option<u64>,
+    /// An attempt's decision: `done`, `retry` or `give_up`.
+    pub decision: String,
+    /// The reason's name (a result's: none when it succeeded).
+    pub reason: Option<String>,
+    /// An attempt's number, from 0.
+    pub attempt: u32,
+    /// An attempt's delay is the server's wait.
+    pub server_wait: bool,
+    /// How long an attempt waited at the gate, ms (none: no gate).
+    pub gate_wait_ms: Option<u64>,
+    /// A result's attempts.
+    pub attempts: u32,
+    /// A result's `queue_stopped`: the reason that stopped the queue.
+    pub stopped_by: Option<String>,
+    /// A result's time from its start to its end, ms.
+    pub total_ms: u64,
 }
 
 #[cfg(feature = "serde")]
@@ -694,24 +699,10 @@ impl RecordValue {
                 .map(|n| GiveUpReason::from_name(n).ok_or_else(|| format!("unknown reason {n:?}")))
                 .transpose()
         };
-        match self {
-            RecordValue::Attempt {
-                start_unix_ms,
-                elapsed_ms,
-                method,
-                url,
-                status,
-                transport,
-                headers,
-                delay_ms,
-                decision,
-                reason,
-                attempt,
-                server_wait,
-                gate_wait_ms,
-            } => {
-                let outcome = match (status, transport) {
-                    (Some(s), None) => Outcome::Status(*s),
+        match self.kind.as_str() {
+            "attempt" => {
+                let outcome = match (self.status, &self.transport) {
+                    (Some(s), None) => Outcome::Status(s),
                     (None, Some(t)) => Outcome::Transport(
                         crate::Transport::from_name(t)
                             .ok_or_else(|| format!("unknown transport failure {t:?}"))?,
@@ -721,44 +712,38 @@ impl RecordValue {
                         return Err("both a status and a transport failure".into())
                     }
                 };
+                let reason = self.reason.as_deref().unwrap_or_default();
                 let mut a = AttemptRecord::new(
-                    *start_unix_ms,
-                    *elapsed_ms,
-                    method,
-                    url,
+                    self.start_unix_ms,
+                    self.elapsed_ms,
+                    &self.method,
+                    &self.url,
                     outcome,
-                    headers,
-                    *delay_ms,
-                    AttemptDecision::from_name(decision)
-                        .ok_or_else(|| format!("unknown decision {decision:?}"))?,
+                    &self.headers,
+                    self.delay_ms,
+                    AttemptDecision::from_name(&self.decision)
+                        .ok_or_else(|| format!("unknown decision {:?}", self.decision))?,
                     AttemptReason::from_name(reason)
                         .ok_or_else(|| format!("unknown reason {reason:?}"))?,
                 );
-                a.attempt = *attempt;
-                a.server_wait = *server_wait;
-                a.gate_wait_ms = *gate_wait_ms;
+                a.attempt = self.attempt;
+                a.server_wait = self.server_wait;
+                a.gate_wait_ms = self.gate_wait_ms;
                 Ok(Record::Attempt(a))
             }
-            RecordValue::Result {
-                start_unix_ms,
-                method,
-                url,
-                attempts,
-                reason,
-                stopped_by,
-                total_ms,
-            } => {
+            "result" => {
                 let mut f = FinalRecord::new(
-                    *start_unix_ms,
-                    method,
-                    url,
-                    give_up(reason)?,
-                    *attempts,
-                    *total_ms,
+                    self.start_unix_ms,
+                    &self.method,
+                    &self.url,
+                    give_up(&self.reason)?,
+                    self.attempts,
+                    self.total_ms,
                 );
-                f.stopped_by = give_up(stopped_by)?;
+                f.stopped_by = give_up(&self.stopped_by)?;
                 Ok(Record::Final(f))
             }
+            other => Err(format!("unknown record type {other:?}")),
         }
     }
 }

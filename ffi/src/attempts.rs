@@ -333,7 +333,7 @@ pub struct recuo_attempts {
     pub(crate) op: Operation,
     started: bool,
     retry_after_ms: Option<u64>,
-    polled: Option<(Level, String)>,
+    polled: Polled,
 }
 
 impl recuo_attempts {
@@ -343,7 +343,7 @@ impl recuo_attempts {
             op,
             started: false,
             retry_after_ms: None,
-            polled: None,
+            polled: Polled::default(),
         }
     }
 
@@ -1172,6 +1172,53 @@ pub unsafe extern "C" fn recuo_attempts_poll_record(
     })
 }
 
+/// The records polled from a machine or a queue: one still waiting for a larger buffer, and
+/// the last one taken (for its telemetry).
+#[derive(Debug, Default)]
+pub(crate) struct Polled {
+    pending: Option<(Level, String)>,
+    last: Option<recuo::Record>,
+}
+
+impl Polled {
+    /// What the record polled last means to telemetry, as JSON; `""` when none was.
+    pub(crate) fn last_telemetry(&self) -> String {
+        self.last
+            .as_ref()
+            .map_or_else(String::new, |r| recuo::telemetry::telemetry(r).to_json())
+    }
+}
+
+/// What the record `recuo_attempts_poll_record` gave last means to telemetry, as JSON (see
+/// `recuo_telemetry_json`: its operation's number, its span, its metric points), into `buf`
+/// (`len` bytes, NUL-terminated; `*written`, when not NULL, receives its length); an empty
+/// string when no record was polled yet, or the last poll found none.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written);
+/// `RECUO_ERR_NULL_ARGUMENT` (`attempts`, `buf`).
+///
+/// # Safety
+/// `attempts` must be NULL or a live handle not in use by another thread; `buf` must point to
+/// `len` writable bytes; `written` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_attempts_record_telemetry(
+    attempts: *mut recuo_attempts,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live handle.
+        match unsafe { ptr::handle(attempts) } {
+            Ok(a) if !buf.is_null() => {
+                // SAFETY: the caller vouches for the buffer.
+                unsafe { write_text(buf, len, written, &a.polled.last_telemetry()) }
+            }
+            _ => RECUO_ERR_NULL_ARGUMENT,
+        }
+    })
+}
+
 /// Takes the next record from `next` (unless one polled before is still waiting in
 /// `polled`, for a buffer that was too small) into the caller's `level_out` and `buf`, as
 /// `recuo_attempts_poll_record` says.
@@ -1179,7 +1226,7 @@ pub unsafe extern "C" fn recuo_attempts_poll_record(
 /// # Safety
 /// As `recuo_attempts_poll_record`.
 pub(crate) unsafe fn poll_record_into(
-    polled: &mut Option<(Level, String)>,
+    polled: &mut Polled,
     next: impl FnOnce() -> Option<(Level, recuo::Record)>,
     level_out: *mut recuo_level,
     buf: *mut c_char,
@@ -1190,17 +1237,20 @@ pub(crate) unsafe fn poll_record_into(
         Ok(out) if !buf.is_null() => out,
         _ => return RECUO_ERR_NULL_ARGUMENT,
     };
-    if polled.is_none() {
-        *polled = next().map(|(l, r)| (l, r.to_json_line()));
+    if polled.pending.is_none() {
+        polled.last = next().map(|(l, r)| {
+            polled.pending = Some((l, r.to_json_line()));
+            r
+        });
     }
-    let (level, line) = match polled {
+    let (level, line) = match &polled.pending {
         Some((l, line)) => (recuo_level::from_core(*l), line.as_str()),
         None => (recuo_level::RECUO_LEVEL_NONE, ""),
     };
     // SAFETY: the caller vouches for the buffer.
     let status = unsafe { write_text(buf, len, written, line) };
     if status != RECUO_ERR_BUFFER_TOO_SMALL {
-        *polled = None;
+        polled.pending = None;
     }
     // SAFETY: checked output.
     unsafe { level_out.write(level) };

@@ -6,7 +6,7 @@
 
 use std::ffi::c_char;
 
-use recuo::{BatchEnd, BatchQueue, Level, Next, RequestLine};
+use recuo::{BatchEnd, BatchQueue, Next, RequestLine};
 
 use crate::attempts::{poll_record_into, recuo_attempts, recuo_give_up_reason, recuo_level};
 use crate::batch::{batch_end, recuo_batch_progress, recuo_batch_result, recuo_batch_result_kind};
@@ -68,7 +68,7 @@ pub struct recuo_batch_next {
 pub struct recuo_batch_queue {
     queue: BatchQueue,
     started: bool,
-    polled: Option<(Level, String)>,
+    polled: crate::attempts::Polled,
 }
 
 /// The request of one operation of a batch, as its records name it: a plain struct, yours
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn recuo_batch_queue_new(
         let handle = recuo_batch_queue {
             queue: q,
             started: false,
-            polled: None,
+            polled: crate::attempts::Polled::default(),
         };
         unsafe { out.write(Box::into_raw(Box::new(handle))) };
         RECUO_OK
@@ -386,6 +386,34 @@ pub unsafe extern "C" fn recuo_batch_queue_poll_record(
                 )
             },
             Err(status) => status,
+        }
+    })
+}
+
+/// What the record `recuo_batch_queue_poll_record` gave last means to telemetry, as JSON
+/// (as `recuo_attempts_record_telemetry`); an empty string when none was polled.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written);
+/// `RECUO_ERR_NULL_ARGUMENT` (`queue`, `buf`).
+///
+/// # Safety
+/// `queue` must be NULL or a live handle not in use by another thread; `buf` must point to
+/// `len` writable bytes; `written` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_batch_queue_record_telemetry(
+    queue: *mut recuo_batch_queue,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        // SAFETY: the caller vouches for NULL or a live handle.
+        match unsafe { ptr::handle(queue) } {
+            Ok(q) if !buf.is_null() => {
+                // SAFETY: the caller vouches for the buffer.
+                unsafe { crate::redact::write_text(buf, len, written, &q.polled.last_telemetry()) }
+            }
+            _ => RECUO_ERR_NULL_ARGUMENT,
         }
     })
 }

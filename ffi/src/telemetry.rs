@@ -178,3 +178,52 @@ pub unsafe extern "C" fn recuo_telemetry_json(
         unsafe { write_text(buf, buf_len, written, &telemetry(&record).to_json()) }
     })
 }
+
+/// The instruments the records feed, as JSON, into `buf` (`buf_len` bytes, NUL-terminated;
+/// `*written`, when not NULL, receives its length): `{"instruments": [{"otel_name", "unit",
+/// "kind", "prometheus", "description"}, …], "buckets_s": [0.005, …]}` — what a host creates
+/// its counters and histograms from before the first point.
+///
+/// Returns `RECUO_OK`; `RECUO_ERR_BUFFER_TOO_SMALL` (what fits is written);
+/// `RECUO_ERR_NULL_ARGUMENT` (`buf`).
+///
+/// # Safety
+/// `buf` must point to `buf_len` writable bytes; `written` NULL or a writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn recuo_telemetry_instruments_json(
+    buf: *mut c_char,
+    buf_len: usize,
+    written: *mut usize,
+) -> recuo_status {
+    boundary(|| {
+        if buf.is_null() {
+            return recuo_status::RECUO_ERR_NULL_ARGUMENT;
+        }
+        // Written by hand, not through serde_json's `Value`: it keeps the WebAssembly module small.
+        let quote = |t: &str| format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
+        let instruments: Vec<String> = Instrument::ALL
+            .iter()
+            .map(|i| {
+                format!(
+                    "{{\"otel_name\":{},\"unit\":{},\"kind\":{},\"prometheus\":{},\"description\":{}}}",
+                    quote(i.otel_name()),
+                    quote(i.unit()),
+                    quote(i.kind().name()),
+                    quote(i.prometheus_name()),
+                    quote(i.description())
+                )
+            })
+            .collect();
+        let buckets: Vec<String> = recuo::telemetry::SECONDS_BUCKETS
+            .iter()
+            .map(|b| recuo::telemetry::decimal(*b))
+            .collect();
+        let text = format!(
+            "{{\"instruments\":[{}],\"buckets_s\":[{}]}}",
+            instruments.join(","),
+            buckets.join(",")
+        );
+        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
+        unsafe { write_text(buf, buf_len, written, &text) }
+    })
+}

@@ -37,7 +37,9 @@ const MODULES = [
 /** Builds the whole API over one loaded module (`native`, from lib/wasm.js). */
 export function recuoApi(native) {
   const f = native.fn;
-  const ctx = { native, f, layout: native.layout };
+  // Where each record's telemetry goes (recuo/otel's sink; null: nowhere).
+  const telemetry = { sink: null };
+  const ctx = { native, f, layout: native.layout, telemetry };
   for (const install of MODULES) Object.assign(ctx, install(ctx));
   installRedis(ctx);
 
@@ -77,6 +79,19 @@ export function recuoApi(native) {
     redactHeaders: ctx.redactHeaders,
     isSensitiveName: ctx.isSensitiveName,
     whoAnswered: ctx.whoAnswered,
+    // For recuo/otel: where every record's telemetry goes, what a record's plain form means,
+    // and the instruments (the core's mapping; not part of the documented API).
+    _setTelemetry(sink) {
+      if (sink != null && typeof sink !== 'function') throw new TypeError('a telemetry sink must be a function');
+      telemetry.sink = sink ?? null;
+    },
+    _telemetryOf(record) {
+      const b = ctx.bytes(JSON.stringify(record));
+      return JSON.parse(ctx.text((buf, len, w) => f.recuo_telemetry_json(b, b.length, buf, len, w), 2048));
+    },
+    _instruments() {
+      return JSON.parse(ctx.text((buf, len, w) => f.recuo_telemetry_instruments_json(buf, len, w), 2048));
+    },
     attemptRecord: ctx.attemptRecord,
     monotonicMs: ctx.now,
     waitMsFromNs: ctx.waitMsFromNs,

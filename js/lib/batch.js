@@ -8,7 +8,7 @@
 /** `runBatch` over one loaded library (`ctx`: what every module before this one made). */
 export function installBatch(ctx) {
   const { integer, Policy, theDefaultPolicy, Gate, StatsRecorder, BatchQueue, Operation, drive, poolFor, now, wait,
-    checkSignal } = ctx;
+    checkSignal, telemetry } = ctx;
 
   function checked(operations, options) {
     if (operations == null || typeof operations[Symbol.iterator] !== 'function') {
@@ -46,7 +46,7 @@ export function installBatch(ctx) {
     const queue = new BatchQueue(policy, ops.length, started, {
       deadlineMs, stopOnUnreachableWait, statsRecorder: recorder,
       // The operations are functions: their records name no request.
-      records: onRecord ? { requests: [], unixMs: Date.now() } : undefined,
+      records: onRecord || telemetry.sink ? { requests: [], unixMs: Date.now() } : undefined,
     });
     const results = new Array(ops.length);
     const running = new Set();
@@ -65,10 +65,14 @@ export function installBatch(ctx) {
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     const judge = async (e) => (judgeError ? judgeError(e) : true);
+    const sink = telemetry.sink;
     const flushQueue = () => {
-      if (!onRecord) return;
+      if (!onRecord && !sink) return;
       try {
-        for (let r = queue.pollRecord(); r; r = queue.pollRecord()) onRecord(r.level, r.line);
+        for (let r = queue.pollRecord(); r; r = queue.pollRecord()) {
+          if (sink) sink(queue.recordTelemetry());
+          if (onRecord) onRecord(r.level, r.line);
+        }
       } catch (e) {
         fail(e);
       }
@@ -87,7 +91,7 @@ export function installBatch(ctx) {
     async function runOne(index, opPolicy) {
       const from = poolFor(opPolicy.maxAttempts, true);
       const op = new Operation(opPolicy, {
-        gate, statsRecorder: recorder, pool: from.pool, nested: from.nested, records: onRecord ? 'debug' : undefined,
+        gate, statsRecorder: recorder, pool: from.pool, nested: from.nested, records: onRecord || telemetry.sink ? 'debug' : undefined,
       });
       op._header = opPolicy.idempotencyHeader;
       opPolicy.close();

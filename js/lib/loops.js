@@ -11,7 +11,9 @@ import { LONGEST_TIMER_MS } from './limits.js';
 /** The loops over one loaded library (`ctx`: what every module before this one made). */
 export function installLoops(ctx) {
   const { native, integer, isResponse, Policy, theAdaptersPolicy, classify, seenOfError, requestPlan, now,
-    wait, abortReason, Gate, AttemptPool, Operation } = ctx;
+    wait, abortReason, Gate, AttemptPool, Operation, telemetry } = ctx;
+  /** The records a machine keeps: every one when a caller's `onRecord` or the telemetry takes them. */
+  const recordsFor = (onRecord) => (onRecord || telemetry.sink ? 'debug' : undefined);
 
   const context = new AsyncLocalStorage();
 
@@ -82,9 +84,13 @@ export function installLoops(ctx) {
     let last = NOTHING; // what the last attempt came to, as the core names it
     let failure; // what the last failed attempt came to: its Response or its error
     let judged = null; // a response's verdict, the machine's own, to tell at its classify step
+    const sink = telemetry.sink;
     const flush = () => {
-      if (!onRecord) return;
-      for (let r = op.pollRecord(); r; r = op.pollRecord()) onRecord(r.level, r.line);
+      if (!onRecord && !sink) return;
+      for (let r = op.pollRecord(); r; r = op.pollRecord()) {
+        if (sink) sink(op.recordTelemetry());
+        if (onRecord) onRecord(r.level, r.line);
+      }
     };
     /** Tells the machine what an attempt came to at `atMs`: a value, a Response, or what it threw (`failed`). */
     const settle = (result, failed, atMs) => {
@@ -464,7 +470,7 @@ export function installLoops(ctx) {
       return Promise.reject(e); // whatever fails, fails as a rejection
     }
     const { gate, signal, onRecord } = options;
-    if (gate == null && !onRecord && !signal?.aborted && FIRST_ALONE) return retryFast(fn, options, policy);
+    if (gate == null && !onRecord && !telemetry.sink && !signal?.aborted && FIRST_ALONE) return retryFast(fn, options, policy);
     return retryMachine(fn, options, policy);
   }
 
@@ -488,7 +494,7 @@ export function installLoops(ctx) {
   /** The machine of a retry() call, on `pool` (`nested`: inside an attempt that drew from it). */
   function retryOperation(policy, { seed, gate, onRecord, request }, pool, nested) {
     const op = new Operation(policy, {
-      seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: onRecord ? 'debug' : undefined,
+      seed, gate, pool, nested, request: request ?? { method: 'GET', url: '' }, records: recordsFor(onRecord),
       // A task with no request has nothing to plan: no key is sent, and it is judged as a GET.
       plan: request == null ? undefined : { callersKey: Boolean(request.ownKey), sendKeys: request.sendKeys },
       replayable: request?.replayable,
@@ -562,7 +568,7 @@ export function installLoops(ctx) {
    */
   function comRetry(tarefa, options) {
     // Both paths are async functions: whatever fails, fails as a rejection.
-    if (options === undefined && typeof tarefa === 'function' && FIRST_ALONE) return comRetryFast(tarefa);
+    if (options === undefined && typeof tarefa === 'function' && FIRST_ALONE && !telemetry.sink) return comRetryFast(tarefa);
     return comRetryMachine(tarefa, options ?? {});
   }
 
@@ -584,7 +590,7 @@ export function installLoops(ctx) {
 
   /** comRetry's machine with guide A's defaults, on the pool the core chose for it. */
   const comRetryOperation = (pool, nested) =>
-    new Operation(comRetryPolicy(COM_RETRY_ATTEMPTS, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool, nested, classifyLastFailure: false });
+    new Operation(comRetryPolicy(COM_RETRY_ATTEMPTS, GUIDE_A.baseMs, GUIDE_A.maxMs), { pool, nested, classifyLastFailure: false, records: recordsFor(null) });
 
   async function comRetryMachine(tarefa, { tentativas = GUIDE_A.tentativas, baseMs = GUIDE_A.baseMs, maxMs = GUIDE_A.maxMs, repetirSe, seed, sleep, signal } = {}, first = undefined) {
     if (typeof tarefa !== 'function') throw new TypeError('comRetry needs a function');
@@ -601,7 +607,7 @@ export function installLoops(ctx) {
       } else {
         const from = poolFor(policy.maxAttempts);
         pool = from.context;
-        op = new Operation(policy, { seed, pool: from.pool, nested: from.nested, classifyLastFailure: false });
+        op = new Operation(policy, { seed, pool: from.pool, nested: from.nested, classifyLastFailure: false, records: recordsFor(null) });
       }
     } finally {
       if (policy !== null && policy !== guideAPolicy) policy.close();
@@ -657,7 +663,7 @@ export function installLoops(ctx) {
     const headers = new Headers(init.headers ?? {});
     const { pool, nested, context: inner } = poolFor(policy.maxAttempts);
     const op = new Operation(policy, {
-      seed, gate, pool, nested, request: { method, url: String(url) }, records: onRecord ? 'debug' : undefined,
+      seed, gate, pool, nested, request: { method, url: String(url) }, records: recordsFor(onRecord),
       plan: { callersKey: headers.has(header), sendKeys }, replayable: !isStream(init.body),
     });
     op._header = header;

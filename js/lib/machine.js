@@ -262,6 +262,11 @@ export function installMachine(ctx) {
     pollRecord() {
       return polledRecord((level, buf, cap, written) => f.recuo_attempts_poll_record(this.ptr, level, buf, cap, written));
     }
+    /** What the record `pollRecord` answered last means to telemetry (the core's mapping): `{ operation, span, points }`, or null. */
+    recordTelemetry() {
+      const json = text((b, len, w) => f.recuo_attempts_record_telemetry(this.ptr, b, len, w), 2048);
+      return json === '' ? null : JSON.parse(json);
+    }
     /** How the operation's end reaches a caller of `style` (`'client'`, `'guide'`), its last attempt having come to `last`. */
     ending(style, last) {
       const out = [0];
@@ -333,6 +338,11 @@ export function installMachine(ctx) {
     /** The next record the queue made (an operation it did not start): `{ level, line }`, or null. */
     pollRecord() {
       return polledRecord((level, buf, cap, written) => f.recuo_batch_queue_poll_record(this.ptr, level, buf, cap, written));
+    }
+    /** What the record `pollRecord` answered last means to telemetry, as `Operation.recordTelemetry`. */
+    recordTelemetry() {
+      const json = text((b, len, w) => f.recuo_batch_queue_record_telemetry(this.ptr, b, len, w), 2048);
+      return json === '' ? null : JSON.parse(json);
     }
     next(nowMs) {
       const n = {};

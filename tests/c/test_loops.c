@@ -820,6 +820,51 @@ static int batch_scenarios(const cJSON *doc) {
     return batches;
 }
 
+/* Each record polled from the machine has its telemetry: the operation's number (the same
+ * on every record of it), the span and the points. */
+static void record_telemetry(void) {
+    recuo_policy *p = recuo_policy_new();
+    recuo_attempts *a = NULL;
+    CHECK_STATUS(recuo_attempts_new(p, &a), RECUO_OK);
+    CHECK_STATUS(recuo_attempts_set_records(a, RECUO_LEVEL_DEBUG), RECUO_OK);
+    char json[4096];
+    size_t written = 99;
+    CHECK_STATUS(recuo_attempts_record_telemetry(a, json, sizeof json, &written), RECUO_OK);
+    CHECK(json[0] == '\0' && written == 0);
+    recuo_step s;
+    CHECK_STATUS(recuo_attempts_start(a, 0, 1000, &s), RECUO_OK);
+    recuo_outcome ok = {RECUO_OUTCOME_STATUS, 200, 0};
+    CHECK_STATUS(recuo_attempts_responded(a, 40, &ok, NULL, 0, &s), RECUO_OK);
+    CHECK_EQ_U64(s.kind, RECUO_STEP_DONE);
+    char line[1024];
+    recuo_level level;
+    double operation = -1;
+    for (int i = 0; i < 2; i++) {
+        CHECK_STATUS(recuo_attempts_poll_record(a, &level, line, sizeof line, NULL), RECUO_OK);
+        CHECK_STATUS(recuo_attempts_record_telemetry(a, json, sizeof json, &written), RECUO_OK);
+        cJSON *t = cJSON_Parse(json);
+        CHECK_CTX(t != NULL && written == strlen(json), "%s", json);
+        const cJSON *span = cJSON_GetObjectItemCaseSensitive(t, "span");
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(span, "name"));
+        CHECK_CTX(name != NULL && strcmp(name, i == 0 ? "recuo.attempt" : "recuo.operation") == 0,
+                  "%s", json);
+        double op = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "operation"));
+        CHECK_CTX(op >= 1 && (i == 0 || op == operation), "%s", json);
+        operation = op;
+        cJSON_Delete(t);
+    }
+    CHECK_STATUS(recuo_attempts_poll_record(a, &level, line, sizeof line, NULL), RECUO_OK);
+    CHECK(level == RECUO_LEVEL_NONE);
+    CHECK_STATUS(recuo_attempts_record_telemetry(a, json, sizeof json, NULL), RECUO_OK);
+    CHECK(json[0] == '\0');
+    CHECK_STATUS(recuo_attempts_record_telemetry(NULL, json, sizeof json, NULL),
+                 RECUO_ERR_NULL_ARGUMENT);
+    CHECK_STATUS(recuo_batch_queue_record_telemetry(NULL, json, sizeof json, NULL),
+                 RECUO_ERR_NULL_ARGUMENT);
+    recuo_attempts_free(a);
+    recuo_policy_free(p);
+}
+
 /* The step API's arguments are checked before anything changes. */
 static void bad_arguments(void) {
     recuo_policy *p = recuo_policy_new();
@@ -970,6 +1015,7 @@ int main(int argc, char **argv) {
     CHECK_CTX(queues == cJSON_GetArraySize(field(doc, "queues")) && queues >= 1, "%d queues",
               queues);
     bad_arguments();
+    record_telemetry();
     cJSON_Delete(doc);
     free(json);
     printf("test_loops: %d scenarios, %d queues, %d pools, %d success cases, %d waits, "
