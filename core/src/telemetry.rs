@@ -458,16 +458,25 @@ impl Telemetry {
             push_str(&mut out, p.instrument.prometheus_name());
             out.push_str(",\"value\":");
             out.push_str(&decimal(p.value));
-            out.push_str(",\"attributes\":{");
-            for (j, (k, v)) in p.attributes.iter().enumerate() {
-                if j > 0 {
-                    out.push(',');
+            for (field, label) in [("attributes", false), ("labels", true)] {
+                out.push_str(",\"");
+                out.push_str(field);
+                out.push_str("\":{");
+                for (j, (k, v)) in p.attributes.iter().enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    if label {
+                        push_str(&mut out, &prometheus_label(k));
+                    } else {
+                        push_str(&mut out, k);
+                    }
+                    out.push(':');
+                    push_str(&mut out, v);
                 }
-                push_str(&mut out, k);
-                out.push(':');
-                push_str(&mut out, v);
+                out.push('}');
             }
-            out.push_str("}}");
+            out.push('}');
         }
         out.push_str("]}");
         out
@@ -479,7 +488,7 @@ impl Telemetry {
 /// would grow the WebAssembly module by kilobytes.
 pub fn decimal(v: f64) -> String {
     let ms = (v * 1000.0).round();
-    let ms = if ms.is_finite() && ms >= 0.0 && ms < 9.0e15 {
+    let ms = if (0.0..9.0e15).contains(&ms) {
         ms as u64
     } else {
         0
