@@ -47,6 +47,7 @@ namespace Recuo {
      * @param (callable(array<string, mixed>): mixed)|null $records receives a record of each attempt, then one of the result, redacted (see {@see Record})
      * @param string $method the request's method, for the records ('' for a task with no HTTP meaning)
      * @param string $url the request's URL, for the records (redacted in every record)
+     * @param (callable(string, float, array<string, string>): mixed)|null $metrics receives each metric point the records mean: its Prometheus name (`recuo_attempts_total`, …), its value (a count to add, or seconds to observe) and its labels
      * @return T what `$tarefa` returned
      * @throws \Throwable the task's last failure, or what `$repetirSe`, `$aoRepetir`, `$sleep` or `$records` threw
      * @throws Exception\ConfigError when `$tentativas < 1`, a duration is negative, or `$maxMs < $baseMs`
@@ -68,6 +69,7 @@ namespace Recuo {
         ?callable $records = null,
         string $method = '',
         string $url = '',
+        ?callable $metrics = null,
     ): mixed {
     }
 
@@ -119,6 +121,7 @@ namespace Recuo {
      * @param (callable(array<string, mixed>): mixed)|null $records receives a record of each attempt, then one of the result, redacted
      * @param string $method the request's method, for the records ('' for an operation with no HTTP meaning)
      * @param string $url the request's URL, for the records (redacted in every record)
+     * @param (callable(string, float, array<string, string>): mixed)|null $metrics receives each metric point the records mean: its Prometheus name (`recuo_attempts_total`, …), its value (a count to add, or seconds to observe) and its labels
      * @return T what `$operation` returned
      * @throws \Throwable the operation's last failure, or what a callback threw
      * @throws \TypeError when `$classify` answers something other than a Verdict or a bool
@@ -138,6 +141,7 @@ namespace Recuo {
         ?callable $records = null,
         string $method = '',
         string $url = '',
+        ?callable $metrics = null,
     ): mixed {
     }
 
@@ -919,6 +923,16 @@ namespace Recuo {
         {
         }
 
+        /**
+         * What the record `pollRecord()` answered last means to telemetry, as JSON (the same
+         * mapping in every language): `{"operation", "span", "points"}`, each point with its
+         * `instrument` (OpenTelemetry's name), `prometheus` name, `value`, `attributes` and
+         * `labels` (the attributes under their Prometheus names); null when none was polled.
+         */
+        public function recordTelemetry(): ?string
+        {
+        }
+
         /** What has happened so far. */
         public function report(): Report
         {
@@ -1036,6 +1050,16 @@ namespace Recuo {
          * @return array{0: 'debug'|'info'|'warning', 1: string}|null null when there is none
          */
         public function pollRecord(): ?array
+        {
+        }
+
+        /**
+         * What the record `pollRecord()` answered last means to telemetry, as JSON (the same
+         * mapping in every language): `{"operation", "span", "points"}`, each point with its
+         * `instrument` (OpenTelemetry's name), `prometheus` name, `value`, `attributes` and
+         * `labels` (the attributes under their Prometheus names); null when none was polled.
+         */
+        public function recordTelemetry(): ?string
         {
         }
 
@@ -1166,6 +1190,7 @@ namespace Recuo {
      *        of its own (given up, with its reason, no attempt)
      * @param bool $stopOnUnreachableWait an operation that gives up `wait_exceeds_deadline` stops the queue: the rest are not started (`queue_stopped`, `stoppedBy`)
      * @param (callable(BatchProgress): mixed)|null $onProgress told the batch's progress as each operation ends, started or not: one call per operation, in order
+     * @param (callable(string, float, array<string, string>): mixed)|null $metrics receives each metric point the records mean: its Prometheus name, its value (a count to add, or seconds to observe) and its labels
      * @throws \TypeError when an entry of `$operations` is not callable
      * @throws Exception\ConfigError when `$deadline` is negative or not a number
      * @throws \ValueError when `$seed` is negative
@@ -1183,7 +1208,18 @@ namespace Recuo {
         ?callable $records = null,
         bool $stopOnUnreachableWait = false,
         ?callable $onProgress = null,
+        ?callable $metrics = null,
     ): BatchReport {
+    }
+
+    /**
+     * What a record, given as JSON (the plain form every language's telemetry vectors use:
+     * `{"type": "attempt", …}` or `{"type": "result", …}`), means to telemetry, as JSON:
+     * `{"operation", "span", "points"}` — the same mapping in every language. A record recuo
+     * cannot read is a `\ValueError`.
+     */
+    function telemetryOf(string $record): string
+    {
     }
 
     /**

@@ -442,6 +442,8 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
 /// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
 /// queue: the rest are not started (`queue_stopped`). `$onProgress(Recuo\BatchProgress $p)`
 /// is called as each operation ends, started or not: one call per operation, in order.
+/// `$metrics(string $name, float $value, array $labels)` receives each metric point the
+/// records mean, under its Prometheus name.
 #[php_function]
 #[php(name = "Recuo\\runBatch")]
 #[php(defaults(stopOnUnreachableWait = false))]
@@ -457,6 +459,7 @@ pub fn run_batch(
     records: Option<ZendCallable>,
     stopOnUnreachableWait: bool,
     onProgress: Option<ZendCallable>,
+    metrics: Option<ZendCallable>,
 ) -> PhpResult<BatchReport> {
     const F: &str = "Recuo\\runBatch";
     guarded(F, || {
@@ -493,7 +496,7 @@ pub fn run_batch(
         let mut queue = BatchQueue::new(&policy, ops.len(), recuo::monotonic_ms(), deadline)
             .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait)
             .stats(recorder.clone());
-        if records.is_some() {
+        if records.is_some() || metrics.is_some() {
             // The operations name their requests themselves (`Recuo\Attempt::recordRequest`):
             // one never started has none.
             queue = queue.records(Vec::new(), recuo::unix_now_ms());
@@ -501,8 +504,16 @@ pub fn run_batch(
         let mut results = ZendHashTable::with_capacity(u32::try_from(ops.len()).unwrap_or(0));
         loop {
             let next = queue.next(recuo::monotonic_ms());
-            if let Some(sink) = &records {
-                while let Some((_, record)) = queue.poll_record() {
+            while let Some((_, record)) = queue.poll_record() {
+                if let Some(sink) = &metrics {
+                    for point in recuo::telemetry::telemetry(&record).points {
+                        let labels = driver::metric_labels(&point)?;
+                        let name = point.instrument.prometheus_name();
+                        sink.try_call(vec![&name, &point.value, &labels])
+                            .map_err(|_| driver::take_failure(F, "$metrics").into_exception())?;
+                    }
+                }
+                if let Some(sink) = &records {
                     let array = record_array(F, &record)?;
                     sink.try_call(vec![&array])
                         .map_err(|_| driver::take_failure(F, "$records").into_exception())?;
@@ -527,6 +538,7 @@ pub fn run_batch(
                         sleep_false_cancels: true,
                         gate,
                         records: records.as_ref().map(|sink| (sink, "", "")),
+                        metrics: metrics.as_ref().map(|sink| (sink, "", "")),
                     };
                     let make = |pool| {
                         recuo::Operation::new(&policy)

@@ -119,6 +119,9 @@ pub struct Callbacks<'a, 'z> {
     pub gate: Option<&'a Gate>,
     /// `$records(array $record)`, when given, and the request (method, URL) they name.
     pub records: Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
+    /// `$metrics(string $name, float $value, array $labels)`, when given, and the request the
+    /// records it is fed from name: each metric point under its Prometheus name.
+    pub metrics: Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
 }
 
 /// The callbacks as the effects of [`recuo::drive_from()`].
@@ -345,6 +348,24 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn on_record(&mut self, _level: Level, record: &Record) {
+        if let Some((metrics, ..)) = self.callbacks.metrics {
+            for point in recuo::telemetry::telemetry(record).points {
+                if self.engine_busy || self.failure.is_some() {
+                    return;
+                }
+                let labels = match metric_labels(&point) {
+                    Ok(labels) => labels,
+                    Err(e) => {
+                        self.failure = Some(Halt::Raise(e));
+                        return;
+                    }
+                };
+                let name = point.instrument.prometheus_name();
+                if let Err(e) = self.call(metrics, "$metrics", vec![&name, &point.value, &labels]) {
+                    self.failure = Some(e);
+                }
+            }
+        }
         let Some((sink, ..)) = self.callbacks.records else {
             return;
         };
@@ -383,20 +404,32 @@ impl Driver for PhpDriver<'_, '_> {
     }
 }
 
-/// What a loop adds to its machine: the gate and, with records, the request they name.
-type Effects<'a, 'z> = (
-    Option<&'a Gate>,
-    Option<(&'a ZendCallable<'z>, &'a str, &'a str)>,
-);
+/// A metric point's attributes under their Prometheus label names, for `$metrics`.
+pub(crate) fn metric_labels(
+    point: &recuo::telemetry::Point,
+) -> PhpResult<ext_php_rs::boxed::ZBox<ext_php_rs::types::ZendHashTable>> {
+    let mut labels = ext_php_rs::types::ZendHashTable::new();
+    for (key, value) in &point.attributes {
+        labels.insert(
+            recuo::telemetry::prometheus_label(key).as_str(),
+            value.as_str(),
+        )?;
+    }
+    Ok(labels)
+}
+
+/// What a loop adds to its machine: the gate and, with records (for `$records` or
+/// `$metrics`), the request they name.
+type Effects<'a> = (Option<&'a Gate>, Option<(&'a str, &'a str)>);
 
 /// The machine `op` with the loop's gate and records.
-fn with_effects(op: Operation, (gate, records): Effects<'_, '_>) -> Operation {
+fn with_effects(op: Operation, (gate, records): Effects<'_>) -> Operation {
     let op = match gate {
         Some(gate) => op.gate(gate.clone()),
         None => op,
     };
     match records {
-        Some((_, method, url)) => op.request(method, url).records(Some(Level::Debug)),
+        Some((method, url)) => op.request(method, url).records(Some(Level::Debug)),
         None => op,
     }
 }
@@ -422,8 +455,13 @@ pub fn drive_php(
     let (scope, pool) = PoolScope::enter(max_attempts, batch_operation, start);
     // Dropped at the end of this function, or by the engine if PHP code bails out.
     let _scope = BailoutGuard::new(scope);
-    let plain = callbacks.gate.is_none() && callbacks.records.is_none();
-    let effects = (callbacks.gate, callbacks.records);
+    let plain =
+        callbacks.gate.is_none() && callbacks.records.is_none() && callbacks.metrics.is_none();
+    let request = callbacks
+        .records
+        .map(|(_, method, url)| (method, url))
+        .or(callbacks.metrics.map(|(_, method, url)| (method, url)));
+    let effects = (callbacks.gate, request);
     let mut driver = PhpDriver {
         callbacks,
         engine_busy: first

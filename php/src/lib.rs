@@ -101,7 +101,8 @@ const NO_URL: &str = "";
 /// sleeps not at all. Inside another `Recuo\retry` or `Recuo\comRetry`, the attempts are
 /// drawn from the enclosing loop's. Every attempt passes `$gate` when given.
 /// `$records(array $record)` receives a record of each attempt and one of the result,
-/// redacted, describing the request `$method` `$url`.
+/// redacted, describing the request `$method` `$url`; `$metrics(string $name, float $value,
+/// array $labels)` each metric point those records mean, under its Prometheus name.
 #[php_function]
 #[php(name = "Recuo\\comRetry")]
 #[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS, method = NO_METHOD, url = NO_URL))]
@@ -120,6 +121,7 @@ pub fn com_retry(
     records: Option<ZendCallable>,
     method: Bytes,
     url: Bytes,
+    metrics: Option<ZendCallable>,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\comRetry";
     // The first attempt, made and failed already when the fast path called this (see `fast`).
@@ -159,6 +161,7 @@ pub fn com_retry(
                 sleep_false_cancels: false,
                 gate: gate.map(|g| &g.inner),
                 records: records.as_ref().map(|sink| (sink, &*method, &*url)),
+                metrics: metrics.as_ref().map(|sink| (sink, &*method, &*url)),
             },
             first,
         )
@@ -177,7 +180,9 @@ pub fn com_retry(
 /// are drawn from the enclosing loop's. Every attempt, first or retry, passes `$gate` when
 /// given (its place given back before any sleep), and retries spend its budget.
 /// `$records(array $record)` receives a record of each attempt and one of the result,
-/// redacted, describing the request `$method` `$url` (or what the attempt says it sent).
+/// redacted, describing the request `$method` `$url` (or what the attempt says it sent);
+/// `$metrics(string $name, float $value, array $labels)` each metric point those records
+/// mean, under its Prometheus name.
 #[php_function]
 #[php(name = "Recuo\\retry")]
 #[php(defaults(method = NO_METHOD, url = NO_URL))]
@@ -194,6 +199,7 @@ pub fn retry(
     records: Option<ZendCallable>,
     method: Bytes,
     url: Bytes,
+    metrics: Option<ZendCallable>,
 ) -> PhpResult<Zval> {
     const F: &str = "Recuo\\retry";
     // The first attempt, made and failed already when the fast path called this (see `fast`).
@@ -220,6 +226,7 @@ pub fn retry(
                 sleep_false_cancels: true,
                 gate: gate.map(|g| &g.inner),
                 records: records.as_ref().map(|sink| (sink, &*method, &*url)),
+                metrics: metrics.as_ref().map(|sink| (sink, &*method, &*url)),
             },
             first,
         )

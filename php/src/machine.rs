@@ -170,12 +170,27 @@ impl From<CoreStep> for Step {
 /// One operation's whole retry loop (SPEC §6) as a sans-IO machine: `start()`, then answer
 /// each `Recuo\Step` as it says. It owns the gate's feedback, the budget, the stats, the
 /// records (polled with `pollRecord()`) and the report; it sleeps never and reads no clock.
+/// A polled record as `pollRecord()` answers it (`[level, json]`), the record itself kept in
+/// `polled` for `recordTelemetry()`.
+fn keep_polled(
+    polled: &mut Option<recuo::Record>,
+    next: Option<(Level, recuo::Record)>,
+) -> Option<Vec<String>> {
+    let out = next
+        .as_ref()
+        .map(|(level, record)| vec![level.name().to_string(), record.to_json_line()]);
+    *polled = next.map(|(_, record)| record);
+    out
+}
+
 #[php_class]
 #[php(name = "Recuo\\Operation")]
 #[php(flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct Operation {
     inner: recuo::Operation,
+    /// The record `pollRecord()` answered last (for its telemetry).
+    polled: Option<recuo::Record>,
     /// The request's plan: the key its attempts carry, whether it counts as idempotent.
     plan: RequestPlan,
     /// What the last attempt told `responded()` came to.
@@ -353,6 +368,7 @@ impl Operation {
             }
             Ok(Operation {
                 inner: op,
+                polled: None,
                 plan,
                 last: Last::Nothing,
             })
@@ -576,9 +592,17 @@ impl Operation {
     /// The next record, in the order they were made: `[level, json]` (the level `"debug"`,
     /// `"info"` or `"warning"`, and the core's JSON line); null when there is none.
     pub fn poll_record(&mut self) -> Option<Vec<String>> {
-        self.inner
-            .poll_record()
-            .map(|(level, record)| vec![level.name().to_string(), record.to_json_line()])
+        keep_polled(&mut self.polled, self.inner.poll_record())
+    }
+
+    /// What the record `pollRecord()` answered last means to telemetry, as JSON (the same
+    /// mapping in every language): `{"operation", "span", "points"}`, each point with its
+    /// `instrument` (OpenTelemetry's name), `prometheus` name, `value`, `attributes` and
+    /// `labels` (the attributes under their Prometheus names); null when none was polled.
+    pub fn record_telemetry(&self) -> Option<String> {
+        self.polled
+            .as_ref()
+            .map(|r| recuo::telemetry::telemetry(r).to_json())
     }
 
     /// What has happened so far.
@@ -770,6 +794,8 @@ impl Next {
 #[derive(Debug)]
 pub struct BatchQueue {
     inner: recuo::BatchQueue,
+    /// The record `pollRecord()` answered last (for its telemetry).
+    polled: Option<recuo::Record>,
 }
 
 #[php_impl]
@@ -810,7 +836,10 @@ impl BatchQueue {
                 let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
                 inner = inner.records(request_lines(F, 7, requests)?, unix);
             }
-            Ok(BatchQueue { inner })
+            Ok(BatchQueue {
+                inner,
+                polled: None,
+            })
         })
     }
 
@@ -886,9 +915,15 @@ impl BatchQueue {
     /// `$requests`), in order: `[level, json]` as `Recuo\Operation::pollRecord()` answers
     /// them; null when there is none.
     pub fn poll_record(&mut self) -> Option<Vec<String>> {
-        self.inner
-            .poll_record()
-            .map(|(level, record)| vec![level.name().to_string(), record.to_json_line()])
+        keep_polled(&mut self.polled, self.inner.poll_record())
+    }
+
+    /// What the record `pollRecord()` answered last means to telemetry, as JSON (as
+    /// `Recuo\Operation::recordTelemetry()`); null when none was polled.
+    pub fn record_telemetry(&self) -> Option<String> {
+        self.polled
+            .as_ref()
+            .map(|r| recuo::telemetry::telemetry(r).to_json())
     }
 
     /// How an operation of the batch whose loop reported `$report` ended for the batch:

@@ -14,6 +14,32 @@ use crate::convert::{header_pairs, Array, Bytes};
 use crate::errors::guarded;
 use crate::values::{instance, Instance};
 
+/// What a record, given as JSON (`$record`: the plain form every language's telemetry
+/// vectors use — `{"type": "attempt", …}` or `{"type": "result", …}`), means to telemetry,
+/// as JSON: `{"operation", "span", "points"}`, the core's one mapping. A record recuo cannot
+/// read is a `\ValueError`.
+#[php_function]
+#[php(name = "Recuo\\telemetryOf")]
+pub fn telemetry_of(record: String) -> PhpResult<String> {
+    guarded("Recuo\\telemetryOf", || {
+        if record.len() > 64 * 1024 {
+            return Err(crate::errors::value_error(
+                "Recuo\\telemetryOf",
+                1,
+                "record",
+                "must be at most 64 KiB of JSON",
+            ));
+        }
+        let value: recuo::telemetry::RecordValue = serde_json::from_str(&record).map_err(|e| {
+            crate::errors::value_error_message(format!("Recuo\\telemetryOf(): not a record: {e}"))
+        })?;
+        let record = value.to_record().map_err(|e| {
+            crate::errors::value_error_message(format!("Recuo\\telemetryOf(): {e}"))
+        })?;
+        Ok(recuo::telemetry::telemetry(&record).to_json())
+    })
+}
+
 /// `$url` with its secrets and personal data replaced: userinfo removed, the values of
 /// sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long numbers
 /// (CPF, CNPJ, card and phone numbers) `[number]` in the path and query values. Never
@@ -75,8 +101,9 @@ pub fn who_answered(
 
 /// The functions of this module, for the module's registration (the macros keep their
 /// wrappers private to this module).
-pub fn functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 4] {
+pub fn functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 5] {
     [
+        wrap_function!(telemetry_of),
         wrap_function!(redact_url),
         wrap_function!(redact_url_detailed),
         wrap_function!(redact_headers),

@@ -127,7 +127,7 @@ final class ApiTest extends TestCase
             [
                 'tarefa' => 'required', 'tentativas' => 5, 'baseMs' => 200, 'maxMs' => 5000, 'repetirSe' => null,
                 'seed' => null, 'sleep' => null, 'prazoMs' => null, 'aoRepetir' => null, 'gate' => null,
-                'records' => null, 'method' => '', 'url' => '',
+                'records' => null, 'method' => '', 'url' => '', 'metrics' => null,
             ],
             $defaults,
         );
@@ -181,7 +181,7 @@ final class ApiTest extends TestCase
                 'Recuo\Testing\forcePanic', 'Recuo\Testing\fullStats', 'Recuo\backoffWindowMs', 'Recuo\classify', 'Recuo\comRetry', 'Recuo\curlTransport', 'Recuo\giveUpMessage', 'Recuo\httpEnding', 'Recuo\monotonicMs', 'Recuo\monotonicNs',
                 'Recuo\parseRetryAfter', 'Recuo\plan', 'Recuo\redactHeaders', 'Recuo\redactUrl',
                 'Recuo\redactUrlDetailed', 'Recuo\retry', 'Recuo\retryDelayMs', 'Recuo\runBatch',
-                'Recuo\waitMsFromNs', 'Recuo\whoAnswered',
+                'Recuo\telemetryOf', 'Recuo\waitMsFromNs', 'Recuo\whoAnswered',
             ],
             array_keys($extension['functions']),
         );

@@ -13,13 +13,16 @@ namespace Recuo\Guzzle {
      * Without `$policy`, the adapters' default (`Policy::adapters()`: guide B's, with a 30 s
      * deadline, HTTP-dates measured from the response's `Date`). `$idempotencyKeys`: whether
      * recuo adds its own key to a request that has none — null for methods that are not
-     * idempotent, true for every request, false for none.
+     * idempotent, true for every request, false for none. `$metrics`: called with each metric
+     * point as the records are made — its Prometheus name (`recuo_attempts_total`, …), its
+     * value (a count to add, or seconds to observe) and its labels.
      *
+     * @param null|callable(string, float, array<string, string>): void $metrics
      * @return callable(callable): RetryMiddleware
      */
-    function retry(?Policy $policy = null, ?Gate $gate = null, ?LoggerInterface $logger = null, ?int $seed = null, ?bool $idempotencyKeys = null): callable
+    function retry(?Policy $policy = null, ?Gate $gate = null, ?LoggerInterface $logger = null, ?int $seed = null, ?bool $idempotencyKeys = null, ?callable $metrics = null): callable
     {
-        return static fn (callable $handler): RetryMiddleware => new RetryMiddleware($handler, $policy, $gate, $logger, $seed, $idempotencyKeys);
+        return static fn (callable $handler): RetryMiddleware => new RetryMiddleware($handler, $policy, $gate, $logger, $seed, $idempotencyKeys, $metrics);
     }
 }
 

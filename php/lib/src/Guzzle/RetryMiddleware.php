@@ -43,6 +43,13 @@ final class RetryMiddleware
         private readonly ?int $seed = null,
         /** Whether recuo adds its own key: null for methods that are not idempotent. */
         private readonly ?bool $idempotencyKeys = null,
+        /**
+         * Each metric point, as the records are made: its Prometheus name, its value (a count
+         * to add, or seconds to observe) and its labels.
+         *
+         * @var null|callable(string, float, array<string, string>): void
+         */
+        private readonly mixed $metrics = null,
     ) {
         $this->policy = $policy ?? Policy::adapters();
     }
@@ -58,7 +65,7 @@ final class RetryMiddleware
             gate: $this->gate,
             method: $request->getMethod(),
             url: (string) $request->getUri(),
-            records: $this->logger === null ? null : 'debug',
+            records: Http::records($this->logger, $this->metrics),
             keyGiven: $request->hasHeader($header),
             sendKeys: $this->idempotencyKeys,
             replayable: $body->isSeekable() || $body->getSize() === 0,
@@ -75,7 +82,7 @@ final class RetryMiddleware
     {
         $op = $call->op;
         while (true) {
-            Http::flush($op, $this->logger);
+            Http::flush($op, $this->logger, $this->metrics);
             switch ($step->kind) {
                 case 'enter':
                     $step = $this->pass($call);
@@ -90,7 +97,7 @@ final class RetryMiddleware
                     break;
                 case 'done':
                     // A success: its response, as Guzzle gave it.
-                    Http::flush($op, $this->logger);
+                    Http::flush($op, $this->logger, $this->metrics);
                     return $call->last instanceof \Throwable
                         ? Create::rejectionFor($call->last)
                         : Create::promiseFor($call->last);
@@ -201,7 +208,7 @@ final class RetryMiddleware
     private function end(Call $call): PromiseInterface
     {
         $op = $call->op;
-        Http::flush($op, $this->logger);
+        Http::flush($op, $this->logger, $this->metrics);
         $ending = $op->ending('client', $call->late);
         if ($ending === 'give_up') {
             [$message, $reason, $retryAtMs, $retryAt, $report] = Http::giveUp($op, $call->late);

@@ -58,16 +58,48 @@ final class Http
         return $step;
     }
 
-    /** The machine's records, in order, to `$logger` (their level, the JSON line, the fields). */
-    public static function flush(Operation $op, ?LoggerInterface $logger): void
+    /**
+     * The machine's records, in order, to `$logger` (their level, the JSON line, the fields),
+     * and each record's metric points to `$metrics` (see {@see self::points()}).
+     *
+     * @param null|callable(string, float, array<string, string>): void $metrics
+     */
+    public static function flush(Operation $op, ?LoggerInterface $logger, ?callable $metrics = null): void
     {
-        if ($logger === null) {
+        if ($logger === null && $metrics === null) {
             return;
         }
         while (($record = $op->pollRecord()) !== null) {
             [$level, $json] = $record;
-            $logger->log($level, $json, (array) json_decode($json, true));
+            if ($metrics !== null) {
+                self::points($op->recordTelemetry(), $metrics);
+            }
+            $logger?->log($level, $json, (array) json_decode($json, true));
         }
+    }
+
+    /**
+     * Hands each metric point of a record's telemetry (the core's JSON) to `$metrics`: its
+     * Prometheus name, its value (a count to add, or seconds to observe) and its labels.
+     *
+     * @param callable(string, float, array<string, string>): void $metrics
+     */
+    public static function points(?string $telemetry, callable $metrics): void
+    {
+        if ($telemetry === null) {
+            return;
+        }
+        /** @var array{points: list<array{prometheus: string, value: int|float, labels: array<string, string>}>} $t */
+        $t = json_decode($telemetry, true, 8, JSON_THROW_ON_ERROR);
+        foreach ($t['points'] as $p) {
+            $metrics($p['prometheus'], (float) $p['value'], $p['labels']);
+        }
+    }
+
+    /** The records an operation keeps: every one when a logger or a metrics callback takes them. */
+    public static function records(?LoggerInterface $logger, ?callable $metrics): ?string
+    {
+        return $logger === null && $metrics === null ? null : 'debug';
     }
 
     /** The instant `$unixMs` (milliseconds since the Unix epoch), as a date. */

@@ -40,6 +40,13 @@ final class RetryClient implements HttpClientInterface
         private readonly ?int $seed = null,
         /** Whether recuo adds its own key: null for methods that are not idempotent. */
         private readonly ?bool $idempotencyKeys = null,
+        /**
+         * Each metric point, as the records are made: its Prometheus name, its value (a count
+         * to add, or seconds to observe) and its labels.
+         *
+         * @var null|callable(string, float, array<string, string>): void
+         */
+        private readonly mixed $metrics = null,
     ) {
         $this->client = $client;
         $this->policy = $policy ?? Policy::adapters();
@@ -55,7 +62,7 @@ final class RetryClient implements HttpClientInterface
             seed: $this->seed,
             method: $method,
             url: $url,
-            records: $this->logger === null ? null : 'debug',
+            records: Http::records($this->logger, $this->metrics),
             keyGiven: self::carries($options['headers'] ?? [], $header),
             sendKeys: $this->idempotencyKeys,
             // A resource, a closure or a generator is read once.
@@ -70,8 +77,9 @@ final class RetryClient implements HttpClientInterface
         /** @var list<ChunkInterface> $read the attempt's chunks, held until the machine decides */
         $read = [];
         $logger = $this->logger;
+        $metrics = $this->metrics;
 
-        return new AsyncResponse($this->client, $method, $url, $attempt, static function (ChunkInterface $chunk, AsyncContext $context) use ($op, $method, $url, $options, $logger, &$clipped, &$read) {
+        return new AsyncResponse($this->client, $method, $url, $attempt, static function (ChunkInterface $chunk, AsyncContext $context) use ($op, $method, $url, $options, $logger, $metrics, &$clipped, &$read) {
             $error = null;
             try {
                 if ($context->getInfo('canceled') || $chunk->isTimeout() || $chunk->getInformationalStatus() !== null) {
@@ -101,7 +109,7 @@ final class RetryClient implements HttpClientInterface
                 $delayMs = (int) $step->delayMs;
                 $step = $op->slept(Http::now() + $delayMs);
                 if ($step->kind === 'call') {
-                    Http::flush($op, $logger);
+                    Http::flush($op, $logger, $metrics);
                     $context->getResponse()->cancel();
                     [$attempt, $clipped] = self::bounded($options, $step);
                     $read = [];
@@ -110,7 +118,7 @@ final class RetryClient implements HttpClientInterface
                     return;
                 }
             }
-            Http::flush($op, $logger);
+            Http::flush($op, $logger, $metrics);
             if ($step->kind === 'gave_up' && $op->ending('client', $late) === 'give_up') {
                 [$message, $reason, $retryAtMs, $retryAt, $report] = Http::giveUp($op, $late);
                 throw new GiveUpException(

@@ -33,7 +33,8 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
 
     public readonly Policy $policy;
 
-    public function __construct(?Policy $policy = null, private readonly ?LoggerInterface $logger = null, private readonly ?int $seed = null)
+    /** @param null|callable(string, float, array<string, string>): void $metrics each metric point: its Prometheus name, value and labels */
+    public function __construct(?Policy $policy = null, private readonly ?LoggerInterface $logger = null, private readonly ?int $seed = null, private readonly mixed $metrics = null)
     {
         $this->policy = $policy ?? Policy::adapters();
     }
@@ -44,9 +45,10 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
      * those, true for every request, false for none), every attempt — its head and its body —
      * bounded by what is left of the deadline (`max_duration`), not only by the idle `timeout`.
      */
-    public static function client(HttpClientInterface $client, ?Policy $policy = null, ?LoggerInterface $logger = null, ?int $seed = null, ?bool $idempotencyKeys = null): HttpClientInterface
+    /** @param null|callable(string, float, array<string, string>): void $metrics each metric point: its Prometheus name, value and labels */
+    public static function client(HttpClientInterface $client, ?Policy $policy = null, ?LoggerInterface $logger = null, ?int $seed = null, ?bool $idempotencyKeys = null, ?callable $metrics = null): HttpClientInterface
     {
-        return new RetryClient($client, $policy, $logger, $seed, $idempotencyKeys);
+        return new RetryClient($client, $policy, $logger, $seed, $idempotencyKeys, $metrics);
     }
 
     /**
@@ -78,7 +80,7 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
                 seed: $this->seed,
                 method: (string) $context->getInfo('http_method'),
                 url: (string) $context->getInfo('url'),
-                records: $this->logger === null ? null : 'debug',
+                records: Http::records($this->logger, $this->metrics),
                 loopPool: LoopPool::afterFirst(null, $this->policy->maxAttempts),
             );
             $context->setInfo(self::INFO, $op);
@@ -96,7 +98,7 @@ final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetrySt
         } else {
             $step = $op->responded(Http::now(), $context->getStatusCode(), null, $context->getHeaders());
         }
-        Http::flush($op, $this->logger);
+        Http::flush($op, $this->logger, $this->metrics);
         switch ($step->kind) {
             case 'sleep':
                 $context->setInfo(self::DELAY, (int) $step->delayMs);
