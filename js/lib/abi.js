@@ -2,6 +2,14 @@
 // handles, the structs' fields in order, and every function's prototype. The loader turns it
 // into calls; nothing here decides anything.
 
+/**
+ * The functions only the tests call: the module the package ships leaves them out (the
+ * loader declares them only when present), the tests' own build keeps them. What a record's
+ * plain form means to telemetry (tests/vectors/telemetry.json) is one: reading that form
+ * would cost the shipped module 16 kB.
+ */
+export const TEST_ONLY = ['recuo_telemetry_json'];
+
 /** The handles the library makes and frees (pointers the package never reads through). */
 export const OPAQUE = [
   'recuo_policy', 'recuo_attempts', 'recuo_attempt_pool', 'recuo_gate', 'recuo_regulator',

@@ -43,7 +43,7 @@ export function recuoApi(native) {
   for (const install of MODULES) Object.assign(ctx, install(ctx));
   installRedis(ctx);
 
-  return {
+  const api = {
     version: native.version,
     libraryPath: native.path,
     RecuoError,
@@ -79,22 +79,31 @@ export function recuoApi(native) {
     redactHeaders: ctx.redactHeaders,
     isSensitiveName: ctx.isSensitiveName,
     whoAnswered: ctx.whoAnswered,
-    // For recuo/otel: where every record's telemetry goes, what a record's plain form means,
-    // and the instruments (the core's mapping; not part of the documented API).
-    _setTelemetry(sink) {
-      if (sink != null && typeof sink !== 'function') throw new TypeError('a telemetry sink must be a function');
-      telemetry.sink = sink ?? null;
-    },
-    _telemetryOf(record) {
-      const b = ctx.bytes(JSON.stringify(record));
-      return JSON.parse(ctx.text((buf, len, w) => f.recuo_telemetry_json(b, b.length, buf, len, w), 2048));
-    },
-    _instruments() {
-      return JSON.parse(ctx.text((buf, len, w) => f.recuo_telemetry_instruments_json(buf, len, w), 2048));
-    },
     attemptRecord: ctx.attemptRecord,
     monotonicMs: ctx.now,
     waitMsFromNs: ctx.waitMsFromNs,
     monotonicNs: () => Number(f.recuo_monotonic_ns()),
   };
+  // For recuo/otel, not part of the API (not enumerable, not in index.d.ts): where every
+  // record's telemetry goes, what a record's plain form means (the tests' build of the module
+  // only), and the instruments — the core's mapping, handed over.
+  Object.defineProperties(api, {
+    _setTelemetry: {
+      value(sink) {
+        if (sink != null && typeof sink !== 'function') throw new TypeError('a telemetry sink must be a function');
+        telemetry.sink = sink ?? null;
+      },
+    },
+    _telemetryOf: {
+      value(record) {
+        if (typeof f.recuo_telemetry_json !== 'function') throw new TypeError('this build of recuo.wasm reads no record (the tests\' build does)');
+        const b = ctx.bytes(JSON.stringify(record));
+        return JSON.parse(ctx.text((buf, len, w) => f.recuo_telemetry_json(b, b.length, buf, len, w), 2048));
+      },
+    },
+    _instruments: {
+      value: () => JSON.parse(ctx.text((buf, len, w) => f.recuo_telemetry_instruments_json(buf, len, w), 2048)),
+    },
+  });
+  return api;
 }

@@ -22,6 +22,6 @@ test('index.d.ts and the generated values.d.ts compile, and typed usage checks',
   const dir = new URL('..', import.meta.url).pathname;
   // Throws, with tsc's diagnostics in the error, when a declaration does not type-check.
   execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--lib', 'es2022,dom', '--module', 'nodenext',
-    '--moduleResolution', 'nodenext', 'index.d.ts', 'values.d.ts', 'test/typed_usage.ts'],
+    '--moduleResolution', 'nodenext', 'index.d.ts', 'values.d.ts', 'otel.d.ts', 'test/typed_usage.ts'],
   { cwd: dir, stdio: 'pipe' });
 });

@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 
 import { haveServe, RECUO_BIN } from '../helpers.js';
-import { corsServers, esbuildBundle, installedProject, logOf, viteBundle } from './support.js';
+import { corsServers, esbuildBundle, installedProject, logOf, PORTABLE, viteBundle } from './support.js';
 
 const CHROMIUM = process.env.RECUO_CHROMIUM || '/usr/bin/chromium';
 const skip = !existsSync(CHROMIUM) ? `no chromium at ${CHROMIUM} (apt-get install chromium)` : !haveServe ? `no recuo command at ${RECUO_BIN}` : false;
@@ -44,7 +44,7 @@ test('headless Chromium: the vectors and the guides, through an esbuild bundle a
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const site = join(dir, 'site');
   mkdirSync(join(site, 'esbuild'), { recursive: true });
-  await esbuildBundle({ installed, outfile: join(site, 'esbuild', 'bundle.js') });
+  await esbuildBundle({ installed, outfile: join(site, 'esbuild', 'bundle.js'), entry: join(PORTABLE, 'run-browser.js') });
   writeFileSync(join(site, 'esbuild', 'index.html'),
     `<!doctype html><html><head>${HEAD}<script type="module">import { runAll } from './bundle.js'; runAll().then((r) => { window.__results = r; });</script></head><body></body></html>`);
   const viteDir = join(dir, 'vite');
@@ -86,6 +86,7 @@ test('headless Chromium: the vectors and the guides, through an esbuild bundle a
     const skipped = results.filter((r) => r.skipped);
     assert.deepEqual(skipped, [], `${bundler}: nothing skipped`);
     assert.ok(results.length >= 26, `${bundler}: ${results.length} tests ran`);
+    assert.ok(results.some((r) => r.name.startsWith('recuo/otel:') && r.ok), `${bundler}: recuo/otel ran in the page`);
     // The 429s with no CORS: the page saw failed fetches; the server saw both GETs.
     const log = await logOf(servers.none, `/${bundler}/blocked`);
     assert.deepEqual(log.map((e) => e.method), ['GET', 'GET'], bundler);

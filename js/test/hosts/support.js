@@ -13,7 +13,7 @@ import { serve } from '../helpers.js';
 
 const run = promisify(execFile);
 export const PACKAGE = fileURLToPath(new URL('../../', import.meta.url));
-const PORTABLE = fileURLToPath(new URL('../portable/', import.meta.url));
+export const PORTABLE = fileURLToPath(new URL('../portable/', import.meta.url));
 export const SCRIPT = join(PORTABLE, 'script.json');
 
 /** The node:* modules the portable tests import, answered by the shims of test/portable. */
@@ -27,6 +27,8 @@ const SHIMS = {
 const HELPERS = /^\.\/helpers\.js$/;
 /** How the test files import the package (`../index.js`): the installed package instead. */
 const PACKAGE_IMPORT = /^(\.\.\/)+index\.js$/;
+/** How the test files import `recuo/otel` (`../../otel.js`): the installed package's. */
+const OTEL_IMPORT = /^(\.\.\/)+otel\.js$/;
 
 /** A new project folder with the package installed from its tarball: `{ dir, installed }`. */
 export async function installedProject(name) {
@@ -55,6 +57,13 @@ function portablePlugin(installed, wasmModules) {
       build.onResolve({ filter: PACKAGE_IMPORT }, (a) =>
         a.importer.startsWith(join(PACKAGE, 'test')) ? { path: join(installed, 'index.js') } : undefined,
       );
+      build.onResolve({ filter: OTEL_IMPORT }, (a) =>
+        a.importer.startsWith(join(PACKAGE, 'test')) ? { path: join(installed, 'otel.js') } : undefined,
+      );
+      // The installed package's otel.js imports the API the tests installed (a peer dependency).
+      build.onResolve({ filter: /^@opentelemetry\/api$/ }, (a) =>
+        a.importer.startsWith(installed) ? build.resolve(a.path, { kind: a.kind, resolveDir: join(PACKAGE, 'test') }) : undefined,
+      );
     },
   };
 }
@@ -80,7 +89,7 @@ export async function esbuildBundle({ installed, outfile, entry = join(PORTABLE,
 export async function viteBundle({ installed, dir, head }) {
   const vite = await import('vite');
   writeFileSync(join(dir, 'index.html'), `<!doctype html><html><head>${head}<script type="module" src="./main.js"></script></head><body></body></html>`);
-  const runJs = relative(dir, join(PORTABLE, 'run.js'));
+  const runJs = relative(dir, join(PORTABLE, 'run-browser.js'));
   writeFileSync(join(dir, 'main.js'), `import { runAll } from './${runJs}';\nrunAll().then((r) => { window.__results = r; });\n`);
   await vite.build({
     root: dir,
@@ -92,6 +101,8 @@ export async function viteBundle({ installed, dir, head }) {
       alias: [
         ...Object.entries(SHIMS).map(([find, replacement]) => ({ find: new RegExp(`^${find.replace('/', '\\/')}$`), replacement })),
         { find: PACKAGE_IMPORT, replacement: join(installed, 'index.js') },
+        { find: OTEL_IMPORT, replacement: join(installed, 'otel.js') },
+        { find: /^@opentelemetry\/api$/, replacement: join(PACKAGE, 'node_modules', '@opentelemetry', 'api') },
         { find: HELPERS, replacement: join(PORTABLE, 'helpers.js') },
       ],
     },
