@@ -160,7 +160,10 @@ def test_aiohttp_instrumentation_wraps_recuos_spans(seen: Seen, server: str) -> 
         assert asyncio.run(main()) == 200
     finally:
         AioHttpClientInstrumentor().uninstrument()
-    check_retried_twice(seen, url)
+    op = check_retried_twice(seen, url)
+    outer = [s for s in seen.finished() if s.kind == trace.SpanKind.CLIENT and s.parent is None]
+    assert len(outer) == 1, "aiohttp's one span for the call"
+    assert op.parent is not None and op.parent.span_id == outer[0].context.span_id
 
 
 def test_plain_httpx_gets_recuos_attempt_spans(seen: Seen, server: str) -> None:
