@@ -134,6 +134,29 @@ final class TelemetryTest extends TestCase
         });
     }
 
+    public function testBuscarComRetryTakesALoggerAndAMetricsCallback(): void
+    {
+        $log = new TestHandler();
+        $points = [];
+        try {
+            \Recuo\buscarComRetry('http://127.0.0.1:9/never', [
+                'tentativas' => 2, 'baseMs' => 1, 'maxMs' => 1, 'sleep' => static fn (int $ms) => null,
+                'logger' => new Logger('recuo', [$log]),
+                'metrics' => static function (string $name, float $value, array $labels) use (&$points): void {
+                    $points[] = [$name, $labels['recuo_outcome'] ?? $labels['recuo_reason'] ?? ''];
+                },
+            ]);
+            $this->fail('nothing listens on port 9');
+        } catch (\Recuo\CurlError $e) {
+            $this->assertSame('connect', $e->kind);
+        }
+        $this->assertCount(3, $log->getRecords(), 'two attempts and the result');
+        $this->assertSame(
+            [['recuo_attempts_total', 'connect'], ['recuo_retry_delay_seconds', 'connect'], ['recuo_attempts_total', 'connect'], ['recuo_give_ups_total', 'attempts_exhausted']],
+            $points,
+        );
+    }
+
     public function testTheBatchQueueAndTheOperationSayTheLastRecordsTelemetry(): void
     {
         $op = new \Recuo\Operation(Policy::adapters(), records: 'debug', method: 'GET', url: 'https://api.example/x');

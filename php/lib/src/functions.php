@@ -43,17 +43,19 @@ namespace Recuo {
      * response (a {@see Resposta}), the reason and the report; a wait that does not fit `prazoMs`
      * throws it at once, with `retryAt`; a network failure on the last attempt throws
      * {@see CurlError}. A method that is not idempotent sends one `Idempotency-Key` on every
-     * attempt.
+     * attempt. `logger` (a PSR-3 logger) receives the records, `metrics` each metric point
+     * (its Prometheus name, value and labels), as the Guzzle middleware's do.
      *
      * @param array{tentativas?: int, baseMs?: int, maxMs?: int, prazoMs?: int|null, metodo?: string, dados?: string|null,
      *              cabecalhos?: array<string, string>, timeoutMs?: int|null, gate?: Gate|null, seed?: int|null,
-     *              sleep?: callable(int): mixed} $opcoes
+     *              sleep?: callable(int): mixed, logger?: \Psr\Log\LoggerInterface|null,
+     *              metrics?: (callable(string, float, array<string, string>): void)|null} $opcoes
      * @throws GiveUpException after the last attempt on a 429 or 5xx, or when a wait does not fit the deadline
      * @throws CurlError when the last attempt failed on the network
      */
     function buscarComRetry(string $url, array $opcoes = []): Resposta
     {
-        $known = ['tentativas', 'baseMs', 'maxMs', 'prazoMs', 'metodo', 'dados', 'cabecalhos', 'timeoutMs', 'gate', 'seed', 'sleep'];
+        $known = ['tentativas', 'baseMs', 'maxMs', 'prazoMs', 'metodo', 'dados', 'cabecalhos', 'timeoutMs', 'gate', 'seed', 'sleep', 'logger', 'metrics'];
         foreach (array_keys($opcoes) as $name) {
             if (!in_array($name, $known, true)) {
                 throw new \ValueError(sprintf('Recuo\buscarComRetry(): Argument #2 ($opcoes) has an unknown option "%s"; the options are %s', $name, implode(', ', $known)));
@@ -81,7 +83,9 @@ namespace Recuo {
             $headers[strtolower((string) $name)] = "$name: $value";
         }
         $keyHeader = strtolower($policy->idempotencyHeader);
-        $op = new Operation($policy, seed: $opcoes['seed'] ?? null, gate: $gate, method: $method, url: $url, keyGiven: isset($headers[$keyHeader]));
+        $logger = $opcoes['logger'] ?? null;
+        $metrics = $opcoes['metrics'] ?? null;
+        $op = new Operation($policy, seed: $opcoes['seed'] ?? null, gate: $gate, method: $method, url: $url, keyGiven: isset($headers[$keyHeader]), records: Http::records($logger, $metrics));
         if ($op->keySent === 'recuo') {
             $headers[$keyHeader] = "{$policy->idempotencyHeader}: {$op->key()}";
         }
@@ -91,6 +95,7 @@ namespace Recuo {
         $late = false;
         $step = $op->start(Http::now(), Http::unixMs());
         while (true) {
+            Http::flush($op, $logger, $metrics);
             switch ($step->kind) {
                 case 'enter':
                     // The machine's gate step; its waits are `sleep`'s.
@@ -112,8 +117,10 @@ namespace Recuo {
                     break;
                 case 'done':
                     // A success: its response.
+                    Http::flush($op, $logger, $metrics);
                     return new Resposta($last['status'], $last['headers'], $last['body'], $url, $step->report ?? $op->report());
                 case 'gave_up':
+                    Http::flush($op, $logger, $metrics);
                     $report = $step->report ?? $op->report();
                     $resposta = $last === null ? null : new Resposta($last['status'], $last['headers'], $last['body'], $url, $report);
                     switch ($op->ending('guide', $late)) {
