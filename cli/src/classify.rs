@@ -1,4 +1,4 @@
-//! `recuo classify`: the core's verdict (SPEC §5) on a status or a transport failure.
+//! `recuo classify`: the core's verdict on a status or a transport failure.
 
 use recuo::{unix_now_ms, Outcome, Policy, Request, ServerWait, Transport};
 use serde::Serialize;

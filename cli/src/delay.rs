@@ -1,4 +1,4 @@
-//! `recuo delay`: guide B's `retry_delay_ms` (SPEC §3) for one Retry-After value.
+//! `recuo delay`: guide B's `retry_delay_ms` for one Retry-After value.
 
 use recuo::{parse_http_date, parse_retry_after, unix_now_ms, JitterRng, RetryAfter};
 use recuo::{GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};

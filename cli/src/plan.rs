@@ -1,4 +1,4 @@
-//! `recuo plan`: the core's planner (SPEC §8) in words and in JSON.
+//! `recuo plan`: the core's planner in words and in JSON.
 
 use serde::Serialize;
 

@@ -506,7 +506,7 @@ fn headers_of(a: &TrialArgs) -> Result<Vec<(HeaderName, HeaderValue)>, CliError>
     Ok(out)
 }
 
-/// The headers as they may be shown: `Name: value`, redacted by the core (SPEC §7).
+/// The headers as they may be shown: `Name: value`, redacted by the core.
 fn shown(headers: &[(HeaderName, HeaderValue)]) -> Vec<String> {
     let pairs: Vec<(&str, &str)> = headers
         .iter()

@@ -1,4 +1,4 @@
-//! The sans-IO retry state machine (SPEC §6): outcomes and times go in, decisions come out.
+//! The sans-IO retry state machine: outcomes and times go in, decisions come out.
 //!
 //! It reads no clock and sleeps never: the caller says when each attempt starts and what it
 //! came to, and is told whether to retry after a delay, or to stop and why. Every runner —
@@ -44,7 +44,7 @@ pub enum GiveUpReason {
     AttemptsExhausted,
     /// The wait needed would pass the deadline, or the server's wait is unbounded.
     WaitExceedsDeadline,
-    /// The retry budget has no token left (SPEC §9).
+    /// The retry budget has no token left.
     BudgetExhausted,
     /// The operation was cancelled by its caller.
     Cancelled,
@@ -107,7 +107,7 @@ pub enum Decision {
     },
 }
 
-/// Something that may refuse a retry: a retry budget (SPEC §9).
+/// Something that may refuse a retry: a retry budget.
 pub trait RetryAllowance {
     /// Takes one retry from the allowance; `false` when none is left.
     fn try_withdraw(&self) -> bool;
@@ -188,8 +188,8 @@ impl Attempts {
         }
     }
 
-    /// The same operation, drawing its attempts from `pool` (nested loops share one limit,
-    /// SPEC §6). `nested` says the operation runs inside an attempt of an enclosing loop that
+    /// The same operation, drawing its attempts from `pool` (nested loops share one limit).
+    /// `nested` says the operation runs inside an attempt of an enclosing loop that
     /// already drew from the pool: its first attempt is that one, and draws nothing.
     pub fn with_pool(mut self, pool: AttemptPool, nested: bool) -> Self {
         self.pool = Some((pool, nested));
@@ -208,7 +208,7 @@ impl Attempts {
 
     /// The operation's idempotency key: made at the first call from the operating system's
     /// random source ([`IdempotencyKey::random`]; `_rng`, the jitter's generator, is never
-    /// used for it — SPEC §5), then the same on every attempt of this operation.
+    /// used for it), then the same on every attempt of this operation.
     pub fn idempotency_key<R: RngCore + ?Sized>(&mut self, _rng: &mut R) -> IdempotencyKey {
         *self.key.get_or_insert_with(IdempotencyKey::random)
     }
@@ -277,8 +277,8 @@ impl Attempts {
         self.decide_with(verdict, now_ms, rng, None)
     }
 
-    /// As [`decide`](Self::decide), taking a token from `allowance` for any retry (step 6 of
-    /// SPEC §6).
+    /// As [`decide`](Self::decide), taking a token from `allowance` for any retry (the loop's
+    /// budget step).
     #[inline]
     pub fn decide_with<R: RngCore + ?Sized>(
         &mut self,

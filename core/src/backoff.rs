@@ -1,4 +1,4 @@
-//! Exponential backoff windows and jitter (SPEC §2).
+//! Exponential backoff windows and jitter.
 //!
 //! `window(n) = min(cap, base · 2^n)` in whole milliseconds, with saturating arithmetic: no
 //! overflow and no panic for any `n` and any `base`, `cap`.

@@ -1,4 +1,4 @@
-//! The threaded batch runner (SPEC §6–§9): workers that drive the sans-IO
+//! The threaded batch runner: workers that drive the sans-IO
 //! [`BatchQueue`](crate::queue::BatchQueue) and an [`Operation`](crate::Operation) each, through one policy and one gate,
 //! with a deadline for the whole queue. No operation starts or waits past it.
 
@@ -107,7 +107,7 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Sends every operation's records (SPEC §7), and a result record for each one never
+    /// Sends every operation's records, and a result record for each one never
     /// started, to `sink`; `requests[i]` names operation `i` (redacted in the records).
     pub fn records(mut self, sink: &'a dyn RecordSink, requests: &'a [RequestLine]) -> Self {
         self.records = Some(Records(sink, requests));

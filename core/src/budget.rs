@@ -1,4 +1,4 @@
-//! The retry budget (SPEC §9): retries may be at most a ratio of recent requests plus a small
+//! The retry budget: retries may be at most a ratio of recent requests plus a small
 //! floor per second, so that when everything fails, clients stop multiplying the load (as in
 //! Finagle's RetryBudget, gRPC retry throttling and the AWS retry quota).
 

@@ -1,4 +1,4 @@
-//! Outcomes → verdicts (SPEC §5): what is worth another attempt, and what is safe to repeat.
+//! Outcomes → verdicts: what is worth another attempt, and what is safe to repeat.
 
 use crate::server_wait::{quota_spent, server_wait, ServerWait};
 
@@ -158,7 +158,7 @@ impl MethodSet {
     }
 }
 
-/// Which outcomes are retried (SPEC §5). [`Rules::DEFAULT`] is the table of the spec; every
+/// Which outcomes are retried. [`Rules::DEFAULT`] is recuo's default table; every
 /// set can be changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rules {
@@ -182,7 +182,7 @@ impl Default for Rules {
     }
 }
 
-/// When an outcome is retried (SPEC §5): one rule for every surface's configuration.
+/// When an outcome is retried: one rule for every surface's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RetryRule {
     /// Never: give up (`permanent`).
@@ -213,7 +213,7 @@ impl RetryRule {
 }
 
 impl Rules {
-    /// The lowest and highest status a rule may be set for (SPEC §5: 1xx–3xx are never
+    /// The lowest and highest status a rule may be set for (1xx–3xx are never
     /// failures).
     pub const STATUS_RANGE: (u16, u16) = (400, 599);
 
@@ -279,7 +279,7 @@ impl Rules {
         }
     }
 
-    /// The table of SPEC §5.
+    /// recuo's default rules (docs/policy.md shows the table).
     pub const DEFAULT: Rules = Rules {
         retry_any_method: StatusSet::EMPTY.with(429).with(503),
         retry_if_idempotent: StatusSet::range(500, 599)

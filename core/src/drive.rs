@@ -1,4 +1,4 @@
-//! The blocking host of the [`Operation`] machine (SPEC §6): the Rust [`crate::Retry`] runner,
+//! The blocking host of the [`Operation`] machine: the Rust [`crate::Retry`] runner,
 //! guide A's [`crate::ComRetry`], and the bindings' callback loops all call [`drive`] with
 //! their own effects — how to call the operation, classify its error, wait and log. Every
 //! decision and count is the machine's.
@@ -103,7 +103,7 @@ impl<'a> AttemptContext<'a> {
 
     /// The operation's idempotency key: created at the first call from the operating
     /// system's random source, the same on every attempt of this operation, never shared
-    /// with another operation (SPEC §5).
+    /// with another operation.
     pub fn idempotency_key(&self) -> IdempotencyKey {
         *self.key.get_or_init(IdempotencyKey::random)
     }
@@ -432,7 +432,7 @@ fn flush<D: Driver>(driver: &mut D, op: &mut Operation) {
 }
 
 /// Runs the [`Operation`] machine `op` to its end with `driver`'s effects — the one blocking
-/// loop of SPEC §6 that the Rust runner, guide A's loop and the bindings' callback runners
+/// loop that the Rust runner, guide A's loop and the bindings' callback runners
 /// share. The key is `key`'s (made at the first ask when empty).
 ///
 /// # Errors

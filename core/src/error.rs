@@ -24,7 +24,7 @@ pub enum ConfigError {
     },
     /// A header name was empty or not an HTTP token.
     EmptyHeaderName,
-    /// A status a rule was configured for is outside 400–599 (SPEC §5).
+    /// A status a rule was configured for is outside 400–599.
     StatusOutOfRange {
         /// The status given.
         status: u32,

@@ -1,4 +1,4 @@
-//! The gate every attempt passes (SPEC §6 step 2, §9): a place among the requests in flight,
+//! The gate every attempt passes: a place among the requests in flight,
 //! then a start slot from the regulator; and the retry budget that retries draw on.
 
 use crate::budget::RetryBudget;

@@ -114,7 +114,7 @@ impl ComRetry {
     /// spent, and returns its value or its **last error unchanged**. Between attempts it
     /// draws the delay (seeded with `seed` when given) and calls `sleep` with it — but never
     /// for a zero delay. `repetir_se` is not asked after the last attempt; it answers a
-    /// `bool` or a [`Verdict`] (SPEC §5: a verdict's give-up stops, its server wait is
+    /// `bool` or a [`Verdict`] (a verdict's give-up stops, its server wait is
     /// honoured). With no clock, the deadline (if any) is never reached.
     ///
     /// `repetir_se` and `sleep` may fail (a predicate that raises, a sleep interrupted by

@@ -1,4 +1,4 @@
-//! Idempotency keys (SPEC §5): one UUID v4 per operation, the same on every attempt, drawn
+//! Idempotency keys: one UUID v4 per operation, the same on every attempt, drawn
 //! from the operating system's random source — never from a seed or the jitter's generator,
 //! so that no two operations share a key, not even in processes forked from one another.
 

@@ -1,4 +1,4 @@
-//! The journal of one operation (SPEC §7): which record is made when, at which level. The
+//! The journal of one operation: which record is made when, at which level. The
 //! operation machine ([`crate::Operation`]) keeps it; a host only forwards what it polls.
 //!
 //! The rule, for every surface: an attempt's record once its decision is known — `retry`

@@ -1,4 +1,4 @@
-//! The concurrency limit (SPEC §9): a semaphore on requests in flight, with permits that
+//! The concurrency limit: a semaphore on requests in flight, with permits that
 //! give their place back when dropped — kept in this process, in a file shared by the
 //! processes of one machine (each place a lock the kernel releases when its holder dies), or
 //! in a store shared between machines (Redis, through `recuo-redis`), where each place is a

@@ -1,8 +1,8 @@
-//! One operation's whole retry loop as a sans-IO machine (SPEC §6), as quinn-proto holds a
+//! One operation's whole retry loop as a sans-IO machine, as quinn-proto holds a
 //! whole connection: the host tells it what happened, it answers the next [`Step`].
 //!
 //! The machine owns everything a loop decides or counts: the attempts and the nested pool's
-//! rule, the delays and the deadline, the order of SPEC §6 (the last attempt's failure is
+//! rule, the delays and the deadline, the loop's order (the last attempt's failure is
 //! classified before the loop gives up, so a permanent one gives up `permanent` and a final
 //! 429 is counted), the gate's feedback and the retry budget, the stats, the journal of
 //! records and the report. A host only calls the operation, waits, and converts.
@@ -121,7 +121,7 @@ enum Stop {
     QueueStopped(GiveUpReason),
 }
 
-/// One operation under a [`Policy`]: the loop of SPEC §6 as a state machine.
+/// One operation under a [`Policy`]: the loop as a state machine.
 ///
 /// Start it with [`start`](Self::start) and answer each [`Step`] as it says. Records, when
 /// asked for with [`records`](Self::records), come out of [`poll_record`](Self::poll_record).
@@ -254,7 +254,7 @@ impl Operation {
         self
     }
 
-    /// Draws attempts from `pool`, the outermost loop's (SPEC §6: nested loops share one
+    /// Draws attempts from `pool`, the outermost loop's (nested loops share one
     /// limit). `nested`: this operation runs inside an attempt that already drew from it.
     #[inline]
     pub fn pool(mut self, pool: AttemptPool, nested: bool) -> Self {
@@ -295,7 +295,7 @@ impl Operation {
     }
 
     /// Whether the failure of an attempt after which none is left is judged too (default:
-    /// yes, as SPEC §6 says; guide A's loop answers no: its `repetir_se` is never asked after
+    /// yes, as recuo's rules says; guide A's loop answers no: its `repetir_se` is never asked after
     /// the last attempt, and the loop gives up `attempts_exhausted`).
     #[inline]
     pub fn classify_last_failure(mut self, yes: bool) -> Self {
@@ -304,7 +304,7 @@ impl Operation {
     }
 
     /// The operation's idempotency key, supplied by the caller: sent on every attempt, and
-    /// — since the caller vouches for it — it makes the request idempotent (SPEC §5).
+    /// — since the caller vouches for it — it makes the request idempotent.
     #[inline]
     pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
         self.key = Some(key);

@@ -1,4 +1,4 @@
-//! Who answered (SPEC §7): the API itself, a proxy, or a CDN — with the evidence, and a
+//! Who answered: the API itself, a proxy, or a CDN — with the evidence, and a
 //! confidence that is never high on a brand alone ("an error page with a brand does not
 //! prove where it came from").
 

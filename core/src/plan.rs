@@ -1,4 +1,4 @@
-//! The planning arithmetic (SPEC §8): how long a batch takes at a target rate, how many
+//! The planning arithmetic: how long a batch takes at a target rate, how many
 //! requests are in flight, and whether the target fits the allowance.
 
 use std::fmt;

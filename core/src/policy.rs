@@ -1,4 +1,4 @@
-//! The retry policy and its validation (SPEC §6, §10).
+//! The retry policy and its validation.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -11,7 +11,7 @@ use crate::{Backoff, ConfigError, Jitter};
 ///
 /// # Defaults
 /// 5 attempts; base 200 ms, cap 5000 ms, full jitter; no deadline; a server wait is spread by
-/// `uniform[0, min(window(n), 1000 ms)]`; the classification of SPEC §5
+/// `uniform[0, min(window(n), 1000 ms)]`; the classification
 /// ([`Rules::DEFAULT`]); the idempotency key travels as `Idempotency-Key`; the response's
 /// `Date` header is not used as "now"; the server is not known to honour idempotency keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +182,7 @@ impl Policy {
         }
     }
 
-    /// The verdict on an HTTP outcome under this policy's rules (SPEC §5), reading server
+    /// The verdict on an HTTP outcome under this policy's rules, reading server
     /// waits from `headers` as of `now_unix_ms`.
     pub fn classify<K, V>(
         &self,

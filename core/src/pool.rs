@@ -1,4 +1,4 @@
-//! One limit for nested loops (SPEC §6): a loop inside another draws its attempts from the
+//! One limit for nested loops: a loop inside another draws its attempts from the
 //! outer loop's remaining ones, so the innermost operation runs at most the outermost
 //! loop's `max_attempts` times in total.
 

@@ -1,4 +1,4 @@
-//! The batch queue as a sans-IO machine (SPEC §6): which operation starts next, with what
+//! The batch queue as a sans-IO machine: which operation starts next, with what
 //! deadline, or why it is not started; when the whole queue stops. The threaded
 //! [`crate::Batch`], C's, Python's and PHP's batch runners and `recuo trial` all drive it,
 //! so no operation starts or waits past the batch's deadline on any surface.

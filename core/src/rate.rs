@@ -35,7 +35,7 @@ impl Rate {
     /// `per_second` events per second.
     ///
     /// # Errors
-    /// When the number is not finite or not above zero (SPEC §10: rates ≤ 0 are refused).
+    /// When the number is not finite or not above zero (rates ≤ 0 are refused).
     pub fn per_second(per_second: f64) -> Result<Self, RateError> {
         if per_second.is_finite() && per_second > 0.0 {
             Ok(Rate(per_second))

@@ -1,4 +1,4 @@
-//! Records of every attempt and of each operation's result (SPEC §7), redacted before they
+//! Records of every attempt and of each operation's result, redacted before they
 //! exist: a record can be printed, logged or handed to a hook as it is.
 
 use std::fmt::Write as _;
@@ -9,7 +9,7 @@ use crate::headers::header;
 use crate::http_date::civil_from_days;
 use crate::redact::{is_sensitive_name, redact_url, redact_urls_in, REDACTED};
 
-/// The headers that name a request (first found wins), as SPEC §7 lists them.
+/// The headers that name a request (first found wins), as recuo's rules lists them.
 pub const REQUEST_ID_HEADERS: [&str; 5] = [
     "X-Request-Id",
     "X-Amzn-RequestId",

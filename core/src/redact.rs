@@ -1,4 +1,4 @@
-//! Redaction (SPEC §7), applied before anything is recorded, printed or handed to a hook:
+//! Redaction, applied before anything is recorded, printed or handed to a hook:
 //! credentials and personal data never leave recuo, while host, path and status do.
 //!
 //! - URLs lose their userinfo (`user:pass@`); the values of sensitive query parameters become

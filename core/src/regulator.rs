@@ -1,4 +1,4 @@
-//! The regulator (SPEC §9): limits request *starts* to a rate with a burst, by GCRA — one
+//! The regulator: limits request *starts* to a rate with a burst, by GCRA — one
 //! "theoretical arrival time" updated with a compare-and-swap, no lock and no timer thread.
 //! It can live in this process or in a file shared by every process that opens it.
 

@@ -1,4 +1,4 @@
-//! `Retry-After` read right (SPEC §3): seconds or HTTP-date; `12` means 12 seconds; a past
+//! `Retry-After` read right: seconds or HTTP-date; `12` means 12 seconds; a past
 //! date means 0; anything else is invalid and leaves the decision to the backoff.
 
 use rand::RngCore;

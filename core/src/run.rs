@@ -1,4 +1,4 @@
-//! The blocking runner (SPEC §6): calls the operation, sleeps between attempts, honours the
+//! The blocking runner: calls the operation, sleeps between attempts, honours the
 //! deadline and cancellation, and shares one attempt limit between nested loops on a thread.
 
 use std::cell::{OnceCell, RefCell};
@@ -140,7 +140,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         self
     }
 
-    /// Seeds the jitter for exact tests (never the idempotency key, SPEC §5).
+    /// Seeds the jitter for exact tests (never the idempotency key).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
@@ -184,7 +184,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         self
     }
 
-    /// Sends the loop's records (SPEC §7) to `sink`, naming the request `method` and `url`
+    /// Sends the loop's records to `sink`, naming the request `method` and `url`
     /// (redacted when each record is made).
     pub fn records(mut self, sink: &'h dyn RecordSink, method: &str, url: &str) -> Self {
         self.records = Some(sink);

@@ -1,4 +1,4 @@
-//! The minimum wait a server asked for (SPEC §3, §4): `Retry-After`, else the rate-limit
+//! The minimum wait a server asked for: `Retry-After`, else the rate-limit
 //! hints, optionally measured against the response's own `Date`.
 
 use crate::headers::{combined, singleton};
@@ -49,7 +49,7 @@ const X_RESET_MAX_DIGITS: usize = 10;
 /// the response has a valid `Date`, that instant is "now" — the wait then does not depend on
 /// the client's clock.
 ///
-/// Field lines (SPEC §3): the lines of `RateLimit` are combined into one list before it is
+/// Field lines: the lines of `RateLimit` are combined into one list before it is
 /// parsed, and a `RateLimit` that is not a valid structured list (RFC 9651; an integer of
 /// more than 15 digits, say) is ignored as a whole. A singleton field (`Retry-After`,
 /// `Date`, `RateLimit-Reset`, `RateLimit-Remaining`, `X-RateLimit-*`) repeated with

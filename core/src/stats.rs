@@ -1,4 +1,4 @@
-//! Batch stats (SPEC §7): initial requests, retries, successes, final failures, 429s and
+//! Batch stats: initial requests, retries, successes, final failures, 429s and
 //! 503s seen, the spacing between starts, and the most requests in flight.
 
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,5 +1,5 @@
-//! A strict reader of RFC 9651 structured field lists, enough for the rate-limit hints of
-//! SPEC §3 (`RateLimit`): a value that is not a valid list is rejected as a whole (RFC 9651
+//! A strict reader of RFC 9651 structured field lists, enough for the rate-limit hints
+//! (`RateLimit`): a value that is not a valid list is rejected as a whole (RFC 9651
 //! §4.2: "fail parsing"), so a malformed field can never give a hint — an integer of more
 //! than 15 digits included.
 

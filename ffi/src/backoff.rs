@@ -1,4 +1,4 @@
-//! The backoff window of SPEC §2.
+//! The backoff window.
 
 use recuo::Backoff;
 

@@ -1,4 +1,4 @@
-//! The retry budget (SPEC §9) for C: retries at most a ratio of recent requests plus a floor
+//! The retry budget for C: retries at most a ratio of recent requests plus a floor
 //! per second, in this process or in a shared file. The counting is the core's
 //! (`recuo::RetryBudget`).
 

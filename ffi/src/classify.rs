@@ -1,4 +1,4 @@
-//! Outcomes → verdicts (SPEC §5): plain structs in, a plain struct out, the core's rules.
+//! Outcomes → verdicts: plain structs in, a plain struct out, the core's rules.
 
 use std::borrow::Cow;
 use std::ffi::c_char;

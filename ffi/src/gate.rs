@@ -1,4 +1,4 @@
-//! The gate (SPEC §6 step 2, §9) for C: a regulator, a concurrency limit and a retry budget
+//! The gate for C: a regulator, a concurrency limit and a retry budget
 //! that every attempt passes — in `recuo_retry` (`recuo_retry_options_set_gate`), in the
 //! batch runner, or held by the machine of a program driving it (`recuo_attempts_set_gate`,
 //! `recuo_gate_wait`). The gate is the core's (`recuo::Gate`).

@@ -1,4 +1,4 @@
-//! The concurrency limit (SPEC §9) for C: a semaphore on requests in flight, whose permits
+//! The concurrency limit for C: a semaphore on requests in flight, whose permits
 //! are handles released with `recuo_permit_release` — in this process, in a file shared by
 //! the processes of one machine (each place a lock the kernel releases when its holder
 //! dies), or on a Redis server shared by every machine that uses it, each place a lease.

@@ -1,4 +1,4 @@
-//! Who answered (SPEC §7) for C: the API itself, a proxy or a CDN, judged by the core
+//! Who answered for C: the API itself, a proxy or a CDN, judged by the core
 //! (`recuo::who_answered`) from the response headers; the evidence lines are copied into the
 //! caller's buffer one at a time.
 

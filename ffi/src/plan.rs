@@ -1,4 +1,4 @@
-//! Rates and the planning arithmetic (SPEC §8) for C: `recuo_rate_parse`, `recuo_rate_format`,
+//! Rates and the planning arithmetic for C: `recuo_rate_parse`, `recuo_rate_format`,
 //! `recuo_plan` and its warnings. The rules are the core's (`recuo::Rate`, `recuo::plan`).
 
 use std::ffi::c_char;

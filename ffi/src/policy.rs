@@ -1,4 +1,4 @@
-//! The retry policy (SPEC §2, §4, §5, §6, §10): an opaque handle with setters and getters.
+//! The retry policy: an opaque handle with setters and getters.
 //!
 //! The handle keeps the values as the caller set them (so that `cap` may be set before `base`)
 //! and, after every change, asks the core to build a [`recuo::Policy`] from them. The functions

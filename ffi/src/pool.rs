@@ -1,4 +1,4 @@
-//! `recuo_attempt_pool_*`: the shared count of attempts of nested loops (SPEC §6).
+//! `recuo_attempt_pool_*`: the shared count of attempts of nested loops.
 
 use recuo::{AttemptPool, LoopPool};
 

@@ -1,4 +1,4 @@
-//! Attempt and result records (SPEC §7) for C: the core's records (`recuo::AttemptRecord`,
+//! Attempt and result records for C: the core's records (`recuo::AttemptRecord`,
 //! `recuo::FinalRecord`), redacted when they are built, as JSON lines — into the caller's
 //! buffer for a program driving the state machine itself, or handed to a record sink by
 //! `recuo_retry_http` and `recuo_retry`.

@@ -1,4 +1,4 @@
-//! Redaction (SPEC §7) for C: a URL, or one header's value, redacted by the core into the
+//! Redaction for C: a URL, or one header's value, redacted by the core into the
 //! caller's buffer. The rules are the core's (`recuo::redact_url`, `recuo::redact_headers`);
 //! this file only converts, and decides what bytes that are not UTF-8 become.
 

@@ -1,4 +1,4 @@
-//! The regulator (SPEC §9) for C: request starts limited to a rate with a burst, in this
+//! The regulator for C: request starts limited to a rate with a burst, in this
 //! process, in a file shared by every process that opens it, or on a Redis server shared by
 //! every machine that uses it. Blocking and non-blocking acquire; the GCRA itself is the
 //! core's (`recuo::Regulator`).

@@ -1,5 +1,5 @@
 //! `recuo_retry` and `recuo_retry_http`: an operation callback run under a policy, with real
-//! sleeps (SPEC §6).
+//! sleeps.
 //!
 //! The loop is the core's: `recuo::drive` runs the operation machine (`recuo::Operation`)
 //! with C's effects — call the operation, read its verdict, wait at the gate, sleep on the

@@ -1,4 +1,4 @@
-//! `Retry-After` (SPEC §3) and guide B's `retryDelayMs`.
+//! `Retry-After` and guide B's `retryDelayMs`.
 
 use std::ffi::{c_char, CStr};
 

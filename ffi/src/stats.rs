@@ -1,4 +1,4 @@
-//! Batch stats (SPEC §7) for C: merging two `recuo_stats`, and a recorder for C programs with
+//! Batch stats for C: merging two `recuo_stats`, and a recorder for C programs with
 //! their own loops. The counting is the core's (`recuo::Stats`, `recuo::StatsRecorder`).
 
 use std::ptr::addr_of;

@@ -1,4 +1,4 @@
-//! `recuo_transport`: how a request failed before an HTTP status came back (SPEC §5), as
+//! `recuo_transport`: how a request failed before an HTTP status came back, as
 //! the policy's rules and the classification name it.
 
 use std::ffi::c_char;

@@ -1,5 +1,5 @@
 //! `Recuo\runBatch`: a queue of operations through one policy and one gate, with a deadline
-//! for the whole queue (SPEC §6–§9), and what it did (`Recuo\BatchReport`,
+//! for the whole queue, and what it did (`Recuo\BatchReport`,
 //! `Recuo\BatchResult`, and the core's [`recuo::Stats`] as a `Recuo\Stats`).
 //!
 //! PHP callables must run on the PHP thread, so this runner takes the operations one after

@@ -1,4 +1,4 @@
-//! The shared limits of SPEC §9 for PHP: `Recuo\Regulator` (the core's [`recuo::Regulator`]),
+//! The shared limits for PHP: `Recuo\Regulator` (the core's [`recuo::Regulator`]),
 //! `Recuo\ConcurrencyLimit` and `Recuo\Permit` ([`recuo::ConcurrencyLimit`],
 //! [`recuo::Permit`]), `Recuo\RetryBudget` ([`recuo::RetryBudget`]) and `Recuo\Gate`
 //! ([`recuo::Gate`]), and `Recuo\monotonicNs()` ([`recuo::monotonic_ns`]). Every rule is the
@@ -7,7 +7,7 @@
 //! PHP runs one request on one thread, and its objects never leave that thread: a place of
 //! a concurrency limit can only be given back by the thread that waits for one. So a wait
 //! that nothing could ever end — every place taken, no timeout — throws a `\LogicException`
-//! at once instead of hanging (SPEC §10).
+//! at once instead of hanging.
 
 use std::time::Duration;
 

@@ -167,7 +167,7 @@ impl From<CoreStep> for Step {
     }
 }
 
-/// One operation's whole retry loop (SPEC §6) as a sans-IO machine: `start()`, then answer
+/// One operation's whole retry loop as a sans-IO machine: `start()`, then answer
 /// each `Recuo\Step` as it says. It owns the gate's feedback, the budget, the stats, the
 /// records (polled with `pollRecord()`) and the report; it sleeps never and reads no clock.
 /// A polled record as `pollRecord()` answers it (`[level, json]`), the record itself kept in

@@ -1,4 +1,4 @@
-//! `Recuo\plan`: the planning arithmetic of SPEC §8, the core's [`recuo::plan()`] (its
+//! `Recuo\plan`: the planning arithmetic, the core's [`recuo::plan()`] (its
 //! answer, `Recuo\Plan`, is one of the core's values: see [`crate::values`]).
 
 use ext_php_rs::prelude::*;

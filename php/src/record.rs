@@ -1,4 +1,4 @@
-//! Records of attempts and results (SPEC §7) for PHP: the `$records` sink of `Recuo\retry`,
+//! Records of attempts and results for PHP: the `$records` sink of `Recuo\retry`,
 //! `Recuo\comRetry` and `Recuo\runBatch`, and `Recuo\Record` for PHP code with its own loop.
 //!
 //! Every record is the core's: [`recuo::AttemptRecord`] and [`recuo::FinalRecord`] redact the

@@ -1,4 +1,4 @@
-//! Redaction and "who answered" for PHP (SPEC §7): `Recuo\redactUrl`,
+//! Redaction and "who answered" for PHP: `Recuo\redactUrl`,
 //! `Recuo\redactUrlDetailed`, `Recuo\redactHeaders` (the core's [`recuo::redact_url`] and
 //! [`recuo::redact_headers`]) and `Recuo\whoAnswered` ([`recuo::who_answered`]).
 //!

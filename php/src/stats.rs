@@ -13,7 +13,7 @@ use crate::errors::{guarded, value_error};
 use crate::policy::json_serializable;
 use crate::values::{php_table, read_data};
 
-/// What a batch did (SPEC §7): attempts started, operations ended, 429s and 503s seen, the
+/// What a batch did: attempts started, operations ended, 429s and 503s seen, the
 /// spacing between starts and the most in flight. Read-only; `merge()` adds two up.
 #[php_class]
 #[php(name = "Recuo\\Stats")]

@@ -1,5 +1,5 @@
 //! `recuo.run_batch`: a queue of operations through one policy and one gate, with a deadline
-//! for the whole queue (SPEC §6–§9), and what it did (`BatchReport`, `BatchResult`, and the
+//! for the whole queue, and what it did (`BatchReport`, `BatchResult`, and the
 //! core's [`recuo::Stats`] as a `recuo.Stats`).
 //!
 //! The queue is the core's sans-IO [`BatchQueue`] (which operation starts next, with its

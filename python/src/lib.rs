@@ -50,7 +50,7 @@
 //! inside pyo3's trampoline, which wraps the call in `std::panic::catch_unwind` and turns a
 //! panic into `pyo3_runtime.PanicException`. This crate calls Python, but Python never calls
 //! back into a Rust closure of ours, so there is no other trampoline to guard. pyo3 makes
-//! that exception a `BaseException`, which `except Exception` does not catch (SPEC §12); at
+//! that exception a `BaseException`, which `except Exception` does not catch; at
 //! import, [`errors::internal_error`] makes it a subclass of `recuo.InternalError`, an ordinary
 //! `Exception`, so a panic reaches Python as recuo's own internal error.
 

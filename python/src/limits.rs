@@ -1,4 +1,4 @@
-//! The shared limits for Python (SPEC §9): `recuo.Regulator`, `recuo.ConcurrencyLimit` and its
+//! The shared limits for Python: `recuo.Regulator`, `recuo.ConcurrencyLimit` and its
 //! `recuo.Permit`, `recuo.RetryBudget`, the `recuo.Gate` that holds them, and
 //! `recuo.monotonic_ns()`.
 //!

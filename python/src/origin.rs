@@ -1,4 +1,4 @@
-//! Who answered (SPEC §7) for Python: `recuo.who_answered`, the core's
+//! Who answered for Python: `recuo.who_answered`, the core's
 //! [`recuo::who_answered`], and what it answers (`recuo.WhoAnswered`).
 
 use pyo3::prelude::*;

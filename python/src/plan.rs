@@ -1,4 +1,4 @@
-//! `recuo.plan`: the core's planning arithmetic (SPEC §8), answered as a `recuo.Plan`
+//! `recuo.plan`: the core's planning arithmetic, answered as a `recuo.Plan`
 //! ([`crate::values`]).
 
 use pyo3::exceptions::PyValueError;

@@ -1,4 +1,4 @@
-//! Records of attempts and results (SPEC §7) for Python: the records the core's operation
+//! Records of attempts and results for Python: the records the core's operation
 //! machine makes, forwarded to the `logging` module, and `recuo.AttemptRecord` /
 //! `recuo.ResultRecord`, the same records as values.
 //!

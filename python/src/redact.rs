@@ -1,4 +1,4 @@
-//! Redaction for Python (SPEC §7): `recuo.redact_url`, `recuo.redact_url_detailed` and
+//! Redaction for Python: `recuo.redact_url`, `recuo.redact_url_detailed` and
 //! `recuo.redact_headers`, the core's [`recuo::redact_url`] and [`recuo::redact_headers`].
 //!
 //! The rules are the core's; this module only reads Python values. Text that is not valid

@@ -1,4 +1,4 @@
-//! Batch stats for Python (SPEC §7): `recuo.StatsRecorder`, the core's
+//! Batch stats for Python: `recuo.StatsRecorder`, the core's
 //! [`recuo::StatsRecorder`] — one timeline recorded from any number of threads — whose
 //! snapshots are `recuo.Stats`, the core's [`recuo::Stats`] as its generated dataclass
 //! ([`crate::values`]). `recuo.run_batch` answers its stats as a `recuo.Stats`.

@@ -1,4 +1,4 @@
-//! Classification for Python (SPEC §5): `recuo.classify` and `recuo.Verdict`.
+//! Classification for Python: `recuo.classify` and `recuo.Verdict`.
 //!
 //! The verdict is the core's `Policy::classify`; this module reads the outcome, the request
 //! and the headers from Python values and answers the core's verdict as a `Verdict`. A
