@@ -504,6 +504,37 @@ pub fn decimal(v: f64) -> String {
     format!("{whole}.{f}")
 }
 
+/// The instruments and the histograms' buckets as one line of JSON — `{"instruments":
+/// [{"otel_name", "unit", "kind", "prometheus", "description"}, …], "buckets_s": […]}` —
+/// what a host creates its counters and histograms from before the first point.
+pub fn instruments_json() -> String {
+    let mut out = String::from("{\"instruments\":[");
+    for (n, i) in Instrument::ALL.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let fields = [
+            ("otel_name", i.otel_name()),
+            ("unit", i.unit()),
+            ("kind", i.kind().name()),
+            ("prometheus", i.prometheus_name()),
+            ("description", i.description()),
+        ];
+        for (m, (key, value)) in fields.into_iter().enumerate() {
+            out.push(if m == 0 { '{' } else { ',' });
+            push_str(&mut out, key);
+            out.push(':');
+            push_str(&mut out, value);
+        }
+        out.push('}');
+    }
+    out.push_str("],\"buckets_s\":[");
+    let buckets: Vec<String> = SECONDS_BUCKETS.iter().map(|b| decimal(*b)).collect();
+    out.push_str(&buckets.join(","));
+    out.push_str("]}");
+    out
+}
+
 /// Appends `s` as a JSON string literal.
 fn push_str(out: &mut String, s: &str) {
     out.push('"');

@@ -59,6 +59,15 @@ fn every_instrument_has_its_two_names() {
         .map(|b| b.as_f64().unwrap())
         .collect();
     assert_eq!(buckets, SECONDS_BUCKETS);
+    // The instruments as every host reads them: the same names and buckets, as JSON.
+    let json: Value = serde_json::from_str(&recuo::telemetry::instruments_json()).unwrap();
+    assert_eq!(json["buckets_s"], v["histogram_buckets_s"]);
+    for (got, want) in json["instruments"].as_array().unwrap().iter().zip(listed) {
+        for key in ["otel_name", "unit", "kind", "prometheus"] {
+            assert_eq!(got[key], want[key]);
+        }
+    }
+    assert_eq!(json["instruments"].as_array().unwrap().len(), listed.len());
 }
 
 #[test]

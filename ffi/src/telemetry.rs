@@ -199,30 +199,7 @@ pub unsafe extern "C" fn recuo_telemetry_instruments_json(
         if buf.is_null() {
             return recuo_status::RECUO_ERR_NULL_ARGUMENT;
         }
-        // Written by hand, not through serde_json's `Value`: it keeps the WebAssembly module small.
-        let quote = |t: &str| format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
-        let instruments: Vec<String> = Instrument::ALL
-            .iter()
-            .map(|i| {
-                format!(
-                    "{{\"otel_name\":{},\"unit\":{},\"kind\":{},\"prometheus\":{},\"description\":{}}}",
-                    quote(i.otel_name()),
-                    quote(i.unit()),
-                    quote(i.kind().name()),
-                    quote(i.prometheus_name()),
-                    quote(i.description())
-                )
-            })
-            .collect();
-        let buckets: Vec<String> = recuo::telemetry::SECONDS_BUCKETS
-            .iter()
-            .map(|b| recuo::telemetry::decimal(*b))
-            .collect();
-        let text = format!(
-            "{{\"instruments\":[{}],\"buckets_s\":[{}]}}",
-            instruments.join(","),
-            buckets.join(",")
-        );
+        let text = recuo::telemetry::instruments_json();
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
         unsafe { write_text(buf, buf_len, written, &text) }
     })

@@ -262,19 +262,15 @@ pub(crate) fn telemetry_on() -> bool {
 /// `unit`, `kind` (`counter` or `histogram`), `prometheus` and `description`, and the
 /// histograms' bucket bounds in seconds.
 #[pyfunction]
-pub(crate) fn _instruments(py: Python<'_>) -> PyResult<(Py<PyList>, Vec<f64>)> {
-    use recuo::telemetry::{Instrument, SECONDS_BUCKETS};
-    let list = PyList::empty(py);
-    for i in Instrument::ALL {
-        let d = PyDict::new(py);
-        d.set_item("otel_name", i.otel_name())?;
-        d.set_item("unit", i.unit())?;
-        d.set_item("kind", i.kind().name())?;
-        d.set_item("prometheus", i.prometheus_name())?;
-        d.set_item("description", i.description())?;
-        list.append(d)?;
-    }
-    Ok((list.unbind(), SECONDS_BUCKETS.to_vec()))
+pub(crate) fn _instruments(py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    let parsed = py.import(pyo3::intern!(py, "json"))?.call_method1(
+        pyo3::intern!(py, "loads"),
+        (recuo::telemetry::instruments_json(),),
+    )?;
+    Ok((
+        parsed.get_item("instruments")?.unbind(),
+        parsed.get_item("buckets_s")?.unbind(),
+    ))
 }
 
 /// What a record, given as its plain form (a dict: `tests/vectors/telemetry.json`'s records),
