@@ -18,10 +18,19 @@ NEED_CARGO = $(call need,$(firstword $(CARGO)),install Rust stable (https://rust
 
 include mk/c.mk mk/python.mk mk/php.mk mk/cli.mk mk/js.mk mk/fuzz.mk mk/deb.mk mk/dist.mk
 
-.PHONY: help deps test demo demo-guides test-rust lint-rust fmt faces faces-check test-readme test-guide-b test-guide-b-cut bench bench-rust
+.PHONY: help deps test demo demo-guides test-rust lint-rust fmt faces faces-check test-docs test-readme test-guide-b test-guide-b-cut bench bench-rust
 
-help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+# `make help`: what users run first (build, install, try), then the developers' targets.
+HELP_USE := demo demo-guides test dist wheel sdist js install install-c install-cli install-php uninstall uninstall-c uninstall-cli uninstall-php help
+HELP_LINE := awk -F':.*\#\# ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+help: ## list the targets: "Use" first, then "Develop"
+	@echo "Use:"
+	@for t in $(HELP_USE); do grep -hE "^$$t:.*## " $(MAKEFILE_LIST) | head -n 1 | $(HELP_LINE); done
+	@echo
+	@echo "Develop:"
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort \
+		| awk -F: -v use=" $(HELP_USE) " 'index(use, " " $$1 " ") == 0' | $(HELP_LINE)
 
 deps: ## install what the build and the tests need (apt, .venv); quiet when present
 	@scripts/install-deps.sh
@@ -30,11 +39,11 @@ deps: ## install what the build and the tests need (apt, .venv); quiet when pres
 # the other the hosts' suites and the release's artifacts: neither waits for the other, and
 # cargo holds its build folder's lock only while it compiles), then guide B's job alone, since
 # it measures a schedule. Each lane's lines carry its name; each suite's time is printed.
-TEST_LANE_core  := lint-rust lint-cli lint-fuzz test-rust test-cli test-fuzz test-c test-install
+TEST_LANE_core  := lint-rust lint-cli lint-fuzz test-rust test-cli test-docs test-fuzz test-c test-install
 TEST_LANE_hosts := test-python test-php test-js-runtimes test-readme test-dist
 TEST_LAST       := test-guide-b
 
-test: deps ## run every test: Rust, the recuo command, the fuzz corpora, C, header drift, install, Python, PHP, JavaScript, README examples, the release's artifacts installed, guide B's job
+test: deps ## run every test: Rust, the recuo command, the docs' checks, the fuzz corpora, C, header drift, install, Python, PHP, JavaScript, the README's examples and the recipes, the release's artifacts installed, guide B's job
 	@$(MAKE) --no-print-directory -j2 test-lane-core test-lane-hosts
 	@$(MAKE) --no-print-directory test-suites SUITES="$(TEST_LAST)"
 	@echo "make test: all suites passed"
@@ -109,8 +118,11 @@ test-guide-b: build-python build-php wasm deps-js build-cli ## guide B's job aga
 test-guide-b-cut: build-python build-php wasm deps-js build-cli ## only guide B's allowance cut (test-guide-b runs Python's): nginx cut to 6/s mid-run, adaptive against fixed; LANGUAGES="python node" (about 80 s each)
 	@cd tests/guide_b && RECUO_GUIDE_B_CUT_LANGUAGES="$(or $(LANGUAGES),python)" RECUO_PHP_EXTENSION=$(PHP_EXTENSION) RECUO_BIN=$(ROOT)/target/debug/recuo $(PY_ENV) $(PY) -m pytest -q -s -p no:cacheprovider test_guide_b_job.py -k adaptive
 
-test-readme: build-c build-python build-php ## run the README's C, Python and PHP examples
-	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT)
+test-docs: build-cli ## what users read: no internal citations, the guides named where first used, each language page's order, every relative link and anchor
+	@python3 tests/docs/check_docs.py $(ROOT) $(ROOT)/target/debug/recuo
+
+test-readme: build-c build-python build-php build-cli wasm ## run the README's examples: the install checks, and a request retried in Python, JavaScript, PHP and C against recuo serve
+	$(VENV)/bin/python tests/readme/check_examples.py $(ROOT) $(ROOT)/target/debug/recuo
 
 # make bench and its steps (bench-rust, bench-python, bench-php, ...): mk/bench.mk.
 include mk/bench.mk

@@ -306,7 +306,7 @@ doc-c: build-c ## compile and run the example programs of docs/c.md
 # manifest (another checkout), uninstall-c removes the files this PREFIX and LIBDIR name.
 
 C_RELEASE_DIR := $(ROOT)/target/release
-C_DOCS := c.md policy.md backoff.md retry-after.md limits.md records.md
+C_DOCS := c.md names.md recipes.md policy.md backoff.md retry-after.md limits.md records.md telemetry.md
 # The pkg-config URL: the installed C guide. The workspace's `repository` is a placeholder
 # (https://example.invalid/recuo) until the project has a public home; a packager may pass
 # C_URL=https://... once there is one.
