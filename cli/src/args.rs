@@ -35,7 +35,7 @@ pub struct Cli {
 pub enum Command {
     /// Plan a batch: start interval, least duration and requests in flight.
     Plan(PlanArgs),
-    /// Guide B's delay for a Retry-After value and a retry index.
+    /// How long to wait before a retry, for a Retry-After value and a retry index.
     Delay(DelayArgs),
     /// The verdict on an HTTP status or a transport failure.
     Classify(ClassifyArgs),
@@ -46,16 +46,16 @@ pub enum Command {
     /// Simulate many clients retrying, in virtual time: the AWS post's experiment (occ) or a
     /// rate-limited server (rate).
     Simulate(SimulateArgs),
-    /// Run a command, retrying it while it fails (guide A's com_retry for the shell).
+    /// Run a command, retrying it while it fails (com_retry for the shell).
     Run(RunArgs),
 }
 
 /// `recuo plan`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example (guide B): recuo plan --requests 600 --allowance 120/min \
-                        --target 90/min --latency 2s\n  → one start every 667 ms, 400 s in \
-                        all, 3 requests in flight."
+    after_help = "Example (600 requests against 120 a minute): recuo plan --requests 600 \
+                        --allowance 120/min --target 90/min --latency 2s\n  → one start \
+                        every 667 ms, 400 s in all, 3 requests in flight."
 )]
 pub struct PlanArgs {
     /// How many requests the batch sends (first attempts).
@@ -378,14 +378,14 @@ pub struct TrialArgs {
     /// A limit on the whole batch: no read starts or waits past it.
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "30s")]
     pub deadline: Duration,
-    /// The most attempts per read (guide B: 5, so at most 4 retries).
+    /// The most attempts per read (5: at most 4 retries).
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub attempts: u32,
-    /// The backoff's first window (guide B: 1s): the first retry waits a random time up to
+    /// The backoff's first window: the first retry waits a random time up to
     /// it when the server says nothing.
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "1s")]
     pub base: Duration,
-    /// The backoff's largest window (guide B: 8s).
+    /// The backoff's largest window.
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration, default_value = "8s")]
     pub cap: Duration,
     /// How long one request may take before it counts as a timeout.
@@ -495,7 +495,7 @@ pub struct SimulateArgs {
                         --attempts 4 --deadline 2m -- curl -fsS https://example.com/"
 )]
 pub struct RunArgs {
-    /// The most attempts (guide A: 5).
+    /// The most attempts.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub attempts: u32,
     /// The backoff's first window.

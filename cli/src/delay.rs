@@ -1,4 +1,5 @@
-//! `recuo delay`: guide B's `retry_delay_ms` for one Retry-After value.
+//! `recuo delay`: `recuo::retry_delay_ms` for one Retry-After value — the `retryDelayMs` of
+//! guide B, “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 use recuo::{parse_http_date, parse_retry_after, unix_now_ms, JitterRng, RetryAfter};
 use recuo::{GUIDE_B_BASE_MS, GUIDE_B_CAP_MS};
@@ -14,7 +15,7 @@ struct DelayJson {
     kind: &'static str,
     /// The finite server wait, or `None`.
     wait_ms: Option<u64>,
-    /// Guide B's delay, or `None` when unbounded.
+    /// The delay, or `None` when unbounded.
     delay_ms: Option<f64>,
 }
 

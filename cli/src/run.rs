@@ -1,4 +1,5 @@
-//! `recuo run [options] -- CMD ARGS…`: guide A's `com_retry` for the shell. The core's
+//! `recuo run [options] -- CMD ARGS…`: `com_retry` for the shell (the retry loop of
+//! “Como repetir requisições com backoff exponencial (retry)”). The core's
 //! operation machine runs the loop (`recuo::drive`): attempts, backoff and jitter, the
 //! deadline, the server's wait. This module only runs the command, waits, and says which
 //! exit codes are transient — as a [`Verdict`] per exit code, the classification of this

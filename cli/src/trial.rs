@@ -37,7 +37,7 @@ const EMBEDDED_ALLOWANCE: &str = "60/min";
 const EMBEDDED_BURST: u32 = 5;
 /// The embedded server's share of 503s.
 const EMBEDDED_FAIL_RATE: f64 = 0.1;
-/// The embedded server's answer time: guide B's 2 s, so 90/min keeps 3 requests in flight.
+/// The embedded server's answer time: 2 s, so 90/min keeps 3 requests in flight.
 const EMBEDDED_LATENCY: Duration = Duration::from_secs(2);
 
 /// A read that did not succeed on this attempt: the core's verdict and what came back.

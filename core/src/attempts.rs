@@ -402,7 +402,7 @@ impl Attempts {
 }
 
 /// The delays an operation keeps inline: a decision never allocates under a policy of up to
-/// `INLINE_DELAYS + 1` attempts (guides A and B make 5).
+/// `INLINE_DELAYS + 1` attempts (both guides make 5).
 const INLINE_DELAYS: usize = 8;
 
 /// The delays decided so far, in order: the first [`INLINE_DELAYS`] in place, the rest (a

@@ -2,6 +2,10 @@
 //!
 //! `window(n) = min(cap, base · 2^n)` in whole milliseconds, with saturating arithmetic: no
 //! overflow and no panic for any `n` and any `base`, `cap`.
+//!
+//! Guide A, named below, is the guide (in Portuguese)
+//! [“Como repetir requisições com backoff exponencial (retry)”](https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff),
+//! whose `com_retry` waits 200 ms to 5 s of full jitter.
 
 use std::time::Duration;
 
@@ -13,7 +17,7 @@ use crate::ConfigError;
 /// How a delay is drawn from the window `w = window(n)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Jitter {
-    /// Uniform in `[0, w]` (the default; guides A and B).
+    /// Uniform in `[0, w]` (the default, and what both guides draw).
     #[default]
     Full,
     /// `w/2` (rounded down) plus uniform in `[0, w − w/2]`: never below half the window,

@@ -1,6 +1,6 @@
-//! The threaded batch runner: workers that drive the sans-IO
-//! [`BatchQueue`](crate::queue::BatchQueue) and an [`Operation`](crate::Operation) each, through one policy and one gate,
-//! with a deadline for the whole queue. No operation starts or waits past it.
+//! The threaded batch runner: workers that drive the sans-IO [`BatchQueue`]
+//! and an [`Operation`](crate::Operation) each, through one policy and one gate, with a
+//! deadline for the whole queue. No operation starts or waits past it.
 
 use std::sync::Mutex;
 use std::time::Duration;

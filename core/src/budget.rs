@@ -402,8 +402,8 @@ impl RetryBudget {
         }
     }
 
-    /// Counts a first attempt now (`None`) or at `now_ns`, as [`record_request_at`]
-    /// (Self::record_request_at) counts it.
+    /// Counts a first attempt now (`None`) or at `now_ns`, as
+    /// [`record_request_at`](Self::record_request_at) counts it.
     ///
     /// # Errors
     /// Only a remote budget: its store could not be used (the request is not counted).

@@ -231,7 +231,7 @@ impl Rules {
     /// Sets the rule for `status`.
     ///
     /// # Errors
-    /// [`ConfigError::StatusOutOfRange`] for a status outside 400–599: the same range in every
+    /// [`crate::ConfigError::StatusOutOfRange`] for a status outside 400–599: the same range in every
     /// language.
     pub fn set_status_rule(
         &mut self,
@@ -414,7 +414,7 @@ impl Verdict {
         }
     }
 
-    /// The verdict of a caller's own predicate (guide A's `repetir_se`): `true` retries (with
+    /// The verdict of a caller's own predicate (`com_retry`'s `repetir_se`): `true` retries (with
     /// no server wait), `false` gives up as permanent.
     pub const fn from_predicate(retry: bool) -> Self {
         if retry {

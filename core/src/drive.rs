@@ -1,5 +1,5 @@
 //! The blocking host of the [`Operation`] machine: the Rust [`crate::Retry`] runner,
-//! guide A's [`crate::ComRetry`], and the bindings' callback loops all call [`drive`] with
+//! [`crate::ComRetry`] (the `com_retry` loop), and the bindings' callback loops all call [`drive`] with
 //! their own effects — how to call the operation, classify its error, wait and log. Every
 //! decision and count is the machine's.
 
@@ -432,7 +432,7 @@ fn flush<D: Driver>(driver: &mut D, op: &mut Operation) {
 }
 
 /// Runs the [`Operation`] machine `op` to its end with `driver`'s effects — the one blocking
-/// loop that the Rust runner, guide A's loop and the bindings' callback runners
+/// loop that the Rust runner, the `com_retry` loop and the bindings' callback runners
 /// share. The key is `key`'s (made at the first ask when empty).
 ///
 /// # Errors

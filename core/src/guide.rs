@@ -1,5 +1,9 @@
-//! The two guides' functions, exactly: guide A's `com_retry` loop and guide B's
-//! `retry_delay_ms`.
+//! The two guides' functions: guide A's `com_retry` loop and guide B's `retry_delay_ms`.
+//!
+//! Guide A is [“Como repetir requisições com backoff exponencial (retry)”](https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff);
+//! guide B is “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”. Their
+//! names and parameters are the guides' own (Portuguese): `tentativas` (attempts), `base`,
+//! `maximo` (the largest window), `prazo` (deadline), `repetir_se` (retry if).
 
 use std::time::Duration;
 
@@ -165,7 +169,7 @@ impl ComRetry {
     ) -> Result<T, E> {
         let clock = SystemClock::default();
         // Like every runner, guide A's loop shares the attempts of an enclosing loop on this
-        // thread (SPEC §6).
+        // thread (see "Loops inside loops" in docs/policy.md).
         let (_scope, pool) = PoolScope::enter(self.tentativas);
         let op = self.operation(None).loop_pool(pool);
         let mut driver = GuideDriver {

@@ -4,6 +4,10 @@
 //! one message of a give-up ([`give_up_message`]). An adapter reads its client's request and
 //! answer, asks these, and does what they say.
 //!
+//! Guide A, named below, is the guide (in Portuguese)
+//! [“Como repetir requisições com backoff exponencial (retry)”](https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff);
+//! its `buscarComRetry` is the one adapter that ends in its own way ([`Style::Guide`]).
+//!
 //! ```
 //! use recuo::http::{Ending, Last, RequestPlan, Style};
 //! use recuo::{GiveUpReason, Policy};

@@ -2,9 +2,9 @@
 //! names, single spaces, `GMT` only, and the 50-year rule for two-digit years.
 //!
 //! Where the grammar leaves room, recuo is strict: the calendar date must exist (no 30 Feb,
-//! 29 Feb only in leap years), the day name must be the one the date falls on (RFC 5322
-//! §3.3, which IMF-fixdate is a subset of), hours run 00–23, minutes 00–59 and seconds
-//! 00–60 (a leap second counts as the next minute's first).
+//! 29 Feb only in leap years), the day name must be the one the date falls on
+//! (RFC 5322 §3.3, which IMF-fixdate is a subset of), hours run 00–23, minutes 00–59 and
+//! seconds 00–60 (a leap second counts as the next minute's first).
 
 const DAY_NAMES: [&[u8]; 7] = [b"Sun", b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat"];
 const DAY_NAMES_LONG: [&[u8]; 7] = [

@@ -7,6 +7,13 @@
 //! random generator on its own, so every answer can be reproduced exactly (fixed seeds, fake
 //! clocks).
 //!
+//! Two guides (in Portuguese) are named throughout these docs: **guide A** is
+//! [“Como repetir requisições com backoff exponencial (retry)”](https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff),
+//! whose retry loop is [`com_retry`]; **guide B** is
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”, whose delay function is
+//! [`retry_delay_ms`] and whose batch of 600 requests is what [`plan`](mod@plan), the shared
+//! limits and [`Batch`] are for.
+//!
 //! * [`operation`] — the operation machine: the order of the steps, the gate's feedback, the
 //!   retry budget, the stats, the records and the report; [`drive`](mod@drive) — the loop that runs it
 //!   for a blocking host ([`Driver`] holds the effects); [`run`] — Rust's own blocking runner

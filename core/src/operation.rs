@@ -295,8 +295,8 @@ impl Operation {
     }
 
     /// Whether the failure of an attempt after which none is left is judged too (default:
-    /// yes, as recuo's rules says; guide A's loop answers no: its `repetir_se` is never asked after
-    /// the last attempt, and the loop gives up `attempts_exhausted`).
+    /// yes, as recuo's rules say; the [`crate::com_retry`] loop answers no: its `repetir_se` is
+    /// never asked after the last attempt, and the loop gives up `attempts_exhausted`).
     #[inline]
     pub fn classify_last_failure(mut self, yes: bool) -> Self {
         self.classify_last = yes;

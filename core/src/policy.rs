@@ -1,4 +1,8 @@
 //! The retry policy and its validation.
+//!
+//! Two presets are named after the guides (in Portuguese) whose figures they take: guide A is
+//! [“Como repetir requisições com backoff exponencial (retry)”](https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff),
+//! guide B is “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 use std::borrow::Cow;
 use std::time::Duration;

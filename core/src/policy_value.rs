@@ -17,7 +17,7 @@ use crate::backoff::Jitter;
 use crate::classify::{RetryRule, Rules, Transport, METHODS};
 use crate::{ConfigError, Policy};
 
-/// A policy's settings as plain data. A field left out takes guide A's value (5 attempts,
+/// A policy's settings as plain data. A field left out takes its default value (5 attempts,
 /// 200 ms base, 5 s cap, full jitter, no deadline, the default spread, `Idempotency-Key`, the
 /// default classification). The three maps list only what differs from the default
 /// classification. A field recuo does not know is refused.
@@ -93,7 +93,7 @@ impl<'de> Deserialize<'de> for PolicyValue {
 }
 
 impl Default for PolicyValue {
-    /// Guide A's policy.
+    /// The default policy ([`Policy::guide_a`]).
     fn default() -> Self {
         Policy::guide_a().to_value()
     }

@@ -1,5 +1,9 @@
 //! `Retry-After` read right: seconds or HTTP-date; `12` means 12 seconds; a past
 //! date means 0; anything else is invalid and leaves the decision to the backoff.
+//!
+//! Guide B, named below, is the guide (in Portuguese)
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”; its `retryDelayMs`
+//! is [`crate::retry_delay_ms`].
 
 use rand::RngCore;
 

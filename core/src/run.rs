@@ -153,7 +153,7 @@ impl<'p, 'h, E, C: Clock> Retry<'p, 'h, E, C> {
         self
     }
 
-    /// Retries only the errors for which `f` answers `true` (guide A's `repetir_se`).
+    /// Retries only the errors for which `f` answers `true` (as `com_retry`'s `repetir_se` does).
     pub fn retry_if(self, mut f: impl FnMut(&E) -> bool + 'h) -> Self {
         self.classify(move |e| Verdict::from_predicate(f(e)))
     }

@@ -1,6 +1,6 @@
 //! A strict reader of RFC 9651 structured field lists, enough for the rate-limit hints
-//! (`RateLimit`): a value that is not a valid list is rejected as a whole (RFC 9651
-//! §4.2: "fail parsing"), so a malformed field can never give a hint — an integer of more
+//! (`RateLimit`): a value that is not a valid list is rejected as a whole
+//! (RFC 9651 §4.2: "fail parsing"), so a malformed field can never give a hint — an integer of more
 //! than 15 digits included.
 
 /// A bare item (RFC 9651 §3.3); only integers are kept by value.

@@ -37,7 +37,7 @@ __all__ = [
 
 
 class PolicyValue(TypedDict, total=False):
-    """A policy's settings as plain data. A field left out takes guide A's value (5 attempts,
+    """A policy's settings as plain data. A field left out takes its default value (5 attempts,
     200 ms base, 5 s cap, full jitter, no deadline, the default spread, ``Idempotency-Key``, the
     default classification). The three maps list only what differs from the default
     classification. A field recuo does not know is refused."""
