@@ -1,6 +1,9 @@
-"""recuo: careful retries, the same in Rust, C, Python and PHP.
+"""recuo: careful retries, the same in Rust, C, Python, PHP and JavaScript.
 
-Guide A's retry loop and guide B's Retry-After delay, computed by recuo's Rust core:
+Two guides are cited by name. Guide A is “Como repetir requisições com backoff exponencial (retry)”
+(https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff); guide B is
+“HTTP 429: interpretar Retry-After e repetir pedidos com segurança”. Guide A's retry loop and
+guide B's Retry-After delay, computed by recuo's Rust core:
 
 >>> import recuo
 >>> recuo.retry_delay_ms("12", 0)  # Retry-After: 12 means twelve seconds

@@ -1,5 +1,7 @@
-"""Guide A's ``buscarComRetry``: the retry rules applied to an HTTP fetch, over the standard
-library's ``urllib.request`` (no third-party dependency), on the core's operation machine."""
+"""``buscarComRetry`` of guide A (“Como repetir requisições com backoff exponencial (retry)”):
+the retry rules applied to an HTTP fetch, over the standard library's ``urllib.request`` (no
+third-party dependency), on the core's operation machine. Its default deadline is that of
+guide B (“HTTP 429: interpretar Retry-After e repetir pedidos com segurança”)."""
 
 from __future__ import annotations
 
@@ -138,13 +140,15 @@ def buscar_com_retry(
     sleep: Optional[Callable[[float], object]] = None,
     seed: Optional[int] = None,
 ) -> Resposta:
-    """Guide A's ``buscarComRetry(url)``: fetches ``url`` with ``urllib.request`` under guide
-    A's loop — ``tentativas`` attempts, full jitter from ``base`` to ``maximo`` seconds — and
+    """``buscarComRetry(url)`` of the guide “Como repetir requisições com backoff exponencial (retry)”:
+    fetches ``url`` with ``urllib.request`` under the guide's loop — ``tentativas`` attempts,
+    full jitter from ``base`` to ``maximo`` seconds — and
     recuo's rules: 429 and 5xx are temporary (a 500 on a ``POST`` only when the server may
     repeat it: the method is idempotent), network failures (a body cut short among them) are
     retried, every other 4xx is answered at once; ``Retry-After`` (seconds or an HTTP-date,
     measured from the response's ``Date``) is honoured, never shortened. ``prazo`` limits the
-    whole fetch (default 30 s, guide B's): a wait that does not fit raises ``recuo.GiveUp``
+    whole fetch (default 30 s, as “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”
+    advises): a wait that does not fit raises ``recuo.GiveUp``
     (also a ``urllib.error.URLError``) at once, with the last response and ``retry_at``.
 
     Answers a ``recuo.Resposta`` — a success, or a 4xx other than 429 (not worth another

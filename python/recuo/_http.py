@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from ._recuo import _Transport as _Kind  # a transport failure's kind
 
 DEFAULT_POLICY = Policy.adapters()
-"""The adapters' default, the core's: guide B's policy (5 attempts, at most 4 retries, 1 s to
-8 s of full jitter, a 30 s deadline), with HTTP-date waits measured from the response's own
-``Date``."""
+"""The adapters' default, the core's: the policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”
+(5 attempts, at most 4 retries, 1 s to 8 s of full jitter, a 30 s deadline), with HTTP-date
+waits measured from the response's own ``Date``."""
 
 
 class GiveUp(Exception):
@@ -445,7 +445,8 @@ class _Answers(Generic[_R]):
 
     style: _Style = "client"
     """The contract kept with the caller: ``"client"`` (the client's own: the last response
-    is returned) or ``"guide"`` (guide A's function, which gives up on a final 429 or 5xx)."""
+    is returned) or ``"guide"`` (``buscar_com_retry``, the function of “Como repetir requisições com backoff exponencial (retry)”,
+    which gives up on a final 429 or 5xx)."""
 
     def error_class(self) -> type[GiveUp]:
         """The client's ``GiveUp`` (``recuo.GiveUp`` and the client's own error base)."""

@@ -1,4 +1,10 @@
-"""recuo's native module (Rust, pyo3); import ``recuo`` instead."""
+"""recuo's native module (Rust, pyo3); import ``recuo`` instead.
+
+Two guides are cited by name: guide A is “Como repetir requisições com backoff exponencial (retry)”
+(https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff), whose loop ``com_retry``
+keeps; guide B is “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”, whose
+delay ``retry_delay_ms`` computes.
+"""
 
 import os
 from collections.abc import Iterable, Mapping
@@ -132,7 +138,8 @@ def com_retry(
     gate: Gate | None = None,
     request: _Request | None = None,
 ) -> _T:
-    """Guide A's retry loop: call ``tarefa()`` up to ``tentativas`` times and return its value.
+    """The retry loop of “Como repetir requisições com backoff exponencial (retry)”: call
+    ``tarefa()`` up to ``tentativas`` times and return its value.
 
     When ``tarefa`` raises an ``Exception`` and ``repetir_se(erro)`` is true
     (``repetir_se=None`` retries every ``Exception``), wait a delay drawn uniformly from
@@ -173,7 +180,8 @@ def retry_delay_ms(
     *,
     seed: int | None = None,
 ) -> float:
-    """Guide B's delay before retry number ``attempt`` (from 0), in milliseconds.
+    """The delay before retry number ``attempt`` (from 0), in milliseconds, as
+    “HTTP 429: interpretar Retry-After e repetir pedidos com segurança” computes it.
 
     Seconds (``"12"`` is 12000.0) and HTTP-dates (a past date is 0.0) give the server's wait
     exactly; a wait beyond 2**53 - 1 ms gives ``math.inf``; a missing or invalid value gives a
@@ -232,14 +240,15 @@ class Policy:
     ) -> Policy: ...
     @staticmethod
     def guide_a() -> Policy:
-        """Guide A: 5 attempts, 0.2 s base, 5 s cap, full jitter, no deadline."""
+        """The policy of “Como repetir requisições com backoff exponencial (retry)”: 5
+        attempts, 0.2 s base, 5 s cap, full jitter, no deadline."""
     @staticmethod
     def guide_b() -> Policy:
-        """Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s
-        deadline."""
+        """The policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”:
+        5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s deadline."""
     @staticmethod
     def adapters() -> Policy:
-        """The HTTP adapters' default: guide B's policy with an HTTP-date wait measured from
+        """The HTTP adapters' default: ``guide_b()``'s policy with an HTTP-date wait measured from
         the response's own ``Date``."""
     @staticmethod
     def interactive() -> Policy:
@@ -255,8 +264,8 @@ class Policy:
         (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``,
         ``spread_ms``, ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
         ``quota_403_as_rate_limit``, ``status_retry``, ``transport_retry``,
-        ``idempotent_methods``), durations in whole milliseconds. A key left out takes guide
-        A's value; the three maps list only rules that differ from the default (a status as
+        ``idempotent_methods``), durations in whole milliseconds. A key left out takes
+        ``Policy.guide_a()``'s value; the three maps list only rules that differ from the default (a status as
         an int or a decimal string).
 
         Raises ``TypeError`` when ``value`` is not a mapping and ``ConfigError`` otherwise:

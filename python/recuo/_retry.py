@@ -9,7 +9,7 @@ the machine's.
 Both loops share the two context variables of ``_recuo`` (the attempt pool of the outermost
 loop, and the attempt being made), so loops of either kind nest in each other with one limit.
 
-Most calls succeed at once (issue 18): when the core says a success needs no machine
+Most calls succeed at once: when the core says a success needs no machine
 (``Operation.success_needs_machine``, asked once per set of options: no gate, or one with
 nothing in it), both loops make the first attempt before the machine exists — the ``Attempt``
 made current (set in the context by the asyncio loop; pushed on its thread by the blocking
@@ -124,7 +124,7 @@ class _Options:
                 raise TypeError(f"request's url must be str or bytes, not {type(url).__name__}")
         self.policy = _DEFAULT_POLICY if policy is None else policy
         if classify is None:
-            # HTTP-aware by default (SPEC §5): an exception that carries a response is judged
+            # HTTP-aware by default: an exception that carries a response is judged
             # by its status and headers, the HTTP clients' transport errors by their kind;
             # every other Exception is retried.
             classify = functools.partial(
@@ -229,11 +229,12 @@ def retry(
     ``async def`` loop that waits with ``asyncio.sleep``: cancelling its task stops the loop
     at once — ``CancelledError`` propagates and no further attempt is made.
 
-    ``policy`` (a ``recuo.Policy``; default ``recuo.Policy()``, guide A's 5 attempts with
-    0.2 s to 5 s full-jitter backoff) sets the attempts, the backoff and the deadline.
+    ``policy`` (a ``recuo.Policy``; default ``recuo.Policy()``: 5 attempts with 0.2 s to 5 s
+    full-jitter backoff, as “Como repetir requisições com backoff exponencial (retry)” has
+    them) sets the attempts, the backoff and the deadline.
     ``classify(exc)`` decides for each ``Exception``: it answers a ``recuo.Verdict`` (such as
     ``recuo.classify(status=..., headers=...)``, whose server wait is then honoured) or a
-    truth value (true: retry; false: give up). By default it is HTTP-aware (SPEC §5): an
+    truth value (true: retry; false: give up). By default it is HTTP-aware: an
     exception that carries an HTTP response (requests' ``HTTPError``, httpx's
     ``HTTPStatusError``, urllib's ``HTTPError``, aiohttp's ``ClientResponseError``) is judged
     by its status and headers — a 404 is not retried, a 429's ``Retry-After`` is honoured —

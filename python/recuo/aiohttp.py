@@ -7,7 +7,7 @@ request is one operation of the core's machine.
 
 Each request is classified with its method and idempotency key; a key is set once in the
 ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on every
-attempt; the default policy has guide B's 30 s deadline; each attempt is bounded by what is
+attempt; the default policy has a 30 s deadline; each attempt is bounded by what is
 left of it; the response's body is read within the attempt (``response.read()``, ``text()``
 and ``json()`` answer it; ``response.content`` has nothing left to stream), so a body cut
 short counts as a dropped connection; a response is released before the wait; a streamed body (an
@@ -107,7 +107,7 @@ class RetryMiddleware:
     """aiohttp client middleware that retries as recuo's core says: pass it in
     ``ClientSession(middlewares=(...,))`` or in one request's ``middlewares=``.
 
-    ``policy`` (default: guide B's, a 30 s deadline, HTTP-date waits measured from the
+    ``policy`` (default: ``recuo.Policy.adapters()``: 5 attempts, a 30 s deadline, HTTP-date waits measured from the
     response's ``Date``); ``gate`` (a shared ``recuo.Gate``); ``idempotency_keys``: ``None``
     sets a key for methods that are not idempotent, ``True`` for every request, ``False``
     never (a request that carries the header already keeps its own, which makes it

@@ -6,7 +6,7 @@ through it is one operation of the core's machine.
 
 Each request is classified with its method and idempotency key; a key is set once in the
 ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on every
-attempt; the default policy has guide B's 30 s deadline; each attempt's timeouts are clipped
+attempt; the default policy has a 30 s deadline; each attempt's timeouts are clipped
 to what is left of it; the response's body is read within the attempt (a transport cannot
 tell a streamed request from another: ``client.stream`` gets the body already read, unless
 ``read_body=False``), so a body cut short counts as a dropped connection; a response is closed before the wait; a streamed
@@ -197,7 +197,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     ``httpx.HTTPTransport()`` for a ``Client``, ``httpx.AsyncHTTPTransport()`` for an
     ``AsyncClient``, made at the first request).
 
-    ``policy`` (default: guide B's, a 30 s deadline, HTTP-date waits measured from the
+    ``policy`` (default: ``recuo.Policy.adapters()``: 5 attempts, a 30 s deadline, HTTP-date waits measured from the
     response's ``Date``); ``gate`` (a shared ``recuo.Gate``, passed by every attempt);
     ``idempotency_keys``: ``None`` sets a key for methods that are not idempotent, ``True``
     for every request, ``False`` never (a request that carries the header already keeps its

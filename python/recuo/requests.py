@@ -7,7 +7,7 @@ whose every request is one operation of the core's machine.
 
 Each request is classified with its method and idempotency key; a key is set once in the
 ``Idempotency-Key`` header (by default for methods that are not idempotent) and sent on every
-attempt; the default policy has guide B's 30 s deadline; each attempt's timeout is clipped to
+attempt; the default policy has a 30 s deadline; each attempt's timeout is clipped to
 what is left of it; the body is read within the attempt (unless ``stream=True``), so a body
 cut short counts as a dropped connection; a response is released before the wait; a body that
 is an iterator or a file is sent once; the server's wait is honoured; a wait past the deadline
@@ -160,7 +160,7 @@ class RetryAdapter(HTTPAdapter):
     """An ``HTTPAdapter`` that retries as recuo's core says; urllib3's retries are off
     (``Retry(0, read=False)``, no Retry-After of its own). Mount it on a ``Session``.
 
-    ``policy`` (default: guide B's, a 30 s deadline, HTTP-date waits measured from the
+    ``policy`` (default: ``recuo.Policy.adapters()``: 5 attempts, a 30 s deadline, HTTP-date waits measured from the
     response's ``Date``); ``gate`` (a shared ``recuo.Gate``); ``idempotency_keys``: ``None``
     sets a key for methods that are not idempotent, ``True`` for every request, ``False``
     never (a request that carries the header already keeps its own, which makes it

@@ -9,7 +9,7 @@ use recuo::{CancelToken, GiveUpReason};
 
 /// The operation a loop calls.
 pub(crate) enum Call<'a, 'py> {
-    /// Guide A's `tarefa()`: no arguments.
+    /// `com_retry`'s `tarefa()`: no arguments.
     Tarefa(&'a Bound<'py, PyAny>),
     /// `function(*args, **kwargs)`.
     With {
@@ -35,10 +35,10 @@ impl<'py> Call<'_, 'py> {
 
 /// The Python callables of a loop (each optional; already checked to be callable).
 pub(crate) struct Effects<'a, 'py> {
-    /// `classify(exc) -> Verdict | bool` (guide A's `repetir_se`); `None` retries every
+    /// `classify(exc) -> Verdict | bool` (`com_retry`'s `repetir_se`); `None` retries every
     /// `Exception`.
     pub(crate) classify: Option<&'a Bound<'py, PyAny>>,
-    /// `on_retry(attempt, exc, delay_seconds)` before each sleep (guide A's `ao_repetir`).
+    /// `on_retry(attempt, exc, delay_seconds)` before each sleep (`com_retry`'s `ao_repetir`).
     pub(crate) on_retry: Option<&'a Bound<'py, PyAny>>,
     /// `on_give_up(report)` once, when the loop gives up.
     pub(crate) on_give_up: Option<&'a Bound<'py, PyAny>>,

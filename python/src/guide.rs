@@ -1,5 +1,7 @@
-//! The two guides' functions for Python: guide A's `com_retry` loop and guide B's
-//! `retry_delay_ms`, with the Retry-After reader and the backoff window beside them.
+//! The two guides' functions for Python: the `com_retry` loop of guide A
+//! (“Como repetir requisições com backoff exponencial (retry)”) and the `retry_delay_ms` of guide B
+//! (“HTTP 429: interpretar Retry-After e repetir pedidos com segurança”), with the Retry-After reader and the
+//! backoff window beside them.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -47,7 +49,8 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
     )))
 }
 
-/// Guide A's retry loop: call ``tarefa()`` up to ``tentativas`` times and return its value.
+/// The retry loop of “Como repetir requisições com backoff exponencial (retry)”: call
+/// ``tarefa()`` up to ``tentativas`` times and return its value.
 ///
 /// When ``tarefa`` raises an ``Exception`` and ``repetir_se(erro)`` is true (``repetir_se=None``
 /// retries every ``Exception``), wait a delay drawn uniformly from
@@ -142,7 +145,8 @@ pub(crate) fn com_retry(
     )
 }
 
-/// Guide B's delay before retry number ``attempt`` (from 0), in milliseconds, as a float.
+/// The delay before retry number ``attempt`` (from 0), in milliseconds, as a float, as
+/// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança” computes it.
 ///
 /// ``retry_after`` is the Retry-After header's value: ``str``, ``bytes`` (passed through as
 /// they are) or ``None`` when absent. Seconds (``"12"`` is 12000.0) and HTTP-dates (a past

@@ -52,7 +52,7 @@ pub(crate) fn last_arg(value: &Bound<'_, PyAny>) -> PyResult<Last> {
     }
 }
 
-/// `"client"` (a client adapter) or `"guide"` (guide A's `buscar_com_retry`).
+/// `"client"` (a client adapter) or `"guide"` (`buscar_com_retry`).
 pub(crate) fn style_arg(value: &Bound<'_, PyAny>) -> PyResult<Style> {
     match &*require_str(value, "style")? {
         "client" => Ok(Style::Client),

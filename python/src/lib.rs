@@ -33,12 +33,12 @@
 //! * [`queue`] — `recuo.BatchQueue` and `Next`; [`scoped`] — the asyncio loop's and the HTTP
 //!   adapters' machine, made in this context's attempt pool.
 //! * [`first`] — the first attempt made before the machine, which starts after it on a
-//!   failure (issue 18: most calls succeed at once).
+//!   failure (most calls succeed at once).
 //! * [`driver`] — the core's blocking loop with Python's effects (a `match` on the machine's
 //!   steps, the gate passed by the machine's own gate step, waited in slices).
 //! * [`runner`] — the blocking loop of `com_retry`, `recuo.retry` and `recuo.call`;
 //!   [`batch`] — `recuo.run_batch` and its report.
-//! * [`guide`] — guide A's `com_retry`, guide B's `retry_delay_ms`, `parse_retry_after`,
+//! * [`guide`] — the two guides' functions, `com_retry` and `retry_delay_ms`; `parse_retry_after`,
 //!   `backoff_window_ms`; [`retry_loop`] — `recuo.retry`'s and `recuo.call`'s loop as an
 //!   object made once (`_Loop`).
 //!

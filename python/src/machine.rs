@@ -309,7 +309,7 @@ impl Build {
 /// ``stats`` (a ``recuo.StatsRecorder``) counts starts, causes and the result.
 /// ``request=(method, url)`` is what ``responded`` classifies with and the records name.
 /// ``records`` (``"debug"``, ``"info"``, ``"warning"`` or ``None``) keeps the records of that
-/// level and above, for ``poll_record``. ``classify_last_failure=False`` is guide A's loop
+/// level and above, for ``poll_record``. ``classify_last_failure=False`` is ``com_retry``'s loop
 /// (the last failure is not judged: ``"attempts_exhausted"``). ``idempotency_key`` (a
 /// ``recuo.IdempotencyKey``) is the caller's key, which makes the request idempotent.
 /// ``pool`` (an int): this operation runs inside an attempt of an enclosing loop with that
@@ -605,7 +605,7 @@ impl PyOperation {
     }
 
     /// The attempt of ``"call"`` failed at ``now_ms``, raising ``error`` if you have one:
-    /// answers ``"classify"``, or for guide A's loop with no attempt left ``"gave_up"``. Its
+    /// answers ``"classify"``, or for ``com_retry``'s loop with no attempt left ``"gave_up"``. Its
     /// record shows the response the attempt noted (``Attempt.record_response``), else the
     /// one the verdict was reached on, else the status and headers ``error`` carries.
     #[pyo3(signature = (now_ms, error = None))]
@@ -770,7 +770,7 @@ impl PyOperation {
     /// ``"late"``: cut by the deadline while the server was still answering): ``"response"``
     /// (return the last response), ``"error"`` (raise the client's error again) or
     /// ``"give_up"`` (raise ``recuo.GiveUp``). ``style`` is ``"client"`` (a client adapter:
-    /// the last response is returned) or ``"guide"`` (guide A's ``buscar_com_retry``: a
+    /// the last response is returned) or ``"guide"`` (``buscar_com_retry``: a
     /// final 429 or 5xx gives up). ``"response"`` while the operation runs.
     fn ending(
         &self,

@@ -50,8 +50,8 @@ fn fraction_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 /// attempts being retries.
 ///
 /// Rates are text (``"120/min"``, ``"2/s"``, ``"5000/h"``, ``"86400/day"``) or numbers per
-/// second. Guide B: ``plan(600, "120/min", "90/min", 2)`` is 667 ms between starts, 400 s,
-/// 3 in flight. Raises ``recuo.PlanError`` (a ``ValueError``, with ``name``
+/// second. The batch of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”:
+/// ``plan(600, "120/min", "90/min", 2)`` is 667 ms between starts, 400 s, 3 in flight. Raises ``recuo.PlanError`` (a ``ValueError``, with ``name``
 /// ``"target_above_allowance"``, ``"invalid_retry_fraction"`` or ``"invalid_latency"``) when
 /// the plan cannot be made, ``ValueError`` for a bad rate or a negative count, ``TypeError``
 /// for a wrong type.

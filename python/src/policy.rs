@@ -232,20 +232,21 @@ impl PyPolicy {
             .map_err(|e| config_error(py, e))
     }
 
-    /// Guide A: 5 attempts, 0.2 s base, 5 s cap, full jitter, no deadline.
+    /// The policy of “Como repetir requisições com backoff exponencial (retry)”: 5 attempts,
+    /// 0.2 s base, 5 s cap, full jitter, no deadline.
     #[staticmethod]
     fn guide_a() -> Self {
         PyPolicy(Policy::guide_a())
     }
 
-    /// Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s
-    /// deadline.
+    /// The policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”: 5 attempts
+    /// (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s deadline.
     #[staticmethod]
     fn guide_b() -> Self {
         PyPolicy(Policy::guide_b())
     }
 
-    /// The HTTP adapters' default: guide B's policy (5 attempts, 1 s base, 8 s cap, full
+    /// The HTTP adapters' default: ``guide_b()``'s policy (5 attempts, 1 s base, 8 s cap, full
     /// jitter, a 30 s deadline, so that ``Retry-After: 3600`` gives up at once), with an
     /// HTTP-date wait measured from the response's own ``Date``.
     #[staticmethod]
@@ -273,8 +274,8 @@ impl PyPolicy {
     /// (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``, ``spread_ms``,
     /// ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
     /// ``quota_403_as_rate_limit``, ``status_retry``, ``transport_retry``,
-    /// ``idempotent_methods``), durations in whole milliseconds. A key left out takes guide A's
-    /// value; the three maps list only rules that differ from the default (a status as an int
+    /// ``idempotent_methods``), durations in whole milliseconds. A key left out takes
+    /// ``Policy.guide_a()``'s value; the three maps list only rules that differ from the default (a status as an int
     /// or a decimal string).
     ///
     /// Raises ``TypeError`` when ``value`` is not a mapping and ``recuo.ConfigError``

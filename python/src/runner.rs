@@ -1,4 +1,4 @@
-//! The blocking retry loop for Python: [`run_blocking`], which guide A's `com_retry`, the
+//! The blocking retry loop for Python: [`run_blocking`], which `com_retry`, the
 //! synchronous `recuo.retry` and `recuo.call` run. It drives the core's machine with
 //! Python's effects ([`crate::driver`]) in this context's attempt pool ([`crate::pool`]).
 //!

@@ -20,6 +20,18 @@ def python_blocks(text: str) -> list[str]:
     return re.findall(r"^```python\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
 
 
+def test_the_page_starts_as_every_language_page_does() -> None:
+    # A title, a short intro, then install, a quick start, the HTTP clients and the recipes,
+    # before the reference.
+    text = GUIDE.read_text(encoding="utf-8")
+    assert text.startswith("# recuo for Python\n")
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings[:4] == ["Install", "Quick start", "With your HTTP client", "Recipes"], headings[:4]
+    recipes = text[text.index("\n## Recipes\n") :].split("\n## ", 2)[1]
+    assert "recipes.md#a-payment-retried-safely" in recipes
+    assert "recipes.md#600-calls-from-four-workers-against-120-a-minute" in recipes
+
+
 def test_every_python_block_is_a_doctest() -> None:
     blocks = python_blocks(GUIDE.read_text(encoding="utf-8"))
     assert len(blocks) >= 10
