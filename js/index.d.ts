@@ -1,5 +1,12 @@
 // Type declarations of the npm package `recuo` (ESM). Every decision is recuo's Rust core's
 // (compiled to WebAssembly, recuo.wasm); see docs/js.md.
+//
+// Two guides written in Portuguese are named below. Guide A is
+// “Como repetir requisições com backoff exponencial (retry)”
+// (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff), whose `comRetry` and
+// `buscarComRetry` keep their names and parameters here. Guide B is
+// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”, whose `retryDelayMs`
+// does too. Everything else is English (docs/names.md pairs the names).
 
 // The plain forms of the values the core declares once (generated: `make faces`).
 import type { BatchProgress, GiveUpReason, PolicyValue, RetryAfterKind } from './values.js';
@@ -174,7 +181,11 @@ export interface ClassifyOptions {
   policy?: Policy;
 }
 
-/** Classifies a status, a fetch `Response`, a transport kind or `'success'`. */
+/**
+ * Classifies a status, a fetch `Response`, a transport kind or `'success'`; anything else
+ * (`undefined`, an error) is a TypeError. For an error `fetch` threw, which has no status,
+ * classify its kind: `classify(transportKind(error))`.
+ */
 export function classify(outcome: number | Response | Transport | 'success', options?: ClassifyOptions): Required<Verdict>;
 
 /** A `Retry-After` value. `waitMs` is `Infinity` for an unbounded wait, null for an invalid value. */
@@ -215,6 +226,7 @@ export interface RetryOptions {
   signal?: AbortSignal;
   /** Judges a thrown error: a boolean or a Verdict. Default: a fetch network failure by its kind, every other error retried. */
   classify?: (error: unknown) => boolean | Verdict | Promise<boolean | Verdict>;
+  /** Called before each wait: the attempt that failed (from 0), its `Response` or its error, and the wait in ms. */
   onRetry?: (attempt: number, failure: unknown, delayMs: number) => unknown;
   onGiveUp?: (report: Report) => unknown;
   /** Receives the machine's records: redacted JSON lines. */
@@ -242,24 +254,38 @@ export interface RetryOptions {
 export function retry<T>(fn: (attempt: Attempt) => T | Promise<T>, options?: RetryOptions): Promise<T>;
 
 export interface ComRetryOptions {
+  /** Attempts in all, the first included (default 5). */
   tentativas?: number;
+  /** The first backoff window, ms (default 200). */
   baseMs?: number;
+  /** The largest backoff window, ms (default 5000). */
   maxMs?: number;
-  /** A boolean or a `classify` verdict (a give-up stops, a server wait is honoured). Default: every error retried. */
+  /**
+   * Whether an error is worth another attempt: a boolean or a `classify` verdict (a give-up
+   * stops, a server wait is honoured). Default: every error retried. The last attempt's error
+   * is not judged.
+   */
   repetirSe?: (erro: any) => boolean | Verdict | Promise<boolean | Verdict>;
   seed?: number;
   sleep?: (ms: number, signal?: AbortSignal) => unknown;
   signal?: AbortSignal;
 }
 
-/** Guide A's `comRetry`: the task's value, or its last error rethrown — the same object. */
+/**
+ * Guide A's `comRetry`: calls `tarefa()` until it succeeds, `repetirSe` refuses its error or
+ * the attempts are spent, waiting full jitter from [0, min(maxMs, baseMs · 2^i)] between
+ * attempts; answers the task's value, or rethrows its last error — the same object.
+ */
 export function comRetry<T>(tarefa: () => T | Promise<T>, opcoes?: ComRetryOptions): Promise<T>;
 
 export interface BuscarOpcoes extends RequestInit {
+  /** Attempts in all, the first included (default 5). */
   tentativas?: number;
+  /** The first backoff window, ms (default 200). */
   baseMs?: number;
+  /** The largest backoff window, ms (default 5000). */
   maxMs?: number;
-  /** The whole fetch's deadline (default 30 000 ms, guide B's); null for none. */
+  /** The whole fetch's deadline, waits included (default 30 000 ms, guide B's); null for none. */
   prazoMs?: number | null;
   /** Each attempt's timeout (default 10 000 ms), clipped to what is left of the deadline. */
   timeoutMs?: number | null;
