@@ -4,10 +4,18 @@
  * Link with -lrecuo (pkg-config --cflags --libs recuo). Static linking also needs
  * -lpthread -ldl -lm (pkg-config --static --libs recuo).
  *
+ * Two guides are named below. Guide A is
+ * "Como repetir requisições com backoff exponencial (retry)"
+ * (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff): comRetry,
+ * buscarComRetry, backoff with full jitter. Guide B is
+ * "HTTP 429: interpretar Retry-After e repetir pedidos com segurança": Retry-After,
+ * retryDelayMs, a batch planned under a per-minute allowance.
+ *
  * Conventions (they hold for every function below):
  *
  *  - Names. Everything is prefixed recuo_ / RECUO_. Guide-compatible names keep the guides'
- *    Portuguese (recuo_com_retry, tentativas, repetir_se); the rest is English.
+ *    Portuguese (recuo_com_retry, tentativas, repetir_se); the rest is English. The pairs
+ *    are listed in docs/names.md.
  *  - Status. A function that can fail returns recuo_status: RECUO_OK (0) or an error code —
  *    or, from the shared limits, a "not now" that is no error (RECUO_WOULD_WAIT,
  *    RECUO_TIMED_OUT, RECUO_CANCELLED, RECUO_BUDGET_EXHAUSTED: names without ERR).

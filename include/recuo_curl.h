@@ -4,6 +4,11 @@
  * one that does uses its own libcurl. Requires libcurl >= 7.83 (curl_easy_nextheader;
  * Debian 12 has 7.88.1). Build with `pkg-config --cflags --libs recuo libcurl`.
  *
+ * recuo_curl_perform ends as buscarComRetry does in guide A,
+ * "Como repetir requisições com backoff exponencial (retry)"
+ * (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff):
+ * a last 429 or 5xx is a failure, other responses are returned.
+ *
  * Everything here drives the step API of recuo.h (`recuo_attempts_*`, the core's operation
  * machine) and adds no rule of its own: the machine classifies each attempt by the policy
  * (`recuo_attempts_responded`), decides the delays, the deadline and when to give up; the

@@ -1,4 +1,6 @@
-//! Guide A's `comRetry` for C: a task callback retried with full-jitter backoff.
+//! Guide A's `comRetry` for C: a task callback retried with full-jitter backoff. Guide A is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>).
 
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;

@@ -2,7 +2,9 @@
 //! hosts that call librecuo (the libcurl glue, JavaScript through koffi): which idempotency
 //! key a request carries and whether it counts as idempotent (the plan), how an operation's
 //! end reaches the caller (the ending) and the one message of a give-up. The rules are the
-//! core's; these shims only convert.
+//! core's; these shims only convert. Guide A, named below, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>).
 
 use std::ffi::c_char;
 

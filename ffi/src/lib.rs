@@ -55,7 +55,7 @@ pub mod attempt_context;
 #[cfg(not(target_family = "wasm"))]
 pub mod retry;
 
-// The shared limits (SPEC §8, §9): rates and the planner, the regulator, the concurrency
+// The shared limits (docs/limits.md): rates and the planner, the regulator, the concurrency
 // limit, the retry budget, the gate every attempt passes, and the batch runner.
 pub mod plan;
 
@@ -77,7 +77,7 @@ pub mod batch_run;
 
 pub mod batch_queue;
 
-// Records, stats, redaction and who answered (SPEC §7).
+// Records, stats, redaction and who answered (docs/records.md).
 pub mod stats;
 
 pub mod redact;

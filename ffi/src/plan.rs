@@ -1,5 +1,7 @@
 //! Rates and the planning arithmetic for C: `recuo_rate_parse`, `recuo_rate_format`,
 //! `recuo_plan` and its warnings. The rules are the core's (`recuo::Rate`, `recuo::plan`).
+//! Guide B, whose example `recuo_plan` shows, is
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 use std::ffi::c_char;
 

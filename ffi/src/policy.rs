@@ -1,5 +1,9 @@
 //! The retry policy: an opaque handle with setters and getters.
 //!
+//! Guide A, named below, is “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>); guide B is
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
+//!
 //! The handle keeps the values as the caller set them (so that `cap` may be set before `base`)
 //! and, after every change, asks the core to build a [`recuo::Policy`] from them. The functions
 //! that use a policy (`recuo_classify`, `recuo_attempts_new`, `recuo_retry`) answer the

@@ -1,4 +1,5 @@
-//! `Retry-After` and guide B's `retryDelayMs`.
+//! `Retry-After` and guide B's `retryDelayMs`. Guide B is
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 use std::ffi::{c_char, CStr};
 
