@@ -4,9 +4,8 @@
 
 /**
  * The functions only the tests call: the module the package ships leaves them out (the
- * loader declares them only when present), the tests' own build keeps them. What a record's
- * plain form means to telemetry (tests/vectors/telemetry.json) is one: reading that form
- * would cost the shipped module 16 kB.
+ * loader declares them only when present), the tests' own build keeps them. Reading a
+ * record's plain form for telemetry is one: it would cost the shipped module 16 kB.
  */
 export const TEST_ONLY = ['recuo_telemetry_json'];
 

@@ -1,6 +1,9 @@
 // The core's decisions on one outcome: the wait a `Retry-After` asks for, guide B's delay, the
 // backoff window, and the verdict (`classify`) — with verdicts, and what an attempt received,
 // as the C structs the operation machine takes.
+// Guide A is “Como repetir requisições com backoff exponencial (retry)”
+// (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff); guide B is
+// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 import { OUTCOME } from './convert.js';
 

@@ -1,6 +1,9 @@
 // What recuo throws, and the status codes of the C ABI that lib/'s modules answer by
 // name: a status the core answered becomes a RecuoError; a give-up its result cannot say, a
 // GiveUpError.
+// Guide A is “Como repetir requisições com backoff exponencial (retry)”
+// (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff); guide B is
+// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 export const OK = 0;
 export const BUFFER_TOO_SMALL = 2;

@@ -1,6 +1,9 @@
 // The rules of one HTTP request, the core's for every language: which idempotency key its
 // attempts carry and whether it counts as idempotent (its plan), how its end reaches a caller
 // (its ending), and the give-up's one message.
+// Guide A is “Como repetir requisições com backoff exponencial (retry)”
+// (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff); guide B is
+// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 /** The rules over one loaded library (`ctx`: lib/convert.js's helpers, lib/policy.js's policies). */
 export function installHttpRules(ctx) {

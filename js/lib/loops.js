@@ -2,6 +2,9 @@
 // machine with the host's effects — calling the operation in its async context (`Attempt`,
 // `currentAttempt()`), the gate, the timers, the signal — and surface its end as the core
 // says. A first attempt that needs no machine is made before one exists.
+// Guide A is “Como repetir requisições com backoff exponencial (retry)”
+// (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff); guide B is
+// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 import { AsyncLocalStorage } from '#context';
 
@@ -575,7 +578,7 @@ export function installLoops(ctx) {
   /**
    * `comRetry(tarefa)` with guide A's defaults: the first attempt pays only for itself (one
    * context for the loops nested in it and `currentAttempt()`, one clock read); the machine
-   * starts only when it fails, from that attempt (issue 18).
+   * starts only when it fails, from that attempt.
    */
   async function comRetryFast(tarefa) {
     const frame = new FirstFrame(context.getStore()?.pool ?? null, COM_RETRY_ATTEMPTS, { make: comRetryOperation });
@@ -653,7 +656,7 @@ export function installLoops(ctx) {
       tentativas = GUIDE_A.tentativas, baseMs = GUIDE_A.baseMs, maxMs = GUIDE_A.maxMs, prazoMs = theAdaptersPolicy().deadlineMs, timeoutMs = 10000, gate, seed, sleep, signal,
       onRecord, serverHonoursKeys, sendKeys, fetch: fetchFn = globalThis.fetch, ...init
     } = opcoes;
-    if (typeof fetchFn !== 'function') throw new TypeError('buscarComRetry needs a global fetch (Node ≥ 18)');
+    if (typeof fetchFn !== 'function') throw new TypeError('buscarComRetry needs a global fetch (Node ≥ 20)');
     checkSignal(signal);
     const method = String(init.method ?? 'GET').toUpperCase();
     const policy = new Policy({

@@ -1,6 +1,9 @@
 // The policy: one plain value, read and written by the core. `Policy` turns its options into
-// that value (snake_case, as tests/vectors/policies.json spells it) and the core reads and
+// that value (snake_case, as every language spells it) and the core reads and
 // checks it in one call; the presets' values are the core's, read once.
+// Guide A is “Como repetir requisições com backoff exponencial (retry)”
+// (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff); guide B is
+// “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
 import { encoder } from './convert.js';
 import { INVALID_VALUE, RecuoError } from './errors.js';
@@ -11,7 +14,7 @@ export function installPolicy(ctx) {
     statusMessage, RULES } = ctx;
 
   /**
-   * A policy's plain form (the snake_case object of tests/vectors/policies.json) as JSON for
+   * A policy's plain form (the snake_case object every language reads) as JSON for
    * recuo_policy_from_json. JSON has no NaN or Infinity (JSON.stringify would write null,
    * which means "none" for a deadline): such a number is refused as the core refuses a value
    * of the wrong type.
@@ -106,13 +109,13 @@ export function installPolicy(ctx) {
   class Policy extends Handle {
     constructor(options = {}) {
       const { guideB = false, adapters = false } = options;
-      if (guideB && adapters) throw new TypeError('a policy starts from guide B or from the adapters\' default, not both');
+      if (guideB && adapters) throw new TypeError('a policy takes one preset: guideB or adapters, not both');
       const preset = adapters ? presetValue(f.recuo_policy_new_adapters) : guideB ? presetValue(f.recuo_policy_new_guide_b) : {};
       super(policyFromValue(optionsValue(options, preset)), f.recuo_policy_free, 'a policy');
     }
     /**
      * The policy whose plain form is `value` (snake_case, as `toValue()` writes it and
-     * tests/vectors/policies.json spells it); a field left out takes guide A's value.
+     * every language spells it); a field left out takes its default value.
      */
     static fromValue(value) {
       return Policy._wrap(policyFromValue(value));

@@ -39,7 +39,7 @@ PAGE_START = ["Install", "Quick start", "With your HTTP client", "Recipes"]
 
 def user_files(root: Path) -> list[Path]:
     """Everything users read, as files: the README, docs outside docs/design/, the Python
-    package and its stubs, the PHP stub and library, the JavaScript package and its types, both
+    package and its stubs, the PHP stub and library, the JavaScript package (lib/ too) and its types, both
     C headers, and the Rust crates' sources (their docs and their error messages)."""
     found = [root / "README.md", root / "CHANGELOG.md", root / "CONTRIBUTING.md"]
     found += [root / "python" / "README.md", root / "js" / "README.md"]
@@ -49,6 +49,7 @@ def user_files(root: Path) -> list[Path]:
     found += [root / "php" / "recuo.stub.php"]
     found += sorted((root / "php" / "lib" / "src").rglob("*.php"))
     found += sorted((root / "js").glob("*.js")) + sorted((root / "js").glob("*.d.ts"))
+    found += sorted((root / "js" / "lib").glob("*.js"))
     found += sorted((root / "include").glob("*.h"))
     for crate in ["core", "redis-store", "ffi", "python", "php", "cli"]:
         found += sorted((root / crate / "src").rglob("*.rs"))
