@@ -5,9 +5,16 @@
  * and rate-limit headers read right, safe repeats, deadlines, nested loops that share one
  * limit) and the shared limits that keep a fleet of callers inside one allowance (a
  * regulator of starts, a concurrency limit, a retry budget, the planner, a batch runner).
- * docs/php.md is the guide. The functions are implemented in Rust (php/src/lib.rs); this file
- * only declares them, for IDEs and static analysers. Never include it where the extension is
- * loaded. tests/php/ApiTest.php checks that it declares exactly what `php --re recuo` shows.
+ * docs/php.md documents them. This file only declares what the extension declares (as
+ * `php --re recuo` shows it), for IDEs and static analysers: never include it where the
+ * extension is loaded.
+ *
+ * recuo started from two guides, named below as guide A and guide B. Guide A is
+ * “Como repetir requisições com backoff exponencial (retry)”
+ * (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff), which writes
+ * `comRetry` and `buscarComRetry`. Guide B is
+ * “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”,
+ * which reads `Retry-After` and runs a batch under a rate limit.
  */
 
 namespace Recuo {

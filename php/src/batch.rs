@@ -7,6 +7,11 @@
 //! says which are not started and why, counts them and makes their records), each through the
 //! core's one loop ([`crate::driver`]) with the core's [`recuo::Gate`] and
 //! [`recuo::StatsRecorder`]; how each ended for the batch is the core's [`BatchEnd`].
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`.
 
 use std::time::Instant;
 

@@ -16,6 +16,11 @@
 //! A first attempt the fast path made before any machine ([`crate::fast`]) and that failed is
 //! handed to the core's loop ([`recuo::drive_from`]): the machine starts after that attempt
 //! and hears its failure at the first attempt's turn.
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`.
 
 use std::cell::OnceCell;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The first attempt that pays only for itself (issue 18): `Recuo\comRetry($f)` and
+//! The first attempt that pays only for itself: `Recuo\comRetry($f)` and
 //! `Recuo\retry($f)` called with their operation alone — no deadline, no gate, no records,
 //! nothing that needs the machine before the operation runs — call it at once, with one clock
 //! read and one entry for the loops nested in it. A success returns its value: no machine,
@@ -10,6 +10,11 @@
 //! Every other call (more arguments, a callable that is not an object with a closure, such
 //! as a function's name) takes the function's own handler, as before: the fast path is a
 //! handler put in front of it once the module has registered its functions.
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`.
 
 use std::borrow::Cow;
 use std::cell::Cell;

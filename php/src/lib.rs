@@ -34,8 +34,15 @@
 //! `\ValueError`); a shared state file that cannot be used `Recuo\Exception\SharedFileError`
 //! (a `\RuntimeException`); an out-of-range or unknown value throws `\ValueError`; an
 //! argument of the wrong type throws `\TypeError`. Every entry point catches Rust panics
-//! itself and throws `\Error` instead. `php/recuo.stub.php` describes the API for IDEs, and
-//! `docs/php.md` is the guide.
+//! itself and throws `Recuo\Exception\InternalError` (a `\RuntimeException`, code 900)
+//! instead. `php/recuo.stub.php` describes the API for IDEs, and `docs/php.md` documents it.
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`. Guide B is
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”, which reads
+//! `Retry-After` and runs a batch under a rate limit.
 
 // The functions' Rust parameter names are their PHP names ($baseMs, $repetirSe), and the
 // handlers #[php_function] generates from them bind variables of the same names.

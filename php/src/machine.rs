@@ -3,6 +3,11 @@
 //! ([`recuo::BatchQueue`]), with the values they answer, `Recuo\Step` and `Recuo\Next`. The
 //! host says what happened, on its own monotonic clock in milliseconds, and is told what to do
 //! next; `Recuo\retry`, `Recuo\comRetry` and `Recuo\runBatch` drive the very same machines.
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`.
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;

@@ -7,6 +7,13 @@
 //! a PHP array into JSON data, serde reads it as a `PolicyValue` and the core checks it
 //! ([`recuo::Policy::from_value`]); `toArray()`, `jsonSerialize()` and `__serialize()` write
 //! [`recuo::Policy::to_value`] back as PHP values.
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`. Guide B is
+//! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”, which reads
+//! `Retry-After` and runs a batch under a rate limit.
 
 use std::time::Duration;
 

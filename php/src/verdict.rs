@@ -1,6 +1,11 @@
 //! `Recuo\Verdict` and `Recuo\classify`: an outcome (a status or a transport failure, with
 //! the request's method, key and the response's headers) judged by the core's
 //! [`recuo::Policy::classify`].
+//!
+//! Guide A, as these docs call it, is
+//! “Como repetir requisições com backoff exponencial (retry)”
+//! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
+//! writes `comRetry` and `buscarComRetry`.
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;

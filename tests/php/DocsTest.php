@@ -11,8 +11,9 @@ use PHPUnit\Framework\TestCase;
  * test; when a `text` block follows an example, that is exactly what it must print. The
  * Redis example runs against a `redis-server` this class starts (`REDIS_URL`); the HTTP
  * adapters' examples against three `recuo serve` (`RECUO_API`, `RECUO_SPENT` with a quota of
- * one, and `RECUO_FAILING`, scripted to answer 503), with the PHP library on the include
- * path as `Recuo/` (as `make install-php` puts it) and ext-curl.
+ * one, and a scripted one: `RECUO_FAILING` answers 503 every time, `RECUO_FLAKY` 503 once,
+ * then 200), with the PHP library on the include path as `Recuo/` (as `make install-php`
+ * puts it) and ext-curl.
  */
 final class DocsTest extends TestCase
 {
@@ -34,11 +35,13 @@ final class DocsTest extends TestCase
         require_once __DIR__ . '/support/HttpServers.php';
         [$api, self::$servers[]] = HttpServers::serve(['--fail-rate', '0', '--allowance', '100000/min', '--burst', '1000', '--latency', '1ms']);
         [$spent, self::$servers[]] = HttpServers::serve(['--fail-rate', '0', '--quota', '1', '--latency', '1ms']);
-        // A server that answers 503 every time: a case of the scripted server.
+        // The scripted server: each path plays a case of tests/vectors/http.json.
         [$script, self::$servers[]] = HttpServers::serve(['--script', RECUO_ROOT . '/tests/vectors/http.json']);
         putenv("RECUO_API=$api");
         putenv("RECUO_SPENT=$spent");
         putenv("RECUO_FAILING=$script/docs/guide-as-buscarcomretry-throws-after-the-last-503");
+        // The quick start's server: 503 once, then 200 (one script per path, so once per run).
+        putenv("RECUO_FLAKY=$script/docs/quick-start/a-get-retried-after-a-503-then-200");
         self::$includes = sys_get_temp_dir() . '/recuo-doc-include-' . bin2hex(random_bytes(4));
         mkdir(self::$includes, 0700);
         symlink(realpath(RECUO_ROOT . '/php/lib'), self::$includes . '/Recuo');
@@ -54,6 +57,7 @@ final class DocsTest extends TestCase
         putenv('RECUO_API');
         putenv('RECUO_SPENT');
         putenv('RECUO_FAILING');
+        putenv('RECUO_FLAKY');
         @unlink(self::$includes . '/Recuo');
         @rmdir(self::$includes);
     }

@@ -8,8 +8,9 @@ namespace Recuo;
  * recuo gave up on an HTTP request: the wait the server asked for does not fit the deadline
  * (`wait_exceeds_deadline`: no long sleep, `retryAt` says when to come back), the deadline cut
  * an attempt while the server was still answering, no attempt could be made, or — for
- * {@see buscarComRetry()}, as guide A's function does — the last attempt ended on a 429 or a
- * 5xx. It carries the last response (if any), the reason, the instant from which a retry would
+ * {@see buscarComRetry()}, as the function of the guide
+ * “Como repetir requisições com backoff exponencial (retry)” does — the last attempt ended on
+ * a 429 or a 5xx. It carries the last response (if any), the reason, the instant from which a retry would
  * be allowed and the report; its message is the same in every language:
  * `recuo gave up after 3 attempts (attempts_exhausted): HTTP 503`. The Guzzle and Symfony
  * adapters throw subclasses that are also their client's own exceptions.

@@ -10,8 +10,8 @@ namespace Recuo\Guzzle {
 
     /**
      * The Guzzle middleware of {@see RetryMiddleware}, for `$stack->push(Recuo\Guzzle\retry())`.
-     * Without `$policy`, the adapters' default (`Policy::adapters()`: guide B's, with a 30 s
-     * deadline, HTTP-dates measured from the response's `Date`). `$idempotencyKeys`: whether
+     * Without `$policy`, the adapters' default (`Policy::adapters()`: 5 attempts, 1 s to 8 s of
+     * full jitter, a 30 s deadline, HTTP-dates measured from the response's `Date`). `$idempotencyKeys`: whether
      * recuo adds its own key to a request that has none — null for methods that are not
      * idempotent, true for every request, false for none. `$metrics`: called with each metric
      * point as the records are made — its Prometheus name (`recuo_attempts_total`, …), its
@@ -31,12 +31,14 @@ namespace Recuo {
     use Recuo\Internal\Http;
 
     /**
-     * Guide A's `buscarComRetry($url)` over ext-curl, on the core's operation machine: 429 and
-     * 5xx are temporary (a 500, 502 or 504 on a method that is not idempotent only when you
-     * send your own `Idempotency-Key` in `cabecalhos`), network failures are retried (a body
-     * cut short after its headers is a dropped connection), every other 4xx is answered at
-     * once, `Retry-After` (seconds or an HTTP-date, measured from the response's `Date`) is
-     * honoured and never shortened.
+     * The `buscarComRetry($url)` of guide A,
+     * “Como repetir requisições com backoff exponencial (retry)”
+     * (https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff), over
+     * ext-curl, with recuo's rules for every attempt: 429 and 5xx are temporary (a 500, 502 or
+     * 504 on a method that is not idempotent only when you send your own `Idempotency-Key` in
+     * `cabecalhos`), network failures are retried (a body cut short after its headers is a
+     * dropped connection), every other 4xx is answered at once, `Retry-After` (seconds or an
+     * HTTP-date, measured from the response's `Date`) is honoured and never shortened.
      *
      * It ends as the guide's function does: a success, or a 4xx other than 429, is answered;
      * after the last attempt on a 429 or a 5xx it throws {@see GiveUpException} carrying that

@@ -23,8 +23,8 @@ use Symfony\Contracts\HttpClient\HttpClientInterface;
  * `recuo_operation`), which classifies the status or the transport failure by the request's
  * method, computes the delay and gives up when the server's wait does not fit the deadline
  * (throwing {@see GiveUpException} instead of sleeping). What that interface cannot do — add
- * a key, see your own, read `Retry-After` as recuo does, see a body cut short — is in the PHP
- * guide ("Symfony HttpClient").
+ * a key, see your own, read `Retry-After` as recuo does, see a body cut short — is in
+ * docs/php.md, under "Symfony HttpClient".
  */
 final class RetryStrategy implements \Symfony\Component\HttpClient\Retry\RetryStrategyInterface
 {
