@@ -18,6 +18,7 @@ APT_PACKAGES=(
   clang libclang-dev               # bindgen for ext-php-rs
   php-dev php-cli phpunit          # the PHP extension and its tests
   php-curl php-guzzlehttp-guzzle php-symfony-http-client php-psr-log php-monolog  # the PHP adapters and their tests (Debian's autoloaders; Monolog: a real PSR-3 logger)
+  php-laravel-framework            # docs/recipes.md's Laravel recipe (Laravel 8's framework, with its autoloader)
   valgrind libcjson-dev            # the C tests (cJSON reads the shared vectors)
   libcurl4-openssl-dev             # the libcurl glue's tests (recuo_curl.h); librecuo never links it
   redis-server                     # the distributed regulator's tests

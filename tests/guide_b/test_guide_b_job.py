@@ -41,19 +41,23 @@ LATENCY_S = 0.3
 PHP_EXTENSION = Path(os.environ.get("RECUO_PHP_EXTENSION", ROOT / "target" / "debug" / "librecuo_php.so"))
 
 
-# How each language's worker k is started: base URL, start instant, where the shared limits
-# live (a folder, or a Redis URL), "adaptive" or "steady", its reads.
+# How each language's worker k is started: base URL, the shared rate (TARGET), the deadline of
+# its share (DEADLINE_S), start instant, where the shared limits live (a folder, or a Redis
+# URL), "adaptive" or "steady", its reads.
 Command = Callable[[int, str, int, str, str, list[str]], list[str]]
+DEADLINE_S = "120"
 
 COMMANDS: dict[str, Command] = {
     "python": lambda k, base, start, state, mode, ids: [
-        sys.executable, str(HERE / "worker.py"), "requests" if k < 2 else "httpx", base, str(start), state, mode, *ids,
+        sys.executable, str(HERE / "worker.py"), "requests" if k < 2 else "httpx",
+        base, TARGET, DEADLINE_S, str(start), state, mode, *ids,
     ],
     "php": lambda k, base, start, state, mode, ids: [
-        "php", "-d", f"extension={PHP_EXTENSION}", str(HERE / "worker.php"), base, str(start), state, mode, *ids,
+        "php", "-d", f"extension={PHP_EXTENSION}", str(HERE / "worker.php"),
+        base, TARGET, DEADLINE_S, str(start), state, mode, *ids,
     ],
     "node": lambda k, base, start, state, mode, ids: [
-        "node", str(node_worker()), base, str(start), state, mode, *ids,
+        "node", str(node_worker()), base, TARGET, DEADLINE_S, str(start), state, mode, *ids,
     ],
 }
 
@@ -234,10 +238,10 @@ def test_an_adaptive_regulator_follows_a_cut_allowance(language: str) -> None:
     assert_counts_match_the_log(adaptive)
 
 
-@pytest.mark.parametrize(
-    ("worker", "page"), [("worker.py", "python.md"), ("worker.php", "php.md"), ("worker.mjs", "js.md")]
-)
-def test_each_language_page_shows_the_worker_that_runs_here(worker: str, page: str) -> None:
-    """The recipe users read is the file these tests run."""
+@pytest.mark.parametrize("worker", ["worker.py", "worker.php", "worker.mjs"])
+def test_the_recipes_page_shows_the_worker_that_runs_here(worker: str) -> None:
+    """The recipe users read (docs/recipes.md's guide B job) is the file these tests run."""
     code = (HERE / worker).read_text().rstrip()
-    assert code in (ROOT / "docs" / page).read_text()
+    recipes = (ROOT / "docs" / "recipes.md").read_text()
+    section = recipes.split("\n## 600 calls from four workers against 120 a minute\n", 1)[1].split("\n## ", 1)[0]
+    assert code in section

@@ -1,14 +1,17 @@
 // One worker of guide B's job, in Node: its share of the reads as one runBatch through the
-// limits every worker shares (keys on one Redis server), with fetch, starting at START
-// (CLOCK_MONOTONIC ns: process.hrtime's clock, the same in every process). Prints its stats
-// (as the core's plain form) as one JSON line, for the parent to add up.
+// limits every worker shares (keys on the Redis server at REDIS_URL): one rate RATE (such as
+// 90/min), at most 3 requests in flight, one retry budget. With fetch, within DEADLINE_S
+// seconds for the whole share, starting at START_NS (CLOCK_MONOTONIC ns: process.hrtime's
+// clock, the same in every process; 0: at once). ADAPTIVE is "adaptive" (the rate slows down
+// after a 429) or "steady". Prints its stats (as the core's plain form) as one JSON line, for
+// the parent to add up.
 //
-//     node worker.mjs BASE_URL START_NS REDIS_URL ADAPTIVE ID...
+//     node worker.mjs BASE_URL RATE DEADLINE_S START_NS REDIS_URL ADAPTIVE ID...
 
 import { ConcurrencyLimit, Gate, Policy, Regulator, RetryBudget, runBatch } from 'recuo';
 
-const [base, start, redisUrl, adaptive, ...ids] = process.argv.slice(2);
-const regulator = await Regulator.redis(redisUrl, 'guide-b:regulator', '9/s', { adaptive: adaptive === 'adaptive' });
+const [base, rate, deadline, start, redisUrl, adaptive, ...ids] = process.argv.slice(2);
+const regulator = await Regulator.redis(redisUrl, 'guide-b:regulator', rate, { adaptive: adaptive === 'adaptive' });
 const limit = await ConcurrencyLimit.redis(redisUrl, 'guide-b:limit', 3, 30_000);
 const budget = await RetryBudget.redis(redisUrl, 'guide-b:budget');
 const gate = new Gate({ regulator, limit, budget });
@@ -24,7 +27,7 @@ const operations = ids.map((id) => async (attempt) => {
 // for it would hold its place in flight that much longer, and the next start would miss its slot.
 await (await fetch('data:,')).arrayBuffer();
 while (process.hrtime.bigint() < BigInt(start)) await new Promise((resolve) => setTimeout(resolve, 1));
-const report = await runBatch(operations, { policy: Policy.batch(), gate, workers: 3, deadlineMs: 120_000 });
+const report = await runBatch(operations, { policy: Policy.batch(), gate, workers: 3, deadlineMs: Number(deadline) * 1000 });
 const s = report.stats;
 const stats = {
   initial: s.initial, retries: s.retries, successes: s.successes, failures: s.failures, not_started: s.notStarted,

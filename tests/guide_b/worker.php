@@ -1,11 +1,13 @@
 <?php
 
 // One worker of guide B's job, in PHP: its share of the reads as one Recuo\runBatch through
-// the limits every worker shares (files in STATE), with Guzzle, starting at START
-// (CLOCK_MONOTONIC ns, hrtime's clock, the same in every process). Prints its stats' plain
-// form as one JSON line, for the parent to add up.
+// the limits every worker shares (files in STATE): one rate RATE (such as 90/min), at most 3
+// requests in flight, one retry budget. With Guzzle, within DEADLINE_S seconds for the whole
+// share, starting at START_NS (CLOCK_MONOTONIC ns, hrtime's clock, the same in every process;
+// 0: at once). ADAPTIVE is "adaptive" (the rate slows down after a 429) or "steady". Prints its
+// stats' plain form as one JSON line, for the parent to add up.
 //
-//     php worker.php BASE_URL START_NS STATE ADAPTIVE ID...
+//     php worker.php BASE_URL RATE DEADLINE_S START_NS STATE ADAPTIVE ID...
 
 declare(strict_types=1);
 
@@ -16,11 +18,11 @@ use GuzzleHttp\Exception\ConnectException;
 use GuzzleHttp\Exception\RequestException;
 use Recuo\{ConcurrencyLimit, Gate, Policy, Regulator, RetryBudget};
 
-[, $base, $start, $state, $adaptive] = $argv;
-$ids = array_slice($argv, 5);
+[, $base, $rate, $deadline, $start, $state, $adaptive] = $argv;
+$ids = array_slice($argv, 7);
 
 $gate = new Gate(
-    Regulator::shared("$state/regulator", '9/s', adaptive: $adaptive === 'adaptive'),
+    Regulator::shared("$state/regulator", $rate, adaptive: $adaptive === 'adaptive'),
     ConcurrencyLimit::shared("$state/limit", 3),
     RetryBudget::shared("$state/budget"),
 );
@@ -41,5 +43,5 @@ $classify = static function (\Throwable $e): Recuo\Verdict|bool {
 while (hrtime(true) < (int) $start) {
     usleep(1000);
 }
-$report = Recuo\runBatch($operations, policy: Policy::batch(), gate: $gate, deadline: 120.0, classify: $classify);
+$report = Recuo\runBatch($operations, policy: Policy::batch(), gate: $gate, deadline: (float) $deadline, classify: $classify);
 echo json_encode($report->stats), "\n";

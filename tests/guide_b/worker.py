@@ -1,9 +1,11 @@
 """One worker of guide B's job, in Python: its share of the reads as one ``recuo.run_batch``
-through the limits every worker shares (files in STATE), with requests or httpx, starting at
-START (CLOCK_MONOTONIC ns, the same clock in every process). Prints its stats' plain form as
-one JSON line, for the parent to add up.
+through the limits every worker shares (files in STATE): one rate RATE (such as 90/min), at
+most 3 requests in flight, one retry budget. With requests or httpx, within DEADLINE_S seconds
+for the whole share, starting at START_NS (CLOCK_MONOTONIC ns, the same clock in every
+process; 0: at once). ADAPTIVE is "adaptive" (the rate slows down after a 429) or "steady".
+Prints its stats' plain form as one JSON line, for the parent to add up.
 
-    python worker.py requests|httpx BASE_URL START_NS STATE ADAPTIVE ID...
+    python worker.py requests|httpx BASE_URL RATE DEADLINE_S START_NS STATE ADAPTIVE ID...
 """
 
 from __future__ import annotations
@@ -43,9 +45,9 @@ def getter(client: str) -> Callable[[str], int]:
 
 
 def main() -> None:
-    client, base, start_ns, state, adaptive, *ids = sys.argv[1:]
+    client, base, rate, deadline, start_ns, state, adaptive, *ids = sys.argv[1:]
     gate = recuo.Gate(
-        regulator=recuo.Regulator.shared(f"{state}/regulator", "9/s", adaptive=adaptive == "adaptive"),
+        regulator=recuo.Regulator.shared(f"{state}/regulator", rate, adaptive=adaptive == "adaptive"),
         limit=recuo.ConcurrencyLimit.shared(f"{state}/limit", 3),
         budget=recuo.RetryBudget.shared(f"{state}/budget"),
     )
@@ -53,7 +55,7 @@ def main() -> None:
     operations = [lambda i=i: get(f"{base}/items/{i}") for i in ids]
     while time.monotonic_ns() < int(start_ns):
         time.sleep(0.001)
-    report = recuo.run_batch(operations, policy=recuo.Policy.batch(), gate=gate, workers=3, deadline=120)
+    report = recuo.run_batch(operations, policy=recuo.Policy.batch(), gate=gate, workers=3, deadline=float(deadline))
     print(json.dumps(report.stats.to_dict()))
 
 
