@@ -194,7 +194,7 @@ def test_help_shows_com_retry_signature_and_doc() -> None:
         "com_retry(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None,"
         " ao_repetir=None, seed=None, sleep=None, gate=None, request=None)"
     ) in text
-    assert "Guide A's retry loop" in text
+    assert "The retry loop of “Como repetir requisições com backoff exponencial (retry)”" in text
     assert "KeyboardInterrupt" in text
     assert pydoc.render_doc(recuo.RetryAfter).count("wait_ms") >= 1
 
