@@ -3,7 +3,7 @@
 use recuo::Seen;
 
 use crate::classify::{read_headers, recuo_header, recuo_outcome, RawOutcome};
-use crate::panic::boundary;
+use crate::panic::checked;
 use crate::ptr;
 use crate::status::recuo_status::{self, RECUO_OK};
 
@@ -38,22 +38,16 @@ pub unsafe extern "C" fn recuo_attempt_context_set_response(
     headers: *const recuo_header,
     header_count: usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: each conversion is vouched for by the caller (see # Safety).
-        let checked = unsafe {
-            (|| {
-                let context = ptr::handle(context)?;
-                let outcome = RawOutcome::read(outcome)?;
-                let headers = read_headers(headers, header_count)?;
-                Ok((context, outcome, headers))
-            })()
+        let (context, outcome, headers) = unsafe {
+            (
+                ptr::handle(context)?,
+                RawOutcome::read(outcome)?,
+                read_headers(headers, header_count)?,
+            )
         };
-        match checked {
-            Ok((context, outcome, headers)) => {
-                context.response = Some(Seen::new(outcome, &headers));
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+        context.response = Some(Seen::new(outcome, &headers));
+        Ok(RECUO_OK)
     })
 }

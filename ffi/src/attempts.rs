@@ -11,10 +11,10 @@ use recuo::{
     Report, Seen, Step, Verdict,
 };
 
-use crate::cenum::{c_enum, name_or_unknown};
+use crate::cenum::c_enum;
 use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
 use crate::gate::recuo_gate;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::policy::recuo_policy;
 use crate::pool::recuo_attempt_pool;
 use crate::ptr;
@@ -423,21 +423,12 @@ unsafe fn make(
     seed: Option<u64>,
     out: *mut *mut recuo_attempts,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: forwarded from the caller.
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> { Ok((ptr::out(out)?, ptr::input(policy)?.policy()?)) })(
-            )
-        };
-        match checked {
-            Ok((out, policy)) => {
-                let handle = recuo_attempts::new(Operation::new(policy).seed(seed));
-                // SAFETY: the caller vouches for a writable pointer at `out`.
-                unsafe { out.write(Box::into_raw(Box::new(handle))) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+        let (out, policy) = unsafe { (ptr::out(out)?, ptr::input(policy)?.policy()?) };
+        let handle = recuo_attempts::new(Operation::new(policy).seed(seed));
+        // SAFETY: the caller vouches for a writable pointer at `out`.
+        Ok(unsafe { ptr::store(out, handle) })
     })
 }
 
@@ -460,7 +451,7 @@ unsafe fn build(
     change: impl FnOnce(Operation) -> Operation,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { ptr::with(attempts, |a| a.build(change)) })
+    unsafe { ptr::with(attempts, |a| a.build(change)) }
 }
 
 /// Makes this operation draw its attempts from `pool` (nested loops share one limit).
@@ -622,20 +613,13 @@ unsafe fn step(
     out: *mut recuo_step,
     event: impl FnOnce(&mut Operation) -> Result<Step, recuo_status>,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, out) = match unsafe { (ptr::handle(attempts), ptr::out(out)) } {
-            (Ok(a), Ok(out)) => (a, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
-        match a.answer(now_ms, event) {
-            Ok(s) => {
-                // SAFETY: the caller vouches for a writable recuo_step.
-                unsafe { out.write(s) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+        let (a, out) = unsafe { (ptr::handle(attempts)?, ptr::out(out)?) };
+        let s = a.answer(now_ms, event)?;
+        // SAFETY: the caller vouches for a writable recuo_step.
+        unsafe { out.write(s) };
+        Ok(RECUO_OK)
     })
 }
 
@@ -681,17 +665,17 @@ pub unsafe extern "C" fn recuo_success_needs_machine(
     let Some(level) = recuo_level::from_code(min_level) else {
         return RECUO_ERR_INVALID_ENUM;
     };
-    boundary(|| {
-        let Ok(out) = ptr::out(out) else {
-            return RECUO_ERR_NULL_ARGUMENT;
-        };
-        // SAFETY: the caller vouches for NULL or a live gate.
-        let gate = unsafe { gate.as_ref() }.map(recuo_gate::gate);
-        let needs = Operation::success_needs_machine(gate, stats, level.to_core());
-        // SAFETY: a checked output.
-        unsafe { out.write(needs) };
-        RECUO_OK
-    })
+    // SAFETY: the caller vouches for NULL or a live gate, and for `out`.
+    unsafe {
+        ptr::fill(out, || {
+            let gate = gate.as_ref().map(recuo_gate::gate);
+            Ok(Operation::success_needs_machine(
+                gate,
+                stats,
+                level.to_core(),
+            ))
+        })
+    }
 }
 
 /// Starts the operation whose first attempt you already made, before creating the machine
@@ -807,18 +791,15 @@ unsafe fn poll(
     out: *mut recuo_step,
     look: impl FnOnce(&mut Operation) -> Result<GatePoll, RegulatorError>,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
         let (a, wait_out, out) =
-            match unsafe { (ptr::handle(attempts), ptr::out(wait_ms), ptr::out(out)) } {
-                (Ok(a), Ok(w), Ok(out)) => (a, w, out),
-                _ => return RECUO_ERR_NULL_ARGUMENT,
-            };
+            unsafe { (ptr::handle(attempts)?, ptr::out(wait_ms)?, ptr::out(out)?) };
         let finished = a.op.is_finished();
-        match look(&mut a.op) {
+        match look(&mut a.op)? {
             // SAFETY: checked outputs.
-            Ok(GatePoll::Wait { delay_ms }) => unsafe { wait_out.write(delay_ms) },
-            Ok(GatePoll::Next(step)) => {
+            GatePoll::Wait { delay_ms } => unsafe { wait_out.write(delay_ms) },
+            GatePoll::Next(step) => {
                 let s = a.answered(now_ms, finished, &step);
                 // SAFETY: checked outputs.
                 unsafe {
@@ -826,9 +807,8 @@ unsafe fn poll(
                     out.write(s);
                 }
             }
-            Err(e) => return e.into(),
         }
-        RECUO_OK
+        Ok(RECUO_OK)
     })
 }
 
@@ -1053,27 +1033,20 @@ pub unsafe extern "C" fn recuo_attempts_response_verdict(
     header_count: usize,
     out: *mut recuo_verdict,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for the memory.
-        let read = unsafe {
+        let (a, outcome, headers, out) = unsafe {
             (
-                ptr::input(attempts),
-                RawOutcome::read(outcome),
-                read_headers(headers, header_count),
-                ptr::out(out),
+                ptr::input(attempts)?,
+                RawOutcome::read(outcome)?,
+                read_headers(headers, header_count)?,
+                ptr::out(out)?,
             )
         };
-        match read {
-            (Ok(a), Ok(outcome), Ok(headers), Ok(out)) => {
-                let verdict = a.op.response_verdict(now_ms, outcome, &headers);
-                // SAFETY: a checked output.
-                unsafe { out.write(recuo_verdict::from_core(verdict)) };
-                RECUO_OK
-            }
-            (Err(status), ..) | (_, Err(status), ..) | (.., Err(status), _) | (.., Err(status)) => {
-                status
-            }
-        }
+        let verdict = a.op.response_verdict(now_ms, outcome, &headers);
+        // SAFETY: a checked output.
+        unsafe { out.write(recuo_verdict::from_core(verdict)) };
+        Ok(RECUO_OK)
     })
 }
 
@@ -1100,12 +1073,7 @@ pub unsafe extern "C" fn recuo_attempts_slept(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_attempts_cancel(attempts: *mut recuo_attempts) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        ptr::with(attempts, |a| {
-            a.op.cancel();
-            RECUO_OK
-        })
-    })
+    unsafe { ptr::with(attempts, |a| a.op.cancel()) }
 }
 
 /// Stops the operation because its batch queue stopped on `reason` (a `recuo_give_up_reason`
@@ -1124,12 +1092,7 @@ pub unsafe extern "C" fn recuo_attempts_stop_queue(
         return RECUO_ERR_INVALID_ENUM;
     };
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        ptr::with(attempts, |a| {
-            a.op.stop_queue(reason);
-            RECUO_OK
-        })
-    })
+    unsafe { ptr::with(attempts, |a| a.op.stop_queue(reason)) }
 }
 
 /// Takes the next record the machine made (with `recuo_attempts_set_records`), in order: its
@@ -1153,23 +1116,13 @@ pub unsafe extern "C" fn recuo_attempts_poll_record(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        match unsafe { ptr::handle(attempts) } {
-            // SAFETY: forwarded from the caller.
-            Ok(a) => unsafe {
-                poll_record_into(
-                    &mut a.polled,
-                    || a.op.poll_record(),
-                    level_out,
-                    buf,
-                    len,
-                    written,
-                )
-            },
-            Err(status) => status,
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::with(attempts, |a| {
+            let next = || a.op.poll_record();
+            poll_record_into(&mut a.polled, next, level_out, buf, len, written)
+        })
+    }
 }
 
 /// The records polled from a machine or a queue: one still waiting for a larger buffer, and
@@ -1207,16 +1160,12 @@ pub unsafe extern "C" fn recuo_attempts_record_telemetry(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        match unsafe { ptr::handle(attempts) } {
-            Ok(a) if !buf.is_null() => {
-                // SAFETY: the caller vouches for the buffer.
-                unsafe { write_text(buf, len, written, &a.polled.last_telemetry()) }
-            }
-            _ => RECUO_ERR_NULL_ARGUMENT,
-        }
-    })
+    // SAFETY: the caller vouches for NULL or a live handle and for the buffer.
+    unsafe {
+        ptr::with(attempts, |a| {
+            write_text(buf, len, written, &a.polled.last_telemetry())
+        })
+    }
 }
 
 /// Takes the next record from `next` (unless one polled before is still waiting in
@@ -1278,17 +1227,17 @@ pub unsafe extern "C" fn recuo_attempts_idempotency_key(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or a live handle.
-        let a = match unsafe { ptr::handle(attempts) } {
-            Ok(a) if !buf.is_null() => a,
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
+        let a = unsafe { ptr::handle(attempts) }?;
+        if buf.is_null() {
+            return Err(RECUO_ERR_NULL_ARGUMENT);
+        }
         if len < RECUO_IDEMPOTENCY_KEY_SIZE {
-            return RECUO_ERR_BUFFER_TOO_SMALL;
+            return Err(RECUO_ERR_BUFFER_TOO_SMALL);
         }
         // SAFETY: at least 37 writable bytes; the caller vouches for `written`.
-        unsafe { write_text(buf, len, written, a.op.key().as_str()) }
+        Ok(unsafe { write_text(buf, len, written, a.op.key().as_str()) })
     })
 }
 
@@ -1313,23 +1262,14 @@ pub unsafe extern "C" fn recuo_attempts_report(
     delays_len: usize,
     delays_written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
+        ptr::out(out)?;
         // SAFETY: the caller vouches for every pointer (see # Safety).
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> {
-                ptr::out(out)?;
-                Ok((ptr::input(attempts)?, ptr::slice_mut(delays, delays_len)?))
-            })()
-        };
-        match checked {
-            Ok((a, delays)) => {
-                let report = a.op.report();
-                // SAFETY: checked outputs; the caller vouches for `delays_written`.
-                unsafe { write_report(&report, a.retry_after_ms, out, delays, delays_written) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
+        let (a, delays) = unsafe { (ptr::input(attempts)?, ptr::slice_mut(delays, delays_len)?) };
+        let report = a.op.report();
+        // SAFETY: checked outputs; the caller vouches for `delays_written`.
+        unsafe { write_report(&report, a.retry_after_ms, out, delays, delays_written) };
+        Ok(RECUO_OK)
     })
 }
 
@@ -1339,13 +1279,7 @@ pub unsafe extern "C" fn recuo_attempts_report(
 /// recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_give_up_reason_name(reason: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            reason,
-            recuo_give_up_reason::from_code,
-            recuo_give_up_reason::name,
-        )
-    })
+    recuo_give_up_reason::name_of(reason)
 }
 
 /// The name of the `recuo_step_kind` constant `kind` (`"enter"`, `"call"`, `"classify"`,
@@ -1353,14 +1287,14 @@ pub extern "C" fn recuo_give_up_reason_name(reason: u32) -> *const c_char {
 /// Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_step_kind_name(kind: u32) -> *const c_char {
-    boundary(|| name_or_unknown(kind, recuo_step_kind::from_code, recuo_step_kind::name))
+    recuo_step_kind::name_of(kind)
 }
 
 /// The name of the `recuo_level` constant `level` (`"none"`, `"debug"`, `"info"`,
 /// `"warning"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_level_name(level: u32) -> *const c_char {
-    boundary(|| name_or_unknown(level, recuo_level::from_code, recuo_level::name))
+    recuo_level::name_of(level)
 }
 
 #[cfg(test)]

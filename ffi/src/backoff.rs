@@ -2,9 +2,8 @@
 
 use recuo::Backoff;
 
-use crate::panic::boundary;
 use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_OK};
+use crate::status::recuo_status;
 
 /// The backoff window for retry index `n`: `min(cap_ms, base_ms · 2^n)` milliseconds,
 /// saturating (no overflow for any `n`, `base_ms`, `cap_ms`). Full jitter draws the delay
@@ -23,24 +22,13 @@ pub unsafe extern "C" fn recuo_backoff_window_ms(
     n: u32,
     window_ms_out: *mut u64,
 ) -> recuo_status {
-    boundary(|| {
-        let out = match ptr::out(window_ms_out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
-        match Backoff::new()
-            .with_base_ms(base_ms)
-            .with_cap_ms(cap_ms)
-            .validate()
-        {
-            Ok(backoff) => {
-                // SAFETY: the caller vouches for a non-NULL `window_ms_out`.
-                unsafe { out.write(backoff.window_ms(n)) };
-                RECUO_OK
-            }
-            Err(e) => e.into(),
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::fill(window_ms_out, || {
+            let backoff = Backoff::new().with_base_ms(base_ms).with_cap_ms(cap_ms);
+            Ok(backoff.validate()?.window_ms(n))
+        })
+    }
 }
 
 #[cfg(test)]

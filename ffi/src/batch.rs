@@ -3,9 +3,10 @@
 
 use std::ffi::c_char;
 
+use recuo::BatchStatus;
+
 use crate::attempts::recuo_give_up_reason;
-use crate::cenum::{c_enum, name_or_unknown};
-use crate::panic::boundary;
+use crate::cenum::c_enum;
 
 /// How one operation of a batch ended.
 #[repr(u32)]
@@ -20,30 +21,10 @@ pub enum recuo_batch_result_kind {
     RECUO_BATCH_NOT_STARTED = 3,
 }
 
-impl recuo_batch_result_kind {
-    /// The constant of the core's status.
-    pub(crate) const fn of(status: recuo::BatchStatus) -> Self {
-        match status {
-            recuo::BatchStatus::Succeeded => Self::RECUO_BATCH_SUCCEEDED,
-            recuo::BatchStatus::GaveUp => Self::RECUO_BATCH_GAVE_UP,
-            recuo::BatchStatus::NotStarted => Self::RECUO_BATCH_NOT_STARTED,
-        }
-    }
-
-    /// The core's status of this constant.
-    const fn status(self) -> recuo::BatchStatus {
-        match self {
-            Self::RECUO_BATCH_SUCCEEDED => recuo::BatchStatus::Succeeded,
-            Self::RECUO_BATCH_GAVE_UP => recuo::BatchStatus::GaveUp,
-            Self::RECUO_BATCH_NOT_STARTED => recuo::BatchStatus::NotStarted,
-        }
-    }
-}
-
-c_enum!(recuo_batch_result_kind {
-    RECUO_BATCH_SUCCEEDED => c"succeeded",
-    RECUO_BATCH_GAVE_UP => c"gave_up",
-    RECUO_BATCH_NOT_STARTED => c"not_started",
+c_enum!(recuo_batch_result_kind: BatchStatus {
+    RECUO_BATCH_SUCCEEDED = BatchStatus::Succeeded => c"succeeded",
+    RECUO_BATCH_GAVE_UP = BatchStatus::GaveUp => c"gave_up",
+    RECUO_BATCH_NOT_STARTED = BatchStatus::NotStarted => c"not_started",
 });
 
 /// What became of one operation of a batch: a plain struct `recuo_batch_run` fills in, one
@@ -121,7 +102,7 @@ impl recuo_batch_progress {
 /// a give-up or an operation not started has a reason).
 pub(crate) fn batch_end(kind: u32, reason: u32, stopped_by: u32) -> Option<recuo::BatchEnd> {
     recuo::BatchEnd::from_parts(
-        recuo_batch_result_kind::from_code(kind)?.status(),
+        recuo_batch_result_kind::from_code(kind)?.to_core(),
         recuo_give_up_reason::read(reason).ok()?,
         recuo_give_up_reason::read(stopped_by).ok()?,
     )
@@ -131,11 +112,5 @@ pub(crate) fn batch_end(kind: u32, reason: u32, stopped_by: u32) -> Option<recuo
 /// `"not_started"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_batch_result_kind_name(kind: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            kind,
-            recuo_batch_result_kind::from_code,
-            recuo_batch_result_kind::name,
-        )
-    })
+    recuo_batch_result_kind::name_of(kind)
 }

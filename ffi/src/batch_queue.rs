@@ -11,13 +11,13 @@ use recuo::{BatchEnd, BatchQueue, Next, RequestLine};
 use crate::attempts::{poll_record_into, recuo_attempts, recuo_give_up_reason, recuo_level};
 use crate::batch::{batch_end, recuo_batch_progress, recuo_batch_result, recuo_batch_result_kind};
 use crate::cenum::c_enum;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::policy::recuo_policy;
 use crate::ptr;
-use crate::redact::lossy;
+use crate::redact::{lossy, write_text};
 use crate::stats::recuo_stats_recorder;
 use crate::status::recuo_status::{
-    self, RECUO_ERR_ALREADY_STARTED, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
+    self, RECUO_ERR_ALREADY_STARTED, RECUO_ERR_INVALID_ENUM, RECUO_OK,
 };
 
 /// What the queue answers `recuo_batch_queue_next`.
@@ -108,16 +108,9 @@ pub unsafe extern "C" fn recuo_batch_queue_new(
     recorder: *const recuo_stats_recorder,
     out: *mut *mut recuo_batch_queue,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> { Ok((ptr::out(out)?, ptr::input(policy)?.policy()?)) })(
-            )
-        };
-        let (out, policy) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
+        let (out, policy) = unsafe { (ptr::out(out)?, ptr::input(policy)?.policy()?) };
         let deadline = has_deadline.then_some(deadline_ms);
         let mut q = BatchQueue::new(policy, len, now_ms, deadline)
             .stop_when_a_wait_exceeds_the_deadline(stop_on_unreachable_wait);
@@ -125,14 +118,13 @@ pub unsafe extern "C" fn recuo_batch_queue_new(
         if let Some(r) = unsafe { recorder.as_ref() } {
             q = q.stats(r.0.clone());
         }
-        // SAFETY: a checked output.
         let handle = recuo_batch_queue {
             queue: q,
             started: false,
             polled: crate::attempts::Polled::default(),
         };
-        unsafe { out.write(Box::into_raw(Box::new(handle))) };
-        RECUO_OK
+        // SAFETY: a checked output.
+        Ok(unsafe { ptr::store(out, handle) })
     })
 }
 
@@ -158,12 +150,9 @@ pub unsafe extern "C" fn recuo_batch_queue_next(
     now_ms: u64,
     out: *mut recuo_batch_next,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
-        let (q, out) = match unsafe { (ptr::handle(queue), ptr::out(out)) } {
-            (Ok(q), Ok(out)) => (q, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
+        let (q, out) = unsafe { (ptr::handle(queue)?, ptr::out(out)?) };
         let none = recuo_give_up_reason::RECUO_GIVE_UP_NONE;
         let mut next = recuo_batch_next {
             kind: recuo_batch_next_kind::RECUO_BATCH_NEXT_FINISHED,
@@ -199,7 +188,7 @@ pub unsafe extern "C" fn recuo_batch_queue_next(
         }
         // SAFETY: a checked output.
         unsafe { out.write(next) };
-        RECUO_OK
+        Ok(RECUO_OK)
     })
 }
 
@@ -222,12 +211,7 @@ pub unsafe extern "C" fn recuo_batch_queue_finished(
         return RECUO_ERR_INVALID_ENUM;
     };
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        ptr::with(queue, |q| {
-            ptr::put(stops, q.queue.finished(index, reason));
-            RECUO_OK
-        })
-    })
+    unsafe { ptr::with(queue, |q| ptr::put(stops, q.queue.finished(index, reason))) }
 }
 
 /// Operation `index` ended as a `recuo_batch_result` says — its `kind`, `reason` and
@@ -254,15 +238,14 @@ pub unsafe extern "C" fn recuo_batch_queue_ended(
         return RECUO_ERR_INVALID_ENUM;
     };
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
+    unsafe {
         ptr::with(queue, |q| {
-            let progress = recuo_batch_progress::from_core(q.queue.ended(index, end));
-            if let Some(out) = ptr::optional_out(out) {
-                out.write(progress);
-            }
-            RECUO_OK
+            ptr::put(
+                out,
+                recuo_batch_progress::from_core(q.queue.ended(index, end)),
+            )
         })
-    })
+    }
 }
 
 /// Stops the queue on `reason` (your own stop: `RECUO_GIVE_UP_CANCELLED`): nothing more
@@ -280,12 +263,7 @@ pub unsafe extern "C" fn recuo_batch_queue_stop(
         return RECUO_ERR_INVALID_ENUM;
     };
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        ptr::with(queue, |q| {
-            q.queue.stop(reason);
-            RECUO_OK
-        })
-    })
+    unsafe { ptr::with(queue, |q| q.queue.stop(reason)) }
 }
 
 /// The reason the queue stopped: a `recuo_give_up_reason` constant (`RECUO_GIVE_UP_NONE`:
@@ -322,7 +300,7 @@ pub unsafe extern "C" fn recuo_batch_queue_set_records(
     count: usize,
     unix_ms: i64,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for the requests and their bytes.
         let read = unsafe {
             ptr::slice(requests, count).and_then(|lines| {
@@ -338,17 +316,16 @@ pub unsafe extern "C" fn recuo_batch_queue_set_records(
             })
         };
         // SAFETY: the caller vouches for NULL or a live handle.
-        let (q, lines) = match (unsafe { ptr::handle(queue) }, read) {
-            (Ok(q), Ok(_)) if q.started => return RECUO_ERR_ALREADY_STARTED,
-            (Ok(q), Ok(lines)) => (q, lines),
-            (Err(status), _) | (_, Err(status)) => return status,
-        };
+        let (q, lines) = (unsafe { ptr::handle(queue) }?, read?);
+        if q.started {
+            return Err(RECUO_ERR_ALREADY_STARTED);
+        }
         let queue = std::mem::replace(
             &mut q.queue,
             BatchQueue::new(&recuo::Policy::default(), 0, 0, None),
         );
         q.queue = queue.records(lines, unix_ms);
-        RECUO_OK
+        Ok(RECUO_OK)
     })
 }
 
@@ -371,23 +348,13 @@ pub unsafe extern "C" fn recuo_batch_queue_poll_record(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        match unsafe { ptr::handle(queue) } {
-            // SAFETY: forwarded from the caller.
-            Ok(q) => unsafe {
-                poll_record_into(
-                    &mut q.polled,
-                    || q.queue.poll_record(),
-                    level_out,
-                    buf,
-                    len,
-                    written,
-                )
-            },
-            Err(status) => status,
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::with(queue, |q| {
+            let next = || q.queue.poll_record();
+            poll_record_into(&mut q.polled, next, level_out, buf, len, written)
+        })
+    }
 }
 
 /// What the record `recuo_batch_queue_poll_record` gave last means to telemetry, as JSON
@@ -406,16 +373,12 @@ pub unsafe extern "C" fn recuo_batch_queue_record_telemetry(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        match unsafe { ptr::handle(queue) } {
-            Ok(q) if !buf.is_null() => {
-                // SAFETY: the caller vouches for the buffer.
-                unsafe { crate::redact::write_text(buf, len, written, &q.polled.last_telemetry()) }
-            }
-            _ => RECUO_ERR_NULL_ARGUMENT,
-        }
-    })
+    // SAFETY: the caller vouches for NULL or a live handle and for the buffer.
+    unsafe {
+        ptr::with(queue, |q| {
+            write_text(buf, len, written, &q.polled.last_telemetry())
+        })
+    }
 }
 
 /// How the operation of `attempts` ended, for the batch it belongs to, into `*out`: it
@@ -435,16 +398,13 @@ pub unsafe extern "C" fn recuo_attempts_batch_result(
     gate_failed: bool,
     out: *mut recuo_batch_result,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, out) = match unsafe { (ptr::input(attempts), ptr::out(out)) } {
-            (Ok(a), Ok(out)) => (a, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
+        let (a, out) = unsafe { (ptr::input(attempts)?, ptr::out(out)?) };
         let report = a.op.report();
         let end = BatchEnd::of(&report, gate_failed);
         let result = recuo_batch_result {
-            kind: recuo_batch_result_kind::of(end.status()),
+            kind: recuo_batch_result_kind::from_core(end.status()),
             reason: recuo_give_up_reason::from_core(end.reason()),
             attempts: report.attempts,
             no_verdict: false,
@@ -453,7 +413,7 @@ pub unsafe extern "C" fn recuo_attempts_batch_result(
         };
         // SAFETY: a checked output.
         unsafe { out.write(result) };
-        RECUO_OK
+        Ok(RECUO_OK)
     })
 }
 
@@ -462,11 +422,5 @@ pub unsafe extern "C" fn recuo_attempts_batch_result(
 /// panicked.
 #[no_mangle]
 pub extern "C" fn recuo_batch_next_kind_name(kind: u32) -> *const std::ffi::c_char {
-    boundary(|| {
-        crate::cenum::name_or_unknown(
-            kind,
-            recuo_batch_next_kind::from_code,
-            recuo_batch_next_kind::name,
-        )
-    })
+    recuo_batch_next_kind::name_of(kind)
 }

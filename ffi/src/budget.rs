@@ -6,7 +6,7 @@ use std::ffi::c_char;
 
 use recuo::{BudgetError, RetryBudget};
 
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::ptr::store;
 use crate::status::open_with_detail;
@@ -54,16 +54,11 @@ pub unsafe extern "C" fn recuo_retry_budget_new(
     window_s: u32,
     out: *mut *mut recuo_retry_budget,
 ) -> recuo_status {
-    boundary(|| {
-        let made = ptr::out(out).and_then(|out| {
-            let budget = RetryBudget::new(ratio, floor_per_s, window_s)?;
-            Ok((out, budget))
-        });
-        match made {
-            // SAFETY: a checked output.
-            Ok((out, budget)) => unsafe { store(out, recuo_retry_budget(budget)) },
-            Err(status) => status,
-        }
+    checked(|| {
+        let out = ptr::out(out)?;
+        let budget = RetryBudget::new(ratio, floor_per_s, window_s)?;
+        // SAFETY: a checked output.
+        Ok(unsafe { store(out, recuo_retry_budget(budget)) })
     })
 }
 
@@ -77,11 +72,8 @@ pub unsafe extern "C" fn recuo_retry_budget_new(
 pub unsafe extern "C" fn recuo_retry_budget_new_default(
     out: *mut *mut recuo_retry_budget,
 ) -> recuo_status {
-    boundary(|| match ptr::out(out) {
-        // SAFETY: a checked output.
-        Ok(out) => unsafe { store(out, recuo_retry_budget(RetryBudget::default())) },
-        Err(status) => status,
-    })
+    // SAFETY: a checked output.
+    checked(|| Ok(unsafe { store(ptr::out(out)?, recuo_retry_budget(RetryBudget::default())) }))
 }
 
 /// Opens the retry budget in the file at `path` (created if missing), shared by every
@@ -116,16 +108,15 @@ pub unsafe extern "C" fn recuo_retry_budget_new_shared(
     detail: *mut c_char,
     detail_len: usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the path and the output.
-        let checked = unsafe { (|| Ok((ptr::out(out)?, ptr::path(path, path_len)?)))() };
-        // SAFETY: the caller vouches for the detail buffer.
-        unsafe {
-            open_with_detail(checked, detail, detail_len, |path| {
-                RetryBudget::shared(path, ratio, floor_per_s, window_s).map(recuo_retry_budget)
-            })
-        }
-    })
+    // SAFETY: the caller vouches for the path, the output and the detail buffer.
+    unsafe {
+        open_with_detail(
+            detail,
+            detail_len,
+            || Ok((ptr::out(out)?, ptr::path(path, path_len)?)),
+            |path| RetryBudget::shared(path, ratio, floor_per_s, window_s).map(recuo_retry_budget),
+        )
+    }
 }
 
 /// Opens the retry budget kept on the Redis server at `url` under `key`, shared by every
@@ -170,21 +161,20 @@ pub unsafe extern "C" fn recuo_retry_budget_new_redis(
     detail: *mut c_char,
     detail_len: usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the URL, the key and the output.
-        let checked = unsafe {
-            (|| {
+    // SAFETY: the caller vouches for the URL, the key, the output and the detail buffer.
+    unsafe {
+        open_with_detail(
+            detail,
+            detail_len,
+            || {
                 let out = ptr::out(out)?;
                 Ok((out, (ptr::text(url, url_len)?, ptr::text(key, key_len)?)))
-            })()
-        };
-        // SAFETY: the caller vouches for the detail buffer.
-        unsafe {
-            open_with_detail(checked, detail, detail_len, |(url, key)| {
+            },
+            |(url, key)| {
                 redis_budget(url, key, ratio, floor_per_s, window_s).map(recuo_retry_budget)
-            })
-        }
-    })
+            },
+        )
+    }
 }
 
 /// Releases a budget handle (a shared budget's file stays, and a Redis budget's key; a gate
@@ -195,27 +185,8 @@ pub unsafe extern "C" fn recuo_retry_budget_new_redis(
 /// not be in use by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_retry_budget_free(budget: *mut recuo_retry_budget) {
-    boundary(|| {
-        if !budget.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(budget) });
-        }
-    })
-}
-
-/// Runs `body` on the budget behind `budget`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
-///
-/// # Safety
-/// `budget` must be NULL or a live handle.
-unsafe fn with_budget(
-    budget: *const recuo_retry_budget,
-    body: impl FnOnce(&RetryBudget) -> recuo_status,
-) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::input(budget) } {
-        Ok(b) => body(&b.0),
-        Err(status) => status,
-    })
+    boundary(|| unsafe { ptr::free(budget) })
 }
 
 /// Counts a first attempt now: it earns `ratio` retries. (A gate counts attempt 0 for you.)
@@ -251,12 +222,7 @@ pub unsafe extern "C" fn recuo_retry_budget_record_request_at(
 /// `budget` must be NULL or a live handle.
 unsafe fn record_request(budget: *const recuo_retry_budget, now_ns: Option<u64>) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_budget(budget, |b| match b.record_request_checked(now_ns) {
-            Ok(()) => RECUO_OK,
-            Err(e) => e.into(),
-        })
-    }
+    unsafe { ptr::with_ref(budget, |b| b.0.record_request_checked(now_ns)) }
 }
 
 /// Takes one retry from the budget now, if it allows one.
@@ -295,7 +261,7 @@ pub unsafe extern "C" fn recuo_retry_budget_try_withdraw_at(
 unsafe fn try_withdraw(budget: *const recuo_retry_budget, now_ns: Option<u64>) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_budget(budget, |b| match b.withdraw_checked(now_ns) {
+        ptr::with_ref(budget, |b| match b.0.withdraw_checked(now_ns) {
             Ok(true) => RECUO_OK,
             Ok(false) => RECUO_BUDGET_EXHAUSTED,
             Err(e) => e.into(),
@@ -345,18 +311,11 @@ unsafe fn counts(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_budget(budget, |b| {
-            let (requests, retries) = match b.counts_checked(now_ns) {
-                Ok(counts) => counts,
-                Err(e) => return e.into(),
-            };
-            if let Some(out) = ptr::optional_out(requests_out) {
-                out.write(requests);
-            }
-            if let Some(out) = ptr::optional_out(retries_out) {
-                out.write(retries);
-            }
-            RECUO_OK
+        ptr::with_ref(budget, |b| {
+            b.0.counts_checked(now_ns).map(|(requests, retries)| {
+                ptr::put(requests_out, requests);
+                ptr::put(retries_out, retries);
+            })
         })
     }
 }

@@ -4,7 +4,7 @@ use recuo::CancelToken;
 
 use crate::panic::boundary;
 use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_OK};
+use crate::status::recuo_status;
 
 /// A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
 /// flag and a condition variable). Cancelling wakes a `recuo_retry` sleeping between attempts
@@ -49,13 +49,7 @@ pub unsafe extern "C" fn recuo_cancel_token_cancel(
     token: *const recuo_cancel_token,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or a live handle.
-    boundary(|| match unsafe { ptr::input(token) } {
-        Ok(t) => {
-            t.0.cancel();
-            RECUO_OK
-        }
-        Err(status) => status,
-    })
+    unsafe { ptr::with_ref(token, |t| t.0.cancel()) }
 }
 
 /// Whether the token was cancelled. False when `token` is NULL.

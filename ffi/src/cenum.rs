@@ -5,9 +5,11 @@
 //! function parameters are `u32`, struct fields are read through `u32` mirrors, and both are
 //! converted with `from_code`, which answers `None` for a number that is no constant.
 
-use std::ffi::{c_char, CStr};
-
-/// Gives a `#[repr(u32)]` C enum its table of constants, `from_code` and `name`.
+/// Gives a `#[repr(u32)]` C enum its table of constants, `from_code`, `name` and `name_of`.
+///
+/// Written `c_enum!(recuo_x: Core { RECUO_X_A = Core::A => c"a", … })`, for a C enum that
+/// mirrors the core's enum `Core` constant for constant, it also gives `to_core` and
+/// `from_core`.
 macro_rules! c_enum {
     ($name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         impl $name {
@@ -26,18 +28,37 @@ macro_rules! c_enum {
                     $($name::$variant => $text),+
                 }
             }
+
+            /// The name of the constant numbered `code`, or `"unknown"`: what the
+            /// `recuo_*_name` functions return (static strings; NULL only after a panic).
+            #[allow(dead_code)]
+            pub(crate) fn name_of(code: u32) -> *const std::ffi::c_char {
+                crate::panic::boundary(|| {
+                    Self::from_code(code).map_or(c"unknown", Self::name).as_ptr()
+                })
+            }
+        }
+    };
+    ($name:ident: $core:ty { $($variant:ident = $core_variant:path => $text:literal),+ $(,)? }) => {
+        c_enum!($name { $($variant => $text),+ });
+
+        #[allow(dead_code)]
+        impl $name {
+            /// The core's value this constant stands for.
+            pub(crate) const fn to_core(self) -> $core {
+                match self {
+                    $($name::$variant => $core_variant),+
+                }
+            }
+
+            /// The constant that stands for the core's `value`.
+            pub(crate) const fn from_core(value: $core) -> Self {
+                match value {
+                    $($core_variant => $name::$variant),+
+                }
+            }
         }
     };
 }
 
 pub(crate) use c_enum;
-
-/// The name of the constant numbered `code`, or `"unknown"`: what the `recuo_*_name`
-/// functions return (static strings).
-pub(crate) fn name_or_unknown<E>(
-    code: u32,
-    from_code: impl Fn(u32) -> Option<E>,
-    name: impl Fn(E) -> &'static CStr,
-) -> *const c_char {
-    from_code(code).map_or(c"unknown", name).as_ptr()
-}

@@ -6,11 +6,10 @@ use std::mem::{align_of, offset_of, size_of};
 
 use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
 
-use crate::cenum::{c_enum, name_or_unknown};
-use crate::panic::boundary;
+use crate::cenum::c_enum;
 use crate::policy::recuo_policy;
 use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM, RECUO_OK};
+use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM};
 pub use crate::transport::recuo_transport;
 
 /// What kind of outcome a `recuo_outcome` describes.
@@ -379,59 +378,39 @@ pub unsafe extern "C" fn recuo_classify(
     now_ms: i64,
     out: *mut recuo_verdict,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: each conversion below is vouched for by the caller (see # Safety).
-        let checked = unsafe {
-            (|| {
-                let out = ptr::out(out)?;
-                let policy = ptr::input(policy)?;
-                let outcome = RawOutcome::read(outcome)?;
-                let method = ptr::text(method, method_len)?;
-                let headers = read_headers(headers, header_count)?;
-                // Arguments first, the policy's configuration last: the same error for a
-                // valid and an invalid policy.
-                Ok((out, policy.policy()?, outcome, method, headers))
-            })()
-        };
-        let (out, policy, outcome, method, headers) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
-        let request = Request {
-            method,
-            has_idempotency_key,
-        };
-        let verdict = policy.classify(outcome, request, &headers, now_ms);
-        // SAFETY: the caller vouches for a writable recuo_verdict at `out`.
-        unsafe { out.write(recuo_verdict::from_core(verdict)) };
-        RECUO_OK
-    })
+    // SAFETY: each conversion below is vouched for by the caller (see # Safety).
+    unsafe {
+        ptr::fill(out, || {
+            let policy = ptr::input(policy)?;
+            let outcome = RawOutcome::read(outcome)?;
+            let method = ptr::text(method, method_len)?;
+            let headers = read_headers(headers, header_count)?;
+            let request = Request {
+                method,
+                has_idempotency_key,
+            };
+            // Arguments first, the policy's configuration last: the same error for a valid
+            // and an invalid policy.
+            let verdict = policy
+                .policy()?
+                .classify(outcome, request, &headers, now_ms);
+            Ok(recuo_verdict::from_core(verdict))
+        })
+    }
 }
 
 /// The name of the `recuo_outcome_kind` constant `kind` (`"success"`, `"status"`,
 /// `"transport"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_outcome_kind_name(kind: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            kind,
-            recuo_outcome_kind::from_code,
-            recuo_outcome_kind::name,
-        )
-    })
+    recuo_outcome_kind::name_of(kind)
 }
 
 /// The name of the `recuo_verdict_kind` constant `verdict` (`"success"`, `"retry"`,
 /// `"give_up"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_verdict_kind_name(verdict: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            verdict,
-            recuo_verdict_kind::from_code,
-            recuo_verdict_kind::name,
-        )
-    })
+    recuo_verdict_kind::name_of(verdict)
 }
 
 /// The name of the `recuo_cause` constant `cause` (`"success"`, `"rate_limited"`,
@@ -440,14 +419,14 @@ pub extern "C" fn recuo_verdict_kind_name(verdict: u32) -> *const c_char {
 /// `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_cause_name(cause: u32) -> *const c_char {
-    boundary(|| name_or_unknown(cause, recuo_cause::from_code, recuo_cause::name))
+    recuo_cause::name_of(cause)
 }
 
 /// The name of the `recuo_wait_kind` constant `wait` (`"none"`, `"ms"`, `"unbounded"`), or
 /// `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_wait_kind_name(wait: u32) -> *const c_char {
-    boundary(|| name_or_unknown(wait, recuo_wait_kind::from_code, recuo_wait_kind::name))
+    recuo_wait_kind::name_of(wait)
 }
 
 #[cfg(test)]

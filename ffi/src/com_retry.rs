@@ -10,7 +10,7 @@ use recuo::{ComRetry, Verdict};
 
 use crate::classify::recuo_verdict;
 use crate::panic::boundary;
-use crate::ptr::optional_out;
+use crate::ptr::{self, optional_out};
 use crate::status::recuo_status::{self, RECUO_ERR_NULL_ARGUMENT, RECUO_ERR_TASK_FAILED, RECUO_OK};
 
 /// The task `recuo_com_retry` runs: returns 0 on success, any other value (the caller's own
@@ -61,12 +61,20 @@ pub extern "C" fn recuo_com_retry_options_new() -> *mut recuo_com_retry_options 
 /// it must not be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_com_retry_options_free(options: *mut recuo_com_retry_options) {
-    boundary(|| {
-        if !options.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(options) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(options) })
+}
+
+/// Runs `change` on the options behind `options`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
+///
+/// # Safety
+/// `options` must be NULL or a live handle.
+unsafe fn set(
+    options: *mut recuo_com_retry_options,
+    change: impl FnOnce(&mut recuo_com_retry_options),
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr::with(options, change) }
 }
 
 /// Draws the jitter from a generator seeded with `seed`, so the delays are the same on every
@@ -80,13 +88,7 @@ pub unsafe extern "C" fn recuo_com_retry_options_set_seed(
     seed: u64,
 ) -> recuo_status {
     // SAFETY: the caller vouches for a live handle.
-    boundary(|| match unsafe { options.as_mut() } {
-        Some(options) => {
-            options.seed = Some(seed);
-            RECUO_OK
-        }
-        None => RECUO_ERR_NULL_ARGUMENT,
-    })
+    unsafe { set(options, |o| o.seed = Some(seed)) }
 }
 
 /// Replaces the real sleep with `sleep_ms`, called with each non-zero delay in milliseconds
@@ -101,13 +103,7 @@ pub unsafe extern "C" fn recuo_com_retry_options_set_sleep(
     sleep_ms: recuo_sleep_fn,
 ) -> recuo_status {
     // SAFETY: the caller vouches for a live handle.
-    boundary(|| match unsafe { options.as_mut() } {
-        Some(options) => {
-            options.sleep_ms = sleep_ms;
-            RECUO_OK
-        }
-        None => RECUO_ERR_NULL_ARGUMENT,
-    })
+    unsafe { set(options, |o| o.sleep_ms = sleep_ms) }
 }
 
 /// Guide A's `comRetry`: calls `task(user_data)` up to `tentativas` times until it returns 0.

@@ -11,11 +11,11 @@ use crate::budget::recuo_retry_budget;
 use crate::cancel::cancel_token;
 use crate::cancel::recuo_cancel_token;
 use crate::limit::recuo_concurrency_limit;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::ptr::store;
 use crate::regulator::recuo_regulator;
-use crate::status::recuo_status::{self, RECUO_CANCELLED, RECUO_ERR_NULL_ARGUMENT, RECUO_OK};
+use crate::status::recuo_status::{self, RECUO_CANCELLED};
 
 /// What every attempt passes: a place among the requests in flight (a concurrency limit),
 /// **then** a start slot (a regulator) — in that order, so starts stay spaced as the
@@ -82,12 +82,8 @@ pub extern "C" fn recuo_gate_new() -> *mut recuo_gate {
 /// by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_gate_free(gate: *mut recuo_gate) {
-    boundary(|| {
-        if !gate.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(gate) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(gate) })
 }
 
 /// Runs `change` on the gate behind `gate`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
@@ -96,13 +92,7 @@ pub unsafe extern "C" fn recuo_gate_free(gate: *mut recuo_gate) {
 /// `gate` must be NULL or a live handle not in use by another thread.
 unsafe fn with_gate(gate: *mut recuo_gate, change: impl FnOnce(&mut recuo_gate)) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::handle(gate) } {
-        Ok(g) => {
-            g.update(change);
-            RECUO_OK
-        }
-        Err(status) => status,
-    })
+    unsafe { ptr::with(gate, |g| g.update(change)) }
 }
 
 /// Limits the starts of every attempt through the gate with `regulator` (the gate keeps its
@@ -117,12 +107,12 @@ pub unsafe extern "C" fn recuo_gate_set_regulator(
     gate: *mut recuo_gate,
     regulator: *const recuo_regulator,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        let regulator = unsafe { regulator.as_ref() }.map(|r| r.0.clone());
-        // SAFETY: forwarded from the caller.
-        unsafe { with_gate(gate, |g| g.regulator = regulator) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        with_gate(gate, |g| {
+            g.regulator = regulator.as_ref().map(|r| r.0.clone())
+        })
+    }
 }
 
 /// Limits the requests in flight through the gate with `limit` (the gate keeps its own
@@ -137,12 +127,8 @@ pub unsafe extern "C" fn recuo_gate_set_limit(
     gate: *mut recuo_gate,
     limit: *const recuo_concurrency_limit,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        let limit = unsafe { limit.as_ref() }.map(|l| l.0.clone());
-        // SAFETY: forwarded from the caller.
-        unsafe { with_gate(gate, |g| g.limit = limit) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe { with_gate(gate, |g| g.limit = limit.as_ref().map(|l| l.0.clone())) }
 }
 
 /// Makes every retry through the gate draw on `budget`, and counts every first attempt in it
@@ -157,12 +143,8 @@ pub unsafe extern "C" fn recuo_gate_set_budget(
     gate: *mut recuo_gate,
     budget: *const recuo_retry_budget,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        let budget = unsafe { budget.as_ref() }.map(|b| b.0.clone());
-        // SAFETY: forwarded from the caller.
-        unsafe { with_gate(gate, |g| g.budget = budget) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe { with_gate(gate, |g| g.budget = budget.as_ref().map(|b| b.0.clone())) }
 }
 
 /// How often, at most, `recuo_attempts_poll_gate` asks a program to look at a full
@@ -209,21 +191,15 @@ pub unsafe extern "C" fn recuo_gate_wait(
     out: *mut *mut recuo_pass,
 ) -> recuo_status {
     let timeout = has_timeout.then(|| std::time::Duration::from_millis(timeout_ms));
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live handles.
-        let (g, out) = match unsafe { (ptr::input(gate), ptr::out(out)) } {
-            (Ok(g), Ok(out)) => (g, out),
-            _ => return RECUO_ERR_NULL_ARGUMENT,
-        };
-        // SAFETY: the caller vouches for NULL or a live token.
-        let cancel = unsafe { cancel_token(cancel) };
-        match g.gate.wait(timeout, &cancel) {
+        let (g, out, cancel) = unsafe { (ptr::input(gate)?, ptr::out(out)?, cancel_token(cancel)) };
+        Ok(match g.gate.wait(timeout, &cancel)? {
             // SAFETY: a checked output.
-            Ok(Some(pass)) => unsafe { store(out, recuo_pass { _pass: pass }) },
-            Ok(None) if cancel.is_cancelled() => RECUO_CANCELLED,
-            Ok(None) => recuo_status::RECUO_TIMED_OUT,
-            Err(e) => e.into(),
-        }
+            Some(pass) => unsafe { store(out, recuo_pass { _pass: pass }) },
+            None if cancel.is_cancelled() => RECUO_CANCELLED,
+            None => recuo_status::RECUO_TIMED_OUT,
+        })
     })
 }
 
@@ -234,12 +210,8 @@ pub unsafe extern "C" fn recuo_gate_wait(
 /// `pass` must be NULL or come from `recuo_gate_wait` and not have been released.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_pass_release(pass: *mut recuo_pass) {
-    boundary(|| {
-        if !pass.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(pass) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(pass) })
 }
 
 #[cfg(test)]
@@ -249,6 +221,7 @@ mod tests {
         recuo_concurrency_limit_free, recuo_concurrency_limit_in_flight,
         recuo_concurrency_limit_new,
     };
+    use crate::status::recuo_status::RECUO_OK;
 
     #[test]
     fn the_gate_keeps_its_own_references() {

@@ -28,7 +28,7 @@ use crate::attempts::{read_verdict, recuo_attempts};
 use crate::budget::recuo_retry_budget;
 use crate::classify::recuo_verdict;
 use crate::limit::{recuo_concurrency_limit, MAX_LEASE_MS};
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::plan::rate;
 use crate::ptr;
 use crate::regulator::recuo_regulator;
@@ -46,11 +46,8 @@ pub struct recuo_host_channel(pub(crate) HostChannel);
 /// `out` must be NULL or a writable pointer.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_host_channel_new(out: *mut *mut recuo_host_channel) -> recuo_status {
-    boundary(|| match ptr::out(out) {
-        // SAFETY: a checked output.
-        Ok(out) => unsafe { ptr::store(out, recuo_host_channel::default()) },
-        Err(status) => status,
-    })
+    // SAFETY: a checked output.
+    checked(|| Ok(unsafe { ptr::store(ptr::out(out)?, recuo_host_channel::default()) }))
 }
 
 /// Releases a channel handle. NULL is accepted and ignored.
@@ -122,13 +119,8 @@ unsafe fn with_channel(
     channel: *const recuo_host_channel,
     f: impl FnOnce(&HostChannel) -> recuo_status,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        match unsafe { ptr::input(channel) } {
-            Ok(ch) => f(&ch.0),
-            Err(_) => RECUO_ERR_NULL_ARGUMENT,
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr::with_ref(channel, |ch| f(&ch.0)) }
 }
 
 /// The next call the channel queued whose reply nothing waits for, as JSON (as
@@ -171,18 +163,14 @@ pub unsafe extern "C" fn recuo_host_channel_answer(
 ) -> recuo_status {
     /// The longest reply recuo's scripts make is a few integers.
     const MOST: usize = 64;
-    boundary(|| {
+    checked(|| {
         if count > MOST {
-            return RECUO_ERR_LENGTH_TOO_LARGE;
+            return Err(RECUO_ERR_LENGTH_TOO_LARGE);
         }
         // SAFETY: the caller vouches for the handle and the integers.
-        match unsafe { (ptr::input(channel), ptr::slice(reply, count)) } {
-            (Ok(channel), Ok(reply)) => {
-                channel.0.answer(reply.to_vec());
-                RECUO_OK
-            }
-            _ => RECUO_ERR_NULL_ARGUMENT,
-        }
+        let (channel, reply) = unsafe { (ptr::input(channel)?, ptr::slice(reply, count)?) };
+        channel.0.answer(reply.to_vec());
+        Ok(RECUO_OK)
     })
 }
 
@@ -224,19 +212,13 @@ unsafe fn make<T>(
     out: *mut *mut T,
     build: impl FnOnce(&str, HostChannel) -> Result<T, recuo_status>,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: forwarded from the caller.
-        let checked = unsafe { (ptr::text(key, key_len), ptr::input(channel)) };
-        let made = match (checked, ptr::out(out)) {
-            ((Ok(key), Ok(channel)), Ok(out)) => build(key, channel.0.clone()).map(|v| (out, v)),
-            ((Err(status), _), _) => Err(status),
-            _ => Err(RECUO_ERR_NULL_ARGUMENT),
-        };
-        match made {
-            // SAFETY: a checked output.
-            Ok((out, value)) => unsafe { ptr::store(out, value) },
-            Err(status) => status,
-        }
+        let (key, channel) = unsafe { (ptr::text(key, key_len)?, ptr::input(channel)?) };
+        let out = ptr::out(out)?;
+        let value = build(key, channel.0.clone())?;
+        // SAFETY: a checked output.
+        Ok(unsafe { ptr::store(out, value) })
     })
 }
 
@@ -350,18 +332,19 @@ pub unsafe extern "C" fn recuo_attempts_would_draw_on_budget(
     verdict: *const recuo_verdict,
     out: *mut bool,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the handle, the verdict and the output.
-        let (a, verdict, out) =
-            match unsafe { (ptr::handle(attempts), read_verdict(verdict), ptr::out(out)) } {
-                (Ok(a), Ok(v), Ok(out)) => (a, v, out),
-                (_, Err(status), _) => return status,
-                _ => return RECUO_ERR_NULL_ARGUMENT,
-            };
-        let draws = a.op.would_draw_on_budget(now_ms, &verdict);
+    checked(|| {
+        // SAFETY: the caller vouches for the handle, the verdict and the output (the verdict's
+        // error first).
+        let (verdict, a, out) = unsafe {
+            (
+                read_verdict(verdict)?,
+                ptr::handle(attempts)?,
+                ptr::out(out)?,
+            )
+        };
         // SAFETY: a checked output.
-        unsafe { out.write(draws) };
-        RECUO_OK
+        unsafe { out.write(a.op.would_draw_on_budget(now_ms, &verdict)) };
+        Ok(RECUO_OK)
     })
 }
 

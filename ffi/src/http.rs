@@ -12,9 +12,9 @@ use recuo::http::{self, Ending, KeyToSend, Last, RequestPlan, Style};
 use recuo::Policy;
 
 use crate::attempts::{recuo_attempts, recuo_give_up_reason};
-use crate::cenum::{c_enum, name_or_unknown};
+use crate::cenum::c_enum;
 use crate::classify::{read_headers, recuo_header};
-use crate::panic::boundary;
+use crate::panic::checked;
 use crate::policy::recuo_policy;
 use crate::ptr;
 use crate::redact::write_text;
@@ -40,21 +40,11 @@ pub enum recuo_key_to_send {
     RECUO_KEY_RECUO = 3,
 }
 
-c_enum!(recuo_key_to_send {
-    RECUO_KEY_NONE => c"none",
-    RECUO_KEY_CALLER => c"caller",
-    RECUO_KEY_RECUO => c"recuo",
+c_enum!(recuo_key_to_send: KeyToSend {
+    RECUO_KEY_NONE = KeyToSend::Nothing => c"none",
+    RECUO_KEY_CALLER = KeyToSend::Callers => c"caller",
+    RECUO_KEY_RECUO = KeyToSend::Recuos => c"recuo",
 });
-
-impl recuo_key_to_send {
-    fn from_core(k: KeyToSend) -> Self {
-        match k {
-            KeyToSend::Nothing => Self::RECUO_KEY_NONE,
-            KeyToSend::Callers => Self::RECUO_KEY_CALLER,
-            KeyToSend::Recuos => Self::RECUO_KEY_RECUO,
-        }
-    }
-}
 
 /// What one request is to its operation: a plain struct recuo fills in.
 #[repr(C)]
@@ -87,19 +77,10 @@ pub enum recuo_style {
     RECUO_STYLE_GUIDE = 2,
 }
 
-c_enum!(recuo_style {
-    RECUO_STYLE_CLIENT => c"client",
-    RECUO_STYLE_GUIDE => c"guide",
+c_enum!(recuo_style: Style {
+    RECUO_STYLE_CLIENT = Style::Client => c"client",
+    RECUO_STYLE_GUIDE = Style::Guide => c"guide",
 });
-
-impl recuo_style {
-    fn to_core(self) -> Style {
-        match self {
-            Self::RECUO_STYLE_CLIENT => Style::Client,
-            Self::RECUO_STYLE_GUIDE => Style::Guide,
-        }
-    }
-}
 
 /// How an operation's end reaches its caller.
 #[repr(u32)]
@@ -114,21 +95,11 @@ pub enum recuo_ending {
     RECUO_ENDING_GIVE_UP = 3,
 }
 
-c_enum!(recuo_ending {
-    RECUO_ENDING_RESPONSE => c"response",
-    RECUO_ENDING_ERROR => c"error",
-    RECUO_ENDING_GIVE_UP => c"give_up",
+c_enum!(recuo_ending: Ending {
+    RECUO_ENDING_RESPONSE = Ending::Response => c"response",
+    RECUO_ENDING_ERROR = Ending::Error => c"error",
+    RECUO_ENDING_GIVE_UP = Ending::GiveUp => c"give_up",
 });
-
-impl recuo_ending {
-    fn from_core(e: Ending) -> Self {
-        match e {
-            Ending::Response => Self::RECUO_ENDING_RESPONSE,
-            Ending::Error => Self::RECUO_ENDING_ERROR,
-            Ending::GiveUp => Self::RECUO_ENDING_GIVE_UP,
-        }
-    }
-}
 
 /// What kind of last attempt a `recuo_last` describes.
 #[repr(u32)]
@@ -233,25 +204,6 @@ unsafe fn plan(
     Ok(RequestPlan::new(policy, method, callers_key, send_keys))
 }
 
-/// Stores what `make` answers in `*out`: `RECUO_OK`; or the first error — `out` NULL before
-/// anything else, then `make`'s — with `*out` untouched.
-///
-/// # Safety
-/// `out` must be NULL or valid for writes and aligned for `T`.
-unsafe fn fill<T: Copy>(
-    out: *mut T,
-    make: impl FnOnce() -> Result<T, recuo_status>,
-) -> recuo_status {
-    match ptr::out(out).and_then(|out| Ok((out, make()?))) {
-        Ok((out, value)) => {
-            // SAFETY: the caller vouches for a writable `T` at `out`.
-            unsafe { out.write(value) };
-            RECUO_OK
-        }
-        Err(status) => status,
-    }
-}
-
 /// Reads what an ending depends on besides the operation: `*last`, then the caller's `style`
 /// (a `recuo_style` constant).
 ///
@@ -280,14 +232,13 @@ unsafe fn write_message(
     written: *mut usize,
     make: impl FnOnce() -> Result<String, recuo_status>,
 ) -> recuo_status {
-    if buf.is_null() {
-        return RECUO_ERR_NULL_ARGUMENT;
-    }
-    match make() {
+    checked(|| {
+        if buf.is_null() {
+            return Err(RECUO_ERR_NULL_ARGUMENT);
+        }
         // SAFETY: forwarded from the caller.
-        Ok(text) => unsafe { write_text(buf, len, written, &text) },
-        Err(status) => status,
-    }
+        Ok(unsafe { write_text(buf, len, written, &make()?) })
+    })
 }
 
 /// The plan of a request under `policy`: the key its attempts carry and whether it counts as
@@ -321,13 +272,13 @@ pub unsafe extern "C" fn recuo_plan_request(
     out: *mut recuo_request_plan,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        fill(out, || {
+    unsafe {
+        ptr::fill(out, || {
             let policy = ptr::input(policy)?.policy()?;
             let p = plan(policy, method, method_len, callers_key, send_keys)?;
             Ok(recuo_request_plan::from_core(p))
         })
-    })
+    }
 }
 
 /// How an operation that ended for `reason` (a `recuo_give_up_reason` constant;
@@ -355,13 +306,13 @@ pub unsafe extern "C" fn recuo_ending_for(
     out: *mut recuo_ending,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        fill(out, || {
+    unsafe {
+        ptr::fill(out, || {
             let (style, last) = read_ending_args(style, last)?;
             let reason = recuo_give_up_reason::read(reason)?;
             Ok(recuo_ending::from_core(http::ending(style, reason, last)))
         })
-    })
+    }
 }
 
 /// The message of a give-up, the same in every language, into `buf` (`len` bytes),
@@ -396,7 +347,7 @@ pub unsafe extern "C" fn recuo_give_up_message(
     written: *mut usize,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
+    unsafe {
         write_message(buf, len, written, || {
             let last = read_last(last)?;
             let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
@@ -405,7 +356,7 @@ pub unsafe extern "C" fn recuo_give_up_message(
             let retry_in = has_retry_in.then_some(retry_in_ms);
             Ok(http::give_up_message(reason, attempts, last, retry_in))
         })
-    })
+    }
 }
 
 /// Plans the machine's request (as `recuo_plan_request` does, by the machine's own policy)
@@ -448,24 +399,16 @@ unsafe fn set_plan(
     out: *mut recuo_request_plan,
     make: impl FnOnce(&Policy) -> Result<RequestPlan, recuo_status>,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: forwarded from the caller.
-        let a = match unsafe { ptr::handle(attempts) } {
-            Ok(a) => a,
-            Err(status) => return status,
-        };
-        let p = match make(a.op.policy()) {
-            Ok(p) => p,
-            Err(status) => return status,
-        };
+        let a = unsafe { ptr::handle(attempts) }?;
+        let p = make(a.op.policy())?;
         let rc = a.build(|op| op.plan(p));
         if rc == RECUO_OK {
-            if let Some(out) = ptr::optional_out(out) {
-                // SAFETY: the caller vouches for a writable plan at `out`.
-                unsafe { out.write(recuo_request_plan::from_core(p)) };
-            }
+            // SAFETY: the caller vouches for NULL or a writable plan at `out`.
+            unsafe { ptr::put(out, recuo_request_plan::from_core(p)) };
         }
-        rc
+        Ok(rc)
     })
 }
 
@@ -518,7 +461,7 @@ pub unsafe extern "C" fn recuo_attempts_set_replayable(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { ptr::with(attempts, |a| a.build(|op| op.replayable(yes))) })
+    unsafe { ptr::with(attempts, |a| a.build(|op| op.replayable(yes))) }
 }
 
 /// How the machine's operation reaches a caller of `style` (a `recuo_style` constant), its
@@ -539,13 +482,13 @@ pub unsafe extern "C" fn recuo_attempts_ending(
     out: *mut recuo_ending,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        fill(out, || {
+    unsafe {
+        ptr::fill(out, || {
             let a = ptr::input(attempts)?;
             let (style, last) = read_ending_args(style, last)?;
             Ok(recuo_ending::from_core(a.op.ending(style, last)))
         })
-    })
+    }
 }
 
 /// The message of the machine's give-up (as `recuo_give_up_message` words it: its reason,
@@ -571,41 +514,41 @@ pub unsafe extern "C" fn recuo_attempts_give_up_message(
     written: *mut usize,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
+    unsafe {
         write_message(buf, len, written, || {
             let a = ptr::input(attempts)?;
             let last = read_last(last)?;
             Ok(a.op.give_up_message(now_ms, last).unwrap_or_default())
         })
-    })
+    }
 }
 
 /// The name of the `recuo_key_to_send` constant `key` (`"none"`, `"caller"`, `"recuo"`: the
 /// names every language uses), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_key_to_send_name(key: u32) -> *const c_char {
-    boundary(|| name_or_unknown(key, recuo_key_to_send::from_code, recuo_key_to_send::name))
+    recuo_key_to_send::name_of(key)
 }
 
 /// The name of the `recuo_style` constant `style` (`"client"`, `"guide"`), or `"unknown"`.
 /// Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_style_name(style: u32) -> *const c_char {
-    boundary(|| name_or_unknown(style, recuo_style::from_code, recuo_style::name))
+    recuo_style::name_of(style)
 }
 
 /// The name of the `recuo_ending` constant `ending` (`"response"`, `"error"`, `"give_up"`),
 /// or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_ending_name(ending: u32) -> *const c_char {
-    boundary(|| name_or_unknown(ending, recuo_ending::from_code, recuo_ending::name))
+    recuo_ending::name_of(ending)
 }
 
 /// The name of the `recuo_last_kind` constant `kind` (`"nothing"`, `"status"`,
 /// `"transport"`, `"late"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_last_kind_name(kind: u32) -> *const c_char {
-    boundary(|| name_or_unknown(kind, recuo_last_kind::from_code, recuo_last_kind::name))
+    recuo_last_kind::name_of(kind)
 }
 
 #[cfg(test)]

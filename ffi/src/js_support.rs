@@ -2,7 +2,6 @@
 //! without waiting, so that an event loop waits for it with a timer instead of a blocked
 //! thread, in the same first-come order as the blocking acquires of every other process.
 
-use crate::panic::boundary;
 use crate::ptr;
 use crate::regulator::recuo_regulator;
 use crate::status::recuo_status::{self, RECUO_OK, RECUO_QUEUE_FULL, RECUO_WOULD_WAIT};
@@ -72,14 +71,8 @@ unsafe fn reserve_on(
     wait_ns_out: *mut u64,
     reserve: impl FnOnce(&recuo::Regulator) -> Result<u64, Result<u64, RegulatorError>>,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        match unsafe { ptr::input(regulator) } {
-            // SAFETY: forwarded from the caller.
-            Ok(r) => unsafe { reserved(reserve(&r.0), wait_ns_out) },
-            Err(status) => status,
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr::with_ref(regulator, |r| reserved(reserve(&r.0), wait_ns_out)) }
 }
 
 /// The status and the wait of a reservation, the wait written to the optional `wait_ns_out`.
@@ -96,10 +89,8 @@ unsafe fn reserved(
         Err(Err(RegulatorError::QueueFull { wait_ns, .. })) => (RECUO_QUEUE_FULL, wait_ns),
         Err(Err(e)) => return e.into(),
     };
-    if let Some(out) = ptr::optional_out(wait_ns_out) {
-        // SAFETY: the caller vouches for a writable uint64_t.
-        unsafe { out.write(wait) };
-    }
+    // SAFETY: the caller vouches for a writable uint64_t.
+    unsafe { ptr::put(wait_ns_out, wait) };
     status
 }
 

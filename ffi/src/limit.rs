@@ -14,7 +14,7 @@ use recuo::{ConcurrencyLimit, LimitError, Permit};
 
 use crate::cancel::cancel_token;
 use crate::cancel::recuo_cancel_token;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::ptr::store;
 use crate::status::open_with_detail;
@@ -57,16 +57,11 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new(
     limit: u32,
     out: *mut *mut recuo_concurrency_limit,
 ) -> recuo_status {
-    boundary(|| {
-        let made = ptr::out(out).and_then(|out| {
-            let limit = ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
-            Ok((out, limit))
-        });
-        match made {
-            // SAFETY: a checked output.
-            Ok((out, limit)) => unsafe { store(out, recuo_concurrency_limit(limit)) },
-            Err(status) => status,
-        }
+    checked(|| {
+        let out = ptr::out(out)?;
+        let limit = ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
+        // SAFETY: a checked output.
+        Ok(unsafe { store(out, recuo_concurrency_limit(limit)) })
     })
 }
 
@@ -119,16 +114,15 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_shared(
     detail: *mut c_char,
     detail_len: usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the path and the output.
-        let checked = unsafe { (|| Ok((ptr::out(out)?, ptr::path(path, path_len)?)))() };
-        // SAFETY: the caller vouches for the detail buffer.
-        unsafe {
-            open_with_detail(checked, detail, detail_len, |path| {
-                ConcurrencyLimit::shared(path, limit).map(recuo_concurrency_limit)
-            })
-        }
-    })
+    // SAFETY: the caller vouches for the path, the output and the detail buffer.
+    unsafe {
+        open_with_detail(
+            detail,
+            detail_len,
+            || Ok((ptr::out(out)?, ptr::path(path, path_len)?)),
+            |path| ConcurrencyLimit::shared(path, limit).map(recuo_concurrency_limit),
+        )
+    }
 }
 
 /// The longest lease of a limit on Redis: one day, in milliseconds.
@@ -186,10 +180,12 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_redis(
     detail: *mut c_char,
     detail_len: usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the URL, the key and the output.
-        let checked = unsafe {
-            (|| {
+    // SAFETY: the caller vouches for the URL, the key, the output and the detail buffer.
+    unsafe {
+        open_with_detail(
+            detail,
+            detail_len,
+            || {
                 let out = ptr::out(out)?;
                 let args = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
                 // The local limit's rule first, then the lease's.
@@ -198,16 +194,13 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_redis(
                     return Err(RECUO_ERR_INVALID_LEASE);
                 }
                 Ok((out, args))
-            })()
-        };
-        // SAFETY: the caller vouches for the detail buffer.
-        unsafe {
-            open_with_detail(checked, detail, detail_len, |(url, key)| {
+            },
+            |(url, key)| {
                 let lease = Duration::from_millis(lease_ms);
                 redis_limit(url, key, limit, lease).map(recuo_concurrency_limit)
-            })
-        }
-    })
+            },
+        )
+    }
 }
 
 /// Releases a concurrency-limit handle (the permits taken from it, and the gates holding
@@ -218,12 +211,8 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_redis(
 /// not be in use by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_concurrency_limit_free(limit: *mut recuo_concurrency_limit) {
-    boundary(|| {
-        if !limit.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(limit) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(limit) })
 }
 
 /// Takes a place now if one is free, and stores the permit in `*out`.
@@ -239,18 +228,14 @@ pub unsafe extern "C" fn recuo_concurrency_limit_try_acquire(
     limit: *const recuo_concurrency_limit,
     out: *mut *mut recuo_permit,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or a live handle.
-        let (l, out) = match unsafe { (ptr::input(limit), ptr::out(out)) } {
-            (Ok(l), Ok(out)) => (l, out),
-            _ => return recuo_status::RECUO_ERR_NULL_ARGUMENT,
-        };
-        match l.0.try_acquire() {
+        let (l, out) = unsafe { (ptr::input(limit)?, ptr::out(out)?) };
+        Ok(match l.0.try_acquire()? {
             // SAFETY: a checked output.
-            Ok(Some(permit)) => unsafe { store(out, recuo_permit { permit }) },
-            Ok(None) => RECUO_WOULD_WAIT,
-            Err(e) => e.into(),
-        }
+            Some(permit) => unsafe { store(out, recuo_permit { permit }) },
+            None => RECUO_WOULD_WAIT,
+        })
     })
 }
 
@@ -277,24 +262,19 @@ pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
     cancel: *const recuo_cancel_token,
     out: *mut *mut recuo_permit,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or live handles.
-        let (l, out) = match unsafe { (ptr::input(limit), ptr::out(out)) } {
-            (Ok(l), Ok(out)) => (l, out),
-            _ => return recuo_status::RECUO_ERR_NULL_ARGUMENT,
-        };
-        // SAFETY: the caller vouches for NULL or a live token.
-        let cancel = unsafe { cancel_token(cancel) };
+        let (l, out, cancel) =
+            unsafe { (ptr::input(limit)?, ptr::out(out)?, cancel_token(cancel)) };
         // A timeout too long to be an instant is no timeout.
         let timeout = Some(Duration::from_millis(timeout_ms))
             .filter(|t| timeout_ms != u64::MAX && Instant::now().checked_add(*t).is_some());
-        match l.0.acquire(timeout, &cancel) {
+        Ok(match l.0.acquire(timeout, &cancel)? {
             // SAFETY: a checked output.
-            Ok(Some(permit)) => unsafe { store(out, recuo_permit { permit }) },
-            Ok(None) if cancel.is_cancelled() => RECUO_CANCELLED,
-            Ok(None) => RECUO_TIMED_OUT,
-            Err(e) => e.into(),
-        }
+            Some(permit) => unsafe { store(out, recuo_permit { permit }) },
+            None if cancel.is_cancelled() => RECUO_CANCELLED,
+            None => RECUO_TIMED_OUT,
+        })
     })
 }
 
@@ -308,12 +288,8 @@ pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
 /// released.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_permit_release(permit: *mut recuo_permit) {
-    boundary(|| {
-        if !permit.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(permit) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(permit) })
 }
 
 /// Extends the permit's lease from now, by the limit's `lease_ms` (a long request does this
@@ -332,20 +308,13 @@ pub unsafe extern "C" fn recuo_permit_renew(
     permit: *const recuo_permit,
     renewed_out: *mut bool,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or a live permit and a writable output.
-        let (p, out) = match unsafe { (ptr::input(permit), ptr::out(renewed_out)) } {
-            (Ok(p), Ok(out)) => (p, out),
-            _ => return recuo_status::RECUO_ERR_NULL_ARGUMENT,
-        };
-        match p.permit.renew() {
-            Ok(renewed) => {
-                // SAFETY: a checked output.
-                unsafe { out.write(renewed) };
-                RECUO_OK
-            }
-            Err(e) => e.into(),
-        }
+        let (p, out) = unsafe { (ptr::input(permit)?, ptr::out(renewed_out)?) };
+        let renewed = p.permit.renew()?;
+        // SAFETY: a checked output.
+        unsafe { out.write(renewed) };
+        Ok(RECUO_OK)
     })
 }
 

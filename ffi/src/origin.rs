@@ -6,12 +6,12 @@ use std::ffi::c_char;
 
 use recuo::{Confidence, Origin, WhoAnswered};
 
-use crate::cenum::{c_enum, name_or_unknown};
+use crate::cenum::c_enum;
 use crate::classify::{read_headers, recuo_header};
-use crate::panic::boundary;
+use crate::panic::checked;
 use crate::ptr;
 use crate::redact::write_text;
-use crate::status::recuo_status::{self, RECUO_ERR_INDEX_OUT_OF_RANGE, RECUO_OK};
+use crate::status::recuo_status::{self, RECUO_ERR_INDEX_OUT_OF_RANGE};
 
 /// Where an answer most likely came from.
 #[repr(u32)]
@@ -27,23 +27,12 @@ pub enum recuo_origin {
     RECUO_ORIGIN_UNKNOWN = 4,
 }
 
-c_enum!(recuo_origin {
-    RECUO_ORIGIN_API => c"api",
-    RECUO_ORIGIN_PROXY => c"proxy",
-    RECUO_ORIGIN_CDN => c"cdn",
-    RECUO_ORIGIN_UNKNOWN => c"unknown",
+c_enum!(recuo_origin: Origin {
+    RECUO_ORIGIN_API = Origin::Api => c"api",
+    RECUO_ORIGIN_PROXY = Origin::Proxy => c"proxy",
+    RECUO_ORIGIN_CDN = Origin::Cdn => c"cdn",
+    RECUO_ORIGIN_UNKNOWN = Origin::Unknown => c"unknown",
 });
-
-impl recuo_origin {
-    fn from_core(o: Origin) -> Self {
-        match o {
-            Origin::Api => Self::RECUO_ORIGIN_API,
-            Origin::Proxy => Self::RECUO_ORIGIN_PROXY,
-            Origin::Cdn => Self::RECUO_ORIGIN_CDN,
-            Origin::Unknown => Self::RECUO_ORIGIN_UNKNOWN,
-        }
-    }
-}
 
 /// How sure a `recuo_who_answered` answer is. A brand alone (`Server: cloudflare`, a branded
 /// error page) is never enough for `RECUO_CONFIDENCE_HIGH`.
@@ -58,21 +47,11 @@ pub enum recuo_confidence {
     RECUO_CONFIDENCE_HIGH = 3,
 }
 
-c_enum!(recuo_confidence {
-    RECUO_CONFIDENCE_LOW => c"low",
-    RECUO_CONFIDENCE_MEDIUM => c"medium",
-    RECUO_CONFIDENCE_HIGH => c"high",
+c_enum!(recuo_confidence: Confidence {
+    RECUO_CONFIDENCE_LOW = Confidence::Low => c"low",
+    RECUO_CONFIDENCE_MEDIUM = Confidence::Medium => c"medium",
+    RECUO_CONFIDENCE_HIGH = Confidence::High => c"high",
 });
-
-impl recuo_confidence {
-    fn from_core(c: Confidence) -> Self {
-        match c {
-            Confidence::Low => Self::RECUO_CONFIDENCE_LOW,
-            Confidence::Medium => Self::RECUO_CONFIDENCE_MEDIUM,
-            Confidence::High => Self::RECUO_CONFIDENCE_HIGH,
-        }
-    }
-}
 
 /// The answer of `recuo_who_answered`: a plain struct recuo fills in. The evidence lines
 /// themselves are copied into a buffer of yours by `recuo_who_answered_evidence`.
@@ -147,26 +126,17 @@ pub unsafe extern "C" fn recuo_who_answered(
     expected_len: usize,
     out: *mut recuo_who_answered_result,
 ) -> recuo_status {
-    boundary(|| {
-        let out = match ptr::out(out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
-        // SAFETY: forwarded from the caller.
-        let w = match unsafe { judge(headers, header_count, expected_content_type, expected_len) } {
-            Ok(w) => w,
-            Err(status) => return status,
-        };
-        // SAFETY: the caller vouches for a writable result at `out`.
-        unsafe {
-            out.write(recuo_who_answered_result {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::fill(out, || {
+            let w = judge(headers, header_count, expected_content_type, expected_len)?;
+            Ok(recuo_who_answered_result {
                 origin: recuo_origin::from_core(w.origin),
                 confidence: recuo_confidence::from_core(w.confidence),
                 evidence_count: w.evidence.len(),
             })
-        };
-        RECUO_OK
-    })
+        })
+    }
 }
 
 /// Copies evidence line number `index` (from 0, below `evidence_count`) of the answer
@@ -196,20 +166,15 @@ pub unsafe extern "C" fn recuo_who_answered_evidence(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         if buf.is_null() {
-            return recuo_status::RECUO_ERR_NULL_ARGUMENT;
+            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
         }
         // SAFETY: forwarded from the caller.
-        let w = match unsafe { judge(headers, header_count, expected_content_type, expected_len) } {
-            Ok(w) => w,
-            Err(status) => return status,
-        };
-        match w.evidence.get(index) {
-            // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-            Some(line) => unsafe { write_text(buf, buf_len, written, line) },
-            None => RECUO_ERR_INDEX_OUT_OF_RANGE,
-        }
+        let w = unsafe { judge(headers, header_count, expected_content_type, expected_len) }?;
+        let line = w.evidence.get(index).ok_or(RECUO_ERR_INDEX_OUT_OF_RANGE)?;
+        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
+        Ok(unsafe { write_text(buf, buf_len, written, line) })
     })
 }
 
@@ -218,25 +183,20 @@ pub unsafe extern "C" fn recuo_who_answered_evidence(
 /// constant. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_origin_name(origin: u32) -> *const c_char {
-    boundary(|| name_or_unknown(origin, recuo_origin::from_code, recuo_origin::name))
+    recuo_origin::name_of(origin)
 }
 
 /// The name of the `recuo_confidence` constant `confidence` (`"low"`, `"medium"`, `"high"`),
 /// or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_confidence_name(confidence: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            confidence,
-            recuo_confidence::from_code,
-            recuo_confidence::name,
-        )
-    })
+    recuo_confidence::name_of(confidence)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::recuo_status::RECUO_OK;
     use crate::status::recuo_status::{RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_NOT_UTF8};
 
     fn h(name: &'static std::ffi::CStr, value: &'static std::ffi::CStr) -> recuo_header {

@@ -85,6 +85,37 @@ pub fn boundary<R: PanicFallback>(body: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| R::panic_fallback())
 }
 
+/// [`boundary`] for a body written with `?`: the status it answers, or the first error it
+/// met (a refused argument, or a core error converted by its `From`).
+pub(crate) fn checked<A: Answer>(body: impl FnOnce() -> Result<A, recuo_status>) -> recuo_status {
+    boundary(|| body().status())
+}
+
+/// What a shim's body answers, as the status C receives: `()` is `RECUO_OK`, a status is
+/// itself, a result is its value's status or its error's.
+pub(crate) trait Answer {
+    /// The status C receives.
+    fn status(self) -> recuo_status;
+}
+
+impl Answer for () {
+    fn status(self) -> recuo_status {
+        recuo_status::RECUO_OK
+    }
+}
+
+impl Answer for recuo_status {
+    fn status(self) -> recuo_status {
+        self
+    }
+}
+
+impl<A: Answer, E: Into<recuo_status>> Answer for Result<A, E> {
+    fn status(self) -> recuo_status {
+        self.map_or_else(Into::into, Answer::status)
+    }
+}
+
 /// For recuo's own tests only: panics inside the boundary, so that a test can see a panic
 /// arrive as a status. Always returns `RECUO_ERR_PANIC` (the default panic hook prints the
 /// panic message on standard error).

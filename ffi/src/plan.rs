@@ -7,13 +7,13 @@ use std::ffi::c_char;
 
 use recuo::{Plan, PlanError, Rate};
 
-use crate::panic::boundary;
+use crate::panic::checked;
 use crate::ptr;
+use crate::redact::write_text;
 use crate::status::recuo_status::{
     self, RECUO_ERR_INDEX_OUT_OF_RANGE, RECUO_ERR_INVALID_LATENCY, RECUO_ERR_INVALID_RATE,
-    RECUO_ERR_INVALID_RETRY_FRACTION, RECUO_ERR_TARGET_ABOVE_ALLOWANCE, RECUO_OK,
+    RECUO_ERR_INVALID_RETRY_FRACTION, RECUO_ERR_TARGET_ABOVE_ALLOWANCE,
 };
-use crate::status::CBuffer;
 
 /// The core's rate for a number of events per second: `RECUO_ERR_INVALID_RATE` unless it is
 /// finite and above zero.
@@ -53,26 +53,14 @@ pub unsafe extern "C" fn recuo_rate_parse(
     len: usize,
     per_second_out: *mut f64,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the text and the output.
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> {
-                Ok((ptr::out(per_second_out)?, ptr::text(text, len)?))
-            })()
-        };
-        let (out, text) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
-        match text.parse::<Rate>() {
-            Ok(rate) => {
-                // SAFETY: a checked, writable double.
-                unsafe { out.write(rate.as_per_second()) };
-                RECUO_OK
-            }
-            Err(_) => RECUO_ERR_INVALID_RATE,
-        }
-    })
+    // SAFETY: the caller vouches for the text and the output.
+    unsafe {
+        ptr::fill(per_second_out, || {
+            let rate = ptr::text(text, len)?.parse::<Rate>();
+            rate.map(|r| r.as_per_second())
+                .map_err(|_| RECUO_ERR_INVALID_RATE)
+        })
+    }
 }
 
 /// Writes the rate `per_second` (events per second) as recuo writes rates: per minute when
@@ -94,19 +82,13 @@ pub unsafe extern "C" fn recuo_rate_format(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         if buf.is_null() {
-            return recuo_status::RECUO_ERR_NULL_ARGUMENT;
+            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
         }
-        match rate(per_second) {
-            // SAFETY: forwarded from the caller.
-            Ok(rate) => unsafe {
-                CBuffer::write_c(buf, len, written, |w| {
-                    std::fmt::Write::write_fmt(w, format_args!("{rate}"))
-                })
-            },
-            Err(status) => status,
-        }
+        let rate = rate(per_second)?;
+        // SAFETY: forwarded from the caller.
+        Ok(unsafe { write_text(buf, len, written, &rate.to_string()) })
     })
 }
 
@@ -184,26 +166,19 @@ pub unsafe extern "C" fn recuo_plan(
     retry_fraction: f64,
     out: *mut recuo_plan_result,
 ) -> recuo_status {
-    boundary(|| {
-        let out = match ptr::out(out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
-        match make_plan(
-            requests,
-            allowance_per_s,
-            target_per_s,
-            latency_s,
-            retry_fraction,
-        ) {
-            Ok(plan) => {
-                // SAFETY: a checked, writable struct.
-                unsafe { out.write(recuo_plan_result::from_core(&plan)) };
-                RECUO_OK
-            }
-            Err(status) => status,
-        }
-    })
+    // SAFETY: the caller vouches for a writable struct at `out`.
+    unsafe {
+        ptr::fill(out, || {
+            let plan = make_plan(
+                requests,
+                allowance_per_s,
+                target_per_s,
+                latency_s,
+                retry_fraction,
+            );
+            Ok(recuo_plan_result::from_core(&plan?))
+        })
+    }
 }
 
 /// Writes warning number `index` (from 0, below the plan's `warning_count`) of the plan that
@@ -230,35 +205,30 @@ pub unsafe extern "C" fn recuo_plan_warning(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         if buf.is_null() {
-            return recuo_status::RECUO_ERR_NULL_ARGUMENT;
+            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
         }
-        let plan = match make_plan(
+        let plan = make_plan(
             requests,
             allowance_per_s,
             target_per_s,
             latency_s,
             retry_fraction,
-        ) {
-            Ok(plan) => plan,
-            Err(status) => return status,
-        };
-        match plan.warnings.get(index) {
-            // SAFETY: forwarded from the caller.
-            Some(warning) => unsafe {
-                CBuffer::write_c(buf, len, written, |w| {
-                    std::fmt::Write::write_str(w, warning)
-                })
-            },
-            None => RECUO_ERR_INDEX_OUT_OF_RANGE,
-        }
+        )?;
+        let warning = plan
+            .warnings
+            .get(index)
+            .ok_or(RECUO_ERR_INDEX_OUT_OF_RANGE)?;
+        // SAFETY: forwarded from the caller.
+        Ok(unsafe { write_text(buf, len, written, warning) })
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::recuo_status::RECUO_OK;
 
     fn parse(text: &str) -> Result<f64, recuo_status> {
         let mut out = f64::NAN;

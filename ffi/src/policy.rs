@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use recuo::{ConfigError, Jitter, MethodSet, Policy, PolicyValue, RetryRule, Rules};
 
-use crate::cenum::{c_enum, name_or_unknown};
-use crate::panic::boundary;
+use crate::cenum::c_enum;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::status::recuo_status::{
     self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_LENGTH_TOO_LARGE, RECUO_ERR_NULL_ARGUMENT,
@@ -41,32 +41,12 @@ pub enum recuo_jitter {
     RECUO_JITTER_NONE = 4,
 }
 
-c_enum!(recuo_jitter {
-    RECUO_JITTER_FULL => c"full",
-    RECUO_JITTER_EQUAL => c"equal",
-    RECUO_JITTER_DECORRELATED => c"decorrelated",
-    RECUO_JITTER_NONE => c"none",
+c_enum!(recuo_jitter: Jitter {
+    RECUO_JITTER_FULL = Jitter::Full => c"full",
+    RECUO_JITTER_EQUAL = Jitter::Equal => c"equal",
+    RECUO_JITTER_DECORRELATED = Jitter::Decorrelated => c"decorrelated",
+    RECUO_JITTER_NONE = Jitter::None => c"none",
 });
-
-impl recuo_jitter {
-    fn to_core(self) -> Jitter {
-        match self {
-            Self::RECUO_JITTER_FULL => Jitter::Full,
-            Self::RECUO_JITTER_EQUAL => Jitter::Equal,
-            Self::RECUO_JITTER_DECORRELATED => Jitter::Decorrelated,
-            Self::RECUO_JITTER_NONE => Jitter::None,
-        }
-    }
-
-    fn from_core(j: Jitter) -> Self {
-        match j {
-            Jitter::Full => Self::RECUO_JITTER_FULL,
-            Jitter::Equal => Self::RECUO_JITTER_EQUAL,
-            Jitter::Decorrelated => Self::RECUO_JITTER_DECORRELATED,
-            Jitter::None => Self::RECUO_JITTER_NONE,
-        }
-    }
-}
 
 /// When an HTTP status or a transport failure is retried (the classification's sets).
 #[repr(u32)]
@@ -83,29 +63,11 @@ pub enum recuo_status_rule {
     RECUO_RULE_ALWAYS = 3,
 }
 
-c_enum!(recuo_status_rule {
-    RECUO_RULE_NEVER => c"never",
-    RECUO_RULE_IF_IDEMPOTENT => c"if_idempotent",
-    RECUO_RULE_ALWAYS => c"always",
+c_enum!(recuo_status_rule: RetryRule {
+    RECUO_RULE_NEVER = RetryRule::Never => c"never",
+    RECUO_RULE_IF_IDEMPOTENT = RetryRule::IfIdempotent => c"if_idempotent",
+    RECUO_RULE_ALWAYS = RetryRule::Always => c"always",
 });
-
-impl recuo_status_rule {
-    fn to_core(self) -> RetryRule {
-        match self {
-            Self::RECUO_RULE_NEVER => RetryRule::Never,
-            Self::RECUO_RULE_IF_IDEMPOTENT => RetryRule::IfIdempotent,
-            Self::RECUO_RULE_ALWAYS => RetryRule::Always,
-        }
-    }
-
-    fn from_core(r: RetryRule) -> Self {
-        match r {
-            RetryRule::Never => Self::RECUO_RULE_NEVER,
-            RetryRule::IfIdempotent => Self::RECUO_RULE_IF_IDEMPOTENT,
-            RetryRule::Always => Self::RECUO_RULE_ALWAYS,
-        }
-    }
-}
 
 /// A retry policy: attempts, backoff, deadline, server-wait spread, the classification and
 /// the idempotency header. An opaque handle backed by the values as set plus the
@@ -173,21 +135,6 @@ impl recuo_policy {
             .build();
         RECUO_OK
     }
-}
-
-/// Runs `body` on the policy behind `policy`, answering `RECUO_ERR_NULL_ARGUMENT` for NULL.
-///
-/// # Safety
-/// `policy` must be NULL or a live handle that nothing else uses during the call.
-unsafe fn with_policy(
-    policy: *mut recuo_policy,
-    body: impl FnOnce(&mut recuo_policy) -> recuo_status,
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::handle(policy) } {
-        Ok(p) => body(p),
-        Err(status) => status,
-    })
 }
 
 /// Reads the policy behind `policy` with `body`; `fallback` when `policy` is NULL.
@@ -306,24 +253,15 @@ pub unsafe extern "C" fn recuo_policy_from_json(
     len: usize,
     out: *mut *mut recuo_policy,
 ) -> recuo_status {
-    boundary(|| {
-        let out = match ptr::out(out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
+    checked(|| {
+        let out = ptr::out(out)?;
         if len > RECUO_POLICY_JSON_MAX {
-            return RECUO_ERR_LENGTH_TOO_LARGE;
+            return Err(RECUO_ERR_LENGTH_TOO_LARGE);
         }
         // SAFETY: the caller vouches for `len` readable bytes at `json`.
-        let text = match unsafe { ptr::text(json, len) } {
-            Ok(text) => text,
-            Err(status) => return status,
-        };
-        match policy_from_json(text) {
-            // SAFETY: a checked output.
-            Ok(p) => unsafe { ptr::store(out, recuo_policy::from_core(p)) },
-            Err(e) => e.into(),
-        }
+        let policy = policy_from_json(unsafe { ptr::text(json, len) }?)?;
+        // SAFETY: a checked output.
+        Ok(unsafe { ptr::store(out, recuo_policy::from_core(policy)) })
     })
 }
 
@@ -342,12 +280,8 @@ fn policy_from_json(text: &str) -> Result<Policy, ConfigError> {
 /// be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_free(policy: *mut recuo_policy) {
-    boundary(|| {
-        if !policy.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(policy) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(policy) })
 }
 
 /// Checks the policy as the core will when it is used: `RECUO_OK`, or the configuration
@@ -380,12 +314,10 @@ pub unsafe extern "C" fn recuo_policy_set_max_attempts(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
+        ptr::with(policy, |p| {
             // The core decides what is a valid number of attempts.
-            if let Err(e) = Policy::builder().max_attempts(max_attempts).build() {
-                return e.into();
-            }
-            p.update(|p| p.max_attempts = max_attempts)
+            let checked = Policy::builder().max_attempts(max_attempts).build();
+            checked.map(|_| p.update(|p| p.max_attempts = max_attempts))
         })
     }
 }
@@ -402,7 +334,7 @@ pub unsafe extern "C" fn recuo_policy_set_base_ms(
     base_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.base_ms = base_ms)) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.base_ms = base_ms)) }
 }
 
 /// Sets the largest backoff window (the cap), in milliseconds. It never shortens a server's
@@ -417,7 +349,7 @@ pub unsafe extern "C" fn recuo_policy_set_cap_ms(
     cap_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.cap_ms = cap_ms)) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.cap_ms = cap_ms)) }
 }
 
 /// Sets the jitter mode: one of the `recuo_jitter` constants. Returns `RECUO_OK`;
@@ -433,7 +365,7 @@ pub unsafe extern "C" fn recuo_policy_set_jitter(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| match recuo_jitter::from_code(jitter) {
+        ptr::with(policy, |p| match recuo_jitter::from_code(jitter) {
             Some(j) => p.update(|p| p.jitter = j.to_core()),
             None => RECUO_ERR_INVALID_ENUM,
         })
@@ -452,7 +384,7 @@ pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
     deadline_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.deadline_ms = Some(deadline_ms))) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.deadline_ms = Some(deadline_ms))) }
 }
 
 /// Removes the deadline (the default of guide A). Returns `RECUO_OK` or
@@ -463,7 +395,7 @@ pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_clear_deadline(policy: *mut recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.deadline_ms = None)) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.deadline_ms = None)) }
 }
 
 /// Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`.
@@ -477,7 +409,7 @@ pub unsafe extern "C" fn recuo_policy_set_spread_ms(
     spread_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.spread_ms = Some(spread_ms))) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.spread_ms = Some(spread_ms))) }
 }
 
 /// Restores the default spread, `min(window(n), 1000 ms)` for retry index `n`. Returns
@@ -488,7 +420,7 @@ pub unsafe extern "C" fn recuo_policy_set_spread_ms(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_clear_spread(policy: *mut recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.spread_ms = None)) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.spread_ms = None)) }
 }
 
 /// Whether a valid `Date` header in the response is "now" when server waits are computed
@@ -504,7 +436,7 @@ pub unsafe extern "C" fn recuo_policy_set_use_date_header(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
+        ptr::with(policy, |p| {
             p.update(|p| p.use_date_header = use_date_header)
         })
     }
@@ -525,7 +457,7 @@ pub unsafe extern "C" fn recuo_policy_set_server_honours_keys(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_policy(policy, |p| p.update(|p| p.server_honours_keys = yes)) }
+    unsafe { ptr::with(policy, |p| p.update(|p| p.server_honours_keys = yes)) }
 }
 
 /// Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
@@ -548,17 +480,12 @@ pub unsafe extern "C" fn recuo_policy_set_idempotency_header(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
+        ptr::with(policy, |p| -> Result<_, recuo_status> {
             // SAFETY: the caller vouches for `len` readable bytes at `name`.
-            let name = match ptr::text(name, len) {
-                Ok(name) => name.to_owned(),
-                Err(status) => return status,
-            };
+            let name = ptr::text(name, len)?.to_owned();
             // The core decides what a header name may be.
-            if let Err(e) = Policy::builder().idempotency_header(name.clone()).build() {
-                return e.into();
-            }
-            p.update(|p| p.idempotency_header = name)
+            Policy::builder().idempotency_header(name.clone()).build()?;
+            Ok(p.update(|p| p.idempotency_header = name))
         })
     }
 }
@@ -584,18 +511,12 @@ pub unsafe extern "C" fn recuo_policy_set_status_retry(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
-            let Some(rule) = recuo_status_rule::from_code(rule) else {
-                return RECUO_ERR_INVALID_ENUM;
-            };
+        ptr::with(policy, |p| -> Result<_, recuo_status> {
+            let rule = recuo_status_rule::from_code(rule).ok_or(RECUO_ERR_INVALID_ENUM)?;
             let mut rules = p.rules;
-            if rules
-                .set_status_rule(u32::from(status), rule.to_core())
-                .is_err()
-            {
-                return RECUO_ERR_STATUS_OUT_OF_RANGE;
-            }
-            p.update(|p| p.rules = rules)
+            let set = rules.set_status_rule(u32::from(status), rule.to_core());
+            set.map_err(|_| RECUO_ERR_STATUS_OUT_OF_RANGE)?;
+            Ok(p.update(|p| p.rules = rules))
         })
     }
 }
@@ -618,7 +539,7 @@ pub unsafe extern "C" fn recuo_policy_set_transport_retry(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
+        ptr::with(policy, |p| {
             let (Some(t), Some(rule)) = (
                 recuo_transport::from_code(transport),
                 recuo_status_rule::from_code(rule),
@@ -651,22 +572,17 @@ pub unsafe extern "C" fn recuo_policy_set_method_idempotent(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
+        ptr::with(policy, |p| -> Result<_, recuo_status> {
             // SAFETY: the caller vouches for `len` readable bytes at `method`.
-            let method = match ptr::text(method, len) {
-                Ok(m) => m,
-                Err(status) => return status,
-            };
+            let method = ptr::text(method, len)?;
             let methods = p.rules.idempotent_methods;
-            let Some(with) = methods.with(method) else {
-                return RECUO_ERR_UNKNOWN_METHOD;
-            };
+            let with = methods.with(method).ok_or(RECUO_ERR_UNKNOWN_METHOD)?;
             let set: MethodSet = if idempotent {
                 with
             } else {
                 methods.without(method)
             };
-            p.update(|p| p.rules.idempotent_methods = set)
+            Ok(p.update(|p| p.rules.idempotent_methods = set))
         })
     }
 }
@@ -684,7 +600,7 @@ pub unsafe extern "C" fn recuo_policy_set_quota_403_is_rate_limit(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_policy(policy, |p| {
+        ptr::with(policy, |p| {
             p.update(|p| p.rules.quota_403_is_rate_limit = yes)
         })
     }
@@ -860,19 +776,18 @@ pub unsafe extern "C" fn recuo_policy_to_json(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        read_policy(policy, RECUO_ERR_NULL_ARGUMENT, |p| {
+        ptr::with_ref(policy, |p| {
             if buf.is_null() {
-                return RECUO_ERR_NULL_ARGUMENT;
+                return Err(RECUO_ERR_NULL_ARGUMENT);
             }
             if buf_len > isize::MAX as usize {
-                return RECUO_ERR_LENGTH_TOO_LARGE;
+                return Err(RECUO_ERR_LENGTH_TOO_LARGE);
             }
-            let json = match p.policy() {
-                Ok(policy) => policy_to_json(policy),
-                Err(status) => return status,
-            };
+            let json = policy_to_json(p.policy()?);
             // SAFETY: forwarded from the caller.
-            CBuffer::write_c(buf, buf_len, written, |w| w.write_str(&json))
+            Ok(CBuffer::write_c(buf, buf_len, written, |w| {
+                w.write_str(&json)
+            }))
         })
     }
 }
@@ -952,14 +867,14 @@ pub unsafe extern "C" fn recuo_policy_method_idempotent(
 /// `"none"`), or `"unknown"`. Static: never free it. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_jitter_name(jitter: u32) -> *const c_char {
-    boundary(|| name_or_unknown(jitter, recuo_jitter::from_code, recuo_jitter::name))
+    recuo_jitter::name_of(jitter)
 }
 
 /// The name of the `recuo_status_rule` constant `rule` (`"never"`, `"if_idempotent"`,
 /// `"always"`), or `"unknown"`. Static: never free it. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_status_rule_name(rule: u32) -> *const c_char {
-    boundary(|| name_or_unknown(rule, recuo_status_rule::from_code, recuo_status_rule::name))
+    recuo_status_rule::name_of(rule)
 }
 
 #[cfg(test)]

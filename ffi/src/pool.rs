@@ -2,9 +2,9 @@
 
 use recuo::{AttemptPool, LoopPool};
 
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_ERR_NULL_ARGUMENT, RECUO_OK};
+use crate::status::recuo_status::{self, RECUO_OK};
 
 /// A shared count of attempts, so that nested retry loops share one limit: in C
 /// this is explicit — create one pool for the outermost operation, sized by its policy's
@@ -80,12 +80,8 @@ pub unsafe extern "C" fn recuo_loop_pool_choose(
     nested: *mut bool,
     owned: *mut bool,
 ) -> recuo_status {
-    boundary(|| {
-        let (Ok(pool_out), Ok(nested), Ok(owned)) =
-            (ptr::out(pool_out), ptr::out(nested), ptr::out(owned))
-        else {
-            return RECUO_ERR_NULL_ARGUMENT;
-        };
+    checked(|| {
+        let (pool_out, nested, owned) = (ptr::out(pool_out)?, ptr::out(nested)?, ptr::out(owned)?);
         // SAFETY: the caller vouches for NULL or a live pool.
         let enclosing = unsafe { enclosing.as_ref() }.map(|p| &p.0);
         let chosen = if after_first {
@@ -99,13 +95,14 @@ pub unsafe extern "C" fn recuo_loop_pool_choose(
             owned.write(chosen.owned);
             pool_out.write(Box::into_raw(Box::new(recuo_attempt_pool(chosen.pool))));
         }
-        RECUO_OK
+        Ok(RECUO_OK)
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::recuo_status::RECUO_ERR_NULL_ARGUMENT;
 
     #[test]
     fn a_nested_loop_joins_the_enclosing_pool() {

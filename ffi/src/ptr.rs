@@ -3,6 +3,7 @@
 use std::ffi::c_char;
 use std::ptr::NonNull;
 
+use crate::panic::{checked, Answer};
 use crate::status::recuo_status::{
     self, RECUO_ERR_LENGTH_TOO_LARGE, RECUO_ERR_NOT_UTF8, RECUO_ERR_NULL_ARGUMENT,
 };
@@ -168,19 +169,48 @@ pub(crate) unsafe fn free<T>(ptr: *mut T) {
     }
 }
 
-/// Runs `change` on the handle behind `ptr`: its status, or `RECUO_ERR_NULL_ARGUMENT`.
+/// Runs `change` on the handle behind `ptr`, inside the panic boundary: its answer, or
+/// `RECUO_ERR_NULL_ARGUMENT`.
 ///
 /// # Safety
 /// As [`handle`].
-pub(crate) unsafe fn with<T>(
+pub(crate) unsafe fn with<T, A: Answer>(
     ptr: *mut T,
-    change: impl FnOnce(&mut T) -> recuo_status,
+    change: impl FnOnce(&mut T) -> A,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    match unsafe { handle(ptr) } {
-        Ok(h) => change(h),
-        Err(status) => status,
-    }
+    checked(|| Ok(change(unsafe { handle(ptr) }?)))
+}
+
+/// Runs `read` on the value behind `ptr`, inside the panic boundary: its answer, or
+/// `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// As [`input`].
+pub(crate) unsafe fn with_ref<T, A: Answer>(
+    ptr: *const T,
+    read: impl FnOnce(&T) -> A,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    checked(|| Ok(read(unsafe { input(ptr) }?)))
+}
+
+/// The body of a shim that answers one value: inside the panic boundary, checks `out` first,
+/// then writes what `make` answers to it (`RECUO_OK`), or answers `make`'s error (`*out`
+/// untouched).
+///
+/// # Safety
+/// `out` must be NULL or valid for writes and aligned for `T`.
+pub(crate) unsafe fn fill<T: Copy>(
+    out: *mut T,
+    make: impl FnOnce() -> Result<T, recuo_status>,
+) -> recuo_status {
+    checked(|| {
+        let (out, value) = (self::out(out)?, make()?);
+        // SAFETY: a checked output; the caller vouches for the rest.
+        unsafe { out.write(value) };
+        Ok(recuo_status::RECUO_OK)
+    })
 }
 
 /// Writes `value` to the optional output `ptr` (nothing when NULL).

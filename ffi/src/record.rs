@@ -12,9 +12,9 @@ use recuo::{
 };
 
 use crate::attempts::{recuo_give_up_reason, recuo_report};
-use crate::cenum::{c_enum, name_or_unknown};
+use crate::cenum::c_enum;
 use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
-use crate::panic::boundary;
+use crate::panic::checked;
 use crate::ptr;
 use crate::redact::{lossy, write_text};
 use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT};
@@ -74,13 +74,7 @@ pub struct recuo_decision {
 /// as a record writes it), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            kind,
-            recuo_decision_kind::from_code,
-            recuo_decision_kind::name,
-        )
-    })
+    recuo_decision_kind::name_of(kind)
 }
 
 /// What was decided after an attempt, as a record tells it.
@@ -190,10 +184,8 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
         Some(recuo_decision_kind::RECUO_DECISION_DONE) => Ok(Step::Done),
         Some(recuo_decision_kind::RECUO_DECISION_RETRY) => Ok(Step::Retry(delay_ms)),
         Some(recuo_decision_kind::RECUO_DECISION_GIVE_UP) => {
-            match recuo_give_up_reason::from_code(reason).and_then(recuo_give_up_reason::to_core) {
-                Some(r) => Ok(Step::GiveUp(r)),
-                None => Err(RECUO_ERR_INVALID_ENUM),
-            }
+            let reason = recuo_give_up_reason::from_code(reason).and_then(|r| r.to_core());
+            reason.map(Step::GiveUp).ok_or(RECUO_ERR_INVALID_ENUM)
         }
         None => Err(RECUO_ERR_INVALID_ENUM),
     }
@@ -265,25 +257,20 @@ pub unsafe extern "C" fn recuo_record_attempt_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
+        if buf.is_null() || verdict.is_null() || decision.is_null() {
+            return Err(RECUO_ERR_NULL_ARGUMENT);
+        }
         // SAFETY: each conversion below is vouched for by the caller (see # Safety).
-        let checked = unsafe {
-            (|| {
-                if buf.is_null() || verdict.is_null() || decision.is_null() {
-                    return Err(RECUO_ERR_NULL_ARGUMENT);
-                }
-                let method = ptr::text(method, method_len)?;
-                let url = ptr::bytes(url, url_len)?;
-                let outcome = RawOutcome::read(outcome)?;
-                let headers = read_headers(headers, header_count)?;
-                let verdict = recuo_verdict::read(verdict).ok_or(RECUO_ERR_INVALID_ENUM)?;
-                let step = read_decision(decision)?;
-                Ok((method, url, outcome, headers, verdict, step))
-            })()
-        };
-        let (method, url, outcome, headers, verdict, step) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
+        let (method, url, outcome, headers, verdict, step) = unsafe {
+            (
+                ptr::text(method, method_len)?,
+                ptr::bytes(url, url_len)?,
+                RawOutcome::read(outcome)?,
+                read_headers(headers, header_count)?,
+                recuo_verdict::read(verdict).ok_or(RECUO_ERR_INVALID_ENUM)?,
+                read_decision(decision)?,
+            )
         };
         let record = attempt_record(
             start_unix_ms,
@@ -296,7 +283,7 @@ pub unsafe extern "C" fn recuo_record_attempt_json(
             step,
         );
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        unsafe { write_text(buf, buf_len, written, &record.to_json_line()) }
+        Ok(unsafe { write_text(buf, buf_len, written, &record.to_json_line()) })
     })
 }
 
@@ -338,32 +325,29 @@ pub unsafe extern "C" fn recuo_record_result_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: each conversion below is vouched for by the caller (see # Safety).
-        let checked = unsafe {
-            (|| {
-                if buf.is_null() || report.is_null() {
-                    return Err(RECUO_ERR_NULL_ARGUMENT);
-                }
-                let method = ptr::text(method, method_len)?;
-                let url = ptr::bytes(url, url_len)?;
-                // Each field read as the plain number it holds.
-                let attempts = addr_of!((*report).attempts).read();
-                let reason = addr_of!((*report).reason).cast::<u32>().read();
-                let total_ms = addr_of!((*report).elapsed_ms).read();
-                let by = addr_of!((*report).stopped_by).cast::<u32>().read();
-                let reason = recuo_give_up_reason::read(reason)?;
-                let by = recuo_give_up_reason::read(by)?;
-                Ok((method, url, attempts, reason, by, total_ms))
-            })()
+    checked(|| {
+        if buf.is_null() || report.is_null() {
+            return Err(RECUO_ERR_NULL_ARGUMENT);
+        }
+        // SAFETY: each conversion below is vouched for by the caller (see # Safety); each
+        // field is read as the plain number it holds.
+        let (method, url, attempts, reason, total_ms, by) = unsafe {
+            (
+                ptr::text(method, method_len)?,
+                ptr::bytes(url, url_len)?,
+                addr_of!((*report).attempts).read(),
+                addr_of!((*report).reason).cast::<u32>().read(),
+                addr_of!((*report).elapsed_ms).read(),
+                addr_of!((*report).stopped_by).cast::<u32>().read(),
+            )
         };
-        let (method, url, attempts, reason, by, total_ms) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
+        let (reason, by) = (
+            recuo_give_up_reason::read(reason)?,
+            recuo_give_up_reason::read(by)?,
+        );
         let record = result_record(start_unix_ms, method, url, reason, by, attempts, total_ms);
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        unsafe { write_text(buf, buf_len, written, &record.to_json_line()) }
+        Ok(unsafe { write_text(buf, buf_len, written, &record.to_json_line()) })
     })
 }
 

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use recuo::redact::{is_sensitive_name, REDACTED};
 
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::status::recuo_status::{
     self, RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
@@ -84,22 +84,16 @@ pub unsafe extern "C" fn recuo_redact_url(
     written: *mut usize,
     malformed_out: *mut bool,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for `url_len` readable bytes at a non-NULL `url`.
-        let url = match unsafe { ptr::bytes(url, url_len) } {
-            Ok(url) => url,
-            Err(status) => return status,
-        };
-        let (text, malformed) = redacted_url(url);
+        let (text, malformed) = redacted_url(unsafe { ptr::bytes(url, url_len) }?);
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
         let status = unsafe { write_text(buf, buf_len, written, &text) };
         if matches!(status, RECUO_OK | RECUO_ERR_BUFFER_TOO_SMALL) {
-            if let Some(out) = ptr::optional_out(malformed_out) {
-                // SAFETY: the caller vouches for a writable bool.
-                unsafe { out.write(malformed) };
-            }
+            // SAFETY: the caller vouches for a writable bool.
+            unsafe { ptr::put(malformed_out, malformed) };
         }
-        status
+        Ok(status)
     })
 }
 
@@ -138,16 +132,12 @@ pub unsafe extern "C" fn recuo_redact_header_value(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for the bytes of a non-NULL `name` and `value`.
-        let read = unsafe { (ptr::bytes(name, name_len), ptr::bytes(value, value_len)) };
-        let (name, value) = match read {
-            (Ok(name), Ok(value)) => (name, value),
-            (Err(status), _) | (_, Err(status)) => return status,
-        };
+        let (name, value) = unsafe { (ptr::bytes(name, name_len)?, ptr::bytes(value, value_len)?) };
         let text = redacted_header_value(name, value);
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        unsafe { write_text(buf, buf_len, written, &text) }
+        Ok(unsafe { write_text(buf, buf_len, written, &text) })
     })
 }
 

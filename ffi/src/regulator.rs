@@ -11,7 +11,7 @@ use std::time::Duration;
 use recuo::{Regulator, RegulatorError, SharedError};
 
 use crate::cancel::{cancel_token, recuo_cancel_token};
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::plan::rate;
 use crate::ptr;
 use crate::ptr::store;
@@ -87,16 +87,11 @@ pub unsafe extern "C" fn recuo_regulator_new(
     burst: u32,
     out: *mut *mut recuo_regulator,
 ) -> recuo_status {
-    boundary(|| {
-        let made = ptr::out(out).and_then(|out| {
-            let regulator = Regulator::new(rate(per_second)?, burst)?;
-            Ok((out, regulator))
-        });
-        match made {
-            // SAFETY: a checked output.
-            Ok((out, regulator)) => unsafe { store(out, recuo_regulator(regulator)) },
-            Err(status) => status,
-        }
+    checked(|| {
+        let out = ptr::out(out)?;
+        let regulator = Regulator::new(rate(per_second)?, burst)?;
+        // SAFETY: a checked output.
+        Ok(unsafe { store(out, recuo_regulator(regulator)) })
     })
 }
 
@@ -170,23 +165,20 @@ pub unsafe extern "C" fn recuo_regulator_new_shared_with(
     detail: *mut c_char,
     detail_len: usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the path and the output.
-        let checked = unsafe {
-            (|| {
+    // SAFETY: the caller vouches for the path, the output and the detail buffer.
+    unsafe {
+        open_with_detail(
+            detail,
+            detail_len,
+            || {
                 Ok((
                     ptr::out(out)?,
                     (ptr::path(path, path_len)?, rate(per_second)?),
                 ))
-            })()
-        };
-        // SAFETY: the caller vouches for the detail buffer.
-        unsafe {
-            open_with_detail(checked, detail, detail_len, |(path, rate)| {
-                Regulator::shared_with(path, rate, burst, adaptive).map(recuo_regulator)
-            })
-        }
-    })
+            },
+            |(path, rate)| Regulator::shared_with(path, rate, burst, adaptive).map(recuo_regulator),
+        )
+    }
 }
 
 /// Opens the regulator kept on the Redis server at `url` under `key`, shared by every process
@@ -281,28 +273,21 @@ pub unsafe extern "C" fn recuo_regulator_new_redis_with(
     detail: *mut c_char,
     detail_len: usize,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for the URL, the key and the output.
-        let checked = unsafe {
-            (|| {
+    // SAFETY: the caller vouches for the URL, the key, the output and the detail buffer.
+    unsafe {
+        open_with_detail(
+            detail,
+            detail_len,
+            || {
                 let out = ptr::out(out)?;
-                Ok((
-                    out,
-                    (
-                        ptr::text(url, url_len)?,
-                        ptr::text(key, key_len)?,
-                        rate(per_second)?,
-                    ),
-                ))
-            })()
-        };
-        // SAFETY: the caller vouches for the detail buffer.
-        unsafe {
-            open_with_detail(checked, detail, detail_len, |(url, key, rate)| {
+                let (url, key) = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
+                Ok((out, (url, key, rate(per_second)?)))
+            },
+            |(url, key, rate)| {
                 redis_regulator(url, key, rate, burst, adaptive).map(recuo_regulator)
-            })
-        }
-    })
+            },
+        )
+    }
 }
 
 /// Releases a regulator handle (a shared regulator's file stays, with its state, and so does
@@ -313,12 +298,8 @@ pub unsafe extern "C" fn recuo_regulator_new_redis_with(
 /// be in use by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_regulator_free(regulator: *mut recuo_regulator) {
-    boundary(|| {
-        if !regulator.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(regulator) });
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    boundary(|| unsafe { ptr::free(regulator) })
 }
 
 /// The answer of a non-blocking try, written to the optional `wait_ns_out`.
@@ -337,10 +318,8 @@ unsafe fn try_answer(
         ),
         Err(Err(e)) => return e.into(),
     };
-    if let Some(out) = ptr::optional_out(wait_ns_out) {
-        // SAFETY: the caller vouches for a writable uint64_t.
-        unsafe { out.write(wait) };
-    }
+    // SAFETY: the caller vouches for a writable uint64_t.
+    unsafe { ptr::put(wait_ns_out, wait) };
     status
 }
 
@@ -368,7 +347,7 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { try_acquire(regulator, None, cost, wait_ns_out) })
+    unsafe { try_acquire(regulator, None, cost, wait_ns_out) }
 }
 
 /// `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
@@ -389,7 +368,7 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire_at(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { try_acquire(regulator, Some(now_ns), cost, wait_ns_out) })
+    unsafe { try_acquire(regulator, Some(now_ns), cost, wait_ns_out) }
 }
 
 /// A try at `now_ns`, or (`None`) on the regulator's own clock.
@@ -403,19 +382,19 @@ unsafe fn try_acquire(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    let r = match unsafe { ptr::input(regulator) } {
-        Ok(r) => &r.0,
-        Err(status) => return status,
-    };
-    let answer = match now_ns {
-        Some(now_ns) => r.try_acquire_at(now_ns, cost),
-        None => r
-            .reserve_now(cost, 0)
-            .map(|_| ())
-            .map_err(|e| e.map(Duration::from_nanos)),
-    };
-    // SAFETY: forwarded from the caller.
-    unsafe { try_answer(answer, wait_ns_out) }
+    unsafe {
+        ptr::with_ref(regulator, |r| {
+            let answer = match now_ns {
+                Some(now_ns) => r.0.try_acquire_at(now_ns, cost),
+                None => {
+                    r.0.reserve_now(cost, 0)
+                        .map(|_| ())
+                        .map_err(|e| e.map(Duration::from_nanos))
+                }
+            };
+            try_answer(answer, wait_ns_out)
+        })
+    }
 }
 
 /// Waits for a start slot of weight `cost` and takes it, blocking the calling thread.
@@ -442,18 +421,16 @@ pub unsafe extern "C" fn recuo_regulator_acquire(
     cost: u32,
     cancel: *const recuo_cancel_token,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or live handles.
-        let (r, cancel) = match unsafe { ptr::input(regulator) } {
-            Ok(r) => (r, unsafe { cancel_token(cancel) }),
-            Err(status) => return status,
-        };
-        match r.0.acquire(cost, &cancel) {
-            Ok(true) => RECUO_OK,
-            Ok(false) => RECUO_CANCELLED,
-            Err(e) => e.into(),
-        }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        ptr::with_ref(regulator, |r| {
+            match r.0.acquire(cost, &cancel_token(cancel)) {
+                Ok(true) => RECUO_OK,
+                Ok(false) => RECUO_CANCELLED,
+                Err(e) => e.into(),
+            }
+        })
+    }
 }
 
 /// Waits for a start slot of weight `cost` only if it comes within `timeout_ms`
@@ -479,40 +456,18 @@ pub unsafe extern "C" fn recuo_regulator_acquire_until(
     timeout_ms: u64,
     cancel: *const recuo_cancel_token,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or live handles.
-        let (r, cancel) = match unsafe { ptr::input(regulator) } {
-            Ok(r) => (r, unsafe { cancel_token(cancel) }),
-            Err(status) => return status,
-        };
-        match r
-            .0
-            .acquire_until(cost, Duration::from_millis(timeout_ms), &cancel)
-        {
-            Ok(Some(true)) => RECUO_OK,
-            Ok(Some(false)) => RECUO_CANCELLED,
-            Ok(None) => RECUO_TIMED_OUT,
-            Err(e) => e.into(),
-        }
-    })
-}
-
-/// Runs `body` on the regulator behind `regulator`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
-///
-/// # Safety
-/// `regulator` must be NULL or a live handle.
-unsafe fn with_regulator(
-    regulator: *const recuo_regulator,
-    body: impl FnOnce(&Regulator),
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::input(regulator) } {
-        Ok(r) => {
-            body(&r.0);
-            RECUO_OK
-        }
-        Err(status) => status,
-    })
+    let timeout = Duration::from_millis(timeout_ms);
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        ptr::with_ref(regulator, |r| {
+            match r.0.acquire_until(cost, timeout, &cancel_token(cancel)) {
+                Ok(Some(true)) => RECUO_OK,
+                Ok(Some(false)) => RECUO_CANCELLED,
+                Ok(None) => RECUO_TIMED_OUT,
+                Err(e) => e.into(),
+            }
+        })
+    }
 }
 
 /// Makes a regulator of this process adaptive (or not): told "slow down" by
@@ -537,13 +492,7 @@ pub unsafe extern "C" fn recuo_regulator_set_adaptive(
     adaptive: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::input(regulator) } {
-        Ok(r) => match r.0.set_adaptive(adaptive) {
-            Ok(()) => RECUO_OK,
-            Err(e) => e.into(),
-        },
-        Err(status) => status,
-    })
+    unsafe { ptr::with_ref(regulator, |r| r.0.set_adaptive(adaptive)) }
 }
 
 /// A rate-limited answer (429, or a 403 with a spent quota) was seen: an adaptive regulator
@@ -558,7 +507,7 @@ pub unsafe extern "C" fn recuo_regulator_on_throttled(
     regulator: *const recuo_regulator,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_regulator(regulator, Regulator::on_throttled) }
+    unsafe { ptr::with_ref(regulator, |r| r.0.on_throttled()) }
 }
 
 /// An attempt succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
@@ -571,7 +520,7 @@ pub unsafe extern "C" fn recuo_regulator_on_success(
     regulator: *const recuo_regulator,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_regulator(regulator, Regulator::on_success) }
+    unsafe { ptr::with_ref(regulator, |r| r.0.on_success()) }
 }
 
 /// The rate in force, in starts per second (below the configured rate while an adaptive

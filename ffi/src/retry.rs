@@ -22,7 +22,7 @@ use crate::cancel::recuo_cancel_token;
 use crate::classify::recuo_verdict;
 use crate::com_retry::recuo_sleep_fn;
 use crate::gate::recuo_gate;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::policy::recuo_policy;
 use crate::pool::recuo_attempt_pool;
 use crate::ptr;
@@ -130,12 +130,7 @@ unsafe fn with_options(
     change: impl FnOnce(&mut recuo_retry_options),
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe {
-        ptr::with(options, |o| {
-            change(o);
-            RECUO_OK
-        })
-    })
+    unsafe { ptr::with(options, change) }
 }
 
 /// Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
@@ -182,12 +177,8 @@ pub unsafe extern "C" fn recuo_retry_options_set_cancel_token(
     options: *mut recuo_retry_options,
     token: *const recuo_cancel_token,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live token.
-        let token = unsafe { token.as_ref() }.map(|t| t.0.clone());
-        // SAFETY: forwarded from the caller.
-        unsafe { with_options(options, |o| o.cancel = token) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe { with_options(options, |o| o.cancel = token.as_ref().map(|t| t.0.clone())) }
 }
 
 /// Makes `recuo_retry` draw its attempts from `pool` (nested loops share one limit);
@@ -204,12 +195,12 @@ pub unsafe extern "C" fn recuo_retry_options_set_pool(
     pool: *const recuo_attempt_pool,
     nested: bool,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live pool.
-        let pool = unsafe { pool.as_ref() }.map(|p| (p.0.clone(), nested));
-        // SAFETY: forwarded from the caller.
-        unsafe { with_options(options, |o| o.pool = pool) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        with_options(options, |o| {
+            o.pool = pool.as_ref().map(|p| (p.0.clone(), nested))
+        })
+    }
 }
 
 /// Sets the hook called before each sleep (see `recuo_on_retry_fn`); NULL removes it.
@@ -269,12 +260,12 @@ pub unsafe extern "C" fn recuo_retry_options_set_gate(
     options: *mut recuo_retry_options,
     gate: *const recuo_gate,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live gate.
-        let gate = unsafe { gate.as_ref() }.map(|g| g.gate().clone());
-        // SAFETY: forwarded from the caller.
-        unsafe { with_options(options, |o| o.gate = gate) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        with_options(options, |o| {
+            o.gate = gate.as_ref().map(|g| g.gate().clone())
+        })
+    }
 }
 
 /// A monotonic clock replacing the real one in `recuo_retry` and `recuo_retry_http`:
@@ -357,20 +348,16 @@ pub unsafe extern "C" fn recuo_retry_options_set_request(
     url: *const c_char,
     url_len: usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for the bytes.
-        let read = unsafe { (ptr::text(method, method_len), ptr::bytes(url, url_len)) };
-        let (method, url) = match read {
-            (Ok(method), Ok(url)) => (method.to_string(), url.to_vec()),
-            (Err(status), _) | (_, Err(status)) => return status,
-        };
+        let (method, url) = unsafe { (ptr::text(method, method_len)?, ptr::bytes(url, url_len)?) };
         // SAFETY: forwarded from the caller.
-        unsafe {
+        Ok(unsafe {
             with_options(options, |o| {
-                o.method = method;
-                o.url = url;
+                o.method = method.to_string();
+                o.url = url.to_vec();
             })
-        }
+        })
     })
 }
 
@@ -414,12 +401,12 @@ pub unsafe extern "C" fn recuo_retry_options_set_stats_recorder(
     options: *mut recuo_retry_options,
     recorder: *const recuo_stats_recorder,
 ) -> recuo_status {
-    boundary(|| {
-        // SAFETY: the caller vouches for NULL or a live recorder.
-        let recorder = unsafe { recorder.as_ref() }.map(|r| r.0.clone());
-        // SAFETY: forwarded from the caller.
-        unsafe { with_options(options, |o| o.stats = recorder) }
-    })
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        with_options(options, |o| {
+            o.stats = recorder.as_ref().map(|r| r.0.clone())
+        })
+    }
 }
 
 /// Runs `operation` under `policy` until it succeeds or the policy gives up:

@@ -5,10 +5,10 @@ use std::ffi::{c_char, CStr};
 
 use recuo::{parse_retry_after, LazyJitterRng, RetryAfter};
 
-use crate::cenum::{c_enum, name_or_unknown};
+use crate::cenum::c_enum;
 use crate::panic::boundary;
 use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_OK};
+use crate::status::recuo_status;
 
 /// What a `Retry-After` value asks for. The numbers are stable; `0` is never a kind, so a
 /// zero-initialised `recuo_retry_after` that recuo did not fill in is recognisable.
@@ -83,21 +83,13 @@ pub unsafe extern "C" fn recuo_parse_retry_after(
     now_ms: i64,
     out: *mut recuo_retry_after,
 ) -> recuo_status {
-    boundary(|| {
-        let out = match ptr::out(out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
-        // SAFETY: the caller vouches for `len` readable bytes at `value`.
-        let value = match unsafe { ptr::bytes(value, len) } {
-            Ok(value) => value,
-            Err(status) => return status,
-        };
-        let parsed = recuo_retry_after::from(parse_retry_after(value, now_ms));
-        // SAFETY: the caller vouches for a writable `recuo_retry_after` at `out`.
-        unsafe { out.write(parsed) };
-        RECUO_OK
-    })
+    // SAFETY: the caller vouches for `len` readable bytes at `value` and a writable
+    // `recuo_retry_after` at `out`.
+    unsafe {
+        ptr::fill(out, || {
+            Ok(parse_retry_after(ptr::bytes(value, len)?, now_ms).into())
+        })
+    }
 }
 
 /// Guide B's delay, with the header read up to its NUL.
@@ -190,13 +182,7 @@ pub unsafe extern "C" fn recuo_retry_delay_ms_bytes(
 /// free it. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_retry_after_kind_name(kind: u32) -> *const c_char {
-    boundary(|| {
-        name_or_unknown(
-            kind,
-            recuo_retry_after_kind::from_code,
-            recuo_retry_after_kind::name,
-        )
-    })
+    recuo_retry_after_kind::name_of(kind)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use recuo::{Stats, StatsRecorder};
 
 use crate::classify::recuo_cause;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::status::recuo_status::{
     self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATS, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
@@ -156,24 +156,15 @@ pub unsafe extern "C" fn recuo_stats_merge(
     b: *const recuo_stats,
     out: *mut recuo_stats,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for NULL or readable stats.
-        let read = unsafe { (read_stats(a), read_stats(b)) };
-        let ((a, a_ms), (b, b_ms)) = match read {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(status), _) | (_, Err(status)) => return status,
-        };
-        let out = match ptr::out(out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
-        let Some(merged) = a.merge(&b) else {
-            return RECUO_ERR_INVALID_STATS;
-        };
+        let ((a, a_ms), (b, b_ms)) = unsafe { (read_stats(a)?, read_stats(b)?) };
+        let out = ptr::out(out)?;
+        let merged = a.merge(&b).ok_or(RECUO_ERR_INVALID_STATS)?;
         let elapsed = std::time::Duration::from_millis(a_ms.max(b_ms));
         // SAFETY: the caller vouches for a writable recuo_stats.
         unsafe { out.write(recuo_stats::from_core(&merged, elapsed)) };
-        RECUO_OK
+        Ok(RECUO_OK)
     })
 }
 
@@ -199,28 +190,8 @@ pub extern "C" fn recuo_stats_recorder_new() -> *mut recuo_stats_recorder {
 /// `recorder` must be NULL or come from `recuo_stats_recorder_new` and not have been freed.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_stats_recorder_free(recorder: *mut recuo_stats_recorder) {
-    boundary(|| {
-        if !recorder.is_null() {
-            // SAFETY: the caller vouches that it came from Box::into_raw and is freed once.
-            drop(unsafe { Box::from_raw(recorder) });
-        }
-    })
-}
-
-/// Runs `body` on the recorder behind `recorder`, answering `RECUO_ERR_NULL_ARGUMENT` for
-/// NULL.
-///
-/// # Safety
-/// `recorder` must be NULL or a live handle.
-unsafe fn with_recorder(
-    recorder: *const recuo_stats_recorder,
-    body: impl FnOnce(&StatsRecorder) -> recuo_status,
-) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { ptr::input(recorder) } {
-        Ok(r) => body(&r.0),
-        Err(status) => status,
-    })
+    boundary(|| unsafe { ptr::free(recorder) })
 }
 
 /// Attempt number `attempt` (0 for a first attempt, more for a retry) starts at `now_ns`
@@ -237,12 +208,7 @@ pub unsafe extern "C" fn recuo_stats_recorder_start(
     now_ns: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_recorder(recorder, |r| {
-            r.start(attempt, now_ns);
-            RECUO_OK
-        })
-    }
+    unsafe { ptr::with_ref(recorder, |r| r.0.start(attempt, now_ns)) }
 }
 
 /// An attempt started earlier is over (it is no longer in flight). Returns `RECUO_OK` or
@@ -255,12 +221,7 @@ pub unsafe extern "C" fn recuo_stats_recorder_end(
     recorder: *const recuo_stats_recorder,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_recorder(recorder, |r| {
-            r.end();
-            RECUO_OK
-        })
-    }
+    unsafe { ptr::with_ref(recorder, |r| r.0.end()) }
 }
 
 /// An attempt's verdict had the `recuo_cause` `cause`: `RECUO_CAUSE_RATE_LIMITED` counts in
@@ -276,12 +237,9 @@ pub unsafe extern "C" fn recuo_stats_recorder_saw(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_recorder(recorder, |r| match recuo_cause::from_code(cause) {
-            Some(c) => {
-                r.saw(c.to_core(true));
-                RECUO_OK
-            }
-            None => RECUO_ERR_INVALID_ENUM,
+        ptr::with_ref(recorder, |r| {
+            let cause = recuo_cause::from_code(cause).ok_or(RECUO_ERR_INVALID_ENUM);
+            cause.map(|c| r.0.saw(c.to_core(true)))
         })
     }
 }
@@ -297,12 +255,7 @@ pub unsafe extern "C" fn recuo_stats_recorder_finished(
     success: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_recorder(recorder, |r| {
-            r.finished(success);
-            RECUO_OK
-        })
-    }
+    unsafe { ptr::with_ref(recorder, |r| r.0.finished(success)) }
 }
 
 /// An operation was never started (a deadline came first). Returns `RECUO_OK` or
@@ -315,12 +268,7 @@ pub unsafe extern "C" fn recuo_stats_recorder_not_started(
     recorder: *const recuo_stats_recorder,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        with_recorder(recorder, |r| {
-            r.not_started();
-            RECUO_OK
-        })
-    }
+    unsafe { ptr::with_ref(recorder, |r| r.0.not_started()) }
 }
 
 /// The stats so far, into `*out` (instants on the clock the starts were recorded with;
@@ -334,21 +282,16 @@ pub unsafe extern "C" fn recuo_stats_recorder_snapshot(
     recorder: *const recuo_stats_recorder,
     out: *mut recuo_stats,
 ) -> recuo_status {
-    boundary(|| {
-        let out = match ptr::out(out) {
-            Ok(out) => out,
-            Err(status) => return status,
-        };
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            with_recorder(recorder, |r| {
-                let stats = recuo_stats::from_core(&r.snapshot(), std::time::Duration::ZERO);
-                // SAFETY: the caller vouches for a writable recuo_stats.
-                out.write(stats);
-                RECUO_OK
-            })
-        }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::fill(out, || {
+            let r = ptr::input(recorder)?;
+            Ok(recuo_stats::from_core(
+                &r.0.snapshot(),
+                std::time::Duration::ZERO,
+            ))
+        })
+    }
 }
 
 #[cfg(test)]

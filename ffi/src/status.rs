@@ -1,10 +1,11 @@
 //! The one status enum of the C ABI, its messages and its predicates.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::fmt::{self, Write as _};
 
 use recuo::ConfigError;
 
+use crate::cenum::c_enum;
 use crate::panic::{boundary, PanicFallback};
 
 /// The answer of every recuo function that can fail.
@@ -162,112 +163,57 @@ impl PanicFallback for recuo_status {
 
 use recuo_status::*;
 
-/// Every status, in numeric order.
-const ALL: [recuo_status; 44] = [
-    RECUO_OK,
-    RECUO_ERR_NULL_ARGUMENT,
-    RECUO_ERR_BUFFER_TOO_SMALL,
-    RECUO_ERR_LENGTH_TOO_LARGE,
-    RECUO_ERR_INVALID_ENUM,
-    RECUO_ERR_NOT_UTF8,
-    RECUO_ERR_UNKNOWN_METHOD,
-    RECUO_ERR_INVALID_STATUS,
-    RECUO_ERR_ALREADY_STARTED,
-    RECUO_ERR_NO_VERDICT,
-    RECUO_ERR_INDEX_OUT_OF_RANGE,
-    RECUO_ERR_NO_RESPONSE,
-    RECUO_ERR_INVALID_STATS,
-    RECUO_ERR_INVALID_CONFIG,
-    RECUO_ERR_ZERO_ATTEMPTS,
-    RECUO_ERR_NEGATIVE_DURATION,
-    RECUO_ERR_NOT_A_NUMBER,
-    RECUO_ERR_DURATION_TOO_LARGE,
-    RECUO_ERR_CAP_BELOW_BASE,
-    RECUO_ERR_INVALID_HEADER_NAME,
-    RECUO_ERR_STATUS_OUT_OF_RANGE,
-    RECUO_ERR_UNKNOWN_NAME,
-    RECUO_ERR_INVALID_VALUE,
-    RECUO_ERR_INVALID_RATE,
-    RECUO_ERR_TARGET_ABOVE_ALLOWANCE,
-    RECUO_ERR_INVALID_RETRY_FRACTION,
-    RECUO_ERR_INVALID_LATENCY,
-    RECUO_ERR_ZERO_BURST,
-    RECUO_ERR_COST_ABOVE_BURST,
-    RECUO_ERR_ZERO_LIMIT,
-    RECUO_ERR_INVALID_BUDGET,
-    RECUO_ERR_SHARED_MISMATCH,
-    RECUO_ERR_INVALID_LEASE,
-    RECUO_ERR_ZERO_COST,
-    RECUO_ERR_TASK_FAILED,
-    RECUO_ERR_GAVE_UP,
-    RECUO_WOULD_WAIT,
-    RECUO_TIMED_OUT,
-    RECUO_CANCELLED,
-    RECUO_BUDGET_EXHAUSTED,
-    RECUO_QUEUE_FULL,
-    RECUO_HOST_PENDING,
-    RECUO_ERR_IO,
-    RECUO_ERR_PANIC,
-];
+// Every status in numeric order, `from_code` (C may pass any integer: it is never transmuted
+// into the enum) and the stable lower-case names: `ok`, `null_argument`, …,
+// `cap_below_base`, …; configuration errors carry the core's own names.
+c_enum!(recuo_status {
+    RECUO_OK => c"ok",
+    RECUO_ERR_NULL_ARGUMENT => c"null_argument",
+    RECUO_ERR_BUFFER_TOO_SMALL => c"buffer_too_small",
+    RECUO_ERR_LENGTH_TOO_LARGE => c"length_too_large",
+    RECUO_ERR_INVALID_ENUM => c"invalid_enum",
+    RECUO_ERR_NOT_UTF8 => c"not_utf8",
+    RECUO_ERR_UNKNOWN_METHOD => c"unknown_method",
+    RECUO_ERR_INVALID_STATUS => c"invalid_status",
+    RECUO_ERR_ALREADY_STARTED => c"already_started",
+    RECUO_ERR_NO_VERDICT => c"no_verdict",
+    RECUO_ERR_INDEX_OUT_OF_RANGE => c"index_out_of_range",
+    RECUO_ERR_NO_RESPONSE => c"no_response",
+    RECUO_ERR_INVALID_STATS => c"invalid_stats",
+    RECUO_ERR_INVALID_CONFIG => c"invalid_config",
+    RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
+    RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
+    RECUO_ERR_NOT_A_NUMBER => c"not_a_number",
+    RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
+    RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
+    RECUO_ERR_INVALID_HEADER_NAME => c"invalid_header_name",
+    RECUO_ERR_STATUS_OUT_OF_RANGE => c"status_out_of_range",
+    RECUO_ERR_UNKNOWN_NAME => c"unknown_name",
+    RECUO_ERR_INVALID_VALUE => c"invalid_value",
+    RECUO_ERR_INVALID_RATE => c"invalid_rate",
+    RECUO_ERR_TARGET_ABOVE_ALLOWANCE => c"target_above_allowance",
+    RECUO_ERR_INVALID_RETRY_FRACTION => c"invalid_retry_fraction",
+    RECUO_ERR_INVALID_LATENCY => c"invalid_latency",
+    RECUO_ERR_ZERO_BURST => c"zero_burst",
+    RECUO_ERR_COST_ABOVE_BURST => c"cost_above_burst",
+    RECUO_ERR_ZERO_LIMIT => c"zero_limit",
+    RECUO_ERR_INVALID_BUDGET => c"invalid_budget",
+    RECUO_ERR_SHARED_MISMATCH => c"shared_mismatch",
+    RECUO_ERR_INVALID_LEASE => c"invalid_lease",
+    RECUO_ERR_ZERO_COST => c"zero_cost",
+    RECUO_ERR_TASK_FAILED => c"task_failed",
+    RECUO_ERR_GAVE_UP => c"gave_up",
+    RECUO_WOULD_WAIT => c"would_wait",
+    RECUO_TIMED_OUT => c"timed_out",
+    RECUO_CANCELLED => c"cancelled",
+    RECUO_BUDGET_EXHAUSTED => c"budget_exhausted",
+    RECUO_QUEUE_FULL => c"queue_full",
+    RECUO_HOST_PENDING => c"host_pending",
+    RECUO_ERR_IO => c"io",
+    RECUO_ERR_PANIC => c"panic",
+});
 
 impl recuo_status {
-    /// The status numbered `code`, if there is one. (C may pass any integer: it is never
-    /// transmuted into the enum.)
-    pub fn from_code(code: u32) -> Option<Self> {
-        ALL.into_iter().find(|s| *s as u32 == code)
-    }
-
-    /// The stable lower-case name: `ok`, `null_argument`, …, `cap_below_base`, ….
-    /// Configuration errors carry the core's own names.
-    pub const fn name(self) -> &'static CStr {
-        match self {
-            RECUO_OK => c"ok",
-            RECUO_ERR_NULL_ARGUMENT => c"null_argument",
-            RECUO_ERR_BUFFER_TOO_SMALL => c"buffer_too_small",
-            RECUO_ERR_LENGTH_TOO_LARGE => c"length_too_large",
-            RECUO_ERR_INVALID_ENUM => c"invalid_enum",
-            RECUO_ERR_NOT_UTF8 => c"not_utf8",
-            RECUO_ERR_UNKNOWN_METHOD => c"unknown_method",
-            RECUO_ERR_INVALID_STATUS => c"invalid_status",
-            RECUO_ERR_ALREADY_STARTED => c"already_started",
-            RECUO_ERR_NO_VERDICT => c"no_verdict",
-            RECUO_ERR_INDEX_OUT_OF_RANGE => c"index_out_of_range",
-            RECUO_ERR_NO_RESPONSE => c"no_response",
-            RECUO_ERR_INVALID_STATS => c"invalid_stats",
-            RECUO_ERR_INVALID_CONFIG => c"invalid_config",
-            RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
-            RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
-            RECUO_ERR_NOT_A_NUMBER => c"not_a_number",
-            RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
-            RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
-            RECUO_ERR_INVALID_HEADER_NAME => c"invalid_header_name",
-            RECUO_ERR_STATUS_OUT_OF_RANGE => c"status_out_of_range",
-            RECUO_ERR_UNKNOWN_NAME => c"unknown_name",
-            RECUO_ERR_INVALID_VALUE => c"invalid_value",
-            RECUO_ERR_INVALID_RATE => c"invalid_rate",
-            RECUO_ERR_TARGET_ABOVE_ALLOWANCE => c"target_above_allowance",
-            RECUO_ERR_INVALID_RETRY_FRACTION => c"invalid_retry_fraction",
-            RECUO_ERR_INVALID_LATENCY => c"invalid_latency",
-            RECUO_ERR_ZERO_BURST => c"zero_burst",
-            RECUO_ERR_COST_ABOVE_BURST => c"cost_above_burst",
-            RECUO_ERR_ZERO_LIMIT => c"zero_limit",
-            RECUO_ERR_INVALID_BUDGET => c"invalid_budget",
-            RECUO_ERR_SHARED_MISMATCH => c"shared_mismatch",
-            RECUO_ERR_INVALID_LEASE => c"invalid_lease",
-            RECUO_ERR_ZERO_COST => c"zero_cost",
-            RECUO_ERR_TASK_FAILED => c"task_failed",
-            RECUO_ERR_GAVE_UP => c"gave_up",
-            RECUO_WOULD_WAIT => c"would_wait",
-            RECUO_TIMED_OUT => c"timed_out",
-            RECUO_CANCELLED => c"cancelled",
-            RECUO_BUDGET_EXHAUSTED => c"budget_exhausted",
-            RECUO_QUEUE_FULL => c"queue_full",
-            RECUO_HOST_PENDING => c"host_pending",
-            RECUO_ERR_IO => c"io",
-            RECUO_ERR_PANIC => c"panic",
-        }
-    }
-
     /// Whether this status is in the configuration range (`100`–`199`).
     pub const fn is_config_error(self) -> bool {
         matches!(self as u32, 100..=199)
@@ -465,44 +411,48 @@ pub(crate) unsafe fn write_detail(buf: *mut c_char, len: usize, detail: &dyn fmt
     }
 }
 
-/// The end of every constructor that explains its errors in a detail buffer
-/// (`recuo_regulator_new_shared`, the `_new_redis` functions): the arguments as checked —
-/// the output and what `open` needs — then the handle `open` makes stored in `*out` and an
-/// empty detail, or why not written to the detail and its status answered.
+/// The body of every constructor that explains its errors in a detail buffer
+/// (`recuo_regulator_new_shared`, the `_new_redis` functions), inside the panic boundary: the
+/// arguments as `check` checks them — the output and what `open` needs — then the handle
+/// `open` makes stored in `*out` and an empty detail, or why not written to the detail and
+/// its status answered.
 ///
 /// # Safety
-/// `detail` must be NULL or point to `detail_len` writable bytes.
+/// `detail` must be NULL or point to `detail_len` writable bytes; `check` must check the
+/// output it answers.
 pub(crate) unsafe fn open_with_detail<A, T, E>(
-    checked: Result<(crate::ptr::Out<*mut T>, A), recuo_status>,
     detail: *mut c_char,
     detail_len: usize,
+    check: impl FnOnce() -> Result<(crate::ptr::Out<*mut T>, A), recuo_status>,
     open: impl FnOnce(A) -> Result<T, E>,
 ) -> recuo_status
 where
     E: fmt::Display + Into<recuo_status>,
 {
-    let (out, args) = match checked {
-        Ok(checked) => checked,
-        Err(status) => {
-            // SAFETY: forwarded from the caller.
-            unsafe { write_detail(detail, detail_len, &status) };
-            return status;
-        }
-    };
-    match open(args) {
-        Ok(made) => {
-            // SAFETY: forwarded from the caller; a checked output.
-            unsafe {
-                write_detail(detail, detail_len, &"");
-                crate::ptr::store(out, made)
+    boundary(|| {
+        let (out, args) = match check() {
+            Ok(checked) => checked,
+            Err(status) => {
+                // SAFETY: forwarded from the caller.
+                unsafe { write_detail(detail, detail_len, &status) };
+                return status;
+            }
+        };
+        match open(args) {
+            Ok(made) => {
+                // SAFETY: forwarded from the caller; a checked output.
+                unsafe {
+                    write_detail(detail, detail_len, &"");
+                    crate::ptr::store(out, made)
+                }
+            }
+            Err(e) => {
+                // SAFETY: forwarded from the caller.
+                unsafe { write_detail(detail, detail_len, &e) };
+                e.into()
             }
         }
-        Err(e) => {
-            // SAFETY: forwarded from the caller.
-            unsafe { write_detail(detail, detail_len, &e) };
-            e.into()
-        }
-    }
+    })
 }
 
 impl fmt::Write for CBuffer<'_> {
@@ -555,11 +505,7 @@ pub unsafe extern "C" fn recuo_status_message(
 /// The string is static: never free it. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_status_name(code: u32) -> *const c_char {
-    boundary(|| {
-        recuo_status::from_code(code)
-            .map_or(c"unknown", recuo_status::name)
-            .as_ptr()
-    })
+    recuo_status::name_of(code)
 }
 
 /// Whether `code` is a configuration error (`100`–`199`): the arguments were well-formed but
@@ -579,6 +525,7 @@ pub extern "C" fn recuo_status_is_argument_error(code: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::CStr;
 
     const ALL_CONFIG_ERRORS: [ConfigError; 9] = [
         ConfigError::ZeroAttempts,
@@ -607,9 +554,9 @@ mod tests {
 
     #[test]
     fn codes_are_unique_sorted_and_round_trip() {
-        let codes: Vec<u32> = ALL.iter().map(|s| *s as u32).collect();
+        let codes: Vec<u32> = recuo_status::ALL.iter().map(|s| *s as u32).collect();
         assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
-        for s in ALL {
+        for &s in recuo_status::ALL {
             assert_eq!(recuo_status::from_code(s as u32), Some(s));
         }
         assert_eq!(recuo_status::from_code(13), None);
@@ -633,7 +580,7 @@ mod tests {
 
     #[test]
     fn messages_fit_in_128_bytes_and_use_the_core_text() {
-        for s in ALL {
+        for &s in recuo_status::ALL {
             let (rc, text, written) = message(s as u32, 128);
             assert_eq!(rc, RECUO_OK, "{s:?}");
             assert_eq!(written, text.len());

@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_void, CString};
 use recuo::telemetry::{telemetry, Instrument, InstrumentKind, RecordValue};
 use recuo::Record;
 
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 use crate::ptr;
 use crate::redact::write_text;
 use crate::status::recuo_status::{self, RECUO_ERR_INVALID_VALUE, RECUO_ERR_LENGTH_TOO_LARGE};
@@ -156,26 +156,20 @@ pub unsafe extern "C" fn recuo_telemetry_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         if buf.is_null() {
-            return recuo_status::RECUO_ERR_NULL_ARGUMENT;
+            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
         }
         if len > RECUO_TELEMETRY_RECORD_MAX {
-            return RECUO_ERR_LENGTH_TOO_LARGE;
+            return Err(RECUO_ERR_LENGTH_TOO_LARGE);
         }
         // SAFETY: the caller vouches for `len` readable bytes at `record`.
-        let text = match unsafe { ptr::text(record, len) } {
-            Ok(text) => text,
-            Err(status) => return status,
-        };
-        let Ok(value) = serde_json::from_str::<RecordValue>(text) else {
-            return RECUO_ERR_INVALID_VALUE;
-        };
-        let Ok(record) = value.to_record() else {
-            return RECUO_ERR_INVALID_VALUE;
-        };
+        let text = unsafe { ptr::text(record, len) }?;
+        let value =
+            serde_json::from_str::<RecordValue>(text).map_err(|_| RECUO_ERR_INVALID_VALUE)?;
+        let record = value.to_record().map_err(|_| RECUO_ERR_INVALID_VALUE)?;
         // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        unsafe { write_text(buf, buf_len, written, &telemetry(&record).to_json()) }
+        Ok(unsafe { write_text(buf, buf_len, written, &telemetry(&record).to_json()) })
     })
 }
 
@@ -195,12 +189,6 @@ pub unsafe extern "C" fn recuo_telemetry_instruments_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    boundary(|| {
-        if buf.is_null() {
-            return recuo_status::RECUO_ERR_NULL_ARGUMENT;
-        }
-        let text = recuo::telemetry::instruments_json();
-        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        unsafe { write_text(buf, buf_len, written, &text) }
-    })
+    // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
+    boundary(|| unsafe { write_text(buf, buf_len, written, &recuo::telemetry::instruments_json()) })
 }

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use recuo::Transport;
 
-use crate::cenum::{c_enum, name_or_unknown};
+use crate::cenum::c_enum;
 use crate::panic::{boundary, PanicFallback};
 
 /// How a request failed before an HTTP status came back.
@@ -24,32 +24,19 @@ pub enum recuo_transport {
     RECUO_TRANSPORT_OTHER = 5,
 }
 
-c_enum!(recuo_transport {
-    RECUO_TRANSPORT_CONNECT => c"connect",
-    RECUO_TRANSPORT_TLS => c"tls",
-    RECUO_TRANSPORT_TIMEOUT => c"timeout",
-    RECUO_TRANSPORT_RESET => c"reset",
-    RECUO_TRANSPORT_OTHER => c"other",
+c_enum!(recuo_transport: Transport {
+    RECUO_TRANSPORT_CONNECT = Transport::Connect => c"connect",
+    RECUO_TRANSPORT_TLS = Transport::Tls => c"tls",
+    RECUO_TRANSPORT_TIMEOUT = Transport::Timeout => c"timeout",
+    RECUO_TRANSPORT_RESET = Transport::Reset => c"reset",
+    RECUO_TRANSPORT_OTHER = Transport::Other => c"other",
 });
-
-impl recuo_transport {
-    /// The core's kind.
-    pub(crate) fn to_core(self) -> Transport {
-        match self {
-            Self::RECUO_TRANSPORT_CONNECT => Transport::Connect,
-            Self::RECUO_TRANSPORT_TLS => Transport::Tls,
-            Self::RECUO_TRANSPORT_TIMEOUT => Transport::Timeout,
-            Self::RECUO_TRANSPORT_RESET => Transport::Reset,
-            Self::RECUO_TRANSPORT_OTHER => Transport::Other,
-        }
-    }
-}
 
 /// The name of the `recuo_transport` constant `transport` (`"connect"`, `"tls"`,
 /// `"timeout"`, `"reset"`, `"other"`), or `"unknown"`. Static. NULL only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_transport_name(transport: u32) -> *const c_char {
-    boundary(|| name_or_unknown(transport, recuo_transport::from_code, recuo_transport::name))
+    recuo_transport::name_of(transport)
 }
 
 impl PanicFallback for recuo_transport {
@@ -60,13 +47,7 @@ impl PanicFallback for recuo_transport {
 
 impl From<Transport> for recuo_transport {
     fn from(t: Transport) -> Self {
-        match t {
-            Transport::Connect => Self::RECUO_TRANSPORT_CONNECT,
-            Transport::Tls => Self::RECUO_TRANSPORT_TLS,
-            Transport::Timeout => Self::RECUO_TRANSPORT_TIMEOUT,
-            Transport::Reset => Self::RECUO_TRANSPORT_RESET,
-            Transport::Other => Self::RECUO_TRANSPORT_OTHER,
-        }
+        Self::from_core(t)
     }
 }
 
