@@ -6,12 +6,13 @@
 //! a value outside every type the core takes.
 
 use std::borrow::Cow;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString};
 
-use recuo::Transport;
+use recuo::{Cause, Outcome, Transport};
 
 use crate::errors::ConfigError;
 
@@ -44,6 +45,70 @@ pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "?".to_owned(), |n| n.to_string())
 }
 
+/// Declares readers for `#[pyo3(from_py_with = ...)]`, which takes a function's path (not a
+/// closure): `fn name -> T = read("what");` is `fn name(value) -> PyResult<T>`, answering
+/// `read(value, "what")`.
+macro_rules! readers {
+    ($($(#[$attr:meta])* $vis:vis fn $name:ident -> $t:ty = $read:ident($what:literal);)*) => {$(
+        $(#[$attr])*
+        $vis fn $name(value: &Bound<'_, PyAny>) -> PyResult<$t> {
+            $read(value, $what)
+        }
+    )*};
+}
+pub(crate) use readers;
+
+/// `TypeError`: `{what} must be {expected}, not {the type's name of value}`.
+pub(crate) fn must_be(value: &Bound<'_, PyAny>, what: &str, expected: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{what} must be {expected}, not {}",
+        type_name(value)
+    ))
+}
+
+/// `ValueError` for a name none of `names`: `{what} must be one of 'a', 'b' or 'c', not "x"`.
+pub(crate) fn not_one_of(what: &str, names: &[&str], name: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "{what} must be one of {}, not {name:?}",
+        quoted(names)
+    ))
+}
+
+/// `None` as `None`, anything else read by `read`.
+pub(crate) fn opt<'py, T>(
+    value: &Bound<'py, PyAny>,
+    read: impl FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
+) -> PyResult<Option<T>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        read(value).map(Some)
+    }
+}
+
+/// Python's `repr` of a bool.
+pub(crate) const fn bool_repr(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// Python's `repr` of `value`, `"None"` for none.
+pub(crate) fn opt_repr<T>(py: Python<'_>, value: Option<&Py<T>>) -> PyResult<String> {
+    match value {
+        Some(v) => Ok(v.bind(py).as_any().repr()?.to_string()),
+        None => Ok("None".to_owned()),
+    }
+}
+
+/// Locks `mutex`: a poisoned lock still holds a valid value (no code here panics midway
+/// through changing one).
+pub(crate) fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// A Python `int` that is not a `bool` (a bool passed as a count or a duration is almost
 /// certainly a mistake, so it is refused rather than read as 0 or 1).
 pub(crate) fn require_int<'a, 'py>(
@@ -55,16 +120,17 @@ pub(crate) fn require_int<'a, 'py>(
             "{what} must be an int, not bool"
         )));
     }
-    value.cast::<PyInt>().map_err(|_| {
-        PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(value)))
-    })
+    value
+        .cast::<PyInt>()
+        .map_err(|_| must_be(value, what, "an int"))
 }
 
 /// A Python `bool` (not an int, not any truthy object).
 pub(crate) fn require_bool(value: &Bound<'_, PyAny>, what: &str) -> PyResult<bool> {
-    value.cast::<PyBool>().map(|b| b.is_true()).map_err(|_| {
-        PyTypeError::new_err(format!("{what} must be a bool, not {}", type_name(value)))
-    })
+    value
+        .cast::<PyBool>()
+        .map(|b| b.is_true())
+        .map_err(|_| must_be(value, what, "a bool"))
 }
 
 /// A Python `str`, as text. A `str` that is not valid Unicode (lone surrogates) is read with
@@ -73,9 +139,7 @@ pub(crate) fn require_str<'a>(value: &'a Bound<'_, PyAny>, what: &str) -> PyResu
     value
         .cast::<PyString>()
         .map(|s| s.to_string_lossy())
-        .map_err(|_| {
-            PyTypeError::new_err(format!("{what} must be a str, not {}", type_name(value)))
-        })
+        .map_err(|_| must_be(value, what, "a str"))
 }
 
 /// An int argument, as a u64 when it fits, or whether it is negative or too large.
@@ -119,11 +183,6 @@ pub(crate) fn count_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
     }
 }
 
-/// `tentativas`: see [`count_arg`].
-pub(crate) fn tentativas_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    count_arg(value, "tentativas")
-}
-
 /// A duration in whole milliseconds: an int from 0 to 2^64 − 1.
 pub(crate) fn ms_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     match int_arg(value, what)? {
@@ -139,14 +198,6 @@ pub(crate) fn ms_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     }
 }
 
-pub(crate) fn base_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    ms_arg(value, "base_ms")
-}
-
-pub(crate) fn cap_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    ms_arg(value, "cap_ms")
-}
-
 /// A duration in seconds, as the float the core's `units::ms_from_secs_f64` checks: an int or
 /// a float (not a bool). An int too large for a float becomes ±infinity, so the core refuses
 /// it for what it is (negative, or too large).
@@ -154,12 +205,8 @@ pub(crate) fn secs_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
     if value.is_instance_of::<PyFloat>() {
         return value.extract::<f64>();
     }
-    let int = require_int(value, what).map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be a number of seconds (int or float), not {}",
-            type_name(value)
-        ))
-    })?;
+    let int = require_int(value, what)
+        .map_err(|_| must_be(value, what, "a number of seconds (int or float)"))?;
     match int.extract::<f64>() {
         Ok(seconds) => Ok(seconds),
         Err(_) if int.lt(0)? => Ok(f64::NEG_INFINITY),
@@ -175,60 +222,61 @@ pub(crate) fn secs_to_ms(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> 
 
 /// An optional duration in seconds (`None`: absent), as whole milliseconds.
 pub(crate) fn opt_secs_to_ms(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        Ok(None)
-    } else {
-        secs_to_ms(value, what).map(Some)
+    opt(value, |v| secs_to_ms(v, what))
+}
+
+readers! {
+    /// `tentativas`: see [`count_arg`].
+    pub(crate) fn tentativas_arg -> u32 = count_arg("tentativas");
+    pub(crate) fn base_ms_arg -> u64 = ms_arg("base_ms");
+    pub(crate) fn cap_ms_arg -> u64 = ms_arg("cap_ms");
+    pub(crate) fn base_arg -> f64 = secs_arg("base");
+    pub(crate) fn maximo_arg -> f64 = secs_arg("maximo");
+    pub(crate) fn prazo_arg -> Option<u64> = opt_secs_to_ms("prazo");
+}
+
+/// An int from 0 to 2^64 − 1 (`what` names it); else `ValueError` naming it as `said`.
+fn u64_saying(value: &Bound<'_, PyAny>, what: &str, said: impl std::fmt::Display) -> PyResult<u64> {
+    match int_arg(value, what)? {
+        Int::Fits(n) => Ok(n),
+        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(format!(
+            "{said} must be between 0 and 2**64 - 1"
+        ))),
     }
 }
 
-pub(crate) fn base_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    secs_arg(value, "base")
+/// An int from 0 to 2^64 − 1 (`what` names it): a count, a seed.
+pub(crate) fn u64_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    u64_saying(value, what, what)
 }
 
-pub(crate) fn maximo_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    secs_arg(value, "maximo")
-}
-
-pub(crate) fn prazo_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    opt_secs_to_ms(value, "prazo")
+/// A reading of a monotonic clock (`what` names it): an int from 0 to 2^64 − 1.
+pub(crate) fn clock_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    u64_saying(
+        value,
+        what,
+        format_args!("{what} (a monotonic clock reading)"),
+    )
 }
 
 /// A jitter seed: `None` (seed from the operating system) or an int from 0 to 2^64 − 1.
 pub(crate) fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    match int_arg(value, "seed")? {
-        Int::Fits(seed) => Ok(Some(seed)),
-        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(
-            "seed must be between 0 and 2**64 - 1",
-        )),
-    }
+    opt(value, |v| u64_arg(v, "seed"))
 }
 
 /// `now_ms`: `None` (the system clock, read here, at the edge) or an int of milliseconds
 /// since the Unix epoch that fits in 64 signed bits.
 pub(crate) fn now_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    require_int(value, "now_ms")?
-        .extract::<i64>()
-        .map(Some)
-        .map_err(|_| {
+    opt(value, |v| {
+        require_int(v, "now_ms")?.extract::<i64>().map_err(|_| {
             PyValueError::new_err("now_ms must be between -2**63 and 2**63 - 1 (ms since 1970)")
         })
+    })
 }
 
 /// A reading of the caller's monotonic clock in milliseconds: an int from 0 to 2^64 − 1.
 pub(crate) fn mono_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    match int_arg(value, "now_ms")? {
-        Int::Fits(ms) => Ok(ms),
-        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(
-            "now_ms (a monotonic clock reading) must be between 0 and 2**64 - 1",
-        )),
-    }
+    clock_arg(value, "now_ms")
 }
 
 /// Milliseconds since the Unix epoch by the system clock (negative before 1970).
@@ -241,10 +289,7 @@ pub(crate) fn require_callable(value: &Bound<'_, PyAny>, what: &str) -> PyResult
     if value.is_callable() {
         Ok(())
     } else {
-        Err(PyTypeError::new_err(format!(
-            "{what} must be callable, not {}",
-            type_name(value)
-        )))
+        Err(must_be(value, what, "callable"))
     }
 }
 
@@ -275,19 +320,26 @@ pub(crate) fn header_bytes_text(bytes: &[u8]) -> String {
     }
 }
 
-/// Header text: a `str` (lone surrogates become U+FFFD), or `bytes` read by
-/// [`header_bytes_text`].
-pub(crate) fn header_text(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+/// Text given as a `str` (lone surrogates become U+FFFD) or as `bytes` (read by `bytes_text`);
+/// `what` names the argument.
+fn str_or_bytes(
+    value: &Bound<'_, PyAny>,
+    what: &str,
+    bytes_text: fn(&[u8]) -> String,
+) -> PyResult<String> {
     if let Ok(text) = value.cast::<PyString>() {
         return Ok(text.to_string_lossy().into_owned());
     }
     if let Ok(bytes) = value.cast::<PyBytes>() {
-        return Ok(header_bytes_text(bytes.as_bytes()));
+        return Ok(bytes_text(bytes.as_bytes()));
     }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be str or bytes, not {}",
-        type_name(value)
-    )))
+    Err(must_be(value, what, "str or bytes"))
+}
+
+/// Header text: a `str` (lone surrogates become U+FFFD), or `bytes` read by
+/// [`header_bytes_text`].
+pub(crate) fn header_text(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    str_or_bytes(value, what, header_bytes_text)
 }
 
 /// URL bytes as text: valid UTF-8 as it is, every other byte percent-encoded (`%FF`), as a
@@ -318,16 +370,7 @@ pub(crate) fn url_bytes_text(bytes: &[u8]) -> String {
 /// A URL given as `str` (lone surrogates become U+FFFD) or `bytes` (read by
 /// [`url_bytes_text`]); `what` names the argument.
 pub(crate) fn url_text(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
-    if let Ok(text) = value.cast::<PyString>() {
-        return Ok(text.to_string_lossy().into_owned());
-    }
-    if let Ok(bytes) = value.cast::<PyBytes>() {
-        return Ok(url_bytes_text(bytes.as_bytes()));
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be str or bytes, not {}",
-        type_name(value)
-    )))
+    str_or_bytes(value, what, url_bytes_text)
 }
 
 /// Python's `repr` of a header name (an HTTP token: it may hold `'`, never `"` or a backslash).
@@ -351,12 +394,45 @@ const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];
 /// The transport kind named `name`, or `ValueError` (`TypeError` for a non-str).
 pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Transport> {
     let name = require_str(value, what)?;
-    Transport::from_name(&name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "{what} must be one of {}, not {name:?}",
-            quoted(&TRANSPORTS)
-        ))
-    })
+    Transport::from_name(&name).ok_or_else(|| not_one_of(what, &TRANSPORTS, &name))
+}
+
+/// The causes a verdict may name: the core's list, less `Cause::Transport(Transport::Tls)`,
+/// whose name, `tls`, is the name of `Cause::Tls` (what the core answers for a TLS failure).
+pub(crate) fn causes() -> impl Iterator<Item = Cause> {
+    Cause::ALL
+        .into_iter()
+        .filter(|c| *c != Cause::Transport(Transport::Tls))
+}
+
+/// An outcome given as a `status` (read by `status_of`) or as a transport failure `error`
+/// (`None`s and absent arguments alike left out): `None` for neither, `TypeError(both)` for
+/// both.
+pub(crate) fn outcome_arg(
+    status: Option<&Bound<'_, PyAny>>,
+    error: Option<&Bound<'_, PyAny>>,
+    status_of: fn(&Bound<'_, PyAny>) -> PyResult<u16>,
+    both: &'static str,
+) -> PyResult<Option<Outcome>> {
+    match (
+        status.filter(|s| !s.is_none()),
+        error.filter(|e| !e.is_none()),
+    ) {
+        (Some(s), None) => Ok(Some(Outcome::Status(status_of(s)?))),
+        (None, Some(e)) => Ok(Some(Outcome::Transport(transport_arg(e, "error")?))),
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(PyTypeError::new_err(both)),
+    }
+}
+
+/// `method`: a str (any method; those recuo does not know are not idempotent).
+pub(crate) fn method_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    require_str(value, "method").map(|m| m.into_owned())
+}
+
+/// `url`: a `str` or `bytes`, read by [`url_text`].
+pub(crate) fn url_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    url_text(value, "url")
 }
 
 /// `'a', 'b' or 'c'`, for error messages.
@@ -376,32 +452,26 @@ pub(crate) fn headers_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(Str
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(Vec::new());
     };
+    let wrong = || {
+        must_be(
+            value,
+            "headers",
+            "a mapping or an iterable of (name, value) pairs",
+        )
+    };
     if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(format!(
-            "headers must be a mapping or an iterable of (name, value) pairs, not {}",
-            type_name(value)
-        )));
+        return Err(wrong());
     }
     let py = value.py();
     let pairs = match value.getattr_opt(pyo3::intern!(py, "items"))? {
         Some(items) if items.is_callable() => items.call0()?,
         _ => value.clone(),
     };
-    let iter = pairs.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "headers must be a mapping or an iterable of (name, value) pairs, not {}",
-            type_name(value)
-        ))
-    })?;
+    let iter = pairs.try_iter().map_err(|_| wrong())?;
     let mut headers = Vec::new();
     for pair in iter {
         let pair = pair?;
-        let bad_pair = || {
-            PyTypeError::new_err(format!(
-                "each header must be a (name, value) pair, not {}",
-                type_name(&pair)
-            ))
-        };
+        let bad_pair = || must_be(&pair, "each header", "a (name, value) pair");
         if pair.is_instance_of::<PyString>() || pair.is_instance_of::<PyBytes>() {
             return Err(bad_pair());
         }

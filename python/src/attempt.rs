@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 
 use recuo::{AttemptPool, IdempotencyKey, Outcome, Seen};
 
-use crate::args::headers_arg;
-use crate::record::{notes_of, record_status_arg, Notes};
+use crate::args::{headers_arg, locked};
+use crate::record::{record_status_arg, Notes};
 
 /// One operation's idempotency key, made at its first use and then shared by every attempt.
 pub(crate) type KeyCell = Arc<OnceLock<IdempotencyKey>>;
@@ -113,7 +113,7 @@ impl PyAttempt {
             method: crate::args::require_str(method, "method")?.into_owned(),
             url: crate::args::url_text(url, "url")?,
         };
-        notes_of(self.notes.get()).request = Some(line);
+        locked(self.notes.get()).request = Some(line);
         Ok(())
     }
 
@@ -129,7 +129,7 @@ impl PyAttempt {
     ) -> PyResult<()> {
         let status = record_status_arg(status)?;
         let headers = headers_arg(headers)?;
-        notes_of(self.notes.get()).response = Some(Seen::new(Outcome::Status(status), &headers));
+        locked(self.notes.get()).response = Some(Seen::new(Outcome::Status(status), &headers));
         Ok(())
     }
 

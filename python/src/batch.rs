@@ -25,16 +25,18 @@ use recuo::{
     Stopped, SystemClock,
 };
 
-use crate::args::{int_arg, opt_callable, opt_secs_to_ms, require_callable, type_name, Int};
+use crate::args::{
+    int_arg, locked, must_be, opt_callable, opt_repr, opt_secs_to_ms, require_callable, Int,
+};
 use crate::call::{Call, Effects, Env};
 use crate::driver::{drive_python, Driven};
-use crate::limits::gate_arg;
+use crate::limits::{gate_arg, opt_instance};
 use crate::machine::Build;
 use crate::policy::PyPolicy;
 use crate::pool::PoolScope;
 use crate::record::log_record;
 use crate::sleep::SLEEP_SLICE;
-use crate::values::{instance, plain_object, read_plain, value_of};
+use crate::values::{instance, plain_object, read_as, rebuilt_by, value_of};
 
 /// How one operation ended, as the workers leave it.
 enum Ended {
@@ -107,7 +109,7 @@ struct Queue<'a> {
 
 impl Queue<'_> {
     fn lock(&self) -> MutexGuard<'_, BatchQueue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+        locked(&self.queue)
     }
 
     /// A worker: takes the next operation until none is left.
@@ -138,14 +140,9 @@ impl Queue<'_> {
                 // Queued under the queue's lock, so in the order the queue counted.
                 let mut queue = self.lock();
                 let progress = queue.ended(index, ended.end());
-                self.untold
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push_back(progress);
+                locked(&self.untold).push_back(progress);
             }
-            *self.results[index]
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(ended);
+            *locked(&self.results[index]) = Some(ended);
         }
     }
 
@@ -156,19 +153,10 @@ impl Queue<'_> {
             return;
         };
         loop {
-            if self
-                .aborted
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_some()
-            {
+            if locked(&self.aborted).is_some() {
                 return;
             }
-            let next = self
-                .untold
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop_front();
+            let next = locked(&self.untold).pop_front();
             let Some(progress) = next else { return };
             let told = instance(py, "BatchProgress", &progress)
                 .and_then(|p| on_progress.bind(py).call1((p,)));
@@ -199,10 +187,7 @@ impl Queue<'_> {
     }
 
     fn abort(&self, error: PyErr) {
-        self.aborted
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_or_insert(error);
+        locked(&self.aborted).get_or_insert(error);
         self.lock().stop(GiveUpReason::Cancelled);
         self.stop.cancel();
     }
@@ -300,12 +285,9 @@ fn deadline_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
 
 /// The operations: an iterable of callables taking no argument, none of them `async`.
 fn operations_arg(py: Python<'_>, operations: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyAny>>> {
-    let iter = operations.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "operations must be an iterable of callables, not {}",
-            type_name(operations)
-        ))
-    })?;
+    let iter = operations
+        .try_iter()
+        .map_err(|_| must_be(operations, "operations", "an iterable of callables"))?;
     let is_async = py
         .import(pyo3::intern!(py, "inspect"))?
         .getattr(pyo3::intern!(py, "iscoroutinefunction"))?;
@@ -364,20 +346,8 @@ pub(crate) fn run_batch(
     stop_when_a_wait_exceeds_the_deadline: bool,
     on_progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBatchReport> {
-    let policy = match policy.filter(|p| !p.is_none()) {
-        None => Policy::default(),
-        Some(p) => p
-            .cast::<PyPolicy>()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "policy must be a recuo.Policy or None, not {}",
-                    type_name(p)
-                ))
-            })?
-            .get()
-            .0
-            .clone(),
-    };
+    let policy = opt_instance::<PyPolicy>(policy, "policy", "Policy")?
+        .map_or_else(Policy::default, |p| p.get().0.clone());
     let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
     let classify = match opt_callable(classify, "classify")? {
         Some(c) => c.clone().unbind(),
@@ -472,13 +442,7 @@ pub(crate) fn run_batch(
             PyBatchResult::from_ended(py, ended)
         })
         .collect::<Vec<_>>();
-    let stats = queue.recorder.snapshot();
-    Ok(PyBatchReport {
-        results: PyTuple::new(py, results)?.unbind(),
-        stats: instance(py, "Stats", &stats)?,
-        successes: stats.successes,
-        elapsed: started.elapsed(),
-    })
+    report_from(py, results, &queue.recorder.snapshot(), started.elapsed())
 }
 
 /// How one operation of a batch ended: ``status`` is ``"succeeded"`` (its ``value``),
@@ -497,22 +461,18 @@ pub(crate) struct PyBatchResult {
 impl PyBatchResult {
     fn from_ended(py: Python<'_>, ended: Ended) -> Self {
         let end = ended.end();
-        match ended {
-            Ended::Succeeded { value, attempts } => PyBatchResult {
-                plain: BatchResultValue::of(end, attempts, None),
-                value: Some(value),
-                error: None,
-            },
-            Ended::GaveUp { error, report } => PyBatchResult {
-                plain: BatchResultValue::of(end, report.attempts, Some(report)),
-                value: None,
-                error: Some(error.into_value(py).into_any()),
-            },
-            Ended::NotStarted { .. } => PyBatchResult {
-                plain: BatchResultValue::of(end, 0, None),
-                value: None,
-                error: None,
-            },
+        let (attempts, report, value, error) = match ended {
+            Ended::Succeeded { value, attempts } => (attempts, None, Some(value), None),
+            Ended::GaveUp { error, report } => {
+                let error = error.into_value(py).into_any();
+                (report.attempts, Some(report), None, Some(error))
+            }
+            Ended::NotStarted { .. } => (0, None, None, None),
+        };
+        PyBatchResult {
+            plain: BatchResultValue::of(end, attempts, report),
+            value,
+            error,
         }
     }
 
@@ -528,8 +488,7 @@ fn result_from(
     value: Option<Py<PyAny>>,
     error: Option<Py<PyAny>>,
 ) -> PyResult<PyBatchResult> {
-    let plain: BatchResultValue = read_plain(plain)?
-        .map_err(|why| PyValueError::new_err(format!("not a recuo.BatchResult: {why}")))?;
+    let plain: BatchResultValue = read_as(plain, "BatchResult")?;
     if plain.end().is_none() {
         return Err(PyValueError::new_err(
             "not a recuo.BatchResult: a give-up or an operation not started needs its reason",
@@ -611,19 +570,12 @@ impl PyBatchResult {
     /// Pickles as the plain form with the value and the error (each pickled as Python
     /// pickles it).
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let rebuild = py
-            .import(pyo3::intern!(py, "recuo._recuo"))?
-            .getattr(pyo3::intern!(py, "_batch_result"))?;
         let args = (self.to_dict(py)?, self.value(py), self.error(py));
-        PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
+        rebuilt_by(py, "_batch_result", args)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let repr = |v: &Option<Py<PyAny>>| -> PyResult<String> {
-            v.as_ref().map_or(Ok("None".to_owned()), |v| {
-                Ok(v.bind(py).repr()?.to_string())
-            })
-        };
+        let repr = |v: &Option<Py<PyAny>>| opt_repr(py, v.as_ref());
         Ok(match self.plain.status {
             BatchStatus::Succeeded => format!(
                 "BatchResult(status='succeeded', value={}, attempts={})",
@@ -685,22 +637,18 @@ impl PyBatchReport {
     }
 }
 
-/// A report of `results`, `stats` and `elapsed_ms`.
+/// A report of `results`, `stats` and `elapsed`.
 fn report_from(
     py: Python<'_>,
     results: Vec<PyBatchResult>,
     stats: &Stats,
-    elapsed_ms: u64,
+    elapsed: Duration,
 ) -> PyResult<PyBatchReport> {
-    let results = results
-        .into_iter()
-        .map(|r| Py::new(py, r))
-        .collect::<PyResult<Vec<_>>>()?;
     Ok(PyBatchReport {
         results: PyTuple::new(py, results)?.unbind(),
         stats: instance(py, "Stats", stats)?,
         successes: stats.successes,
-        elapsed: Duration::from_millis(elapsed_ms),
+        elapsed,
     })
 }
 
@@ -714,20 +662,19 @@ pub(crate) fn batch_report(
     stats: &Bound<'_, PyAny>,
     elapsed_ms: u64,
 ) -> PyResult<PyBatchReport> {
-    let stats: Stats = read_plain(stats)?
-        .map_err(|why| PyValueError::new_err(format!("not a recuo.Stats: {why}")))?;
+    let stats: Stats = read_as(stats, "Stats")?;
     let results = results
         .iter()
         .map(|r| {
             let r = r.cast::<PyBatchResult>()?.get();
             Ok(PyBatchResult {
                 plain: r.plain.clone(),
-                value: r.value.as_ref().map(|v| v.clone_ref(py)),
-                error: r.error.as_ref().map(|e| e.clone_ref(py)),
+                value: r.value(py),
+                error: r.error(py),
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    report_from(py, results, &stats, elapsed_ms)
+    report_from(py, results, &stats, Duration::from_millis(elapsed_ms))
 }
 
 #[pymethods]
@@ -761,28 +708,25 @@ impl PyBatchReport {
     #[staticmethod]
     #[pyo3(signature = (value, /))]
     fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let plain: BatchReportValue = read_plain(value)?
-            .map_err(|why| PyValueError::new_err(format!("not a recuo.BatchReport: {why}")))?;
+        let plain: BatchReportValue = read_as(value, "BatchReport")?;
         let results = plain
             .results
             .iter()
             .map(|r| result_from(&plain_object(py, r)?, None, None))
             .collect::<PyResult<Vec<_>>>()?;
-        report_from(py, results, &plain.stats, plain.elapsed_ms)
+        let elapsed = Duration::from_millis(plain.elapsed_ms);
+        report_from(py, results, &plain.stats, elapsed)
     }
 
     /// Pickles as its results (each with its value and error) and its plain stats and time.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let rebuild = py
-            .import(pyo3::intern!(py, "recuo._recuo"))?
-            .getattr(pyo3::intern!(py, "_batch_report"))?;
         let plain = self.plain(py)?;
         let args = (
             self.results.clone_ref(py),
             plain_object(py, &plain.stats)?,
             plain.elapsed_ms,
         );
-        PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
+        rebuilt_by(py, "_batch_report", args)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

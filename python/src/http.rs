@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyString};
 use recuo::http::{give_up_message, Last, RequestPlan, Style};
 use recuo::{Policy, Transport};
 
-use crate::args::{require_str, type_name};
+use crate::args::{must_be, opt, require_bool, require_str};
 use crate::policy::PyPolicy;
 use crate::record::give_up_reason;
 
@@ -45,10 +45,7 @@ pub(crate) fn last_arg(value: &Bound<'_, PyAny>) -> PyResult<Last> {
         Err(_) if value.is_instance_of::<pyo3::types::PyInt>() => Err(PyValueError::new_err(
             format!("a status must be from 0 to 65535, not {value}"),
         )),
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "last must be an int, a str or None, not {}",
-            type_name(value)
-        ))),
+        Err(_) => Err(must_be(value, "last", "an int, a str or None")),
     }
 }
 
@@ -65,10 +62,7 @@ pub(crate) fn style_arg(value: &Bound<'_, PyAny>) -> PyResult<Style> {
 
 /// `send_keys`: `None`, or a bool.
 fn send_keys_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    crate::args::require_bool(value, "idempotency_keys").map(Some)
+    opt(value, |v| require_bool(v, "idempotency_keys"))
 }
 
 /// Whether one of `headers`' names (a mapping or an iterable of names, `str` or `bytes`) is

@@ -9,10 +9,10 @@
 //! awaits `asyncio.sleep` in the Python glue (`recuo/_limits.py`).
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyConnectionError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyConnectionError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyFloat, PyString};
@@ -22,7 +22,10 @@ use recuo::{
     Rate, Regulator, RegulatorError, Reservation, RetryBudget, SharedError,
 };
 
-use crate::args::{int_arg, require_bool, require_int, secs_arg, type_name, Int};
+use crate::args::{
+    bool_repr, clock_arg, int_arg, locked, must_be, opt, opt_repr, readers, require_bool,
+    require_int, secs_arg, Int,
+};
 use crate::errors::SharedFileError;
 use crate::sleep::{interruptible_sleep, SLEEP_SLICE};
 
@@ -37,10 +40,11 @@ pub(crate) fn rate_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Rate> {
             .map_err(|e| PyValueError::new_err(format!("{what}: {e}")));
     }
     let per_second = secs_arg(value, what).map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be a rate such as '90/min' or a number per second, not {}",
-            type_name(value)
-        ))
+        must_be(
+            value,
+            what,
+            "a rate such as '90/min' or a number per second",
+        )
     })?;
     Rate::per_second(per_second).map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
 }
@@ -58,49 +62,32 @@ fn u32_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
     })
 }
 
-fn burst_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    u32_arg(value, "burst")
+readers! {
+    fn burst_arg -> u32 = u32_arg("burst");
+    fn cost_arg -> u32 = u32_arg("cost");
+    fn adaptive_arg -> bool = require_bool("adaptive");
+    /// A reading of the monotonic clock in nanoseconds: an int from 0 to 2^64 − 1.
+    fn now_ns_arg -> u64 = clock_arg("now_ns");
+    fn ratio_arg -> f64 = number_arg("ratio");
+    fn floor_arg -> f64 = number_arg("floor_per_s");
 }
 
-fn cost_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    u32_arg(value, "cost")
-}
-
-fn adaptive_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    require_bool(value, "adaptive")
-}
-
-/// A reading of the monotonic clock in nanoseconds: an int from 0 to 2^64 − 1.
-fn now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    match int_arg(value, "now_ns")? {
-        Int::Fits(ns) => Ok(ns),
-        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(
-            "now_ns (a monotonic clock reading) must be between 0 and 2**64 - 1",
-        )),
-    }
-}
-
-fn opt_now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        Ok(None)
-    } else {
-        now_ns_arg(value).map(Some)
-    }
+/// `None` (now), or a reading of the monotonic clock in nanoseconds.
+pub(crate) fn opt_now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    opt(value, now_ns_arg)
 }
 
 /// A timeout in seconds: `None` (wait as long as it takes) or a number ≥ 0; `math.inf` is no
 /// limit. NaN and negative numbers are a `ValueError`.
 pub(crate) fn timeout_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<Duration>> {
-    if value.is_none() {
-        return Ok(None);
+    let seconds = opt(value, |v| secs_arg(v, "timeout"))?;
+    match seconds {
+        Some(s) if s.is_nan() || s < 0.0 => Err(PyValueError::new_err(format!(
+            "timeout must be None or a number of seconds, 0 or more, not {s}"
+        ))),
+        Some(s) => Ok(Duration::try_from_secs_f64(s).ok()),
+        None => Ok(None),
     }
-    let seconds = secs_arg(value, "timeout")?;
-    if seconds.is_nan() || seconds < 0.0 {
-        return Err(PyValueError::new_err(format!(
-            "timeout must be None or a number of seconds, 0 or more, not {seconds}"
-        )));
-    }
-    Ok(Duration::try_from_secs_f64(seconds).ok())
 }
 
 /// Nanoseconds of an optional timeout, `u64::MAX` for none.
@@ -115,12 +102,8 @@ pub(crate) fn number_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> 
     if value.is_instance_of::<PyFloat>() {
         return value.extract::<f64>();
     }
-    let int = require_int(value, what).map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{what} must be a number (int or float), not {}",
-            type_name(value)
-        ))
-    })?;
+    let int =
+        require_int(value, what).map_err(|_| must_be(value, what, "a number (int or float)"))?;
     Ok(int.extract::<f64>().unwrap_or(f64::INFINITY))
 }
 
@@ -130,12 +113,7 @@ fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     let os = value.py().import(pyo3::intern!(value.py(), "os"))?;
     let encoded = os
         .call_method1(pyo3::intern!(value.py(), "fsencode"), (value,))
-        .map_err(|_| {
-            PyTypeError::new_err(format!(
-                "path must be str, bytes or os.PathLike, not {}",
-                type_name(value)
-            ))
-        })?;
+        .map_err(|_| must_be(value, "path", "str, bytes or os.PathLike"))?;
     let bytes = encoded.cast::<PyBytes>()?.as_bytes();
     if bytes.is_empty() || bytes.contains(&0) {
         return Err(PyValueError::new_err(
@@ -148,10 +126,7 @@ fn path_arg(value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 /// A `str` argument (`what` names it): a `TypeError` for anything else.
 pub(crate) fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     if !value.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be str, not {}",
-            type_name(value)
-        )));
+        return Err(must_be(value, what, "str"));
     }
     value.extract::<String>()
 }
@@ -207,7 +182,7 @@ fn server_repr(py: Python<'_>, url: &str, key: &str) -> PyResult<String> {
     ))
 }
 
-/// Where a regulator's state lives.
+/// Where a regulator's or a budget's state lives.
 enum Home {
     /// In this process.
     Local,
@@ -215,6 +190,37 @@ enum Home {
     File(PathBuf),
     /// On a Redis server: its URL without the password (for `repr`), and the key.
     Redis { url: String, key: String },
+}
+
+impl Home {
+    /// On the Redis server at `url` (kept without its password) under `key`.
+    fn redis(url: &str, key: String) -> Self {
+        Home::Redis {
+            url: recuo::redact_url(url).url,
+            key,
+        }
+    }
+
+    /// The `repr` of an object of `class` with `settings` kept here: as the call that makes it.
+    fn repr(&self, py: Python<'_>, class: &str, settings: &str) -> PyResult<String> {
+        Ok(match self {
+            Home::File(path) => format!("{class}.shared({}, {settings})", path_repr(py, path)?),
+            Home::Redis { url, key } => {
+                format!("{class}.redis({}, {settings})", server_repr(py, url, key)?)
+            }
+            Home::Local => format!("{class}({settings})"),
+        })
+    }
+}
+
+/// Runs `f` with the GIL released when it asks a Redis server (`remote`: a round trip on the
+/// network), holding it otherwise (a few atomic operations).
+pub(crate) fn detach_if<T: Send>(py: Python<'_>, remote: bool, f: impl FnOnce() -> T + Send) -> T {
+    if remote {
+        py.detach(f)
+    } else {
+        f()
+    }
 }
 
 /// A regulator's error as Python's: a zero burst or a cost above the burst is a
@@ -296,17 +302,29 @@ pub(crate) struct PyRegulator {
 }
 
 impl PyRegulator {
+    /// The regulator `made` at `home` with `rate` and `adaptive`, or its error as Python's.
+    fn made(
+        made: Result<Regulator, RegulatorError>,
+        rate: Rate,
+        home: Home,
+        adaptive: bool,
+    ) -> PyResult<Self> {
+        Ok(PyRegulator {
+            inner: made.map_err(|e| regulator_error(e, &home))?,
+            configured: rate,
+            home,
+            adaptive,
+        })
+    }
+
     fn cost_error(&self, error: RegulatorError) -> PyErr {
         regulator_error(error, &self.home)
     }
 
-    /// Runs `f` on the regulator: with the GIL released when it asks a Redis server (a round
-    /// trip on the network), holding it otherwise (a few atomic operations).
+    /// Runs `f` on the regulator: with the GIL released when it asks a Redis server.
     fn ask<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Regulator) -> T + Send) -> T {
-        match self.home {
-            Home::Redis { .. } => py.detach(|| f(&self.inner)),
-            Home::Local | Home::File(_) => f(&self.inner),
-        }
+        let remote = matches!(self.home, Home::Redis { .. });
+        detach_if(py, remote, || f(&self.inner))
     }
 
     /// Reserves a start of weight `cost` now — on the regulator's own clock: the monotonic
@@ -336,15 +354,8 @@ impl PyRegulator {
         #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
     ) -> PyResult<Self> {
         let rate = rate_arg(rate, "rate")?;
-        let inner = Regulator::new(rate, burst)
-            .map_err(|e| regulator_error(e, &Home::Local))?
-            .with_adaptive(adaptive);
-        Ok(PyRegulator {
-            inner,
-            configured: rate,
-            home: Home::Local,
-            adaptive,
-        })
+        let made = Regulator::new(rate, burst).map(|r| r.with_adaptive(adaptive));
+        Self::made(made, rate, Home::Local, adaptive)
     }
 
     /// A regulator in the file at ``path`` (created if missing), shared by every thread and
@@ -368,14 +379,8 @@ impl PyRegulator {
         #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
     ) -> PyResult<Self> {
         let rate = rate_arg(rate, "rate")?;
-        let inner = Regulator::shared_with(&path, rate, burst, adaptive)
-            .map_err(|e| regulator_error(e, &Home::File(path.clone())))?;
-        Ok(PyRegulator {
-            inner,
-            configured: rate,
-            home: Home::File(path),
-            adaptive,
-        })
+        let made = Regulator::shared_with(&path, rate, burst, adaptive);
+        Self::made(made, rate, Home::File(path), adaptive)
     }
 
     /// A regulator on the Redis server at ``url``
@@ -411,19 +416,8 @@ impl PyRegulator {
         let url = text_arg(url, "url")?;
         let key = text_arg(key, "key")?;
         let rate = rate_arg(rate, "rate")?;
-        let home = Home::Redis {
-            url: recuo::redact_url(&url).url,
-            key: key.clone(),
-        };
-        let inner = py
-            .detach(|| redis_regulator(&url, &key, rate, burst, adaptive))
-            .map_err(|e| regulator_error(e, &home))?;
-        Ok(PyRegulator {
-            inner,
-            configured: rate,
-            home,
-            adaptive,
-        })
+        let made = py.detach(|| redis_regulator(&url, &key, rate, burst, adaptive));
+        Self::made(made, rate, Home::redis(&url, key), adaptive)
     }
 
     /// Waits for a start slot of weight ``cost`` and takes it: ``True``. With a ``timeout``
@@ -578,26 +572,13 @@ impl PyRegulator {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let rate = format!("'{}'", self.configured);
-        Ok(match &self.home {
-            Home::File(path) => format!(
-                "Regulator.shared({}, {rate}, burst={}{})",
-                path_repr(py, path)?,
-                self.inner.burst(),
-                if self.adaptive { ", adaptive=True" } else { "" }
-            ),
-            Home::Redis { url, key } => format!(
-                "Regulator.redis({}, {rate}, burst={}{})",
-                server_repr(py, url, key)?,
-                self.inner.burst(),
-                if self.adaptive { ", adaptive=True" } else { "" }
-            ),
-            Home::Local => format!(
-                "Regulator({rate}, burst={}{})",
-                self.inner.burst(),
-                if self.adaptive { ", adaptive=True" } else { "" }
-            ),
-        })
+        let settings = format!(
+            "'{}', burst={}{}",
+            self.configured,
+            self.inner.burst(),
+            if self.adaptive { ", adaptive=True" } else { "" }
+        );
+        self.home.repr(py, "Regulator", &settings)
     }
 }
 
@@ -612,7 +593,7 @@ impl PyPermit {
     }
 
     fn take(&self) -> Option<Permit> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+        locked(&self.0).take()
     }
 }
 
@@ -629,8 +610,7 @@ impl PyPermit {
     /// permit was released. A local place has no lease: ``True`` until released.
     /// ``ConnectionError`` when the server cannot be used.
     fn renew(&self, py: Python<'_>) -> PyResult<bool> {
-        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        match held.as_ref() {
+        match locked(&self.0).as_ref() {
             Some(permit) => py.detach(|| permit.renew()).map_err(|e| redis_error(&e)),
             None => Ok(false),
         }
@@ -639,10 +619,7 @@ impl PyPermit {
     /// Whether the place was given back.
     #[getter]
     fn released(&self) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_none()
+        locked(&self.0).is_none()
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -655,8 +632,7 @@ impl PyPermit {
     }
 
     fn __repr__(&self) -> String {
-        let released = if self.released() { "True" } else { "False" };
-        format!("<recuo.Permit released={released}>")
+        format!("<recuo.Permit released={}>", bool_repr(self.released()))
     }
 }
 
@@ -725,11 +701,17 @@ pub(crate) struct PyConcurrencyLimit {
 }
 
 impl PyConcurrencyLimit {
+    /// `inner`, none of its places held by `with`; `redis`: as the field.
+    fn made(inner: ConcurrencyLimit, redis: Option<(String, String, Duration)>) -> Self {
+        PyConcurrencyLimit {
+            inner,
+            held: Mutex::new(Vec::new()),
+            redis,
+        }
+    }
+
     fn hold(&self, permit: Permit) {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(permit);
+        locked(&self.held).push(permit);
     }
 }
 
@@ -739,11 +721,7 @@ impl PyConcurrencyLimit {
     fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
         let inner = ConcurrencyLimit::new(limit)
             .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
-        Ok(PyConcurrencyLimit {
-            inner,
-            held: Mutex::new(Vec::new()),
-            redis: None,
-        })
+        Ok(Self::made(inner, None))
     }
 
     /// A limit in the file at ``path`` (created with mode 0600 if missing): at most ``limit``
@@ -771,11 +749,7 @@ impl PyConcurrencyLimit {
             recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
             recuo::LimitError::Shared(e) => shared_error(&e, &path),
         })?;
-        Ok(PyConcurrencyLimit {
-            inner,
-            held: Mutex::new(Vec::new()),
-            redis: None,
-        })
+        Ok(Self::made(inner, None))
     }
 
     /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
@@ -807,11 +781,10 @@ impl PyConcurrencyLimit {
         let inner = py
             .detach(|| recuo_redis::limit(&url, &key, limit, lease))
             .map_err(|e| redis_error(&e))?;
-        Ok(PyConcurrencyLimit {
+        Ok(Self::made(
             inner,
-            held: Mutex::new(Vec::new()),
-            redis: Some((recuo::redact_url(&url).url, key, lease)),
-        })
+            Some((recuo::redact_url(&url).url, key, lease)),
+        ))
     }
 
     /// Waits for a place (at most ``timeout`` seconds; ``None``: as long as it takes) and
@@ -842,11 +815,7 @@ impl PyConcurrencyLimit {
 
     /// A place now, or ``None`` when all are taken.
     fn try_acquire(&self, py: Python<'_>) -> PyResult<Option<PyPermit>> {
-        let placed = if self.inner.is_remote() {
-            py.detach(|| self.inner.try_acquire())
-        } else {
-            self.inner.try_acquire()
-        };
+        let placed = detach_if(py, self.inner.is_remote(), || self.inner.try_acquire());
         Ok(placed
             .map_err(|e| limit_error(&self.inner, &e))?
             .map(PyPermit::new))
@@ -870,20 +839,11 @@ impl PyConcurrencyLimit {
 
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
-        let permit = self
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        match permit {
-            Some(p) => {
-                drop(p);
-                Ok(())
-            }
-            None => Err(PyRuntimeError::new_err(
-                "ConcurrencyLimit.__exit__ without a matching __enter__",
-            )),
-        }
+        // Given back once the lock is released.
+        let permit = locked(&self.held).pop();
+        permit.map(drop).ok_or_else(|| {
+            PyRuntimeError::new_err("ConcurrencyLimit.__exit__ without a matching __enter__")
+        })
     }
 
     fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
@@ -956,14 +916,6 @@ fn lease_arg(value: &Bound<'_, PyAny>) -> PyResult<Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
-fn ratio_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    number_arg(value, "ratio")
-}
-
-fn floor_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    number_arg(value, "floor_per_s")
-}
-
 fn window_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     match int_arg(value, "window_s")? {
         Int::Fits(n) => Ok(u32::try_from(n).unwrap_or(u32::MAX)),
@@ -976,21 +928,14 @@ fn window_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     }
 }
 
-fn budget_error(error: BudgetError, path: Option<&std::path::Path>) -> PyErr {
-    match (&error, path) {
-        (BudgetError::Shared(e), Some(path)) => shared_error(e, path),
+/// A budget's error as Python's: bad settings are a `ValueError` with the core's message; a
+/// shared file as [`shared_error`]; a Redis server or key as [`redis_error`].
+fn budget_error(error: BudgetError, home: &Home) -> PyErr {
+    match (&error, home) {
+        (BudgetError::Shared(e), Home::File(path)) => shared_error(e, path),
+        (BudgetError::Shared(e), Home::Redis { .. }) => redis_error(e),
         _ => PyValueError::new_err(error.to_string()),
     }
-}
-
-/// Where a budget's counts live.
-enum BudgetHome {
-    /// In this process.
-    Local,
-    /// In the file at this path.
-    File(PathBuf),
-    /// On a Redis server: its URL without the password (for `repr`) and the key.
-    Redis { url: String, key: String },
 }
 
 /// Retries may be at most ``ratio`` of the first attempts of the last ``window_s`` seconds,
@@ -1008,10 +953,26 @@ pub(crate) struct PyRetryBudget {
     ratio: f64,
     floor_per_s: f64,
     window_s: u32,
-    home: BudgetHome,
+    home: Home,
 }
 
 impl PyRetryBudget {
+    /// The budget `made` at `home` with `ratio`, `floor_per_s` and `window_s`, or its error as
+    /// Python's.
+    fn made(
+        made: Result<RetryBudget, BudgetError>,
+        (ratio, floor_per_s, window_s): (f64, f64, u32),
+        home: Home,
+    ) -> PyResult<Self> {
+        Ok(PyRetryBudget {
+            inner: made.map_err(|e| budget_error(e, &home))?,
+            ratio,
+            floor_per_s,
+            window_s,
+            home,
+        })
+    }
+
     /// Runs `op` on the budget — for a Redis budget with the GIL released, raising the
     /// server's error.
     fn counted<T: Send>(
@@ -1019,12 +980,7 @@ impl PyRetryBudget {
         py: Python<'_>,
         op: impl FnOnce(&RetryBudget) -> Result<T, SharedError> + Send,
     ) -> PyResult<T> {
-        let done = if self.inner.is_remote() {
-            py.detach(|| op(&self.inner))
-        } else {
-            op(&self.inner)
-        };
-        done.map_err(|e| redis_error(&e))
+        detach_if(py, self.inner.is_remote(), || op(&self.inner)).map_err(|e| redis_error(&e))
     }
 }
 
@@ -1037,15 +993,8 @@ impl PyRetryBudget {
         #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
         #[pyo3(from_py_with = window_arg)] window_s: u32,
     ) -> PyResult<Self> {
-        let inner =
-            RetryBudget::new(ratio, floor_per_s, window_s).map_err(|e| budget_error(e, None))?;
-        Ok(PyRetryBudget {
-            inner,
-            ratio,
-            floor_per_s,
-            window_s,
-            home: BudgetHome::Local,
-        })
+        let made = RetryBudget::new(ratio, floor_per_s, window_s);
+        Self::made(made, (ratio, floor_per_s, window_s), Home::Local)
     }
 
     /// A budget in the file at ``path`` (created if missing), shared by every process that
@@ -1059,15 +1008,8 @@ impl PyRetryBudget {
         #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
         #[pyo3(from_py_with = window_arg)] window_s: u32,
     ) -> PyResult<Self> {
-        let inner = RetryBudget::shared(&path, ratio, floor_per_s, window_s)
-            .map_err(|e| budget_error(e, Some(&path)))?;
-        Ok(PyRetryBudget {
-            inner,
-            ratio,
-            floor_per_s,
-            window_s,
-            home: BudgetHome::File(path),
-        })
+        let made = RetryBudget::shared(&path, ratio, floor_per_s, window_s);
+        Self::made(made, (ratio, floor_per_s, window_s), Home::File(path))
     }
 
     /// A budget on the Redis server at ``url`` (as ``ConcurrencyLimit.redis``) under ``key``,
@@ -1093,22 +1035,9 @@ impl PyRetryBudget {
         #[pyo3(from_py_with = window_arg)] window_s: u32,
     ) -> PyResult<Self> {
         let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
-        let inner = py
-            .detach(|| recuo_redis::budget(&url, &key, ratio, floor_per_s, window_s))
-            .map_err(|e| match e {
-                BudgetError::Shared(e) => redis_error(&e),
-                other => budget_error(other, None),
-            })?;
-        Ok(PyRetryBudget {
-            inner,
-            ratio,
-            floor_per_s,
-            window_s,
-            home: BudgetHome::Redis {
-                url: recuo::redact_url(&url).url,
-                key,
-            },
-        })
+        let made = py.detach(|| recuo_redis::budget(&url, &key, ratio, floor_per_s, window_s));
+        let settings = (ratio, floor_per_s, window_s);
+        Self::made(made, settings, Home::redis(&url, key))
     }
 
     /// Counts a first attempt now: it earns retries.
@@ -1172,18 +1101,7 @@ impl PyRetryBudget {
             "ratio={:?}, floor_per_s={:?}, window_s={}",
             self.ratio, self.floor_per_s, self.window_s
         );
-        Ok(match &self.home {
-            BudgetHome::File(path) => {
-                format!("RetryBudget.shared({}, {settings})", path_repr(py, path)?)
-            }
-            BudgetHome::Redis { url, key, .. } => {
-                format!(
-                    "RetryBudget.redis({}, {settings})",
-                    server_repr(py, url, key)?
-                )
-            }
-            BudgetHome::Local => format!("RetryBudget({settings})"),
-        })
+        self.home.repr(py, "RetryBudget", &settings)
     }
 }
 
@@ -1204,20 +1122,19 @@ pub(crate) struct PyGate {
     budget: Option<Py<PyRetryBudget>>,
 }
 
-/// An optional argument of a Python class, or `TypeError`.
-fn opt_instance<'py, T: pyo3::PyClass>(
-    value: Option<&Bound<'py, PyAny>>,
+/// An optional argument of the Python class `recuo.{class}` (`None` or absent: none), or
+/// `TypeError`.
+pub(crate) fn opt_instance<'a, 'py, T: pyo3::PyClass>(
+    value: Option<&'a Bound<'py, PyAny>>,
     what: &str,
     class: &str,
-) -> PyResult<Option<Bound<'py, T>>> {
+) -> PyResult<Option<&'a Bound<'py, T>>> {
     match value.filter(|v| !v.is_none()) {
         None => Ok(None),
-        Some(v) => v.cast::<T>().map(|b| Some(b.clone())).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "{what} must be a recuo.{class} or None, not {}",
-                type_name(v)
-            ))
-        }),
+        Some(v) => v
+            .cast::<T>()
+            .map(Some)
+            .map_err(|_| must_be(v, what, &format!("a recuo.{class} or None"))),
     }
 }
 
@@ -1225,15 +1142,7 @@ fn opt_instance<'py, T: pyo3::PyClass>(
 pub(crate) fn gate_arg<'a, 'py>(
     gate: Option<&'a Bound<'py, PyAny>>,
 ) -> PyResult<Option<&'a Bound<'py, PyGate>>> {
-    match gate.filter(|g| !g.is_none()) {
-        None => Ok(None),
-        Some(g) => g.cast::<PyGate>().map(Some).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "gate must be a recuo.Gate or None, not {}",
-                type_name(g)
-            ))
-        }),
-    }
+    opt_instance(gate, "gate", "Gate")
 }
 
 #[pymethods]
@@ -1260,9 +1169,9 @@ impl PyGate {
         }
         Ok(PyGate {
             inner,
-            regulator: regulator.map(Bound::unbind),
-            limit: limit.map(Bound::unbind),
-            budget: budget.map(Bound::unbind),
+            regulator: regulator.map(|r| r.clone().unbind()),
+            limit: limit.map(|l| l.clone().unbind()),
+            budget: budget.map(|b| b.clone().unbind()),
         })
     }
 
@@ -1285,21 +1194,11 @@ impl PyGate {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let part = |o: Option<Bound<'_, PyAny>>| -> PyResult<String> {
-            match o {
-                Some(o) => Ok(o.repr()?.to_string()),
-                None => Ok("None".to_owned()),
-            }
-        };
         Ok(format!(
             "Gate(regulator={}, limit={}, budget={})",
-            part(
-                self.regulator
-                    .as_ref()
-                    .map(|r| r.bind(py).clone().into_any())
-            )?,
-            part(self.limit.as_ref().map(|l| l.bind(py).clone().into_any()))?,
-            part(self.budget.as_ref().map(|b| b.bind(py).clone().into_any()))?,
+            opt_repr(py, self.regulator.as_ref())?,
+            opt_repr(py, self.limit.as_ref())?,
+            opt_repr(py, self.budget.as_ref())?,
         ))
     }
 }

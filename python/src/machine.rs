@@ -12,16 +12,16 @@ use pyo3::prelude::*;
 use pyo3::types::PyBool;
 
 use recuo::{
-    AttemptPool, Gate, GatePoll, IdempotencyKey, Level, LoopPool, Operation, Outcome, Policy,
-    Report, Seen, Step, Verdict,
+    AttemptPool, Gate, GatePoll, IdempotencyKey, Level, LoopPool, Operation, Policy, Report, Seen,
+    Step, Verdict,
 };
 
-use crate::args::{headers_arg, mono_ms_arg, ms_to_secs, seed_arg, transport_arg, type_name};
+use crate::args::{headers_arg, mono_ms_arg, ms_to_secs, must_be, opt, outcome_arg, seed_arg};
 use crate::attempt::{key_of, FramePool, KeyCell, PyAttempt, PyIdempotencyKey};
-use crate::limits::PyGate;
+use crate::limits::{detach_if, PyGate};
 use crate::policy::PyPolicy;
 use crate::record::{
-    carried, give_up_reason, observed, record_object, record_status_arg, request_arg, NotesCell,
+    carried, give_up_reason, observed, polled, record_status_arg, request_arg, NotesCell,
 };
 use crate::stats::PyStatsRecorder;
 use crate::values::instance;
@@ -212,21 +212,17 @@ pub(crate) fn verdict_arg(value: &Bound<'_, PyAny>) -> PyResult<(Verdict, Option
     if let Ok(b) = value.cast::<PyBool>() {
         return Ok((b.is_true().into(), None));
     }
-    Err(PyTypeError::new_err(format!(
-        "verdict must be a recuo.Verdict or a bool, not {}",
-        type_name(value)
-    )))
+    Err(must_be(value, "verdict", "a recuo.Verdict or a bool"))
 }
 
 fn level_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<Level>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    let name = crate::args::require_str(value, "records")?;
-    Level::from_name(&name).map(Some).ok_or_else(|| {
-        pyo3::exceptions::PyValueError::new_err(format!(
-            "records must be 'debug', 'info', 'warning' or None, not {name:?}"
-        ))
+    opt(value, |v| {
+        let name = crate::args::require_str(v, "records")?;
+        Level::from_name(&name).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "records must be 'debug', 'info', 'warning' or None, not {name:?}"
+            ))
+        })
     })
 }
 
@@ -387,19 +383,16 @@ impl PyOperation {
         PyStep(Answer::Step(step))
     }
 
-    /// Runs a step of the machine that may ask a Redis budget: with the GIL released then,
-    /// so that other threads (an event loop among them) run meanwhile.
-    fn asking<T: Send>(
+    /// Runs a step of the machine that may ask a Redis budget — with the GIL released then,
+    /// so that other threads (an event loop among them) run meanwhile — and answers it.
+    fn advance(
         &mut self,
         py: Python<'_>,
-        step: impl FnOnce(&mut Operation) -> T + Send,
-    ) -> T {
-        if self.op.asks_a_remote_store() {
-            let op = &mut self.op;
-            py.detach(move || step(op))
-        } else {
-            step(&mut self.op)
-        }
+        step: impl FnOnce(&mut Operation) -> Step + Send,
+    ) -> PyStep {
+        let op = &mut self.op;
+        let step = detach_if(py, op.asks_a_remote_store(), move || step(op));
+        self.step(step)
     }
 
     /// What the attempt just made told its notes, and what `error` carries: for its record.
@@ -430,12 +423,8 @@ impl PyOperation {
             Some(ns) => op.poll_gate_at(now_ms, ns),
             None => op.poll_gate(now_ms),
         };
-        let polled = if self.gate_remote {
-            let op = &mut self.op;
-            py.detach(move || look(op))
-        } else {
-            look(&mut self.op)
-        };
+        let op = &mut self.op;
+        let polled = detach_if(py, self.gate_remote, move || look(op));
         match polled.map_err(|e| crate::limits::regulator_use_error(&e))? {
             GatePoll::Wait { delay_ms } => Ok(PyStep(Answer::Wait {
                 attempt: self.op.attempt(),
@@ -528,8 +517,7 @@ impl PyOperation {
         unix_ms: Option<i64>,
     ) -> PyStep {
         let unix = unix_ms.unwrap_or_else(recuo::unix_now_ms);
-        let step = self.asking(py, |op| op.start(now_ms, unix));
-        self.step(step)
+        self.advance(py, |op| op.start(now_ms, unix))
     }
 
     /// Starts an operation whose first attempt you made before making it (as
@@ -547,8 +535,7 @@ impl PyOperation {
         unix_ms: Option<i64>,
     ) -> PyStep {
         let unix = unix_ms.unwrap_or_else(recuo::unix_now_ms);
-        let step = self.asking(py, |op| op.start_after_first(now_ms, unix));
-        self.step(step)
+        self.advance(py, |op| op.start_after_first(now_ms, unix))
     }
 
     /// For a host that cannot block (an event loop): one look at the gate for ``"enter"`` at
@@ -589,8 +576,7 @@ impl PyOperation {
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
         passed: bool,
     ) -> PyStep {
-        let step = self.asking(py, |op| op.entered(now_ms, passed));
-        self.step(step)
+        self.advance(py, |op| op.entered(now_ms, passed))
     }
 
     /// The attempt of ``"call"`` succeeded at ``now_ms``.
@@ -600,8 +586,7 @@ impl PyOperation {
         #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
     ) -> PyStep {
         let (seen, _) = self.ended(None);
-        let step = self.asking(py, |op| op.succeeded_seen(now_ms, seen));
-        self.step(step)
+        self.advance(py, |op| op.succeeded_seen(now_ms, seen))
     }
 
     /// The attempt of ``"call"`` failed at ``now_ms``, raising ``error`` if you have one:
@@ -616,8 +601,7 @@ impl PyOperation {
         error: Option<&Bound<'_, PyAny>>,
     ) -> PyStep {
         let (seen, carried) = self.ended(error);
-        let step = self.asking(py, |op| op.failed_noted(now_ms, seen, carried));
-        self.step(step)
+        self.advance(py, |op| op.failed_noted(now_ms, seen, carried))
     }
 
     /// The verdict on the failure of ``"classify"``: a ``recuo.Verdict`` (whose server wait
@@ -629,8 +613,7 @@ impl PyOperation {
         verdict: &Bound<'_, PyAny>,
     ) -> PyResult<PyStep> {
         let (judged, seen) = verdict_arg(verdict)?;
-        let step = self.asking(verdict.py(), |op| op.judged(now_ms, judged, seen));
-        Ok(self.step(step))
+        Ok(self.advance(verdict.py(), |op| op.judged(now_ms, judged, seen)))
     }
 
     /// An HTTP attempt ended at ``now_ms`` with ``status`` (or the transport failure
@@ -646,30 +629,19 @@ impl PyOperation {
         error: Option<&Bound<'_, PyAny>>,
         headers: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyStep> {
-        let outcome = match (
-            status.filter(|s| !s.is_none()),
-            error.filter(|e| !e.is_none()),
-        ) {
-            (Some(s), None) => Outcome::Status(record_status_arg(s)?),
-            (None, Some(e)) => Outcome::Transport(transport_arg(e, "error")?),
-            _ => {
-                return Err(PyTypeError::new_err(
-                    "responded takes a status or an error, not both or neither",
-                ))
-            }
-        };
+        let either = "responded takes a status or an error, not both or neither";
+        let outcome = outcome_arg(status, error, record_status_arg, either)?
+            .ok_or_else(|| PyTypeError::new_err(either))?;
         let headers = headers_arg(headers)?;
         if let (Some(sent), _) = observed(&self.notes) {
             self.op.attempt_request(&sent.method, &sent.url);
         }
-        let step = self.asking(py, |op| op.responded(now_ms, outcome, &headers));
-        Ok(self.step(step))
+        Ok(self.advance(py, |op| op.responded(now_ms, outcome, &headers)))
     }
 
     /// The wait of ``"sleep"`` is over at ``now_ms`` (or was cut short by a cancellation).
     fn slept(&mut self, py: Python<'_>, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyStep {
-        let step = self.asking(py, |op| op.slept(now_ms));
-        self.step(step)
+        self.advance(py, |op| op.slept(now_ms))
     }
 
     /// Cancels the operation (your own cancellation): the next step gives up
@@ -687,7 +659,7 @@ impl PyOperation {
             return;
         }
         // What it holds of a Redis gate goes back with the GIL released.
-        let step = self.asking(py, |op| {
+        let _ = self.advance(py, |op| {
             op.cancel();
             // Out of turn, `slept` repeats the step the machine waits on.
             let mut step = op.slept(now_ms);
@@ -702,7 +674,6 @@ impl PyOperation {
             }
             step
         });
-        let _ = self.step(step);
     }
 
     /// Stops the operation because its batch queue stopped on another operation's
@@ -716,10 +687,7 @@ impl PyOperation {
     /// ``"warning"``, ``record`` an ``AttemptRecord`` or a ``ResultRecord`` — in the order
     /// they were made; ``None`` when there is none.
     fn poll_record(&mut self, py: Python<'_>) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
-        match self.op.poll_record() {
-            Some((level, record)) => Ok(Some((level.name(), record_object(py, record)?))),
-            None => Ok(None),
-        }
+        polled(py, self.op.poll_record())
     }
 
     /// What has happened so far; for ``"wait_exceeds_deadline"``, ``retry_at`` is the

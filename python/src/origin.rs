@@ -3,14 +3,13 @@
 
 use pyo3::prelude::*;
 
-use crate::args::{headers_arg, require_str};
+use crate::args::{headers_arg, opt, require_str};
 use crate::values::instance;
 
 fn content_type_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    require_str(value, "expected_content_type").map(|t| Some(t.into_owned()))
+    opt(value, |v| {
+        Ok(require_str(v, "expected_content_type")?.into_owned())
+    })
 }
 
 /// Who answered, judged from the response's ``headers`` (any shape ``recuo.classify`` takes;

@@ -8,11 +8,11 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use recuo::{Jitter, MethodSet, Policy, PolicyValue, RetryRule, Rules, Transport};
+use recuo::{Jitter, MethodSet, Policy, PolicyBuilder, PolicyValue, RetryRule, Rules, Transport};
 
 use crate::args::{
-    config_error, config_error_saying, count_arg, ms_to_secs, opt_secs_to_ms, quoted, require_bool,
-    require_str, secs_to_ms, transport_arg,
+    bool_repr, config_error, config_error_saying, count_arg, ms_to_secs, not_one_of,
+    opt_secs_to_ms, quoted, readers, require_bool, require_str, secs_to_ms, transport_arg,
 };
 
 /// The methods `MethodSet` knows, in its order (for `with_method_idempotent` and `repr`).
@@ -54,31 +54,20 @@ fn method_name_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
     if MethodSet::IDEMPOTENT.with(&method).is_some() {
         Ok(method.to_ascii_uppercase())
     } else {
-        Err(PyValueError::new_err(format!(
-            "method must be one of {}, not {method:?}",
-            quoted(&METHODS)
-        )))
+        Err(not_one_of("method", &METHODS, &method))
     }
 }
 
-fn max_attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    count_arg(value, "max_attempts")
-}
-
-fn base_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    secs_to_ms(value, "base")
-}
-
-fn cap_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    secs_to_ms(value, "cap")
-}
-
-fn deadline_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    opt_secs_to_ms(value, "deadline")
-}
-
-fn spread_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    opt_secs_to_ms(value, "spread")
+readers! {
+    fn max_attempts_arg -> u32 = count_arg("max_attempts");
+    fn base_arg -> u64 = secs_to_ms("base");
+    fn cap_arg -> u64 = secs_to_ms("cap");
+    fn deadline_arg -> Option<u64> = opt_secs_to_ms("deadline");
+    fn spread_arg -> Option<u64> = opt_secs_to_ms("spread");
+    fn use_date_header_arg -> bool = require_bool("use_date_header");
+    fn server_honours_keys_arg -> bool = require_bool("server_honours_keys");
+    fn idempotent_arg -> bool = require_bool("idempotent");
+    fn enabled_arg -> bool = require_bool("enabled");
 }
 
 fn jitter_arg(value: &Bound<'_, PyAny>) -> PyResult<Jitter> {
@@ -107,14 +96,6 @@ fn header_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
     require_str(value, "idempotency_header").map(|s| s.into_owned())
 }
 
-fn use_date_header_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    require_bool(value, "use_date_header")
-}
-
-fn server_honours_keys_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    require_bool(value, "server_honours_keys")
-}
-
 /// How a policy retries: attempts, backoff, deadline, the spread added to server waits, the
 /// classification sets (which statuses and failures are retried, which methods are
 /// idempotent), the idempotency-key header and whether the server honours those keys.
@@ -141,13 +122,16 @@ fn server_honours_keys_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 pub(crate) struct PyPolicy(pub(crate) Policy);
 
 impl PyPolicy {
-    fn with_rules(&self, py: Python<'_>, rules: Rules) -> PyResult<Self> {
-        self.0
-            .to_builder()
-            .rules(rules)
+    /// The policy `builder` builds, or the core's refusal as `recuo.ConfigError`.
+    fn built(py: Python<'_>, builder: PolicyBuilder) -> PyResult<Self> {
+        builder
             .build()
             .map(PyPolicy)
             .map_err(|e| config_error(py, e))
+    }
+
+    fn with_rules(&self, py: Python<'_>, rules: Rules) -> PyResult<Self> {
+        Self::built(py, self.0.to_builder().rules(rules))
     }
 
     /// The `with_*` calls that turn the default sets into this policy's, for `repr`.
@@ -178,11 +162,7 @@ impl PyPolicy {
         );
         for method in METHODS {
             if mine.contains(method) != theirs.contains(method) {
-                let yes = if mine.contains(method) {
-                    "True"
-                } else {
-                    "False"
-                };
+                let yes = bool_repr(mine.contains(method));
                 out += &format!(".with_method_idempotent('{method}', {yes})");
             }
         }
@@ -217,7 +197,7 @@ impl PyPolicy {
         #[pyo3(from_py_with = use_date_header_arg)] use_date_header: bool,
         #[pyo3(from_py_with = server_honours_keys_arg)] server_honours_keys: bool,
     ) -> PyResult<Self> {
-        Policy::builder()
+        let builder = Policy::builder()
             .max_attempts(max_attempts)
             .base(Duration::from_millis(base))
             .cap(Duration::from_millis(cap))
@@ -226,10 +206,8 @@ impl PyPolicy {
             .spread(spread.map(Duration::from_millis))
             .idempotency_header(idempotency_header)
             .use_date_header(use_date_header)
-            .server_honours_keys(server_honours_keys)
-            .build()
-            .map(PyPolicy)
-            .map_err(|e| config_error(py, e))
+            .server_honours_keys(server_honours_keys);
+        Self::built(py, builder)
     }
 
     /// The policy of “Como repetir requisições com backoff exponencial (retry)”: 5 attempts,
@@ -462,12 +440,7 @@ impl PyPolicy {
         py: Python<'_>,
         #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
     ) -> PyResult<Self> {
-        self.0
-            .to_builder()
-            .max_attempts(max_attempts)
-            .build()
-            .map(PyPolicy)
-            .map_err(|e| config_error(py, e))
+        Self::built(py, self.0.to_builder().max_attempts(max_attempts))
     }
 
     /// A new policy where a 403 whose rate-limit headers say the quota is spent counts as a
@@ -490,12 +463,7 @@ impl PyPolicy {
         py: Python<'_>,
         #[pyo3(from_py_with = enabled_arg)] enabled: bool,
     ) -> PyResult<Self> {
-        self.0
-            .to_builder()
-            .server_honours_keys(enabled)
-            .build()
-            .map(PyPolicy)
-            .map_err(|e| config_error(py, e))
+        Self::built(py, self.0.to_builder().server_honours_keys(enabled))
     }
 
     fn __hash__(&self) -> u64 {
@@ -533,7 +501,7 @@ impl PyPolicy {
             opt_secs_repr(p.deadline_ms()),
             opt_secs_repr(p.spread_ms()),
             crate::args::str_repr(p.idempotency_header()),
-            if p.use_date_header() { "True" } else { "False" },
+            bool_repr(p.use_date_header()),
             if p.server_honours_keys() {
                 ", server_honours_keys=True"
             } else {
@@ -542,12 +510,4 @@ impl PyPolicy {
             self.rule_changes(),
         )
     }
-}
-
-fn idempotent_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    require_bool(value, "idempotent")
-}
-
-fn enabled_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    require_bool(value, "enabled")
 }

@@ -3,13 +3,13 @@
 
 use pyo3::prelude::*;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 
 use recuo::{BatchEnd, BatchQueue, BatchStatus, GiveUpReason, Next, Report, RequestLine};
 
-use crate::args::{mono_ms_arg, type_name};
+use crate::args::{mono_ms_arg, must_be};
 use crate::policy::PyPolicy;
-use crate::record::{give_up_reason, record_object, request_arg};
+use crate::record::{give_up_reason, polled, record_object, request_arg};
 use crate::stats::PyStatsRecorder;
 use crate::values::{instance, value_of};
 
@@ -103,12 +103,9 @@ fn requests_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Request
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let items = value.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "requests must be an iterable of (method, url) tuples, not {}",
-            type_name(value)
-        ))
-    })?;
+    let items = value
+        .try_iter()
+        .map_err(|_| must_be(value, "requests", "an iterable of (method, url) tuples"))?;
     let mut requests = Vec::new();
     for item in items {
         let item = item?;
@@ -158,10 +155,7 @@ impl PyBatchQueue {
     /// ``(level, record)`` — ``"warning"`` and a ``ResultRecord`` — in order; ``None`` when
     /// there is none.
     fn poll_record(&mut self, py: Python<'_>) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
-        match self.0.poll_record() {
-            Some((level, record)) => Ok(Some((level.name(), record_object(py, record)?))),
-            None => Ok(None),
-        }
+        polled(py, self.0.poll_record())
     }
 
     /// How an operation whose loop reported ``report`` ended for the batch:

@@ -10,20 +10,21 @@
 //! have them) — and logs what it polls. The `logging` record's message is the core's JSON
 //! line, and its `extra` field `recuo` is the same line read back by `json.loads`.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyTuple};
 
 use recuo::{
     AttemptDecision, AttemptReason, AttemptRecord, Cause, FinalRecord, GiveUpReason, Level,
-    Outcome, Record, RequestLine, Seen, Transport,
+    Outcome, Record, RequestLine, Seen,
 };
 
 use crate::args::{
-    headers_arg, int_arg, quoted, require_str, transport_arg, type_name, url_text, Int,
+    causes, headers_arg, int_arg, locked, method_arg, must_be, not_one_of, outcome_arg, readers,
+    require_str, u64_arg, url_arg, url_text, Int,
 };
 
 /// The logger records go to.
@@ -35,12 +36,7 @@ pub(crate) fn request_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<R
     let Some(value) = value.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    let wrong = || {
-        PyTypeError::new_err(format!(
-            "request must be a (method, url) tuple, not {}",
-            type_name(value)
-        ))
-    };
+    let wrong = || must_be(value, "request", "a (method, url) tuple");
     let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = value.cast::<PyTuple>() {
         t.iter().collect()
     } else if let Ok(l) = value.cast::<PyList>() {
@@ -68,16 +64,11 @@ pub(crate) struct Notes {
 /// One attempt's notes, shared by every `Attempt` object of that attempt.
 pub(crate) type NotesCell = Arc<Mutex<Notes>>;
 
-/// Locks `cell` (a poisoned lock still holds valid notes).
-pub(crate) fn notes_of(cell: &NotesCell) -> std::sync::MutexGuard<'_, Notes> {
-    cell.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// What the attempt that just ended said it sent and received (its notes, taken): the
 /// machine's record shows the attempt's own word first, then the verdict's, then what its
 /// exception [`carried`].
 pub(crate) fn observed(notes: &NotesCell) -> (Option<RequestLine>, Option<Seen>) {
-    let mut notes = notes_of(notes);
+    let mut notes = locked(notes);
     (notes.request.take(), notes.response.take())
 }
 
@@ -247,9 +238,7 @@ static TELEMETRY_SINK: Mutex<Option<Py<PyAny>>> = Mutex::new(None);
 #[pyo3(signature = (sink))]
 pub(crate) fn _set_telemetry(sink: Option<Py<PyAny>>) {
     let on = sink.is_some();
-    *TELEMETRY_SINK
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner) = sink;
+    *locked(&TELEMETRY_SINK) = sink;
     TELEMETRY.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -296,11 +285,7 @@ pub(crate) fn _telemetry_of(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResu
 pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyResult<()> {
     let json = py.import(pyo3::intern!(py, "json"))?;
     if telemetry_on() {
-        let sink = TELEMETRY_SINK
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map(|s| s.clone_ref(py));
+        let sink = locked(&TELEMETRY_SINK).as_ref().map(|s| s.clone_ref(py));
         if let Some(sink) = sink {
             let t = recuo::telemetry::telemetry(record).to_json();
             sink.call1(py, (json.call_method1(pyo3::intern!(py, "loads"), (t,))?,))?;
@@ -335,14 +320,22 @@ pub(crate) fn record_object(py: Python<'_>, record: Record) -> PyResult<Py<PyAny
     })
 }
 
+/// A record polled from a machine or a queue as `poll_record` answers it: `(level, record)`
+/// (the level's name, the record's Python value), or `None`.
+pub(crate) fn polled(
+    py: Python<'_>,
+    polled: Option<(Level, Record)>,
+) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
+    polled
+        .map(|(level, record)| Ok((level.name(), record_object(py, record)?)))
+        .transpose()
+}
+
 /// A give-up reason by its name, else `ValueError`.
 pub(crate) fn give_up_reason(name: &str) -> PyResult<GiveUpReason> {
     GiveUpReason::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = GiveUpReason::ALL.iter().map(|r| r.name()).collect();
-        PyValueError::new_err(format!(
-            "reason must be one of {}, not {name:?}",
-            quoted(&names)
-        ))
+        not_one_of("reason", &names, name)
     })
 }
 
@@ -351,16 +344,9 @@ fn attempt_reason(name: &str) -> PyResult<AttemptReason> {
     if let Some(reason) = AttemptReason::from_name(name) {
         return Ok(reason);
     }
-    let mut names: Vec<&str> = Cause::ALL
-        .iter()
-        .filter(|c| **c != Cause::Transport(Transport::Tls))
-        .map(|c| c.name())
-        .collect();
+    let mut names: Vec<&str> = causes().map(Cause::name).collect();
     names.extend(GiveUpReason::ALL.iter().map(|r| r.name()));
-    Err(PyValueError::new_err(format!(
-        "reason must be one of {}, not {name:?}",
-        quoted(&names)
-    )))
+    Err(not_one_of("reason", &names, name))
 }
 
 /// Milliseconds since the Unix epoch: an int that fits in 64 signed bits.
@@ -370,42 +356,18 @@ fn start_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<i64> {
         .map_err(|_| PyValueError::new_err("start_ms must be between -2**63 and 2**63 - 1"))
 }
 
-/// A count (`what` names it): an int from 0 to 2^64 − 1.
-fn count_u64(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
-    match int_arg(value, what)? {
-        Int::Fits(n) => Ok(n),
-        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(format!(
-            "{what} must be between 0 and 2**64 - 1"
-        ))),
-    }
-}
-
-fn elapsed_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    count_u64(value, "elapsed_ms")
-}
-
-fn total_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    count_u64(value, "total_ms")
+readers! {
+    fn elapsed_ms_arg -> u64 = u64_arg("elapsed_ms");
+    fn total_ms_arg -> u64 = u64_arg("total_ms");
 }
 
 fn opt_delay_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    count_u64(value, "delay_ms").map(Some)
+    crate::args::opt(value, |v| u64_arg(v, "delay_ms"))
 }
 
 fn attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    let n = count_u64(value, "attempts")?;
+    let n = u64_arg(value, "attempts")?;
     u32::try_from(n).map_err(|_| PyValueError::new_err("attempts must be at most 4294967295"))
-}
-
-fn method_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    require_str(value, "method").map(|m| m.into_owned())
-}
-
-fn url_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    url_text(value, "url")
 }
 
 /// The record as a `dict`: the core's JSON line read back by `json.loads`.
@@ -448,26 +410,20 @@ impl PyAttemptRecord {
         decision: &Bound<'_, PyAny>,
         reason: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let outcome = match (
-            status.filter(|s| !s.is_none()),
-            error.filter(|e| !e.is_none()),
-        ) {
-            (Some(s), None) => Outcome::Status(record_status_arg(s)?),
-            (None, Some(e)) => Outcome::Transport(transport_arg(e, "error")?),
-            (None, None) => Outcome::Success,
-            (Some(_), Some(_)) => {
-                return Err(PyTypeError::new_err(
-                    "an attempt record takes a status or an error, not both",
-                ))
-            }
-        };
+        let outcome = outcome_arg(
+            status,
+            error,
+            record_status_arg,
+            "an attempt record takes a status or an error, not both",
+        )?
+        .unwrap_or(Outcome::Success);
         let name = require_str(decision, "decision")?;
         let decision = AttemptDecision::from_name(&name).ok_or_else(|| {
-            let names = AttemptDecision::ALL.map(AttemptDecision::name);
-            PyValueError::new_err(format!(
-                "decision must be one of {}, not {name:?}",
-                quoted(&names)
-            ))
+            not_one_of(
+                "decision",
+                &AttemptDecision::ALL.map(AttemptDecision::name),
+                &name,
+            )
         })?;
         let reason = attempt_reason(&require_str(reason, "reason")?)?;
         let headers = headers_arg(headers)?;

@@ -8,11 +8,7 @@
 
 use pyo3::prelude::*;
 
-use crate::args::{headers_arg, url_text};
-
-fn url_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    url_text(value, "url")
-}
+use crate::args::{headers_arg, url_arg};
 
 /// ``url`` (a ``str`` or ``bytes``) with its secrets and personal data replaced: userinfo
 /// removed, the values of sensitive query parameters ``[redacted]``, e-mail addresses
@@ -67,7 +63,7 @@ impl PyRedactedUrl {
         let url = pyo3::types::PyString::new(py, &self.0.url).repr()?;
         Ok(format!(
             "RedactedUrl(url={url}, malformed={})",
-            if self.0.malformed { "True" } else { "False" }
+            crate::args::bool_repr(self.0.malformed)
         ))
     }
 }

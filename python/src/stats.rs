@@ -6,37 +6,24 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use recuo::{monotonic_ns, Cause, StatsRecorder, Transport};
+use recuo::{monotonic_ns, Cause, StatsRecorder};
 
-use crate::args::{int_arg, quoted, require_bool, require_str, type_name, Int};
+use crate::args::{causes, int_arg, must_be, not_one_of, require_bool, require_str, Int};
+use crate::limits::opt_now_ns_arg;
 use crate::values::instance;
 use crate::verdict::PyVerdict;
-
-/// The cause names ``StatsRecorder.saw`` takes: a ``Verdict``'s reasons.
-fn cause_names() -> Vec<&'static str> {
-    Cause::ALL
-        .iter()
-        .filter(|c| **c != Cause::Transport(Transport::Tls))
-        .map(|c| c.name())
-        .collect()
-}
 
 /// `cause`: a `Verdict` (its cause) or a cause's name, as `Verdict.reason` spells it.
 fn cause_arg(value: &Bound<'_, PyAny>) -> PyResult<Cause> {
     if let Ok(v) = value.cast::<PyVerdict>() {
         return Ok(v.get().0.cause());
     }
-    let name = require_str(value, "cause").map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err(format!(
-            "cause must be a str or a recuo.Verdict, not {}",
-            type_name(value)
-        ))
-    })?;
+    let name = require_str(value, "cause")
+        .map_err(|_| must_be(value, "cause", "a str or a recuo.Verdict"))?;
+    // The cause names ``StatsRecorder.saw`` takes: a ``Verdict``'s reasons.
     Cause::from_name(&name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "cause must be one of {}, not {name:?}",
-            quoted(&cause_names())
-        ))
+        let names: Vec<&str> = causes().map(Cause::name).collect();
+        not_one_of("cause", &names, &name)
     })
 }
 
@@ -46,18 +33,6 @@ fn attempt_number_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
             .map_err(|_| PyValueError::new_err("attempt must be at most 4294967295")),
         Int::Negative => Err(PyValueError::new_err("attempt must not be negative")),
         Int::TooLarge => Err(PyValueError::new_err("attempt must be at most 4294967295")),
-    }
-}
-
-fn opt_now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        return Ok(None);
-    }
-    match int_arg(value, "now_ns")? {
-        Int::Fits(ns) => Ok(Some(ns)),
-        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(
-            "now_ns (a monotonic clock reading) must be between 0 and 2**64 - 1",
-        )),
     }
 }
 

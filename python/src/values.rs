@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use recuo::{BatchProgress, Plan, Report, RetryAfter, RetryAfterValue, Stats, WhoAnswered};
 
-use crate::args::type_name;
+use crate::args::must_be;
 
 /// The generated class `name` of `recuo._values` (the module imported once).
 fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -106,10 +106,7 @@ pub(crate) fn read_plain<T: DeserializeOwned>(
 ) -> PyResult<Result<T, String>> {
     let py = value.py();
     if value.cast::<PyMapping>().is_err() {
-        return Err(PyTypeError::new_err(format!(
-            "value must be a mapping (a dict), not {}",
-            type_name(value)
-        )));
+        return Err(must_be(value, "value", "a mapping (a dict)"));
     }
     let plain = py.get_type::<PyDict>().call1((value,))?;
     let options = [("allow_nan", false)].into_py_dict(py)?;
@@ -130,6 +127,27 @@ pub(crate) fn read_plain<T: DeserializeOwned>(
     Ok(serde_json::from_str(&text).map_err(|e| serde_message(&e)))
 }
 
+/// `value`, a mapping, read as a `T`, the plain form of a `recuo.{name}`: `TypeError` unless a
+/// mapping, `ValueError` (`not a recuo.{name}: ...`) when it is not `T`'s plain form.
+pub(crate) fn read_as<T: DeserializeOwned>(value: &Bound<'_, PyAny>, name: &str) -> PyResult<T> {
+    read_plain(value)?.map_err(|why| PyValueError::new_err(format!("not a recuo.{name}: {why}")))
+}
+
+/// What `__reduce__` answers for an object rebuilt by `recuo._recuo.{rebuild}(*args)`.
+pub(crate) fn rebuilt_by<'py>(
+    py: Python<'py>,
+    rebuild: &str,
+    args: impl IntoPyObject<'py>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let rebuild = py
+        .import(pyo3::intern!(py, "recuo._recuo"))?
+        .getattr(rebuild)?;
+    PyTuple::new(
+        py,
+        [rebuild, pyo3::IntoPyObjectExt::into_bound_py_any(args, py)?],
+    )
+}
+
 /// An instance of the generated class `class_name` (the argument `what`) read back as the
 /// core's value: `TypeError` for anything else, `ValueError` for fields the core refuses.
 pub(crate) fn value_of<T: DeserializeOwned>(
@@ -138,10 +156,7 @@ pub(crate) fn value_of<T: DeserializeOwned>(
     what: &str,
 ) -> PyResult<T> {
     if !value.is_instance(&class(value.py(), class_name)?)? {
-        return Err(PyTypeError::new_err(format!(
-            "{what} must be a recuo.{class_name}, not {}",
-            type_name(value)
-        )));
+        return Err(must_be(value, what, &format!("a recuo.{class_name}")));
     }
     let plain = value.call_method0(pyo3::intern!(value.py(), "to_dict"))?;
     read_plain(&plain)?.map_err(|why| PyValueError::new_err(format!("{what}: {why}")))
@@ -164,9 +179,7 @@ pub(crate) fn read_value(
         name: &str,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        let read: T = read_plain(value)?
-            .map_err(|why| PyValueError::new_err(format!("not a recuo.{name}: {why}")))?;
-        instance(py, name, &read)
+        instance(py, name, &read_as::<T>(value, name)?)
     }
     match name {
         "Report" => read::<Report>(py, name, value),
@@ -175,8 +188,7 @@ pub(crate) fn read_value(
         "WhoAnswered" => read::<WhoAnswered>(py, name, value),
         "BatchProgress" => read::<BatchProgress>(py, name, value),
         "RetryAfter" => {
-            let read: RetryAfterValue = read_plain(value)?
-                .map_err(|why| PyValueError::new_err(format!("not a recuo.{name}: {why}")))?;
+            let read: RetryAfterValue = read_as(value, name)?;
             let checked = RetryAfter::try_from(read).map_err(|e| {
                 PyValueError::new_err(format!("not a recuo.{name}: {e} (a kind and its wait)"))
             })?;

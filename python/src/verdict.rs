@@ -11,24 +11,17 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString};
+use pyo3::types::{PyBool, PyString};
 
-use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
+use recuo::{Cause, Outcome, Request, ServerWait, Verdict};
 
 use crate::args::{
-    headers_arg, now_ms_arg, quoted, require_str, system_now_ms, transport_arg, type_name,
+    causes, headers_arg, method_arg, must_be, not_one_of, now_ms_arg, outcome_arg, require_int,
+    system_now_ms,
 };
 use crate::attempt::PyIdempotencyKey;
 use crate::policy::PyPolicy;
 use recuo::Seen;
-
-/// The causes a verdict may name: the core's list, less `Cause::Transport(Transport::Tls)`,
-/// whose name, `tls`, is the name of `Cause::Tls` (what the core answers for a TLS failure).
-fn causes() -> impl Iterator<Item = Cause> {
-    Cause::ALL
-        .into_iter()
-        .filter(|c| *c != Cause::Transport(Transport::Tls))
-}
 
 fn cause_arg(value: &str, allowed: impl Fn(Cause) -> bool) -> PyResult<Cause> {
     causes()
@@ -36,10 +29,7 @@ fn cause_arg(value: &str, allowed: impl Fn(Cause) -> bool) -> PyResult<Cause> {
         .find(|c| c.name() == value)
         .ok_or_else(|| {
             let names: Vec<&str> = causes().filter(|&c| allowed(c)).map(Cause::name).collect();
-            PyValueError::new_err(format!(
-                "reason must be one of {}, not {value:?}",
-                quoted(&names)
-            ))
+            not_one_of("reason", &names, value)
         })
 }
 
@@ -170,22 +160,13 @@ impl PyVerdict {
             self.reason(),
             self.wait_ms()
                 .map_or_else(|| "None".to_owned(), |ms| ms.to_string()),
-            if self.wait_unbounded() {
-                "True"
-            } else {
-                "False"
-            }
+            crate::args::bool_repr(self.wait_unbounded()),
         )
     }
 }
 
 fn unbounded_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     crate::args::require_bool(value, "unbounded")
-}
-
-/// `method`: a str (any method; those recuo does not know are not idempotent).
-fn method_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    require_str(value, "method").map(|m| m.into_owned())
 }
 
 /// Whether the request carries an idempotency key: a bool, ``None`` (no), a non-empty str or
@@ -203,22 +184,19 @@ fn has_key_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     if value.is_instance_of::<PyIdempotencyKey>() {
         return Ok(true);
     }
-    Err(PyTypeError::new_err(format!(
-        "idempotency_key must be a bool, a str, an IdempotencyKey or None, not {}",
-        type_name(value)
-    )))
+    Err(must_be(
+        value,
+        "idempotency_key",
+        "a bool, a str, an IdempotencyKey or None",
+    ))
 }
 
 /// The status code given: an int. One outside 0–65535 is passed on as 65535, which the
 /// core, like any code outside 100–599, treats as 500.
 fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
-    if value.is_instance_of::<PyBool>() || !value.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err(format!(
-            "status must be an int, not {}",
-            type_name(value)
-        )));
-    }
-    Ok(value.extract::<u16>().unwrap_or(u16::MAX))
+    Ok(require_int(value, "status")?
+        .extract::<u16>()
+        .unwrap_or(u16::MAX))
 }
 
 /// The verdict on one outcome: an HTTP ``status`` (an int) or a transport
@@ -248,22 +226,10 @@ pub(crate) fn classify(
     #[pyo3(from_py_with = now_ms_arg)] now_ms: Option<i64>,
     policy: Option<PyRef<'_, PyPolicy>>,
 ) -> PyResult<PyVerdict> {
-    let status = status.filter(|s| !s.is_none());
-    let error = error.filter(|e| !e.is_none());
-    let outcome = match (status, error) {
-        (Some(s), None) => Outcome::Status(status_arg(s)?),
-        (None, Some(e)) => Outcome::Transport(transport_arg(e, "error")?),
-        (Some(_), Some(_)) => {
-            return Err(PyTypeError::new_err(
-                "classify() takes a status or an error, not both",
-            ))
-        }
-        (None, None) => {
-            return Err(PyTypeError::new_err(
-                "classify() needs a status (an int) or an error (a transport kind)",
-            ))
-        }
-    };
+    let both = "classify() takes a status or an error, not both";
+    let outcome = outcome_arg(status, error, status_arg, both)?.ok_or_else(|| {
+        PyTypeError::new_err("classify() needs a status (an int) or an error (a transport kind)")
+    })?;
     let headers = headers_arg(headers)?;
     let request = Request {
         method: &method,
