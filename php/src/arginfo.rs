@@ -14,8 +14,8 @@ use std::ffi::c_char;
 use std::sync::Once;
 
 use ext_php_rs::ffi::{
-    zend_function, zend_hash_str_find_ptr_lc, HashTable, IS_DOUBLE, IS_STRING, MAY_BE_ANY,
-    ZEND_INTERNAL_FUNCTION,
+    zend_class_entry, zend_function, zend_hash_str_find_ptr_lc, HashTable, IS_DOUBLE, IS_STRING,
+    MAY_BE_ANY, ZEND_INTERNAL_FUNCTION,
 };
 use ext_php_rs::zend::ExecutorGlobals;
 
@@ -43,17 +43,17 @@ pub fn declare_rate_parameters() {
     });
 }
 
-/// Looks `name` up, ignoring case, in a function table.
+/// Looks `name` up, ignoring case, in a function or class table (of `T`s).
 ///
 /// # Safety
-/// `table` must be null or a live function table of the engine.
-unsafe fn find(table: *const HashTable, name: &str) -> *mut zend_function {
+/// `table` must be null or a live function or class table of the engine.
+pub(crate) unsafe fn find<T>(table: *const HashTable, name: &str) -> *mut T {
     if table.is_null() {
         return std::ptr::null_mut();
     }
     // SAFETY: a live hash table and a (pointer, length) pair that describes `name`.
     unsafe { zend_hash_str_find_ptr_lc(table, name.as_ptr().cast::<c_char>(), name.len()) }
-        .cast::<zend_function>()
+        .cast::<T>()
 }
 
 /// Sets the type of the parameters at `positions` of a function (or of a method of `class`)
@@ -67,19 +67,16 @@ unsafe fn narrow(class: Option<&str>, function: &str, positions: &[usize]) {
         None => globals.function_table,
         Some(class) => {
             // SAFETY: during a request, the executor's class table is the engine's.
-            let entry = unsafe { find(globals.class_table, class) };
+            let entry = unsafe { find::<zend_class_entry>(globals.class_table, class) };
             if entry.is_null() {
                 return;
             }
-            // The class table holds class entries, not functions: the pointer found is a
-            // `zend_class_entry`.
-            let entry = entry.cast::<ext_php_rs::ffi::zend_class_entry>();
             // SAFETY: a live class entry; its method table lives as long as the class.
             unsafe { &raw const (*entry).function_table }
         }
     };
     // SAFETY: a live function table.
-    let found = unsafe { find(table, function) };
+    let found = unsafe { find::<zend_function>(table, function) };
     if found.is_null() {
         return;
     }

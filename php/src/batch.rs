@@ -25,7 +25,7 @@ use recuo::{
     StatsRecorder,
 };
 
-use crate::convert::{seed as seed_arg, type_name};
+use crate::convert::{entry_holds, seed as seed_arg};
 use crate::driver::{self, Callbacks, Halt, Judge};
 use crate::errors::{config_error, guarded, not_constructible, type_error, value_error};
 use crate::limits::Gate;
@@ -57,22 +57,27 @@ pub struct BatchResult {
 impl Default for BatchResult {
     fn default() -> Self {
         BatchResult {
-            plain: BatchResultValue::of(BatchEnd::UNREACHED, 0, None),
+            blank: true,
+            ..BatchResult::of(BatchEnd::UNREACHED, 0, None)
+        }
+    }
+}
+
+/// A result of its plain form alone: its value and error null.
+impl From<BatchResultValue> for BatchResult {
+    fn from(plain: BatchResultValue) -> Self {
+        BatchResult {
+            plain,
             value: None,
             error: None,
-            blank: true,
+            blank: false,
         }
     }
 }
 
 impl BatchResult {
     fn of(end: BatchEnd, attempts: u32, report: Option<recuo::Report>) -> Self {
-        BatchResult {
-            plain: BatchResultValue::of(end, attempts, report),
-            value: None,
-            error: None,
-            blank: false,
-        }
+        BatchResultValue::of(end, attempts, report).into()
     }
 
     fn not_started(reason: GiveUpReason, stopped_by: Option<GiveUpReason>) -> Self {
@@ -91,14 +96,12 @@ fn result_value(
     position: u32,
     value: &ZendHashTable,
 ) -> PhpResult<BatchResultValue> {
-    let plain: BatchResultValue = read_data(value).map_err(|why| {
-        value_error(
-            function,
-            position,
-            "value",
-            &format!("is not a batch result's value: {why}"),
-        )
-    })?;
+    let plain: BatchResultValue = read_data(
+        function,
+        (position, "value"),
+        "is not a batch result's value",
+        value,
+    )?;
     if plain.end().is_none() {
         return Err(value_error(
             function,
@@ -178,14 +181,7 @@ impl BatchResult {
     /// The result whose plain form is `$value` (its value and error null).
     pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchResult> {
         const F: &str = "Recuo\\BatchResult::fromValue";
-        guarded(F, || {
-            Ok(BatchResult {
-                plain: result_value(F, 1, value)?,
-                value: None,
-                error: None,
-                blank: false,
-            })
-        })
+        guarded(F, || result_value(F, 1, value).map(BatchResult::from))
     }
 
     /// The plain form with the value and the error, for `serialize()` (which serializes them
@@ -243,18 +239,26 @@ pub struct BatchReport {
 /// What `unserialize()` makes before `__unserialize()`: an empty batch.
 impl Default for BatchReport {
     fn default() -> Self {
-        let mut results = Zval::new();
-        results.set_hashtable(ZendHashTable::new());
         BatchReport {
-            results,
-            stats: recuo::Stats::default(),
-            elapsed_ms: 0.0,
             blank: true,
+            ..BatchReport::of(ZendHashTable::new(), recuo::Stats::default(), 0.0)
         }
     }
 }
 
 impl BatchReport {
+    /// The report of these `results` (one `Recuo\BatchResult` per operation, under its key).
+    fn of(results: ZBox<ZendHashTable>, stats: recuo::Stats, elapsed_ms: f64) -> Self {
+        let mut table = Zval::new();
+        table.set_hashtable(results);
+        BatchReport {
+            results: table,
+            stats,
+            elapsed_ms,
+            blank: false,
+        }
+    }
+
     /// The core's plain form of this report (the results in order; their keys are PHP's).
     fn plain(&self) -> BatchReportValue {
         let results = self
@@ -322,14 +326,8 @@ impl BatchReport {
     pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchReport> {
         const F: &str = "Recuo\\BatchReport::fromValue";
         guarded(F, || {
-            let plain: BatchReportValue = read_data(value).map_err(|why| {
-                value_error(
-                    F,
-                    1,
-                    "value",
-                    &format!("is not a batch report's value: {why}"),
-                )
-            })?;
+            let plain: BatchReportValue =
+                read_data(F, (1, "value"), "is not a batch report's value", value)?;
             let mut results =
                 ZendHashTable::with_capacity(u32::try_from(plain.results.len()).unwrap_or(0));
             for r in plain.results {
@@ -341,22 +339,14 @@ impl BatchReport {
                         "holds a give-up without its reason",
                     ));
                 }
-                results.push(BatchResult {
-                    plain: r,
-                    value: None,
-                    error: None,
-                    blank: false,
-                })?;
+                results.push(BatchResult::from(r))?;
             }
-            let mut table = Zval::new();
-            table.set_hashtable(results);
             #[allow(clippy::cast_precision_loss)]
-            Ok(BatchReport {
-                results: table,
-                stats: plain.stats,
-                elapsed_ms: plain.elapsed_ms as f64,
-                blank: false,
-            })
+            Ok(BatchReport::of(
+                results,
+                plain.stats,
+                plain.elapsed_ms as f64,
+            ))
         })
     }
 
@@ -401,20 +391,13 @@ impl BatchReport {
                 .get("stats")
                 .and_then(|v| v.array())
                 .ok_or_else(|| value_error(F, 1, "data", "has no stats"))?;
-            let stats = read_data(stats).map_err(|why| {
-                value_error(F, 1, "data", &format!("holds no stats value: {why}"))
-            })?;
+            let stats = read_data(F, (1, "data"), "holds no stats value", stats)?;
             let elapsed_ms = data
                 .get("elapsed_ms")
                 .and_then(Zval::double)
                 .filter(|ms| ms.is_finite() && *ms >= 0.0)
                 .ok_or_else(|| value_error(F, 1, "data", "has no elapsed_ms"))?;
-            let mut table = Zval::new();
-            table.set_hashtable(results.to_owned());
-            self.results = table;
-            self.stats = stats;
-            self.elapsed_ms = elapsed_ms;
-            self.blank = false;
+            *self = BatchReport::of(results.to_owned(), stats, elapsed_ms);
             Ok(())
         })
     }
@@ -479,13 +462,9 @@ pub fn run_batch(
         let mut entries = operations.iter();
         while let Some((key, value)) = entries.next_zval() {
             let callable = ZendCallable::new(value.dereference()).map_err(|_| {
-                let label = key
-                    .long()
-                    .map(|i| format!("index {i}"))
-                    .unwrap_or_else(|| format!("key {:?}", key.string().unwrap_or_default()));
                 type_error(format!(
-                    "{F}(): Argument #1 ($operations) must hold callables; {label} holds {}",
-                    type_name(value)
+                    "{F}(): Argument #1 ($operations) must hold callables; {}",
+                    entry_holds(&key, value)
                 ))
             })?;
             ops.push(Operation { key, callable });
@@ -575,14 +554,8 @@ pub fn run_batch(
                     .map_err(|_| driver::take_failure(F, "$onProgress").into_exception())?;
             }
         }
-        let mut table = Zval::new();
-        table.set_hashtable(results);
-        Ok(BatchReport {
-            results: table,
-            stats: recorder.snapshot(),
-            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
-            blank: false,
-        })
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(BatchReport::of(results, recorder.snapshot(), elapsed_ms))
     })
 }
 

@@ -166,6 +166,15 @@ fn header_value(value: &Zval) -> Option<String> {
     }
 }
 
+/// What an array's entry holds, in messages: `index 2 holds string`, `key "x" holds null`.
+pub fn entry_holds(key: &Zval, value: &Zval) -> String {
+    let label = key.long().map_or_else(
+        || format!("key {:?}", key.string().unwrap_or_default()),
+        |i| format!("index {i}"),
+    );
+    format!("{label} holds {}", type_name(value))
+}
+
 /// The type of a PHP value as PHP's own messages name it: `int`, `string`, a class name.
 pub fn type_name(value: &Zval) -> String {
     let value = value.dereference();
@@ -219,8 +228,9 @@ pub fn optional_millis(
         .transpose()
 }
 
-/// A reading of the caller's monotonic clock in milliseconds: never negative.
-pub fn instant(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u64> {
+/// A number that is never negative: a reading of the caller's monotonic clock (in
+/// milliseconds or nanoseconds), a count of milliseconds or of requests.
+pub fn non_negative(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u64> {
     u64::try_from(value).map_err(|_| {
         value_error(
             function,
@@ -231,18 +241,30 @@ pub fn instant(function: &str, position: u32, name: &str, value: i64) -> PhpResu
     })
 }
 
+/// As [`non_negative`], or null.
+pub fn optional_non_negative(
+    function: &str,
+    position: u32,
+    name: &str,
+    value: Option<i64>,
+) -> PhpResult<Option<u64>> {
+    let must = "must be null or greater than or equal to 0";
+    value
+        .map(|v| u64::try_from(v).map_err(|_| value_error(function, position, name, must)))
+        .transpose()
+}
+
+/// A count that must fit the core's `u32` (attempts, a burst, a cost, a number of places).
+pub fn count(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u32> {
+    u32::try_from(value)
+        .map_err(|_| value_error(function, position, name, "must be between 0 and 4294967295"))
+}
+
 /// A retry index (`$attempt`): negative is a `\ValueError`; beyond `u32::MAX` it saturates,
 /// which changes no answer because every window has reached its cap long before.
 pub fn retry_index(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u32> {
-    if value < 0 {
-        return Err(value_error(
-            function,
-            position,
-            name,
-            "must be greater than or equal to 0",
-        ));
-    }
-    Ok(u32::try_from(value).unwrap_or(u32::MAX))
+    let index = non_negative(function, position, name, value)?;
+    Ok(u32::try_from(index).unwrap_or(u32::MAX))
 }
 
 /// A duration in milliseconds, checked by the core (`Recuo\Exception\ConfigError` when
@@ -253,18 +275,7 @@ pub fn millis(function: &str, position: u32, name: &str, value: i64) -> PhpResul
 
 /// A jitter seed: any non-negative PHP int.
 pub fn seed(function: &str, position: u32, value: Option<i64>) -> PhpResult<Option<u64>> {
-    value
-        .map(|s| {
-            u64::try_from(s).map_err(|_| {
-                value_error(
-                    function,
-                    position,
-                    "seed",
-                    "must be null or greater than or equal to 0",
-                )
-            })
-        })
-        .transpose()
+    optional_non_negative(function, position, "seed", value)
 }
 
 /// `$nowMs`, or the system clock (milliseconds since the Unix epoch) when it is null.
@@ -273,6 +284,13 @@ pub fn now_ms(value: Option<i64>) -> i64 {
         Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
         Err(before) => i64::try_from(before.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
     })
+}
+
+/// PHP's own `json_decode($json, $associative)`; none should ext/json fail (it is always
+/// built in).
+pub fn json_decode(json: &str, associative: bool) -> Option<Zval> {
+    let decode = ZendCallable::try_from_name("json_decode").ok()?;
+    decode.try_call(vec![&json, &associative]).ok()
 }
 
 /// A count of milliseconds as a PHP int (saturating; the core's delays never get there).

@@ -20,6 +20,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use ext_php_rs::builders::ClassBuilder;
+use ext_php_rs::class::ClassEntryInfo;
 use ext_php_rs::flags::ConstantFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::zend::{ce, ClassEntry};
@@ -65,6 +66,23 @@ static PLAN_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 /// The class entry of `Recuo\Exception\SharedFileError`, set once at module startup.
 static SHARED_FILE_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 
+/// The parents of the exception classes registered by hand.
+const VALUE_ERROR: ClassEntryInfo = (ce::value_error, "\\ValueError");
+const RUNTIME_EXCEPTION: ClassEntryInfo = (runtime_exception, "\\RuntimeException");
+
+/// The exception classes registered by hand: each one's name, parent, and the place its
+/// class entry is kept.
+static EXCEPTION_CLASSES: [(&str, ClassEntryInfo, &AtomicPtr<ClassEntry>); 4] = [
+    (CONFIG_ERROR_CLASS, VALUE_ERROR, &CONFIG_ERROR_CE),
+    (PLAN_ERROR_CLASS, VALUE_ERROR, &PLAN_ERROR_CE),
+    (
+        SHARED_FILE_ERROR_CLASS,
+        RUNTIME_EXCEPTION,
+        &SHARED_FILE_ERROR_CE,
+    ),
+    (INTERNAL_ERROR_CLASS, RUNTIME_EXCEPTION, &INTERNAL_ERROR_CE),
+];
+
 // SPL's exception classes, which PHP exports to extensions (SPL is always built in and
 // started before any extension loaded with `extension=`).
 extern "C" {
@@ -100,55 +118,34 @@ fn logic_exception() -> &'static ClassEntry {
 /// # Errors
 /// The message of the registration failure; PHP then refuses to load the extension.
 pub fn register_classes() -> Result<(), String> {
-    register_config_error()?;
-    ClassBuilder::new(PLAN_ERROR_CLASS)
-        .extends((ce::value_error, "\\ValueError"))
-        .registration(|class, arg_info| {
-            PLAN_ERROR_CE.store(class, Ordering::Release);
-            std::mem::forget(arg_info);
-        })
-        .register()
-        .map_err(|e| format!("{PLAN_ERROR_CLASS}: {e}"))?;
-    ClassBuilder::new(SHARED_FILE_ERROR_CLASS)
-        .extends((runtime_exception, "\\RuntimeException"))
-        .registration(|class, arg_info| {
-            SHARED_FILE_ERROR_CE.store(class, Ordering::Release);
-            std::mem::forget(arg_info);
-        })
-        .register()
-        .map_err(|e| format!("{SHARED_FILE_ERROR_CLASS}: {e}"))?;
-    ClassBuilder::new(INTERNAL_ERROR_CLASS)
-        .extends((runtime_exception, "\\RuntimeException"))
-        .registration(|class, arg_info| {
-            INTERNAL_ERROR_CE.store(class, Ordering::Release);
-            std::mem::forget(arg_info);
-        })
-        .register()
-        .map_err(|e| format!("{INTERNAL_ERROR_CLASS}: {e}"))
-}
-
-fn register_config_error() -> Result<(), String> {
-    let mut builder = ClassBuilder::new(CONFIG_ERROR_CLASS)
-        .extends((ce::value_error, "\\ValueError"))
-        .registration(|class, arg_info| {
-            CONFIG_ERROR_CE.store(class, Ordering::Release);
-            // The class has no methods of its own, but the engine may keep pointers into
-            // these tables for the life of the process: keep them alive.
-            std::mem::forget(arg_info);
-        });
-    for error in CONFIG_ERRORS {
-        builder = builder
-            .constant(
-                error.name().to_ascii_uppercase(),
-                i64::from(error.code()),
-                &[],
-                ConstantFlags::Public,
-            )
-            .map_err(|e| e.to_string())?;
+    for &(name, parent, _) in &EXCEPTION_CLASSES {
+        let mut builder =
+            ClassBuilder::new(name)
+                .extends(parent)
+                .registration(|class, arg_info| {
+                    // The classes have no methods of their own, but the engine may keep pointers
+                    // into these tables for the life of the process: keep them alive.
+                    std::mem::forget(arg_info);
+                    let ours = EXCEPTION_CLASSES.iter().find(|c| Some(c.0) == class.name());
+                    if let Some((_, _, entry)) = ours {
+                        entry.store(class, Ordering::Release);
+                    }
+                });
+        if name == CONFIG_ERROR_CLASS {
+            for error in CONFIG_ERRORS {
+                builder = builder
+                    .constant(
+                        error.name().to_ascii_uppercase(),
+                        i64::from(error.code()),
+                        &[],
+                        ConstantFlags::Public,
+                    )
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        builder.register().map_err(|e| format!("{name}: {e}"))?;
     }
-    builder
-        .register()
-        .map_err(|e| format!("{CONFIG_ERROR_CLASS}: {e}"))
+    Ok(())
 }
 
 /// A registered class entry, or `fallback` before registration.
@@ -290,11 +287,15 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 /// private constructor before reaching it, so only reflection gets this far, and the object
 /// it was called on is left as it was.
 pub fn not_constructible<T>(class: &str) -> PhpResult<T> {
-    Err(PhpException::new(
-        format!("Direct instantiation of {class} is not allowed"),
-        0,
-        ce::error(),
-    ))
+    Err(php_error(format!(
+        "Direct instantiation of {class} is not allowed"
+    )))
+}
+
+/// An `\Error` with this message: what PHP itself should never refuse did (its JSON
+/// extension failed, say).
+pub fn php_error(message: String) -> PhpException {
+    PhpException::new(message, 0, ce::error())
 }
 
 /// A `\TypeError` with this message (`f(): Argument #5 ($headers) must ...`).

@@ -77,7 +77,7 @@ use recuo::{Backoff, ComRetry};
 use crate::batch::{BatchReport, BatchResult};
 use crate::convert::{
     attempts as attempts_arg, millis, now_ms, optional_millis, php_int, retry_index,
-    seed as seed_arg, Array, Bytes,
+    seed as seed_arg, Bytes,
 };
 use crate::driver::{Callbacks, Judge};
 use crate::errors::{config_error, guarded};
@@ -240,43 +240,6 @@ pub fn retry(
     })
 }
 
-/// The method `Recuo\\classify` assumes: a read.
-const DEFAULT_METHOD: &str = recuo::Request::GET.method;
-
-/// The verdict on one outcome under `$policy` (guide A's rules when null): exactly one of
-/// `$status` (an HTTP status; outside 100-599 counts as 500) and `$error` (`"connect"`,
-/// `"tls"`, `"timeout"`, `"reset"`, `"other"`). `$method` and `$idempotencyKey` say whether
-/// the request is safe to repeat; `$headers` (name => value, name => list of values, or a
-/// list of [name, value] pairs) carry the server's wait, read as of `$nowMs` (milliseconds
-/// since the Unix epoch; the system clock when null).
-#[php_function]
-#[php(name = "Recuo\\classify")]
-#[php(defaults(method = DEFAULT_METHOD, idempotencyKey = false, headers = Array::EMPTY))]
-#[allow(clippy::too_many_arguments)]
-pub fn classify(
-    status: Option<i64>,
-    error: Option<Bytes>,
-    method: Bytes,
-    idempotencyKey: bool,
-    headers: Array,
-    nowMs: Option<i64>,
-    policy: Option<&Policy>,
-) -> PhpResult<Verdict> {
-    const F: &str = "Recuo\\classify";
-    guarded(F, || {
-        verdict::classify(
-            F,
-            status,
-            error,
-            method,
-            idempotencyKey,
-            headers,
-            nowMs,
-            policy,
-        )
-    })
-}
-
 /// Guide B: how long to wait before retry index `$attempt`, in milliseconds.
 ///
 /// A `Retry-After` of seconds or an HTTP-date gives the server's wait exactly (a past date is
@@ -392,33 +355,34 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
     SUCCESS
 }
 
-/// Every class's properties are read-only, as PHP says it (see [`properties`]); once per process.
-fn seal_classes() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        properties::seal::<Policy>();
-        properties::seal::<Verdict>();
-        properties::seal::<Attempt>();
-        properties::seal::<Step>();
-        properties::seal::<Operation>();
-        properties::seal::<LoopPool>();
-        properties::seal::<Next>();
-        properties::seal::<BatchQueue>();
-        properties::seal::<Regulator>();
-        properties::seal::<ConcurrencyLimit>();
-        properties::seal::<Permit>();
-        properties::seal::<RetryBudget>();
-        properties::seal::<Gate>();
-        properties::seal::<BatchResult>();
-        properties::seal::<Stats>();
-        properties::seal::<StatsRecorder>();
-        properties::seal::<BatchReport>();
-        properties::seal::<RecordFactory>();
-        policy::allow_serialization::<Policy>();
-        policy::allow_serialization::<Stats>();
-        policy::allow_serialization::<BatchResult>();
-        policy::allow_serialization::<BatchReport>();
-    });
+/// The classes the macros declare, in the order they are registered: [`add_classes`] adds
+/// them to the module, [`seal_classes`] seals each.
+macro_rules! classes {
+    ($($class:ty),* $(,)?) => {
+        /// Adds every class to the module.
+        fn add_classes(module: ModuleBuilder) -> ModuleBuilder {
+            module$(.class::<$class>())*
+        }
+
+        /// Every class's properties are read-only, as PHP says it (see [`properties`]), and
+        /// the serializable ones may be serialized; once per process.
+        fn seal_classes() {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                $(properties::seal::<$class>();)*
+                policy::allow_serialization::<Policy>();
+                policy::allow_serialization::<Stats>();
+                policy::allow_serialization::<BatchResult>();
+                policy::allow_serialization::<BatchReport>();
+            });
+        }
+    };
+}
+
+classes! {
+    Policy, Verdict, Attempt, Step, Operation, LoopPool, Next, BatchQueue, Regulator,
+    ConcurrencyLimit, Permit, RetryBudget, Gate, BatchResult, Stats, StatsRecorder, BatchReport,
+    RecordFactory,
 }
 
 /// Module startup: registers the exception classes the macros do not declare, and the value
@@ -457,28 +421,11 @@ mod entry {
             .startup_function(startup)
             .request_startup_function(request_startup)
             .request_shutdown_function(request_shutdown)
-            .constant(("Recuo\\VERSION", recuo::VERSION, &[]))
-            .class::<Policy>()
-            .class::<Verdict>()
-            .class::<Attempt>()
-            .class::<Step>()
-            .class::<Operation>()
-            .class::<LoopPool>()
-            .class::<Next>()
-            .class::<BatchQueue>()
-            .class::<Regulator>()
-            .class::<ConcurrencyLimit>()
-            .class::<Permit>()
-            .class::<RetryBudget>()
-            .class::<Gate>()
-            .class::<BatchResult>()
-            .class::<Stats>()
-            .class::<StatsRecorder>()
-            .class::<BatchReport>()
-            .class::<RecordFactory>()
+            .constant(("Recuo\\VERSION", recuo::VERSION, &[]));
+        let module = add_classes(module)
             .function(wrap_function!(com_retry))
             .function(wrap_function!(retry))
-            .function(wrap_function!(classify))
+            .function(verdict::classify_function())
             .function(wrap_function!(retry_delay_ms))
             .function(wrap_function!(parse_retry_after))
             .function(wrap_function!(backoff_window_ms))
@@ -486,13 +433,11 @@ mod entry {
             .function(wrap_function!(force_panic))
             .function(wrap_function!(full_stats))
             .function(plan::plan_function())
-            .function(limits::monotonic_ns_function())
-            .function(limits::monotonic_ms_function())
-            .function(limits::wait_ms_from_ns_function())
             .function(batch::run_batch_function());
         redact::functions()
             .into_iter()
             .chain(machine::http_functions())
+            .chain(limits::clock_functions())
             .fold(module, ModuleBuilder::function)
     }
 }

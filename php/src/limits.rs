@@ -19,7 +19,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use recuo::budget::MAX_WINDOW_S;
 use recuo::{Rate, RegulatorError};
 
-use crate::convert::{php_int, Bytes};
+use crate::convert::{count, non_negative, php_int, Bytes};
 use crate::errors::{
     config_error, guarded, logic_error, not_constructible, shared_file_error, value_error,
     value_error_message,
@@ -59,12 +59,6 @@ pub fn rate(function: &str, position: u32, name: &str, value: RateArg<'_>) -> Ph
     parsed.map_err(|e| value_error(function, position, name, &format!("is not valid: {e}")))
 }
 
-/// A count that must fit the core's `u32` (a burst, a cost, a number of places).
-fn count(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u32> {
-    u32::try_from(value)
-        .map_err(|_| value_error(function, position, name, "must be between 0 and 4294967295"))
-}
-
 /// A timeout in seconds, checked by the core (`Recuo\Exception\ConfigError` when negative or
 /// not a number); null waits as long as it takes.
 fn timeout(function: &str, position: u32, value: Option<f64>) -> PhpResult<Option<Duration>> {
@@ -75,18 +69,6 @@ fn timeout(function: &str, position: u32, value: Option<f64>) -> PhpResult<Optio
                 .map_err(|e| config_error(function, Some((position, "timeout")), e))
         })
         .transpose()
-}
-
-/// A reading of the monotonic clock in nanoseconds: never negative.
-fn now_ns(function: &str, position: u32, value: i64) -> PhpResult<u64> {
-    u64::try_from(value).map_err(|_| {
-        value_error(
-            function,
-            position,
-            "nowNs",
-            "must be greater than or equal to 0",
-        )
-    })
 }
 
 /// A regulator's error as PHP's: a bad burst or cost is a `\ValueError`, a shared file that
@@ -103,17 +85,6 @@ fn regulator_error(
         other => {
             let (position, name) = burst_or_cost;
             value_error(function, position, name, &format!("is not valid: {other}"))
-        }
-    }
-}
-
-/// The budget's error as PHP's: bad settings are a `\ValueError`, a shared file that cannot
-/// be used a `Recuo\Exception\SharedFileError`.
-fn budget_error(function: &str, error: recuo::BudgetError) -> PhpException {
-    match error {
-        recuo::BudgetError::Shared(e) => shared_file_error(function, &e),
-        recuo::BudgetError::Invalid(message) => {
-            value_error_message(format!("{function}(): {message}"))
         }
     }
 }
@@ -141,8 +112,7 @@ pub fn monotonic_ms() -> PhpResult<i64> {
 pub fn wait_ms_from_ns(ns: i64) -> PhpResult<i64> {
     const F: &str = "Recuo\\waitMsFromNs";
     guarded(F, || {
-        let ns = u64::try_from(ns)
-            .map_err(|_| value_error(F, 1, "ns", "must be greater than or equal to 0"))?;
+        let ns = non_negative(F, 1, "ns", ns)?;
         Ok(php_int(recuo::wait_ms_from_ns(ns)))
     })
 }
@@ -253,7 +223,7 @@ impl Regulator {
     pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
         const F: &str = "Recuo\\Regulator::tryAcquireAt";
         guarded(F, || {
-            let now = now_ns(F, 1, nowNs)?;
+            let now = non_negative(F, 1, "nowNs", nowNs)?;
             let cost = count(F, 2, "cost", cost)?;
             match self.inner.try_acquire_at(now, cost) {
                 Ok(()) => Ok(0),
@@ -572,15 +542,24 @@ pub struct RetryBudget {
 }
 
 impl RetryBudget {
-    fn with(inner: recuo::RetryBudget, (ratio, floor_per_s, window_s): (f64, f64, u32)) -> Self {
-        RetryBudget {
-            inner,
-            settings: BudgetSettings {
-                ratio,
-                floor_per_s,
-                window_s,
-            },
-        }
+    /// What `function` answers: the budget the core `made` with these settings, or its error
+    /// as PHP's — bad settings are a `\ValueError`, a shared file that cannot be used a
+    /// `Recuo\Exception\SharedFileError`.
+    fn made(
+        function: &str,
+        made: Result<recuo::RetryBudget, recuo::BudgetError>,
+        (ratio, floor_per_s, window_s): (f64, f64, u32),
+    ) -> PhpResult<Self> {
+        let inner = made.map_err(|e| match e {
+            recuo::BudgetError::Shared(e) => shared_file_error(function, &e),
+            recuo::BudgetError::Invalid(why) => value_error_message(format!("{function}(): {why}")),
+        })?;
+        let settings = BudgetSettings {
+            ratio,
+            floor_per_s,
+            window_s,
+        };
+        Ok(RetryBudget { inner, settings })
     }
 }
 
@@ -616,9 +595,8 @@ impl RetryBudget {
         const F: &str = "Recuo\\RetryBudget::__construct";
         guarded(F, || {
             let window_s = window(F, 3, windowS)?;
-            let inner = recuo::RetryBudget::new(ratio, floorPerS, window_s)
-                .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s)))
+            let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
+            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
         })
     }
 
@@ -636,9 +614,8 @@ impl RetryBudget {
         guarded(F, || {
             let path = file_path(F, path)?;
             let window_s = window(F, 4, windowS)?;
-            let inner = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s)
-                .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s)))
+            let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
+            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
         })
     }
 
@@ -662,9 +639,8 @@ impl RetryBudget {
             let url = utf8(F, 1, "url", url)?;
             let key = utf8(F, 2, "key", key)?;
             let window_s = window(F, 5, windowS)?;
-            let inner = recuo_redis::budget(url, key, ratio, floorPerS, window_s)
-                .map_err(|e| budget_error(F, e))?;
-            Ok(RetryBudget::with(inner, (ratio, floorPerS, window_s)))
+            let made = recuo_redis::budget(url, key, ratio, floorPerS, window_s);
+            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
         })
     }
 
@@ -680,7 +656,7 @@ impl RetryBudget {
     pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
         const F: &str = "Recuo\\RetryBudget::recordRequestAt";
         guarded(F, || {
-            let now = now_ns(F, 1, nowNs)?;
+            let now = non_negative(F, 1, "nowNs", nowNs)?;
             counted(F, self.inner.record_request_checked(Some(now)))
         })
     }
@@ -696,7 +672,7 @@ impl RetryBudget {
     pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
         const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
         guarded(F, || {
-            let now = now_ns(F, 1, nowNs)?;
+            let now = non_negative(F, 1, "nowNs", nowNs)?;
             counted(F, self.inner.withdraw_checked(Some(now)))
         })
     }
@@ -706,7 +682,9 @@ impl RetryBudget {
     pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
         const F: &str = "Recuo\\RetryBudget::counts";
         guarded(F, || {
-            let now = nowNs.map(|ns| now_ns(F, 1, ns)).transpose()?;
+            let now = nowNs
+                .map(|ns| non_negative(F, 1, "nowNs", ns))
+                .transpose()?;
             let (requests, retries) = counted(F, self.inner.counts_checked(now))?;
             let mut counts = ZendHashTable::with_capacity(2);
             counts.insert("requests", php_int(requests))?;
@@ -802,18 +780,12 @@ impl Gate {
     }
 }
 
-/// `Recuo\\monotonicNs`, for the module's registration (the macros keep the function's wrapper
-/// private to this module).
-pub fn monotonic_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
-    wrap_function!(monotonic_ns)
-}
-
-/// `Recuo\\monotonicMs`, for the module's registration.
-pub fn monotonic_ms_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
-    wrap_function!(monotonic_ms)
-}
-
-/// `Recuo\\waitMsFromNs`, for the module's registration.
-pub fn wait_ms_from_ns_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
-    wrap_function!(wait_ms_from_ns)
+/// `Recuo\\monotonicNs`, `Recuo\\monotonicMs` and `Recuo\\waitMsFromNs`, for the module's
+/// registration (the macros keep the functions' wrappers private to this module).
+pub fn clock_functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 3] {
+    [
+        wrap_function!(monotonic_ns),
+        wrap_function!(monotonic_ms),
+        wrap_function!(wait_ms_from_ns),
+    ]
 }

@@ -15,21 +15,23 @@ use ext_php_rs::types::ZendHashTable;
 use recuo::http::{Last, RequestPlan, Style};
 use recuo::{
     BatchEnd, GatePoll, GiveUpReason, Level, Next as CoreNext, Outcome, RegulatorError,
-    RequestLine, Seen, Step as CoreStep, Transport,
+    RequestLine, Seen, Step as CoreStep,
 };
 
-use crate::convert::{header_pairs, instant, php_int, seed as seed_arg, type_name, Array, Bytes};
+use crate::convert::{
+    count, entry_holds, header_pairs, non_negative, php_int, seed as seed_arg, Array, Bytes,
+};
 use crate::errors::{
     guarded, not_constructible, queue_full_error, shared_file_error, type_error, value_error,
     value_error_message,
 };
 use crate::limits::Gate;
-use crate::policy::{Policy, TRANSPORTS};
+use crate::policy::{transport_arg, Policy};
 use crate::pool::LoopPool;
 use crate::record::record_status;
 use crate::stats::StatsRecorder;
 use crate::values::{instance, Given, Instance};
-use crate::verdict::Verdict;
+use crate::verdict::{outcome_arg, Verdict};
 
 /// No method, no URL: an operation with no HTTP meaning.
 const NONE: &str = "";
@@ -166,9 +168,13 @@ impl Step {
 
 impl From<CoreStep> for Step {
     fn from(step: CoreStep) -> Self {
-        Step {
-            inner: GatePoll::Next(step),
-        }
+        GatePoll::Next(step).into()
+    }
+}
+
+impl From<GatePoll> for Step {
+    fn from(inner: GatePoll) -> Self {
+        Step { inner }
     }
 }
 
@@ -228,25 +234,13 @@ fn last_arg(
     Ok(match (late, status, error) {
         (true, _, _) => Last::Late,
         (false, Some(code), None) => Last::Status(u16::try_from(code).unwrap_or(0)),
-        (false, None, Some(kind)) => Last::Transport(transport_arg(function, 3, &kind.text())?),
+        (false, None, Some(kind)) => Last::Transport(transport_arg(function, 3, kind, true)?),
         (false, None, None) => Last::Nothing,
         (false, Some(_), Some(_)) => {
-            return Err(crate::errors::value_error_message(format!(
+            return Err(value_error_message(format!(
                 "{function}(): at most one of $status and $error may be given"
             )))
         }
-    })
-}
-
-/// A transport failure's kind named by PHP code.
-fn transport_arg(function: &str, position: u32, name: &str) -> PhpResult<Transport> {
-    Transport::from_name(name).ok_or_else(|| {
-        value_error(
-            function,
-            position,
-            "error",
-            &format!("must be null or {TRANSPORTS}"),
-        )
     })
 }
 
@@ -292,8 +286,7 @@ pub fn give_up_message(
     const F: &str = "Recuo\\giveUpMessage";
     guarded(F, || {
         let reason = reason_arg(F, 1, &reason.text())?;
-        let attempts = u32::try_from(attempts)
-            .map_err(|_| value_error(F, 2, "attempts", "must be between 0 and 4294967295"))?;
+        let attempts = count(F, 2, "attempts", attempts)?;
         let last = last_arg(F, status, error, late)?;
         let retry_in = retryInMs.map(|ms| u64::try_from(ms).unwrap_or(0));
         Ok(recuo::http::give_up_message(
@@ -404,12 +397,8 @@ impl Operation {
     /// Starts the operation at `$nowMs` (the host's monotonic clock), which is `$unixMs` on
     /// the wall clock (ms since the Unix epoch; the records' times).
     pub fn start(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::start";
-        guarded(F, || {
-            Ok(self
-                .inner
-                .start(instant(F, 1, "nowMs", nowMs)?, unixMs)
-                .into())
+        self.step("Recuo\\Operation::start", nowMs, |op, now| {
+            Ok(op.inner.start(now, unixMs))
         })
     }
 
@@ -419,12 +408,8 @@ impl Operation {
     /// next. That attempt passed no gate. Give the operation the pool that counts it as
     /// drawn (`Recuo\LoopPool::afterFirst()`).
     pub fn start_after_first(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::startAfterFirst";
-        guarded(F, || {
-            Ok(self
-                .inner
-                .start_after_first(instant(F, 1, "nowMs", nowMs)?, unixMs)
-                .into())
+        self.step("Recuo\\Operation::startAfterFirst", nowMs, |op, now| {
+            Ok(op.inner.start_after_first(now, unixMs))
         })
     }
 
@@ -436,10 +421,8 @@ impl Operation {
     /// until the attempt ends, and gives back a slot it reserved and did not use.
     pub fn poll_gate(&mut self, nowMs: i64) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::pollGate";
-        guarded(F, || {
-            let now = instant(F, 1, "nowMs", nowMs)?;
-            let poll = self.inner.poll_gate(now).map_err(|e| gate_error(F, &e))?;
-            Ok(Step { inner: poll })
+        self.step(F, nowMs, |op, now| {
+            op.inner.poll_gate(now).map_err(|e| gate_error(F, &e))
         })
     }
 
@@ -447,34 +430,26 @@ impl Operation {
     /// shares (tests and simulations; `Recuo\monotonicNs()` is the real one).
     pub fn poll_gate_at(&mut self, nowMs: i64, regulatorNowNs: i64) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::pollGateAt";
-        guarded(F, || {
-            let now = instant(F, 1, "nowMs", nowMs)?;
-            let ns = instant(F, 2, "regulatorNowNs", regulatorNowNs)?;
-            let poll = self
-                .inner
+        self.step(F, nowMs, |op, now| {
+            let ns = non_negative(F, 2, "regulatorNowNs", regulatorNowNs)?;
+            op.inner
                 .poll_gate_at(now, ns)
-                .map_err(|e| gate_error(F, &e))?;
-            Ok(Step { inner: poll })
+                .map_err(|e| gate_error(F, &e))
         })
     }
 
     /// The gate's answer for `enter`, at `$nowMs`: `$passed` is false when the wait was
     /// cancelled or reached the deadline.
     pub fn entered(&mut self, nowMs: i64, passed: bool) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::entered";
-        guarded(F, || {
-            Ok(self
-                .inner
-                .entered(instant(F, 1, "nowMs", nowMs)?, passed)
-                .into())
+        self.step("Recuo\\Operation::entered", nowMs, |op, now| {
+            Ok(op.inner.entered(now, passed))
         })
     }
 
     /// The attempt succeeded at `$nowMs`.
     pub fn succeeded(&mut self, nowMs: i64) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::succeeded";
-        guarded(F, || {
-            Ok(self.inner.succeeded(instant(F, 1, "nowMs", nowMs)?).into())
+        self.step("Recuo\\Operation::succeeded", nowMs, |op, now| {
+            Ok(op.inner.succeeded(now))
         })
     }
 
@@ -493,15 +468,14 @@ impl Operation {
         errorHeaders: Array<'_>,
     ) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::failed";
-        guarded(F, || {
-            let now = instant(F, 1, "nowMs", nowMs)?;
+        self.step(F, nowMs, |op, now| {
             let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
             let error_seen = seen_arg(
                 F,
                 (4, "errorStatus", errorStatus),
                 (5, "errorHeaders", errorHeaders),
             )?;
-            Ok(self.inner.failed_noted(now, seen, error_seen).into())
+            Ok(op.inner.failed_noted(now, seen, error_seen))
         })
     }
 
@@ -516,17 +490,16 @@ impl Operation {
         headers: Array<'_>,
     ) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::judged";
-        guarded(F, || {
-            let now = instant(F, 1, "nowMs", nowMs)?;
+        self.step(F, nowMs, |op, now| {
             let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
             let seen = match (said, &verdict.judged) {
                 (Some(seen), _) => Some(seen),
-                (None, Some((outcome, headers))) if self.inner.keeps_records() => {
+                (None, Some((outcome, headers))) if op.inner.keeps_records() => {
                     Some(Seen::new(*outcome, headers))
                 }
                 (None, _) => None,
             };
-            Ok(self.inner.judged(now, verdict.inner, seen).into())
+            Ok(op.inner.judged(now, verdict.inner, seen))
         })
     }
 
@@ -541,36 +514,22 @@ impl Operation {
         headers: Array<'_>,
     ) -> PhpResult<Step> {
         const F: &str = "Recuo\\Operation::responded";
-        guarded(F, || {
-            let now = instant(F, 1, "nowMs", nowMs)?;
-            let outcome = match (status, error) {
-                (Some(code), None) => {
-                    let code = u16::try_from(code).unwrap_or(0);
-                    self.last = Last::Status(code);
-                    Outcome::Status(code)
-                }
-                (None, Some(kind)) => {
-                    let kind = transport_arg(F, 3, &kind.text())?;
-                    self.last = Last::Transport(kind);
-                    Outcome::Transport(kind)
-                }
-                _ => {
-                    return Err(crate::errors::value_error_message(format!(
-                        "{F}(): exactly one of Argument #2 ($status) and Argument #3 ($error) \
-                         must be given"
-                    )))
-                }
+        self.step(F, nowMs, |op, now| {
+            let outcome = outcome_arg(F, 2, status, error)?;
+            op.last = match outcome {
+                Outcome::Status(code) => Last::Status(code),
+                Outcome::Transport(kind) => Last::Transport(kind),
+                Outcome::Success => Last::Nothing,
             };
             let headers = header_pairs(F, 4, "headers", headers)?;
-            Ok(self.inner.responded(now, outcome, &headers).into())
+            Ok(op.inner.responded(now, outcome, &headers))
         })
     }
 
     /// The wait of `sleep` is over at `$nowMs` (or was cut short).
     pub fn slept(&mut self, nowMs: i64) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::slept";
-        guarded(F, || {
-            Ok(self.inner.slept(instant(F, 1, "nowMs", nowMs)?).into())
+        self.step("Recuo\\Operation::slept", nowMs, |op, now| {
+            Ok(op.inner.slept(now))
         })
     }
 
@@ -660,13 +619,27 @@ impl Operation {
     pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
         const F: &str = "Recuo\\Operation::giveUpMessage";
         guarded(F, || {
-            let now = instant(F, 1, "nowMs", nowMs)?;
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
             Ok(self.inner.give_up_message(now, self.last_or_late(late)))
         })
     }
 }
 
 impl Operation {
+    /// What `function` answers: the machine's next step, once `tell` has told it what
+    /// happened at `$nowMs` (the function's first argument).
+    fn step<S: Into<Step>>(
+        &mut self,
+        function: &str,
+        now_ms: i64,
+        tell: impl FnOnce(&mut Self, u64) -> PhpResult<S>,
+    ) -> PhpResult<Step> {
+        guarded(function, || {
+            let now = non_negative(function, 1, "nowMs", now_ms)?;
+            tell(self, now).map(Into::into)
+        })
+    }
+
     fn last_or_late(&self, late: bool) -> Last {
         if late {
             Last::Late
@@ -764,10 +737,7 @@ impl Next {
     #[php(getter)]
     pub fn get_policy(&self) -> Option<Policy> {
         match &self.inner {
-            CoreNext::Start { policy, .. } => Some(Policy {
-                inner: (**policy).clone(),
-                blank: false,
-            }),
+            CoreNext::Start { policy, .. } => Some((**policy).clone().into()),
             _ => None,
         }
     }
@@ -828,9 +798,9 @@ impl BatchQueue {
         guarded(F, || {
             let len = usize::try_from(len)
                 .map_err(|_| value_error(F, 2, "len", "must be greater than or equal to 0"))?;
-            let now = instant(F, 3, "nowMs", nowMs)?;
+            let now = non_negative(F, 3, "nowMs", nowMs)?;
             let deadline = deadlineMs
-                .map(|d| instant(F, 4, "deadlineMs", d))
+                .map(|d| non_negative(F, 4, "deadlineMs", d))
                 .transpose()?;
             let mut inner = recuo::BatchQueue::new(&policy.inner, len, now, deadline)
                 .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
@@ -853,7 +823,7 @@ impl BatchQueue {
         const F: &str = "Recuo\\BatchQueue::next";
         guarded(F, || {
             Ok(Next {
-                inner: self.inner.next(instant(F, 1, "nowMs", nowMs)?),
+                inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
             })
         })
     }
@@ -968,14 +938,10 @@ fn request_lines(
                 Some((text(0)?, text(1)?))
             });
         let Some((method, url)) = pair else {
-            let label = key.long().map_or_else(
-                || format!("key {:?}", key.string().unwrap_or_default()),
-                |i| format!("index {i}"),
-            );
             return Err(type_error(format!(
                 "{function}(): Argument #{position} ($requests) must list [method, url] pairs \
-                 of strings; {label} holds {}",
-                type_name(value)
+                 of strings; {}",
+                entry_holds(&key, value)
             )));
         };
         lines.push(crate::record::request_line(method, url));

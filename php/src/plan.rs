@@ -3,7 +3,8 @@
 
 use ext_php_rs::prelude::*;
 
-use crate::errors::{guarded, plan_error, value_error};
+use crate::convert::non_negative;
+use crate::errors::{guarded, plan_error};
 use crate::limits::{rate, RateArg};
 use crate::values::{instance, Instance};
 
@@ -23,8 +24,7 @@ pub fn plan(
 ) -> PhpResult<Instance<recuo::Plan>> {
     const F: &str = "Recuo\\plan";
     guarded(F, || {
-        let requests = u64::try_from(requests)
-            .map_err(|_| value_error(F, 1, "requests", "must be greater than or equal to 0"))?;
+        let requests = non_negative(F, 1, "requests", requests)?;
         let allowance = rate(F, 2, "allowance", allowance)?;
         let target = rate(F, 3, "target", target)?;
         let inner = recuo::plan(requests, allowance, target, latencyS, retryFraction)

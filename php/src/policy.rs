@@ -21,13 +21,13 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
-use ext_php_rs::zend::{ce, ClassEntry};
+use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::zend::ClassEntry;
 use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Rules, Transport};
 use serde_json::{Map, Number, Value};
 
-use crate::convert::{attempts, millis, optional_millis, php_int, type_name, Bytes};
-use crate::errors::{config_error, config_error_detail, guarded, value_error};
+use crate::convert::{attempts, json_decode, millis, optional_millis, php_int, type_name, Bytes};
+use crate::errors::{config_error, config_error_detail, guarded, php_error, value_error};
 
 /// Guide A's attempts (5), as the default of `$maxAttempts`.
 pub const DEFAULT_MAX_ATTEMPTS: i64 = ComRetry::GUIDE_A.tentativas() as i64;
@@ -45,7 +45,7 @@ const JITTERS: &str = "\"full\", \"equal\", \"decorrelated\" or \"none\"";
 /// The retry rules of a status or a transport failure, for messages.
 const RULES: &str = "\"never\", \"if_idempotent\" or \"always\"";
 /// The transport failure kinds, for messages.
-pub(crate) const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\" or \"other\"";
+const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\" or \"other\"";
 
 /// How an operation is retried: attempts, backoff, deadline, the spread added to server
 /// waits, which outcomes are worth another attempt, and the idempotency header. Immutable:
@@ -202,18 +202,10 @@ fn policy_of(function: &str, arg: (u32, &str), table: &ZendHashTable) -> PhpResu
 /// `$associative` (objects as arrays, `"418"` as the integer key 418) or without (objects as
 /// `\stdClass`).
 fn decoded(function: &str, policy: &recuo::Policy, associative: bool) -> PhpResult<Zval> {
-    let failed = |what: &str| {
-        PhpException::new(
-            format!("{function}(): cannot {what} a policy's plain form"),
-            0,
-            ce::error(),
-        )
-    };
+    let failed =
+        |what: &str| php_error(format!("{function}(): cannot {what} a policy's plain form"));
     let json = serde_json::to_string(&policy.to_value()).map_err(|_| failed("write"))?;
-    let decode = ZendCallable::try_from_name("json_decode").map_err(|_| failed("decode"))?;
-    decode
-        .try_call(vec![&json, &associative])
-        .map_err(|_| failed("decode"))
+    json_decode(&json, associative).ok_or_else(|| failed("decode"))
 }
 
 /// As [`decoded`], as a PHP array of its own (for a declared `array` return type): the
@@ -233,12 +225,20 @@ fn decoded_table(
             .map(ToOwned::to_owned)
     };
     table.ok_or_else(|| {
-        PhpException::new(
-            format!("{function}(): a policy's plain form is not an object"),
-            0,
-            ce::error(),
-        )
+        php_error(format!(
+            "{function}(): a policy's plain form is not an object"
+        ))
     })
+}
+
+/// A policy made by this module (never blank).
+impl From<recuo::Policy> for Policy {
+    fn from(inner: recuo::Policy) -> Self {
+        Policy {
+            inner,
+            blank: false,
+        }
+    }
 }
 
 impl Policy {
@@ -247,20 +247,23 @@ impl Policy {
         recuo::Policy::guide_a()
     }
 
+    /// A copy of this policy with `change` made to its settings. The rest of the policy was
+    /// checked when it was built; the change alone cannot make it invalid, but the core's
+    /// answer is still the one that counts.
+    fn changed(
+        &self,
+        function: &str,
+        change: impl FnOnce(recuo::PolicyBuilder) -> recuo::PolicyBuilder,
+    ) -> PhpResult<Self> {
+        change(self.inner.to_builder())
+            .build()
+            .map(Policy::from)
+            .map_err(|e| config_error(function, None, e))
+    }
+
     /// A copy of this policy with other classification rules.
     fn with_rules(&self, function: &str, rules: Rules) -> PhpResult<Self> {
-        // The rest of the policy was checked when it was built; rules alone cannot make it
-        // invalid, but the core's answer is still the one that counts.
-        let inner = self
-            .inner
-            .to_builder()
-            .rules(rules)
-            .build()
-            .map_err(|e| config_error(function, None, e))?;
-        Ok(Policy {
-            inner,
-            blank: false,
-        })
+        self.changed(function, |b| b.rules(rules))
     }
 }
 
@@ -289,9 +292,23 @@ fn rule_arg(function: &str, position: u32, value: Bytes<'_>) -> PhpResult<RetryR
         .ok_or_else(|| value_error(function, position, "rule", &format!("must be {RULES}")))
 }
 
-fn transport_arg(function: &str, value: Bytes<'_>) -> PhpResult<Transport> {
-    Transport::from_name(&value.text())
-        .ok_or_else(|| value_error(function, 1, "error", &format!("must be {TRANSPORTS}")))
+/// A transport failure's kind named by PHP code: argument `position` (`$error`) of
+/// `function`, which may be null when `nullable` (and the message says so).
+pub(crate) fn transport_arg(
+    function: &str,
+    position: u32,
+    value: Bytes<'_>,
+    nullable: bool,
+) -> PhpResult<Transport> {
+    let null = if nullable { "null or " } else { "" };
+    Transport::from_name(&value.text()).ok_or_else(|| {
+        value_error(
+            function,
+            position,
+            "error",
+            &format!("must be {null}{TRANSPORTS}"),
+        )
+    })
 }
 
 #[php_impl]
@@ -330,7 +347,7 @@ impl Policy {
                 .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
             let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
             let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
-            let inner = recuo::Policy::builder()
+            recuo::Policy::builder()
                 .max_attempts(max_attempts)
                 .base(Duration::from_millis(base))
                 .cap(Duration::from_millis(cap))
@@ -341,6 +358,7 @@ impl Policy {
                 .use_date_header(useDateHeader)
                 .server_honours_keys(serverHonoursKeys)
                 .build()
+                .map(Policy::from)
                 .map_err(|e| {
                     let arg = match e {
                         ConfigError::ZeroAttempts => Some((1, "maxAttempts")),
@@ -348,57 +366,38 @@ impl Policy {
                         _ => None,
                     };
                     config_error(F, arg, e)
-                })?;
-            Ok(Policy {
-                inner,
-                blank: false,
-            })
+                })
         })
     }
 
     /// Guide A: 5 attempts, 200 ms base, 5 s cap, full jitter, no deadline.
     pub fn guide_a() -> Policy {
-        Policy {
-            inner: recuo::Policy::guide_a(),
-            blank: false,
-        }
+        recuo::Policy::guide_a().into()
     }
 
     /// Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, a 30 s
     /// deadline.
     pub fn guide_b() -> Policy {
-        Policy {
-            inner: recuo::Policy::guide_b(),
-            blank: false,
-        }
+        recuo::Policy::guide_b().into()
     }
 
     /// The HTTP adapters' default: guide B's (5 attempts, 1 s to 8 s, a 30 s deadline), with
     /// an HTTP-date wait measured from the response's own `Date`.
     pub fn adapters() -> Policy {
-        Policy {
-            inner: recuo::Policy::adapters(),
-            blank: false,
-        }
+        recuo::Policy::adapters().into()
     }
 
     /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
     /// at once on a server wait that would not fit, saying when a retry would be allowed.
     pub fn interactive() -> Policy {
-        Policy {
-            inner: recuo::Policy::interactive(),
-            blank: false,
-        }
+        recuo::Policy::interactive().into()
     }
 
     /// For the requests of a batch: the adapters' policy with no deadline of its own, so
     /// that the batch's deadline is the one that counts (`Recuo\runBatch()` gives each
     /// request what is left of it). Outside a batch, give it a deadline.
     pub fn batch() -> Policy {
-        Policy {
-            inner: recuo::Policy::batch(),
-            blank: false,
-        }
+        recuo::Policy::batch().into()
     }
 
     /// The policy `$value` describes, in the plain form `toArray()` answers: `max_attempts`,
@@ -412,12 +411,7 @@ impl Policy {
     /// does not know, and the constructor's errors.
     pub fn from_array(value: &ZendHashTable) -> PhpResult<Policy> {
         const F: &str = "Recuo\\Policy::fromArray";
-        guarded(F, || {
-            Ok(Policy {
-                inner: policy_of(F, (1, "value"), value)?,
-                blank: false,
-            })
-        })
+        guarded(F, || policy_of(F, (1, "value"), value).map(Policy::from))
     }
 
     /// This policy as plain data, the form `fromArray()` reads: every setting written out
@@ -546,7 +540,7 @@ impl Policy {
     pub fn transport_retry(&self, error: Bytes<'_>) -> PhpResult<&'static str> {
         const F: &str = "Recuo\\Policy::transportRetry";
         guarded(F, || {
-            let kind = transport_arg(F, error)?;
+            let kind = transport_arg(F, 1, error, false)?;
             Ok(self.inner.rules().transport_rule(kind).name())
         })
     }
@@ -555,7 +549,7 @@ impl Policy {
     pub fn with_transport_retry(&self, error: Bytes<'_>, rule: Bytes<'_>) -> PhpResult<Policy> {
         const F: &str = "Recuo\\Policy::withTransportRetry";
         guarded(F, || {
-            let kind = transport_arg(F, error)?;
+            let kind = transport_arg(F, 1, error, false)?;
             let rule = rule_arg(F, 2, rule)?;
             let mut rules = *self.inner.rules();
             rules.set_transport_rule(kind, rule);
@@ -604,18 +598,7 @@ impl Policy {
     #[php(defaults(honoured = true))]
     pub fn with_server_honours_keys(&self, honoured: bool) -> PhpResult<Policy> {
         const F: &str = "Recuo\\Policy::withServerHonoursKeys";
-        guarded(F, || {
-            let inner = self
-                .inner
-                .to_builder()
-                .server_honours_keys(honoured)
-                .build()
-                .map_err(|e| config_error(F, None, e))?;
-            Ok(Policy {
-                inner,
-                blank: false,
-            })
-        })
+        guarded(F, || self.changed(F, |b| b.server_honours_keys(honoured)))
     }
 
     /// A copy of this policy in which a 403 whose rate-limit headers say the quota is spent

@@ -15,8 +15,8 @@ use std::cell::RefCell;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 
-use crate::convert::php_int;
-use crate::errors::{guarded, not_constructible, value_error};
+use crate::convert::{count, php_int};
+use crate::errors::{guarded, not_constructible};
 
 /// Where one loop's attempts come from, as the core's rule answers it: the `remaining`
 /// attempts of its pool, whether the loop is `nested` (its first attempt is already drawn:
@@ -28,18 +28,6 @@ use crate::errors::{guarded, not_constructible, value_error};
 #[derive(Debug, Clone)]
 pub struct LoopPool {
     pub(crate) inner: recuo::LoopPool,
-}
-
-/// `$maxAttempts` as the core counts it.
-fn max_attempts(function: &str, value: i64) -> PhpResult<u32> {
-    u32::try_from(value).map_err(|_| {
-        value_error(
-            function,
-            2,
-            "maxAttempts",
-            "must be between 0 and 4294967295",
-        )
-    })
 }
 
 #[php_impl]
@@ -62,14 +50,10 @@ impl LoopPool {
     ) -> PhpResult<Self> {
         const F: &str = "Recuo\\LoopPool::choose";
         guarded(F, || {
-            let max = max_attempts(F, maxAttempts)?;
-            Ok(LoopPool {
-                inner: recuo::LoopPool::choose(
-                    enclosing.map(|e| &e.inner.pool),
-                    max,
-                    batchOperation,
-                ),
-            })
+            let max = count(F, 2, "maxAttempts", maxAttempts)?;
+            let enclosing = enclosing.map(|e| &e.inner.pool);
+            let inner = recuo::LoopPool::choose(enclosing, max, batchOperation);
+            Ok(LoopPool { inner })
         })
     }
 
@@ -85,14 +69,10 @@ impl LoopPool {
     ) -> PhpResult<Self> {
         const F: &str = "Recuo\\LoopPool::afterFirst";
         guarded(F, || {
-            let max = max_attempts(F, maxAttempts)?;
-            Ok(LoopPool {
-                inner: recuo::LoopPool::after_first(
-                    enclosing.map(|e| &e.inner.pool),
-                    max,
-                    batchOperation,
-                ),
-            })
+            let max = count(F, 2, "maxAttempts", maxAttempts)?;
+            let enclosing = enclosing.map(|e| &e.inner.pool);
+            let inner = recuo::LoopPool::after_first(enclosing, max, batchOperation);
+            Ok(LoopPool { inner })
         })
     }
 

@@ -22,21 +22,21 @@ use std::sync::{Mutex, Once, OnceLock};
 
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::ffi::{
-    zend_class_entry, zend_hash_str_find, zend_hash_str_find_ptr_lc, zend_object,
-    zend_property_info, zend_string, zend_throw_error, zend_type, zval, HashTable,
-    _ZEND_TYPE_NAME_BIT, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_ANY,
-    MAY_BE_BOOL, ZEND_ACC_NO_DYNAMIC_PROPERTIES,
+    zend_class_entry, zend_hash_str_find, zend_object, zend_property_info, zend_string,
+    zend_throw_error, zend_type, zval, _ZEND_TYPE_NAME_BIT, IS_ARRAY, IS_DOUBLE, IS_LONG,
+    IS_STRING, IS_UNDEF, MAY_BE_ANY, MAY_BE_BOOL, ZEND_ACC_NO_DYNAMIC_PROPERTIES,
 };
 use ext_php_rs::types::ZendStr;
 use ext_php_rs::zend::ExecutorGlobals;
 
+use crate::arginfo::find;
 use crate::faces::STUB_PROPERTIES;
 
 /// `ZEND_ACC_READONLY` (PHP 8.1 and later), which the bindings do not export.
-const ZEND_ACC_READONLY: u32 = 1 << 7;
+pub(crate) const ZEND_ACC_READONLY: u32 = 1 << 7;
 
 /// `MAY_BE_NULL`.
-const MAY_BE_NULL: u32 = 1 << 1;
+pub(crate) const MAY_BE_NULL: u32 = 1 << 1;
 
 /// A class's `write_property` handler, as ext-php-rs installed it.
 type WriteProperty = unsafe extern "C" fn(
@@ -97,13 +97,29 @@ pub fn declare_properties() {
 /// # Safety
 /// During a request, on the engine's thread.
 unsafe fn class_entry(name: &str) -> *mut zend_class_entry {
-    let table: *const HashTable = ExecutorGlobals::get().class_table;
-    if table.is_null() {
-        return std::ptr::null_mut();
-    }
-    // SAFETY: a live table and a (pointer, length) pair describing `name`.
-    unsafe { zend_hash_str_find_ptr_lc(table, name.as_ptr().cast::<c_char>(), name.len()) }
-        .cast::<zend_class_entry>()
+    // SAFETY: during a request, the executor's class table is the engine's.
+    unsafe { find(ExecutorGlobals::get().class_table, name) }
+}
+
+/// The property `name` that `class` declares: its entry in the class's property table.
+///
+/// # Safety
+/// `class` is a live class entry.
+pub(crate) unsafe fn property_info(
+    class: *const zend_class_entry,
+    name: &str,
+) -> Option<*mut zend_property_info> {
+    // SAFETY: the class's property table holds `zend_property_info` pointers.
+    let found = unsafe {
+        zend_hash_str_find(
+            &raw const (*class).properties_info,
+            name.as_ptr().cast::<c_char>(),
+            name.len(),
+        )
+    };
+    // SAFETY: a pointer zval of the property table.
+    let info = unsafe { found.as_ref()?.value.ptr }.cast::<zend_property_info>();
+    (!info.is_null()).then_some(info)
 }
 
 /// Sets the type and the `readonly` flag of `props` on `class`, and refuses dynamic properties.
@@ -120,22 +136,10 @@ unsafe fn declare(class: &str, props: &[(&str, &str)]) {
     let entry = unsafe { &mut *entry };
     entry.ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
     for (name, ty) in props {
-        // SAFETY: the class's property table holds `zend_property_info` pointers.
-        let found = unsafe {
-            zend_hash_str_find(
-                &raw const entry.properties_info,
-                name.as_ptr().cast::<c_char>(),
-                name.len(),
-            )
+        // SAFETY: a live class entry.
+        let Some(info) = (unsafe { property_info(entry, name) }) else {
+            continue;
         };
-        if found.is_null() {
-            continue;
-        }
-        // SAFETY: a pointer zval of the property table.
-        let info = unsafe { (*found).value.ptr }.cast::<zend_property_info>();
-        if info.is_null() {
-            continue;
-        }
         // SAFETY: a live property info of this class.
         unsafe {
             (*info).type_ = zend_type_of(ty);
@@ -198,14 +202,7 @@ unsafe extern "C" fn write_property(
     let name = unsafe { member.as_ref() }.and_then(|m| m.as_str().ok());
     if let (Some(name), false) = (name, class.is_null()) {
         // SAFETY: a live class entry.
-        let found = unsafe {
-            zend_hash_str_find(
-                &raw const (*class).properties_info,
-                name.as_ptr().cast::<c_char>(),
-                name.len(),
-            )
-        };
-        if !found.is_null() {
+        if unsafe { property_info(class, name) }.is_some() {
             // SAFETY: a live class entry; its name is a zend_string.
             let class_name = unsafe { (*class).name.as_ref() }
                 .and_then(|n| n.as_str().ok())

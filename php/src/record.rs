@@ -12,15 +12,14 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
-use ext_php_rs::zend::ce;
 use recuo::{
     AttemptDecision, AttemptReason, AttemptRecord, Cause, FinalRecord, GiveUpReason, Outcome,
-    Record, RequestLine, Transport,
+    Record, RequestLine,
 };
 
-use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::{guarded, not_constructible, value_error, value_error_message};
-use crate::policy::TRANSPORTS;
+use crate::convert::{count, header_pairs, json_decode, non_negative, Array, Bytes};
+use crate::errors::{guarded, not_constructible, php_error, value_error, value_error_message};
+use crate::policy::transport_arg;
 
 /// The decision of an attempt that succeeded.
 const DONE: &str = "done";
@@ -49,30 +48,21 @@ pub fn record_status(function: &str, position: u32, status: i64) -> PhpResult<u1
 /// # Errors
 /// An `\Error` should PHP's JSON extension fail to decode it (it is always built in).
 pub fn record_array(function: &str, record: &Record) -> PhpResult<Zval> {
-    let line = record.to_json_line();
-    let failed = || {
-        PhpException::new(
-            format!("{function}(): cannot decode a record with json_decode()"),
-            0,
-            ce::error(),
-        )
-    };
-    let decode = ZendCallable::try_from_name("json_decode").map_err(|_| failed())?;
-    let array = decode.try_call(vec![&line, &true]).map_err(|_| failed())?;
-    if array.is_array() {
-        Ok(array)
-    } else {
-        Err(failed())
-    }
+    json_decode(&record.to_json_line(), true)
+        .filter(Zval::is_array)
+        .ok_or_else(|| {
+            php_error(format!(
+                "{function}(): cannot decode a record with json_decode()"
+            ))
+        })
 }
 
 /// As [`record_array`], as a PHP array of its own (for a declared `array` return type).
 fn record_table(function: &str, record: &Record) -> PhpResult<ZBox<ZendHashTable>> {
-    let array = record_array(function, record)?;
-    array
+    record_array(function, record)?
         .array()
         .map(ToOwned::to_owned)
-        .ok_or_else(|| PhpException::new(format!("{function}(): no record"), 0, ce::error()))
+        .ok_or_else(|| php_error(format!("{function}(): no record")))
 }
 
 /// A give-up reason by its name.
@@ -84,18 +74,6 @@ fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUp
             "reason",
             "must be null, \"permanent\", \"attempts_exhausted\", \"wait_exceeds_deadline\", \
                  \"budget_exhausted\" or \"cancelled\"",
-        )
-    })
-}
-
-/// A count of milliseconds given by PHP code: never negative.
-fn ms(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u64> {
-    u64::try_from(value).map_err(|_| {
-        value_error(
-            function,
-            position,
-            name,
-            "must be greater than or equal to 0",
         )
     })
 }
@@ -125,20 +103,11 @@ fn attempt_of(
     decision: Bytes<'_>,
     reason: Bytes<'_>,
 ) -> PhpResult<Record> {
-    let elapsed = ms(function, 2, "elapsedMs", elapsedMs)?;
+    let elapsed = non_negative(function, 2, "elapsedMs", elapsedMs)?;
     let outcome = match (status, error) {
         (None, None) => Outcome::Success,
         (Some(status), None) => Outcome::Status(record_status(function, 5, status)?),
-        (None, Some(kind)) => {
-            Outcome::Transport(Transport::from_name(&kind.text()).ok_or_else(|| {
-                value_error(
-                    function,
-                    6,
-                    "error",
-                    &format!("must be null or {TRANSPORTS}"),
-                )
-            })?)
-        }
+        (None, Some(kind)) => Outcome::Transport(transport_arg(function, 6, kind, true)?),
         (Some(_), Some(_)) => {
             return Err(value_error_message(format!(
                 "{function}(): at most one of Argument #5 ($status) and Argument #6 ($error) \
@@ -147,7 +116,9 @@ fn attempt_of(
         }
     };
     let headers = header_pairs(function, 7, "headers", headers)?;
-    let delay = delayMs.map(|d| ms(function, 8, "delayMs", d)).transpose()?;
+    let delay = delayMs
+        .map(|d| non_negative(function, 8, "delayMs", d))
+        .transpose()?;
     let decision = AttemptDecision::from_name(&decision.text()).ok_or_else(|| {
         value_error(
             function,
@@ -189,9 +160,8 @@ fn result_of(
     totalMs: i64,
     reason: Option<Bytes<'_>>,
 ) -> PhpResult<Record> {
-    let attempts = u32::try_from(attempts)
-        .map_err(|_| value_error(function, 4, "attempts", "must be between 0 and 4294967295"))?;
-    let total = ms(function, 5, "totalMs", totalMs)?;
+    let attempts = count(function, 4, "attempts", attempts)?;
+    let total = non_negative(function, 5, "totalMs", totalMs)?;
     let reason = reason
         .map(|r| give_up_reason(function, 6, &r.text()))
         .transpose()?;

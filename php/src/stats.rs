@@ -6,12 +6,12 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
-use recuo::Cause;
 
-use crate::convert::{php_int, Bytes};
-use crate::errors::{guarded, value_error};
+use crate::convert::{count, optional_non_negative, php_int, Bytes};
+use crate::errors::guarded;
 use crate::policy::json_serializable;
 use crate::values::{php_table, read_data};
+use crate::verdict::cause_arg;
 
 /// What a batch did: attempts started, operations ended, 429s and 503s seen, the
 /// spacing between starts and the most in flight. Read-only; `merge()` adds two up.
@@ -46,17 +46,8 @@ impl From<recuo::Stats> for Stats {
     }
 }
 
-/// The stats whose plain form is `value`, for `function`'s argument `position`.
-fn stats_of(function: &str, position: u32, value: &ZendHashTable) -> PhpResult<recuo::Stats> {
-    read_data(value).map_err(|why| {
-        value_error(
-            function,
-            position,
-            "value",
-            &format!("is not a stats value: {why}"),
-        )
-    })
-}
+/// What `value` says when it is not the plain form of stats.
+const NOT_STATS: &str = "is not a stats value";
 
 /// Nanoseconds as (fractional) milliseconds.
 #[allow(clippy::cast_precision_loss)]
@@ -74,8 +65,9 @@ impl Stats {
     /// The stats whose plain form is `$value` (what `toValue()` answers): `\ValueError` for
     /// a missing or unknown field or a value of the wrong type.
     pub fn from_value(value: &ZendHashTable) -> PhpResult<Stats> {
-        guarded("Recuo\\Stats::fromValue", || {
-            Ok(stats_of("Recuo\\Stats::fromValue", 1, value)?.into())
+        const F: &str = "Recuo\\Stats::fromValue";
+        guarded(F, || {
+            Ok(read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, value)?.into())
         })
     }
 
@@ -106,7 +98,7 @@ impl Stats {
             if !self.blank {
                 return Err(crate::errors::already_made(F, "stats are"));
             }
-            self.inner = stats_of(F, 1, data)?;
+            self.inner = read_data(F, (1, "value"), NOT_STATS, data)?;
             self.blank = false;
             Ok(())
         })
@@ -257,14 +249,9 @@ impl StatsRecorder {
     pub fn start(&self, attempt: i64, nowNs: Option<i64>) -> PhpResult<()> {
         const F: &str = "Recuo\\StatsRecorder::start";
         guarded(F, || {
-            let attempt = u32::try_from(attempt)
-                .map_err(|_| value_error(F, 1, "attempt", "must be between 0 and 4294967295"))?;
-            let now = match nowNs {
-                Some(ns) => u64::try_from(ns).map_err(|_| {
-                    value_error(F, 2, "nowNs", "must be null or greater than or equal to 0")
-                })?,
-                None => recuo::monotonic_ns(),
-            };
+            let attempt = count(F, 1, "attempt", attempt)?;
+            let now = optional_non_negative(F, 2, "nowNs", nowNs)?;
+            let now = now.unwrap_or_else(recuo::monotonic_ns);
             self.inner.start(attempt, now);
             Ok(())
         })
@@ -283,17 +270,7 @@ impl StatsRecorder {
     pub fn saw(&self, cause: Bytes<'_>) -> PhpResult<()> {
         const F: &str = "Recuo\\StatsRecorder::saw";
         guarded(F, || {
-            let cause = Cause::from_name(&cause.text()).ok_or_else(|| {
-                value_error(
-                    F,
-                    1,
-                    "cause",
-                    "must be a verdict's reason: \"success\", \"rate_limited\", \"unavailable\", \
-                     \"server_error\", \"connect\", \"timeout\", \"reset\", \"other\", \
-                     \"not_idempotent\", \"permanent\" or \"tls\"",
-                )
-            })?;
-            self.inner.saw(cause);
+            self.inner.saw(cause_arg(F, (1, "cause"), cause, true)?);
             Ok(())
         })
     }

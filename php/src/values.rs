@@ -18,8 +18,8 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::builders::{ClassBuilder, FunctionBuilder};
 use ext_php_rs::convert::{FromZvalMut, IntoZval};
 use ext_php_rs::ffi::{
-    zend_class_entry, zend_hash_str_find, zend_object, zend_property_info, zend_string, zend_type,
-    zval, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_BOOL, ZEND_ACC_PUBLIC,
+    zend_class_entry, zend_object, zend_property_info, zend_string, zend_type, zval, IS_ARRAY,
+    IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_BOOL, ZEND_ACC_PUBLIC,
 };
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::prelude::*;
@@ -30,8 +30,9 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use crate::convert::type_name;
-use crate::errors::internal_error;
+use crate::errors::{internal_error, value_error};
 use crate::faces::CLASSES;
+use crate::properties::{property_info, MAY_BE_NULL, ZEND_ACC_READONLY};
 
 unsafe extern "C" {
     fn zend_declare_typed_property(
@@ -50,11 +51,6 @@ unsafe extern "C" {
         value: *mut zval,
     );
 }
-
-/// `ZEND_ACC_READONLY` (PHP 8.1 and later), which the bindings do not export.
-const ZEND_ACC_READONLY: u32 = 1 << 7;
-/// `MAY_BE_NULL`.
-const MAY_BE_NULL: u32 = 1 << 1;
 
 /// A value class: its PHP name and its properties, in order.
 #[derive(Debug)]
@@ -370,23 +366,8 @@ impl<T: Face> Given<'_, T> {
 /// # Safety
 /// `object` is a live object of `entry`, a class of the table.
 unsafe fn slot<'a>(object: &'a ZendObject, entry: &ClassEntry, name: &str) -> Option<&'a Zval> {
-    // SAFETY: the class's property table holds `zend_property_info` pointers.
-    let found = unsafe {
-        zend_hash_str_find(
-            &raw const entry.properties_info,
-            name.as_ptr().cast::<c_char>(),
-            name.len(),
-        )
-    };
-    // SAFETY: a pointer zval of the property table.
-    let info = unsafe {
-        found
-            .as_ref()?
-            .value
-            .ptr
-            .cast::<zend_property_info>()
-            .as_ref()?
-    };
+    // SAFETY: a live class entry (the function's contract).
+    let info = unsafe { &*property_info(entry, name)? };
     // SAFETY: `offset` is the property's place in an object of the class.
     let value = unsafe {
         &*ptr::from_ref(object)
@@ -424,15 +405,22 @@ pub fn php_table<T: Serialize>(function: &str, value: &T) -> PhpResult<ZBox<Zend
         .ok_or_else(|| internal_error(&format!("{function}(): the plain form is not an object")))
 }
 
-/// A PHP array read as a `T`'s plain form: a list (keys 0, 1, …) as a list, any other array as
-/// an object (integer keys as their decimal text), scalars as they are.
+/// A PHP array, argument `position` (`$name`) of `function`, read as a `T`'s plain form: a
+/// list (keys 0, 1, …) as a list, any other array as an object (integer keys as their decimal
+/// text), scalars as they are.
 ///
 /// # Errors
-/// What is not plain data (an object, a resource, a float that is not finite, nesting past
-/// eight levels), or not `T`'s plain form, in words.
-pub fn read_data<T: DeserializeOwned>(table: &ZendHashTable) -> Result<T, String> {
-    let data = data_of_table(table, 0)?;
-    serde_json::from_value(data).map_err(|e| e.to_string())
+/// A `\ValueError`, `$name` `{what}: {why}`: why it is not plain data (an object, a resource,
+/// a float that is not finite, nesting past eight levels), or not `T`'s plain form, in words.
+pub fn read_data<T: DeserializeOwned>(
+    function: &str,
+    (position, name): (u32, &str),
+    what: &str,
+    table: &ZendHashTable,
+) -> PhpResult<T> {
+    data_of_table(table, 0)
+        .and_then(|data| serde_json::from_value(data).map_err(|e| e.to_string()))
+        .map_err(|why| value_error(function, position, name, &format!("{what}: {why}")))
 }
 
 fn data_of_table(table: &ZendHashTable, depth: usize) -> Result<Value, String> {

@@ -9,11 +9,11 @@
 
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use recuo::{Outcome, Request, ServerWait, Transport};
+use recuo::{Outcome, Request, ServerWait};
 
-use crate::convert::{header_pairs, now_ms, php_int, Array, Bytes};
+use crate::convert::{header_pairs, now_ms, optional_non_negative, php_int, Array, Bytes};
 use crate::errors::{guarded, not_constructible, value_error, value_error_message};
-use crate::policy::{Policy, TRANSPORTS};
+use crate::policy::{transport_arg, Policy};
 
 /// What to do about one outcome: `verdict` is `"retry"`, `"give_up"` or `"success"`;
 /// `reason` is why (`rate_limited`, `unavailable`, `server_error`, `connect`, `timeout`,
@@ -31,22 +31,37 @@ pub struct Verdict {
     pub(crate) judged: Option<(Outcome, Vec<(String, String)>)>,
 }
 
+/// A verdict made directly, not by `Recuo\classify`.
+impl From<recuo::Verdict> for Verdict {
+    fn from(inner: recuo::Verdict) -> Self {
+        Verdict {
+            inner,
+            judged: None,
+        }
+    }
+}
+
 /// The cause of a caller's own "yes".
 const RETRY_REASON: &str = recuo::Verdict::from_predicate(true).cause().name();
 /// The cause of a caller's own "no".
 const GIVE_UP_REASON: &str = recuo::Verdict::from_predicate(false).cause().name();
 
-/// A verdict's cause, by its name.
-fn cause_arg(function: &str, position: u32, name: Bytes<'_>) -> PhpResult<recuo::Cause> {
-    recuo::Cause::from_name(&name.text()).ok_or_else(|| {
-        value_error(
-            function,
-            position,
-            "reason",
-            "must be a verdict's reason: \"rate_limited\", \"unavailable\", \"server_error\", \
-             \"connect\", \"timeout\", \"reset\", \"other\", \"not_idempotent\", \"permanent\" or \
-             \"tls\"",
-        )
+/// A verdict's cause by its name, argument `position` (`$name`) of `function`; the message
+/// names `"success"` among them when `success`.
+pub(crate) fn cause_arg(
+    function: &str,
+    (position, name): (u32, &str),
+    value: Bytes<'_>,
+    success: bool,
+) -> PhpResult<recuo::Cause> {
+    let success = if success { "\"success\", " } else { "" };
+    recuo::Cause::from_name(&value.text()).ok_or_else(|| {
+        let must = format!(
+            "must be a verdict's reason: {success}\"rate_limited\", \"unavailable\", \
+             \"server_error\", \"connect\", \"timeout\", \"reset\", \"other\", \
+             \"not_idempotent\", \"permanent\" or \"tls\""
+        );
+        value_error(function, position, name, &must)
     })
 }
 
@@ -60,10 +75,7 @@ impl Verdict {
 
     /// A success: nothing to retry (for outcomes that are not HTTP).
     pub fn success() -> Verdict {
-        Verdict {
-            inner: recuo::Verdict::Success,
-            judged: None,
-        }
+        recuo::Verdict::Success.into()
     }
 
     /// Worth another attempt for `$reason` (`server_error` by default, as the core names a
@@ -73,20 +85,12 @@ impl Verdict {
     pub fn retry(waitMs: Option<i64>, reason: Bytes<'_>) -> PhpResult<Verdict> {
         const F: &str = "Recuo\\Verdict::retry";
         guarded(F, || {
-            let wait = waitMs
-                .map(|ms| {
-                    u64::try_from(ms).map_err(|_| {
-                        value_error(F, 1, "waitMs", "must be null or greater than or equal to 0")
-                    })
-                })
-                .transpose()?;
-            Ok(Verdict {
-                inner: recuo::Verdict::Retry {
-                    cause: cause_arg(F, 2, reason)?,
-                    server_wait: wait.map(ServerWait::Ms),
-                },
-                judged: None,
-            })
+            let wait = optional_non_negative(F, 1, "waitMs", waitMs)?;
+            Ok(recuo::Verdict::Retry {
+                cause: cause_arg(F, (2, "reason"), reason, false)?,
+                server_wait: wait.map(ServerWait::Ms),
+            }
+            .into())
         })
     }
 
@@ -95,12 +99,8 @@ impl Verdict {
     pub fn give_up(reason: Bytes<'_>) -> PhpResult<Verdict> {
         const F: &str = "Recuo\\Verdict::giveUp";
         guarded(F, || {
-            Ok(Verdict {
-                inner: recuo::Verdict::GiveUp {
-                    cause: cause_arg(F, 1, reason)?,
-                },
-                judged: None,
-            })
+            let cause = cause_arg(F, (1, "reason"), reason, false)?;
+            Ok(recuo::Verdict::GiveUp { cause }.into())
         })
     }
 
@@ -134,51 +134,72 @@ impl Verdict {
     }
 }
 
-/// `Recuo\classify`: the verdict of `policy` (guide A's rules when null) on one outcome.
-#[allow(clippy::too_many_arguments)]
-pub fn classify(
+/// An outcome as PHP code gives it: exactly one of `$status`, argument `position` of
+/// `function`, and the transport failure `$error`, the next one.
+pub(crate) fn outcome_arg(
     function: &str,
+    position: u32,
+    status: Option<i64>,
+    error: Option<Bytes<'_>>,
+) -> PhpResult<Outcome> {
+    match (status, error) {
+        // The core reads a code outside 100-599 as 500; so does one that is not even a u16.
+        (Some(code), None) => Ok(Outcome::Status(u16::try_from(code).unwrap_or(0))),
+        (None, Some(kind)) => {
+            transport_arg(function, position + 1, kind, true).map(Outcome::Transport)
+        }
+        _ => Err(value_error_message(format!(
+            "{function}(): exactly one of Argument #{position} ($status) and Argument #{} \
+             ($error) must be given",
+            position + 1
+        ))),
+    }
+}
+
+/// The method `Recuo\classify` assumes: a read.
+const DEFAULT_METHOD: &str = Request::GET.method;
+
+/// The verdict on one outcome under `$policy` (guide A's rules when null): exactly one of
+/// `$status` (an HTTP status; outside 100-599 counts as 500) and `$error` (`"connect"`,
+/// `"tls"`, `"timeout"`, `"reset"`, `"other"`). `$method` and `$idempotencyKey` say whether
+/// the request is safe to repeat; `$headers` (name => value, name => list of values, or a
+/// list of [name, value] pairs) carry the server's wait, read as of `$nowMs` (milliseconds
+/// since the Unix epoch; the system clock when null).
+#[php_function]
+#[php(name = "Recuo\\classify")]
+#[php(defaults(method = DEFAULT_METHOD, idempotencyKey = false, headers = Array::EMPTY))]
+pub fn classify(
     status: Option<i64>,
     error: Option<Bytes<'_>>,
     method: Bytes<'_>,
-    idempotency_key: bool,
+    idempotencyKey: bool,
     headers: Array<'_>,
-    now: Option<i64>,
+    nowMs: Option<i64>,
     policy: Option<&Policy>,
 ) -> PhpResult<Verdict> {
-    let outcome = match (status, error) {
-        // The core reads a code outside 100-599 as 500; so does one that is not even a u16.
-        (Some(code), None) => Outcome::Status(u16::try_from(code).unwrap_or(0)),
-        (None, Some(kind)) => {
-            Outcome::Transport(Transport::from_name(&kind.text()).ok_or_else(|| {
-                value_error(
-                    function,
-                    2,
-                    "error",
-                    &format!("must be null or {TRANSPORTS}"),
-                )
-            })?)
-        }
-        _ => {
-            return Err(value_error_message(format!(
-                "{function}(): exactly one of Argument #1 ($status) and Argument #2 ($error) \
-                 must be given"
-            )))
-        }
-    };
-    let headers = header_pairs(function, 5, "headers", headers)?;
-    let method = method.text();
-    let request = Request {
-        method: &method,
-        has_idempotency_key: idempotency_key,
-    };
-    let now = now_ms(now);
-    let inner = match policy {
-        Some(p) => p.inner.classify(outcome, request, &headers, now),
-        None => Policy::default_policy().classify(outcome, request, &headers, now),
-    };
-    Ok(Verdict {
-        inner,
-        judged: Some((outcome, headers)),
+    const F: &str = "Recuo\\classify";
+    guarded(F, || {
+        let outcome = outcome_arg(F, 1, status, error)?;
+        let headers = header_pairs(F, 5, "headers", headers)?;
+        let method = method.text();
+        let request = Request {
+            method: &method,
+            has_idempotency_key: idempotencyKey,
+        };
+        let now = now_ms(nowMs);
+        let inner = match policy {
+            Some(p) => p.inner.classify(outcome, request, &headers, now),
+            None => Policy::default_policy().classify(outcome, request, &headers, now),
+        };
+        Ok(Verdict {
+            inner,
+            judged: Some((outcome, headers)),
+        })
     })
+}
+
+/// `Recuo\classify`, for the module's registration (the macros keep the function's wrapper
+/// private to this module).
+pub fn classify_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
+    wrap_function!(classify)
 }
