@@ -186,7 +186,8 @@ final class RecipesTest extends TestCase
         mkdir("$dir/bin", 0700, true);
         file_put_contents("$dir/worker.php", $worker);
         $php = escapeshellarg(PHP_BINARY);
-        $record = "$php -r 'echo json_encode(array_slice(\$argv, 1)), \"\\n\";' -- \"\$@\" >> \"\$LAUNCHES\"";
+        // One write per line (`.`, not `,`): the four launches append to one file at once.
+        $record = "$php -r 'echo json_encode(array_slice(\$argv, 1)) . \"\\n\";' -- \"\$@\" >> \"\$LAUNCHES\"";
         $real = "$php -d extension=" . escapeshellarg((string) realpath(RECUO_EXTENSION));
         file_put_contents("$dir/bin/php", "#!/bin/bash\n$record\nexec $real \"\${@:1:7}\" \"\${@:8:1}\"\n");
         chmod("$dir/bin/php", 0700);
