@@ -20,7 +20,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -124,8 +123,10 @@ def run_request_example(root: Path, out: Path, lang: str, src: str) -> str:
     if lang == "php":
         # The PHP library on the include path as `Recuo/` (where the packages put it), Debian's
         # Guzzle and its error_reporting (Guzzle 7.4's deprecations on PHP 8.2 are not shown).
-        includes = Path(tempfile.mkdtemp(prefix="recuo-readme-php-"))
-        (includes / "Recuo").symlink_to(root / "php" / "lib")
+        includes = out / "php-include"
+        includes.mkdir(exist_ok=True)
+        if not (includes / "Recuo").exists():
+            (includes / "Recuo").symlink_to(root / "php" / "lib")
         path = out / "request.php"
         path.write_text(src)
         return run(["php", "-n", "-d", f"extension={lib / 'librecuo_php.so'}", "-d", "extension=curl",
