@@ -27,11 +27,10 @@ use recuo::{
 
 use crate::convert::{entry_holds, seed as seed_arg};
 use crate::driver::{self, Callbacks, Halt, Judge};
-use crate::errors::{config_error, guarded, not_constructible, type_error, value_error};
+use crate::errors::{config_error, guarded, type_error, value_error};
 use crate::limits::Gate;
 use crate::policy::json_serializable;
 use crate::policy::Policy;
-use crate::record::record_array;
 use crate::stats::Stats;
 use crate::values::{instance, php_table, read_data, Instance};
 
@@ -113,113 +112,86 @@ fn result_value(
     Ok(plain)
 }
 
-#[php_impl]
-impl BatchResult {
-    /// Not constructible from PHP: `Recuo\runBatch` makes them.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\BatchResult")
-    }
+php_impl!({
+    impl BatchResult {
+        /// Not constructible from PHP: `Recuo\runBatch` makes them.
+        private_constructor!();
+        /// `"succeeded"`, `"gave_up"` or `"not_started"`.
+        getter!(get_status(self) -> &'static str = self.plain.status.name());
+        /// What the operation returned; null unless it succeeded.
+        getter!(get_value(self) -> Option<Zval> = self.value.as_ref().map(Zval::shallow_clone));
+        /// The operation's last failure, the very object it threw; null unless it gave up.
+        getter!(get_error(self) -> Option<Zval> = self.error.as_ref().map(Zval::shallow_clone));
+        /// Why it gave up or was not started (`permanent`, `attempts_exhausted`,
+        /// `wait_exceeds_deadline`, `budget_exhausted`, `queue_stopped`, `cancelled`); null
+        /// when it succeeded.
+        getter!(get_reason(self) -> Option<&'static str> =
+            self.plain.reason.map(GiveUpReason::name));
+        /// For `queue_stopped`: the reason of the operation that stopped the queue.
+        getter!(get_stopped_by(self) -> Option<&'static str> =
+            self.plain.stopped_by.map(GiveUpReason::name));
+        /// How many times the operation was called.
+        getter!(get_attempts(self) -> i64 = i64::from(self.plain.attempts));
+        /// The report of an operation that gave up; null otherwise.
+        getter!(get_report(self) -> PhpResult<Option<Instance<recuo::Report>>> =
+            self.plain.report.as_ref().map(instance).transpose());
 
-    /// `"succeeded"`, `"gave_up"` or `"not_started"`.
-    #[php(getter)]
-    pub fn get_status(&self) -> &'static str {
-        self.plain.status.name()
-    }
+        /// The plain form every language shares: `status`, `reason`, `stopped_by`, `attempts`
+        /// and `report` — everything but the operation's own value and error.
+        pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            guarded("Recuo\\BatchResult::toValue", || {
+                php_table("Recuo\\BatchResult::toValue", &self.plain)
+            })
+        }
 
-    /// What the operation returned; null unless it succeeded.
-    #[php(getter)]
-    pub fn get_value(&self) -> Option<Zval> {
-        self.value.as_ref().map(Zval::shallow_clone)
-    }
+        /// The plain form (`toValue()`), for `json_encode()`.
+        pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            self.to_value()
+        }
 
-    /// The operation's last failure, the very object it threw; null unless it gave up.
-    #[php(getter)]
-    pub fn get_error(&self) -> Option<Zval> {
-        self.error.as_ref().map(Zval::shallow_clone)
-    }
+        /// The result whose plain form is `$value` (its value and error null).
+        pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchResult> {
+            const F: &str = "Recuo\\BatchResult::fromValue";
+            guarded(F, || result_value(F, 1, value).map(BatchResult::from))
+        }
 
-    /// Why it gave up or was not started (`permanent`, `attempts_exhausted`,
-    /// `wait_exceeds_deadline`, `budget_exhausted`, `queue_stopped`, `cancelled`); null
-    /// when it succeeded.
-    #[php(getter)]
-    pub fn get_reason(&self) -> Option<&'static str> {
-        self.plain.reason.map(GiveUpReason::name)
-    }
+        /// The plain form with the value and the error, for `serialize()` (which serializes them
+        /// as it serializes any value).
+        pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            guarded("Recuo\\BatchResult::__serialize", || {
+                let mut out = ZendHashTable::with_capacity(3);
+                out.insert("plain", self.to_value()?)?;
+                out.insert("value", self.get_value())?;
+                out.insert("error", self.get_error())?;
+                Ok(out)
+            })
+        }
 
-    /// For `queue_stopped`: the reason of the operation that stopped the queue.
-    #[php(getter)]
-    pub fn get_stopped_by(&self) -> Option<&'static str> {
-        self.plain.stopped_by.map(GiveUpReason::name)
+        /// The result `$data` describes (`__serialize()`'s form), for `unserialize()`.
+        pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+            const F: &str = "Recuo\\BatchResult::__unserialize";
+            guarded(F, || {
+                if !self.blank {
+                    return Err(crate::errors::already_made(F, "a batch result is"));
+                }
+                let plain = data
+                    .get("plain")
+                    .and_then(|v| v.array())
+                    .ok_or_else(|| value_error(F, 1, "data", "has no plain form"))?;
+                self.plain = result_value(F, 1, plain)?;
+                let given = |key: &str| {
+                    data.get(key)
+                        .filter(|v| !v.is_null())
+                        .map(Zval::shallow_clone)
+                };
+                self.value = given("value");
+                self.error = given("error");
+                self.blank = false;
+                Ok(())
+            })
+        }
     }
-
-    /// How many times the operation was called.
-    #[php(getter)]
-    pub fn get_attempts(&self) -> i64 {
-        i64::from(self.plain.attempts)
-    }
-
-    /// The report of an operation that gave up; null otherwise.
-    #[php(getter)]
-    pub fn get_report(&self) -> PhpResult<Option<Instance<recuo::Report>>> {
-        self.plain.report.as_ref().map(instance).transpose()
-    }
-
-    /// The plain form every language shares: `status`, `reason`, `stopped_by`, `attempts`
-    /// and `report` — everything but the operation's own value and error.
-    pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        guarded("Recuo\\BatchResult::toValue", || {
-            php_table("Recuo\\BatchResult::toValue", &self.plain)
-        })
-    }
-
-    /// The plain form (`toValue()`), for `json_encode()`.
-    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        self.to_value()
-    }
-
-    /// The result whose plain form is `$value` (its value and error null).
-    pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchResult> {
-        const F: &str = "Recuo\\BatchResult::fromValue";
-        guarded(F, || result_value(F, 1, value).map(BatchResult::from))
-    }
-
-    /// The plain form with the value and the error, for `serialize()` (which serializes them
-    /// as it serializes any value).
-    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        guarded("Recuo\\BatchResult::__serialize", || {
-            let mut out = ZendHashTable::with_capacity(3);
-            out.insert("plain", self.to_value()?)?;
-            out.insert("value", self.get_value())?;
-            out.insert("error", self.get_error())?;
-            Ok(out)
-        })
-    }
-
-    /// The result `$data` describes (`__serialize()`'s form), for `unserialize()`.
-    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-        const F: &str = "Recuo\\BatchResult::__unserialize";
-        guarded(F, || {
-            if !self.blank {
-                return Err(crate::errors::already_made(F, "a batch result is"));
-            }
-            let plain = data
-                .get("plain")
-                .and_then(|v| v.array())
-                .ok_or_else(|| value_error(F, 1, "data", "has no plain form"))?;
-            self.plain = result_value(F, 1, plain)?;
-            let given = |key: &str| {
-                data.get(key)
-                    .filter(|v| !v.is_null())
-                    .map(Zval::shallow_clone)
-            };
-            self.value = given("value");
-            self.error = given("error");
-            self.blank = false;
-            Ok(())
-        })
-    }
-}
+});
 
 /// What `Recuo\runBatch` did: one `Recuo\BatchResult` per operation, under the same keys
 /// and in the same order, the batch's `stats`, and its `elapsedMs`.
@@ -281,127 +253,113 @@ impl BatchReport {
     }
 }
 
-#[php_impl]
-impl BatchReport {
-    /// Not constructible from PHP: `Recuo\runBatch` makes one.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\BatchReport")
-    }
+php_impl!({
+    impl BatchReport {
+        /// Not constructible from PHP: `Recuo\runBatch` makes one.
+        private_constructor!();
+        /// `array<array-key, Recuo\BatchResult>`: one per operation, under its key.
+        getter!(get_results(self) -> Zval = self.results.shallow_clone());
+        /// The batch's stats.
+        getter!(get_stats(self) -> Stats = self.stats.clone().into());
+        /// How long the batch took, in milliseconds.
+        getter!(get_elapsed_ms(self) -> f64 = self.elapsed_ms);
 
-    /// `array<array-key, Recuo\BatchResult>`: one per operation, under its key.
-    #[php(getter)]
-    pub fn get_results(&self) -> Zval {
-        self.results.shallow_clone()
-    }
+        /// The plain form every language shares: `results` (each result's `toValue()`, in order;
+        /// the operations' keys are PHP's and stay in `results`), `stats` (`Stats::toValue()`) and
+        /// `elapsed_ms` (whole milliseconds) — what a worker process sends back as data.
+        pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            guarded("Recuo\\BatchReport::toValue", || {
+                php_table("Recuo\\BatchReport::toValue", &self.plain())
+            })
+        }
 
-    /// The batch's stats.
-    #[php(getter)]
-    pub fn get_stats(&self) -> Stats {
-        self.stats.clone().into()
-    }
+        /// The plain form (`toValue()`), for `json_encode()`.
+        pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            self.to_value()
+        }
 
-    /// How long the batch took, in milliseconds.
-    #[php(getter)]
-    pub fn get_elapsed_ms(&self) -> f64 {
-        self.elapsed_ms
-    }
+        /// The report whose plain form is `$value`: its results under the keys 0, 1, …, their
+        /// values and errors null.
+        pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchReport> {
+            const F: &str = "Recuo\\BatchReport::fromValue";
+            guarded(F, || {
+                let plain: BatchReportValue =
+                    read_data(F, (1, "value"), "is not a batch report's value", value)?;
+                let mut results =
+                    ZendHashTable::with_capacity(u32::try_from(plain.results.len()).unwrap_or(0));
+                for r in plain.results {
+                    if r.end().is_none() {
+                        return Err(value_error(
+                            F,
+                            1,
+                            "value",
+                            "holds a give-up without its reason",
+                        ));
+                    }
+                    results.push(BatchResult::from(r))?;
+                }
+                #[allow(clippy::cast_precision_loss)]
+                Ok(BatchReport::of(
+                    results,
+                    plain.stats,
+                    plain.elapsed_ms as f64,
+                ))
+            })
+        }
 
-    /// The plain form every language shares: `results` (each result's `toValue()`, in order;
-    /// the operations' keys are PHP's and stay in `results`), `stats` (`Stats::toValue()`) and
-    /// `elapsed_ms` (whole milliseconds) — what a worker process sends back as data.
-    pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        guarded("Recuo\\BatchReport::toValue", || {
-            php_table("Recuo\\BatchReport::toValue", &self.plain())
-        })
-    }
+        /// Its results (each serialized with its value and error, under its key), its stats'
+        /// plain form and its time, for `serialize()`.
+        pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            guarded("Recuo\\BatchReport::__serialize", || {
+                let mut out = ZendHashTable::with_capacity(3);
+                out.insert("results", self.results.shallow_clone())?;
+                out.insert(
+                    "stats",
+                    php_table("Recuo\\BatchReport::__serialize", &self.stats)?,
+                )?;
+                out.insert("elapsed_ms", self.elapsed_ms)?;
+                Ok(out)
+            })
+        }
 
-    /// The plain form (`toValue()`), for `json_encode()`.
-    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        self.to_value()
-    }
-
-    /// The report whose plain form is `$value`: its results under the keys 0, 1, …, their
-    /// values and errors null.
-    pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchReport> {
-        const F: &str = "Recuo\\BatchReport::fromValue";
-        guarded(F, || {
-            let plain: BatchReportValue =
-                read_data(F, (1, "value"), "is not a batch report's value", value)?;
-            let mut results =
-                ZendHashTable::with_capacity(u32::try_from(plain.results.len()).unwrap_or(0));
-            for r in plain.results {
-                if r.end().is_none() {
+        /// The report `$data` describes (`__serialize()`'s form), for `unserialize()`.
+        pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+            const F: &str = "Recuo\\BatchReport::__unserialize";
+            guarded(F, || {
+                if !self.blank {
+                    return Err(crate::errors::already_made(F, "a batch report is"));
+                }
+                let results = data
+                    .get("results")
+                    .and_then(|v| v.array())
+                    .ok_or_else(|| value_error(F, 1, "data", "has no results"))?;
+                if results
+                    .values()
+                    .any(|v| v.extract::<&BatchResult>().is_none())
+                {
                     return Err(value_error(
                         F,
                         1,
-                        "value",
-                        "holds a give-up without its reason",
+                        "data",
+                        "holds a result that is not a Recuo\\BatchResult",
                     ));
                 }
-                results.push(BatchResult::from(r))?;
-            }
-            #[allow(clippy::cast_precision_loss)]
-            Ok(BatchReport::of(
-                results,
-                plain.stats,
-                plain.elapsed_ms as f64,
-            ))
-        })
+                let stats = data
+                    .get("stats")
+                    .and_then(|v| v.array())
+                    .ok_or_else(|| value_error(F, 1, "data", "has no stats"))?;
+                let stats = read_data(F, (1, "data"), "holds no stats value", stats)?;
+                let elapsed_ms = data
+                    .get("elapsed_ms")
+                    .and_then(Zval::double)
+                    .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                    .ok_or_else(|| value_error(F, 1, "data", "has no elapsed_ms"))?;
+                *self = BatchReport::of(results.to_owned(), stats, elapsed_ms);
+                Ok(())
+            })
+        }
     }
-
-    /// Its results (each serialized with its value and error, under its key), its stats'
-    /// plain form and its time, for `serialize()`.
-    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        guarded("Recuo\\BatchReport::__serialize", || {
-            let mut out = ZendHashTable::with_capacity(3);
-            out.insert("results", self.results.shallow_clone())?;
-            out.insert(
-                "stats",
-                php_table("Recuo\\BatchReport::__serialize", &self.stats)?,
-            )?;
-            out.insert("elapsed_ms", self.elapsed_ms)?;
-            Ok(out)
-        })
-    }
-
-    /// The report `$data` describes (`__serialize()`'s form), for `unserialize()`.
-    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-        const F: &str = "Recuo\\BatchReport::__unserialize";
-        guarded(F, || {
-            if !self.blank {
-                return Err(crate::errors::already_made(F, "a batch report is"));
-            }
-            let results = data
-                .get("results")
-                .and_then(|v| v.array())
-                .ok_or_else(|| value_error(F, 1, "data", "has no results"))?;
-            if results
-                .values()
-                .any(|v| v.extract::<&BatchResult>().is_none())
-            {
-                return Err(value_error(
-                    F,
-                    1,
-                    "data",
-                    "holds a result that is not a Recuo\\BatchResult",
-                ));
-            }
-            let stats = data
-                .get("stats")
-                .and_then(|v| v.array())
-                .ok_or_else(|| value_error(F, 1, "data", "has no stats"))?;
-            let stats = read_data(F, (1, "data"), "holds no stats value", stats)?;
-            let elapsed_ms = data
-                .get("elapsed_ms")
-                .and_then(Zval::double)
-                .filter(|ms| ms.is_finite() && *ms >= 0.0)
-                .ok_or_else(|| value_error(F, 1, "data", "has no elapsed_ms"))?;
-            *self = BatchReport::of(results.to_owned(), stats, elapsed_ms);
-            Ok(())
-        })
-    }
-}
+});
 
 /// One operation of the batch: its key and the callable.
 struct Operation<'z> {
@@ -435,7 +393,6 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
 #[php_function]
 #[php(name = "Recuo\\runBatch")]
 #[php(defaults(stopOnUnreachableWait = false))]
-#[allow(clippy::too_many_arguments)]
 pub fn run_batch(
     operations: &ZendHashTable,
     policy: Option<&Policy>,
@@ -489,19 +446,12 @@ pub fn run_batch(
         loop {
             let next = queue.next(recuo::monotonic_ms());
             while let Some((_, record)) = queue.poll_record() {
-                if let Some(sink) = &metrics {
-                    for point in recuo::telemetry::telemetry(&record).points {
-                        let labels = driver::metric_labels(&point)?;
-                        let name = point.instrument.prometheus_name();
-                        sink.try_call(vec![&name, &point.value, &labels])
-                            .map_err(|_| driver::take_failure(F, "$metrics").into_exception())?;
-                    }
-                }
-                if let Some(sink) = &records {
-                    let array = record_array(F, &record)?;
-                    sink.try_call(vec![&array])
-                        .map_err(|_| driver::take_failure(F, "$records").into_exception())?;
-                }
+                let (records, metrics) = (records.as_ref(), metrics.as_ref());
+                driver::deliver(F, &record, records, metrics, |sink, role, args| {
+                    sink.try_call(args)
+                        .map_err(|_| driver::take_failure(F, role))
+                })
+                .map_err(Halt::into_exception)?;
             }
             let (index, result) = match next {
                 Next::Finished => break,
@@ -588,8 +538,4 @@ fn gave_up_result(gave_up: RetryError<Halt>) -> PhpResult<BatchResult> {
     })
 }
 
-/// `Recuo\\runBatch`, for the module's registration (the macros keep the function's wrapper
-/// private to this module).
-pub fn run_batch_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
-    wrap_function!(run_batch)
-}
+php_functions!(run_batch);

@@ -25,9 +25,9 @@
 use std::cell::OnceCell;
 use std::time::Duration;
 
-use ext_php_rs::convert::{FromZval, IntoZval};
+use ext_php_rs::convert::{FromZval, IntoZval, IntoZvalDyn};
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::Zval;
+use ext_php_rs::types::{ZendHashTable, Zval};
 use ext_php_rs::zend::{ce, BailoutGuard, ExecutorGlobals};
 use recuo::{
     drive_from, AttemptContext, CancelToken, Driver, Gate, Level, LoopPool, Operation, Pass,
@@ -196,7 +196,7 @@ impl PhpDriver<'_, '_> {
         &mut self,
         callable: &ZendCallable<'_>,
         role: &str,
-        args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>,
+        args: Vec<&dyn IntoZvalDyn>,
     ) -> Result<Zval, Halt> {
         if self.engine_busy {
             return Err(Halt::Pending);
@@ -353,37 +353,19 @@ impl Driver for PhpDriver<'_, '_> {
     }
 
     fn on_record(&mut self, _level: Level, record: &Record) {
-        if let Some((metrics, ..)) = self.callbacks.metrics {
-            for point in recuo::telemetry::telemetry(record).points {
-                if self.engine_busy || self.failure.is_some() {
-                    return;
-                }
-                let labels = match metric_labels(&point) {
-                    Ok(labels) => labels,
-                    Err(e) => {
-                        self.failure = Some(Halt::Raise(e));
-                        return;
-                    }
-                };
-                let name = point.instrument.prometheus_name();
-                if let Err(e) = self.call(metrics, "$metrics", vec![&name, &point.value, &labels]) {
-                    self.failure = Some(e);
-                }
-            }
-        }
-        let Some((sink, ..)) = self.callbacks.records else {
-            return;
-        };
         if self.engine_busy || self.failure.is_some() {
             return;
         }
-        match record_array(self.callbacks.function, record) {
-            Ok(array) => {
-                if let Err(e) = self.call(sink, "$records", vec![&array]) {
-                    self.failure = Some(e);
-                }
-            }
-            Err(e) => self.failure = Some(Halt::Raise(e)),
+        let (function, records, metrics) = (
+            self.callbacks.function,
+            self.callbacks.records.map(|(sink, ..)| sink),
+            self.callbacks.metrics.map(|(sink, ..)| sink),
+        );
+        let delivered = deliver(function, record, records, metrics, |sink, role, args| {
+            self.call(sink, role, args)
+        });
+        if let Err(e) = delivered {
+            self.failure = Some(e);
         }
     }
 
@@ -409,18 +391,34 @@ impl Driver for PhpDriver<'_, '_> {
     }
 }
 
-/// A metric point's attributes under their Prometheus label names, for `$metrics`.
-pub(crate) fn metric_labels(
-    point: &recuo::telemetry::Point,
-) -> PhpResult<ext_php_rs::boxed::ZBox<ext_php_rs::types::ZendHashTable>> {
-    let mut labels = ext_php_rs::types::ZendHashTable::new();
-    for (key, value) in &point.attributes {
-        labels.insert(
-            recuo::telemetry::prometheus_label(key).as_str(),
-            value.as_str(),
-        )?;
+/// Hands `record` to `$metrics` (each metric point it means, under its Prometheus name,
+/// with its attributes under their label names) and then to `$records`, through `call`: the
+/// first failure ends it.
+pub(crate) fn deliver<'z>(
+    function: &str,
+    record: &Record,
+    records: Option<&ZendCallable<'z>>,
+    metrics: Option<&ZendCallable<'z>>,
+    mut call: impl FnMut(&ZendCallable<'z>, &str, Vec<&dyn IntoZvalDyn>) -> Result<Zval, Halt>,
+) -> Result<(), Halt> {
+    if let Some(sink) = metrics {
+        for point in recuo::telemetry::telemetry(record).points {
+            let mut labels = ZendHashTable::new();
+            for (key, value) in &point.attributes {
+                let label = recuo::telemetry::prometheus_label(key);
+                labels
+                    .insert(label.as_str(), value.as_str())
+                    .map_err(|e| Halt::Raise(e.into()))?;
+            }
+            let name = point.instrument.prometheus_name();
+            call(sink, "$metrics", vec![&name, &point.value, &labels])?;
+        }
     }
-    Ok(labels)
+    if let Some(sink) = records {
+        let array = record_array(function, record).map_err(Halt::Raise)?;
+        call(sink, "$records", vec![&array])?;
+    }
+    Ok(())
 }
 
 /// What a loop adds to its machine: the gate and, with records (for `$records` or

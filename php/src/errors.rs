@@ -209,26 +209,23 @@ pub fn config_error(
     arg: Option<(u32, &str)>,
     error: recuo::ConfigError,
 ) -> PhpException {
-    config_exception(function, arg, error, String::new())
+    config_error_detail(function, arg, error, "")
 }
 
-/// As [`config_error`], with `detail` after the core's message: what exactly could not be
-/// read (serde's words for a policy's plain form that is not one), for humans.
+/// As [`config_error`], with `detail` (when not empty) after the core's message: what
+/// exactly could not be read (serde's words for a policy's plain form that is not one), for
+/// humans.
 pub fn config_error_detail(
     function: &str,
     arg: Option<(u32, &str)>,
     error: recuo::ConfigError,
     detail: &str,
 ) -> PhpException {
-    config_exception(function, arg, error, format!(" ({detail})"))
-}
-
-fn config_exception(
-    function: &str,
-    arg: Option<(u32, &str)>,
-    error: recuo::ConfigError,
-    detail: String,
-) -> PhpException {
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({detail})")
+    };
     let message = match arg {
         Some((position, name)) => {
             format!("{function}(): Argument #{position} (${name}): {error}{detail}")
@@ -261,6 +258,11 @@ pub fn guarded<T>(function: &str, body: impl FnOnce() -> PhpResult<T>) -> PhpRes
             registered(&INTERNAL_ERROR_CE, runtime_exception),
         ))
     })
+}
+
+/// As [`guarded`], for a body that cannot fail.
+pub fn guarded_ok<T>(function: &str, body: impl FnOnce() -> T) -> PhpResult<T> {
+    guarded(function, || Ok(body()))
 }
 
 /// A `Recuo\Exception\InternalError` (code 900): a bug in recuo, said as one.

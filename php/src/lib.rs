@@ -47,7 +47,62 @@
 // The functions' Rust parameter names are their PHP names ($baseMs, $repetirSe), and the
 // handlers #[php_function] generates from them bind variables of the same names.
 #![allow(non_snake_case)]
+// PHP functions take named arguments, many of them optional: one parameter each.
+#![allow(clippy::too_many_arguments)]
 #![warn(missing_docs)]
+
+/// A `#[php_impl]` block whose head may declare, each under its doc comment,
+/// `private_constructor!();` (the private constructor of a class whose objects only recuo
+/// makes: an `\Error`, as PHP says it, should Reflection call it) and then
+/// `getter!(get_name(self) -> Type = expression);` for each read-only property (`$name` in
+/// camelCase), the expression reading it from `self`. The block's other items are its
+/// methods, as written.
+macro_rules! php_impl {
+    ({ impl $class:ident { $($body:tt)* } }) => {
+        php_impl!(@head $class [] $($body)*);
+    };
+    (@head $class:ident [$($done:tt)*]
+        $(#[$($doc:tt)*])* private_constructor!(); $($rest:tt)*) => {
+        php_impl!(@head $class [$($done)*
+            $(#[$($doc)*])*
+            #[php(vis = "private")]
+            pub fn __construct() -> PhpResult<Self> {
+                $crate::errors::not_constructible(
+                    <Self as ext_php_rs::class::RegisteredClass>::CLASS_NAME,
+                )
+            }
+        ] $($rest)*);
+    };
+    (@head $class:ident [$($done:tt)*]
+        $(#[$($doc:tt)*])* getter!($getter:ident($self:ident) -> $ty:ty = $value:expr);
+        $($rest:tt)*) => {
+        php_impl!(@head $class [$($done)*
+            $(#[$($doc)*])*
+            #[php(getter)]
+            pub fn $getter(&$self) -> $ty {
+                $value
+            }
+        ] $($rest)*);
+    };
+    (@head $class:ident [$($done:tt)*] $($rest:tt)*) => {
+        #[php_impl]
+        impl $class {
+            $($done)*
+            $($rest)*
+        }
+    };
+}
+
+/// `functions()`: the PHP functions a module declares, for the module's registration (the
+/// macros keep each function's wrapper private to its module).
+macro_rules! php_functions {
+    ($($function:ident),* $(,)?) => {
+        /// The PHP functions of this module, for the module's registration.
+        pub fn functions() -> Vec<ext_php_rs::builders::FunctionBuilder<'static>> {
+            vec![$(wrap_function!($function)),*]
+        }
+    };
+}
 
 mod arg_errors;
 mod arginfo;
@@ -113,7 +168,6 @@ const NO_URL: &str = "";
 #[php_function]
 #[php(name = "Recuo\\comRetry")]
 #[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS, method = NO_METHOD, url = NO_URL))]
-#[allow(clippy::too_many_arguments)]
 pub fn com_retry(
     tarefa: ZendCallable,
     tentativas: i64,
@@ -193,7 +247,6 @@ pub fn com_retry(
 #[php_function]
 #[php(name = "Recuo\\retry")]
 #[php(defaults(method = NO_METHOD, url = NO_URL))]
-#[allow(clippy::too_many_arguments)]
 pub fn retry(
     operation: ZendCallable,
     policy: Option<&Policy>,
@@ -422,22 +475,22 @@ mod entry {
             .request_startup_function(request_startup)
             .request_shutdown_function(request_shutdown)
             .constant(("Recuo\\VERSION", recuo::VERSION, &[]));
-        let module = add_classes(module)
-            .function(wrap_function!(com_retry))
-            .function(wrap_function!(retry))
-            .function(verdict::classify_function())
-            .function(wrap_function!(retry_delay_ms))
-            .function(wrap_function!(parse_retry_after))
-            .function(wrap_function!(backoff_window_ms))
-            .function(wrap_function!(curl_transport))
-            .function(wrap_function!(force_panic))
-            .function(wrap_function!(full_stats))
-            .function(plan::plan_function())
-            .function(batch::run_batch_function());
-        redact::functions()
+        let functions = [wrap_function!(com_retry), wrap_function!(retry)]
             .into_iter()
-            .chain(machine::http_functions())
-            .chain(limits::clock_functions())
-            .fold(module, ModuleBuilder::function)
+            .chain(verdict::functions())
+            .chain([
+                wrap_function!(retry_delay_ms),
+                wrap_function!(parse_retry_after),
+                wrap_function!(backoff_window_ms),
+                wrap_function!(curl_transport),
+                wrap_function!(force_panic),
+                wrap_function!(full_stats),
+            ])
+            .chain(plan::functions())
+            .chain(batch::functions())
+            .chain(redact::functions())
+            .chain(machine::functions())
+            .chain(limits::functions());
+        functions.fold(add_classes(module), ModuleBuilder::function)
     }
 }

@@ -21,7 +21,7 @@ use recuo::{Rate, RegulatorError};
 
 use crate::convert::{count, non_negative, php_int, Bytes};
 use crate::errors::{
-    config_error, guarded, logic_error, not_constructible, shared_file_error, value_error,
+    config_error, guarded, guarded_ok, logic_error, shared_file_error, value_error,
     value_error_message,
 };
 
@@ -71,21 +71,22 @@ fn timeout(function: &str, position: u32, value: Option<f64>) -> PhpResult<Optio
         .transpose()
 }
 
-/// A regulator's error as PHP's: a bad burst or cost is a `\ValueError`, a shared file that
-/// cannot be used — or a Redis key set up otherwise, or its server out of reach — a
-/// `Recuo\Exception\SharedFileError`.
-fn regulator_error(
+/// A regulator's error as PHP's: a bad burst or cost is a `\ValueError` (naming `arg`, when
+/// given), a shared file that cannot be used — or a Redis key set up otherwise, or its server
+/// out of reach — a `Recuo\Exception\SharedFileError`, a regulator's queue of starts full an
+/// `\OverflowException`.
+pub(crate) fn regulator_error(
     function: &str,
-    burst_or_cost: (u32, &str),
+    arg: Option<(u32, &str)>,
     error: RegulatorError,
 ) -> PhpException {
-    match error {
-        RegulatorError::Shared(e) => shared_file_error(function, &e),
-        e @ RegulatorError::QueueFull { .. } => crate::errors::queue_full_error(function, &e),
-        other => {
-            let (position, name) = burst_or_cost;
+    match (error, arg) {
+        (RegulatorError::Shared(e), _) => shared_file_error(function, &e),
+        (e @ RegulatorError::QueueFull { .. }, _) => crate::errors::queue_full_error(function, &e),
+        (other, Some((position, name))) => {
             value_error(function, position, name, &format!("is not valid: {other}"))
         }
+        (other, None) => value_error_message(format!("{function}(): {other}")),
     }
 }
 
@@ -129,165 +130,157 @@ pub struct Regulator {
     pub(crate) inner: recuo::Regulator,
 }
 
-#[php_impl]
-impl Regulator {
-    /// A regulator for this process: `$rate` starts (`"90/min"`, or a number per second), up
-    /// to `$burst` at once; `$adaptive` halves the rate on each `onThrottled()` and gives it
-    /// back bit by bit on each `onSuccess()`.
-    #[php(defaults(burst = 1, adaptive = false))]
-    pub fn __construct(rate: RateArg<'_>, burst: i64, adaptive: bool) -> PhpResult<Self> {
-        const F: &str = "Recuo\\Regulator::__construct";
-        guarded(F, || {
-            let rate = self::rate(F, 1, "rate", rate)?;
-            let burst = count(F, 2, "burst", burst)?;
-            let inner = recuo::Regulator::new(rate, burst)
-                .map_err(|e| regulator_error(F, (2, "burst"), e))?
-                .with_adaptive(adaptive);
-            Ok(Regulator { inner })
-        })
-    }
+php_impl!({
+    impl Regulator {
+        /// The rate in force, in starts per second (below the configured one while an adaptive
+        /// regulator slows down).
+        getter!(get_rate(self) -> f64 = self.inner.rate().as_per_second());
+        /// How many starts may go at once after a quiet spell.
+        getter!(get_burst(self) -> i64 = i64::from(self.inner.burst()));
 
-    /// A regulator in the file at `$path` (created when missing), shared by every process
-    /// that opens it: PHP-FPM workers, CLI jobs, Python and C programs alike. `$adaptive`
-    /// sets the file up adaptive: a 429 reported by any process halves the rate for all of
-    /// them. Throws `Recuo\Exception\SharedFileError` when the file cannot be used, holds
-    /// something else, or was set up with another rate, burst or adaptive setting.
-    #[php(defaults(burst = 1, adaptive = false))]
-    pub fn shared(
-        path: Bytes<'_>,
-        rate: RateArg<'_>,
-        burst: i64,
-        adaptive: bool,
-    ) -> PhpResult<Regulator> {
-        const F: &str = "Recuo\\Regulator::shared";
-        guarded(F, || {
-            let path = file_path(F, path)?;
-            let rate = self::rate(F, 2, "rate", rate)?;
-            let burst = count(F, 3, "burst", burst)?;
-            let inner = recuo::Regulator::shared_with(path, rate, burst, adaptive)
-                .map_err(|e| regulator_error(F, (3, "burst"), e))?;
-            Ok(Regulator { inner })
-        })
-    }
+        /// A regulator for this process: `$rate` starts (`"90/min"`, or a number per second), up
+        /// to `$burst` at once; `$adaptive` halves the rate on each `onThrottled()` and gives it
+        /// back bit by bit on each `onSuccess()`.
+        #[php(defaults(burst = 1, adaptive = false))]
+        pub fn __construct(rate: RateArg<'_>, burst: i64, adaptive: bool) -> PhpResult<Self> {
+            const F: &str = "Recuo\\Regulator::__construct";
+            guarded(F, || {
+                let rate = self::rate(F, 1, "rate", rate)?;
+                let burst = count(F, 2, "burst", burst)?;
+                let inner = recuo::Regulator::new(rate, burst)
+                    .map_err(|e| regulator_error(F, Some((2, "burst")), e))?
+                    .with_adaptive(adaptive);
+                Ok(Regulator { inner })
+            })
+        }
 
-    /// A regulator on the Redis server at `$url` (`redis://[[user]:password@]host[:port][/db]`,
-    /// `rediss://…` for TLS, or `host:port`; `redis+cluster://host:port,host:port/` for a
-    /// Redis Cluster, named by seed nodes, `rediss+cluster://…` for TLS) under `$key`, shared
-    /// by every process on every machine that uses the same server and key. Each check is one
-    /// atomic script on the server, timed by the server's clock. `$adaptive` sets the key up
-    /// adaptive: the interval in force lives on the server, and a 429 reported by any holder
-    /// halves the rate for all of them. Throws `Recuo\Exception\SharedFileError` when the key
-    /// was set up with another rate, burst or adaptive setting, or the server cannot be
-    /// reached or used.
-    #[php(defaults(burst = 1, adaptive = false))]
-    pub fn redis(
-        url: Bytes<'_>,
-        key: Bytes<'_>,
-        rate: RateArg<'_>,
-        burst: i64,
-        adaptive: bool,
-    ) -> PhpResult<Regulator> {
-        const F: &str = "Recuo\\Regulator::redis";
-        guarded(F, || {
-            let url = utf8(F, 1, "url", url)?;
-            let key = utf8(F, 2, "key", key)?;
-            let rate = self::rate(F, 3, "rate", rate)?;
-            let burst = count(F, 4, "burst", burst)?;
-            let inner = recuo_redis::regulator_with(url, key, rate, burst, adaptive)
-                .map_err(|e| regulator_error(F, (4, "burst"), e))?;
-            Ok(Regulator { inner })
-        })
-    }
+        /// A regulator in the file at `$path` (created when missing), shared by every process
+        /// that opens it: PHP-FPM workers, CLI jobs, Python and C programs alike. `$adaptive`
+        /// sets the file up adaptive: a 429 reported by any process halves the rate for all of
+        /// them. Throws `Recuo\Exception\SharedFileError` when the file cannot be used, holds
+        /// something else, or was set up with another rate, burst or adaptive setting.
+        #[php(defaults(burst = 1, adaptive = false))]
+        pub fn shared(
+            path: Bytes<'_>,
+            rate: RateArg<'_>,
+            burst: i64,
+            adaptive: bool,
+        ) -> PhpResult<Regulator> {
+            const F: &str = "Recuo\\Regulator::shared";
+            guarded(F, || {
+                let path = file_path(F, path)?;
+                let rate = self::rate(F, 2, "rate", rate)?;
+                let burst = count(F, 3, "burst", burst)?;
+                let inner = recuo::Regulator::shared_with(path, rate, burst, adaptive)
+                    .map_err(|e| regulator_error(F, Some((3, "burst")), e))?;
+                Ok(Regulator { inner })
+            })
+        }
 
-    /// Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
-    /// the seconds to wait before it could — on the regulator's own clock: the monotonic
-    /// clock, or a Redis regulator's server's.
-    #[php(defaults(cost = 1))]
-    pub fn try_acquire(&self, cost: i64) -> PhpResult<f64> {
-        const F: &str = "Recuo\\Regulator::tryAcquire";
-        guarded(F, || {
-            let cost = count(F, 1, "cost", cost)?;
-            match self.inner.reserve_now(cost, 0) {
-                Ok(_) => Ok(0.0),
-                Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
-                Err(Err(e)) => Err(regulator_error(F, (1, "cost"), e)),
-            }
-        })
-    }
+        /// A regulator on the Redis server at `$url` (`redis://[[user]:password@]host[:port][/db]`,
+        /// `rediss://…` for TLS, or `host:port`; `redis+cluster://host:port,host:port/` for a
+        /// Redis Cluster, named by seed nodes, `rediss+cluster://…` for TLS) under `$key`, shared
+        /// by every process on every machine that uses the same server and key. Each check is one
+        /// atomic script on the server, timed by the server's clock. `$adaptive` sets the key up
+        /// adaptive: the interval in force lives on the server, and a 429 reported by any holder
+        /// halves the rate for all of them. Throws `Recuo\Exception\SharedFileError` when the key
+        /// was set up with another rate, burst or adaptive setting, or the server cannot be
+        /// reached or used.
+        #[php(defaults(burst = 1, adaptive = false))]
+        pub fn redis(
+            url: Bytes<'_>,
+            key: Bytes<'_>,
+            rate: RateArg<'_>,
+            burst: i64,
+            adaptive: bool,
+        ) -> PhpResult<Regulator> {
+            const F: &str = "Recuo\\Regulator::redis";
+            guarded(F, || {
+                let url = utf8(F, 1, "url", url)?;
+                let key = utf8(F, 2, "key", key)?;
+                let rate = self::rate(F, 3, "rate", rate)?;
+                let burst = count(F, 4, "burst", burst)?;
+                let inner = recuo_redis::regulator_with(url, key, rate, burst, adaptive)
+                    .map_err(|e| regulator_error(F, Some((4, "burst")), e))?;
+                Ok(Regulator { inner })
+            })
+        }
 
-    /// As `tryAcquire()`, at `$nowNs` on the monotonic clock (`Recuo\monotonicNs()`, or a
-    /// fake clock in tests): 0 when the start may go (and takes it), else the nanoseconds to
-    /// wait. Every user of one regulator must use the same clock: for a Redis regulator
-    /// shared between machines, one they all share (the server counts whole microseconds).
-    #[php(defaults(cost = 1))]
-    pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
-        const F: &str = "Recuo\\Regulator::tryAcquireAt";
-        guarded(F, || {
-            let now = non_negative(F, 1, "nowNs", nowNs)?;
-            let cost = count(F, 2, "cost", cost)?;
-            match self.inner.try_acquire_at(now, cost) {
-                Ok(()) => Ok(0),
-                Err(Ok(wait)) => Ok(php_int(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX))),
-                Err(Err(e)) => Err(regulator_error(F, (2, "cost"), e)),
-            }
-        })
-    }
+        /// Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
+        /// the seconds to wait before it could — on the regulator's own clock: the monotonic
+        /// clock, or a Redis regulator's server's.
+        #[php(defaults(cost = 1))]
+        pub fn try_acquire(&self, cost: i64) -> PhpResult<f64> {
+            const F: &str = "Recuo\\Regulator::tryAcquire";
+            guarded(F, || {
+                let cost = count(F, 1, "cost", cost)?;
+                match self.inner.reserve_now(cost, 0) {
+                    Ok(_) => Ok(0.0),
+                    Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
+                    Err(Err(e)) => Err(regulator_error(F, Some((1, "cost")), e)),
+                }
+            })
+        }
 
-    /// Waits for a start slot of weight `$cost` and takes it: true. With a `$timeout` (in
-    /// seconds), waits only if the slot comes in time; false (and nothing taken) when it
-    /// would not. Slots are handed out in the order they are asked for; one that would come
-    /// after the 4096 starts the regulator queues ahead throws `\OverflowException` (nothing
-    /// taken).
-    #[php(defaults(cost = 1))]
-    pub fn acquire(&self, timeout: Option<f64>, cost: i64) -> PhpResult<bool> {
-        const F: &str = "Recuo\\Regulator::acquire";
-        guarded(F, || {
-            let timeout = self::timeout(F, 1, timeout)?;
-            let cost = count(F, 2, "cost", cost)?;
-            // Nothing cancels a PHP wait but the end of the process.
-            let never = recuo::CancelToken::new();
-            let taken = match timeout {
-                None => self.inner.acquire(cost, &never),
-                Some(t) => self
-                    .inner
-                    .acquire_until(cost, t, &never)
-                    .map(|r| r == Some(true)),
-            };
-            taken.map_err(|e| regulator_error(F, (2, "cost"), e))
-        })
-    }
+        /// As `tryAcquire()`, at `$nowNs` on the monotonic clock (`Recuo\monotonicNs()`, or a
+        /// fake clock in tests): 0 when the start may go (and takes it), else the nanoseconds to
+        /// wait. Every user of one regulator must use the same clock: for a Redis regulator
+        /// shared between machines, one they all share (the server counts whole microseconds).
+        #[php(defaults(cost = 1))]
+        pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
+            const F: &str = "Recuo\\Regulator::tryAcquireAt";
+            guarded(F, || {
+                let now = non_negative(F, 1, "nowNs", nowNs)?;
+                let cost = count(F, 2, "cost", cost)?;
+                match self.inner.try_acquire_at(now, cost) {
+                    Ok(()) => Ok(0),
+                    Err(Ok(wait)) => {
+                        Ok(php_int(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX)))
+                    }
+                    Err(Err(e)) => Err(regulator_error(F, Some((2, "cost")), e)),
+                }
+            })
+        }
 
-    /// A 429 was seen: an adaptive regulator halves its rate (down to 1/64 of the configured
-    /// one) — for every process of a shared file or a Redis key; any other does nothing.
-    pub fn on_throttled(&self) -> PhpResult<()> {
-        guarded("Recuo\\Regulator::onThrottled", || {
-            self.inner.on_throttled();
-            Ok(())
-        })
-    }
+        /// Waits for a start slot of weight `$cost` and takes it: true. With a `$timeout` (in
+        /// seconds), waits only if the slot comes in time; false (and nothing taken) when it
+        /// would not. Slots are handed out in the order they are asked for; one that would come
+        /// after the 4096 starts the regulator queues ahead throws `\OverflowException` (nothing
+        /// taken).
+        #[php(defaults(cost = 1))]
+        pub fn acquire(&self, timeout: Option<f64>, cost: i64) -> PhpResult<bool> {
+            const F: &str = "Recuo\\Regulator::acquire";
+            guarded(F, || {
+                let timeout = self::timeout(F, 1, timeout)?;
+                let cost = count(F, 2, "cost", cost)?;
+                // Nothing cancels a PHP wait but the end of the process.
+                let never = recuo::CancelToken::new();
+                let taken = match timeout {
+                    None => self.inner.acquire(cost, &never),
+                    Some(t) => self
+                        .inner
+                        .acquire_until(cost, t, &never)
+                        .map(|r| r == Some(true)),
+                };
+                taken.map_err(|e| regulator_error(F, Some((2, "cost")), e))
+            })
+        }
 
-    /// A start succeeded: an adaptive regulator gives back 1/16 of the configured rate, up
-    /// to it — for every process of a shared file or a Redis key; any other does nothing.
-    pub fn on_success(&self) -> PhpResult<()> {
-        guarded("Recuo\\Regulator::onSuccess", || {
-            self.inner.on_success();
-            Ok(())
-        })
-    }
+        /// A 429 was seen: an adaptive regulator halves its rate (down to 1/64 of the configured
+        /// one) — for every process of a shared file or a Redis key; any other does nothing.
+        pub fn on_throttled(&self) -> PhpResult<()> {
+            guarded_ok("Recuo\\Regulator::onThrottled", || {
+                self.inner.on_throttled()
+            })
+        }
 
-    /// The rate in force, in starts per second (below the configured one while an adaptive
-    /// regulator slows down).
-    #[php(getter)]
-    pub fn get_rate(&self) -> f64 {
-        self.inner.rate().as_per_second()
+        /// A start succeeded: an adaptive regulator gives back 1/16 of the configured rate, up
+        /// to it — for every process of a shared file or a Redis key; any other does nothing.
+        pub fn on_success(&self) -> PhpResult<()> {
+            guarded_ok("Recuo\\Regulator::onSuccess", || self.inner.on_success())
+        }
     }
-
-    /// How many starts may go at once after a quiet spell.
-    #[php(getter)]
-    pub fn get_burst(&self) -> i64 {
-        i64::from(self.inner.burst())
-    }
-}
+});
 
 /// A text argument: the bytes PHP holds, as UTF-8 (a `\ValueError` otherwise).
 fn utf8<'a>(function: &str, position: u32, name: &str, text: Bytes<'a>) -> PhpResult<&'a str> {
@@ -357,115 +350,105 @@ fn places_error(function: &str, position: u32) -> PhpException {
     )
 }
 
-#[php_impl]
-impl ConcurrencyLimit {
-    /// A limit of `$limit` places (at least 1).
-    pub fn __construct(limit: i64) -> PhpResult<Self> {
-        const F: &str = "Recuo\\ConcurrencyLimit::__construct";
-        guarded(F, || {
-            let inner = recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
-                .ok_or_else(|| places_error(F, 1))?;
-            Ok(ConcurrencyLimit { inner })
-        })
-    }
+php_impl!({
+    impl ConcurrencyLimit {
+        /// The number of places.
+        getter!(get_limit(self) -> i64 = i64::from(self.inner.limit()));
+        /// Places taken now (of a shared file: by every process).
+        getter!(get_in_flight(self) -> i64 = i64::from(self.inner.in_flight()));
+        /// The most places that were ever taken at once.
+        getter!(get_max_in_flight(self) -> i64 = i64::from(self.inner.max_in_flight()));
 
-    /// A limit in the file at `$path` (created with mode 0600 when missing): at most `$limit`
-    /// operations in flight for every process of this machine that opens the same file —
-    /// PHP-FPM workers, CLI jobs, Python and C programs alike. Each place is a lock the
-    /// kernel releases when its holder's process ends (`kill -9` included): the place comes
-    /// back at once, and a waiter in another process takes it within 10 ms. Throws
-    /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something else,
-    /// or was set up with another limit.
-    pub fn shared(path: Bytes<'_>, limit: i64) -> PhpResult<Self> {
-        const F: &str = "Recuo\\ConcurrencyLimit::shared";
-        guarded(F, || {
-            let path = file_path(F, path)?;
-            let limit = places(F, 2, limit)?;
-            let inner = recuo::ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
-                recuo::LimitError::ZeroLimit => places_error(F, 2),
-                recuo::LimitError::Shared(e) => shared_file_error(F, &e),
-            })?;
-            Ok(ConcurrencyLimit { inner })
-        })
-    }
+        /// A limit of `$limit` places (at least 1).
+        pub fn __construct(limit: i64) -> PhpResult<Self> {
+            const F: &str = "Recuo\\ConcurrencyLimit::__construct";
+            guarded(F, || {
+                let inner = recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
+                    .ok_or_else(|| places_error(F, 1))?;
+                Ok(ConcurrencyLimit { inner })
+            })
+        }
 
-    /// A limit on the Redis server (or Redis Cluster) at `$url` (the URLs of
-    /// `Regulator::redis()`) under `$key`: at most `$limit` operations in flight for every
-    /// process on every machine that uses the same server and key, each place a lease of
-    /// `$lease` seconds on the server's clock (a holder that dies frees its place when its
-    /// lease expires; `Permit::renew()` extends one). Throws `Recuo\Exception\SharedFileError`
-    /// when the key was set up with another limit or lease, or the server cannot be reached
-    /// or used — then, or later from `tryAcquire()`, `acquire()`, `renew()` and a gate's
-    /// loop.
-    pub fn redis(url: Bytes<'_>, key: Bytes<'_>, limit: i64, lease: f64) -> PhpResult<Self> {
-        const F: &str = "Recuo\\ConcurrencyLimit::redis";
-        guarded(F, || {
-            let url = utf8(F, 1, "url", url)?;
-            let key = utf8(F, 2, "key", key)?;
-            let limit = places(F, 3, limit)?;
-            if !(0.001..=86_400.0).contains(&lease) {
-                return Err(value_error(
-                    F,
-                    4,
-                    "lease",
-                    "must be from 0.001 to 86400 seconds",
-                ));
-            }
-            let inner = recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
-                .map_err(|e| shared_file_error(F, &e))?;
-            Ok(ConcurrencyLimit { inner })
-        })
-    }
+        /// A limit in the file at `$path` (created with mode 0600 when missing): at most `$limit`
+        /// operations in flight for every process of this machine that opens the same file —
+        /// PHP-FPM workers, CLI jobs, Python and C programs alike. Each place is a lock the
+        /// kernel releases when its holder's process ends (`kill -9` included): the place comes
+        /// back at once, and a waiter in another process takes it within 10 ms. Throws
+        /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something else,
+        /// or was set up with another limit.
+        pub fn shared(path: Bytes<'_>, limit: i64) -> PhpResult<Self> {
+            const F: &str = "Recuo\\ConcurrencyLimit::shared";
+            guarded(F, || {
+                let path = file_path(F, path)?;
+                let limit = places(F, 2, limit)?;
+                let inner = recuo::ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
+                    recuo::LimitError::ZeroLimit => places_error(F, 2),
+                    recuo::LimitError::Shared(e) => shared_file_error(F, &e),
+                })?;
+                Ok(ConcurrencyLimit { inner })
+            })
+        }
 
-    /// A place now, or null when every place is taken.
-    pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
-        const F: &str = "Recuo\\ConcurrencyLimit::tryAcquire";
-        guarded(F, || {
-            Ok(self
-                .inner
-                .try_acquire()
-                .map_err(|e| shared_file_error(F, &e))?
-                .map(Permit::from))
-        })
-    }
+        /// A limit on the Redis server (or Redis Cluster) at `$url` (the URLs of
+        /// `Regulator::redis()`) under `$key`: at most `$limit` operations in flight for every
+        /// process on every machine that uses the same server and key, each place a lease of
+        /// `$lease` seconds on the server's clock (a holder that dies frees its place when its
+        /// lease expires; `Permit::renew()` extends one). Throws `Recuo\Exception\SharedFileError`
+        /// when the key was set up with another limit or lease, or the server cannot be reached
+        /// or used — then, or later from `tryAcquire()`, `acquire()`, `renew()` and a gate's
+        /// loop.
+        pub fn redis(url: Bytes<'_>, key: Bytes<'_>, limit: i64, lease: f64) -> PhpResult<Self> {
+            const F: &str = "Recuo\\ConcurrencyLimit::redis";
+            guarded(F, || {
+                let url = utf8(F, 1, "url", url)?;
+                let key = utf8(F, 2, "key", key)?;
+                let limit = places(F, 3, limit)?;
+                if !(0.001..=86_400.0).contains(&lease) {
+                    return Err(value_error(
+                        F,
+                        4,
+                        "lease",
+                        "must be from 0.001 to 86400 seconds",
+                    ));
+                }
+                let inner = recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
+                    .map_err(|e| shared_file_error(F, &e))?;
+                Ok(ConcurrencyLimit { inner })
+            })
+        }
 
-    /// A place, waiting at most `$timeout` seconds for one (null when none came). Without a
-    /// timeout and with every place taken, throws `\LogicException`: only this PHP thread
-    /// holds the places, so the wait could never end.
-    pub fn acquire(&self, timeout: Option<f64>) -> PhpResult<Option<Permit>> {
-        const F: &str = "Recuo\\ConcurrencyLimit::acquire";
-        guarded(F, || {
-            let timeout = self::timeout(F, 1, timeout)?;
-            if timeout.is_none() {
-                ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
-            }
-            let never = recuo::CancelToken::new();
-            Ok(self
-                .inner
-                .acquire(timeout, &never)
-                .map_err(|e| shared_file_error(F, &e))?
-                .map(Permit::from))
-        })
-    }
+        /// A place now, or null when every place is taken.
+        pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
+            const F: &str = "Recuo\\ConcurrencyLimit::tryAcquire";
+            guarded(F, || {
+                Ok(self
+                    .inner
+                    .try_acquire()
+                    .map_err(|e| shared_file_error(F, &e))?
+                    .map(Permit::from))
+            })
+        }
 
-    /// The number of places.
-    #[php(getter)]
-    pub fn get_limit(&self) -> i64 {
-        i64::from(self.inner.limit())
+        /// A place, waiting at most `$timeout` seconds for one (null when none came). Without a
+        /// timeout and with every place taken, throws `\LogicException`: only this PHP thread
+        /// holds the places, so the wait could never end.
+        pub fn acquire(&self, timeout: Option<f64>) -> PhpResult<Option<Permit>> {
+            const F: &str = "Recuo\\ConcurrencyLimit::acquire";
+            guarded(F, || {
+                let timeout = self::timeout(F, 1, timeout)?;
+                if timeout.is_none() {
+                    ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
+                }
+                let never = recuo::CancelToken::new();
+                Ok(self
+                    .inner
+                    .acquire(timeout, &never)
+                    .map_err(|e| shared_file_error(F, &e))?
+                    .map(Permit::from))
+            })
+        }
     }
-
-    /// Places taken now (of a shared file: by every process).
-    #[php(getter)]
-    pub fn get_in_flight(&self) -> i64 {
-        i64::from(self.inner.in_flight())
-    }
-
-    /// The most places that were ever taken at once.
-    #[php(getter)]
-    pub fn get_max_in_flight(&self) -> i64 {
-        i64::from(self.inner.max_in_flight())
-    }
-}
+});
 
 /// One place of a `Recuo\ConcurrencyLimit`, given back by `release()` or when the object is
 /// destroyed, whichever comes first.
@@ -485,41 +468,33 @@ impl From<recuo::Permit> for Permit {
     }
 }
 
-#[php_impl]
-impl Permit {
-    /// Not constructible from PHP: `Recuo\ConcurrencyLimit::tryAcquire` and `acquire` hand one out.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Permit")
-    }
+php_impl!({
+    impl Permit {
+        /// Not constructible from PHP: `Recuo\ConcurrencyLimit::tryAcquire` and `acquire` hand
+        /// one out.
+        private_constructor!();
+        /// Whether the place was given back.
+        getter!(get_released(self) -> bool = self.inner.is_none());
 
-    /// Gives the place back. Releasing twice does nothing.
-    pub fn release(&mut self) -> PhpResult<()> {
-        guarded("Recuo\\Permit::release", || {
-            self.inner = None;
-            Ok(())
-        })
-    }
+        /// Gives the place back. Releasing twice does nothing.
+        pub fn release(&mut self) -> PhpResult<()> {
+            guarded_ok("Recuo\\Permit::release", || self.inner = None)
+        }
 
-    /// Extends the lease of a `ConcurrencyLimit::redis()` place from now (a long operation
-    /// does this before its lease ends): true; false when the lease had already expired (the
-    /// place may be someone else's now, and is not taken back) or the permit was released. A
-    /// local place has no lease: true until released. Throws
-    /// `Recuo\Exception\SharedFileError` when the server cannot be used.
-    pub fn renew(&self) -> PhpResult<bool> {
-        const F: &str = "Recuo\\Permit::renew";
-        guarded(F, || match &self.inner {
-            Some(permit) => permit.renew().map_err(|e| shared_file_error(F, &e)),
-            None => Ok(false),
-        })
+        /// Extends the lease of a `ConcurrencyLimit::redis()` place from now (a long operation
+        /// does this before its lease ends): true; false when the lease had already expired (the
+        /// place may be someone else's now, and is not taken back) or the permit was released. A
+        /// local place has no lease: true until released. Throws
+        /// `Recuo\Exception\SharedFileError` when the server cannot be used.
+        pub fn renew(&self) -> PhpResult<bool> {
+            const F: &str = "Recuo\\Permit::renew";
+            guarded(F, || match &self.inner {
+                Some(permit) => permit.renew().map_err(|e| shared_file_error(F, &e)),
+                None => Ok(false),
+            })
+        }
     }
-
-    /// Whether the place was given back.
-    #[php(getter)]
-    pub fn get_released(&self) -> bool {
-        self.inner.is_none()
-    }
-}
+});
 
 /// The settings of a budget, as given (the core keeps them in its own units).
 #[derive(Debug, Clone, Copy)]
@@ -586,131 +561,121 @@ fn window(function: &str, position: u32, value: i64) -> PhpResult<u32> {
     })
 }
 
-#[php_impl]
-impl RetryBudget {
-    /// A budget for this process; the defaults are the core's (10%, 1 retry per second, a
-    /// 10 s window).
-    #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
-    pub fn __construct(ratio: f64, floorPerS: f64, windowS: i64) -> PhpResult<Self> {
-        const F: &str = "Recuo\\RetryBudget::__construct";
-        guarded(F, || {
-            let window_s = window(F, 3, windowS)?;
-            let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
-            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
-        })
-    }
+php_impl!({
+    impl RetryBudget {
+        /// Retries allowed per request (0.1: 10%).
+        getter!(get_ratio(self) -> f64 = self.settings.ratio);
+        /// Retries allowed per second whatever the requests.
+        getter!(get_floor_per_s(self) -> f64 = self.settings.floor_per_s);
+        /// The window the budget remembers, in seconds.
+        getter!(get_window_s(self) -> i64 = i64::from(self.settings.window_s));
 
-    /// A budget in the file at `$path` (created when missing), shared by every process that
-    /// opens it. Throws `Recuo\Exception\SharedFileError` when the file cannot be used, holds
-    /// something else, or was set up with other settings.
-    #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
-    pub fn shared(
-        path: Bytes<'_>,
-        ratio: f64,
-        floorPerS: f64,
-        windowS: i64,
-    ) -> PhpResult<RetryBudget> {
-        const F: &str = "Recuo\\RetryBudget::shared";
-        guarded(F, || {
-            let path = file_path(F, path)?;
-            let window_s = window(F, 4, windowS)?;
-            let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
-            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
-        })
-    }
+        /// A budget for this process; the defaults are the core's (10%, 1 retry per second, a
+        /// 10 s window).
+        #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
+        pub fn __construct(ratio: f64, floorPerS: f64, windowS: i64) -> PhpResult<Self> {
+            const F: &str = "Recuo\\RetryBudget::__construct";
+            guarded(F, || {
+                let window_s = window(F, 3, windowS)?;
+                let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
+                RetryBudget::made(F, made, (ratio, floorPerS, window_s))
+            })
+        }
 
-    /// A budget on the Redis server (or Redis Cluster) at `$url` (the URLs of
-    /// `Regulator::redis()`) under `$key`, shared by every process on every machine that uses
-    /// the same server and key with the same settings (checked as the constructor checks
-    /// them), counted per second on the server's clock. In a gate it fails closed (no retry
-    /// while the server cannot be used); its own methods throw
-    /// `Recuo\Exception\SharedFileError` then, as they do for a key set up otherwise or a
-    /// server out of reach here.
-    #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
-    pub fn redis(
-        url: Bytes<'_>,
-        key: Bytes<'_>,
-        ratio: f64,
-        floorPerS: f64,
-        windowS: i64,
-    ) -> PhpResult<RetryBudget> {
-        const F: &str = "Recuo\\RetryBudget::redis";
-        guarded(F, || {
-            let url = utf8(F, 1, "url", url)?;
-            let key = utf8(F, 2, "key", key)?;
-            let window_s = window(F, 5, windowS)?;
-            let made = recuo_redis::budget(url, key, ratio, floorPerS, window_s);
-            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
-        })
-    }
+        /// A budget in the file at `$path` (created when missing), shared by every process that
+        /// opens it. Throws `Recuo\Exception\SharedFileError` when the file cannot be used, holds
+        /// something else, or was set up with other settings.
+        #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
+        pub fn shared(
+            path: Bytes<'_>,
+            ratio: f64,
+            floorPerS: f64,
+            windowS: i64,
+        ) -> PhpResult<RetryBudget> {
+            const F: &str = "Recuo\\RetryBudget::shared";
+            guarded(F, || {
+                let path = file_path(F, path)?;
+                let window_s = window(F, 4, windowS)?;
+                let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
+                RetryBudget::made(F, made, (ratio, floorPerS, window_s))
+            })
+        }
 
-    /// Counts a first attempt: it earns retries. (`Recuo\retry` and `Recuo\runBatch` count
-    /// their first attempts themselves when the budget is in their gate.)
-    pub fn record_request(&self) -> PhpResult<()> {
-        const F: &str = "Recuo\\RetryBudget::recordRequest";
-        guarded(F, || counted(F, self.inner.record_request_checked(None)))
-    }
+        /// A budget on the Redis server (or Redis Cluster) at `$url` (the URLs of
+        /// `Regulator::redis()`) under `$key`, shared by every process on every machine that uses
+        /// the same server and key with the same settings (checked as the constructor checks
+        /// them), counted per second on the server's clock. In a gate it fails closed (no retry
+        /// while the server cannot be used); its own methods throw
+        /// `Recuo\Exception\SharedFileError` then, as they do for a key set up otherwise or a
+        /// server out of reach here.
+        #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
+        pub fn redis(
+            url: Bytes<'_>,
+            key: Bytes<'_>,
+            ratio: f64,
+            floorPerS: f64,
+            windowS: i64,
+        ) -> PhpResult<RetryBudget> {
+            const F: &str = "Recuo\\RetryBudget::redis";
+            guarded(F, || {
+                let url = utf8(F, 1, "url", url)?;
+                let key = utf8(F, 2, "key", key)?;
+                let window_s = window(F, 5, windowS)?;
+                let made = recuo_redis::budget(url, key, ratio, floorPerS, window_s);
+                RetryBudget::made(F, made, (ratio, floorPerS, window_s))
+            })
+        }
 
-    /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
-    /// Redis budget's: one every user of the key shares, counted in whole seconds).
-    pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
-        const F: &str = "Recuo\\RetryBudget::recordRequestAt";
-        guarded(F, || {
-            let now = non_negative(F, 1, "nowNs", nowNs)?;
-            counted(F, self.inner.record_request_checked(Some(now)))
-        })
-    }
+        /// Counts a first attempt: it earns retries. (`Recuo\retry` and `Recuo\runBatch` count
+        /// their first attempts themselves when the budget is in their gate.)
+        pub fn record_request(&self) -> PhpResult<()> {
+            const F: &str = "Recuo\\RetryBudget::recordRequest";
+            guarded(F, || counted(F, self.inner.record_request_checked(None)))
+        }
 
-    /// Takes one retry if the budget allows it: true; false when it is spent.
-    pub fn try_withdraw(&self) -> PhpResult<bool> {
-        const F: &str = "Recuo\\RetryBudget::tryWithdraw";
-        guarded(F, || counted(F, self.inner.withdraw_checked(None)))
-    }
+        /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
+        /// Redis budget's: one every user of the key shares, counted in whole seconds).
+        pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
+            const F: &str = "Recuo\\RetryBudget::recordRequestAt";
+            guarded(F, || {
+                let now = non_negative(F, 1, "nowNs", nowNs)?;
+                counted(F, self.inner.record_request_checked(Some(now)))
+            })
+        }
 
-    /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
-    /// Redis budget's: one every user of the key shares, counted in whole seconds).
-    pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
-        const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
-        guarded(F, || {
-            let now = non_negative(F, 1, "nowNs", nowNs)?;
-            counted(F, self.inner.withdraw_checked(Some(now)))
-        })
-    }
+        /// Takes one retry if the budget allows it: true; false when it is spent.
+        pub fn try_withdraw(&self) -> PhpResult<bool> {
+            const F: &str = "Recuo\\RetryBudget::tryWithdraw";
+            guarded(F, || counted(F, self.inner.withdraw_checked(None)))
+        }
 
-    /// The requests and the retries counted in the window ending at `$nowNs` (now when
-    /// null), as `['requests' => int, 'retries' => int]`.
-    pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
-        const F: &str = "Recuo\\RetryBudget::counts";
-        guarded(F, || {
-            let now = nowNs
-                .map(|ns| non_negative(F, 1, "nowNs", ns))
-                .transpose()?;
-            let (requests, retries) = counted(F, self.inner.counts_checked(now))?;
-            let mut counts = ZendHashTable::with_capacity(2);
-            counts.insert("requests", php_int(requests))?;
-            counts.insert("retries", php_int(retries))?;
-            Ok(counts)
-        })
-    }
+        /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
+        /// Redis budget's: one every user of the key shares, counted in whole seconds).
+        pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
+            const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
+            guarded(F, || {
+                let now = non_negative(F, 1, "nowNs", nowNs)?;
+                counted(F, self.inner.withdraw_checked(Some(now)))
+            })
+        }
 
-    /// Retries allowed per request (0.1: 10%).
-    #[php(getter)]
-    pub fn get_ratio(&self) -> f64 {
-        self.settings.ratio
+        /// The requests and the retries counted in the window ending at `$nowNs` (now when
+        /// null), as `['requests' => int, 'retries' => int]`.
+        pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
+            const F: &str = "Recuo\\RetryBudget::counts";
+            guarded(F, || {
+                let now = nowNs
+                    .map(|ns| non_negative(F, 1, "nowNs", ns))
+                    .transpose()?;
+                let (requests, retries) = counted(F, self.inner.counts_checked(now))?;
+                let mut counts = ZendHashTable::with_capacity(2);
+                counts.insert("requests", php_int(requests))?;
+                counts.insert("retries", php_int(retries))?;
+                Ok(counts)
+            })
+        }
     }
-
-    /// Retries allowed per second whatever the requests.
-    #[php(getter)]
-    pub fn get_floor_per_s(&self) -> f64 {
-        self.settings.floor_per_s
-    }
-
-    /// The window the budget remembers, in seconds.
-    #[php(getter)]
-    pub fn get_window_s(&self) -> i64 {
-        i64::from(self.settings.window_s)
-    }
-}
+});
 
 /// What every attempt of `Recuo\retry`, `Recuo\comRetry` and `Recuo\runBatch` passes: a
 /// place among the operations in flight, then a start slot from the regulator; retries draw
@@ -725,67 +690,49 @@ pub struct Gate {
     budget: Option<BudgetSettings>,
 }
 
-#[php_impl]
-impl Gate {
-    /// A gate of any of the three; with none, it lets everything through.
-    pub fn __construct(
-        regulator: Option<&Regulator>,
-        limit: Option<&ConcurrencyLimit>,
-        budget: Option<&RetryBudget>,
-    ) -> PhpResult<Self> {
-        guarded("Recuo\\Gate::__construct", || {
-            let mut inner = recuo::Gate::new();
-            if let Some(r) = regulator {
-                inner = inner.with_regulator(r.inner.clone());
-            }
-            if let Some(l) = limit {
-                inner = inner.with_limit(l.inner.clone());
-            }
-            if let Some(b) = budget {
-                inner = inner.with_budget(b.inner.clone());
-            }
-            Ok(Gate {
-                inner,
-                budget: budget.map(|b| b.settings),
-            })
-        })
-    }
-
-    /// The regulator (another handle on the same one), or null.
-    #[php(getter)]
-    pub fn get_regulator(&self) -> Option<Regulator> {
-        self.inner
+php_impl!({
+    impl Gate {
+        /// The regulator (another handle on the same one), or null.
+        getter!(get_regulator(self) -> Option<Regulator> = self.inner
             .regulator()
-            .map(|r| Regulator { inner: r.clone() })
-    }
-
-    /// The concurrency limit (another handle on the same one), or null.
-    #[php(getter)]
-    pub fn get_limit(&self) -> Option<ConcurrencyLimit> {
-        self.inner
+            .map(|r| Regulator { inner: r.clone() }));
+        /// The concurrency limit (another handle on the same one), or null.
+        getter!(get_limit(self) -> Option<ConcurrencyLimit> = self.inner
             .limit()
-            .map(|l| ConcurrencyLimit { inner: l.clone() })
-    }
-
-    /// The retry budget (another handle on the same one), or null.
-    #[php(getter)]
-    pub fn get_budget(&self) -> Option<RetryBudget> {
-        match (self.inner.budget(), &self.budget) {
+            .map(|l| ConcurrencyLimit { inner: l.clone() }));
+        /// The retry budget (another handle on the same one), or null.
+        getter!(get_budget(self) -> Option<RetryBudget> = match (self.inner.budget(), self.budget) {
             (Some(b), Some(settings)) => Some(RetryBudget {
                 inner: b.clone(),
-                settings: *settings,
+                settings,
             }),
             _ => None,
+        });
+
+        /// A gate of any of the three; with none, it lets everything through.
+        pub fn __construct(
+            regulator: Option<&Regulator>,
+            limit: Option<&ConcurrencyLimit>,
+            budget: Option<&RetryBudget>,
+        ) -> PhpResult<Self> {
+            guarded("Recuo\\Gate::__construct", || {
+                let mut inner = recuo::Gate::new();
+                if let Some(r) = regulator {
+                    inner = inner.with_regulator(r.inner.clone());
+                }
+                if let Some(l) = limit {
+                    inner = inner.with_limit(l.inner.clone());
+                }
+                if let Some(b) = budget {
+                    inner = inner.with_budget(b.inner.clone());
+                }
+                Ok(Gate {
+                    inner,
+                    budget: budget.map(|b| b.settings),
+                })
+            })
         }
     }
-}
+});
 
-/// `Recuo\\monotonicNs`, `Recuo\\monotonicMs` and `Recuo\\waitMsFromNs`, for the module's
-/// registration (the macros keep the functions' wrappers private to this module).
-pub fn clock_functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 3] {
-    [
-        wrap_function!(monotonic_ns),
-        wrap_function!(monotonic_ms),
-        wrap_function!(wait_ms_from_ns),
-    ]
-}
+php_functions!(monotonic_ns, monotonic_ms, wait_ms_from_ns);

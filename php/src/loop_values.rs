@@ -9,7 +9,7 @@ use ext_php_rs::prelude::*;
 use recuo::{IdempotencyKey, RequestLine, Seen};
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::{guarded, not_constructible};
+use crate::errors::{guarded, guarded_ok};
 use crate::record::{record_status, request_line};
 
 /// What `Recuo\retry`'s operation knows about the attempt it is making: its `number` (from
@@ -56,52 +56,37 @@ impl Attempt {
     }
 }
 
-#[php_impl]
-impl Attempt {
-    /// Not constructible from PHP: `Recuo\retry` makes one per attempt.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Attempt")
-    }
+php_impl!({
+    impl Attempt {
+        /// Not constructible from PHP: `Recuo\retry` makes one per attempt.
+        private_constructor!();
+        /// The attempt's number: 0 for the first.
+        getter!(get_number(self) -> i64 = i64::from(self.number));
+        /// The operation's idempotency key: a UUID v4, the same on every attempt.
+        getter!(get_idempotency_key(self) -> String = self.key().to_string());
+        /// The header to send the key in (the policy's; `Idempotency-Key` by default).
+        getter!(get_idempotency_header(self) -> String = self.idempotency_header.to_string());
 
-    /// For the records: this attempt sends `$method` to `$url` (redacted in every record;
-    /// it replaces the loop's `method:` and `url:` for this attempt and the result).
-    pub fn record_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) -> PhpResult<()> {
-        guarded("Recuo\\Attempt::recordRequest", || {
-            self.request = Some(request_line(method, url));
-            Ok(())
-        })
-    }
+        /// For the records: this attempt sends `$method` to `$url` (redacted in every record;
+        /// it replaces the loop's `method:` and `url:` for this attempt and the result).
+        pub fn record_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) -> PhpResult<()> {
+            guarded_ok("Recuo\\Attempt::recordRequest", || {
+                self.request = Some(request_line(method, url))
+            })
+        }
 
-    /// For the records: this attempt received `$status` with `$headers` (any shape
-    /// `Recuo\classify` takes; the records keep only the request id and the wait headers).
-    /// Without it, a failure's record takes the status and headers `Recuo\classify` judged.
-    #[php(defaults(headers = Array::EMPTY))]
-    pub fn record_response(&mut self, status: i64, headers: Array<'_>) -> PhpResult<()> {
-        const F: &str = "Recuo\\Attempt::recordResponse";
-        guarded(F, || {
-            let status = record_status(F, 1, status)?;
-            let headers = header_pairs(F, 2, "headers", headers)?;
-            self.response = Some(Seen::new(recuo::Outcome::Status(status), &headers));
-            Ok(())
-        })
+        /// For the records: this attempt received `$status` with `$headers` (any shape
+        /// `Recuo\classify` takes; the records keep only the request id and the wait headers).
+        /// Without it, a failure's record takes the status and headers `Recuo\classify` judged.
+        #[php(defaults(headers = Array::EMPTY))]
+        pub fn record_response(&mut self, status: i64, headers: Array<'_>) -> PhpResult<()> {
+            const F: &str = "Recuo\\Attempt::recordResponse";
+            guarded(F, || {
+                let status = record_status(F, 1, status)?;
+                let headers = header_pairs(F, 2, "headers", headers)?;
+                self.response = Some(Seen::new(recuo::Outcome::Status(status), &headers));
+                Ok(())
+            })
+        }
     }
-
-    /// The attempt's number: 0 for the first.
-    #[php(getter)]
-    pub fn get_number(&self) -> i64 {
-        i64::from(self.number)
-    }
-
-    /// The operation's idempotency key: a UUID v4, the same on every attempt.
-    #[php(getter)]
-    pub fn get_idempotency_key(&self) -> String {
-        self.key().to_string()
-    }
-
-    /// The header to send the key in (the policy's; `Idempotency-Key` by default).
-    #[php(getter)]
-    pub fn get_idempotency_header(&self) -> String {
-        self.idempotency_header.to_string()
-    }
-}
+});

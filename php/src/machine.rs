@@ -14,18 +14,15 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 use recuo::http::{Last, RequestPlan, Style};
 use recuo::{
-    BatchEnd, GatePoll, GiveUpReason, Level, Next as CoreNext, Outcome, RegulatorError,
-    RequestLine, Seen, Step as CoreStep,
+    BatchEnd, GatePoll, GiveUpReason, Level, Next as CoreNext, Outcome, RequestLine, Seen,
+    Step as CoreStep,
 };
 
 use crate::convert::{
     count, entry_holds, header_pairs, non_negative, php_int, seed as seed_arg, Array, Bytes,
 };
-use crate::errors::{
-    guarded, not_constructible, queue_full_error, shared_file_error, type_error, value_error,
-    value_error_message,
-};
-use crate::limits::Gate;
+use crate::errors::{guarded, type_error, value_error, value_error_message};
+use crate::limits::{regulator_error, Gate};
 use crate::policy::{transport_arg, Policy};
 use crate::pool::LoopPool;
 use crate::record::record_status;
@@ -71,18 +68,12 @@ impl Step {
     }
 }
 
-#[php_impl]
-impl Step {
-    /// Not constructible from PHP: `Recuo\Operation` makes them.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Step")
-    }
-
-    /// `"enter"`, `"wait"`, `"call"`, `"classify"`, `"sleep"`, `"done"` or `"gave_up"`.
-    #[php(getter)]
-    pub fn get_kind(&self) -> &'static str {
-        match self.step() {
+php_impl!({
+    impl Step {
+        /// Not constructible from PHP: `Recuo\Operation` makes them.
+        private_constructor!();
+        /// `"enter"`, `"wait"`, `"call"`, `"classify"`, `"sleep"`, `"done"` or `"gave_up"`.
+        getter!(get_kind(self) -> &'static str = match self.step() {
             None => "wait",
             Some(CoreStep::Enter { .. }) => "enter",
             Some(CoreStep::Call { .. }) => "call",
@@ -90,81 +81,53 @@ impl Step {
             Some(CoreStep::Sleep { .. }) => "sleep",
             Some(CoreStep::Done(_)) => "done",
             Some(CoreStep::GaveUp { .. }) => "gave_up",
-        }
-    }
-
-    /// The attempt the step is about (from 0); null for `wait`, `done` and `gave_up`.
-    #[php(getter)]
-    pub fn get_attempt(&self) -> Option<i64> {
-        match self.step()? {
+        });
+        /// The attempt the step is about (from 0); null for `wait`, `done` and `gave_up`.
+        getter!(get_attempt(self) -> Option<i64> = match self.step()? {
             CoreStep::Enter { attempt, .. }
             | CoreStep::Call { attempt, .. }
             | CoreStep::Classify { attempt }
             | CoreStep::Sleep { attempt, .. } => Some(i64::from(*attempt)),
             _ => None,
-        }
-    }
-
-    /// For `enter`: the deadline's instant on the host's clock (ms), when there is one.
-    #[php(getter)]
-    pub fn get_until_ms(&self) -> Option<i64> {
-        match self.step()? {
+        });
+        /// For `enter`: the deadline's instant on the host's clock (ms), when there is one.
+        getter!(get_until_ms(self) -> Option<i64> = match self.step()? {
             CoreStep::Enter { until_ms, .. } => until_ms.map(php_int),
             _ => None,
-        }
-    }
-
-    /// For `call`: what is left of the deadline (ms), when there is one.
-    #[php(getter)]
-    pub fn get_timeout_ms(&self) -> Option<i64> {
-        match self.step()? {
+        });
+        /// For `call`: what is left of the deadline (ms), when there is one.
+        getter!(get_timeout_ms(self) -> Option<i64> = match self.step()? {
             CoreStep::Call { timeout_ms, .. } => timeout_ms.map(php_int),
             _ => None,
-        }
-    }
-
-    /// For `sleep`: the delay, in milliseconds; for `wait`: how long until the next look at
-    /// the gate.
-    #[php(getter)]
-    pub fn get_delay_ms(&self) -> Option<i64> {
-        match self.inner {
+        });
+        /// For `sleep`: the delay, in milliseconds; for `wait`: how long until the next look at
+        /// the gate.
+        getter!(get_delay_ms(self) -> Option<i64> = match self.inner {
             GatePoll::Wait { delay_ms } | GatePoll::Next(CoreStep::Sleep { delay_ms, .. }) => {
                 Some(php_int(delay_ms))
             }
             GatePoll::Next(_) => None,
-        }
-    }
-
-    /// For `gave_up`: why.
-    #[php(getter)]
-    pub fn get_reason(&self) -> Option<&'static str> {
-        match self.step()? {
+        });
+        /// For `gave_up`: why.
+        getter!(get_reason(self) -> Option<&'static str> = match self.step()? {
             CoreStep::GaveUp { reason, .. } => Some(reason.name()),
             _ => None,
-        }
-    }
-
-    /// For `gave_up` with `wait_exceeds_deadline`: the instant (the host's clock, ms) from
-    /// which the server would accept a retry; null when unbounded or otherwise.
-    #[php(getter)]
-    pub fn get_retry_at_ms(&self) -> Option<i64> {
-        match self.step()? {
+        });
+        /// For `gave_up` with `wait_exceeds_deadline`: the instant (the host's clock, ms) from
+        /// which the server would accept a retry; null when unbounded or otherwise.
+        getter!(get_retry_at_ms(self) -> Option<i64> = match self.step()? {
             CoreStep::GaveUp { retry_at_ms, .. } => retry_at_ms.map(php_int),
             _ => None,
-        }
-    }
-
-    /// For `done` and `gave_up`: what happened.
-    #[php(getter)]
-    pub fn get_report(&self) -> PhpResult<Option<Instance<recuo::Report>>> {
-        match self.step() {
+        });
+        /// For `done` and `gave_up`: what happened.
+        getter!(get_report(self) -> PhpResult<Option<Instance<recuo::Report>>> = match self.step() {
             Some(CoreStep::Done(report) | CoreStep::GaveUp { report, .. }) => {
                 instance(report).map(Some)
             }
             _ => Ok(None),
-        }
+        });
     }
-}
+});
 
 impl From<CoreStep> for Step {
     fn from(step: CoreStep) -> Self {
@@ -295,335 +258,327 @@ pub fn give_up_message(
     })
 }
 
-#[php_impl]
-impl Operation {
-    /// An operation under `$policy`: `$seed` fixes the jitter (never the key); every attempt
-    /// passes `$gate`; `$stats` counts it; `$method` and `$url` name the request (its method
-    /// decides `responded()`'s classification); `$records` keeps the records of that level
-    /// and above (`"debug"`, `"info"`, `"warning"`; null keeps none); `$classifyLastFailure`
-    /// false is guide A's loop, which never judges the last failure; `$keyGiven` says the
-    /// caller sends the operation's `key()` and vouches for it (the request counts as
-    /// idempotent); `$pool` is what is left of an enclosing loop's attempts, `$nested` that
-    /// this operation runs inside an attempt that already drew from it; `$sendKeys` is the
-    /// caller's choice of recuo's keys (null: for methods that are not idempotent; the plan
-    /// says which key to send, `keySent`); `$replayable` false is a request whose body cannot
-    /// be sent twice: one attempt; `$loopPool` is where its attempts come from, as
-    /// `Recuo\LoopPool` chose it (instead of `$pool` and `$nested`).
-    #[php(defaults(method = NONE, url = NONE, classifyLastFailure = true, keyGiven = false, nested = false, replayable = true))]
-    #[allow(clippy::too_many_arguments)]
-    pub fn __construct(
-        policy: &Policy,
-        seed: Option<i64>,
-        gate: Option<&Gate>,
-        stats: Option<&StatsRecorder>,
-        method: Bytes<'_>,
-        url: Bytes<'_>,
-        records: Option<Bytes<'_>>,
-        classifyLastFailure: bool,
-        keyGiven: bool,
-        pool: Option<i64>,
-        nested: bool,
-        sendKeys: Option<bool>,
-        replayable: bool,
-        loopPool: Option<&LoopPool>,
-    ) -> PhpResult<Self> {
-        const F: &str = "Recuo\\Operation::__construct";
-        guarded(F, || {
-            let method = method.text();
-            let plan = RequestPlan::new(&policy.inner, &method, keyGiven, sendKeys);
-            let mut op = recuo::Operation::new(&policy.inner)
-                .seed(seed_arg(F, 2, seed)?)
-                .request(&method, &url.url_text())
-                .classify_last_failure(classifyLastFailure)
-                .plan(plan)
-                .replayable(replayable);
-            if let Some(gate) = gate {
-                op = op.gate(gate.inner.clone());
-            }
-            if let Some(stats) = stats {
-                op = op.stats(stats.inner.clone());
-            }
-            if let Some(level) = records {
-                op = op.records(Some(level_arg(F, 7, level)?));
-            }
-            if keyGiven {
-                op = op.idempotency_key(recuo::IdempotencyKey::random());
-            }
-            if let Some(left) = pool {
-                let left = u32::try_from(left).map_err(|_| {
-                    value_error(F, 10, "pool", "must be null or between 0 and 4294967295")
-                })?;
-                op = op.pool(recuo::AttemptPool::new(left), nested);
-            }
-            if let Some(chosen) = loopPool {
-                if pool.is_some() {
-                    return Err(value_error_message(format!(
-                        "{F}(): at most one of Argument #10 ($pool) and Argument #14 \
-                         ($loopPool) may be given"
-                    )));
+php_impl!({
+    impl Operation {
+        /// The key the request's attempts carry: `"none"`, `"caller"` (the caller's own,
+        /// already
+        /// on the request) or `"recuo"` (add `key()` in the policy's idempotency header).
+        getter!(get_key_sent(self) -> &'static str = self.plan.key().name());
+        /// Whether a failure of the request whose outcome is unknown (a timeout, a dropped
+        /// connection, a 500) may be retried.
+        getter!(get_idempotent(self) -> bool = self.plan.idempotent());
+        /// For an operation that gave up waiting past its deadline: the instant (the host's
+        /// clock, ms) from which a retry would be allowed; null otherwise.
+        getter!(get_retry_at_ms(self) -> Option<i64> = self.inner.retry_at_ms().map(php_int));
+
+        /// An operation under `$policy`: `$seed` fixes the jitter (never the key); every attempt
+        /// passes `$gate`; `$stats` counts it; `$method` and `$url` name the request (its method
+        /// decides `responded()`'s classification); `$records` keeps the records of that level
+        /// and above (`"debug"`, `"info"`, `"warning"`; null keeps none); `$classifyLastFailure`
+        /// false is guide A's loop, which never judges the last failure; `$keyGiven` says the
+        /// caller sends the operation's `key()` and vouches for it (the request counts as
+        /// idempotent); `$pool` is what is left of an enclosing loop's attempts, `$nested` that
+        /// this operation runs inside an attempt that already drew from it; `$sendKeys` is the
+        /// caller's choice of recuo's keys (null: for methods that are not idempotent; the plan
+        /// says which key to send, `keySent`); `$replayable` false is a request whose body cannot
+        /// be sent twice: one attempt; `$loopPool` is where its attempts come from, as
+        /// `Recuo\LoopPool` chose it (instead of `$pool` and `$nested`).
+        #[php(defaults(method = NONE, url = NONE, classifyLastFailure = true, keyGiven = false, nested = false, replayable = true))]
+        pub fn __construct(
+            policy: &Policy,
+            seed: Option<i64>,
+            gate: Option<&Gate>,
+            stats: Option<&StatsRecorder>,
+            method: Bytes<'_>,
+            url: Bytes<'_>,
+            records: Option<Bytes<'_>>,
+            classifyLastFailure: bool,
+            keyGiven: bool,
+            pool: Option<i64>,
+            nested: bool,
+            sendKeys: Option<bool>,
+            replayable: bool,
+            loopPool: Option<&LoopPool>,
+        ) -> PhpResult<Self> {
+            const F: &str = "Recuo\\Operation::__construct";
+            guarded(F, || {
+                let method = method.text();
+                let plan = RequestPlan::new(&policy.inner, &method, keyGiven, sendKeys);
+                let mut op = recuo::Operation::new(&policy.inner)
+                    .seed(seed_arg(F, 2, seed)?)
+                    .request(&method, &url.url_text())
+                    .classify_last_failure(classifyLastFailure)
+                    .plan(plan)
+                    .replayable(replayable);
+                if let Some(gate) = gate {
+                    op = op.gate(gate.inner.clone());
                 }
-                op = op.loop_pool(chosen.inner.clone());
-            }
-            Ok(Operation {
-                inner: op,
-                polled: None,
-                plan,
-                last: Last::Nothing,
+                if let Some(stats) = stats {
+                    op = op.stats(stats.inner.clone());
+                }
+                if let Some(level) = records {
+                    op = op.records(Some(level_arg(F, 7, level)?));
+                }
+                if keyGiven {
+                    op = op.idempotency_key(recuo::IdempotencyKey::random());
+                }
+                if let Some(left) = pool {
+                    let left = u32::try_from(left).map_err(|_| {
+                        value_error(F, 10, "pool", "must be null or between 0 and 4294967295")
+                    })?;
+                    op = op.pool(recuo::AttemptPool::new(left), nested);
+                }
+                if let Some(chosen) = loopPool {
+                    if pool.is_some() {
+                        return Err(value_error_message(format!(
+                            "{F}(): at most one of Argument #10 ($pool) and Argument #14 \
+                             ($loopPool) may be given"
+                        )));
+                    }
+                    op = op.loop_pool(chosen.inner.clone());
+                }
+                Ok(Operation {
+                    inner: op,
+                    polled: None,
+                    plan,
+                    last: Last::Nothing,
+                })
             })
-        })
-    }
+        }
 
-    /// Whether an operation with `$gate`, stats (`$stats`) and records of `$records` and
-    /// above needs its machine when its first attempt succeeds: when it does not, a host may
-    /// make that attempt before creating the operation, and create it only on a failure
-    /// (`startAfterFirst()`). Decide it once per policy and gate, and keep the answer.
-    #[php(defaults(stats = false))]
-    pub fn success_needs_machine(
-        gate: Option<&Gate>,
-        stats: bool,
-        records: Option<Bytes<'_>>,
-    ) -> PhpResult<bool> {
-        const F: &str = "Recuo\\Operation::successNeedsMachine";
-        guarded(F, || {
-            let records = records.map(|l| level_arg(F, 3, l)).transpose()?;
-            Ok(recuo::Operation::success_needs_machine(
-                gate.map(|g| &g.inner),
-                stats,
-                records,
-            ))
-        })
-    }
+        /// Whether an operation with `$gate`, stats (`$stats`) and records of `$records` and
+        /// above needs its machine when its first attempt succeeds: when it does not, a host may
+        /// make that attempt before creating the operation, and create it only on a failure
+        /// (`startAfterFirst()`). Decide it once per policy and gate, and keep the answer.
+        #[php(defaults(stats = false))]
+        pub fn success_needs_machine(
+            gate: Option<&Gate>,
+            stats: bool,
+            records: Option<Bytes<'_>>,
+        ) -> PhpResult<bool> {
+            const F: &str = "Recuo\\Operation::successNeedsMachine";
+            guarded(F, || {
+                let records = records.map(|l| level_arg(F, 3, l)).transpose()?;
+                Ok(recuo::Operation::success_needs_machine(
+                    gate.map(|g| &g.inner),
+                    stats,
+                    records,
+                ))
+            })
+        }
 
-    /// Starts the operation at `$nowMs` (the host's monotonic clock), which is `$unixMs` on
-    /// the wall clock (ms since the Unix epoch; the records' times).
-    pub fn start(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
-        self.step("Recuo\\Operation::start", nowMs, |op, now| {
-            Ok(op.inner.start(now, unixMs))
-        })
-    }
+        /// Starts the operation at `$nowMs` (the host's monotonic clock), which is `$unixMs` on
+        /// the wall clock (ms since the Unix epoch; the records' times).
+        pub fn start(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
+            self.step("Recuo\\Operation::start", nowMs, |op, now| {
+                Ok(op.inner.start(now, unixMs))
+            })
+        }
 
-    /// Starts the operation whose first attempt was already made — begun at `$nowMs` (the
-    /// host's monotonic clock), `$unixMs` on the wall clock — before the machine existed:
-    /// answers that attempt's `call`, counted and recorded as begun then; tell its outcome
-    /// next. That attempt passed no gate. Give the operation the pool that counts it as
-    /// drawn (`Recuo\LoopPool::afterFirst()`).
-    pub fn start_after_first(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
-        self.step("Recuo\\Operation::startAfterFirst", nowMs, |op, now| {
-            Ok(op.inner.start_after_first(now, unixMs))
-        })
-    }
+        /// Starts the operation whose first attempt was already made — begun at `$nowMs` (the
+        /// host's monotonic clock), `$unixMs` on the wall clock — before the machine existed:
+        /// answers that attempt's `call`, counted and recorded as begun then; tell its outcome
+        /// next. That attempt passed no gate. Give the operation the pool that counts it as
+        /// drawn (`Recuo\LoopPool::afterFirst()`).
+        pub fn start_after_first(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
+            self.step("Recuo\\Operation::startAfterFirst", nowMs, |op, now| {
+                Ok(op.inner.start_after_first(now, unixMs))
+            })
+        }
 
-    /// For a host that cannot block: one look at the gate for `enter`, at `$nowMs` — a place
-    /// in flight first, then a start slot, within the deadline. Answers `wait` (sleep
-    /// `delayMs`, then look again) or the step after the gate: the attempt's `call`, or
-    /// `gave_up` (`wait_exceeds_deadline` when the place or the slot would come after the
-    /// deadline; `cancelled` or `queue_stopped` once stopped). The operation holds the place
-    /// until the attempt ends, and gives back a slot it reserved and did not use.
-    pub fn poll_gate(&mut self, nowMs: i64) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::pollGate";
-        self.step(F, nowMs, |op, now| {
-            op.inner.poll_gate(now).map_err(|e| gate_error(F, &e))
-        })
-    }
+        /// For a host that cannot block: one look at the gate for `enter`, at `$nowMs` — a place
+        /// in flight first, then a start slot, within the deadline. Answers `wait` (sleep
+        /// `delayMs`, then look again) or the step after the gate: the attempt's `call`, or
+        /// `gave_up` (`wait_exceeds_deadline` when the place or the slot would come after the
+        /// deadline; `cancelled` or `queue_stopped` once stopped). The operation holds the place
+        /// until the attempt ends, and gives back a slot it reserved and did not use.
+        pub fn poll_gate(&mut self, nowMs: i64) -> PhpResult<Step> {
+            const F: &str = "Recuo\\Operation::pollGate";
+            self.step(F, nowMs, |op, now| {
+                op.inner
+                    .poll_gate(now)
+                    .map_err(|e| regulator_error(F, None, e))
+            })
+        }
 
-    /// As `pollGate()`, the regulator asked at `$regulatorNowNs` on a clock every user of it
-    /// shares (tests and simulations; `Recuo\monotonicNs()` is the real one).
-    pub fn poll_gate_at(&mut self, nowMs: i64, regulatorNowNs: i64) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::pollGateAt";
-        self.step(F, nowMs, |op, now| {
-            let ns = non_negative(F, 2, "regulatorNowNs", regulatorNowNs)?;
-            op.inner
-                .poll_gate_at(now, ns)
-                .map_err(|e| gate_error(F, &e))
-        })
-    }
+        /// As `pollGate()`, the regulator asked at `$regulatorNowNs` on a clock every user of it
+        /// shares (tests and simulations; `Recuo\monotonicNs()` is the real one).
+        pub fn poll_gate_at(&mut self, nowMs: i64, regulatorNowNs: i64) -> PhpResult<Step> {
+            const F: &str = "Recuo\\Operation::pollGateAt";
+            self.step(F, nowMs, |op, now| {
+                let ns = non_negative(F, 2, "regulatorNowNs", regulatorNowNs)?;
+                op.inner
+                    .poll_gate_at(now, ns)
+                    .map_err(|e| regulator_error(F, None, e))
+            })
+        }
 
-    /// The gate's answer for `enter`, at `$nowMs`: `$passed` is false when the wait was
-    /// cancelled or reached the deadline.
-    pub fn entered(&mut self, nowMs: i64, passed: bool) -> PhpResult<Step> {
-        self.step("Recuo\\Operation::entered", nowMs, |op, now| {
-            Ok(op.inner.entered(now, passed))
-        })
-    }
+        /// The gate's answer for `enter`, at `$nowMs`: `$passed` is false when the wait was
+        /// cancelled or reached the deadline.
+        pub fn entered(&mut self, nowMs: i64, passed: bool) -> PhpResult<Step> {
+            self.step("Recuo\\Operation::entered", nowMs, |op, now| {
+                Ok(op.inner.entered(now, passed))
+            })
+        }
 
-    /// The attempt succeeded at `$nowMs`.
-    pub fn succeeded(&mut self, nowMs: i64) -> PhpResult<Step> {
-        self.step("Recuo\\Operation::succeeded", nowMs, |op, now| {
-            Ok(op.inner.succeeded(now))
-        })
-    }
+        /// The attempt succeeded at `$nowMs`.
+        pub fn succeeded(&mut self, nowMs: i64) -> PhpResult<Step> {
+            self.step("Recuo\\Operation::succeeded", nowMs, |op, now| {
+                Ok(op.inner.succeeded(now))
+            })
+        }
 
-    /// The attempt failed at `$nowMs`: answers `classify` (or, in guide A's loop with no
-    /// attempt left, gives up). For its record: the attempt said it received `$status` with
-    /// `$headers`; its error carried `$errorStatus` with `$errorHeaders` (a response attached
-    /// to an exception). The record shows what the attempt said, else what the verdict's
-    /// classifier saw, else what the error carried.
-    #[php(defaults(headers = Array::EMPTY, errorHeaders = Array::EMPTY))]
-    pub fn failed(
-        &mut self,
-        nowMs: i64,
-        status: Option<i64>,
-        headers: Array<'_>,
-        errorStatus: Option<i64>,
-        errorHeaders: Array<'_>,
-    ) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::failed";
-        self.step(F, nowMs, |op, now| {
-            let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
-            let error_seen = seen_arg(
-                F,
-                (4, "errorStatus", errorStatus),
-                (5, "errorHeaders", errorHeaders),
-            )?;
-            Ok(op.inner.failed_noted(now, seen, error_seen))
-        })
-    }
+        /// The attempt failed at `$nowMs`: answers `classify` (or, in guide A's loop with no
+        /// attempt left, gives up). For its record: the attempt said it received `$status` with
+        /// `$headers`; its error carried `$errorStatus` with `$errorHeaders` (a response attached
+        /// to an exception). The record shows what the attempt said, else what the verdict's
+        /// classifier saw, else what the error carried.
+        #[php(defaults(headers = Array::EMPTY, errorHeaders = Array::EMPTY))]
+        pub fn failed(
+            &mut self,
+            nowMs: i64,
+            status: Option<i64>,
+            headers: Array<'_>,
+            errorStatus: Option<i64>,
+            errorHeaders: Array<'_>,
+        ) -> PhpResult<Step> {
+            const F: &str = "Recuo\\Operation::failed";
+            self.step(F, nowMs, |op, now| {
+                let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
+                let error_seen = seen_arg(
+                    F,
+                    (4, "errorStatus", errorStatus),
+                    (5, "errorHeaders", errorHeaders),
+                )?;
+                Ok(op.inner.failed_noted(now, seen, error_seen))
+            })
+        }
 
-    /// The verdict on the failure of `classify`, reached at `$nowMs`; for the record, what the
-    /// classifier saw: `$status` with `$headers`, or what a `Recuo\classify` verdict judged.
-    #[php(defaults(headers = Array::EMPTY))]
-    pub fn judged(
-        &mut self,
-        nowMs: i64,
-        verdict: &Verdict,
-        status: Option<i64>,
-        headers: Array<'_>,
-    ) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::judged";
-        self.step(F, nowMs, |op, now| {
-            let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
-            let seen = match (said, &verdict.judged) {
-                (Some(seen), _) => Some(seen),
-                (None, Some((outcome, headers))) if op.inner.keeps_records() => {
-                    Some(Seen::new(*outcome, headers))
-                }
-                (None, _) => None,
-            };
-            Ok(op.inner.judged(now, verdict.inner, seen))
-        })
-    }
+        /// The verdict on the failure of `classify`, reached at `$nowMs`; for the record, what the
+        /// classifier saw: `$status` with `$headers`, or what a `Recuo\classify` verdict judged.
+        #[php(defaults(headers = Array::EMPTY))]
+        pub fn judged(
+            &mut self,
+            nowMs: i64,
+            verdict: &Verdict,
+            status: Option<i64>,
+            headers: Array<'_>,
+        ) -> PhpResult<Step> {
+            const F: &str = "Recuo\\Operation::judged";
+            self.step(F, nowMs, |op, now| {
+                let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
+                let seen = match (said, &verdict.judged) {
+                    (Some(seen), _) => Some(seen),
+                    (None, Some((outcome, headers))) if op.inner.keeps_records() => {
+                        Some(Seen::new(*outcome, headers))
+                    }
+                    (None, _) => None,
+                };
+                Ok(op.inner.judged(now, verdict.inner, seen))
+            })
+        }
 
-    /// An HTTP attempt ended at `$nowMs` with `$status` or the transport failure `$error`
-    /// (exactly one) and the response's `$headers`: the machine classifies it by the policy.
-    #[php(defaults(headers = Array::EMPTY))]
-    pub fn responded(
-        &mut self,
-        nowMs: i64,
-        status: Option<i64>,
-        error: Option<Bytes<'_>>,
-        headers: Array<'_>,
-    ) -> PhpResult<Step> {
-        const F: &str = "Recuo\\Operation::responded";
-        self.step(F, nowMs, |op, now| {
-            let outcome = outcome_arg(F, 2, status, error)?;
-            op.last = match outcome {
-                Outcome::Status(code) => Last::Status(code),
-                Outcome::Transport(kind) => Last::Transport(kind),
-                Outcome::Success => Last::Nothing,
-            };
-            let headers = header_pairs(F, 4, "headers", headers)?;
-            Ok(op.inner.responded(now, outcome, &headers))
-        })
-    }
+        /// An HTTP attempt ended at `$nowMs` with `$status` or the transport failure `$error`
+        /// (exactly one) and the response's `$headers`: the machine classifies it by the policy.
+        #[php(defaults(headers = Array::EMPTY))]
+        pub fn responded(
+            &mut self,
+            nowMs: i64,
+            status: Option<i64>,
+            error: Option<Bytes<'_>>,
+            headers: Array<'_>,
+        ) -> PhpResult<Step> {
+            const F: &str = "Recuo\\Operation::responded";
+            self.step(F, nowMs, |op, now| {
+                let outcome = outcome_arg(F, 2, status, error)?;
+                op.last = match outcome {
+                    Outcome::Status(code) => Last::Status(code),
+                    Outcome::Transport(kind) => Last::Transport(kind),
+                    Outcome::Success => Last::Nothing,
+                };
+                let headers = header_pairs(F, 4, "headers", headers)?;
+                Ok(op.inner.responded(now, outcome, &headers))
+            })
+        }
 
-    /// The wait of `sleep` is over at `$nowMs` (or was cut short).
-    pub fn slept(&mut self, nowMs: i64) -> PhpResult<Step> {
-        self.step("Recuo\\Operation::slept", nowMs, |op, now| {
-            Ok(op.inner.slept(now))
-        })
-    }
+        /// The wait of `sleep` is over at `$nowMs` (or was cut short).
+        pub fn slept(&mut self, nowMs: i64) -> PhpResult<Step> {
+            self.step("Recuo\\Operation::slept", nowMs, |op, now| {
+                Ok(op.inner.slept(now))
+            })
+        }
 
-    /// Cancels the operation: the next step gives up `cancelled`.
-    pub fn cancel(&mut self) {
-        self.inner.cancel();
-    }
+        /// Cancels the operation: the next step gives up `cancelled`.
+        pub fn cancel(&mut self) {
+            self.inner.cancel();
+        }
 
-    /// Stops the operation because its batch queue stopped on another operation's
-    /// `$reason`: it gives up `queue_stopped`, naming it.
-    pub fn stop_queue(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
-        const F: &str = "Recuo\\Operation::stopQueue";
-        guarded(F, || {
-            self.inner.stop_queue(reason_arg(F, 1, &reason.text())?);
-            Ok(())
-        })
-    }
+        /// Stops the operation because its batch queue stopped on another operation's
+        /// `$reason`: it gives up `queue_stopped`, naming it.
+        pub fn stop_queue(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
+            const F: &str = "Recuo\\Operation::stopQueue";
+            guarded(F, || {
+                self.inner.stop_queue(reason_arg(F, 1, &reason.text())?);
+                Ok(())
+            })
+        }
 
-    /// What the attempt being made says it sent (for its record and the result's).
-    pub fn attempt_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) {
-        self.inner.attempt_request(&method.text(), &url.url_text());
-    }
+        /// What the attempt being made says it sent (for its record and the result's).
+        pub fn attempt_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) {
+            self.inner.attempt_request(&method.text(), &url.url_text());
+        }
 
-    /// The next record, in the order they were made: `[level, json]` (the level `"debug"`,
-    /// `"info"` or `"warning"`, and the core's JSON line); null when there is none.
-    pub fn poll_record(&mut self) -> Option<Vec<String>> {
-        keep_polled(&mut self.polled, self.inner.poll_record())
-    }
+        /// The next record, in the order they were made: `[level, json]` (the level `"debug"`,
+        /// `"info"` or `"warning"`, and the core's JSON line); null when there is none.
+        pub fn poll_record(&mut self) -> Option<Vec<String>> {
+            keep_polled(&mut self.polled, self.inner.poll_record())
+        }
 
-    /// What the record `pollRecord()` answered last means to telemetry, as JSON (the same
-    /// mapping in every language): `{"operation", "span", "points"}`, each point with its
-    /// `instrument` (OpenTelemetry's name), `prometheus` name, `value`, `attributes` and
-    /// `labels` (the attributes under their Prometheus names); null when none was polled.
-    pub fn record_telemetry(&self) -> Option<String> {
-        self.polled
-            .as_ref()
-            .map(|r| recuo::telemetry::telemetry(r).to_json())
-    }
+        /// What the record `pollRecord()` answered last means to telemetry, as JSON (the same
+        /// mapping in every language): `{"operation", "span", "points"}`, each point with its
+        /// `instrument` (OpenTelemetry's name), `prometheus` name, `value`, `attributes` and
+        /// `labels` (the attributes under their Prometheus names); null when none was polled.
+        pub fn record_telemetry(&self) -> Option<String> {
+            self.polled
+                .as_ref()
+                .map(|r| recuo::telemetry::telemetry(r).to_json())
+        }
 
-    /// What has happened so far.
-    pub fn report(&self) -> PhpResult<Instance<recuo::Report>> {
-        instance(&self.inner.report())
-    }
+        /// What has happened so far.
+        pub fn report(&self) -> PhpResult<Instance<recuo::Report>> {
+            instance(&self.inner.report())
+        }
 
-    /// The operation's idempotency key (a UUID v4 from the operating system's random
-    /// source, never from the seed): made at the first call, then the same.
-    pub fn key(&mut self) -> String {
-        self.inner.key().to_string()
-    }
+        /// The operation's idempotency key (a UUID v4 from the operating system's random
+        /// source, never from the seed): made at the first call, then the same.
+        pub fn key(&mut self) -> String {
+            self.inner.key().to_string()
+        }
 
-    /// The key the request's attempts carry: `"none"`, `"caller"` (the caller's own, already
-    /// on the request) or `"recuo"` (add `key()` in the policy's idempotency header).
-    #[php(getter)]
-    pub fn get_key_sent(&self) -> &'static str {
-        self.plan.key().name()
-    }
+        /// How the operation's end reaches the caller, its last attempt being what
+        /// `responded()` was told (or, with `$late`, cut by the deadline while the server was
+        /// still answering): `"response"`, `"error"` or `"give_up"` (see `Recuo\httpEnding()`).
+        #[php(defaults(style = CLIENT, late = false))]
+        pub fn ending(&self, style: Bytes<'_>, late: bool) -> PhpResult<&'static str> {
+            const F: &str = "Recuo\\Operation::ending";
+            guarded(F, || {
+                let style = style_arg(F, 1, &style.text())?;
+                Ok(self.inner.ending(style, self.last_or_late(late)).name())
+            })
+        }
 
-    /// Whether a failure of the request whose outcome is unknown (a timeout, a dropped
-    /// connection, a 500) may be retried.
-    #[php(getter)]
-    pub fn get_idempotent(&self) -> bool {
-        self.plan.idempotent()
+        /// The give-up's message at `$nowMs` (see `Recuo\giveUpMessage()`); null unless the
+        /// operation gave up.
+        #[php(defaults(late = false))]
+        pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
+            const F: &str = "Recuo\\Operation::giveUpMessage";
+            guarded(F, || {
+                let now = non_negative(F, 1, "nowMs", nowMs)?;
+                Ok(self.inner.give_up_message(now, self.last_or_late(late)))
+            })
+        }
     }
-
-    /// For an operation that gave up waiting past its deadline: the instant (the host's
-    /// clock, ms) from which a retry would be allowed; null otherwise.
-    #[php(getter)]
-    pub fn get_retry_at_ms(&self) -> Option<i64> {
-        self.inner.retry_at_ms().map(php_int)
-    }
-
-    /// How the operation's end reaches the caller, its last attempt being what
-    /// `responded()` was told (or, with `$late`, cut by the deadline while the server was
-    /// still answering): `"response"`, `"error"` or `"give_up"` (see `Recuo\httpEnding()`).
-    #[php(defaults(style = CLIENT, late = false))]
-    pub fn ending(&self, style: Bytes<'_>, late: bool) -> PhpResult<&'static str> {
-        const F: &str = "Recuo\\Operation::ending";
-        guarded(F, || {
-            let style = style_arg(F, 1, &style.text())?;
-            Ok(self.inner.ending(style, self.last_or_late(late)).name())
-        })
-    }
-
-    /// The give-up's message at `$nowMs` (see `Recuo\giveUpMessage()`); null unless the
-    /// operation gave up.
-    #[php(defaults(late = false))]
-    pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
-        const F: &str = "Recuo\\Operation::giveUpMessage";
-        guarded(F, || {
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.give_up_message(now, self.last_or_late(late)))
-        })
-    }
-}
+});
 
 impl Operation {
     /// What `function` answers: the machine's next step, once `tell` has told it what
@@ -683,16 +638,6 @@ fn seen_arg(
     Ok(Some(Seen::new(Outcome::Status(status), &headers)))
 }
 
-/// A gate that could not be used: its store out of reach (`Recuo\Exception\SharedFileError`),
-/// or a regulator's queue of starts full (`\OverflowException`).
-fn gate_error(function: &str, error: &RegulatorError) -> PhpException {
-    match error {
-        RegulatorError::Shared(e) => shared_file_error(function, e),
-        RegulatorError::QueueFull { .. } => queue_full_error(function, error),
-        other => value_error_message(format!("{function}(): {other}")),
-    }
-}
-
 /// What `Recuo\BatchQueue` answers: `kind` is `"start"` (operation `index` under `policy`,
 /// its deadline clipped to the batch's), `"not_started"` (operation `index`, for `reason`,
 /// and for `queue_stopped` the `stoppedBy` reason that stopped the queue) or `"finished"`.
@@ -704,62 +649,40 @@ pub struct Next {
     inner: CoreNext,
 }
 
-#[php_impl]
-impl Next {
-    /// Not constructible from PHP: `Recuo\BatchQueue` makes them.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Next")
-    }
-
-    /// `"start"`, `"not_started"` or `"finished"`.
-    #[php(getter)]
-    pub fn get_kind(&self) -> &'static str {
-        match self.inner {
+php_impl!({
+    impl Next {
+        /// Not constructible from PHP: `Recuo\BatchQueue` makes them.
+        private_constructor!();
+        /// `"start"`, `"not_started"` or `"finished"`.
+        getter!(get_kind(self) -> &'static str = match self.inner {
             CoreNext::Start { .. } => "start",
             CoreNext::NotStarted { .. } => "not_started",
             CoreNext::Finished => "finished",
-        }
-    }
-
-    /// The operation's place in the batch (from 0); null for `finished`.
-    #[php(getter)]
-    pub fn get_index(&self) -> Option<i64> {
-        match self.inner {
+        });
+        /// The operation's place in the batch (from 0); null for `finished`.
+        getter!(get_index(self) -> Option<i64> = match self.inner {
             CoreNext::Start { index, .. } | CoreNext::NotStarted { index, .. } => {
                 i64::try_from(index).ok()
             }
             CoreNext::Finished => None,
-        }
-    }
-
-    /// For `start`: the policy to run the operation under.
-    #[php(getter)]
-    pub fn get_policy(&self) -> Option<Policy> {
-        match &self.inner {
+        });
+        /// For `start`: the policy to run the operation under.
+        getter!(get_policy(self) -> Option<Policy> = match &self.inner {
             CoreNext::Start { policy, .. } => Some((**policy).clone().into()),
             _ => None,
-        }
-    }
-
-    /// For `not_started`: why.
-    #[php(getter)]
-    pub fn get_reason(&self) -> Option<&'static str> {
-        match self.inner {
+        });
+        /// For `not_started`: why.
+        getter!(get_reason(self) -> Option<&'static str> = match self.inner {
             CoreNext::NotStarted { reason, .. } => Some(reason.name()),
             _ => None,
-        }
-    }
-
-    /// For `not_started` with `queue_stopped`: the reason that stopped the queue.
-    #[php(getter)]
-    pub fn get_stopped_by(&self) -> Option<&'static str> {
-        match self.inner {
+        });
+        /// For `not_started` with `queue_stopped`: the reason that stopped the queue.
+        getter!(get_stopped_by(self) -> Option<&'static str> = match self.inner {
             CoreNext::NotStarted { stopped_by, .. } => stopped_by.map(GiveUpReason::name),
             _ => None,
-        }
+        });
     }
-}
+});
 
 /// The batch queue (sans-IO): which operation starts next, with what deadline, or why it is
 /// not started; when the whole queue stops.
@@ -773,148 +696,149 @@ pub struct BatchQueue {
     polled: Option<recuo::Record>,
 }
 
-#[php_impl]
-impl BatchQueue {
-    /// A queue of `$len` operations under `$policy`, started at `$nowMs` (the host's
-    /// monotonic clock), none of which starts or waits past `$deadlineMs` from now. With
-    /// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
-    /// queue. `$stats` counts the operations never started. With `$requests` (the
-    /// operations' `[method, url]`, by index), the queue makes the record of each operation
-    /// it does not start (`pollRecord()`), timed from `$unixMs` (the wall clock at `$nowMs`;
-    /// now when null).
-    #[php(defaults(stopOnUnreachableWait = false))]
-    #[allow(clippy::too_many_arguments)]
-    pub fn __construct(
-        policy: &Policy,
-        len: i64,
-        nowMs: i64,
-        deadlineMs: Option<i64>,
-        stopOnUnreachableWait: bool,
-        stats: Option<&StatsRecorder>,
-        requests: Option<&ZendHashTable>,
-        unixMs: Option<i64>,
-    ) -> PhpResult<Self> {
-        const F: &str = "Recuo\\BatchQueue::__construct";
-        guarded(F, || {
-            let len = usize::try_from(len)
-                .map_err(|_| value_error(F, 2, "len", "must be greater than or equal to 0"))?;
-            let now = non_negative(F, 3, "nowMs", nowMs)?;
-            let deadline = deadlineMs
-                .map(|d| non_negative(F, 4, "deadlineMs", d))
-                .transpose()?;
-            let mut inner = recuo::BatchQueue::new(&policy.inner, len, now, deadline)
-                .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
-            if let Some(stats) = stats {
-                inner = inner.stats(stats.inner.clone());
-            }
-            if let Some(requests) = requests {
-                let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
-                inner = inner.records(request_lines(F, 7, requests)?, unix);
-            }
-            Ok(BatchQueue {
-                inner,
-                polled: None,
+php_impl!({
+    impl BatchQueue {
+        /// The reason the queue stopped; null while it runs.
+        getter!(get_stopped(self) -> Option<&'static str> =
+            self.inner.stopped().map(GiveUpReason::name));
+
+        /// A queue of `$len` operations under `$policy`, started at `$nowMs` (the host's
+        /// monotonic clock), none of which starts or waits past `$deadlineMs` from now. With
+        /// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
+        /// queue. `$stats` counts the operations never started. With `$requests` (the
+        /// operations' `[method, url]`, by index), the queue makes the record of each operation
+        /// it does not start (`pollRecord()`), timed from `$unixMs` (the wall clock at `$nowMs`;
+        /// now when null).
+        #[php(defaults(stopOnUnreachableWait = false))]
+        pub fn __construct(
+            policy: &Policy,
+            len: i64,
+            nowMs: i64,
+            deadlineMs: Option<i64>,
+            stopOnUnreachableWait: bool,
+            stats: Option<&StatsRecorder>,
+            requests: Option<&ZendHashTable>,
+            unixMs: Option<i64>,
+        ) -> PhpResult<Self> {
+            const F: &str = "Recuo\\BatchQueue::__construct";
+            guarded(F, || {
+                let len = usize::try_from(len)
+                    .map_err(|_| value_error(F, 2, "len", "must be greater than or equal to 0"))?;
+                let now = non_negative(F, 3, "nowMs", nowMs)?;
+                let deadline = deadlineMs
+                    .map(|d| non_negative(F, 4, "deadlineMs", d))
+                    .transpose()?;
+                let mut inner = recuo::BatchQueue::new(&policy.inner, len, now, deadline)
+                    .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
+                if let Some(stats) = stats {
+                    inner = inner.stats(stats.inner.clone());
+                }
+                if let Some(requests) = requests {
+                    let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
+                    inner = inner.records(request_lines(F, 7, requests)?, unix);
+                }
+                Ok(BatchQueue {
+                    inner,
+                    polled: None,
+                })
             })
-        })
-    }
+        }
 
-    /// The next operation to start at `$nowMs`, or why it is not started, or `finished`.
-    pub fn next(&mut self, nowMs: i64) -> PhpResult<Next> {
-        const F: &str = "Recuo\\BatchQueue::next";
-        guarded(F, || {
-            Ok(Next {
-                inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
+        /// The next operation to start at `$nowMs`, or why it is not started, or `finished`.
+        pub fn next(&mut self, nowMs: i64) -> PhpResult<Next> {
+            const F: &str = "Recuo\\BatchQueue::next";
+            guarded(F, || {
+                Ok(Next {
+                    inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
+                })
             })
-        })
-    }
+        }
 
-    /// Operation `$index` ended: succeeded (`$reason` null) or gave up for `$reason`.
-    /// Answers true when this stops the queue: stop the operations still running
-    /// (`Recuo\Operation::stopQueue()` with `stopped`).
-    pub fn finished(&mut self, index: i64, reason: Option<Bytes<'_>>) -> PhpResult<bool> {
-        const F: &str = "Recuo\\BatchQueue::finished";
-        guarded(F, || {
-            let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
-            Ok(self
-                .inner
-                .finished(usize::try_from(index).unwrap_or(usize::MAX), reason))
-        })
-    }
+        /// Operation `$index` ended: succeeded (`$reason` null) or gave up for `$reason`.
+        /// Answers true when this stops the queue: stop the operations still running
+        /// (`Recuo\Operation::stopQueue()` with `stopped`).
+        pub fn finished(&mut self, index: i64, reason: Option<Bytes<'_>>) -> PhpResult<bool> {
+            const F: &str = "Recuo\\BatchQueue::finished";
+            guarded(F, || {
+                let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
+                Ok(self
+                    .inner
+                    .finished(usize::try_from(index).unwrap_or(usize::MAX), reason))
+            })
+        }
 
-    /// Operation `$index` ended as `$end` — `"succeeded"`, `"gave_up"` or `"not_started"`
-    /// (what `endOf()` answers, or a `Recuo\Next` the queue did not start), with its
-    /// `$reason` and `$stoppedBy`: answers the batch's progress, for a progress display. Tell
-    /// the queue of every operation's end exactly once.
-    pub fn ended(
-        &mut self,
-        index: i64,
-        end: Bytes<'_>,
-        reason: Option<Bytes<'_>>,
-        stoppedBy: Option<Bytes<'_>>,
-    ) -> PhpResult<Instance<recuo::BatchProgress>> {
-        const F: &str = "Recuo\\BatchQueue::ended";
-        guarded(F, || {
-            let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
-            let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
-            let status = recuo::BatchStatus::from_name(&end.text()).ok_or_else(|| {
-                value_error(
-                    F,
-                    2,
-                    "end",
-                    "must be \"succeeded\", \"gave_up\" or \"not_started\"",
-                )
-            })?;
-            let end = BatchEnd::from_parts(status, reason, stopped_by)
-                .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
-            let index = usize::try_from(index).unwrap_or(usize::MAX);
-            instance(&self.inner.ended(index, end))
-        })
-    }
+        /// Operation `$index` ended as `$end` — `"succeeded"`, `"gave_up"` or `"not_started"`
+        /// (what `endOf()` answers, or a `Recuo\Next` the queue did not start), with its
+        /// `$reason` and `$stoppedBy`: answers the batch's progress, for a progress display. Tell
+        /// the queue of every operation's end exactly once.
+        pub fn ended(
+            &mut self,
+            index: i64,
+            end: Bytes<'_>,
+            reason: Option<Bytes<'_>>,
+            stoppedBy: Option<Bytes<'_>>,
+        ) -> PhpResult<Instance<recuo::BatchProgress>> {
+            const F: &str = "Recuo\\BatchQueue::ended";
+            guarded(F, || {
+                let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
+                let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
+                let status = recuo::BatchStatus::from_name(&end.text()).ok_or_else(|| {
+                    value_error(
+                        F,
+                        2,
+                        "end",
+                        "must be \"succeeded\", \"gave_up\" or \"not_started\"",
+                    )
+                })?;
+                let end = BatchEnd::from_parts(status, reason, stopped_by)
+                    .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
+                let index = usize::try_from(index).unwrap_or(usize::MAX);
+                instance(&self.inner.ended(index, end))
+            })
+        }
 
-    /// Stops the queue on `$reason` (the caller's own stop: `"cancelled"`).
-    pub fn stop(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
-        const F: &str = "Recuo\\BatchQueue::stop";
-        guarded(F, || {
-            self.inner.stop(reason_arg(F, 1, &reason.text())?);
-            Ok(())
-        })
-    }
+        /// Stops the queue on `$reason` (the caller's own stop: `"cancelled"`).
+        pub fn stop(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
+            const F: &str = "Recuo\\BatchQueue::stop";
+            guarded(F, || {
+                self.inner.stop(reason_arg(F, 1, &reason.text())?);
+                Ok(())
+            })
+        }
 
-    /// The reason the queue stopped; null while it runs.
-    #[php(getter)]
-    pub fn get_stopped(&self) -> Option<&'static str> {
-        self.inner.stopped().map(GiveUpReason::name)
-    }
+        /// The next record the queue made (one for each operation it did not start, when given
+        /// `$requests`), in order: `[level, json]` as `Recuo\Operation::pollRecord()` answers
+        /// them; null when there is none.
+        pub fn poll_record(&mut self) -> Option<Vec<String>> {
+            keep_polled(&mut self.polled, self.inner.poll_record())
+        }
 
-    /// The next record the queue made (one for each operation it did not start, when given
-    /// `$requests`), in order: `[level, json]` as `Recuo\Operation::pollRecord()` answers
-    /// them; null when there is none.
-    pub fn poll_record(&mut self) -> Option<Vec<String>> {
-        keep_polled(&mut self.polled, self.inner.poll_record())
-    }
+        /// What the record `pollRecord()` answered last means to telemetry, as JSON (as
+        /// `Recuo\Operation::recordTelemetry()`); null when none was polled.
+        pub fn record_telemetry(&self) -> Option<String> {
+            self.polled
+                .as_ref()
+                .map(|r| recuo::telemetry::telemetry(r).to_json())
+        }
 
-    /// What the record `pollRecord()` answered last means to telemetry, as JSON (as
-    /// `Recuo\Operation::recordTelemetry()`); null when none was polled.
-    pub fn record_telemetry(&self) -> Option<String> {
-        self.polled
-            .as_ref()
-            .map(|r| recuo::telemetry::telemetry(r).to_json())
+        /// How an operation of the batch whose loop reported `$report` ended for the batch:
+        /// `"succeeded"`, `"gave_up"`, or `"not_started"` (it gave up before any attempt — unless
+        /// its gate could not be used, `$gateFailed`, which is a give-up to report as such).
+        #[php(defaults(gateFailed = false))]
+        pub fn end_of(
+            report: Given<'_, recuo::Report>,
+            gateFailed: bool,
+        ) -> PhpResult<&'static str> {
+            const F: &str = "Recuo\\BatchQueue::endOf";
+            guarded(F, || {
+                let report = report
+                    .read()
+                    .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;
+                Ok(BatchEnd::of(&report, gateFailed).status().name())
+            })
+        }
     }
-
-    /// How an operation of the batch whose loop reported `$report` ended for the batch:
-    /// `"succeeded"`, `"gave_up"`, or `"not_started"` (it gave up before any attempt — unless
-    /// its gate could not be used, `$gateFailed`, which is a give-up to report as such).
-    #[php(defaults(gateFailed = false))]
-    pub fn end_of(report: Given<'_, recuo::Report>, gateFailed: bool) -> PhpResult<&'static str> {
-        const F: &str = "Recuo\\BatchQueue::endOf";
-        guarded(F, || {
-            let report = report
-                .read()
-                .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;
-            Ok(BatchEnd::of(&report, gateFailed).status().name())
-        })
-    }
-}
+});
 
 /// The requests of a batch's operations, by index: `[method, url]` pairs.
 fn request_lines(
@@ -949,8 +873,4 @@ fn request_lines(
     Ok(lines)
 }
 
-/// `Recuo\httpEnding` and `Recuo\giveUpMessage`, for the module's registration (the macros
-/// keep the functions' wrappers private to this module).
-pub fn http_functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 2] {
-    [wrap_function!(http_ending), wrap_function!(give_up_message)]
-}
+php_functions!(http_ending, give_up_message);

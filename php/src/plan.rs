@@ -33,8 +33,4 @@ pub fn plan(
     })
 }
 
-/// `Recuo\\plan`, for the module's registration (the macros keep the function's wrapper
-/// private to this module).
-pub fn plan_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
-    wrap_function!(plan)
-}
+php_functions!(plan);

@@ -311,305 +311,274 @@ pub(crate) fn transport_arg(
     })
 }
 
-#[php_impl]
-impl Policy {
-    /// A policy from named arguments; the defaults are guide A's (5 attempts, 200 ms, 5 s,
-    /// full jitter, no deadline). Throws `Recuo\Exception\ConfigError` for attempts below 1,
-    /// a negative duration, a cap below the base or an idempotency header that is not an
-    /// HTTP token; `\ValueError` for an unknown jitter mode.
-    #[php(defaults(
-        maxAttempts = DEFAULT_MAX_ATTEMPTS,
-        baseMs = DEFAULT_BASE_MS,
-        capMs = DEFAULT_CAP_MS,
-        jitter = DEFAULT_JITTER,
-        idempotencyHeader = DEFAULT_IDEMPOTENCY_HEADER,
-        useDateHeader = false,
-        serverHonoursKeys = false
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    pub fn __construct(
-        maxAttempts: i64,
-        baseMs: i64,
-        capMs: i64,
-        jitter: Bytes<'_>,
-        deadlineMs: Option<i64>,
-        spreadMs: Option<i64>,
-        idempotencyHeader: Bytes<'_>,
-        useDateHeader: bool,
-        serverHonoursKeys: bool,
-    ) -> PhpResult<Self> {
-        const F: &str = "Recuo\\Policy::__construct";
-        guarded(F, || {
-            let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
-            let base = millis(F, 2, "baseMs", baseMs)?;
-            let cap = millis(F, 3, "capMs", capMs)?;
-            let jitter = Jitter::from_name(&jitter.text())
-                .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
-            let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
-            let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
-            recuo::Policy::builder()
-                .max_attempts(max_attempts)
-                .base(Duration::from_millis(base))
-                .cap(Duration::from_millis(cap))
-                .jitter(jitter)
-                .deadline(deadline.map(Duration::from_millis))
-                .spread(spread.map(Duration::from_millis))
-                .idempotency_header(idempotencyHeader.text().into_owned())
-                .use_date_header(useDateHeader)
-                .server_honours_keys(serverHonoursKeys)
-                .build()
-                .map(Policy::from)
-                .map_err(|e| {
-                    let arg = match e {
-                        ConfigError::ZeroAttempts => Some((1, "maxAttempts")),
-                        ConfigError::EmptyHeaderName => Some((7, "idempotencyHeader")),
-                        _ => None,
-                    };
-                    config_error(F, arg, e)
-                })
-        })
-    }
+php_impl!({
+    impl Policy {
+        /// Attempts in all, the first included.
+        getter!(get_max_attempts(self) -> i64 = i64::from(self.inner.max_attempts()));
+        /// The first backoff window, in milliseconds.
+        getter!(get_base_ms(self) -> i64 = php_int(self.inner.backoff().base_ms()));
+        /// The largest backoff window, in milliseconds.
+        getter!(get_cap_ms(self) -> i64 = php_int(self.inner.backoff().cap_ms()));
+        /// The jitter mode: `"full"`, `"equal"`, `"decorrelated"` or `"none"`.
+        getter!(get_jitter(self) -> &'static str = self.inner.backoff().jitter().name());
+        /// The limit on an operation's total time in milliseconds, from the start of its first
+        /// attempt; null for none.
+        getter!(get_deadline_ms(self) -> Option<i64> = self.inner.deadline_ms().map(php_int));
+        /// The fixed spread added to server waits in milliseconds; null for the default,
+        /// `min(window(n), 1000)`.
+        getter!(get_spread_ms(self) -> Option<i64> = self.inner.spread_ms().map(php_int));
+        /// The header the idempotency key is sent in.
+        getter!(get_idempotency_header(self) -> String =
+            self.inner.idempotency_header().to_string());
+        /// Whether a response's `Date` header is "now" when server waits are measured.
+        getter!(get_use_date_header(self) -> bool = self.inner.use_date_header());
+        /// Whether the server honours idempotency keys: a request sent with recuo's own key
+        /// then
+        /// counts as idempotent.
+        getter!(get_server_honours_keys(self) -> bool = self.inner.server_honours_keys());
+        /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
+        #[php(name = "quota403IsRateLimit")]
+        getter!(get_quota_403_is_rate_limit(self) -> bool =
+            self.inner.rules().quota_403_is_rate_limit);
 
-    /// Guide A: 5 attempts, 200 ms base, 5 s cap, full jitter, no deadline.
-    pub fn guide_a() -> Policy {
-        recuo::Policy::guide_a().into()
-    }
+        /// A policy from named arguments; the defaults are guide A's (5 attempts, 200 ms, 5 s,
+        /// full jitter, no deadline). Throws `Recuo\Exception\ConfigError` for attempts below 1,
+        /// a negative duration, a cap below the base or an idempotency header that is not an
+        /// HTTP token; `\ValueError` for an unknown jitter mode.
+        #[php(defaults(
+            maxAttempts = DEFAULT_MAX_ATTEMPTS,
+            baseMs = DEFAULT_BASE_MS,
+            capMs = DEFAULT_CAP_MS,
+            jitter = DEFAULT_JITTER,
+            idempotencyHeader = DEFAULT_IDEMPOTENCY_HEADER,
+            useDateHeader = false,
+            serverHonoursKeys = false
+        ))]
+        pub fn __construct(
+            maxAttempts: i64,
+            baseMs: i64,
+            capMs: i64,
+            jitter: Bytes<'_>,
+            deadlineMs: Option<i64>,
+            spreadMs: Option<i64>,
+            idempotencyHeader: Bytes<'_>,
+            useDateHeader: bool,
+            serverHonoursKeys: bool,
+        ) -> PhpResult<Self> {
+            const F: &str = "Recuo\\Policy::__construct";
+            guarded(F, || {
+                let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
+                let base = millis(F, 2, "baseMs", baseMs)?;
+                let cap = millis(F, 3, "capMs", capMs)?;
+                let jitter = Jitter::from_name(&jitter.text())
+                    .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
+                let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
+                let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
+                recuo::Policy::builder()
+                    .max_attempts(max_attempts)
+                    .base(Duration::from_millis(base))
+                    .cap(Duration::from_millis(cap))
+                    .jitter(jitter)
+                    .deadline(deadline.map(Duration::from_millis))
+                    .spread(spread.map(Duration::from_millis))
+                    .idempotency_header(idempotencyHeader.text().into_owned())
+                    .use_date_header(useDateHeader)
+                    .server_honours_keys(serverHonoursKeys)
+                    .build()
+                    .map(Policy::from)
+                    .map_err(|e| {
+                        let arg = match e {
+                            ConfigError::ZeroAttempts => Some((1, "maxAttempts")),
+                            ConfigError::EmptyHeaderName => Some((7, "idempotencyHeader")),
+                            _ => None,
+                        };
+                        config_error(F, arg, e)
+                    })
+            })
+        }
 
-    /// Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, a 30 s
-    /// deadline.
-    pub fn guide_b() -> Policy {
-        recuo::Policy::guide_b().into()
-    }
+        /// Guide A: 5 attempts, 200 ms base, 5 s cap, full jitter, no deadline.
+        pub fn guide_a() -> Policy {
+            recuo::Policy::guide_a().into()
+        }
 
-    /// The HTTP adapters' default: guide B's (5 attempts, 1 s to 8 s, a 30 s deadline), with
-    /// an HTTP-date wait measured from the response's own `Date`.
-    pub fn adapters() -> Policy {
-        recuo::Policy::adapters().into()
-    }
+        /// Guide B: 5 attempts (at most 4 retries), 1 s base, 8 s cap, full jitter, a 30 s
+        /// deadline.
+        pub fn guide_b() -> Policy {
+            recuo::Policy::guide_b().into()
+        }
 
-    /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
-    /// at once on a server wait that would not fit, saying when a retry would be allowed.
-    pub fn interactive() -> Policy {
-        recuo::Policy::interactive().into()
-    }
+        /// The HTTP adapters' default: guide B's (5 attempts, 1 s to 8 s, a 30 s deadline), with
+        /// an HTTP-date wait measured from the response's own `Date`.
+        pub fn adapters() -> Policy {
+            recuo::Policy::adapters().into()
+        }
 
-    /// For the requests of a batch: the adapters' policy with no deadline of its own, so
-    /// that the batch's deadline is the one that counts (`Recuo\runBatch()` gives each
-    /// request what is left of it). Outside a batch, give it a deadline.
-    pub fn batch() -> Policy {
-        recuo::Policy::batch().into()
-    }
+        /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+        /// at once on a server wait that would not fit, saying when a retry would be allowed.
+        pub fn interactive() -> Policy {
+            recuo::Policy::interactive().into()
+        }
 
-    /// The policy `$value` describes, in the plain form `toArray()` answers: `max_attempts`,
-    /// `base_ms`, `cap_ms`, `jitter`, `deadline_ms`, `spread_ms`, `idempotency_header`,
-    /// `use_date_header`, `server_honours_keys`, `quota_403_as_rate_limit`, and the maps
-    /// `status_retry` (`[418 => 'always']`), `transport_retry` (`['timeout' => 'never']`) and
-    /// `idempotent_methods` (`['POST' => true]`). A field left out takes guide A's value; `[]`
-    /// is guide A's policy. Throws `Recuo\Exception\ConfigError`: `INVALID_VALUE` for an
-    /// unknown field or a value of the wrong type (`'3'` for a number, a negative duration, a
-    /// float), `UNKNOWN_NAME` for a jitter, rule, transport failure, method or status recuo
-    /// does not know, and the constructor's errors.
-    pub fn from_array(value: &ZendHashTable) -> PhpResult<Policy> {
-        const F: &str = "Recuo\\Policy::fromArray";
-        guarded(F, || policy_of(F, (1, "value"), value).map(Policy::from))
-    }
+        /// For the requests of a batch: the adapters' policy with no deadline of its own, so
+        /// that the batch's deadline is the one that counts (`Recuo\runBatch()` gives each
+        /// request what is left of it). Outside a batch, give it a deadline.
+        pub fn batch() -> Policy {
+            recuo::Policy::batch().into()
+        }
 
-    /// This policy as plain data, the form `fromArray()` reads: every setting written out
-    /// (`null` for no deadline or the default spread), and in the three maps only the rules
-    /// that differ from the default classification (statuses as integer keys, methods in
-    /// capitals). `Policy::fromArray($p->toArray()) == $p`.
-    pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        const F: &str = "Recuo\\Policy::toArray";
-        guarded(F, || decoded_table(F, &self.inner, true))
-    }
+        /// The policy `$value` describes, in the plain form `toArray()` answers: `max_attempts`,
+        /// `base_ms`, `cap_ms`, `jitter`, `deadline_ms`, `spread_ms`, `idempotency_header`,
+        /// `use_date_header`, `server_honours_keys`, `quota_403_as_rate_limit`, and the maps
+        /// `status_retry` (`[418 => 'always']`), `transport_retry` (`['timeout' => 'never']`) and
+        /// `idempotent_methods` (`['POST' => true]`). A field left out takes guide A's value; `[]`
+        /// is guide A's policy. Throws `Recuo\Exception\ConfigError`: `INVALID_VALUE` for an
+        /// unknown field or a value of the wrong type (`'3'` for a number, a negative duration, a
+        /// float), `UNKNOWN_NAME` for a jitter, rule, transport failure, method or status recuo
+        /// does not know, and the constructor's errors.
+        pub fn from_array(value: &ZendHashTable) -> PhpResult<Policy> {
+            const F: &str = "Recuo\\Policy::fromArray";
+            guarded(F, || policy_of(F, (1, "value"), value).map(Policy::from))
+        }
 
-    /// The plain form, for `json_encode()`: as `toArray()`, with the three maps as
-    /// `\stdClass` objects, so that an empty one encodes as `{}`.
-    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        const F: &str = "Recuo\\Policy::jsonSerialize";
-        guarded(F, || decoded_table(F, &self.inner, false))
-    }
+        /// This policy as plain data, the form `fromArray()` reads: every setting written out
+        /// (`null` for no deadline or the default spread), and in the three maps only the rules
+        /// that differ from the default classification (statuses as integer keys, methods in
+        /// capitals). `Policy::fromArray($p->toArray()) == $p`.
+        pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            const F: &str = "Recuo\\Policy::toArray";
+            guarded(F, || decoded_table(F, &self.inner, true))
+        }
 
-    /// The plain form (`toArray()`), for `serialize()`.
-    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        const F: &str = "Recuo\\Policy::__serialize";
-        guarded(F, || decoded_table(F, &self.inner, true))
-    }
+        /// The plain form, for `json_encode()`: as `toArray()`, with the three maps as
+        /// `\stdClass` objects, so that an empty one encodes as `{}`.
+        pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            const F: &str = "Recuo\\Policy::jsonSerialize";
+            guarded(F, || decoded_table(F, &self.inner, false))
+        }
 
-    /// The policy `$data` describes, read as `fromArray()` reads it, for `unserialize()`.
-    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-        const F: &str = "Recuo\\Policy::__unserialize";
-        guarded(F, || {
-            if !self.blank {
-                return Err(crate::errors::already_made(F, "a policy is"));
-            }
-            self.inner = policy_of(F, (1, "data"), data)?;
-            self.blank = false;
-            Ok(())
-        })
-    }
+        /// The plain form (`toArray()`), for `serialize()`.
+        pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            const F: &str = "Recuo\\Policy::__serialize";
+            guarded(F, || decoded_table(F, &self.inner, true))
+        }
 
-    /// Attempts in all, the first included.
-    #[php(getter)]
-    pub fn get_max_attempts(&self) -> i64 {
-        i64::from(self.inner.max_attempts())
-    }
+        /// The policy `$data` describes, read as `fromArray()` reads it, for `unserialize()`.
+        pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+            const F: &str = "Recuo\\Policy::__unserialize";
+            guarded(F, || {
+                if !self.blank {
+                    return Err(crate::errors::already_made(F, "a policy is"));
+                }
+                self.inner = policy_of(F, (1, "data"), data)?;
+                self.blank = false;
+                Ok(())
+            })
+        }
 
-    /// The first backoff window, in milliseconds.
-    #[php(getter)]
-    pub fn get_base_ms(&self) -> i64 {
-        php_int(self.inner.backoff().base_ms())
-    }
+        /// When a status (400-599) is retried: `"never"`, `"if_idempotent"` or `"always"`.
+        pub fn status_retry(&self, status: i64) -> PhpResult<&'static str> {
+            const F: &str = "Recuo\\Policy::statusRetry";
+            guarded(F, || {
+                let code = error_status(F, status)?;
+                Ok(self.inner.rules().status_rule(code).name())
+            })
+        }
 
-    /// The largest backoff window, in milliseconds.
-    #[php(getter)]
-    pub fn get_cap_ms(&self) -> i64 {
-        php_int(self.inner.backoff().cap_ms())
-    }
+        /// A copy of this policy in which `$status` (400-599) is retried `$rule`: `"never"`,
+        /// `"if_idempotent"` or `"always"`.
+        pub fn with_status_retry(&self, status: i64, rule: Bytes<'_>) -> PhpResult<Policy> {
+            const F: &str = "Recuo\\Policy::withStatusRetry";
+            guarded(F, || {
+                let rule = rule_arg(F, 2, rule)?;
+                let mut rules = *self.inner.rules();
+                rules
+                    .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
+                    .map_err(|_| status_error(F, status))?;
+                self.with_rules(F, rules)
+            })
+        }
 
-    /// The jitter mode: `"full"`, `"equal"`, `"decorrelated"` or `"none"`.
-    #[php(getter)]
-    pub fn get_jitter(&self) -> &'static str {
-        self.inner.backoff().jitter().name()
-    }
+        /// When a transport failure (`"connect"`, `"tls"`, `"timeout"`, `"reset"`, `"other"`)
+        /// is retried: `"never"`, `"if_idempotent"` or `"always"`.
+        pub fn transport_retry(&self, error: Bytes<'_>) -> PhpResult<&'static str> {
+            const F: &str = "Recuo\\Policy::transportRetry";
+            guarded(F, || {
+                let kind = transport_arg(F, 1, error, false)?;
+                Ok(self.inner.rules().transport_rule(kind).name())
+            })
+        }
 
-    /// The limit on an operation's total time in milliseconds, from the start of its first
-    /// attempt; null for none.
-    #[php(getter)]
-    pub fn get_deadline_ms(&self) -> Option<i64> {
-        self.inner.deadline_ms().map(php_int)
-    }
+        /// A copy of this policy in which the transport failure `$error` is retried `$rule`.
+        pub fn with_transport_retry(&self, error: Bytes<'_>, rule: Bytes<'_>) -> PhpResult<Policy> {
+            const F: &str = "Recuo\\Policy::withTransportRetry";
+            guarded(F, || {
+                let kind = transport_arg(F, 1, error, false)?;
+                let rule = rule_arg(F, 2, rule)?;
+                let mut rules = *self.inner.rules();
+                rules.set_transport_rule(kind, rule);
+                self.with_rules(F, rules)
+            })
+        }
 
-    /// The fixed spread added to server waits in milliseconds; null for the default,
-    /// `min(window(n), 1000)`.
-    #[php(getter)]
-    pub fn get_spread_ms(&self) -> Option<i64> {
-        self.inner.spread_ms().map(php_int)
-    }
+        /// Whether requests with this method are safe to repeat without an idempotency key
+        /// (matched without regard to case; methods recuo does not know never are).
+        pub fn is_method_idempotent(&self, method: Bytes<'_>) -> PhpResult<bool> {
+            guarded("Recuo\\Policy::isMethodIdempotent", || {
+                Ok(self
+                    .inner
+                    .rules()
+                    .idempotent_methods
+                    .contains(&method.text()))
+            })
+        }
 
-    /// The header the idempotency key is sent in.
-    #[php(getter)]
-    pub fn get_idempotency_header(&self) -> String {
-        self.inner.idempotency_header().to_string()
-    }
+        /// A copy of this policy in which `$method` is (or, with `false`, is not) idempotent.
+        /// Known methods: GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH, CONNECT.
+        #[php(defaults(idempotent = true))]
+        pub fn with_method_idempotent(
+            &self,
+            method: Bytes<'_>,
+            idempotent: bool,
+        ) -> PhpResult<Policy> {
+            const F: &str = "Recuo\\Policy::withMethodIdempotent";
+            guarded(F, || {
+                let name = method.text();
+                let mut rules = *self.inner.rules();
+                rules.idempotent_methods = if idempotent {
+                    rules.idempotent_methods.with(&name).ok_or_else(|| {
+                        value_error(
+                            F,
+                            1,
+                            "method",
+                            "must be GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH or CONNECT",
+                        )
+                    })?
+                } else {
+                    rules.idempotent_methods.without(&name)
+                };
+                self.with_rules(F, rules)
+            })
+        }
 
-    /// Whether a response's `Date` header is "now" when server waits are measured.
-    #[php(getter)]
-    pub fn get_use_date_header(&self) -> bool {
-        self.inner.use_date_header()
-    }
+        /// A copy of this policy in which the server honours (or, with `false`, does not honour)
+        /// idempotency keys.
+        #[php(defaults(honoured = true))]
+        pub fn with_server_honours_keys(&self, honoured: bool) -> PhpResult<Policy> {
+            const F: &str = "Recuo\\Policy::withServerHonoursKeys";
+            guarded(F, || self.changed(F, |b| b.server_honours_keys(honoured)))
+        }
 
-    /// Whether the server honours idempotency keys: a request sent with recuo's own key then
-    /// counts as idempotent.
-    #[php(getter)]
-    pub fn get_server_honours_keys(&self) -> bool {
-        self.inner.server_honours_keys()
+        /// A copy of this policy in which a 403 whose rate-limit headers say the quota is spent
+        /// counts (or, with `false`, does not count) as a 429.
+        #[php(name = "withQuota403IsRateLimit")]
+        pub fn with_quota_403_is_rate_limit(&self, enabled: bool) -> PhpResult<Policy> {
+            const F: &str = "Recuo\\Policy::withQuota403IsRateLimit";
+            guarded(F, || {
+                let mut rules = *self.inner.rules();
+                rules.quota_403_is_rate_limit = enabled;
+                self.with_rules(F, rules)
+            })
+        }
     }
-
-    /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
-    #[php(getter, name = "quota403IsRateLimit")]
-    pub fn get_quota_403_is_rate_limit(&self) -> bool {
-        self.inner.rules().quota_403_is_rate_limit
-    }
-
-    /// When a status (400-599) is retried: `"never"`, `"if_idempotent"` or `"always"`.
-    pub fn status_retry(&self, status: i64) -> PhpResult<&'static str> {
-        const F: &str = "Recuo\\Policy::statusRetry";
-        guarded(F, || {
-            let code = error_status(F, status)?;
-            Ok(self.inner.rules().status_rule(code).name())
-        })
-    }
-
-    /// A copy of this policy in which `$status` (400-599) is retried `$rule`: `"never"`,
-    /// `"if_idempotent"` or `"always"`.
-    pub fn with_status_retry(&self, status: i64, rule: Bytes<'_>) -> PhpResult<Policy> {
-        const F: &str = "Recuo\\Policy::withStatusRetry";
-        guarded(F, || {
-            let rule = rule_arg(F, 2, rule)?;
-            let mut rules = *self.inner.rules();
-            rules
-                .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
-                .map_err(|_| status_error(F, status))?;
-            self.with_rules(F, rules)
-        })
-    }
-
-    /// When a transport failure (`"connect"`, `"tls"`, `"timeout"`, `"reset"`, `"other"`)
-    /// is retried: `"never"`, `"if_idempotent"` or `"always"`.
-    pub fn transport_retry(&self, error: Bytes<'_>) -> PhpResult<&'static str> {
-        const F: &str = "Recuo\\Policy::transportRetry";
-        guarded(F, || {
-            let kind = transport_arg(F, 1, error, false)?;
-            Ok(self.inner.rules().transport_rule(kind).name())
-        })
-    }
-
-    /// A copy of this policy in which the transport failure `$error` is retried `$rule`.
-    pub fn with_transport_retry(&self, error: Bytes<'_>, rule: Bytes<'_>) -> PhpResult<Policy> {
-        const F: &str = "Recuo\\Policy::withTransportRetry";
-        guarded(F, || {
-            let kind = transport_arg(F, 1, error, false)?;
-            let rule = rule_arg(F, 2, rule)?;
-            let mut rules = *self.inner.rules();
-            rules.set_transport_rule(kind, rule);
-            self.with_rules(F, rules)
-        })
-    }
-
-    /// Whether requests with this method are safe to repeat without an idempotency key
-    /// (matched without regard to case; methods recuo does not know never are).
-    pub fn is_method_idempotent(&self, method: Bytes<'_>) -> PhpResult<bool> {
-        guarded("Recuo\\Policy::isMethodIdempotent", || {
-            Ok(self
-                .inner
-                .rules()
-                .idempotent_methods
-                .contains(&method.text()))
-        })
-    }
-
-    /// A copy of this policy in which `$method` is (or, with `false`, is not) idempotent.
-    /// Known methods: GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH, CONNECT.
-    #[php(defaults(idempotent = true))]
-    pub fn with_method_idempotent(&self, method: Bytes<'_>, idempotent: bool) -> PhpResult<Policy> {
-        const F: &str = "Recuo\\Policy::withMethodIdempotent";
-        guarded(F, || {
-            let name = method.text();
-            let mut rules = *self.inner.rules();
-            rules.idempotent_methods = if idempotent {
-                rules.idempotent_methods.with(&name).ok_or_else(|| {
-                    value_error(
-                        F,
-                        1,
-                        "method",
-                        "must be GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH or CONNECT",
-                    )
-                })?
-            } else {
-                rules.idempotent_methods.without(&name)
-            };
-            self.with_rules(F, rules)
-        })
-    }
-
-    /// A copy of this policy in which the server honours (or, with `false`, does not honour)
-    /// idempotency keys.
-    #[php(defaults(honoured = true))]
-    pub fn with_server_honours_keys(&self, honoured: bool) -> PhpResult<Policy> {
-        const F: &str = "Recuo\\Policy::withServerHonoursKeys";
-        guarded(F, || self.changed(F, |b| b.server_honours_keys(honoured)))
-    }
-
-    /// A copy of this policy in which a 403 whose rate-limit headers say the quota is spent
-    /// counts (or, with `false`, does not count) as a 429.
-    #[php(name = "withQuota403IsRateLimit")]
-    pub fn with_quota_403_is_rate_limit(&self, enabled: bool) -> PhpResult<Policy> {
-        const F: &str = "Recuo\\Policy::withQuota403IsRateLimit";
-        guarded(F, || {
-            let mut rules = *self.inner.rules();
-            rules.quota_403_is_rate_limit = enabled;
-            self.with_rules(F, rules)
-        })
-    }
-}
+});

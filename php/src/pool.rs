@@ -16,7 +16,7 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 
 use crate::convert::{count, php_int};
-use crate::errors::{guarded, not_constructible};
+use crate::errors::guarded;
 
 /// Where one loop's attempts come from, as the core's rule answers it: the `remaining`
 /// attempts of its pool, whether the loop is `nested` (its first attempt is already drawn:
@@ -30,70 +30,56 @@ pub struct LoopPool {
     pub(crate) inner: recuo::LoopPool,
 }
 
-#[php_impl]
-impl LoopPool {
-    /// Not constructible from PHP: `choose()` and `afterFirst()` make one.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\LoopPool")
-    }
+php_impl!({
+    impl LoopPool {
+        /// Not constructible from PHP: `choose()` and `afterFirst()` make one.
+        private_constructor!();
+        /// Attempts left in the pool (shared with every loop that draws from it).
+        getter!(get_remaining(self) -> i64 = php_int(u64::from(self.inner.pool.remaining())));
+        /// Whether the loop's first attempt is already drawn.
+        getter!(get_nested(self) -> bool = self.inner.nested);
+        /// Whether the pool is the loop's own: the context's pool until the loop ends.
+        getter!(get_owned(self) -> bool = self.inner.owned);
 
-    /// The pool of a loop of `$maxAttempts` that starts inside `$enclosing` (the pool of the
-    /// outermost loop running in the same context, if any): it joins that pool — unless it
-    /// is an operation of a batch (`$batchOperation`), which owns a pool of its own, as does
-    /// a loop with no enclosing one.
-    #[php(defaults(batchOperation = false))]
-    pub fn choose(
-        enclosing: Option<&LoopPool>,
-        maxAttempts: i64,
-        batchOperation: bool,
-    ) -> PhpResult<Self> {
-        const F: &str = "Recuo\\LoopPool::choose";
-        guarded(F, || {
-            let max = count(F, 2, "maxAttempts", maxAttempts)?;
-            let enclosing = enclosing.map(|e| &e.inner.pool);
-            let inner = recuo::LoopPool::choose(enclosing, max, batchOperation);
-            Ok(LoopPool { inner })
-        })
-    }
+        /// The pool of a loop of `$maxAttempts` that starts inside `$enclosing` (the pool of the
+        /// outermost loop running in the same context, if any): it joins that pool — unless it
+        /// is an operation of a batch (`$batchOperation`), which owns a pool of its own, as does
+        /// a loop with no enclosing one.
+        #[php(defaults(batchOperation = false))]
+        pub fn choose(
+            enclosing: Option<&LoopPool>,
+            maxAttempts: i64,
+            batchOperation: bool,
+        ) -> PhpResult<Self> {
+            const F: &str = "Recuo\\LoopPool::choose";
+            guarded(F, || {
+                let max = count(F, 2, "maxAttempts", maxAttempts)?;
+                let enclosing = enclosing.map(|e| &e.inner.pool);
+                let inner = recuo::LoopPool::choose(enclosing, max, batchOperation);
+                Ok(LoopPool { inner })
+            })
+        }
 
-    /// As `choose()`, for a loop whose first attempt was made before its machine (see
-    /// `Recuo\Operation::startAfterFirst()`): that attempt counts as drawn — from the
-    /// enclosing pool, as a nested loop's first attempt is, or from a pool of its own of
-    /// `$maxAttempts - 1`.
-    #[php(defaults(batchOperation = false))]
-    pub fn after_first(
-        enclosing: Option<&LoopPool>,
-        maxAttempts: i64,
-        batchOperation: bool,
-    ) -> PhpResult<Self> {
-        const F: &str = "Recuo\\LoopPool::afterFirst";
-        guarded(F, || {
-            let max = count(F, 2, "maxAttempts", maxAttempts)?;
-            let enclosing = enclosing.map(|e| &e.inner.pool);
-            let inner = recuo::LoopPool::after_first(enclosing, max, batchOperation);
-            Ok(LoopPool { inner })
-        })
+        /// As `choose()`, for a loop whose first attempt was made before its machine (see
+        /// `Recuo\Operation::startAfterFirst()`): that attempt counts as drawn — from the
+        /// enclosing pool, as a nested loop's first attempt is, or from a pool of its own of
+        /// `$maxAttempts - 1`.
+        #[php(defaults(batchOperation = false))]
+        pub fn after_first(
+            enclosing: Option<&LoopPool>,
+            maxAttempts: i64,
+            batchOperation: bool,
+        ) -> PhpResult<Self> {
+            const F: &str = "Recuo\\LoopPool::afterFirst";
+            guarded(F, || {
+                let max = count(F, 2, "maxAttempts", maxAttempts)?;
+                let enclosing = enclosing.map(|e| &e.inner.pool);
+                let inner = recuo::LoopPool::after_first(enclosing, max, batchOperation);
+                Ok(LoopPool { inner })
+            })
+        }
     }
-
-    /// Attempts left in the pool (shared with every loop that draws from it).
-    #[php(getter)]
-    pub fn get_remaining(&self) -> i64 {
-        php_int(u64::from(self.inner.pool.remaining()))
-    }
-
-    /// Whether the loop's first attempt is already drawn.
-    #[php(getter)]
-    pub fn get_nested(&self) -> bool {
-        self.inner.nested
-    }
-
-    /// Whether the pool is the loop's own: the context's pool until the loop ends.
-    #[php(getter)]
-    pub fn get_owned(&self) -> bool {
-        self.inner.owned
-    }
-}
+});
 
 thread_local! {
     /// The pool of the outermost loop running in each fiber (keyed by the fiber's address;

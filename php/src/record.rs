@@ -18,7 +18,7 @@ use recuo::{
 };
 
 use crate::convert::{count, header_pairs, json_decode, non_negative, Array, Bytes};
-use crate::errors::{guarded, not_constructible, php_error, value_error, value_error_message};
+use crate::errors::{guarded, php_error, value_error, value_error_message};
 use crate::policy::transport_arg;
 
 /// The decision of an attempt that succeeded.
@@ -89,7 +89,6 @@ fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUp
 pub struct RecordFactory;
 
 /// The arguments of an attempt record, checked.
-#[allow(clippy::too_many_arguments)]
 fn attempt_of(
     function: &str,
     startMs: i64,
@@ -176,101 +175,97 @@ fn result_of(
     )))
 }
 
-#[php_impl]
-impl RecordFactory {
-    /// Not constructible: the methods are static.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Record")
-    }
+php_impl!({
+    impl RecordFactory {
+        /// Not constructible: the methods are static.
+        private_constructor!();
 
-    /// The record of one attempt: started at `$startMs` (ms since the Unix epoch), took
-    /// `$elapsedMs`; `$method` and `$url` (redacted here); the `$status` received or the
-    /// transport `$error` (neither: a success with no HTTP meaning); the response's
-    /// `$headers` (only the request id and the wait headers are kept); the `$delayMs` chosen
-    /// before the next attempt; the `$decision` (`done`, `retry`, `give_up`) and its
-    /// `$reason` (a verdict's reason or a give-up reason).
-    #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
-    #[allow(clippy::too_many_arguments)]
-    pub fn attempt(
-        startMs: i64,
-        elapsedMs: i64,
-        method: Bytes<'_>,
-        url: Bytes<'_>,
-        status: Option<i64>,
-        error: Option<Bytes<'_>>,
-        headers: Array<'_>,
-        delayMs: Option<i64>,
-        decision: Bytes<'_>,
-        reason: Bytes<'_>,
-    ) -> PhpResult<ZBox<ZendHashTable>> {
-        const F: &str = "Recuo\\Record::attempt";
-        guarded(F, || {
-            let record = attempt_of(
-                F, startMs, elapsedMs, method, url, status, error, headers, delayMs, decision,
-                reason,
-            )?;
-            record_table(F, &record)
-        })
-    }
+        /// The record of one attempt: started at `$startMs` (ms since the Unix epoch), took
+        /// `$elapsedMs`; `$method` and `$url` (redacted here); the `$status` received or the
+        /// transport `$error` (neither: a success with no HTTP meaning); the response's
+        /// `$headers` (only the request id and the wait headers are kept); the `$delayMs` chosen
+        /// before the next attempt; the `$decision` (`done`, `retry`, `give_up`) and its
+        /// `$reason` (a verdict's reason or a give-up reason).
+        #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
+        pub fn attempt(
+            startMs: i64,
+            elapsedMs: i64,
+            method: Bytes<'_>,
+            url: Bytes<'_>,
+            status: Option<i64>,
+            error: Option<Bytes<'_>>,
+            headers: Array<'_>,
+            delayMs: Option<i64>,
+            decision: Bytes<'_>,
+            reason: Bytes<'_>,
+        ) -> PhpResult<ZBox<ZendHashTable>> {
+            const F: &str = "Recuo\\Record::attempt";
+            guarded(F, || {
+                let record = attempt_of(
+                    F, startMs, elapsedMs, method, url, status, error, headers, delayMs, decision,
+                    reason,
+                )?;
+                record_table(F, &record)
+            })
+        }
 
-    /// As `attempt()`, as the core's JSON line (no newline at the end).
-    #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
-    #[allow(clippy::too_many_arguments)]
-    pub fn attempt_json(
-        startMs: i64,
-        elapsedMs: i64,
-        method: Bytes<'_>,
-        url: Bytes<'_>,
-        status: Option<i64>,
-        error: Option<Bytes<'_>>,
-        headers: Array<'_>,
-        delayMs: Option<i64>,
-        decision: Bytes<'_>,
-        reason: Bytes<'_>,
-    ) -> PhpResult<String> {
-        const F: &str = "Recuo\\Record::attemptJson";
-        guarded(F, || {
-            let record = attempt_of(
-                F, startMs, elapsedMs, method, url, status, error, headers, delayMs, decision,
-                reason,
-            )?;
-            Ok(record.to_json_line())
-        })
-    }
+        /// As `attempt()`, as the core's JSON line (no newline at the end).
+        #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
+        pub fn attempt_json(
+            startMs: i64,
+            elapsedMs: i64,
+            method: Bytes<'_>,
+            url: Bytes<'_>,
+            status: Option<i64>,
+            error: Option<Bytes<'_>>,
+            headers: Array<'_>,
+            delayMs: Option<i64>,
+            decision: Bytes<'_>,
+            reason: Bytes<'_>,
+        ) -> PhpResult<String> {
+            const F: &str = "Recuo\\Record::attemptJson";
+            guarded(F, || {
+                let record = attempt_of(
+                    F, startMs, elapsedMs, method, url, status, error, headers, delayMs, decision,
+                    reason,
+                )?;
+                Ok(record.to_json_line())
+            })
+        }
 
-    /// The record of one operation's result: its first attempt started at `$startMs` (ms
-    /// since the Unix epoch); `$method` and `$url` (redacted here); `$attempts` made;
-    /// `$totalMs` from the start of the first attempt to the end; the give-up `$reason`, or
-    /// null for a success.
-    pub fn result(
-        startMs: i64,
-        method: Bytes<'_>,
-        url: Bytes<'_>,
-        attempts: i64,
-        totalMs: i64,
-        reason: Option<Bytes<'_>>,
-    ) -> PhpResult<ZBox<ZendHashTable>> {
-        const F: &str = "Recuo\\Record::result";
-        guarded(F, || {
-            let record = result_of(F, startMs, method, url, attempts, totalMs, reason)?;
-            record_table(F, &record)
-        })
-    }
+        /// The record of one operation's result: its first attempt started at `$startMs` (ms
+        /// since the Unix epoch); `$method` and `$url` (redacted here); `$attempts` made;
+        /// `$totalMs` from the start of the first attempt to the end; the give-up `$reason`, or
+        /// null for a success.
+        pub fn result(
+            startMs: i64,
+            method: Bytes<'_>,
+            url: Bytes<'_>,
+            attempts: i64,
+            totalMs: i64,
+            reason: Option<Bytes<'_>>,
+        ) -> PhpResult<ZBox<ZendHashTable>> {
+            const F: &str = "Recuo\\Record::result";
+            guarded(F, || {
+                let record = result_of(F, startMs, method, url, attempts, totalMs, reason)?;
+                record_table(F, &record)
+            })
+        }
 
-    /// As `result()`, as the core's JSON line (no newline at the end).
-    pub fn result_json(
-        startMs: i64,
-        method: Bytes<'_>,
-        url: Bytes<'_>,
-        attempts: i64,
-        totalMs: i64,
-        reason: Option<Bytes<'_>>,
-    ) -> PhpResult<String> {
-        const F: &str = "Recuo\\Record::resultJson";
-        guarded(F, || {
-            let record = result_of(F, startMs, method, url, attempts, totalMs, reason)?;
-            Ok(record.to_json_line())
-        })
+        /// As `result()`, as the core's JSON line (no newline at the end).
+        pub fn result_json(
+            startMs: i64,
+            method: Bytes<'_>,
+            url: Bytes<'_>,
+            attempts: i64,
+            totalMs: i64,
+            reason: Option<Bytes<'_>>,
+        ) -> PhpResult<String> {
+            const F: &str = "Recuo\\Record::resultJson";
+            guarded(F, || {
+                let record = result_of(F, startMs, method, url, attempts, totalMs, reason)?;
+                Ok(record.to_json_line())
+            })
+        }
     }
-}
+});

@@ -99,14 +99,4 @@ pub fn who_answered(
     })
 }
 
-/// The functions of this module, for the module's registration (the macros keep their
-/// wrappers private to this module).
-pub fn functions() -> [ext_php_rs::builders::FunctionBuilder<'static>; 5] {
-    [
-        wrap_function!(telemetry_of),
-        wrap_function!(redact_url),
-        wrap_function!(redact_url_detailed),
-        wrap_function!(redact_headers),
-        wrap_function!(who_answered),
-    ]
-}
+php_functions! { telemetry_of, redact_url, redact_url_detailed, redact_headers, who_answered }

@@ -3,12 +3,13 @@
 //! own. `Recuo\runBatch` answers its stats as a `Recuo\Stats`.
 
 use ext_php_rs::boxed::ZBox;
+use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::ZendHashTable;
+use ext_php_rs::types::{ZendHashTable, Zval};
 
 use crate::convert::{count, optional_non_negative, php_int, Bytes};
-use crate::errors::guarded;
+use crate::errors::{guarded, guarded_ok};
 use crate::policy::json_serializable;
 use crate::values::{php_table, read_data};
 use crate::verdict::cause_arg;
@@ -55,175 +56,120 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-#[php_impl]
-impl Stats {
-    /// Empty stats: nothing started, nothing seen (what `merge()` adds up from).
-    pub fn __construct() -> Self {
-        recuo::Stats::default().into()
-    }
+php_impl!({
+    impl Stats {
+        /// First attempts started.
+        getter!(get_initial(self) -> i64 = php_int(self.inner.initial));
+        /// Retries started.
+        getter!(get_retries(self) -> i64 = php_int(self.inner.retries));
+        /// Attempts started: first attempts and retries.
+        getter!(get_starts(self) -> i64 = php_int(self.inner.starts()));
+        /// Operations that succeeded.
+        getter!(get_successes(self) -> i64 = php_int(self.inner.successes));
+        /// Operations that gave up.
+        getter!(get_failures(self) -> i64 = php_int(self.inner.failures));
+        /// Operations never started: the deadline came first.
+        getter!(get_not_started(self) -> i64 = php_int(self.inner.not_started));
+        /// Rate-limited answers seen (429, or a 403 with a spent quota), as classified.
+        getter!(get_throttled(self) -> i64 = php_int(self.inner.throttled));
+        /// 503 answers seen, as classified.
+        getter!(get_unavailable(self) -> i64 = php_int(self.inner.unavailable));
+        /// The shortest time between two consecutive starts, in milliseconds; null with fewer
+        /// than two starts.
+        getter!(get_min_spacing_ms(self) -> Option<f64> = self.inner.min_spacing_ns.map(ms));
+        /// The mean time between consecutive starts, in milliseconds; null with fewer than two
+        /// starts.
+        getter!(get_mean_spacing_ms(self) -> Option<f64> =
+            self.inner.mean_spacing_ns().map(|ns| ns / 1e6));
+        /// The first start, on the monotonic clock (`Recuo\monotonicNs()`); null with none.
+        getter!(get_first_start_ns(self) -> Option<i64> = self.inner.first_start_ns.map(php_int));
+        /// The last start, on the monotonic clock; null with none.
+        getter!(get_last_start_ns(self) -> Option<i64> = self.inner.last_start_ns.map(php_int));
+        /// The most attempts in flight at once.
+        getter!(get_max_in_flight(self) -> i64 = php_int(self.inner.max_in_flight));
 
-    /// The stats whose plain form is `$value` (what `toValue()` answers): `\ValueError` for
-    /// a missing or unknown field or a value of the wrong type.
-    pub fn from_value(value: &ZendHashTable) -> PhpResult<Stats> {
-        const F: &str = "Recuo\\Stats::fromValue";
-        guarded(F, || {
-            Ok(read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, value)?.into())
-        })
-    }
+        /// Empty stats: nothing started, nothing seen (what `merge()` adds up from).
+        pub fn __construct() -> Self {
+            recuo::Stats::default().into()
+        }
 
-    /// The plain form every language shares (snake_case, spacings in nanoseconds): `initial`,
-    /// `retries`, `successes`, `failures`, `not_started`, `throttled`, `unavailable`,
-    /// `min_spacing_ns`, `first_start_ns`, `last_start_ns`, `max_in_flight` — for
-    /// `json_encode()`, a file, or another process.
-    pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        guarded("Recuo\\Stats::toValue", || {
-            php_table("Recuo\\Stats::toValue", &self.inner)
-        })
-    }
+        /// The stats whose plain form is `$value` (what `toValue()` answers): `\ValueError` for
+        /// a missing or unknown field or a value of the wrong type.
+        pub fn from_value(value: &ZendHashTable) -> PhpResult<Stats> {
+            const F: &str = "Recuo\\Stats::fromValue";
+            guarded(F, || {
+                Ok(read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, value)?.into())
+            })
+        }
 
-    /// The plain form (`toValue()`), for `json_encode()`.
-    pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        self.to_value()
-    }
+        /// The plain form every language shares (snake_case, spacings in nanoseconds): `initial`,
+        /// `retries`, `successes`, `failures`, `not_started`, `throttled`, `unavailable`,
+        /// `min_spacing_ns`, `first_start_ns`, `last_start_ns`, `max_in_flight` — for
+        /// `json_encode()`, a file, or another process.
+        pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            guarded("Recuo\\Stats::toValue", || {
+                php_table("Recuo\\Stats::toValue", &self.inner)
+            })
+        }
 
-    /// The plain form (`toValue()`), for `serialize()`.
-    pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        self.to_value()
-    }
+        /// The plain form (`toValue()`), for `json_encode()`.
+        pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            self.to_value()
+        }
 
-    /// The stats `$data` describes, read as `fromValue()` reads it, for `unserialize()`.
-    pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-        const F: &str = "Recuo\\Stats::__unserialize";
-        guarded(F, || {
-            if !self.blank {
-                return Err(crate::errors::already_made(F, "stats are"));
-            }
-            self.inner = read_data(F, (1, "value"), NOT_STATS, data)?;
-            self.blank = false;
-            Ok(())
-        })
-    }
+        /// The plain form (`toValue()`), for `serialize()`.
+        pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            self.to_value()
+        }
 
-    /// First attempts started.
-    #[php(getter)]
-    pub fn get_initial(&self) -> i64 {
-        php_int(self.inner.initial)
-    }
+        /// The stats `$data` describes, read as `fromValue()` reads it, for `unserialize()`.
+        pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
+            const F: &str = "Recuo\\Stats::__unserialize";
+            guarded(F, || {
+                if !self.blank {
+                    return Err(crate::errors::already_made(F, "stats are"));
+                }
+                self.inner = read_data(F, (1, "value"), NOT_STATS, data)?;
+                self.blank = false;
+                Ok(())
+            })
+        }
 
-    /// Retries started.
-    #[php(getter)]
-    pub fn get_retries(&self) -> i64 {
-        php_int(self.inner.retries)
-    }
+        /// Every property, by name: `initial`, `retries`, `starts`, `successes`, `failures`,
+        /// `notStarted`, `throttled`, `unavailable`, `minSpacingMs`, `meanSpacingMs`,
+        /// `firstStartNs`, `lastStartNs`, `maxInFlight`.
+        pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
+            guarded("Recuo\\Stats::toArray", || {
+                let mut out = ZendHashTable::new();
+                for prop in Self::get_metadata().method_properties() {
+                    let mut value = Zval::new();
+                    if let Some(get) = prop.get {
+                        get(self, &mut value)?;
+                    }
+                    out.insert(prop.name, value)?;
+                }
+                Ok(out)
+            })
+        }
 
-    /// Attempts started: first attempts and retries.
-    #[php(getter)]
-    pub fn get_starts(&self) -> i64 {
-        php_int(self.inner.starts())
+        /// These stats and `$other`'s added up, as the core merges them: counts add up; the
+        /// shortest spacing of either and the span of both; `maxInFlight` adds up (an upper
+        /// bound when both ran at once). Neither is changed. A count that would pass
+        /// 2**64 - 1 throws `OverflowException`.
+        pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
+            guarded("Recuo\\Stats::merge", || {
+                self.inner
+                    .merge(&other.inner)
+                    .map(Into::into)
+                    .ok_or_else(|| {
+                        crate::errors::overflow(
+                            "these stats cannot be merged: a count would pass 2**64 - 1",
+                        )
+                    })
+            })
+        }
     }
-
-    /// Operations that succeeded.
-    #[php(getter)]
-    pub fn get_successes(&self) -> i64 {
-        php_int(self.inner.successes)
-    }
-
-    /// Operations that gave up.
-    #[php(getter)]
-    pub fn get_failures(&self) -> i64 {
-        php_int(self.inner.failures)
-    }
-
-    /// Operations never started: the deadline came first.
-    #[php(getter)]
-    pub fn get_not_started(&self) -> i64 {
-        php_int(self.inner.not_started)
-    }
-
-    /// Rate-limited answers seen (429, or a 403 with a spent quota), as classified.
-    #[php(getter)]
-    pub fn get_throttled(&self) -> i64 {
-        php_int(self.inner.throttled)
-    }
-
-    /// 503 answers seen, as classified.
-    #[php(getter)]
-    pub fn get_unavailable(&self) -> i64 {
-        php_int(self.inner.unavailable)
-    }
-
-    /// The shortest time between two consecutive starts, in milliseconds; null with fewer
-    /// than two starts.
-    #[php(getter)]
-    pub fn get_min_spacing_ms(&self) -> Option<f64> {
-        self.inner.min_spacing_ns.map(ms)
-    }
-
-    /// The mean time between consecutive starts, in milliseconds; null with fewer than two
-    /// starts.
-    #[php(getter)]
-    pub fn get_mean_spacing_ms(&self) -> Option<f64> {
-        self.inner.mean_spacing_ns().map(|ns| ns / 1e6)
-    }
-
-    /// The first start, on the monotonic clock (`Recuo\monotonicNs()`); null with none.
-    #[php(getter)]
-    pub fn get_first_start_ns(&self) -> Option<i64> {
-        self.inner.first_start_ns.map(php_int)
-    }
-
-    /// The last start, on the monotonic clock; null with none.
-    #[php(getter)]
-    pub fn get_last_start_ns(&self) -> Option<i64> {
-        self.inner.last_start_ns.map(php_int)
-    }
-
-    /// The most attempts in flight at once.
-    #[php(getter)]
-    pub fn get_max_in_flight(&self) -> i64 {
-        php_int(self.inner.max_in_flight)
-    }
-
-    /// Every property, by name: `initial`, `retries`, `starts`, `successes`, `failures`,
-    /// `notStarted`, `throttled`, `unavailable`, `minSpacingMs`, `meanSpacingMs`,
-    /// `firstStartNs`, `lastStartNs`, `maxInFlight`.
-    pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
-        guarded("Recuo\\Stats::toArray", || {
-            let mut out = ZendHashTable::with_capacity(13);
-            out.insert("initial", self.get_initial())?;
-            out.insert("retries", self.get_retries())?;
-            out.insert("starts", self.get_starts())?;
-            out.insert("successes", self.get_successes())?;
-            out.insert("failures", self.get_failures())?;
-            out.insert("notStarted", self.get_not_started())?;
-            out.insert("throttled", self.get_throttled())?;
-            out.insert("unavailable", self.get_unavailable())?;
-            out.insert("minSpacingMs", self.get_min_spacing_ms())?;
-            out.insert("meanSpacingMs", self.get_mean_spacing_ms())?;
-            out.insert("firstStartNs", self.get_first_start_ns())?;
-            out.insert("lastStartNs", self.get_last_start_ns())?;
-            out.insert("maxInFlight", self.get_max_in_flight())?;
-            Ok(out)
-        })
-    }
-
-    /// These stats and `$other`'s added up, as the core merges them: counts add up; the
-    /// shortest spacing of either and the span of both; `maxInFlight` adds up (an upper
-    /// bound when both ran at once). Neither is changed. A count that would pass
-    /// 2**64 - 1 throws `OverflowException`.
-    pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
-        guarded("Recuo\\Stats::merge", || {
-            self.inner
-                .merge(&other.inner)
-                .map(Into::into)
-                .ok_or_else(|| {
-                    crate::errors::overflow(
-                        "these stats cannot be merged: a count would pass 2**64 - 1",
-                    )
-                })
-        })
-    }
-}
+});
 
 /// Records what a loop of your own does, in one timeline (the core's recorder, the one
 /// `Recuo\runBatch` uses): `start()` and `end()` each attempt, `saw()` each failure's cause,
@@ -259,10 +205,7 @@ impl StatsRecorder {
 
     /// An attempt started earlier is over.
     pub fn end(&self) -> PhpResult<()> {
-        guarded("Recuo\\StatsRecorder::end", || {
-            self.inner.end();
-            Ok(())
-        })
+        guarded_ok("Recuo\\StatsRecorder::end", || self.inner.end())
     }
 
     /// An attempt failed for `$cause`, a verdict's reason (`rate_limited` and `unavailable`
@@ -277,17 +220,15 @@ impl StatsRecorder {
 
     /// An operation ended: it succeeded, or it gave up.
     pub fn finished(&self, success: bool) -> PhpResult<()> {
-        guarded("Recuo\\StatsRecorder::finished", || {
-            self.inner.finished(success);
-            Ok(())
+        guarded_ok("Recuo\\StatsRecorder::finished", || {
+            self.inner.finished(success)
         })
     }
 
     /// An operation was never started.
     pub fn not_started(&self) -> PhpResult<()> {
-        guarded("Recuo\\StatsRecorder::notStarted", || {
-            self.inner.not_started();
-            Ok(())
+        guarded_ok("Recuo\\StatsRecorder::notStarted", || {
+            self.inner.not_started()
         })
     }
 

@@ -355,7 +355,7 @@ impl<T: Face> Given<'_, T> {
             // SAFETY: a live object of the class, whose properties the class declares.
             let slot = unsafe { slot(self.0, entry, prop.name) }
                 .ok_or_else(|| format!("${} is not initialized", prop.name))?;
-            fields.insert(prop.field.to_owned(), plain(slot)?);
+            fields.insert(prop.field.to_owned(), plain_at(slot, 0)?);
         }
         serde_json::from_value(Value::Object(fields)).map_err(|e| e.to_string())
     }
@@ -382,27 +382,20 @@ unsafe fn slot<'a>(object: &'a ZendObject, entry: &ClassEntry, name: &str) -> Op
 /// which hold lists); deeper, or a cycle of references, is not plain data.
 const MAX_DATA_DEPTH: usize = 8;
 
-/// `value`'s plain form as a PHP array: objects as string-keyed arrays, lists as lists, what
-/// `toValue()` answers.
+/// `value`'s plain form as a PHP array, what `toValue()` answers: objects as string-keyed
+/// arrays, lists as lists (for a declared `array` return type).
 ///
 /// # Errors
-/// A `Recuo\Exception\InternalError` when the value has no plain form (a bug in recuo).
-fn php_data<T: Serialize>(function: &str, value: &T) -> PhpResult<Zval> {
-    let plain =
-        serde_json::to_value(value).map_err(|e| internal_error(&format!("{function}(): {e}")))?;
-    any(&plain).map_err(|e| internal_error(&format!("{function}(): {e}")))
-}
-
-/// [`php_data`] of a value whose plain form is an object: the PHP array itself (for a
-/// declared `array` return type).
-///
-/// # Errors
-/// As [`php_data`].
+/// A `Recuo\Exception\InternalError` when the value has no plain form, or one that is not an
+/// object (a bug in recuo).
 pub fn php_table<T: Serialize>(function: &str, value: &T) -> PhpResult<ZBox<ZendHashTable>> {
-    php_data(function, value)?
+    let fail = |e: String| internal_error(&format!("{function}(): {e}"));
+    let plain = serde_json::to_value(value).map_err(|e| fail(e.to_string()))?;
+    any(&plain)
+        .map_err(fail)?
         .array()
         .map(ToOwned::to_owned)
-        .ok_or_else(|| internal_error(&format!("{function}(): the plain form is not an object")))
+        .ok_or_else(|| fail("the plain form is not an object".to_owned()))
 }
 
 /// A PHP array, argument `position` (`$name`) of `function`, read as a `T`'s plain form: a
@@ -455,13 +448,9 @@ fn data_of(zv: &Zval, depth: usize) -> Result<Value, String> {
     }
 }
 
-/// A PHP value as a plain one (lists only, as the table's arrays are).
-fn plain(zv: &Zval) -> Result<Value, String> {
-    plain_at(zv, 0)
-}
-
-/// [`plain`] of a value `depth` lists deep: the declared values' lists hold scalars only, so
-/// a list inside a list is refused (a PHP array may hold itself through a reference).
+/// A PHP value `depth` lists deep as a plain one (lists only, as the table's arrays are): the
+/// declared values' lists hold scalars only, so a list inside a list is refused (a PHP array
+/// may hold itself through a reference).
 fn plain_at(zv: &Zval, depth: usize) -> Result<Value, String> {
     let zv = zv.dereference();
     if zv.is_null() {

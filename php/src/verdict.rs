@@ -12,7 +12,7 @@ use ext_php_rs::prelude::*;
 use recuo::{Outcome, Request, ServerWait};
 
 use crate::convert::{header_pairs, now_ms, optional_non_negative, php_int, Array, Bytes};
-use crate::errors::{guarded, not_constructible, value_error, value_error_message};
+use crate::errors::{guarded, value_error, value_error_message};
 use crate::policy::{transport_arg, Policy};
 
 /// What to do about one outcome: `verdict` is `"retry"`, `"give_up"` or `"success"`;
@@ -65,74 +65,57 @@ pub(crate) fn cause_arg(
     })
 }
 
-#[php_impl]
-impl Verdict {
-    /// Not constructible from PHP: `Recuo\classify` and the static constructors make one.
-    #[php(vis = "private")]
-    pub fn __construct() -> PhpResult<Self> {
-        not_constructible("Recuo\\Verdict")
-    }
-
-    /// A success: nothing to retry (for outcomes that are not HTTP).
-    pub fn success() -> Verdict {
-        recuo::Verdict::Success.into()
-    }
-
-    /// Worth another attempt for `$reason` (`server_error` by default, as the core names a
-    /// caller's own "yes"), after at least `$waitMs` milliseconds when the other side asked
-    /// for a wait.
-    #[php(defaults(reason = RETRY_REASON))]
-    pub fn retry(waitMs: Option<i64>, reason: Bytes<'_>) -> PhpResult<Verdict> {
-        const F: &str = "Recuo\\Verdict::retry";
-        guarded(F, || {
-            let wait = optional_non_negative(F, 1, "waitMs", waitMs)?;
-            Ok(recuo::Verdict::Retry {
-                cause: cause_arg(F, (2, "reason"), reason, false)?,
-                server_wait: wait.map(ServerWait::Ms),
-            }
-            .into())
-        })
-    }
-
-    /// Not worth another attempt, for `$reason` (`permanent` by default).
-    #[php(defaults(reason = GIVE_UP_REASON))]
-    pub fn give_up(reason: Bytes<'_>) -> PhpResult<Verdict> {
-        const F: &str = "Recuo\\Verdict::giveUp";
-        guarded(F, || {
-            let cause = cause_arg(F, (1, "reason"), reason, false)?;
-            Ok(recuo::Verdict::GiveUp { cause }.into())
-        })
-    }
-
-    /// `"retry"`, `"give_up"` or `"success"`.
-    #[php(getter)]
-    pub fn get_verdict(&self) -> &'static str {
-        self.inner.name()
-    }
-
-    /// Why: the cause's name (`rate_limited`, `not_idempotent`, `permanent`, …).
-    #[php(getter)]
-    pub fn get_reason(&self) -> &'static str {
-        self.inner.cause().name()
-    }
-
-    /// The wait the server asked for, in milliseconds; null when it asked for none or for
-    /// one too long to count (see `waitUnbounded`).
-    #[php(getter)]
-    pub fn get_wait_ms(&self) -> Option<i64> {
-        self.inner
+php_impl!({
+    impl Verdict {
+        /// Not constructible from PHP: `Recuo\classify` and the static constructors make one.
+        private_constructor!();
+        /// `"retry"`, `"give_up"` or `"success"`.
+        getter!(get_verdict(self) -> &'static str = self.inner.name());
+        /// Why: the cause's name (`rate_limited`, `not_idempotent`, `permanent`, …).
+        getter!(get_reason(self) -> &'static str = self.inner.cause().name());
+        /// The wait the server asked for, in milliseconds; null when it asked for none or for
+        /// one too long to count (see `waitUnbounded`).
+        getter!(get_wait_ms(self) -> Option<i64> = self.inner
             .server_wait()
             .and_then(ServerWait::ms)
-            .map(php_int)
-    }
+            .map(php_int));
+        /// Whether the server asked for a wait too long to honour: a retry gives up
+        /// (`wait_exceeds_deadline`).
+        getter!(get_wait_unbounded(self) -> bool =
+            self.inner.server_wait() == Some(ServerWait::Unbounded));
 
-    /// Whether the server asked for a wait too long to honour: a retry gives up
-    /// (`wait_exceeds_deadline`).
-    #[php(getter)]
-    pub fn get_wait_unbounded(&self) -> bool {
-        self.inner.server_wait() == Some(ServerWait::Unbounded)
+        /// A success: nothing to retry (for outcomes that are not HTTP).
+        pub fn success() -> Verdict {
+            recuo::Verdict::Success.into()
+        }
+
+        /// Worth another attempt for `$reason` (`server_error` by default, as the core names a
+        /// caller's own "yes"), after at least `$waitMs` milliseconds when the other side asked
+        /// for a wait.
+        #[php(defaults(reason = RETRY_REASON))]
+        pub fn retry(waitMs: Option<i64>, reason: Bytes<'_>) -> PhpResult<Verdict> {
+            const F: &str = "Recuo\\Verdict::retry";
+            guarded(F, || {
+                let wait = optional_non_negative(F, 1, "waitMs", waitMs)?;
+                Ok(recuo::Verdict::Retry {
+                    cause: cause_arg(F, (2, "reason"), reason, false)?,
+                    server_wait: wait.map(ServerWait::Ms),
+                }
+                .into())
+            })
+        }
+
+        /// Not worth another attempt, for `$reason` (`permanent` by default).
+        #[php(defaults(reason = GIVE_UP_REASON))]
+        pub fn give_up(reason: Bytes<'_>) -> PhpResult<Verdict> {
+            const F: &str = "Recuo\\Verdict::giveUp";
+            guarded(F, || {
+                let cause = cause_arg(F, (1, "reason"), reason, false)?;
+                Ok(recuo::Verdict::GiveUp { cause }.into())
+            })
+        }
     }
-}
+});
 
 /// An outcome as PHP code gives it: exactly one of `$status`, argument `position` of
 /// `function`, and the transport failure `$error`, the next one.
@@ -198,8 +181,4 @@ pub fn classify(
     })
 }
 
-/// `Recuo\classify`, for the module's registration (the macros keep the function's wrapper
-/// private to this module).
-pub fn classify_function() -> ext_php_rs::builders::FunctionBuilder<'static> {
-    wrap_function!(classify)
-}
+php_functions!(classify);
