@@ -58,6 +58,31 @@ macro_rules! readers {
 }
 pub(crate) use readers;
 
+/// A class's `#[pymethods]`, its plain getters declared one a line before its other methods:
+/// in `get(self) { ... }`, `/// doc` and `name -> T = expression;` is the getter
+/// `fn name(&self) -> T { expression }`, and `name(py) -> T = ...` takes `py: Python<'_>` too.
+macro_rules! methods {
+    (impl $class:ty {
+        get($s:ident) {
+            $($(#[$doc:meta])* $name:ident $(($py:ident))? -> $t:ty = $e:expr;)*
+        }
+        $($rest:tt)*
+    }) => {
+        #[pymethods]
+        impl $class {
+            $(
+                $(#[$doc])*
+                #[getter]
+                fn $name(&$s $(, $py: Python<'_>)?) -> $t {
+                    $e
+                }
+            )*
+            $($rest)*
+        }
+    };
+}
+pub(crate) use methods;
+
 /// `TypeError`: `{what} must be {expected}, not {the type's name of value}`.
 pub(crate) fn must_be(value: &Bound<'_, PyAny>, what: &str, expected: &str) -> PyErr {
     PyTypeError::new_err(format!(
@@ -279,11 +304,6 @@ pub(crate) fn mono_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     clock_arg(value, "now_ms")
 }
 
-/// Milliseconds since the Unix epoch by the system clock (negative before 1970).
-pub(crate) fn system_now_ms() -> i64 {
-    recuo::unix_now_ms()
-}
-
 /// A callable argument, or `TypeError`.
 pub(crate) fn require_callable(value: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
     if value.is_callable() {
@@ -304,19 +324,15 @@ pub(crate) fn opt_callable<'a, 'py>(
     }
 }
 
-/// Bytes as text, one character per byte (ISO-8859-1, HTTP's historical header charset), so
-/// that no byte is lost and non-ASCII bytes stay non-ASCII for the core to refuse.
-pub(crate) fn latin1(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| char::from(b)).collect()
-}
-
 /// Header bytes as text: UTF-8 when they are valid UTF-8, else ISO-8859-1 (one character per
 /// byte), as `httpx` decodes headers. Never an error, never a byte lost or left raw; ASCII
 /// — everything a rule of the core reads — is the same either way.
 pub(crate) fn header_bytes_text(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => text.to_owned(),
-        Err(_) => latin1(bytes),
+        // One character per byte (ISO-8859-1, HTTP's historical header charset): no byte is
+        // lost, and non-ASCII bytes stay non-ASCII for the core to refuse.
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
     }
 }
 
@@ -334,12 +350,6 @@ fn str_or_bytes(
         return Ok(bytes_text(bytes.as_bytes()));
     }
     Err(must_be(value, what, "str or bytes"))
-}
-
-/// Header text: a `str` (lone surrogates become U+FFFD), or `bytes` read by
-/// [`header_bytes_text`].
-pub(crate) fn header_text(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
-    str_or_bytes(value, what, header_bytes_text)
 }
 
 /// URL bytes as text: valid UTF-8 as it is, every other byte percent-encoded (`%FF`), as a
@@ -483,8 +493,8 @@ pub(crate) fn headers_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(Str
             return Err(bad_pair());
         };
         headers.push((
-            header_text(name, "a header name")?,
-            header_text(value, "a header value")?,
+            str_or_bytes(name, "a header name", header_bytes_text)?,
+            str_or_bytes(value, "a header value", header_bytes_text)?,
         ));
     }
     Ok(headers)

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 
 use recuo::{AttemptPool, IdempotencyKey, Outcome, Seen};
 
-use crate::args::{headers_arg, locked};
+use crate::args::{headers_arg, locked, methods};
 use crate::record::{record_status_arg, Notes};
 
 /// One operation's idempotency key, made at its first use and then shared by every attempt.
@@ -102,8 +102,18 @@ pub(crate) enum FramePool {
     },
 }
 
-#[pymethods]
+methods! {
 impl PyAttempt {
+    get(self) {
+        /// The attempt's number: 0 for the first attempt, 1 for the first retry, …
+        number -> u32 = self.number;
+        /// The operation's idempotency key (UUID v4 text): the same on every attempt of this
+        /// operation, never shared with another. Made at its first use.
+        idempotency_key -> String = key_of(self.key.get()).to_string();
+        /// The header to send the key in (the policy's, ``"Idempotency-Key"`` by default).
+        idempotency_header -> &str = &self.header;
+    }
+
     /// For the records: this attempt sends ``method`` to ``url`` (a ``str`` or ``bytes``;
     /// redacted in every record). It replaces the loop's ``request=`` for this attempt's
     /// record and the operation's result.
@@ -133,25 +143,6 @@ impl PyAttempt {
         Ok(())
     }
 
-    /// The attempt's number: 0 for the first attempt, 1 for the first retry, …
-    #[getter]
-    fn number(&self) -> u32 {
-        self.number
-    }
-
-    /// The operation's idempotency key (UUID v4 text): the same on every attempt of this
-    /// operation, never shared with another. Made at its first use.
-    #[getter]
-    fn idempotency_key(&self) -> String {
-        key_of(self.key.get()).to_string()
-    }
-
-    /// The header to send the key in (the policy's, ``"Idempotency-Key"`` by default).
-    #[getter]
-    fn idempotency_header(&self) -> &str {
-        &self.header
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "Attempt(number={}, idempotency_header={})",
@@ -159,6 +150,7 @@ impl PyAttempt {
             crate::args::str_repr(&self.header)
         )
     }
+}
 }
 
 /// A new idempotency key: a random UUID v4 from the operating system's random source,

@@ -26,7 +26,8 @@ use recuo::{
 };
 
 use crate::args::{
-    int_arg, locked, must_be, opt_callable, opt_repr, opt_secs_to_ms, require_callable, Int,
+    int_arg, locked, methods, must_be, opt_callable, opt_repr, opt_secs_to_ms, require_callable,
+    Int,
 };
 use crate::call::{Call, Effects, Env};
 use crate::driver::{drive_python, Driven};
@@ -38,51 +39,6 @@ use crate::record::log_record;
 use crate::sleep::SLEEP_SLICE;
 use crate::values::{instance, plain_object, read_as, rebuilt_by, value_of};
 
-/// How one operation ended, as the workers leave it.
-enum Ended {
-    Succeeded {
-        value: Py<PyAny>,
-        attempts: u32,
-    },
-    GaveUp {
-        error: PyErr,
-        report: Report,
-    },
-    NotStarted {
-        reason: GiveUpReason,
-        stopped_by: Option<GiveUpReason>,
-    },
-}
-
-impl Ended {
-    /// How the operation ended, as the batch's queue counts it.
-    fn end(&self) -> BatchEnd {
-        match self {
-            Ended::Succeeded { .. } => BatchEnd::Succeeded,
-            Ended::GaveUp { report, .. } => BatchEnd::GaveUp {
-                reason: report.reason.unwrap_or(GiveUpReason::Cancelled),
-                stopped_by: report.stopped_by,
-            },
-            Ended::NotStarted { reason, stopped_by } => BatchEnd::NotStarted {
-                reason: *reason,
-                stopped_by: *stopped_by,
-            },
-        }
-    }
-
-    /// An operation that did not run: how the batch ended it (the core's [`BatchEnd`]).
-    fn not_started(end: BatchEnd) -> Self {
-        match end {
-            BatchEnd::NotStarted { reason, stopped_by }
-            | BatchEnd::GaveUp { reason, stopped_by } => Ended::NotStarted { reason, stopped_by },
-            BatchEnd::Succeeded => Ended::NotStarted {
-                reason: GiveUpReason::Cancelled,
-                stopped_by: None,
-            },
-        }
-    }
-}
-
 /// What the workers share.
 struct Queue<'a> {
     ops: Vec<Py<PyAny>>,
@@ -90,7 +46,7 @@ struct Queue<'a> {
     classify: Option<Py<PyAny>>,
     queue: Mutex<BatchQueue>,
     clock: SystemClock,
-    results: Vec<Mutex<Option<Ended>>>,
+    results: Vec<Mutex<Option<PyBatchResult>>>,
     recorder: StatsRecorder,
     /// Cancelled when the queue stops, on Ctrl-C, or when a classifier raised: wakes every
     /// operation that waits.
@@ -123,13 +79,16 @@ impl Queue<'_> {
                     index,
                     reason,
                     stopped_by,
-                } => (index, Ended::NotStarted { reason, stopped_by }),
+                } => (
+                    index,
+                    PyBatchResult::not_started(BatchEnd::NotStarted { reason, stopped_by }),
+                ),
                 Next::Start { index, policy } => {
                     let ended = self.run_one(py, index, &policy);
-                    let reason = match &ended {
-                        Ended::GaveUp { report, .. } => report.reason,
-                        _ => None,
-                    };
+                    let reason = ended
+                        .plain
+                        .reason
+                        .filter(|_| ended.plain.status == BatchStatus::GaveUp);
                     if self.lock().finished(index, reason) {
                         self.stop.cancel();
                     }
@@ -192,7 +151,7 @@ impl Queue<'_> {
         self.stop.cancel();
     }
 
-    fn run_one(&self, py: Python<'_>, i: usize, policy: &Policy) -> Ended {
+    fn run_one(&self, py: Python<'_>, i: usize, policy: &Policy) -> PyBatchResult {
         let classify = self.classify.as_ref().map(|c| c.bind(py).clone());
         let effects = Effects {
             classify: classify.as_ref(),
@@ -231,19 +190,20 @@ impl Queue<'_> {
                 outcome: Ok(value),
                 done,
                 ..
-            }) => Ended::Succeeded {
-                value,
-                attempts: done.map_or(1, |r| r.attempts),
-            },
+            }) => {
+                let attempts = done.map_or(1, |r| r.attempts);
+                PyBatchResult::new(BatchEnd::Succeeded, attempts, None, Some(value), None)
+            }
             Ok(Driven {
                 outcome: Err(Stopped::GaveUp(gave_up)),
                 ..
             }) => match (BatchEnd::of(&gave_up.report, false), gave_up.error) {
-                (BatchEnd::GaveUp { .. }, Some(error)) => Ended::GaveUp {
-                    error,
-                    report: gave_up.report,
-                },
-                (end, _) => Ended::not_started(end),
+                (end @ BatchEnd::GaveUp { .. }, Some(error)) => {
+                    let (attempts, error) = (gave_up.report.attempts, error.into_value(py));
+                    let report = Some(gave_up.report);
+                    PyBatchResult::new(end, attempts, report, None, Some(error.into_any()))
+                }
+                (end, _) => PyBatchResult::not_started(end),
             },
             Ok(Driven {
                 outcome: Err(Stopped::Aborted(error)),
@@ -251,7 +211,7 @@ impl Queue<'_> {
             })
             | Err(error) => {
                 self.abort(error);
-                Ended::not_started(BatchEnd::UNREACHED)
+                PyBatchResult::not_started(BatchEnd::UNREACHED)
             }
         }
     }
@@ -333,7 +293,6 @@ fn operations_arg(py: Python<'_>, operations: &Bound<'_, PyAny>) -> PyResult<Vec
 /// operation included), ``ValueError`` for ``workers < 1``, ``recuo.ConfigError`` for a bad
 /// deadline.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (operations, *, policy = None, gate = None, workers = 1, deadline = None, classify = None, stop_when_a_wait_exceeds_the_deadline = false, on_progress = None))]
 pub(crate) fn run_batch(
     py: Python<'_>,
@@ -435,13 +394,12 @@ pub(crate) fn run_batch(
         .results
         .into_iter()
         .map(|slot| {
-            let ended = slot
-                .into_inner()
+            slot.into_inner()
                 .unwrap_or_else(PoisonError::into_inner)
-                .unwrap_or_else(|| Ended::not_started(BatchEnd::UNREACHED));
-            PyBatchResult::from_ended(py, ended)
+                .unwrap_or_else(|| PyBatchResult::not_started(BatchEnd::UNREACHED))
         })
         .collect::<Vec<_>>();
+    let results = PyTuple::new(py, results)?;
     report_from(py, results, &queue.recorder.snapshot(), started.elapsed())
 }
 
@@ -459,25 +417,36 @@ pub(crate) struct PyBatchResult {
 }
 
 impl PyBatchResult {
-    fn from_ended(py: Python<'_>, ended: Ended) -> Self {
-        let end = ended.end();
-        let (attempts, report, value, error) = match ended {
-            Ended::Succeeded { value, attempts } => (attempts, None, Some(value), None),
-            Ended::GaveUp { error, report } => {
-                let error = error.into_value(py).into_any();
-                (report.attempts, Some(report), None, Some(error))
-            }
-            Ended::NotStarted { .. } => (0, None, None, None),
-        };
+    /// An operation that ended as `end` after `attempts` attempts, with its `report` when it
+    /// gave up, and its value or its last exception.
+    fn new(
+        end: BatchEnd,
+        attempts: u32,
+        report: Option<Report>,
+        value: Option<Py<PyAny>>,
+        error: Option<Py<PyAny>>,
+    ) -> Self {
+        let plain = BatchResultValue::of(end, attempts, report);
         PyBatchResult {
-            plain: BatchResultValue::of(end, attempts, report),
+            plain,
             value,
             error,
         }
     }
 
-    const fn status_name(&self) -> &'static str {
-        self.plain.status.name()
+    /// An operation that did not run: how the batch ended it (the core's [`BatchEnd`]).
+    fn not_started(end: BatchEnd) -> Self {
+        let reason = end.reason().unwrap_or(GiveUpReason::Cancelled);
+        let end = BatchEnd::NotStarted {
+            reason,
+            stopped_by: end.stopped_by(),
+        };
+        Self::new(end, 0, None, None, None)
+    }
+
+    /// How the operation ended, as the batch's queue counts it.
+    fn end(&self) -> BatchEnd {
+        self.plain.end().unwrap_or(BatchEnd::UNREACHED)
     }
 }
 
@@ -501,56 +470,31 @@ fn result_from(
     })
 }
 
-#[pymethods]
+methods! {
 impl PyBatchResult {
-    /// ``"succeeded"``, ``"gave_up"`` or ``"not_started"``.
-    #[getter]
-    fn status(&self) -> &'static str {
-        self.status_name()
-    }
-
-    /// The operation's value when it succeeded, else ``None``.
-    #[getter]
-    fn value(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.value.as_ref().map(|v| v.clone_ref(py))
-    }
-
-    /// The operation's last exception (the very object) when it gave up, else ``None``.
-    #[getter]
-    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.error.as_ref().map(|e| e.clone_ref(py))
-    }
-
-    /// Why it gave up (``"permanent"``, ``"attempts_exhausted"``,
-    /// ``"wait_exceeds_deadline"``, ``"budget_exhausted"``, ``"cancelled"``,
-    /// ``"queue_stopped"``) or was not started (``"wait_exceeds_deadline"``: the batch's
-    /// deadline had passed; ``"queue_stopped"``; ``"cancelled"``); ``None`` for a success.
-    #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        self.plain.reason.map(GiveUpReason::name)
-    }
-
-    /// For ``"queue_stopped"``: the reason that stopped the queue (another operation's);
-    /// else ``None``.
-    #[getter]
-    fn stopped_by(&self) -> Option<&'static str> {
-        self.plain.stopped_by.map(GiveUpReason::name)
-    }
-
-    /// The report of an operation that gave up, else ``None``.
-    #[getter]
-    fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        self.plain
+    get(self) {
+        /// ``"succeeded"``, ``"gave_up"`` or ``"not_started"``.
+        status -> &'static str = self.plain.status.name();
+        /// The operation's value when it succeeded, else ``None``.
+        value(py) -> Option<Py<PyAny>> = self.value.as_ref().map(|v| v.clone_ref(py));
+        /// The operation's last exception (the very object) when it gave up, else ``None``.
+        error(py) -> Option<Py<PyAny>> = self.error.as_ref().map(|e| e.clone_ref(py));
+        /// Why it gave up (``"permanent"``, ``"attempts_exhausted"``,
+        /// ``"wait_exceeds_deadline"``, ``"budget_exhausted"``, ``"cancelled"``,
+        /// ``"queue_stopped"``) or was not started (``"wait_exceeds_deadline"``: the batch's
+        /// deadline had passed; ``"queue_stopped"``; ``"cancelled"``); ``None`` for a success.
+        reason -> Option<&'static str> = self.plain.reason.map(GiveUpReason::name);
+        /// For ``"queue_stopped"``: the reason that stopped the queue (another operation's);
+        /// else ``None``.
+        stopped_by -> Option<&'static str> = self.plain.stopped_by.map(GiveUpReason::name);
+        /// The report of an operation that gave up, else ``None``.
+        report(py) -> PyResult<Option<Py<PyAny>>> = self.plain
             .report
             .as_ref()
             .map(|report| instance(py, "Report", report))
-            .transpose()
-    }
-
-    /// The calls made of the operation.
-    #[getter]
-    fn attempts(&self) -> u32 {
-        self.plain.attempts
+            .transpose();
+        /// The calls made of the operation.
+        attempts -> u32 = self.plain.attempts;
     }
 
     /// The plain form: ``status``, ``reason``, ``stopped_by``, ``attempts`` and ``report``
@@ -595,6 +539,7 @@ impl PyBatchResult {
         })
     }
 }
+}
 
 /// A batch result rebuilt from its pickle: the plain form, the value and the error.
 /// Private: ``BatchResult.__reduce__``.
@@ -637,15 +582,15 @@ impl PyBatchReport {
     }
 }
 
-/// A report of `results`, `stats` and `elapsed`.
+/// A report of `results` (a tuple of `BatchResult`s), `stats` and `elapsed`.
 fn report_from(
     py: Python<'_>,
-    results: Vec<PyBatchResult>,
+    results: Bound<'_, PyTuple>,
     stats: &Stats,
     elapsed: Duration,
 ) -> PyResult<PyBatchReport> {
     Ok(PyBatchReport {
-        results: PyTuple::new(py, results)?.unbind(),
+        results: results.unbind(),
         stats: instance(py, "Stats", stats)?,
         successes: stats.successes,
         elapsed,
@@ -663,38 +608,26 @@ pub(crate) fn batch_report(
     elapsed_ms: u64,
 ) -> PyResult<PyBatchReport> {
     let stats: Stats = read_as(stats, "Stats")?;
-    let results = results
-        .iter()
-        .map(|r| {
-            let r = r.cast::<PyBatchResult>()?.get();
-            Ok(PyBatchResult {
-                plain: r.plain.clone(),
-                value: r.value(py),
-                error: r.error(py),
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    report_from(py, results, &stats, Duration::from_millis(elapsed_ms))
+    for result in results {
+        result.cast::<PyBatchResult>()?;
+    }
+    report_from(
+        py,
+        results.clone(),
+        &stats,
+        Duration::from_millis(elapsed_ms),
+    )
 }
 
-#[pymethods]
+methods! {
 impl PyBatchReport {
-    /// One ``BatchResult`` per operation, in the order given.
-    #[getter]
-    fn results(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.results.clone_ref(py)
-    }
-
-    /// The batch's stats.
-    #[getter]
-    fn stats(&self, py: Python<'_>) -> Py<PyAny> {
-        self.stats.clone_ref(py)
-    }
-
-    /// How long the batch took, in seconds.
-    #[getter]
-    fn elapsed(&self) -> f64 {
-        self.elapsed.as_secs_f64()
+    get(self) {
+        /// One ``BatchResult`` per operation, in the order given.
+        results(py) -> Py<PyTuple> = self.results.clone_ref(py);
+        /// The batch's stats.
+        stats(py) -> Py<PyAny> = self.stats.clone_ref(py);
+        /// How long the batch took, in seconds.
+        elapsed -> f64 = self.elapsed.as_secs_f64();
     }
 
     /// The plain form: ``results`` (each result's ``to_dict()``), ``stats`` (the stats'
@@ -715,7 +648,7 @@ impl PyBatchReport {
             .map(|r| result_from(&plain_object(py, r)?, None, None))
             .collect::<PyResult<Vec<_>>>()?;
         let elapsed = Duration::from_millis(plain.elapsed_ms);
-        report_from(py, results, &plain.stats, elapsed)
+        report_from(py, PyTuple::new(py, results)?, &plain.stats, elapsed)
     }
 
     /// Pickles as its results (each with its value and error) and its plain stats and time.
@@ -737,4 +670,5 @@ impl PyBatchReport {
             self.successes
         )
     }
+}
 }

@@ -78,13 +78,3 @@ pub(crate) fn vars(py: Python<'_>) -> PyResult<&'static Vars> {
         })
     })
 }
-
-/// `ContextVar[_AttemptPool | None]`: the pool of the outermost loop running in this context.
-pub(crate) fn pool_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    Ok(vars(py)?.pool.var.bind(py).clone())
-}
-
-/// `ContextVar[Attempt | None]`: the attempt being made in this context.
-pub(crate) fn attempt_var(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    Ok(vars(py)?.attempt.var.bind(py).clone())
-}

@@ -234,7 +234,6 @@ impl Driver for PyDriver<'_, '_> {
 /// Runs `call` as the machine `op` (with `build`'s settings; its attempt pool `scope`'s)
 /// says, in `env`, from its start — or from the outcome of its first attempt, made before it
 /// (`first`): the core's `drive_from` with Python's effects.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn drive_python<'py>(
     py: Python<'py>,
     op: Operation,

@@ -15,6 +15,8 @@ use std::sync::{Arc, OnceLock};
 
 use pyo3::prelude::*;
 
+use recuo::http::DEFAULT_IDEMPOTENCY_HEADER;
+
 use crate::args::seed_arg;
 use crate::attempt::{FramePool, Lazy, PyAttempt};
 use crate::call::Call;
@@ -41,7 +43,7 @@ pub(crate) struct First<'py> {
 /// every first attempt that sends it rather than made for each.
 fn header_of(name: Option<&str>) -> Arc<str> {
     static DEFAULT: OnceLock<Arc<str>> = OnceLock::new();
-    let default = DEFAULT.get_or_init(|| Arc::from(recuo::Policy::default().idempotency_header()));
+    let default = DEFAULT.get_or_init(|| Arc::from(DEFAULT_IDEMPOTENCY_HEADER));
     match name {
         Some(name) if name != &**default => Arc::from(name),
         _ => Arc::clone(default),
@@ -71,7 +73,7 @@ fn first_frame<'py>(
             } => *spare_max == max_attempts,
             _ => false,
         };
-        let name = header.unwrap_or_else(|| default_header());
+        let name = header.unwrap_or(DEFAULT_IDEMPOTENCY_HEADER);
         if fits && *frame.get().header == *name {
             return Ok(frame.into_bound(py));
         }
@@ -91,12 +93,6 @@ fn first_frame<'py>(
             pool,
         },
     )
-}
-
-/// The default policy's idempotency header.
-fn default_header() -> &'static str {
-    static DEFAULT: OnceLock<String> = OnceLock::new();
-    DEFAULT.get_or_init(|| recuo::Policy::default().idempotency_header().to_owned())
 }
 
 /// Keeps `frame`, the `Attempt` of a first attempt that succeeded before its machine, as
@@ -167,7 +163,6 @@ pub(crate) fn asyncio_first_attempt<'py>(
 /// pool was set. Tell it the attempt's outcome next. Private.
 #[pyfunction]
 #[pyo3(name = "_operation_after_first", signature = (policy, seed, gate, request, first, now_ms, unix_ms, /))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn operation_after_first(
     py: Python<'_>,
     policy: PyRef<'_, PyPolicy>,

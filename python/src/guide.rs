@@ -3,15 +3,14 @@
 //! (“HTTP 429: interpretar Retry-After e repetir pedidos com segurança”), with the Retry-After reader and the
 //! backoff window beside them.
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use recuo::{units, Backoff, ComRetry, LazyJitterRng, RetryAfter};
 
 use crate::args::{
-    attempt_arg, base_arg, base_ms_arg, cap_ms_arg, config_error, maximo_arg, now_ms_arg,
-    opt_callable, prazo_arg, require_callable, seed_arg, system_now_ms, tentativas_arg, type_name,
+    attempt_arg, base_arg, base_ms_arg, cap_ms_arg, config_error, maximo_arg, must_be, now_ms_arg,
+    opt_callable, prazo_arg, require_callable, seed_arg, tentativas_arg,
 };
 use crate::call::{Call, Effects};
 use crate::limits::gate_arg;
@@ -24,7 +23,7 @@ use crate::runner::{run_blocking, Shape};
 /// (lone surrogates) goes with its surrogates encoded, so the core sees non-ASCII bytes and
 /// answers for them as it does for any other.
 fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<RetryAfter> {
-    let now = now_ms.unwrap_or_else(system_now_ms);
+    let now = now_ms.unwrap_or_else(recuo::unix_now_ms);
     if value.is_none() {
         return Ok(recuo::parse_retry_after("", now));
     }
@@ -43,10 +42,7 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
             }
         });
     }
-    Err(PyTypeError::new_err(format!(
-        "retry_after must be str, bytes or None, not {}",
-        type_name(value)
-    )))
+    Err(must_be(value, "retry_after", "str, bytes or None"))
 }
 
 /// The retry loop of “Como repetir requisições com backoff exponencial (retry)”: call
@@ -88,7 +84,6 @@ fn read_retry_after(value: &Bound<'_, PyAny>, now_ms: Option<i64>) -> PyResult<R
     signature = (tarefa, tentativas = 5, base = 0.2, maximo = 5.0, repetir_se = None, *, prazo = None, ao_repetir = None, seed = None, sleep = None, gate = None, request = None),
     text_signature = "(tarefa, tentativas=5, base=0.2, maximo=5.0, repetir_se=None, *, prazo=None, ao_repetir=None, seed=None, sleep=None, gate=None, request=None)"
 )]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn com_retry(
     py: Python<'_>,
     tarefa: &Bound<'_, PyAny>,
@@ -170,7 +165,7 @@ pub(crate) fn retry_delay_ms(
     let mut rng = LazyJitterRng::new(seed);
     if let Ok(text) = retry_after.cast::<PyString>() {
         if let Ok(utf8) = text.to_cow() {
-            let now = now_ms.unwrap_or_else(system_now_ms);
+            let now = now_ms.unwrap_or_else(recuo::unix_now_ms);
             return Ok(recuo::retry_delay_ms(Some(&utf8), attempt, now, &mut rng));
         }
     }

@@ -4,7 +4,7 @@
 //! (`_request_plan`, `_ending`, `_give_up_message`). Nothing here decides: each answer is
 //! the core's.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -35,17 +35,13 @@ pub(crate) fn last_arg(value: &Bound<'_, PyAny>) -> PyResult<Last> {
                 ))
             });
     }
-    if value.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(PyTypeError::new_err(
-            "last must be an int, a str or None, not bool",
-        ));
-    }
+    let is_bool = value.is_instance_of::<pyo3::types::PyBool>();
     match value.extract::<u16>() {
-        Ok(status) => Ok(Last::Status(status)),
+        Ok(status) if !is_bool => Ok(Last::Status(status)),
         Err(_) if value.is_instance_of::<pyo3::types::PyInt>() => Err(PyValueError::new_err(
             format!("a status must be from 0 to 65535, not {value}"),
         )),
-        Err(_) => Err(must_be(value, "last", "an int, a str or None")),
+        _ => Err(must_be(value, "last", "an int, a str or None")),
     }
 }
 

@@ -55,6 +55,8 @@
 //! `Exception`, so a panic reaches Python as recuo's own internal error.
 
 #![deny(unsafe_code)]
+// A Python function takes the arguments its Python signature says, one Rust argument each.
+#![allow(clippy::too_many_arguments)]
 
 use pyo3::prelude::*;
 
@@ -131,27 +133,36 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     queue_full.setattr("name", "queue_full")?;
     m.add("QueueFullError", queue_full)?;
     m.add("InternalError", errors::internal_error(py)?)?;
-    // Kept out of `__all__`: for tests only.
-    m.setattr("_force_panic", wrap_pyfunction!(_force_panic, m)?)?;
-    m.setattr("_call_once", wrap_pyfunction!(_call_once, m)?)?;
-    m.setattr("_monotonic_ms", wrap_pyfunction!(_monotonic_ms, m)?)?;
-    m.setattr(
-        "_set_telemetry",
+    // Set, not added, so that they stay out of `__all__`: for tests only (`_force_panic`,
+    // `_call_once`, ...), what the generated value classes (recuo/_values.py,
+    // recuo/_faces.py) call, what unpickling a batch's result or report calls, and the
+    // private names the Python glue (recuo/_retry.py) uses.
+    let private = [
+        wrap_pyfunction!(_force_panic, m)?,
+        wrap_pyfunction!(_call_once, m)?,
+        wrap_pyfunction!(_monotonic_ms, m)?,
         wrap_pyfunction!(record::_set_telemetry, m)?,
-    )?;
-    m.setattr("_telemetry_of", wrap_pyfunction!(record::_telemetry_of, m)?)?;
-    m.setattr("_instruments", wrap_pyfunction!(record::_instruments, m)?)?;
-    m.setattr("_wait_ms_from_ns", wrap_pyfunction!(_wait_ms_from_ns, m)?)?;
-    // What the generated value classes (recuo/_values.py, recuo/_faces.py) call.
-    m.setattr("_read_value", wrap_pyfunction!(values::read_value, m)?)?;
-    // What unpickling a batch's result or report calls.
-    m.setattr("_batch_result", wrap_pyfunction!(batch::batch_result, m)?)?;
-    m.setattr("_batch_report", wrap_pyfunction!(batch::batch_report, m)?)?;
-    m.setattr(
-        "_stats_derived",
+        wrap_pyfunction!(record::_telemetry_of, m)?,
+        wrap_pyfunction!(record::_instruments, m)?,
+        wrap_pyfunction!(_wait_ms_from_ns, m)?,
+        wrap_pyfunction!(values::read_value, m)?,
+        wrap_pyfunction!(batch::batch_result, m)?,
+        wrap_pyfunction!(batch::batch_report, m)?,
         wrap_pyfunction!(values::stats_derived, m)?,
-    )?;
-    m.setattr("_stats_merge", wrap_pyfunction!(values::stats_merge, m)?)?;
+        wrap_pyfunction!(values::stats_merge, m)?,
+        wrap_pyfunction!(pool::loop_pool, m)?,
+        wrap_pyfunction!(first::asyncio_first_attempt, m)?,
+        wrap_pyfunction!(first::operation_after_first, m)?,
+        wrap_pyfunction!(scoped::operation_in_context, m)?,
+        wrap_pyfunction!(scoped::request_operation, m)?,
+        wrap_pyfunction!(http::request_plan, m)?,
+        wrap_pyfunction!(http::ending, m)?,
+        wrap_pyfunction!(http::message, m)?,
+    ];
+    for f in private {
+        let name = f.getattr(pyo3::intern!(py, "__name__"))?;
+        m.setattr(name.cast_into::<pyo3::types::PyString>()?, f)?;
+    }
     m.add_class::<policy::PyPolicy>()?;
     m.add_class::<verdict::PyVerdict>()?;
     m.add_class::<attempt::PyAttempt>()?;
@@ -189,30 +200,11 @@ fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
     // out of `__all__`.
     m.setattr("_AttemptPool", py.get_type::<pool::PyAttemptPool>())?;
-    m.setattr("_loop_pool", wrap_pyfunction!(pool::loop_pool, m)?)?;
     // How often a wait that cannot block looks at a full limit again, ms (the core's).
     m.setattr("_GATE_POLL_MS", recuo::GATE_POLL_MS)?;
     m.setattr("_Loop", py.get_type::<retry_loop::PyLoop>())?;
-    m.setattr(
-        "_first_attempt",
-        wrap_pyfunction!(first::asyncio_first_attempt, m)?,
-    )?;
-    m.setattr(
-        "_operation_after_first",
-        wrap_pyfunction!(first::operation_after_first, m)?,
-    )?;
-    m.setattr(
-        "_operation_in_context",
-        wrap_pyfunction!(scoped::operation_in_context, m)?,
-    )?;
-    m.setattr(
-        "_request_operation",
-        wrap_pyfunction!(scoped::request_operation, m)?,
-    )?;
-    m.setattr("_request_plan", wrap_pyfunction!(http::request_plan, m)?)?;
-    m.setattr("_ending", wrap_pyfunction!(http::ending, m)?)?;
-    m.setattr("_give_up_message", wrap_pyfunction!(http::message, m)?)?;
-    m.setattr("_attempt_pool", context::pool_var(py)?)?;
-    m.setattr("_current_attempt", context::attempt_var(py)?)?;
+    // `ContextVar[_AttemptPool | None]` and `ContextVar[Attempt | None]`.
+    m.setattr("_attempt_pool", context::vars(py)?.pool.var.bind(py))?;
+    m.setattr("_current_attempt", context::vars(py)?.attempt.var.bind(py))?;
     Ok(())
 }

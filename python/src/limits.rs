@@ -8,7 +8,7 @@
 //! at least every 50 ms (Ctrl-C raises `KeyboardInterrupt` promptly), and an `async` wait
 //! awaits `asyncio.sleep` in the Python glue (`recuo/_limits.py`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,7 @@ use recuo::{
 };
 
 use crate::args::{
-    bool_repr, clock_arg, int_arg, locked, must_be, opt, opt_repr, readers, require_bool,
+    bool_repr, clock_arg, int_arg, locked, methods, must_be, opt, opt_repr, readers, require_bool,
     require_int, secs_arg, Int,
 };
 use crate::errors::SharedFileError;
@@ -140,34 +140,24 @@ fn path_repr(py: Python<'_>, path: &std::path::Path) -> PyResult<String> {
         .to_string())
 }
 
-/// A shared file's error as Python's: the system's refusal as the matching `OSError`
-/// (`FileNotFoundError`, `PermissionError`, ... with `errno` and `filename`), a file set up
-/// otherwise (another rate, burst or budget, another kind of state, the wrong size) as
-/// `recuo.SharedFileError`.
-fn shared_error(error: &SharedError, path: &std::path::Path) -> PyErr {
-    match error {
-        SharedError::Io(io) => match io.raw_os_error() {
-            Some(errno) => PyOSError::new_err((
-                errno,
-                error.to_string(),
-                path.to_string_lossy().into_owned(),
-            )),
-            None => PyOSError::new_err(error.to_string()),
+/// A shared state's error as Python's, with the core's message: for a file at `path`, the
+/// system's refusal as the matching `OSError` (`FileNotFoundError`, `PermissionError`, ...
+/// with `errno` and `filename`); for a Redis server (`path`: `None`), one that cannot be
+/// reached or used as `ConnectionError` (an `OSError`); a file or key set up otherwise
+/// (another rate, burst or budget, another kind of state, the wrong size) as
+/// `recuo.SharedFileError` (a `ValueError`).
+pub(crate) fn store_error(error: &SharedError, path: Option<&Path>) -> PyErr {
+    let message = error.to_string();
+    match (error, path) {
+        (SharedError::Io(io), Some(path)) => match io.raw_os_error() {
+            Some(errno) => {
+                PyOSError::new_err((errno, message, path.to_string_lossy().into_owned()))
+            }
+            None => PyOSError::new_err(message),
         },
-        SharedError::WrongKind { .. } | SharedError::Mismatch(_) => {
-            SharedFileError::new_err(error.to_string())
-        }
-    }
-}
-
-/// A Redis regulator's error as Python's: a key set up otherwise is a
-/// `recuo.SharedFileError` (a `ValueError`), a server that cannot be reached or used a
-/// `ConnectionError` (an `OSError`); both with the core's message.
-pub(crate) fn redis_error(error: &SharedError) -> PyErr {
-    match error {
-        SharedError::Io(_) => PyConnectionError::new_err(error.to_string()),
-        SharedError::WrongKind { .. } | SharedError::Mismatch(_) => {
-            SharedFileError::new_err(error.to_string())
+        (SharedError::Io(_), None) => PyConnectionError::new_err(message),
+        (SharedError::WrongKind { .. } | SharedError::Mismatch(_), _) => {
+            SharedFileError::new_err(message)
         }
     }
 }
@@ -201,6 +191,14 @@ impl Home {
         }
     }
 
+    /// The file's path (`None`: in this process, or on a Redis server).
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Home::File(path) => Some(path),
+            _ => None,
+        }
+    }
+
     /// The `repr` of an object of `class` with `settings` kept here: as the call that makes it.
     fn repr(&self, py: Python<'_>, class: &str, settings: &str) -> PyResult<String> {
         Ok(match self {
@@ -224,30 +222,27 @@ pub(crate) fn detach_if<T: Send>(py: Python<'_>, remote: bool, f: impl FnOnce() 
 }
 
 /// A regulator's error as Python's: a zero burst or a cost above the burst is a
-/// `ValueError` with the core's message; a shared file as [`shared_error`]; a Redis server
-/// or key as [`redis_error`].
+/// `ValueError` with the core's message, a start that would wait past its queue a
+/// `recuo.QueueFullError`; its shared state's (in a file or on a Redis server) as
+/// [`store_error`].
 fn regulator_error(error: RegulatorError, home: &Home) -> PyErr {
-    match (&error, home) {
-        (RegulatorError::QueueFull { .. }, _) => queue_full_error(&error),
-        (RegulatorError::Shared(e), Home::File(path)) => shared_error(e, path),
-        (RegulatorError::Shared(e), Home::Redis { .. }) => redis_error(e),
-        _ => PyValueError::new_err(error.to_string()),
+    match &error {
+        RegulatorError::Shared(e) => store_error(e, home.path()),
+        _ => regulator_use_error(&error),
     }
 }
 
 /// The error of a regulator in use (a gate's, say) as Python's: a Redis server that cannot be
-/// used is a `ConnectionError`, anything else a `ValueError` with the core's message.
+/// used is a `ConnectionError`, a start that would wait past the queue a
+/// `recuo.QueueFullError`, anything else a `ValueError` with the core's message.
 pub(crate) fn regulator_use_error(error: &RegulatorError) -> PyErr {
     match error {
-        RegulatorError::Shared(e @ SharedError::Io(_)) => redis_error(e),
-        RegulatorError::QueueFull { .. } => queue_full_error(error),
+        RegulatorError::Shared(e @ SharedError::Io(_)) => store_error(e, None),
+        RegulatorError::QueueFull { .. } => {
+            crate::errors::QueueFullError::new_err(error.to_string())
+        }
         _ => PyValueError::new_err(error.to_string()),
     }
-}
-
-/// `recuo.QueueFullError` with the core's message.
-fn queue_full_error(error: &RegulatorError) -> PyErr {
-    crate::errors::QueueFullError::new_err(error.to_string())
 }
 
 /// The Python glue of the async waits (`recuo/_limits.py`), imported at first use.
@@ -317,14 +312,24 @@ impl PyRegulator {
         })
     }
 
-    fn cost_error(&self, error: RegulatorError) -> PyErr {
-        regulator_error(error, &self.home)
-    }
-
     /// Runs `f` on the regulator: with the GIL released when it asks a Redis server.
     fn ask<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Regulator) -> T + Send) -> T {
         let remote = matches!(self.home, Home::Redis { .. });
         detach_if(py, remote, || f(&self.inner))
+    }
+
+    /// Asks the regulator for a start (`f`) as [`ask`](Self::ask) does: `Ok` when it was
+    /// taken, `Err(wait_ns)` when it was not; the regulator's refusal as Python's error.
+    fn start<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Regulator) -> Result<T, Result<u64, RegulatorError>> + Send,
+    ) -> PyResult<Result<T, u64>> {
+        match self.ask(py, f) {
+            Ok(taken) => Ok(Ok(taken)),
+            Err(Ok(wait_ns)) => Ok(Err(wait_ns)),
+            Err(Err(e)) => Err(regulator_error(e, &self.home)),
+        }
     }
 
     /// Reserves a start of weight `cost` now — on the regulator's own clock: the monotonic
@@ -336,16 +341,33 @@ impl PyRegulator {
         max_wait_ns: u64,
         cost: u32,
     ) -> PyResult<Option<Reservation>> {
-        match self.ask(py, |r| r.reserve_start(cost, max_wait_ns)) {
-            Ok(reservation) => Ok(Some(reservation)),
-            Err(Ok(_)) => Ok(None),
-            Err(Err(e)) => Err(self.cost_error(e)),
-        }
+        Ok(self.start(py, |r| r.reserve_start(cost, max_wait_ns))?.ok())
     }
 }
 
-#[pymethods]
+methods! {
 impl PyRegulator {
+    get(self) {
+        /// Whether the rate adapts to 429s: for a shared file or a Redis key, the setting it was
+        /// set up with.
+        adaptive -> bool = self.inner.is_adaptive();
+        /// The rate in force, in starts per second (below the configured rate while an adaptive
+        /// regulator is slowed down).
+        rate -> f64 = match self.inner.rate() {
+            // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
+            same if same.interval_ns() == self.configured.interval_ns() => {
+                self.configured.as_per_second()
+            }
+            in_force => in_force.as_per_second(),
+        };
+        /// How many starts may go at once after a quiet spell.
+        burst -> u32 = self.inner.burst();
+        /// Whether the regulator is kept on a Redis server: the async glue asks it off the event
+        /// loop. Private.
+        #[pyo3(name = "_remote")]
+        remote -> bool = matches!(self.home, Home::Redis { .. });
+    }
+
     #[new]
     #[pyo3(signature = (rate, burst = 1, *, adaptive = false))]
     fn new(
@@ -479,11 +501,8 @@ impl PyRegulator {
         py: Python<'_>,
         #[pyo3(from_py_with = cost_arg)] cost: u32,
     ) -> PyResult<f64> {
-        match self.ask(py, |r| r.reserve_now(cost, 0)) {
-            Ok(_) => Ok(0.0),
-            Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
-            Err(Err(e)) => Err(self.cost_error(e)),
-        }
+        let wait_ns = self.start(py, |r| r.reserve_now(cost, 0))?.err();
+        Ok(wait_ns.map_or(0.0, |wait| Duration::from_nanos(wait).as_secs_f64()))
     }
 
     /// ``try_acquire`` at ``now_ns``, a reading of your own clock in nanoseconds (a fake
@@ -498,11 +517,7 @@ impl PyRegulator {
         #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
         #[pyo3(from_py_with = cost_arg)] cost: u32,
     ) -> PyResult<u64> {
-        match self.ask(py, |r| r.reserve_at(now_ns, cost, 0)) {
-            Ok(_) => Ok(0),
-            Err(Ok(wait)) => Ok(wait),
-            Err(Err(e)) => Err(self.cost_error(e)),
-        }
+        Ok(self.start(py, |r| r.reserve_at(now_ns, cost, 0))?.err().unwrap_or(0))
     }
 
     /// The server said "slow down" (a 429): an adaptive regulator halves its rate — for
@@ -519,13 +534,6 @@ impl PyRegulator {
         self.ask(py, Regulator::on_success);
     }
 
-    /// Whether the rate adapts to 429s: for a shared file or a Redis key, the setting it was
-    /// set up with.
-    #[getter]
-    fn adaptive(&self) -> bool {
-        self.inner.is_adaptive()
-    }
-
     /// Reserves a start now if it comes within ``max_wait_ns``: the reservation (its
     /// ``wait_ns``), or ``None`` (nothing reserved). Private: the async glue uses it.
     #[pyo3(signature = (max_wait_ns, cost, /))]
@@ -538,37 +546,11 @@ impl PyRegulator {
         Ok(self.reserve(py, max_wait_ns, cost)?.map(PyReservation))
     }
 
-    /// Whether the regulator is kept on a Redis server: the async glue asks it off the event
-    /// loop. Private.
-    #[getter(_remote)]
-    fn remote(&self) -> bool {
-        matches!(self.home, Home::Redis { .. })
-    }
-
     /// Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
     /// again (no later start was reserved behind it). Private: the async glue uses it.
     #[pyo3(signature = (reservation, /))]
     fn _give_back(&self, reservation: &PyReservation) -> bool {
         self.inner.give_back(reservation.0)
-    }
-
-    /// The rate in force, in starts per second (below the configured rate while an adaptive
-    /// regulator is slowed down).
-    #[getter]
-    fn rate(&self) -> f64 {
-        let in_force = self.inner.rate();
-        if in_force.interval_ns() == self.configured.interval_ns() {
-            // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
-            self.configured.as_per_second()
-        } else {
-            in_force.as_per_second()
-        }
-    }
-
-    /// How many starts may go at once after a quiet spell.
-    #[getter]
-    fn burst(&self) -> u32 {
-        self.inner.burst()
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -580,6 +562,7 @@ impl PyRegulator {
         );
         self.home.repr(py, "Regulator", &settings)
     }
+}
 }
 
 /// A place of a ``ConcurrencyLimit``, held until ``release()`` (or the end of a ``with``
@@ -597,8 +580,13 @@ impl PyPermit {
     }
 }
 
-#[pymethods]
+methods! {
 impl PyPermit {
+    get(self) {
+        /// Whether the place was given back.
+        released -> bool = locked(&self.0).is_none();
+    }
+
     /// Gives the place back (once; later calls do nothing).
     fn release(&self) {
         drop(self.take());
@@ -611,15 +599,9 @@ impl PyPermit {
     /// ``ConnectionError`` when the server cannot be used.
     fn renew(&self, py: Python<'_>) -> PyResult<bool> {
         match locked(&self.0).as_ref() {
-            Some(permit) => py.detach(|| permit.renew()).map_err(|e| redis_error(&e)),
+            Some(permit) => py.detach(|| permit.renew()).map_err(|e| store_error(&e, None)),
             None => Ok(false),
         }
-    }
-
-    /// Whether the place was given back.
-    #[getter]
-    fn released(&self) -> bool {
-        locked(&self.0).is_none()
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -634,6 +616,7 @@ impl PyPermit {
     fn __repr__(&self) -> String {
         format!("<recuo.Permit released={}>", bool_repr(self.released()))
     }
+}
 }
 
 pub(crate) fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
@@ -662,7 +645,7 @@ pub(crate) fn acquire_place(
         });
         if let Some(permit) = py
             .detach(|| limit.acquire_slice(Some(slice), until, &never))
-            .map_err(|e| limit_error(limit, &e))?
+            .map_err(|e| store_error(&e, limit.path()))?
         {
             return Ok(Some(permit));
         }
@@ -670,15 +653,6 @@ pub(crate) fn acquire_place(
         if until.is_some_and(|u| Instant::now() >= u) {
             return Ok(None);
         }
-    }
-}
-
-/// A limit's error in use as Python's: a shared file's as [`shared_error`], a Redis
-/// server's as [`redis_error`].
-fn limit_error(limit: &ConcurrencyLimit, error: &SharedError) -> PyErr {
-    match limit.path() {
-        Some(path) => shared_error(error, path),
-        None => redis_error(error),
     }
 }
 
@@ -715,8 +689,22 @@ impl PyConcurrencyLimit {
     }
 }
 
-#[pymethods]
+methods! {
 impl PyConcurrencyLimit {
+    get(self) {
+        /// The number of places.
+        limit -> u32 = self.inner.limit();
+        /// Places taken now (of a shared file: by every process).
+        in_flight -> u32 = self.inner.in_flight();
+        /// The most places that were ever taken at once (of a shared file or a Redis server: by
+        /// this process).
+        max_in_flight -> u32 = self.inner.max_in_flight();
+        /// Whether the places are kept on a Redis server (each look is a round trip). Private:
+        /// the async glue asks from a worker thread then, never blocking the event loop.
+        #[pyo3(name = "_remote")]
+        remote -> bool = self.inner.is_remote();
+    }
+
     #[new]
     fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
         let inner = ConcurrencyLimit::new(limit)
@@ -747,7 +735,7 @@ impl PyConcurrencyLimit {
     ) -> PyResult<Self> {
         let inner = ConcurrencyLimit::shared(&path, limit).map_err(|e| match e {
             recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
-            recuo::LimitError::Shared(e) => shared_error(&e, &path),
+            recuo::LimitError::Shared(e) => store_error(&e, Some(&path)),
         })?;
         Ok(Self::made(inner, None))
     }
@@ -780,7 +768,7 @@ impl PyConcurrencyLimit {
         let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
         let inner = py
             .detach(|| recuo_redis::limit(&url, &key, limit, lease))
-            .map_err(|e| redis_error(&e))?;
+            .map_err(|e| store_error(&e, None))?;
         Ok(Self::made(
             inner,
             Some((recuo::redact_url(&url).url, key, lease)),
@@ -817,7 +805,7 @@ impl PyConcurrencyLimit {
     fn try_acquire(&self, py: Python<'_>) -> PyResult<Option<PyPermit>> {
         let placed = detach_if(py, self.inner.is_remote(), || self.inner.try_acquire());
         Ok(placed
-            .map_err(|e| limit_error(&self.inner, &e))?
+            .map_err(|e| store_error(&e, self.inner.path()))?
             .map(PyPermit::new))
     }
 
@@ -860,32 +848,6 @@ impl PyConcurrencyLimit {
         glue(py)?.call_method1(pyo3::intern!(py, "exit_limit"), (slf, exc))
     }
 
-    /// The number of places.
-    #[getter]
-    fn limit(&self) -> u32 {
-        self.inner.limit()
-    }
-
-    /// Whether the places are kept on a Redis server (each look is a round trip). Private:
-    /// the async glue asks from a worker thread then, never blocking the event loop.
-    #[getter(_remote)]
-    fn remote(&self) -> bool {
-        self.inner.is_remote()
-    }
-
-    /// Places taken now (of a shared file: by every process).
-    #[getter]
-    fn in_flight(&self) -> u32 {
-        self.inner.in_flight()
-    }
-
-    /// The most places that were ever taken at once (of a shared file or a Redis server: by
-    /// this process).
-    #[getter]
-    fn max_in_flight(&self) -> u32 {
-        self.inner.max_in_flight()
-    }
-
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let (in_flight, limit) = (self.inner.in_flight(), self.inner.limit());
         Ok(match &self.redis {
@@ -903,6 +865,7 @@ impl PyConcurrencyLimit {
             },
         })
     }
+}
 }
 
 /// A lease's length in seconds: a number from 0.001 to 86400 (one day).
@@ -925,16 +888,6 @@ fn window_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
             recuo::budget::MAX_WINDOW_S
         ))),
         Int::TooLarge => Ok(u32::MAX),
-    }
-}
-
-/// A budget's error as Python's: bad settings are a `ValueError` with the core's message; a
-/// shared file as [`shared_error`]; a Redis server or key as [`redis_error`].
-fn budget_error(error: BudgetError, home: &Home) -> PyErr {
-    match (&error, home) {
-        (BudgetError::Shared(e), Home::File(path)) => shared_error(e, path),
-        (BudgetError::Shared(e), Home::Redis { .. }) => redis_error(e),
-        _ => PyValueError::new_err(error.to_string()),
     }
 }
 
@@ -965,7 +918,10 @@ impl PyRetryBudget {
         home: Home,
     ) -> PyResult<Self> {
         Ok(PyRetryBudget {
-            inner: made.map_err(|e| budget_error(e, &home))?,
+            inner: made.map_err(|e| match e {
+                BudgetError::Shared(e) => store_error(&e, home.path()),
+                e => PyValueError::new_err(e.to_string()),
+            })?,
             ratio,
             floor_per_s,
             window_s,
@@ -980,12 +936,21 @@ impl PyRetryBudget {
         py: Python<'_>,
         op: impl FnOnce(&RetryBudget) -> Result<T, SharedError> + Send,
     ) -> PyResult<T> {
-        detach_if(py, self.inner.is_remote(), || op(&self.inner)).map_err(|e| redis_error(&e))
+        detach_if(py, self.inner.is_remote(), || op(&self.inner)).map_err(|e| store_error(&e, None))
     }
 }
 
-#[pymethods]
+methods! {
 impl PyRetryBudget {
+    get(self) {
+        /// The most retries per first attempt.
+        ratio -> f64 = self.ratio;
+        /// The retries allowed per second whatever the requests.
+        floor_per_s -> f64 = self.floor_per_s;
+        /// The window counted, in seconds.
+        window_s -> u32 = self.window_s;
+    }
+
     #[new]
     #[pyo3(signature = (ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
     fn new(
@@ -1078,24 +1043,6 @@ impl PyRetryBudget {
         self.counted(py, |b| b.counts_checked(now_ns))
     }
 
-    /// The most retries per first attempt.
-    #[getter]
-    fn ratio(&self) -> f64 {
-        self.ratio
-    }
-
-    /// The retries allowed per second whatever the requests.
-    #[getter]
-    fn floor_per_s(&self) -> f64 {
-        self.floor_per_s
-    }
-
-    /// The window counted, in seconds.
-    #[getter]
-    fn window_s(&self) -> u32 {
-        self.window_s
-    }
-
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let settings = format!(
             "ratio={:?}, floor_per_s={:?}, window_s={}",
@@ -1103,6 +1050,7 @@ impl PyRetryBudget {
         );
         self.home.repr(py, "RetryBudget", &settings)
     }
+}
 }
 
 /// What every attempt of a loop passes (before it is made): a place among the requests in
@@ -1145,8 +1093,17 @@ pub(crate) fn gate_arg<'a, 'py>(
     opt_instance(gate, "gate", "Gate")
 }
 
-#[pymethods]
+methods! {
 impl PyGate {
+    get(self) {
+        /// The regulator (the very object given), or ``None``.
+        regulator(py) -> Option<Py<PyRegulator>> = self.regulator.as_ref().map(|r| r.clone_ref(py));
+        /// The concurrency limit (the very object given), or ``None``.
+        limit(py) -> Option<Py<PyConcurrencyLimit>> = self.limit.as_ref().map(|l| l.clone_ref(py));
+        /// The retry budget (the very object given), or ``None``.
+        budget(py) -> Option<Py<PyRetryBudget>> = self.budget.as_ref().map(|b| b.clone_ref(py));
+    }
+
     #[new]
     #[pyo3(signature = (*, regulator = None, limit = None, budget = None))]
     fn new(
@@ -1175,24 +1132,6 @@ impl PyGate {
         })
     }
 
-    /// The regulator (the very object given), or ``None``.
-    #[getter]
-    fn regulator(&self, py: Python<'_>) -> Option<Py<PyRegulator>> {
-        self.regulator.as_ref().map(|r| r.clone_ref(py))
-    }
-
-    /// The concurrency limit (the very object given), or ``None``.
-    #[getter]
-    fn limit(&self, py: Python<'_>) -> Option<Py<PyConcurrencyLimit>> {
-        self.limit.as_ref().map(|l| l.clone_ref(py))
-    }
-
-    /// The retry budget (the very object given), or ``None``.
-    #[getter]
-    fn budget(&self, py: Python<'_>) -> Option<Py<PyRetryBudget>> {
-        self.budget.as_ref().map(|b| b.clone_ref(py))
-    }
-
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "Gate(regulator={}, limit={}, budget={})",
@@ -1201,6 +1140,7 @@ impl PyGate {
             opt_repr(py, self.budget.as_ref())?,
         ))
     }
+}
 }
 
 /// The regulator on Redis, through `recuo-redis` (without the `redis` feature: the error of a

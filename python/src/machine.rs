@@ -16,7 +16,9 @@ use recuo::{
     Step, Verdict,
 };
 
-use crate::args::{headers_arg, mono_ms_arg, ms_to_secs, must_be, opt, outcome_arg, seed_arg};
+use crate::args::{
+    headers_arg, methods, mono_ms_arg, ms_to_secs, must_be, opt, outcome_arg, seed_arg,
+};
 use crate::attempt::{key_of, FramePool, KeyCell, PyAttempt, PyIdempotencyKey};
 use crate::limits::{detach_if, PyGate};
 use crate::policy::PyPolicy;
@@ -64,13 +66,12 @@ impl PyStep {
     }
 }
 
-#[pymethods]
+methods! {
 impl PyStep {
-    /// ``"enter"``, ``"wait"``, ``"call"``, ``"classify"``, ``"sleep"``, ``"done"`` or
-    /// ``"gave_up"``.
-    #[getter]
-    fn kind(&self) -> &'static str {
-        match &self.0 {
+    get(self) {
+        /// ``"enter"``, ``"wait"``, ``"call"``, ``"classify"``, ``"sleep"``, ``"done"`` or
+        /// ``"gave_up"``.
+        kind -> &'static str = match &self.0 {
             Answer::Wait { .. } => "wait",
             Answer::Step(Step::Enter { .. }) => "enter",
             Answer::Step(Step::Call { .. }) => "call",
@@ -78,14 +79,10 @@ impl PyStep {
             Answer::Step(Step::Sleep { .. }) => "sleep",
             Answer::Step(Step::Done(_)) => "done",
             Answer::Step(Step::GaveUp { .. }) => "gave_up",
-        }
-    }
-
-    /// The attempt's number (from 0) for ``enter``, ``wait``, ``call``, ``classify`` and
-    /// ``sleep``.
-    #[getter]
-    fn attempt(&self) -> Option<u32> {
-        match &self.0 {
+        };
+        /// The attempt's number (from 0) for ``enter``, ``wait``, ``call``, ``classify`` and
+        /// ``sleep``.
+        attempt -> Option<u32> = match &self.0 {
             Answer::Wait { attempt, .. }
             | Answer::Step(
                 Step::Enter { attempt, .. }
@@ -94,112 +91,70 @@ impl PyStep {
                 | Step::Sleep { attempt, .. },
             ) => Some(*attempt),
             _ => None,
-        }
-    }
-
-    /// For ``enter``: the deadline's instant on your clock (ms), if there is one.
-    #[getter]
-    fn until_ms(&self) -> Option<u64> {
-        match self.step() {
+        };
+        /// For ``enter``: the deadline's instant on your clock (ms), if there is one.
+        until_ms -> Option<u64> = match self.step() {
             Some(Step::Enter { until_ms, .. }) => *until_ms,
             _ => None,
-        }
-    }
-
-    /// For ``call``: what is left of the deadline (ms), if there is one.
-    #[getter]
-    fn timeout_ms(&self) -> Option<u64> {
-        match self.step() {
+        };
+        /// For ``call``: what is left of the deadline (ms), if there is one.
+        timeout_ms -> Option<u64> = match self.step() {
             Some(Step::Call { timeout_ms, .. }) => *timeout_ms,
             _ => None,
-        }
-    }
-
-    /// For ``sleep`` and ``wait``: the delay in ms.
-    #[getter]
-    fn delay_ms(&self) -> Option<u64> {
-        match &self.0 {
+        };
+        /// For ``sleep`` and ``wait``: the delay in ms.
+        delay_ms -> Option<u64> = match &self.0 {
             Answer::Step(Step::Sleep { delay_ms, .. }) | Answer::Wait { delay_ms, .. } => {
                 Some(*delay_ms)
             }
             _ => None,
-        }
-    }
-
-    /// For ``sleep`` and ``wait``: the delay in seconds.
-    #[getter]
-    fn delay(&self) -> Option<f64> {
-        self.delay_ms().map(ms_to_secs)
-    }
-
-    /// For ``gave_up``: why.
-    #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        match self.step() {
+        };
+        /// For ``sleep`` and ``wait``: the delay in seconds.
+        delay -> Option<f64> = self.delay_ms().map(ms_to_secs);
+        /// For ``gave_up``: why.
+        reason -> Option<&'static str> = match self.step() {
             Some(Step::GaveUp { reason, .. }) => Some(reason.name()),
             _ => None,
-        }
-    }
-
-    /// For ``gave_up`` with ``"wait_exceeds_deadline"`` on a finite wait: the instant on
-    /// your clock (ms) from which the server would accept a retry.
-    #[getter]
-    fn retry_at_ms(&self) -> Option<u64> {
-        match self.step() {
+        };
+        /// For ``gave_up`` with ``"wait_exceeds_deadline"`` on a finite wait: the instant on
+        /// your clock (ms) from which the server would accept a retry.
+        retry_at_ms -> Option<u64> = match self.step() {
             Some(Step::GaveUp { retry_at_ms, .. }) => *retry_at_ms,
             _ => None,
-        }
-    }
-
-    /// For ``done`` and ``gave_up``: the operation's report.
-    #[getter]
-    fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        match self.step() {
+        };
+        /// For ``done`` and ``gave_up``: the operation's report.
+        report(py) -> PyResult<Option<Py<PyAny>>> = match self.step() {
             Some(Step::Done(report) | Step::GaveUp { report, .. }) => {
                 instance(py, "Report", report).map(Some)
             }
             _ => Ok(None),
-        }
+        };
     }
 
     fn __repr__(&self) -> String {
         let n = |v: Option<u64>| v.map_or_else(|| "None".to_owned(), |v| v.to_string());
-        let step = match &self.0 {
-            Answer::Wait { attempt, delay_ms } => {
-                return format!("Step(kind='wait', attempt={attempt}, delay_ms={delay_ms})")
+        let fields = match &self.0 {
+            Answer::Wait { attempt, delay_ms }
+            | Answer::Step(Step::Sleep { attempt, delay_ms }) => {
+                format!(", attempt={attempt}, delay_ms={delay_ms}")
             }
-            Answer::Step(step) => step,
-        };
-        match step {
-            Step::Enter { attempt, until_ms } => {
-                format!(
-                    "Step(kind='enter', attempt={attempt}, until_ms={})",
-                    n(*until_ms)
-                )
+            Answer::Step(Step::Enter { attempt, until_ms }) => {
+                format!(", attempt={attempt}, until_ms={}", n(*until_ms))
             }
-            Step::Call {
-                attempt,
-                timeout_ms,
-            } => format!(
-                "Step(kind='call', attempt={attempt}, timeout_ms={})",
-                n(*timeout_ms)
-            ),
-            Step::Classify { attempt } => format!("Step(kind='classify', attempt={attempt})"),
-            Step::Sleep { attempt, delay_ms } => {
-                format!("Step(kind='sleep', attempt={attempt}, delay_ms={delay_ms})")
+            Answer::Step(Step::Call { attempt, timeout_ms }) => {
+                format!(", attempt={attempt}, timeout_ms={}", n(*timeout_ms))
             }
-            Step::Done(_) => "Step(kind='done')".to_owned(),
-            Step::GaveUp {
+            Answer::Step(Step::Classify { attempt }) => format!(", attempt={attempt}"),
+            Answer::Step(Step::Done(_)) => String::new(),
+            Answer::Step(Step::GaveUp {
                 reason,
                 retry_at_ms,
                 ..
-            } => format!(
-                "Step(kind='gave_up', reason='{}', retry_at_ms={})",
-                reason.name(),
-                n(*retry_at_ms)
-            ),
-        }
+            }) => format!(", reason='{}', retry_at_ms={}", reason.name(), n(*retry_at_ms)),
+        };
+        format!("Step(kind='{}'{fields})", self.kind())
     }
+}
 }
 
 /// A verdict handed to the machine: a `Verdict` (with what `recuo.classify` saw), or a
@@ -435,11 +390,51 @@ impl PyOperation {
     }
 }
 
-#[pymethods]
+methods! {
 impl PyOperation {
+    get(self) {
+        /// What has happened so far; for ``"wait_exceeds_deadline"``, ``retry_at`` is the
+        /// Unix time (seconds) from which a retry would be allowed.
+        report(py) -> PyResult<Py<PyAny>> = match &self.last {
+            Some(report) => instance(py, "Report", report),
+            None => instance(py, "Report", &self.op.report()),
+        };
+        /// The operation's idempotency key (UUID v4 text): the caller's, or made from the
+        /// operating system's random source at its first use, then the same on every attempt.
+        key -> String = key_of(&self.key).to_string();
+        /// The attempt being (or last) made: its number, the key, the header; and what it
+        /// tells ``record_request`` / ``record_response`` goes in its record. ``None`` before
+        /// the first ``"call"``.
+        attempt -> Option<PyAttempt> = self.current.map(|number| PyAttempt {
+            number,
+            key: Arc::clone(&self.key).into(),
+            header: Arc::clone(&self.header),
+            notes: Arc::clone(&self.notes).into(),
+            pool: self
+                .pool
+                .clone()
+                .map_or(FramePool::Unknown, FramePool::Known),
+        });
+        /// Whether records are kept.
+        keeps_records -> bool = self.op.keeps_records();
+        /// Whether the operation has finished (done or given up).
+        is_finished -> bool = self.op.is_finished();
+        /// The policy (a copy).
+        policy -> PyPolicy = PyPolicy(self.op.policy().clone());
+        /// Whether a step may ask a Redis server (the gate's budget is on Redis): the asyncio loop
+        /// then runs its steps from the loop's executor, and each step releases the GIL while
+        /// it asks. Private.
+        #[pyo3(name = "_asks_remote")]
+        asks_remote -> bool = self.op.asks_a_remote_store();
+        /// Whether a look at the gate (``poll_gate``) may ask a Redis server (the gate's
+        /// regulator, limit or budget is on Redis): the asyncio loop then looks from the loop's
+        /// executor. Private.
+        #[pyo3(name = "_polls_remote")]
+        polls_remote -> bool = self.gate_remote;
+    }
+
     #[new]
     #[pyo3(signature = (policy = None, *, seed = None, gate = None, stats = None, request = None, records = None, classify_last_failure = true, idempotency_key = None, pool = None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         policy: Option<PyRef<'_, PyPolicy>>,
         #[pyo3(from_py_with = seed_arg)] seed: Option<u64>,
@@ -489,22 +484,6 @@ impl PyOperation {
         #[pyo3(from_py_with = level_arg)] records: Option<Level>,
     ) -> bool {
         Operation::success_needs_machine(gate.as_ref().map(|g| &g.inner), stats, records)
-    }
-
-    /// Whether a step may ask a Redis server (the gate's budget is on Redis): the asyncio loop
-    /// then runs its steps from the loop's executor, and each step releases the GIL while
-    /// it asks. Private.
-    #[getter(_asks_remote)]
-    fn asks_remote(&self) -> bool {
-        self.op.asks_a_remote_store()
-    }
-
-    /// Whether a look at the gate (``poll_gate``) may ask a Redis server (the gate's
-    /// regulator, limit or budget is on Redis): the asyncio loop then looks from the loop's
-    /// executor. Private.
-    #[getter(_polls_remote)]
-    fn polls_remote(&self) -> bool {
-        self.gate_remote
     }
 
     /// Starts the operation at ``now_ms``, which is ``unix_ms`` on the wall clock (ms since
@@ -690,16 +669,6 @@ impl PyOperation {
         polled(py, self.op.poll_record())
     }
 
-    /// What has happened so far; for ``"wait_exceeds_deadline"``, ``retry_at`` is the
-    /// Unix time (seconds) from which a retry would be allowed.
-    #[getter]
-    fn report(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.last {
-            Some(report) => instance(py, "Report", report),
-            None => instance(py, "Report", &self.op.report()),
-        }
-    }
-
     /// Forwards the records made so far to the ``recuo`` logger (what the loops of
     /// ``recuo.retry`` do after each step). Private.
     fn _log_records(&mut self, py: Python<'_>) -> PyResult<()> {
@@ -707,30 +676,6 @@ impl PyOperation {
             crate::record::log_record(py, level, &record)?;
         }
         Ok(())
-    }
-
-    /// The operation's idempotency key (UUID v4 text): the caller's, or made from the
-    /// operating system's random source at its first use, then the same on every attempt.
-    #[getter]
-    fn key(&self) -> String {
-        key_of(&self.key).to_string()
-    }
-
-    /// The attempt being (or last) made: its number, the key, the header; and what it
-    /// tells ``record_request`` / ``record_response`` goes in its record. ``None`` before
-    /// the first ``"call"``.
-    #[getter]
-    fn attempt(&self) -> Option<PyAttempt> {
-        self.current.map(|number| PyAttempt {
-            number,
-            key: Arc::clone(&self.key).into(),
-            header: Arc::clone(&self.header),
-            notes: Arc::clone(&self.notes).into(),
-            pool: self
-                .pool
-                .clone()
-                .map_or(FramePool::Unknown, FramePool::Known),
-        })
     }
 
     /// How the operation's end reaches the caller of an HTTP adapter, its last attempt having
@@ -758,24 +703,6 @@ impl PyOperation {
         self.op.give_up_message(now_ms, last)
     }
 
-    /// Whether records are kept.
-    #[getter]
-    fn keeps_records(&self) -> bool {
-        self.op.keeps_records()
-    }
-
-    /// Whether the operation has finished (done or given up).
-    #[getter]
-    fn is_finished(&self) -> bool {
-        self.op.is_finished()
-    }
-
-    /// The policy (a copy).
-    #[getter]
-    fn policy(&self) -> PyPolicy {
-        PyPolicy(self.op.policy().clone())
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "<recuo.Operation: attempt {} of {}{}>",
@@ -788,4 +715,5 @@ impl PyOperation {
             }
         )
     }
+}
 }

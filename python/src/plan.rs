@@ -37,12 +37,8 @@ fn latency_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 }
 
 fn fraction_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    secs_arg(value, "retry_fraction").map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err(format!(
-            "retry_fraction must be a number (int or float), not {}",
-            crate::args::type_name(value)
-        ))
-    })
+    secs_arg(value, "retry_fraction")
+        .map_err(|_| crate::args::must_be(value, "retry_fraction", "a number (int or float)"))
 }
 
 /// Plans ``requests`` requests sent at ``target`` under an ``allowance``, each

@@ -8,26 +8,13 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
+use recuo::classify::METHODS;
 use recuo::{Jitter, MethodSet, Policy, PolicyBuilder, PolicyValue, RetryRule, Rules, Transport};
 
 use crate::args::{
-    bool_repr, config_error, config_error_saying, count_arg, ms_to_secs, not_one_of,
+    bool_repr, config_error, config_error_saying, count_arg, methods, ms_to_secs, not_one_of,
     opt_secs_to_ms, quoted, readers, require_bool, require_str, secs_to_ms, transport_arg,
 };
-
-/// The methods `MethodSet` knows, in its order (for `with_method_idempotent` and `repr`).
-const METHODS: [&str; 9] = [
-    "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE", "POST", "PATCH", "CONNECT",
-];
-
-/// The transport kinds, in the core's order.
-const TRANSPORTS: [Transport; 5] = [
-    Transport::Connect,
-    Transport::Tls,
-    Transport::Timeout,
-    Transport::Reset,
-    Transport::Other,
-];
 
 fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<RetryRule> {
     let name = require_str(value, "rule")?;
@@ -130,43 +117,36 @@ impl PyPolicy {
             .map_err(|e| config_error(py, e))
     }
 
+    /// The policy's plain form (the core's `PolicyValue`) as JSON text.
+    fn plain_text(&self) -> PyResult<String> {
+        serde_json::to_string(&self.0.to_value())
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
     fn with_rules(&self, py: Python<'_>, rules: Rules) -> PyResult<Self> {
         Self::built(py, self.0.to_builder().rules(rules))
     }
 
-    /// The `with_*` calls that turn the default sets into this policy's, for `repr`.
+    /// The `with_*` calls that turn the default sets into this policy's, for `repr`: the
+    /// rules the plain form lists (those that differ from the default), in the core's order.
     fn rule_changes(&self) -> String {
-        let default = PyPolicy(Policy::guide_a());
+        let value = self.0.to_value();
         let mut out = String::new();
-        let (lo, hi) = Rules::STATUS_RANGE;
-        let (rules, defaults) = (self.0.rules(), default.0.rules());
-        for code in lo..=hi {
-            let rule = rules.status_rule(code);
-            if rule != defaults.status_rule(code) {
-                out += &format!(".with_status_retry({code}, '{}')", rule.name());
+        for (code, rule) in &value.status_retry {
+            out += &format!(".with_status_retry({code}, '{rule}')");
+        }
+        for kind in Transport::ALL.map(Transport::name) {
+            if let Some(rule) = value.transport_retry.get(kind) {
+                out += &format!(".with_transport_retry('{kind}', '{rule}')");
             }
         }
-        for kind in TRANSPORTS {
-            let rule = rules.transport_rule(kind);
-            if rule != defaults.transport_rule(kind) {
-                out += &format!(
-                    ".with_transport_retry('{}', '{}')",
-                    kind.name(),
-                    rule.name()
-                );
-            }
-        }
-        let (mine, theirs) = (
-            self.0.rules().idempotent_methods,
-            default.0.rules().idempotent_methods,
-        );
         for method in METHODS {
-            if mine.contains(method) != theirs.contains(method) {
-                let yes = bool_repr(mine.contains(method));
+            if let Some(&yes) = value.idempotent_methods.get(method) {
+                let yes = bool_repr(yes);
                 out += &format!(".with_method_idempotent('{method}', {yes})");
             }
         }
-        if !self.0.rules().quota_403_is_rate_limit {
+        if !value.quota_403_as_rate_limit {
             out += ".with_quota_403_as_rate_limit(False)";
         }
         out
@@ -177,14 +157,38 @@ fn opt_secs_repr(ms: Option<u64>) -> String {
     ms.map_or_else(|| "None".to_owned(), |ms| format!("{:?}", ms_to_secs(ms)))
 }
 
-#[pymethods]
+methods! {
 impl PyPolicy {
+    get(self) {
+        /// Attempts in all, the first included.
+        max_attempts -> u32 = self.0.max_attempts();
+        /// The first backoff window, in seconds.
+        base -> f64 = ms_to_secs(self.0.backoff().base_ms());
+        /// The largest backoff window, in seconds.
+        cap -> f64 = ms_to_secs(self.0.backoff().cap_ms());
+        /// ``"full"``, ``"equal"``, ``"decorrelated"`` or ``"none"``.
+        jitter -> &'static str = self.0.backoff().jitter().name();
+        /// The limit on the operation's total time in seconds, or ``None``.
+        deadline -> Option<f64> = self.0.deadline_ms().map(ms_to_secs);
+        /// The most added at random to a server's wait, in seconds, or ``None`` for
+        /// ``min(window, 1 s)``.
+        spread -> Option<f64> = self.0.spread_ms().map(ms_to_secs);
+        /// The header the idempotency key is sent in.
+        idempotency_header -> &str = self.0.idempotency_header();
+        /// Whether server waits are measured from the response's ``Date``.
+        use_date_header -> bool = self.0.use_date_header();
+        /// Whether the server honours idempotency keys (a request sent with recuo's own key then
+        /// counts as idempotent).
+        server_honours_keys -> bool = self.0.server_honours_keys();
+        /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
+        quota_403_as_rate_limit -> bool = self.0.rules().quota_403_is_rate_limit;
+    }
+
     #[new]
     #[pyo3(
         signature = (*, max_attempts = 5, base = 200, cap = 5000, jitter = Jitter::Full, deadline = None, spread = None, idempotency_header = "Idempotency-Key".to_owned(), use_date_header = false, server_honours_keys = false),
         text_signature = "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None, idempotency_header='Idempotency-Key', use_date_header=False, server_honours_keys=False)"
     )]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
@@ -274,10 +278,7 @@ impl PyPolicy {
     /// differ from the default, statuses as decimal strings and methods in capitals.
     /// ``Policy.from_dict(p.to_dict()) == p``.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(&self.0.to_value())
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-        py.import(pyo3::intern!(py, "json"))?
-            .call_method1(pyo3::intern!(py, "loads"), (text,))
+        crate::values::loads(py, &self.plain_text()?)
     }
 
     /// Pickles as ``Policy.from_dict(policy.to_dict())``.
@@ -289,68 +290,6 @@ impl PyPolicy {
             .get_type::<PyPolicy>()
             .getattr(pyo3::intern!(py, "from_dict"))?;
         Ok((from_dict, (slf.get().to_dict(py)?,)))
-    }
-
-    /// Attempts in all, the first included.
-    #[getter]
-    fn max_attempts(&self) -> u32 {
-        self.0.max_attempts()
-    }
-
-    /// The first backoff window, in seconds.
-    #[getter]
-    fn base(&self) -> f64 {
-        ms_to_secs(self.0.backoff().base_ms())
-    }
-
-    /// The largest backoff window, in seconds.
-    #[getter]
-    fn cap(&self) -> f64 {
-        ms_to_secs(self.0.backoff().cap_ms())
-    }
-
-    /// ``"full"``, ``"equal"``, ``"decorrelated"`` or ``"none"``.
-    #[getter]
-    fn jitter(&self) -> &'static str {
-        self.0.backoff().jitter().name()
-    }
-
-    /// The limit on the operation's total time in seconds, or ``None``.
-    #[getter]
-    fn deadline(&self) -> Option<f64> {
-        self.0.deadline_ms().map(ms_to_secs)
-    }
-
-    /// The most added at random to a server's wait, in seconds, or ``None`` for
-    /// ``min(window, 1 s)``.
-    #[getter]
-    fn spread(&self) -> Option<f64> {
-        self.0.spread_ms().map(ms_to_secs)
-    }
-
-    /// The header the idempotency key is sent in.
-    #[getter]
-    fn idempotency_header(&self) -> &str {
-        self.0.idempotency_header()
-    }
-
-    /// Whether server waits are measured from the response's ``Date``.
-    #[getter]
-    fn use_date_header(&self) -> bool {
-        self.0.use_date_header()
-    }
-
-    /// Whether the server honours idempotency keys (a request sent with recuo's own key then
-    /// counts as idempotent).
-    #[getter]
-    fn server_honours_keys(&self) -> bool {
-        self.0.server_honours_keys()
-    }
-
-    /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
-    #[getter]
-    fn quota_403_as_rate_limit(&self) -> bool {
-        self.0.rules().quota_403_is_rate_limit
     }
 
     /// How ``status`` (400–599) is retried: ``"never"``, ``"if_idempotent"`` or
@@ -466,19 +405,11 @@ impl PyPolicy {
         Self::built(py, self.0.to_builder().server_honours_keys(enabled))
     }
 
-    fn __hash__(&self) -> u64 {
-        let p = &self.0;
+    fn __hash__(&self) -> PyResult<u64> {
+        // Equal policies have the same plain form.
         let mut h = DefaultHasher::new();
-        (
-            p.max_attempts(),
-            p.backoff().base_ms(),
-            p.backoff().cap_ms(),
-        )
-            .hash(&mut h);
-        (p.backoff().jitter(), p.deadline_ms(), p.spread_ms()).hash(&mut h);
-        (p.rules(), p.idempotency_header(), p.use_date_header()).hash(&mut h);
-        p.server_honours_keys().hash(&mut h);
-        h.finish()
+        self.plain_text()?.hash(&mut h);
+        Ok(h.finish())
     }
 
     fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -510,4 +441,5 @@ impl PyPolicy {
             self.rule_changes(),
         )
     }
+}
 }

@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 
 use recuo::{BatchEnd, BatchQueue, BatchStatus, GiveUpReason, Next, Report, RequestLine};
 
-use crate::args::{mono_ms_arg, must_be};
+use crate::args::{methods, mono_ms_arg, must_be};
 use crate::policy::PyPolicy;
 use crate::record::{give_up_reason, polled, record_object, request_arg};
 use crate::stats::PyStatsRecorder;
@@ -20,52 +20,35 @@ use crate::values::{instance, value_of};
 #[pyclass(name = "Next", module = "recuo", frozen)]
 pub(crate) struct PyNext(Next);
 
-#[pymethods]
+methods! {
 impl PyNext {
-    /// ``"start"``, ``"not_started"`` or ``"finished"``.
-    #[getter]
-    fn kind(&self) -> &'static str {
-        match self.0 {
+    get(self) {
+        /// ``"start"``, ``"not_started"`` or ``"finished"``.
+        kind -> &'static str = match self.0 {
             Next::Start { .. } => "start",
             Next::NotStarted { .. } => "not_started",
             Next::Finished => "finished",
-        }
-    }
-
-    /// The operation's place in the batch, from 0 (``None`` for ``"finished"``).
-    #[getter]
-    fn index(&self) -> Option<usize> {
-        match self.0 {
+        };
+        /// The operation's place in the batch, from 0 (``None`` for ``"finished"``).
+        index -> Option<usize> = match self.0 {
             Next::Start { index, .. } | Next::NotStarted { index, .. } => Some(index),
             Next::Finished => None,
-        }
-    }
-
-    /// For ``"start"``: the policy to run the operation under.
-    #[getter]
-    fn policy(&self) -> Option<PyPolicy> {
-        match &self.0 {
+        };
+        /// For ``"start"``: the policy to run the operation under.
+        policy -> Option<PyPolicy> = match &self.0 {
             Next::Start { policy, .. } => Some(PyPolicy((**policy).clone())),
             _ => None,
-        }
-    }
-
-    /// For ``"not_started"``: why.
-    #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        match self.0 {
+        };
+        /// For ``"not_started"``: why.
+        reason -> Option<&'static str> = match self.0 {
             Next::NotStarted { reason, .. } => Some(reason.name()),
             _ => None,
-        }
-    }
-
-    /// For ``"not_started"`` with ``"queue_stopped"``: the reason that stopped the queue.
-    #[getter]
-    fn stopped_by(&self) -> Option<&'static str> {
-        match self.0 {
+        };
+        /// For ``"not_started"`` with ``"queue_stopped"``: the reason that stopped the queue.
+        stopped_by -> Option<&'static str> = match self.0 {
             Next::NotStarted { stopped_by, .. } => stopped_by.map(GiveUpReason::name),
             _ => None,
-        }
+        };
     }
 
     fn __repr__(&self) -> String {
@@ -83,6 +66,7 @@ impl PyNext {
             Next::Finished => "Next(kind='finished')".to_owned(),
         }
     }
+}
 }
 
 /// A queue of ``len`` operations under one ``policy`` and one deadline (``deadline_ms`` from
@@ -106,12 +90,9 @@ fn requests_arg(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Request
     let items = value
         .try_iter()
         .map_err(|_| must_be(value, "requests", "an iterable of (method, url) tuples"))?;
-    let mut requests = Vec::new();
-    for item in items {
-        let item = item?;
-        requests.push(request_arg(Some(&item))?.unwrap_or_default());
-    }
-    Ok(Some(requests))
+    let read =
+        |item: PyResult<Bound<'_, PyAny>>| Ok(request_arg(Some(&item?))?.unwrap_or_default());
+    items.map(read).collect::<PyResult<_>>().map(Some)
 }
 
 /// How an operation ended for a batch, as a tuple ``(status, reason, stopped_by)``.
@@ -125,11 +106,15 @@ fn end_tuple(end: BatchEnd) -> End {
     )
 }
 
-#[pymethods]
+methods! {
 impl PyBatchQueue {
+    get(self) {
+        /// The reason the queue stopped, if it did.
+        stopped -> Option<&'static str> = self.0.stopped().map(GiveUpReason::name);
+    }
+
     #[new]
     #[pyo3(signature = (policy, len, now_ms, deadline_ms = None, *, stop_when_a_wait_exceeds_the_deadline = false, stats = None, requests = None, unix_ms = None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         policy: PyRef<'_, PyPolicy>,
         len: usize,
@@ -215,12 +200,6 @@ impl PyBatchQueue {
         Ok(())
     }
 
-    /// The reason the queue stopped, if it did.
-    #[getter]
-    fn stopped(&self) -> Option<&'static str> {
-        self.0.stopped().map(GiveUpReason::name)
-    }
-
     /// The result record (a ``ResultRecord``) of an operation the queue did not start, at
     /// ``unix_ms`` (ms since the Unix epoch), naming it by ``method`` and ``url``.
     #[staticmethod]
@@ -251,4 +230,5 @@ impl PyBatchQueue {
     fn __repr__(&self) -> String {
         format!("<recuo.BatchQueue: {} operations>", self.0.len())
     }
+}
 }

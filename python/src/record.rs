@@ -23,9 +23,10 @@ use recuo::{
 };
 
 use crate::args::{
-    causes, headers_arg, int_arg, locked, method_arg, must_be, not_one_of, outcome_arg, readers,
-    require_str, u64_arg, url_arg, url_text, Int,
+    causes, headers_arg, int_arg, locked, method_arg, methods, must_be, not_one_of, outcome_arg,
+    readers, require_str, u64_arg, url_arg, url_text, Int,
 };
+use crate::values::loads;
 
 /// The logger records go to.
 pub(crate) const LOGGER: &str = "recuo";
@@ -72,12 +73,6 @@ pub(crate) fn observed(notes: &NotesCell) -> (Option<RequestLine>, Option<Seen>)
     (notes.request.take(), notes.response.take())
 }
 
-/// What `error`, a failed attempt's exception, carries of a response (the record's last
-/// resort).
-pub(crate) fn carried(error: &Bound<'_, PyAny>) -> Option<Seen> {
-    seen_of_exception(error)
-}
-
 /// A status for a record: an int of three digits (RFC 9110 §15), else `ValueError`.
 pub(crate) fn record_status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
     match int_arg(value, "status")? {
@@ -105,9 +100,10 @@ fn status_of(obj: &Bound<'_, PyAny>) -> Option<u16> {
     })
 }
 
-/// What an exception says it received: its own `.status_code` / `.status` and `.headers`, or
-/// those of its `.response`. Headers that cannot be read are left out; the status stays.
-fn seen_of_exception(error: &Bound<'_, PyAny>) -> Option<Seen> {
+/// What `error`, a failed attempt's exception, carries of a response (the record's last
+/// resort): its own `.status_code` / `.status` and `.headers`, or those of its `.response`.
+/// Headers that cannot be read are left out; the status stays.
+pub(crate) fn carried(error: &Bound<'_, PyAny>) -> Option<Seen> {
     let holder = if status_of(error).is_some() {
         error.clone()
     } else {
@@ -252,10 +248,7 @@ pub(crate) fn telemetry_on() -> bool {
 /// histograms' bucket bounds in seconds.
 #[pyfunction]
 pub(crate) fn _instruments(py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
-    let parsed = py.import(pyo3::intern!(py, "json"))?.call_method1(
-        pyo3::intern!(py, "loads"),
-        (recuo::telemetry::instruments_json(),),
-    )?;
+    let parsed = loads(py, &recuo::telemetry::instruments_json())?;
     Ok((
         parsed.get_item("instruments")?.unbind(),
         parsed.get_item("buckets_s")?.unbind(),
@@ -266,29 +259,26 @@ pub(crate) fn _instruments(py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
 /// means to telemetry: `{"operation", "span", "points"}`, the core's mapping.
 #[pyfunction]
 pub(crate) fn _telemetry_of(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    let json = py.import(pyo3::intern!(py, "json"))?;
-    let text: String = json
+    let text: String = py
+        .import(pyo3::intern!(py, "json"))?
         .call_method1(pyo3::intern!(py, "dumps"), (record,))?
         .extract()?;
     let value: recuo::telemetry::RecordValue = serde_json::from_str(&text)
         .map_err(|e| PyValueError::new_err(format!("not a record: {e}")))?;
     let record = value.to_record().map_err(PyValueError::new_err)?;
     let out = recuo::telemetry::telemetry(&record).to_json();
-    Ok(json
-        .call_method1(pyo3::intern!(py, "loads"), (out,))?
-        .unbind())
+    Ok(loads(py, &out)?.unbind())
 }
 
 /// Logs `record` at `level` to the `recuo` logger: the message is the core's JSON line,
 /// `extra={"recuo": json.loads(line)}`; while a telemetry sink is set, hands it what the
 /// record means to telemetry first (the core's mapping), and logs only what the logger takes.
 pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyResult<()> {
-    let json = py.import(pyo3::intern!(py, "json"))?;
     if telemetry_on() {
         let sink = locked(&TELEMETRY_SINK).as_ref().map(|s| s.clone_ref(py));
         if let Some(sink) = sink {
             let t = recuo::telemetry::telemetry(record).to_json();
-            sink.call1(py, (json.call_method1(pyo3::intern!(py, "loads"), (t,))?,))?;
+            sink.call1(py, (loads(py, &t)?,))?;
         }
         if !logger(py)?
             .call_method1(pyo3::intern!(py, "isEnabledFor"), (logging_level(level),))?
@@ -298,7 +288,7 @@ pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyRes
         }
     }
     let line = record.to_json_line();
-    let fields = json.call_method1(pyo3::intern!(py, "loads"), (&line,))?;
+    let fields = loads(py, &line)?;
     let extra = PyDict::new(py);
     extra.set_item(LOGGER, fields)?;
     let kwargs = PyDict::new(py);
@@ -333,10 +323,8 @@ pub(crate) fn polled(
 
 /// A give-up reason by its name, else `ValueError`.
 pub(crate) fn give_up_reason(name: &str) -> PyResult<GiveUpReason> {
-    GiveUpReason::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = GiveUpReason::ALL.iter().map(|r| r.name()).collect();
-        not_one_of("reason", &names, name)
-    })
+    let names = GiveUpReason::ALL.map(GiveUpReason::name);
+    GiveUpReason::from_name(name).ok_or_else(|| not_one_of("reason", &names, name))
 }
 
 /// A reason an attempt record may give: a verdict's cause or a give-up reason.
@@ -370,12 +358,6 @@ fn attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     u32::try_from(n).map_err(|_| PyValueError::new_err("attempts must be at most 4294967295"))
 }
 
-/// The record as a `dict`: the core's JSON line read back by `json.loads`.
-fn record_dict<'py>(py: Python<'py>, record: &Record) -> PyResult<Bound<'py, PyAny>> {
-    py.import(pyo3::intern!(py, "json"))?
-        .call_method1(pyo3::intern!(py, "loads"), (record.to_json_line(),))
-}
-
 /// One attempt's record, for code that runs its own loop (``recuo.Operation``, an event
 /// loop, a queue worker): the same record, redacted the same way, as the loops log.
 ///
@@ -393,11 +375,46 @@ fn record_dict<'py>(py: Python<'py>, record: &Record) -> PyResult<Bound<'py, PyA
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyAttemptRecord(AttemptRecord);
 
-#[pymethods]
+methods! {
 impl PyAttemptRecord {
+    get(self) {
+        /// When the attempt started: RFC 3339 in UTC, to the millisecond.
+        start -> String = recuo::record::rfc3339(self.0.start_unix_ms);
+        /// When the attempt started, in ms since the Unix epoch.
+        start_ms -> i64 = self.0.start_unix_ms;
+        /// How long it took, in ms.
+        elapsed_ms -> u64 = self.0.elapsed_ms;
+        /// The HTTP method (empty for a task with no HTTP meaning).
+        method -> &str = &self.0.method;
+        /// The URL, redacted.
+        url -> &str = &self.0.url;
+        /// Whether the URL was malformed (redacted as far as it could be read).
+        url_malformed -> bool = self.0.url_malformed;
+        /// The HTTP status received, or ``None``.
+        status -> Option<u16> = match self.0.outcome {
+            Outcome::Status(s) => Some(s),
+            _ => None,
+        };
+        /// The transport failure (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"``,
+        /// ``"other"``), or ``None``.
+        transport -> Option<&'static str> = match self.0.outcome {
+            Outcome::Transport(t) => Some(t.name()),
+            _ => None,
+        };
+        /// The request id the response carried, or ``None``.
+        request_id -> Option<&str> = self.0.request_id.as_deref();
+        /// The wait headers seen, as ``(name, value)`` pairs.
+        wait_headers -> Vec<(String, String)> = self.0.wait_headers.clone();
+        /// The delay chosen before the next attempt, in ms, or ``None``.
+        delay_ms -> Option<u64> = self.0.delay_ms;
+        /// ``"done"``, ``"retry"`` or ``"give_up"``.
+        decision -> &'static str = self.0.decision.name();
+        /// Why: the verdict's reason or the give-up reason.
+        reason -> &'static str = self.0.reason.name();
+    }
+
     #[new]
     #[pyo3(signature = (start_ms, elapsed_ms, method, url, *, status = None, error = None, headers = None, delay_ms = None, decision, reason))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         #[pyo3(from_py_with = start_ms_arg)] start_ms: i64,
         #[pyo3(from_py_with = elapsed_ms_arg)] elapsed_ms: u64,
@@ -432,91 +449,6 @@ impl PyAttemptRecord {
         )))
     }
 
-    /// When the attempt started: RFC 3339 in UTC, to the millisecond.
-    #[getter]
-    fn start(&self) -> String {
-        recuo::record::rfc3339(self.0.start_unix_ms)
-    }
-
-    /// When the attempt started, in ms since the Unix epoch.
-    #[getter]
-    fn start_ms(&self) -> i64 {
-        self.0.start_unix_ms
-    }
-
-    /// How long it took, in ms.
-    #[getter]
-    fn elapsed_ms(&self) -> u64 {
-        self.0.elapsed_ms
-    }
-
-    /// The HTTP method (empty for a task with no HTTP meaning).
-    #[getter]
-    fn method(&self) -> &str {
-        &self.0.method
-    }
-
-    /// The URL, redacted.
-    #[getter]
-    fn url(&self) -> &str {
-        &self.0.url
-    }
-
-    /// Whether the URL was malformed (redacted as far as it could be read).
-    #[getter]
-    fn url_malformed(&self) -> bool {
-        self.0.url_malformed
-    }
-
-    /// The HTTP status received, or ``None``.
-    #[getter]
-    fn status(&self) -> Option<u16> {
-        match self.0.outcome {
-            Outcome::Status(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The transport failure (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"``,
-    /// ``"other"``), or ``None``.
-    #[getter]
-    fn transport(&self) -> Option<&'static str> {
-        match self.0.outcome {
-            Outcome::Transport(t) => Some(t.name()),
-            _ => None,
-        }
-    }
-
-    /// The request id the response carried, or ``None``.
-    #[getter]
-    fn request_id(&self) -> Option<&str> {
-        self.0.request_id.as_deref()
-    }
-
-    /// The wait headers seen, as ``(name, value)`` pairs.
-    #[getter]
-    fn wait_headers(&self) -> Vec<(String, String)> {
-        self.0.wait_headers.clone()
-    }
-
-    /// The delay chosen before the next attempt, in ms, or ``None``.
-    #[getter]
-    fn delay_ms(&self) -> Option<u64> {
-        self.0.delay_ms
-    }
-
-    /// ``"done"``, ``"retry"`` or ``"give_up"``.
-    #[getter]
-    fn decision(&self) -> &'static str {
-        self.0.decision.name()
-    }
-
-    /// Why: the verdict's reason or the give-up reason.
-    #[getter]
-    fn reason(&self) -> &'static str {
-        self.0.reason.name()
-    }
-
     /// The record as one line of JSON (the core's; no newline at the end).
     fn to_json(&self) -> String {
         Record::Attempt(self.0.clone()).to_json_line()
@@ -524,12 +456,13 @@ impl PyAttemptRecord {
 
     /// The record as a ``dict``: ``json.loads(self.to_json())``.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        record_dict(py, &Record::Attempt(self.0.clone()))
+        loads(py, &self.to_json())
     }
 
     fn __repr__(&self) -> String {
         format!("<recuo.AttemptRecord {}>", self.to_json())
     }
+}
 }
 
 /// One operation's result record, for code that runs its own loop: the same record, redacted
@@ -547,11 +480,31 @@ impl PyAttemptRecord {
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyResultRecord(FinalRecord);
 
-#[pymethods]
+methods! {
 impl PyResultRecord {
+    get(self) {
+        /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
+        stopped_by -> Option<&'static str> = self.0.stopped_by.map(GiveUpReason::name);
+        /// When the first attempt started: RFC 3339 in UTC, to the millisecond.
+        start -> String = recuo::record::rfc3339(self.0.start_unix_ms);
+        /// When the first attempt started, in ms since the Unix epoch.
+        start_ms -> i64 = self.0.start_unix_ms;
+        /// The HTTP method.
+        method -> &str = &self.0.method;
+        /// The URL, redacted.
+        url -> &str = &self.0.url;
+        /// ``"success"`` or ``"gave_up"``.
+        result -> &str = self.0.result();
+        /// Attempts made.
+        attempts -> u32 = self.0.attempts;
+        /// Why it gave up, or ``None`` for a success.
+        reason -> Option<&'static str> = self.0.reason.map(GiveUpReason::name);
+        /// From the start of the first attempt to the end, in ms.
+        total_ms -> u64 = self.0.total_ms;
+    }
+
     #[new]
     #[pyo3(signature = (start_ms, method, url, *, attempts, total_ms, reason = None, stopped_by = None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         #[pyo3(from_py_with = start_ms_arg)] start_ms: i64,
         #[pyo3(from_py_with = method_arg)] method: String,
@@ -577,60 +530,6 @@ impl PyResultRecord {
         Ok(PyResultRecord(record))
     }
 
-    /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
-    #[getter]
-    fn stopped_by(&self) -> Option<&'static str> {
-        self.0.stopped_by.map(GiveUpReason::name)
-    }
-
-    /// When the first attempt started: RFC 3339 in UTC, to the millisecond.
-    #[getter]
-    fn start(&self) -> String {
-        recuo::record::rfc3339(self.0.start_unix_ms)
-    }
-
-    /// When the first attempt started, in ms since the Unix epoch.
-    #[getter]
-    fn start_ms(&self) -> i64 {
-        self.0.start_unix_ms
-    }
-
-    /// The HTTP method.
-    #[getter]
-    fn method(&self) -> &str {
-        &self.0.method
-    }
-
-    /// The URL, redacted.
-    #[getter]
-    fn url(&self) -> &str {
-        &self.0.url
-    }
-
-    /// ``"success"`` or ``"gave_up"``.
-    #[getter]
-    fn result(&self) -> &str {
-        self.0.result()
-    }
-
-    /// Attempts made.
-    #[getter]
-    fn attempts(&self) -> u32 {
-        self.0.attempts
-    }
-
-    /// Why it gave up, or ``None`` for a success.
-    #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        self.0.reason.map(GiveUpReason::name)
-    }
-
-    /// From the start of the first attempt to the end, in ms.
-    #[getter]
-    fn total_ms(&self) -> u64 {
-        self.0.total_ms
-    }
-
     /// The record as one line of JSON (the core's; no newline at the end).
     fn to_json(&self) -> String {
         Record::Final(self.0.clone()).to_json_line()
@@ -638,10 +537,11 @@ impl PyResultRecord {
 
     /// The record as a ``dict``: ``json.loads(self.to_json())``.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        record_dict(py, &Record::Final(self.0.clone()))
+        loads(py, &self.to_json())
     }
 
     fn __repr__(&self) -> String {
         format!("<recuo.ResultRecord {}>", self.to_json())
     }
+}
 }

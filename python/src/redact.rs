@@ -8,7 +8,7 @@
 
 use pyo3::prelude::*;
 
-use crate::args::{headers_arg, url_arg};
+use crate::args::{headers_arg, methods, url_arg};
 
 /// ``url`` (a ``str`` or ``bytes``) with its secrets and personal data replaced: userinfo
 /// removed, the values of sensitive query parameters ``[redacted]``, e-mail addresses
@@ -45,18 +45,13 @@ impl std::hash::Hash for PyRedactedUrl {
     }
 }
 
-#[pymethods]
+methods! {
 impl PyRedactedUrl {
-    /// The URL with secrets and personal data replaced.
-    #[getter]
-    fn url(&self) -> &str {
-        &self.0.url
-    }
-
-    /// Whether the URL given was not a well-formed absolute or relative URL.
-    #[getter]
-    fn malformed(&self) -> bool {
-        self.0.malformed
+    get(self) {
+        /// The URL with secrets and personal data replaced.
+        url -> &str = &self.0.url;
+        /// Whether the URL given was not a well-formed absolute or relative URL.
+        malformed -> bool = self.0.malformed;
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -66,6 +61,7 @@ impl PyRedactedUrl {
             crate::args::bool_repr(self.0.malformed)
         ))
     }
+}
 }
 
 /// ``headers`` — a mapping, anything with ``items()`` (``requests``, ``httpx`` or

@@ -91,7 +91,6 @@ fn owned(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<Py<PyA
 impl PyLoop {
     #[new]
     #[pyo3(signature = (policy, classify, on_retry, on_give_up, seed, sleep, gate, request, handoff = None, /))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         policy: Bound<'_, PyPolicy>,
         classify: Option<&Bound<'_, PyAny>>,

@@ -41,7 +41,6 @@ pub(crate) fn operation_in_context(
 /// ``None`` when the plan sends none. Private: the HTTP adapters use it.
 #[pyfunction]
 #[pyo3(name = "_request_operation", signature = (policy, seed, gate, method, url, headers, send_keys, replayable, /))]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn request_operation(
     py: Python<'_>,
     policy: PyRef<'_, PyPolicy>,

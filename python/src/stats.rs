@@ -8,7 +8,9 @@ use pyo3::prelude::*;
 
 use recuo::{monotonic_ns, Cause, StatsRecorder};
 
-use crate::args::{causes, int_arg, must_be, not_one_of, require_bool, require_str, Int};
+use crate::args::{
+    causes, count_arg, int_arg, must_be, not_one_of, require_bool, require_str, Int,
+};
 use crate::limits::opt_now_ns_arg;
 use crate::values::instance;
 use crate::verdict::PyVerdict;
@@ -28,12 +30,10 @@ fn cause_arg(value: &Bound<'_, PyAny>) -> PyResult<Cause> {
 }
 
 fn attempt_number_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
-    match int_arg(value, "attempt")? {
-        Int::Fits(n) => u32::try_from(n)
-            .map_err(|_| PyValueError::new_err("attempt must be at most 4294967295")),
-        Int::Negative => Err(PyValueError::new_err("attempt must not be negative")),
-        Int::TooLarge => Err(PyValueError::new_err("attempt must be at most 4294967295")),
+    if let Int::Negative = int_arg(value, "attempt")? {
+        return Err(PyValueError::new_err("attempt must not be negative"));
     }
+    count_arg(value, "attempt")
 }
 
 fn success_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {

@@ -25,8 +25,9 @@ fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     module.bind(py).getattr(name)
 }
 
-/// Plain data as Python's: null → `None`, an array → a tuple, an object → a `dict`.
-fn object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+/// Plain data as Python's: null → `None`, an object → a `dict`, an array → a `list` when
+/// `lists`, else a tuple (a dataclass's field).
+fn object<'py>(py: Python<'py>, value: &Value, lists: bool) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
@@ -37,17 +38,33 @@ fn object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
         },
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
-            let items = items.iter().map(|v| object(py, v));
-            PyTuple::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any()
+            let items = items.iter().map(|v| object(py, v, lists));
+            let items = items.collect::<PyResult<Vec<_>>>()?;
+            if lists {
+                PyList::new(py, items)?.into_any()
+            } else {
+                PyTuple::new(py, items)?.into_any()
+            }
         }
         Value::Object(fields) => {
             let dict = PyDict::new(py);
             for (name, v) in fields {
-                dict.set_item(name, object(py, v)?)?;
+                dict.set_item(name, object(py, v, lists)?)?;
             }
             dict.into_any()
         }
     })
+}
+
+/// `value`'s plain form (serde's).
+fn plain<T: Serialize>(value: &T) -> PyResult<Value> {
+    serde_json::to_value(value).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// `json.loads(text)`: JSON text as Python's plain data, an object's keys in their order.
+pub(crate) fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import(pyo3::intern!(py, "json"))?
+        .call_method1(pyo3::intern!(py, "loads"), (text,))
 }
 
 /// `value`'s plain form as Python's plain data: null → `None`, an array → a `list`, an
@@ -56,24 +73,7 @@ pub(crate) fn plain_object<'py, T: Serialize>(
     py: Python<'py>,
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
-    fn convert<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-        match value {
-            Value::Array(items) => {
-                let items = items.iter().map(|v| convert(py, v));
-                Ok(PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any())
-            }
-            Value::Object(fields) => {
-                let dict = PyDict::new(py);
-                for (name, v) in fields {
-                    dict.set_item(name, convert(py, v)?)?;
-                }
-                Ok(dict.into_any())
-            }
-            other => object(py, other),
-        }
-    }
-    let plain = serde_json::to_value(value).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    convert(py, &plain)
+    object(py, &plain(value)?, true)
 }
 
 /// `value` as an instance of the generated class `class`, its fields those of its plain form.
@@ -82,8 +82,7 @@ pub(crate) fn instance<T: Serialize>(
     class_name: &str,
     value: &T,
 ) -> PyResult<Py<PyAny>> {
-    let plain = serde_json::to_value(value).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    let fields = object(py, &plain)?;
+    let fields = object(py, &plain(value)?, false)?;
     let fields = fields.cast::<PyDict>()?;
     Ok(class(py, class_name)?.call((), Some(fields))?.unbind())
 }

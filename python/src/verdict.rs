@@ -16,21 +16,20 @@ use pyo3::types::{PyBool, PyString};
 use recuo::{Cause, Outcome, Request, ServerWait, Verdict};
 
 use crate::args::{
-    causes, headers_arg, method_arg, must_be, not_one_of, now_ms_arg, outcome_arg, require_int,
-    system_now_ms,
+    causes, headers_arg, method_arg, methods, must_be, not_one_of, now_ms_arg, outcome_arg,
+    require_int,
 };
 use crate::attempt::PyIdempotencyKey;
 use crate::policy::PyPolicy;
 use recuo::Seen;
 
-fn cause_arg(value: &str, allowed: impl Fn(Cause) -> bool) -> PyResult<Cause> {
-    causes()
-        .filter(|&c| allowed(c))
-        .find(|c| c.name() == value)
-        .ok_or_else(|| {
-            let names: Vec<&str> = causes().filter(|&c| allowed(c)).map(Cause::name).collect();
-            not_one_of("reason", &names, value)
-        })
+/// The cause named `value`, as a retry or a give-up may name it: any but `success`.
+fn cause_arg(value: &str) -> PyResult<Cause> {
+    let allowed = || causes().filter(|&c| c != Cause::Success);
+    allowed().find(|c| c.name() == value).ok_or_else(|| {
+        let names: Vec<&str> = allowed().map(Cause::name).collect();
+        not_one_of("reason", &names, value)
+    })
 }
 
 /// What to do about one outcome: ``verdict`` is ``"success"``, ``"retry"`` or
@@ -69,8 +68,19 @@ impl Hash for PyVerdict {
     }
 }
 
-#[pymethods]
+methods! {
 impl PyVerdict {
+    get(self) {
+        /// ``"success"``, ``"retry"`` or ``"give_up"``.
+        verdict -> &'static str = self.0.name();
+        /// The cause's name.
+        reason -> &'static str = self.0.cause().name();
+        /// The server's finite wait in milliseconds, or ``None``.
+        wait_ms -> Option<u64> = self.0.server_wait().and_then(ServerWait::ms);
+        /// Whether the server asked for a wait too long to count (no retry can honour it).
+        wait_unbounded -> bool = self.0.server_wait() == Some(ServerWait::Unbounded);
+    }
+
     /// A retry, after at least the server's wait when there is one: ``wait_ms``
     /// milliseconds, or an unbounded wait (``unbounded=True``, which a loop answers by giving
     /// up with ``"wait_exceeds_deadline"``). ``reason`` names the cause.
@@ -81,7 +91,7 @@ impl PyVerdict {
         #[pyo3(from_py_with = unbounded_arg)] unbounded: bool,
         reason: &str,
     ) -> PyResult<Self> {
-        let cause = cause_arg(reason, |c| c != Cause::Success)?;
+        let cause = cause_arg(reason)?;
         let wait = match (wait_ms.filter(|w| !w.is_none()), unbounded) {
             (Some(_), true) => {
                 return Err(PyValueError::new_err(
@@ -102,7 +112,7 @@ impl PyVerdict {
     #[staticmethod]
     #[pyo3(signature = (reason = "permanent"))]
     fn give_up(reason: &str) -> PyResult<Self> {
-        let cause = cause_arg(reason, |c| c != Cause::Success)?;
+        let cause = cause_arg(reason)?;
         Ok(PyVerdict::bare(Verdict::GiveUp { cause }))
     }
 
@@ -110,30 +120,6 @@ impl PyVerdict {
     #[staticmethod]
     fn success() -> Self {
         PyVerdict::bare(Verdict::Success)
-    }
-
-    /// ``"success"``, ``"retry"`` or ``"give_up"``.
-    #[getter]
-    fn verdict(&self) -> &'static str {
-        self.0.name()
-    }
-
-    /// The cause's name.
-    #[getter]
-    fn reason(&self) -> &'static str {
-        self.0.cause().name()
-    }
-
-    /// The server's finite wait in milliseconds, or ``None``.
-    #[getter]
-    fn wait_ms(&self) -> Option<u64> {
-        self.0.server_wait().and_then(ServerWait::ms)
-    }
-
-    /// Whether the server asked for a wait too long to count (no retry can honour it).
-    #[getter]
-    fn wait_unbounded(&self) -> bool {
-        self.0.server_wait() == Some(ServerWait::Unbounded)
     }
 
     /// The same verdict, reached on a response of ``status`` with ``headers``: what a loop's
@@ -163,6 +149,7 @@ impl PyVerdict {
             crate::args::bool_repr(self.wait_unbounded()),
         )
     }
+}
 }
 
 fn unbounded_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -216,7 +203,6 @@ fn status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
     signature = (status = None, *, error = None, method = "GET".to_owned(), idempotency_key = false, headers = None, now_ms = None, policy = None),
     text_signature = "(status=None, *, error=None, method='GET', idempotency_key=False, headers=None, now_ms=None, policy=None)"
 )]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn classify(
     status: Option<&Bound<'_, PyAny>>,
     error: Option<&Bound<'_, PyAny>>,
@@ -235,15 +221,9 @@ pub(crate) fn classify(
         method: &method,
         has_idempotency_key: idempotency_key,
     };
-    let now = now_ms.unwrap_or_else(system_now_ms);
-    let default;
-    let policy = match &policy {
-        Some(p) => &p.0,
-        None => {
-            default = recuo::Policy::guide_a();
-            &default
-        }
-    };
+    let now = now_ms.unwrap_or_else(recuo::unix_now_ms);
+    let guide_a = recuo::Policy::guide_a();
+    let policy = policy.as_ref().map_or(&guide_a, |p| &p.0);
     let verdict = policy.classify(outcome, request, &headers, now);
     Ok(PyVerdict(
         verdict,
