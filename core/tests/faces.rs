@@ -691,8 +691,7 @@ fn php_table(values: &[Value]) -> String {
             };
             let _ = writeln!(
                 out,
-                "            Prop {{\n                name: \"{}\",\n                field: \"{}\",\n                \
-                 ty: PropType::{ty},\n                nullable: {},\n            }},",
+                "            Prop::new(\"{}\", \"{}\", PropType::{ty}, {}),",
                 camel(&f.name),
                 f.name,
                 declared.starts_with('?')
@@ -755,16 +754,13 @@ fn php_stub_table(stub: &str) -> String {
     let mut out = String::from(
         "\n/// The typed, readonly properties of the extension's other classes (its handles, and\n\
          /// values the core does not declare yet), as `php/recuo.stub.php` declares them: (class,\n\
-         /// [(property, type)]), class names in full.\n\
-         #[rustfmt::skip]\n\
-         pub const STUB_PROPERTIES: &[(&str, &[(&str, &str)])] = &[\n",
+         /// property, type), class names in full.\n\
+         pub const STUB_PROPERTIES: &[(&str, &str, &str)] = &[\n",
     );
     for (class, props) in php_stub_properties(stub) {
-        let _ = writeln!(out, "    (\n        {class:?},\n        &[");
         for (name, ty) in props {
-            let _ = writeln!(out, "            ({name:?}, {ty:?}),");
+            let _ = writeln!(out, "    ({class:?}, {name:?}, {ty:?}),");
         }
-        out += "        ],\n    ),\n";
     }
     out + "];\n"
 }

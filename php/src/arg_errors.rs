@@ -14,7 +14,8 @@ use std::sync::Once;
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::ffi::{
     zend_ce_error, zend_ce_type_error, zend_class_entry, zend_execute_data, zend_object,
-    zend_string, zend_throw_exception_hook, zend_type, zval, ZEND_INTERNAL_FUNCTION,
+    zend_read_property, zend_string, zend_throw_exception_hook, zend_type, zval,
+    ZEND_INTERNAL_FUNCTION,
 };
 use ext_php_rs::types::ZendStr;
 use ext_php_rs::zend::ExecutorGlobals;
@@ -22,14 +23,6 @@ use ext_php_rs::zend::ExecutorGlobals;
 unsafe extern "C" {
     fn zend_type_to_string(type_: zend_type) -> *mut zend_string;
     fn zend_zval_type_name(arg: *const zval) -> *const c_char;
-    fn zend_read_property(
-        scope: *mut zend_class_entry,
-        object: *mut zend_object,
-        name: *const c_char,
-        name_length: usize,
-        silent: bool,
-        rv: *mut zval,
-    ) -> *mut zval;
     fn zend_update_property_string(
         scope: *mut zend_class_entry,
         object: *mut zend_object,

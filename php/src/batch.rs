@@ -25,9 +25,9 @@ use recuo::{
     StatsRecorder,
 };
 
-use crate::convert::{entry_holds, seed as seed_arg};
+use crate::convert::{entry_holds, optional_secs, seed as seed_arg};
 use crate::driver::{self, Callbacks, Halt, Judge};
-use crate::errors::{config_error, guarded, type_error, value_error};
+use crate::errors::{guarded, type_error, value_error};
 use crate::limits::Gate;
 use crate::policy::json_serializable;
 use crate::policy::Policy;
@@ -39,8 +39,7 @@ use crate::values::{instance, php_table, read_data, Instance};
 /// and the `report`) or `"not_started"` (with the `reason`: the deadline came first, or the
 /// queue stopped on another operation's `stoppedBy`); `attempts` counts its calls.
 #[php_class]
-#[php(name = "Recuo\\BatchResult")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\BatchResult", flags = ClassFlags::Final)]
 #[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug)]
 pub struct BatchResult {
@@ -139,9 +138,7 @@ php_impl!({
         /// The plain form every language shares: `status`, `reason`, `stopped_by`, `attempts`
         /// and `report` — everything but the operation's own value and error.
         pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded("Recuo\\BatchResult::toValue", || {
-                php_table("Recuo\\BatchResult::toValue", &self.plain)
-            })
+            guarded!("Recuo\\BatchResult::toValue", php_table(F, &self.plain))
         }
 
         /// The plain form (`toValue()`), for `json_encode()`.
@@ -169,11 +166,8 @@ php_impl!({
 
         /// The result `$data` describes (`__serialize()`'s form), for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            const F: &str = "Recuo\\BatchResult::__unserialize";
-            guarded(F, || {
-                if !self.blank {
-                    return Err(crate::errors::already_made(F, "a batch result is"));
-                }
+            guarded!("Recuo\\BatchResult::__unserialize", {
+                crate::errors::only_blank(F, self.blank, "a batch result is")?;
                 let plain = data
                     .get("plain")
                     .and_then(|v| v.array())
@@ -196,8 +190,7 @@ php_impl!({
 /// What `Recuo\runBatch` did: one `Recuo\BatchResult` per operation, under the same keys
 /// and in the same order, the batch's `stats`, and its `elapsedMs`.
 #[php_class]
-#[php(name = "Recuo\\BatchReport")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\BatchReport", flags = ClassFlags::Final)]
 #[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug)]
 pub struct BatchReport {
@@ -268,9 +261,7 @@ php_impl!({
         /// the operations' keys are PHP's and stay in `results`), `stats` (`Stats::toValue()`) and
         /// `elapsed_ms` (whole milliseconds) — what a worker process sends back as data.
         pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded("Recuo\\BatchReport::toValue", || {
-                php_table("Recuo\\BatchReport::toValue", &self.plain())
-            })
+            guarded!("Recuo\\BatchReport::toValue", php_table(F, &self.plain()))
         }
 
         /// The plain form (`toValue()`), for `json_encode()`.
@@ -281,8 +272,7 @@ php_impl!({
         /// The report whose plain form is `$value`: its results under the keys 0, 1, …, their
         /// values and errors null.
         pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchReport> {
-            const F: &str = "Recuo\\BatchReport::fromValue";
-            guarded(F, || {
+            guarded!("Recuo\\BatchReport::fromValue", {
                 let plain: BatchReportValue =
                     read_data(F, (1, "value"), "is not a batch report's value", value)?;
                 let mut results =
@@ -310,13 +300,10 @@ php_impl!({
         /// Its results (each serialized with its value and error, under its key), its stats'
         /// plain form and its time, for `serialize()`.
         pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded("Recuo\\BatchReport::__serialize", || {
+            guarded!("Recuo\\BatchReport::__serialize", {
                 let mut out = ZendHashTable::with_capacity(3);
                 out.insert("results", self.results.shallow_clone())?;
-                out.insert(
-                    "stats",
-                    php_table("Recuo\\BatchReport::__serialize", &self.stats)?,
-                )?;
+                out.insert("stats", php_table(F, &self.stats)?)?;
                 out.insert("elapsed_ms", self.elapsed_ms)?;
                 Ok(out)
             })
@@ -324,11 +311,8 @@ php_impl!({
 
         /// The report `$data` describes (`__serialize()`'s form), for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            const F: &str = "Recuo\\BatchReport::__unserialize";
-            guarded(F, || {
-                if !self.blank {
-                    return Err(crate::errors::already_made(F, "a batch report is"));
-                }
+            guarded!("Recuo\\BatchReport::__unserialize", {
+                crate::errors::only_blank(F, self.blank, "a batch report is")?;
                 let results = data
                     .get("results")
                     .and_then(|v| v.array())
@@ -391,8 +375,7 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
 /// `$metrics(string $name, float $value, array $labels)` receives each metric point the
 /// records mean, under its Prometheus name.
 #[php_function]
-#[php(name = "Recuo\\runBatch")]
-#[php(defaults(stopOnUnreachableWait = false))]
+#[php(name = "Recuo\\runBatch", defaults(stopOnUnreachableWait = false))]
 pub fn run_batch(
     operations: &ZendHashTable,
     policy: Option<&Policy>,
@@ -406,14 +389,8 @@ pub fn run_batch(
     onProgress: Option<ZendCallable>,
     metrics: Option<ZendCallable>,
 ) -> PhpResult<BatchReport> {
-    const F: &str = "Recuo\\runBatch";
-    guarded(F, || {
-        let deadline = deadline
-            .map(|s| {
-                recuo::units::ms_from_secs_f64(s)
-                    .map_err(|e| config_error(F, Some((4, "deadline")), e))
-            })
-            .transpose()?;
+    guarded!("Recuo\\runBatch", {
+        let deadline = optional_secs(F, (4, "deadline"), deadline)?;
         let seed = seed_arg(F, 6, seed)?;
         let mut ops = Vec::with_capacity(operations.len());
         let mut entries = operations.iter();
@@ -428,10 +405,7 @@ pub fn run_batch(
         }
         let policy = policy.map_or_else(Policy::default_policy, |p| p.inner.clone());
         let gate = gate.map(|g| &g.inner);
-        let judge = match &classify {
-            Some(classifier) => Judge::Classifier(classifier),
-            None => Judge::RetryAll,
-        };
+        let judge = classify.as_ref().map_or(Judge::RetryAll, Judge::Classifier);
         let started = Instant::now();
         let recorder = StatsRecorder::new();
         let mut queue = BatchQueue::new(&policy, ops.len(), recuo::monotonic_ms(), deadline)

@@ -228,6 +228,18 @@ pub fn optional_millis(
         .transpose()
 }
 
+/// An optional number of seconds (null: none) in milliseconds, checked by the core
+/// (`Recuo\Exception\ConfigError` when negative or not a number): a timeout, a deadline.
+pub fn optional_secs(
+    function: &str,
+    arg: (u32, &str),
+    value: Option<f64>,
+) -> PhpResult<Option<u64>> {
+    let ms =
+        |s| recuo::units::ms_from_secs_f64(s).map_err(|e| config_error(function, Some(arg), e));
+    value.map(ms).transpose()
+}
+
 /// A number that is never negative: a reading of the caller's monotonic clock (in
 /// milliseconds or nanoseconds), a count of milliseconds or of requests.
 pub fn non_negative(function: &str, position: u32, name: &str, value: i64) -> PhpResult<u64> {

@@ -15,6 +15,7 @@
 //! otherwise, or its server out of reach). Their code is 0.
 
 use std::any::Any;
+use std::fmt::Display;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -159,24 +160,21 @@ fn registered(
     unsafe { class.as_ref() }.unwrap_or_else(fallback)
 }
 
-fn config_error_class() -> &'static ClassEntry {
-    registered(&CONFIG_ERROR_CE, ce::value_error)
+/// An exception of `class` whose message is the core's `error`, after the function's name.
+fn core_error(function: &str, error: impl Display, class: &'static ClassEntry) -> PhpException {
+    PhpException::new(format!("{function}(): {error}"), 0, class)
 }
 
 /// A `Recuo\Exception\PlanError` with the core's message, after the function's name.
 pub fn plan_error(function: &str, error: &recuo::PlanError) -> PhpException {
-    PhpException::new(
-        format!("{function}(): {error}"),
-        0,
-        registered(&PLAN_ERROR_CE, ce::value_error),
-    )
+    core_error(function, error, registered(&PLAN_ERROR_CE, ce::value_error))
 }
 
 /// A `Recuo\Exception\SharedFileError` with the core's message, after the function's name.
 pub fn shared_file_error(function: &str, error: &recuo::SharedError) -> PhpException {
-    PhpException::new(
-        format!("{function}(): {error}"),
-        0,
+    core_error(
+        function,
+        error,
         registered(&SHARED_FILE_ERROR_CE, runtime_exception),
     )
 }
@@ -233,7 +231,7 @@ pub fn config_error_detail(
         None => format!("{function}(): {error}{detail}"),
     };
     let code = i32::try_from(error.code()).unwrap_or(i32::MAX);
-    PhpException::new(message, code, config_error_class())
+    PhpException::new(message, code, registered(&CONFIG_ERROR_CE, ce::value_error))
 }
 
 /// A `\ValueError` worded like PHP's own: `f(): Argument #2 ($attempt) must be ...`.
@@ -311,10 +309,13 @@ pub fn value_error_message(message: String) -> PhpException {
 }
 
 /// The `\ValueError` of `__unserialize()` called on an object already made (`what_is`: `"a
-/// policy is"`): only the empty object `unserialize()` makes is filled, every other one is
-/// immutable.
-pub fn already_made(function: &str, what_is: &str) -> PhpException {
-    value_error_message(format!(
+/// policy is"`): only the empty object `unserialize()` makes (`blank`) is filled, every other
+/// one is immutable.
+pub fn only_blank(function: &str, blank: bool, what_is: &str) -> PhpResult<()> {
+    if blank {
+        return Ok(());
+    }
+    Err(value_error_message(format!(
         "{function}(): {what_is} immutable; only the object unserialize() makes is filled"
-    ))
+    )))
 }

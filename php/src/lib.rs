@@ -93,6 +93,16 @@ macro_rules! php_impl {
     };
 }
 
+/// `guarded!("Recuo\\f", body)`: runs `body` as the entry point `Recuo\f` with
+/// [`errors::guarded`] (a panic thrown as `Recuo\Exception\InternalError`), `F` naming the
+/// function for the body's messages.
+macro_rules! guarded {
+    ($function:literal, $body:expr) => {{
+        const F: &str = $function;
+        $crate::errors::guarded(F, || $body)
+    }};
+}
+
 /// `functions()`: the PHP functions a module declares, for the module's registration (the
 /// macros keep each function's wrapper private to its module).
 macro_rules! php_functions {
@@ -197,10 +207,7 @@ pub fn com_retry(
             recuo::ConfigError::ZeroAttempts => config_error(F, Some((2, "tentativas")), e),
             _ => config_error(F, None, e),
         })?;
-        let judge = match &repetirSe {
-            Some(predicate) => Judge::Predicate(predicate),
-            None => Judge::RetryAll,
-        };
+        let judge = repetirSe.as_ref().map_or(Judge::RetryAll, Judge::Predicate);
         let (method, url) = (method.text(), url.url_text());
         driver::run(
             tentativas,
@@ -245,8 +252,7 @@ pub fn com_retry(
 /// `$metrics(string $name, float $value, array $labels)` each metric point those records
 /// mean, under its Prometheus name.
 #[php_function]
-#[php(name = "Recuo\\retry")]
-#[php(defaults(method = NO_METHOD, url = NO_URL))]
+#[php(name = "Recuo\\retry", defaults(method = NO_METHOD, url = NO_URL))]
 pub fn retry(
     operation: ZendCallable,
     policy: Option<&Policy>,
@@ -267,10 +273,7 @@ pub fn retry(
     guarded(F, || {
         let seed = seed_arg(F, 6, seed)?;
         let policy = policy.map_or_else(Policy::default_policy, |p| p.inner.clone());
-        let judge = match &classify {
-            Some(classifier) => Judge::Classifier(classifier),
-            None => Judge::RetryAll,
-        };
+        let judge = classify.as_ref().map_or(Judge::RetryAll, Judge::Classifier);
         let (method, url) = (method.text(), url.url_text());
         driver::run(
             policy.max_attempts(),
@@ -307,8 +310,7 @@ pub fn retry_delay_ms(
     nowMs: Option<i64>,
     seed: Option<i64>,
 ) -> PhpResult<f64> {
-    const F: &str = "Recuo\\retryDelayMs";
-    guarded(F, || {
+    guarded!("Recuo\\retryDelayMs", {
         let attempt = retry_index(F, 2, "attempt", attempt)?;
         let seed = seed_arg(F, 4, seed)?;
         let value = retryAfter.map_or(&b""[..], |b| b.0);
@@ -336,8 +338,7 @@ pub fn parse_retry_after(
 #[php(name = "Recuo\\backoffWindowMs")]
 #[php(defaults(baseMs = DEFAULT_BASE_MS, capMs = DEFAULT_CAP_MS))]
 pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64> {
-    const F: &str = "Recuo\\backoffWindowMs";
-    guarded(F, || {
+    guarded!("Recuo\\backoffWindowMs", {
         let attempt = retry_index(F, 1, "attempt", attempt)?;
         let backoff = Backoff::new()
             .with_base_ms(millis(F, 2, "baseMs", baseMs)?)
@@ -385,9 +386,12 @@ pub fn full_stats() -> PhpResult<Stats> {
     })
 }
 
+/// What a module's startup and shutdown functions answer: PHP's `SUCCESS` and `FAILURE`.
+const SUCCESS: i32 = 0;
+const FAILURE: i32 = -1;
+
 /// Request shutdown: no attempt pool of nested loops outlives a request.
 extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
-    const SUCCESS: i32 = 0;
     // Never fails a request: at worst a pool is left for the next one to clear.
     let _ = std::panic::catch_unwind(pool::reset_pools);
     let _ = std::panic::catch_unwind(fast::release_spare);
@@ -397,7 +401,6 @@ extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
 /// Request startup: no attempt pool is left from an earlier request, and (once per process)
 /// the rate parameters are declared `string|float` and the properties as the stub says.
 extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
-    const SUCCESS: i32 = 0;
     let _ = std::panic::catch_unwind(|| {
         pool::reset_pools();
         fast::forget_spare();
@@ -441,8 +444,6 @@ classes! {
 /// Module startup: registers the exception classes the macros do not declare, and the value
 /// classes the core declares (see [`values`]).
 extern "C" fn startup(_type: i32, _module_number: i32) -> i32 {
-    const SUCCESS: i32 = 0;
-    const FAILURE: i32 = -1;
     let _ = std::panic::catch_unwind(arg_errors::install);
     // After the functions are registered (before this startup): their fast paths.
     let _ = std::panic::catch_unwind(fast::install);

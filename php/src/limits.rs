@@ -19,10 +19,9 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use recuo::budget::MAX_WINDOW_S;
 use recuo::{Rate, RegulatorError};
 
-use crate::convert::{count, non_negative, php_int, Bytes};
+use crate::convert::{count, non_negative, optional_secs, php_int, Bytes};
 use crate::errors::{
-    config_error, guarded, guarded_ok, logic_error, shared_file_error, value_error,
-    value_error_message,
+    guarded, guarded_ok, logic_error, shared_file_error, value_error, value_error_message,
 };
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
@@ -57,18 +56,6 @@ pub fn rate(function: &str, position: u32, name: &str, value: RateArg<'_>) -> Ph
         RateArg::PerSecond(n) => Rate::per_second(n),
     };
     parsed.map_err(|e| value_error(function, position, name, &format!("is not valid: {e}")))
-}
-
-/// A timeout in seconds, checked by the core (`Recuo\Exception\ConfigError` when negative or
-/// not a number); null waits as long as it takes.
-fn timeout(function: &str, position: u32, value: Option<f64>) -> PhpResult<Option<Duration>> {
-    value
-        .map(|seconds| {
-            recuo::units::ms_from_secs_f64(seconds)
-                .map(Duration::from_millis)
-                .map_err(|e| config_error(function, Some((position, "timeout")), e))
-        })
-        .transpose()
 }
 
 /// A regulator's error as PHP's: a bad burst or cost is a `\ValueError` (naming `arg`, when
@@ -111,8 +98,7 @@ pub fn monotonic_ms() -> PhpResult<i64> {
 #[php_function]
 #[php(name = "Recuo\\waitMsFromNs")]
 pub fn wait_ms_from_ns(ns: i64) -> PhpResult<i64> {
-    const F: &str = "Recuo\\waitMsFromNs";
-    guarded(F, || {
+    guarded!("Recuo\\waitMsFromNs", {
         let ns = non_negative(F, 1, "ns", ns)?;
         Ok(php_int(recuo::wait_ms_from_ns(ns)))
     })
@@ -123,8 +109,7 @@ pub fn wait_ms_from_ns(ns: i64) -> PhpResult<i64> {
 /// same file with [`Regulator::shared`], and by every machine that uses the same Redis key
 /// with `recuo_redis::regulator`.
 #[php_class]
-#[php(name = "Recuo\\Regulator")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Regulator", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct Regulator {
     pub(crate) inner: recuo::Regulator,
@@ -143,8 +128,7 @@ php_impl!({
         /// back bit by bit on each `onSuccess()`.
         #[php(defaults(burst = 1, adaptive = false))]
         pub fn __construct(rate: RateArg<'_>, burst: i64, adaptive: bool) -> PhpResult<Self> {
-            const F: &str = "Recuo\\Regulator::__construct";
-            guarded(F, || {
+            guarded!("Recuo\\Regulator::__construct", {
                 let rate = self::rate(F, 1, "rate", rate)?;
                 let burst = count(F, 2, "burst", burst)?;
                 let inner = recuo::Regulator::new(rate, burst)
@@ -166,14 +150,13 @@ php_impl!({
             burst: i64,
             adaptive: bool,
         ) -> PhpResult<Regulator> {
-            const F: &str = "Recuo\\Regulator::shared";
-            guarded(F, || {
+            guarded!("Recuo\\Regulator::shared", {
                 let path = file_path(F, path)?;
                 let rate = self::rate(F, 2, "rate", rate)?;
                 let burst = count(F, 3, "burst", burst)?;
-                let inner = recuo::Regulator::shared_with(path, rate, burst, adaptive)
-                    .map_err(|e| regulator_error(F, Some((3, "burst")), e))?;
-                Ok(Regulator { inner })
+                recuo::Regulator::shared_with(path, rate, burst, adaptive)
+                    .map(|inner| Regulator { inner })
+                    .map_err(|e| regulator_error(F, Some((3, "burst")), e))
             })
         }
 
@@ -194,15 +177,14 @@ php_impl!({
             burst: i64,
             adaptive: bool,
         ) -> PhpResult<Regulator> {
-            const F: &str = "Recuo\\Regulator::redis";
-            guarded(F, || {
+            guarded!("Recuo\\Regulator::redis", {
                 let url = utf8(F, 1, "url", url)?;
                 let key = utf8(F, 2, "key", key)?;
                 let rate = self::rate(F, 3, "rate", rate)?;
                 let burst = count(F, 4, "burst", burst)?;
-                let inner = recuo_redis::regulator_with(url, key, rate, burst, adaptive)
-                    .map_err(|e| regulator_error(F, Some((4, "burst")), e))?;
-                Ok(Regulator { inner })
+                recuo_redis::regulator_with(url, key, rate, burst, adaptive)
+                    .map(|inner| Regulator { inner })
+                    .map_err(|e| regulator_error(F, Some((4, "burst")), e))
             })
         }
 
@@ -211,8 +193,7 @@ php_impl!({
         /// clock, or a Redis regulator's server's.
         #[php(defaults(cost = 1))]
         pub fn try_acquire(&self, cost: i64) -> PhpResult<f64> {
-            const F: &str = "Recuo\\Regulator::tryAcquire";
-            guarded(F, || {
+            guarded!("Recuo\\Regulator::tryAcquire", {
                 let cost = count(F, 1, "cost", cost)?;
                 match self.inner.reserve_now(cost, 0) {
                     Ok(_) => Ok(0.0),
@@ -228,8 +209,7 @@ php_impl!({
         /// shared between machines, one they all share (the server counts whole microseconds).
         #[php(defaults(cost = 1))]
         pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
-            const F: &str = "Recuo\\Regulator::tryAcquireAt";
-            guarded(F, || {
+            guarded!("Recuo\\Regulator::tryAcquireAt", {
                 let now = non_negative(F, 1, "nowNs", nowNs)?;
                 let cost = count(F, 2, "cost", cost)?;
                 match self.inner.try_acquire_at(now, cost) {
@@ -249,9 +229,8 @@ php_impl!({
         /// taken).
         #[php(defaults(cost = 1))]
         pub fn acquire(&self, timeout: Option<f64>, cost: i64) -> PhpResult<bool> {
-            const F: &str = "Recuo\\Regulator::acquire";
-            guarded(F, || {
-                let timeout = self::timeout(F, 1, timeout)?;
+            guarded!("Recuo\\Regulator::acquire", {
+                let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
                 let cost = count(F, 2, "cost", cost)?;
                 // Nothing cancels a PHP wait but the end of the process.
                 let never = recuo::CancelToken::new();
@@ -305,8 +284,7 @@ fn file_path<'a>(function: &str, path: Bytes<'a>) -> PhpResult<&'a std::path::Pa
 /// At most `limit` operations in flight at once: `tryAcquire()` or `acquire()` take a place
 /// (a `Recuo\Permit`), and the permit gives it back when released or destroyed.
 #[php_class]
-#[php(name = "Recuo\\ConcurrencyLimit")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\ConcurrencyLimit", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct ConcurrencyLimit {
     pub(crate) inner: recuo::ConcurrencyLimit,
@@ -361,11 +339,10 @@ php_impl!({
 
         /// A limit of `$limit` places (at least 1).
         pub fn __construct(limit: i64) -> PhpResult<Self> {
-            const F: &str = "Recuo\\ConcurrencyLimit::__construct";
-            guarded(F, || {
-                let inner = recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
-                    .ok_or_else(|| places_error(F, 1))?;
-                Ok(ConcurrencyLimit { inner })
+            guarded!("Recuo\\ConcurrencyLimit::__construct", {
+                recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
+                    .map(|inner| ConcurrencyLimit { inner })
+                    .ok_or_else(|| places_error(F, 1))
             })
         }
 
@@ -377,15 +354,14 @@ php_impl!({
         /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something else,
         /// or was set up with another limit.
         pub fn shared(path: Bytes<'_>, limit: i64) -> PhpResult<Self> {
-            const F: &str = "Recuo\\ConcurrencyLimit::shared";
-            guarded(F, || {
+            guarded!("Recuo\\ConcurrencyLimit::shared", {
                 let path = file_path(F, path)?;
                 let limit = places(F, 2, limit)?;
                 let inner = recuo::ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
                     recuo::LimitError::ZeroLimit => places_error(F, 2),
                     recuo::LimitError::Shared(e) => shared_file_error(F, &e),
-                })?;
-                Ok(ConcurrencyLimit { inner })
+                });
+                inner.map(|inner| ConcurrencyLimit { inner })
             })
         }
 
@@ -398,8 +374,7 @@ php_impl!({
         /// or used — then, or later from `tryAcquire()`, `acquire()`, `renew()` and a gate's
         /// loop.
         pub fn redis(url: Bytes<'_>, key: Bytes<'_>, limit: i64, lease: f64) -> PhpResult<Self> {
-            const F: &str = "Recuo\\ConcurrencyLimit::redis";
-            guarded(F, || {
+            guarded!("Recuo\\ConcurrencyLimit::redis", {
                 let url = utf8(F, 1, "url", url)?;
                 let key = utf8(F, 2, "key", key)?;
                 let limit = places(F, 3, limit)?;
@@ -411,16 +386,15 @@ php_impl!({
                         "must be from 0.001 to 86400 seconds",
                     ));
                 }
-                let inner = recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
-                    .map_err(|e| shared_file_error(F, &e))?;
-                Ok(ConcurrencyLimit { inner })
+                recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
+                    .map(|inner| ConcurrencyLimit { inner })
+                    .map_err(|e| shared_file_error(F, &e))
             })
         }
 
         /// A place now, or null when every place is taken.
         pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
-            const F: &str = "Recuo\\ConcurrencyLimit::tryAcquire";
-            guarded(F, || {
+            guarded!("Recuo\\ConcurrencyLimit::tryAcquire", {
                 Ok(self
                     .inner
                     .try_acquire()
@@ -433,9 +407,8 @@ php_impl!({
         /// timeout and with every place taken, throws `\LogicException`: only this PHP thread
         /// holds the places, so the wait could never end.
         pub fn acquire(&self, timeout: Option<f64>) -> PhpResult<Option<Permit>> {
-            const F: &str = "Recuo\\ConcurrencyLimit::acquire";
-            guarded(F, || {
-                let timeout = self::timeout(F, 1, timeout)?;
+            guarded!("Recuo\\ConcurrencyLimit::acquire", {
+                let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
                 if timeout.is_none() {
                     ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
                 }
@@ -453,8 +426,7 @@ php_impl!({
 /// One place of a `Recuo\ConcurrencyLimit`, given back by `release()` or when the object is
 /// destroyed, whichever comes first.
 #[php_class]
-#[php(name = "Recuo\\Permit")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Permit", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct Permit {
     inner: Option<recuo::Permit>,
@@ -508,8 +480,7 @@ struct BudgetSettings {
 /// `floorPerS` retries per second: when it is spent, the loop gives up
 /// (`budget_exhausted`) instead of adding load.
 #[php_class]
-#[php(name = "Recuo\\RetryBudget")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\RetryBudget", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct RetryBudget {
     pub(crate) inner: recuo::RetryBudget,
@@ -574,8 +545,7 @@ php_impl!({
         /// 10 s window).
         #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
         pub fn __construct(ratio: f64, floorPerS: f64, windowS: i64) -> PhpResult<Self> {
-            const F: &str = "Recuo\\RetryBudget::__construct";
-            guarded(F, || {
+            guarded!("Recuo\\RetryBudget::__construct", {
                 let window_s = window(F, 3, windowS)?;
                 let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
                 RetryBudget::made(F, made, (ratio, floorPerS, window_s))
@@ -592,8 +562,7 @@ php_impl!({
             floorPerS: f64,
             windowS: i64,
         ) -> PhpResult<RetryBudget> {
-            const F: &str = "Recuo\\RetryBudget::shared";
-            guarded(F, || {
+            guarded!("Recuo\\RetryBudget::shared", {
                 let path = file_path(F, path)?;
                 let window_s = window(F, 4, windowS)?;
                 let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
@@ -616,8 +585,7 @@ php_impl!({
             floorPerS: f64,
             windowS: i64,
         ) -> PhpResult<RetryBudget> {
-            const F: &str = "Recuo\\RetryBudget::redis";
-            guarded(F, || {
+            guarded!("Recuo\\RetryBudget::redis", {
                 let url = utf8(F, 1, "url", url)?;
                 let key = utf8(F, 2, "key", key)?;
                 let window_s = window(F, 5, windowS)?;
@@ -636,8 +604,7 @@ php_impl!({
         /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
         /// Redis budget's: one every user of the key shares, counted in whole seconds).
         pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
-            const F: &str = "Recuo\\RetryBudget::recordRequestAt";
-            guarded(F, || {
+            guarded!("Recuo\\RetryBudget::recordRequestAt", {
                 let now = non_negative(F, 1, "nowNs", nowNs)?;
                 counted(F, self.inner.record_request_checked(Some(now)))
             })
@@ -652,8 +619,7 @@ php_impl!({
         /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
         /// Redis budget's: one every user of the key shares, counted in whole seconds).
         pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
-            const F: &str = "Recuo\\RetryBudget::tryWithdrawAt";
-            guarded(F, || {
+            guarded!("Recuo\\RetryBudget::tryWithdrawAt", {
                 let now = non_negative(F, 1, "nowNs", nowNs)?;
                 counted(F, self.inner.withdraw_checked(Some(now)))
             })
@@ -662,8 +628,7 @@ php_impl!({
         /// The requests and the retries counted in the window ending at `$nowNs` (now when
         /// null), as `['requests' => int, 'retries' => int]`.
         pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
-            const F: &str = "Recuo\\RetryBudget::counts";
-            guarded(F, || {
+            guarded!("Recuo\\RetryBudget::counts", {
                 let now = nowNs
                     .map(|ns| non_negative(F, 1, "nowNs", ns))
                     .transpose()?;
@@ -681,8 +646,7 @@ php_impl!({
 /// place among the operations in flight, then a start slot from the regulator; retries draw
 /// on the budget. Each part is optional; the gate shares them with whoever else holds them.
 #[php_class]
-#[php(name = "Recuo\\Gate")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Gate", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct Gate {
     pub(crate) inner: recuo::Gate,
@@ -701,13 +665,9 @@ php_impl!({
             .limit()
             .map(|l| ConcurrencyLimit { inner: l.clone() }));
         /// The retry budget (another handle on the same one), or null.
-        getter!(get_budget(self) -> Option<RetryBudget> = match (self.inner.budget(), self.budget) {
-            (Some(b), Some(settings)) => Some(RetryBudget {
-                inner: b.clone(),
-                settings,
-            }),
-            _ => None,
-        });
+        getter!(get_budget(self) -> Option<RetryBudget> = self.inner.budget().zip(self.budget).map(
+            |(inner, settings)| RetryBudget { inner: inner.clone(), settings }
+        ));
 
         /// A gate of any of the three; with none, it lets everything through.
         pub fn __construct(

@@ -9,7 +9,7 @@ use ext_php_rs::prelude::*;
 use recuo::{IdempotencyKey, RequestLine, Seen};
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::{guarded, guarded_ok};
+use crate::errors::guarded_ok;
 use crate::record::{record_status, request_line};
 
 /// What `Recuo\retry`'s operation knows about the attempt it is making: its `number` (from
@@ -17,8 +17,7 @@ use crate::record::{record_status, request_line};
 /// `idempotencyHeader` to send it in. The operation may tell the attempt's record what it
 /// sent (`recordRequest()`) and what it received (`recordResponse()`).
 #[php_class]
-#[php(name = "Recuo\\Attempt")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Attempt", flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct Attempt {
     pub(crate) number: u32,
@@ -80,8 +79,7 @@ php_impl!({
         /// Without it, a failure's record takes the status and headers `Recuo\classify` judged.
         #[php(defaults(headers = Array::EMPTY))]
         pub fn record_response(&mut self, status: i64, headers: Array<'_>) -> PhpResult<()> {
-            const F: &str = "Recuo\\Attempt::recordResponse";
-            guarded(F, || {
+            guarded!("Recuo\\Attempt::recordResponse", {
                 let status = record_status(F, 1, status)?;
                 let headers = header_pairs(F, 2, "headers", headers)?;
                 self.response = Some(Seen::new(recuo::Outcome::Status(status), &headers));

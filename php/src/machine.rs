@@ -35,6 +35,9 @@ const NONE: &str = "";
 /// A client adapter's way of ending, the default of `ending()`'s `$style`.
 const CLIENT: &str = "client";
 
+/// What `$end` must be.
+const ENDS: &str = "must be \"succeeded\", \"gave_up\" or \"not_started\"";
+
 /// The give-up reasons, for messages.
 const REASONS: &str = "\"permanent\", \"attempts_exhausted\", \"wait_exceeds_deadline\", \
                        \"budget_exhausted\", \"queue_stopped\" or \"cancelled\"";
@@ -51,8 +54,7 @@ fn reason_arg(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReas
 /// `"done"` (with the `report`) or `"gave_up"` (for `reason`, with `retryAtMs` and the
 /// `report`); `pollGate()` also answers `"wait"` (not through yet: look again in `delayMs`).
 #[php_class]
-#[php(name = "Recuo\\Step")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Step", flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct Step {
     inner: GatePoll,
@@ -141,47 +143,53 @@ impl From<GatePoll> for Step {
     }
 }
 
+/// The record `pollRecord()` answered last, kept for `recordTelemetry()`.
+#[derive(Debug, Default)]
+struct Polled(Option<recuo::Record>);
+
+impl Polled {
+    /// A polled record as `pollRecord()` answers it (`[level, json]`), the record itself kept.
+    fn keep(&mut self, next: Option<(Level, recuo::Record)>) -> Option<Vec<String>> {
+        let out = next
+            .as_ref()
+            .map(|(level, record)| vec![level.name().to_string(), record.to_json_line()]);
+        self.0 = next.map(|(_, record)| record);
+        out
+    }
+
+    /// What the kept record means to telemetry, as JSON; none when none was polled.
+    fn telemetry(&self) -> Option<String> {
+        self.0
+            .as_ref()
+            .map(|r| recuo::telemetry::telemetry(r).to_json())
+    }
+}
+
 /// One operation's whole retry loop as a sans-IO machine: `start()`, then answer
 /// each `Recuo\Step` as it says. It owns the gate's feedback, the budget, the stats, the
 /// records (polled with `pollRecord()`) and the report; it sleeps never and reads no clock.
-/// A polled record as `pollRecord()` answers it (`[level, json]`), the record itself kept in
-/// `polled` for `recordTelemetry()`.
-fn keep_polled(
-    polled: &mut Option<recuo::Record>,
-    next: Option<(Level, recuo::Record)>,
-) -> Option<Vec<String>> {
-    let out = next
-        .as_ref()
-        .map(|(level, record)| vec![level.name().to_string(), record.to_json_line()]);
-    *polled = next.map(|(_, record)| record);
-    out
-}
-
 #[php_class]
-#[php(name = "Recuo\\Operation")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Operation", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct Operation {
     inner: recuo::Operation,
     /// The record `pollRecord()` answered last (for its telemetry).
-    polled: Option<recuo::Record>,
+    polled: Polled,
     /// The request's plan: the key its attempts carry, whether it counts as idempotent.
     plan: RequestPlan,
     /// What the last attempt told `responded()` came to.
     last: Last,
 }
 
+/// What `$style` must be.
+const STYLES: &str = "must be \"client\" or \"guide\"";
+
 /// A client adapter's (`"client"`) or guide A's `buscarComRetry` (`"guide"`) way of ending.
 fn style_arg(function: &str, position: u32, name: &str) -> PhpResult<Style> {
     match name {
         "client" => Ok(Style::Client),
         "guide" => Ok(Style::Guide),
-        _ => Err(value_error(
-            function,
-            position,
-            "style",
-            "must be \"client\" or \"guide\"",
-        )),
+        _ => Err(value_error(function, position, "style", STYLES)),
     }
 }
 
@@ -214,8 +222,7 @@ fn last_arg(
 /// give-up is raised). `$style` is `"client"` for a client adapter, `"guide"` for guide A's
 /// `buscarComRetry`, which throws after a final 429 or 5xx.
 #[php_function]
-#[php(name = "Recuo\\httpEnding")]
-#[php(defaults(late = false))]
+#[php(name = "Recuo\\httpEnding", defaults(late = false))]
 pub fn http_ending(
     style: Bytes<'_>,
     reason: Option<Bytes<'_>>,
@@ -223,8 +230,7 @@ pub fn http_ending(
     error: Option<Bytes<'_>>,
     late: bool,
 ) -> PhpResult<&'static str> {
-    const F: &str = "Recuo\\httpEnding";
-    guarded(F, || {
+    guarded!("Recuo\\httpEnding", {
         let style = style_arg(F, 1, &style.text())?;
         let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
         let last = last_arg(F, status, error, late)?;
@@ -236,8 +242,7 @@ pub fn http_ending(
 /// (wait_exceeds_deadline): HTTP 429; a retry is allowed in 3600 s`. `$retryInMs`: how long
 /// until a retry would be allowed, when known.
 #[php_function]
-#[php(name = "Recuo\\giveUpMessage")]
-#[php(defaults(late = false))]
+#[php(name = "Recuo\\giveUpMessage", defaults(late = false))]
 pub fn give_up_message(
     reason: Bytes<'_>,
     attempts: i64,
@@ -246,8 +251,7 @@ pub fn give_up_message(
     late: bool,
     retryInMs: Option<i64>,
 ) -> PhpResult<String> {
-    const F: &str = "Recuo\\giveUpMessage";
-    guarded(F, || {
+    guarded!("Recuo\\giveUpMessage", {
         let reason = reason_arg(F, 1, &reason.text())?;
         let attempts = count(F, 2, "attempts", attempts)?;
         let last = last_arg(F, status, error, late)?;
@@ -300,8 +304,7 @@ php_impl!({
             replayable: bool,
             loopPool: Option<&LoopPool>,
         ) -> PhpResult<Self> {
-            const F: &str = "Recuo\\Operation::__construct";
-            guarded(F, || {
+            guarded!("Recuo\\Operation::__construct", {
                 let method = method.text();
                 let plan = RequestPlan::new(&policy.inner, &method, keyGiven, sendKeys);
                 let mut op = recuo::Operation::new(&policy.inner)
@@ -339,7 +342,7 @@ php_impl!({
                 }
                 Ok(Operation {
                     inner: op,
-                    polled: None,
+                    polled: Polled::default(),
                     plan,
                     last: Last::Nothing,
                 })
@@ -356,8 +359,7 @@ php_impl!({
             stats: bool,
             records: Option<Bytes<'_>>,
         ) -> PhpResult<bool> {
-            const F: &str = "Recuo\\Operation::successNeedsMachine";
-            guarded(F, || {
+            guarded!("Recuo\\Operation::successNeedsMachine", {
                 let records = records.map(|l| level_arg(F, 3, l)).transpose()?;
                 Ok(recuo::Operation::success_needs_machine(
                     gate.map(|g| &g.inner),
@@ -516,8 +518,7 @@ php_impl!({
         /// Stops the operation because its batch queue stopped on another operation's
         /// `$reason`: it gives up `queue_stopped`, naming it.
         pub fn stop_queue(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
-            const F: &str = "Recuo\\Operation::stopQueue";
-            guarded(F, || {
+            guarded!("Recuo\\Operation::stopQueue", {
                 self.inner.stop_queue(reason_arg(F, 1, &reason.text())?);
                 Ok(())
             })
@@ -531,7 +532,7 @@ php_impl!({
         /// The next record, in the order they were made: `[level, json]` (the level `"debug"`,
         /// `"info"` or `"warning"`, and the core's JSON line); null when there is none.
         pub fn poll_record(&mut self) -> Option<Vec<String>> {
-            keep_polled(&mut self.polled, self.inner.poll_record())
+            self.polled.keep(self.inner.poll_record())
         }
 
         /// What the record `pollRecord()` answered last means to telemetry, as JSON (the same
@@ -539,9 +540,7 @@ php_impl!({
         /// `instrument` (OpenTelemetry's name), `prometheus` name, `value`, `attributes` and
         /// `labels` (the attributes under their Prometheus names); null when none was polled.
         pub fn record_telemetry(&self) -> Option<String> {
-            self.polled
-                .as_ref()
-                .map(|r| recuo::telemetry::telemetry(r).to_json())
+            self.polled.telemetry()
         }
 
         /// What has happened so far.
@@ -560,8 +559,7 @@ php_impl!({
         /// still answering): `"response"`, `"error"` or `"give_up"` (see `Recuo\httpEnding()`).
         #[php(defaults(style = CLIENT, late = false))]
         pub fn ending(&self, style: Bytes<'_>, late: bool) -> PhpResult<&'static str> {
-            const F: &str = "Recuo\\Operation::ending";
-            guarded(F, || {
+            guarded!("Recuo\\Operation::ending", {
                 let style = style_arg(F, 1, &style.text())?;
                 Ok(self.inner.ending(style, self.last_or_late(late)).name())
             })
@@ -571,8 +569,7 @@ php_impl!({
         /// operation gave up.
         #[php(defaults(late = false))]
         pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
-            const F: &str = "Recuo\\Operation::giveUpMessage";
-            guarded(F, || {
+            guarded!("Recuo\\Operation::giveUpMessage", {
                 let now = non_negative(F, 1, "nowMs", nowMs)?;
                 Ok(self.inner.give_up_message(now, self.last_or_late(late)))
             })
@@ -604,16 +601,12 @@ impl Operation {
     }
 }
 
+/// What `$records` must be.
+const LEVELS: &str = "must be null, \"debug\", \"info\" or \"warning\"";
+
 /// A level of records named by PHP code.
 fn level_arg(function: &str, position: u32, name: Bytes<'_>) -> PhpResult<Level> {
-    Level::from_name(&name.text()).ok_or_else(|| {
-        value_error(
-            function,
-            position,
-            "records",
-            "must be null, \"debug\", \"info\" or \"warning\"",
-        )
-    })
+    Level::from_name(&name.text()).ok_or_else(|| value_error(function, position, "records", LEVELS))
 }
 
 /// What an attempt received, as PHP code says it: a status (100 to 999) and its headers;
@@ -626,14 +619,9 @@ fn seen_arg(
     let Some(status) = status else {
         return Ok(None);
     };
-    let status = record_status(function, position, status).map_err(|_| {
-        value_error(
-            function,
-            position,
-            name,
-            "must be null or between 100 and 999",
-        )
-    })?;
+    let must = "must be null or between 100 and 999";
+    let status = record_status(function, position, status)
+        .map_err(|_| value_error(function, position, name, must))?;
     let headers = header_pairs(function, headers_position, headers_name, headers)?;
     Ok(Some(Seen::new(Outcome::Status(status), &headers)))
 }
@@ -642,8 +630,7 @@ fn seen_arg(
 /// its deadline clipped to the batch's), `"not_started"` (operation `index`, for `reason`,
 /// and for `queue_stopped` the `stoppedBy` reason that stopped the queue) or `"finished"`.
 #[php_class]
-#[php(name = "Recuo\\Next")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Next", flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct Next {
     inner: CoreNext,
@@ -687,13 +674,12 @@ php_impl!({
 /// The batch queue (sans-IO): which operation starts next, with what deadline, or why it is
 /// not started; when the whole queue stops.
 #[php_class]
-#[php(name = "Recuo\\BatchQueue")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\BatchQueue", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct BatchQueue {
     inner: recuo::BatchQueue,
     /// The record `pollRecord()` answered last (for its telemetry).
-    polled: Option<recuo::Record>,
+    polled: Polled,
 }
 
 php_impl!({
@@ -720,8 +706,7 @@ php_impl!({
             requests: Option<&ZendHashTable>,
             unixMs: Option<i64>,
         ) -> PhpResult<Self> {
-            const F: &str = "Recuo\\BatchQueue::__construct";
-            guarded(F, || {
+            guarded!("Recuo\\BatchQueue::__construct", {
                 let len = usize::try_from(len)
                     .map_err(|_| value_error(F, 2, "len", "must be greater than or equal to 0"))?;
                 let now = non_negative(F, 3, "nowMs", nowMs)?;
@@ -739,15 +724,14 @@ php_impl!({
                 }
                 Ok(BatchQueue {
                     inner,
-                    polled: None,
+                    polled: Polled::default(),
                 })
             })
         }
 
         /// The next operation to start at `$nowMs`, or why it is not started, or `finished`.
         pub fn next(&mut self, nowMs: i64) -> PhpResult<Next> {
-            const F: &str = "Recuo\\BatchQueue::next";
-            guarded(F, || {
+            guarded!("Recuo\\BatchQueue::next", {
                 Ok(Next {
                     inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
                 })
@@ -758,8 +742,7 @@ php_impl!({
         /// Answers true when this stops the queue: stop the operations still running
         /// (`Recuo\Operation::stopQueue()` with `stopped`).
         pub fn finished(&mut self, index: i64, reason: Option<Bytes<'_>>) -> PhpResult<bool> {
-            const F: &str = "Recuo\\BatchQueue::finished";
-            guarded(F, || {
+            guarded!("Recuo\\BatchQueue::finished", {
                 let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
                 Ok(self
                     .inner
@@ -778,18 +761,11 @@ php_impl!({
             reason: Option<Bytes<'_>>,
             stoppedBy: Option<Bytes<'_>>,
         ) -> PhpResult<Instance<recuo::BatchProgress>> {
-            const F: &str = "Recuo\\BatchQueue::ended";
-            guarded(F, || {
+            guarded!("Recuo\\BatchQueue::ended", {
                 let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
                 let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
-                let status = recuo::BatchStatus::from_name(&end.text()).ok_or_else(|| {
-                    value_error(
-                        F,
-                        2,
-                        "end",
-                        "must be \"succeeded\", \"gave_up\" or \"not_started\"",
-                    )
-                })?;
+                let status = recuo::BatchStatus::from_name(&end.text())
+                    .ok_or_else(|| value_error(F, 2, "end", ENDS))?;
                 let end = BatchEnd::from_parts(status, reason, stopped_by)
                     .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
                 let index = usize::try_from(index).unwrap_or(usize::MAX);
@@ -799,8 +775,7 @@ php_impl!({
 
         /// Stops the queue on `$reason` (the caller's own stop: `"cancelled"`).
         pub fn stop(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
-            const F: &str = "Recuo\\BatchQueue::stop";
-            guarded(F, || {
+            guarded!("Recuo\\BatchQueue::stop", {
                 self.inner.stop(reason_arg(F, 1, &reason.text())?);
                 Ok(())
             })
@@ -810,15 +785,13 @@ php_impl!({
         /// `$requests`), in order: `[level, json]` as `Recuo\Operation::pollRecord()` answers
         /// them; null when there is none.
         pub fn poll_record(&mut self) -> Option<Vec<String>> {
-            keep_polled(&mut self.polled, self.inner.poll_record())
+            self.polled.keep(self.inner.poll_record())
         }
 
         /// What the record `pollRecord()` answered last means to telemetry, as JSON (as
         /// `Recuo\Operation::recordTelemetry()`); null when none was polled.
         pub fn record_telemetry(&self) -> Option<String> {
-            self.polled
-                .as_ref()
-                .map(|r| recuo::telemetry::telemetry(r).to_json())
+            self.polled.telemetry()
         }
 
         /// How an operation of the batch whose loop reported `$report` ended for the batch:
@@ -829,8 +802,7 @@ php_impl!({
             report: Given<'_, recuo::Report>,
             gateFailed: bool,
         ) -> PhpResult<&'static str> {
-            const F: &str = "Recuo\\BatchQueue::endOf";
-            guarded(F, || {
+            guarded!("Recuo\\BatchQueue::endOf", {
                 let report = report
                     .read()
                     .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;

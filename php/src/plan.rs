@@ -4,7 +4,7 @@
 use ext_php_rs::prelude::*;
 
 use crate::convert::non_negative;
-use crate::errors::{guarded, plan_error};
+use crate::errors::plan_error;
 use crate::limits::{rate, RateArg};
 use crate::values::{instance, Instance};
 
@@ -13,8 +13,7 @@ use crate::values::{instance, Instance};
 /// all attempts being retries. Throws `Recuo\Exception\PlanError` (a `\ValueError`) when the
 /// target is above the allowance, the latency is negative or the fraction is not in [0, 1).
 #[php_function]
-#[php(name = "Recuo\\plan")]
-#[php(defaults(retryFraction = 0.0))]
+#[php(name = "Recuo\\plan", defaults(retryFraction = 0.0))]
 pub fn plan(
     requests: i64,
     allowance: RateArg<'_>,
@@ -22,8 +21,7 @@ pub fn plan(
     latencyS: f64,
     retryFraction: f64,
 ) -> PhpResult<Instance<recuo::Plan>> {
-    const F: &str = "Recuo\\plan";
-    guarded(F, || {
+    guarded!("Recuo\\plan", {
         let requests = non_negative(F, 1, "requests", requests)?;
         let allowance = rate(F, 2, "allowance", allowance)?;
         let target = rate(F, 3, "target", target)?;

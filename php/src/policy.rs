@@ -51,8 +51,7 @@ const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\" or \"othe
 /// waits, which outcomes are worth another attempt, and the idempotency header. Immutable:
 /// the `with*` methods answer a changed copy.
 #[php_class]
-#[php(name = "Recuo\\Policy")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Policy", flags = ClassFlags::Final)]
 #[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -200,22 +199,17 @@ fn policy_of(function: &str, arg: (u32, &str), table: &ZendHashTable) -> PhpResu
 /// A policy's plain form as PHP reads it: the core's [`recuo::Policy::to_value`] as JSON
 /// text (its fields in their declared order), decoded by PHP's own `json_decode()`, with
 /// `$associative` (objects as arrays, `"418"` as the integer key 418) or without (objects as
-/// `\stdClass`).
-fn decoded(function: &str, policy: &recuo::Policy, associative: bool) -> PhpResult<Zval> {
-    let failed =
-        |what: &str| php_error(format!("{function}(): cannot {what} a policy's plain form"));
-    let json = serde_json::to_string(&policy.to_value()).map_err(|_| failed("write"))?;
-    json_decode(&json, associative).ok_or_else(|| failed("decode"))
-}
-
-/// As [`decoded`], as a PHP array of its own (for a declared `array` return type): the
-/// top-level object as an array either way.
+/// `\stdClass`); the top-level object as a PHP array of its own either way (for a declared
+/// `array` return type).
 fn decoded_table(
     function: &str,
     policy: &recuo::Policy,
     associative: bool,
 ) -> PhpResult<ZBox<ZendHashTable>> {
-    let value = decoded(function, policy, associative)?;
+    let failed =
+        |what: &str| php_error(format!("{function}(): cannot {what} a policy's plain form"));
+    let json = serde_json::to_string(&policy.to_value()).map_err(|_| failed("write"))?;
+    let value = json_decode(&json, associative).ok_or_else(|| failed("decode"))?;
     let table = if associative {
         value.array().map(ToOwned::to_owned)
     } else {
@@ -365,8 +359,7 @@ php_impl!({
             useDateHeader: bool,
             serverHonoursKeys: bool,
         ) -> PhpResult<Self> {
-            const F: &str = "Recuo\\Policy::__construct";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::__construct", {
                 let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
                 let base = millis(F, 2, "baseMs", baseMs)?;
                 let cap = millis(F, 3, "capMs", capMs)?;
@@ -465,21 +458,16 @@ php_impl!({
 
         /// The policy `$data` describes, read as `fromArray()` reads it, for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            const F: &str = "Recuo\\Policy::__unserialize";
-            guarded(F, || {
-                if !self.blank {
-                    return Err(crate::errors::already_made(F, "a policy is"));
-                }
-                self.inner = policy_of(F, (1, "data"), data)?;
-                self.blank = false;
+            guarded!("Recuo\\Policy::__unserialize", {
+                crate::errors::only_blank(F, self.blank, "a policy is")?;
+                *self = policy_of(F, (1, "data"), data)?.into();
                 Ok(())
             })
         }
 
         /// When a status (400-599) is retried: `"never"`, `"if_idempotent"` or `"always"`.
         pub fn status_retry(&self, status: i64) -> PhpResult<&'static str> {
-            const F: &str = "Recuo\\Policy::statusRetry";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::statusRetry", {
                 let code = error_status(F, status)?;
                 Ok(self.inner.rules().status_rule(code).name())
             })
@@ -488,8 +476,7 @@ php_impl!({
         /// A copy of this policy in which `$status` (400-599) is retried `$rule`: `"never"`,
         /// `"if_idempotent"` or `"always"`.
         pub fn with_status_retry(&self, status: i64, rule: Bytes<'_>) -> PhpResult<Policy> {
-            const F: &str = "Recuo\\Policy::withStatusRetry";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::withStatusRetry", {
                 let rule = rule_arg(F, 2, rule)?;
                 let mut rules = *self.inner.rules();
                 rules
@@ -502,8 +489,7 @@ php_impl!({
         /// When a transport failure (`"connect"`, `"tls"`, `"timeout"`, `"reset"`, `"other"`)
         /// is retried: `"never"`, `"if_idempotent"` or `"always"`.
         pub fn transport_retry(&self, error: Bytes<'_>) -> PhpResult<&'static str> {
-            const F: &str = "Recuo\\Policy::transportRetry";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::transportRetry", {
                 let kind = transport_arg(F, 1, error, false)?;
                 Ok(self.inner.rules().transport_rule(kind).name())
             })
@@ -511,8 +497,7 @@ php_impl!({
 
         /// A copy of this policy in which the transport failure `$error` is retried `$rule`.
         pub fn with_transport_retry(&self, error: Bytes<'_>, rule: Bytes<'_>) -> PhpResult<Policy> {
-            const F: &str = "Recuo\\Policy::withTransportRetry";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::withTransportRetry", {
                 let kind = transport_arg(F, 1, error, false)?;
                 let rule = rule_arg(F, 2, rule)?;
                 let mut rules = *self.inner.rules();
@@ -541,8 +526,7 @@ php_impl!({
             method: Bytes<'_>,
             idempotent: bool,
         ) -> PhpResult<Policy> {
-            const F: &str = "Recuo\\Policy::withMethodIdempotent";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::withMethodIdempotent", {
                 let name = method.text();
                 let mut rules = *self.inner.rules();
                 rules.idempotent_methods = if idempotent {
@@ -573,8 +557,7 @@ php_impl!({
         /// counts (or, with `false`, does not count) as a 429.
         #[php(name = "withQuota403IsRateLimit")]
         pub fn with_quota_403_is_rate_limit(&self, enabled: bool) -> PhpResult<Policy> {
-            const F: &str = "Recuo\\Policy::withQuota403IsRateLimit";
-            guarded(F, || {
+            guarded!("Recuo\\Policy::withQuota403IsRateLimit", {
                 let mut rules = *self.inner.rules();
                 rules.quota_403_is_rate_limit = enabled;
                 self.with_rules(F, rules)

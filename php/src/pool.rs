@@ -16,15 +16,13 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 
 use crate::convert::{count, php_int};
-use crate::errors::guarded;
 
 /// Where one loop's attempts come from, as the core's rule answers it: the `remaining`
 /// attempts of its pool, whether the loop is `nested` (its first attempt is already drawn:
 /// an enclosing loop's attempt, or one made before its machine) and whether the pool is
 /// `owned` by it (then it is the context's pool, for the loops inside, until it ends).
 #[php_class]
-#[php(name = "Recuo\\LoopPool")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\LoopPool", flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct LoopPool {
     pub(crate) inner: recuo::LoopPool,
@@ -51,8 +49,7 @@ php_impl!({
             maxAttempts: i64,
             batchOperation: bool,
         ) -> PhpResult<Self> {
-            const F: &str = "Recuo\\LoopPool::choose";
-            guarded(F, || {
+            guarded!("Recuo\\LoopPool::choose", {
                 let max = count(F, 2, "maxAttempts", maxAttempts)?;
                 let enclosing = enclosing.map(|e| &e.inner.pool);
                 let inner = recuo::LoopPool::choose(enclosing, max, batchOperation);
@@ -70,8 +67,7 @@ php_impl!({
             maxAttempts: i64,
             batchOperation: bool,
         ) -> PhpResult<Self> {
-            const F: &str = "Recuo\\LoopPool::afterFirst";
-            guarded(F, || {
+            guarded!("Recuo\\LoopPool::afterFirst", {
                 let max = count(F, 2, "maxAttempts", maxAttempts)?;
                 let enclosing = enclosing.map(|e| &e.inner.pool);
                 let inner = recuo::LoopPool::after_first(enclosing, max, batchOperation);

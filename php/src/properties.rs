@@ -84,10 +84,10 @@ fn zend_type_of(ty: &str) -> zend_type {
 pub fn declare_properties() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for (class, props) in STUB_PROPERTIES {
+        for (class, name, ty) in STUB_PROPERTIES {
             // SAFETY: on the engine's thread, at a request's startup, after module startup
             // registered the classes; see `declare`.
-            unsafe { declare(class, props) };
+            unsafe { declare(class, name, ty) };
         }
     });
 }
@@ -122,11 +122,12 @@ pub(crate) unsafe fn property_info(
     (!info.is_null()).then_some(info)
 }
 
-/// Sets the type and the `readonly` flag of `props` on `class`, and refuses dynamic properties.
+/// Sets the type `ty` and the `readonly` flag of the property `name` on `class`, and makes
+/// the class refuse dynamic properties.
 ///
 /// # Safety
 /// Must run on the engine's thread while no PHP code runs, after module startup.
-unsafe fn declare(class: &str, props: &[(&str, &str)]) {
+unsafe fn declare(class: &str, name: &str, ty: &str) {
     // SAFETY: see the function's contract.
     let entry = unsafe { class_entry(class) };
     if entry.is_null() {
@@ -135,30 +136,28 @@ unsafe fn declare(class: &str, props: &[(&str, &str)]) {
     // SAFETY: a live class entry of this extension.
     let entry = unsafe { &mut *entry };
     entry.ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
-    for (name, ty) in props {
-        // SAFETY: a live class entry.
-        let Some(info) = (unsafe { property_info(entry, name) }) else {
-            continue;
-        };
-        // SAFETY: a live property info of this class.
-        unsafe {
-            (*info).type_ = zend_type_of(ty);
-            (*info).flags |= ZEND_ACC_READONLY;
-        }
-        // No default, as a readonly property has none: the slot starts uninitialised (a
-        // getter answers every read; the slot itself is never read or written).
-        // SAFETY: `offset` is the property's place in an object, and the class's default
-        // table holds `default_properties_count` zvals in that order.
-        unsafe {
-            let slot = ((*info).offset as usize)
-                .saturating_sub(std::mem::offset_of!(zend_object, properties_table))
-                / std::mem::size_of::<zval>();
-            if slot < usize::try_from(entry.default_properties_count).unwrap_or(0) {
-                let default = &mut *entry.default_properties_table.add(slot);
-                if default.u1.v.type_ == 1 {
-                    // IS_NULL, as ext-php-rs declared it: a null owns nothing.
-                    default.u1.type_info = IS_UNDEF;
-                }
+    // SAFETY: a live class entry.
+    let Some(info) = (unsafe { property_info(entry, name) }) else {
+        return;
+    };
+    // SAFETY: a live property info of this class.
+    unsafe {
+        (*info).type_ = zend_type_of(ty);
+        (*info).flags |= ZEND_ACC_READONLY;
+    }
+    // No default, as a readonly property has none: the slot starts uninitialised (a
+    // getter answers every read; the slot itself is never read or written).
+    // SAFETY: `offset` is the property's place in an object, and the class's default
+    // table holds `default_properties_count` zvals in that order.
+    unsafe {
+        let slot = ((*info).offset as usize)
+            .saturating_sub(std::mem::offset_of!(zend_object, properties_table))
+            / std::mem::size_of::<zval>();
+        if slot < usize::try_from(entry.default_properties_count).unwrap_or(0) {
+            let default = &mut *entry.default_properties_table.add(slot);
+            if default.u1.v.type_ == 1 {
+                // IS_NULL, as ext-php-rs declared it: a null owns nothing.
+                default.u1.type_info = IS_UNDEF;
             }
         }
     }

@@ -18,7 +18,7 @@ use recuo::{
 };
 
 use crate::convert::{count, header_pairs, json_decode, non_negative, Array, Bytes};
-use crate::errors::{guarded, php_error, value_error, value_error_message};
+use crate::errors::{php_error, value_error, value_error_message};
 use crate::policy::transport_arg;
 
 /// The decision of an attempt that succeeded.
@@ -65,17 +65,19 @@ fn record_table(function: &str, record: &Record) -> PhpResult<ZBox<ZendHashTable
         .ok_or_else(|| php_error(format!("{function}(): no record")))
 }
 
+/// What a result's `$reason` must be.
+const GIVE_UP_REASONS: &str = "must be null, \"permanent\", \"attempts_exhausted\", \
+                               \"wait_exceeds_deadline\", \"budget_exhausted\" or \"cancelled\"";
+/// What an attempt's `$decision` must be.
+const DECISIONS: &str = "must be \"done\", \"retry\" or \"give_up\"";
+/// What an attempt's `$reason` must be.
+const ATTEMPT_REASONS: &str = "must be a verdict's reason (\"rate_limited\", \"not_idempotent\", \
+                               …) or a give-up reason (\"attempts_exhausted\", …)";
+
 /// A give-up reason by its name.
 fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReason> {
-    GiveUpReason::from_name(name).ok_or_else(|| {
-        value_error(
-            function,
-            position,
-            "reason",
-            "must be null, \"permanent\", \"attempts_exhausted\", \"wait_exceeds_deadline\", \
-                 \"budget_exhausted\" or \"cancelled\"",
-        )
-    })
+    GiveUpReason::from_name(name)
+        .ok_or_else(|| value_error(function, position, "reason", GIVE_UP_REASONS))
 }
 
 /// Records for PHP code with a loop of its own (an event loop, a queue
@@ -83,8 +85,7 @@ fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUp
 /// `$records` sink — as arrays (`attempt()`, `result()`) or as the core's JSON lines
 /// (`attemptJson()`, `resultJson()`).
 #[php_class]
-#[php(name = "Recuo\\Record")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Record", flags = ClassFlags::Final)]
 #[derive(Debug)]
 pub struct RecordFactory;
 
@@ -118,23 +119,10 @@ fn attempt_of(
     let delay = delayMs
         .map(|d| non_negative(function, 8, "delayMs", d))
         .transpose()?;
-    let decision = AttemptDecision::from_name(&decision.text()).ok_or_else(|| {
-        value_error(
-            function,
-            9,
-            "decision",
-            "must be \"done\", \"retry\" or \"give_up\"",
-        )
-    })?;
-    let reason = AttemptReason::from_name(&reason.text()).ok_or_else(|| {
-        value_error(
-            function,
-            10,
-            "reason",
-            "must be a verdict's reason (\"rate_limited\", \"not_idempotent\", …) or a give-up \
-             reason (\"attempts_exhausted\", …)",
-        )
-    })?;
+    let decision = AttemptDecision::from_name(&decision.text())
+        .ok_or_else(|| value_error(function, 9, "decision", DECISIONS))?;
+    let reason = AttemptReason::from_name(&reason.text())
+        .ok_or_else(|| value_error(function, 10, "reason", ATTEMPT_REASONS))?;
     let request = request_line(method, url);
     Ok(Record::Attempt(AttemptRecord::new(
         startMs,
@@ -175,97 +163,77 @@ fn result_of(
     )))
 }
 
-php_impl!({
-    impl RecordFactory {
-        /// Not constructible: the methods are static.
-        private_constructor!();
+/// The methods of `Recuo\Record`, in pairs that take the same arguments, checked by one `$of`:
+/// the record as a PHP array (`$array`, named `$array_name` in messages), and as the core's
+/// JSON line (`$json`).
+macro_rules! record_methods {
+    ($(
+        $(#[$($array_attr:tt)*])*
+        fn $array:ident = $array_name:literal;
+        $(#[$($json_attr:tt)*])*
+        fn $json:ident = $json_name:literal;
+        ($($params:tt)*) => $of:ident($($arg:ident),*);
+    )*) => {
+        php_impl!({
+            impl RecordFactory {
+                /// Not constructible: the methods are static.
+                private_constructor!();
+                $(
+                    $(#[$($array_attr)*])*
+                    pub fn $array($($params)*) -> PhpResult<ZBox<ZendHashTable>> {
+                        guarded!($array_name, record_table(F, &$of(F, $($arg),*)?))
+                    }
 
-        /// The record of one attempt: started at `$startMs` (ms since the Unix epoch), took
-        /// `$elapsedMs`; `$method` and `$url` (redacted here); the `$status` received or the
-        /// transport `$error` (neither: a success with no HTTP meaning); the response's
-        /// `$headers` (only the request id and the wait headers are kept); the `$delayMs` chosen
-        /// before the next attempt; the `$decision` (`done`, `retry`, `give_up`) and its
-        /// `$reason` (a verdict's reason or a give-up reason).
-        #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
-        pub fn attempt(
-            startMs: i64,
-            elapsedMs: i64,
-            method: Bytes<'_>,
-            url: Bytes<'_>,
-            status: Option<i64>,
-            error: Option<Bytes<'_>>,
-            headers: Array<'_>,
-            delayMs: Option<i64>,
-            decision: Bytes<'_>,
-            reason: Bytes<'_>,
-        ) -> PhpResult<ZBox<ZendHashTable>> {
-            const F: &str = "Recuo\\Record::attempt";
-            guarded(F, || {
-                let record = attempt_of(
-                    F, startMs, elapsedMs, method, url, status, error, headers, delayMs, decision,
-                    reason,
-                )?;
-                record_table(F, &record)
-            })
-        }
+                    $(#[$($json_attr)*])*
+                    pub fn $json($($params)*) -> PhpResult<String> {
+                        guarded!($json_name, Ok($of(F, $($arg),*)?.to_json_line()))
+                    }
+                )*
+            }
+        });
+    };
+}
 
-        /// As `attempt()`, as the core's JSON line (no newline at the end).
-        #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
-        pub fn attempt_json(
-            startMs: i64,
-            elapsedMs: i64,
-            method: Bytes<'_>,
-            url: Bytes<'_>,
-            status: Option<i64>,
-            error: Option<Bytes<'_>>,
-            headers: Array<'_>,
-            delayMs: Option<i64>,
-            decision: Bytes<'_>,
-            reason: Bytes<'_>,
-        ) -> PhpResult<String> {
-            const F: &str = "Recuo\\Record::attemptJson";
-            guarded(F, || {
-                let record = attempt_of(
-                    F, startMs, elapsedMs, method, url, status, error, headers, delayMs, decision,
-                    reason,
-                )?;
-                Ok(record.to_json_line())
-            })
-        }
+record_methods! {
+    /// The record of one attempt: started at `$startMs` (ms since the Unix epoch), took
+    /// `$elapsedMs`; `$method` and `$url` (redacted here); the `$status` received or the
+    /// transport `$error` (neither: a success with no HTTP meaning); the response's
+    /// `$headers` (only the request id and the wait headers are kept); the `$delayMs` chosen
+    /// before the next attempt; the `$decision` (`done`, `retry`, `give_up`) and its
+    /// `$reason` (a verdict's reason or a give-up reason).
+    #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
+    fn attempt = "Recuo\\Record::attempt";
+    /// As `attempt()`, as the core's JSON line (no newline at the end).
+    #[php(defaults(headers = Array::EMPTY, decision = DONE, reason = SUCCESS))]
+    fn attempt_json = "Recuo\\Record::attemptJson";
+    (
+        startMs: i64,
+        elapsedMs: i64,
+        method: Bytes<'_>,
+        url: Bytes<'_>,
+        status: Option<i64>,
+        error: Option<Bytes<'_>>,
+        headers: Array<'_>,
+        delayMs: Option<i64>,
+        decision: Bytes<'_>,
+        reason: Bytes<'_>,
+    ) => attempt_of(
+        startMs, elapsedMs, method, url, status, error, headers, delayMs, decision, reason
+    );
 
-        /// The record of one operation's result: its first attempt started at `$startMs` (ms
-        /// since the Unix epoch); `$method` and `$url` (redacted here); `$attempts` made;
-        /// `$totalMs` from the start of the first attempt to the end; the give-up `$reason`, or
-        /// null for a success.
-        pub fn result(
-            startMs: i64,
-            method: Bytes<'_>,
-            url: Bytes<'_>,
-            attempts: i64,
-            totalMs: i64,
-            reason: Option<Bytes<'_>>,
-        ) -> PhpResult<ZBox<ZendHashTable>> {
-            const F: &str = "Recuo\\Record::result";
-            guarded(F, || {
-                let record = result_of(F, startMs, method, url, attempts, totalMs, reason)?;
-                record_table(F, &record)
-            })
-        }
-
-        /// As `result()`, as the core's JSON line (no newline at the end).
-        pub fn result_json(
-            startMs: i64,
-            method: Bytes<'_>,
-            url: Bytes<'_>,
-            attempts: i64,
-            totalMs: i64,
-            reason: Option<Bytes<'_>>,
-        ) -> PhpResult<String> {
-            const F: &str = "Recuo\\Record::resultJson";
-            guarded(F, || {
-                let record = result_of(F, startMs, method, url, attempts, totalMs, reason)?;
-                Ok(record.to_json_line())
-            })
-        }
-    }
-});
+    /// The record of one operation's result: its first attempt started at `$startMs` (ms
+    /// since the Unix epoch); `$method` and `$url` (redacted here); `$attempts` made;
+    /// `$totalMs` from the start of the first attempt to the end; the give-up `$reason`, or
+    /// null for a success.
+    fn result = "Recuo\\Record::result";
+    /// As `result()`, as the core's JSON line (no newline at the end).
+    fn result_json = "Recuo\\Record::resultJson";
+    (
+        startMs: i64,
+        method: Bytes<'_>,
+        url: Bytes<'_>,
+        attempts: i64,
+        totalMs: i64,
+        reason: Option<Bytes<'_>>,
+    ) => result_of(startMs, method, url, attempts, totalMs, reason);
+}

@@ -21,10 +21,10 @@ use crate::values::{instance, Instance};
 #[php_function]
 #[php(name = "Recuo\\telemetryOf")]
 pub fn telemetry_of(record: String) -> PhpResult<String> {
-    guarded("Recuo\\telemetryOf", || {
+    guarded!("Recuo\\telemetryOf", {
         if record.len() > 64 * 1024 {
             return Err(crate::errors::value_error(
-                "Recuo\\telemetryOf",
+                F,
                 1,
                 "record",
                 "must be at most 64 KiB of JSON",
@@ -72,8 +72,7 @@ pub fn redact_url_detailed(url: Bytes<'_>) -> PhpResult<ZBox<ZendHashTable>> {
 #[php_function]
 #[php(name = "Recuo\\redactHeaders")]
 pub fn redact_headers(headers: Array<'_>) -> PhpResult<Vec<Vec<String>>> {
-    const F: &str = "Recuo\\redactHeaders";
-    guarded(F, || {
+    guarded!("Recuo\\redactHeaders", {
         let pairs = header_pairs(F, 1, "headers", headers)?;
         Ok(recuo::redact_headers(&pairs)
             .into_iter()
@@ -91,8 +90,7 @@ pub fn who_answered(
     headers: Array<'_>,
     expectedContentType: Option<Bytes<'_>>,
 ) -> PhpResult<Instance<recuo::WhoAnswered>> {
-    const F: &str = "Recuo\\whoAnswered";
-    guarded(F, || {
+    guarded!("Recuo\\whoAnswered", {
         let pairs = header_pairs(F, 1, "headers", headers)?;
         let expected = expectedContentType.map(|b| b.text().into_owned());
         instance(&recuo::who_answered(&pairs, expected.as_deref()))

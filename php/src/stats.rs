@@ -17,8 +17,7 @@ use crate::verdict::cause_arg;
 /// What a batch did: attempts started, operations ended, 429s and 503s seen, the
 /// spacing between starts and the most in flight. Read-only; `merge()` adds two up.
 #[php_class]
-#[php(name = "Recuo\\Stats")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Stats", flags = ClassFlags::Final)]
 #[php(implements(ce = json_serializable, stub = "\\JsonSerializable"))]
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -96,8 +95,7 @@ php_impl!({
         /// The stats whose plain form is `$value` (what `toValue()` answers): `\ValueError` for
         /// a missing or unknown field or a value of the wrong type.
         pub fn from_value(value: &ZendHashTable) -> PhpResult<Stats> {
-            const F: &str = "Recuo\\Stats::fromValue";
-            guarded(F, || {
+            guarded!("Recuo\\Stats::fromValue", {
                 Ok(read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, value)?.into())
             })
         }
@@ -107,9 +105,7 @@ php_impl!({
         /// `min_spacing_ns`, `first_start_ns`, `last_start_ns`, `max_in_flight` — for
         /// `json_encode()`, a file, or another process.
         pub fn to_value(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded("Recuo\\Stats::toValue", || {
-                php_table("Recuo\\Stats::toValue", &self.inner)
-            })
+            guarded!("Recuo\\Stats::toValue", php_table(F, &self.inner))
         }
 
         /// The plain form (`toValue()`), for `json_encode()`.
@@ -124,13 +120,9 @@ php_impl!({
 
         /// The stats `$data` describes, read as `fromValue()` reads it, for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            const F: &str = "Recuo\\Stats::__unserialize";
-            guarded(F, || {
-                if !self.blank {
-                    return Err(crate::errors::already_made(F, "stats are"));
-                }
-                self.inner = read_data(F, (1, "value"), NOT_STATS, data)?;
-                self.blank = false;
+            guarded!("Recuo\\Stats::__unserialize", {
+                crate::errors::only_blank(F, self.blank, "stats are")?;
+                *self = read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, data)?.into();
                 Ok(())
             })
         }
@@ -175,8 +167,7 @@ php_impl!({
 /// `Recuo\runBatch` uses): `start()` and `end()` each attempt, `saw()` each failure's cause,
 /// `finished()` each operation; `snapshot()` answers the `Recuo\Stats` so far.
 #[php_class]
-#[php(name = "Recuo\\StatsRecorder")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\StatsRecorder", flags = ClassFlags::Final)]
 #[derive(Debug, Default)]
 pub struct StatsRecorder {
     pub(crate) inner: recuo::StatsRecorder,
@@ -193,8 +184,7 @@ impl StatsRecorder {
     /// `$nowNs` on the monotonic clock (`Recuo\monotonicNs()` when null; a clock of your
     /// own must never go back). Call `end()` when it is over.
     pub fn start(&self, attempt: i64, nowNs: Option<i64>) -> PhpResult<()> {
-        const F: &str = "Recuo\\StatsRecorder::start";
-        guarded(F, || {
+        guarded!("Recuo\\StatsRecorder::start", {
             let attempt = count(F, 1, "attempt", attempt)?;
             let now = optional_non_negative(F, 2, "nowNs", nowNs)?;
             let now = now.unwrap_or_else(recuo::monotonic_ns);
@@ -211,8 +201,7 @@ impl StatsRecorder {
     /// An attempt failed for `$cause`, a verdict's reason (`rate_limited` and `unavailable`
     /// are counted).
     pub fn saw(&self, cause: Bytes<'_>) -> PhpResult<()> {
-        const F: &str = "Recuo\\StatsRecorder::saw";
-        guarded(F, || {
+        guarded!("Recuo\\StatsRecorder::saw", {
             self.inner.saw(cause_arg(F, (1, "cause"), cause, true)?);
             Ok(())
         })

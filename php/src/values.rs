@@ -74,6 +74,18 @@ pub struct Prop {
     pub nullable: bool,
 }
 
+impl Prop {
+    /// The property `name` showing `field`, of type `ty` (`?ty` when `null`).
+    pub const fn new(name: &'static str, field: &'static str, ty: PropType, null: bool) -> Self {
+        Prop {
+            name,
+            field,
+            ty,
+            nullable: null,
+        }
+    }
+}
+
 /// A property's declared type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PropType {

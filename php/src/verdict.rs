@@ -12,7 +12,7 @@ use ext_php_rs::prelude::*;
 use recuo::{Outcome, Request, ServerWait};
 
 use crate::convert::{header_pairs, now_ms, optional_non_negative, php_int, Array, Bytes};
-use crate::errors::{guarded, value_error, value_error_message};
+use crate::errors::{value_error, value_error_message};
 use crate::policy::{transport_arg, Policy};
 
 /// What to do about one outcome: `verdict` is `"retry"`, `"give_up"` or `"success"`;
@@ -20,8 +20,7 @@ use crate::policy::{transport_arg, Policy};
 /// `reset`, `other`, `not_idempotent`, `permanent`, `tls`, `success`); `waitMs` is the wait
 /// the server asked for, and `waitUnbounded` says it asked for one too long to honour.
 #[php_class]
-#[php(name = "Recuo\\Verdict")]
-#[php(flags = ClassFlags::Final)]
+#[php(name = "Recuo\\Verdict", flags = ClassFlags::Final)]
 #[derive(Debug, Clone)]
 pub struct Verdict {
     pub(crate) inner: recuo::Verdict,
@@ -94,8 +93,7 @@ php_impl!({
         /// for a wait.
         #[php(defaults(reason = RETRY_REASON))]
         pub fn retry(waitMs: Option<i64>, reason: Bytes<'_>) -> PhpResult<Verdict> {
-            const F: &str = "Recuo\\Verdict::retry";
-            guarded(F, || {
+            guarded!("Recuo\\Verdict::retry", {
                 let wait = optional_non_negative(F, 1, "waitMs", waitMs)?;
                 Ok(recuo::Verdict::Retry {
                     cause: cause_arg(F, (2, "reason"), reason, false)?,
@@ -108,8 +106,7 @@ php_impl!({
         /// Not worth another attempt, for `$reason` (`permanent` by default).
         #[php(defaults(reason = GIVE_UP_REASON))]
         pub fn give_up(reason: Bytes<'_>) -> PhpResult<Verdict> {
-            const F: &str = "Recuo\\Verdict::giveUp";
-            guarded(F, || {
+            guarded!("Recuo\\Verdict::giveUp", {
                 let cause = cause_arg(F, (1, "reason"), reason, false)?;
                 Ok(recuo::Verdict::GiveUp { cause }.into())
             })
@@ -160,8 +157,7 @@ pub fn classify(
     nowMs: Option<i64>,
     policy: Option<&Policy>,
 ) -> PhpResult<Verdict> {
-    const F: &str = "Recuo\\classify";
-    guarded(F, || {
+    guarded!("Recuo\\classify", {
         let outcome = outcome_arg(F, 1, status, error)?;
         let headers = header_pairs(F, 5, "headers", headers)?;
         let method = method.text();
