@@ -2,10 +2,8 @@
 
 use recuo::Seen;
 
-use crate::classify::{read_headers, recuo_header, recuo_outcome, RawOutcome};
-use crate::panic::checked;
-use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_OK};
+use crate::classify::{read_response, recuo_header, recuo_outcome};
+use crate::prelude::*;
 
 /// What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
 /// valid during the operation's call only, on which the operation calls
@@ -40,11 +38,10 @@ pub unsafe extern "C" fn recuo_attempt_context_set_response(
 ) -> recuo_status {
     checked(|| {
         // SAFETY: each conversion is vouched for by the caller (see # Safety).
-        let (context, outcome, headers) = unsafe {
+        let (context, (outcome, headers)) = unsafe {
             (
                 ptr::handle(context)?,
-                RawOutcome::read(outcome)?,
-                read_headers(headers, header_count)?,
+                read_response(outcome, headers, header_count)?,
             )
         };
         context.response = Some(Seen::new(outcome, &headers));

@@ -4,26 +4,18 @@
 //! order, the gate's feedback and the budget, the stats, the records and the report;
 //! these shims only convert.
 
-use std::ffi::c_char;
-
 use recuo::{
-    GatePoll, GiveUpReason, IdempotencyKey, Level, Operation, Outcome, Policy, RegulatorError,
-    Report, Seen, Step, Verdict,
+    GatePoll, GiveUpReason, IdempotencyKey, Level, Operation, Policy, RegulatorError, Report, Seen,
+    Step, Verdict,
 };
 
-use crate::cenum::c_enum;
-use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
+use crate::classify::{read_response, recuo_header, recuo_outcome, recuo_verdict};
 use crate::gate::recuo_gate;
-use crate::panic::{boundary, checked};
 use crate::policy::recuo_policy;
 use crate::pool::recuo_attempt_pool;
-use crate::ptr;
-use crate::redact::{lossy, write_text};
+use crate::prelude::*;
+use crate::redact::lossy;
 use crate::stats::recuo_stats_recorder;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_ALREADY_STARTED, RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_INVALID_ENUM,
-    RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
-};
 
 /// The size of the buffer an idempotency key needs: 36 characters and the NUL.
 pub const RECUO_IDEMPOTENCY_KEY_SIZE: usize = 37;
@@ -50,48 +42,23 @@ pub enum recuo_give_up_reason {
     RECUO_GIVE_UP_QUEUE_STOPPED = 6,
 }
 
-c_enum!(recuo_give_up_reason {
-    RECUO_GIVE_UP_NONE => c"none",
-    RECUO_GIVE_UP_PERMANENT => c"permanent",
-    RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED => c"attempts_exhausted",
-    RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE => c"wait_exceeds_deadline",
-    RECUO_GIVE_UP_BUDGET_EXHAUSTED => c"budget_exhausted",
-    RECUO_GIVE_UP_CANCELLED => c"cancelled",
-    RECUO_GIVE_UP_QUEUE_STOPPED => c"queue_stopped",
+c_enum!(recuo_give_up_reason: Option<GiveUpReason> {
+    RECUO_GIVE_UP_NONE = [None] => c"none",
+    RECUO_GIVE_UP_PERMANENT = [Some(GiveUpReason::Permanent)] => c"permanent",
+    RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED = [Some(GiveUpReason::AttemptsExhausted)]
+        => c"attempts_exhausted",
+    RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE = [Some(GiveUpReason::WaitExceedsDeadline)]
+        => c"wait_exceeds_deadline",
+    RECUO_GIVE_UP_BUDGET_EXHAUSTED = [Some(GiveUpReason::BudgetExhausted)] => c"budget_exhausted",
+    RECUO_GIVE_UP_CANCELLED = [Some(GiveUpReason::Cancelled)] => c"cancelled",
+    RECUO_GIVE_UP_QUEUE_STOPPED = [Some(GiveUpReason::QueueStopped)] => c"queue_stopped",
 });
 
 impl recuo_give_up_reason {
-    /// The C constant for the core's reason (`None`: not given up).
-    pub(crate) fn from_core(r: Option<GiveUpReason>) -> Self {
-        match r {
-            None => Self::RECUO_GIVE_UP_NONE,
-            Some(GiveUpReason::Permanent) => Self::RECUO_GIVE_UP_PERMANENT,
-            Some(GiveUpReason::AttemptsExhausted) => Self::RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED,
-            Some(GiveUpReason::WaitExceedsDeadline) => Self::RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE,
-            Some(GiveUpReason::BudgetExhausted) => Self::RECUO_GIVE_UP_BUDGET_EXHAUSTED,
-            Some(GiveUpReason::Cancelled) => Self::RECUO_GIVE_UP_CANCELLED,
-            Some(GiveUpReason::QueueStopped) => Self::RECUO_GIVE_UP_QUEUE_STOPPED,
-        }
-    }
-
-    /// The core's reason (`None` for `RECUO_GIVE_UP_NONE`).
-    pub(crate) fn to_core(self) -> Option<GiveUpReason> {
-        match self {
-            Self::RECUO_GIVE_UP_NONE => None,
-            Self::RECUO_GIVE_UP_PERMANENT => Some(GiveUpReason::Permanent),
-            Self::RECUO_GIVE_UP_ATTEMPTS_EXHAUSTED => Some(GiveUpReason::AttemptsExhausted),
-            Self::RECUO_GIVE_UP_WAIT_EXCEEDS_DEADLINE => Some(GiveUpReason::WaitExceedsDeadline),
-            Self::RECUO_GIVE_UP_BUDGET_EXHAUSTED => Some(GiveUpReason::BudgetExhausted),
-            Self::RECUO_GIVE_UP_CANCELLED => Some(GiveUpReason::Cancelled),
-            Self::RECUO_GIVE_UP_QUEUE_STOPPED => Some(GiveUpReason::QueueStopped),
-        }
-    }
-
-    /// The core's reason for the C number `code`; `Err` for no constant.
-    pub(crate) fn read(code: u32) -> Result<Option<GiveUpReason>, recuo_status> {
-        Self::from_code(code)
-            .map(Self::to_core)
-            .ok_or(RECUO_ERR_INVALID_ENUM)
+    /// The core's reason for the C number `code`: `RECUO_ERR_INVALID_ENUM` for a number that
+    /// is no constant, and for `RECUO_GIVE_UP_NONE`.
+    pub(crate) fn reason_of(code: u32) -> Result<GiveUpReason, recuo_status> {
+        Self::core_of(code)?.ok_or(RECUO_ERR_INVALID_ENUM)
     }
 }
 
@@ -157,53 +124,40 @@ pub struct recuo_step {
 impl recuo_step {
     /// The C form of the core's step.
     pub(crate) fn from_core(step: &Step) -> Self {
-        let mut s = recuo_step {
-            kind: recuo_step_kind::RECUO_STEP_DONE,
-            attempt: 0,
-            delay_ms: 0,
-            has_until: false,
-            until_ms: 0,
-            has_timeout: false,
-            timeout_ms: 0,
-            reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
-            has_retry_at: false,
-            retry_at_ms: 0,
+        use recuo_step_kind::*;
+        let (kind, attempt) = match *step {
+            Step::Enter { attempt, .. } => (RECUO_STEP_ENTER, attempt),
+            Step::Call { attempt, .. } => (RECUO_STEP_CALL, attempt),
+            Step::Classify { attempt } => (RECUO_STEP_CLASSIFY, attempt),
+            Step::Sleep { attempt, .. } => (RECUO_STEP_SLEEP, attempt),
+            Step::Done(ref r) => (RECUO_STEP_DONE, r.attempts.saturating_sub(1)),
+            Step::GaveUp { ref report, .. } => {
+                (RECUO_STEP_GAVE_UP, report.attempts.saturating_sub(1))
+            }
         };
-        match *step {
-            Step::Enter { attempt, until_ms } => {
-                s.kind = recuo_step_kind::RECUO_STEP_ENTER;
-                s.attempt = attempt;
-                (s.has_until, s.until_ms) = (until_ms.is_some(), until_ms.unwrap_or(0));
-            }
-            Step::Call {
-                attempt,
-                timeout_ms,
-            } => {
-                s.kind = recuo_step_kind::RECUO_STEP_CALL;
-                s.attempt = attempt;
-                (s.has_timeout, s.timeout_ms) = (timeout_ms.is_some(), timeout_ms.unwrap_or(0));
-            }
-            Step::Classify { attempt } => {
-                s.kind = recuo_step_kind::RECUO_STEP_CLASSIFY;
-                s.attempt = attempt;
-            }
-            Step::Sleep { attempt, delay_ms } => {
-                s.kind = recuo_step_kind::RECUO_STEP_SLEEP;
-                (s.attempt, s.delay_ms) = (attempt, delay_ms);
-            }
-            Step::Done(ref r) => s.attempt = r.attempts.saturating_sub(1),
+        let (until, timeout, delay_ms, reason, retry_at) = match *step {
+            Step::Enter { until_ms, .. } => (until_ms, None, 0, None, None),
+            Step::Call { timeout_ms, .. } => (None, timeout_ms, 0, None, None),
+            Step::Sleep { delay_ms, .. } => (None, None, delay_ms, None, None),
             Step::GaveUp {
                 reason,
                 retry_at_ms,
-                ref report,
-            } => {
-                s.kind = recuo_step_kind::RECUO_STEP_GAVE_UP;
-                s.attempt = report.attempts.saturating_sub(1);
-                s.reason = recuo_give_up_reason::from_core(Some(reason));
-                (s.has_retry_at, s.retry_at_ms) = (retry_at_ms.is_some(), retry_at_ms.unwrap_or(0));
-            }
+                ..
+            } => (None, None, 0, Some(reason), retry_at_ms),
+            Step::Classify { .. } | Step::Done(_) => (None, None, 0, None, None),
+        };
+        recuo_step {
+            kind,
+            attempt,
+            delay_ms,
+            has_until: until.is_some(),
+            until_ms: until.unwrap_or(0),
+            has_timeout: timeout.is_some(),
+            timeout_ms: timeout.unwrap_or(0),
+            reason: recuo_give_up_reason::from_core(reason),
+            has_retry_at: retry_at.is_some(),
+            retry_at_ms: retry_at.unwrap_or(0),
         }
-        s
     }
 }
 
@@ -222,32 +176,12 @@ pub enum recuo_level {
     RECUO_LEVEL_WARNING = 3,
 }
 
-c_enum!(recuo_level {
-    RECUO_LEVEL_NONE => c"none",
-    RECUO_LEVEL_DEBUG => c"debug",
-    RECUO_LEVEL_INFO => c"info",
-    RECUO_LEVEL_WARNING => c"warning",
+c_enum!(recuo_level: Option<Level> {
+    RECUO_LEVEL_NONE = [None] => c"none",
+    RECUO_LEVEL_DEBUG = [Some(Level::Debug)] => c"debug",
+    RECUO_LEVEL_INFO = [Some(Level::Info)] => c"info",
+    RECUO_LEVEL_WARNING = [Some(Level::Warning)] => c"warning",
 });
-
-impl recuo_level {
-    /// The C constant for the core's level.
-    pub(crate) fn from_core(level: Level) -> Self {
-        match level {
-            Level::Debug => Self::RECUO_LEVEL_DEBUG,
-            Level::Info => Self::RECUO_LEVEL_INFO,
-            Level::Warning => Self::RECUO_LEVEL_WARNING,
-        }
-    }
-
-    pub(crate) fn to_core(self) -> Option<Level> {
-        match self {
-            Self::RECUO_LEVEL_NONE => None,
-            Self::RECUO_LEVEL_DEBUG => Some(Level::Debug),
-            Self::RECUO_LEVEL_INFO => Some(Level::Info),
-            Self::RECUO_LEVEL_WARNING => Some(Level::Warning),
-        }
-    }
-}
 
 /// What happened to one operation: a plain struct recuo fills in. The delays
 /// themselves are copied into a buffer of yours (see `recuo_attempts_report`, `recuo_retry`).
@@ -337,28 +271,6 @@ pub struct recuo_attempts {
 }
 
 impl recuo_attempts {
-    /// A machine for `policy`, seeded with `seed`, as `recuo_retry` and the tests make it.
-    pub(crate) fn new(op: Operation) -> Self {
-        recuo_attempts {
-            op,
-            started: false,
-            retry_after_ms: None,
-            polled: Polled::default(),
-        }
-    }
-
-    /// Runs `event` at `now_ms`, keeps the wait a give-up leaves (the first time it is
-    /// answered), and answers the step's C form.
-    fn answer(
-        &mut self,
-        now_ms: u64,
-        event: impl FnOnce(&mut Operation) -> Result<Step, recuo_status>,
-    ) -> Result<recuo_step, recuo_status> {
-        let finished = self.op.is_finished();
-        let step = event(&mut self.op)?;
-        Ok(self.answered(now_ms, finished, &step))
-    }
-
     /// Keeps what `step`, answered at `now_ms` by a machine that was `finished` before, leaves
     /// for later (the wait of a first give-up), and answers its C form.
     fn answered(&mut self, now_ms: u64, finished: bool, step: &Step) -> recuo_step {
@@ -423,13 +335,18 @@ unsafe fn make(
     seed: Option<u64>,
     out: *mut *mut recuo_attempts,
 ) -> recuo_status {
-    checked(|| {
-        // SAFETY: forwarded from the caller.
-        let (out, policy) = unsafe { (ptr::out(out)?, ptr::input(policy)?.policy()?) };
-        let handle = recuo_attempts::new(Operation::new(policy).seed(seed));
-        // SAFETY: the caller vouches for a writable pointer at `out`.
-        Ok(unsafe { ptr::store(out, handle) })
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::make(out, || {
+            let op = Operation::new(ptr::input(policy)?.policy()?).seed(seed);
+            Ok(recuo_attempts {
+                op,
+                started: false,
+                retry_after_ms: None,
+                polled: Polled::default(),
+            })
+        })
+    }
 }
 
 /// Releases a machine. NULL is accepted and ignored.
@@ -442,16 +359,21 @@ pub unsafe extern "C" fn recuo_attempts_free(attempts: *mut recuo_attempts) {
     boundary(|| unsafe { ptr::free(attempts) })
 }
 
-/// Changes the machine behind `attempts` before its start.
+/// Changes the machine behind `attempts` before its start with `change`, given what `arg`
+/// reads first (its error comes first; then nothing changes).
 ///
 /// # Safety
 /// `attempts` must be NULL or a live handle not in use by another thread.
-unsafe fn build(
+pub(crate) unsafe fn build<V>(
     attempts: *mut recuo_attempts,
-    change: impl FnOnce(Operation) -> Operation,
+    arg: impl FnOnce() -> Result<V, recuo_status>,
+    change: impl FnOnce(Operation, V) -> Operation,
 ) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(attempts, |a| a.build(change)) }
+    checked(|| {
+        let arg = arg()?;
+        // SAFETY: forwarded from the caller.
+        Ok(unsafe { ptr::handle(attempts) }?.build(|op| change(op, arg)))
+    })
 }
 
 /// Makes this operation draw its attempts from `pool` (nested loops share one limit).
@@ -472,12 +394,14 @@ pub unsafe extern "C" fn recuo_attempts_set_pool(
     pool: *const recuo_attempt_pool,
     nested: bool,
 ) -> recuo_status {
-    // SAFETY: the caller vouches for NULL or a live pool.
-    let Some(pool) = (unsafe { pool.as_ref() }).map(|p| p.0.clone()) else {
-        return RECUO_ERR_NULL_ARGUMENT;
-    };
-    // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, |op| op.pool(pool, nested)) }
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe {
+        build(
+            attempts,
+            || ptr::shared(pool),
+            |op, pool| op.pool(pool, nested),
+        )
+    }
 }
 
 /// Sends every attempt through `gate`: with a regulator or a
@@ -498,12 +422,8 @@ pub unsafe extern "C" fn recuo_attempts_set_gate(
     attempts: *mut recuo_attempts,
     gate: *const recuo_gate,
 ) -> recuo_status {
-    // SAFETY: the caller vouches for NULL or a live gate.
-    let Some(gate) = (unsafe { gate.as_ref() }).map(|g| g.gate().clone()) else {
-        return RECUO_ERR_NULL_ARGUMENT;
-    };
-    // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, |op| op.gate(gate)) }
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe { build(attempts, || ptr::shared(gate), Operation::gate) }
 }
 
 /// Counts this operation's starts, causes and result into `recorder` (shared by
@@ -517,12 +437,8 @@ pub unsafe extern "C" fn recuo_attempts_set_stats_recorder(
     attempts: *mut recuo_attempts,
     recorder: *const recuo_stats_recorder,
 ) -> recuo_status {
-    // SAFETY: the caller vouches for NULL or a live recorder.
-    let Some(stats) = (unsafe { recorder.as_ref() }).map(|r| r.0.clone()) else {
-        return RECUO_ERR_NULL_ARGUMENT;
-    };
-    // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, |op| op.stats(stats)) }
+    // SAFETY: the caller vouches for NULL or live handles.
+    unsafe { build(attempts, || ptr::shared(recorder), Operation::stats) }
 }
 
 /// Names the request the operation sends: its HTTP method (`method_len` bytes, UTF-8; it
@@ -545,11 +461,9 @@ pub unsafe extern "C" fn recuo_attempts_set_request(
     url_len: usize,
 ) -> recuo_status {
     // SAFETY: the caller vouches for the bytes.
-    match unsafe { (ptr::text(method, method_len), ptr::bytes(url, url_len)) } {
-        // SAFETY: forwarded from the caller.
-        (Ok(m), Ok(u)) => unsafe { build(attempts, |op| op.request(m, &lossy(u).0)) },
-        (Err(status), _) | (_, Err(status)) => status,
-    }
+    let read = || unsafe { Ok((ptr::text(method, method_len)?, ptr::bytes(url, url_len)?)) };
+    // SAFETY: forwarded from the caller.
+    unsafe { build(attempts, read, |op, (m, u)| op.request(m, &lossy(u).0)) }
 }
 
 /// Keeps the records of level `min_level` and above (a `recuo_level` constant;
@@ -565,11 +479,14 @@ pub unsafe extern "C" fn recuo_attempts_set_records(
     attempts: *mut recuo_attempts,
     min_level: u32,
 ) -> recuo_status {
-    let Some(level) = recuo_level::from_code(min_level) else {
-        return RECUO_ERR_INVALID_ENUM;
-    };
     // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, |op| op.records(level.to_core())) }
+    unsafe {
+        build(
+            attempts,
+            || recuo_level::core_of(min_level),
+            Operation::records,
+        )
+    }
 }
 
 /// Whether the failure of an attempt after which none is left is judged too: true by
@@ -586,7 +503,7 @@ pub unsafe extern "C" fn recuo_attempts_set_classify_last_failure(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, |op| op.classify_last_failure(yes)) }
+    unsafe { build(attempts, || Ok(yes), Operation::classify_last_failure) }
 }
 
 /// Says the caller sends an idempotency key of its own with every attempt: the request is
@@ -599,7 +516,13 @@ pub unsafe extern "C" fn recuo_attempts_set_classify_last_failure(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_attempts_set_own_key(attempts: *mut recuo_attempts) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, |op| op.idempotency_key(IdempotencyKey::random())) }
+    unsafe {
+        build(
+            attempts,
+            || Ok(IdempotencyKey::random()),
+            Operation::idempotency_key,
+        )
+    }
 }
 
 /// Runs `event` on the machine and writes its step to `out`.
@@ -611,14 +534,31 @@ unsafe fn step(
     attempts: *mut recuo_attempts,
     now_ms: u64,
     out: *mut recuo_step,
-    event: impl FnOnce(&mut Operation) -> Result<Step, recuo_status>,
+    event: impl FnOnce(&mut Operation) -> Step,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { step_with(attempts, now_ms, out, || Ok(()), |op, ()| event(op)) }
+}
+
+/// [`step`] with what `arg` reads first (its error comes first; then nothing changes).
+///
+/// # Safety
+/// As [`step`].
+unsafe fn step_with<V>(
+    attempts: *mut recuo_attempts,
+    now_ms: u64,
+    out: *mut recuo_step,
+    arg: impl FnOnce() -> Result<V, recuo_status>,
+    event: impl FnOnce(&mut Operation, V) -> Step,
 ) -> recuo_status {
     checked(|| {
+        let arg = arg()?;
         // SAFETY: the caller vouches for NULL or live pointers.
         let (a, out) = unsafe { (ptr::handle(attempts)?, ptr::out(out)?) };
-        let s = a.answer(now_ms, event)?;
+        let finished = a.op.is_finished();
+        let step = event(&mut a.op, arg);
         // SAFETY: the caller vouches for a writable recuo_step.
-        unsafe { out.write(s) };
+        unsafe { out.write(a.answered(now_ms, finished, &step)) };
         Ok(RECUO_OK)
     })
 }
@@ -639,7 +579,7 @@ pub unsafe extern "C" fn recuo_attempts_start(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { step(attempts, now_ms, out, |op| Ok(op.start(now_ms, unix_ms))) }
+    unsafe { step(attempts, now_ms, out, |op| op.start(now_ms, unix_ms)) }
 }
 
 /// Whether an operation whose first attempt succeeds still needs its machine, given its
@@ -662,20 +602,14 @@ pub unsafe extern "C" fn recuo_success_needs_machine(
     min_level: u32,
     out: *mut bool,
 ) -> recuo_status {
-    let Some(level) = recuo_level::from_code(min_level) else {
-        return RECUO_ERR_INVALID_ENUM;
-    };
-    // SAFETY: the caller vouches for NULL or a live gate, and for `out`.
-    unsafe {
-        ptr::fill(out, || {
-            let gate = gate.as_ref().map(recuo_gate::gate);
-            Ok(Operation::success_needs_machine(
-                gate,
-                stats,
-                level.to_core(),
-            ))
-        })
-    }
+    checked(|| {
+        let level = recuo_level::core_of(min_level)?;
+        // SAFETY: the caller vouches for NULL or a live gate.
+        let gate = unsafe { gate.as_ref() }.map(ptr::Shared::core);
+        let needs = Operation::success_needs_machine(gate, stats, level);
+        // SAFETY: the caller vouches for `out`.
+        Ok(unsafe { ptr::fill(out, || Ok(needs)) })
+    })
 }
 
 /// Starts the operation whose first attempt you already made, before creating the machine
@@ -701,7 +635,7 @@ pub unsafe extern "C" fn recuo_attempts_start_after_first(
     // SAFETY: forwarded from the caller.
     unsafe {
         step(attempts, now_ms, out, |op| {
-            Ok(op.start_after_first(now_ms, unix_ms))
+            op.start_after_first(now_ms, unix_ms)
         })
     }
 }
@@ -719,7 +653,7 @@ pub unsafe extern "C" fn recuo_attempts_entered(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { step(attempts, now_ms, out, |op| Ok(op.entered(now_ms, passed))) }
+    unsafe { step(attempts, now_ms, out, |op| op.entered(now_ms, passed)) }
 }
 
 /// One look at the gate for `RECUO_STEP_ENTER` at `now_ms`, without blocking: for a program
@@ -796,17 +730,15 @@ unsafe fn poll(
         let (a, wait_out, out) =
             unsafe { (ptr::handle(attempts)?, ptr::out(wait_ms)?, ptr::out(out)?) };
         let finished = a.op.is_finished();
-        match look(&mut a.op)? {
-            // SAFETY: checked outputs.
-            GatePoll::Wait { delay_ms } => unsafe { wait_out.write(delay_ms) },
-            GatePoll::Next(step) => {
-                let s = a.answered(now_ms, finished, &step);
-                // SAFETY: checked outputs.
-                unsafe {
-                    wait_out.write(0);
-                    out.write(s);
-                }
-            }
+        let (wait, step) = match look(&mut a.op)? {
+            GatePoll::Wait { delay_ms } => (delay_ms, None),
+            GatePoll::Next(step) => (0, Some(a.answered(now_ms, finished, &step))),
+        };
+        // SAFETY: checked outputs.
+        unsafe { wait_out.write(wait) };
+        if let Some(s) = step {
+            // SAFETY: as above.
+            unsafe { out.write(s) };
         }
         Ok(RECUO_OK)
     })
@@ -823,7 +755,7 @@ pub unsafe extern "C" fn recuo_attempts_succeeded(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { step(attempts, now_ms, out, |op| Ok(op.succeeded(now_ms))) }
+    unsafe { step(attempts, now_ms, out, |op| op.succeeded(now_ms)) }
 }
 
 /// The attempt of `RECUO_STEP_CALL` failed at `now_ms`: answers `RECUO_STEP_CLASSIFY` (or,
@@ -838,7 +770,7 @@ pub unsafe extern "C" fn recuo_attempts_failed(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { step(attempts, now_ms, out, |op| Ok(op.failed(now_ms))) }
+    unsafe { step(attempts, now_ms, out, |op| op.failed(now_ms)) }
 }
 
 /// As `recuo_attempts_failed`, saying what the attempt's record shows it received. The
@@ -855,7 +787,6 @@ pub unsafe extern "C" fn recuo_attempts_failed(
 /// As `recuo_attempts_start`; each outcome NULL or readable; each `headers` must point to
 /// its `header_count` readable `recuo_header`s (or be NULL with 0).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_attempts_failed_noted(
     attempts: *mut recuo_attempts,
     now_ms: u64,
@@ -868,20 +799,17 @@ pub unsafe extern "C" fn recuo_attempts_failed_noted(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: the caller vouches for the memory.
-    let read = unsafe {
-        (
-            read_seen(seen, seen_headers, seen_header_count),
-            read_seen(error_seen, error_headers, error_header_count),
-        )
-    };
-    let (seen, error_seen) = match read {
-        (Ok(s), Ok(e)) => (s, e),
-        (Err(status), _) | (_, Err(status)) => return status,
+    let read = || unsafe {
+        let seen = read_seen(seen, seen_headers, seen_header_count)?;
+        Ok((
+            seen,
+            read_seen(error_seen, error_headers, error_header_count)?,
+        ))
     };
     // SAFETY: forwarded from the caller.
     unsafe {
-        step(attempts, now_ms, out, |op| {
-            Ok(op.failed_noted(now_ms, seen, error_seen))
+        step_with(attempts, now_ms, out, read, |op, (s, e)| {
+            op.failed_noted(now_ms, s, e)
         })
     }
 }
@@ -900,7 +828,7 @@ unsafe fn read_seen(
         return Ok(None);
     }
     // SAFETY: forwarded from the caller.
-    let (outcome, headers) = unsafe { (RawOutcome::read(outcome)?, read_headers(headers, count)?) };
+    let (outcome, headers) = unsafe { read_response(outcome, headers, count) }?;
     Ok(Some(Seen::new(outcome, &headers)))
 }
 
@@ -918,11 +846,11 @@ pub unsafe extern "C" fn recuo_attempts_judged(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: the caller vouches for a readable verdict.
-    let verdict = unsafe { read_verdict(verdict) };
+    let read = || unsafe { read_verdict(verdict) };
     // SAFETY: forwarded from the caller.
     unsafe {
-        step(attempts, now_ms, out, |op| {
-            Ok(op.judged(now_ms, verdict?, None))
+        step_with(attempts, now_ms, out, read, |op, v| {
+            op.judged(now_ms, v, None)
         })
     }
 }
@@ -947,20 +875,16 @@ pub unsafe extern "C" fn recuo_attempts_judged_seen(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: the caller vouches for the memory.
-    let read = unsafe {
-        (
-            read_verdict(verdict),
-            read_seen(seen, seen_headers, seen_header_count),
-        )
-    };
-    let (verdict, seen) = match read {
-        (Ok(v), Ok(s)) => (v, s),
-        (Err(status), _) | (_, Err(status)) => return status,
+    let read = || unsafe {
+        Ok((
+            read_verdict(verdict)?,
+            read_seen(seen, seen_headers, seen_header_count)?,
+        ))
     };
     // SAFETY: forwarded from the caller.
     unsafe {
-        step(attempts, now_ms, out, |op| {
-            Ok(op.judged(now_ms, verdict, seen))
+        step_with(attempts, now_ms, out, read, |op, (v, s)| {
+            op.judged(now_ms, v, s)
         })
     }
 }
@@ -996,20 +920,11 @@ pub unsafe extern "C" fn recuo_attempts_responded(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: the caller vouches for the memory.
-    let read = unsafe {
-        (
-            RawOutcome::read(outcome),
-            read_headers(headers, header_count),
-        )
-    };
-    let (outcome, headers): (Outcome, _) = match read {
-        (Ok(o), Ok(h)) => (o, h),
-        (Err(status), _) | (_, Err(status)) => return status,
-    };
+    let read = || unsafe { read_response(outcome, headers, header_count) };
     // SAFETY: forwarded from the caller.
     unsafe {
-        step(attempts, now_ms, out, |op| {
-            Ok(op.responded(now_ms, outcome, &headers))
+        step_with(attempts, now_ms, out, read, |op, (o, h)| {
+            op.responded(now_ms, o, &h)
         })
     }
 }
@@ -1035,18 +950,15 @@ pub unsafe extern "C" fn recuo_attempts_response_verdict(
 ) -> recuo_status {
     checked(|| {
         // SAFETY: the caller vouches for the memory.
-        let (a, outcome, headers, out) = unsafe {
+        let (a, (outcome, headers)) = unsafe {
             (
                 ptr::input(attempts)?,
-                RawOutcome::read(outcome)?,
-                read_headers(headers, header_count)?,
-                ptr::out(out)?,
+                read_response(outcome, headers, header_count)?,
             )
         };
-        let verdict = a.op.response_verdict(now_ms, outcome, &headers);
-        // SAFETY: a checked output.
-        unsafe { out.write(recuo_verdict::from_core(verdict)) };
-        Ok(RECUO_OK)
+        let verdict = recuo_verdict::from_core(a.op.response_verdict(now_ms, outcome, &headers));
+        // SAFETY: the caller vouches for `out`.
+        Ok(unsafe { ptr::fill(out, || Ok(verdict)) })
     })
 }
 
@@ -1061,7 +973,7 @@ pub unsafe extern "C" fn recuo_attempts_slept(
     out: *mut recuo_step,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { step(attempts, now_ms, out, |op| Ok(op.slept(now_ms))) }
+    unsafe { step(attempts, now_ms, out, |op| op.slept(now_ms)) }
 }
 
 /// Cancels the operation (your own cancellation): the next step asked for gives up
@@ -1088,11 +1000,9 @@ pub unsafe extern "C" fn recuo_attempts_stop_queue(
     attempts: *mut recuo_attempts,
     reason: u32,
 ) -> recuo_status {
-    let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
-        return RECUO_ERR_INVALID_ENUM;
-    };
+    let reason = recuo_give_up_reason::reason_of(reason);
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(attempts, |a| a.op.stop_queue(reason)) }
+    unsafe { ptr::with_read(attempts, reason, |a, reason| a.op.stop_queue(reason)) }
 }
 
 /// Takes the next record the machine made (with `recuo_attempts_set_records`), in order: its
@@ -1134,11 +1044,23 @@ pub(crate) struct Polled {
 }
 
 impl Polled {
-    /// What the record polled last means to telemetry, as JSON; `""` when none was.
-    pub(crate) fn last_telemetry(&self) -> String {
-        self.last
+    /// What the record polled last means to telemetry, as JSON (`""` when none was), into
+    /// `buf` as `write_text` writes it.
+    ///
+    /// # Safety
+    /// As `write_text`.
+    pub(crate) unsafe fn telemetry(
+        &self,
+        buf: *mut c_char,
+        len: usize,
+        written: *mut usize,
+    ) -> recuo_status {
+        let json = self
+            .last
             .as_ref()
-            .map_or_else(String::new, |r| recuo::telemetry::telemetry(r).to_json())
+            .map(|r| recuo::telemetry::telemetry(r).to_json());
+        // SAFETY: forwarded from the caller.
+        unsafe { write_text(buf, len, written, &json.unwrap_or_default()) }
     }
 }
 
@@ -1161,11 +1083,7 @@ pub unsafe extern "C" fn recuo_attempts_record_telemetry(
     written: *mut usize,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or a live handle and for the buffer.
-    unsafe {
-        ptr::with(attempts, |a| {
-            write_text(buf, len, written, &a.polled.last_telemetry())
-        })
-    }
+    unsafe { ptr::with(attempts, |a| a.polled.telemetry(buf, len, written)) }
 }
 
 /// Takes the next record from `next` (unless one polled before is still waiting in
@@ -1193,7 +1111,7 @@ pub(crate) unsafe fn poll_record_into(
         });
     }
     let (level, line) = match &polled.pending {
-        Some((l, line)) => (recuo_level::from_core(*l), line.as_str()),
+        Some((l, line)) => (recuo_level::from_core(Some(*l)), line.as_str()),
         None => (recuo_level::RECUO_LEVEL_NONE, ""),
     };
     // SAFETY: the caller vouches for the buffer.
@@ -1227,18 +1145,17 @@ pub unsafe extern "C" fn recuo_attempts_idempotency_key(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        // SAFETY: the caller vouches for NULL or a live handle.
-        let a = unsafe { ptr::handle(attempts) }?;
-        if buf.is_null() {
-            return Err(RECUO_ERR_NULL_ARGUMENT);
-        }
-        if len < RECUO_IDEMPOTENCY_KEY_SIZE {
-            return Err(RECUO_ERR_BUFFER_TOO_SMALL);
-        }
-        // SAFETY: at least 37 writable bytes; the caller vouches for `written`.
-        Ok(unsafe { write_text(buf, len, written, a.op.key().as_str()) })
-    })
+    // SAFETY: the caller vouches for NULL or a live handle; at least 37 writable bytes are
+    // checked; the caller vouches for `written`.
+    unsafe {
+        write_made(buf, len, written, || {
+            let a = ptr::handle(attempts)?;
+            if len < RECUO_IDEMPOTENCY_KEY_SIZE {
+                return Err(RECUO_ERR_BUFFER_TOO_SMALL);
+            }
+            Ok(a.op.key().as_str().to_owned())
+        })
+    }
 }
 
 /// The operation so far: stores the report in `*out`, copies the first

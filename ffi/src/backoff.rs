@@ -2,8 +2,7 @@
 
 use recuo::Backoff;
 
-use crate::ptr;
-use crate::status::recuo_status;
+use crate::prelude::*;
 
 /// The backoff window for retry index `n`: `min(cap_ms, base_ms · 2^n)` milliseconds,
 /// saturating (no overflow for any `n`, `base_ms`, `cap_ms`). Full jitter draws the delay
@@ -34,7 +33,6 @@ pub unsafe extern "C" fn recuo_backoff_window_ms(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::recuo_status::*;
 
     fn window(base: u64, cap: u64, n: u32) -> (recuo_status, u64) {
         let mut w = 7;

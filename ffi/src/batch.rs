@@ -1,12 +1,10 @@
 //! How each operation of a batch ended, as C reads it (`recuo_batch_result`), whichever
 //! runs the batch: `recuo_batch_run` (batch_run.rs) or a host stepping `recuo_batch_queue`.
 
-use std::ffi::c_char;
-
-use recuo::BatchStatus;
+use recuo::{BatchEnd, BatchStatus};
 
 use crate::attempts::recuo_give_up_reason;
-use crate::cenum::c_enum;
+use crate::prelude::*;
 
 /// How one operation of a batch ended.
 #[repr(u32)]
@@ -52,6 +50,20 @@ pub struct recuo_batch_result {
     /// For a reason `RECUO_GIVE_UP_QUEUE_STOPPED`: the reason that stopped the queue (another
     /// operation's `wait_exceeds_deadline`); else `RECUO_GIVE_UP_NONE`.
     pub stopped_by: recuo_give_up_reason,
+}
+
+impl recuo_batch_result {
+    /// The C form of an operation that ended as `end` after `attempts` attempts.
+    pub(crate) fn of(end: BatchEnd, attempts: u32, no_verdict: bool, gate_error: bool) -> Self {
+        recuo_batch_result {
+            kind: recuo_batch_result_kind::from_core(end.status()),
+            reason: recuo_give_up_reason::from_core(end.reason()),
+            attempts,
+            no_verdict,
+            gate_error,
+            stopped_by: recuo_give_up_reason::from_core(end.stopped_by()),
+        }
+    }
 }
 
 /// How far a batch has come: what `recuo_batch_run`'s progress callback is given, and what
@@ -103,8 +115,8 @@ impl recuo_batch_progress {
 pub(crate) fn batch_end(kind: u32, reason: u32, stopped_by: u32) -> Option<recuo::BatchEnd> {
     recuo::BatchEnd::from_parts(
         recuo_batch_result_kind::from_code(kind)?.to_core(),
-        recuo_give_up_reason::read(reason).ok()?,
-        recuo_give_up_reason::read(stopped_by).ok()?,
+        recuo_give_up_reason::core_of(reason).ok()?,
+        recuo_give_up_reason::core_of(stopped_by).ok()?,
     )
 }
 

@@ -4,21 +4,14 @@
 //! whole queue stops; the records of the operations it does not start; how an operation
 //! ended for the batch.
 
-use std::ffi::c_char;
-
 use recuo::{BatchEnd, BatchQueue, Next, RequestLine};
 
 use crate::attempts::{poll_record_into, recuo_attempts, recuo_give_up_reason, recuo_level};
-use crate::batch::{batch_end, recuo_batch_progress, recuo_batch_result, recuo_batch_result_kind};
-use crate::cenum::c_enum;
-use crate::panic::{boundary, checked};
+use crate::batch::{batch_end, recuo_batch_progress, recuo_batch_result};
 use crate::policy::recuo_policy;
-use crate::ptr;
-use crate::redact::{lossy, write_text};
+use crate::prelude::*;
+use crate::redact::lossy;
 use crate::stats::recuo_stats_recorder;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_ALREADY_STARTED, RECUO_ERR_INVALID_ENUM, RECUO_OK,
-};
 
 /// What the queue answers `recuo_batch_queue_next`.
 #[repr(u32)]
@@ -108,24 +101,22 @@ pub unsafe extern "C" fn recuo_batch_queue_new(
     recorder: *const recuo_stats_recorder,
     out: *mut *mut recuo_batch_queue,
 ) -> recuo_status {
-    checked(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        let (out, policy) = unsafe { (ptr::out(out)?, ptr::input(policy)?.policy()?) };
-        let deadline = has_deadline.then_some(deadline_ms);
-        let mut q = BatchQueue::new(policy, len, now_ms, deadline)
-            .stop_when_a_wait_exceeds_the_deadline(stop_on_unreachable_wait);
-        // SAFETY: the caller vouches for NULL or a live recorder.
-        if let Some(r) = unsafe { recorder.as_ref() } {
-            q = q.stats(r.0.clone());
-        }
-        let handle = recuo_batch_queue {
-            queue: q,
-            started: false,
-            polled: crate::attempts::Polled::default(),
-        };
-        // SAFETY: a checked output.
-        Ok(unsafe { ptr::store(out, handle) })
-    })
+    // SAFETY: the caller vouches for NULL or live pointers.
+    unsafe {
+        ptr::make(out, || {
+            let deadline = has_deadline.then_some(deadline_ms);
+            let mut queue = BatchQueue::new(ptr::input(policy)?.policy()?, len, now_ms, deadline)
+                .stop_when_a_wait_exceeds_the_deadline(stop_on_unreachable_wait);
+            if let Ok(stats) = ptr::shared(recorder) {
+                queue = queue.stats(stats);
+            }
+            Ok(recuo_batch_queue {
+                queue,
+                started: false,
+                polled: crate::attempts::Polled::default(),
+            })
+        })
+    }
 }
 
 /// Releases a queue. NULL is accepted and ignored.
@@ -150,46 +141,42 @@ pub unsafe extern "C" fn recuo_batch_queue_next(
     now_ms: u64,
     out: *mut recuo_batch_next,
 ) -> recuo_status {
-    checked(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        let (q, out) = unsafe { (ptr::handle(queue)?, ptr::out(out)?) };
-        let none = recuo_give_up_reason::RECUO_GIVE_UP_NONE;
-        let mut next = recuo_batch_next {
-            kind: recuo_batch_next_kind::RECUO_BATCH_NEXT_FINISHED,
-            index: 0,
-            policy: std::ptr::null_mut(),
-            has_deadline: false,
-            deadline_ms: 0,
-            reason: none,
-            stopped_by: none,
-        };
-        q.started = true;
-        match q.queue.next(now_ms) {
-            Next::Start { index, policy } => {
-                next.kind = recuo_batch_next_kind::RECUO_BATCH_NEXT_START;
-                next.index = index;
-                (next.has_deadline, next.deadline_ms) = (
-                    policy.deadline_ms().is_some(),
-                    policy.deadline_ms().unwrap_or(0),
-                );
-                next.policy = Box::into_raw(Box::new(recuo_policy::from_core(*policy)));
-            }
-            Next::NotStarted {
+    use recuo_batch_next_kind::*;
+    // SAFETY: the caller vouches for NULL or live pointers.
+    unsafe {
+        ptr::fill(out, || {
+            let q = ptr::handle(queue)?;
+            q.started = true;
+            let (kind, index, policy, reason, stopped_by) = match q.queue.next(now_ms) {
+                Next::Start { index, policy } => {
+                    (RECUO_BATCH_NEXT_START, index, Some(policy), None, None)
+                }
+                Next::NotStarted {
+                    index,
+                    reason,
+                    stopped_by,
+                } => (
+                    RECUO_BATCH_NEXT_NOT_STARTED,
+                    index,
+                    None,
+                    Some(reason),
+                    stopped_by,
+                ),
+                Next::Finished => (RECUO_BATCH_NEXT_FINISHED, 0, None, None, None),
+            };
+            let deadline = policy.as_ref().and_then(|p| p.deadline_ms());
+            let policy = policy.map(|p| Box::into_raw(Box::new(recuo_policy::from_core(*p))));
+            Ok(recuo_batch_next {
+                kind,
                 index,
-                reason,
-                stopped_by,
-            } => {
-                next.kind = recuo_batch_next_kind::RECUO_BATCH_NEXT_NOT_STARTED;
-                next.index = index;
-                next.reason = recuo_give_up_reason::from_core(Some(reason));
-                next.stopped_by = recuo_give_up_reason::from_core(stopped_by);
-            }
-            Next::Finished => {}
-        }
-        // SAFETY: a checked output.
-        unsafe { out.write(next) };
-        Ok(RECUO_OK)
-    })
+                policy: policy.unwrap_or(std::ptr::null_mut()),
+                has_deadline: deadline.is_some(),
+                deadline_ms: deadline.unwrap_or(0),
+                reason: recuo_give_up_reason::from_core(reason),
+                stopped_by: recuo_give_up_reason::from_core(stopped_by),
+            })
+        })
+    }
 }
 
 /// Operation `index` ended: succeeded (`reason` = `RECUO_GIVE_UP_NONE`) or gave up for
@@ -207,11 +194,13 @@ pub unsafe extern "C" fn recuo_batch_queue_finished(
     reason: u32,
     stops: *mut bool,
 ) -> recuo_status {
-    let Ok(reason) = recuo_give_up_reason::read(reason) else {
-        return RECUO_ERR_INVALID_ENUM;
-    };
+    let reason = recuo_give_up_reason::core_of(reason);
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(queue, |q| ptr::put(stops, q.queue.finished(index, reason))) }
+    unsafe {
+        ptr::with_read(queue, reason, |q, r| {
+            ptr::put(stops, q.queue.finished(index, r))
+        })
+    }
 }
 
 /// Operation `index` ended as a `recuo_batch_result` says — its `kind`, `reason` and
@@ -234,16 +223,12 @@ pub unsafe extern "C" fn recuo_batch_queue_ended(
     stopped_by: u32,
     out: *mut recuo_batch_progress,
 ) -> recuo_status {
-    let Some(end) = batch_end(kind, reason, stopped_by) else {
-        return RECUO_ERR_INVALID_ENUM;
-    };
+    let end = batch_end(kind, reason, stopped_by).ok_or(RECUO_ERR_INVALID_ENUM);
     // SAFETY: forwarded from the caller.
     unsafe {
-        ptr::with(queue, |q| {
-            ptr::put(
-                out,
-                recuo_batch_progress::from_core(q.queue.ended(index, end)),
-            )
+        ptr::with_read(queue, end, |q, end| {
+            let progress = q.queue.ended(index, end);
+            ptr::put(out, recuo_batch_progress::from_core(progress))
         })
     }
 }
@@ -259,11 +244,9 @@ pub unsafe extern "C" fn recuo_batch_queue_stop(
     queue: *mut recuo_batch_queue,
     reason: u32,
 ) -> recuo_status {
-    let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
-        return RECUO_ERR_INVALID_ENUM;
-    };
+    let reason = recuo_give_up_reason::reason_of(reason);
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(queue, |q| q.queue.stop(reason)) }
+    unsafe { ptr::with_read(queue, reason, |q, reason| q.queue.stop(reason)) }
 }
 
 /// The reason the queue stopped: a `recuo_give_up_reason` constant (`RECUO_GIVE_UP_NONE`:
@@ -300,31 +283,24 @@ pub unsafe extern "C" fn recuo_batch_queue_set_records(
     count: usize,
     unix_ms: i64,
 ) -> recuo_status {
+    // SAFETY: the caller vouches for each request's bytes.
+    let line = |r: &recuo_request_line| unsafe {
+        let method = ptr::text(r.method, r.method_len)?.to_string();
+        let url = lossy(ptr::bytes(r.url, r.url_len)?).0.into_owned();
+        Ok(RequestLine { method, url })
+    };
     checked(|| {
-        // SAFETY: the caller vouches for the requests and their bytes.
-        let read = unsafe {
-            ptr::slice(requests, count).and_then(|lines| {
-                lines
-                    .iter()
-                    .map(|r| {
-                        Ok(RequestLine {
-                            method: ptr::text(r.method, r.method_len)?.to_string(),
-                            url: lossy(ptr::bytes(r.url, r.url_len)?).0.into_owned(),
-                        })
-                    })
-                    .collect::<Result<Vec<_>, recuo_status>>()
-            })
-        };
-        // SAFETY: the caller vouches for NULL or a live handle.
-        let (q, lines) = (unsafe { ptr::handle(queue) }?, read?);
+        // SAFETY: the caller vouches for NULL or live pointers.
+        let (q, lines) = unsafe { (ptr::handle(queue)?, ptr::slice(requests, count)?) };
+        let lines = lines
+            .iter()
+            .map(line)
+            .collect::<Result<Vec<_>, recuo_status>>()?;
         if q.started {
             return Err(RECUO_ERR_ALREADY_STARTED);
         }
-        let queue = std::mem::replace(
-            &mut q.queue,
-            BatchQueue::new(&recuo::Policy::default(), 0, 0, None),
-        );
-        q.queue = queue.records(lines, unix_ms);
+        let empty = BatchQueue::new(&recuo::Policy::default(), 0, 0, None);
+        q.queue = std::mem::replace(&mut q.queue, empty).records(lines, unix_ms);
         Ok(RECUO_OK)
     })
 }
@@ -374,11 +350,7 @@ pub unsafe extern "C" fn recuo_batch_queue_record_telemetry(
     written: *mut usize,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or a live handle and for the buffer.
-    unsafe {
-        ptr::with(queue, |q| {
-            write_text(buf, len, written, &q.polled.last_telemetry())
-        })
-    }
+    unsafe { ptr::with(queue, |q| q.polled.telemetry(buf, len, written)) }
 }
 
 /// How the operation of `attempts` ended, for the batch it belongs to, into `*out`: it
@@ -398,23 +370,14 @@ pub unsafe extern "C" fn recuo_attempts_batch_result(
     gate_failed: bool,
     out: *mut recuo_batch_result,
 ) -> recuo_status {
-    checked(|| {
-        // SAFETY: the caller vouches for NULL or live pointers.
-        let (a, out) = unsafe { (ptr::input(attempts)?, ptr::out(out)?) };
-        let report = a.op.report();
-        let end = BatchEnd::of(&report, gate_failed);
-        let result = recuo_batch_result {
-            kind: recuo_batch_result_kind::from_core(end.status()),
-            reason: recuo_give_up_reason::from_core(end.reason()),
-            attempts: report.attempts,
-            no_verdict: false,
-            gate_error: gate_failed,
-            stopped_by: recuo_give_up_reason::from_core(end.stopped_by()),
-        };
-        // SAFETY: a checked output.
-        unsafe { out.write(result) };
-        Ok(RECUO_OK)
-    })
+    // SAFETY: the caller vouches for NULL or live pointers.
+    unsafe {
+        ptr::fill(out, || {
+            let report = ptr::input(attempts)?.op.report();
+            let (end, attempts) = (BatchEnd::of(&report, gate_failed), report.attempts);
+            Ok(recuo_batch_result::of(end, attempts, false, gate_failed))
+        })
+    }
 }
 
 /// The name of the `recuo_batch_next_kind` constant `kind` (`"start"`, `"not_started"`,

@@ -6,23 +6,18 @@
 //! It starts and joins worker threads, so it is not in the WebAssembly build, whose host
 //! runs a batch through `recuo_batch_queue` with its own waits.
 
-use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
-use recuo::{AttemptContext, Batch, BatchResult, Cause, Gate, Verdict};
+use recuo::{AttemptContext, Batch, BatchEnd, BatchResult, Cause, Verdict};
 
-use crate::attempts::{recuo_give_up_reason, RECUO_IDEMPOTENCY_KEY_SIZE};
-use crate::batch::{recuo_batch_progress, recuo_batch_result, recuo_batch_result_kind};
+use crate::attempts::RECUO_IDEMPOTENCY_KEY_SIZE;
+use crate::batch::{recuo_batch_progress, recuo_batch_result};
 use crate::classify::recuo_verdict;
 use crate::gate::recuo_gate;
-use crate::panic::boundary;
 use crate::policy::recuo_policy;
-use crate::ptr;
+use crate::prelude::*;
 use crate::stats::recuo_stats;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_IO, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
-};
 
 /// One operation of a batch, called by `recuo_batch_run` **on a worker thread**, possibly
 /// at the same time as other operations of the batch (up to `workers` at once): make
@@ -178,23 +173,17 @@ pub unsafe extern "C" fn recuo_batch_run(
     results: *mut recuo_batch_result,
     stats_out: *mut recuo_stats,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for every pointer (see # Safety).
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> {
-                let policy = ptr::input(policy)?;
-                let call = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
-                let results = ptr::slice_mut(results, count)?;
-                // Arguments first, the policy's configuration last.
-                Ok((policy.policy()?, call, results))
-            })()
+        let (policy, call, results) = unsafe {
+            let policy = ptr::input(policy)?;
+            let call = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
+            // Arguments first, the policy's configuration last.
+            (policy, call, ptr::slice_mut(results, count)?)
         };
-        let (policy, call, results) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
+        let policy = policy.policy()?;
         // SAFETY: the caller vouches for NULL or a live gate.
-        let gate = unsafe { gate.as_ref() }.map_or_else(Gate::new, |g| g.gate().clone());
+        let gate = unsafe { ptr::shared(gate) }.unwrap_or_default();
         let (policy, op) = (policy.clone(), Operation { call, user_data });
         let workers = usize::try_from(workers).unwrap_or(usize::MAX);
         let deadline = (deadline_ms > 0).then(|| Duration::from_millis(deadline_ms));
@@ -218,60 +207,45 @@ pub unsafe extern "C" fn recuo_batch_run(
         });
         let report = match run.join() {
             Ok(report) => report,
-            Err(_) => return recuo_status::RECUO_ERR_PANIC,
+            Err(_) => return Err(RECUO_ERR_PANIC),
         };
-        let mut missing_verdict = false;
-        let mut gate_failed = false;
+        let (mut missing_verdict, mut gate_failed) = (false, false);
         for (slot, result) in results.iter_mut().zip(&report.results) {
-            *slot = match result {
-                BatchResult::Succeeded(attempts) => recuo_batch_result {
-                    kind: recuo_batch_result_kind::RECUO_BATCH_SUCCEEDED,
-                    reason: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
-                    attempts: *attempts,
-                    no_verdict: false,
-                    stopped_by: recuo_give_up_reason::RECUO_GIVE_UP_NONE,
-                    gate_error: false,
-                },
-                BatchResult::GaveUp(e) => {
+            let (end, attempts, no_verdict, gate_error) = match *result {
+                BatchResult::Succeeded(attempts) => (BatchEnd::Succeeded, attempts, false, false),
+                BatchResult::GaveUp(ref e) => {
+                    let (reason, stopped_by) = (e.reason, e.report.stopped_by);
                     let no_verdict = matches!(e.error, Some(Failure::NoVerdict));
-                    missing_verdict |= no_verdict;
-                    gate_failed |= e.gate_error.is_some();
-                    recuo_batch_result {
-                        kind: recuo_batch_result_kind::RECUO_BATCH_GAVE_UP,
-                        reason: recuo_give_up_reason::from_core(Some(e.reason)),
-                        attempts: e.report.attempts,
-                        no_verdict,
-                        stopped_by: recuo_give_up_reason::from_core(e.report.stopped_by),
-                        gate_error: e.gate_error.is_some(),
-                    }
+                    let gate_error = e.gate_error.is_some();
+                    let end = BatchEnd::GaveUp { reason, stopped_by };
+                    (end, e.report.attempts, no_verdict, gate_error)
                 }
-                BatchResult::NotStarted { reason, stopped_by } => recuo_batch_result {
-                    kind: recuo_batch_result_kind::RECUO_BATCH_NOT_STARTED,
-                    reason: recuo_give_up_reason::from_core(Some(*reason)),
-                    attempts: 0,
-                    no_verdict: false,
-                    stopped_by: recuo_give_up_reason::from_core(*stopped_by),
-                    gate_error: false,
-                },
+                BatchResult::NotStarted { reason, stopped_by } => {
+                    (BatchEnd::NotStarted { reason, stopped_by }, 0, false, false)
+                }
             };
+            (missing_verdict, gate_failed) =
+                (missing_verdict | no_verdict, gate_failed | gate_error);
+            *slot = recuo_batch_result::of(end, attempts, no_verdict, gate_error);
         }
-        if let Some(out) = ptr::optional_out(stats_out) {
-            // SAFETY: the caller vouches for a writable recuo_stats.
-            unsafe { out.write(recuo_stats::from_core(&report.stats, report.elapsed)) };
-        }
-        if gate_failed {
+        let stats = recuo_stats::from_core(&report.stats, report.elapsed);
+        // SAFETY: the caller vouches for NULL or a writable recuo_stats.
+        unsafe { ptr::put(stats_out, stats) };
+        Ok(if gate_failed {
             RECUO_ERR_IO
         } else if missing_verdict {
             RECUO_ERR_NO_VERDICT
         } else {
             RECUO_OK
-        }
+        })
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attempts::recuo_give_up_reason;
+    use crate::batch::recuo_batch_result_kind;
     use crate::classify::recuo_cause;
     use crate::policy::{
         recuo_policy_free, recuo_policy_new, recuo_policy_set_base_ms, recuo_policy_set_cap_ms,

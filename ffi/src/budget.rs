@@ -2,17 +2,10 @@
 //! per second, in this process or in a shared file. The counting is the core's
 //! (`recuo::RetryBudget`).
 
-use std::ffi::c_char;
+use recuo::RetryBudget;
 
-use recuo::{BudgetError, RetryBudget};
-
-use crate::panic::{boundary, checked};
-use crate::ptr;
-use crate::ptr::store;
+use crate::prelude::*;
 use crate::status::open_with_detail;
-use crate::status::recuo_status::{
-    self, RECUO_BUDGET_EXHAUSTED, RECUO_ERR_INVALID_BUDGET, RECUO_OK,
-};
 
 /// Allows a retry only while the retries of the last `window_s` seconds stay within
 /// `ratio × requests + floor_per_s × window_s` (as Finagle's RetryBudget, gRPC
@@ -26,15 +19,6 @@ use crate::status::recuo_status::{
 /// from you (a fake clock in tests).
 #[derive(Debug, Clone)]
 pub struct recuo_retry_budget(pub(crate) RetryBudget);
-
-impl From<BudgetError> for recuo_status {
-    fn from(e: BudgetError) -> Self {
-        match e {
-            BudgetError::Invalid(_) => RECUO_ERR_INVALID_BUDGET,
-            BudgetError::Shared(e) => e.into(),
-        }
-    }
-}
 
 /// Creates a retry budget for this process and stores it in `*out`: retries may be at most
 /// `ratio` (0 to 1000; 0.1 is 10%) of the first attempts counted in the last `window_s`
@@ -54,12 +38,13 @@ pub unsafe extern "C" fn recuo_retry_budget_new(
     window_s: u32,
     out: *mut *mut recuo_retry_budget,
 ) -> recuo_status {
-    checked(|| {
-        let out = ptr::out(out)?;
-        let budget = RetryBudget::new(ratio, floor_per_s, window_s)?;
-        // SAFETY: a checked output.
-        Ok(unsafe { store(out, recuo_retry_budget(budget)) })
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::make(out, || {
+            let budget = RetryBudget::new(ratio, floor_per_s, window_s)?;
+            Ok(recuo_retry_budget(budget))
+        })
+    }
 }
 
 /// Creates a retry budget with the defaults — ratio 0.1 (10%), a floor of 1 retry per
@@ -73,7 +58,7 @@ pub unsafe extern "C" fn recuo_retry_budget_new_default(
     out: *mut *mut recuo_retry_budget,
 ) -> recuo_status {
     // SAFETY: a checked output.
-    checked(|| Ok(unsafe { store(ptr::out(out)?, recuo_retry_budget(RetryBudget::default())) }))
+    unsafe { ptr::make(out, || Ok(recuo_retry_budget(RetryBudget::default()))) }
 }
 
 /// Opens the retry budget in the file at `path` (created if missing), shared by every
@@ -110,12 +95,10 @@ pub unsafe extern "C" fn recuo_retry_budget_new_shared(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the path, the output and the detail buffer.
     unsafe {
-        open_with_detail(
-            detail,
-            detail_len,
-            || Ok((ptr::out(out)?, ptr::path(path, path_len)?)),
-            |path| RetryBudget::shared(path, ratio, floor_per_s, window_s).map(recuo_retry_budget),
-        )
+        open_with_detail(detail, detail_len, out, || {
+            let path = ptr::path(path, path_len)?;
+            Ok(RetryBudget::shared(path, ratio, floor_per_s, window_s).map(recuo_retry_budget))
+        })
     }
 }
 
@@ -148,7 +131,6 @@ pub unsafe extern "C" fn recuo_retry_budget_new_shared(
 /// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
 /// writable pointer; `detail` NULL or `detail_len` writable bytes.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_retry_budget_new_redis(
     url: *const c_char,
     url_len: usize,
@@ -163,17 +145,10 @@ pub unsafe extern "C" fn recuo_retry_budget_new_redis(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the URL, the key, the output and the detail buffer.
     unsafe {
-        open_with_detail(
-            detail,
-            detail_len,
-            || {
-                let out = ptr::out(out)?;
-                Ok((out, (ptr::text(url, url_len)?, ptr::text(key, key_len)?)))
-            },
-            |(url, key)| {
-                redis_budget(url, key, ratio, floor_per_s, window_s).map(recuo_retry_budget)
-            },
-        )
+        open_with_detail(detail, detail_len, out, || {
+            let (url, key) = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
+            Ok(redis_budget(url, key, ratio, floor_per_s, window_s).map(recuo_retry_budget))
+        })
     }
 }
 
@@ -200,7 +175,7 @@ pub unsafe extern "C" fn recuo_retry_budget_record_request(
     budget: *const recuo_retry_budget,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { record_request(budget, None) }
+    unsafe { ptr::with_ref(budget, |b| b.0.record_request_checked(None)) }
 }
 
 /// `recuo_retry_budget_record_request` at the instant `now_ns` (nanoseconds on
@@ -215,14 +190,7 @@ pub unsafe extern "C" fn recuo_retry_budget_record_request_at(
     now_ns: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { record_request(budget, Some(now_ns)) }
-}
-
-/// # Safety
-/// `budget` must be NULL or a live handle.
-unsafe fn record_request(budget: *const recuo_retry_budget, now_ns: Option<u64>) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr::with_ref(budget, |b| b.0.record_request_checked(now_ns)) }
+    unsafe { ptr::with_ref(budget, |b| b.0.record_request_checked(Some(now_ns))) }
 }
 
 /// Takes one retry from the budget now, if it allows one.

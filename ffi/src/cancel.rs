@@ -2,9 +2,7 @@
 
 use recuo::CancelToken;
 
-use crate::panic::boundary;
-use crate::ptr;
-use crate::status::recuo_status;
+use crate::prelude::*;
 
 /// A flag that cancels operations, from any thread: a `recuo::CancelToken` (a mutex-guarded
 /// flag and a condition variable). Cancelling wakes a `recuo_retry` sleeping between attempts

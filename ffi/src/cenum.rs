@@ -5,12 +5,41 @@
 //! function parameters are `u32`, struct fields are read through `u32` mirrors, and both are
 //! converted with `from_code`, which answers `None` for a number that is no constant.
 
-/// Gives a `#[repr(u32)]` C enum its table of constants, `from_code`, `name` and `name_of`.
+/// Gives a `#[repr(u32)]` C enum its table of constants, `from_code`, `from_c`, `name` and
+/// `name_of`.
 ///
 /// Written `c_enum!(recuo_x: Core { RECUO_X_A = Core::A => c"a", … })`, for a C enum that
-/// mirrors the core's enum `Core` constant for constant, it also gives `to_core` and
-/// `from_core`.
+/// mirrors the core's enum `Core` constant for constant, it also gives `to_core`,
+/// `from_core` and `core_of`. Written with each core value in brackets
+/// (`RECUO_X_NONE = [None] => c"none"`), the core's values may be any patterns that are also
+/// expressions (an `Option` of the core's enum).
 macro_rules! c_enum {
+    ($name:ident: $core:ty { $($variant:ident = [$($cv:tt)+] => $text:literal),+ $(,)? }) => {
+        c_enum!($name { $($variant => $text),+ });
+
+        #[allow(dead_code)]
+        impl $name {
+            /// The core's value this constant stands for.
+            pub(crate) const fn to_core(self) -> $core {
+                match self {
+                    $($name::$variant => $($cv)+),+
+                }
+            }
+
+            /// The constant that stands for the core's `value`.
+            pub(crate) const fn from_core(value: $core) -> Self {
+                match value {
+                    $($($cv)+ => $name::$variant),+
+                }
+            }
+
+            /// The core's value for the C number `code`: `RECUO_ERR_INVALID_ENUM` for a
+            /// number that is no constant.
+            pub(crate) fn core_of(code: u32) -> Result<$core, crate::status::recuo_status> {
+                Self::from_c(code).map(Self::to_core)
+            }
+        }
+    };
     ($name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         impl $name {
             /// Every constant, in declaration order.
@@ -20,6 +49,12 @@ macro_rules! c_enum {
             /// The constant numbered `code`, if there is one.
             pub(crate) fn from_code(code: u32) -> Option<Self> {
                 Self::ALL.iter().copied().find(|v| *v as u32 == code)
+            }
+
+            /// The constant numbered `code`: `RECUO_ERR_INVALID_ENUM` when there is none.
+            #[allow(dead_code)]
+            pub(crate) fn from_c(code: u32) -> Result<Self, crate::status::recuo_status> {
+                Self::from_code(code).ok_or(crate::status::recuo_status::RECUO_ERR_INVALID_ENUM)
             }
 
             /// The constant's stable lower-case name.
@@ -40,25 +75,30 @@ macro_rules! c_enum {
         }
     };
     ($name:ident: $core:ty { $($variant:ident = $core_variant:path => $text:literal),+ $(,)? }) => {
-        c_enum!($name { $($variant => $text),+ });
-
-        #[allow(dead_code)]
-        impl $name {
-            /// The core's value this constant stands for.
-            pub(crate) const fn to_core(self) -> $core {
-                match self {
-                    $($name::$variant => $core_variant),+
-                }
-            }
-
-            /// The constant that stands for the core's `value`.
-            pub(crate) const fn from_core(value: $core) -> Self {
-                match value {
-                    $($core_variant => $name::$variant),+
-                }
-            }
-        }
+        c_enum!($name: $core { $($variant = [$core_variant] => $text),+ });
     };
 }
 
 pub(crate) use c_enum;
+
+/// Declares the private mirror `Raw` of the C struct `C`, with every enum field read as the
+/// plain number it is (`u32`), and checks at compile time that the two have one layout:
+/// `mirror!(RawX: recuo_x { kind: u32, status: u16 })`.
+macro_rules! mirror {
+    ($(#[$doc:meta])* $raw:ident: $c:ident { $($field:ident: $ty:ty),+ $(,)? }) => {
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        pub(crate) struct $raw {
+            $($field: $ty),+
+        }
+
+        const _: () = assert!(
+            std::mem::size_of::<$raw>() == std::mem::size_of::<$c>()
+                && std::mem::align_of::<$raw>() == std::mem::align_of::<$c>()
+                $(&& std::mem::offset_of!($raw, $field) == std::mem::offset_of!($c, $field))+
+        );
+    };
+}
+
+pub(crate) use mirror;

@@ -1,15 +1,11 @@
 //! Outcomes → verdicts: plain structs in, a plain struct out, the core's rules.
 
 use std::borrow::Cow;
-use std::ffi::c_char;
-use std::mem::{align_of, offset_of, size_of};
 
 use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
 
-use crate::cenum::c_enum;
 use crate::policy::recuo_policy;
-use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM};
+use crate::prelude::*;
 pub use crate::transport::recuo_transport;
 
 /// What kind of outcome a `recuo_outcome` describes.
@@ -47,21 +43,13 @@ pub struct recuo_outcome {
     pub transport: recuo_transport,
 }
 
-/// `recuo_outcome` as C may have filled it: every field a plain number.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct RawOutcome {
-    kind: u32,
-    status: u16,
-    transport: u32,
-}
-
-const _: () = assert!(
-    size_of::<RawOutcome>() == size_of::<recuo_outcome>()
-        && align_of::<RawOutcome>() == align_of::<recuo_outcome>()
-        && offset_of!(RawOutcome, kind) == offset_of!(recuo_outcome, kind)
-        && offset_of!(RawOutcome, status) == offset_of!(recuo_outcome, status)
-        && offset_of!(RawOutcome, transport) == offset_of!(recuo_outcome, transport)
+mirror!(
+    /// `recuo_outcome` as C may have filled it: every field a plain number.
+    RawOutcome: recuo_outcome {
+        kind: u32,
+        status: u16,
+        transport: u32,
+    }
 );
 
 impl RawOutcome {
@@ -73,16 +61,13 @@ impl RawOutcome {
         // SAFETY: the mirror has the same layout (checked above) and every bit pattern is a
         // valid u32/u16; the caller vouches for the memory.
         let raw = unsafe { ptr::input(ptr.cast::<RawOutcome>()) }?;
-        match recuo_outcome_kind::from_code(raw.kind) {
-            Some(recuo_outcome_kind::RECUO_OUTCOME_SUCCESS) => Ok(Outcome::Success),
-            Some(recuo_outcome_kind::RECUO_OUTCOME_STATUS) => Ok(Outcome::Status(raw.status)),
-            Some(recuo_outcome_kind::RECUO_OUTCOME_TRANSPORT) => {
-                recuo_transport::from_code(raw.transport)
-                    .map(|t| Outcome::Transport(t.to_core()))
-                    .ok_or(RECUO_ERR_INVALID_ENUM)
+        Ok(match recuo_outcome_kind::from_c(raw.kind)? {
+            recuo_outcome_kind::RECUO_OUTCOME_SUCCESS => Outcome::Success,
+            recuo_outcome_kind::RECUO_OUTCOME_STATUS => Outcome::Status(raw.status),
+            recuo_outcome_kind::RECUO_OUTCOME_TRANSPORT => {
+                Outcome::Transport(recuo_transport::core_of(raw.transport)?)
             }
-            None => Err(RECUO_ERR_INVALID_ENUM),
-        }
+        })
     }
 }
 
@@ -109,6 +94,19 @@ pub struct recuo_header {
 /// Response headers as the core takes them: pairs of text.
 pub(crate) type Headers<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
 
+/// An outcome and its response's headers, as C gives them.
+///
+/// # Safety
+/// As [`RawOutcome::read`] and [`read_headers`].
+pub(crate) unsafe fn read_response<'a>(
+    outcome: *const recuo_outcome,
+    headers: *const recuo_header,
+    count: usize,
+) -> Result<(Outcome, Headers<'a>), recuo_status> {
+    // SAFETY: forwarded from the caller.
+    unsafe { Ok((RawOutcome::read(outcome)?, read_headers(headers, count)?)) }
+}
+
 /// Reads the caller's headers as the core takes them: pairs of text, invalid UTF-8 replaced.
 ///
 /// # Safety
@@ -118,21 +116,12 @@ pub(crate) unsafe fn read_headers<'a>(
     headers: *const recuo_header,
     count: usize,
 ) -> Result<Headers<'a>, recuo_status> {
+    // SAFETY: the caller vouches for each header's bytes.
+    let text = |p, len| unsafe { ptr::bytes(p, len) }.map(String::from_utf8_lossy);
     // SAFETY: forwarded from the caller.
     let headers = unsafe { ptr::slice(headers, count) }?;
-    headers
-        .iter()
-        .map(|h| {
-            // SAFETY: the caller vouches for each header's bytes.
-            let name = unsafe { ptr::bytes(h.name, h.name_len) }?;
-            // SAFETY: as above.
-            let value = unsafe { ptr::bytes(h.value, h.value_len) }?;
-            Ok((
-                String::from_utf8_lossy(name),
-                String::from_utf8_lossy(value),
-            ))
-        })
-        .collect()
+    let pair = |h: &recuo_header| Ok((text(h.name, h.name_len)?, text(h.value, h.value_len)?));
+    headers.iter().map(pair).collect()
 }
 
 /// What to do about one outcome.
@@ -273,23 +262,14 @@ pub struct recuo_verdict {
     pub wait_ms: u64,
 }
 
-/// `recuo_verdict` as C may have filled it: every field a plain number.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RawVerdict {
-    verdict: u32,
-    cause: u32,
-    wait: u32,
-    wait_ms: u64,
-}
-
-const _: () = assert!(
-    size_of::<RawVerdict>() == size_of::<recuo_verdict>()
-        && align_of::<RawVerdict>() == align_of::<recuo_verdict>()
-        && offset_of!(RawVerdict, verdict) == offset_of!(recuo_verdict, verdict)
-        && offset_of!(RawVerdict, cause) == offset_of!(recuo_verdict, cause)
-        && offset_of!(RawVerdict, wait) == offset_of!(recuo_verdict, wait)
-        && offset_of!(RawVerdict, wait_ms) == offset_of!(recuo_verdict, wait_ms)
+mirror!(
+    /// `recuo_verdict` as C may have filled it: every field a plain number.
+    RawVerdict: recuo_verdict {
+        verdict: u32,
+        cause: u32,
+        wait: u32,
+        wait_ms: u64,
+    }
 );
 
 impl recuo_verdict {
@@ -381,8 +361,7 @@ pub unsafe extern "C" fn recuo_classify(
     // SAFETY: each conversion below is vouched for by the caller (see # Safety).
     unsafe {
         ptr::fill(out, || {
-            let policy = ptr::input(policy)?;
-            let outcome = RawOutcome::read(outcome)?;
+            let (policy, outcome) = (ptr::input(policy)?, RawOutcome::read(outcome)?);
             let method = ptr::text(method, method_len)?;
             let headers = read_headers(headers, header_count)?;
             let request = Request {
@@ -433,7 +412,6 @@ pub extern "C" fn recuo_wait_kind_name(wait: u32) -> *const c_char {
 mod tests {
     use super::*;
     use crate::policy::{recuo_policy_free, recuo_policy_new, recuo_policy_set_cap_ms};
-    use crate::status::recuo_status::*;
 
     fn all_core_causes() -> Vec<Cause> {
         let mut v = vec![

@@ -2,16 +2,14 @@
 //! “Como repetir requisições com backoff exponencial (retry)”
 //! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>).
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use recuo::{ComRetry, Verdict};
 
 use crate::classify::recuo_verdict;
-use crate::panic::boundary;
-use crate::ptr::{self, optional_out};
-use crate::status::recuo_status::{self, RECUO_ERR_NULL_ARGUMENT, RECUO_ERR_TASK_FAILED, RECUO_OK};
+use crate::prelude::*;
 
 /// The task `recuo_com_retry` runs: returns 0 on success, any other value (the caller's own
 /// failure code, handed back unchanged) on failure. Receives the call's `user_data`.
@@ -65,18 +63,6 @@ pub unsafe extern "C" fn recuo_com_retry_options_free(options: *mut recuo_com_re
     boundary(|| unsafe { ptr::free(options) })
 }
 
-/// Runs `change` on the options behind `options`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
-///
-/// # Safety
-/// `options` must be NULL or a live handle.
-unsafe fn set(
-    options: *mut recuo_com_retry_options,
-    change: impl FnOnce(&mut recuo_com_retry_options),
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(options, change) }
-}
-
 /// Draws the jitter from a generator seeded with `seed`, so the delays are the same on every
 /// run and in every language recuo speaks. Returns `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT`.
 ///
@@ -88,7 +74,7 @@ pub unsafe extern "C" fn recuo_com_retry_options_set_seed(
     seed: u64,
 ) -> recuo_status {
     // SAFETY: the caller vouches for a live handle.
-    unsafe { set(options, |o| o.seed = Some(seed)) }
+    unsafe { ptr::with(options, |o| o.seed = Some(seed)) }
 }
 
 /// Replaces the real sleep with `sleep_ms`, called with each non-zero delay in milliseconds
@@ -103,7 +89,7 @@ pub unsafe extern "C" fn recuo_com_retry_options_set_sleep(
     sleep_ms: recuo_sleep_fn,
 ) -> recuo_status {
     // SAFETY: the caller vouches for a live handle.
-    unsafe { set(options, |o| o.sleep_ms = sleep_ms) }
+    unsafe { ptr::with(options, |o| o.sleep_ms = sleep_ms) }
 }
 
 /// Guide A's `comRetry`: calls `task(user_data)` up to `tentativas` times until it returns 0.
@@ -230,12 +216,8 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
         };
         // SAFETY: the caller vouches that non-NULL outputs are writable.
         unsafe {
-            if let Some(out) = optional_out(last_error_out) {
-                out.write(last_error);
-            }
-            if let Some(out) = optional_out(attempts_out) {
-                out.write(attempts);
-            }
+            ptr::put(last_error_out, last_error);
+            ptr::put(attempts_out, attempts);
         }
         status
     })
@@ -244,7 +226,6 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::recuo_status::*;
 
     /// A task that fails with `100 + call` until call `fail_until` has passed.
     struct Script {

@@ -8,14 +8,11 @@
 use recuo::{ConcurrencyLimit, Gate, Pass, Regulator, RetryBudget};
 
 use crate::budget::recuo_retry_budget;
-use crate::cancel::cancel_token;
-use crate::cancel::recuo_cancel_token;
+use crate::cancel::{cancel_token, recuo_cancel_token};
 use crate::limit::recuo_concurrency_limit;
-use crate::panic::{boundary, checked};
-use crate::ptr;
+use crate::prelude::*;
 use crate::ptr::store;
 use crate::regulator::recuo_regulator;
-use crate::status::recuo_status::{self, RECUO_CANCELLED};
 
 /// What every attempt passes: a place among the requests in flight (a concurrency limit),
 /// **then** a start slot (a regulator) — in that order, so starts stay spaced as the
@@ -28,35 +25,7 @@ use crate::status::recuo_status::{self, RECUO_CANCELLED};
 /// does not change them). Functions taking a `const` pointer may run on any number of
 /// threads at once; the setters must not run concurrently with another use of the gate.
 #[derive(Debug, Clone, Default)]
-pub struct recuo_gate {
-    regulator: Option<Regulator>,
-    limit: Option<ConcurrencyLimit>,
-    budget: Option<RetryBudget>,
-    gate: Gate,
-}
-
-impl recuo_gate {
-    /// The core's gate.
-    pub(crate) fn gate(&self) -> &Gate {
-        &self.gate
-    }
-
-    /// Changes the parts with `change`, then builds the core's gate from them.
-    fn update(&mut self, change: impl FnOnce(&mut Self)) {
-        change(self);
-        let mut gate = Gate::new();
-        if let Some(r) = &self.regulator {
-            gate = gate.with_regulator(r.clone());
-        }
-        if let Some(l) = &self.limit {
-            gate = gate.with_limit(l.clone());
-        }
-        if let Some(b) = &self.budget {
-            gate = gate.with_budget(b.clone());
-        }
-        self.gate = gate;
-    }
-}
+pub struct recuo_gate(pub(crate) Gate);
 
 /// A passage through a gate, from `recuo_gate_wait`: holds the place in flight until
 /// `recuo_pass_release` (its `_free`). Backed by a `recuo::Pass`. Release it as soon as the
@@ -86,13 +55,36 @@ pub unsafe extern "C" fn recuo_gate_free(gate: *mut recuo_gate) {
     boundary(|| unsafe { ptr::free(gate) })
 }
 
-/// Runs `change` on the gate behind `gate`: `RECUO_ERR_NULL_ARGUMENT` for NULL.
+/// The gate's parts: a regulator, a concurrency limit, a retry budget (`None`: none).
+type Parts = (
+    Option<Regulator>,
+    Option<ConcurrencyLimit>,
+    Option<RetryBudget>,
+);
+
+/// Rebuilds the gate behind `gate` from its parts as `change` sets them.
 ///
 /// # Safety
 /// `gate` must be NULL or a live handle not in use by another thread.
-unsafe fn with_gate(gate: *mut recuo_gate, change: impl FnOnce(&mut recuo_gate)) -> recuo_status {
+unsafe fn with_gate(gate: *mut recuo_gate, change: impl FnOnce(&mut Parts)) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(gate, |g| g.update(change)) }
+    unsafe {
+        ptr::with(gate, |g| {
+            let mut parts = (
+                g.0.regulator().cloned(),
+                g.0.limit().cloned(),
+                g.0.budget().cloned(),
+            );
+            change(&mut parts);
+            // Each part present is added to a new gate.
+            let (regulator, limit, budget) = parts;
+            let gate = regulator
+                .into_iter()
+                .fold(Gate::new(), Gate::with_regulator);
+            let gate = limit.into_iter().fold(gate, Gate::with_limit);
+            g.0 = budget.into_iter().fold(gate, Gate::with_budget);
+        })
+    }
 }
 
 /// Limits the starts of every attempt through the gate with `regulator` (the gate keeps its
@@ -108,11 +100,7 @@ pub unsafe extern "C" fn recuo_gate_set_regulator(
     regulator: *const recuo_regulator,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe {
-        with_gate(gate, |g| {
-            g.regulator = regulator.as_ref().map(|r| r.0.clone())
-        })
-    }
+    unsafe { with_gate(gate, |g| g.0 = ptr::shared(regulator).ok()) }
 }
 
 /// Limits the requests in flight through the gate with `limit` (the gate keeps its own
@@ -128,7 +116,7 @@ pub unsafe extern "C" fn recuo_gate_set_limit(
     limit: *const recuo_concurrency_limit,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe { with_gate(gate, |g| g.limit = limit.as_ref().map(|l| l.0.clone())) }
+    unsafe { with_gate(gate, |g| g.1 = ptr::shared(limit).ok()) }
 }
 
 /// Makes every retry through the gate draw on `budget`, and counts every first attempt in it
@@ -144,7 +132,7 @@ pub unsafe extern "C" fn recuo_gate_set_budget(
     budget: *const recuo_retry_budget,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe { with_gate(gate, |g| g.budget = budget.as_ref().map(|b| b.0.clone())) }
+    unsafe { with_gate(gate, |g| g.2 = ptr::shared(budget).ok()) }
 }
 
 /// How often, at most, `recuo_attempts_poll_gate` asks a program to look at a full
@@ -162,7 +150,7 @@ const _: () = assert!(RECUO_GATE_POLL_MS == recuo::GATE_POLL_MS);
 #[no_mangle]
 pub unsafe extern "C" fn recuo_gate_is_remote(gate: *const recuo_gate) -> bool {
     // SAFETY: the caller vouches for NULL or a live handle.
-    boundary(|| unsafe { gate.as_ref() }.is_some_and(|g| g.gate.is_remote()))
+    boundary(|| unsafe { gate.as_ref() }.is_some_and(|g| g.0.is_remote()))
 }
 
 /// Passes the gate for the `RECUO_STEP_ENTER` of a machine that holds it
@@ -194,7 +182,7 @@ pub unsafe extern "C" fn recuo_gate_wait(
     checked(|| {
         // SAFETY: the caller vouches for NULL or live handles.
         let (g, out, cancel) = unsafe { (ptr::input(gate)?, ptr::out(out)?, cancel_token(cancel)) };
-        Ok(match g.gate.wait(timeout, &cancel)? {
+        Ok(match g.0.wait(timeout, &cancel)? {
             // SAFETY: a checked output.
             Some(pass) => unsafe { store(out, recuo_pass { _pass: pass }) },
             None if cancel.is_cancelled() => RECUO_CANCELLED,

@@ -17,9 +17,6 @@
 //!    the budget for the retry (`recuo_retry_budget_try_withdraw`, which answers
 //!    `RECUO_HOST_PENDING`), run and answer that call: `judged` then reads the reply.
 
-use std::ffi::c_char;
-use std::fmt::Write as _;
-
 use recuo::{ConcurrencyLimit, Regulator, RetryBudget};
 use recuo_redis::calls::{BudgetCalls, GcraCalls, LeaseCalls, ScriptCall};
 use recuo_redis::host::{HostBudget, HostChannel, HostGcra, HostLimit};
@@ -27,13 +24,11 @@ use recuo_redis::host::{HostBudget, HostChannel, HostGcra, HostLimit};
 use crate::attempts::{read_verdict, recuo_attempts};
 use crate::budget::recuo_retry_budget;
 use crate::classify::recuo_verdict;
-use crate::limit::{recuo_concurrency_limit, MAX_LEASE_MS};
-use crate::panic::{boundary, checked};
+use crate::limit::recuo_concurrency_limit;
 use crate::plan::rate;
-use crate::ptr;
+use crate::prelude::*;
 use crate::regulator::recuo_regulator;
-use crate::status::recuo_status::{self, *};
-use crate::status::{write_detail, CBuffer};
+use crate::status::write_detail;
 
 /// A channel between one limit kept on a Redis server and the host that reaches the server.
 #[derive(Debug, Clone, Default)]
@@ -47,7 +42,7 @@ pub struct recuo_host_channel(pub(crate) HostChannel);
 #[no_mangle]
 pub unsafe extern "C" fn recuo_host_channel_new(out: *mut *mut recuo_host_channel) -> recuo_status {
     // SAFETY: a checked output.
-    checked(|| Ok(unsafe { ptr::store(ptr::out(out)?, recuo_host_channel::default()) }))
+    unsafe { ptr::make(out, || Ok(recuo_host_channel::default())) }
 }
 
 /// Releases a channel handle. NULL is accepted and ignored.
@@ -62,30 +57,17 @@ pub unsafe extern "C" fn recuo_host_channel_free(channel: *mut recuo_host_channe
 }
 
 /// `call` as the JSON text the host reads: `{"sha1": …, "script": …, "keys": […],
-/// "args": […]}`.
-fn call_json(call: &ScriptCall) -> String {
-    serde_json::json!({
-        "sha1": call.script.sha1,
-        "script": call.script.body,
-        "keys": call.keys,
-        "args": call.args,
+/// "args": […]}`; the empty text for none.
+fn call_json(call: Option<&ScriptCall>) -> String {
+    call.map_or_else(String::new, |call| {
+        serde_json::json!({
+            "sha1": call.script.sha1,
+            "script": call.script.body,
+            "keys": call.keys,
+            "args": call.args,
+        })
+        .to_string()
     })
-    .to_string()
-}
-
-/// Writes `call` (or, with none, the empty text) as `recuo_policy_to_json` writes text.
-///
-/// # Safety
-/// As `CBuffer::write_c`.
-unsafe fn write_call(
-    call: Option<&ScriptCall>,
-    buf: *mut c_char,
-    buf_len: usize,
-    written: *mut usize,
-) -> recuo_status {
-    let text = call.map(call_json).unwrap_or_default();
-    // SAFETY: forwarded from the caller.
-    unsafe { CBuffer::write_c(buf, buf_len, written, |w| w.write_str(&text)) }
 }
 
 /// The call the channel's limit waits on, as JSON into `buf` (`buf_len` bytes, NUL-terminated;
@@ -105,22 +87,10 @@ pub unsafe extern "C" fn recuo_host_channel_pending(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_channel(channel, |ch| {
-            write_call(ch.pending().as_ref(), buf, buf_len, written)
+        ptr::with_ref(channel, |ch| {
+            write_text(buf, buf_len, written, &call_json(ch.0.pending().as_ref()))
         })
     }
-}
-
-/// `f` on the channel behind `channel` (`RECUO_ERR_NULL_ARGUMENT` for NULL), at the boundary.
-///
-/// # Safety
-/// `channel` NULL or a live handle.
-unsafe fn with_channel(
-    channel: *const recuo_host_channel,
-    f: impl FnOnce(&HostChannel) -> recuo_status,
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr::with_ref(channel, |ch| f(&ch.0)) }
 }
 
 /// The next call the channel queued whose reply nothing waits for, as JSON (as
@@ -138,11 +108,11 @@ pub unsafe extern "C" fn recuo_host_channel_take_notice(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_channel(channel, |ch| {
-            let next = ch.peek_notice();
-            let status = write_call(next.as_ref(), buf, buf_len, written);
+        ptr::with_ref(channel, |ch| {
+            let next = ch.0.peek_notice();
+            let status = write_text(buf, buf_len, written, &call_json(next.as_ref()));
             if status == RECUO_OK && next.is_some() {
-                let _ = ch.take_notice();
+                let _ = ch.0.take_notice();
             }
             status
         })
@@ -189,8 +159,8 @@ pub unsafe extern "C" fn recuo_host_channel_settled(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_channel(channel, |ch| {
-            let (status, text) = match ch.settled() {
+        ptr::with_ref(channel, |ch| {
+            let (status, text) = match ch.0.settled() {
                 None => (RECUO_HOST_PENDING, String::new()),
                 Some(Ok(())) => (RECUO_OK, String::new()),
                 Some(Err(m)) => (RECUO_ERR_SHARED_MISMATCH, m),
@@ -215,10 +185,8 @@ unsafe fn make<T>(
     checked(|| {
         // SAFETY: forwarded from the caller.
         let (key, channel) = unsafe { (ptr::text(key, key_len)?, ptr::input(channel)?) };
-        let out = ptr::out(out)?;
-        let value = build(key, channel.0.clone())?;
-        // SAFETY: a checked output.
-        Ok(unsafe { ptr::store(out, value) })
+        // SAFETY: the caller vouches for `out`.
+        Ok(unsafe { ptr::make(out, || build(key, channel.0.clone())) })
     })
 }
 
@@ -274,16 +242,11 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_host(
     // SAFETY: forwarded from the caller.
     unsafe {
         make(key, key_len, channel, out, |key, ch| {
-            ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
-            if !(1..=MAX_LEASE_MS).contains(&lease_ms) {
-                return Err(RECUO_ERR_INVALID_LEASE);
-            }
+            crate::limit::lease(limit, lease_ms)?;
             let calls = LeaseCalls::new(key, limit, lease_ms);
             ch.check_settings(calls.settings());
-            let store = HostLimit::new(calls, ch);
-            Ok(recuo_concurrency_limit(ConcurrencyLimit::remote(Box::new(
-                store,
-            ))))
+            let limit = ConcurrencyLimit::remote(Box::new(HostLimit::new(calls, ch)));
+            Ok(recuo_concurrency_limit(limit))
         })
     }
 }

@@ -6,21 +6,13 @@
 //! “Como repetir requisições com backoff exponencial (retry)”
 //! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>).
 
-use std::ffi::c_char;
-
 use recuo::http::{self, Ending, KeyToSend, Last, RequestPlan, Style};
 use recuo::Policy;
 
 use crate::attempts::{recuo_attempts, recuo_give_up_reason};
-use crate::cenum::c_enum;
 use crate::classify::{read_headers, recuo_header};
-use crate::panic::checked;
 use crate::policy::recuo_policy;
-use crate::ptr;
-use crate::redact::write_text;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
-};
+use crate::prelude::*;
 use crate::transport::recuo_transport;
 
 /// The size of a buffer that holds any give-up message (`recuo_give_up_message`,
@@ -139,25 +131,14 @@ pub struct recuo_last {
     pub transport: recuo_transport,
 }
 
-/// `recuo_last` as C may have filled it: every field a plain number.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RawLast {
-    kind: u32,
-    status: u16,
-    transport: u32,
-}
-
-const _: () = {
-    use std::mem::{align_of, offset_of, size_of};
-    assert!(
-        size_of::<RawLast>() == size_of::<recuo_last>()
-            && align_of::<RawLast>() == align_of::<recuo_last>()
-            && offset_of!(RawLast, kind) == offset_of!(recuo_last, kind)
-            && offset_of!(RawLast, status) == offset_of!(recuo_last, status)
-            && offset_of!(RawLast, transport) == offset_of!(recuo_last, transport)
-    )
-};
+mirror!(
+    /// `recuo_last` as C may have filled it: every field a plain number.
+    RawLast: recuo_last {
+        kind: u32,
+        status: u16,
+        transport: u32,
+    }
+);
 
 /// Reads C's `recuo_last` without trusting its enum fields.
 ///
@@ -167,14 +148,14 @@ unsafe fn read_last(last: *const recuo_last) -> Result<Last, recuo_status> {
     // SAFETY: the mirror has the same layout (checked above) and every bit pattern is a valid
     // u32/u16; the caller vouches for the memory.
     let raw = unsafe { ptr::input(last.cast::<RawLast>()) }?;
-    match recuo_last_kind::from_code(raw.kind).ok_or(RECUO_ERR_INVALID_ENUM)? {
-        recuo_last_kind::RECUO_LAST_NOTHING => Ok(Last::Nothing),
-        recuo_last_kind::RECUO_LAST_STATUS => Ok(Last::Status(raw.status)),
-        recuo_last_kind::RECUO_LAST_TRANSPORT => recuo_transport::from_code(raw.transport)
-            .map(|t| Last::Transport(t.to_core()))
-            .ok_or(RECUO_ERR_INVALID_ENUM),
-        recuo_last_kind::RECUO_LAST_LATE => Ok(Last::Late),
-    }
+    Ok(match recuo_last_kind::from_c(raw.kind)? {
+        recuo_last_kind::RECUO_LAST_NOTHING => Last::Nothing,
+        recuo_last_kind::RECUO_LAST_STATUS => Last::Status(raw.status),
+        recuo_last_kind::RECUO_LAST_TRANSPORT => {
+            Last::Transport(recuo_transport::core_of(raw.transport)?)
+        }
+        recuo_last_kind::RECUO_LAST_LATE => Last::Late,
+    })
 }
 
 /// Reads the caller's choice of whether recuo adds its own key: -1 the default, 0 no, 1 yes.
@@ -185,60 +166,6 @@ fn read_send_keys(send_keys: i32) -> Result<Option<bool>, recuo_status> {
         1 => Ok(Some(true)),
         _ => Err(RECUO_ERR_INVALID_ENUM),
     }
-}
-
-/// The plan of one request under `policy`.
-///
-/// # Safety
-/// `method` NULL or `method_len` readable bytes.
-unsafe fn plan(
-    policy: &Policy,
-    method: *const c_char,
-    method_len: usize,
-    callers_key: bool,
-    send_keys: i32,
-) -> Result<RequestPlan, recuo_status> {
-    // SAFETY: forwarded from the caller.
-    let method = unsafe { ptr::text(method, method_len) }?;
-    let send_keys = read_send_keys(send_keys)?;
-    Ok(RequestPlan::new(policy, method, callers_key, send_keys))
-}
-
-/// Reads what an ending depends on besides the operation: `*last`, then the caller's `style`
-/// (a `recuo_style` constant).
-///
-/// # Safety
-/// `last` must be NULL or point to a readable `recuo_last`.
-unsafe fn read_ending_args(
-    style: u32,
-    last: *const recuo_last,
-) -> Result<(Style, Last), recuo_status> {
-    // SAFETY: forwarded from the caller.
-    let last = unsafe { read_last(last) }?;
-    let style = recuo_style::from_code(style).ok_or(RECUO_ERR_INVALID_ENUM)?;
-    Ok((style.to_core(), last))
-}
-
-/// Writes the give-up message `make` words into `buf` (`len` bytes), NUL-terminated, its
-/// length without the NUL in `*written` when not NULL: the write's status; or
-/// `RECUO_ERR_NULL_ARGUMENT` for `buf` (before `make` runs), or `make`'s error, with nothing
-/// written.
-///
-/// # Safety
-/// `buf` must be NULL or point to `len` writable bytes; `written` NULL or a writable `size_t`.
-unsafe fn write_message(
-    buf: *mut c_char,
-    len: usize,
-    written: *mut usize,
-    make: impl FnOnce() -> Result<String, recuo_status>,
-) -> recuo_status {
-    checked(|| {
-        if buf.is_null() {
-            return Err(RECUO_ERR_NULL_ARGUMENT);
-        }
-        // SAFETY: forwarded from the caller.
-        Ok(unsafe { write_text(buf, len, written, &make()?) })
-    })
 }
 
 /// The plan of a request under `policy`: the key its attempts carry and whether it counts as
@@ -275,7 +202,8 @@ pub unsafe extern "C" fn recuo_plan_request(
     unsafe {
         ptr::fill(out, || {
             let policy = ptr::input(policy)?.policy()?;
-            let p = plan(policy, method, method_len, callers_key, send_keys)?;
+            let (method, send_keys) = (ptr::text(method, method_len)?, read_send_keys(send_keys)?);
+            let p = RequestPlan::new(policy, method, callers_key, send_keys);
             Ok(recuo_request_plan::from_core(p))
         })
     }
@@ -308,8 +236,8 @@ pub unsafe extern "C" fn recuo_ending_for(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::fill(out, || {
-            let (style, last) = read_ending_args(style, last)?;
-            let reason = recuo_give_up_reason::read(reason)?;
+            let (last, style) = (read_last(last)?, recuo_style::core_of(style)?);
+            let reason = recuo_give_up_reason::core_of(reason)?;
             Ok(recuo_ending::from_core(http::ending(style, reason, last)))
         })
     }
@@ -335,7 +263,6 @@ pub unsafe extern "C" fn recuo_ending_for(
 /// `last` must be NULL or a readable `recuo_last`; `buf` must point to `len` writable bytes;
 /// `written` NULL or a writable `size_t`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_give_up_message(
     reason: u32,
     attempts: u32,
@@ -348,11 +275,8 @@ pub unsafe extern "C" fn recuo_give_up_message(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        write_message(buf, len, written, || {
-            let last = read_last(last)?;
-            let Ok(Some(reason)) = recuo_give_up_reason::read(reason) else {
-                return Err(RECUO_ERR_INVALID_ENUM);
-            };
+        write_made(buf, len, written, || {
+            let (last, reason) = (read_last(last)?, recuo_give_up_reason::reason_of(reason)?);
             let retry_in = has_retry_in.then_some(retry_in_ms);
             Ok(http::give_up_message(reason, attempts, last, retry_in))
         })
@@ -383,7 +307,8 @@ pub unsafe extern "C" fn recuo_attempts_set_plan(
     // SAFETY: forwarded from the caller.
     unsafe {
         set_plan(attempts, out, |policy| {
-            plan(policy, method, method_len, callers_key, send_keys)
+            let (method, send_keys) = (ptr::text(method, method_len)?, read_send_keys(send_keys)?);
+            Ok(RequestPlan::new(policy, method, callers_key, send_keys))
         })
     }
 }
@@ -424,7 +349,6 @@ unsafe fn set_plan(
 /// As `recuo_attempts_set_plan`; `headers` must point to `header_count` readable
 /// `recuo_header`s (or be NULL with 0), each pointing to its bytes.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_attempts_set_plan_for_headers(
     attempts: *mut recuo_attempts,
     method: *const c_char,
@@ -485,7 +409,7 @@ pub unsafe extern "C" fn recuo_attempts_ending(
     unsafe {
         ptr::fill(out, || {
             let a = ptr::input(attempts)?;
-            let (style, last) = read_ending_args(style, last)?;
+            let (last, style) = (read_last(last)?, recuo_style::core_of(style)?);
             Ok(recuo_ending::from_core(a.op.ending(style, last)))
         })
     }
@@ -515,7 +439,7 @@ pub unsafe extern "C" fn recuo_attempts_give_up_message(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        write_message(buf, len, written, || {
+        write_made(buf, len, written, || {
             let a = ptr::input(attempts)?;
             let last = read_last(last)?;
             Ok(a.op.give_up_message(now_ms, last).unwrap_or_default())

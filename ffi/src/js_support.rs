@@ -2,9 +2,8 @@
 //! without waiting, so that an event loop waits for it with a timer instead of a blocked
 //! thread, in the same first-come order as the blocking acquires of every other process.
 
-use crate::ptr;
+use crate::prelude::*;
 use crate::regulator::recuo_regulator;
-use crate::status::recuo_status::{self, RECUO_OK, RECUO_QUEUE_FULL, RECUO_WOULD_WAIT};
 use recuo::RegulatorError;
 
 /// Reserves a start slot of weight `cost` if it comes within `max_wait_ns`, without waiting
@@ -37,7 +36,11 @@ pub unsafe extern "C" fn recuo_regulator_reserve(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { reserve_on(regulator, wait_ns_out, |r| r.reserve_now(cost, max_wait_ns)) }
+    unsafe {
+        ptr::with_ref(regulator, |r| {
+            reserved(r.0.reserve_now(cost, max_wait_ns), wait_ns_out)
+        })
+    }
 }
 
 /// `recuo_regulator_reserve` at the instant `now_ns` of your choosing, on a time base every
@@ -56,23 +59,10 @@ pub unsafe extern "C" fn recuo_regulator_reserve_at(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        reserve_on(regulator, wait_ns_out, |r| {
-            r.reserve_at(now_ns, cost, max_wait_ns)
+        ptr::with_ref(regulator, |r| {
+            reserved(r.0.reserve_at(now_ns, cost, max_wait_ns), wait_ns_out)
         })
     }
-}
-
-/// The status of `reserve` on `regulator`, its wait written to the optional `wait_ns_out`.
-///
-/// # Safety
-/// `regulator` NULL or a live handle; `wait_ns_out` NULL or a writable `uint64_t`.
-unsafe fn reserve_on(
-    regulator: *const recuo_regulator,
-    wait_ns_out: *mut u64,
-    reserve: impl FnOnce(&recuo::Regulator) -> Result<u64, Result<u64, RegulatorError>>,
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr::with_ref(regulator, |r| reserved(reserve(&r.0), wait_ns_out)) }
 }
 
 /// The status and the wait of a reservation, the wait written to the optional `wait_ns_out`.

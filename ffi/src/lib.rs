@@ -13,11 +13,26 @@
 #![deny(missing_docs)]
 // The names are the C names: `recuo_status`, `RECUO_OK`, `recuo_com_retry_options`.
 #![allow(non_camel_case_types)]
+// The C functions take what C passes them, one argument each (a buffer and its length, an
+// output): their signatures are the header's, not a Rust design.
+#![allow(clippy::too_many_arguments)]
 
 // The boundary and pointer checks every shim uses, and the C enums' conversions.
 mod cenum;
 pub mod panic;
 mod ptr;
+
+/// What the modules of shims share, imported once: the C types, the panic boundary, the
+/// pointer checks, the statuses, the enum and mirror tables, text written to a C buffer.
+mod prelude {
+    pub(crate) use std::ffi::{c_char, c_void};
+
+    pub(crate) use crate::cenum::{c_enum, mirror};
+    pub(crate) use crate::panic::{boundary, checked};
+    pub(crate) use crate::ptr;
+    pub(crate) use crate::redact::{write_made, write_text};
+    pub(crate) use crate::status::recuo_status::{self, *};
+}
 
 // The modules in the order the header presents them (cbindgen follows this order).
 pub mod version;

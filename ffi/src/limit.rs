@@ -7,21 +7,14 @@
 // The blocking waits are not in the WebAssembly build; what only they use is unused there.
 #![cfg_attr(target_family = "wasm", allow(unused_imports))]
 
-use std::ffi::c_char;
 use std::time::{Duration, Instant};
 
-use recuo::{ConcurrencyLimit, LimitError, Permit};
+use recuo::{ConcurrencyLimit, Permit};
 
-use crate::cancel::cancel_token;
-use crate::cancel::recuo_cancel_token;
-use crate::panic::{boundary, checked};
-use crate::ptr;
+use crate::cancel::{cancel_token, recuo_cancel_token};
+use crate::prelude::*;
 use crate::ptr::store;
 use crate::status::open_with_detail;
-use crate::status::recuo_status::{
-    self, RECUO_CANCELLED, RECUO_ERR_INVALID_LEASE, RECUO_ERR_ZERO_LIMIT, RECUO_OK,
-    RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
-};
 
 /// At most `limit` requests in flight at once: a semaphore, backed by a
 /// `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable), or — from
@@ -57,20 +50,12 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new(
     limit: u32,
     out: *mut *mut recuo_concurrency_limit,
 ) -> recuo_status {
-    checked(|| {
-        let out = ptr::out(out)?;
-        let limit = ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
-        // SAFETY: a checked output.
-        Ok(unsafe { store(out, recuo_concurrency_limit(limit)) })
-    })
-}
-
-impl From<LimitError> for recuo_status {
-    fn from(e: LimitError) -> Self {
-        match e {
-            LimitError::ZeroLimit => RECUO_ERR_ZERO_LIMIT,
-            LimitError::Shared(e) => e.into(),
-        }
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::make(out, || {
+            let limit = ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
+            Ok(recuo_concurrency_limit(limit))
+        })
     }
 }
 
@@ -116,17 +101,25 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_shared(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the path, the output and the detail buffer.
     unsafe {
-        open_with_detail(
-            detail,
-            detail_len,
-            || Ok((ptr::out(out)?, ptr::path(path, path_len)?)),
-            |path| ConcurrencyLimit::shared(path, limit).map(recuo_concurrency_limit),
-        )
+        open_with_detail(detail, detail_len, out, || {
+            let path = ptr::path(path, path_len)?;
+            Ok(ConcurrencyLimit::shared(path, limit).map(recuo_concurrency_limit))
+        })
     }
 }
 
 /// The longest lease of a limit on Redis: one day, in milliseconds.
-pub(crate) const MAX_LEASE_MS: u64 = 86_400_000;
+const MAX_LEASE_MS: u64 = 86_400_000;
+
+/// The lease of a limit of `limit` places on Redis, checked: the local limit's rule first
+/// (`RECUO_ERR_ZERO_LIMIT`), then the lease's (`RECUO_ERR_INVALID_LEASE`).
+pub(crate) fn lease(limit: u32, lease_ms: u64) -> Result<Duration, recuo_status> {
+    ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
+    match lease_ms {
+        1..=MAX_LEASE_MS => Ok(Duration::from_millis(lease_ms)),
+        _ => Err(RECUO_ERR_INVALID_LEASE),
+    }
+}
 
 /// Opens the concurrency limit kept on the Redis server at `url` under `key` — at most
 /// `limit` requests in flight for every process on every machine that uses the same server
@@ -168,7 +161,6 @@ pub(crate) const MAX_LEASE_MS: u64 = 86_400_000;
 /// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
 /// writable pointer; `detail` NULL or `detail_len` writable bytes.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_concurrency_limit_new_redis(
     url: *const c_char,
     url_len: usize,
@@ -182,24 +174,11 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_redis(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the URL, the key, the output and the detail buffer.
     unsafe {
-        open_with_detail(
-            detail,
-            detail_len,
-            || {
-                let out = ptr::out(out)?;
-                let args = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
-                // The local limit's rule first, then the lease's.
-                ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
-                if !(1..=MAX_LEASE_MS).contains(&lease_ms) {
-                    return Err(RECUO_ERR_INVALID_LEASE);
-                }
-                Ok((out, args))
-            },
-            |(url, key)| {
-                let lease = Duration::from_millis(lease_ms);
-                redis_limit(url, key, limit, lease).map(recuo_concurrency_limit)
-            },
-        )
+        open_with_detail(detail, detail_len, out, || {
+            let (url, key) = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
+            let lease = lease(limit, lease_ms)?;
+            Ok(redis_limit(url, key, limit, lease).map(recuo_concurrency_limit))
+        })
     }
 }
 

@@ -2,16 +2,10 @@
 //! (`recuo::who_answered`) from the response headers; the evidence lines are copied into the
 //! caller's buffer one at a time.
 
-use std::ffi::c_char;
-
 use recuo::{Confidence, Origin, WhoAnswered};
 
-use crate::cenum::c_enum;
 use crate::classify::{read_headers, recuo_header};
-use crate::panic::checked;
-use crate::ptr;
-use crate::redact::write_text;
-use crate::status::recuo_status::{self, RECUO_ERR_INDEX_OUT_OF_RANGE};
+use crate::prelude::*;
 
 /// Where an answer most likely came from.
 #[repr(u32)]
@@ -77,12 +71,10 @@ unsafe fn judge(
     expected_len: usize,
 ) -> Result<WhoAnswered, recuo_status> {
     // SAFETY: forwarded from the caller.
-    let headers = unsafe { read_headers(headers, header_count) }?;
-    let expected = if expected_content_type.is_null() {
-        None
-    } else {
-        // SAFETY: forwarded from the caller.
-        Some(unsafe { ptr::text(expected_content_type, expected_len) }?)
+    let (headers, expected) = unsafe {
+        let expected = (!expected_content_type.is_null())
+            .then(|| ptr::text(expected_content_type, expected_len));
+        (read_headers(headers, header_count)?, expected.transpose()?)
     };
     Ok(recuo::who_answered(&headers, expected))
 }
@@ -155,7 +147,6 @@ pub unsafe extern "C" fn recuo_who_answered(
 /// As `recuo_who_answered`; `buf` must point to `buf_len` writable bytes; `written` NULL or a
 /// writable `size_t`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_who_answered_evidence(
     headers: *const recuo_header,
     header_count: usize,
@@ -166,16 +157,16 @@ pub unsafe extern "C" fn recuo_who_answered_evidence(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        if buf.is_null() {
-            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
-        }
-        // SAFETY: forwarded from the caller.
-        let w = unsafe { judge(headers, header_count, expected_content_type, expected_len) }?;
-        let line = w.evidence.get(index).ok_or(RECUO_ERR_INDEX_OUT_OF_RANGE)?;
-        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        Ok(unsafe { write_text(buf, buf_len, written, line) })
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        write_made(buf, buf_len, written, || {
+            let w = judge(headers, header_count, expected_content_type, expected_len)?;
+            w.evidence
+                .into_iter()
+                .nth(index)
+                .ok_or(RECUO_ERR_INDEX_OUT_OF_RANGE)
+        })
+    }
 }
 
 /// The name of the `recuo_origin` constant `origin` (`"api"`, `"proxy"`, `"cdn"`,

@@ -31,39 +31,20 @@ pub trait PanicFallback {
     fn panic_fallback() -> Self;
 }
 
-impl PanicFallback for f64 {
-    fn panic_fallback() -> Self {
-        f64::NAN
-    }
+/// Gives each plain return type its fallback value.
+macro_rules! fallbacks {
+    ($($ty:ty => $value:expr),+ $(,)?) => {
+        $(impl crate::panic::PanicFallback for $ty {
+            fn panic_fallback() -> Self {
+                $value
+            }
+        })+
+    };
 }
 
-impl PanicFallback for i64 {
-    fn panic_fallback() -> Self {
-        0
-    }
-}
+pub(crate) use fallbacks;
 
-impl PanicFallback for u64 {
-    fn panic_fallback() -> Self {
-        0
-    }
-}
-
-impl PanicFallback for u32 {
-    fn panic_fallback() -> Self {
-        0
-    }
-}
-
-impl PanicFallback for bool {
-    fn panic_fallback() -> Self {
-        false
-    }
-}
-
-impl PanicFallback for () {
-    fn panic_fallback() -> Self {}
-}
+fallbacks!(f64 => f64::NAN, i64 => 0, u64 => 0, u32 => 0, bool => false, () => ());
 
 impl<T> PanicFallback for *const T {
     fn panic_fallback() -> Self {

@@ -3,32 +3,14 @@
 //! Guide B, whose example `recuo_plan` shows, is
 //! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
-use std::ffi::c_char;
+use recuo::{Plan, Rate};
 
-use recuo::{Plan, PlanError, Rate};
-
-use crate::panic::checked;
-use crate::ptr;
-use crate::redact::write_text;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_INDEX_OUT_OF_RANGE, RECUO_ERR_INVALID_LATENCY, RECUO_ERR_INVALID_RATE,
-    RECUO_ERR_INVALID_RETRY_FRACTION, RECUO_ERR_TARGET_ABOVE_ALLOWANCE,
-};
+use crate::prelude::*;
 
 /// The core's rate for a number of events per second: `RECUO_ERR_INVALID_RATE` unless it is
 /// finite and above zero.
 pub(crate) fn rate(per_second: f64) -> Result<Rate, recuo_status> {
     Rate::per_second(per_second).map_err(|_| RECUO_ERR_INVALID_RATE)
-}
-
-impl From<PlanError> for recuo_status {
-    fn from(e: PlanError) -> Self {
-        match e {
-            PlanError::TargetAboveAllowance { .. } => RECUO_ERR_TARGET_ABOVE_ALLOWANCE,
-            PlanError::BadRetryFraction(_) => RECUO_ERR_INVALID_RETRY_FRACTION,
-            PlanError::BadLatency(_) => RECUO_ERR_INVALID_LATENCY,
-        }
-    }
 }
 
 /// Reads a rate written as text — `90/min`, `1.5/s`, `5000/h`, `86400/day` (the units may
@@ -57,8 +39,7 @@ pub unsafe extern "C" fn recuo_rate_parse(
     unsafe {
         ptr::fill(per_second_out, || {
             let rate = ptr::text(text, len)?.parse::<Rate>();
-            rate.map(|r| r.as_per_second())
-                .map_err(|_| RECUO_ERR_INVALID_RATE)
+            Ok(rate.map_err(|_| RECUO_ERR_INVALID_RATE)?.as_per_second())
         })
     }
 }
@@ -82,14 +63,8 @@ pub unsafe extern "C" fn recuo_rate_format(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        if buf.is_null() {
-            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
-        }
-        let rate = rate(per_second)?;
-        // SAFETY: forwarded from the caller.
-        Ok(unsafe { write_text(buf, len, written, &rate.to_string()) })
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { write_made(buf, len, written, || Ok(rate(per_second)?.to_string())) }
 }
 
 /// What a batch will take: a plain struct `recuo_plan` fills in.
@@ -118,24 +93,6 @@ impl recuo_plan_result {
             warning_count: p.warnings.len(),
         }
     }
-}
-
-/// The core's plan for the C arguments.
-fn make_plan(
-    requests: u64,
-    allowance_per_s: f64,
-    target_per_s: f64,
-    latency_s: f64,
-    retry_fraction: f64,
-) -> Result<Plan, recuo_status> {
-    let (allowance, target) = (rate(allowance_per_s)?, rate(target_per_s)?);
-    Ok(recuo::plan(
-        requests,
-        allowance,
-        target,
-        latency_s,
-        retry_fraction,
-    )?)
 }
 
 /// Plans `requests` requests sent at `target_per_s` under an allowance of `allowance_per_s`
@@ -169,14 +126,9 @@ pub unsafe extern "C" fn recuo_plan(
     // SAFETY: the caller vouches for a writable struct at `out`.
     unsafe {
         ptr::fill(out, || {
-            let plan = make_plan(
-                requests,
-                allowance_per_s,
-                target_per_s,
-                latency_s,
-                retry_fraction,
-            );
-            Ok(recuo_plan_result::from_core(&plan?))
+            let (allowance, target) = (rate(allowance_per_s)?, rate(target_per_s)?);
+            let plan = recuo::plan(requests, allowance, target, latency_s, retry_fraction)?;
+            Ok(recuo_plan_result::from_core(&plan))
         })
     }
 }
@@ -205,24 +157,15 @@ pub unsafe extern "C" fn recuo_plan_warning(
     len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        if buf.is_null() {
-            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
-        }
-        let plan = make_plan(
-            requests,
-            allowance_per_s,
-            target_per_s,
-            latency_s,
-            retry_fraction,
-        )?;
-        let warning = plan
-            .warnings
-            .get(index)
-            .ok_or(RECUO_ERR_INDEX_OUT_OF_RANGE)?;
-        // SAFETY: forwarded from the caller.
-        Ok(unsafe { write_text(buf, len, written, warning) })
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        write_made(buf, len, written, || {
+            let (allowance, target) = (rate(allowance_per_s)?, rate(target_per_s)?);
+            let plan = recuo::plan(requests, allowance, target, latency_s, retry_fraction)?;
+            let mut warnings = plan.warnings.into_iter();
+            warnings.nth(index).ok_or(RECUO_ERR_INDEX_OUT_OF_RANGE)
+        })
+    }
 }
 
 #[cfg(test)]

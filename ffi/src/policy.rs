@@ -11,20 +11,11 @@
 //! demand. No rule is decided here: the defaults are the core's presets, the validation is the
 //! core's `PolicyBuilder::build`.
 
-use std::ffi::c_char;
-use std::fmt::Write as _;
 use std::time::Duration;
 
-use recuo::{ConfigError, Jitter, MethodSet, Policy, PolicyValue, RetryRule, Rules};
+use recuo::{ConfigError, Jitter, Policy, PolicyValue, RetryRule, Rules};
 
-use crate::cenum::c_enum;
-use crate::panic::{boundary, checked};
-use crate::ptr;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_LENGTH_TOO_LARGE, RECUO_ERR_NULL_ARGUMENT,
-    RECUO_ERR_STATUS_OUT_OF_RANGE, RECUO_ERR_UNKNOWN_METHOD, RECUO_OK,
-};
-use crate::status::CBuffer;
+use crate::prelude::*;
 use crate::transport::recuo_transport;
 
 /// How backoff delays are drawn from the window `w = min(cap, base · 2^n)`.
@@ -147,10 +138,17 @@ unsafe fn read_policy<R: crate::panic::PanicFallback>(
     body: impl FnOnce(&recuo_policy) -> R,
 ) -> R {
     // SAFETY: forwarded from the caller.
-    boundary(|| match unsafe { policy.as_ref() } {
-        Some(p) => body(p),
-        None => fallback,
-    })
+    boundary(|| unsafe { policy.as_ref() }.map_or(fallback, body))
+}
+
+/// Changes the values of the policy behind `policy` with `change`, then has the core build
+/// them: `RECUO_OK`, or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `policy` must be NULL or a live handle not in use by another thread.
+unsafe fn set(policy: *mut recuo_policy, change: impl FnOnce(&mut recuo_policy)) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr::with(policy, |p| p.update(change)) }
 }
 
 /// A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
@@ -253,16 +251,16 @@ pub unsafe extern "C" fn recuo_policy_from_json(
     len: usize,
     out: *mut *mut recuo_policy,
 ) -> recuo_status {
-    checked(|| {
-        let out = ptr::out(out)?;
-        if len > RECUO_POLICY_JSON_MAX {
-            return Err(RECUO_ERR_LENGTH_TOO_LARGE);
-        }
-        // SAFETY: the caller vouches for `len` readable bytes at `json`.
-        let policy = policy_from_json(unsafe { ptr::text(json, len) }?)?;
-        // SAFETY: a checked output.
-        Ok(unsafe { ptr::store(out, recuo_policy::from_core(policy)) })
-    })
+    // SAFETY: the caller vouches for `len` readable bytes at `json`, and for `out`.
+    unsafe {
+        ptr::make(out, || {
+            if len > RECUO_POLICY_JSON_MAX {
+                return Err(RECUO_ERR_LENGTH_TOO_LARGE);
+            }
+            let policy = policy_from_json(ptr::text(json, len)?)?;
+            Ok(recuo_policy::from_core(policy))
+        })
+    }
 }
 
 /// The core's reading of a policy's plain form: JSON that is no [`PolicyValue`] is
@@ -295,11 +293,7 @@ pub unsafe extern "C" fn recuo_policy_free(policy: *mut recuo_policy) {
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_validate(policy: *const recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        read_policy(policy, recuo_status::RECUO_ERR_NULL_ARGUMENT, |p| {
-            p.policy().map_or_else(|e| e, |_| RECUO_OK)
-        })
-    }
+    unsafe { ptr::with_ref(policy, |p| p.policy().map(drop)) }
 }
 
 /// Sets the most attempts an operation gets, the first included. Returns `RECUO_OK`;
@@ -334,7 +328,7 @@ pub unsafe extern "C" fn recuo_policy_set_base_ms(
     base_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.base_ms = base_ms)) }
+    unsafe { set(policy, |p| p.base_ms = base_ms) }
 }
 
 /// Sets the largest backoff window (the cap), in milliseconds. It never shortens a server's
@@ -349,7 +343,7 @@ pub unsafe extern "C" fn recuo_policy_set_cap_ms(
     cap_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.cap_ms = cap_ms)) }
+    unsafe { set(policy, |p| p.cap_ms = cap_ms) }
 }
 
 /// Sets the jitter mode: one of the `recuo_jitter` constants. Returns `RECUO_OK`;
@@ -365,9 +359,8 @@ pub unsafe extern "C" fn recuo_policy_set_jitter(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        ptr::with(policy, |p| match recuo_jitter::from_code(jitter) {
-            Some(j) => p.update(|p| p.jitter = j.to_core()),
-            None => RECUO_ERR_INVALID_ENUM,
+        ptr::with(policy, |p| {
+            recuo_jitter::core_of(jitter).map(|j| p.update(|p| p.jitter = j))
         })
     }
 }
@@ -384,7 +377,7 @@ pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
     deadline_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.deadline_ms = Some(deadline_ms))) }
+    unsafe { set(policy, |p| p.deadline_ms = Some(deadline_ms)) }
 }
 
 /// Removes the deadline (the default of guide A). Returns `RECUO_OK` or
@@ -395,7 +388,7 @@ pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_clear_deadline(policy: *mut recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.deadline_ms = None)) }
+    unsafe { set(policy, |p| p.deadline_ms = None) }
 }
 
 /// Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`.
@@ -409,7 +402,7 @@ pub unsafe extern "C" fn recuo_policy_set_spread_ms(
     spread_ms: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.spread_ms = Some(spread_ms))) }
+    unsafe { set(policy, |p| p.spread_ms = Some(spread_ms)) }
 }
 
 /// Restores the default spread, `min(window(n), 1000 ms)` for retry index `n`. Returns
@@ -420,7 +413,7 @@ pub unsafe extern "C" fn recuo_policy_set_spread_ms(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_clear_spread(policy: *mut recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.spread_ms = None)) }
+    unsafe { set(policy, |p| p.spread_ms = None) }
 }
 
 /// Whether a valid `Date` header in the response is "now" when server waits are computed
@@ -435,11 +428,7 @@ pub unsafe extern "C" fn recuo_policy_set_use_date_header(
     use_date_header: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        ptr::with(policy, |p| {
-            p.update(|p| p.use_date_header = use_date_header)
-        })
-    }
+    unsafe { set(policy, |p| p.use_date_header = use_date_header) }
 }
 
 /// Says whether the server honours idempotency keys (default false): when it does, a request
@@ -457,7 +446,7 @@ pub unsafe extern "C" fn recuo_policy_set_server_honours_keys(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(policy, |p| p.update(|p| p.server_honours_keys = yes)) }
+    unsafe { set(policy, |p| p.server_honours_keys = yes) }
 }
 
 /// Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
@@ -512,9 +501,8 @@ pub unsafe extern "C" fn recuo_policy_set_status_retry(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::with(policy, |p| -> Result<_, recuo_status> {
-            let rule = recuo_status_rule::from_code(rule).ok_or(RECUO_ERR_INVALID_ENUM)?;
-            let mut rules = p.rules;
-            let set = rules.set_status_rule(u32::from(status), rule.to_core());
+            let (rule, mut rules) = (recuo_status_rule::core_of(rule)?, p.rules);
+            let set = rules.set_status_rule(u32::from(status), rule);
             set.map_err(|_| RECUO_ERR_STATUS_OUT_OF_RANGE)?;
             Ok(p.update(|p| p.rules = rules))
         })
@@ -539,14 +527,12 @@ pub unsafe extern "C" fn recuo_policy_set_transport_retry(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        ptr::with(policy, |p| {
-            let (Some(t), Some(rule)) = (
-                recuo_transport::from_code(transport),
-                recuo_status_rule::from_code(rule),
-            ) else {
-                return RECUO_ERR_INVALID_ENUM;
-            };
-            p.update(|p| p.rules.set_transport_rule(t.to_core(), rule.to_core()))
+        ptr::with(policy, |p| -> Result<_, recuo_status> {
+            let (t, rule) = (
+                recuo_transport::core_of(transport)?,
+                recuo_status_rule::core_of(rule)?,
+            );
+            Ok(p.update(|p| p.rules.set_transport_rule(t, rule)))
         })
     }
 }
@@ -577,7 +563,7 @@ pub unsafe extern "C" fn recuo_policy_set_method_idempotent(
             let method = ptr::text(method, len)?;
             let methods = p.rules.idempotent_methods;
             let with = methods.with(method).ok_or(RECUO_ERR_UNKNOWN_METHOD)?;
-            let set: MethodSet = if idempotent {
+            let set = if idempotent {
                 with
             } else {
                 methods.without(method)
@@ -599,11 +585,7 @@ pub unsafe extern "C" fn recuo_policy_set_quota_403_is_rate_limit(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        ptr::with(policy, |p| {
-            p.update(|p| p.rules.quota_403_is_rate_limit = yes)
-        })
-    }
+    unsafe { set(policy, |p| p.rules.quota_403_is_rate_limit = yes) }
 }
 
 /// The most attempts (as set). 0 when `policy` is NULL.
@@ -684,11 +666,8 @@ pub unsafe extern "C" fn recuo_policy_spread_ms(
 /// # Safety
 /// `out` must be NULL or point to a writable `uint64_t`.
 unsafe fn optional_ms(value: Option<u64>, out: *mut u64) -> bool {
-    if let (Some(ms), Some(out)) = (value, ptr::optional_out(out)) {
-        // SAFETY: the caller vouches for a writable u64.
-        unsafe { out.write(ms) };
-    }
-    value.is_some()
+    // SAFETY: the caller vouches for NULL or a writable u64.
+    value.inspect(|ms| unsafe { ptr::put(out, *ms) }).is_some()
 }
 
 /// Whether the response's `Date` is "now" for server waits. False when `policy` is NULL.
@@ -741,7 +720,7 @@ pub unsafe extern "C" fn recuo_policy_idempotency_header(
     unsafe {
         read_policy(policy, recuo_status::RECUO_ERR_NULL_ARGUMENT, |p| {
             // SAFETY: forwarded from the caller.
-            CBuffer::write_c(buf, len, written, |w| w.write_str(&p.idempotency_header))
+            write_text(buf, len, written, &p.idempotency_header)
         })
     }
 }
@@ -783,11 +762,13 @@ pub unsafe extern "C" fn recuo_policy_to_json(
             if buf_len > isize::MAX as usize {
                 return Err(RECUO_ERR_LENGTH_TOO_LARGE);
             }
-            let json = policy_to_json(p.policy()?);
             // SAFETY: forwarded from the caller.
-            Ok(CBuffer::write_c(buf, buf_len, written, |w| {
-                w.write_str(&json)
-            }))
+            Ok(write_text(
+                buf,
+                buf_len,
+                written,
+                &policy_to_json(p.policy()?),
+            ))
         })
     }
 }
@@ -880,7 +861,7 @@ pub extern "C" fn recuo_status_rule_name(rule: u32) -> *const c_char {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::recuo_status::*;
+    use recuo::MethodSet;
 
     fn new() -> *mut recuo_policy {
         recuo_policy_new()

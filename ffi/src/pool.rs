@@ -2,9 +2,7 @@
 
 use recuo::{AttemptPool, LoopPool};
 
-use crate::panic::{boundary, checked};
-use crate::ptr;
-use crate::status::recuo_status::{self, RECUO_OK};
+use crate::prelude::*;
 
 /// A shared count of attempts, so that nested retry loops share one limit: in C
 /// this is explicit — create one pool for the outermost operation, sized by its policy's

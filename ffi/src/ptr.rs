@@ -14,17 +14,8 @@ use crate::status::recuo_status::{
 /// When `len > 0`, `ptr` must point to `len` readable bytes that stay unchanged while the
 /// returned slice lives.
 pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize) -> Result<&'a [u8], recuo_status> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if ptr.is_null() {
-        return Err(RECUO_ERR_NULL_ARGUMENT);
-    }
-    if len > isize::MAX as usize {
-        return Err(RECUO_ERR_LENGTH_TOO_LARGE);
-    }
-    // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for the bytes.
-    Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+    // SAFETY: forwarded from the caller.
+    unsafe { slice(ptr.cast::<u8>(), len) }
 }
 
 /// The `len` bytes at `ptr` as UTF-8 text: `RECUO_ERR_NOT_UTF8` when they are not.
@@ -61,23 +52,32 @@ pub(crate) unsafe fn path<'a>(
     }
 }
 
+/// Whether there are values to read at `ptr`, `count` values of type `T`: none for a count
+/// of 0 (a NULL `ptr` is allowed only then), `RECUO_ERR_NULL_ARGUMENT` for NULL,
+/// `RECUO_ERR_LENGTH_TOO_LARGE` above `isize::MAX` bytes in all.
+fn counted<T>(ptr: *const T, count: usize) -> Result<bool, recuo_status> {
+    match count {
+        0 => Ok(false),
+        _ if ptr.is_null() => Err(RECUO_ERR_NULL_ARGUMENT),
+        _ if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) => {
+            Err(RECUO_ERR_LENGTH_TOO_LARGE)
+        }
+        _ => Ok(true),
+    }
+}
+
 /// The `count` values of type `T` at `ptr`. A NULL `ptr` is allowed only with `count == 0`.
 ///
 /// # Safety
 /// When `count > 0`, `ptr` must point to `count` initialised, aligned values of `T` that stay
 /// unchanged while the returned slice lives.
 pub(crate) unsafe fn slice<'a, T>(ptr: *const T, count: usize) -> Result<&'a [T], recuo_status> {
-    if count == 0 {
-        return Ok(&[]);
-    }
-    if ptr.is_null() {
-        return Err(RECUO_ERR_NULL_ARGUMENT);
-    }
-    if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(RECUO_ERR_LENGTH_TOO_LARGE);
-    }
     // SAFETY: non-NULL, the total size ≤ isize::MAX, and the caller vouches for the values.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+    Ok(if counted(ptr, count)? {
+        unsafe { std::slice::from_raw_parts(ptr, count) }
+    } else {
+        &[]
+    })
 }
 
 /// The `len` writable values of type `T` at `ptr`. A NULL `ptr` is allowed only with
@@ -90,14 +90,8 @@ pub(crate) unsafe fn slice_mut<'a, T>(
     ptr: *mut T,
     len: usize,
 ) -> Result<&'a mut [T], recuo_status> {
-    if len == 0 {
+    if !counted(ptr, len)? {
         return Ok(&mut []);
-    }
-    if ptr.is_null() {
-        return Err(RECUO_ERR_NULL_ARGUMENT);
-    }
-    if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(RECUO_ERR_LENGTH_TOO_LARGE);
     }
     // SAFETY: non-NULL, the total size ≤ isize::MAX, and the caller vouches for the memory.
     Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
@@ -158,6 +152,19 @@ pub(crate) unsafe fn store<T>(out: Out<*mut T>, value: T) -> recuo_status {
     recuo_status::RECUO_OK
 }
 
+/// The body of a shim that makes a handle: [`fill`] with the value `make` answers, boxed
+/// (`*out` untouched on an error).
+///
+/// # Safety
+/// `out` must be NULL or valid for writes.
+pub(crate) unsafe fn make<T>(
+    out: *mut *mut T,
+    make: impl FnOnce() -> Result<T, recuo_status>,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { fill(out, || make().map(|value| Box::into_raw(Box::new(value)))) }
+}
+
 /// Frees a handle made by [`Box::into_raw`]; NULL is ignored.
 ///
 /// # Safety
@@ -180,6 +187,22 @@ pub(crate) unsafe fn with<T, A: Answer>(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     checked(|| Ok(change(unsafe { handle(ptr) }?)))
+}
+
+/// [`with`], given `arg`, read before: its error comes first (then nothing changes).
+///
+/// # Safety
+/// As [`handle`].
+pub(crate) unsafe fn with_read<T, V, A: Answer>(
+    ptr: *mut T,
+    arg: Result<V, recuo_status>,
+    change: impl FnOnce(&mut T, V) -> A,
+) -> recuo_status {
+    checked(|| {
+        let arg = arg?;
+        // SAFETY: forwarded from the caller.
+        Ok(change(unsafe { handle(ptr) }?, arg))
+    })
 }
 
 /// Runs `read` on the value behind `ptr`, inside the panic boundary: its answer, or
@@ -223,6 +246,49 @@ pub(crate) unsafe fn put<T: Copy>(ptr: *mut T, value: T) {
         unsafe { out.write(value) }
     }
 }
+
+/// A handle C shares with recuo (a pool, a gate, a recorder, a limit): what recuo keeps of
+/// it is a clone of the core's value behind it, so that each may be freed in any order.
+pub(crate) trait Shared {
+    /// The core's value behind the handle.
+    type Core: Clone;
+
+    /// The core's value behind the handle.
+    fn core(&self) -> &Self::Core;
+}
+
+/// The core's value behind the shared handle `ptr`, cloned: `RECUO_ERR_NULL_ARGUMENT` when
+/// NULL.
+///
+/// # Safety
+/// As [`input`].
+pub(crate) unsafe fn shared<H: Shared>(ptr: *const H) -> Result<H::Core, recuo_status> {
+    // SAFETY: forwarded from the caller.
+    unsafe { input(ptr) }.map(|h| h.core().clone())
+}
+
+/// Makes each handle `name(pub(crate) Core)` a [`Shared`] handle of its core value.
+macro_rules! shared_handles {
+    ($($name:ty => $core:ty),+ $(,)?) => {
+        $(impl Shared for $name {
+            type Core = $core;
+
+            fn core(&self) -> &$core {
+                &self.0
+            }
+        })+
+    };
+}
+
+shared_handles!(
+    crate::pool::recuo_attempt_pool => recuo::AttemptPool,
+    crate::stats::recuo_stats_recorder => recuo::StatsRecorder,
+    crate::cancel::recuo_cancel_token => recuo::CancelToken,
+    crate::regulator::recuo_regulator => recuo::Regulator,
+    crate::limit::recuo_concurrency_limit => recuo::ConcurrencyLimit,
+    crate::budget::recuo_retry_budget => recuo::RetryBudget,
+    crate::gate::recuo_gate => recuo::Gate,
+);
 
 #[cfg(test)]
 mod tests {

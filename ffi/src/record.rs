@@ -3,21 +3,15 @@
 //! buffer for a program driving the state machine itself, or handed to a record sink by
 //! `recuo_retry_http` and `recuo_retry`.
 
-use std::ffi::{c_char, c_void};
 use std::ptr::addr_of;
 
-use recuo::{
-    AttemptDecision, AttemptReason, AttemptRecord, Decision, FinalRecord, GiveUpReason, Outcome,
-    Record, Verdict,
-};
+use recuo::{AttemptDecision, AttemptRecord, Decision, FinalRecord, Record};
 
+use crate::attempts::read_verdict;
 use crate::attempts::{recuo_give_up_reason, recuo_report};
-use crate::cenum::c_enum;
-use crate::classify::{read_headers, recuo_header, recuo_outcome, recuo_verdict, RawOutcome};
-use crate::panic::checked;
-use crate::ptr;
-use crate::redact::{lossy, write_text};
-use crate::status::recuo_status::{self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_NULL_ARGUMENT};
+use crate::classify::{read_response, recuo_header, recuo_outcome, recuo_verdict};
+use crate::prelude::*;
+use crate::redact::lossy;
 
 /// Where records go: called with one record as a JSON object on one line (no newline at the
 /// end; `json_line` is also NUL-terminated, and `len` excludes the NUL), and the call's
@@ -77,102 +71,16 @@ pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
     recuo_decision_kind::name_of(kind)
 }
 
-/// What was decided after an attempt, as a record tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    /// Done: the attempt succeeded.
-    Done,
-    /// Retry after this delay.
-    Retry(u64),
-    /// Give up, for this reason.
-    GiveUp(GiveUpReason),
-}
-
-impl Step {
-    /// The record's `decision` and `reason`: the decision and the core's reason for it
-    /// ([`recuo::attempt_reason`]).
-    fn names(self, verdict: &Verdict) -> (AttemptDecision, AttemptReason) {
-        let (name, decision) = match self {
-            Step::Done => (AttemptDecision::Done, Decision::Done),
-            // The next attempt's number does not enter the reason.
-            Step::Retry(delay_ms) => (
-                AttemptDecision::Retry,
-                Decision::Retry {
-                    delay_ms,
-                    next_attempt: 0,
-                },
-            ),
-            Step::GiveUp(reason) => (
-                AttemptDecision::GiveUp,
-                Decision::GiveUp {
-                    reason,
-                    retry_at_ms: None,
-                },
-            ),
-        };
-        (name, recuo::attempt_reason(&decision, verdict))
-    }
-}
-
-/// One attempt's record: the core builds it (and redacts the URL, keeping of the headers only
-/// the request id and the wait headers); a URL whose bytes were not UTF-8 is marked
-/// malformed.
-#[allow(clippy::too_many_arguments)]
-fn attempt_record(
-    start_unix_ms: i64,
-    elapsed_ms: u64,
-    method: &str,
-    url: &[u8],
-    outcome: Outcome,
-    headers: &[(impl AsRef<str>, impl AsRef<str>)],
-    verdict: &Verdict,
-    step: Step,
-) -> Record {
-    let (url, replaced) = lossy(url);
-    let (decision, reason) = step.names(verdict);
-    let delay = match step {
-        Step::Retry(ms) => Some(ms),
-        _ => None,
-    };
-    let mut r = AttemptRecord::new(
-        start_unix_ms,
-        elapsed_ms,
-        method,
-        &url,
-        outcome,
-        headers,
-        delay,
-        decision,
-        reason,
-    );
-    r.url_malformed |= replaced;
-    Record::Attempt(r)
-}
-
-/// One operation's record (`reason` `None`: it succeeded); the core redacts the URL.
-fn result_record(
-    start_unix_ms: i64,
-    method: &str,
-    url: &[u8],
-    reason: Option<GiveUpReason>,
-    stopped_by: Option<GiveUpReason>,
-    attempts: u32,
-    total_ms: u64,
-) -> Record {
-    let (url, _) = lossy(url);
-    let mut r = FinalRecord::new(start_unix_ms, method, &url, reason, attempts, total_ms);
-    r.stopped_by = stopped_by;
-    Record::Final(r)
-}
-
-/// Reads the decision C passes in without trusting its enum fields: the step, or
-/// `RECUO_ERR_INVALID_ENUM`.
+/// Reads C's decision, each field as the plain number it holds (a `repr(u32)` enum is a u32
+/// in memory): what the record names, and the core's decision its reason comes from (the
+/// next attempt's number does not enter the reason).
 ///
 /// # Safety
-/// `p` must be non-NULL and point to a readable `recuo_decision`.
-unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> {
-    // SAFETY: the caller vouches for the memory; each field is read as the plain number it
-    // holds (a `repr(u32)` enum is a u32 in memory).
+/// `p` must point to a readable `recuo_decision`.
+unsafe fn read_decision(
+    p: *const recuo_decision,
+) -> Result<(AttemptDecision, Decision), recuo_status> {
+    // SAFETY: the caller vouches for the memory.
     let (kind, delay_ms, reason) = unsafe {
         (
             addr_of!((*p).kind).cast::<u32>().read(),
@@ -180,15 +88,24 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
             addr_of!((*p).reason).cast::<u32>().read(),
         )
     };
-    match recuo_decision_kind::from_code(kind) {
-        Some(recuo_decision_kind::RECUO_DECISION_DONE) => Ok(Step::Done),
-        Some(recuo_decision_kind::RECUO_DECISION_RETRY) => Ok(Step::Retry(delay_ms)),
-        Some(recuo_decision_kind::RECUO_DECISION_GIVE_UP) => {
-            let reason = recuo_give_up_reason::from_code(reason).and_then(|r| r.to_core());
-            reason.map(Step::GiveUp).ok_or(RECUO_ERR_INVALID_ENUM)
+    Ok(match recuo_decision_kind::from_c(kind)? {
+        recuo_decision_kind::RECUO_DECISION_DONE => (AttemptDecision::Done, Decision::Done),
+        recuo_decision_kind::RECUO_DECISION_RETRY => {
+            let retry = Decision::Retry {
+                delay_ms,
+                next_attempt: 0,
+            };
+            (AttemptDecision::Retry, retry)
         }
-        None => Err(RECUO_ERR_INVALID_ENUM),
-    }
+        recuo_decision_kind::RECUO_DECISION_GIVE_UP => {
+            let reason = recuo_give_up_reason::reason_of(reason)?;
+            let give_up = Decision::GiveUp {
+                reason,
+                retry_at_ms: None,
+            };
+            (AttemptDecision::GiveUp, give_up)
+        }
+    })
 }
 
 /// Builds the record of one attempt, as a JSON line, into `buf` (`buf_len` bytes),
@@ -240,7 +157,6 @@ unsafe fn read_decision(p: *const recuo_decision) -> Result<Step, recuo_status> 
 /// readable struct each); `buf` must point to `buf_len` writable bytes; `written` NULL or a
 /// writable `size_t`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_record_attempt_json(
     start_unix_ms: i64,
     elapsed_ms: u64,
@@ -257,34 +173,41 @@ pub unsafe extern "C" fn recuo_record_attempt_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        if buf.is_null() || verdict.is_null() || decision.is_null() {
-            return Err(RECUO_ERR_NULL_ARGUMENT);
-        }
-        // SAFETY: each conversion below is vouched for by the caller (see # Safety).
-        let (method, url, outcome, headers, verdict, step) = unsafe {
-            (
+    // SAFETY: each conversion below is vouched for by the caller (see # Safety), and `buf`,
+    // `buf_len` and `written`.
+    unsafe {
+        write_made(buf, buf_len, written, || {
+            if verdict.is_null() || decision.is_null() {
+                return Err(RECUO_ERR_NULL_ARGUMENT);
+            }
+            let (method, url, (outcome, headers), verdict, (name, decision)) = (
                 ptr::text(method, method_len)?,
                 ptr::bytes(url, url_len)?,
-                RawOutcome::read(outcome)?,
-                read_headers(headers, header_count)?,
-                recuo_verdict::read(verdict).ok_or(RECUO_ERR_INVALID_ENUM)?,
+                read_response(outcome, headers, header_count)?,
+                read_verdict(verdict)?,
                 read_decision(decision)?,
-            )
-        };
-        let record = attempt_record(
-            start_unix_ms,
-            elapsed_ms,
-            method,
-            url,
-            outcome,
-            &headers,
-            &verdict,
-            step,
-        );
-        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        Ok(unsafe { write_text(buf, buf_len, written, &record.to_json_line()) })
-    })
+            );
+            let delay = match decision {
+                Decision::Retry { delay_ms, .. } => Some(delay_ms),
+                _ => None,
+            };
+            let ((url, replaced), reason) =
+                (lossy(url), recuo::attempt_reason(&decision, &verdict));
+            let mut r = AttemptRecord::new(
+                start_unix_ms,
+                elapsed_ms,
+                method,
+                &url,
+                outcome,
+                &headers,
+                delay,
+                name,
+                reason,
+            );
+            r.url_malformed |= replaced;
+            Ok(Record::Attempt(r).to_json_line())
+        })
+    }
 }
 
 /// Builds the record of one operation's result, as a JSON line, into `buf` (`buf_len`
@@ -313,7 +236,6 @@ pub unsafe extern "C" fn recuo_record_attempt_json(
 /// `recuo_report`; `buf` must point to `buf_len` writable bytes; `written` NULL or a writable
 /// `size_t`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_record_result_json(
     start_unix_ms: i64,
     method: *const c_char,
@@ -325,30 +247,31 @@ pub unsafe extern "C" fn recuo_record_result_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        if buf.is_null() || report.is_null() {
-            return Err(RECUO_ERR_NULL_ARGUMENT);
-        }
-        // SAFETY: each conversion below is vouched for by the caller (see # Safety); each
-        // field is read as the plain number it holds.
-        let (method, url, attempts, reason, total_ms, by) = unsafe {
-            (
+    // SAFETY: each conversion below is vouched for by the caller (see # Safety), each field
+    // read as the plain number it holds; and `buf`, `buf_len` and `written`.
+    unsafe {
+        write_made(buf, buf_len, written, || {
+            if report.is_null() {
+                return Err(RECUO_ERR_NULL_ARGUMENT);
+            }
+            let (method, url, attempts, reason, total_ms, by) = (
                 ptr::text(method, method_len)?,
                 ptr::bytes(url, url_len)?,
                 addr_of!((*report).attempts).read(),
                 addr_of!((*report).reason).cast::<u32>().read(),
                 addr_of!((*report).elapsed_ms).read(),
                 addr_of!((*report).stopped_by).cast::<u32>().read(),
-            )
-        };
-        let (reason, by) = (
-            recuo_give_up_reason::read(reason)?,
-            recuo_give_up_reason::read(by)?,
-        );
-        let record = result_record(start_unix_ms, method, url, reason, by, attempts, total_ms);
-        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        Ok(unsafe { write_text(buf, buf_len, written, &record.to_json_line()) })
-    })
+            );
+            let (reason, by) = (
+                recuo_give_up_reason::core_of(reason)?,
+                recuo_give_up_reason::core_of(by)?,
+            );
+            let url = lossy(url).0;
+            let mut r = FinalRecord::new(start_unix_ms, method, &url, reason, attempts, total_ms);
+            r.stopped_by = by;
+            Ok(Record::Final(r).to_json_line())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -357,8 +280,8 @@ mod tests {
     use crate::attempts::recuo_give_up_reason::RECUO_GIVE_UP_NONE;
     use crate::classify::{recuo_outcome_kind, recuo_transport};
     use crate::status::recuo_status::{RECUO_ERR_BUFFER_TOO_SMALL, RECUO_ERR_NOT_UTF8, RECUO_OK};
-    use recuo::Cause;
     use recuo::Decision;
+    use recuo::{Cause, GiveUpReason, Verdict};
 
     impl recuo_decision {
         /// The C form of a core decision.

@@ -5,22 +5,14 @@
 // The blocking waits are not in the WebAssembly build; what only they use is unused there.
 #![cfg_attr(target_family = "wasm", allow(unused_imports))]
 
-use std::ffi::c_char;
 use std::time::Duration;
 
-use recuo::{Regulator, RegulatorError, SharedError};
+use recuo::{Regulator, RegulatorError};
 
 use crate::cancel::{cancel_token, recuo_cancel_token};
-use crate::panic::{boundary, checked};
 use crate::plan::rate;
-use crate::ptr;
-use crate::ptr::store;
+use crate::prelude::*;
 use crate::status::open_with_detail;
-use crate::status::recuo_status::{
-    self, RECUO_CANCELLED, RECUO_ERR_COST_ABOVE_BURST, RECUO_ERR_INVALID_RATE, RECUO_ERR_IO,
-    RECUO_ERR_SHARED_MISMATCH, RECUO_ERR_ZERO_BURST, RECUO_ERR_ZERO_COST, RECUO_OK,
-    RECUO_QUEUE_FULL, RECUO_TIMED_OUT, RECUO_WOULD_WAIT,
-};
 
 /// Limits request *starts* to a rate with a burst: after a quiet spell up to
 /// `burst` starts may go at once, then one per interval (1 / rate); in any window of time
@@ -39,29 +31,6 @@ use crate::status::recuo_status::{
 /// server's clock; the `_at` function takes them from you instead (a fake clock in tests).
 #[derive(Debug, Clone)]
 pub struct recuo_regulator(pub(crate) Regulator);
-
-impl From<SharedError> for recuo_status {
-    fn from(e: SharedError) -> Self {
-        match e {
-            _ if e.would_block() => recuo_status::RECUO_HOST_PENDING,
-            SharedError::Io(_) => RECUO_ERR_IO,
-            SharedError::WrongKind { .. } | SharedError::Mismatch(_) => RECUO_ERR_SHARED_MISMATCH,
-        }
-    }
-}
-
-impl From<RegulatorError> for recuo_status {
-    fn from(e: RegulatorError) -> Self {
-        match e {
-            RegulatorError::ZeroBurst => RECUO_ERR_ZERO_BURST,
-            RegulatorError::CostAboveBurst { .. } => RECUO_ERR_COST_ABOVE_BURST,
-            RegulatorError::ZeroCost => RECUO_ERR_ZERO_COST,
-            RegulatorError::RateTooSlow { .. } => RECUO_ERR_INVALID_RATE,
-            RegulatorError::QueueFull { .. } => RECUO_QUEUE_FULL,
-            RegulatorError::Shared(e) => e.into(),
-        }
-    }
-}
 
 /// How many starts, at the configured rate, a regulator queues ahead of now beyond its
 /// burst: a start that would wait longer is answered `RECUO_QUEUE_FULL` (nothing reserved).
@@ -87,12 +56,12 @@ pub unsafe extern "C" fn recuo_regulator_new(
     burst: u32,
     out: *mut *mut recuo_regulator,
 ) -> recuo_status {
-    checked(|| {
-        let out = ptr::out(out)?;
-        let regulator = Regulator::new(rate(per_second)?, burst)?;
-        // SAFETY: a checked output.
-        Ok(unsafe { store(out, recuo_regulator(regulator)) })
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ptr::make(out, || {
+            Ok(recuo_regulator(Regulator::new(rate(per_second)?, burst)?))
+        })
+    }
 }
 
 /// Opens the regulator in the file at `path` (created if missing), shared by every process
@@ -154,7 +123,6 @@ pub unsafe extern "C" fn recuo_regulator_new_shared(
 /// # Safety
 /// As `recuo_regulator_new_shared`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_regulator_new_shared_with(
     path: *const c_char,
     path_len: usize,
@@ -167,17 +135,10 @@ pub unsafe extern "C" fn recuo_regulator_new_shared_with(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the path, the output and the detail buffer.
     unsafe {
-        open_with_detail(
-            detail,
-            detail_len,
-            || {
-                Ok((
-                    ptr::out(out)?,
-                    (ptr::path(path, path_len)?, rate(per_second)?),
-                ))
-            },
-            |(path, rate)| Regulator::shared_with(path, rate, burst, adaptive).map(recuo_regulator),
-        )
+        open_with_detail(detail, detail_len, out, || {
+            let (path, rate) = (ptr::path(path, path_len)?, rate(per_second)?);
+            Ok(Regulator::shared_with(path, rate, burst, adaptive).map(recuo_regulator))
+        })
     }
 }
 
@@ -224,7 +185,6 @@ pub unsafe extern "C" fn recuo_regulator_new_shared_with(
 /// `url` must point to `url_len` readable bytes and `key` to `key_len`; `out` NULL or a
 /// writable pointer; `detail` NULL or `detail_len` writable bytes.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_regulator_new_redis(
     url: *const c_char,
     url_len: usize,
@@ -260,7 +220,6 @@ pub unsafe extern "C" fn recuo_regulator_new_redis(
 /// # Safety
 /// As `recuo_regulator_new_redis`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_regulator_new_redis_with(
     url: *const c_char,
     url_len: usize,
@@ -275,18 +234,11 @@ pub unsafe extern "C" fn recuo_regulator_new_redis_with(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the URL, the key, the output and the detail buffer.
     unsafe {
-        open_with_detail(
-            detail,
-            detail_len,
-            || {
-                let out = ptr::out(out)?;
-                let (url, key) = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
-                Ok((out, (url, key, rate(per_second)?)))
-            },
-            |(url, key, rate)| {
-                redis_regulator(url, key, rate, burst, adaptive).map(recuo_regulator)
-            },
-        )
+        open_with_detail(detail, detail_len, out, || {
+            let (url, key) = (ptr::text(url, url_len)?, ptr::text(key, key_len)?);
+            let rate = rate(per_second)?;
+            Ok(redis_regulator(url, key, rate, burst, adaptive).map(recuo_regulator))
+        })
     }
 }
 
@@ -347,7 +299,12 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { try_acquire(regulator, None, cost, wait_ns_out) }
+    unsafe {
+        ptr::with_ref(regulator, |r| {
+            let answer = r.0.reserve_now(cost, 0).map(drop);
+            try_answer(answer.map_err(|e| e.map(Duration::from_nanos)), wait_ns_out)
+        })
+    }
 }
 
 /// `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
@@ -368,31 +325,9 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire_at(
     wait_ns_out: *mut u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { try_acquire(regulator, Some(now_ns), cost, wait_ns_out) }
-}
-
-/// A try at `now_ns`, or (`None`) on the regulator's own clock.
-///
-/// # Safety
-/// As `recuo_regulator_try_acquire`.
-unsafe fn try_acquire(
-    regulator: *const recuo_regulator,
-    now_ns: Option<u64>,
-    cost: u32,
-    wait_ns_out: *mut u64,
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
     unsafe {
         ptr::with_ref(regulator, |r| {
-            let answer = match now_ns {
-                Some(now_ns) => r.0.try_acquire_at(now_ns, cost),
-                None => {
-                    r.0.reserve_now(cost, 0)
-                        .map(|_| ())
-                        .map_err(|e| e.map(Duration::from_nanos))
-                }
-            };
-            try_answer(answer, wait_ns_out)
+            try_answer(r.0.try_acquire_at(now_ns, cost), wait_ns_out)
         })
     }
 }

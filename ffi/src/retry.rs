@@ -7,7 +7,6 @@
 //! report, the stats, the records, the gate's feedback); this file only converts.
 
 use std::cell::OnceCell;
-use std::ffi::{c_char, c_void};
 use std::mem::MaybeUninit;
 use std::time::Duration;
 
@@ -22,17 +21,12 @@ use crate::cancel::recuo_cancel_token;
 use crate::classify::recuo_verdict;
 use crate::com_retry::recuo_sleep_fn;
 use crate::gate::recuo_gate;
-use crate::panic::{boundary, checked};
 use crate::policy::recuo_policy;
 use crate::pool::recuo_attempt_pool;
-use crate::ptr;
+use crate::prelude::*;
 use crate::record::recuo_record_sink_fn;
 use crate::redact::lossy;
 use crate::stats::recuo_stats_recorder;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_GAVE_UP, RECUO_ERR_NO_RESPONSE, RECUO_ERR_NO_VERDICT, RECUO_ERR_NULL_ARGUMENT,
-    RECUO_OK,
-};
 
 /// The operation `recuo_retry` runs: make attempt number `attempt` (from 0), sending
 /// `idempotency_key` (a NUL-terminated UUID v4 of 36 characters, the same on every attempt of
@@ -120,19 +114,6 @@ pub unsafe extern "C" fn recuo_retry_options_free(options: *mut recuo_retry_opti
     boundary(|| unsafe { ptr::free(options) })
 }
 
-/// Runs `change` on the options behind `options`, answering `RECUO_ERR_NULL_ARGUMENT` for
-/// NULL.
-///
-/// # Safety
-/// `options` must be NULL or a live handle not in use by another thread.
-unsafe fn with_options(
-    options: *mut recuo_retry_options,
-    change: impl FnOnce(&mut recuo_retry_options),
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(options, change) }
-}
-
 /// Draws the jitter from a generator seeded with `seed`: the same seed and outcomes give the
 /// same delays on every run. The idempotency key still comes from the operating system's
 /// random source (a seed never makes a key). Returns `RECUO_OK` or
@@ -146,7 +127,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_seed(
     seed: u64,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_options(options, |o| o.seed = Some(seed)) }
+    unsafe { ptr::with(options, |o| o.seed = Some(seed)) }
 }
 
 /// Replaces the real sleep with `sleep_ms`, called with each non-zero delay and the call's
@@ -162,7 +143,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_sleep(
     sleep_ms: recuo_sleep_fn,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_options(options, |o| o.sleep_ms = sleep_ms) }
+    unsafe { ptr::with(options, |o| o.sleep_ms = sleep_ms) }
 }
 
 /// Makes `recuo_retry` stop when `token` is cancelled (see `recuo_cancel_token`); NULL
@@ -178,7 +159,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_cancel_token(
     token: *const recuo_cancel_token,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe { with_options(options, |o| o.cancel = token.as_ref().map(|t| t.0.clone())) }
+    unsafe { ptr::with(options, |o| o.cancel = ptr::shared(token).ok()) }
 }
 
 /// Makes `recuo_retry` draw its attempts from `pool` (nested loops share one limit);
@@ -197,8 +178,8 @@ pub unsafe extern "C" fn recuo_retry_options_set_pool(
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
     unsafe {
-        with_options(options, |o| {
-            o.pool = pool.as_ref().map(|p| (p.0.clone(), nested))
+        ptr::with(options, |o| {
+            o.pool = ptr::shared(pool).ok().zip(Some(nested))
         })
     }
 }
@@ -214,7 +195,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_on_retry(
     on_retry: recuo_on_retry_fn,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_options(options, |o| o.on_retry = on_retry) }
+    unsafe { ptr::with(options, |o| o.on_retry = on_retry) }
 }
 
 /// Sets the hook called once on giving up (see `recuo_on_give_up_fn`); NULL removes it.
@@ -228,7 +209,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_on_give_up(
     on_give_up: recuo_on_give_up_fn,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_options(options, |o| o.on_give_up = on_give_up) }
+    unsafe { ptr::with(options, |o| o.on_give_up = on_give_up) }
 }
 
 /// Sends every attempt of `recuo_retry` through `gate`; NULL removes the
@@ -261,11 +242,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_gate(
     gate: *const recuo_gate,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe {
-        with_options(options, |o| {
-            o.gate = gate.as_ref().map(|g| g.gate().clone())
-        })
-    }
+    unsafe { ptr::with(options, |o| o.gate = ptr::shared(gate).ok()) }
 }
 
 /// A monotonic clock replacing the real one in `recuo_retry` and `recuo_retry_http`:
@@ -306,7 +283,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_record_sink(
     sink: recuo_record_sink_fn,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_options(options, |o| o.record_sink = sink) }
+    unsafe { ptr::with(options, |o| o.record_sink = sink) }
 }
 
 /// Hands the metric points of every `recuo_retry_http` and `recuo_retry` call made with these
@@ -324,7 +301,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_metrics(
     metrics: crate::telemetry::recuo_metrics_fn,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { with_options(options, |o| o.metrics = metrics) }
+    unsafe { ptr::with(options, |o| o.metrics = metrics) }
 }
 
 /// Names the request the records describe: its HTTP method (`method_len` bytes, UTF-8; empty
@@ -353,9 +330,8 @@ pub unsafe extern "C" fn recuo_retry_options_set_request(
         let (method, url) = unsafe { (ptr::text(method, method_len)?, ptr::bytes(url, url_len)?) };
         // SAFETY: forwarded from the caller.
         Ok(unsafe {
-            with_options(options, |o| {
-                o.method = method.to_string();
-                o.url = url.to_vec();
+            ptr::with(options, |o| {
+                (o.method, o.url) = (method.to_string(), url.to_vec())
             })
         })
     })
@@ -378,9 +354,8 @@ pub unsafe extern "C" fn recuo_retry_options_set_clock(
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe {
-        with_options(options, |o| {
-            o.monotonic_ms = monotonic_ms;
-            o.unix_ms = unix_ms;
+        ptr::with(options, |o| {
+            (o.monotonic_ms, o.unix_ms) = (monotonic_ms, unix_ms)
         })
     }
 }
@@ -402,11 +377,7 @@ pub unsafe extern "C" fn recuo_retry_options_set_stats_recorder(
     recorder: *const recuo_stats_recorder,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe {
-        with_options(options, |o| {
-            o.stats = recorder.as_ref().map(|r| r.0.clone())
-        })
-    }
+    unsafe { ptr::with(options, |o| o.stats = ptr::shared(recorder).ok()) }
 }
 
 /// Runs `operation` under `policy` until it succeeds or the policy gives up:
@@ -456,7 +427,6 @@ pub unsafe extern "C" fn recuo_retry_options_set_stats_recorder(
 /// `operation` and the callbacks of `options` must be safe to call with `user_data` and must
 /// return normally; the outputs must be NULL or writable for their lengths.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_retry(
     policy: *const recuo_policy,
     operation: recuo_operation_fn,
@@ -467,19 +437,9 @@ pub unsafe extern "C" fn recuo_retry(
     delays_len: usize,
     delays_written: *mut usize,
 ) -> recuo_status {
+    let out = (report_out, delays, delays_len, delays_written);
     // SAFETY: forwarded from the caller.
-    unsafe {
-        run(
-            policy,
-            operation.map(Call::Plain),
-            user_data,
-            options,
-            report_out,
-            delays,
-            delays_len,
-            delays_written,
-        )
-    }
+    unsafe { run(policy, operation.map(Call::Plain), user_data, options, out) }
 }
 
 /// The operation `recuo_retry_http` runs: `recuo_operation_fn` for an HTTP request, which also
@@ -518,7 +478,6 @@ pub type recuo_http_operation_fn = Option<
 /// # Safety
 /// As `recuo_retry`.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn recuo_retry_http(
     policy: *const recuo_policy,
     operation: recuo_http_operation_fn,
@@ -529,19 +488,9 @@ pub unsafe extern "C" fn recuo_retry_http(
     delays_len: usize,
     delays_written: *mut usize,
 ) -> recuo_status {
+    let out = (report_out, delays, delays_len, delays_written);
     // SAFETY: forwarded from the caller.
-    unsafe {
-        run(
-            policy,
-            operation.map(Call::Http),
-            user_data,
-            options,
-            report_out,
-            delays,
-            delays_len,
-            delays_written,
-        )
-    }
+    unsafe { run(policy, operation.map(Call::Http), user_data, options, out) }
 }
 
 /// The operation of a run: `recuo_retry`'s, or `recuo_retry_http`'s.
@@ -559,36 +508,30 @@ enum Call {
     ),
 }
 
+/// Where `recuo_retry` writes what happened: the report, the delays' buffer and its length,
+/// how many delays were written.
+type ReportOut = (*mut recuo_report, *mut u64, usize, *mut usize);
+
 /// The body of `recuo_retry` and `recuo_retry_http`.
 ///
 /// # Safety
 /// As `recuo_retry`.
-#[allow(clippy::too_many_arguments)]
 unsafe fn run(
     policy: *const recuo_policy,
     call: Option<Call>,
     user_data: *mut c_void,
     options: *const recuo_retry_options,
-    report_out: *mut recuo_report,
-    delays: *mut u64,
-    delays_len: usize,
-    delays_written: *mut usize,
+    (report_out, delays, delays_len, delays_written): ReportOut,
 ) -> recuo_status {
-    boundary(|| {
+    checked(|| {
         // SAFETY: the caller vouches for every pointer (see # Safety).
-        let checked = unsafe {
-            (|| -> Result<_, recuo_status> {
-                let policy = ptr::input(policy)?;
-                let call = call.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
-                let delays = ptr::slice_mut(delays, delays_len)?;
-                // Arguments first, the policy's configuration last.
-                Ok((policy.policy()?, call, delays))
-            })()
+        let (policy, call, delays) = unsafe {
+            let policy = ptr::input(policy)?;
+            let call = call.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
+            // Arguments first, the policy's configuration last.
+            (policy, call, ptr::slice_mut(delays, delays_len)?)
         };
-        let (policy, call, delays) = match checked {
-            Ok(checked) => checked,
-            Err(status) => return status,
-        };
+        let policy = policy.policy()?;
         // SAFETY: the caller vouches for NULL or a live handle.
         let o = unsafe { options.as_ref() }.cloned().unwrap_or_default();
         let mut op = Operation::new(policy).seed(o.seed);
@@ -641,7 +584,7 @@ unsafe fn run(
         };
         // SAFETY: the caller vouches for NULL or writable outputs.
         unsafe { write_report(&report, retry_after_ms, report_out, delays, delays_written) };
-        status
+        Ok(status)
     })
 }
 

@@ -1,14 +1,11 @@
 //! `Retry-After` and guide B's `retryDelayMs`. Guide B is
 //! “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 
 use recuo::{parse_retry_after, LazyJitterRng, RetryAfter};
 
-use crate::cenum::c_enum;
-use crate::panic::boundary;
-use crate::ptr;
-use crate::status::recuo_status;
+use crate::prelude::*;
 
 /// What a `Retry-After` value asks for. The numbers are stable; `0` is never a kind, so a
 /// zero-initialised `recuo_retry_after` that recuo did not fill in is recognisable.
@@ -92,19 +89,23 @@ pub unsafe extern "C" fn recuo_parse_retry_after(
     }
 }
 
-/// Guide B's delay, with the header read up to its NUL.
+/// Guide B's delay for the header's bytes (`None`: no header).
+fn delay(value: Option<&[u8]>, attempt: u32, now_ms: i64, seed: Option<u64>) -> f64 {
+    // Seeded at the first draw only: a header of seconds or a date costs no entropy.
+    let mut rng = LazyJitterRng::new(seed);
+    match value {
+        None => recuo::retry_delay_ms(None, attempt, now_ms, &mut rng),
+        Some(value) => parse_retry_after(value, now_ms).guide_b_delay_ms(attempt, &mut rng),
+    }
+}
+
+/// The bytes of a header given up to its NUL (`None` for NULL).
 ///
 /// # Safety
 /// `retry_after` must be NULL or a NUL-terminated string.
-unsafe fn delay(retry_after: *const c_char, attempt: u32, now_ms: i64, seed: Option<u64>) -> f64 {
-    // Seeded at the first draw only: a header of seconds or a date costs no entropy.
-    let mut rng = LazyJitterRng::new(seed);
-    if retry_after.is_null() {
-        return recuo::retry_delay_ms(None, attempt, now_ms, &mut rng);
-    }
+unsafe fn header<'a>(retry_after: *const c_char) -> Option<&'a [u8]> {
     // SAFETY: the caller vouches for a NUL-terminated string.
-    let value = unsafe { CStr::from_ptr(retry_after) }.to_bytes();
-    parse_retry_after(value, now_ms).guide_b_delay_ms(attempt, &mut rng)
+    (!retry_after.is_null()).then(|| unsafe { CStr::from_ptr(retry_after) }.to_bytes())
 }
 
 /// Guide B's `retryDelayMs`: how long to wait, in milliseconds, before retry index `attempt`
@@ -128,7 +129,7 @@ pub unsafe extern "C" fn recuo_retry_delay_ms(
     now_ms: i64,
 ) -> f64 {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { delay(retry_after, attempt, now_ms, None) })
+    boundary(|| delay(unsafe { header(retry_after) }, attempt, now_ms, None))
 }
 
 /// `recuo_retry_delay_ms` with the jitter drawn from a generator seeded with `seed`: the same
@@ -144,7 +145,7 @@ pub unsafe extern "C" fn recuo_retry_delay_ms_seeded(
     seed: u64,
 ) -> f64 {
     // SAFETY: forwarded from the caller.
-    boundary(|| unsafe { delay(retry_after, attempt, now_ms, Some(seed)) })
+    boundary(|| delay(unsafe { header(retry_after) }, attempt, now_ms, Some(seed)))
 }
 
 /// `recuo_retry_delay_ms` for a header given as `len` bytes (a NUL among them is part of the
@@ -165,15 +166,11 @@ pub unsafe extern "C" fn recuo_retry_delay_ms_bytes(
     boundary(|| {
         // SAFETY: NULL or a readable `uint64_t` (the caller's word).
         let seed = unsafe { seed.as_ref() }.copied();
-        let mut rng = LazyJitterRng::new(seed);
-        if value.is_null() {
-            return recuo::retry_delay_ms(None, attempt, now_ms, &mut rng);
-        }
         // SAFETY: `len` readable bytes at a non-NULL `value` (the caller's word).
-        match unsafe { crate::ptr::bytes(value.cast(), len) } {
-            Ok(bytes) => parse_retry_after(bytes, now_ms).guide_b_delay_ms(attempt, &mut rng),
-            Err(_) => f64::NAN,
-        }
+        let bytes = (!value.is_null()).then(|| unsafe { ptr::bytes(value.cast(), len) });
+        bytes
+            .transpose()
+            .map_or(f64::NAN, |v| delay(v, attempt, now_ms, seed))
     })
 }
 
@@ -188,7 +185,6 @@ pub extern "C" fn recuo_retry_after_kind_name(kind: u32) -> *const c_char {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::recuo_status::*;
     use recuo_retry_after_kind::*;
 
     fn parse(value: &[u8], now_ms: i64) -> (recuo_status, recuo_retry_after) {

@@ -1,17 +1,12 @@
 //! Batch stats for C: merging two `recuo_stats`, and a recorder for C programs with
 //! their own loops. The counting is the core's (`recuo::Stats`, `recuo::StatsRecorder`).
 
-use std::ptr::addr_of;
 use std::time::Duration;
 
 use recuo::{Stats, StatsRecorder};
 
 use crate::classify::recuo_cause;
-use crate::panic::{boundary, checked};
-use crate::ptr;
-use crate::status::recuo_status::{
-    self, RECUO_ERR_INVALID_ENUM, RECUO_ERR_INVALID_STATS, RECUO_ERR_NULL_ARGUMENT, RECUO_OK,
-};
+use crate::prelude::*;
 
 /// A batch's stats: a plain struct `recuo_batch_run`, `recuo_stats_merge` and
 /// `recuo_stats_recorder_snapshot` fill in, mirroring `recuo::Stats`. Instants are
@@ -87,51 +82,51 @@ impl recuo_stats {
 /// # Safety
 /// A non-NULL `p` must point to a readable `recuo_stats`.
 unsafe fn read_stats(p: *const recuo_stats) -> Result<(Stats, u64), recuo_status> {
-    if p.is_null() {
-        return Err(RECUO_ERR_NULL_ARGUMENT);
-    }
-    // SAFETY: non-NULL; the caller vouches for a readable recuo_stats. Each field is read
-    // through its own place, the bools as the byte they are.
-    let (c, has_spacing, has_starts) = unsafe {
-        (
-            [
-                addr_of!((*p).initial).read(),
-                addr_of!((*p).retries).read(),
-                addr_of!((*p).successes).read(),
-                addr_of!((*p).failures).read(),
-                addr_of!((*p).not_started).read(),
-                addr_of!((*p).throttled).read(),
-                addr_of!((*p).unavailable).read(),
-                addr_of!((*p).max_in_flight).read(),
-                addr_of!((*p).min_spacing_ns).read(),
-                addr_of!((*p).first_start_ns).read(),
-                addr_of!((*p).last_start_ns).read(),
-                addr_of!((*p).elapsed_ms).read(),
-            ],
-            addr_of!((*p).has_spacing).cast::<u8>().read() != 0,
-            addr_of!((*p).has_starts).cast::<u8>().read() != 0,
-        )
-    };
-    let [initial, retries, successes, failures, not_started, throttled, unavailable, max_in_flight, min_spacing, first, last, elapsed_ms] =
-        c;
-    if (has_starts && first > last) || initial.checked_add(retries).is_none() {
+    // SAFETY: the mirror has the same layout (checked) and every bit pattern is valid for it;
+    // the caller vouches for the memory.
+    let r = unsafe { ptr::input(p.cast::<RawStats>()) }?;
+    let (has_spacing, has_starts) = (r.has_spacing != 0, r.has_starts != 0);
+    if (has_starts && r.first_start_ns > r.last_start_ns)
+        || r.initial.checked_add(r.retries).is_none()
+    {
         return Err(RECUO_ERR_INVALID_STATS);
     }
     let stats = Stats {
-        initial,
-        retries,
-        successes,
-        failures,
-        not_started,
-        throttled,
-        unavailable,
-        min_spacing_ns: has_spacing.then_some(min_spacing),
-        first_start_ns: has_starts.then_some(first),
-        last_start_ns: has_starts.then_some(last),
-        max_in_flight,
+        initial: r.initial,
+        retries: r.retries,
+        successes: r.successes,
+        failures: r.failures,
+        not_started: r.not_started,
+        throttled: r.throttled,
+        unavailable: r.unavailable,
+        min_spacing_ns: has_spacing.then_some(r.min_spacing_ns),
+        first_start_ns: has_starts.then_some(r.first_start_ns),
+        last_start_ns: has_starts.then_some(r.last_start_ns),
+        max_in_flight: r.max_in_flight,
     };
-    Ok((stats, elapsed_ms))
+    Ok((stats, r.elapsed_ms))
 }
+
+mirror!(
+    /// `recuo_stats` as C may have filled it: its `bool` fields as the bytes they are.
+    RawStats: recuo_stats {
+        initial: u64,
+        retries: u64,
+        successes: u64,
+        failures: u64,
+        not_started: u64,
+        throttled: u64,
+        unavailable: u64,
+        max_in_flight: u64,
+        has_spacing: u8,
+        min_spacing_ns: u64,
+        mean_spacing_ns: f64,
+        has_starts: u8,
+        first_start_ns: u64,
+        last_start_ns: u64,
+        elapsed_ms: u64,
+    }
+);
 
 /// Adds up two stats — of two batches, or two threads' recorders — into `*out` (which may be
 /// `a` or `b`), with the core's `Stats::merge`: the counts add up; the spacing is that of the
@@ -161,7 +156,7 @@ pub unsafe extern "C" fn recuo_stats_merge(
         let ((a, a_ms), (b, b_ms)) = unsafe { (read_stats(a)?, read_stats(b)?) };
         let out = ptr::out(out)?;
         let merged = a.merge(&b).ok_or(RECUO_ERR_INVALID_STATS)?;
-        let elapsed = std::time::Duration::from_millis(a_ms.max(b_ms));
+        let elapsed = Duration::from_millis(a_ms.max(b_ms));
         // SAFETY: the caller vouches for a writable recuo_stats.
         unsafe { out.write(recuo_stats::from_core(&merged, elapsed)) };
         Ok(RECUO_OK)
@@ -238,8 +233,7 @@ pub unsafe extern "C" fn recuo_stats_recorder_saw(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::with_ref(recorder, |r| {
-            let cause = recuo_cause::from_code(cause).ok_or(RECUO_ERR_INVALID_ENUM);
-            cause.map(|c| r.0.saw(c.to_core(true)))
+            recuo_cause::from_c(cause).map(|c| r.0.saw(c.to_core(true)))
         })
     }
 }
@@ -285,11 +279,8 @@ pub unsafe extern "C" fn recuo_stats_recorder_snapshot(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::fill(out, || {
-            let r = ptr::input(recorder)?;
-            Ok(recuo_stats::from_core(
-                &r.0.snapshot(),
-                std::time::Duration::ZERO,
-            ))
+            let stats = ptr::input(recorder)?.0.snapshot();
+            Ok(recuo_stats::from_core(&stats, Duration::ZERO))
         })
     }
 }

@@ -3,10 +3,10 @@
 use std::ffi::c_char;
 use std::fmt::{self, Write as _};
 
-use recuo::ConfigError;
+use recuo::{BudgetError, ConfigError, LimitError, PlanError, RegulatorError, SharedError};
 
 use crate::cenum::c_enum;
-use crate::panic::{boundary, PanicFallback};
+use crate::panic::boundary;
 
 /// The answer of every recuo function that can fail.
 ///
@@ -155,63 +155,107 @@ pub enum recuo_status {
     RECUO_ERR_PANIC = 900,
 }
 
-impl PanicFallback for recuo_status {
-    fn panic_fallback() -> Self {
-        recuo_status::RECUO_ERR_PANIC
-    }
-}
+crate::panic::fallbacks!(recuo_status => recuo_status::RECUO_ERR_PANIC);
 
 use recuo_status::*;
 
+/// Gives `recuo_status` its `c_enum!` table and `message`, from one row per status: its
+/// constant, its stable name and its description — or, for a configuration error the core
+/// describes without values, `return Err(the core's error)`, whose message is used.
+macro_rules! statuses {
+    ($($variant:ident => $name:literal, $message:expr;)+) => {
+        c_enum!(recuo_status { $($variant => $name),+ });
+
+        impl recuo_status {
+            /// The description of a status, or the configuration error whose message (the
+            /// core's) describes it.
+            fn message(self) -> Result<&'static str, ConfigError> {
+                Ok(match self {
+                    $($variant => $message),+
+                })
+            }
+        }
+    };
+}
+
 // Every status in numeric order, `from_code` (C may pass any integer: it is never transmuted
 // into the enum) and the stable lower-case names: `ok`, `null_argument`, …,
-// `cap_below_base`, …; configuration errors carry the core's own names.
-c_enum!(recuo_status {
-    RECUO_OK => c"ok",
-    RECUO_ERR_NULL_ARGUMENT => c"null_argument",
+// `cap_below_base`, …; configuration errors carry the core's own names. Then each status's
+// description (`recuo_status_message`): configuration errors use the core's messages.
+statuses! {
+    RECUO_OK => c"ok", "success";
+    RECUO_ERR_NULL_ARGUMENT => c"null_argument", "a required pointer argument was NULL";
     RECUO_ERR_BUFFER_TOO_SMALL => c"buffer_too_small",
+        "the output buffer was too small; the text was truncated";
     RECUO_ERR_LENGTH_TOO_LARGE => c"length_too_large",
-    RECUO_ERR_INVALID_ENUM => c"invalid_enum",
-    RECUO_ERR_NOT_UTF8 => c"not_utf8",
-    RECUO_ERR_UNKNOWN_METHOD => c"unknown_method",
-    RECUO_ERR_INVALID_STATUS => c"invalid_status",
-    RECUO_ERR_ALREADY_STARTED => c"already_started",
-    RECUO_ERR_NO_VERDICT => c"no_verdict",
-    RECUO_ERR_INDEX_OUT_OF_RANGE => c"index_out_of_range",
+        "a length was too large (above PTRDIFF_MAX, or the function's bound)";
+    RECUO_ERR_INVALID_ENUM => c"invalid_enum", "an enum value was none of its constants";
+    RECUO_ERR_NOT_UTF8 => c"not_utf8", "the text was not valid UTF-8";
+    RECUO_ERR_UNKNOWN_METHOD => c"unknown_method", "the HTTP method is not one recuo knows";
+    RECUO_ERR_INVALID_STATUS => c"invalid_status", "a status code was refused (retired)";
+    RECUO_ERR_ALREADY_STARTED => c"already_started", "the operation has already begun an attempt";
+    RECUO_ERR_NO_VERDICT => c"no_verdict", "the operation returned without writing a valid verdict";
+    RECUO_ERR_INDEX_OUT_OF_RANGE => c"index_out_of_range", "an index was past the end";
     RECUO_ERR_NO_RESPONSE => c"no_response",
+        "the operation returned without describing the response";
     RECUO_ERR_INVALID_STATS => c"invalid_stats",
-    RECUO_ERR_INVALID_CONFIG => c"invalid_config",
-    RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts",
-    RECUO_ERR_NEGATIVE_DURATION => c"negative_duration",
-    RECUO_ERR_NOT_A_NUMBER => c"not_a_number",
+        "the stats were inconsistent: a first start after the last, or counts too large";
+    RECUO_ERR_INVALID_CONFIG => c"invalid_config", "the configuration was refused";
+    RECUO_ERR_ZERO_ATTEMPTS => c"zero_attempts", return Err(ConfigError::ZeroAttempts);
+    RECUO_ERR_NEGATIVE_DURATION => c"negative_duration", return Err(ConfigError::NegativeDuration);
+    RECUO_ERR_NOT_A_NUMBER => c"not_a_number", return Err(ConfigError::NotANumber);
     RECUO_ERR_DURATION_TOO_LARGE => c"duration_too_large",
-    RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base",
+        return Err(ConfigError::DurationTooLarge);
+    // The core's message names the two values, which a bare code no longer has.
+    RECUO_ERR_CAP_BELOW_BASE => c"cap_below_base", "the maximum must not be below the base";
     RECUO_ERR_INVALID_HEADER_NAME => c"invalid_header_name",
+        return Err(ConfigError::EmptyHeaderName);
     RECUO_ERR_STATUS_OUT_OF_RANGE => c"status_out_of_range",
+        "a retry rule can be set for statuses 400 to 599 only";
+    // The core's message names what the name was meant to be, which a bare code has
+    // not.
     RECUO_ERR_UNKNOWN_NAME => c"unknown_name",
-    RECUO_ERR_INVALID_VALUE => c"invalid_value",
+        "a jitter, retry rule, transport failure, method or status recuo does not know";
+    RECUO_ERR_INVALID_VALUE => c"invalid_value", return Err(ConfigError::InvalidValue);
     RECUO_ERR_INVALID_RATE => c"invalid_rate",
+        "a rate must be above zero, finite and countable by a regulator, written as \
+         N/s, N/min, N/h or N/day";
     RECUO_ERR_TARGET_ABOVE_ALLOWANCE => c"target_above_allowance",
+        "the target is above the allowance: the server would throttle the batch; \
+         aim at or below the allowance";
     RECUO_ERR_INVALID_RETRY_FRACTION => c"invalid_retry_fraction",
+        "the retry fraction must be at least 0 and below 1";
     RECUO_ERR_INVALID_LATENCY => c"invalid_latency",
-    RECUO_ERR_ZERO_BURST => c"zero_burst",
+        "the latency must be a finite number of seconds, 0 or more";
+    RECUO_ERR_ZERO_BURST => c"zero_burst", "the burst must be at least 1";
     RECUO_ERR_COST_ABOVE_BURST => c"cost_above_burst",
-    RECUO_ERR_ZERO_LIMIT => c"zero_limit",
+        "a start whose cost is above the burst could never go";
+    RECUO_ERR_ZERO_LIMIT => c"zero_limit", "a concurrency limit must be at least 1";
     RECUO_ERR_INVALID_BUDGET => c"invalid_budget",
+        "a retry budget needs a ratio of 0 to 1000, a floor of 0 or more per second \
+         and a window of 1 to 60 s";
     RECUO_ERR_SHARED_MISMATCH => c"shared_mismatch",
-    RECUO_ERR_INVALID_LEASE => c"invalid_lease",
-    RECUO_ERR_ZERO_COST => c"zero_cost",
+        "the shared file or Redis key holds other settings, or the file another kind of \
+         state";
+    RECUO_ERR_INVALID_LEASE => c"invalid_lease", "a lease must last from 1 ms to 1 day";
+    RECUO_ERR_ZERO_COST => c"zero_cost", "a start's cost must be at least 1";
     RECUO_ERR_TASK_FAILED => c"task_failed",
-    RECUO_ERR_GAVE_UP => c"gave_up",
-    RECUO_WOULD_WAIT => c"would_wait",
-    RECUO_TIMED_OUT => c"timed_out",
-    RECUO_CANCELLED => c"cancelled",
-    RECUO_BUDGET_EXHAUSTED => c"budget_exhausted",
+        "the task failed on its last attempt, or its failure was not to be retried";
+    RECUO_ERR_GAVE_UP => c"gave_up", "the operation gave up; the report says why";
+    RECUO_WOULD_WAIT => c"would_wait", "not now: the start would have to wait";
+    RECUO_TIMED_OUT => c"timed_out", "not in time: nothing came within the timeout";
+    RECUO_CANCELLED => c"cancelled", "cancelled before or during the wait";
+    RECUO_BUDGET_EXHAUSTED => c"budget_exhausted", "the retry budget has no retry left";
     RECUO_QUEUE_FULL => c"queue_full",
+        "not now: the start would wait beyond the starts the regulator queues ahead; \
+         nothing was reserved, ask again later";
     RECUO_HOST_PENDING => c"host_pending",
+        "not yet: the limit waits on a Redis call the host must run and answer first";
     RECUO_ERR_IO => c"io",
-    RECUO_ERR_PANIC => c"panic",
-});
+        "a shared file could not be opened, sized, locked or mapped, or a Redis server \
+         reached";
+    RECUO_ERR_PANIC => c"panic", "recuo panicked (a bug in recuo, please report it)";
+}
 
 impl recuo_status {
     /// Whether this status is in the configuration range (`100`–`199`).
@@ -223,127 +267,50 @@ impl recuo_status {
     pub const fn is_argument_error(self) -> bool {
         matches!(self as u32, 1..=99)
     }
-
-    /// Writes the human-readable description. Configuration errors use the core's messages.
-    fn describe(self, w: &mut impl fmt::Write) -> fmt::Result {
-        let config = |e: ConfigError, w: &mut dyn fmt::Write| write!(w, "{e}");
-        match self {
-            RECUO_OK => w.write_str("success"),
-            RECUO_ERR_NULL_ARGUMENT => w.write_str("a required pointer argument was NULL"),
-            RECUO_ERR_BUFFER_TOO_SMALL => {
-                w.write_str("the output buffer was too small; the text was truncated")
-            }
-            RECUO_ERR_LENGTH_TOO_LARGE => {
-                w.write_str("a length was too large (above PTRDIFF_MAX, or the function's bound)")
-            }
-            RECUO_ERR_INVALID_ENUM => w.write_str("an enum value was none of its constants"),
-            RECUO_ERR_NOT_UTF8 => w.write_str("the text was not valid UTF-8"),
-            RECUO_ERR_UNKNOWN_METHOD => w.write_str("the HTTP method is not one recuo knows"),
-            RECUO_ERR_INVALID_STATUS => w.write_str("a status code was refused (retired)"),
-            RECUO_ERR_STATUS_OUT_OF_RANGE => {
-                w.write_str("a retry rule can be set for statuses 400 to 599 only")
-            }
-            RECUO_ERR_ALREADY_STARTED => w.write_str("the operation has already begun an attempt"),
-            RECUO_ERR_NO_VERDICT => {
-                w.write_str("the operation returned without writing a valid verdict")
-            }
-            RECUO_ERR_INDEX_OUT_OF_RANGE => w.write_str("an index was past the end"),
-            RECUO_ERR_NO_RESPONSE => {
-                w.write_str("the operation returned without describing the response")
-            }
-            RECUO_ERR_INVALID_STATS => w.write_str(
-                "the stats were inconsistent: a first start after the last, or counts too large",
-            ),
-            RECUO_ERR_INVALID_CONFIG => w.write_str("the configuration was refused"),
-            RECUO_ERR_ZERO_ATTEMPTS => config(ConfigError::ZeroAttempts, w),
-            RECUO_ERR_NEGATIVE_DURATION => config(ConfigError::NegativeDuration, w),
-            RECUO_ERR_NOT_A_NUMBER => config(ConfigError::NotANumber, w),
-            RECUO_ERR_DURATION_TOO_LARGE => config(ConfigError::DurationTooLarge, w),
-            // The core's message names the two values, which a bare code no longer has.
-            RECUO_ERR_CAP_BELOW_BASE => w.write_str("the maximum must not be below the base"),
-            RECUO_ERR_INVALID_HEADER_NAME => config(ConfigError::EmptyHeaderName, w),
-            // The core's message names what the name was meant to be, which a bare code has
-            // not.
-            RECUO_ERR_UNKNOWN_NAME => w.write_str(
-                "a jitter, retry rule, transport failure, method or status recuo does not know",
-            ),
-            RECUO_ERR_INVALID_VALUE => config(ConfigError::InvalidValue, w),
-            RECUO_ERR_INVALID_RATE => w.write_str(
-                "a rate must be above zero, finite and countable by a regulator, written as \
-                 N/s, N/min, N/h or N/day",
-            ),
-            RECUO_ERR_TARGET_ABOVE_ALLOWANCE => w.write_str(
-                "the target is above the allowance: the server would throttle the batch; \
-                 aim at or below the allowance",
-            ),
-            RECUO_ERR_INVALID_RETRY_FRACTION => {
-                w.write_str("the retry fraction must be at least 0 and below 1")
-            }
-            RECUO_ERR_INVALID_LATENCY => {
-                w.write_str("the latency must be a finite number of seconds, 0 or more")
-            }
-            RECUO_ERR_ZERO_BURST => w.write_str("the burst must be at least 1"),
-            RECUO_ERR_COST_ABOVE_BURST => {
-                w.write_str("a start whose cost is above the burst could never go")
-            }
-            RECUO_ERR_ZERO_LIMIT => w.write_str("a concurrency limit must be at least 1"),
-            RECUO_ERR_INVALID_BUDGET => w.write_str(
-                "a retry budget needs a ratio of 0 to 1000, a floor of 0 or more per second \
-                 and a window of 1 to 60 s",
-            ),
-            RECUO_ERR_SHARED_MISMATCH => w.write_str(
-                "the shared file or Redis key holds other settings, or the file another kind of \
-                 state",
-            ),
-            RECUO_ERR_INVALID_LEASE => w.write_str("a lease must last from 1 ms to 1 day"),
-            RECUO_ERR_ZERO_COST => w.write_str("a start's cost must be at least 1"),
-            RECUO_ERR_TASK_FAILED => w.write_str(
-                "the task failed on its last attempt, or its failure was not to be retried",
-            ),
-            RECUO_ERR_GAVE_UP => w.write_str("the operation gave up; the report says why"),
-            RECUO_WOULD_WAIT => w.write_str("not now: the start would have to wait"),
-            RECUO_TIMED_OUT => w.write_str("not in time: nothing came within the timeout"),
-            RECUO_CANCELLED => w.write_str("cancelled before or during the wait"),
-            RECUO_BUDGET_EXHAUSTED => w.write_str("the retry budget has no retry left"),
-            RECUO_QUEUE_FULL => w.write_str(
-                "not now: the start would wait beyond the starts the regulator queues ahead; \
-                 nothing was reserved, ask again later",
-            ),
-            RECUO_HOST_PENDING => w.write_str(
-                "not yet: the limit waits on a Redis call the host must run and answer first",
-            ),
-            RECUO_ERR_IO => w.write_str(
-                "a shared file could not be opened, sized, locked or mapped, or a Redis server \
-                 reached",
-            ),
-            RECUO_ERR_PANIC => w.write_str("recuo panicked (a bug in recuo, please report it)"),
-        }
-    }
 }
 
-/// The description `recuo_status_message` writes.
 impl fmt::Display for recuo_status {
+    /// The human-readable description. Configuration errors use the core's messages.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.describe(f)
-    }
-}
-
-impl From<ConfigError> for recuo_status {
-    fn from(e: ConfigError) -> Self {
-        match e {
-            ConfigError::ZeroAttempts => RECUO_ERR_ZERO_ATTEMPTS,
-            ConfigError::NegativeDuration => RECUO_ERR_NEGATIVE_DURATION,
-            ConfigError::NotANumber => RECUO_ERR_NOT_A_NUMBER,
-            ConfigError::DurationTooLarge => RECUO_ERR_DURATION_TOO_LARGE,
-            ConfigError::CapBelowBase { .. } => RECUO_ERR_CAP_BELOW_BASE,
-            ConfigError::EmptyHeaderName => RECUO_ERR_INVALID_HEADER_NAME,
-            ConfigError::StatusOutOfRange { .. } => RECUO_ERR_STATUS_OUT_OF_RANGE,
-            ConfigError::UnknownName { .. } => RECUO_ERR_UNKNOWN_NAME,
-            ConfigError::InvalidValue => RECUO_ERR_INVALID_VALUE,
-            _ => RECUO_ERR_INVALID_CONFIG,
+        match self.message() {
+            Ok(text) => f.write_str(text),
+            Err(core) => write!(f, "{core}"),
         }
     }
 }
+
+/// The C status of a core error: `100 +` its stable code, the one numbering every language
+/// shares (an I/O failure, core code 200, is C's 300) — except a shared store that waits on
+/// its host (`would_block`): `RECUO_HOST_PENDING`. A code C does not know (a configuration
+/// error newer than this library) is `RECUO_ERR_INVALID_CONFIG`.
+fn of_core(code: u32, would_block: bool) -> recuo_status {
+    match recuo_status::from_code(100 + code) {
+        _ if would_block => RECUO_HOST_PENDING,
+        Some(status) => status,
+        None => RECUO_ERR_INVALID_CONFIG,
+    }
+}
+
+/// Converts each core error to its C status by [`of_core`], given whether it is a shared
+/// store waiting on its host.
+macro_rules! from_core_errors {
+    ($($error:ty => $would_block:expr),+ $(,)?) => {
+        $(impl From<$error> for recuo_status {
+            fn from(e: $error) -> Self {
+                of_core(e.code(), $would_block(&e))
+            }
+        })+
+    };
+}
+
+from_core_errors!(
+    ConfigError => |_| false,
+    PlanError => |_| false,
+    SharedError => SharedError::would_block,
+    RegulatorError => |e: &RegulatorError| matches!(e, RegulatorError::Shared(s) if s.would_block()),
+    BudgetError => |e: &BudgetError| matches!(e, BudgetError::Shared(s) if s.would_block()),
+    LimitError => |e: &LimitError| matches!(e, LimitError::Shared(s) if s.would_block()),
+);
 
 /// `fmt::Write` into a C buffer, keeping one byte for the NUL and cutting at a character
 /// boundary; `truncated` tells whether anything was left out.
@@ -385,10 +352,8 @@ impl CBuffer<'_> {
         if let Some(nul) = w.buf.get_mut(w.len) {
             *nul = 0;
         }
-        if !written.is_null() {
-            // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
-            unsafe { written.write(w.len) };
-        }
+        // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
+        unsafe { crate::ptr::put(written, w.len) };
         if w.truncated {
             RECUO_ERR_BUFFER_TOO_SMALL
         } else {
@@ -413,45 +378,34 @@ pub(crate) unsafe fn write_detail(buf: *mut c_char, len: usize, detail: &dyn fmt
 
 /// The body of every constructor that explains its errors in a detail buffer
 /// (`recuo_regulator_new_shared`, the `_new_redis` functions), inside the panic boundary: the
-/// arguments as `check` checks them — the output and what `open` needs — then the handle
-/// `open` makes stored in `*out` and an empty detail, or why not written to the detail and
-/// its status answered.
+/// output checked first, then the arguments as `open` reads them, then what it opens — the
+/// handle stored in `*out` and an empty detail, or why not written to the detail and its
+/// status answered.
 ///
 /// # Safety
-/// `detail` must be NULL or point to `detail_len` writable bytes; `check` must check the
-/// output it answers.
-pub(crate) unsafe fn open_with_detail<A, T, E>(
+/// `detail` must be NULL or point to `detail_len` writable bytes; `out` NULL or writable.
+pub(crate) unsafe fn open_with_detail<T, E>(
     detail: *mut c_char,
     detail_len: usize,
-    check: impl FnOnce() -> Result<(crate::ptr::Out<*mut T>, A), recuo_status>,
-    open: impl FnOnce(A) -> Result<T, E>,
+    out: *mut *mut T,
+    open: impl FnOnce() -> Result<Result<T, E>, recuo_status>,
 ) -> recuo_status
 where
     E: fmt::Display + Into<recuo_status>,
 {
     boundary(|| {
-        let (out, args) = match check() {
-            Ok(checked) => checked,
-            Err(status) => {
-                // SAFETY: forwarded from the caller.
-                unsafe { write_detail(detail, detail_len, &status) };
-                return status;
+        let (status, text) = match crate::ptr::out(out).and_then(|out| Ok((out, open()?))) {
+            Err(status) => (status, status.to_string()),
+            // SAFETY: a checked output.
+            Ok((out, Ok(made))) => (unsafe { crate::ptr::store(out, made) }, String::new()),
+            Ok((_, Err(e))) => {
+                let text = e.to_string();
+                (e.into(), text)
             }
         };
-        match open(args) {
-            Ok(made) => {
-                // SAFETY: forwarded from the caller; a checked output.
-                unsafe {
-                    write_detail(detail, detail_len, &"");
-                    crate::ptr::store(out, made)
-                }
-            }
-            Err(e) => {
-                // SAFETY: forwarded from the caller.
-                unsafe { write_detail(detail, detail_len, &e) };
-                e.into()
-            }
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { write_detail(detail, detail_len, &text) };
+        status
     })
 }
 
@@ -492,7 +446,7 @@ pub unsafe extern "C" fn recuo_status_message(
         // SAFETY: forwarded from the caller.
         unsafe {
             CBuffer::write_c(buf, len, written, |w| match recuo_status::from_code(code) {
-                Some(status) => status.describe(w),
+                Some(status) => write!(w, "{status}"),
                 None => write!(w, "unknown recuo status code {code}"),
             })
         }

@@ -2,15 +2,12 @@
 //! Prometheus and OpenTelemetry names, and what any record means as JSON — the core's one
 //! mapping (`recuo::telemetry`), the same in every language.
 
-use std::ffi::{c_char, c_void, CString};
+use std::ffi::CString;
 
 use recuo::telemetry::{telemetry, Instrument, InstrumentKind, RecordValue};
 use recuo::Record;
 
-use crate::panic::{boundary, checked};
-use crate::ptr;
-use crate::redact::write_text;
-use crate::status::recuo_status::{self, RECUO_ERR_INVALID_VALUE, RECUO_ERR_LENGTH_TOO_LARGE};
+use crate::prelude::*;
 
 /// How a metric adds its points up.
 #[repr(u32)]
@@ -80,16 +77,11 @@ fn c_text(s: &str) -> CString {
 pub(crate) fn send_points(f: recuo_metrics_fn, user_data: *mut c_void, record: &Record) {
     let Some(f) = f else { return };
     for point in telemetry(record).points {
+        let label = recuo::telemetry::prometheus_label;
         let texts: Vec<[CString; 3]> = point
             .attributes
             .iter()
-            .map(|(k, v)| {
-                [
-                    c_text(k),
-                    c_text(&recuo::telemetry::prometheus_label(k)),
-                    c_text(v),
-                ]
-            })
+            .map(|(k, v)| [*k, &label(k), v].map(c_text))
             .collect();
         let attributes: Vec<recuo_metric_attribute> = texts
             .iter()
@@ -100,11 +92,7 @@ pub(crate) fn send_points(f: recuo_metrics_fn, user_data: *mut c_void, record: &
             })
             .collect();
         let i: Instrument = point.instrument;
-        let names = [
-            c_text(i.prometheus_name()),
-            c_text(i.otel_name()),
-            c_text(i.unit()),
-        ];
+        let names = [i.prometheus_name(), i.otel_name(), i.unit()].map(c_text);
         let c = recuo_metric_point {
             prometheus_name: names[0].as_ptr(),
             otel_name: names[1].as_ptr(),
@@ -156,21 +144,19 @@ pub unsafe extern "C" fn recuo_telemetry_json(
     buf_len: usize,
     written: *mut usize,
 ) -> recuo_status {
-    checked(|| {
-        if buf.is_null() {
-            return Err(recuo_status::RECUO_ERR_NULL_ARGUMENT);
-        }
-        if len > RECUO_TELEMETRY_RECORD_MAX {
-            return Err(RECUO_ERR_LENGTH_TOO_LARGE);
-        }
-        // SAFETY: the caller vouches for `len` readable bytes at `record`.
-        let text = unsafe { ptr::text(record, len) }?;
-        let value =
-            serde_json::from_str::<RecordValue>(text).map_err(|_| RECUO_ERR_INVALID_VALUE)?;
-        let record = value.to_record().map_err(|_| RECUO_ERR_INVALID_VALUE)?;
-        // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
-        Ok(unsafe { write_text(buf, buf_len, written, &telemetry(&record).to_json()) })
-    })
+    // SAFETY: the caller vouches for the record's bytes and for `buf`, `buf_len` and `written`.
+    unsafe {
+        write_made(buf, buf_len, written, || {
+            if len > RECUO_TELEMETRY_RECORD_MAX {
+                return Err(RECUO_ERR_LENGTH_TOO_LARGE);
+            }
+            let text = ptr::text(record, len)?;
+            let value =
+                serde_json::from_str::<RecordValue>(text).map_err(|_| RECUO_ERR_INVALID_VALUE)?;
+            let record = value.to_record().map_err(|_| RECUO_ERR_INVALID_VALUE)?;
+            Ok(telemetry(&record).to_json())
+        })
+    }
 }
 
 /// The instruments the records feed, as JSON, into `buf` (`buf_len` bytes, NUL-terminated;

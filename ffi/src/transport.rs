@@ -1,12 +1,9 @@
 //! `recuo_transport`: how a request failed before an HTTP status came back, as
 //! the policy's rules and the classification name it.
 
-use std::ffi::c_char;
-
 use recuo::Transport;
 
-use crate::cenum::c_enum;
-use crate::panic::{boundary, PanicFallback};
+use crate::prelude::*;
 
 /// How a request failed before an HTTP status came back.
 #[repr(u32)]
@@ -39,17 +36,7 @@ pub extern "C" fn recuo_transport_name(transport: u32) -> *const c_char {
     recuo_transport::name_of(transport)
 }
 
-impl PanicFallback for recuo_transport {
-    fn panic_fallback() -> Self {
-        Self::RECUO_TRANSPORT_OTHER
-    }
-}
-
-impl From<Transport> for recuo_transport {
-    fn from(t: Transport) -> Self {
-        Self::from_core(t)
-    }
-}
+crate::panic::fallbacks!(recuo_transport => recuo_transport::RECUO_TRANSPORT_OTHER);
 
 /// What a libcurl transfer that failed with the `CURLcode` `code` (not `CURLE_OK`) means for
 /// the request, `request_sent` saying whether any byte of it went out
@@ -61,7 +48,7 @@ impl From<Transport> for recuo_transport {
 /// `RECUO_TRANSPORT_OTHER` only if recuo panicked.
 #[no_mangle]
 pub extern "C" fn recuo_curl_code_transport(code: u32, request_sent: bool) -> recuo_transport {
-    boundary(|| recuo::curl_transport(code, request_sent).into())
+    boundary(|| recuo_transport::from_core(recuo::curl_transport(code, request_sent)))
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The library's version, as the core reports it.
 
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 
-use crate::panic::boundary;
+use crate::prelude::*;
 
 /// `recuo::VERSION` as a C string. This crate and the core share the workspace version; the
 /// assertion below refuses to compile if they ever differ.
