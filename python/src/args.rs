@@ -58,25 +58,29 @@ macro_rules! readers {
 }
 pub(crate) use readers;
 
-/// A class's `#[pymethods]`, its plain getters declared one a line before its other methods:
-/// in `get(self) { ... }`, `/// doc` and `name -> T = expression;` is the getter
-/// `fn name(&self) -> T { expression }`, and `name(py) -> T = ...` takes `py: Python<'_>` too.
+/// A class's `#[pymethods]`, as `methods!({ impl Class { ... } })`: ordinary methods, which
+/// rustfmt formats, after plain getters declared one a line. `/// doc` then
+/// `getter!(name(self) -> T = expression);` is the getter `fn name(&self) -> T { expression }`,
+/// and `getter!(name(self, py) -> T = ...);` takes `py: Python<'_>` too.
 macro_rules! methods {
-    (impl $class:ty {
-        get($s:ident) {
-            $($(#[$doc:meta])* $name:ident $(($py:ident))? -> $t:ty = $e:expr;)*
-        }
-        $($rest:tt)*
-    }) => {
+    ({ impl $class:ty { $($body:tt)* } }) => {
+        $crate::args::methods!(@getters $class [] $($body)*);
+    };
+    (@getters $class:ty [$($done:tt)*]
+        $(#[$($attr:tt)*])* getter!($name:ident($s:ident $(, $py:ident)?) -> $t:ty = $e:expr);
+        $($rest:tt)*) => {
+        $crate::args::methods!(@getters $class [$($done)*
+            $(#[$($attr)*])*
+            #[getter]
+            fn $name(&$s $(, $py: Python<'_>)?) -> $t {
+                $e
+            }
+        ] $($rest)*);
+    };
+    (@getters $class:ty [$($done:tt)*] $($rest:tt)*) => {
         #[pymethods]
         impl $class {
-            $(
-                $(#[$doc])*
-                #[getter]
-                fn $name(&$s $(, $py: Python<'_>)?) -> $t {
-                    $e
-                }
-            )*
+            $($done)*
             $($rest)*
         }
     };
@@ -165,6 +169,11 @@ pub(crate) fn require_str<'a>(value: &'a Bound<'_, PyAny>, what: &str) -> PyResu
         .cast::<PyString>()
         .map(|s| s.to_string_lossy())
         .map_err(|_| must_be(value, what, "a str"))
+}
+
+/// A Python `str`, as an owned `String` (read by [`require_str`]).
+pub(crate) fn string_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    require_str(value, what).map(Cow::into_owned)
 }
 
 /// An int argument, as a u64 when it fits, or whether it is negative or too large.
@@ -258,6 +267,19 @@ readers! {
     pub(crate) fn base_arg -> f64 = secs_arg("base");
     pub(crate) fn maximo_arg -> f64 = secs_arg("maximo");
     pub(crate) fn prazo_arg -> Option<u64> = opt_secs_to_ms("prazo");
+    pub(crate) fn deadline_arg -> Option<u64> = opt_secs_to_ms("deadline");
+    pub(crate) fn latency_arg -> f64 = secs_arg("latency");
+    pub(crate) fn elapsed_ms_arg -> u64 = u64_arg("elapsed_ms");
+    pub(crate) fn total_ms_arg -> u64 = u64_arg("total_ms");
+    pub(crate) fn success_arg -> bool = require_bool("success");
+    pub(crate) fn unbounded_arg -> bool = require_bool("unbounded");
+    /// A reading of the caller's monotonic clock in milliseconds: an int from 0 to 2^64 − 1.
+    pub(crate) fn mono_ms_arg -> u64 = clock_arg("now_ms");
+    /// `method`: a str (any method; those recuo does not know are not idempotent).
+    pub(crate) fn method_arg -> String = string_arg("method");
+    pub(crate) fn header_arg -> String = string_arg("idempotency_header");
+    /// `url`: a `str` or `bytes`, read by [`url_text`].
+    pub(crate) fn url_arg -> String = url_text("url");
 }
 
 /// An int from 0 to 2^64 − 1 (`what` names it); else `ValueError` naming it as `said`.
@@ -297,11 +319,6 @@ pub(crate) fn now_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
             PyValueError::new_err("now_ms must be between -2**63 and 2**63 - 1 (ms since 1970)")
         })
     })
-}
-
-/// A reading of the caller's monotonic clock in milliseconds: an int from 0 to 2^64 − 1.
-pub(crate) fn mono_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    clock_arg(value, "now_ms")
 }
 
 /// A callable argument, or `TypeError`.
@@ -433,16 +450,6 @@ pub(crate) fn outcome_arg(
         (None, None) => Ok(None),
         (Some(_), Some(_)) => Err(PyTypeError::new_err(both)),
     }
-}
-
-/// `method`: a str (any method; those recuo does not know are not idempotent).
-pub(crate) fn method_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    require_str(value, "method").map(|m| m.into_owned())
-}
-
-/// `url`: a `str` or `bytes`, read by [`url_text`].
-pub(crate) fn url_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    url_text(value, "url")
 }
 
 /// `'a', 'b' or 'c'`, for error messages.

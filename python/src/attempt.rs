@@ -102,56 +102,58 @@ pub(crate) enum FramePool {
     },
 }
 
-methods! {
-impl PyAttempt {
-    get(self) {
+methods!({
+    impl PyAttempt {
         /// The attempt's number: 0 for the first attempt, 1 for the first retry, …
-        number -> u32 = self.number;
+        getter!(number(self) -> u32 = self.number);
         /// The operation's idempotency key (UUID v4 text): the same on every attempt of this
         /// operation, never shared with another. Made at its first use.
-        idempotency_key -> String = key_of(self.key.get()).to_string();
+        getter!(idempotency_key(self) -> String = key_of(self.key.get()).to_string());
         /// The header to send the key in (the policy's, ``"Idempotency-Key"`` by default).
-        idempotency_header -> &str = &self.header;
-    }
+        getter!(idempotency_header(self) -> &str = &self.header);
 
-    /// For the records: this attempt sends ``method`` to ``url`` (a ``str`` or ``bytes``;
-    /// redacted in every record). It replaces the loop's ``request=`` for this attempt's
-    /// record and the operation's result.
-    #[pyo3(signature = (method, url))]
-    fn record_request(&self, method: &Bound<'_, PyAny>, url: &Bound<'_, PyAny>) -> PyResult<()> {
-        let line = recuo::RequestLine {
-            method: crate::args::require_str(method, "method")?.into_owned(),
-            url: crate::args::url_text(url, "url")?,
-        };
-        locked(self.notes.get()).request = Some(line);
-        Ok(())
-    }
+        /// For the records: this attempt sends ``method`` to ``url`` (a ``str`` or ``bytes``;
+        /// redacted in every record). It replaces the loop's ``request=`` for this attempt's
+        /// record and the operation's result.
+        #[pyo3(signature = (method, url))]
+        fn record_request(
+            &self,
+            method: &Bound<'_, PyAny>,
+            url: &Bound<'_, PyAny>,
+        ) -> PyResult<()> {
+            let line = recuo::RequestLine {
+                method: crate::args::require_str(method, "method")?.into_owned(),
+                url: crate::args::url_text(url, "url")?,
+            };
+            locked(self.notes.get()).request = Some(line);
+            Ok(())
+        }
 
-    /// For the records: this attempt received ``status`` (an int from 100 to 999) with
-    /// ``headers`` (any shape ``recuo.classify`` takes; only the request id and the wait
-    /// headers are kept). It comes before what ``recuo.classify`` judged or the exception
-    /// carries.
-    #[pyo3(signature = (status, headers = None))]
-    fn record_response(
-        &self,
-        status: &Bound<'_, PyAny>,
-        headers: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let status = record_status_arg(status)?;
-        let headers = headers_arg(headers)?;
-        locked(self.notes.get()).response = Some(Seen::new(Outcome::Status(status), &headers));
-        Ok(())
-    }
+        /// For the records: this attempt received ``status`` (an int from 100 to 999) with
+        /// ``headers`` (any shape ``recuo.classify`` takes; only the request id and the wait
+        /// headers are kept). It comes before what ``recuo.classify`` judged or the exception
+        /// carries.
+        #[pyo3(signature = (status, headers = None))]
+        fn record_response(
+            &self,
+            status: &Bound<'_, PyAny>,
+            headers: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<()> {
+            let status = record_status_arg(status)?;
+            let headers = headers_arg(headers)?;
+            locked(self.notes.get()).response = Some(Seen::new(Outcome::Status(status), &headers));
+            Ok(())
+        }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Attempt(number={}, idempotency_header={})",
-            self.number,
-            crate::args::str_repr(&self.header)
-        )
+        fn __repr__(&self) -> String {
+            format!(
+                "Attempt(number={}, idempotency_header={})",
+                self.number,
+                crate::args::str_repr(&self.header)
+            )
+        }
     }
-}
-}
+});
 
 /// A new idempotency key: a random UUID v4 from the operating system's random source,
 /// different for every instance.

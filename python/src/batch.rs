@@ -26,11 +26,10 @@ use recuo::{
 };
 
 use crate::args::{
-    int_arg, locked, methods, must_be, opt_callable, opt_repr, opt_secs_to_ms, require_callable,
-    Int,
+    deadline_arg, int_arg, locked, methods, must_be, opt_callable, opt_repr, require_callable, Int,
 };
 use crate::call::{Call, Effects, Env};
-use crate::driver::{drive_python, Driven};
+use crate::driver::drive_python;
 use crate::limits::{gate_arg, opt_instance};
 use crate::machine::Build;
 use crate::policy::PyPolicy;
@@ -185,31 +184,22 @@ impl Queue<'_> {
                 None,
             )
         });
-        match driven {
-            Ok(Driven {
-                outcome: Ok(value),
-                done,
-                ..
-            }) => {
+        match driven.map(|driven| (driven.outcome, driven.done)) {
+            Ok((Ok(value), done)) => {
                 let attempts = done.map_or(1, |r| r.attempts);
                 PyBatchResult::new(BatchEnd::Succeeded, attempts, None, Some(value), None)
             }
-            Ok(Driven {
-                outcome: Err(Stopped::GaveUp(gave_up)),
-                ..
-            }) => match (BatchEnd::of(&gave_up.report, false), gave_up.error) {
-                (end @ BatchEnd::GaveUp { .. }, Some(error)) => {
-                    let (attempts, error) = (gave_up.report.attempts, error.into_value(py));
-                    let report = Some(gave_up.report);
-                    PyBatchResult::new(end, attempts, report, None, Some(error.into_any()))
+            Ok((Err(Stopped::GaveUp(gave_up)), _)) => {
+                match (BatchEnd::of(&gave_up.report, false), gave_up.error) {
+                    (end @ BatchEnd::GaveUp { .. }, Some(error)) => {
+                        let (attempts, error) = (gave_up.report.attempts, error.into_value(py));
+                        let report = Some(gave_up.report);
+                        PyBatchResult::new(end, attempts, report, None, Some(error.into_any()))
+                    }
+                    (end, _) => PyBatchResult::not_started(end),
                 }
-                (end, _) => PyBatchResult::not_started(end),
-            },
-            Ok(Driven {
-                outcome: Err(Stopped::Aborted(error)),
-                ..
-            })
-            | Err(error) => {
+            }
+            Ok((Err(Stopped::Aborted(error)), _)) | Err(error) => {
                 self.abort(error);
                 PyBatchResult::not_started(BatchEnd::UNREACHED)
             }
@@ -237,10 +227,6 @@ fn workers_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
             "workers must be at least 1, not {value}"
         ))),
     }
-}
-
-fn deadline_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    opt_secs_to_ms(value, "deadline")
 }
 
 /// The operations: an iterable of callables taking no argument, none of them `async`.
@@ -412,7 +398,11 @@ pub(crate) fn run_batch(
 pub(crate) struct PyBatchResult {
     /// The core's plain form: how it ended, why, the attempts and the report.
     plain: BatchResultValue,
+    /// The operation's value when it succeeded, else ``None``.
+    #[pyo3(get)]
     value: Option<Py<PyAny>>,
+    /// The operation's last exception (the very object) when it gave up, else ``None``.
+    #[pyo3(get)]
     error: Option<Py<PyAny>>,
 }
 
@@ -426,9 +416,8 @@ impl PyBatchResult {
         value: Option<Py<PyAny>>,
         error: Option<Py<PyAny>>,
     ) -> Self {
-        let plain = BatchResultValue::of(end, attempts, report);
         PyBatchResult {
-            plain,
+            plain: BatchResultValue::of(end, attempts, report),
             value,
             error,
         }
@@ -470,76 +459,76 @@ fn result_from(
     })
 }
 
-methods! {
-impl PyBatchResult {
-    get(self) {
+methods!({
+    impl PyBatchResult {
         /// ``"succeeded"``, ``"gave_up"`` or ``"not_started"``.
-        status -> &'static str = self.plain.status.name();
-        /// The operation's value when it succeeded, else ``None``.
-        value(py) -> Option<Py<PyAny>> = self.value.as_ref().map(|v| v.clone_ref(py));
-        /// The operation's last exception (the very object) when it gave up, else ``None``.
-        error(py) -> Option<Py<PyAny>> = self.error.as_ref().map(|e| e.clone_ref(py));
+        getter!(status(self) -> &'static str = self.plain.status.name());
         /// Why it gave up (``"permanent"``, ``"attempts_exhausted"``,
         /// ``"wait_exceeds_deadline"``, ``"budget_exhausted"``, ``"cancelled"``,
         /// ``"queue_stopped"``) or was not started (``"wait_exceeds_deadline"``: the batch's
         /// deadline had passed; ``"queue_stopped"``; ``"cancelled"``); ``None`` for a success.
-        reason -> Option<&'static str> = self.plain.reason.map(GiveUpReason::name);
+        getter!(reason(self) -> Option<&'static str> = self.plain.reason.map(GiveUpReason::name));
+        /// The calls made of the operation.
+        getter!(attempts(self) -> u32 = self.plain.attempts);
         /// For ``"queue_stopped"``: the reason that stopped the queue (another operation's);
         /// else ``None``.
-        stopped_by -> Option<&'static str> = self.plain.stopped_by.map(GiveUpReason::name);
+        #[getter]
+        fn stopped_by(&self) -> Option<&'static str> {
+            self.plain.stopped_by.map(GiveUpReason::name)
+        }
         /// The report of an operation that gave up, else ``None``.
-        report(py) -> PyResult<Option<Py<PyAny>>> = self.plain
-            .report
-            .as_ref()
-            .map(|report| instance(py, "Report", report))
-            .transpose();
-        /// The calls made of the operation.
-        attempts -> u32 = self.plain.attempts;
-    }
+        #[getter]
+        fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+            self.plain
+                .report
+                .as_ref()
+                .map(|report| instance(py, "Report", report))
+                .transpose()
+        }
 
-    /// The plain form: ``status``, ``reason``, ``stopped_by``, ``attempts`` and ``report``
-    /// (a dict, or ``None``) — everything but the operation's own value and error.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        plain_object(py, &self.plain)
-    }
+        /// The plain form: ``status``, ``reason``, ``stopped_by``, ``attempts`` and ``report``
+        /// (a dict, or ``None``) — everything but the operation's own value and error.
+        fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            plain_object(py, &self.plain)
+        }
 
-    /// The result whose plain form is ``value`` (its value and error ``None``):
-    /// ``TypeError`` unless a mapping, ``ValueError`` for what is not a result's plain form.
-    #[staticmethod]
-    #[pyo3(signature = (value, /))]
-    fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        result_from(value, None, None)
-    }
+        /// The result whose plain form is ``value`` (its value and error ``None``):
+        /// ``TypeError`` unless a mapping, ``ValueError`` for what is not a result's plain form.
+        #[staticmethod]
+        #[pyo3(signature = (value, /))]
+        fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+            result_from(value, None, None)
+        }
 
-    /// Pickles as the plain form with the value and the error (each pickled as Python
-    /// pickles it).
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let args = (self.to_dict(py)?, self.value(py), self.error(py));
-        rebuilt_by(py, "_batch_result", args)
-    }
+        /// Pickles as the plain form with the value and the error (each pickled as Python
+        /// pickles it).
+        fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+            let args = (self.to_dict(py)?, &self.value, &self.error);
+            rebuilt_by(py, "_batch_result", args)
+        }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let repr = |v: &Option<Py<PyAny>>| opt_repr(py, v.as_ref());
-        Ok(match self.plain.status {
-            BatchStatus::Succeeded => format!(
-                "BatchResult(status='succeeded', value={}, attempts={})",
-                repr(&self.value)?,
-                self.plain.attempts
-            ),
-            BatchStatus::GaveUp => format!(
-                "BatchResult(status='gave_up', error={}, reason='{}', attempts={})",
-                repr(&self.error)?,
-                self.reason().unwrap_or("?"),
-                self.plain.attempts
-            ),
-            BatchStatus::NotStarted => format!(
-                "BatchResult(status='not_started', reason='{}')",
-                self.reason().unwrap_or("?")
-            ),
-        })
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            let repr = |v: &Option<Py<PyAny>>| opt_repr(py, v.as_ref());
+            Ok(match self.plain.status {
+                BatchStatus::Succeeded => format!(
+                    "BatchResult(status='succeeded', value={}, attempts={})",
+                    repr(&self.value)?,
+                    self.plain.attempts
+                ),
+                BatchStatus::GaveUp => format!(
+                    "BatchResult(status='gave_up', error={}, reason='{}', attempts={})",
+                    repr(&self.error)?,
+                    self.reason().unwrap_or("?"),
+                    self.plain.attempts
+                ),
+                BatchStatus::NotStarted => format!(
+                    "BatchResult(status='not_started', reason='{}')",
+                    self.reason().unwrap_or("?")
+                ),
+            })
+        }
     }
-}
-}
+});
 
 /// A batch result rebuilt from its pickle: the plain form, the value and the error.
 /// Private: ``BatchResult.__reduce__``.
@@ -619,56 +608,54 @@ pub(crate) fn batch_report(
     )
 }
 
-methods! {
-impl PyBatchReport {
-    get(self) {
+methods!({
+    impl PyBatchReport {
         /// One ``BatchResult`` per operation, in the order given.
-        results(py) -> Py<PyTuple> = self.results.clone_ref(py);
+        getter!(results(self, py) -> Py<PyTuple> = self.results.clone_ref(py));
         /// The batch's stats.
-        stats(py) -> Py<PyAny> = self.stats.clone_ref(py);
+        getter!(stats(self, py) -> Py<PyAny> = self.stats.clone_ref(py));
         /// How long the batch took, in seconds.
-        elapsed -> f64 = self.elapsed.as_secs_f64();
-    }
+        getter!(elapsed(self) -> f64 = self.elapsed.as_secs_f64());
 
-    /// The plain form: ``results`` (each result's ``to_dict()``), ``stats`` (the stats'
-    /// ``to_dict()``) and ``elapsed_ms`` — what a worker process sends back as data.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        plain_object(py, &self.plain(py)?)
-    }
+        /// The plain form: ``results`` (each result's ``to_dict()``), ``stats`` (the stats'
+        /// ``to_dict()``) and ``elapsed_ms`` — what a worker process sends back as data.
+        fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            plain_object(py, &self.plain(py)?)
+        }
 
-    /// The report whose plain form is ``value`` (its results' values and errors ``None``):
-    /// ``TypeError`` unless a mapping, ``ValueError`` for what is not a report's plain form.
-    #[staticmethod]
-    #[pyo3(signature = (value, /))]
-    fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let plain: BatchReportValue = read_as(value, "BatchReport")?;
-        let results = plain
-            .results
-            .iter()
-            .map(|r| result_from(&plain_object(py, r)?, None, None))
-            .collect::<PyResult<Vec<_>>>()?;
-        let elapsed = Duration::from_millis(plain.elapsed_ms);
-        report_from(py, PyTuple::new(py, results)?, &plain.stats, elapsed)
-    }
+        /// The report whose plain form is ``value`` (its results' values and errors ``None``):
+        /// ``TypeError`` unless a mapping, ``ValueError`` for what is not a report's plain form.
+        #[staticmethod]
+        #[pyo3(signature = (value, /))]
+        fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
+            let plain: BatchReportValue = read_as(value, "BatchReport")?;
+            let results = plain
+                .results
+                .iter()
+                .map(|r| result_from(&plain_object(py, r)?, None, None))
+                .collect::<PyResult<Vec<_>>>()?;
+            let elapsed = Duration::from_millis(plain.elapsed_ms);
+            report_from(py, PyTuple::new(py, results)?, &plain.stats, elapsed)
+        }
 
-    /// Pickles as its results (each with its value and error) and its plain stats and time.
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let plain = self.plain(py)?;
-        let args = (
-            self.results.clone_ref(py),
-            plain_object(py, &plain.stats)?,
-            plain.elapsed_ms,
-        );
-        rebuilt_by(py, "_batch_report", args)
-    }
+        /// Pickles as its results (each with its value and error) and its plain stats and time.
+        fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+            let plain = self.plain(py)?;
+            let args = (
+                self.results.clone_ref(py),
+                plain_object(py, &plain.stats)?,
+                plain.elapsed_ms,
+            );
+            rebuilt_by(py, "_batch_report", args)
+        }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!(
-            "<recuo.BatchReport: {} operations in {:.3} s, {} succeeded>",
-            self.results.bind(py).len(),
-            self.elapsed.as_secs_f64(),
-            self.successes
-        )
+        fn __repr__(&self, py: Python<'_>) -> String {
+            format!(
+                "<recuo.BatchReport: {} operations in {:.3} s, {} succeeded>",
+                self.results.bind(py).len(),
+                self.elapsed.as_secs_f64(),
+                self.successes
+            )
+        }
     }
-}
-}
+});

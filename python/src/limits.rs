@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use pyo3::call::PyCallArgs;
 use pyo3::exceptions::{PyConnectionError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -245,11 +246,16 @@ pub(crate) fn regulator_use_error(error: &RegulatorError) -> PyErr {
     }
 }
 
-/// The Python glue of the async waits (`recuo/_limits.py`), imported at first use.
-fn glue(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+/// `recuo._limits.{name}(*args)`: an async wait of the Python glue (`recuo/_limits.py`,
+/// imported at first use).
+fn glue<'py>(
+    py: Python<'py>,
+    name: &str,
+    args: impl PyCallArgs<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     static GLUE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-    GLUE.get_or_try_init(py, || py.import("recuo._limits").map(Bound::unbind))
-        .map(|m| m.bind(py).clone())
+    let glue = GLUE.get_or_try_init(py, || py.import("recuo._limits").map(Bound::unbind))?;
+    glue.bind(py).call_method1(name, args)
 }
 
 /// Nanoseconds on the system's monotonic clock (``CLOCK_MONOTONIC``): the clock regulators and
@@ -265,14 +271,12 @@ pub(crate) fn monotonic_ns() -> u64 {
 #[pyclass(name = "_Reservation", module = "recuo", frozen)]
 pub(crate) struct PyReservation(Reservation);
 
-#[pymethods]
-impl PyReservation {
-    /// The wait before the start may go, in nanoseconds (0: now).
-    #[getter]
-    fn wait_ns(&self) -> u64 {
-        self.0.wait_ns()
+methods!({
+    impl PyReservation {
+        /// The wait before the start may go, in nanoseconds (0: now).
+        getter!(wait_ns(self) -> u64 = self.0.wait_ns());
     }
-}
+});
 
 /// Limits request *starts* to a rate with a burst (GCRA: one "theoretical arrival time" moved
 /// with a compare-and-swap; no lock, no timer thread).
@@ -345,225 +349,229 @@ impl PyRegulator {
     }
 }
 
-methods! {
-impl PyRegulator {
-    get(self) {
+methods!({
+    impl PyRegulator {
         /// Whether the rate adapts to 429s: for a shared file or a Redis key, the setting it was
         /// set up with.
-        adaptive -> bool = self.inner.is_adaptive();
-        /// The rate in force, in starts per second (below the configured rate while an adaptive
-        /// regulator is slowed down).
-        rate -> f64 = match self.inner.rate() {
-            // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
-            same if same.interval_ns() == self.configured.interval_ns() => {
-                self.configured.as_per_second()
-            }
-            in_force => in_force.as_per_second(),
-        };
+        getter!(adaptive(self) -> bool = self.inner.is_adaptive());
         /// How many starts may go at once after a quiet spell.
-        burst -> u32 = self.inner.burst();
+        getter!(burst(self) -> u32 = self.inner.burst());
         /// Whether the regulator is kept on a Redis server: the async glue asks it off the event
         /// loop. Private.
         #[pyo3(name = "_remote")]
-        remote -> bool = matches!(self.home, Home::Redis { .. });
-    }
-
-    #[new]
-    #[pyo3(signature = (rate, burst = 1, *, adaptive = false))]
-    fn new(
-        rate: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = burst_arg)] burst: u32,
-        #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
-    ) -> PyResult<Self> {
-        let rate = rate_arg(rate, "rate")?;
-        let made = Regulator::new(rate, burst).map(|r| r.with_adaptive(adaptive));
-        Self::made(made, rate, Home::Local, adaptive)
-    }
-
-    /// A regulator in the file at ``path`` (created if missing), shared by every thread and
-    /// process that opens the same file with the same ``rate``, ``burst`` and ``adaptive``:
-    /// one allowance for ``multiprocessing`` workers, PHP-FPM workers and C programs alike.
-    ///
-    /// ``adaptive=True`` sets the file up adaptive: a 429 reported by any process
-    /// (``on_throttled()``) halves the rate for every process on the file, and each success
-    /// reported by any of them gives back 1/16 of ``rate``. The setting is recorded with the
-    /// rate and burst when the file is set up; every process that opens it must agree.
-    ///
-    /// ``recuo.SharedFileError`` (a ``ValueError``) when the file was set up with another
-    /// rate, burst or adaptive setting, holds another kind of state or has the wrong size;
-    /// ``OSError`` when it cannot be opened, sized or mapped.
-    #[staticmethod]
-    #[pyo3(signature = (path, rate, burst = 1, *, adaptive = false))]
-    fn shared(
-        #[pyo3(from_py_with = path_arg)] path: PathBuf,
-        rate: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = burst_arg)] burst: u32,
-        #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
-    ) -> PyResult<Self> {
-        let rate = rate_arg(rate, "rate")?;
-        let made = Regulator::shared_with(&path, rate, burst, adaptive);
-        Self::made(made, rate, Home::File(path), adaptive)
-    }
-
-    /// A regulator on the Redis server at ``url``
-    /// (``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` for TLS, or
-    /// ``host:port``; or ``redis+cluster://host:port,host:port/`` for a Redis Cluster: its
-    /// seed nodes, ``rediss+cluster://…`` for TLS) under ``key``, shared by every process on
-    /// every machine that uses the same server and key with the same ``rate`` and ``burst``.
-    /// Each check is one atomic script on the server, timed by the server's clock:
-    /// ``try_acquire`` and ``acquire`` need no clock of yours (``try_acquire_at`` stays for
-    /// tests, with a fake clock every user of the key shares). Talking to the server releases
-    /// the GIL.
-    ///
-    /// ``adaptive=True`` sets the key up adaptive: the interval in force lives on the server,
-    /// a 429 reported by any holder (``on_throttled()``, one round trip) halves the rate for
-    /// every holder on every machine, and successes give back 1/16 of ``rate`` each (a
-    /// holder tells the server of a success only while the rate it last heard of is cut).
-    /// The setting is recorded with the rate and burst when the key is set up; every process
-    /// that uses the key must agree.
-    ///
-    /// ``recuo.SharedFileError`` (a ``ValueError``) when the key was set up with another
-    /// rate, burst or adaptive setting; ``ConnectionError`` (an ``OSError``) when the server
-    /// cannot be reached or used — then, or later (the server lost), nothing is taken.
-    #[staticmethod]
-    #[pyo3(signature = (url, key, rate, burst = 1, *, adaptive = false))]
-    fn redis(
-        py: Python<'_>,
-        url: &Bound<'_, PyAny>,
-        key: &Bound<'_, PyAny>,
-        rate: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = burst_arg)] burst: u32,
-        #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
-    ) -> PyResult<Self> {
-        let url = text_arg(url, "url")?;
-        let key = text_arg(key, "key")?;
-        let rate = rate_arg(rate, "rate")?;
-        let made = py.detach(|| redis_regulator(&url, &key, rate, burst, adaptive));
-        Self::made(made, rate, Home::redis(&url, key), adaptive)
-    }
-
-    /// Waits for a start slot of weight ``cost`` and takes it: ``True``. With a ``timeout``
-    /// (seconds), a slot that would not come in time is not waited for and nothing is
-    /// reserved: ``False`` at once.
-    ///
-    /// Slots are handed out in the order they are asked for. The wait releases the GIL and
-    /// runs signal handlers at least every 50 ms: Ctrl-C raises ``KeyboardInterrupt`` promptly
-    /// (the reserved slot is then given back when no later start was reserved behind it, and
-    /// otherwise delays the later ones by one interval at most). ``ValueError`` when ``cost``
-    /// is 0 or above the burst; ``recuo.QueueFullError`` (nothing reserved) when the slot
-    /// would come after the 4096 starts the regulator queues ahead and within the timeout.
-    #[pyo3(signature = (timeout = None, *, cost = 1))]
-    fn acquire(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
-        #[pyo3(from_py_with = cost_arg)] cost: u32,
-    ) -> PyResult<bool> {
-        match self.reserve(py, timeout_ns(timeout), cost)? {
-            Some(reservation) => {
-                let wait = Duration::from_nanos(reservation.wait_ns());
-                if let Err(e) = interruptible_sleep(py, wait, None) {
-                    let _ = self.inner.give_back(reservation);
-                    return Err(e);
+        getter!(remote(self) -> bool = matches!(self.home, Home::Redis { .. }));
+        /// The rate in force, in starts per second (below the configured rate while an adaptive
+        /// regulator is slowed down).
+        #[getter]
+        fn rate(&self) -> f64 {
+            match self.inner.rate() {
+                // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
+                same if same.interval_ns() == self.configured.interval_ns() => {
+                    self.configured.as_per_second()
                 }
-                Ok(true)
+                in_force => in_force.as_per_second(),
             }
-            None => Ok(false),
+        }
+
+        #[new]
+        #[pyo3(signature = (rate, burst = 1, *, adaptive = false))]
+        fn new(
+            rate: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = burst_arg)] burst: u32,
+            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
+        ) -> PyResult<Self> {
+            let rate = rate_arg(rate, "rate")?;
+            let made = Regulator::new(rate, burst).map(|r| r.with_adaptive(adaptive));
+            Self::made(made, rate, Home::Local, adaptive)
+        }
+
+        /// A regulator in the file at ``path`` (created if missing), shared by every thread and
+        /// process that opens the same file with the same ``rate``, ``burst`` and ``adaptive``:
+        /// one allowance for ``multiprocessing`` workers, PHP-FPM workers and C programs alike.
+        ///
+        /// ``adaptive=True`` sets the file up adaptive: a 429 reported by any process
+        /// (``on_throttled()``) halves the rate for every process on the file, and each success
+        /// reported by any of them gives back 1/16 of ``rate``. The setting is recorded with the
+        /// rate and burst when the file is set up; every process that opens it must agree.
+        ///
+        /// ``recuo.SharedFileError`` (a ``ValueError``) when the file was set up with another
+        /// rate, burst or adaptive setting, holds another kind of state or has the wrong size;
+        /// ``OSError`` when it cannot be opened, sized or mapped.
+        #[staticmethod]
+        #[pyo3(signature = (path, rate, burst = 1, *, adaptive = false))]
+        fn shared(
+            #[pyo3(from_py_with = path_arg)] path: PathBuf,
+            rate: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = burst_arg)] burst: u32,
+            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
+        ) -> PyResult<Self> {
+            let rate = rate_arg(rate, "rate")?;
+            let made = Regulator::shared_with(&path, rate, burst, adaptive);
+            Self::made(made, rate, Home::File(path), adaptive)
+        }
+
+        /// A regulator on the Redis server at ``url``
+        /// (``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` for TLS, or
+        /// ``host:port``; or ``redis+cluster://host:port,host:port/`` for a Redis Cluster: its
+        /// seed nodes, ``rediss+cluster://…`` for TLS) under ``key``, shared by every process on
+        /// every machine that uses the same server and key with the same ``rate`` and ``burst``.
+        /// Each check is one atomic script on the server, timed by the server's clock:
+        /// ``try_acquire`` and ``acquire`` need no clock of yours (``try_acquire_at`` stays for
+        /// tests, with a fake clock every user of the key shares). Talking to the server releases
+        /// the GIL.
+        ///
+        /// ``adaptive=True`` sets the key up adaptive: the interval in force lives on the server,
+        /// a 429 reported by any holder (``on_throttled()``, one round trip) halves the rate for
+        /// every holder on every machine, and successes give back 1/16 of ``rate`` each (a
+        /// holder tells the server of a success only while the rate it last heard of is cut).
+        /// The setting is recorded with the rate and burst when the key is set up; every process
+        /// that uses the key must agree.
+        ///
+        /// ``recuo.SharedFileError`` (a ``ValueError``) when the key was set up with another
+        /// rate, burst or adaptive setting; ``ConnectionError`` (an ``OSError``) when the server
+        /// cannot be reached or used — then, or later (the server lost), nothing is taken.
+        #[staticmethod]
+        #[pyo3(signature = (url, key, rate, burst = 1, *, adaptive = false))]
+        fn redis(
+            py: Python<'_>,
+            url: &Bound<'_, PyAny>,
+            key: &Bound<'_, PyAny>,
+            rate: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = burst_arg)] burst: u32,
+            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
+        ) -> PyResult<Self> {
+            let url = text_arg(url, "url")?;
+            let key = text_arg(key, "key")?;
+            let rate = rate_arg(rate, "rate")?;
+            let made = py.detach(|| redis_regulator(&url, &key, rate, burst, adaptive));
+            Self::made(made, rate, Home::redis(&url, key), adaptive)
+        }
+
+        /// Waits for a start slot of weight ``cost`` and takes it: ``True``. With a ``timeout``
+        /// (seconds), a slot that would not come in time is not waited for and nothing is
+        /// reserved: ``False`` at once.
+        ///
+        /// Slots are handed out in the order they are asked for. The wait releases the GIL and
+        /// runs signal handlers at least every 50 ms: Ctrl-C raises ``KeyboardInterrupt`` promptly
+        /// (the reserved slot is then given back when no later start was reserved behind it, and
+        /// otherwise delays the later ones by one interval at most). ``ValueError`` when ``cost``
+        /// is 0 or above the burst; ``recuo.QueueFullError`` (nothing reserved) when the slot
+        /// would come after the 4096 starts the regulator queues ahead and within the timeout.
+        #[pyo3(signature = (timeout = None, *, cost = 1))]
+        fn acquire(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+            #[pyo3(from_py_with = cost_arg)] cost: u32,
+        ) -> PyResult<bool> {
+            match self.reserve(py, timeout_ns(timeout), cost)? {
+                Some(reservation) => {
+                    let wait = Duration::from_nanos(reservation.wait_ns());
+                    if let Err(e) = interruptible_sleep(py, wait, None) {
+                        let _ = self.inner.give_back(reservation);
+                        return Err(e);
+                    }
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        }
+
+        /// ``acquire`` for asyncio: ``await regulator.acquire_async(timeout=None, cost=1)``
+        /// reserves the slot when awaited and waits with ``asyncio.sleep``. Cancelling the task
+        /// gives the slot back when no later start was reserved behind it (otherwise it delays
+        /// the later ones by one interval at most).
+        #[pyo3(signature = (timeout = None, *, cost = 1))]
+        fn acquire_async<'py>(
+            slf: &Bound<'py, Self>,
+            #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+            #[pyo3(from_py_with = cost_arg)] cost: u32,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            glue(
+                slf.py(),
+                "acquire_regulator",
+                (slf, timeout_ns(timeout), cost),
+            )
+        }
+
+        /// Answers at once: ``0.0`` when a start of weight ``cost`` may go now (and takes it),
+        /// else the seconds to wait before it could (nothing is taken).
+        ///
+        /// Never waits for a slot (a Redis regulator asks its server, and answers by its
+        /// clock). ``ValueError`` when ``cost`` is above the burst; ``ConnectionError`` when a
+        /// Redis regulator's server cannot be used (nothing is taken).
+        #[pyo3(signature = (*, cost = 1))]
+        fn try_acquire(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = cost_arg)] cost: u32,
+        ) -> PyResult<f64> {
+            let wait_ns = self.start(py, |r| r.reserve_now(cost, 0))?.err();
+            Ok(wait_ns.map_or(0.0, |wait| Duration::from_nanos(wait).as_secs_f64()))
+        }
+
+        /// ``try_acquire`` at ``now_ns``, a reading of your own clock in nanoseconds (a fake
+        /// clock in tests; ``monotonic_ns()`` for the real one): ``0`` when the start was taken,
+        /// else the wait needed in nanoseconds. Every user of one regulator must use the same
+        /// clock — for a Redis regulator shared between machines, one they all share (a Redis
+        /// server counts whole microseconds).
+        #[pyo3(signature = (now_ns, *, cost = 1))]
+        fn try_acquire_at(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
+            #[pyo3(from_py_with = cost_arg)] cost: u32,
+        ) -> PyResult<u64> {
+            Ok(self
+                .start(py, |r| r.reserve_at(now_ns, cost, 0))?
+                .err()
+                .unwrap_or(0))
+        }
+
+        /// The server said "slow down" (a 429): an adaptive regulator halves its rate — for
+        /// every process of a shared file or a Redis key. Does nothing otherwise. ``recuo.retry``
+        /// calls it for ``"rate_limited"`` verdicts.
+        fn on_throttled(&self, py: Python<'_>) {
+            self.ask(py, Regulator::on_throttled);
+        }
+
+        /// A start succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
+        /// it — for every process of a shared file or a Redis key. ``recuo.retry`` calls it for
+        /// each success.
+        fn on_success(&self, py: Python<'_>) {
+            self.ask(py, Regulator::on_success);
+        }
+
+        /// Reserves a start now if it comes within ``max_wait_ns``: the reservation (its
+        /// ``wait_ns``), or ``None`` (nothing reserved). Private: the async glue uses it.
+        #[pyo3(signature = (max_wait_ns, cost, /))]
+        fn _reserve(
+            &self,
+            py: Python<'_>,
+            max_wait_ns: u64,
+            cost: u32,
+        ) -> PyResult<Option<PyReservation>> {
+            Ok(self.reserve(py, max_wait_ns, cost)?.map(PyReservation))
+        }
+
+        /// Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
+        /// again (no later start was reserved behind it). Private: the async glue uses it.
+        #[pyo3(signature = (reservation, /))]
+        fn _give_back(&self, reservation: &PyReservation) -> bool {
+            self.inner.give_back(reservation.0)
+        }
+
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            let settings = format!(
+                "'{}', burst={}{}",
+                self.configured,
+                self.inner.burst(),
+                if self.adaptive { ", adaptive=True" } else { "" }
+            );
+            self.home.repr(py, "Regulator", &settings)
         }
     }
-
-    /// ``acquire`` for asyncio: ``await regulator.acquire_async(timeout=None, cost=1)``
-    /// reserves the slot when awaited and waits with ``asyncio.sleep``. Cancelling the task
-    /// gives the slot back when no later start was reserved behind it (otherwise it delays
-    /// the later ones by one interval at most).
-    #[pyo3(signature = (timeout = None, *, cost = 1))]
-    fn acquire_async<'py>(
-        slf: &Bound<'py, Self>,
-        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
-        #[pyo3(from_py_with = cost_arg)] cost: u32,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        glue(py)?.call_method1(
-            pyo3::intern!(py, "acquire_regulator"),
-            (slf, timeout_ns(timeout), cost),
-        )
-    }
-
-    /// Answers at once: ``0.0`` when a start of weight ``cost`` may go now (and takes it),
-    /// else the seconds to wait before it could (nothing is taken).
-    ///
-    /// Never waits for a slot (a Redis regulator asks its server, and answers by its
-    /// clock). ``ValueError`` when ``cost`` is above the burst; ``ConnectionError`` when a
-    /// Redis regulator's server cannot be used (nothing is taken).
-    #[pyo3(signature = (*, cost = 1))]
-    fn try_acquire(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = cost_arg)] cost: u32,
-    ) -> PyResult<f64> {
-        let wait_ns = self.start(py, |r| r.reserve_now(cost, 0))?.err();
-        Ok(wait_ns.map_or(0.0, |wait| Duration::from_nanos(wait).as_secs_f64()))
-    }
-
-    /// ``try_acquire`` at ``now_ns``, a reading of your own clock in nanoseconds (a fake
-    /// clock in tests; ``monotonic_ns()`` for the real one): ``0`` when the start was taken,
-    /// else the wait needed in nanoseconds. Every user of one regulator must use the same
-    /// clock — for a Redis regulator shared between machines, one they all share (a Redis
-    /// server counts whole microseconds).
-    #[pyo3(signature = (now_ns, *, cost = 1))]
-    fn try_acquire_at(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
-        #[pyo3(from_py_with = cost_arg)] cost: u32,
-    ) -> PyResult<u64> {
-        Ok(self.start(py, |r| r.reserve_at(now_ns, cost, 0))?.err().unwrap_or(0))
-    }
-
-    /// The server said "slow down" (a 429): an adaptive regulator halves its rate — for
-    /// every process of a shared file or a Redis key. Does nothing otherwise. ``recuo.retry``
-    /// calls it for ``"rate_limited"`` verdicts.
-    fn on_throttled(&self, py: Python<'_>) {
-        self.ask(py, Regulator::on_throttled);
-    }
-
-    /// A start succeeded: an adaptive regulator gives back 1/16 of its configured rate, up to
-    /// it — for every process of a shared file or a Redis key. ``recuo.retry`` calls it for
-    /// each success.
-    fn on_success(&self, py: Python<'_>) {
-        self.ask(py, Regulator::on_success);
-    }
-
-    /// Reserves a start now if it comes within ``max_wait_ns``: the reservation (its
-    /// ``wait_ns``), or ``None`` (nothing reserved). Private: the async glue uses it.
-    #[pyo3(signature = (max_wait_ns, cost, /))]
-    fn _reserve(
-        &self,
-        py: Python<'_>,
-        max_wait_ns: u64,
-        cost: u32,
-    ) -> PyResult<Option<PyReservation>> {
-        Ok(self.reserve(py, max_wait_ns, cost)?.map(PyReservation))
-    }
-
-    /// Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
-    /// again (no later start was reserved behind it). Private: the async glue uses it.
-    #[pyo3(signature = (reservation, /))]
-    fn _give_back(&self, reservation: &PyReservation) -> bool {
-        self.inner.give_back(reservation.0)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let settings = format!(
-            "'{}', burst={}{}",
-            self.configured,
-            self.inner.burst(),
-            if self.adaptive { ", adaptive=True" } else { "" }
-        );
-        self.home.repr(py, "Regulator", &settings)
-    }
-}
-}
+});
 
 /// A place of a ``ConcurrencyLimit``, held until ``release()`` (or the end of a ``with``
 /// block, or the permit's collection). Releasing twice is harmless.
@@ -580,44 +588,44 @@ impl PyPermit {
     }
 }
 
-methods! {
-impl PyPermit {
-    get(self) {
+methods!({
+    impl PyPermit {
         /// Whether the place was given back.
-        released -> bool = locked(&self.0).is_none();
-    }
+        getter!(released(self) -> bool = locked(&self.0).is_none());
 
-    /// Gives the place back (once; later calls do nothing).
-    fn release(&self) {
-        drop(self.take());
-    }
+        /// Gives the place back (once; later calls do nothing).
+        fn release(&self) {
+            drop(self.take());
+        }
 
-    /// Extends the place's lease from now, for a ``ConcurrencyLimit.redis`` place (a long
-    /// request does this before its lease ends): ``True``; ``False`` when the lease had
-    /// already expired (the place may be someone else's now, and is not taken back) or the
-    /// permit was released. A local place has no lease: ``True`` until released.
-    /// ``ConnectionError`` when the server cannot be used.
-    fn renew(&self, py: Python<'_>) -> PyResult<bool> {
-        match locked(&self.0).as_ref() {
-            Some(permit) => py.detach(|| permit.renew()).map_err(|e| store_error(&e, None)),
-            None => Ok(false),
+        /// Extends the place's lease from now, for a ``ConcurrencyLimit.redis`` place (a long
+        /// request does this before its lease ends): ``True``; ``False`` when the lease had
+        /// already expired (the place may be someone else's now, and is not taken back) or the
+        /// permit was released. A local place has no lease: ``True`` until released.
+        /// ``ConnectionError`` when the server cannot be used.
+        fn renew(&self, py: Python<'_>) -> PyResult<bool> {
+            match locked(&self.0).as_ref() {
+                Some(permit) => py
+                    .detach(|| permit.renew())
+                    .map_err(|e| store_error(&e, None)),
+                None => Ok(false),
+            }
+        }
+
+        fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+            slf
+        }
+
+        #[pyo3(signature = (*_exc))]
+        fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
+            self.release();
+        }
+
+        fn __repr__(&self) -> String {
+            format!("<recuo.Permit released={}>", bool_repr(self.released()))
         }
     }
-
-    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) {
-        self.release();
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<recuo.Permit released={}>", bool_repr(self.released()))
-    }
-}
-}
+});
 
 pub(crate) fn limit_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     let n = u32_arg(value, "limit")?;
@@ -689,184 +697,179 @@ impl PyConcurrencyLimit {
     }
 }
 
-methods! {
-impl PyConcurrencyLimit {
-    get(self) {
+methods!({
+    impl PyConcurrencyLimit {
         /// The number of places.
-        limit -> u32 = self.inner.limit();
+        getter!(limit(self) -> u32 = self.inner.limit());
         /// Places taken now (of a shared file: by every process).
-        in_flight -> u32 = self.inner.in_flight();
+        getter!(in_flight(self) -> u32 = self.inner.in_flight());
         /// The most places that were ever taken at once (of a shared file or a Redis server: by
         /// this process).
-        max_in_flight -> u32 = self.inner.max_in_flight();
+        getter!(max_in_flight(self) -> u32 = self.inner.max_in_flight());
         /// Whether the places are kept on a Redis server (each look is a round trip). Private:
         /// the async glue asks from a worker thread then, never blocking the event loop.
         #[pyo3(name = "_remote")]
-        remote -> bool = self.inner.is_remote();
-    }
+        getter!(remote(self) -> bool = self.inner.is_remote());
 
-    #[new]
-    fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
-        let inner = ConcurrencyLimit::new(limit)
-            .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
-        Ok(Self::made(inner, None))
-    }
-
-    /// A limit in the file at ``path`` (created with mode 0600 if missing): at most ``limit``
-    /// requests in flight for every process of this machine that opens the same file with
-    /// the same ``limit`` (``multiprocessing`` workers, PHP-FPM workers and C programs alike).
-    ///
-    /// Each place is a lock the kernel holds for its process (Linux 3.15 or later): a holder
-    /// that dies — ``kill -9`` included — gives its place back at once, and a waiter in
-    /// another process takes it within 10 ms (waiters look again every 1 ms, then less
-    /// often, at least every 10 ms). ``in_flight`` counts the places held by every process;
-    /// ``max_in_flight`` only this object's. Open the limit in each worker: a process forked
-    /// while its parent holds places shares them until it exits or first uses the limit.
-    ///
-    /// ``ValueError`` for a limit of 0; ``recuo.SharedFileError`` (a ``ValueError``) when the
-    /// file holds a limit of another size, another kind of state or no recuo state at all;
-    /// ``OSError`` when it cannot be opened or is refused (a symbolic link, another user's,
-    /// writable by others).
-    #[staticmethod]
-    #[pyo3(signature = (path, limit))]
-    fn shared(
-        #[pyo3(from_py_with = path_arg)] path: PathBuf,
-        #[pyo3(from_py_with = limit_arg)] limit: u32,
-    ) -> PyResult<Self> {
-        let inner = ConcurrencyLimit::shared(&path, limit).map_err(|e| match e {
-            recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
-            recuo::LimitError::Shared(e) => store_error(&e, Some(&path)),
-        })?;
-        Ok(Self::made(inner, None))
-    }
-
-    /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
-    /// ``rediss://…`` for TLS, or ``host:port``; or ``redis+cluster://host:port,host:port/``
-    /// for a Redis Cluster: its seed nodes, ``rediss+cluster://…`` for TLS; see
-    /// docs/limits.md for what a failover does) under ``key``: at most ``limit`` requests in
-    /// flight for every process on every machine that uses the same server and key with the
-    /// same ``limit`` and ``lease``. Each place is a lease of ``lease`` seconds (0.001 to
-    /// 86400), kept on the server and timed by its clock: a holder that dies frees its place
-    /// when its lease expires; ``Permit.renew()`` extends one. Choose a lease longer than your
-    /// slowest request (a gate does not renew it). Talking to the server releases the GIL.
-    ///
-    /// ``ValueError`` for a limit of 0 or a lease out of range; ``recuo.SharedFileError`` (a
-    /// ``ValueError``) when the key was set up with another limit or lease;
-    /// ``ConnectionError`` (an ``OSError``) when the server cannot be reached or used — then,
-    /// or later from ``acquire``, ``try_acquire`` and ``renew`` (no place is ever given
-    /// without the server's word). ``in_flight`` and ``max_in_flight`` count this process's
-    /// places.
-    #[staticmethod]
-    #[pyo3(signature = (url, key, limit, lease))]
-    fn redis(
-        py: Python<'_>,
-        url: &Bound<'_, PyAny>,
-        key: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = limit_arg)] limit: u32,
-        #[pyo3(from_py_with = lease_arg)] lease: Duration,
-    ) -> PyResult<Self> {
-        let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
-        let inner = py
-            .detach(|| recuo_redis::limit(&url, &key, limit, lease))
-            .map_err(|e| store_error(&e, None))?;
-        Ok(Self::made(
-            inner,
-            Some((recuo::redact_url(&url).url, key, lease)),
-        ))
-    }
-
-    /// Waits for a place (at most ``timeout`` seconds; ``None``: as long as it takes) and
-    /// answers its ``Permit``, or ``None`` when the timeout passed.
-    ///
-    /// The wait releases the GIL and runs signal handlers at least every 50 ms: Ctrl-C raises
-    /// ``KeyboardInterrupt`` promptly. Use the permit as a context manager, or ``release()``.
-    #[pyo3(signature = (timeout = None))]
-    fn acquire(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
-    ) -> PyResult<Option<PyPermit>> {
-        Ok(acquire_place(py, &self.inner, timeout)?.map(PyPermit::new))
-    }
-
-    /// ``acquire`` for asyncio: ``await limit.acquire_async(timeout=None)`` answers a
-    /// ``Permit`` or ``None``; it looks for a free place every 5 ms.
-    #[pyo3(signature = (timeout = None))]
-    fn acquire_async<'py>(
-        slf: &Bound<'py, Self>,
-        #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let seconds = timeout.map(|t| t.as_secs_f64());
-        glue(py)?.call_method1(pyo3::intern!(py, "acquire_limit"), (slf, seconds))
-    }
-
-    /// A place now, or ``None`` when all are taken.
-    fn try_acquire(&self, py: Python<'_>) -> PyResult<Option<PyPermit>> {
-        let placed = detach_if(py, self.inner.is_remote(), || self.inner.try_acquire());
-        Ok(placed
-            .map_err(|e| store_error(&e, self.inner.path()))?
-            .map(PyPermit::new))
-    }
-
-    /// Holds the place of ``permit`` until the next ``__exit__``. Private: ``async with``
-    /// uses it.
-    #[pyo3(signature = (permit, /))]
-    fn _hold(&self, permit: PyRef<'_, PyPermit>) {
-        if let Some(p) = permit.take() {
-            self.hold(p);
+        #[new]
+        fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
+            let inner = ConcurrencyLimit::new(limit)
+                .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
+            Ok(Self::made(inner, None))
         }
-    }
 
-    fn __enter__(&self, py: Python<'_>) -> PyResult<()> {
-        if let Some(permit) = acquire_place(py, &self.inner, None)? {
-            self.hold(permit);
+        /// A limit in the file at ``path`` (created with mode 0600 if missing): at most ``limit``
+        /// requests in flight for every process of this machine that opens the same file with
+        /// the same ``limit`` (``multiprocessing`` workers, PHP-FPM workers and C programs alike).
+        ///
+        /// Each place is a lock the kernel holds for its process (Linux 3.15 or later): a holder
+        /// that dies — ``kill -9`` included — gives its place back at once, and a waiter in
+        /// another process takes it within 10 ms (waiters look again every 1 ms, then less
+        /// often, at least every 10 ms). ``in_flight`` counts the places held by every process;
+        /// ``max_in_flight`` only this object's. Open the limit in each worker: a process forked
+        /// while its parent holds places shares them until it exits or first uses the limit.
+        ///
+        /// ``ValueError`` for a limit of 0; ``recuo.SharedFileError`` (a ``ValueError``) when the
+        /// file holds a limit of another size, another kind of state or no recuo state at all;
+        /// ``OSError`` when it cannot be opened or is refused (a symbolic link, another user's,
+        /// writable by others).
+        #[staticmethod]
+        #[pyo3(signature = (path, limit))]
+        fn shared(
+            #[pyo3(from_py_with = path_arg)] path: PathBuf,
+            #[pyo3(from_py_with = limit_arg)] limit: u32,
+        ) -> PyResult<Self> {
+            let inner = ConcurrencyLimit::shared(&path, limit).map_err(|e| match e {
+                recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
+                recuo::LimitError::Shared(e) => store_error(&e, Some(&path)),
+            })?;
+            Ok(Self::made(inner, None))
         }
-        Ok(())
-    }
 
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
-        // Given back once the lock is released.
-        let permit = locked(&self.held).pop();
-        permit.map(drop).ok_or_else(|| {
-            PyRuntimeError::new_err("ConcurrencyLimit.__exit__ without a matching __enter__")
-        })
-    }
+        /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
+        /// ``rediss://…`` for TLS, or ``host:port``; or ``redis+cluster://host:port,host:port/``
+        /// for a Redis Cluster: its seed nodes, ``rediss+cluster://…`` for TLS; see
+        /// docs/limits.md for what a failover does) under ``key``: at most ``limit`` requests in
+        /// flight for every process on every machine that uses the same server and key with the
+        /// same ``limit`` and ``lease``. Each place is a lease of ``lease`` seconds (0.001 to
+        /// 86400), kept on the server and timed by its clock: a holder that dies frees its place
+        /// when its lease expires; ``Permit.renew()`` extends one. Choose a lease longer than your
+        /// slowest request (a gate does not renew it). Talking to the server releases the GIL.
+        ///
+        /// ``ValueError`` for a limit of 0 or a lease out of range; ``recuo.SharedFileError`` (a
+        /// ``ValueError``) when the key was set up with another limit or lease;
+        /// ``ConnectionError`` (an ``OSError``) when the server cannot be reached or used — then,
+        /// or later from ``acquire``, ``try_acquire`` and ``renew`` (no place is ever given
+        /// without the server's word). ``in_flight`` and ``max_in_flight`` count this process's
+        /// places.
+        #[staticmethod]
+        #[pyo3(signature = (url, key, limit, lease))]
+        fn redis(
+            py: Python<'_>,
+            url: &Bound<'_, PyAny>,
+            key: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = limit_arg)] limit: u32,
+            #[pyo3(from_py_with = lease_arg)] lease: Duration,
+        ) -> PyResult<Self> {
+            let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
+            let inner = py
+                .detach(|| recuo_redis::limit(&url, &key, limit, lease))
+                .map_err(|e| store_error(&e, None))?;
+            Ok(Self::made(
+                inner,
+                Some((recuo::redact_url(&url).url, key, lease)),
+            ))
+        }
 
-    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        glue(py)?.call_method1(pyo3::intern!(py, "enter_limit"), (slf,))
-    }
+        /// Waits for a place (at most ``timeout`` seconds; ``None``: as long as it takes) and
+        /// answers its ``Permit``, or ``None`` when the timeout passed.
+        ///
+        /// The wait releases the GIL and runs signal handlers at least every 50 ms: Ctrl-C raises
+        /// ``KeyboardInterrupt`` promptly. Use the permit as a context manager, or ``release()``.
+        #[pyo3(signature = (timeout = None))]
+        fn acquire(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+        ) -> PyResult<Option<PyPermit>> {
+            Ok(acquire_place(py, &self.inner, timeout)?.map(PyPermit::new))
+        }
 
-    #[pyo3(signature = (*exc))]
-    fn __aexit__<'py>(
-        slf: &Bound<'py, Self>,
-        exc: &Bound<'py, pyo3::types::PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        glue(py)?.call_method1(pyo3::intern!(py, "exit_limit"), (slf, exc))
-    }
+        /// ``acquire`` for asyncio: ``await limit.acquire_async(timeout=None)`` answers a
+        /// ``Permit`` or ``None``; it looks for a free place every 5 ms.
+        #[pyo3(signature = (timeout = None))]
+        fn acquire_async<'py>(
+            slf: &Bound<'py, Self>,
+            #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let seconds = timeout.map(|t| t.as_secs_f64());
+            glue(slf.py(), "acquire_limit", (slf, seconds))
+        }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let (in_flight, limit) = (self.inner.in_flight(), self.inner.limit());
-        Ok(match &self.redis {
-            Some((url, key, lease)) => format!(
-                "<recuo.ConcurrencyLimit.redis({}, {limit}, {:?}): {in_flight} in flight here>",
-                server_repr(py, url, key)?,
-                lease.as_secs_f64()
-            ),
-            None => match self.inner.path() {
-                Some(path) => format!(
-                    "<recuo.ConcurrencyLimit.shared({}, {limit}): {in_flight} in flight>",
-                    path_repr(py, path)?
+        /// A place now, or ``None`` when all are taken.
+        fn try_acquire(&self, py: Python<'_>) -> PyResult<Option<PyPermit>> {
+            let placed = detach_if(py, self.inner.is_remote(), || self.inner.try_acquire());
+            Ok(placed
+                .map_err(|e| store_error(&e, self.inner.path()))?
+                .map(PyPermit::new))
+        }
+
+        /// Holds the place of ``permit`` until the next ``__exit__``. Private: ``async with``
+        /// uses it.
+        #[pyo3(signature = (permit, /))]
+        fn _hold(&self, permit: PyRef<'_, PyPermit>) {
+            if let Some(p) = permit.take() {
+                self.hold(p);
+            }
+        }
+
+        fn __enter__(&self, py: Python<'_>) -> PyResult<()> {
+            if let Some(permit) = acquire_place(py, &self.inner, None)? {
+                self.hold(permit);
+            }
+            Ok(())
+        }
+
+        #[pyo3(signature = (*_exc))]
+        fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+            // Given back once the lock is released.
+            let permit = locked(&self.held).pop();
+            permit.map(drop).ok_or_else(|| {
+                PyRuntimeError::new_err("ConcurrencyLimit.__exit__ without a matching __enter__")
+            })
+        }
+
+        fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+            glue(slf.py(), "enter_limit", (slf,))
+        }
+
+        #[pyo3(signature = (*exc))]
+        fn __aexit__<'py>(
+            slf: &Bound<'py, Self>,
+            exc: &Bound<'py, pyo3::types::PyTuple>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            glue(slf.py(), "exit_limit", (slf, exc))
+        }
+
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            let (in_flight, limit) = (self.inner.in_flight(), self.inner.limit());
+            Ok(match &self.redis {
+                Some((url, key, lease)) => format!(
+                    "<recuo.ConcurrencyLimit.redis({}, {limit}, {:?}): {in_flight} in flight here>",
+                    server_repr(py, url, key)?,
+                    lease.as_secs_f64()
                 ),
-                None => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
-            },
-        })
+                None => match self.inner.path() {
+                    Some(path) => format!(
+                        "<recuo.ConcurrencyLimit.shared({}, {limit}): {in_flight} in flight>",
+                        path_repr(py, path)?
+                    ),
+                    None => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
+                },
+            })
+        }
     }
-}
-}
+});
 
 /// A lease's length in seconds: a number from 0.001 to 86400 (one day).
 fn lease_arg(value: &Bound<'_, PyAny>) -> PyResult<Duration> {
@@ -940,118 +943,116 @@ impl PyRetryBudget {
     }
 }
 
-methods! {
-impl PyRetryBudget {
-    get(self) {
+methods!({
+    impl PyRetryBudget {
         /// The most retries per first attempt.
-        ratio -> f64 = self.ratio;
+        getter!(ratio(self) -> f64 = self.ratio);
         /// The retries allowed per second whatever the requests.
-        floor_per_s -> f64 = self.floor_per_s;
+        getter!(floor_per_s(self) -> f64 = self.floor_per_s);
         /// The window counted, in seconds.
-        window_s -> u32 = self.window_s;
-    }
+        getter!(window_s(self) -> u32 = self.window_s);
 
-    #[new]
-    #[pyo3(signature = (ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
-    fn new(
-        #[pyo3(from_py_with = ratio_arg)] ratio: f64,
-        #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
-        #[pyo3(from_py_with = window_arg)] window_s: u32,
-    ) -> PyResult<Self> {
-        let made = RetryBudget::new(ratio, floor_per_s, window_s);
-        Self::made(made, (ratio, floor_per_s, window_s), Home::Local)
-    }
+        #[new]
+        #[pyo3(signature = (ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
+        fn new(
+            #[pyo3(from_py_with = ratio_arg)] ratio: f64,
+            #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
+            #[pyo3(from_py_with = window_arg)] window_s: u32,
+        ) -> PyResult<Self> {
+            let made = RetryBudget::new(ratio, floor_per_s, window_s);
+            Self::made(made, (ratio, floor_per_s, window_s), Home::Local)
+        }
 
-    /// A budget in the file at ``path`` (created if missing), shared by every process that
-    /// opens it with the same settings. ``recuo.SharedFileError`` when the file holds other
-    /// settings or another kind of state; ``OSError`` when it cannot be used.
-    #[staticmethod]
-    #[pyo3(signature = (path, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
-    fn shared(
-        #[pyo3(from_py_with = path_arg)] path: PathBuf,
-        #[pyo3(from_py_with = ratio_arg)] ratio: f64,
-        #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
-        #[pyo3(from_py_with = window_arg)] window_s: u32,
-    ) -> PyResult<Self> {
-        let made = RetryBudget::shared(&path, ratio, floor_per_s, window_s);
-        Self::made(made, (ratio, floor_per_s, window_s), Home::File(path))
-    }
+        /// A budget in the file at ``path`` (created if missing), shared by every process that
+        /// opens it with the same settings. ``recuo.SharedFileError`` when the file holds other
+        /// settings or another kind of state; ``OSError`` when it cannot be used.
+        #[staticmethod]
+        #[pyo3(signature = (path, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
+        fn shared(
+            #[pyo3(from_py_with = path_arg)] path: PathBuf,
+            #[pyo3(from_py_with = ratio_arg)] ratio: f64,
+            #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
+            #[pyo3(from_py_with = window_arg)] window_s: u32,
+        ) -> PyResult<Self> {
+            let made = RetryBudget::shared(&path, ratio, floor_per_s, window_s);
+            Self::made(made, (ratio, floor_per_s, window_s), Home::File(path))
+        }
 
-    /// A budget on the Redis server at ``url`` (as ``ConcurrencyLimit.redis``) under ``key``,
-    /// shared by every process on every machine that uses the same server and key with the
-    /// same settings (checked as ``RetryBudget()`` checks them), counted per second on the
-    /// server's clock. In a ``recuo.Gate`` it fails closed: while the server cannot be used a
-    /// first attempt earns nothing and no retry is allowed (``"budget_exhausted"``); its own
-    /// methods raise ``ConnectionError`` instead. The ``_at`` methods take a clock every user
-    /// of the key shares (the server counts whole seconds). Talking to the server releases
-    /// the GIL.
-    ///
-    /// ``ValueError`` for bad settings; ``recuo.SharedFileError`` (a ``ValueError``) when the
-    /// key was set up with other settings; ``ConnectionError`` (an ``OSError``) when the
-    /// server cannot be reached or used.
-    #[staticmethod]
-    #[pyo3(signature = (url, key, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
-    fn redis(
-        py: Python<'_>,
-        url: &Bound<'_, PyAny>,
-        key: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = ratio_arg)] ratio: f64,
-        #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
-        #[pyo3(from_py_with = window_arg)] window_s: u32,
-    ) -> PyResult<Self> {
-        let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
-        let made = py.detach(|| recuo_redis::budget(&url, &key, ratio, floor_per_s, window_s));
-        let settings = (ratio, floor_per_s, window_s);
-        Self::made(made, settings, Home::redis(&url, key))
-    }
+        /// A budget on the Redis server at ``url`` (as ``ConcurrencyLimit.redis``) under ``key``,
+        /// shared by every process on every machine that uses the same server and key with the
+        /// same settings (checked as ``RetryBudget()`` checks them), counted per second on the
+        /// server's clock. In a ``recuo.Gate`` it fails closed: while the server cannot be used a
+        /// first attempt earns nothing and no retry is allowed (``"budget_exhausted"``); its own
+        /// methods raise ``ConnectionError`` instead. The ``_at`` methods take a clock every user
+        /// of the key shares (the server counts whole seconds). Talking to the server releases
+        /// the GIL.
+        ///
+        /// ``ValueError`` for bad settings; ``recuo.SharedFileError`` (a ``ValueError``) when the
+        /// key was set up with other settings; ``ConnectionError`` (an ``OSError``) when the
+        /// server cannot be reached or used.
+        #[staticmethod]
+        #[pyo3(signature = (url, key, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
+        fn redis(
+            py: Python<'_>,
+            url: &Bound<'_, PyAny>,
+            key: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = ratio_arg)] ratio: f64,
+            #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
+            #[pyo3(from_py_with = window_arg)] window_s: u32,
+        ) -> PyResult<Self> {
+            let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
+            let made = py.detach(|| recuo_redis::budget(&url, &key, ratio, floor_per_s, window_s));
+            let settings = (ratio, floor_per_s, window_s);
+            Self::made(made, settings, Home::redis(&url, key))
+        }
 
-    /// Counts a first attempt now: it earns retries.
-    fn record_request(&self, py: Python<'_>) -> PyResult<()> {
-        self.counted(py, |b| b.record_request_checked(None))
-    }
+        /// Counts a first attempt now: it earns retries.
+        fn record_request(&self, py: Python<'_>) -> PyResult<()> {
+            self.counted(py, |b| b.record_request_checked(None))
+        }
 
-    /// Counts a first attempt at ``now_ns`` (the monotonic clock, or a fake one).
-    fn record_request_at(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
-    ) -> PyResult<()> {
-        self.counted(py, |b| b.record_request_checked(Some(now_ns)))
-    }
+        /// Counts a first attempt at ``now_ns`` (the monotonic clock, or a fake one).
+        fn record_request_at(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
+        ) -> PyResult<()> {
+            self.counted(py, |b| b.record_request_checked(Some(now_ns)))
+        }
 
-    /// Takes one retry now if the budget allows it: ``True``; else ``False``.
-    fn try_withdraw(&self, py: Python<'_>) -> PyResult<bool> {
-        self.counted(py, |b| b.withdraw_checked(None))
-    }
+        /// Takes one retry now if the budget allows it: ``True``; else ``False``.
+        fn try_withdraw(&self, py: Python<'_>) -> PyResult<bool> {
+            self.counted(py, |b| b.withdraw_checked(None))
+        }
 
-    /// ``try_withdraw`` at ``now_ns``.
-    fn try_withdraw_at(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
-    ) -> PyResult<bool> {
-        self.counted(py, |b| b.withdraw_checked(Some(now_ns)))
-    }
+        /// ``try_withdraw`` at ``now_ns``.
+        fn try_withdraw_at(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = now_ns_arg)] now_ns: u64,
+        ) -> PyResult<bool> {
+            self.counted(py, |b| b.withdraw_checked(Some(now_ns)))
+        }
 
-    /// ``(requests, retries)`` counted in the window ending at ``now_ns`` (``None``: now).
-    #[pyo3(signature = (now_ns = None))]
-    fn counts(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = opt_now_ns_arg)] now_ns: Option<u64>,
-    ) -> PyResult<(u64, u64)> {
-        self.counted(py, |b| b.counts_checked(now_ns))
-    }
+        /// ``(requests, retries)`` counted in the window ending at ``now_ns`` (``None``: now).
+        #[pyo3(signature = (now_ns = None))]
+        fn counts(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = opt_now_ns_arg)] now_ns: Option<u64>,
+        ) -> PyResult<(u64, u64)> {
+            self.counted(py, |b| b.counts_checked(now_ns))
+        }
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let settings = format!(
-            "ratio={:?}, floor_per_s={:?}, window_s={}",
-            self.ratio, self.floor_per_s, self.window_s
-        );
-        self.home.repr(py, "RetryBudget", &settings)
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            let settings = format!(
+                "ratio={:?}, floor_per_s={:?}, window_s={}",
+                self.ratio, self.floor_per_s, self.window_s
+            );
+            self.home.repr(py, "RetryBudget", &settings)
+        }
     }
-}
-}
+});
 
 /// What every attempt of a loop passes (before it is made): a place among the requests in
 /// flight (``limit``), then a start slot (``regulator``); first attempts are recorded by the
@@ -1065,8 +1066,14 @@ impl PyRetryBudget {
 #[pyclass(name = "Gate", module = "recuo", frozen)]
 pub(crate) struct PyGate {
     pub(crate) inner: Gate,
+    /// The regulator (the very object given), or ``None``.
+    #[pyo3(get)]
     regulator: Option<Py<PyRegulator>>,
+    /// The concurrency limit (the very object given), or ``None``.
+    #[pyo3(get)]
     limit: Option<Py<PyConcurrencyLimit>>,
+    /// The retry budget (the very object given), or ``None``.
+    #[pyo3(get)]
     budget: Option<Py<PyRetryBudget>>,
 }
 
@@ -1093,55 +1100,46 @@ pub(crate) fn gate_arg<'a, 'py>(
     opt_instance(gate, "gate", "Gate")
 }
 
-methods! {
-impl PyGate {
-    get(self) {
-        /// The regulator (the very object given), or ``None``.
-        regulator(py) -> Option<Py<PyRegulator>> = self.regulator.as_ref().map(|r| r.clone_ref(py));
-        /// The concurrency limit (the very object given), or ``None``.
-        limit(py) -> Option<Py<PyConcurrencyLimit>> = self.limit.as_ref().map(|l| l.clone_ref(py));
-        /// The retry budget (the very object given), or ``None``.
-        budget(py) -> Option<Py<PyRetryBudget>> = self.budget.as_ref().map(|b| b.clone_ref(py));
-    }
+methods!({
+    impl PyGate {
+        #[new]
+        #[pyo3(signature = (*, regulator = None, limit = None, budget = None))]
+        fn new(
+            regulator: Option<&Bound<'_, PyAny>>,
+            limit: Option<&Bound<'_, PyAny>>,
+            budget: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let regulator = opt_instance::<PyRegulator>(regulator, "regulator", "Regulator")?;
+            let limit = opt_instance::<PyConcurrencyLimit>(limit, "limit", "ConcurrencyLimit")?;
+            let budget = opt_instance::<PyRetryBudget>(budget, "budget", "RetryBudget")?;
+            let mut inner = Gate::new();
+            if let Some(r) = &regulator {
+                inner = inner.with_regulator(r.get().inner.clone());
+            }
+            if let Some(l) = &limit {
+                inner = inner.with_limit(l.get().inner.clone());
+            }
+            if let Some(b) = &budget {
+                inner = inner.with_budget(b.get().inner.clone());
+            }
+            Ok(PyGate {
+                inner,
+                regulator: regulator.map(|r| r.clone().unbind()),
+                limit: limit.map(|l| l.clone().unbind()),
+                budget: budget.map(|b| b.clone().unbind()),
+            })
+        }
 
-    #[new]
-    #[pyo3(signature = (*, regulator = None, limit = None, budget = None))]
-    fn new(
-        regulator: Option<&Bound<'_, PyAny>>,
-        limit: Option<&Bound<'_, PyAny>>,
-        budget: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let regulator = opt_instance::<PyRegulator>(regulator, "regulator", "Regulator")?;
-        let limit = opt_instance::<PyConcurrencyLimit>(limit, "limit", "ConcurrencyLimit")?;
-        let budget = opt_instance::<PyRetryBudget>(budget, "budget", "RetryBudget")?;
-        let mut inner = Gate::new();
-        if let Some(r) = &regulator {
-            inner = inner.with_regulator(r.get().inner.clone());
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            Ok(format!(
+                "Gate(regulator={}, limit={}, budget={})",
+                opt_repr(py, self.regulator.as_ref())?,
+                opt_repr(py, self.limit.as_ref())?,
+                opt_repr(py, self.budget.as_ref())?,
+            ))
         }
-        if let Some(l) = &limit {
-            inner = inner.with_limit(l.get().inner.clone());
-        }
-        if let Some(b) = &budget {
-            inner = inner.with_budget(b.get().inner.clone());
-        }
-        Ok(PyGate {
-            inner,
-            regulator: regulator.map(|r| r.clone().unbind()),
-            limit: limit.map(|l| l.clone().unbind()),
-            budget: budget.map(|b| b.clone().unbind()),
-        })
     }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "Gate(regulator={}, limit={}, budget={})",
-            opt_repr(py, self.regulator.as_ref())?,
-            opt_repr(py, self.limit.as_ref())?,
-            opt_repr(py, self.budget.as_ref())?,
-        ))
-    }
-}
-}
+});
 
 /// The regulator on Redis, through `recuo-redis` (without the `redis` feature: the error of a
 /// build without Redis support).

@@ -3,13 +3,11 @@
 
 use pyo3::prelude::*;
 
-use crate::args::{headers_arg, opt, require_str};
+use crate::args::{headers_arg, opt, string_arg};
 use crate::values::instance;
 
 fn content_type_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    opt(value, |v| {
-        Ok(require_str(v, "expected_content_type")?.into_owned())
-    })
+    opt(value, |v| string_arg(v, "expected_content_type"))
 }
 
 /// Who answered, judged from the response's ``headers`` (any shape ``recuo.classify`` takes;

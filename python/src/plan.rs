@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use recuo::PlanError;
 
-use crate::args::{int_arg, secs_arg, Int};
+use crate::args::{int_arg, latency_arg, secs_arg, Int};
 use crate::limits::rate_arg;
 use crate::values::instance;
 
@@ -30,10 +30,6 @@ fn requests_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
             "requests must be between 0 and 2**64 - 1, not {value}"
         ))),
     }
-}
-
-fn latency_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    secs_arg(value, "latency")
 }
 
 fn fraction_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {

@@ -12,8 +12,9 @@ use recuo::classify::METHODS;
 use recuo::{Jitter, MethodSet, Policy, PolicyBuilder, PolicyValue, RetryRule, Rules, Transport};
 
 use crate::args::{
-    bool_repr, config_error, config_error_saying, count_arg, methods, ms_to_secs, not_one_of,
-    opt_secs_to_ms, quoted, readers, require_bool, require_str, secs_to_ms, transport_arg,
+    bool_repr, config_error, config_error_saying, count_arg, deadline_arg, header_arg, methods,
+    ms_to_secs, not_one_of, opt_secs_to_ms, quoted, readers, require_bool, require_str, secs_to_ms,
+    transport_arg,
 };
 
 fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<RetryRule> {
@@ -49,7 +50,6 @@ readers! {
     fn max_attempts_arg -> u32 = count_arg("max_attempts");
     fn base_arg -> u64 = secs_to_ms("base");
     fn cap_arg -> u64 = secs_to_ms("cap");
-    fn deadline_arg -> Option<u64> = opt_secs_to_ms("deadline");
     fn spread_arg -> Option<u64> = opt_secs_to_ms("spread");
     fn use_date_header_arg -> bool = require_bool("use_date_header");
     fn server_honours_keys_arg -> bool = require_bool("server_honours_keys");
@@ -77,10 +77,6 @@ fn invalid_value(py: Python<'_>, why: &str) -> PyErr {
 /// ([`crate::values::read_plain`]): `TypeError` unless a mapping, else `invalid_value`.
 fn policy_value_arg(value: &Bound<'_, PyAny>) -> PyResult<PolicyValue> {
     crate::values::read_plain(value)?.map_err(|why| invalid_value(value.py(), &why))
-}
-
-fn header_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    require_str(value, "idempotency_header").map(|s| s.into_owned())
 }
 
 /// How a policy retries: attempts, backoff, deadline, the spread added to server waits, the
@@ -157,289 +153,290 @@ fn opt_secs_repr(ms: Option<u64>) -> String {
     ms.map_or_else(|| "None".to_owned(), |ms| format!("{:?}", ms_to_secs(ms)))
 }
 
-methods! {
-impl PyPolicy {
-    get(self) {
+methods!({
+    impl PyPolicy {
         /// Attempts in all, the first included.
-        max_attempts -> u32 = self.0.max_attempts();
+        getter!(max_attempts(self) -> u32 = self.0.max_attempts());
         /// The first backoff window, in seconds.
-        base -> f64 = ms_to_secs(self.0.backoff().base_ms());
+        getter!(base(self) -> f64 = ms_to_secs(self.0.backoff().base_ms()));
         /// The largest backoff window, in seconds.
-        cap -> f64 = ms_to_secs(self.0.backoff().cap_ms());
+        getter!(cap(self) -> f64 = ms_to_secs(self.0.backoff().cap_ms()));
         /// ``"full"``, ``"equal"``, ``"decorrelated"`` or ``"none"``.
-        jitter -> &'static str = self.0.backoff().jitter().name();
+        getter!(jitter(self) -> &'static str = self.0.backoff().jitter().name());
         /// The limit on the operation's total time in seconds, or ``None``.
-        deadline -> Option<f64> = self.0.deadline_ms().map(ms_to_secs);
+        getter!(deadline(self) -> Option<f64> = self.0.deadline_ms().map(ms_to_secs));
         /// The most added at random to a server's wait, in seconds, or ``None`` for
         /// ``min(window, 1 s)``.
-        spread -> Option<f64> = self.0.spread_ms().map(ms_to_secs);
+        getter!(spread(self) -> Option<f64> = self.0.spread_ms().map(ms_to_secs));
         /// The header the idempotency key is sent in.
-        idempotency_header -> &str = self.0.idempotency_header();
+        getter!(idempotency_header(self) -> &str = self.0.idempotency_header());
         /// Whether server waits are measured from the response's ``Date``.
-        use_date_header -> bool = self.0.use_date_header();
+        getter!(use_date_header(self) -> bool = self.0.use_date_header());
         /// Whether the server honours idempotency keys (a request sent with recuo's own key then
         /// counts as idempotent).
-        server_honours_keys -> bool = self.0.server_honours_keys();
+        getter!(server_honours_keys(self) -> bool = self.0.server_honours_keys());
         /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
-        quota_403_as_rate_limit -> bool = self.0.rules().quota_403_is_rate_limit;
-    }
+        getter!(quota_403_as_rate_limit(self) -> bool = self.0.rules().quota_403_is_rate_limit);
 
-    #[new]
-    #[pyo3(
-        signature = (*, max_attempts = 5, base = 200, cap = 5000, jitter = Jitter::Full, deadline = None, spread = None, idempotency_header = "Idempotency-Key".to_owned(), use_date_header = false, server_honours_keys = false),
-        text_signature = "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None, idempotency_header='Idempotency-Key', use_date_header=False, server_honours_keys=False)"
-    )]
-    fn new(
-        py: Python<'_>,
-        #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
-        #[pyo3(from_py_with = base_arg)] base: u64,
-        #[pyo3(from_py_with = cap_arg)] cap: u64,
-        #[pyo3(from_py_with = jitter_arg)] jitter: Jitter,
-        #[pyo3(from_py_with = deadline_arg)] deadline: Option<u64>,
-        #[pyo3(from_py_with = spread_arg)] spread: Option<u64>,
-        #[pyo3(from_py_with = header_arg)] idempotency_header: String,
-        #[pyo3(from_py_with = use_date_header_arg)] use_date_header: bool,
-        #[pyo3(from_py_with = server_honours_keys_arg)] server_honours_keys: bool,
-    ) -> PyResult<Self> {
-        let builder = Policy::builder()
-            .max_attempts(max_attempts)
-            .base(Duration::from_millis(base))
-            .cap(Duration::from_millis(cap))
-            .jitter(jitter)
-            .deadline(deadline.map(Duration::from_millis))
-            .spread(spread.map(Duration::from_millis))
-            .idempotency_header(idempotency_header)
-            .use_date_header(use_date_header)
-            .server_honours_keys(server_honours_keys);
-        Self::built(py, builder)
-    }
+        #[new]
+        #[pyo3(
+            signature = (*, max_attempts = 5, base = 200, cap = 5000, jitter = Jitter::Full, deadline = None, spread = None, idempotency_header = "Idempotency-Key".to_owned(), use_date_header = false, server_honours_keys = false),
+            text_signature = "(*, max_attempts=5, base=0.2, cap=5.0, jitter='full', deadline=None, spread=None, idempotency_header='Idempotency-Key', use_date_header=False, server_honours_keys=False)"
+        )]
+        fn new(
+            py: Python<'_>,
+            #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
+            #[pyo3(from_py_with = base_arg)] base: u64,
+            #[pyo3(from_py_with = cap_arg)] cap: u64,
+            #[pyo3(from_py_with = jitter_arg)] jitter: Jitter,
+            #[pyo3(from_py_with = deadline_arg)] deadline: Option<u64>,
+            #[pyo3(from_py_with = spread_arg)] spread: Option<u64>,
+            #[pyo3(from_py_with = header_arg)] idempotency_header: String,
+            #[pyo3(from_py_with = use_date_header_arg)] use_date_header: bool,
+            #[pyo3(from_py_with = server_honours_keys_arg)] server_honours_keys: bool,
+        ) -> PyResult<Self> {
+            let builder = Policy::builder()
+                .max_attempts(max_attempts)
+                .base(Duration::from_millis(base))
+                .cap(Duration::from_millis(cap))
+                .jitter(jitter)
+                .deadline(deadline.map(Duration::from_millis))
+                .spread(spread.map(Duration::from_millis))
+                .idempotency_header(idempotency_header)
+                .use_date_header(use_date_header)
+                .server_honours_keys(server_honours_keys);
+            Self::built(py, builder)
+        }
 
-    /// The policy of “Como repetir requisições com backoff exponencial (retry)”: 5 attempts,
-    /// 0.2 s base, 5 s cap, full jitter, no deadline.
-    #[staticmethod]
-    fn guide_a() -> Self {
-        PyPolicy(Policy::guide_a())
-    }
+        /// The policy of “Como repetir requisições com backoff exponencial (retry)”: 5 attempts,
+        /// 0.2 s base, 5 s cap, full jitter, no deadline.
+        #[staticmethod]
+        fn guide_a() -> Self {
+            PyPolicy(Policy::guide_a())
+        }
 
-    /// The policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”: 5 attempts
-    /// (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s deadline.
-    #[staticmethod]
-    fn guide_b() -> Self {
-        PyPolicy(Policy::guide_b())
-    }
+        /// The policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”: 5 attempts
+        /// (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s deadline.
+        #[staticmethod]
+        fn guide_b() -> Self {
+            PyPolicy(Policy::guide_b())
+        }
 
-    /// The HTTP adapters' default: ``guide_b()``'s policy (5 attempts, 1 s base, 8 s cap, full
-    /// jitter, a 30 s deadline, so that ``Retry-After: 3600`` gives up at once), with an
-    /// HTTP-date wait measured from the response's own ``Date``.
-    #[staticmethod]
-    fn adapters() -> Self {
-        PyPolicy(Policy::adapters())
-    }
+        /// The HTTP adapters' default: ``guide_b()``'s policy (5 attempts, 1 s base, 8 s cap, full
+        /// jitter, a 30 s deadline, so that ``Retry-After: 3600`` gives up at once), with an
+        /// HTTP-date wait measured from the response's own ``Date``.
+        #[staticmethod]
+        fn adapters() -> Self {
+            PyPolicy(Policy::adapters())
+        }
 
-    /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
-    /// at once on a server wait that would not fit, saying when a retry would be allowed.
-    #[staticmethod]
-    fn interactive() -> Self {
-        PyPolicy(Policy::interactive())
-    }
+        /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+        /// at once on a server wait that would not fit, saying when a retry would be allowed.
+        #[staticmethod]
+        fn interactive() -> Self {
+            PyPolicy(Policy::interactive())
+        }
 
-    /// For the requests of a batch: the adapters' policy with no deadline of its own, so
-    /// that the batch's deadline is the one that counts (``run_batch`` gives each request
-    /// what is left of it) and a per-minute limiter's ``Retry-After: 60`` is waited. Outside
-    /// a batch, give it a deadline.
-    #[staticmethod]
-    fn batch() -> Self {
-        PyPolicy(Policy::batch())
-    }
+        /// For the requests of a batch: the adapters' policy with no deadline of its own, so
+        /// that the batch's deadline is the one that counts (``run_batch`` gives each request
+        /// what is left of it) and a per-minute limiter's ``Retry-After: 60`` is waited. Outside
+        /// a batch, give it a deadline.
+        #[staticmethod]
+        fn batch() -> Self {
+            PyPolicy(Policy::batch())
+        }
 
-    /// The policy a plain value describes: a mapping with the keys ``to_dict`` answers
-    /// (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``, ``spread_ms``,
-    /// ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
-    /// ``quota_403_as_rate_limit``, ``status_retry``, ``transport_retry``,
-    /// ``idempotent_methods``), durations in whole milliseconds. A key left out takes
-    /// ``Policy.guide_a()``'s value; the three maps list only rules that differ from the default (a status as an int
-    /// or a decimal string).
-    ///
-    /// Raises ``TypeError`` when ``value`` is not a mapping and ``recuo.ConfigError``
-    /// otherwise: ``invalid_value`` for an unknown key or a value of the wrong type (a string
-    /// for a number, a negative or fractional duration), ``unknown_name`` for an unknown
-    /// jitter, rule, transport failure, method or status, and the errors of ``Policy(...)``.
-    #[classmethod]
-    #[pyo3(signature = (value, /))]
-    fn from_dict(_cls: &Bound<'_, PyType>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        // Read here rather than through `from_py_with`, whose errors would name the argument.
-        Policy::from_value(&policy_value_arg(value)?)
-            .map(PyPolicy)
-            .map_err(|e| config_error(value.py(), e))
-    }
+        /// The policy a plain value describes: a mapping with the keys ``to_dict`` answers
+        /// (``max_attempts``, ``base_ms``, ``cap_ms``, ``jitter``, ``deadline_ms``, ``spread_ms``,
+        /// ``idempotency_header``, ``use_date_header``, ``server_honours_keys``,
+        /// ``quota_403_as_rate_limit``, ``status_retry``, ``transport_retry``,
+        /// ``idempotent_methods``), durations in whole milliseconds. A key left out takes
+        /// ``Policy.guide_a()``'s value; the three maps list only rules that differ from the default (a status as an int
+        /// or a decimal string).
+        ///
+        /// Raises ``TypeError`` when ``value`` is not a mapping and ``recuo.ConfigError``
+        /// otherwise: ``invalid_value`` for an unknown key or a value of the wrong type (a string
+        /// for a number, a negative or fractional duration), ``unknown_name`` for an unknown
+        /// jitter, rule, transport failure, method or status, and the errors of ``Policy(...)``.
+        #[classmethod]
+        #[pyo3(signature = (value, /))]
+        fn from_dict(_cls: &Bound<'_, PyType>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
+            // Read here rather than through `from_py_with`, whose errors would name the argument.
+            Policy::from_value(&policy_value_arg(value)?)
+                .map(PyPolicy)
+                .map_err(|e| config_error(value.py(), e))
+        }
 
-    /// This policy as one plain value, every key written out (durations in milliseconds,
-    /// ``None`` for no deadline or the default spread); the three maps list only rules that
-    /// differ from the default, statuses as decimal strings and methods in capitals.
-    /// ``Policy.from_dict(p.to_dict()) == p``.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::values::loads(py, &self.plain_text()?)
-    }
+        /// This policy as one plain value, every key written out (durations in milliseconds,
+        /// ``None`` for no deadline or the default spread); the three maps list only rules that
+        /// differ from the default, statuses as decimal strings and methods in capitals.
+        /// ``Policy.from_dict(p.to_dict()) == p``.
+        fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            crate::values::loads(py, &self.plain_text()?)
+        }
 
-    /// Pickles as ``Policy.from_dict(policy.to_dict())``.
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
-        let py = slf.py();
-        let from_dict = py
-            .get_type::<PyPolicy>()
-            .getattr(pyo3::intern!(py, "from_dict"))?;
-        Ok((from_dict, (slf.get().to_dict(py)?,)))
-    }
+        /// Pickles as ``Policy.from_dict(policy.to_dict())``.
+        fn __reduce__<'py>(
+            slf: &Bound<'py, Self>,
+        ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+            let py = slf.py();
+            let from_dict = py
+                .get_type::<PyPolicy>()
+                .getattr(pyo3::intern!(py, "from_dict"))?;
+            Ok((from_dict, (slf.get().to_dict(py)?,)))
+        }
 
-    /// How ``status`` (400–599) is retried: ``"never"``, ``"if_idempotent"`` or
-    /// ``"always"`` (for any method). ``recuo.ConfigError`` (``status_out_of_range``) for
-    /// another status.
-    fn status_retry(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = status_arg)] status: u32,
-    ) -> PyResult<&'static str> {
-        // The range is the core's: setting the rule it has checks it.
-        let mut rules = *self.0.rules();
-        let code = u16::try_from(status).unwrap_or(0);
-        let rule = rules.status_rule(code);
-        rules
-            .set_status_rule(status, rule)
-            .map_err(|e| config_error(py, e))?;
-        Ok(rule.name())
-    }
+        /// How ``status`` (400–599) is retried: ``"never"``, ``"if_idempotent"`` or
+        /// ``"always"`` (for any method). ``recuo.ConfigError`` (``status_out_of_range``) for
+        /// another status.
+        fn status_retry(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = status_arg)] status: u32,
+        ) -> PyResult<&'static str> {
+            // The range is the core's: setting the rule it has checks it.
+            let mut rules = *self.0.rules();
+            let code = u16::try_from(status).unwrap_or(0);
+            let rule = rules.status_rule(code);
+            rules
+                .set_status_rule(status, rule)
+                .map_err(|e| config_error(py, e))?;
+            Ok(rule.name())
+        }
 
-    /// A new policy retrying ``status`` (400–599) ``"never"``, ``"if_idempotent"`` or
-    /// ``"always"`` (for any method). ``recuo.ConfigError`` (``status_out_of_range``) for
-    /// another status.
-    fn with_status_retry(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = status_arg)] status: u32,
-        #[pyo3(from_py_with = rule_arg)] rule: RetryRule,
-    ) -> PyResult<Self> {
-        let mut rules = *self.0.rules();
-        rules
-            .set_status_rule(status, rule)
-            .map_err(|e| config_error(py, e))?;
-        self.with_rules(py, rules)
-    }
+        /// A new policy retrying ``status`` (400–599) ``"never"``, ``"if_idempotent"`` or
+        /// ``"always"`` (for any method). ``recuo.ConfigError`` (``status_out_of_range``) for
+        /// another status.
+        fn with_status_retry(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = status_arg)] status: u32,
+            #[pyo3(from_py_with = rule_arg)] rule: RetryRule,
+        ) -> PyResult<Self> {
+            let mut rules = *self.0.rules();
+            rules
+                .set_status_rule(status, rule)
+                .map_err(|e| config_error(py, e))?;
+            self.with_rules(py, rules)
+        }
 
-    /// How the transport failure ``kind`` (``"connect"``, ``"tls"``, ``"timeout"``,
-    /// ``"reset"`` or ``"other"``) is retried.
-    fn transport_retry(&self, kind: &Bound<'_, PyAny>) -> PyResult<&'static str> {
-        Ok(self
-            .0
-            .rules()
-            .transport_rule(transport_arg(kind, "kind")?)
-            .name())
-    }
+        /// How the transport failure ``kind`` (``"connect"``, ``"tls"``, ``"timeout"``,
+        /// ``"reset"`` or ``"other"``) is retried.
+        fn transport_retry(&self, kind: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+            Ok(self
+                .0
+                .rules()
+                .transport_rule(transport_arg(kind, "kind")?)
+                .name())
+        }
 
-    /// A new policy retrying the transport failure ``kind`` ``"never"``,
-    /// ``"if_idempotent"`` or ``"always"``.
-    fn with_transport_retry(
-        &self,
-        py: Python<'_>,
-        kind: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = rule_arg)] rule: RetryRule,
-    ) -> PyResult<Self> {
-        let mut rules = *self.0.rules();
-        rules.set_transport_rule(transport_arg(kind, "kind")?, rule);
-        self.with_rules(py, rules)
-    }
+        /// A new policy retrying the transport failure ``kind`` ``"never"``,
+        /// ``"if_idempotent"`` or ``"always"``.
+        fn with_transport_retry(
+            &self,
+            py: Python<'_>,
+            kind: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = rule_arg)] rule: RetryRule,
+        ) -> PyResult<Self> {
+            let mut rules = *self.0.rules();
+            rules.set_transport_rule(transport_arg(kind, "kind")?, rule);
+            self.with_rules(py, rules)
+        }
 
-    /// Whether requests with ``method`` count as idempotent without a key.
-    fn method_idempotent(&self, #[pyo3(from_py_with = method_name_arg)] method: String) -> bool {
-        self.0.rules().idempotent_methods.contains(&method)
-    }
+        /// Whether requests with ``method`` count as idempotent without a key.
+        fn method_idempotent(
+            &self,
+            #[pyo3(from_py_with = method_name_arg)] method: String,
+        ) -> bool {
+            self.0.rules().idempotent_methods.contains(&method)
+        }
 
-    /// A new policy where requests with ``method`` (GET, HEAD, OPTIONS, TRACE, PUT, DELETE,
-    /// POST, PATCH or CONNECT, in any case) count as idempotent without a key, or not.
-    fn with_method_idempotent(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = method_name_arg)] method: String,
-        #[pyo3(from_py_with = idempotent_arg)] idempotent: bool,
-    ) -> PyResult<Self> {
-        let mut rules = *self.0.rules();
-        let methods = rules.idempotent_methods;
-        rules.idempotent_methods = if idempotent {
-            // `method_name_arg` only lets known methods through.
-            methods.with(&method).unwrap_or(methods)
-        } else {
-            methods.without(&method)
-        };
-        self.with_rules(py, rules)
-    }
-
-    /// A new policy with ``max_attempts`` attempts in all (at least 1), the rest unchanged.
-    fn with_max_attempts(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
-    ) -> PyResult<Self> {
-        Self::built(py, self.0.to_builder().max_attempts(max_attempts))
-    }
-
-    /// A new policy where a 403 whose rate-limit headers say the quota is spent counts as a
-    /// 429 (``True``, the default) or as the permanent error it says it is.
-    fn with_quota_403_as_rate_limit(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = enabled_arg)] enabled: bool,
-    ) -> PyResult<Self> {
-        let mut rules = *self.0.rules();
-        rules.quota_403_is_rate_limit = enabled;
-        self.with_rules(py, rules)
-    }
-
-    /// A new policy saying whether the server honours idempotency keys: ``True`` makes a
-    /// request sent with recuo's own key count as idempotent, so that its timeout, dropped
-    /// connection or 500 is retried.
-    fn with_server_honours_keys(
-        &self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = enabled_arg)] enabled: bool,
-    ) -> PyResult<Self> {
-        Self::built(py, self.0.to_builder().server_honours_keys(enabled))
-    }
-
-    fn __hash__(&self) -> PyResult<u64> {
-        // Equal policies have the same plain form.
-        let mut h = DefaultHasher::new();
-        self.plain_text()?.hash(&mut h);
-        Ok(h.finish())
-    }
-
-    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
-        slf
-    }
-
-    fn __repr__(&self) -> String {
-        let p = &self.0;
-        format!(
-            "Policy(max_attempts={}, base={:?}, cap={:?}, jitter='{}', deadline={}, spread={}, \
-             idempotency_header={}, use_date_header={}{}){}",
-            p.max_attempts(),
-            ms_to_secs(p.backoff().base_ms()),
-            ms_to_secs(p.backoff().cap_ms()),
-            p.backoff().jitter().name(),
-            opt_secs_repr(p.deadline_ms()),
-            opt_secs_repr(p.spread_ms()),
-            crate::args::str_repr(p.idempotency_header()),
-            bool_repr(p.use_date_header()),
-            if p.server_honours_keys() {
-                ", server_honours_keys=True"
+        /// A new policy where requests with ``method`` (GET, HEAD, OPTIONS, TRACE, PUT, DELETE,
+        /// POST, PATCH or CONNECT, in any case) count as idempotent without a key, or not.
+        fn with_method_idempotent(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = method_name_arg)] method: String,
+            #[pyo3(from_py_with = idempotent_arg)] idempotent: bool,
+        ) -> PyResult<Self> {
+            let mut rules = *self.0.rules();
+            let methods = rules.idempotent_methods;
+            rules.idempotent_methods = if idempotent {
+                // `method_name_arg` only lets known methods through.
+                methods.with(&method).unwrap_or(methods)
             } else {
-                ""
-            },
-            self.rule_changes(),
-        )
+                methods.without(&method)
+            };
+            self.with_rules(py, rules)
+        }
+
+        /// A new policy with ``max_attempts`` attempts in all (at least 1), the rest unchanged.
+        fn with_max_attempts(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = max_attempts_arg)] max_attempts: u32,
+        ) -> PyResult<Self> {
+            Self::built(py, self.0.to_builder().max_attempts(max_attempts))
+        }
+
+        /// A new policy where a 403 whose rate-limit headers say the quota is spent counts as a
+        /// 429 (``True``, the default) or as the permanent error it says it is.
+        fn with_quota_403_as_rate_limit(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = enabled_arg)] enabled: bool,
+        ) -> PyResult<Self> {
+            let mut rules = *self.0.rules();
+            rules.quota_403_is_rate_limit = enabled;
+            self.with_rules(py, rules)
+        }
+
+        /// A new policy saying whether the server honours idempotency keys: ``True`` makes a
+        /// request sent with recuo's own key count as idempotent, so that its timeout, dropped
+        /// connection or 500 is retried.
+        fn with_server_honours_keys(
+            &self,
+            py: Python<'_>,
+            #[pyo3(from_py_with = enabled_arg)] enabled: bool,
+        ) -> PyResult<Self> {
+            Self::built(py, self.0.to_builder().server_honours_keys(enabled))
+        }
+
+        fn __hash__(&self) -> PyResult<u64> {
+            // Equal policies have the same plain form.
+            let mut h = DefaultHasher::new();
+            self.plain_text()?.hash(&mut h);
+            Ok(h.finish())
+        }
+
+        fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+            slf
+        }
+
+        fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+            slf
+        }
+
+        fn __repr__(&self) -> String {
+            let p = &self.0;
+            format!(
+                "Policy(max_attempts={}, base={:?}, cap={:?}, jitter='{}', deadline={}, spread={}, \
+                 idempotency_header={}, use_date_header={}{}){}",
+                p.max_attempts(),
+                ms_to_secs(p.backoff().base_ms()),
+                ms_to_secs(p.backoff().cap_ms()),
+                p.backoff().jitter().name(),
+                opt_secs_repr(p.deadline_ms()),
+                opt_secs_repr(p.spread_ms()),
+                crate::args::str_repr(p.idempotency_header()),
+                bool_repr(p.use_date_header()),
+                if p.server_honours_keys() {
+                    ", server_honours_keys=True"
+                } else {
+                    ""
+                },
+                self.rule_changes(),
+            )
+        }
     }
-}
-}
+});

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 use recuo::{AttemptPool, LoopPool};
 
+use crate::args::methods;
 use crate::attempt::{FramePool, PyAttempt};
 use crate::context::vars;
 use crate::current::current;
@@ -18,24 +19,22 @@ use crate::current::current;
 #[pyclass(name = "_AttemptPool", module = "recuo._recuo", frozen)]
 pub(crate) struct PyAttemptPool(AttemptPool);
 
-#[pymethods]
-impl PyAttemptPool {
-    #[new]
-    fn new(remaining: u32) -> Self {
-        PyAttemptPool(AttemptPool::new(remaining))
-    }
+methods!({
+    impl PyAttemptPool {
+        /// Attempts left.
+        getter!(remaining(self) -> u32 = self.0.remaining());
 
-    /// Attempts left.
-    #[getter]
-    fn remaining(&self) -> u32 {
-        self.0.remaining()
-    }
+        #[new]
+        fn new(remaining: u32) -> Self {
+            PyAttemptPool(AttemptPool::new(remaining))
+        }
 
-    /// Takes one attempt: ``False`` when none is left.
-    fn _take(&self) -> bool {
-        self.0.try_take()
+        /// Takes one attempt: ``False`` when none is left.
+        fn _take(&self) -> bool {
+            self.0.try_take()
+        }
     }
-}
+});
 
 /// The core's rule for the pool a loop draws from (`LoopPool::choose`, or with
 /// `after_first` `LoopPool::after_first`): ``(pool, nested, owned)`` for a loop of

@@ -17,56 +17,56 @@ use crate::values::{instance, value_of};
 /// operation ``index`` under ``policy``, whose deadline is clipped to what is left of the
 /// batch's), ``"not_started"`` (operation ``index`` is not started: ``reason``, and for
 /// ``"queue_stopped"`` the reason that stopped the queue, ``stopped_by``) or ``"finished"``.
-#[pyclass(name = "Next", module = "recuo", frozen)]
-pub(crate) struct PyNext(Next);
+#[pyclass(name = "Next", module = "recuo", frozen, get_all)]
+pub(crate) struct PyNext {
+    /// ``"start"``, ``"not_started"`` or ``"finished"``.
+    kind: &'static str,
+    /// The operation's place in the batch, from 0 (``None`` for ``"finished"``).
+    index: Option<usize>,
+    /// For ``"start"``: the policy to run the operation under.
+    policy: Option<PyPolicy>,
+    /// For ``"not_started"``: why.
+    reason: Option<&'static str>,
+    /// For ``"not_started"`` with ``"queue_stopped"``: the reason that stopped the queue.
+    stopped_by: Option<&'static str>,
+}
 
-methods! {
-impl PyNext {
-    get(self) {
-        /// ``"start"``, ``"not_started"`` or ``"finished"``.
-        kind -> &'static str = match self.0 {
-            Next::Start { .. } => "start",
-            Next::NotStarted { .. } => "not_started",
-            Next::Finished => "finished",
-        };
-        /// The operation's place in the batch, from 0 (``None`` for ``"finished"``).
-        index -> Option<usize> = match self.0 {
-            Next::Start { index, .. } | Next::NotStarted { index, .. } => Some(index),
-            Next::Finished => None,
-        };
-        /// For ``"start"``: the policy to run the operation under.
-        policy -> Option<PyPolicy> = match &self.0 {
-            Next::Start { policy, .. } => Some(PyPolicy((**policy).clone())),
-            _ => None,
-        };
-        /// For ``"not_started"``: why.
-        reason -> Option<&'static str> = match self.0 {
-            Next::NotStarted { reason, .. } => Some(reason.name()),
-            _ => None,
-        };
-        /// For ``"not_started"`` with ``"queue_stopped"``: the reason that stopped the queue.
-        stopped_by -> Option<&'static str> = match self.0 {
-            Next::NotStarted { stopped_by, .. } => stopped_by.map(GiveUpReason::name),
-            _ => None,
-        };
-    }
-
-    fn __repr__(&self) -> String {
-        match &self.0 {
-            Next::Start { index, .. } => format!("Next(kind='start', index={index})"),
+impl From<Next> for PyNext {
+    fn from(next: Next) -> Self {
+        let (kind, index, policy, reason, stopped_by) = match next {
+            Next::Start { index, policy } => ("start", Some(index), Some(*policy), None, None),
             Next::NotStarted {
                 index,
                 reason,
                 stopped_by,
-            } => format!(
-                "Next(kind='not_started', index={index}, reason='{}', stopped_by={})",
-                reason.name(),
-                stopped_by.map_or_else(|| "None".to_owned(), |r| format!("'{}'", r.name()))
-            ),
-            Next::Finished => "Next(kind='finished')".to_owned(),
+            } => ("not_started", Some(index), None, Some(reason), stopped_by),
+            Next::Finished => ("finished", None, None, None, None),
+        };
+        PyNext {
+            kind,
+            index,
+            policy: policy.map(PyPolicy),
+            reason: reason.map(GiveUpReason::name),
+            stopped_by: stopped_by.map(GiveUpReason::name),
         }
     }
 }
+
+#[pymethods]
+impl PyNext {
+    fn __repr__(&self) -> String {
+        let mut out = format!("Next(kind='{}'", self.kind);
+        if let Some(index) = self.index {
+            out += &format!(", index={index}");
+        }
+        if let Some(reason) = self.reason {
+            let by = self
+                .stopped_by
+                .map_or_else(|| "None".to_owned(), |r| format!("'{r}'"));
+            out += &format!(", reason='{reason}', stopped_by={by}");
+        }
+        out + ")"
+    }
 }
 
 /// A queue of ``len`` operations under one ``policy`` and one deadline (``deadline_ms`` from
@@ -106,129 +106,127 @@ fn end_tuple(end: BatchEnd) -> End {
     )
 }
 
-methods! {
-impl PyBatchQueue {
-    get(self) {
+methods!({
+    impl PyBatchQueue {
         /// The reason the queue stopped, if it did.
-        stopped -> Option<&'static str> = self.0.stopped().map(GiveUpReason::name);
-    }
+        getter!(stopped(self) -> Option<&'static str> = self.0.stopped().map(GiveUpReason::name));
 
-    #[new]
-    #[pyo3(signature = (policy, len, now_ms, deadline_ms = None, *, stop_when_a_wait_exceeds_the_deadline = false, stats = None, requests = None, unix_ms = None))]
-    fn new(
-        policy: PyRef<'_, PyPolicy>,
-        len: usize,
-        #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
-        deadline_ms: Option<u64>,
-        stop_when_a_wait_exceeds_the_deadline: bool,
-        stats: Option<PyRef<'_, PyStatsRecorder>>,
-        requests: Option<&Bound<'_, PyAny>>,
-        unix_ms: Option<i64>,
-    ) -> PyResult<Self> {
-        let mut queue = BatchQueue::new(&policy.0, len, now_ms, deadline_ms)
-            .stop_when_a_wait_exceeds_the_deadline(stop_when_a_wait_exceeds_the_deadline);
-        if let Some(stats) = stats {
-            queue = queue.stats(stats.0.clone());
+        #[new]
+        #[pyo3(signature = (policy, len, now_ms, deadline_ms = None, *, stop_when_a_wait_exceeds_the_deadline = false, stats = None, requests = None, unix_ms = None))]
+        fn new(
+            policy: PyRef<'_, PyPolicy>,
+            len: usize,
+            #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64,
+            deadline_ms: Option<u64>,
+            stop_when_a_wait_exceeds_the_deadline: bool,
+            stats: Option<PyRef<'_, PyStatsRecorder>>,
+            requests: Option<&Bound<'_, PyAny>>,
+            unix_ms: Option<i64>,
+        ) -> PyResult<Self> {
+            let mut queue = BatchQueue::new(&policy.0, len, now_ms, deadline_ms)
+                .stop_when_a_wait_exceeds_the_deadline(stop_when_a_wait_exceeds_the_deadline);
+            if let Some(stats) = stats {
+                queue = queue.stats(stats.0.clone());
+            }
+            if let Some(requests) = requests_arg(requests)? {
+                queue = queue.records(requests, unix_ms.unwrap_or_else(recuo::unix_now_ms));
+            }
+            Ok(PyBatchQueue(queue))
         }
-        if let Some(requests) = requests_arg(requests)? {
-            queue = queue.records(requests, unix_ms.unwrap_or_else(recuo::unix_now_ms));
+
+        /// The next record the queue made (with ``requests``: an operation it did not start), as
+        /// ``(level, record)`` — ``"warning"`` and a ``ResultRecord`` — in order; ``None`` when
+        /// there is none.
+        fn poll_record(&mut self, py: Python<'_>) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
+            polled(py, self.0.poll_record())
         }
-        Ok(PyBatchQueue(queue))
-    }
 
-    /// The next record the queue made (with ``requests``: an operation it did not start), as
-    /// ``(level, record)`` — ``"warning"`` and a ``ResultRecord`` — in order; ``None`` when
-    /// there is none.
-    fn poll_record(&mut self, py: Python<'_>) -> PyResult<Option<(&'static str, Py<PyAny>)>> {
-        polled(py, self.0.poll_record())
-    }
+        /// How an operation whose loop reported ``report`` ended for the batch:
+        /// ``(status, reason, stopped_by)`` — ``status`` is ``"succeeded"``, ``"gave_up"`` or
+        /// ``"not_started"`` (a give-up with no attempt made, unless its gate could not be used:
+        /// ``gate_failed``), as ``BatchResult.status`` says it.
+        #[staticmethod]
+        #[pyo3(signature = (report, *, gate_failed = false))]
+        fn end_of(report: &Bound<'_, PyAny>, gate_failed: bool) -> PyResult<End> {
+            let report: Report = value_of(report, "Report", "report")?;
+            Ok(end_tuple(BatchEnd::of(&report, gate_failed)))
+        }
 
-    /// How an operation whose loop reported ``report`` ended for the batch:
-    /// ``(status, reason, stopped_by)`` — ``status`` is ``"succeeded"``, ``"gave_up"`` or
-    /// ``"not_started"`` (a give-up with no attempt made, unless its gate could not be used:
-    /// ``gate_failed``), as ``BatchResult.status`` says it.
-    #[staticmethod]
-    #[pyo3(signature = (report, *, gate_failed = false))]
-    fn end_of(report: &Bound<'_, PyAny>, gate_failed: bool) -> PyResult<End> {
-        let report: Report = value_of(report, "Report", "report")?;
-        Ok(end_tuple(BatchEnd::of(&report, gate_failed)))
-    }
+        /// The next operation to start at ``now_ms``, or why it is not started, or
+        /// ``"finished"``.
+        fn next(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyNext {
+            PyNext::from(self.0.next(now_ms))
+        }
 
-    /// The next operation to start at ``now_ms``, or why it is not started, or
-    /// ``"finished"``.
-    fn next(&mut self, #[pyo3(from_py_with = mono_ms_arg)] now_ms: u64) -> PyNext {
-        PyNext(self.0.next(now_ms))
-    }
+        /// Operation ``index`` ended: succeeded (``reason=None``) or gave up for ``reason``.
+        /// ``True`` when this stops the queue: stop the operations still running
+        /// (``Operation.stop_queue(queue.stopped)``).
+        #[pyo3(signature = (index, reason = None))]
+        fn finished(&mut self, index: usize, reason: Option<&str>) -> PyResult<bool> {
+            let reason = reason.map(give_up_reason).transpose()?;
+            Ok(self.0.finished(index, reason))
+        }
 
-    /// Operation ``index`` ended: succeeded (``reason=None``) or gave up for ``reason``.
-    /// ``True`` when this stops the queue: stop the operations still running
-    /// (``Operation.stop_queue(queue.stopped)``).
-    #[pyo3(signature = (index, reason = None))]
-    fn finished(&mut self, index: usize, reason: Option<&str>) -> PyResult<bool> {
-        let reason = reason.map(give_up_reason).transpose()?;
-        Ok(self.0.finished(index, reason))
-    }
+        /// Operation ``index`` ended as ``end`` — a ``(status, reason, stopped_by)`` tuple as
+        /// ``end_of`` answers it, or ``("not_started", reason, stopped_by)`` for a ``Next`` the
+        /// queue did not start: answers the batch's progress (a ``BatchProgress``), for a progress
+        /// display. Tell the queue of every operation's end exactly once.
+        #[pyo3(signature = (index, end, /))]
+        fn ended(
+            &mut self,
+            py: Python<'_>,
+            index: usize,
+            end: (String, Option<String>, Option<String>),
+        ) -> PyResult<Py<PyAny>> {
+            let (status, reason, stopped_by) = end;
+            let reason = reason.as_deref().map(give_up_reason).transpose()?;
+            let stopped_by = stopped_by.as_deref().map(give_up_reason).transpose()?;
+            let status = BatchStatus::from_name(&status).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "an end is \"succeeded\", \"gave_up\" or \"not_started\", not {status:?}"
+                ))
+            })?;
+            let end = BatchEnd::from_parts(status, reason, stopped_by).ok_or_else(|| {
+                PyValueError::new_err(format!("a {:?} end needs its reason", status.name()))
+            })?;
+            instance(py, "BatchProgress", &self.0.ended(index, end))
+        }
 
-    /// Operation ``index`` ended as ``end`` — a ``(status, reason, stopped_by)`` tuple as
-    /// ``end_of`` answers it, or ``("not_started", reason, stopped_by)`` for a ``Next`` the
-    /// queue did not start: answers the batch's progress (a ``BatchProgress``), for a progress
-    /// display. Tell the queue of every operation's end exactly once.
-    #[pyo3(signature = (index, end, /))]
-    fn ended(
-        &mut self,
-        py: Python<'_>,
-        index: usize,
-        end: (String, Option<String>, Option<String>),
-    ) -> PyResult<Py<PyAny>> {
-        let (status, reason, stopped_by) = end;
-        let reason = reason.as_deref().map(give_up_reason).transpose()?;
-        let stopped_by = stopped_by.as_deref().map(give_up_reason).transpose()?;
-        let status = BatchStatus::from_name(&status).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "an end is \"succeeded\", \"gave_up\" or \"not_started\", not {status:?}"
-            ))
-        })?;
-        let end = BatchEnd::from_parts(status, reason, stopped_by).ok_or_else(|| {
-            PyValueError::new_err(format!("a {:?} end needs its reason", status.name()))
-        })?;
-        instance(py, "BatchProgress", &self.0.ended(index, end))
-    }
+        /// Stops the queue on ``reason`` (your own stop: ``"cancelled"``): nothing more starts.
+        fn stop(&mut self, reason: &str) -> PyResult<()> {
+            self.0.stop(give_up_reason(reason)?);
+            Ok(())
+        }
 
-    /// Stops the queue on ``reason`` (your own stop: ``"cancelled"``): nothing more starts.
-    fn stop(&mut self, reason: &str) -> PyResult<()> {
-        self.0.stop(give_up_reason(reason)?);
-        Ok(())
-    }
+        /// The result record (a ``ResultRecord``) of an operation the queue did not start, at
+        /// ``unix_ms`` (ms since the Unix epoch), naming it by ``method`` and ``url``.
+        #[staticmethod]
+        #[pyo3(signature = (unix_ms, method, url, reason, stopped_by = None))]
+        fn not_started_record(
+            py: Python<'_>,
+            unix_ms: i64,
+            method: &str,
+            url: &str,
+            reason: &str,
+            stopped_by: Option<&str>,
+        ) -> PyResult<Py<PyAny>> {
+            let stopped_by = stopped_by.map(give_up_reason).transpose()?;
+            let record = BatchQueue::not_started_record(
+                unix_ms,
+                method,
+                url,
+                give_up_reason(reason)?,
+                stopped_by,
+            );
+            record_object(py, record)
+        }
 
-    /// The result record (a ``ResultRecord``) of an operation the queue did not start, at
-    /// ``unix_ms`` (ms since the Unix epoch), naming it by ``method`` and ``url``.
-    #[staticmethod]
-    #[pyo3(signature = (unix_ms, method, url, reason, stopped_by = None))]
-    fn not_started_record(
-        py: Python<'_>,
-        unix_ms: i64,
-        method: &str,
-        url: &str,
-        reason: &str,
-        stopped_by: Option<&str>,
-    ) -> PyResult<Py<PyAny>> {
-        let stopped_by = stopped_by.map(give_up_reason).transpose()?;
-        let record = BatchQueue::not_started_record(
-            unix_ms,
-            method,
-            url,
-            give_up_reason(reason)?,
-            stopped_by,
-        );
-        record_object(py, record)
-    }
+        fn __len__(&self) -> usize {
+            self.0.len()
+        }
 
-    fn __len__(&self) -> usize {
-        self.0.len()
+        fn __repr__(&self) -> String {
+            format!("<recuo.BatchQueue: {} operations>", self.0.len())
+        }
     }
-
-    fn __repr__(&self) -> String {
-        format!("<recuo.BatchQueue: {} operations>", self.0.len())
-    }
-}
-}
+});

@@ -23,8 +23,8 @@ use recuo::{
 };
 
 use crate::args::{
-    causes, headers_arg, int_arg, locked, method_arg, methods, must_be, not_one_of, outcome_arg,
-    readers, require_str, u64_arg, url_arg, url_text, Int,
+    causes, elapsed_ms_arg, headers_arg, int_arg, locked, method_arg, methods, must_be, not_one_of,
+    outcome_arg, require_str, total_ms_arg, u64_arg, url_arg, url_text, Int,
 };
 use crate::values::loads;
 
@@ -137,6 +137,14 @@ pub(crate) const fn logging_level(level: Level) -> i32 {
     }
 }
 
+/// Whether `logger` takes records of `level` (its `isEnabledFor`).
+fn enabled(logger: &Bound<'_, PyAny>, level: Level) -> PyResult<bool> {
+    let is_enabled_for = pyo3::intern!(logger.py(), "isEnabledFor");
+    logger
+        .call_method1(is_enabled_for, (logging_level(level),))?
+        .is_truthy()
+}
+
 /// The lowest level of the records the machine keeps for the `recuo` logger: `debug` or
 /// `info` when the logger takes them, else `warning` (the highest a record has; whether the
 /// logger takes it is its own `log` call's question, asked only when an operation gave up).
@@ -146,14 +154,9 @@ pub(crate) fn records_level(py: Python<'_>) -> PyResult<Level> {
         return Ok(Level::Debug);
     }
     let logger = logger(py)?;
-    let on = |level: Level| {
-        logger
-            .call_method1(pyo3::intern!(py, "isEnabledFor"), (logging_level(level),))?
-            .is_truthy()
-    };
-    Ok(if !on(Level::Info)? {
+    Ok(if !enabled(logger, Level::Info)? {
         Level::Warning
-    } else if on(Level::Debug)? {
+    } else if enabled(logger, Level::Debug)? {
         Level::Debug
     } else {
         Level::Info
@@ -218,9 +221,7 @@ pub(crate) fn logs_debug(py: Python<'_>) -> PyResult<bool> {
             }
         }
     }
-    logger
-        .call_method1(pyo3::intern!(py, "isEnabledFor"), (debug,))?
-        .is_truthy()
+    enabled(logger, Level::Debug)
 }
 
 /// Whether a telemetry sink is set (`recuo.otel` installed): read before the sink's lock.
@@ -280,10 +281,7 @@ pub(crate) fn log_record(py: Python<'_>, level: Level, record: &Record) -> PyRes
             let t = recuo::telemetry::telemetry(record).to_json();
             sink.call1(py, (loads(py, &t)?,))?;
         }
-        if !logger(py)?
-            .call_method1(pyo3::intern!(py, "isEnabledFor"), (logging_level(level),))?
-            .is_truthy()?
-        {
+        if !enabled(logger(py)?, level)? {
             return Ok(());
         }
     }
@@ -344,11 +342,6 @@ fn start_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<i64> {
         .map_err(|_| PyValueError::new_err("start_ms must be between -2**63 and 2**63 - 1"))
 }
 
-readers! {
-    fn elapsed_ms_arg -> u64 = u64_arg("elapsed_ms");
-    fn total_ms_arg -> u64 = u64_arg("total_ms");
-}
-
 fn opt_delay_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     crate::args::opt(value, |v| u64_arg(v, "delay_ms"))
 }
@@ -375,95 +368,99 @@ fn attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyAttemptRecord(AttemptRecord);
 
-methods! {
-impl PyAttemptRecord {
-    get(self) {
+methods!({
+    impl PyAttemptRecord {
         /// When the attempt started: RFC 3339 in UTC, to the millisecond.
-        start -> String = recuo::record::rfc3339(self.0.start_unix_ms);
+        getter!(start(self) -> String = recuo::record::rfc3339(self.0.start_unix_ms));
         /// When the attempt started, in ms since the Unix epoch.
-        start_ms -> i64 = self.0.start_unix_ms;
+        getter!(start_ms(self) -> i64 = self.0.start_unix_ms);
         /// How long it took, in ms.
-        elapsed_ms -> u64 = self.0.elapsed_ms;
+        getter!(elapsed_ms(self) -> u64 = self.0.elapsed_ms);
         /// The HTTP method (empty for a task with no HTTP meaning).
-        method -> &str = &self.0.method;
+        getter!(method(self) -> &str = &self.0.method);
         /// The URL, redacted.
-        url -> &str = &self.0.url;
+        getter!(url(self) -> &str = &self.0.url);
         /// Whether the URL was malformed (redacted as far as it could be read).
-        url_malformed -> bool = self.0.url_malformed;
+        getter!(url_malformed(self) -> bool = self.0.url_malformed);
+        /// The request id the response carried, or ``None``.
+        getter!(request_id(self) -> Option<&str> = self.0.request_id.as_deref());
+        /// The wait headers seen, as ``(name, value)`` pairs.
+        getter!(wait_headers(self) -> Vec<(String, String)> = self.0.wait_headers.clone());
+        /// The delay chosen before the next attempt, in ms, or ``None``.
+        getter!(delay_ms(self) -> Option<u64> = self.0.delay_ms);
+        /// ``"done"``, ``"retry"`` or ``"give_up"``.
+        getter!(decision(self) -> &'static str = self.0.decision.name());
+        /// Why: the verdict's reason or the give-up reason.
+        getter!(reason(self) -> &'static str = self.0.reason.name());
         /// The HTTP status received, or ``None``.
-        status -> Option<u16> = match self.0.outcome {
-            Outcome::Status(s) => Some(s),
-            _ => None,
-        };
+        #[getter]
+        fn status(&self) -> Option<u16> {
+            match self.0.outcome {
+                Outcome::Status(s) => Some(s),
+                _ => None,
+            }
+        }
         /// The transport failure (``"connect"``, ``"tls"``, ``"timeout"``, ``"reset"``,
         /// ``"other"``), or ``None``.
-        transport -> Option<&'static str> = match self.0.outcome {
-            Outcome::Transport(t) => Some(t.name()),
-            _ => None,
-        };
-        /// The request id the response carried, or ``None``.
-        request_id -> Option<&str> = self.0.request_id.as_deref();
-        /// The wait headers seen, as ``(name, value)`` pairs.
-        wait_headers -> Vec<(String, String)> = self.0.wait_headers.clone();
-        /// The delay chosen before the next attempt, in ms, or ``None``.
-        delay_ms -> Option<u64> = self.0.delay_ms;
-        /// ``"done"``, ``"retry"`` or ``"give_up"``.
-        decision -> &'static str = self.0.decision.name();
-        /// Why: the verdict's reason or the give-up reason.
-        reason -> &'static str = self.0.reason.name();
-    }
+        #[getter]
+        fn transport(&self) -> Option<&'static str> {
+            match self.0.outcome {
+                Outcome::Transport(t) => Some(t.name()),
+                _ => None,
+            }
+        }
 
-    #[new]
-    #[pyo3(signature = (start_ms, elapsed_ms, method, url, *, status = None, error = None, headers = None, delay_ms = None, decision, reason))]
-    fn new(
-        #[pyo3(from_py_with = start_ms_arg)] start_ms: i64,
-        #[pyo3(from_py_with = elapsed_ms_arg)] elapsed_ms: u64,
-        #[pyo3(from_py_with = method_arg)] method: String,
-        #[pyo3(from_py_with = url_arg)] url: String,
-        status: Option<&Bound<'_, PyAny>>,
-        error: Option<&Bound<'_, PyAny>>,
-        headers: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = opt_delay_ms_arg)] delay_ms: Option<u64>,
-        decision: &Bound<'_, PyAny>,
-        reason: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        let outcome = outcome_arg(
-            status,
-            error,
-            record_status_arg,
-            "an attempt record takes a status or an error, not both",
-        )?
-        .unwrap_or(Outcome::Success);
-        let name = require_str(decision, "decision")?;
-        let decision = AttemptDecision::from_name(&name).ok_or_else(|| {
-            not_one_of(
-                "decision",
-                &AttemptDecision::ALL.map(AttemptDecision::name),
-                &name,
-            )
-        })?;
-        let reason = attempt_reason(&require_str(reason, "reason")?)?;
-        let headers = headers_arg(headers)?;
-        Ok(PyAttemptRecord(AttemptRecord::new(
-            start_ms, elapsed_ms, &method, &url, outcome, &headers, delay_ms, decision, reason,
-        )))
-    }
+        #[new]
+        #[pyo3(signature = (start_ms, elapsed_ms, method, url, *, status = None, error = None, headers = None, delay_ms = None, decision, reason))]
+        fn new(
+            #[pyo3(from_py_with = start_ms_arg)] start_ms: i64,
+            #[pyo3(from_py_with = elapsed_ms_arg)] elapsed_ms: u64,
+            #[pyo3(from_py_with = method_arg)] method: String,
+            #[pyo3(from_py_with = url_arg)] url: String,
+            status: Option<&Bound<'_, PyAny>>,
+            error: Option<&Bound<'_, PyAny>>,
+            headers: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = opt_delay_ms_arg)] delay_ms: Option<u64>,
+            decision: &Bound<'_, PyAny>,
+            reason: &Bound<'_, PyAny>,
+        ) -> PyResult<Self> {
+            let outcome = outcome_arg(
+                status,
+                error,
+                record_status_arg,
+                "an attempt record takes a status or an error, not both",
+            )?
+            .unwrap_or(Outcome::Success);
+            let name = require_str(decision, "decision")?;
+            let decision = AttemptDecision::from_name(&name).ok_or_else(|| {
+                not_one_of(
+                    "decision",
+                    &AttemptDecision::ALL.map(AttemptDecision::name),
+                    &name,
+                )
+            })?;
+            let reason = attempt_reason(&require_str(reason, "reason")?)?;
+            let headers = headers_arg(headers)?;
+            Ok(PyAttemptRecord(AttemptRecord::new(
+                start_ms, elapsed_ms, &method, &url, outcome, &headers, delay_ms, decision, reason,
+            )))
+        }
 
-    /// The record as one line of JSON (the core's; no newline at the end).
-    fn to_json(&self) -> String {
-        Record::Attempt(self.0.clone()).to_json_line()
-    }
+        /// The record as one line of JSON (the core's; no newline at the end).
+        fn to_json(&self) -> String {
+            Record::Attempt(self.0.clone()).to_json_line()
+        }
 
-    /// The record as a ``dict``: ``json.loads(self.to_json())``.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        loads(py, &self.to_json())
-    }
+        /// The record as a ``dict``: ``json.loads(self.to_json())``.
+        fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            loads(py, &self.to_json())
+        }
 
-    fn __repr__(&self) -> String {
-        format!("<recuo.AttemptRecord {}>", self.to_json())
+        fn __repr__(&self) -> String {
+            format!("<recuo.AttemptRecord {}>", self.to_json())
+        }
     }
-}
-}
+});
 
 /// One operation's result record, for code that runs its own loop: the same record, redacted
 /// the same way, as the loops log.
@@ -480,68 +477,69 @@ impl PyAttemptRecord {
 #[derive(Clone, PartialEq)]
 pub(crate) struct PyResultRecord(FinalRecord);
 
-methods! {
-impl PyResultRecord {
-    get(self) {
-        /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
-        stopped_by -> Option<&'static str> = self.0.stopped_by.map(GiveUpReason::name);
+methods!({
+    impl PyResultRecord {
         /// When the first attempt started: RFC 3339 in UTC, to the millisecond.
-        start -> String = recuo::record::rfc3339(self.0.start_unix_ms);
+        getter!(start(self) -> String = recuo::record::rfc3339(self.0.start_unix_ms));
         /// When the first attempt started, in ms since the Unix epoch.
-        start_ms -> i64 = self.0.start_unix_ms;
+        getter!(start_ms(self) -> i64 = self.0.start_unix_ms);
         /// The HTTP method.
-        method -> &str = &self.0.method;
+        getter!(method(self) -> &str = &self.0.method);
         /// The URL, redacted.
-        url -> &str = &self.0.url;
+        getter!(url(self) -> &str = &self.0.url);
         /// ``"success"`` or ``"gave_up"``.
-        result -> &str = self.0.result();
+        getter!(result(self) -> &str = self.0.result());
         /// Attempts made.
-        attempts -> u32 = self.0.attempts;
+        getter!(attempts(self) -> u32 = self.0.attempts);
         /// Why it gave up, or ``None`` for a success.
-        reason -> Option<&'static str> = self.0.reason.map(GiveUpReason::name);
+        getter!(reason(self) -> Option<&'static str> = self.0.reason.map(GiveUpReason::name));
         /// From the start of the first attempt to the end, in ms.
-        total_ms -> u64 = self.0.total_ms;
-    }
+        getter!(total_ms(self) -> u64 = self.0.total_ms);
+        /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
+        #[getter]
+        fn stopped_by(&self) -> Option<&'static str> {
+            self.0.stopped_by.map(GiveUpReason::name)
+        }
 
-    #[new]
-    #[pyo3(signature = (start_ms, method, url, *, attempts, total_ms, reason = None, stopped_by = None))]
-    fn new(
-        #[pyo3(from_py_with = start_ms_arg)] start_ms: i64,
-        #[pyo3(from_py_with = method_arg)] method: String,
-        #[pyo3(from_py_with = url_arg)] url: String,
-        #[pyo3(from_py_with = attempts_arg)] attempts: u32,
-        #[pyo3(from_py_with = total_ms_arg)] total_ms: u64,
-        reason: Option<&Bound<'_, PyAny>>,
-        stopped_by: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let reason_of = |r: Option<&Bound<'_, PyAny>>, what| match r.filter(|r| !r.is_none()) {
-            Some(r) => give_up_reason(&require_str(r, what)?).map(Some),
-            None => Ok(None),
-        };
-        let mut record = FinalRecord::new(
-            start_ms,
-            &method,
-            &url,
-            reason_of(reason, "reason")?,
-            attempts,
-            total_ms,
-        );
-        record.stopped_by = reason_of(stopped_by, "stopped_by")?;
-        Ok(PyResultRecord(record))
-    }
+        #[new]
+        #[pyo3(signature = (start_ms, method, url, *, attempts, total_ms, reason = None, stopped_by = None))]
+        fn new(
+            #[pyo3(from_py_with = start_ms_arg)] start_ms: i64,
+            #[pyo3(from_py_with = method_arg)] method: String,
+            #[pyo3(from_py_with = url_arg)] url: String,
+            #[pyo3(from_py_with = attempts_arg)] attempts: u32,
+            #[pyo3(from_py_with = total_ms_arg)] total_ms: u64,
+            reason: Option<&Bound<'_, PyAny>>,
+            stopped_by: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let reason_of = |r: Option<&Bound<'_, PyAny>>, what| match r.filter(|r| !r.is_none()) {
+                Some(r) => give_up_reason(&require_str(r, what)?).map(Some),
+                None => Ok(None),
+            };
+            let mut record = FinalRecord::new(
+                start_ms,
+                &method,
+                &url,
+                reason_of(reason, "reason")?,
+                attempts,
+                total_ms,
+            );
+            record.stopped_by = reason_of(stopped_by, "stopped_by")?;
+            Ok(PyResultRecord(record))
+        }
 
-    /// The record as one line of JSON (the core's; no newline at the end).
-    fn to_json(&self) -> String {
-        Record::Final(self.0.clone()).to_json_line()
-    }
+        /// The record as one line of JSON (the core's; no newline at the end).
+        fn to_json(&self) -> String {
+            Record::Final(self.0.clone()).to_json_line()
+        }
 
-    /// The record as a ``dict``: ``json.loads(self.to_json())``.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        loads(py, &self.to_json())
-    }
+        /// The record as a ``dict``: ``json.loads(self.to_json())``.
+        fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            loads(py, &self.to_json())
+        }
 
-    fn __repr__(&self) -> String {
-        format!("<recuo.ResultRecord {}>", self.to_json())
+        fn __repr__(&self) -> String {
+            format!("<recuo.ResultRecord {}>", self.to_json())
+        }
     }
-}
-}
+});

@@ -45,24 +45,22 @@ impl std::hash::Hash for PyRedactedUrl {
     }
 }
 
-methods! {
-impl PyRedactedUrl {
-    get(self) {
+methods!({
+    impl PyRedactedUrl {
         /// The URL with secrets and personal data replaced.
-        url -> &str = &self.0.url;
+        getter!(url(self) -> &str = &self.0.url);
         /// Whether the URL given was not a well-formed absolute or relative URL.
-        malformed -> bool = self.0.malformed;
-    }
+        getter!(malformed(self) -> bool = self.0.malformed);
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let url = pyo3::types::PyString::new(py, &self.0.url).repr()?;
-        Ok(format!(
-            "RedactedUrl(url={url}, malformed={})",
-            crate::args::bool_repr(self.0.malformed)
-        ))
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            let url = pyo3::types::PyString::new(py, &self.0.url).repr()?;
+            Ok(format!(
+                "RedactedUrl(url={url}, malformed={})",
+                crate::args::bool_repr(self.0.malformed)
+            ))
+        }
     }
-}
-}
+});
 
 /// ``headers`` — a mapping, anything with ``items()`` (``requests``, ``httpx`` or
 /// ``aiohttp`` headers, ``http.client.HTTPMessage``) or ``(name, value)`` pairs, as ``str``

@@ -8,9 +8,7 @@ use pyo3::prelude::*;
 
 use recuo::{monotonic_ns, Cause, StatsRecorder};
 
-use crate::args::{
-    causes, count_arg, int_arg, must_be, not_one_of, require_bool, require_str, Int,
-};
+use crate::args::{causes, count_arg, int_arg, must_be, not_one_of, require_str, success_arg, Int};
 use crate::limits::opt_now_ns_arg;
 use crate::values::instance;
 use crate::verdict::PyVerdict;
@@ -34,10 +32,6 @@ fn attempt_number_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
         return Err(PyValueError::new_err("attempt must not be negative"));
     }
     count_arg(value, "attempt")
-}
-
-fn success_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    require_bool(value, "success")
 }
 
 /// Records a batch's stats from any number of threads, in one timeline (the core's

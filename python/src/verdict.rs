@@ -17,7 +17,7 @@ use recuo::{Cause, Outcome, Request, ServerWait, Verdict};
 
 use crate::args::{
     causes, headers_arg, method_arg, methods, must_be, not_one_of, now_ms_arg, outcome_arg,
-    require_int,
+    require_int, unbounded_arg,
 };
 use crate::attempt::PyIdempotencyKey;
 use crate::policy::PyPolicy;
@@ -68,93 +68,87 @@ impl Hash for PyVerdict {
     }
 }
 
-methods! {
-impl PyVerdict {
-    get(self) {
+methods!({
+    impl PyVerdict {
         /// ``"success"``, ``"retry"`` or ``"give_up"``.
-        verdict -> &'static str = self.0.name();
+        getter!(verdict(self) -> &'static str = self.0.name());
         /// The cause's name.
-        reason -> &'static str = self.0.cause().name();
+        getter!(reason(self) -> &'static str = self.0.cause().name());
         /// The server's finite wait in milliseconds, or ``None``.
-        wait_ms -> Option<u64> = self.0.server_wait().and_then(ServerWait::ms);
+        getter!(wait_ms(self) -> Option<u64> = self.0.server_wait().and_then(ServerWait::ms));
         /// Whether the server asked for a wait too long to count (no retry can honour it).
-        wait_unbounded -> bool = self.0.server_wait() == Some(ServerWait::Unbounded);
-    }
+        getter!(wait_unbounded(self) -> bool = self.0.server_wait() == Some(ServerWait::Unbounded));
 
-    /// A retry, after at least the server's wait when there is one: ``wait_ms``
-    /// milliseconds, or an unbounded wait (``unbounded=True``, which a loop answers by giving
-    /// up with ``"wait_exceeds_deadline"``). ``reason`` names the cause.
-    #[staticmethod]
-    #[pyo3(signature = (wait_ms = None, *, unbounded = false, reason = "server_error"))]
-    fn retry(
-        wait_ms: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = unbounded_arg)] unbounded: bool,
-        reason: &str,
-    ) -> PyResult<Self> {
-        let cause = cause_arg(reason)?;
-        let wait = match (wait_ms.filter(|w| !w.is_none()), unbounded) {
-            (Some(_), true) => {
-                return Err(PyValueError::new_err(
-                    "a wait is either wait_ms or unbounded, not both",
-                ))
-            }
-            (Some(ms), false) => Some(ServerWait::Ms(crate::args::ms_arg(ms, "wait_ms")?)),
-            (None, true) => Some(ServerWait::Unbounded),
-            (None, false) => None,
-        };
-        Ok(PyVerdict::bare(Verdict::Retry {
-            cause,
-            server_wait: wait,
-        }))
-    }
+        /// A retry, after at least the server's wait when there is one: ``wait_ms``
+        /// milliseconds, or an unbounded wait (``unbounded=True``, which a loop answers by giving
+        /// up with ``"wait_exceeds_deadline"``). ``reason`` names the cause.
+        #[staticmethod]
+        #[pyo3(signature = (wait_ms = None, *, unbounded = false, reason = "server_error"))]
+        fn retry(
+            wait_ms: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = unbounded_arg)] unbounded: bool,
+            reason: &str,
+        ) -> PyResult<Self> {
+            let cause = cause_arg(reason)?;
+            let wait = match (wait_ms.filter(|w| !w.is_none()), unbounded) {
+                (Some(_), true) => {
+                    return Err(PyValueError::new_err(
+                        "a wait is either wait_ms or unbounded, not both",
+                    ))
+                }
+                (Some(ms), false) => Some(ServerWait::Ms(crate::args::ms_arg(ms, "wait_ms")?)),
+                (None, true) => Some(ServerWait::Unbounded),
+                (None, false) => None,
+            };
+            Ok(PyVerdict::bare(Verdict::Retry {
+                cause,
+                server_wait: wait,
+            }))
+        }
 
-    /// Not worth another attempt; ``reason`` names the cause.
-    #[staticmethod]
-    #[pyo3(signature = (reason = "permanent"))]
-    fn give_up(reason: &str) -> PyResult<Self> {
-        let cause = cause_arg(reason)?;
-        Ok(PyVerdict::bare(Verdict::GiveUp { cause }))
-    }
+        /// Not worth another attempt; ``reason`` names the cause.
+        #[staticmethod]
+        #[pyo3(signature = (reason = "permanent"))]
+        fn give_up(reason: &str) -> PyResult<Self> {
+            let cause = cause_arg(reason)?;
+            Ok(PyVerdict::bare(Verdict::GiveUp { cause }))
+        }
 
-    /// Done: nothing to retry.
-    #[staticmethod]
-    fn success() -> Self {
-        PyVerdict::bare(Verdict::Success)
-    }
+        /// Done: nothing to retry.
+        #[staticmethod]
+        fn success() -> Self {
+            PyVerdict::bare(Verdict::Success)
+        }
 
-    /// The same verdict, reached on a response of ``status`` with ``headers``: what a loop's
-    /// record of the attempt shows it received when the attempt itself did not say, as for a
-    /// verdict of ``recuo.classify``. Private: the loop vectors' tests use it.
-    #[pyo3(signature = (status, headers = None))]
-    fn _with_response(
-        &self,
-        status: &Bound<'_, PyAny>,
-        headers: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let status = crate::record::record_status_arg(status)?;
-        let headers = headers_arg(headers)?;
-        Ok(PyVerdict(
-            self.0,
-            Some(Arc::new(Seen::new(Outcome::Status(status), &headers))),
-        ))
-    }
+        /// The same verdict, reached on a response of ``status`` with ``headers``: what a loop's
+        /// record of the attempt shows it received when the attempt itself did not say, as for a
+        /// verdict of ``recuo.classify``. Private: the loop vectors' tests use it.
+        #[pyo3(signature = (status, headers = None))]
+        fn _with_response(
+            &self,
+            status: &Bound<'_, PyAny>,
+            headers: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let status = crate::record::record_status_arg(status)?;
+            let headers = headers_arg(headers)?;
+            Ok(PyVerdict(
+                self.0,
+                Some(Arc::new(Seen::new(Outcome::Status(status), &headers))),
+            ))
+        }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Verdict(verdict='{}', reason='{}', wait_ms={}, wait_unbounded={})",
-            self.verdict(),
-            self.reason(),
-            self.wait_ms()
-                .map_or_else(|| "None".to_owned(), |ms| ms.to_string()),
-            crate::args::bool_repr(self.wait_unbounded()),
-        )
+        fn __repr__(&self) -> String {
+            format!(
+                "Verdict(verdict='{}', reason='{}', wait_ms={}, wait_unbounded={})",
+                self.verdict(),
+                self.reason(),
+                self.wait_ms()
+                    .map_or_else(|| "None".to_owned(), |ms| ms.to_string()),
+                crate::args::bool_repr(self.wait_unbounded()),
+            )
+        }
     }
-}
-}
-
-fn unbounded_arg(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    crate::args::require_bool(value, "unbounded")
-}
+});
 
 /// Whether the request carries an idempotency key: a bool, ``None`` (no), a non-empty str or
 /// an ``IdempotencyKey`` (yes).
