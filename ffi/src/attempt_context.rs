@@ -2,7 +2,6 @@
 
 use recuo::Seen;
 
-use crate::classify::{read_response, recuo_header, recuo_outcome};
 use crate::prelude::*;
 
 /// What an attempt of `recuo_retry_http` tells recuo besides its verdict: an opaque handle,
@@ -38,12 +37,9 @@ pub unsafe extern "C" fn recuo_attempt_context_set_response(
 ) -> recuo_status {
     checked(|| {
         // SAFETY: each conversion is vouched for by the caller (see # Safety).
-        let (context, (outcome, headers)) = unsafe {
-            (
-                ptr::handle(context)?,
-                read_response(outcome, headers, header_count)?,
-            )
-        };
+        let context = unsafe { ptr::handle(context) }?;
+        // SAFETY: as above.
+        let (outcome, headers) = unsafe { read_response(outcome, headers, header_count) }?;
         context.response = Some(Seen::new(outcome, &headers));
         Ok(RECUO_OK)
     })

@@ -9,13 +9,9 @@ use recuo::{
     Step, Verdict,
 };
 
-use crate::classify::{read_response, recuo_header, recuo_outcome, recuo_verdict};
-use crate::gate::recuo_gate;
-use crate::policy::recuo_policy;
-use crate::pool::recuo_attempt_pool;
+use recuo::telemetry::telemetry;
+
 use crate::prelude::*;
-use crate::redact::lossy;
-use crate::stats::recuo_stats_recorder;
 
 /// The size of the buffer an idempotency key needs: 36 characters and the NUL.
 pub const RECUO_IDEMPOTENCY_KEY_SIZE: usize = 37;
@@ -359,21 +355,18 @@ pub unsafe extern "C" fn recuo_attempts_free(attempts: *mut recuo_attempts) {
     boundary(|| unsafe { ptr::free(attempts) })
 }
 
-/// Changes the machine behind `attempts` before its start with `change`, given what `arg`
-/// reads first (its error comes first; then nothing changes).
+/// Changes the machine behind `attempts` before its start with `change`, given `arg`, read
+/// first (its error comes first; then nothing changes).
 ///
 /// # Safety
 /// `attempts` must be NULL or a live handle not in use by another thread.
 pub(crate) unsafe fn build<V>(
     attempts: *mut recuo_attempts,
-    arg: impl FnOnce() -> Result<V, recuo_status>,
+    arg: Result<V, recuo_status>,
     change: impl FnOnce(Operation, V) -> Operation,
 ) -> recuo_status {
-    checked(|| {
-        let arg = arg()?;
-        // SAFETY: forwarded from the caller.
-        Ok(unsafe { ptr::handle(attempts) }?.build(|op| change(op, arg)))
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr::with_read(attempts, arg, |a, arg| a.build(|op| change(op, arg))) }
 }
 
 /// Makes this operation draw its attempts from `pool` (nested loops share one limit).
@@ -395,13 +388,7 @@ pub unsafe extern "C" fn recuo_attempts_set_pool(
     nested: bool,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe {
-        build(
-            attempts,
-            || ptr::shared(pool),
-            |op, pool| op.pool(pool, nested),
-        )
-    }
+    unsafe { build(attempts, ptr::shared(pool), |op, p| op.pool(p, nested)) }
 }
 
 /// Sends every attempt through `gate`: with a regulator or a
@@ -423,7 +410,7 @@ pub unsafe extern "C" fn recuo_attempts_set_gate(
     gate: *const recuo_gate,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe { build(attempts, || ptr::shared(gate), Operation::gate) }
+    unsafe { build(attempts, ptr::shared(gate), Operation::gate) }
 }
 
 /// Counts this operation's starts, causes and result into `recorder` (shared by
@@ -438,7 +425,7 @@ pub unsafe extern "C" fn recuo_attempts_set_stats_recorder(
     recorder: *const recuo_stats_recorder,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe { build(attempts, || ptr::shared(recorder), Operation::stats) }
+    unsafe { build(attempts, ptr::shared(recorder), Operation::stats) }
 }
 
 /// Names the request the operation sends: its HTTP method (`method_len` bytes, UTF-8; it
@@ -463,7 +450,7 @@ pub unsafe extern "C" fn recuo_attempts_set_request(
     // SAFETY: the caller vouches for the bytes.
     let read = || unsafe { Ok((ptr::text(method, method_len)?, ptr::bytes(url, url_len)?)) };
     // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, read, |op, (m, u)| op.request(m, &lossy(u).0)) }
+    unsafe { build(attempts, read(), |op, (m, u)| op.request(m, &lossy(u).0)) }
 }
 
 /// Keeps the records of level `min_level` and above (a `recuo_level` constant;
@@ -479,14 +466,9 @@ pub unsafe extern "C" fn recuo_attempts_set_records(
     attempts: *mut recuo_attempts,
     min_level: u32,
 ) -> recuo_status {
+    let level = recuo_level::core_of(min_level);
     // SAFETY: forwarded from the caller.
-    unsafe {
-        build(
-            attempts,
-            || recuo_level::core_of(min_level),
-            Operation::records,
-        )
-    }
+    unsafe { build(attempts, level, Operation::records) }
 }
 
 /// Whether the failure of an attempt after which none is left is judged too: true by
@@ -503,7 +485,7 @@ pub unsafe extern "C" fn recuo_attempts_set_classify_last_failure(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { build(attempts, || Ok(yes), Operation::classify_last_failure) }
+    unsafe { build(attempts, Ok(yes), Operation::classify_last_failure) }
 }
 
 /// Says the caller sends an idempotency key of its own with every attempt: the request is
@@ -515,14 +497,9 @@ pub unsafe extern "C" fn recuo_attempts_set_classify_last_failure(
 /// `attempts` must be NULL or a live handle not in use by another thread.
 #[no_mangle]
 pub unsafe extern "C" fn recuo_attempts_set_own_key(attempts: *mut recuo_attempts) -> recuo_status {
+    let key = Ok(IdempotencyKey::random());
     // SAFETY: forwarded from the caller.
-    unsafe {
-        build(
-            attempts,
-            || Ok(IdempotencyKey::random()),
-            Operation::idempotency_key,
-        )
-    }
+    unsafe { build(attempts, key, Operation::idempotency_key) }
 }
 
 /// Runs `event` on the machine and writes its step to `out`.
@@ -801,10 +778,8 @@ pub unsafe extern "C" fn recuo_attempts_failed_noted(
     // SAFETY: the caller vouches for the memory.
     let read = || unsafe {
         let seen = read_seen(seen, seen_headers, seen_header_count)?;
-        Ok((
-            seen,
-            read_seen(error_seen, error_headers, error_header_count)?,
-        ))
+        let error = read_seen(error_seen, error_headers, error_header_count)?;
+        Ok((seen, error))
     };
     // SAFETY: forwarded from the caller.
     unsafe {
@@ -876,10 +851,8 @@ pub unsafe extern "C" fn recuo_attempts_judged_seen(
 ) -> recuo_status {
     // SAFETY: the caller vouches for the memory.
     let read = || unsafe {
-        Ok((
-            read_verdict(verdict)?,
-            read_seen(seen, seen_headers, seen_header_count)?,
-        ))
+        let verdict = read_verdict(verdict)?;
+        Ok((verdict, read_seen(seen, seen_headers, seen_header_count)?))
     };
     // SAFETY: forwarded from the caller.
     unsafe {
@@ -894,11 +867,8 @@ pub unsafe extern "C" fn recuo_attempts_judged_seen(
 /// # Safety
 /// `verdict` must be NULL or readable.
 pub(crate) unsafe fn read_verdict(verdict: *const recuo_verdict) -> Result<Verdict, recuo_status> {
-    if verdict.is_null() {
-        return Err(RECUO_ERR_NULL_ARGUMENT);
-    }
     // SAFETY: non-NULL, and the caller vouches for the memory.
-    unsafe { recuo_verdict::read(verdict) }.ok_or(RECUO_ERR_INVALID_ENUM)
+    unsafe { recuo_verdict::read(ptr::input(verdict)?) }.ok_or(RECUO_ERR_INVALID_ENUM)
 }
 
 /// The HTTP attempt of `RECUO_STEP_CALL` ended at `now_ms` with `*outcome` (a status or a
@@ -950,12 +920,9 @@ pub unsafe extern "C" fn recuo_attempts_response_verdict(
 ) -> recuo_status {
     checked(|| {
         // SAFETY: the caller vouches for the memory.
-        let (a, (outcome, headers)) = unsafe {
-            (
-                ptr::input(attempts)?,
-                read_response(outcome, headers, header_count)?,
-            )
-        };
+        let a = unsafe { ptr::input(attempts) }?;
+        // SAFETY: as above.
+        let (outcome, headers) = unsafe { read_response(outcome, headers, header_count) }?;
         let verdict = recuo_verdict::from_core(a.op.response_verdict(now_ms, outcome, &headers));
         // SAFETY: the caller vouches for `out`.
         Ok(unsafe { ptr::fill(out, || Ok(verdict)) })
@@ -1055,10 +1022,7 @@ impl Polled {
         len: usize,
         written: *mut usize,
     ) -> recuo_status {
-        let json = self
-            .last
-            .as_ref()
-            .map(|r| recuo::telemetry::telemetry(r).to_json());
+        let json = self.last.as_ref().map(|r| telemetry(r).to_json());
         // SAFETY: forwarded from the caller.
         unsafe { write_text(buf, len, written, &json.unwrap_or_default()) }
     }

@@ -3,7 +3,6 @@
 
 use recuo::{BatchEnd, BatchStatus};
 
-use crate::attempts::recuo_give_up_reason;
 use crate::prelude::*;
 
 /// How one operation of a batch ended.

@@ -6,12 +6,9 @@
 
 use recuo::{BatchEnd, BatchQueue, Next, RequestLine};
 
-use crate::attempts::{poll_record_into, recuo_attempts, recuo_give_up_reason, recuo_level};
-use crate::batch::{batch_end, recuo_batch_progress, recuo_batch_result};
-use crate::policy::recuo_policy;
+use crate::attempts::poll_record_into;
+use crate::batch::batch_end;
 use crate::prelude::*;
-use crate::redact::lossy;
-use crate::stats::recuo_stats_recorder;
 
 /// What the queue answers `recuo_batch_queue_next`.
 #[repr(u32)]
@@ -292,10 +289,8 @@ pub unsafe extern "C" fn recuo_batch_queue_set_records(
     checked(|| {
         // SAFETY: the caller vouches for NULL or live pointers.
         let (q, lines) = unsafe { (ptr::handle(queue)?, ptr::slice(requests, count)?) };
-        let lines = lines
-            .iter()
-            .map(line)
-            .collect::<Result<Vec<_>, recuo_status>>()?;
+        let lines: Result<Vec<_>, recuo_status> = lines.iter().map(line).collect();
+        let lines = lines?;
         if q.started {
             return Err(RECUO_ERR_ALREADY_STARTED);
         }

@@ -6,18 +6,13 @@
 //! It starts and joins worker threads, so it is not in the WebAssembly build, whose host
 //! runs a batch through `recuo_batch_queue` with its own waits.
 
-use std::mem::MaybeUninit;
 use std::time::Duration;
 
-use recuo::{AttemptContext, Batch, BatchEnd, BatchResult, Cause, Verdict};
+use recuo::{AttemptContext, Batch, BatchEnd, BatchResult};
 
-use crate::attempts::RECUO_IDEMPOTENCY_KEY_SIZE;
-use crate::batch::{recuo_batch_progress, recuo_batch_result};
-use crate::classify::recuo_verdict;
-use crate::gate::recuo_gate;
-use crate::policy::recuo_policy;
+use crate::com_retry::written_verdict;
 use crate::prelude::*;
-use crate::stats::recuo_stats;
+use crate::retry::Failure;
 
 /// One operation of a batch, called by `recuo_batch_run` **on a worker thread**, possibly
 /// at the same time as other operations of the batch (up to `workers` at once): make
@@ -48,13 +43,6 @@ pub type recuo_batch_operation_fn = Option<
 pub type recuo_batch_progress_fn =
     Option<unsafe extern "C" fn(progress: *const recuo_batch_progress, user_data: *mut c_void)>;
 
-/// What an attempt of a batch operation came to, when not a success.
-#[derive(Debug)]
-enum Failure {
-    Verdict(Verdict),
-    NoVerdict,
-}
-
 /// The C operation and its `user_data`, called from the worker threads.
 #[derive(Clone, Copy)]
 struct Operation {
@@ -75,25 +63,12 @@ impl Operation {
         let mut key = [0u8; RECUO_IDEMPOTENCY_KEY_SIZE];
         let text = ctx.idempotency_key();
         key[..text.as_str().len()].copy_from_slice(text.as_str().as_bytes());
-        // All zeros, read only through `recuo_verdict::read` (as in `recuo_retry`).
-        let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
+        let (call, attempt, data) = (self.call, ctx.attempt(), self.user_data);
         // SAFETY: the caller of recuo_batch_run vouches for the operation and `user_data`;
         // the key and the verdict live across the call.
-        unsafe {
-            (self.call)(
-                index,
-                ctx.attempt(),
-                key.as_ptr().cast(),
-                verdict.as_mut_ptr(),
-                self.user_data,
-            )
-        };
-        // SAFETY: the live local, which the operation may only have filled with numbers.
-        match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
-            Some(Verdict::Success) => Ok(ctx.attempt().saturating_add(1)),
-            Some(v) => Err(Failure::Verdict(v)),
-            None => Err(Failure::NoVerdict),
-        }
+        let ((), written) =
+            written_verdict(|v| unsafe { call(index, attempt, key.as_ptr().cast(), v, data) });
+        Failure::of(written).map(|()| attempt.saturating_add(1))
     }
 }
 
@@ -106,17 +81,6 @@ impl Operation {
             // the progress lives across the call.
             unsafe { tell(&progress, self.user_data) };
         }
-    }
-}
-
-/// The verdict the batch loop acts on: the operation's, or — without one — a permanent
-/// give-up (the batch goes on; `recuo_batch_run` reports the missing verdict).
-fn classify(failure: &Failure) -> Verdict {
-    match failure {
-        Failure::Verdict(v) => *v,
-        Failure::NoVerdict => Verdict::GiveUp {
-            cause: Cause::Permanent,
-        },
     }
 }
 
@@ -175,12 +139,11 @@ pub unsafe extern "C" fn recuo_batch_run(
 ) -> recuo_status {
     checked(|| {
         // SAFETY: the caller vouches for every pointer (see # Safety).
-        let (policy, call, results) = unsafe {
-            let policy = ptr::input(policy)?;
-            let call = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
-            // Arguments first, the policy's configuration last.
-            (policy, call, ptr::slice_mut(results, count)?)
-        };
+        let policy = unsafe { ptr::input(policy) }?;
+        let call = operation.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
+        // SAFETY: as above.
+        let results = unsafe { ptr::slice_mut(results, count) }?;
+        // Arguments first, the policy's configuration last.
         let policy = policy.policy()?;
         // SAFETY: the caller vouches for NULL or a live gate.
         let gate = unsafe { ptr::shared(gate) }.unwrap_or_default();
@@ -200,6 +163,9 @@ pub unsafe extern "C" fn recuo_batch_run(
                 .gate(gate)
                 .workers(workers)
                 .deadline(deadline);
+            // The verdict the batch acts on: the operation's, or — without one — a permanent
+            // give-up (the batch goes on; `recuo_batch_run` reports the missing verdict).
+            let classify = Failure::verdict;
             match on_progress {
                 Some(_) => batch.on_progress(&tell).run(ops, classify),
                 None => batch.run(ops, classify),
@@ -250,6 +216,7 @@ mod tests {
     use crate::policy::{
         recuo_policy_free, recuo_policy_new, recuo_policy_set_base_ms, recuo_policy_set_cap_ms,
     };
+    use std::mem::MaybeUninit;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     /// Fails the first attempt of odd operations, then succeeds; operation 3 writes nothing.

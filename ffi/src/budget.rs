@@ -5,7 +5,6 @@
 use recuo::RetryBudget;
 
 use crate::prelude::*;
-use crate::status::open_with_detail;
 
 /// Allows a retry only while the retries of the last `window_s` seconds stay within
 /// `ratio × requests + floor_per_s × window_s` (as Finagle's RetryBudget, gRPC

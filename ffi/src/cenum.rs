@@ -12,9 +12,13 @@
 /// mirrors the core's enum `Core` constant for constant, it also gives `to_core`,
 /// `from_core` and `core_of`. Written with each core value in brackets
 /// (`RECUO_X_NONE = [None] => c"none"`), the core's values may be any patterns that are also
-/// expressions (an `Option` of the core's enum).
+/// expressions (an `Option` of the core's enum), and further core values that the constant
+/// also stands for may follow, each in brackets after `|` (`from_core` reads them too;
+/// `to_core` answers the first).
 macro_rules! c_enum {
-    ($name:ident: $core:ty { $($variant:ident = [$($cv:tt)+] => $text:literal),+ $(,)? }) => {
+    ($name:ident: $core:ty {
+        $($variant:ident = [$($cv:tt)+] $(| [$($alt:tt)+])* => $text:literal),+ $(,)?
+    }) => {
         c_enum!($name { $($variant => $text),+ });
 
         #[allow(dead_code)]
@@ -29,7 +33,7 @@ macro_rules! c_enum {
             /// The constant that stands for the core's `value`.
             pub(crate) const fn from_core(value: $core) -> Self {
                 match value {
-                    $($($cv)+ => $name::$variant),+
+                    $($($cv)+ $(| $($alt)+)* => $name::$variant),+
                 }
             }
 
@@ -81,23 +85,28 @@ macro_rules! c_enum {
 
 pub(crate) use c_enum;
 
-/// Declares the private mirror `Raw` of the C struct `C`, with every enum field read as the
-/// plain number it is (`u32`), and checks at compile time that the two have one layout:
-/// `mirror!(RawX: recuo_x { kind: u32, status: u16 })`.
+/// Declares the private mirror `Raw` of the C struct `C` (or of several C structs of one
+/// layout), with every enum field read as the plain number it is (`u32`), and checks at
+/// compile time that they have one layout: `mirror!(RawX: recuo_x { kind: u32, status: u16 })`.
 macro_rules! mirror {
-    ($(#[$doc:meta])* $raw:ident: $c:ident { $($field:ident: $ty:ty),+ $(,)? }) => {
-        $(#[$doc])*
-        #[repr(C)]
-        #[derive(Clone, Copy)]
-        pub(crate) struct $raw {
-            $($field: $ty),+
-        }
-
+    (@check $raw:ident: { $($field:ident),+ }) => {};
+    (@check $raw:ident: $c:ty $(, $more:ty)* { $($field:ident),+ }) => {
         const _: () = assert!(
             std::mem::size_of::<$raw>() == std::mem::size_of::<$c>()
                 && std::mem::align_of::<$raw>() == std::mem::align_of::<$c>()
                 $(&& std::mem::offset_of!($raw, $field) == std::mem::offset_of!($c, $field))+
         );
+        mirror!(@check $raw: $($more),* { $($field),+ });
+    };
+    ($(#[$doc:meta])* $raw:ident: $($c:ty),+ { $($field:ident: $ty:ty),+ $(,)? }) => {
+        $(#[$doc])*
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        pub(crate) struct $raw {
+            $(pub(crate) $field: $ty),+
+        }
+
+        mirror!(@check $raw: $($c),+ { $($field),+ });
     };
 }
 

@@ -4,7 +4,6 @@ use std::borrow::Cow;
 
 use recuo::{Cause, Outcome, Request, ServerWait, Transport, Verdict};
 
-use crate::policy::recuo_policy;
 use crate::prelude::*;
 pub use crate::transport::recuo_transport;
 
@@ -44,8 +43,9 @@ pub struct recuo_outcome {
 }
 
 mirror!(
-    /// `recuo_outcome` as C may have filled it: every field a plain number.
-    RawOutcome: recuo_outcome {
+    /// `recuo_outcome` (and `recuo_last`, of the same layout) as C may have filled it: every
+    /// field a plain number.
+    RawOutcome: recuo_outcome, crate::http::recuo_last {
         kind: u32,
         status: u16,
         transport: u32,
@@ -172,52 +172,28 @@ pub enum recuo_cause {
     RECUO_CAUSE_TLS = 11,
 }
 
-c_enum!(recuo_cause {
-    RECUO_CAUSE_SUCCESS => c"success",
-    RECUO_CAUSE_RATE_LIMITED => c"rate_limited",
-    RECUO_CAUSE_UNAVAILABLE => c"unavailable",
-    RECUO_CAUSE_SERVER_ERROR => c"server_error",
-    RECUO_CAUSE_CONNECT => c"connect",
-    RECUO_CAUSE_TIMEOUT => c"timeout",
-    RECUO_CAUSE_RESET => c"reset",
-    RECUO_CAUSE_OTHER => c"other",
-    RECUO_CAUSE_NOT_IDEMPOTENT => c"not_idempotent",
-    RECUO_CAUSE_PERMANENT => c"permanent",
-    RECUO_CAUSE_TLS => c"tls",
+// A TLS failure is one constant for the core's two causes: the certificate's refusal
+// (`Cause::Tls`, what `to_core` answers) and the transport failure a retry names.
+c_enum!(recuo_cause: Cause {
+    RECUO_CAUSE_SUCCESS = [Cause::Success] => c"success",
+    RECUO_CAUSE_RATE_LIMITED = [Cause::RateLimited] => c"rate_limited",
+    RECUO_CAUSE_UNAVAILABLE = [Cause::Unavailable] => c"unavailable",
+    RECUO_CAUSE_SERVER_ERROR = [Cause::ServerError] => c"server_error",
+    RECUO_CAUSE_CONNECT = [Cause::Transport(Transport::Connect)] => c"connect",
+    RECUO_CAUSE_TIMEOUT = [Cause::Transport(Transport::Timeout)] => c"timeout",
+    RECUO_CAUSE_RESET = [Cause::Transport(Transport::Reset)] => c"reset",
+    RECUO_CAUSE_OTHER = [Cause::Transport(Transport::Other)] => c"other",
+    RECUO_CAUSE_NOT_IDEMPOTENT = [Cause::NotIdempotent] => c"not_idempotent",
+    RECUO_CAUSE_PERMANENT = [Cause::Permanent] => c"permanent",
+    RECUO_CAUSE_TLS = [Cause::Tls] | [Cause::Transport(Transport::Tls)] => c"tls",
 });
 
 impl recuo_cause {
-    fn from_core(c: Cause) -> Self {
-        match c {
-            Cause::Success => Self::RECUO_CAUSE_SUCCESS,
-            Cause::RateLimited => Self::RECUO_CAUSE_RATE_LIMITED,
-            Cause::Unavailable => Self::RECUO_CAUSE_UNAVAILABLE,
-            Cause::ServerError => Self::RECUO_CAUSE_SERVER_ERROR,
-            Cause::Transport(Transport::Connect) => Self::RECUO_CAUSE_CONNECT,
-            Cause::Transport(Transport::Timeout) => Self::RECUO_CAUSE_TIMEOUT,
-            Cause::Transport(Transport::Reset) => Self::RECUO_CAUSE_RESET,
-            Cause::Transport(Transport::Other) => Self::RECUO_CAUSE_OTHER,
-            Cause::NotIdempotent => Self::RECUO_CAUSE_NOT_IDEMPOTENT,
-            Cause::Permanent => Self::RECUO_CAUSE_PERMANENT,
-            Cause::Transport(Transport::Tls) | Cause::Tls => Self::RECUO_CAUSE_TLS,
-        }
-    }
-
     /// The core's cause; `retrying` tells a retried TLS failure from a refused one.
-    pub(crate) fn to_core(self, retrying: bool) -> Cause {
+    pub(crate) fn core_in(self, retrying: bool) -> Cause {
         match self {
-            Self::RECUO_CAUSE_SUCCESS => Cause::Success,
-            Self::RECUO_CAUSE_RATE_LIMITED => Cause::RateLimited,
-            Self::RECUO_CAUSE_UNAVAILABLE => Cause::Unavailable,
-            Self::RECUO_CAUSE_SERVER_ERROR => Cause::ServerError,
-            Self::RECUO_CAUSE_CONNECT => Cause::Transport(Transport::Connect),
-            Self::RECUO_CAUSE_TIMEOUT => Cause::Transport(Transport::Timeout),
-            Self::RECUO_CAUSE_RESET => Cause::Transport(Transport::Reset),
-            Self::RECUO_CAUSE_OTHER => Cause::Transport(Transport::Other),
-            Self::RECUO_CAUSE_NOT_IDEMPOTENT => Cause::NotIdempotent,
-            Self::RECUO_CAUSE_PERMANENT => Cause::Permanent,
             Self::RECUO_CAUSE_TLS if retrying => Cause::Transport(Transport::Tls),
-            Self::RECUO_CAUSE_TLS => Cause::Tls,
+            cause => cause.to_core(),
         }
     }
 }
@@ -307,10 +283,10 @@ impl recuo_verdict {
         Some(match kind {
             recuo_verdict_kind::RECUO_VERDICT_SUCCESS => Verdict::Success,
             recuo_verdict_kind::RECUO_VERDICT_GIVE_UP => Verdict::GiveUp {
-                cause: cause.to_core(false),
+                cause: cause.core_in(false),
             },
             recuo_verdict_kind::RECUO_VERDICT_RETRY => Verdict::Retry {
-                cause: cause.to_core(true),
+                cause: cause.core_in(true),
                 server_wait: match recuo_wait_kind::from_code(raw.wait)? {
                     recuo_wait_kind::RECUO_WAIT_NONE => None,
                     recuo_wait_kind::RECUO_WAIT_MS => Some(ServerWait::Ms(raw.wait_ms)),

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use recuo::{ComRetry, Verdict};
 
-use crate::classify::recuo_verdict;
 use crate::prelude::*;
 
 /// The task `recuo_com_retry` runs: returns 0 on success, any other value (the caller's own
@@ -131,18 +130,11 @@ pub unsafe extern "C" fn recuo_com_retry(
     last_error_out: *mut c_int,
     attempts_out: *mut u32,
 ) -> recuo_status {
+    let (options, last, attempts) = (std::ptr::null(), last_error_out, attempts_out);
     // SAFETY: forwarded from the caller; NULL options are the defaults.
     unsafe {
         recuo_com_retry_with_options(
-            task,
-            user_data,
-            tentativas,
-            base_ms,
-            max_ms,
-            repetir_se,
-            std::ptr::null(),
-            last_error_out,
-            attempts_out,
+            task, user_data, tentativas, base_ms, max_ms, repetir_se, options, last, attempts,
         )
     }
 }
@@ -190,12 +182,9 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
                 let Some(repetir_se) = repetir_se else {
                     return Ok(Verdict::from(true));
                 };
-                // All zeros, read only through `recuo_verdict::read` (as in `recuo_retry`).
-                let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
                 // SAFETY: as for `task`; the verdict lives across the call.
-                let again = unsafe { repetir_se(failure, verdict.as_mut_ptr(), user_data) };
-                // SAFETY: the live local, which the predicate may only have filled with numbers.
-                let written = unsafe { recuo_verdict::read(verdict.as_ptr()) };
+                let (again, written) =
+                    written_verdict(|v| unsafe { repetir_se(failure, v, user_data) });
                 Ok(written.unwrap_or(Verdict::from(again)))
             },
             |delay: Duration| {
@@ -221,6 +210,20 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
         }
         status
     })
+}
+
+/// Runs `call`, a C callback given a `recuo_verdict` to write: its answer, and the verdict it
+/// wrote, if valid. The verdict starts all zeros (no constant of `recuo_verdict_kind` is 0, so
+/// a callback that writes nothing is caught) and is read only through `recuo_verdict::read`.
+/// Shared by `recuo_com_retry`'s predicate, `recuo_retry`'s operation and the batch's.
+#[inline]
+pub(crate) fn written_verdict<R>(
+    call: impl FnOnce(*mut recuo_verdict) -> R,
+) -> (R, Option<Verdict>) {
+    let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
+    let answer = call(verdict.as_mut_ptr());
+    // SAFETY: the live local, which the callback may only have filled with numbers.
+    (answer, unsafe { recuo_verdict::read(verdict.as_ptr()) })
 }
 
 #[cfg(test)]

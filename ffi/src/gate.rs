@@ -7,12 +7,7 @@
 
 use recuo::{ConcurrencyLimit, Gate, Pass, Regulator, RetryBudget};
 
-use crate::budget::recuo_retry_budget;
-use crate::cancel::{cancel_token, recuo_cancel_token};
-use crate::limit::recuo_concurrency_limit;
 use crate::prelude::*;
-use crate::ptr::store;
-use crate::regulator::recuo_regulator;
 
 /// What every attempt passes: a place among the requests in flight (a concurrency limit),
 /// **then** a start slot (a regulator) — in that order, so starts stay spaced as the
@@ -184,7 +179,7 @@ pub unsafe extern "C" fn recuo_gate_wait(
         let (g, out, cancel) = unsafe { (ptr::input(gate)?, ptr::out(out)?, cancel_token(cancel)) };
         Ok(match g.0.wait(timeout, &cancel)? {
             // SAFETY: a checked output.
-            Some(pass) => unsafe { store(out, recuo_pass { _pass: pass }) },
+            Some(pass) => unsafe { ptr::store(out, recuo_pass { _pass: pass }) },
             None if cancel.is_cancelled() => RECUO_CANCELLED,
             None => recuo_status::RECUO_TIMED_OUT,
         })

@@ -21,14 +21,7 @@ use recuo::{ConcurrencyLimit, Regulator, RetryBudget};
 use recuo_redis::calls::{BudgetCalls, GcraCalls, LeaseCalls, ScriptCall};
 use recuo_redis::host::{HostBudget, HostChannel, HostGcra, HostLimit};
 
-use crate::attempts::{read_verdict, recuo_attempts};
-use crate::budget::recuo_retry_budget;
-use crate::classify::recuo_verdict;
-use crate::limit::recuo_concurrency_limit;
-use crate::plan::rate;
 use crate::prelude::*;
-use crate::regulator::recuo_regulator;
-use crate::status::write_detail;
 
 /// A channel between one limit kept on a Redis server and the host that reaches the server.
 #[derive(Debug, Clone, Default)]
@@ -298,13 +291,9 @@ pub unsafe extern "C" fn recuo_attempts_would_draw_on_budget(
     checked(|| {
         // SAFETY: the caller vouches for the handle, the verdict and the output (the verdict's
         // error first).
-        let (verdict, a, out) = unsafe {
-            (
-                read_verdict(verdict)?,
-                ptr::handle(attempts)?,
-                ptr::out(out)?,
-            )
-        };
+        let verdict = unsafe { read_verdict(verdict) }?;
+        // SAFETY: as above.
+        let (a, out) = unsafe { (ptr::handle(attempts)?, ptr::out(out)?) };
         // SAFETY: a checked output.
         unsafe { out.write(a.op.would_draw_on_budget(now_ms, &verdict)) };
         Ok(RECUO_OK)

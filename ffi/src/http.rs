@@ -7,13 +7,10 @@
 //! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>).
 
 use recuo::http::{self, Ending, KeyToSend, Last, RequestPlan, Style};
-use recuo::Policy;
+use recuo::{Operation, Policy};
 
-use crate::attempts::{recuo_attempts, recuo_give_up_reason};
-use crate::classify::{read_headers, recuo_header};
-use crate::policy::recuo_policy;
+use crate::classify::RawOutcome;
 use crate::prelude::*;
-use crate::transport::recuo_transport;
 
 /// The size of a buffer that holds any give-up message (`recuo_give_up_message`,
 /// `recuo_attempts_give_up_message`) with its NUL.
@@ -131,23 +128,14 @@ pub struct recuo_last {
     pub transport: recuo_transport,
 }
 
-mirror!(
-    /// `recuo_last` as C may have filled it: every field a plain number.
-    RawLast: recuo_last {
-        kind: u32,
-        status: u16,
-        transport: u32,
-    }
-);
-
 /// Reads C's `recuo_last` without trusting its enum fields.
 ///
 /// # Safety
 /// `last` must be NULL or point to a readable `recuo_last`.
 unsafe fn read_last(last: *const recuo_last) -> Result<Last, recuo_status> {
-    // SAFETY: the mirror has the same layout (checked above) and every bit pattern is a valid
-    // u32/u16; the caller vouches for the memory.
-    let raw = unsafe { ptr::input(last.cast::<RawLast>()) }?;
+    // SAFETY: the mirror has the same layout (checked with `RawOutcome`) and every bit pattern
+    // is a valid u32/u16; the caller vouches for the memory.
+    let raw = unsafe { ptr::input(last.cast::<RawOutcome>()) }?;
     Ok(match recuo_last_kind::from_c(raw.kind)? {
         recuo_last_kind::RECUO_LAST_NOTHING => Last::Nothing,
         recuo_last_kind::RECUO_LAST_STATUS => Last::Status(raw.status),
@@ -385,7 +373,7 @@ pub unsafe extern "C" fn recuo_attempts_set_replayable(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { ptr::with(attempts, |a| a.build(|op| op.replayable(yes))) }
+    unsafe { crate::attempts::build(attempts, Ok(yes), Operation::replayable) }
 }
 
 /// How the machine's operation reaches a caller of `style` (a `recuo_style` constant), its
@@ -569,12 +557,12 @@ mod tests {
                 recuo_ending_for(3, 2, &last, &mut ending),
                 RECUO_ERR_INVALID_ENUM
             );
-            let bad = RawLast {
+            let bad = RawOutcome {
                 kind: 9,
                 status: 0,
                 transport: 0,
             };
-            let bad = (&bad as *const RawLast).cast::<recuo_last>();
+            let bad = (&bad as *const RawOutcome).cast::<recuo_last>();
             assert_eq!(
                 recuo_ending_for(1, 2, bad, &mut ending),
                 RECUO_ERR_INVALID_ENUM

@@ -3,7 +3,6 @@
 //! thread, in the same first-come order as the blocking acquires of every other process.
 
 use crate::prelude::*;
-use crate::regulator::recuo_regulator;
 use recuo::RegulatorError;
 
 /// Reserves a start slot of weight `cost` if it comes within `max_wait_ns`, without waiting

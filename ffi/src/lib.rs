@@ -25,6 +25,9 @@ mod ptr;
 /// What the modules of shims share, imported once: the C types, the panic boundary, the
 /// pointer checks, the statuses, the enum and mirror tables, text written to a C buffer.
 mod prelude {
+    // What only the blocking functions use is unused in the WebAssembly build.
+    #![cfg_attr(target_family = "wasm", allow(unused_imports))]
+
     pub(crate) use std::ffi::{c_char, c_void};
 
     pub(crate) use crate::cenum::{c_enum, mirror};
@@ -32,6 +35,25 @@ mod prelude {
     pub(crate) use crate::ptr;
     pub(crate) use crate::redact::{write_made, write_text};
     pub(crate) use crate::status::recuo_status::{self, *};
+
+    // The types and readers the shims hand one another.
+    pub(crate) use crate::attempts::{read_verdict, recuo_attempts, recuo_give_up_reason};
+    pub(crate) use crate::attempts::{recuo_level, recuo_report, RECUO_IDEMPOTENCY_KEY_SIZE};
+    pub(crate) use crate::batch::{recuo_batch_progress, recuo_batch_result};
+    pub(crate) use crate::budget::recuo_retry_budget;
+    pub(crate) use crate::cancel::{cancel_token, recuo_cancel_token};
+    pub(crate) use crate::classify::{read_headers, read_response, recuo_cause, recuo_header};
+    pub(crate) use crate::classify::{recuo_outcome, recuo_verdict};
+    pub(crate) use crate::gate::recuo_gate;
+    pub(crate) use crate::limit::recuo_concurrency_limit;
+    pub(crate) use crate::plan::rate;
+    pub(crate) use crate::policy::recuo_policy;
+    pub(crate) use crate::pool::recuo_attempt_pool;
+    pub(crate) use crate::redact::lossy;
+    pub(crate) use crate::regulator::recuo_regulator;
+    pub(crate) use crate::stats::{recuo_stats, recuo_stats_recorder};
+    pub(crate) use crate::status::{open_with_detail, write_detail};
+    pub(crate) use crate::transport::recuo_transport;
 }
 
 // The modules in the order the header presents them (cbindgen follows this order).

@@ -11,10 +11,7 @@ use std::time::{Duration, Instant};
 
 use recuo::{ConcurrencyLimit, Permit};
 
-use crate::cancel::{cancel_token, recuo_cancel_token};
 use crate::prelude::*;
-use crate::ptr::store;
-use crate::status::open_with_detail;
 
 /// At most `limit` requests in flight at once: a semaphore, backed by a
 /// `recuo::ConcurrencyLimit` (a mutex-guarded count and a condition variable), or — from
@@ -212,7 +209,7 @@ pub unsafe extern "C" fn recuo_concurrency_limit_try_acquire(
         let (l, out) = unsafe { (ptr::input(limit)?, ptr::out(out)?) };
         Ok(match l.0.try_acquire()? {
             // SAFETY: a checked output.
-            Some(permit) => unsafe { store(out, recuo_permit { permit }) },
+            Some(permit) => unsafe { ptr::store(out, recuo_permit { permit }) },
             None => RECUO_WOULD_WAIT,
         })
     })
@@ -250,7 +247,7 @@ pub unsafe extern "C" fn recuo_concurrency_limit_acquire(
             .filter(|t| timeout_ms != u64::MAX && Instant::now().checked_add(*t).is_some());
         Ok(match l.0.acquire(timeout, &cancel)? {
             // SAFETY: a checked output.
-            Some(permit) => unsafe { store(out, recuo_permit { permit }) },
+            Some(permit) => unsafe { ptr::store(out, recuo_permit { permit }) },
             None if cancel.is_cancelled() => RECUO_CANCELLED,
             None => RECUO_TIMED_OUT,
         })
@@ -287,14 +284,9 @@ pub unsafe extern "C" fn recuo_permit_renew(
     permit: *const recuo_permit,
     renewed_out: *mut bool,
 ) -> recuo_status {
-    checked(|| {
-        // SAFETY: the caller vouches for NULL or a live permit and a writable output.
-        let (p, out) = unsafe { (ptr::input(permit)?, ptr::out(renewed_out)?) };
-        let renewed = p.permit.renew()?;
-        // SAFETY: a checked output.
-        unsafe { out.write(renewed) };
-        Ok(RECUO_OK)
-    })
+    // SAFETY: the caller vouches for NULL or a live permit and a writable output (both NULL
+    // checks answer `RECUO_ERR_NULL_ARGUMENT`, before the renewal's own error).
+    unsafe { ptr::fill(renewed_out, || Ok(ptr::input(permit)?.permit.renew()?)) }
 }
 
 /// Requests in flight now (permits held; for a Redis limit, this process's; for a shared

@@ -4,7 +4,6 @@
 
 use recuo::{Confidence, Origin, WhoAnswered};
 
-use crate::classify::{read_headers, recuo_header};
 use crate::prelude::*;
 
 /// Where an answer most likely came from.

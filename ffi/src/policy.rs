@@ -13,10 +13,9 @@
 
 use std::time::Duration;
 
-use recuo::{ConfigError, Jitter, Policy, PolicyValue, RetryRule, Rules};
+use recuo::{ConfigError, Jitter, Policy, PolicyBuilder, PolicyValue, RetryRule, Rules};
 
 use crate::prelude::*;
-use crate::transport::recuo_transport;
 
 /// How backoff delays are drawn from the window `w = min(cap, base · 2^n)`.
 #[repr(u32)]
@@ -72,16 +71,13 @@ c_enum!(recuo_status_rule: RetryRule {
 /// threads may use one policy at once, as long as no setter runs meanwhile.
 #[derive(Debug, Clone)]
 pub struct recuo_policy {
-    max_attempts: u32,
+    /// The values as set, each accepted by the core — but for the backoff's base and cap,
+    /// which may be refused together (they are checked where the policy is used), and the
+    /// classification, changed in place: both kept below.
+    set: Policy,
     base_ms: u64,
     cap_ms: u64,
-    jitter: Jitter,
-    deadline_ms: Option<u64>,
-    spread_ms: Option<u64>,
     rules: Rules,
-    idempotency_header: String,
-    use_date_header: bool,
-    server_honours_keys: bool,
     built: Result<Policy, ConfigError>,
 }
 
@@ -89,16 +85,10 @@ impl recuo_policy {
     /// The handle of the core's policy `p`.
     pub(crate) fn from_core(p: Policy) -> Self {
         recuo_policy {
-            max_attempts: p.max_attempts(),
             base_ms: p.backoff().base_ms(),
             cap_ms: p.backoff().cap_ms(),
-            jitter: p.backoff().jitter(),
-            deadline_ms: p.deadline_ms(),
-            spread_ms: p.spread_ms(),
             rules: *p.rules(),
-            idempotency_header: p.idempotency_header().to_owned(),
-            use_date_header: p.use_date_header(),
-            server_honours_keys: p.server_honours_keys(),
+            set: p.clone(),
             built: Ok(p),
         }
     }
@@ -112,19 +102,18 @@ impl recuo_policy {
     fn update(&mut self, change: impl FnOnce(&mut Self)) -> recuo_status {
         change(self);
         let ms = Duration::from_millis;
-        self.built = Policy::builder()
-            .max_attempts(self.max_attempts)
-            .base(ms(self.base_ms))
-            .cap(ms(self.cap_ms))
-            .jitter(self.jitter)
-            .deadline(self.deadline_ms.map(ms))
-            .spread(self.spread_ms.map(ms))
-            .rules(self.rules)
-            .idempotency_header(self.idempotency_header.clone())
-            .use_date_header(self.use_date_header)
-            .server_honours_keys(self.server_honours_keys)
-            .build();
+        let set = self.set.to_builder().rules(self.rules);
+        self.built = set.base(ms(self.base_ms)).cap(ms(self.cap_ms)).build();
         RECUO_OK
+    }
+
+    /// Changes the values that the core checks one by one with `change`: refused as the core
+    /// refuses them (then nothing changes), else [`update`](Self::update)d.
+    fn change(&mut self, change: impl FnOnce(PolicyBuilder) -> PolicyBuilder) -> recuo_status {
+        match change(self.set.to_builder()).build() {
+            Ok(set) => self.update(|p| p.set = set),
+            Err(e) => e.into(),
+        }
     }
 }
 
@@ -149,6 +138,18 @@ unsafe fn read_policy<R: crate::panic::PanicFallback>(
 unsafe fn set(policy: *mut recuo_policy, change: impl FnOnce(&mut recuo_policy)) -> recuo_status {
     // SAFETY: forwarded from the caller.
     unsafe { ptr::with(policy, |p| p.update(change)) }
+}
+
+/// [`recuo_policy::change`] on the policy behind `policy`, or `RECUO_ERR_NULL_ARGUMENT`.
+///
+/// # Safety
+/// As [`set`].
+unsafe fn change(
+    policy: *mut recuo_policy,
+    change: impl FnOnce(PolicyBuilder) -> PolicyBuilder,
+) -> recuo_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr::with(policy, |p| p.change(change)) }
 }
 
 /// A new policy with guide A's defaults: 5 attempts, base 200 ms, cap 5000 ms, full jitter,
@@ -306,14 +307,8 @@ pub unsafe extern "C" fn recuo_policy_set_max_attempts(
     policy: *mut recuo_policy,
     max_attempts: u32,
 ) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        ptr::with(policy, |p| {
-            // The core decides what is a valid number of attempts.
-            let checked = Policy::builder().max_attempts(max_attempts).build();
-            checked.map(|_| p.update(|p| p.max_attempts = max_attempts))
-        })
-    }
+    // SAFETY: forwarded from the caller. The core decides what is a valid number of attempts.
+    unsafe { change(policy, |b| b.max_attempts(max_attempts)) }
 }
 
 /// Sets the first backoff window, in milliseconds. Returns `RECUO_OK` or
@@ -360,7 +355,7 @@ pub unsafe extern "C" fn recuo_policy_set_jitter(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::with(policy, |p| {
-            recuo_jitter::core_of(jitter).map(|j| p.update(|p| p.jitter = j))
+            recuo_jitter::core_of(jitter).map(|j| p.change(|b| b.jitter(j)))
         })
     }
 }
@@ -376,8 +371,9 @@ pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
     policy: *mut recuo_policy,
     deadline_ms: u64,
 ) -> recuo_status {
+    let deadline = Duration::from_millis(deadline_ms);
     // SAFETY: forwarded from the caller.
-    unsafe { set(policy, |p| p.deadline_ms = Some(deadline_ms)) }
+    unsafe { change(policy, |b| b.deadline(Some(deadline))) }
 }
 
 /// Removes the deadline (the default of guide A). Returns `RECUO_OK` or
@@ -388,7 +384,7 @@ pub unsafe extern "C" fn recuo_policy_set_deadline_ms(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_clear_deadline(policy: *mut recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { set(policy, |p| p.deadline_ms = None) }
+    unsafe { change(policy, |b| b.deadline(None)) }
 }
 
 /// Fixes the spread added to a server's wait: the delay is `W + uniform[0, spread_ms]`.
@@ -401,8 +397,9 @@ pub unsafe extern "C" fn recuo_policy_set_spread_ms(
     policy: *mut recuo_policy,
     spread_ms: u64,
 ) -> recuo_status {
+    let spread = Duration::from_millis(spread_ms);
     // SAFETY: forwarded from the caller.
-    unsafe { set(policy, |p| p.spread_ms = Some(spread_ms)) }
+    unsafe { change(policy, |b| b.spread(Some(spread))) }
 }
 
 /// Restores the default spread, `min(window(n), 1000 ms)` for retry index `n`. Returns
@@ -413,7 +410,7 @@ pub unsafe extern "C" fn recuo_policy_set_spread_ms(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_clear_spread(policy: *mut recuo_policy) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { set(policy, |p| p.spread_ms = None) }
+    unsafe { change(policy, |b| b.spread(None)) }
 }
 
 /// Whether a valid `Date` header in the response is "now" when server waits are computed
@@ -428,7 +425,7 @@ pub unsafe extern "C" fn recuo_policy_set_use_date_header(
     use_date_header: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { set(policy, |p| p.use_date_header = use_date_header) }
+    unsafe { change(policy, |b| b.use_date_header(use_date_header)) }
 }
 
 /// Says whether the server honours idempotency keys (default false): when it does, a request
@@ -446,7 +443,7 @@ pub unsafe extern "C" fn recuo_policy_set_server_honours_keys(
     yes: bool,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
-    unsafe { set(policy, |p| p.server_honours_keys = yes) }
+    unsafe { change(policy, |b| b.server_honours_keys(yes)) }
 }
 
 /// Sets the name of the header the idempotency key is sent in (default `Idempotency-Key`):
@@ -473,8 +470,7 @@ pub unsafe extern "C" fn recuo_policy_set_idempotency_header(
             // SAFETY: the caller vouches for `len` readable bytes at `name`.
             let name = ptr::text(name, len)?.to_owned();
             // The core decides what a header name may be.
-            Policy::builder().idempotency_header(name.clone()).build()?;
-            Ok(p.update(|p| p.idempotency_header = name))
+            Ok(p.change(|b| b.idempotency_header(name)))
         })
     }
 }
@@ -528,10 +524,8 @@ pub unsafe extern "C" fn recuo_policy_set_transport_retry(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::with(policy, |p| -> Result<_, recuo_status> {
-            let (t, rule) = (
-                recuo_transport::core_of(transport)?,
-                recuo_status_rule::core_of(rule)?,
-            );
+            let t = recuo_transport::core_of(transport)?;
+            let rule = recuo_status_rule::core_of(rule)?;
             Ok(p.update(|p| p.rules.set_transport_rule(t, rule)))
         })
     }
@@ -563,11 +557,8 @@ pub unsafe extern "C" fn recuo_policy_set_method_idempotent(
             let method = ptr::text(method, len)?;
             let methods = p.rules.idempotent_methods;
             let with = methods.with(method).ok_or(RECUO_ERR_UNKNOWN_METHOD)?;
-            let set = if idempotent {
-                with
-            } else {
-                methods.without(method)
-            };
+            let without = methods.without(method);
+            let set = if idempotent { with } else { without };
             Ok(p.update(|p| p.rules.idempotent_methods = set))
         })
     }
@@ -595,7 +586,7 @@ pub unsafe extern "C" fn recuo_policy_set_quota_403_is_rate_limit(
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_max_attempts(policy: *const recuo_policy) -> u32 {
     // SAFETY: forwarded from the caller.
-    unsafe { read_policy(policy, 0, |p| p.max_attempts) }
+    unsafe { read_policy(policy, 0, |p| p.set.max_attempts()) }
 }
 
 /// The base, in milliseconds (as set). 0 when `policy` is NULL.
@@ -625,7 +616,11 @@ pub unsafe extern "C" fn recuo_policy_cap_ms(policy: *const recuo_policy) -> u64
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_jitter(policy: *const recuo_policy) -> u32 {
     // SAFETY: forwarded from the caller.
-    unsafe { read_policy(policy, 0, |p| recuo_jitter::from_core(p.jitter) as u32) }
+    unsafe {
+        read_policy(policy, 0, |p| {
+            recuo_jitter::from_core(p.set.backoff().jitter()) as u32
+        })
+    }
 }
 
 /// Whether the policy has a deadline; when it has, and `deadline_ms_out` is not NULL, stores
@@ -639,11 +634,7 @@ pub unsafe extern "C" fn recuo_policy_deadline_ms(
     deadline_ms_out: *mut u64,
 ) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        read_policy(policy, false, |p| {
-            optional_ms(p.deadline_ms, deadline_ms_out)
-        })
-    }
+    unsafe { optional_ms(policy, deadline_ms_out, Policy::deadline_ms) }
 }
 
 /// Whether the policy has a fixed spread (`recuo_policy_set_spread_ms`); when it has, and
@@ -658,16 +649,23 @@ pub unsafe extern "C" fn recuo_policy_spread_ms(
     spread_ms_out: *mut u64,
 ) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe { read_policy(policy, false, |p| optional_ms(p.spread_ms, spread_ms_out)) }
+    unsafe { optional_ms(policy, spread_ms_out, Policy::spread_ms) }
 }
 
-/// Stores `value` in `out` (when both are present) and tells whether there was a value.
+/// Whether the policy behind `policy` has the value `value` reads; when it has, stores it in
+/// `out` (when not NULL). False when `policy` is NULL.
 ///
 /// # Safety
-/// `out` must be NULL or point to a writable `uint64_t`.
-unsafe fn optional_ms(value: Option<u64>, out: *mut u64) -> bool {
+/// `policy` must be NULL or a live handle; `out` NULL or a writable `uint64_t`.
+unsafe fn optional_ms(
+    policy: *const recuo_policy,
+    out: *mut u64,
+    value: impl FnOnce(&Policy) -> Option<u64>,
+) -> bool {
     // SAFETY: the caller vouches for NULL or a writable u64.
-    value.inspect(|ms| unsafe { ptr::put(out, *ms) }).is_some()
+    let put = |ms: &u64| unsafe { ptr::put(out, *ms) };
+    // SAFETY: forwarded from the caller.
+    unsafe { read_policy(policy, false, |p| value(&p.set).inspect(put).is_some()) }
 }
 
 /// Whether the response's `Date` is "now" for server waits. False when `policy` is NULL.
@@ -677,7 +675,7 @@ unsafe fn optional_ms(value: Option<u64>, out: *mut u64) -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_use_date_header(policy: *const recuo_policy) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe { read_policy(policy, false, |p| p.use_date_header) }
+    unsafe { read_policy(policy, false, |p| p.set.use_date_header()) }
 }
 
 /// Whether the server honours idempotency keys (`recuo_policy_set_server_honours_keys`).
@@ -688,7 +686,7 @@ pub unsafe extern "C" fn recuo_policy_use_date_header(policy: *const recuo_polic
 #[no_mangle]
 pub unsafe extern "C" fn recuo_policy_server_honours_keys(policy: *const recuo_policy) -> bool {
     // SAFETY: forwarded from the caller.
-    unsafe { read_policy(policy, false, |p| p.server_honours_keys) }
+    unsafe { read_policy(policy, false, |p| p.set.server_honours_keys()) }
 }
 
 /// Whether a 403 with a spent quota is a 429. False when `policy` is NULL.
@@ -720,7 +718,7 @@ pub unsafe extern "C" fn recuo_policy_idempotency_header(
     unsafe {
         read_policy(policy, recuo_status::RECUO_ERR_NULL_ARGUMENT, |p| {
             // SAFETY: forwarded from the caller.
-            write_text(buf, len, written, &p.idempotency_header)
+            write_text(buf, len, written, p.set.idempotency_header())
         })
     }
 }
@@ -762,13 +760,9 @@ pub unsafe extern "C" fn recuo_policy_to_json(
             if buf_len > isize::MAX as usize {
                 return Err(RECUO_ERR_LENGTH_TOO_LARGE);
             }
+            let json = policy_to_json(p.policy()?);
             // SAFETY: forwarded from the caller.
-            Ok(write_text(
-                buf,
-                buf_len,
-                written,
-                &policy_to_json(p.policy()?),
-            ))
+            Ok(write_text(buf, buf_len, written, &json))
         })
     }
 }

@@ -122,11 +122,6 @@ pub(crate) fn out<T>(ptr: *mut T) -> Result<Out<T>, recuo_status> {
     NonNull::new(ptr).map(Out).ok_or(RECUO_ERR_NULL_ARGUMENT)
 }
 
-/// An optional output: `None` when NULL.
-pub(crate) fn optional_out<T>(ptr: *mut T) -> Option<Out<T>> {
-    NonNull::new(ptr).map(Out)
-}
-
 /// A checked, non-NULL output pointer, written once after all the work has succeeded.
 pub(crate) struct Out<T>(NonNull<T>);
 
@@ -241,9 +236,9 @@ pub(crate) unsafe fn fill<T: Copy>(
 /// # Safety
 /// `ptr` must be NULL or valid for writes and aligned for `T`.
 pub(crate) unsafe fn put<T: Copy>(ptr: *mut T, value: T) {
-    if let Some(out) = optional_out(ptr) {
-        // SAFETY: forwarded from the caller.
-        unsafe { out.write(value) }
+    if !ptr.is_null() {
+        // SAFETY: non-NULL; validity and alignment are the caller's promise.
+        unsafe { ptr.write(value) }
     }
 }
 
@@ -302,7 +297,8 @@ mod tests {
             assert_eq!(bytes(std::ptr::null(), 1), Err(RECUO_ERR_NULL_ARGUMENT));
         }
         assert!(out(std::ptr::null_mut::<u64>()).is_err());
-        assert!(optional_out(std::ptr::null_mut::<u64>()).is_none());
+        // SAFETY: an optional output: NULL is ignored.
+        unsafe { put(std::ptr::null_mut::<u64>(), 1) };
     }
 
     #[test]

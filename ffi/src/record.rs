@@ -5,13 +5,11 @@
 
 use std::ptr::addr_of;
 
-use recuo::{AttemptDecision, AttemptRecord, Decision, FinalRecord, Record};
+use recuo::{
+    AttemptDecision, AttemptReason, AttemptRecord, Decision, FinalRecord, Record, Verdict,
+};
 
-use crate::attempts::read_verdict;
-use crate::attempts::{recuo_give_up_reason, recuo_report};
-use crate::classify::{read_response, recuo_header, recuo_outcome, recuo_verdict};
 use crate::prelude::*;
-use crate::redact::lossy;
 
 /// Where records go: called with one record as a JSON object on one line (no newline at the
 /// end; `json_line` is also NUL-terminated, and `len` excludes the NUL), and the call's
@@ -35,10 +33,10 @@ pub enum recuo_decision_kind {
     // 5: reserved (was RECUO_DECISION_ENTER)
 }
 
-c_enum!(recuo_decision_kind {
-    RECUO_DECISION_DONE => c"done",
-    RECUO_DECISION_RETRY => c"retry",
-    RECUO_DECISION_GIVE_UP => c"give_up",
+c_enum!(recuo_decision_kind: AttemptDecision {
+    RECUO_DECISION_DONE = AttemptDecision::Done => c"done",
+    RECUO_DECISION_RETRY = AttemptDecision::Retry => c"retry",
+    RECUO_DECISION_GIVE_UP = AttemptDecision::GiveUp => c"give_up",
 });
 
 /// What was decided after an attempt, for its record (`recuo_record_attempt_json`): a plain
@@ -71,15 +69,16 @@ pub extern "C" fn recuo_decision_kind_name(kind: u32) -> *const c_char {
     recuo_decision_kind::name_of(kind)
 }
 
-/// Reads C's decision, each field as the plain number it holds (a `repr(u32)` enum is a u32
-/// in memory): what the record names, and the core's decision its reason comes from (the
-/// next attempt's number does not enter the reason).
+/// Reads C's decision after an attempt judged `verdict`, each field as the plain number it
+/// holds (a `repr(u32)` enum is a u32 in memory): what the record names, its delay, and the
+/// reason the core gives the decision (the next attempt's number does not enter it).
 ///
 /// # Safety
 /// `p` must point to a readable `recuo_decision`.
 unsafe fn read_decision(
     p: *const recuo_decision,
-) -> Result<(AttemptDecision, Decision), recuo_status> {
+    verdict: &Verdict,
+) -> Result<(AttemptDecision, Option<u64>, AttemptReason), recuo_status> {
     // SAFETY: the caller vouches for the memory.
     let (kind, delay_ms, reason) = unsafe {
         (
@@ -88,24 +87,20 @@ unsafe fn read_decision(
             addr_of!((*p).reason).cast::<u32>().read(),
         )
     };
-    Ok(match recuo_decision_kind::from_c(kind)? {
-        recuo_decision_kind::RECUO_DECISION_DONE => (AttemptDecision::Done, Decision::Done),
-        recuo_decision_kind::RECUO_DECISION_RETRY => {
-            let retry = Decision::Retry {
-                delay_ms,
-                next_attempt: 0,
-            };
-            (AttemptDecision::Retry, retry)
-        }
-        recuo_decision_kind::RECUO_DECISION_GIVE_UP => {
-            let reason = recuo_give_up_reason::reason_of(reason)?;
-            let give_up = Decision::GiveUp {
-                reason,
-                retry_at_ms: None,
-            };
-            (AttemptDecision::GiveUp, give_up)
-        }
-    })
+    let name = recuo_decision_kind::core_of(kind)?;
+    let decision = match name {
+        AttemptDecision::Done => Decision::Done,
+        AttemptDecision::Retry => Decision::Retry {
+            delay_ms,
+            next_attempt: 0,
+        },
+        AttemptDecision::GiveUp => Decision::GiveUp {
+            reason: recuo_give_up_reason::reason_of(reason)?,
+            retry_at_ms: None,
+        },
+    };
+    let delay = (name == AttemptDecision::Retry).then_some(delay_ms);
+    Ok((name, delay, recuo::attempt_reason(&decision, verdict)))
 }
 
 /// Builds the record of one attempt, as a JSON line, into `buf` (`buf_len` bytes),
@@ -180,19 +175,14 @@ pub unsafe extern "C" fn recuo_record_attempt_json(
             if verdict.is_null() || decision.is_null() {
                 return Err(RECUO_ERR_NULL_ARGUMENT);
             }
-            let (method, url, (outcome, headers), verdict, (name, decision)) = (
+            let (method, url, (outcome, headers), verdict) = (
                 ptr::text(method, method_len)?,
                 ptr::bytes(url, url_len)?,
                 read_response(outcome, headers, header_count)?,
                 read_verdict(verdict)?,
-                read_decision(decision)?,
             );
-            let delay = match decision {
-                Decision::Retry { delay_ms, .. } => Some(delay_ms),
-                _ => None,
-            };
-            let ((url, replaced), reason) =
-                (lossy(url), recuo::attempt_reason(&decision, &verdict));
+            let (name, delay, reason) = read_decision(decision, &verdict)?;
+            let (url, replaced) = lossy(url);
             let mut r = AttemptRecord::new(
                 start_unix_ms,
                 elapsed_ms,

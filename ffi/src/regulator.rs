@@ -9,10 +9,7 @@ use std::time::Duration;
 
 use recuo::{Regulator, RegulatorError};
 
-use crate::cancel::{cancel_token, recuo_cancel_token};
-use crate::plan::rate;
 use crate::prelude::*;
-use crate::status::open_with_detail;
 
 /// Limits request *starts* to a rate with a burst: after a quiet spell up to
 /// `burst` starts may go at once, then one per interval (1 / rate); in any window of time

@@ -7,7 +7,6 @@
 //! report, the stats, the records, the gate's feedback); this file only converts.
 
 use std::cell::OnceCell;
-use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use recuo::{
@@ -16,17 +15,10 @@ use recuo::{
 };
 
 use crate::attempt_context::recuo_attempt_context;
-use crate::attempts::{recuo_report, write_report, RECUO_IDEMPOTENCY_KEY_SIZE};
-use crate::cancel::recuo_cancel_token;
-use crate::classify::recuo_verdict;
-use crate::com_retry::recuo_sleep_fn;
-use crate::gate::recuo_gate;
-use crate::policy::recuo_policy;
-use crate::pool::recuo_attempt_pool;
+use crate::attempts::write_report;
+use crate::com_retry::{recuo_sleep_fn, written_verdict};
 use crate::prelude::*;
 use crate::record::recuo_record_sink_fn;
-use crate::redact::lossy;
-use crate::stats::recuo_stats_recorder;
 
 /// The operation `recuo_retry` runs: make attempt number `attempt` (from 0), sending
 /// `idempotency_key` (a NUL-terminated UUID v4 of 36 characters, the same on every attempt of
@@ -177,11 +169,9 @@ pub unsafe extern "C" fn recuo_retry_options_set_pool(
     nested: bool,
 ) -> recuo_status {
     // SAFETY: the caller vouches for NULL or live handles.
-    unsafe {
-        ptr::with(options, |o| {
-            o.pool = ptr::shared(pool).ok().zip(Some(nested))
-        })
-    }
+    let pool = unsafe { ptr::shared(pool) }.ok().zip(Some(nested));
+    // SAFETY: as above.
+    unsafe { ptr::with(options, |o| o.pool = pool) }
 }
 
 /// Sets the hook called before each sleep (see `recuo_on_retry_fn`); NULL removes it.
@@ -329,11 +319,9 @@ pub unsafe extern "C" fn recuo_retry_options_set_request(
         // SAFETY: the caller vouches for the bytes.
         let (method, url) = unsafe { (ptr::text(method, method_len)?, ptr::bytes(url, url_len)?) };
         // SAFETY: forwarded from the caller.
-        Ok(unsafe {
-            ptr::with(options, |o| {
-                (o.method, o.url) = (method.to_string(), url.to_vec())
-            })
-        })
+        let o = unsafe { ptr::handle(options) }?;
+        (o.method, o.url) = (method.to_string(), url.to_vec());
+        Ok(RECUO_OK)
     })
 }
 
@@ -525,12 +513,11 @@ unsafe fn run(
 ) -> recuo_status {
     checked(|| {
         // SAFETY: the caller vouches for every pointer (see # Safety).
-        let (policy, call, delays) = unsafe {
-            let policy = ptr::input(policy)?;
-            let call = call.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
-            // Arguments first, the policy's configuration last.
-            (policy, call, ptr::slice_mut(delays, delays_len)?)
-        };
+        let policy = unsafe { ptr::input(policy) }?;
+        let call = call.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
+        // SAFETY: as above.
+        let delays = unsafe { ptr::slice_mut(delays, delays_len) }?;
+        // Arguments first, the policy's configuration last.
         let policy = policy.policy()?;
         // SAFETY: the caller vouches for NULL or a live handle.
         let o = unsafe { options.as_ref() }.cloned().unwrap_or_default();
@@ -538,12 +525,8 @@ unsafe fn run(
         if let Some((pool, nested)) = o.pool.clone() {
             op = op.pool(pool, nested);
         }
-        if let Some(gate) = o.gate.clone() {
-            op = op.gate(gate);
-        }
-        if let Some(stats) = o.stats.clone() {
-            op = op.stats(stats);
-        }
+        op = o.gate.clone().into_iter().fold(op, Operation::gate);
+        op = o.stats.clone().into_iter().fold(op, Operation::stats);
         if o.record_sink.is_some() || o.metrics.is_some() {
             op = op
                 .request(&o.method, &lossy(&o.url).0)
@@ -588,15 +571,37 @@ unsafe fn run(
     })
 }
 
-/// What an attempt came to, when not a success.
+/// What an attempt came to, when not a success (of `recuo_retry`'s operation, or of a batch's).
 #[derive(Debug)]
-enum Failure {
+pub(crate) enum Failure {
     /// The operation's verdict (a retry or a give-up).
     Verdict(Verdict),
     /// The operation wrote no valid verdict.
     NoVerdict,
     /// The operation (of `recuo_retry_http`) set no response.
     NoResponse,
+}
+
+impl Failure {
+    /// What the verdict an operation wrote (if valid) makes of its attempt: `Ok` for a success.
+    pub(crate) fn of(written: Option<Verdict>) -> Result<(), Failure> {
+        match written {
+            Some(Verdict::Success) => Ok(()),
+            Some(v) => Err(Failure::Verdict(v)),
+            None => Err(Failure::NoVerdict),
+        }
+    }
+
+    /// The verdict the loop acts on: the operation's, or — without one, since no answer is no
+    /// reason to try again — a permanent give-up (the loop stops, and says why).
+    pub(crate) fn verdict(&self) -> Verdict {
+        match self {
+            Failure::Verdict(v) => *v,
+            Failure::NoVerdict | Failure::NoResponse => Verdict::GiveUp {
+                cause: Cause::Permanent,
+            },
+        }
+    }
 }
 
 /// The effects of one `recuo_retry` call, for `recuo::drive`.
@@ -663,33 +668,21 @@ impl Driver for CDriver {
     fn attempt(&mut self, ctx: &AttemptContext<'_>) -> Result<(), Failure> {
         let key = ctx.idempotency_key();
         self.key[..key.as_str().len()].copy_from_slice(key.as_str().as_bytes());
-        // All zeros: no constant of `recuo_verdict_kind` is 0, so an operation that writes
-        // nothing is caught below. Read only through `recuo_verdict::read`.
-        let mut verdict = MaybeUninit::<recuo_verdict>::zeroed();
         let mut context = recuo_attempt_context::default();
-        let (key, out, data) = (
-            self.key.as_ptr().cast(),
-            verdict.as_mut_ptr(),
-            self.user_data,
-        );
+        let (call, key, data) = (self.call, self.key.as_ptr().cast(), self.user_data);
         // SAFETY: the caller of recuo_retry vouches that the operation may be called with
         // `user_data`; the key, the context and the verdict live across the call.
-        unsafe {
-            match self.call {
+        let ((), written) = written_verdict(|out| unsafe {
+            match call {
                 Call::Plain(call) => call(ctx.attempt(), key, out, data),
                 Call::Http(call) => call(ctx.attempt(), key, &mut context, out, data),
             }
-        };
+        });
         self.response = context.response;
-        if matches!((self.call, &self.response), (Call::Http(_), None)) {
+        if matches!((call, &self.response), (Call::Http(_), None)) {
             return Err(Failure::NoResponse);
         }
-        // SAFETY: the live local, which the operation may only have filled with numbers.
-        match unsafe { recuo_verdict::read(verdict.as_ptr()) } {
-            Some(Verdict::Success) => Ok(()),
-            Some(v) => Err(Failure::Verdict(v)),
-            None => Err(Failure::NoVerdict),
-        }
+        Failure::of(written)
     }
 
     fn leave(&mut self) {
@@ -701,16 +694,7 @@ impl Driver for CDriver {
     }
 
     fn classify(&mut self, error: &Failure) -> Result<(Verdict, Option<Seen>), Failure> {
-        Ok(match error {
-            Failure::Verdict(v) => (*v, None),
-            // No answer is no reason to try again: the loop stops (and says why).
-            Failure::NoVerdict | Failure::NoResponse => (
-                Verdict::GiveUp {
-                    cause: Cause::Permanent,
-                },
-                None,
-            ),
-        })
+        Ok((error.verdict(), None))
     }
 
     fn on_retry(&mut self, attempt: u32, error: &Failure, delay: Duration) -> Result<(), Failure> {

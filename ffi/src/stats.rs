@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use recuo::{Stats, StatsRecorder};
 
-use crate::classify::recuo_cause;
 use crate::prelude::*;
 
 /// A batch's stats: a plain struct `recuo_batch_run`, `recuo_stats_merge` and
@@ -233,7 +232,7 @@ pub unsafe extern "C" fn recuo_stats_recorder_saw(
     // SAFETY: forwarded from the caller.
     unsafe {
         ptr::with_ref(recorder, |r| {
-            recuo_cause::from_c(cause).map(|c| r.0.saw(c.to_core(true)))
+            recuo_cause::from_c(cause).map(|c| r.0.saw(c.core_in(true)))
         })
     }
 }
