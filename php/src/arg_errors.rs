@@ -51,12 +51,23 @@ pub fn install() {
     });
 }
 
-/// The engine calls it for every exception thrown.
+/// The engine calls it for every exception thrown: a `TypeError` ext-php-rs threw for an
+/// argument of one of this extension's functions gets PHP's wording; anything else is left
+/// alone.
 unsafe extern "C" fn hook(exception: *mut zend_object) {
-    let _ = std::panic::catch_unwind(|| {
-        // SAFETY: the engine passes the live exception it is throwing.
-        unsafe { rewrite(exception) };
-    });
+    // SAFETY: the engine passes the live exception it is throwing, on its thread.
+    if let Ok(Some(wording)) = std::panic::catch_unwind(|| unsafe { wording(exception) }) {
+        // SAFETY: `message` is a property of Error; written with Error's scope.
+        unsafe {
+            zend_update_property_string(
+                zend_ce_error,
+                exception,
+                c"message".as_ptr(),
+                7,
+                wording.as_ptr().cast::<c_char>(),
+            );
+        }
+    }
     // SAFETY: the earlier hook, with the engine's argument.
     if let Some(previous) = unsafe { PREVIOUS } {
         unsafe { previous(exception) };
@@ -71,15 +82,15 @@ unsafe fn text<'a>(s: *const zend_string) -> Option<&'a str> {
     unsafe { s.as_ref() }.and_then(|s| s.as_str().ok())
 }
 
-/// Rewrites ext-php-rs's message of a `TypeError` thrown by one of this extension's
-/// functions; anything else is left alone.
+/// PHP's wording of the `TypeError` `exception` (NUL-terminated), when ext-php-rs threw it
+/// for an argument of one of this extension's functions.
 ///
 /// # Safety
 /// `exception` is the live exception being thrown, on the engine's thread.
-unsafe fn rewrite(exception: *mut zend_object) {
+unsafe fn wording(exception: *mut zend_object) -> Option<String> {
     // SAFETY: a live object; the class entry of TypeError is the engine's.
     if exception.is_null() || unsafe { (*exception).ce != zend_ce_type_error } {
-        return;
+        return None;
     }
     let mut rv: zval = unsafe { std::mem::zeroed() };
     // SAFETY: `message` is a property of Error; read with Error's scope.
@@ -94,89 +105,59 @@ unsafe fn rewrite(exception: *mut zend_object) {
         )
     };
     // SAFETY: a live zval; a string's value is a zend_string.
-    let Some(message) = (unsafe { message.as_ref() })
+    let message = (unsafe { message.as_ref() })
         .filter(|m| unsafe { m.u1.v.type_ } == 6)
-        .and_then(|m| unsafe { text(m.value.str_) })
-    else {
-        return;
-    };
-    let Some(name) = message
-        .strip_prefix(PREFIX)
-        .and_then(|rest| rest.strip_suffix(SUFFIX))
-    else {
-        return;
-    };
+        .and_then(|m| unsafe { text(m.value.str_) })?;
+    let name = message.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
     let call: *mut zend_execute_data = ExecutorGlobals::get().current_execute_data;
     // SAFETY: the frame of the function running now (the one that threw).
-    let Some(call) = (unsafe { call.as_ref() }) else {
-        return;
-    };
-    let Some(func) = (unsafe { call.func.as_ref() }) else {
-        return;
-    };
+    let call = unsafe { call.as_ref() }?;
+    let func = unsafe { call.func.as_ref() }?;
     // SAFETY: every zend_function starts with its type.
     let internal = unsafe { &func.internal_function };
     if u32::from(internal.type_) != ZEND_INTERNAL_FUNCTION || internal.arg_info.is_null() {
-        return;
+        return None;
     }
-    let Some(function) = (unsafe { text(internal.function_name) }) else {
-        return;
-    };
+    let function = unsafe { text(internal.function_name) }?;
     let class = unsafe { internal.scope.as_ref() }.and_then(|c| unsafe { text(c.name) });
     let full = match class {
         Some(class) => format!("{class}::{function}"),
         None => function.to_string(),
     };
     if !full.starts_with("Recuo\\") {
-        return;
+        return None;
     }
-    for position in 0..internal.num_args as usize {
+    let position = (0..internal.num_args as usize).find(|&position| {
         // SAFETY: `arg_info` points to `num_args` parameters.
         let arg = unsafe { &*internal.arg_info.add(position) };
-        let Some(arg_name) =
-            (unsafe { arg.name.as_ref() }).and_then(|n| unsafe { CStr::from_ptr(n) }.to_str().ok())
-        else {
-            continue;
-        };
-        if arg_name != name {
-            continue;
+        let arg_name = unsafe { arg.name.as_ref() }.map(|n| unsafe { CStr::from_ptr(n) });
+        arg_name.is_some_and(|n| n.to_bytes() == name.as_bytes())
+    })?;
+    // SAFETY: as above.
+    let arg = unsafe { &*internal.arg_info.add(position) };
+    // SAFETY: the declared type; the engine makes a new string of it.
+    let declared = unsafe { zend_type_to_string(arg.type_) };
+    let declared = if declared.is_null() {
+        "mixed".to_string()
+    } else {
+        // SAFETY: a new string the engine made for us: ours to release.
+        let declared = unsafe { ZBox::<ZendStr>::from_raw(declared) };
+        declared.as_str().unwrap_or("mixed").to_string()
+    };
+    // SAFETY: the frame's arguments follow it, one zval each, from ZEND_CALL_FRAME_SLOT.
+    let given = unsafe {
+        let passed = call.This.u2.num_args as usize;
+        if position >= passed {
+            return None;
         }
-        // SAFETY: the declared type; the engine makes a new string of it.
-        let declared = unsafe { zend_type_to_string(arg.type_) };
-        let declared = if declared.is_null() {
-            "mixed".to_string()
-        } else {
-            // SAFETY: a new string the engine made for us: ours to release.
-            let declared = unsafe { ZBox::<ZendStr>::from_raw(declared) };
-            declared.as_str().unwrap_or("mixed").to_string()
-        };
-        // SAFETY: the frame's arguments follow it, one zval each, from ZEND_CALL_FRAME_SLOT.
-        let given = unsafe {
-            let passed = call.This.u2.num_args as usize;
-            if position >= passed {
-                return;
-            }
-            let slot =
-                std::mem::size_of::<zend_execute_data>().div_ceil(std::mem::size_of::<zval>());
-            let value = std::ptr::from_ref(call).cast::<zval>().add(slot + position);
-            CStr::from_ptr(zend_zval_type_name(value))
-                .to_string_lossy()
-                .into_owned()
-        };
-        let wording = format!(
-            "{full}(): Argument #{} (${name}) must be of type {declared}, {given} given\0",
-            position + 1
-        );
-        // SAFETY: `message` is a property of Error; written with Error's scope.
-        unsafe {
-            zend_update_property_string(
-                zend_ce_error,
-                exception,
-                c"message".as_ptr(),
-                7,
-                wording.as_ptr().cast::<c_char>(),
-            );
-        }
-        return;
-    }
+        let slot = std::mem::size_of::<zend_execute_data>().div_ceil(std::mem::size_of::<zval>());
+        let value = std::ptr::from_ref(call).cast::<zval>().add(slot + position);
+        CStr::from_ptr(zend_zval_type_name(value))
+            .to_string_lossy()
+            .into_owned()
+    };
+    Some(format!(
+        "{full}(): Argument #{} (${name}) must be of type {declared}, {given} given\0",
+        position + 1
+    ))
 }

@@ -27,7 +27,7 @@ use recuo::{
 
 use crate::convert::{entry_holds, optional_secs, seed as seed_arg};
 use crate::driver::{self, Callbacks, Halt, Judge};
-use crate::errors::{guarded, type_error, value_error};
+use crate::errors::{type_error, value_error};
 use crate::limits::Gate;
 use crate::policy::json_serializable;
 use crate::policy::Policy;
@@ -86,6 +86,17 @@ impl BatchResult {
     fn end(&self) -> BatchEnd {
         self.plain.end().unwrap_or(BatchEnd::UNREACHED)
     }
+}
+
+/// The array `data` holds under `key`: `\\ValueError` `$data` `{missing}` otherwise.
+fn array_at<'a>(
+    function: &str,
+    data: &'a ZendHashTable,
+    key: &str,
+    missing: &str,
+) -> PhpResult<&'a ZendHashTable> {
+    let found = data.get(key).and_then(|v| v.array());
+    found.ok_or_else(|| value_error(function, 1, "data", missing))
 }
 
 /// A result's plain form, read for `function`'s argument `position`.
@@ -148,41 +159,35 @@ php_impl!({
 
         /// The result whose plain form is `$value` (its value and error null).
         pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchResult> {
-            const F: &str = "Recuo\\BatchResult::fromValue";
-            guarded(F, || result_value(F, 1, value).map(BatchResult::from))
+            guard!("Recuo\\BatchResult::fromValue");
+            result_value(F, 1, value).map(BatchResult::from)
         }
 
         /// The plain form with the value and the error, for `serialize()` (which serializes them
         /// as it serializes any value).
         pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded("Recuo\\BatchResult::__serialize", || {
-                let mut out = ZendHashTable::with_capacity(3);
-                out.insert("plain", self.to_value()?)?;
-                out.insert("value", self.get_value())?;
-                out.insert("error", self.get_error())?;
-                Ok(out)
-            })
+            guard!("Recuo\\BatchResult::__serialize");
+            let mut out = ZendHashTable::with_capacity(3);
+            out.insert("plain", self.to_value()?)?;
+            out.insert("value", self.get_value())?;
+            out.insert("error", self.get_error())?;
+            Ok(out)
         }
 
         /// The result `$data` describes (`__serialize()`'s form), for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            guarded!("Recuo\\BatchResult::__unserialize", {
-                crate::errors::only_blank(F, self.blank, "a batch result is")?;
-                let plain = data
-                    .get("plain")
-                    .and_then(|v| v.array())
-                    .ok_or_else(|| value_error(F, 1, "data", "has no plain form"))?;
-                self.plain = result_value(F, 1, plain)?;
-                let given = |key: &str| {
-                    data.get(key)
-                        .filter(|v| !v.is_null())
-                        .map(Zval::shallow_clone)
-                };
-                self.value = given("value");
-                self.error = given("error");
-                self.blank = false;
-                Ok(())
-            })
+            guard!("Recuo\\BatchResult::__unserialize");
+            crate::errors::only_blank(F, self.blank, "a batch result is")?;
+            self.plain = result_value(F, 1, array_at(F, data, "plain", "has no plain form")?)?;
+            let given = |key: &str| {
+                data.get(key)
+                    .filter(|v| !v.is_null())
+                    .map(Zval::shallow_clone)
+            };
+            self.value = given("value");
+            self.error = given("error");
+            self.blank = false;
+            Ok(())
         }
     }
 });
@@ -272,75 +277,66 @@ php_impl!({
         /// The report whose plain form is `$value`: its results under the keys 0, 1, …, their
         /// values and errors null.
         pub fn from_value(value: &ZendHashTable) -> PhpResult<BatchReport> {
-            guarded!("Recuo\\BatchReport::fromValue", {
-                let plain: BatchReportValue =
-                    read_data(F, (1, "value"), "is not a batch report's value", value)?;
-                let mut results =
-                    ZendHashTable::with_capacity(u32::try_from(plain.results.len()).unwrap_or(0));
-                for r in plain.results {
-                    if r.end().is_none() {
-                        return Err(value_error(
-                            F,
-                            1,
-                            "value",
-                            "holds a give-up without its reason",
-                        ));
-                    }
-                    results.push(BatchResult::from(r))?;
+            guard!("Recuo\\BatchReport::fromValue");
+            let plain: BatchReportValue =
+                read_data(F, (1, "value"), "is not a batch report's value", value)?;
+            let mut results =
+                ZendHashTable::with_capacity(u32::try_from(plain.results.len()).unwrap_or(0));
+            for r in plain.results {
+                if r.end().is_none() {
+                    return Err(value_error(
+                        F,
+                        1,
+                        "value",
+                        "holds a give-up without its reason",
+                    ));
                 }
-                #[allow(clippy::cast_precision_loss)]
-                Ok(BatchReport::of(
-                    results,
-                    plain.stats,
-                    plain.elapsed_ms as f64,
-                ))
-            })
+                results.push(BatchResult::from(r))?;
+            }
+            #[allow(clippy::cast_precision_loss)]
+            Ok(BatchReport::of(
+                results,
+                plain.stats,
+                plain.elapsed_ms as f64,
+            ))
         }
 
         /// Its results (each serialized with its value and error, under its key), its stats'
         /// plain form and its time, for `serialize()`.
         pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded!("Recuo\\BatchReport::__serialize", {
-                let mut out = ZendHashTable::with_capacity(3);
-                out.insert("results", self.results.shallow_clone())?;
-                out.insert("stats", php_table(F, &self.stats)?)?;
-                out.insert("elapsed_ms", self.elapsed_ms)?;
-                Ok(out)
-            })
+            guard!("Recuo\\BatchReport::__serialize");
+            let mut out = ZendHashTable::with_capacity(3);
+            out.insert("results", self.results.shallow_clone())?;
+            out.insert("stats", php_table(F, &self.stats)?)?;
+            out.insert("elapsed_ms", self.elapsed_ms)?;
+            Ok(out)
         }
 
         /// The report `$data` describes (`__serialize()`'s form), for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            guarded!("Recuo\\BatchReport::__unserialize", {
-                crate::errors::only_blank(F, self.blank, "a batch report is")?;
-                let results = data
-                    .get("results")
-                    .and_then(|v| v.array())
-                    .ok_or_else(|| value_error(F, 1, "data", "has no results"))?;
-                if results
-                    .values()
-                    .any(|v| v.extract::<&BatchResult>().is_none())
-                {
-                    return Err(value_error(
-                        F,
-                        1,
-                        "data",
-                        "holds a result that is not a Recuo\\BatchResult",
-                    ));
-                }
-                let stats = data
-                    .get("stats")
-                    .and_then(|v| v.array())
-                    .ok_or_else(|| value_error(F, 1, "data", "has no stats"))?;
-                let stats = read_data(F, (1, "data"), "holds no stats value", stats)?;
-                let elapsed_ms = data
-                    .get("elapsed_ms")
-                    .and_then(Zval::double)
-                    .filter(|ms| ms.is_finite() && *ms >= 0.0)
-                    .ok_or_else(|| value_error(F, 1, "data", "has no elapsed_ms"))?;
-                *self = BatchReport::of(results.to_owned(), stats, elapsed_ms);
-                Ok(())
-            })
+            guard!("Recuo\\BatchReport::__unserialize");
+            crate::errors::only_blank(F, self.blank, "a batch report is")?;
+            let results = array_at(F, data, "results", "has no results")?;
+            if results
+                .values()
+                .any(|v| v.extract::<&BatchResult>().is_none())
+            {
+                return Err(value_error(
+                    F,
+                    1,
+                    "data",
+                    "holds a result that is not a Recuo\\BatchResult",
+                ));
+            }
+            let stats = array_at(F, data, "stats", "has no stats")?;
+            let stats = read_data(F, (1, "data"), "holds no stats value", stats)?;
+            let elapsed_ms = data
+                .get("elapsed_ms")
+                .and_then(Zval::double)
+                .filter(|ms| ms.is_finite() && *ms >= 0.0)
+                .ok_or_else(|| value_error(F, 1, "data", "has no elapsed_ms"))?;
+            *self = BatchReport::of(results.to_owned(), stats, elapsed_ms);
+            Ok(())
         }
     }
 });
@@ -362,34 +358,33 @@ fn insert(table: &mut ZendHashTable, key: &Zval, value: BatchResult) -> PhpResul
     Ok(())
 }
 
-/// Runs `$operations` (callables taking a `Recuo\Attempt`) one after the other, each until it
-/// succeeds or `$policy` (guide A's when null) gives up, every attempt through `$gate`, all
-/// within `$deadline` seconds: what has not started by then is not started, and no operation
-/// waits past it. `$classify` judges failures as in `Recuo\retry`; `$seed` fixes the jitter
-/// of every operation; `$sleep(int $ms)` replaces the real sleep. `$records(array $record)`
-/// receives the records of every attempt and of every operation's result, redacted; each
-/// operation says what it sends with `Recuo\Attempt::recordRequest`. With
-/// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
-/// queue: the rest are not started (`queue_stopped`). `$onProgress(Recuo\BatchProgress $p)`
-/// is called as each operation ends, started or not: one call per operation, in order.
-/// `$metrics(string $name, float $value, array $labels)` receives each metric point the
-/// records mean, under its Prometheus name.
-#[php_function]
-#[php(name = "Recuo\\runBatch", defaults(stopOnUnreachableWait = false))]
-pub fn run_batch(
-    operations: &ZendHashTable,
-    policy: Option<&Policy>,
-    gate: Option<&Gate>,
-    deadline: Option<f64>,
-    classify: Option<ZendCallable>,
-    seed: Option<i64>,
-    sleep: Option<ZendCallable>,
-    records: Option<ZendCallable>,
-    stopOnUnreachableWait: bool,
-    onProgress: Option<ZendCallable>,
-    metrics: Option<ZendCallable>,
-) -> PhpResult<BatchReport> {
-    guarded!("Recuo\\runBatch", {
+php_functions!({
+    /// Runs `$operations` (callables taking a `Recuo\Attempt`) one after the other, each until it
+    /// succeeds or `$policy` (guide A's when null) gives up, every attempt through `$gate`, all
+    /// within `$deadline` seconds: what has not started by then is not started, and no operation
+    /// waits past it. `$classify` judges failures as in `Recuo\retry`; `$seed` fixes the jitter
+    /// of every operation; `$sleep(int $ms)` replaces the real sleep. `$records(array $record)`
+    /// receives the records of every attempt and of every operation's result, redacted; each
+    /// operation says what it sends with `Recuo\Attempt::recordRequest`. With
+    /// `$stopOnUnreachableWait`, an operation that gives up `wait_exceeds_deadline` stops the
+    /// queue: the rest are not started (`queue_stopped`). `$onProgress(Recuo\BatchProgress $p)`
+    /// is called as each operation ends, started or not: one call per operation, in order.
+    /// `$metrics(string $name, float $value, array $labels)` receives each metric point the
+    /// records mean, under its Prometheus name.
+    #[php(name = "Recuo\\runBatch", defaults(stopOnUnreachableWait = false))]
+    pub fn run_batch(
+        operations: &ZendHashTable,
+        policy: Option<&Policy>,
+        gate: Option<&Gate>,
+        deadline: Option<f64>,
+        classify: Option<ZendCallable>,
+        seed: Option<i64>,
+        sleep: Option<ZendCallable>,
+        records: Option<ZendCallable>,
+        stopOnUnreachableWait: bool,
+        onProgress: Option<ZendCallable>,
+        metrics: Option<ZendCallable>,
+    ) -> PhpResult<BatchReport> {
         let deadline = optional_secs(F, (4, "deadline"), deadline)?;
         let seed = seed_arg(F, 6, seed)?;
         let mut ops = Vec::with_capacity(operations.len());
@@ -480,8 +475,8 @@ pub fn run_batch(
         }
         let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(BatchReport::of(results, recorder.snapshot(), elapsed_ms))
-    })
-}
+    }
+});
 
 /// How an operation that gave up ended for the batch (the core's [`BatchEnd`]): never started,
 /// or given up with its last failure; a failure that is not the operation's own (`exit()`, a
@@ -511,5 +506,3 @@ fn gave_up_result(gave_up: RetryError<Halt>) -> PhpResult<BatchResult> {
         )
     })
 }
-
-php_functions!(run_batch);

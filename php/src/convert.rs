@@ -117,8 +117,7 @@ pub fn header_pairs(
     let mut entries = table.iter();
     while let Some((key, value)) = entries.next_zval() {
         let value = value.dereference();
-        if let Some(bytes) = key.zend_str() {
-            let header = String::from_utf8_lossy(bytes.as_bytes()).into_owned();
+        if let Some(header) = lossy(&key) {
             let key_label = || format!("key {:?}", header);
             if let Some(list) = value.array() {
                 let mut values = list.iter();
@@ -141,11 +140,7 @@ pub fn header_pairs(
                 .filter(|pair| pair.len() == 2)
                 .and_then(|pair| Some((pair.get_index(0)?, pair.get_index(1)?)))
                 .ok_or_else(|| wrong(&label, &type_name(value)))?;
-            let header = pair
-                .0
-                .dereference()
-                .zend_str()
-                .map(|s| String::from_utf8_lossy(s.as_bytes()).into_owned())
+            let header = lossy(pair.0.dereference())
                 .ok_or_else(|| wrong(&label, "a pair whose name is not a string"))?;
             let text = header_value(pair.1.dereference())
                 .ok_or_else(|| wrong(&label, "a pair whose value is not a string"))?;
@@ -155,15 +150,22 @@ pub fn header_pairs(
     Ok(pairs)
 }
 
+/// A string's bytes as text, anything that is not UTF-8 as U+FFFD.
+fn lossy(value: &Zval) -> Option<String> {
+    value
+        .zend_str()
+        .map(|s| String::from_utf8_lossy(s.as_bytes()).into_owned())
+}
+
 /// A header value: a string (as text) or an int (in decimal).
 fn header_value(value: &Zval) -> Option<String> {
-    if let Some(s) = value.zend_str() {
-        Some(String::from_utf8_lossy(s.as_bytes()).into_owned())
-    } else if value.is_long() {
-        value.long().map(|n| n.to_string())
-    } else {
-        None
-    }
+    let number = || {
+        value
+            .long()
+            .filter(|_| value.is_long())
+            .map(|n| n.to_string())
+    };
+    lossy(value).or_else(number)
 }
 
 /// What an array's entry holds, in messages: `index 2 holds string`, `key "x" holds null`.

@@ -20,14 +20,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use ext_php_rs::args::ArgInfoTables;
 use ext_php_rs::builders::ClassBuilder;
 use ext_php_rs::class::ClassEntryInfo;
 use ext_php_rs::flags::ConstantFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::zend::{ce, ClassEntry};
-
-/// The PHP name of the configuration error class.
-pub const CONFIG_ERROR_CLASS: &str = "Recuo\\Exception\\ConfigError";
 
 /// Every [`recuo::ConfigError`] the core defines, for the class constants.
 const CONFIG_ERRORS: [recuo::ConfigError; 9] = [
@@ -45,43 +43,32 @@ const CONFIG_ERRORS: [recuo::ConfigError; 9] = [
     recuo::ConfigError::InvalidValue,
 ];
 
-/// The PHP name of the class for plans that cannot be made.
-pub const PLAN_ERROR_CLASS: &str = "Recuo\\Exception\\PlanError";
-
-/// The PHP name of the class for shared state files that cannot be used.
-pub const SHARED_FILE_ERROR_CLASS: &str = "Recuo\\Exception\\SharedFileError";
-
-/// The PHP name of the class for a bug inside recuo (a Rust panic caught at the boundary).
-pub const INTERNAL_ERROR_CLASS: &str = "Recuo\\Exception\\InternalError";
-
 /// The exception code of an internal error: C's `RECUO_ERR_PANIC`.
 pub const INTERNAL_ERROR_CODE: i32 = 900;
 
 /// The class entry of `Recuo\Exception\InternalError`, set once at module startup.
-static INTERNAL_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+static INTERNAL_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 
 /// The class entry of `Recuo\Exception\ConfigError`, set once at module startup.
-static CONFIG_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+static CONFIG_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 /// The class entry of `Recuo\Exception\PlanError`, set once at module startup.
-static PLAN_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+static PLAN_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 /// The class entry of `Recuo\Exception\SharedFileError`, set once at module startup.
-static SHARED_FILE_ERROR_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
+static SHARED_CE: AtomicPtr<ClassEntry> = AtomicPtr::new(ptr::null_mut());
 
 /// The parents of the exception classes registered by hand.
 const VALUE_ERROR: ClassEntryInfo = (ce::value_error, "\\ValueError");
-const RUNTIME_EXCEPTION: ClassEntryInfo = (runtime_exception, "\\RuntimeException");
+const RUNTIME: ClassEntryInfo = (runtime_exception, "\\RuntimeException");
 
 /// The exception classes registered by hand: each one's name, parent, and the place its
 /// class entry is kept.
 static EXCEPTION_CLASSES: [(&str, ClassEntryInfo, &AtomicPtr<ClassEntry>); 4] = [
-    (CONFIG_ERROR_CLASS, VALUE_ERROR, &CONFIG_ERROR_CE),
-    (PLAN_ERROR_CLASS, VALUE_ERROR, &PLAN_ERROR_CE),
-    (
-        SHARED_FILE_ERROR_CLASS,
-        RUNTIME_EXCEPTION,
-        &SHARED_FILE_ERROR_CE,
-    ),
-    (INTERNAL_ERROR_CLASS, RUNTIME_EXCEPTION, &INTERNAL_ERROR_CE),
+    // Configuration errors; plans that cannot be made; shared state files that cannot be
+    // used; a bug inside recuo (a Rust panic caught at the boundary).
+    ("Recuo\\Exception\\ConfigError", VALUE_ERROR, &CONFIG_CE),
+    ("Recuo\\Exception\\PlanError", VALUE_ERROR, &PLAN_CE),
+    ("Recuo\\Exception\\SharedFileError", RUNTIME, &SHARED_CE),
+    ("Recuo\\Exception\\InternalError", RUNTIME, &INTERNAL_CE),
 ];
 
 // SPL's exception classes, which PHP exports to extensions (SPL is always built in and
@@ -119,20 +106,9 @@ fn logic_exception() -> &'static ClassEntry {
 /// # Errors
 /// The message of the registration failure; PHP then refuses to load the extension.
 pub fn register_classes() -> Result<(), String> {
-    for &(name, parent, _) in &EXCEPTION_CLASSES {
-        let mut builder =
-            ClassBuilder::new(name)
-                .extends(parent)
-                .registration(|class, arg_info| {
-                    // The classes have no methods of their own, but the engine may keep pointers
-                    // into these tables for the life of the process: keep them alive.
-                    std::mem::forget(arg_info);
-                    let ours = EXCEPTION_CLASSES.iter().find(|c| Some(c.0) == class.name());
-                    if let Some((_, _, entry)) = ours {
-                        entry.store(class, Ordering::Release);
-                    }
-                });
-        if name == CONFIG_ERROR_CLASS {
+    for &(name, parent, entry) in &EXCEPTION_CLASSES {
+        let mut builder = ClassBuilder::new(name).extends(parent).registration(keep);
+        if ptr::eq(entry, &CONFIG_CE) {
             for error in CONFIG_ERRORS {
                 builder = builder
                     .constant(
@@ -147,6 +123,20 @@ pub fn register_classes() -> Result<(), String> {
         builder.register().map_err(|e| format!("{name}: {e}"))?;
     }
     Ok(())
+}
+
+/// Keeps the entry of a class registered by hand (an exception class or a value class,
+/// [`crate::values`]) in its place, found by its name, once the engine has registered it.
+pub fn keep(class: &'static mut ClassEntry, arg_info: ArgInfoTables) {
+    // The engine may keep pointers into the methods' tables (a value class's private
+    // constructor) for the life of the process: keep them alive.
+    std::mem::forget(arg_info);
+    let name = class.name();
+    let ours = EXCEPTION_CLASSES.iter().find(|c| Some(c.0) == name);
+    match ours.map(|c| c.2) {
+        Some(entry) => entry.store(class, Ordering::Release),
+        None => crate::values::keep(class),
+    }
 }
 
 /// A registered class entry, or `fallback` before registration.
@@ -167,26 +157,19 @@ fn core_error(function: &str, error: impl Display, class: &'static ClassEntry) -
 
 /// A `Recuo\Exception\PlanError` with the core's message, after the function's name.
 pub fn plan_error(function: &str, error: &recuo::PlanError) -> PhpException {
-    core_error(function, error, registered(&PLAN_ERROR_CE, ce::value_error))
+    core_error(function, error, registered(&PLAN_CE, ce::value_error))
 }
 
 /// A `Recuo\Exception\SharedFileError` with the core's message, after the function's name.
 pub fn shared_file_error(function: &str, error: &recuo::SharedError) -> PhpException {
-    core_error(
-        function,
-        error,
-        registered(&SHARED_FILE_ERROR_CE, runtime_exception),
-    )
+    core_error(function, error, registered(&SHARED_CE, runtime_exception))
 }
 
 /// An `\OverflowException` whose code is the core's (114): a regulator refused a start that
 /// would wait beyond the starts it queues ahead; nothing was reserved.
 pub fn queue_full_error(function: &str, error: &recuo::RegulatorError) -> PhpException {
-    PhpException::new(
-        format!("{function}(): {error}"),
-        i32::try_from(error.code()).unwrap_or(0),
-        overflow_exception(),
-    )
+    let code = i32::try_from(error.code()).unwrap_or(0);
+    PhpException::new(format!("{function}(): {error}"), code, overflow_exception())
 }
 
 /// A `\OverflowException` with this message: a sum that does not fit.
@@ -219,67 +202,49 @@ pub fn config_error_detail(
     error: recuo::ConfigError,
     detail: &str,
 ) -> PhpException {
-    let detail = if detail.is_empty() {
-        String::new()
-    } else {
-        format!(" ({detail})")
-    };
-    let message = match arg {
-        Some((position, name)) => {
-            format!("{function}(): Argument #{position} (${name}): {error}{detail}")
-        }
-        None => format!("{function}(): {error}{detail}"),
-    };
+    let detail = Some(detail).filter(|d| !d.is_empty());
+    let detail = detail.map(|d| format!(" ({d})")).unwrap_or_default();
+    let arg = arg.map(|(position, name)| format!("Argument #{position} (${name}): "));
+    let message = format!("{function}(): {}{error}{detail}", arg.unwrap_or_default());
     let code = i32::try_from(error.code()).unwrap_or(i32::MAX);
-    PhpException::new(message, code, registered(&CONFIG_ERROR_CE, ce::value_error))
+    PhpException::new(message, code, registered(&CONFIG_CE, ce::value_error))
 }
 
 /// A `\ValueError` worded like PHP's own: `f(): Argument #2 ($attempt) must be ...`.
 pub fn value_error(function: &str, position: u32, name: &str, must: &str) -> PhpException {
-    PhpException::new(
-        format!("{function}(): Argument #{position} (${name}) {must}"),
-        0,
-        ce::value_error(),
-    )
+    value_error_message(format!(
+        "{function}(): Argument #{position} (${name}) {must}"
+    ))
 }
 
 /// Runs one entry point, turning a Rust panic into a `Recuo\Exception\InternalError` (an
 /// `\Exception`, code 900) instead of letting it unwind into the engine.
 pub fn guarded<T>(function: &str, body: impl FnOnce() -> PhpResult<T>) -> PhpResult<T> {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
-        Err(PhpException::new(
-            format!(
-                "{function}(): internal error in recuo (Rust panic: {}); please report it",
-                panic_message(payload.as_ref())
-            ),
-            INTERNAL_ERROR_CODE,
-            registered(&INTERNAL_ERROR_CE, runtime_exception),
-        ))
+        Err(internal(format!(
+            "{function}(): internal error in recuo (Rust panic: {}); please report it",
+            panic_message(payload.as_ref())
+        )))
     })
-}
-
-/// As [`guarded`], for a body that cannot fail.
-pub fn guarded_ok<T>(function: &str, body: impl FnOnce() -> T) -> PhpResult<T> {
-    guarded(function, || Ok(body()))
 }
 
 /// A `Recuo\Exception\InternalError` (code 900): a bug in recuo, said as one.
 pub fn internal_error(what: &str) -> PhpException {
-    PhpException::new(
-        format!("internal error in recuo ({what}); please report it"),
-        INTERNAL_ERROR_CODE,
-        registered(&INTERNAL_ERROR_CE, runtime_exception),
-    )
+    internal(format!(
+        "internal error in recuo ({what}); please report it"
+    ))
+}
+
+/// A `Recuo\Exception\InternalError` (code 900) with this message.
+fn internal(message: String) -> PhpException {
+    let class = registered(&INTERNAL_CE, runtime_exception);
+    PhpException::new(message, INTERNAL_ERROR_CODE, class)
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
-        s
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s
-    } else {
-        "non-string payload"
-    }
+    let text = payload.downcast_ref::<&'static str>().copied();
+    let text = text.or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    text.unwrap_or("non-string payload")
 }
 
 /// What the private constructor of a class whose objects only recuo makes answers: an

@@ -56,7 +56,8 @@
 /// makes: an `\Error`, as PHP says it, should Reflection call it) and then
 /// `getter!(get_name(self) -> Type = expression);` for each read-only property (`$name` in
 /// camelCase), the expression reading it from `self`. The block's other items are its
-/// methods, as written.
+/// methods, as written; a method whose body opens with `guard!("Recuo\\C::m");` runs as
+/// that entry point (see [`guarded!`]).
 macro_rules! php_impl {
     ({ impl $class:ident { $($body:tt)* } }) => {
         php_impl!(@head $class [] $($body)*);
@@ -84,11 +85,27 @@ macro_rules! php_impl {
             }
         ] $($rest)*);
     };
-    (@head $class:ident [$($done:tt)*] $($rest:tt)*) => {
+    (@head $class:ident [$($done:tt)*]
+        $(#[$($attr:tt)*])* pub fn $method:ident $params:tt -> $ret:ty {
+            guard!($function:literal); $($body:tt)*
+        } $($rest:tt)*) => {
+        php_impl!(@head $class [$($done)*
+            $(#[$($attr)*])*
+            pub fn $method $params -> $ret {
+                guarded!($function, { $($body)* })
+            }
+        ] $($rest)*);
+    };
+    (@head $class:ident [$($done:tt)*]
+        $(#[$($attr:tt)*])* pub fn $method:ident $params:tt $(-> $ret:ty)? $body:block
+        $($rest:tt)*) => {
+        php_impl!(@head $class [$($done)* $(#[$($attr)*])* pub fn $method $params $(-> $ret)? $body]
+            $($rest)*);
+    };
+    (@head $class:ident [$($done:tt)*]) => {
         #[php_impl]
         impl $class {
             $($done)*
-            $($rest)*
         }
     };
 }
@@ -103,13 +120,55 @@ macro_rules! guarded {
     }};
 }
 
-/// `functions()`: the PHP functions a module declares, for the module's registration (the
-/// macros keep each function's wrapper private to its module).
+/// `php_functions!({ … })`: a module's PHP functions, each under its doc comment with its
+/// `#[php(name = "Recuo\\f", …)]` first: each a `#[php_function]` run as the entry point of
+/// that name ([`guarded!`]), and `functions()` listing them for the module's registration
+/// (the macros keep each function's wrapper private to its module).
 macro_rules! php_functions {
-    ($($function:ident),* $(,)?) => {
+    ({ $(
+        $(#[doc = $doc:literal])*
+        #[php(name = $name:literal $($php:tt)*)]
+        $(#[$attr:meta])*
+        pub fn $function:ident $params:tt -> $ret:ty $body:block
+    )* }) => {
+        $(
+            $(#[doc = $doc])*
+            #[php_function]
+            #[php(name = $name $($php)*)]
+            $(#[$attr])*
+            pub fn $function $params -> $ret {
+                guarded!($name, $body)
+            }
+        )*
+
         /// The PHP functions of this module, for the module's registration.
         pub fn functions() -> Vec<ext_php_rs::builders::FunctionBuilder<'static>> {
             vec![$(wrap_function!($function)),*]
+        }
+    };
+}
+
+/// `blank_or_from!(Class(Core) = default)`, for a class `{ inner: Core, blank: bool }`:
+/// `Default` is the object `unserialize()` makes before `__unserialize()` fills it (`blank`,
+/// holding `default`), and `From<Core>` a value made by recuo (never blank: immutable).
+macro_rules! blank_or_from {
+    ($class:ident($core:ty) = $default:expr) => {
+        impl Default for $class {
+            fn default() -> Self {
+                $class {
+                    inner: $default,
+                    blank: true,
+                }
+            }
+        }
+
+        impl From<$core> for $class {
+            fn from(inner: $core) -> Self {
+                $class {
+                    inner,
+                    blank: false,
+                }
+            }
         }
     };
 }
@@ -148,17 +207,12 @@ use crate::driver::{Callbacks, Judge};
 use crate::errors::{config_error, guarded};
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
 use crate::loop_values::Attempt;
-use crate::machine::{BatchQueue, Next, Operation, Step};
+use crate::machine::{BatchQueue, Next, Operation, Step, NONE};
 use crate::policy::{Policy, DEFAULT_BASE_MS, DEFAULT_CAP_MS, DEFAULT_MAX_ATTEMPTS};
 use crate::pool::LoopPool;
 use crate::record::RecordFactory;
 use crate::stats::{Stats, StatsRecorder};
 use crate::verdict::Verdict;
-
-/// The method of an operation with no HTTP meaning, in its records.
-const NO_METHOD: &str = "";
-/// The URL of an operation with no HTTP meaning, in its records.
-const NO_URL: &str = "";
 
 /// Calls `$tarefa` until it returns, at most `$tentativas` times, sleeping a full-jitter
 /// delay drawn from `[0, min($maxMs, $baseMs * 2^i)]` milliseconds between attempts.
@@ -177,7 +231,7 @@ const NO_URL: &str = "";
 /// array $labels)` each metric point those records mean, under its Prometheus name.
 #[php_function]
 #[php(name = "Recuo\\comRetry")]
-#[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS, method = NO_METHOD, url = NO_URL))]
+#[php(defaults(tentativas = DEFAULT_MAX_ATTEMPTS, baseMs = DEFAULT_BASE_MS, maxMs = DEFAULT_CAP_MS, method = NONE, url = NONE))]
 pub fn com_retry(
     tarefa: ZendCallable,
     tentativas: i64,
@@ -252,7 +306,7 @@ pub fn com_retry(
 /// `$metrics(string $name, float $value, array $labels)` each metric point those records
 /// mean, under its Prometheus name.
 #[php_function]
-#[php(name = "Recuo\\retry", defaults(method = NO_METHOD, url = NO_URL))]
+#[php(name = "Recuo\\retry", defaults(method = NONE, url = NONE))]
 pub fn retry(
     operation: ZendCallable,
     policy: Option<&Policy>,
@@ -296,49 +350,42 @@ pub fn retry(
     })
 }
 
-/// Guide B: how long to wait before retry index `$attempt`, in milliseconds.
-///
-/// A `Retry-After` of seconds or an HTTP-date gives the server's wait exactly (a past date is
-/// 0); a wait beyond 2^53 - 1 ms gives `INF`; null or an invalid value gives a full-jitter
-/// draw from `[0, min(8000, 1000 * 2^$attempt)]`. `$nowMs` (milliseconds since the Unix
-/// epoch) defaults to the system clock; `$seed` fixes the jitter.
-#[php_function]
-#[php(name = "Recuo\\retryDelayMs")]
-pub fn retry_delay_ms(
-    retryAfter: Option<Bytes>,
-    attempt: i64,
-    nowMs: Option<i64>,
-    seed: Option<i64>,
-) -> PhpResult<f64> {
-    guarded!("Recuo\\retryDelayMs", {
+php_functions!({
+    /// Guide B: how long to wait before retry index `$attempt`, in milliseconds.
+    ///
+    /// A `Retry-After` of seconds or an HTTP-date gives the server's wait exactly (a past date is
+    /// 0); a wait beyond 2^53 - 1 ms gives `INF`; null or an invalid value gives a full-jitter
+    /// draw from `[0, min(8000, 1000 * 2^$attempt)]`. `$nowMs` (milliseconds since the Unix
+    /// epoch) defaults to the system clock; `$seed` fixes the jitter.
+    #[php(name = "Recuo\\retryDelayMs")]
+    pub fn retry_delay_ms(
+        retryAfter: Option<Bytes>,
+        attempt: i64,
+        nowMs: Option<i64>,
+        seed: Option<i64>,
+    ) -> PhpResult<f64> {
         let attempt = retry_index(F, 2, "attempt", attempt)?;
         let seed = seed_arg(F, 4, seed)?;
         let value = retryAfter.map_or(&b""[..], |b| b.0);
         let parsed = recuo::parse_retry_after(value, now_ms(nowMs));
         Ok(parsed.guide_b_delay_ms(attempt, &mut recuo::LazyJitterRng::new(seed)))
-    })
-}
+    }
 
-/// Reads a `Retry-After` value (seconds or an HTTP-date) as of `$nowMs` (milliseconds since
-/// the Unix epoch; the system clock when null).
-#[php_function]
-#[php(name = "Recuo\\parseRetryAfter")]
-pub fn parse_retry_after(
-    value: Bytes,
-    nowMs: Option<i64>,
-) -> PhpResult<values::Instance<recuo::RetryAfterValue>> {
-    guarded("Recuo\\parseRetryAfter", || {
+    /// Reads a `Retry-After` value (seconds or an HTTP-date) as of `$nowMs` (milliseconds since
+    /// the Unix epoch; the system clock when null).
+    #[php(name = "Recuo\\parseRetryAfter")]
+    pub fn parse_retry_after(
+        value: Bytes,
+        nowMs: Option<i64>,
+    ) -> PhpResult<values::Instance<recuo::RetryAfterValue>> {
         let parsed = recuo::parse_retry_after(value.0, now_ms(nowMs));
         values::instance(&recuo::RetryAfterValue::from(parsed))
-    })
-}
+    }
 
-/// The backoff window `min($capMs, $baseMs * 2^$attempt)` in milliseconds, saturating.
-#[php_function]
-#[php(name = "Recuo\\backoffWindowMs")]
-#[php(defaults(baseMs = DEFAULT_BASE_MS, capMs = DEFAULT_CAP_MS))]
-pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64> {
-    guarded!("Recuo\\backoffWindowMs", {
+    /// The backoff window `min($capMs, $baseMs * 2^$attempt)` in milliseconds, saturating.
+    #[php(name = "Recuo\\backoffWindowMs")]
+    #[php(defaults(baseMs = DEFAULT_BASE_MS, capMs = DEFAULT_CAP_MS))]
+    pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64> {
         let attempt = retry_index(F, 1, "attempt", attempt)?;
         let backoff = Backoff::new()
             .with_base_ms(millis(F, 2, "baseMs", baseMs)?)
@@ -346,45 +393,36 @@ pub fn backoff_window_ms(attempt: i64, baseMs: i64, capMs: i64) -> PhpResult<i64
             .validate()
             .map_err(|e| config_error(F, None, e))?;
         Ok(php_int(backoff.window_ms(attempt)))
-    })
-}
+    }
 
-/// What a curl transfer that failed with `$errno` (curl's error number, not 0) means for the
-/// request, `$requestSent` saying whether any byte of it went out (`curl_getinfo()`'s
-/// `request_size` above 0): `"connect"`, `"tls"`, `"timeout"`, `"reset"` or `"other"` — the
-/// one table `buscarComRetry` and C's `recuo_curl.h` read.
-#[php_function]
-#[php(name = "Recuo\\curlTransport")]
-pub fn curl_transport(errno: i64, requestSent: bool) -> PhpResult<&'static str> {
-    guarded("Recuo\\curlTransport", || {
+    /// What a curl transfer that failed with `$errno` (curl's error number, not 0) means for the
+    /// request, `$requestSent` saying whether any byte of it went out (`curl_getinfo()`'s
+    /// `request_size` above 0): `"connect"`, `"tls"`, `"timeout"`, `"reset"` or `"other"` — the
+    /// one table `buscarComRetry` and C's `recuo_curl.h` read.
+    #[php(name = "Recuo\\curlTransport")]
+    pub fn curl_transport(errno: i64, requestSent: bool) -> PhpResult<&'static str> {
         let code = u32::try_from(errno).unwrap_or(u32::MAX);
         Ok(recuo::curl_transport(code, requestSent).name())
-    })
-}
+    }
 
-/// For recuo's own tests only: panics inside the extension, so that a test can see a panic
-/// arrive as a `Recuo\Exception\InternalError` (an `\Exception`, code 900).
-#[php_function]
-#[php(name = "Recuo\\Testing\\forcePanic")]
-pub fn force_panic() -> PhpResult<()> {
-    guarded("Recuo\\Testing\\forcePanic", || {
+    /// For recuo's own tests only: panics inside the extension, so that a test can see a panic
+    /// arrive as a `Recuo\Exception\InternalError` (an `\Exception`, code 900).
+    #[php(name = "Recuo\\Testing\\forcePanic")]
+    pub fn force_panic() -> PhpResult<()> {
         panic!("a deliberate panic at the boundary, for a test")
-    })
-}
+    }
 
-/// For recuo's own tests only: stats whose retries are 2**64 - 1, a count no PHP code can
-/// reach, so that a test can see a merge that would overflow refused.
-#[php_function]
-#[php(name = "Recuo\\Testing\\fullStats")]
-pub fn full_stats() -> PhpResult<Stats> {
-    guarded("Recuo\\Testing\\fullStats", || {
+    /// For recuo's own tests only: stats whose retries are 2**64 - 1, a count no PHP code can
+    /// reach, so that a test can see a merge that would overflow refused.
+    #[php(name = "Recuo\\Testing\\fullStats")]
+    pub fn full_stats() -> PhpResult<Stats> {
         Ok(recuo::Stats {
             retries: u64::MAX,
             ..recuo::Stats::default()
         }
         .into())
-    })
-}
+    }
+});
 
 /// What a module's startup and shutdown functions answer: PHP's `SUCCESS` and `FAILURE`.
 const SUCCESS: i32 = 0;
@@ -479,14 +517,7 @@ mod entry {
         let functions = [wrap_function!(com_retry), wrap_function!(retry)]
             .into_iter()
             .chain(verdict::functions())
-            .chain([
-                wrap_function!(retry_delay_ms),
-                wrap_function!(parse_retry_after),
-                wrap_function!(backoff_window_ms),
-                wrap_function!(curl_transport),
-                wrap_function!(force_panic),
-                wrap_function!(full_stats),
-            ])
+            .chain(functions())
             .chain(plan::functions())
             .chain(batch::functions())
             .chain(redact::functions())

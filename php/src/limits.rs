@@ -20,9 +20,7 @@ use recuo::budget::MAX_WINDOW_S;
 use recuo::{Rate, RegulatorError};
 
 use crate::convert::{count, non_negative, optional_secs, php_int, Bytes};
-use crate::errors::{
-    guarded, guarded_ok, logic_error, shared_file_error, value_error, value_error_message,
-};
+use crate::errors::{logic_error, shared_file_error, value_error, value_error_message};
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
 /// `string|float` (see [`crate::arginfo`]).
@@ -77,32 +75,29 @@ pub(crate) fn regulator_error(
     }
 }
 
-/// The system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC`): the clock every
-/// regulator and budget counts in, the same for every process on the machine.
-#[php_function]
-#[php(name = "Recuo\\monotonicNs")]
-pub fn monotonic_ns() -> PhpResult<i64> {
-    guarded("Recuo\\monotonicNs", || Ok(php_int(recuo::monotonic_ns())))
-}
+php_functions!({
+    /// The system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC`): the clock every
+    /// regulator and budget counts in, the same for every process on the machine.
+    #[php(name = "Recuo\\monotonicNs")]
+    pub fn monotonic_ns() -> PhpResult<i64> {
+        Ok(php_int(recuo::monotonic_ns()))
+    }
 
-/// The same clock in whole milliseconds, rounded down: the one reading every
-/// `Recuo\Operation` is told its instants in (the `$nowMs` of its steps).
-#[php_function]
-#[php(name = "Recuo\\monotonicMs")]
-pub fn monotonic_ms() -> PhpResult<i64> {
-    guarded("Recuo\\monotonicMs", || Ok(php_int(recuo::monotonic_ms())))
-}
+    /// The same clock in whole milliseconds, rounded down: the one reading every
+    /// `Recuo\Operation` is told its instants in (the `$nowMs` of its steps).
+    #[php(name = "Recuo\\monotonicMs")]
+    pub fn monotonic_ms() -> PhpResult<i64> {
+        Ok(php_int(recuo::monotonic_ms()))
+    }
 
-/// A wait of `$ns` nanoseconds in whole milliseconds, rounded up: a wait never ends before
-/// what it was asked to wait (`Recuo\Regulator::tryAcquire()`'s seconds, say, as a sleep).
-#[php_function]
-#[php(name = "Recuo\\waitMsFromNs")]
-pub fn wait_ms_from_ns(ns: i64) -> PhpResult<i64> {
-    guarded!("Recuo\\waitMsFromNs", {
+    /// A wait of `$ns` nanoseconds in whole milliseconds, rounded up: a wait never ends before
+    /// what it was asked to wait (`Recuo\Regulator::tryAcquire()`'s seconds, say, as a sleep).
+    #[php(name = "Recuo\\waitMsFromNs")]
+    pub fn wait_ms_from_ns(ns: i64) -> PhpResult<i64> {
         let ns = non_negative(F, 1, "ns", ns)?;
         Ok(php_int(recuo::wait_ms_from_ns(ns)))
-    })
-}
+    }
+});
 
 /// Limits request starts to a rate with a burst (GCRA): after a quiet spell up to `burst`
 /// starts may go at once, then one per interval. Shared by every process that opens the
@@ -128,14 +123,13 @@ php_impl!({
         /// back bit by bit on each `onSuccess()`.
         #[php(defaults(burst = 1, adaptive = false))]
         pub fn __construct(rate: RateArg<'_>, burst: i64, adaptive: bool) -> PhpResult<Self> {
-            guarded!("Recuo\\Regulator::__construct", {
-                let rate = self::rate(F, 1, "rate", rate)?;
-                let burst = count(F, 2, "burst", burst)?;
-                let inner = recuo::Regulator::new(rate, burst)
-                    .map_err(|e| regulator_error(F, Some((2, "burst")), e))?
-                    .with_adaptive(adaptive);
-                Ok(Regulator { inner })
-            })
+            guard!("Recuo\\Regulator::__construct");
+            let rate = self::rate(F, 1, "rate", rate)?;
+            let burst = count(F, 2, "burst", burst)?;
+            let inner = recuo::Regulator::new(rate, burst)
+                .map_err(|e| regulator_error(F, Some((2, "burst")), e))?
+                .with_adaptive(adaptive);
+            Ok(Regulator { inner })
         }
 
         /// A regulator in the file at `$path` (created when missing), shared by every process
@@ -150,14 +144,13 @@ php_impl!({
             burst: i64,
             adaptive: bool,
         ) -> PhpResult<Regulator> {
-            guarded!("Recuo\\Regulator::shared", {
-                let path = file_path(F, path)?;
-                let rate = self::rate(F, 2, "rate", rate)?;
-                let burst = count(F, 3, "burst", burst)?;
-                recuo::Regulator::shared_with(path, rate, burst, adaptive)
-                    .map(|inner| Regulator { inner })
-                    .map_err(|e| regulator_error(F, Some((3, "burst")), e))
-            })
+            guard!("Recuo\\Regulator::shared");
+            let path = file_path(F, path)?;
+            let rate = self::rate(F, 2, "rate", rate)?;
+            let burst = count(F, 3, "burst", burst)?;
+            recuo::Regulator::shared_with(path, rate, burst, adaptive)
+                .map(|inner| Regulator { inner })
+                .map_err(|e| regulator_error(F, Some((3, "burst")), e))
         }
 
         /// A regulator on the Redis server at `$url` (`redis://[[user]:password@]host[:port][/db]`,
@@ -177,15 +170,14 @@ php_impl!({
             burst: i64,
             adaptive: bool,
         ) -> PhpResult<Regulator> {
-            guarded!("Recuo\\Regulator::redis", {
-                let url = utf8(F, 1, "url", url)?;
-                let key = utf8(F, 2, "key", key)?;
-                let rate = self::rate(F, 3, "rate", rate)?;
-                let burst = count(F, 4, "burst", burst)?;
-                recuo_redis::regulator_with(url, key, rate, burst, adaptive)
-                    .map(|inner| Regulator { inner })
-                    .map_err(|e| regulator_error(F, Some((4, "burst")), e))
-            })
+            guard!("Recuo\\Regulator::redis");
+            let url = utf8(F, 1, "url", url)?;
+            let key = utf8(F, 2, "key", key)?;
+            let rate = self::rate(F, 3, "rate", rate)?;
+            let burst = count(F, 4, "burst", burst)?;
+            recuo_redis::regulator_with(url, key, rate, burst, adaptive)
+                .map(|inner| Regulator { inner })
+                .map_err(|e| regulator_error(F, Some((4, "burst")), e))
         }
 
         /// Answers at once: 0.0 when a start of weight `$cost` may go now (and takes it), else
@@ -193,14 +185,13 @@ php_impl!({
         /// clock, or a Redis regulator's server's.
         #[php(defaults(cost = 1))]
         pub fn try_acquire(&self, cost: i64) -> PhpResult<f64> {
-            guarded!("Recuo\\Regulator::tryAcquire", {
-                let cost = count(F, 1, "cost", cost)?;
-                match self.inner.reserve_now(cost, 0) {
-                    Ok(_) => Ok(0.0),
-                    Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
-                    Err(Err(e)) => Err(regulator_error(F, Some((1, "cost")), e)),
-                }
-            })
+            guard!("Recuo\\Regulator::tryAcquire");
+            let cost = count(F, 1, "cost", cost)?;
+            match self.inner.reserve_now(cost, 0) {
+                Ok(_) => Ok(0.0),
+                Err(Ok(wait)) => Ok(Duration::from_nanos(wait).as_secs_f64()),
+                Err(Err(e)) => Err(regulator_error(F, Some((1, "cost")), e)),
+            }
         }
 
         /// As `tryAcquire()`, at `$nowNs` on the monotonic clock (`Recuo\monotonicNs()`, or a
@@ -209,17 +200,14 @@ php_impl!({
         /// shared between machines, one they all share (the server counts whole microseconds).
         #[php(defaults(cost = 1))]
         pub fn try_acquire_at(&self, nowNs: i64, cost: i64) -> PhpResult<i64> {
-            guarded!("Recuo\\Regulator::tryAcquireAt", {
-                let now = non_negative(F, 1, "nowNs", nowNs)?;
-                let cost = count(F, 2, "cost", cost)?;
-                match self.inner.try_acquire_at(now, cost) {
-                    Ok(()) => Ok(0),
-                    Err(Ok(wait)) => {
-                        Ok(php_int(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX)))
-                    }
-                    Err(Err(e)) => Err(regulator_error(F, Some((2, "cost")), e)),
-                }
-            })
+            guard!("Recuo\\Regulator::tryAcquireAt");
+            let now = non_negative(F, 1, "nowNs", nowNs)?;
+            let cost = count(F, 2, "cost", cost)?;
+            match self.inner.try_acquire_at(now, cost) {
+                Ok(()) => Ok(0),
+                Err(Ok(wait)) => Ok(php_int(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX))),
+                Err(Err(e)) => Err(regulator_error(F, Some((2, "cost")), e)),
+            }
         }
 
         /// Waits for a start slot of weight `$cost` and takes it: true. With a `$timeout` (in
@@ -229,34 +217,35 @@ php_impl!({
         /// taken).
         #[php(defaults(cost = 1))]
         pub fn acquire(&self, timeout: Option<f64>, cost: i64) -> PhpResult<bool> {
-            guarded!("Recuo\\Regulator::acquire", {
-                let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
-                let cost = count(F, 2, "cost", cost)?;
-                // Nothing cancels a PHP wait but the end of the process.
-                let never = recuo::CancelToken::new();
-                let taken = match timeout {
-                    None => self.inner.acquire(cost, &never),
-                    Some(t) => self
-                        .inner
-                        .acquire_until(cost, t, &never)
-                        .map(|r| r == Some(true)),
-                };
-                taken.map_err(|e| regulator_error(F, Some((2, "cost")), e))
-            })
+            guard!("Recuo\\Regulator::acquire");
+            let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
+            let cost = count(F, 2, "cost", cost)?;
+            // Nothing cancels a PHP wait but the end of the process.
+            let never = recuo::CancelToken::new();
+            let taken = match timeout {
+                None => self.inner.acquire(cost, &never),
+                Some(t) => self
+                    .inner
+                    .acquire_until(cost, t, &never)
+                    .map(|r| r == Some(true)),
+            };
+            taken.map_err(|e| regulator_error(F, Some((2, "cost")), e))
         }
 
         /// A 429 was seen: an adaptive regulator halves its rate (down to 1/64 of the configured
         /// one) — for every process of a shared file or a Redis key; any other does nothing.
         pub fn on_throttled(&self) -> PhpResult<()> {
-            guarded_ok("Recuo\\Regulator::onThrottled", || {
-                self.inner.on_throttled()
-            })
+            guard!("Recuo\\Regulator::onThrottled");
+            self.inner.on_throttled();
+            Ok(())
         }
 
         /// A start succeeded: an adaptive regulator gives back 1/16 of the configured rate, up
         /// to it — for every process of a shared file or a Redis key; any other does nothing.
         pub fn on_success(&self) -> PhpResult<()> {
-            guarded_ok("Recuo\\Regulator::onSuccess", || self.inner.on_success())
+            guard!("Recuo\\Regulator::onSuccess");
+            self.inner.on_success();
+            Ok(())
         }
     }
 });
@@ -339,11 +328,10 @@ php_impl!({
 
         /// A limit of `$limit` places (at least 1).
         pub fn __construct(limit: i64) -> PhpResult<Self> {
-            guarded!("Recuo\\ConcurrencyLimit::__construct", {
-                recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
-                    .map(|inner| ConcurrencyLimit { inner })
-                    .ok_or_else(|| places_error(F, 1))
-            })
+            guard!("Recuo\\ConcurrencyLimit::__construct");
+            recuo::ConcurrencyLimit::new(places(F, 1, limit)?)
+                .map(|inner| ConcurrencyLimit { inner })
+                .ok_or_else(|| places_error(F, 1))
         }
 
         /// A limit in the file at `$path` (created with mode 0600 when missing): at most `$limit`
@@ -354,15 +342,14 @@ php_impl!({
         /// `Recuo\Exception\SharedFileError` when the file cannot be used, holds something else,
         /// or was set up with another limit.
         pub fn shared(path: Bytes<'_>, limit: i64) -> PhpResult<Self> {
-            guarded!("Recuo\\ConcurrencyLimit::shared", {
-                let path = file_path(F, path)?;
-                let limit = places(F, 2, limit)?;
-                let inner = recuo::ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
-                    recuo::LimitError::ZeroLimit => places_error(F, 2),
-                    recuo::LimitError::Shared(e) => shared_file_error(F, &e),
-                });
-                inner.map(|inner| ConcurrencyLimit { inner })
-            })
+            guard!("Recuo\\ConcurrencyLimit::shared");
+            let path = file_path(F, path)?;
+            let limit = places(F, 2, limit)?;
+            let inner = recuo::ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
+                recuo::LimitError::ZeroLimit => places_error(F, 2),
+                recuo::LimitError::Shared(e) => shared_file_error(F, &e),
+            });
+            inner.map(|inner| ConcurrencyLimit { inner })
         }
 
         /// A limit on the Redis server (or Redis Cluster) at `$url` (the URLs of
@@ -374,51 +361,52 @@ php_impl!({
         /// or used — then, or later from `tryAcquire()`, `acquire()`, `renew()` and a gate's
         /// loop.
         pub fn redis(url: Bytes<'_>, key: Bytes<'_>, limit: i64, lease: f64) -> PhpResult<Self> {
-            guarded!("Recuo\\ConcurrencyLimit::redis", {
-                let url = utf8(F, 1, "url", url)?;
-                let key = utf8(F, 2, "key", key)?;
-                let limit = places(F, 3, limit)?;
-                if !(0.001..=86_400.0).contains(&lease) {
-                    return Err(value_error(
-                        F,
-                        4,
-                        "lease",
-                        "must be from 0.001 to 86400 seconds",
-                    ));
-                }
-                recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
-                    .map(|inner| ConcurrencyLimit { inner })
-                    .map_err(|e| shared_file_error(F, &e))
-            })
+            guard!("Recuo\\ConcurrencyLimit::redis");
+            let url = utf8(F, 1, "url", url)?;
+            let key = utf8(F, 2, "key", key)?;
+            let limit = places(F, 3, limit)?;
+            if !(0.001..=86_400.0).contains(&lease) {
+                return Err(value_error(
+                    F,
+                    4,
+                    "lease",
+                    "must be from 0.001 to 86400 seconds",
+                ));
+            }
+            recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
+                .map(|inner| ConcurrencyLimit { inner })
+                .map_err(|e| shared_file_error(F, &e))
         }
 
         /// A place now, or null when every place is taken.
         pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
-            guarded!("Recuo\\ConcurrencyLimit::tryAcquire", {
-                Ok(self
-                    .inner
-                    .try_acquire()
-                    .map_err(|e| shared_file_error(F, &e))?
-                    .map(Permit::from))
-            })
+            guard!("Recuo\\ConcurrencyLimit::tryAcquire");
+            Ok(self
+                .inner
+                .try_acquire()
+                .map_err(|e| shared_file_error(F, &e))?
+                .map(|permit| Permit {
+                    inner: Some(permit),
+                }))
         }
 
         /// A place, waiting at most `$timeout` seconds for one (null when none came). Without a
         /// timeout and with every place taken, throws `\LogicException`: only this PHP thread
         /// holds the places, so the wait could never end.
         pub fn acquire(&self, timeout: Option<f64>) -> PhpResult<Option<Permit>> {
-            guarded!("Recuo\\ConcurrencyLimit::acquire", {
-                let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
-                if timeout.is_none() {
-                    ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
-                }
-                let never = recuo::CancelToken::new();
-                Ok(self
-                    .inner
-                    .acquire(timeout, &never)
-                    .map_err(|e| shared_file_error(F, &e))?
-                    .map(Permit::from))
-            })
+            guard!("Recuo\\ConcurrencyLimit::acquire");
+            let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
+            if timeout.is_none() {
+                ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
+            }
+            let never = recuo::CancelToken::new();
+            Ok(self
+                .inner
+                .acquire(timeout, &never)
+                .map_err(|e| shared_file_error(F, &e))?
+                .map(|permit| Permit {
+                    inner: Some(permit),
+                }))
         }
     }
 });
@@ -432,14 +420,6 @@ pub struct Permit {
     inner: Option<recuo::Permit>,
 }
 
-impl From<recuo::Permit> for Permit {
-    fn from(permit: recuo::Permit) -> Self {
-        Permit {
-            inner: Some(permit),
-        }
-    }
-}
-
 php_impl!({
     impl Permit {
         /// Not constructible from PHP: `Recuo\ConcurrencyLimit::tryAcquire` and `acquire` hand
@@ -450,7 +430,9 @@ php_impl!({
 
         /// Gives the place back. Releasing twice does nothing.
         pub fn release(&mut self) -> PhpResult<()> {
-            guarded_ok("Recuo\\Permit::release", || self.inner = None)
+            guard!("Recuo\\Permit::release");
+            self.inner = None;
+            Ok(())
         }
 
         /// Extends the lease of a `ConcurrencyLimit::redis()` place from now (a long operation
@@ -459,11 +441,11 @@ php_impl!({
         /// local place has no lease: true until released. Throws
         /// `Recuo\Exception\SharedFileError` when the server cannot be used.
         pub fn renew(&self) -> PhpResult<bool> {
-            const F: &str = "Recuo\\Permit::renew";
-            guarded(F, || match &self.inner {
+            guard!("Recuo\\Permit::renew");
+            match &self.inner {
                 Some(permit) => permit.renew().map_err(|e| shared_file_error(F, &e)),
                 None => Ok(false),
-            })
+            }
         }
     }
 });
@@ -545,11 +527,10 @@ php_impl!({
         /// 10 s window).
         #[php(defaults(ratio = DEFAULT_RATIO, floorPerS = DEFAULT_FLOOR_PER_S, windowS = DEFAULT_WINDOW_S))]
         pub fn __construct(ratio: f64, floorPerS: f64, windowS: i64) -> PhpResult<Self> {
-            guarded!("Recuo\\RetryBudget::__construct", {
-                let window_s = window(F, 3, windowS)?;
-                let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
-                RetryBudget::made(F, made, (ratio, floorPerS, window_s))
-            })
+            guard!("Recuo\\RetryBudget::__construct");
+            let window_s = window(F, 3, windowS)?;
+            let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
+            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
         }
 
         /// A budget in the file at `$path` (created when missing), shared by every process that
@@ -562,12 +543,11 @@ php_impl!({
             floorPerS: f64,
             windowS: i64,
         ) -> PhpResult<RetryBudget> {
-            guarded!("Recuo\\RetryBudget::shared", {
-                let path = file_path(F, path)?;
-                let window_s = window(F, 4, windowS)?;
-                let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
-                RetryBudget::made(F, made, (ratio, floorPerS, window_s))
-            })
+            guard!("Recuo\\RetryBudget::shared");
+            let path = file_path(F, path)?;
+            let window_s = window(F, 4, windowS)?;
+            let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
+            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
         }
 
         /// A budget on the Redis server (or Redis Cluster) at `$url` (the URLs of
@@ -585,59 +565,55 @@ php_impl!({
             floorPerS: f64,
             windowS: i64,
         ) -> PhpResult<RetryBudget> {
-            guarded!("Recuo\\RetryBudget::redis", {
-                let url = utf8(F, 1, "url", url)?;
-                let key = utf8(F, 2, "key", key)?;
-                let window_s = window(F, 5, windowS)?;
-                let made = recuo_redis::budget(url, key, ratio, floorPerS, window_s);
-                RetryBudget::made(F, made, (ratio, floorPerS, window_s))
-            })
+            guard!("Recuo\\RetryBudget::redis");
+            let url = utf8(F, 1, "url", url)?;
+            let key = utf8(F, 2, "key", key)?;
+            let window_s = window(F, 5, windowS)?;
+            let made = recuo_redis::budget(url, key, ratio, floorPerS, window_s);
+            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
         }
 
         /// Counts a first attempt: it earns retries. (`Recuo\retry` and `Recuo\runBatch` count
         /// their first attempts themselves when the budget is in their gate.)
         pub fn record_request(&self) -> PhpResult<()> {
-            const F: &str = "Recuo\\RetryBudget::recordRequest";
-            guarded(F, || counted(F, self.inner.record_request_checked(None)))
+            guard!("Recuo\\RetryBudget::recordRequest");
+            counted(F, self.inner.record_request_checked(None))
         }
 
         /// As `recordRequest()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
         /// Redis budget's: one every user of the key shares, counted in whole seconds).
         pub fn record_request_at(&self, nowNs: i64) -> PhpResult<()> {
-            guarded!("Recuo\\RetryBudget::recordRequestAt", {
-                let now = non_negative(F, 1, "nowNs", nowNs)?;
-                counted(F, self.inner.record_request_checked(Some(now)))
-            })
+            guard!("Recuo\\RetryBudget::recordRequestAt");
+            let now = non_negative(F, 1, "nowNs", nowNs)?;
+            counted(F, self.inner.record_request_checked(Some(now)))
         }
 
         /// Takes one retry if the budget allows it: true; false when it is spent.
         pub fn try_withdraw(&self) -> PhpResult<bool> {
-            const F: &str = "Recuo\\RetryBudget::tryWithdraw";
-            guarded(F, || counted(F, self.inner.withdraw_checked(None)))
+            guard!("Recuo\\RetryBudget::tryWithdraw");
+            counted(F, self.inner.withdraw_checked(None))
         }
 
         /// As `tryWithdraw()`, at `$nowNs` on the monotonic clock (or a fake clock in tests; a
         /// Redis budget's: one every user of the key shares, counted in whole seconds).
         pub fn try_withdraw_at(&self, nowNs: i64) -> PhpResult<bool> {
-            guarded!("Recuo\\RetryBudget::tryWithdrawAt", {
-                let now = non_negative(F, 1, "nowNs", nowNs)?;
-                counted(F, self.inner.withdraw_checked(Some(now)))
-            })
+            guard!("Recuo\\RetryBudget::tryWithdrawAt");
+            let now = non_negative(F, 1, "nowNs", nowNs)?;
+            counted(F, self.inner.withdraw_checked(Some(now)))
         }
 
         /// The requests and the retries counted in the window ending at `$nowNs` (now when
         /// null), as `['requests' => int, 'retries' => int]`.
         pub fn counts(&self, nowNs: Option<i64>) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded!("Recuo\\RetryBudget::counts", {
-                let now = nowNs
-                    .map(|ns| non_negative(F, 1, "nowNs", ns))
-                    .transpose()?;
-                let (requests, retries) = counted(F, self.inner.counts_checked(now))?;
-                let mut counts = ZendHashTable::with_capacity(2);
-                counts.insert("requests", php_int(requests))?;
-                counts.insert("retries", php_int(retries))?;
-                Ok(counts)
-            })
+            guard!("Recuo\\RetryBudget::counts");
+            let now = nowNs
+                .map(|ns| non_negative(F, 1, "nowNs", ns))
+                .transpose()?;
+            let (requests, retries) = counted(F, self.inner.counts_checked(now))?;
+            let mut counts = ZendHashTable::with_capacity(2);
+            counts.insert("requests", php_int(requests))?;
+            counts.insert("retries", php_int(retries))?;
+            Ok(counts)
         }
     }
 });
@@ -675,24 +651,21 @@ php_impl!({
             limit: Option<&ConcurrencyLimit>,
             budget: Option<&RetryBudget>,
         ) -> PhpResult<Self> {
-            guarded("Recuo\\Gate::__construct", || {
-                let mut inner = recuo::Gate::new();
-                if let Some(r) = regulator {
-                    inner = inner.with_regulator(r.inner.clone());
-                }
-                if let Some(l) = limit {
-                    inner = inner.with_limit(l.inner.clone());
-                }
-                if let Some(b) = budget {
-                    inner = inner.with_budget(b.inner.clone());
-                }
-                Ok(Gate {
-                    inner,
-                    budget: budget.map(|b| b.settings),
-                })
+            guard!("Recuo\\Gate::__construct");
+            let mut inner = recuo::Gate::new();
+            if let Some(r) = regulator {
+                inner = inner.with_regulator(r.inner.clone());
+            }
+            if let Some(l) = limit {
+                inner = inner.with_limit(l.inner.clone());
+            }
+            if let Some(b) = budget {
+                inner = inner.with_budget(b.inner.clone());
+            }
+            Ok(Gate {
+                inner,
+                budget: budget.map(|b| b.settings),
             })
         }
     }
 });
-
-php_functions!(monotonic_ns, monotonic_ms, wait_ms_from_ns);

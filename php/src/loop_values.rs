@@ -9,7 +9,6 @@ use ext_php_rs::prelude::*;
 use recuo::{IdempotencyKey, RequestLine, Seen};
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::guarded_ok;
 use crate::record::{record_status, request_line};
 
 /// What `Recuo\retry`'s operation knows about the attempt it is making: its `number` (from
@@ -69,9 +68,9 @@ php_impl!({
         /// For the records: this attempt sends `$method` to `$url` (redacted in every record;
         /// it replaces the loop's `method:` and `url:` for this attempt and the result).
         pub fn record_request(&mut self, method: Bytes<'_>, url: Bytes<'_>) -> PhpResult<()> {
-            guarded_ok("Recuo\\Attempt::recordRequest", || {
-                self.request = Some(request_line(method, url))
-            })
+            guard!("Recuo\\Attempt::recordRequest");
+            self.request = Some(request_line(method, url));
+            Ok(())
         }
 
         /// For the records: this attempt received `$status` with `$headers` (any shape
@@ -79,12 +78,11 @@ php_impl!({
         /// Without it, a failure's record takes the status and headers `Recuo\classify` judged.
         #[php(defaults(headers = Array::EMPTY))]
         pub fn record_response(&mut self, status: i64, headers: Array<'_>) -> PhpResult<()> {
-            guarded!("Recuo\\Attempt::recordResponse", {
-                let status = record_status(F, 1, status)?;
-                let headers = header_pairs(F, 2, "headers", headers)?;
-                self.response = Some(Seen::new(recuo::Outcome::Status(status), &headers));
-                Ok(())
-            })
+            guard!("Recuo\\Attempt::recordResponse");
+            let status = record_status(F, 1, status)?;
+            let headers = header_pairs(F, 2, "headers", headers)?;
+            self.response = Some(Seen::new(recuo::Outcome::Status(status), &headers));
+            Ok(())
         }
     }
 });

@@ -21,7 +21,7 @@ use recuo::{
 use crate::convert::{
     count, entry_holds, header_pairs, non_negative, php_int, seed as seed_arg, Array, Bytes,
 };
-use crate::errors::{guarded, type_error, value_error, value_error_message};
+use crate::errors::{type_error, value_error, value_error_message};
 use crate::limits::{regulator_error, Gate};
 use crate::policy::{transport_arg, Policy};
 use crate::pool::LoopPool;
@@ -30,8 +30,8 @@ use crate::stats::StatsRecorder;
 use crate::values::{instance, Given, Instance};
 use crate::verdict::{outcome_arg, Verdict};
 
-/// No method, no URL: an operation with no HTTP meaning.
-const NONE: &str = "";
+/// No method, no URL: an operation with no HTTP meaning (in its records).
+pub(crate) const NONE: &str = "";
 /// A client adapter's way of ending, the default of `ending()`'s `$style`.
 const CLIENT: &str = "client";
 
@@ -215,43 +215,39 @@ fn last_arg(
     })
 }
 
-/// How an HTTP operation that ended for `$reason` (null: it succeeded) reaches its caller,
-/// its last attempt having come to `$status`, the transport failure `$error`, a cut by the
-/// deadline (`$late`) or nothing (no attempt made): `"response"` (the last response is
-/// returned), `"error"` (the client's transport error is raised again) or `"give_up"` (recuo's
-/// give-up is raised). `$style` is `"client"` for a client adapter, `"guide"` for guide A's
-/// `buscarComRetry`, which throws after a final 429 or 5xx.
-#[php_function]
-#[php(name = "Recuo\\httpEnding", defaults(late = false))]
-pub fn http_ending(
-    style: Bytes<'_>,
-    reason: Option<Bytes<'_>>,
-    status: Option<i64>,
-    error: Option<Bytes<'_>>,
-    late: bool,
-) -> PhpResult<&'static str> {
-    guarded!("Recuo\\httpEnding", {
+php_functions!({
+    /// How an HTTP operation that ended for `$reason` (null: it succeeded) reaches its caller,
+    /// its last attempt having come to `$status`, the transport failure `$error`, a cut by the
+    /// deadline (`$late`) or nothing (no attempt made): `"response"` (the last response is
+    /// returned), `"error"` (the client's transport error is raised again) or `"give_up"` (recuo's
+    /// give-up is raised). `$style` is `"client"` for a client adapter, `"guide"` for guide A's
+    /// `buscarComRetry`, which throws after a final 429 or 5xx.
+    #[php(name = "Recuo\\httpEnding", defaults(late = false))]
+    pub fn http_ending(
+        style: Bytes<'_>,
+        reason: Option<Bytes<'_>>,
+        status: Option<i64>,
+        error: Option<Bytes<'_>>,
+        late: bool,
+    ) -> PhpResult<&'static str> {
         let style = style_arg(F, 1, &style.text())?;
         let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
         let last = last_arg(F, status, error, late)?;
         Ok(recuo::http::ending(style, reason, last).name())
-    })
-}
+    }
 
-/// The give-up's message, the same in every language: `recuo gave up after 1 attempt
-/// (wait_exceeds_deadline): HTTP 429; a retry is allowed in 3600 s`. `$retryInMs`: how long
-/// until a retry would be allowed, when known.
-#[php_function]
-#[php(name = "Recuo\\giveUpMessage", defaults(late = false))]
-pub fn give_up_message(
-    reason: Bytes<'_>,
-    attempts: i64,
-    status: Option<i64>,
-    error: Option<Bytes<'_>>,
-    late: bool,
-    retryInMs: Option<i64>,
-) -> PhpResult<String> {
-    guarded!("Recuo\\giveUpMessage", {
+    /// The give-up's message, the same in every language: `recuo gave up after 1 attempt
+    /// (wait_exceeds_deadline): HTTP 429; a retry is allowed in 3600 s`. `$retryInMs`: how long
+    /// until a retry would be allowed, when known.
+    #[php(name = "Recuo\\giveUpMessage", defaults(late = false))]
+    pub fn give_up_message(
+        reason: Bytes<'_>,
+        attempts: i64,
+        status: Option<i64>,
+        error: Option<Bytes<'_>>,
+        late: bool,
+        retryInMs: Option<i64>,
+    ) -> PhpResult<String> {
         let reason = reason_arg(F, 1, &reason.text())?;
         let attempts = count(F, 2, "attempts", attempts)?;
         let last = last_arg(F, status, error, late)?;
@@ -259,8 +255,8 @@ pub fn give_up_message(
         Ok(recuo::http::give_up_message(
             reason, attempts, last, retry_in,
         ))
-    })
-}
+    }
+});
 
 php_impl!({
     impl Operation {
@@ -304,48 +300,47 @@ php_impl!({
             replayable: bool,
             loopPool: Option<&LoopPool>,
         ) -> PhpResult<Self> {
-            guarded!("Recuo\\Operation::__construct", {
-                let method = method.text();
-                let plan = RequestPlan::new(&policy.inner, &method, keyGiven, sendKeys);
-                let mut op = recuo::Operation::new(&policy.inner)
-                    .seed(seed_arg(F, 2, seed)?)
-                    .request(&method, &url.url_text())
-                    .classify_last_failure(classifyLastFailure)
-                    .plan(plan)
-                    .replayable(replayable);
-                if let Some(gate) = gate {
-                    op = op.gate(gate.inner.clone());
-                }
-                if let Some(stats) = stats {
-                    op = op.stats(stats.inner.clone());
-                }
-                if let Some(level) = records {
-                    op = op.records(Some(level_arg(F, 7, level)?));
-                }
-                if keyGiven {
-                    op = op.idempotency_key(recuo::IdempotencyKey::random());
-                }
-                if let Some(left) = pool {
-                    let left = u32::try_from(left).map_err(|_| {
-                        value_error(F, 10, "pool", "must be null or between 0 and 4294967295")
-                    })?;
-                    op = op.pool(recuo::AttemptPool::new(left), nested);
-                }
-                if let Some(chosen) = loopPool {
-                    if pool.is_some() {
-                        return Err(value_error_message(format!(
-                            "{F}(): at most one of Argument #10 ($pool) and Argument #14 \
+            guard!("Recuo\\Operation::__construct");
+            let method = method.text();
+            let plan = RequestPlan::new(&policy.inner, &method, keyGiven, sendKeys);
+            let mut op = recuo::Operation::new(&policy.inner)
+                .seed(seed_arg(F, 2, seed)?)
+                .request(&method, &url.url_text())
+                .classify_last_failure(classifyLastFailure)
+                .plan(plan)
+                .replayable(replayable);
+            if let Some(gate) = gate {
+                op = op.gate(gate.inner.clone());
+            }
+            if let Some(stats) = stats {
+                op = op.stats(stats.inner.clone());
+            }
+            if let Some(level) = records {
+                op = op.records(Some(level_arg(F, 7, level)?));
+            }
+            if keyGiven {
+                op = op.idempotency_key(recuo::IdempotencyKey::random());
+            }
+            if let Some(left) = pool {
+                let left = u32::try_from(left).map_err(|_| {
+                    value_error(F, 10, "pool", "must be null or between 0 and 4294967295")
+                })?;
+                op = op.pool(recuo::AttemptPool::new(left), nested);
+            }
+            if let Some(chosen) = loopPool {
+                if pool.is_some() {
+                    return Err(value_error_message(format!(
+                        "{F}(): at most one of Argument #10 ($pool) and Argument #14 \
                              ($loopPool) may be given"
-                        )));
-                    }
-                    op = op.loop_pool(chosen.inner.clone());
+                    )));
                 }
-                Ok(Operation {
-                    inner: op,
-                    polled: Polled::default(),
-                    plan,
-                    last: Last::Nothing,
-                })
+                op = op.loop_pool(chosen.inner.clone());
+            }
+            Ok(Operation {
+                inner: op,
+                polled: Polled::default(),
+                plan,
+                last: Last::Nothing,
             })
         }
 
@@ -359,22 +354,21 @@ php_impl!({
             stats: bool,
             records: Option<Bytes<'_>>,
         ) -> PhpResult<bool> {
-            guarded!("Recuo\\Operation::successNeedsMachine", {
-                let records = records.map(|l| level_arg(F, 3, l)).transpose()?;
-                Ok(recuo::Operation::success_needs_machine(
-                    gate.map(|g| &g.inner),
-                    stats,
-                    records,
-                ))
-            })
+            guard!("Recuo\\Operation::successNeedsMachine");
+            let records = records.map(|l| level_arg(F, 3, l)).transpose()?;
+            Ok(recuo::Operation::success_needs_machine(
+                gate.map(|g| &g.inner),
+                stats,
+                records,
+            ))
         }
 
         /// Starts the operation at `$nowMs` (the host's monotonic clock), which is `$unixMs` on
         /// the wall clock (ms since the Unix epoch; the records' times).
         pub fn start(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
-            self.step("Recuo\\Operation::start", nowMs, |op, now| {
-                Ok(op.inner.start(now, unixMs))
-            })
+            guard!("Recuo\\Operation::start");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.start(now, unixMs).into())
         }
 
         /// Starts the operation whose first attempt was already made — begun at `$nowMs` (the
@@ -383,9 +377,9 @@ php_impl!({
         /// next. That attempt passed no gate. Give the operation the pool that counts it as
         /// drawn (`Recuo\LoopPool::afterFirst()`).
         pub fn start_after_first(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
-            self.step("Recuo\\Operation::startAfterFirst", nowMs, |op, now| {
-                Ok(op.inner.start_after_first(now, unixMs))
-            })
+            guard!("Recuo\\Operation::startAfterFirst");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.start_after_first(now, unixMs).into())
         }
 
         /// For a host that cannot block: one look at the gate for `enter`, at `$nowMs` — a place
@@ -395,39 +389,35 @@ php_impl!({
         /// deadline; `cancelled` or `queue_stopped` once stopped). The operation holds the place
         /// until the attempt ends, and gives back a slot it reserved and did not use.
         pub fn poll_gate(&mut self, nowMs: i64) -> PhpResult<Step> {
-            const F: &str = "Recuo\\Operation::pollGate";
-            self.step(F, nowMs, |op, now| {
-                op.inner
-                    .poll_gate(now)
-                    .map_err(|e| regulator_error(F, None, e))
-            })
+            guard!("Recuo\\Operation::pollGate");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let step = self.inner.poll_gate(now);
+            Ok(step.map_err(|e| regulator_error(F, None, e))?.into())
         }
 
         /// As `pollGate()`, the regulator asked at `$regulatorNowNs` on a clock every user of it
         /// shares (tests and simulations; `Recuo\monotonicNs()` is the real one).
         pub fn poll_gate_at(&mut self, nowMs: i64, regulatorNowNs: i64) -> PhpResult<Step> {
-            const F: &str = "Recuo\\Operation::pollGateAt";
-            self.step(F, nowMs, |op, now| {
-                let ns = non_negative(F, 2, "regulatorNowNs", regulatorNowNs)?;
-                op.inner
-                    .poll_gate_at(now, ns)
-                    .map_err(|e| regulator_error(F, None, e))
-            })
+            guard!("Recuo\\Operation::pollGateAt");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let ns = non_negative(F, 2, "regulatorNowNs", regulatorNowNs)?;
+            let step = self.inner.poll_gate_at(now, ns);
+            Ok(step.map_err(|e| regulator_error(F, None, e))?.into())
         }
 
         /// The gate's answer for `enter`, at `$nowMs`: `$passed` is false when the wait was
         /// cancelled or reached the deadline.
         pub fn entered(&mut self, nowMs: i64, passed: bool) -> PhpResult<Step> {
-            self.step("Recuo\\Operation::entered", nowMs, |op, now| {
-                Ok(op.inner.entered(now, passed))
-            })
+            guard!("Recuo\\Operation::entered");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.entered(now, passed).into())
         }
 
         /// The attempt succeeded at `$nowMs`.
         pub fn succeeded(&mut self, nowMs: i64) -> PhpResult<Step> {
-            self.step("Recuo\\Operation::succeeded", nowMs, |op, now| {
-                Ok(op.inner.succeeded(now))
-            })
+            guard!("Recuo\\Operation::succeeded");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.succeeded(now).into())
         }
 
         /// The attempt failed at `$nowMs`: answers `classify` (or, in guide A's loop with no
@@ -444,16 +434,15 @@ php_impl!({
             errorStatus: Option<i64>,
             errorHeaders: Array<'_>,
         ) -> PhpResult<Step> {
-            const F: &str = "Recuo\\Operation::failed";
-            self.step(F, nowMs, |op, now| {
-                let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
-                let error_seen = seen_arg(
-                    F,
-                    (4, "errorStatus", errorStatus),
-                    (5, "errorHeaders", errorHeaders),
-                )?;
-                Ok(op.inner.failed_noted(now, seen, error_seen))
-            })
+            guard!("Recuo\\Operation::failed");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
+            let error_seen = seen_arg(
+                F,
+                (4, "errorStatus", errorStatus),
+                (5, "errorHeaders", errorHeaders),
+            )?;
+            Ok(self.inner.failed_noted(now, seen, error_seen).into())
         }
 
         /// The verdict on the failure of `classify`, reached at `$nowMs`; for the record, what the
@@ -466,18 +455,17 @@ php_impl!({
             status: Option<i64>,
             headers: Array<'_>,
         ) -> PhpResult<Step> {
-            const F: &str = "Recuo\\Operation::judged";
-            self.step(F, nowMs, |op, now| {
-                let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
-                let seen = match (said, &verdict.judged) {
-                    (Some(seen), _) => Some(seen),
-                    (None, Some((outcome, headers))) if op.inner.keeps_records() => {
-                        Some(Seen::new(*outcome, headers))
-                    }
-                    (None, _) => None,
-                };
-                Ok(op.inner.judged(now, verdict.inner, seen))
-            })
+            guard!("Recuo\\Operation::judged");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
+            let seen = match (said, &verdict.judged) {
+                (Some(seen), _) => Some(seen),
+                (None, Some((outcome, headers))) if self.inner.keeps_records() => {
+                    Some(Seen::new(*outcome, headers))
+                }
+                (None, _) => None,
+            };
+            Ok(self.inner.judged(now, verdict.inner, seen).into())
         }
 
         /// An HTTP attempt ended at `$nowMs` with `$status` or the transport failure `$error`
@@ -490,24 +478,23 @@ php_impl!({
             error: Option<Bytes<'_>>,
             headers: Array<'_>,
         ) -> PhpResult<Step> {
-            const F: &str = "Recuo\\Operation::responded";
-            self.step(F, nowMs, |op, now| {
-                let outcome = outcome_arg(F, 2, status, error)?;
-                op.last = match outcome {
-                    Outcome::Status(code) => Last::Status(code),
-                    Outcome::Transport(kind) => Last::Transport(kind),
-                    Outcome::Success => Last::Nothing,
-                };
-                let headers = header_pairs(F, 4, "headers", headers)?;
-                Ok(op.inner.responded(now, outcome, &headers))
-            })
+            guard!("Recuo\\Operation::responded");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let outcome = outcome_arg(F, 2, status, error)?;
+            self.last = match outcome {
+                Outcome::Status(code) => Last::Status(code),
+                Outcome::Transport(kind) => Last::Transport(kind),
+                Outcome::Success => Last::Nothing,
+            };
+            let headers = header_pairs(F, 4, "headers", headers)?;
+            Ok(self.inner.responded(now, outcome, &headers).into())
         }
 
         /// The wait of `sleep` is over at `$nowMs` (or was cut short).
         pub fn slept(&mut self, nowMs: i64) -> PhpResult<Step> {
-            self.step("Recuo\\Operation::slept", nowMs, |op, now| {
-                Ok(op.inner.slept(now))
-            })
+            guard!("Recuo\\Operation::slept");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            Ok(self.inner.slept(now).into())
         }
 
         /// Cancels the operation: the next step gives up `cancelled`.
@@ -518,10 +505,9 @@ php_impl!({
         /// Stops the operation because its batch queue stopped on another operation's
         /// `$reason`: it gives up `queue_stopped`, naming it.
         pub fn stop_queue(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
-            guarded!("Recuo\\Operation::stopQueue", {
-                self.inner.stop_queue(reason_arg(F, 1, &reason.text())?);
-                Ok(())
-            })
+            guard!("Recuo\\Operation::stopQueue");
+            self.inner.stop_queue(reason_arg(F, 1, &reason.text())?);
+            Ok(())
         }
 
         /// What the attempt being made says it sent (for its record and the result's).
@@ -559,47 +545,23 @@ php_impl!({
         /// still answering): `"response"`, `"error"` or `"give_up"` (see `Recuo\httpEnding()`).
         #[php(defaults(style = CLIENT, late = false))]
         pub fn ending(&self, style: Bytes<'_>, late: bool) -> PhpResult<&'static str> {
-            guarded!("Recuo\\Operation::ending", {
-                let style = style_arg(F, 1, &style.text())?;
-                Ok(self.inner.ending(style, self.last_or_late(late)).name())
-            })
+            guard!("Recuo\\Operation::ending");
+            let style = style_arg(F, 1, &style.text())?;
+            let last = if late { Last::Late } else { self.last };
+            Ok(self.inner.ending(style, last).name())
         }
 
         /// The give-up's message at `$nowMs` (see `Recuo\giveUpMessage()`); null unless the
         /// operation gave up.
         #[php(defaults(late = false))]
         pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
-            guarded!("Recuo\\Operation::giveUpMessage", {
-                let now = non_negative(F, 1, "nowMs", nowMs)?;
-                Ok(self.inner.give_up_message(now, self.last_or_late(late)))
-            })
+            guard!("Recuo\\Operation::giveUpMessage");
+            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let last = if late { Last::Late } else { self.last };
+            Ok(self.inner.give_up_message(now, last))
         }
     }
 });
-
-impl Operation {
-    /// What `function` answers: the machine's next step, once `tell` has told it what
-    /// happened at `$nowMs` (the function's first argument).
-    fn step<S: Into<Step>>(
-        &mut self,
-        function: &str,
-        now_ms: i64,
-        tell: impl FnOnce(&mut Self, u64) -> PhpResult<S>,
-    ) -> PhpResult<Step> {
-        guarded(function, || {
-            let now = non_negative(function, 1, "nowMs", now_ms)?;
-            tell(self, now).map(Into::into)
-        })
-    }
-
-    fn last_or_late(&self, late: bool) -> Last {
-        if late {
-            Last::Late
-        } else {
-            self.last
-        }
-    }
-}
 
 /// What `$records` must be.
 const LEVELS: &str = "must be null, \"debug\", \"info\" or \"warning\"";
@@ -706,35 +668,33 @@ php_impl!({
             requests: Option<&ZendHashTable>,
             unixMs: Option<i64>,
         ) -> PhpResult<Self> {
-            guarded!("Recuo\\BatchQueue::__construct", {
-                let len = usize::try_from(len)
-                    .map_err(|_| value_error(F, 2, "len", "must be greater than or equal to 0"))?;
-                let now = non_negative(F, 3, "nowMs", nowMs)?;
-                let deadline = deadlineMs
-                    .map(|d| non_negative(F, 4, "deadlineMs", d))
-                    .transpose()?;
-                let mut inner = recuo::BatchQueue::new(&policy.inner, len, now, deadline)
-                    .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
-                if let Some(stats) = stats {
-                    inner = inner.stats(stats.inner.clone());
-                }
-                if let Some(requests) = requests {
-                    let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
-                    inner = inner.records(request_lines(F, 7, requests)?, unix);
-                }
-                Ok(BatchQueue {
-                    inner,
-                    polled: Polled::default(),
-                })
+            guard!("Recuo\\BatchQueue::__construct");
+            let len = usize::try_from(len)
+                .map_err(|_| value_error(F, 2, "len", "must be greater than or equal to 0"))?;
+            let now = non_negative(F, 3, "nowMs", nowMs)?;
+            let deadline = deadlineMs
+                .map(|d| non_negative(F, 4, "deadlineMs", d))
+                .transpose()?;
+            let mut inner = recuo::BatchQueue::new(&policy.inner, len, now, deadline)
+                .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
+            if let Some(stats) = stats {
+                inner = inner.stats(stats.inner.clone());
+            }
+            if let Some(requests) = requests {
+                let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
+                inner = inner.records(request_lines(F, 7, requests)?, unix);
+            }
+            Ok(BatchQueue {
+                inner,
+                polled: Polled::default(),
             })
         }
 
         /// The next operation to start at `$nowMs`, or why it is not started, or `finished`.
         pub fn next(&mut self, nowMs: i64) -> PhpResult<Next> {
-            guarded!("Recuo\\BatchQueue::next", {
-                Ok(Next {
-                    inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
-                })
+            guard!("Recuo\\BatchQueue::next");
+            Ok(Next {
+                inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
             })
         }
 
@@ -742,12 +702,11 @@ php_impl!({
         /// Answers true when this stops the queue: stop the operations still running
         /// (`Recuo\Operation::stopQueue()` with `stopped`).
         pub fn finished(&mut self, index: i64, reason: Option<Bytes<'_>>) -> PhpResult<bool> {
-            guarded!("Recuo\\BatchQueue::finished", {
-                let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
-                Ok(self
-                    .inner
-                    .finished(usize::try_from(index).unwrap_or(usize::MAX), reason))
-            })
+            guard!("Recuo\\BatchQueue::finished");
+            let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
+            Ok(self
+                .inner
+                .finished(usize::try_from(index).unwrap_or(usize::MAX), reason))
         }
 
         /// Operation `$index` ended as `$end` — `"succeeded"`, `"gave_up"` or `"not_started"`
@@ -761,24 +720,22 @@ php_impl!({
             reason: Option<Bytes<'_>>,
             stoppedBy: Option<Bytes<'_>>,
         ) -> PhpResult<Instance<recuo::BatchProgress>> {
-            guarded!("Recuo\\BatchQueue::ended", {
-                let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
-                let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
-                let status = recuo::BatchStatus::from_name(&end.text())
-                    .ok_or_else(|| value_error(F, 2, "end", ENDS))?;
-                let end = BatchEnd::from_parts(status, reason, stopped_by)
-                    .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
-                let index = usize::try_from(index).unwrap_or(usize::MAX);
-                instance(&self.inner.ended(index, end))
-            })
+            guard!("Recuo\\BatchQueue::ended");
+            let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
+            let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
+            let status = recuo::BatchStatus::from_name(&end.text())
+                .ok_or_else(|| value_error(F, 2, "end", ENDS))?;
+            let end = BatchEnd::from_parts(status, reason, stopped_by)
+                .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
+            let index = usize::try_from(index).unwrap_or(usize::MAX);
+            instance(&self.inner.ended(index, end))
         }
 
         /// Stops the queue on `$reason` (the caller's own stop: `"cancelled"`).
         pub fn stop(&mut self, reason: Bytes<'_>) -> PhpResult<()> {
-            guarded!("Recuo\\BatchQueue::stop", {
-                self.inner.stop(reason_arg(F, 1, &reason.text())?);
-                Ok(())
-            })
+            guard!("Recuo\\BatchQueue::stop");
+            self.inner.stop(reason_arg(F, 1, &reason.text())?);
+            Ok(())
         }
 
         /// The next record the queue made (one for each operation it did not start, when given
@@ -802,12 +759,11 @@ php_impl!({
             report: Given<'_, recuo::Report>,
             gateFailed: bool,
         ) -> PhpResult<&'static str> {
-            guarded!("Recuo\\BatchQueue::endOf", {
-                let report = report
-                    .read()
-                    .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;
-                Ok(BatchEnd::of(&report, gateFailed).status().name())
-            })
+            guard!("Recuo\\BatchQueue::endOf");
+            let report = report
+                .read()
+                .map_err(|e| value_error(F, 1, "report", &format!("is not whole: {e}")))?;
+            Ok(BatchEnd::of(&report, gateFailed).status().name())
         }
     }
 });
@@ -844,5 +800,3 @@ fn request_lines(
     }
     Ok(lines)
 }
-
-php_functions!(http_ending, give_up_message);

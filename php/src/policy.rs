@@ -27,7 +27,7 @@ use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Rules, Transp
 use serde_json::{Map, Number, Value};
 
 use crate::convert::{attempts, json_decode, millis, optional_millis, php_int, type_name, Bytes};
-use crate::errors::{config_error, config_error_detail, guarded, php_error, value_error};
+use crate::errors::{config_error, config_error_detail, php_error, value_error};
 
 /// Guide A's attempts (5), as the default of `$maxAttempts`.
 pub const DEFAULT_MAX_ATTEMPTS: i64 = ComRetry::GUIDE_A.tentativas() as i64;
@@ -61,16 +61,10 @@ pub struct Policy {
     pub(crate) blank: bool,
 }
 
-/// Guide A's policy. `unserialize()` makes the object without its constructor, then hands
-/// the data to `__unserialize()`: the object holds this policy until then, never nothing.
-impl Default for Policy {
-    fn default() -> Self {
-        Policy {
-            inner: recuo::Policy::guide_a(),
-            blank: true,
-        }
-    }
-}
+// Blank: guide A's policy. `unserialize()` makes the object without its constructor, then
+// hands the data to `__unserialize()`: the object holds this policy until then, never
+// nothing. From the core's: a policy made by this module (never blank).
+blank_or_from!(Policy(recuo::Policy) = recuo::Policy::guide_a());
 
 // ext/json's interface, which PHP exports to extensions (ext/json is always built in and
 // started before any extension loaded with `extension=`).
@@ -133,14 +127,12 @@ fn json_object(table: &ZendHashTable, depth: usize) -> Result<Value, NotData> {
     while let Some((key, value)) = entries.next_zval() {
         let (key, label) = if let Some(text) = key.zend_str() {
             let label = format!("{:?}", String::from_utf8_lossy(text.as_bytes()));
-            match std::str::from_utf8(text.as_bytes()) {
-                Ok(key) => (key.to_owned(), label),
-                Err(_) => {
-                    let mut error = NotData::new("a key that is not UTF-8".to_string());
-                    error.path.push(label);
-                    return Err(error);
-                }
-            }
+            let Ok(key) = std::str::from_utf8(text.as_bytes()) else {
+                let path = vec![label];
+                let what = "a key that is not UTF-8".to_string();
+                return Err(NotData { what, path });
+            };
+            (key.to_owned(), label)
         } else {
             let key = key.long().unwrap_or_default().to_string();
             (key.clone(), key)
@@ -223,16 +215,6 @@ fn decoded_table(
             "{function}(): a policy's plain form is not an object"
         ))
     })
-}
-
-/// A policy made by this module (never blank).
-impl From<recuo::Policy> for Policy {
-    fn from(inner: recuo::Policy) -> Self {
-        Policy {
-            inner,
-            blank: false,
-        }
-    }
 }
 
 impl Policy {
@@ -359,35 +341,34 @@ php_impl!({
             useDateHeader: bool,
             serverHonoursKeys: bool,
         ) -> PhpResult<Self> {
-            guarded!("Recuo\\Policy::__construct", {
-                let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
-                let base = millis(F, 2, "baseMs", baseMs)?;
-                let cap = millis(F, 3, "capMs", capMs)?;
-                let jitter = Jitter::from_name(&jitter.text())
-                    .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
-                let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
-                let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
-                recuo::Policy::builder()
-                    .max_attempts(max_attempts)
-                    .base(Duration::from_millis(base))
-                    .cap(Duration::from_millis(cap))
-                    .jitter(jitter)
-                    .deadline(deadline.map(Duration::from_millis))
-                    .spread(spread.map(Duration::from_millis))
-                    .idempotency_header(idempotencyHeader.text().into_owned())
-                    .use_date_header(useDateHeader)
-                    .server_honours_keys(serverHonoursKeys)
-                    .build()
-                    .map(Policy::from)
-                    .map_err(|e| {
-                        let arg = match e {
-                            ConfigError::ZeroAttempts => Some((1, "maxAttempts")),
-                            ConfigError::EmptyHeaderName => Some((7, "idempotencyHeader")),
-                            _ => None,
-                        };
-                        config_error(F, arg, e)
-                    })
-            })
+            guard!("Recuo\\Policy::__construct");
+            let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
+            let base = millis(F, 2, "baseMs", baseMs)?;
+            let cap = millis(F, 3, "capMs", capMs)?;
+            let jitter = Jitter::from_name(&jitter.text())
+                .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
+            let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
+            let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
+            recuo::Policy::builder()
+                .max_attempts(max_attempts)
+                .base(Duration::from_millis(base))
+                .cap(Duration::from_millis(cap))
+                .jitter(jitter)
+                .deadline(deadline.map(Duration::from_millis))
+                .spread(spread.map(Duration::from_millis))
+                .idempotency_header(idempotencyHeader.text().into_owned())
+                .use_date_header(useDateHeader)
+                .server_honours_keys(serverHonoursKeys)
+                .build()
+                .map(Policy::from)
+                .map_err(|e| {
+                    let arg = match e {
+                        ConfigError::ZeroAttempts => Some((1, "maxAttempts")),
+                        ConfigError::EmptyHeaderName => Some((7, "idempotencyHeader")),
+                        _ => None,
+                    };
+                    config_error(F, arg, e)
+                })
         }
 
         /// Guide A: 5 attempts, 200 ms base, 5 s cap, full jitter, no deadline.
@@ -430,8 +411,8 @@ php_impl!({
         /// float), `UNKNOWN_NAME` for a jitter, rule, transport failure, method or status recuo
         /// does not know, and the constructor's errors.
         pub fn from_array(value: &ZendHashTable) -> PhpResult<Policy> {
-            const F: &str = "Recuo\\Policy::fromArray";
-            guarded(F, || policy_of(F, (1, "value"), value).map(Policy::from))
+            guard!("Recuo\\Policy::fromArray");
+            policy_of(F, (1, "value"), value).map(Policy::from)
         }
 
         /// This policy as plain data, the form `fromArray()` reads: every setting written out
@@ -439,83 +420,77 @@ php_impl!({
         /// that differ from the default classification (statuses as integer keys, methods in
         /// capitals). `Policy::fromArray($p->toArray()) == $p`.
         pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            const F: &str = "Recuo\\Policy::toArray";
-            guarded(F, || decoded_table(F, &self.inner, true))
+            guard!("Recuo\\Policy::toArray");
+            decoded_table(F, &self.inner, true)
         }
 
         /// The plain form, for `json_encode()`: as `toArray()`, with the three maps as
         /// `\stdClass` objects, so that an empty one encodes as `{}`.
         pub fn json_serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            const F: &str = "Recuo\\Policy::jsonSerialize";
-            guarded(F, || decoded_table(F, &self.inner, false))
+            guard!("Recuo\\Policy::jsonSerialize");
+            decoded_table(F, &self.inner, false)
         }
 
         /// The plain form (`toArray()`), for `serialize()`.
         pub fn __serialize(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            const F: &str = "Recuo\\Policy::__serialize";
-            guarded(F, || decoded_table(F, &self.inner, true))
+            guard!("Recuo\\Policy::__serialize");
+            decoded_table(F, &self.inner, true)
         }
 
         /// The policy `$data` describes, read as `fromArray()` reads it, for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            guarded!("Recuo\\Policy::__unserialize", {
-                crate::errors::only_blank(F, self.blank, "a policy is")?;
-                *self = policy_of(F, (1, "data"), data)?.into();
-                Ok(())
-            })
+            guard!("Recuo\\Policy::__unserialize");
+            crate::errors::only_blank(F, self.blank, "a policy is")?;
+            *self = policy_of(F, (1, "data"), data)?.into();
+            Ok(())
         }
 
         /// When a status (400-599) is retried: `"never"`, `"if_idempotent"` or `"always"`.
         pub fn status_retry(&self, status: i64) -> PhpResult<&'static str> {
-            guarded!("Recuo\\Policy::statusRetry", {
-                let code = error_status(F, status)?;
-                Ok(self.inner.rules().status_rule(code).name())
-            })
+            guard!("Recuo\\Policy::statusRetry");
+            let code = error_status(F, status)?;
+            Ok(self.inner.rules().status_rule(code).name())
         }
 
         /// A copy of this policy in which `$status` (400-599) is retried `$rule`: `"never"`,
         /// `"if_idempotent"` or `"always"`.
         pub fn with_status_retry(&self, status: i64, rule: Bytes<'_>) -> PhpResult<Policy> {
-            guarded!("Recuo\\Policy::withStatusRetry", {
-                let rule = rule_arg(F, 2, rule)?;
-                let mut rules = *self.inner.rules();
-                rules
-                    .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
-                    .map_err(|_| status_error(F, status))?;
-                self.with_rules(F, rules)
-            })
+            guard!("Recuo\\Policy::withStatusRetry");
+            let rule = rule_arg(F, 2, rule)?;
+            let mut rules = *self.inner.rules();
+            rules
+                .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
+                .map_err(|_| status_error(F, status))?;
+            self.with_rules(F, rules)
         }
 
         /// When a transport failure (`"connect"`, `"tls"`, `"timeout"`, `"reset"`, `"other"`)
         /// is retried: `"never"`, `"if_idempotent"` or `"always"`.
         pub fn transport_retry(&self, error: Bytes<'_>) -> PhpResult<&'static str> {
-            guarded!("Recuo\\Policy::transportRetry", {
-                let kind = transport_arg(F, 1, error, false)?;
-                Ok(self.inner.rules().transport_rule(kind).name())
-            })
+            guard!("Recuo\\Policy::transportRetry");
+            let kind = transport_arg(F, 1, error, false)?;
+            Ok(self.inner.rules().transport_rule(kind).name())
         }
 
         /// A copy of this policy in which the transport failure `$error` is retried `$rule`.
         pub fn with_transport_retry(&self, error: Bytes<'_>, rule: Bytes<'_>) -> PhpResult<Policy> {
-            guarded!("Recuo\\Policy::withTransportRetry", {
-                let kind = transport_arg(F, 1, error, false)?;
-                let rule = rule_arg(F, 2, rule)?;
-                let mut rules = *self.inner.rules();
-                rules.set_transport_rule(kind, rule);
-                self.with_rules(F, rules)
-            })
+            guard!("Recuo\\Policy::withTransportRetry");
+            let kind = transport_arg(F, 1, error, false)?;
+            let rule = rule_arg(F, 2, rule)?;
+            let mut rules = *self.inner.rules();
+            rules.set_transport_rule(kind, rule);
+            self.with_rules(F, rules)
         }
 
         /// Whether requests with this method are safe to repeat without an idempotency key
         /// (matched without regard to case; methods recuo does not know never are).
         pub fn is_method_idempotent(&self, method: Bytes<'_>) -> PhpResult<bool> {
-            guarded("Recuo\\Policy::isMethodIdempotent", || {
-                Ok(self
-                    .inner
-                    .rules()
-                    .idempotent_methods
-                    .contains(&method.text()))
-            })
+            guard!("Recuo\\Policy::isMethodIdempotent");
+            Ok(self
+                .inner
+                .rules()
+                .idempotent_methods
+                .contains(&method.text()))
         }
 
         /// A copy of this policy in which `$method` is (or, with `false`, is not) idempotent.
@@ -526,42 +501,40 @@ php_impl!({
             method: Bytes<'_>,
             idempotent: bool,
         ) -> PhpResult<Policy> {
-            guarded!("Recuo\\Policy::withMethodIdempotent", {
-                let name = method.text();
-                let mut rules = *self.inner.rules();
-                rules.idempotent_methods = if idempotent {
-                    rules.idempotent_methods.with(&name).ok_or_else(|| {
-                        value_error(
-                            F,
-                            1,
-                            "method",
-                            "must be GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH or CONNECT",
-                        )
-                    })?
-                } else {
-                    rules.idempotent_methods.without(&name)
-                };
-                self.with_rules(F, rules)
-            })
+            guard!("Recuo\\Policy::withMethodIdempotent");
+            let name = method.text();
+            let mut rules = *self.inner.rules();
+            rules.idempotent_methods = if idempotent {
+                rules.idempotent_methods.with(&name).ok_or_else(|| {
+                    value_error(
+                        F,
+                        1,
+                        "method",
+                        "must be GET, HEAD, OPTIONS, TRACE, PUT, DELETE, POST, PATCH or CONNECT",
+                    )
+                })?
+            } else {
+                rules.idempotent_methods.without(&name)
+            };
+            self.with_rules(F, rules)
         }
 
         /// A copy of this policy in which the server honours (or, with `false`, does not honour)
         /// idempotency keys.
         #[php(defaults(honoured = true))]
         pub fn with_server_honours_keys(&self, honoured: bool) -> PhpResult<Policy> {
-            const F: &str = "Recuo\\Policy::withServerHonoursKeys";
-            guarded(F, || self.changed(F, |b| b.server_honours_keys(honoured)))
+            guard!("Recuo\\Policy::withServerHonoursKeys");
+            self.changed(F, |b| b.server_honours_keys(honoured))
         }
 
         /// A copy of this policy in which a 403 whose rate-limit headers say the quota is spent
         /// counts (or, with `false`, does not count) as a 429.
         #[php(name = "withQuota403IsRateLimit")]
         pub fn with_quota_403_is_rate_limit(&self, enabled: bool) -> PhpResult<Policy> {
-            guarded!("Recuo\\Policy::withQuota403IsRateLimit", {
-                let mut rules = *self.inner.rules();
-                rules.quota_403_is_rate_limit = enabled;
-                self.with_rules(F, rules)
-            })
+            guard!("Recuo\\Policy::withQuota403IsRateLimit");
+            let mut rules = *self.inner.rules();
+            rules.quota_403_is_rate_limit = enabled;
+            self.with_rules(F, rules)
         }
     }
 });

@@ -49,12 +49,11 @@ php_impl!({
             maxAttempts: i64,
             batchOperation: bool,
         ) -> PhpResult<Self> {
-            guarded!("Recuo\\LoopPool::choose", {
-                let max = count(F, 2, "maxAttempts", maxAttempts)?;
-                let enclosing = enclosing.map(|e| &e.inner.pool);
-                let inner = recuo::LoopPool::choose(enclosing, max, batchOperation);
-                Ok(LoopPool { inner })
-            })
+            guard!("Recuo\\LoopPool::choose");
+            let max = count(F, 2, "maxAttempts", maxAttempts)?;
+            let enclosing = enclosing.map(|e| &e.inner.pool);
+            let inner = recuo::LoopPool::choose(enclosing, max, batchOperation);
+            Ok(LoopPool { inner })
         }
 
         /// As `choose()`, for a loop whose first attempt was made before its machine (see
@@ -67,12 +66,11 @@ php_impl!({
             maxAttempts: i64,
             batchOperation: bool,
         ) -> PhpResult<Self> {
-            guarded!("Recuo\\LoopPool::afterFirst", {
-                let max = count(F, 2, "maxAttempts", maxAttempts)?;
-                let enclosing = enclosing.map(|e| &e.inner.pool);
-                let inner = recuo::LoopPool::after_first(enclosing, max, batchOperation);
-                Ok(LoopPool { inner })
-            })
+            guard!("Recuo\\LoopPool::afterFirst");
+            let max = count(F, 2, "maxAttempts", maxAttempts)?;
+            let enclosing = enclosing.map(|e| &e.inner.pool);
+            let inner = recuo::LoopPool::after_first(enclosing, max, batchOperation);
+            Ok(LoopPool { inner })
         }
     }
 });

@@ -58,25 +58,22 @@ fn zend_type_of(ty: &str) -> zend_type {
         Some(base) => (MAY_BE_NULL, base),
         None => (0, ty),
     };
-    let scalar = match base {
-        "int" => Some(1 << IS_LONG),
-        "string" => Some(1 << IS_STRING),
-        "float" => Some(1 << IS_DOUBLE),
-        "bool" => Some(MAY_BE_BOOL),
-        "array" => Some(1 << IS_ARRAY),
-        "mixed" => Some(MAY_BE_ANY),
-        _ => None,
+    let (ptr, mask) = match base {
+        "int" => (std::ptr::null_mut(), 1 << IS_LONG),
+        "string" => (std::ptr::null_mut(), 1 << IS_STRING),
+        "float" => (std::ptr::null_mut(), 1 << IS_DOUBLE),
+        "bool" => (std::ptr::null_mut(), MAY_BE_BOOL),
+        "array" => (std::ptr::null_mut(), 1 << IS_ARRAY),
+        "mixed" => (std::ptr::null_mut(), MAY_BE_ANY),
+        // A persistent string, never freed: the class entry outlives every request.
+        class => (
+            ZendStr::new(class, true).into_raw().cast::<c_void>(),
+            _ZEND_TYPE_NAME_BIT,
+        ),
     };
-    match scalar {
-        Some(mask) => zend_type {
-            ptr: std::ptr::null_mut(),
-            type_mask: mask | null,
-        },
-        None => zend_type {
-            // A persistent string, never freed: the class entry outlives every request.
-            ptr: ZendStr::new(base, true).into_raw().cast::<c_void>(),
-            type_mask: _ZEND_TYPE_NAME_BIT | null,
-        },
+    zend_type {
+        ptr,
+        type_mask: mask | null,
     }
 }
 
@@ -90,15 +87,6 @@ pub fn declare_properties() {
             unsafe { declare(class, name, ty) };
         }
     });
-}
-
-/// Looks a class up, ignoring case, in the executor's class table.
-///
-/// # Safety
-/// During a request, on the engine's thread.
-unsafe fn class_entry(name: &str) -> *mut zend_class_entry {
-    // SAFETY: during a request, the executor's class table is the engine's.
-    unsafe { find(ExecutorGlobals::get().class_table, name) }
 }
 
 /// The property `name` that `class` declares: its entry in the class's property table.
@@ -128,13 +116,12 @@ pub(crate) unsafe fn property_info(
 /// # Safety
 /// Must run on the engine's thread while no PHP code runs, after module startup.
 unsafe fn declare(class: &str, name: &str, ty: &str) {
-    // SAFETY: see the function's contract.
-    let entry = unsafe { class_entry(class) };
-    if entry.is_null() {
+    // SAFETY: see the function's contract: the executor's class table is the engine's, and
+    // holds null or a live class entry of this extension under the name (ignoring case).
+    let table = ExecutorGlobals::get().class_table;
+    let Some(entry) = (unsafe { find::<zend_class_entry>(table, class).as_mut() }) else {
         return;
-    }
-    // SAFETY: a live class entry of this extension.
-    let entry = unsafe { &mut *entry };
+    };
     entry.ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
     // SAFETY: a live class entry.
     let Some(info) = (unsafe { property_info(entry, name) }) else {
@@ -176,7 +163,8 @@ pub fn seal<T: RegisteredClass>() {
     // SAFETY: at a request's startup, on the engine's thread, once: the class's handlers
     // (a process-wide table ext-php-rs made) are changed before any object uses them in
     // this process' later requests; objects of this request already point at the same table.
-    let class = unsafe { class_entry(T::CLASS_NAME) };
+    let class =
+        unsafe { find::<zend_class_entry>(ExecutorGlobals::get().class_table, T::CLASS_NAME) };
     if class.is_null() {
         return;
     }

@@ -11,90 +11,74 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 
 use crate::convert::{header_pairs, Array, Bytes};
-use crate::errors::guarded;
+use crate::errors::{value_error, value_error_message};
 use crate::values::{instance, Instance};
 
-/// What a record, given as JSON (`$record`: the plain form every language's telemetry
-/// vectors use — `{"type": "attempt", …}` or `{"type": "result", …}`), means to telemetry,
-/// as JSON: `{"operation", "span", "points"}`, the core's one mapping. A record recuo cannot
-/// read is a `\ValueError`.
-#[php_function]
-#[php(name = "Recuo\\telemetryOf")]
-pub fn telemetry_of(record: String) -> PhpResult<String> {
-    guarded!("Recuo\\telemetryOf", {
+php_functions!({
+    /// What a record, given as JSON (`$record`: the plain form every language's telemetry
+    /// vectors use — `{"type": "attempt", …}` or `{"type": "result", …}`), means to telemetry,
+    /// as JSON: `{"operation", "span", "points"}`, the core's one mapping. A record recuo cannot
+    /// read is a `\ValueError`.
+    #[php(name = "Recuo\\telemetryOf")]
+    pub fn telemetry_of(record: String) -> PhpResult<String> {
         if record.len() > 64 * 1024 {
-            return Err(crate::errors::value_error(
+            return Err(value_error(
                 F,
                 1,
                 "record",
                 "must be at most 64 KiB of JSON",
             ));
         }
-        let value: recuo::telemetry::RecordValue = serde_json::from_str(&record).map_err(|e| {
-            crate::errors::value_error_message(format!("Recuo\\telemetryOf(): not a record: {e}"))
-        })?;
-        let record = value.to_record().map_err(|e| {
-            crate::errors::value_error_message(format!("Recuo\\telemetryOf(): {e}"))
-        })?;
+        let value: recuo::telemetry::RecordValue = serde_json::from_str(&record)
+            .map_err(|e| value_error_message(format!("{F}(): not a record: {e}")))?;
+        let record = value
+            .to_record()
+            .map_err(|e| value_error_message(format!("{F}(): {e}")))?;
         Ok(recuo::telemetry::telemetry(&record).to_json())
-    })
-}
+    }
 
-/// `$url` with its secrets and personal data replaced: userinfo removed, the values of
-/// sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long numbers
-/// (CPF, CNPJ, card and phone numbers) `[number]` in the path and query values. Never
-/// throws, whatever the bytes; a malformed URL is redacted as far as it can be read.
-#[php_function]
-#[php(name = "Recuo\\redactUrl")]
-pub fn redact_url(url: Bytes<'_>) -> PhpResult<String> {
-    guarded("Recuo\\redactUrl", || {
+    /// `$url` with its secrets and personal data replaced: userinfo removed, the values of
+    /// sensitive query parameters `[redacted]`, e-mail addresses `[email]` and long numbers
+    /// (CPF, CNPJ, card and phone numbers) `[number]` in the path and query values. Never
+    /// throws, whatever the bytes; a malformed URL is redacted as far as it can be read.
+    #[php(name = "Recuo\\redactUrl")]
+    pub fn redact_url(url: Bytes<'_>) -> PhpResult<String> {
         Ok(recuo::redact_url(&url.url_text()).url)
-    })
-}
+    }
 
-/// As `Recuo\redactUrl`, and whether the URL was malformed: `['url' => string, 'malformed'
-/// => bool]`.
-#[php_function]
-#[php(name = "Recuo\\redactUrlDetailed")]
-pub fn redact_url_detailed(url: Bytes<'_>) -> PhpResult<ZBox<ZendHashTable>> {
-    guarded("Recuo\\redactUrlDetailed", || {
+    /// As `Recuo\redactUrl`, and whether the URL was malformed: `['url' => string, 'malformed'
+    /// => bool]`.
+    #[php(name = "Recuo\\redactUrlDetailed")]
+    pub fn redact_url_detailed(url: Bytes<'_>) -> PhpResult<ZBox<ZendHashTable>> {
         let redacted = recuo::redact_url(&url.url_text());
         let mut out = ZendHashTable::with_capacity(2);
         out.insert("url", redacted.url)?;
         out.insert("malformed", redacted.malformed)?;
         Ok(out)
-    })
-}
+    }
 
-/// `$headers` (name => value, name => list of values, or a list of `[name, value]` pairs, as
-/// `Recuo\classify` takes them) as a list of `[name, value]` pairs, in order: the values of
-/// sensitive headers `[redacted]`, URLs inside the others redacted.
-#[php_function]
-#[php(name = "Recuo\\redactHeaders")]
-pub fn redact_headers(headers: Array<'_>) -> PhpResult<Vec<Vec<String>>> {
-    guarded!("Recuo\\redactHeaders", {
+    /// `$headers` (name => value, name => list of values, or a list of `[name, value]` pairs, as
+    /// `Recuo\classify` takes them) as a list of `[name, value]` pairs, in order: the values of
+    /// sensitive headers `[redacted]`, URLs inside the others redacted.
+    #[php(name = "Recuo\\redactHeaders")]
+    pub fn redact_headers(headers: Array<'_>) -> PhpResult<Vec<Vec<String>>> {
         let pairs = header_pairs(F, 1, "headers", headers)?;
         Ok(recuo::redact_headers(&pairs)
             .into_iter()
             .map(|(name, value)| vec![name, value])
             .collect())
-    })
-}
+    }
 
-/// Who answered, judged from the response's `$headers` (any of the shapes
-/// `Recuo\classify` takes; names in any case) and, when given, whether its content type is
-/// the `$expectedContentType` the API sends.
-#[php_function]
-#[php(name = "Recuo\\whoAnswered")]
-pub fn who_answered(
-    headers: Array<'_>,
-    expectedContentType: Option<Bytes<'_>>,
-) -> PhpResult<Instance<recuo::WhoAnswered>> {
-    guarded!("Recuo\\whoAnswered", {
+    /// Who answered, judged from the response's `$headers` (any of the shapes
+    /// `Recuo\classify` takes; names in any case) and, when given, whether its content type is
+    /// the `$expectedContentType` the API sends.
+    #[php(name = "Recuo\\whoAnswered")]
+    pub fn who_answered(
+        headers: Array<'_>,
+        expectedContentType: Option<Bytes<'_>>,
+    ) -> PhpResult<Instance<recuo::WhoAnswered>> {
         let pairs = header_pairs(F, 1, "headers", headers)?;
         let expected = expectedContentType.map(|b| b.text().into_owned());
         instance(&recuo::who_answered(&pairs, expected.as_deref()))
-    })
-}
-
-php_functions! { telemetry_of, redact_url, redact_url_detailed, redact_headers, who_answered }
+    }
+});

@@ -9,7 +9,6 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use crate::convert::{count, optional_non_negative, php_int, Bytes};
-use crate::errors::{guarded, guarded_ok};
 use crate::policy::json_serializable;
 use crate::values::{php_table, read_data};
 use crate::verdict::cause_arg;
@@ -27,24 +26,8 @@ pub struct Stats {
     blank: bool,
 }
 
-/// Empty stats, as `unserialize()` makes the object before `__unserialize()`.
-impl Default for Stats {
-    fn default() -> Self {
-        Stats {
-            inner: recuo::Stats::default(),
-            blank: true,
-        }
-    }
-}
-
-impl From<recuo::Stats> for Stats {
-    fn from(inner: recuo::Stats) -> Self {
-        Stats {
-            inner,
-            blank: false,
-        }
-    }
-}
+// Empty stats, as `unserialize()` makes the object before `__unserialize()`.
+blank_or_from!(Stats(recuo::Stats) = recuo::Stats::default());
 
 /// What `value` says when it is not the plain form of stats.
 const NOT_STATS: &str = "is not a stats value";
@@ -95,9 +78,8 @@ php_impl!({
         /// The stats whose plain form is `$value` (what `toValue()` answers): `\ValueError` for
         /// a missing or unknown field or a value of the wrong type.
         pub fn from_value(value: &ZendHashTable) -> PhpResult<Stats> {
-            guarded!("Recuo\\Stats::fromValue", {
-                Ok(read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, value)?.into())
-            })
+            guard!("Recuo\\Stats::fromValue");
+            Ok(read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, value)?.into())
         }
 
         /// The plain form every language shares (snake_case, spacings in nanoseconds): `initial`,
@@ -120,28 +102,26 @@ php_impl!({
 
         /// The stats `$data` describes, read as `fromValue()` reads it, for `unserialize()`.
         pub fn __unserialize(&mut self, data: &ZendHashTable) -> PhpResult<()> {
-            guarded!("Recuo\\Stats::__unserialize", {
-                crate::errors::only_blank(F, self.blank, "stats are")?;
-                *self = read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, data)?.into();
-                Ok(())
-            })
+            guard!("Recuo\\Stats::__unserialize");
+            crate::errors::only_blank(F, self.blank, "stats are")?;
+            *self = read_data::<recuo::Stats>(F, (1, "value"), NOT_STATS, data)?.into();
+            Ok(())
         }
 
         /// Every property, by name: `initial`, `retries`, `starts`, `successes`, `failures`,
         /// `notStarted`, `throttled`, `unavailable`, `minSpacingMs`, `meanSpacingMs`,
         /// `firstStartNs`, `lastStartNs`, `maxInFlight`.
         pub fn to_array(&self) -> PhpResult<ZBox<ZendHashTable>> {
-            guarded("Recuo\\Stats::toArray", || {
-                let mut out = ZendHashTable::new();
-                for prop in Self::get_metadata().method_properties() {
-                    let mut value = Zval::new();
-                    if let Some(get) = prop.get {
-                        get(self, &mut value)?;
-                    }
-                    out.insert(prop.name, value)?;
+            guard!("Recuo\\Stats::toArray");
+            let mut out = ZendHashTable::new();
+            for prop in Self::get_metadata().method_properties() {
+                let mut value = Zval::new();
+                if let Some(get) = prop.get {
+                    get(self, &mut value)?;
                 }
-                Ok(out)
-            })
+                out.insert(prop.name, value)?;
+            }
+            Ok(out)
         }
 
         /// These stats and `$other`'s added up, as the core merges them: counts add up; the
@@ -149,16 +129,15 @@ php_impl!({
         /// bound when both ran at once). Neither is changed. A count that would pass
         /// 2**64 - 1 throws `OverflowException`.
         pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
-            guarded("Recuo\\Stats::merge", || {
-                self.inner
-                    .merge(&other.inner)
-                    .map(Into::into)
-                    .ok_or_else(|| {
-                        crate::errors::overflow(
-                            "these stats cannot be merged: a count would pass 2**64 - 1",
-                        )
-                    })
-            })
+            guard!("Recuo\\Stats::merge");
+            self.inner
+                .merge(&other.inner)
+                .map(Into::into)
+                .ok_or_else(|| {
+                    crate::errors::overflow(
+                        "these stats cannot be merged: a count would pass 2**64 - 1",
+                    )
+                })
         }
     }
 });
@@ -173,58 +152,58 @@ pub struct StatsRecorder {
     pub(crate) inner: recuo::StatsRecorder,
 }
 
-#[php_impl]
-impl StatsRecorder {
-    /// An empty recorder.
-    pub fn __construct() -> Self {
-        StatsRecorder::default()
-    }
+php_impl!({
+    impl StatsRecorder {
+        /// An empty recorder.
+        pub fn __construct() -> Self {
+            StatsRecorder::default()
+        }
 
-    /// Attempt number `$attempt` (0 for an operation's first, then its retries) starts at
-    /// `$nowNs` on the monotonic clock (`Recuo\monotonicNs()` when null; a clock of your
-    /// own must never go back). Call `end()` when it is over.
-    pub fn start(&self, attempt: i64, nowNs: Option<i64>) -> PhpResult<()> {
-        guarded!("Recuo\\StatsRecorder::start", {
+        /// Attempt number `$attempt` (0 for an operation's first, then its retries) starts at
+        /// `$nowNs` on the monotonic clock (`Recuo\monotonicNs()` when null; a clock of your
+        /// own must never go back). Call `end()` when it is over.
+        pub fn start(&self, attempt: i64, nowNs: Option<i64>) -> PhpResult<()> {
+            guard!("Recuo\\StatsRecorder::start");
             let attempt = count(F, 1, "attempt", attempt)?;
             let now = optional_non_negative(F, 2, "nowNs", nowNs)?;
             let now = now.unwrap_or_else(recuo::monotonic_ns);
             self.inner.start(attempt, now);
             Ok(())
-        })
-    }
+        }
 
-    /// An attempt started earlier is over.
-    pub fn end(&self) -> PhpResult<()> {
-        guarded_ok("Recuo\\StatsRecorder::end", || self.inner.end())
-    }
+        /// An attempt started earlier is over.
+        pub fn end(&self) -> PhpResult<()> {
+            guard!("Recuo\\StatsRecorder::end");
+            self.inner.end();
+            Ok(())
+        }
 
-    /// An attempt failed for `$cause`, a verdict's reason (`rate_limited` and `unavailable`
-    /// are counted).
-    pub fn saw(&self, cause: Bytes<'_>) -> PhpResult<()> {
-        guarded!("Recuo\\StatsRecorder::saw", {
+        /// An attempt failed for `$cause`, a verdict's reason (`rate_limited` and `unavailable`
+        /// are counted).
+        pub fn saw(&self, cause: Bytes<'_>) -> PhpResult<()> {
+            guard!("Recuo\\StatsRecorder::saw");
             self.inner.saw(cause_arg(F, (1, "cause"), cause, true)?);
             Ok(())
-        })
-    }
+        }
 
-    /// An operation ended: it succeeded, or it gave up.
-    pub fn finished(&self, success: bool) -> PhpResult<()> {
-        guarded_ok("Recuo\\StatsRecorder::finished", || {
-            self.inner.finished(success)
-        })
-    }
+        /// An operation ended: it succeeded, or it gave up.
+        pub fn finished(&self, success: bool) -> PhpResult<()> {
+            guard!("Recuo\\StatsRecorder::finished");
+            self.inner.finished(success);
+            Ok(())
+        }
 
-    /// An operation was never started.
-    pub fn not_started(&self) -> PhpResult<()> {
-        guarded_ok("Recuo\\StatsRecorder::notStarted", || {
-            self.inner.not_started()
-        })
-    }
+        /// An operation was never started.
+        pub fn not_started(&self) -> PhpResult<()> {
+            guard!("Recuo\\StatsRecorder::notStarted");
+            self.inner.not_started();
+            Ok(())
+        }
 
-    /// The stats so far.
-    pub fn snapshot(&self) -> PhpResult<Stats> {
-        guarded("Recuo\\StatsRecorder::snapshot", || {
+        /// The stats so far.
+        pub fn snapshot(&self) -> PhpResult<Stats> {
+            guard!("Recuo\\StatsRecorder::snapshot");
             Ok(self.inner.snapshot().into())
-        })
+        }
     }
-}
+});

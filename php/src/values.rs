@@ -86,20 +86,21 @@ impl Prop {
     }
 }
 
-/// A property's declared type.
+/// A property's declared type, as the Zend type mask of its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
 pub enum PropType {
     /// `int`.
-    Int,
+    Int = 1 << IS_LONG,
     /// `float`.
-    Float,
+    Float = 1 << IS_DOUBLE,
     /// `string`.
-    String,
+    String = 1 << IS_STRING,
     /// `bool`.
     #[allow(dead_code, reason = "no value of the table has a bool field today")]
-    Bool,
+    Bool = MAY_BE_BOOL,
     /// `array` (a list).
-    Array,
+    Array = 1 << IS_ARRAY,
 }
 
 /// A core value whose PHP face is one of [`CLASSES`].
@@ -108,24 +109,21 @@ pub trait Face: Serialize + DeserializeOwned {
     const CLASS: &'static str;
 }
 
-impl Face for recuo::Report {
-    const CLASS: &'static str = "Recuo\\Report";
+/// Each core value and the class of [`CLASSES`] that shows it.
+macro_rules! faces {
+    ($($value:ty => $class:literal),* $(,)?) => {
+        $(impl Face for $value {
+            const CLASS: &'static str = $class;
+        })*
+    };
 }
 
-impl Face for recuo::WhoAnswered {
-    const CLASS: &'static str = "Recuo\\WhoAnswered";
-}
-
-impl Face for recuo::Plan {
-    const CLASS: &'static str = "Recuo\\Plan";
-}
-
-impl Face for recuo::RetryAfterValue {
-    const CLASS: &'static str = "Recuo\\RetryAfter";
-}
-
-impl Face for recuo::BatchProgress {
-    const CLASS: &'static str = "Recuo\\BatchProgress";
+faces! {
+    recuo::Report => "Recuo\\Report",
+    recuo::WhoAnswered => "Recuo\\WhoAnswered",
+    recuo::Plan => "Recuo\\Plan",
+    recuo::RetryAfterValue => "Recuo\\RetryAfter",
+    recuo::BatchProgress => "Recuo\\BatchProgress",
 }
 
 /// The registered class entries, in the order of [`CLASSES`].
@@ -141,6 +139,13 @@ fn class(name: &str) -> Option<(&'static FaceClass, &'static ClassEntry)> {
     Some((&CLASSES[index], entry))
 }
 
+/// Keeps the entry of a class of the table, just registered (see [`crate::errors::keep`]).
+pub fn keep(entry: &'static mut ClassEntry) {
+    if let Some(i) = CLASSES.iter().position(|c| Some(c.name) == entry.name()) {
+        ENTRIES[i].store(entry, Ordering::Release);
+    }
+}
+
 /// Registers every class of the table. Called from module startup.
 ///
 /// # Errors
@@ -150,13 +155,7 @@ pub fn register() -> Result<(), String> {
         ClassBuilder::new(class.name)
             .flags(ClassFlags::Final | ClassFlags::NoDynamicProperties)
             .method(FunctionBuilder::constructor(refuse), MethodFlags::Private)
-            .registration(|entry, arg_info| {
-                // The engine keeps pointers into the constructor's tables: keep them alive.
-                std::mem::forget(arg_info);
-                if let Some(i) = CLASSES.iter().position(|c| Some(c.name) == entry.name()) {
-                    ENTRIES[i].store(entry, Ordering::Release);
-                }
-            })
+            .registration(crate::errors::keep)
             .register()
             .map_err(|e| format!("{}: {e}", class.name))?;
         let entry = ENTRIES[index].load(Ordering::Acquire);
@@ -176,16 +175,9 @@ pub fn register() -> Result<(), String> {
 /// # Safety
 /// At module startup, on a live internal class entry.
 unsafe fn declare(entry: *mut ClassEntry, prop: &Prop) {
-    let mask = match prop.ty {
-        PropType::Int => 1 << IS_LONG,
-        PropType::Float => 1 << IS_DOUBLE,
-        PropType::String => 1 << IS_STRING,
-        PropType::Bool => MAY_BE_BOOL,
-        PropType::Array => 1 << IS_ARRAY,
-    };
     let ty = zend_type {
         ptr: ptr::null_mut(),
-        type_mask: mask | if prop.nullable { MAY_BE_NULL } else { 0 },
+        type_mask: prop.ty as u32 | if prop.nullable { MAY_BE_NULL } else { 0 },
     };
     // A readonly property has no default: the slot starts uninitialized.
     let mut undef = Zval::new();

@@ -93,23 +93,21 @@ php_impl!({
         /// for a wait.
         #[php(defaults(reason = RETRY_REASON))]
         pub fn retry(waitMs: Option<i64>, reason: Bytes<'_>) -> PhpResult<Verdict> {
-            guarded!("Recuo\\Verdict::retry", {
-                let wait = optional_non_negative(F, 1, "waitMs", waitMs)?;
-                Ok(recuo::Verdict::Retry {
-                    cause: cause_arg(F, (2, "reason"), reason, false)?,
-                    server_wait: wait.map(ServerWait::Ms),
-                }
-                .into())
-            })
+            guard!("Recuo\\Verdict::retry");
+            let wait = optional_non_negative(F, 1, "waitMs", waitMs)?;
+            Ok(recuo::Verdict::Retry {
+                cause: cause_arg(F, (2, "reason"), reason, false)?,
+                server_wait: wait.map(ServerWait::Ms),
+            }
+            .into())
         }
 
         /// Not worth another attempt, for `$reason` (`permanent` by default).
         #[php(defaults(reason = GIVE_UP_REASON))]
         pub fn give_up(reason: Bytes<'_>) -> PhpResult<Verdict> {
-            guarded!("Recuo\\Verdict::giveUp", {
-                let cause = cause_arg(F, (1, "reason"), reason, false)?;
-                Ok(recuo::Verdict::GiveUp { cause }.into())
-            })
+            guard!("Recuo\\Verdict::giveUp");
+            let cause = cause_arg(F, (1, "reason"), reason, false)?;
+            Ok(recuo::Verdict::GiveUp { cause }.into())
         }
     }
 });
@@ -139,25 +137,24 @@ pub(crate) fn outcome_arg(
 /// The method `Recuo\classify` assumes: a read.
 const DEFAULT_METHOD: &str = Request::GET.method;
 
-/// The verdict on one outcome under `$policy` (guide A's rules when null): exactly one of
-/// `$status` (an HTTP status; outside 100-599 counts as 500) and `$error` (`"connect"`,
-/// `"tls"`, `"timeout"`, `"reset"`, `"other"`). `$method` and `$idempotencyKey` say whether
-/// the request is safe to repeat; `$headers` (name => value, name => list of values, or a
-/// list of [name, value] pairs) carry the server's wait, read as of `$nowMs` (milliseconds
-/// since the Unix epoch; the system clock when null).
-#[php_function]
-#[php(name = "Recuo\\classify")]
-#[php(defaults(method = DEFAULT_METHOD, idempotencyKey = false, headers = Array::EMPTY))]
-pub fn classify(
-    status: Option<i64>,
-    error: Option<Bytes<'_>>,
-    method: Bytes<'_>,
-    idempotencyKey: bool,
-    headers: Array<'_>,
-    nowMs: Option<i64>,
-    policy: Option<&Policy>,
-) -> PhpResult<Verdict> {
-    guarded!("Recuo\\classify", {
+php_functions!({
+    /// The verdict on one outcome under `$policy` (guide A's rules when null): exactly one of
+    /// `$status` (an HTTP status; outside 100-599 counts as 500) and `$error` (`"connect"`,
+    /// `"tls"`, `"timeout"`, `"reset"`, `"other"`). `$method` and `$idempotencyKey` say whether
+    /// the request is safe to repeat; `$headers` (name => value, name => list of values, or a
+    /// list of [name, value] pairs) carry the server's wait, read as of `$nowMs` (milliseconds
+    /// since the Unix epoch; the system clock when null).
+    #[php(name = "Recuo\\classify")]
+    #[php(defaults(method = DEFAULT_METHOD, idempotencyKey = false, headers = Array::EMPTY))]
+    pub fn classify(
+        status: Option<i64>,
+        error: Option<Bytes<'_>>,
+        method: Bytes<'_>,
+        idempotencyKey: bool,
+        headers: Array<'_>,
+        nowMs: Option<i64>,
+        policy: Option<&Policy>,
+    ) -> PhpResult<Verdict> {
         let outcome = outcome_arg(F, 1, status, error)?;
         let headers = header_pairs(F, 5, "headers", headers)?;
         let method = method.text();
@@ -174,7 +171,5 @@ pub fn classify(
             inner,
             judged: Some((outcome, headers)),
         })
-    })
-}
-
-php_functions!(classify);
+    }
+});
