@@ -47,14 +47,22 @@ pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
 
 /// Declares readers for `#[pyo3(from_py_with = ...)]`, which takes a function's path (not a
 /// closure): `fn name -> T = read("what");` is `fn name(value) -> PyResult<T>`, answering
-/// `read(value, "what")`.
+/// `read(value, "what")`; `fn name -> Option<T> = read("what") or None;` answers `None` for
+/// `None`, anything else read so.
 macro_rules! readers {
-    ($($(#[$attr:meta])* $vis:vis fn $name:ident -> $t:ty = $read:ident($what:literal);)*) => {$(
+    ($($(#[$attr:meta])* $vis:vis fn $name:ident -> $t:ty
+        = $read:ident($what:literal) $(or $none:ident)?;)*) => {$(
         $(#[$attr])*
         $vis fn $name(value: &Bound<'_, PyAny>) -> PyResult<$t> {
-            $read(value, $what)
+            $crate::args::readers!(@read value, $read, $what $(, $none)?)
         }
     )*};
+    (@read $value:ident, $read:ident, $what:literal) => {
+        $read($value, $what)
+    };
+    (@read $value:ident, $read:ident, $what:literal, None) => {
+        $crate::args::opt($value, |v| $read(v, $what))
+    };
 }
 pub(crate) use readers;
 
@@ -254,11 +262,6 @@ pub(crate) fn secs_to_ms(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> 
     recuo::units::ms_from_secs_f64(seconds).map_err(|e| config_error(value.py(), e))
 }
 
-/// An optional duration in seconds (`None`: absent), as whole milliseconds.
-pub(crate) fn opt_secs_to_ms(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<u64>> {
-    opt(value, |v| secs_to_ms(v, what))
-}
-
 readers! {
     /// `tentativas`: see [`count_arg`].
     pub(crate) fn tentativas_arg -> u32 = count_arg("tentativas");
@@ -266,8 +269,9 @@ readers! {
     pub(crate) fn cap_ms_arg -> u64 = ms_arg("cap_ms");
     pub(crate) fn base_arg -> f64 = secs_arg("base");
     pub(crate) fn maximo_arg -> f64 = secs_arg("maximo");
-    pub(crate) fn prazo_arg -> Option<u64> = opt_secs_to_ms("prazo");
-    pub(crate) fn deadline_arg -> Option<u64> = opt_secs_to_ms("deadline");
+    /// An optional duration in seconds (`None`: absent), as whole milliseconds.
+    pub(crate) fn prazo_arg -> Option<u64> = secs_to_ms("prazo") or None;
+    pub(crate) fn deadline_arg -> Option<u64> = secs_to_ms("deadline") or None;
     pub(crate) fn latency_arg -> f64 = secs_arg("latency");
     pub(crate) fn elapsed_ms_arg -> u64 = u64_arg("elapsed_ms");
     pub(crate) fn total_ms_arg -> u64 = u64_arg("total_ms");
@@ -280,6 +284,12 @@ readers! {
     pub(crate) fn header_arg -> String = string_arg("idempotency_header");
     /// `url`: a `str` or `bytes`, read by [`url_text`].
     pub(crate) fn url_arg -> String = url_text("url");
+    /// A jitter seed: `None` (seed from the operating system) or an int from 0 to 2^64 − 1.
+    pub(crate) fn seed_arg -> Option<u64> = u64_arg("seed") or None;
+    pub(crate) fn opt_delay_ms_arg -> Option<u64> = u64_arg("delay_ms") or None;
+    pub(crate) fn content_type_arg -> Option<String> = string_arg("expected_content_type") or None;
+    /// `send_keys`: `None`, or a bool.
+    pub(crate) fn send_keys_arg -> Option<bool> = require_bool("idempotency_keys") or None;
 }
 
 /// An int from 0 to 2^64 − 1 (`what` names it); else `ValueError` naming it as `said`.
@@ -304,11 +314,6 @@ pub(crate) fn clock_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
         what,
         format_args!("{what} (a monotonic clock reading)"),
     )
-}
-
-/// A jitter seed: `None` (seed from the operating system) or an int from 0 to 2^64 − 1.
-pub(crate) fn seed_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    opt(value, |v| u64_arg(v, "seed"))
 }
 
 /// `now_ms`: `None` (the system clock, read here, at the edge) or an int of milliseconds

@@ -376,15 +376,11 @@ pub(crate) fn run_batch(
     {
         return Err(error);
     }
-    let results = queue
-        .results
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(PoisonError::into_inner)
-                .unwrap_or_else(|| PyBatchResult::not_started(BatchEnd::UNREACHED))
-        })
-        .collect::<Vec<_>>();
+    let results = queue.results.into_iter().map(|slot| {
+        slot.into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(|| PyBatchResult::not_started(BatchEnd::UNREACHED))
+    });
     let results = PyTuple::new(py, results)?;
     report_from(py, results, &queue.recorder.snapshot(), started.elapsed())
 }

@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyString};
 use recuo::http::{give_up_message, Last, RequestPlan, Style};
 use recuo::{Policy, Transport};
 
-use crate::args::{must_be, opt, require_bool, require_str};
+use crate::args::{must_be, require_str, send_keys_arg};
 use crate::policy::PyPolicy;
 use crate::record::give_up_reason;
 
@@ -54,11 +54,6 @@ pub(crate) fn style_arg(value: &Bound<'_, PyAny>) -> PyResult<Style> {
             "style must be 'client' or 'guide', not {other:?}"
         ))),
     }
-}
-
-/// `send_keys`: `None`, or a bool.
-fn send_keys_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-    opt(value, |v| require_bool(v, "idempotency_keys"))
 }
 
 /// Whether one of `headers`' names (a mapping or an iterable of names, `str` or `bytes`) is

@@ -59,8 +59,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use pyo3::prelude::*;
-
-use errors::{ConfigError, PlanError, QueueFullError, SharedFileError};
+use pyo3::types::PyList;
 
 mod args;
 mod attempt;
@@ -122,89 +121,60 @@ fn _wait_ms_from_ns(ns: u64) -> u64 {
 
 /// recuo's native module; import ``recuo`` instead.
 #[pymodule]
-fn _recuo(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add("__version__", recuo::VERSION)?;
-    m.add("ConfigError", py.get_type::<ConfigError>())?;
-    m.add("PlanError", py.get_type::<PlanError>())?;
-    m.add("SharedFileError", py.get_type::<SharedFileError>())?;
-    let queue_full = py.get_type::<QueueFullError>();
-    queue_full.setattr("code", 114)?;
-    queue_full.setattr("name", "queue_full")?;
-    m.add("QueueFullError", queue_full)?;
-    m.add("InternalError", errors::internal_error(py)?)?;
-    // Set, not added, so that they stay out of `__all__`: for tests only (`_force_panic`,
-    // `_call_once`, ...), what the generated value classes (recuo/_values.py,
-    // recuo/_faces.py) call, what unpickling a batch's result or report calls, and the
-    // private names the Python glue (recuo/_retry.py) uses.
-    let private = [
-        wrap_pyfunction!(_force_panic, m)?,
-        wrap_pyfunction!(_call_once, m)?,
-        wrap_pyfunction!(_monotonic_ms, m)?,
-        wrap_pyfunction!(record::_set_telemetry, m)?,
-        wrap_pyfunction!(record::_telemetry_of, m)?,
-        wrap_pyfunction!(record::_instruments, m)?,
-        wrap_pyfunction!(_wait_ms_from_ns, m)?,
-        wrap_pyfunction!(values::read_value, m)?,
-        wrap_pyfunction!(batch::batch_result, m)?,
-        wrap_pyfunction!(batch::batch_report, m)?,
-        wrap_pyfunction!(values::stats_derived, m)?,
-        wrap_pyfunction!(values::stats_merge, m)?,
-        wrap_pyfunction!(pool::loop_pool, m)?,
-        wrap_pyfunction!(first::asyncio_first_attempt, m)?,
-        wrap_pyfunction!(first::operation_after_first, m)?,
-        wrap_pyfunction!(scoped::operation_in_context, m)?,
-        wrap_pyfunction!(scoped::request_operation, m)?,
-        wrap_pyfunction!(http::request_plan, m)?,
-        wrap_pyfunction!(http::ending, m)?,
-        wrap_pyfunction!(http::message, m)?,
-    ];
-    for f in private {
-        let name = f.getattr(pyo3::intern!(py, "__name__"))?;
-        m.setattr(name.cast_into::<pyo3::types::PyString>()?, f)?;
+mod _recuo {
+    // Every class and function, the private ones (a `_` first: for tests only, such as
+    // `_force_panic` and `_call_once`; what the generated value classes (recuo/_values.py,
+    // recuo/_faces.py) call; what unpickling a batch's result or report calls; what
+    // `Regulator._reserve` answers; the private names the Python glue (recuo/_retry.py)
+    // uses) left out of `__all__` by `init`.
+    #[pymodule_export]
+    use crate::{
+        _call_once, _force_panic, _monotonic_ms, _wait_ms_from_ns,
+        attempt::{PyAttempt, PyIdempotencyKey},
+        batch::{batch_report, batch_result, run_batch, PyBatchReport, PyBatchResult},
+        current::current_attempt,
+        errors::{ConfigError, PlanError, QueueFullError, SharedFileError},
+        first::{asyncio_first_attempt, operation_after_first},
+        guide::{backoff_window_ms, com_retry, parse_retry_after, retry_delay_ms},
+        http::{ending, message, request_plan},
+        limits::{
+            monotonic_ns, PyConcurrencyLimit, PyGate, PyPermit, PyRegulator, PyReservation,
+            PyRetryBudget,
+        },
+        machine::{PyOperation, PyStep},
+        origin::who_answered,
+        plan::plan,
+        policy::PyPolicy,
+        pool::{loop_pool, PyAttemptPool},
+        queue::{PyBatchQueue, PyNext},
+        record::{_instruments, _set_telemetry, _telemetry_of, PyAttemptRecord, PyResultRecord},
+        redact::{redact_headers, redact_url, redact_url_detailed, PyRedactedUrl},
+        retry_loop::PyLoop,
+        scoped::{operation_in_context, request_operation},
+        stats::PyStatsRecorder,
+        values::{read_value, stats_derived, stats_merge},
+        verdict::{classify, PyVerdict},
+    };
+
+    use super::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        let py = m.py();
+        let exported = m.index()?;
+        let public = exported.iter().filter(|n| !n.to_string().starts_with('_'));
+        m.setattr("__all__", PyList::new(py, public.collect::<Vec<_>>())?)?;
+        m.add("__version__", recuo::VERSION)?;
+        let queue_full = py.get_type::<QueueFullError>();
+        queue_full.setattr("code", 114)?;
+        queue_full.setattr("name", "queue_full")?;
+        m.add("InternalError", errors::internal_error(py)?)?;
+        // Private values the Python glue (recuo/_retry.py) uses, set out of `__all__`: how
+        // often a wait that cannot block looks at a full limit again, ms (the core's);
+        m.setattr("_GATE_POLL_MS", recuo::GATE_POLL_MS)?;
+        // `ContextVar[_AttemptPool | None]` and `ContextVar[Attempt | None]`.
+        m.setattr("_attempt_pool", context::vars(py)?.pool.var.bind(py))?;
+        m.setattr("_current_attempt", context::vars(py)?.attempt.var.bind(py))?;
+        Ok(())
     }
-    m.add_class::<policy::PyPolicy>()?;
-    m.add_class::<verdict::PyVerdict>()?;
-    m.add_class::<attempt::PyAttempt>()?;
-    m.add_class::<machine::PyOperation>()?;
-    m.add_class::<machine::PyStep>()?;
-    m.add_class::<queue::PyBatchQueue>()?;
-    m.add_class::<queue::PyNext>()?;
-    m.add_class::<attempt::PyIdempotencyKey>()?;
-    m.add_class::<limits::PyRegulator>()?;
-    // Private, out of `__all__`: what `Regulator._reserve` answers.
-    m.setattr("_Reservation", py.get_type::<limits::PyReservation>())?;
-    m.add_class::<limits::PyConcurrencyLimit>()?;
-    m.add_class::<limits::PyPermit>()?;
-    m.add_class::<limits::PyRetryBudget>()?;
-    m.add_class::<limits::PyGate>()?;
-    m.add_class::<batch::PyBatchReport>()?;
-    m.add_class::<batch::PyBatchResult>()?;
-    m.add_class::<stats::PyStatsRecorder>()?;
-    m.add_class::<record::PyAttemptRecord>()?;
-    m.add_class::<record::PyResultRecord>()?;
-    m.add_class::<redact::PyRedactedUrl>()?;
-    m.add_function(wrap_pyfunction!(guide::com_retry, m)?)?;
-    m.add_function(wrap_pyfunction!(guide::retry_delay_ms, m)?)?;
-    m.add_function(wrap_pyfunction!(guide::parse_retry_after, m)?)?;
-    m.add_function(wrap_pyfunction!(guide::backoff_window_ms, m)?)?;
-    m.add_function(wrap_pyfunction!(verdict::classify, m)?)?;
-    m.add_function(wrap_pyfunction!(current::current_attempt, m)?)?;
-    m.add_function(wrap_pyfunction!(limits::monotonic_ns, m)?)?;
-    m.add_function(wrap_pyfunction!(plan::plan, m)?)?;
-    m.add_function(wrap_pyfunction!(batch::run_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(redact::redact_url, m)?)?;
-    m.add_function(wrap_pyfunction!(redact::redact_url_detailed, m)?)?;
-    m.add_function(wrap_pyfunction!(redact::redact_headers, m)?)?;
-    m.add_function(wrap_pyfunction!(origin::who_answered, m)?)?;
-    // The private names the Python glue (recuo/_retry.py) uses: set, not added, so they stay
-    // out of `__all__`.
-    m.setattr("_AttemptPool", py.get_type::<pool::PyAttemptPool>())?;
-    // How often a wait that cannot block looks at a full limit again, ms (the core's).
-    m.setattr("_GATE_POLL_MS", recuo::GATE_POLL_MS)?;
-    m.setattr("_Loop", py.get_type::<retry_loop::PyLoop>())?;
-    // `ContextVar[_AttemptPool | None]` and `ContextVar[Attempt | None]`.
-    m.setattr("_attempt_pool", context::vars(py)?.pool.var.bind(py))?;
-    m.setattr("_current_attempt", context::vars(py)?.attempt.var.bind(py))?;
-    Ok(())
 }

@@ -52,11 +52,11 @@ pub(crate) fn rate_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Rate> {
 
 /// An int that fits in a `u32` (`what` names it); a negative or larger one is a `ValueError`.
 fn u32_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
-    match int_arg(value, what)? {
-        Int::Fits(n) => u32::try_from(n).map_err(|_| ()),
-        Int::Negative | Int::TooLarge => Err(()),
-    }
-    .map_err(|()| {
+    let fits = match int_arg(value, what)? {
+        Int::Fits(n) => u32::try_from(n).ok(),
+        Int::Negative | Int::TooLarge => None,
+    };
+    fits.ok_or_else(|| {
         PyValueError::new_err(format!(
             "{what} must be between 0 and 2**32 - 1, not {value}"
         ))
@@ -71,11 +71,8 @@ readers! {
     fn now_ns_arg -> u64 = clock_arg("now_ns");
     fn ratio_arg -> f64 = number_arg("ratio");
     fn floor_arg -> f64 = number_arg("floor_per_s");
-}
-
-/// `None` (now), or a reading of the monotonic clock in nanoseconds.
-pub(crate) fn opt_now_ns_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    opt(value, now_ns_arg)
+    /// `None` (now), or a reading of the monotonic clock in nanoseconds.
+    pub(crate) fn opt_now_ns_arg -> Option<u64> = clock_arg("now_ns") or None;
 }
 
 /// A timeout in seconds: `None` (wait as long as it takes) or a number ≥ 0; `math.inf` is no
@@ -132,15 +129,6 @@ pub(crate) fn text_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String>
     value.extract::<String>()
 }
 
-/// Python's `repr` of a path, as `os.fsdecode` reads it.
-fn path_repr(py: Python<'_>, path: &std::path::Path) -> PyResult<String> {
-    Ok(py
-        .import(pyo3::intern!(py, "os"))?
-        .call_method1(pyo3::intern!(py, "fsdecode"), (path,))?
-        .repr()?
-        .to_string())
-}
-
 /// A shared state's error as Python's, with the core's message: for a file at `path`, the
 /// system's refusal as the matching `OSError` (`FileNotFoundError`, `PermissionError`, ...
 /// with `errno` and `filename`); for a Redis server (`path`: `None`), one that cannot be
@@ -161,16 +149,6 @@ pub(crate) fn store_error(error: &SharedError, path: Option<&Path>) -> PyErr {
             SharedFileError::new_err(message)
         }
     }
-}
-
-/// A Redis server's URL (already without its password) and key, as Python writes them in a
-/// call: `'redis://host:port', 'key'`.
-fn server_repr(py: Python<'_>, url: &str, key: &str) -> PyResult<String> {
-    Ok(format!(
-        "{}, {}",
-        PyString::new(py, url).repr()?,
-        PyString::new(py, key).repr()?
-    ))
 }
 
 /// Where a regulator's or a budget's state lives.
@@ -200,12 +178,19 @@ impl Home {
         }
     }
 
-    /// The `repr` of an object of `class` with `settings` kept here: as the call that makes it.
+    /// The `repr` of an object of `class` with `settings` kept here: as the call that makes it
+    /// (a path as `os.fsdecode` reads it; a Redis server's URL, already without its password,
+    /// and key as Python writes them: `'redis://host:port', 'key'`).
     fn repr(&self, py: Python<'_>, class: &str, settings: &str) -> PyResult<String> {
+        let text = |s: &str| PyString::new(py, s).repr();
         Ok(match self {
-            Home::File(path) => format!("{class}.shared({}, {settings})", path_repr(py, path)?),
+            Home::File(path) => {
+                let os = py.import(pyo3::intern!(py, "os"))?;
+                let path = os.call_method1(pyo3::intern!(py, "fsdecode"), (path,))?;
+                format!("{class}.shared({}, {settings})", path.repr()?)
+            }
             Home::Redis { url, key } => {
-                format!("{class}.redis({}, {settings})", server_repr(py, url, key)?)
+                format!("{class}.redis({}, {}, {settings})", text(url)?, text(key)?)
             }
             Home::Local => format!("{class}({settings})"),
         })
@@ -335,18 +320,6 @@ impl PyRegulator {
             Err(Err(e)) => Err(regulator_error(e, &self.home)),
         }
     }
-
-    /// Reserves a start of weight `cost` now — on the regulator's own clock: the monotonic
-    /// clock, or a Redis server's — if it comes within `max_wait_ns`: the reservation (its
-    /// wait in nanoseconds, 0: now), or `None` (nothing reserved) when it would not.
-    fn reserve(
-        &self,
-        py: Python<'_>,
-        max_wait_ns: u64,
-        cost: u32,
-    ) -> PyResult<Option<Reservation>> {
-        Ok(self.start(py, |r| r.reserve_start(cost, max_wait_ns))?.ok())
-    }
 }
 
 methods!({
@@ -464,8 +437,10 @@ methods!({
             #[pyo3(from_py_with = timeout_arg)] timeout: Option<Duration>,
             #[pyo3(from_py_with = cost_arg)] cost: u32,
         ) -> PyResult<bool> {
-            match self.reserve(py, timeout_ns(timeout), cost)? {
-                Some(reservation) => {
+            // Reserved now, on the regulator's own clock (the monotonic clock, or a Redis
+            // server's), if it comes within the timeout.
+            match self.start(py, |r| r.reserve_start(cost, timeout_ns(timeout)))? {
+                Ok(reservation) => {
                     let wait = Duration::from_nanos(reservation.wait_ns());
                     if let Err(e) = interruptible_sleep(py, wait, None) {
                         let _ = self.inner.give_back(reservation);
@@ -473,7 +448,7 @@ methods!({
                     }
                     Ok(true)
                 }
-                None => Ok(false),
+                Err(_) => Ok(false),
             }
         }
 
@@ -551,7 +526,8 @@ methods!({
             max_wait_ns: u64,
             cost: u32,
         ) -> PyResult<Option<PyReservation>> {
-            Ok(self.reserve(py, max_wait_ns, cost)?.map(PyReservation))
+            let reserved = self.start(py, |r| r.reserve_start(cost, max_wait_ns))?;
+            Ok(reserved.ok().map(PyReservation))
         }
 
         /// Gives back a reservation whose wait was cancelled: ``True`` when its slot is free
@@ -678,17 +654,19 @@ pub(crate) struct PyConcurrencyLimit {
     /// The places taken by `with` / `async with`, given back by the matching exit (places are
     /// interchangeable, so any one will do).
     held: Mutex<Vec<Permit>>,
-    /// A Redis limit's server (its URL without the password), key and lease, for `repr`.
-    redis: Option<(String, String, Duration)>,
+    /// Where the places are kept, and a Redis limit's lease, for `repr`.
+    home: Home,
+    lease: Option<Duration>,
 }
 
 impl PyConcurrencyLimit {
-    /// `inner`, none of its places held by `with`; `redis`: as the field.
-    fn made(inner: ConcurrencyLimit, redis: Option<(String, String, Duration)>) -> Self {
+    /// `inner`, kept at `home`, none of its places held by `with`; `lease`: a Redis limit's.
+    fn made(inner: ConcurrencyLimit, home: Home, lease: Option<Duration>) -> Self {
         PyConcurrencyLimit {
             inner,
             held: Mutex::new(Vec::new()),
-            redis,
+            home,
+            lease,
         }
     }
 
@@ -715,7 +693,7 @@ methods!({
         fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
             let inner = ConcurrencyLimit::new(limit)
                 .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
-            Ok(Self::made(inner, None))
+            Ok(Self::made(inner, Home::Local, None))
         }
 
         /// A limit in the file at ``path`` (created with mode 0600 if missing): at most ``limit``
@@ -743,7 +721,7 @@ methods!({
                 recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
                 recuo::LimitError::Shared(e) => store_error(&e, Some(&path)),
             })?;
-            Ok(Self::made(inner, None))
+            Ok(Self::made(inner, Home::File(path), None))
         }
 
         /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
@@ -775,10 +753,7 @@ methods!({
             let inner = py
                 .detach(|| recuo_redis::limit(&url, &key, limit, lease))
                 .map_err(|e| store_error(&e, None))?;
-            Ok(Self::made(
-                inner,
-                Some((recuo::redact_url(&url).url, key, lease)),
-            ))
+            Ok(Self::made(inner, Home::redis(&url, key), Some(lease)))
         }
 
         /// Waits for a place (at most ``timeout`` seconds; ``None``: as long as it takes) and
@@ -853,19 +828,16 @@ methods!({
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
             let (in_flight, limit) = (self.inner.in_flight(), self.inner.limit());
-            Ok(match &self.redis {
-                Some((url, key, lease)) => format!(
-                    "<recuo.ConcurrencyLimit.redis({}, {limit}, {:?}): {in_flight} in flight here>",
-                    server_repr(py, url, key)?,
-                    lease.as_secs_f64()
-                ),
-                None => match self.inner.path() {
-                    Some(path) => format!(
-                        "<recuo.ConcurrencyLimit.shared({}, {limit}): {in_flight} in flight>",
-                        path_repr(py, path)?
-                    ),
-                    None => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
-                },
+            let (settings, here) = match self.lease {
+                Some(lease) => (format!("{limit}, {:?}", lease.as_secs_f64()), " here"),
+                None => (limit.to_string(), ""),
+            };
+            Ok(match self.home {
+                Home::Local => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
+                _ => {
+                    let call = self.home.repr(py, "ConcurrencyLimit", &settings)?;
+                    format!("<recuo.{call}: {in_flight} in flight{here}>")
+                }
             })
         }
     }

@@ -3,12 +3,8 @@
 
 use pyo3::prelude::*;
 
-use crate::args::{headers_arg, opt, string_arg};
+use crate::args::{content_type_arg, headers_arg};
 use crate::values::instance;
-
-fn content_type_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    opt(value, |v| string_arg(v, "expected_content_type"))
-}
 
 /// Who answered, judged from the response's ``headers`` (any shape ``recuo.classify`` takes;
 /// names in any case) and, when given, whether its content type is the

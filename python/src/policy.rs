@@ -13,8 +13,7 @@ use recuo::{Jitter, MethodSet, Policy, PolicyBuilder, PolicyValue, RetryRule, Ru
 
 use crate::args::{
     bool_repr, config_error, config_error_saying, count_arg, deadline_arg, header_arg, methods,
-    ms_to_secs, not_one_of, opt_secs_to_ms, quoted, readers, require_bool, require_str, secs_to_ms,
-    transport_arg,
+    ms_to_secs, not_one_of, quoted, readers, require_bool, require_str, secs_to_ms, transport_arg,
 };
 
 fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<RetryRule> {
@@ -50,7 +49,7 @@ readers! {
     fn max_attempts_arg -> u32 = count_arg("max_attempts");
     fn base_arg -> u64 = secs_to_ms("base");
     fn cap_arg -> u64 = secs_to_ms("cap");
-    fn spread_arg -> Option<u64> = opt_secs_to_ms("spread");
+    fn spread_arg -> Option<u64> = secs_to_ms("spread") or None;
     fn use_date_header_arg -> bool = require_bool("use_date_header");
     fn server_honours_keys_arg -> bool = require_bool("server_honours_keys");
     fn idempotent_arg -> bool = require_bool("idempotent");

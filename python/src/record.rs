@@ -24,7 +24,7 @@ use recuo::{
 
 use crate::args::{
     causes, elapsed_ms_arg, headers_arg, int_arg, locked, method_arg, methods, must_be, not_one_of,
-    outcome_arg, require_str, total_ms_arg, u64_arg, url_arg, url_text, Int,
+    opt_delay_ms_arg, outcome_arg, require_str, total_ms_arg, u64_arg, url_arg, url_text, Int,
 };
 use crate::values::loads;
 
@@ -340,10 +340,6 @@ fn start_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     crate::args::require_int(value, "start_ms")?
         .extract::<i64>()
         .map_err(|_| PyValueError::new_err("start_ms must be between -2**63 and 2**63 - 1"))
-}
-
-fn opt_delay_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    crate::args::opt(value, |v| u64_arg(v, "delay_ms"))
 }
 
 fn attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {
