@@ -332,15 +332,17 @@ unsafe fn make(
     out: *mut *mut recuo_attempts,
 ) -> recuo_status {
     // SAFETY: forwarded from the caller.
+    // Boxed where it is made: the machine is large, and a move through `ptr::make`'s
+    // `Result` would copy it once more.
     unsafe {
-        ptr::make(out, || {
+        ptr::fill(out, || {
             let op = Operation::new(ptr::input(policy)?.policy()?).seed(seed);
-            Ok(recuo_attempts {
+            Ok(Box::into_raw(Box::new(recuo_attempts {
                 op,
                 started: false,
                 retry_after_ms: None,
                 polled: Polled::default(),
-            })
+            })))
         })
     }
 }
