@@ -51,27 +51,10 @@ pub struct BatchResult {
     blank: bool,
 }
 
-/// What `unserialize()` makes before `__unserialize()`: an operation not started.
-impl Default for BatchResult {
-    fn default() -> Self {
-        BatchResult {
-            blank: true,
-            ..BatchResult::of(BatchEnd::UNREACHED, 0, None)
-        }
-    }
-}
-
-/// A result of its plain form alone: its value and error null.
-impl From<BatchResultValue> for BatchResult {
-    fn from(plain: BatchResultValue) -> Self {
-        BatchResult {
-            plain,
-            value: None,
-            error: None,
-            blank: false,
-        }
-    }
-}
+// What `unserialize()` makes before `__unserialize()`: an operation not started; a result of
+// its plain form alone has its value and error null.
+blank_or_from!(BatchResult(plain: BatchResultValue, value, error) =
+    BatchResultValue::of(BatchEnd::UNREACHED, 0, None));
 
 impl BatchResult {
     fn of(end: BatchEnd, attempts: u32, report: Option<recuo::Report>) -> Self {
@@ -231,19 +214,10 @@ impl BatchReport {
 
     /// The core's plain form of this report (the results in order; their keys are PHP's).
     fn plain(&self) -> BatchReportValue {
-        let results = self
-            .results
-            .array()
-            .map(|table| {
-                table
-                    .values()
-                    .filter_map(|v| v.extract::<&BatchResult>())
-                    .map(|r| r.plain.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let results = self.results.array().into_iter().flat_map(|t| t.values());
+        let results = results.filter_map(|v| v.extract::<&BatchResult>());
         BatchReportValue {
-            results,
+            results: results.map(|r| r.plain.clone()).collect(),
             stats: self.stats.clone(),
             // Whole milliseconds, as every language's plain form has it.
             elapsed_ms: self.elapsed_ms.max(0.0).round() as u64,
@@ -468,7 +442,7 @@ php_functions!({
             let progress = queue.ended(index, result.end());
             insert(&mut results, &ops[index].key, result)?;
             if let Some(tell) = &onProgress {
-                let progress = instance(&progress)?.into_object();
+                let progress = instance(&progress)?.0;
                 tell.try_call(vec![&progress])
                     .map_err(|_| driver::take_failure(F, "$onProgress").into_exception())?;
             }

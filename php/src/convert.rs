@@ -135,11 +135,7 @@ pub fn header_pairs(
         } else {
             let index = key.long().unwrap_or_default();
             let label = format!("index {index}");
-            let pair = value
-                .array()
-                .filter(|pair| pair.len() == 2)
-                .and_then(|pair| Some((pair.get_index(0)?, pair.get_index(1)?)))
-                .ok_or_else(|| wrong(&label, &type_name(value)))?;
+            let pair = pair_of(value).ok_or_else(|| wrong(&label, &type_name(value)))?;
             let header = lossy(pair.0.dereference())
                 .ok_or_else(|| wrong(&label, "a pair whose name is not a string"))?;
             let text = header_value(pair.1.dereference())
@@ -148,6 +144,12 @@ pub fn header_pairs(
         }
     }
     Ok(pairs)
+}
+
+/// The two entries of a PHP list `[a, b]` (keys 0 and 1), as `value` holds one.
+pub fn pair_of(value: &Zval) -> Option<(&Zval, &Zval)> {
+    let pair = value.array().filter(|pair| pair.len() == 2)?;
+    Some((pair.get_index(0)?, pair.get_index(1)?))
 }
 
 /// A string's bytes as text, anything that is not UTF-8 as U+FFFD.
@@ -185,22 +187,16 @@ pub fn type_name(value: &Zval) -> String {
             .get_class_name()
             .unwrap_or_else(|_| "object".to_string());
     }
-    let name = if value.is_null() {
-        "null"
-    } else if value.is_bool() {
-        "bool"
-    } else if value.is_long() {
-        "int"
-    } else if value.is_double() {
-        "float"
-    } else if value.is_string() {
-        "string"
-    } else if value.is_array() {
-        "array"
-    } else {
-        "a value of another type"
-    };
-    name.to_string()
+    let kinds = [
+        (Zval::is_null as fn(&Zval) -> bool, "null"),
+        (Zval::is_bool, "bool"),
+        (Zval::is_long, "int"),
+        (Zval::is_double, "float"),
+        (Zval::is_string, "string"),
+        (Zval::is_array, "array"),
+    ];
+    let kind = kinds.iter().find(|(is, _)| is(value));
+    String::from(kind.map_or("a value of another type", |(_, name)| *name))
 }
 
 /// A number of attempts: below 1 is left for the core to refuse (`ZERO_ATTEMPTS`); above
@@ -305,6 +301,14 @@ pub fn now_ms(value: Option<i64>) -> i64 {
 pub fn json_decode(json: &str, associative: bool) -> Option<Zval> {
     let decode = ZendCallable::try_from_name("json_decode").ok()?;
     decode.try_call(vec![&json, &associative]).ok()
+}
+
+/// `value`, changed by `add` with `option` when given: a builder's optional setting.
+pub fn given<T, U>(value: T, option: Option<U>, add: impl FnOnce(T, U) -> T) -> T {
+    match option {
+        Some(given) => add(value, given),
+        None => value,
+    }
 }
 
 /// A count of milliseconds as a PHP int (saturating; the core's delays never get there).

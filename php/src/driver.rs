@@ -35,8 +35,8 @@ use recuo::{
 };
 
 use crate::convert::{php_int, type_name};
-use crate::errors::{shared_file_error, type_error, value_error_message};
-use crate::limits::ConcurrencyLimit;
+use crate::errors::{php_error, shared_file_error, type_error, value_error_message};
+use crate::limits::would_wait_forever;
 use crate::loop_values::Attempt;
 use crate::pool::{PoolScope, Start};
 use crate::record::record_array;
@@ -82,11 +82,7 @@ pub fn take_failure(function: &str, role: &str) -> Halt {
             None => Halt::Pending,
         },
         Some(false) => Halt::Pending,
-        None => Halt::Raise(PhpException::new(
-            format!("{function}(): calling {role} failed"),
-            0,
-            ce::error(),
-        )),
+        None => Halt::Raise(php_error(format!("{function}(): calling {role} failed"))),
     }
 }
 
@@ -268,7 +264,7 @@ impl Driver for PhpDriver<'_, '_> {
         let function = self.callbacks.function;
         if let Some(limit) = gate.limit() {
             // Only this thread holds the places: waiting for one would never end.
-            ConcurrencyLimit::would_wait_forever(limit, function).map_err(Halt::Raise)?;
+            would_wait_forever(limit, function).map_err(Halt::Raise)?;
         }
         let timeout =
             until_ms.map(|u| Duration::from_millis(u.saturating_sub(recuo::monotonic_ms())));
@@ -378,7 +374,7 @@ impl Driver for PhpDriver<'_, '_> {
         }
         match crate::values::instance(report) {
             Ok(report) => {
-                if let Err(e) = self.call(hook, "$onGiveUp", vec![&report.into_object()]) {
+                if let Err(e) = self.call(hook, "$onGiveUp", vec![&report.0]) {
                     self.failure = Some(e);
                 }
             }
@@ -514,13 +510,9 @@ pub fn run(
         Ok(Ok((value, _))) => Ok(value),
         Ok(Err(RetryError { error: Some(e), .. })) | Err(e) => Err(e.into_exception()),
         // No attempt was made: there is no failure of the operation to rethrow.
-        Ok(Err(RetryError { reason, .. })) => Err(PhpException::new(
-            format!(
-                "{function}(): gave up before the first attempt ({})",
-                reason.name()
-            ),
-            0,
-            ce::error(),
-        )),
+        Ok(Err(RetryError { reason, .. })) => Err(php_error(format!(
+            "{function}(): gave up before the first attempt ({})",
+            reason.name()
+        ))),
     }
 }

@@ -23,7 +23,6 @@ use std::ptr;
 use std::sync::OnceLock;
 
 use ext_php_rs::convert::{FromZval, IntoZval};
-use ext_php_rs::exception::PhpException;
 use ext_php_rs::ffi::{
     ext_php_rs_compiler_globals, ext_php_rs_executor_globals, zend_call_known_function,
     zend_class_entry, zend_execute_data, zend_function, zend_hash_str_find_ptr_lc, zend_object,
@@ -182,8 +181,7 @@ unsafe fn first_attempt(
             // SAFETY: the fatal error goes on to the engine's own catch point.
             CatchError::Bailout => unsafe { bailout() },
             other => {
-                PhpException::new(format!("Recuo: {other}"), 0, ext_php_rs::zend::ce::error())
-                    .throw();
+                crate::errors::php_error(format!("Recuo: {other}")).throw();
                 return None;
             }
         }

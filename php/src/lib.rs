@@ -151,25 +151,32 @@ macro_rules! php_functions {
 /// `blank_or_from!(Class(Core) = default)`, for a class `{ inner: Core, blank: bool }`:
 /// `Default` is the object `unserialize()` makes before `__unserialize()` fills it (`blank`,
 /// holding `default`), and `From<Core>` a value made by recuo (never blank: immutable).
+/// `blank_or_from!(Class(field: Core, other, …) = default)` names the field holding the
+/// core's value, and the others, which both leave at their `Default`.
 macro_rules! blank_or_from {
-    ($class:ident($core:ty) = $default:expr) => {
+    ($class:ident($field:ident: $core:ty $(, $other:ident)*) = $default:expr) => {
         impl Default for $class {
             fn default() -> Self {
                 $class {
-                    inner: $default,
+                    $field: $default,
+                    $($other: Default::default(),)*
                     blank: true,
                 }
             }
         }
 
         impl From<$core> for $class {
-            fn from(inner: $core) -> Self {
+            fn from($field: $core) -> Self {
                 $class {
-                    inner,
+                    $field,
+                    $($other: Default::default(),)*
                     blank: false,
                 }
             }
         }
+    };
+    ($class:ident($core:ty) = $default:expr) => {
+        blank_or_from!($class(inner: $core) = $default);
     };
 }
 
@@ -204,7 +211,7 @@ use crate::convert::{
     seed as seed_arg, Bytes,
 };
 use crate::driver::{Callbacks, Judge};
-use crate::errors::{config_error, guarded};
+use crate::errors::config_error;
 use crate::limits::{ConcurrencyLimit, Gate, Permit, Regulator, RetryBudget};
 use crate::loop_values::Attempt;
 use crate::machine::{BatchQueue, Next, Operation, Step, NONE};
@@ -248,10 +255,9 @@ pub fn com_retry(
     url: Bytes,
     metrics: Option<ZendCallable>,
 ) -> PhpResult<Zval> {
-    const F: &str = "Recuo\\comRetry";
     // The first attempt, made and failed already when the fast path called this (see `fast`).
     let first = fast::handed_over();
-    guarded(F, || {
+    guarded!("Recuo\\comRetry", {
         let tentativas = attempts_arg(F, 2, "tentativas", tentativas)?;
         let base = millis(F, 3, "baseMs", baseMs)?;
         let max = millis(F, 4, "maxMs", maxMs)?;
@@ -321,10 +327,9 @@ pub fn retry(
     url: Bytes,
     metrics: Option<ZendCallable>,
 ) -> PhpResult<Zval> {
-    const F: &str = "Recuo\\retry";
     // The first attempt, made and failed already when the fast path called this (see `fast`).
     let first = fast::handed_over();
-    guarded(F, || {
+    guarded!("Recuo\\retry", {
         let seed = seed_arg(F, 6, seed)?;
         let policy = policy.map_or_else(Policy::default_policy, |p| p.inner.clone());
         let judge = classify.as_ref().map_or(Judge::RetryAll, Judge::Classifier);
@@ -450,9 +455,10 @@ extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
 }
 
 /// The classes the macros declare, in the order they are registered: [`add_classes`] adds
-/// them to the module, [`seal_classes`] seals each.
+/// them to the module, [`seal_classes`] seals each (and lets the `serializable` ones be
+/// serialized).
 macro_rules! classes {
-    ($($class:ty),* $(,)?) => {
+    ($($class:ty),*; serializable: $($serializable:ty),*) => {
         /// Adds every class to the module.
         fn add_classes(module: ModuleBuilder) -> ModuleBuilder {
             module$(.class::<$class>())*
@@ -464,10 +470,7 @@ macro_rules! classes {
             static ONCE: std::sync::Once = std::sync::Once::new();
             ONCE.call_once(|| {
                 $(properties::seal::<$class>();)*
-                policy::allow_serialization::<Policy>();
-                policy::allow_serialization::<Stats>();
-                policy::allow_serialization::<BatchResult>();
-                policy::allow_serialization::<BatchReport>();
+                $(policy::allow_serialization::<$serializable>();)*
             });
         }
     };
@@ -476,7 +479,7 @@ macro_rules! classes {
 classes! {
     Policy, Verdict, Attempt, Step, Operation, LoopPool, Next, BatchQueue, Regulator,
     ConcurrencyLimit, Permit, RetryBudget, Gate, BatchResult, Stats, StatsRecorder, BatchReport,
-    RecordFactory,
+    RecordFactory; serializable: Policy, Stats, BatchResult, BatchReport
 }
 
 /// Module startup: registers the exception classes the macros do not declare, and the value

@@ -19,7 +19,7 @@ use ext_php_rs::types::{ZendHashTable, Zval};
 use recuo::budget::MAX_WINDOW_S;
 use recuo::{Rate, RegulatorError};
 
-use crate::convert::{count, non_negative, optional_secs, php_int, Bytes};
+use crate::convert::{count, given, non_negative, optional_secs, php_int, Bytes};
 use crate::errors::{logic_error, shared_file_error, value_error, value_error_message};
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
@@ -279,25 +279,20 @@ pub struct ConcurrencyLimit {
     pub(crate) inner: recuo::ConcurrencyLimit,
 }
 
-impl ConcurrencyLimit {
-    /// Whether every place is taken. In PHP only this thread holds them, so a wait for one
-    /// without a timeout could never end.
-    pub(crate) fn would_wait_forever(
-        limit: &recuo::ConcurrencyLimit,
-        function: &str,
-    ) -> PhpResult<()> {
-        // (Of a shared file, only this process's places: the others' come back on their own.)
-        if limit.held_here() >= limit.limit() {
-            return Err(logic_error(format!(
-                "{function}(): every place of the concurrency limit ({} of {}) is taken by \
-                 this PHP thread, and only it could give one back: waiting would never end \
-                 (release a Recuo\\Permit first, or use tryAcquire() or a timeout)",
-                limit.held_here(),
-                limit.limit()
-            )));
-        }
-        Ok(())
+/// Whether every place is taken. In PHP only this thread holds them, so a wait for one
+/// without a timeout could never end.
+pub(crate) fn would_wait_forever(limit: &recuo::ConcurrencyLimit, function: &str) -> PhpResult<()> {
+    // (Of a shared file, only this process's places: the others' come back on their own.)
+    if limit.held_here() >= limit.limit() {
+        return Err(logic_error(format!(
+            "{function}(): every place of the concurrency limit ({} of {}) is taken by \
+             this PHP thread, and only it could give one back: waiting would never end \
+             (release a Recuo\\Permit first, or use tryAcquire() or a timeout)",
+            limit.held_here(),
+            limit.limit()
+        )));
     }
+    Ok(())
 }
 
 /// A number of places: 1 to 4294967295 (the core's rule: 0 would let nothing run).
@@ -381,13 +376,8 @@ php_impl!({
         /// A place now, or null when every place is taken.
         pub fn try_acquire(&self) -> PhpResult<Option<Permit>> {
             guard!("Recuo\\ConcurrencyLimit::tryAcquire");
-            Ok(self
-                .inner
-                .try_acquire()
-                .map_err(|e| shared_file_error(F, &e))?
-                .map(|permit| Permit {
-                    inner: Some(permit),
-                }))
+            let permit = counted(F, self.inner.try_acquire())?;
+            Ok(permit.map(|p| Permit { inner: Some(p) }))
         }
 
         /// A place, waiting at most `$timeout` seconds for one (null when none came). Without a
@@ -397,16 +387,11 @@ php_impl!({
             guard!("Recuo\\ConcurrencyLimit::acquire");
             let timeout = optional_secs(F, (1, "timeout"), timeout)?.map(Duration::from_millis);
             if timeout.is_none() {
-                ConcurrencyLimit::would_wait_forever(&self.inner, F)?;
+                would_wait_forever(&self.inner, F)?;
             }
             let never = recuo::CancelToken::new();
-            Ok(self
-                .inner
-                .acquire(timeout, &never)
-                .map_err(|e| shared_file_error(F, &e))?
-                .map(|permit| Permit {
-                    inner: Some(permit),
-                }))
+            let permit = counted(F, self.inner.acquire(timeout, &never))?;
+            Ok(permit.map(|p| Permit { inner: Some(p) }))
         }
     }
 });
@@ -469,29 +454,28 @@ pub struct RetryBudget {
     settings: BudgetSettings,
 }
 
-impl RetryBudget {
-    /// What `function` answers: the budget the core `made` with these settings, or its error
-    /// as PHP's — bad settings are a `\ValueError`, a shared file that cannot be used a
-    /// `Recuo\Exception\SharedFileError`.
-    fn made(
-        function: &str,
-        made: Result<recuo::RetryBudget, recuo::BudgetError>,
-        (ratio, floor_per_s, window_s): (f64, f64, u32),
-    ) -> PhpResult<Self> {
-        let inner = made.map_err(|e| match e {
-            recuo::BudgetError::Shared(e) => shared_file_error(function, &e),
-            recuo::BudgetError::Invalid(why) => value_error_message(format!("{function}(): {why}")),
-        })?;
-        let settings = BudgetSettings {
-            ratio,
-            floor_per_s,
-            window_s,
-        };
-        Ok(RetryBudget { inner, settings })
-    }
+/// What `function` answers: the budget the core `made` with these settings, or its error as
+/// PHP's — bad settings are a `\ValueError`, a shared file that cannot be used a
+/// `Recuo\Exception\SharedFileError`.
+fn budget_made(
+    function: &str,
+    made: Result<recuo::RetryBudget, recuo::BudgetError>,
+    (ratio, floor_per_s, window_s): (f64, f64, u32),
+) -> PhpResult<RetryBudget> {
+    let inner = made.map_err(|e| match e {
+        recuo::BudgetError::Shared(e) => shared_file_error(function, &e),
+        recuo::BudgetError::Invalid(why) => value_error_message(format!("{function}(): {why}")),
+    })?;
+    let settings = BudgetSettings {
+        ratio,
+        floor_per_s,
+        window_s,
+    };
+    Ok(RetryBudget { inner, settings })
 }
 
-/// A budget's answer, or its Redis server's error thrown as `SharedFileError`.
+/// A budget's or a limit's answer, or its shared state's error (a file, a Redis server) thrown
+/// as `SharedFileError`.
 fn counted<T>(function: &str, done: Result<T, recuo::SharedError>) -> PhpResult<T> {
     done.map_err(|e| shared_file_error(function, &e))
 }
@@ -530,7 +514,7 @@ php_impl!({
             guard!("Recuo\\RetryBudget::__construct");
             let window_s = window(F, 3, windowS)?;
             let made = recuo::RetryBudget::new(ratio, floorPerS, window_s);
-            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
+            budget_made(F, made, (ratio, floorPerS, window_s))
         }
 
         /// A budget in the file at `$path` (created when missing), shared by every process that
@@ -547,7 +531,7 @@ php_impl!({
             let path = file_path(F, path)?;
             let window_s = window(F, 4, windowS)?;
             let made = recuo::RetryBudget::shared(path, ratio, floorPerS, window_s);
-            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
+            budget_made(F, made, (ratio, floorPerS, window_s))
         }
 
         /// A budget on the Redis server (or Redis Cluster) at `$url` (the URLs of
@@ -570,7 +554,7 @@ php_impl!({
             let key = utf8(F, 2, "key", key)?;
             let window_s = window(F, 5, windowS)?;
             let made = recuo_redis::budget(url, key, ratio, floorPerS, window_s);
-            RetryBudget::made(F, made, (ratio, floorPerS, window_s))
+            budget_made(F, made, (ratio, floorPerS, window_s))
         }
 
         /// Counts a first attempt: it earns retries. (`Recuo\retry` and `Recuo\runBatch` count
@@ -652,16 +636,11 @@ php_impl!({
             budget: Option<&RetryBudget>,
         ) -> PhpResult<Self> {
             guard!("Recuo\\Gate::__construct");
-            let mut inner = recuo::Gate::new();
-            if let Some(r) = regulator {
-                inner = inner.with_regulator(r.inner.clone());
-            }
-            if let Some(l) = limit {
-                inner = inner.with_limit(l.inner.clone());
-            }
-            if let Some(b) = budget {
-                inner = inner.with_budget(b.inner.clone());
-            }
+            let inner = given(recuo::Gate::new(), regulator, |g, r| {
+                g.with_regulator(r.inner.clone())
+            });
+            let inner = given(inner, limit, |g, l| g.with_limit(l.inner.clone()));
+            let inner = given(inner, budget, |g, b| g.with_budget(b.inner.clone()));
             Ok(Gate {
                 inner,
                 budget: budget.map(|b| b.settings),

@@ -9,9 +9,10 @@
 //! (<https://pradev.com.br/guias/como-repetir-requisicoes-com-backoff>), the guide that
 //! writes `comRetry` and `buscarComRetry`.
 
+use ext_php_rs::convert::FromZval;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::ZendHashTable;
+use ext_php_rs::types::{ZendHashTable, Zval};
 use recuo::http::{Last, RequestPlan, Style};
 use recuo::{
     BatchEnd, GatePoll, GiveUpReason, Level, Next as CoreNext, Outcome, RequestLine, Seen,
@@ -19,7 +20,8 @@ use recuo::{
 };
 
 use crate::convert::{
-    count, entry_holds, header_pairs, non_negative, php_int, seed as seed_arg, Array, Bytes,
+    count, entry_holds, given, header_pairs, non_negative, pair_of, php_int, seed as seed_arg,
+    Array, Bytes,
 };
 use crate::errors::{type_error, value_error, value_error_message};
 use crate::limits::{regulator_error, Gate};
@@ -309,12 +311,8 @@ php_impl!({
                 .classify_last_failure(classifyLastFailure)
                 .plan(plan)
                 .replayable(replayable);
-            if let Some(gate) = gate {
-                op = op.gate(gate.inner.clone());
-            }
-            if let Some(stats) = stats {
-                op = op.stats(stats.inner.clone());
-            }
+            op = given(op, gate, |op, gate| op.gate(gate.inner.clone()));
+            op = given(op, stats, |op, stats| op.stats(stats.inner.clone()));
             if let Some(level) = records {
                 op = op.records(Some(level_arg(F, 7, level)?));
             }
@@ -367,8 +365,7 @@ php_impl!({
         /// the wall clock (ms since the Unix epoch; the records' times).
         pub fn start(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
             guard!("Recuo\\Operation::start");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.start(now, unixMs).into())
+            Ok(self.inner.start(at(F, nowMs)?, unixMs).into())
         }
 
         /// Starts the operation whose first attempt was already made — begun at `$nowMs` (the
@@ -378,8 +375,7 @@ php_impl!({
         /// drawn (`Recuo\LoopPool::afterFirst()`).
         pub fn start_after_first(&mut self, nowMs: i64, unixMs: i64) -> PhpResult<Step> {
             guard!("Recuo\\Operation::startAfterFirst");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.start_after_first(now, unixMs).into())
+            Ok(self.inner.start_after_first(at(F, nowMs)?, unixMs).into())
         }
 
         /// For a host that cannot block: one look at the gate for `enter`, at `$nowMs` — a place
@@ -390,8 +386,7 @@ php_impl!({
         /// until the attempt ends, and gives back a slot it reserved and did not use.
         pub fn poll_gate(&mut self, nowMs: i64) -> PhpResult<Step> {
             guard!("Recuo\\Operation::pollGate");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            let step = self.inner.poll_gate(now);
+            let step = self.inner.poll_gate(at(F, nowMs)?);
             Ok(step.map_err(|e| regulator_error(F, None, e))?.into())
         }
 
@@ -399,7 +394,7 @@ php_impl!({
         /// shares (tests and simulations; `Recuo\monotonicNs()` is the real one).
         pub fn poll_gate_at(&mut self, nowMs: i64, regulatorNowNs: i64) -> PhpResult<Step> {
             guard!("Recuo\\Operation::pollGateAt");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let now = at(F, nowMs)?;
             let ns = non_negative(F, 2, "regulatorNowNs", regulatorNowNs)?;
             let step = self.inner.poll_gate_at(now, ns);
             Ok(step.map_err(|e| regulator_error(F, None, e))?.into())
@@ -409,15 +404,13 @@ php_impl!({
         /// cancelled or reached the deadline.
         pub fn entered(&mut self, nowMs: i64, passed: bool) -> PhpResult<Step> {
             guard!("Recuo\\Operation::entered");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.entered(now, passed).into())
+            Ok(self.inner.entered(at(F, nowMs)?, passed).into())
         }
 
         /// The attempt succeeded at `$nowMs`.
         pub fn succeeded(&mut self, nowMs: i64) -> PhpResult<Step> {
             guard!("Recuo\\Operation::succeeded");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.succeeded(now).into())
+            Ok(self.inner.succeeded(at(F, nowMs)?).into())
         }
 
         /// The attempt failed at `$nowMs`: answers `classify` (or, in guide A's loop with no
@@ -435,7 +428,7 @@ php_impl!({
             errorHeaders: Array<'_>,
         ) -> PhpResult<Step> {
             guard!("Recuo\\Operation::failed");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let now = at(F, nowMs)?;
             let seen = seen_arg(F, (2, "status", status), (3, "headers", headers))?;
             let error_seen = seen_arg(
                 F,
@@ -456,7 +449,7 @@ php_impl!({
             headers: Array<'_>,
         ) -> PhpResult<Step> {
             guard!("Recuo\\Operation::judged");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let now = at(F, nowMs)?;
             let said = seen_arg(F, (3, "status", status), (4, "headers", headers))?;
             let seen = match (said, &verdict.judged) {
                 (Some(seen), _) => Some(seen),
@@ -479,7 +472,7 @@ php_impl!({
             headers: Array<'_>,
         ) -> PhpResult<Step> {
             guard!("Recuo\\Operation::responded");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
+            let now = at(F, nowMs)?;
             let outcome = outcome_arg(F, 2, status, error)?;
             self.last = match outcome {
                 Outcome::Status(code) => Last::Status(code),
@@ -493,8 +486,7 @@ php_impl!({
         /// The wait of `sleep` is over at `$nowMs` (or was cut short).
         pub fn slept(&mut self, nowMs: i64) -> PhpResult<Step> {
             guard!("Recuo\\Operation::slept");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
-            Ok(self.inner.slept(now).into())
+            Ok(self.inner.slept(at(F, nowMs)?).into())
         }
 
         /// Cancels the operation: the next step gives up `cancelled`.
@@ -556,12 +548,16 @@ php_impl!({
         #[php(defaults(late = false))]
         pub fn give_up_message(&self, nowMs: i64, late: bool) -> PhpResult<Option<String>> {
             guard!("Recuo\\Operation::giveUpMessage");
-            let now = non_negative(F, 1, "nowMs", nowMs)?;
             let last = if late { Last::Late } else { self.last };
-            Ok(self.inner.give_up_message(now, last))
+            Ok(self.inner.give_up_message(at(F, nowMs)?, last))
         }
     }
 });
+
+/// `$nowMs`, argument 1 of `function`: an instant on the host's clock.
+fn at(function: &str, nowMs: i64) -> PhpResult<u64> {
+    non_negative(function, 1, "nowMs", nowMs)
+}
 
 /// What `$records` must be.
 const LEVELS: &str = "must be null, \"debug\", \"info\" or \"warning\"";
@@ -677,12 +673,10 @@ php_impl!({
                 .transpose()?;
             let mut inner = recuo::BatchQueue::new(&policy.inner, len, now, deadline)
                 .stop_when_a_wait_exceeds_the_deadline(stopOnUnreachableWait);
-            if let Some(stats) = stats {
-                inner = inner.stats(stats.inner.clone());
-            }
+            inner = given(inner, stats, |q, stats| q.stats(stats.inner.clone()));
             if let Some(requests) = requests {
                 let unix = unixMs.unwrap_or_else(recuo::unix_now_ms);
-                inner = inner.records(request_lines(F, 7, requests)?, unix);
+                inner = inner.records(request_lines(F, requests)?, unix);
             }
             Ok(BatchQueue {
                 inner,
@@ -694,7 +688,7 @@ php_impl!({
         pub fn next(&mut self, nowMs: i64) -> PhpResult<Next> {
             guard!("Recuo\\BatchQueue::next");
             Ok(Next {
-                inner: self.inner.next(non_negative(F, 1, "nowMs", nowMs)?),
+                inner: self.inner.next(at(F, nowMs)?),
             })
         }
 
@@ -704,9 +698,8 @@ php_impl!({
         pub fn finished(&mut self, index: i64, reason: Option<Bytes<'_>>) -> PhpResult<bool> {
             guard!("Recuo\\BatchQueue::finished");
             let reason = reason.map(|r| reason_arg(F, 2, &r.text())).transpose()?;
-            Ok(self
-                .inner
-                .finished(usize::try_from(index).unwrap_or(usize::MAX), reason))
+            let index = usize::try_from(index).unwrap_or(usize::MAX);
+            Ok(self.inner.finished(index, reason))
         }
 
         /// Operation `$index` ended as `$end` — `"succeeded"`, `"gave_up"` or `"not_started"`
@@ -768,30 +761,21 @@ php_impl!({
     }
 });
 
-/// The requests of a batch's operations, by index: `[method, url]` pairs.
-fn request_lines(
-    function: &str,
-    position: u32,
-    requests: &ZendHashTable,
-) -> PhpResult<Vec<RequestLine>> {
+/// The requests of a batch's operations, by index: `[method, url]` pairs (argument 7 of
+/// `function`).
+fn request_lines(function: &str, requests: &ZendHashTable) -> PhpResult<Vec<RequestLine>> {
+    /// A string entry's bytes.
+    fn text(value: &Zval) -> Option<Bytes<'_>> {
+        Bytes::from_zval(value.dereference())
+    }
     let mut lines = Vec::with_capacity(requests.len());
     let mut entries = requests.iter();
     while let Some((key, value)) = entries.next_zval() {
         let value = value.dereference();
-        let pair = value
-            .array()
-            .filter(|pair| pair.len() == 2)
-            .and_then(|pair| {
-                let text = |i| {
-                    pair.get_index(i)
-                        .and_then(|v| v.dereference().zend_str())
-                        .map(|s| Bytes(s.as_bytes()))
-                };
-                Some((text(0)?, text(1)?))
-            });
+        let pair = pair_of(value).and_then(|(method, url)| Some((text(method)?, text(url)?)));
         let Some((method, url)) = pair else {
             return Err(type_error(format!(
-                "{function}(): Argument #{position} ($requests) must list [method, url] pairs \
+                "{function}(): Argument #7 ($requests) must list [method, url] pairs \
                  of strings; {}",
                 entry_holds(&key, value)
             )));

@@ -203,14 +203,11 @@ fn decoded_table(
     let json = serde_json::to_string(&policy.to_value()).map_err(|_| failed("write"))?;
     let value = json_decode(&json, associative).ok_or_else(|| failed("decode"))?;
     let table = if associative {
-        value.array().map(ToOwned::to_owned)
+        value.array()
     } else {
-        value
-            .object()
-            .and_then(|o| o.get_properties().ok())
-            .map(ToOwned::to_owned)
+        value.object().and_then(|o| o.get_properties().ok())
     };
-    table.ok_or_else(|| {
+    table.map(ToOwned::to_owned).ok_or_else(|| {
         php_error(format!(
             "{function}(): a policy's plain form is not an object"
         ))
@@ -235,11 +232,6 @@ impl Policy {
             .build()
             .map(Policy::from)
             .map_err(|e| config_error(function, None, e))
-    }
-
-    /// A copy of this policy with other classification rules.
-    fn with_rules(&self, function: &str, rules: Rules) -> PhpResult<Self> {
-        self.changed(function, |b| b.rules(rules))
     }
 }
 
@@ -461,7 +453,7 @@ php_impl!({
             rules
                 .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
                 .map_err(|_| status_error(F, status))?;
-            self.with_rules(F, rules)
+            self.changed(F, |b| b.rules(rules))
         }
 
         /// When a transport failure (`"connect"`, `"tls"`, `"timeout"`, `"reset"`, `"other"`)
@@ -479,7 +471,7 @@ php_impl!({
             let rule = rule_arg(F, 2, rule)?;
             let mut rules = *self.inner.rules();
             rules.set_transport_rule(kind, rule);
-            self.with_rules(F, rules)
+            self.changed(F, |b| b.rules(rules))
         }
 
         /// Whether requests with this method are safe to repeat without an idempotency key
@@ -516,7 +508,7 @@ php_impl!({
             } else {
                 rules.idempotent_methods.without(&name)
             };
-            self.with_rules(F, rules)
+            self.changed(F, |b| b.rules(rules))
         }
 
         /// A copy of this policy in which the server honours (or, with `false`, does not honour)
@@ -534,7 +526,7 @@ php_impl!({
             guard!("Recuo\\Policy::withQuota403IsRateLimit");
             let mut rules = *self.inner.rules();
             rules.quota_403_is_rate_limit = enabled;
-            self.with_rules(F, rules)
+            self.changed(F, |b| b.rules(rules))
         }
     }
 });

@@ -16,9 +16,8 @@
 //! before ext-php-rs's handler would. Reads still go through ext-php-rs's getters; the types
 //! change what Reflection, `php --re recuo` and var_export show, not what a getter answers.
 
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Mutex, Once};
 
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::ffi::{
@@ -47,10 +46,7 @@ type WriteProperty = unsafe extern "C" fn(
 ) -> *mut zval;
 
 /// The classes' own `write_property` handlers, by class entry (its address).
-fn originals() -> &'static Mutex<HashMap<usize, WriteProperty>> {
-    static ORIGINALS: OnceLock<Mutex<HashMap<usize, WriteProperty>>> = OnceLock::new();
-    ORIGINALS.get_or_init(|| Mutex::new(HashMap::new()))
-}
+static ORIGINALS: Mutex<Vec<(usize, WriteProperty)>> = Mutex::new(Vec::new());
 
 /// The Zend type of a stub type (the name of a class type is kept for the process).
 fn zend_type_of(ty: &str) -> zend_type {
@@ -168,8 +164,8 @@ pub fn seal<T: RegisteredClass>() {
     if class.is_null() {
         return;
     }
-    if let Ok(mut map) = originals().lock() {
-        map.insert(class as usize, original);
+    if let Ok(mut originals) = ORIGINALS.lock() {
+        originals.push((class as usize, original));
     }
     let handlers = std::ptr::from_ref(handlers).cast_mut();
     // SAFETY: see above; the table is written by this thread only.
@@ -206,10 +202,10 @@ unsafe extern "C" fn write_property(
             return value;
         }
     }
-    let original = originals()
-        .lock()
-        .ok()
-        .and_then(|map| map.get(&(class as usize)).copied());
+    let original = ORIGINALS.lock().ok().and_then(|originals| {
+        let found = originals.iter().find(|(entry, _)| *entry == class as usize);
+        found.map(|&(_, original)| original)
+    });
     match original {
         // SAFETY: the handler ext-php-rs installed for this class, with the engine's arguments.
         Some(original) => unsafe { original(object, member, value, cache_slot) },

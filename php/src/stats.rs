@@ -9,6 +9,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
 use crate::convert::{count, optional_non_negative, php_int, Bytes};
+use crate::errors::overflow;
 use crate::policy::json_serializable;
 use crate::values::{php_table, read_data};
 use crate::verdict::cause_arg;
@@ -130,14 +131,10 @@ php_impl!({
         /// 2**64 - 1 throws `OverflowException`.
         pub fn merge(&self, other: &Stats) -> PhpResult<Stats> {
             guard!("Recuo\\Stats::merge");
-            self.inner
-                .merge(&other.inner)
-                .map(Into::into)
-                .ok_or_else(|| {
-                    crate::errors::overflow(
-                        "these stats cannot be merged: a count would pass 2**64 - 1",
-                    )
-                })
+            let merged = self.inner.merge(&other.inner).map(Stats::from);
+            merged.ok_or_else(|| {
+                overflow("these stats cannot be merged: a count would pass 2**64 - 1")
+            })
         }
     }
 });
@@ -166,8 +163,8 @@ php_impl!({
             guard!("Recuo\\StatsRecorder::start");
             let attempt = count(F, 1, "attempt", attempt)?;
             let now = optional_non_negative(F, 2, "nowNs", nowNs)?;
-            let now = now.unwrap_or_else(recuo::monotonic_ns);
-            self.inner.start(attempt, now);
+            self.inner
+                .start(attempt, now.unwrap_or_else(recuo::monotonic_ns));
             Ok(())
         }
 

@@ -24,13 +24,13 @@ use ext_php_rs::ffi::{
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, ZendObject, ZendStr, Zval};
-use ext_php_rs::zend::{ce, ClassEntry, ExecuteData, ExecutorGlobals};
+use ext_php_rs::zend::{ClassEntry, ExecuteData, ExecutorGlobals};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use crate::convert::type_name;
-use crate::errors::{internal_error, value_error};
+use crate::errors::{internal_error, php_error, value_error};
 use crate::faces::CLASSES;
 use crate::properties::{property_info, MAY_BE_NULL, ZEND_ACC_READONLY};
 
@@ -206,15 +206,14 @@ zend_fastcall! {
             .get_self()
             .and_then(|object| object.get_class_name().ok())
             .unwrap_or_default();
-        let message = format!("Direct instantiation of {class} is not allowed");
-        PhpException::new(message, 0, ce::error()).throw();
+        php_error(format!("Direct instantiation of {class} is not allowed")).throw();
     }
 }
 
 /// An object of `T`'s class, made from a `T`: what a function returns (its declared type is
 /// the class).
 #[derive(Debug)]
-pub struct Instance<T>(Zval, PhantomData<T>);
+pub struct Instance<T>(pub Zval, PhantomData<T>);
 
 impl<T: Face> IntoZval for Instance<T> {
     const TYPE: DataType = DataType::object(T::CLASS);
@@ -223,13 +222,6 @@ impl<T: Face> IntoZval for Instance<T> {
     fn set_zval(self, zv: &mut Zval, _: bool) -> ext_php_rs::error::Result<()> {
         *zv = self.0;
         Ok(())
-    }
-}
-
-impl<T> Instance<T> {
-    /// The object.
-    pub fn into_object(self) -> Zval {
-        self.0
     }
 }
 
