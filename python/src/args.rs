@@ -69,7 +69,14 @@ pub(crate) use readers;
 /// A class's `#[pymethods]`, as `methods!({ impl Class { ... } })`: ordinary methods, which
 /// rustfmt formats, after plain getters declared one a line. `/// doc` then
 /// `getter!(name(self) -> T = expression);` is the getter `fn name(&self) -> T { expression }`,
-/// and `getter!(name(self, py) -> T = ...);` takes `py: Python<'_>` too.
+/// and `getter!(name(self, py) -> T = ...);` takes `py: Python<'_>` too;
+/// `preset!(name = expression);` is the static method `fn name() -> Self { expression }`.
+/// Among the getters,
+/// `opens!((args) = (signature));`, `/// doc` `fn shared();` and `/// doc`
+/// `fn redis(extra args);` declare a limit's three constructors on one argument list:
+/// `new(args)`, `shared(path, args)` and `redis(url, key, args, extra args)`, each calling
+/// `Self::open(py, at, args)` with where it opens (`At`, `path_arg` and `text_arg` are the
+/// calling module's, `crate::limits`; the redis one's extra arguments ride in `At::Redis`).
 macro_rules! methods {
     ({ impl $class:ty { $($body:tt)* } }) => {
         $crate::args::methods!(@getters $class [] $($body)*);
@@ -82,6 +89,45 @@ macro_rules! methods {
             #[getter]
             fn $name(&$s $(, $py: Python<'_>)?) -> $t {
                 $e
+            }
+        ] $($rest)*);
+    };
+    (@getters $class:ty [$($done:tt)*]
+        $(#[$($attr:tt)*])* preset!($name:ident = $e:expr);
+        $($rest:tt)*) => {
+        $crate::args::methods!(@getters $class [$($done)*
+            $(#[$($attr)*])*
+            #[staticmethod]
+            fn $name() -> Self {
+                $e
+            }
+        ] $($rest)*);
+    };
+    (@getters $class:ty [$($done:tt)*]
+        opens!(($($(#[$a:meta])* $arg:ident: $t:ty),* $(,)?) = ($($sig:tt)*));
+        $(#[$shared:meta])* fn shared();
+        $(#[$redis:meta])* fn redis($($(#[$ea:meta])* $extra:ident: $et:ty),* $(,)?);
+        $($rest:tt)*) => {
+        $crate::args::methods!(@getters $class [$($done)*
+            #[new]
+            #[pyo3(signature = ($($sig)*))]
+            fn new(py: Python<'_>, $($(#[$a])* $arg: $t),*) -> PyResult<Self> {
+                Self::open(py, At::Local, $($arg),*)
+            }
+            $(#[$shared])*
+            #[staticmethod]
+            #[pyo3(signature = (path, $($sig)*))]
+            fn shared(py: Python<'_>, #[pyo3(from_py_with = path_arg)] path: PathBuf,
+                $($(#[$a])* $arg: $t),*) -> PyResult<Self> {
+                Self::open(py, At::File(path), $($arg),*)
+            }
+            $(#[$redis])*
+            #[staticmethod]
+            #[pyo3(signature = (url, key, $($sig)* $(, $extra)*))]
+            fn redis(py: Python<'_>, url: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>,
+                $($(#[$a])* $arg: $t,)* $($(#[$ea])* $extra: $et),*) -> PyResult<Self> {
+                let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
+                Self::open(py, At::Redis(url, key, ($($extra),*)), $($arg),*)
             }
         ] $($rest)*);
     };
@@ -227,17 +273,12 @@ pub(crate) fn count_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
 
 /// A duration in whole milliseconds: an int from 0 to 2^64 − 1.
 pub(crate) fn ms_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
-    match int_arg(value, what)? {
-        Int::Fits(ms) => Ok(ms),
-        Int::Negative => Err(config_error(
-            value.py(),
-            recuo::ConfigError::NegativeDuration,
-        )),
-        Int::TooLarge => Err(config_error(
-            value.py(),
-            recuo::ConfigError::DurationTooLarge,
-        )),
-    }
+    let refused = match int_arg(value, what)? {
+        Int::Fits(ms) => return Ok(ms),
+        Int::Negative => recuo::ConfigError::NegativeDuration,
+        Int::TooLarge => recuo::ConfigError::DurationTooLarge,
+    };
+    Err(config_error(value.py(), refused))
 }
 
 /// A duration in seconds, as the float the core's `units::ms_from_secs_f64` checks: an int or

@@ -369,11 +369,7 @@ pub(crate) fn run_batch(
         });
         queue.tell_progress(py);
     }
-    if let Some(error) = queue
-        .aborted
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner)
-    {
+    if let Some(error) = locked(&queue.aborted).take() {
         return Err(error);
     }
     let results = queue.results.into_iter().map(|slot| {
@@ -468,10 +464,8 @@ methods!({
         getter!(attempts(self) -> u32 = self.plain.attempts);
         /// For ``"queue_stopped"``: the reason that stopped the queue (another operation's);
         /// else ``None``.
-        #[getter]
-        fn stopped_by(&self) -> Option<&'static str> {
-            self.plain.stopped_by.map(GiveUpReason::name)
-        }
+        getter!(stopped_by(self) -> Option<&'static str> =
+            self.plain.stopped_by.map(GiveUpReason::name));
         /// The report of an operation that gave up, else ``None``.
         #[getter]
         fn report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {

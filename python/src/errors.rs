@@ -8,10 +8,16 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-pyo3::create_exception!(
-    recuo,
-    ConfigError,
-    PyValueError,
+/// `pyo3::create_exception!(recuo, Name, Base, doc)` for each `Name(Base): doc;`: the
+/// exception classes of the module `recuo`.
+macro_rules! exceptions {
+    ($($name:ident($base:ty): $doc:expr;)*) => {
+        $(pyo3::create_exception!(recuo, $name, $base, $doc);)*
+    };
+}
+
+exceptions! {
+    ConfigError(PyValueError):
     "A configuration recuo refuses: attempts below 1, a negative or NaN duration, a maximum\n\
      below the base, an idempotency header name that is not an HTTP token, a status rule\n\
      outside 400-599, or a policy's plain form (``Policy.from_dict``) with an unknown name or\n\
@@ -20,44 +26,32 @@ pyo3::create_exception!(
      C, Python and PHP) and ``name`` its stable lower-case name (``\"zero_attempts\"``,\n\
      ``\"negative_duration\"``, ``\"not_a_number\"``, ``\"duration_too_large\"``,\n\
      ``\"cap_below_base\"``, ``\"invalid_header_name\"``, ``\"status_out_of_range\"``,\n\
-     ``\"unknown_name\"``, ``\"invalid_value\"``); the message is for humans."
-);
+     ``\"unknown_name\"``, ``\"invalid_value\"``); the message is for humans.";
 
-pyo3::create_exception!(
-    recuo,
-    PlanError,
-    PyValueError,
+    PlanError(PyValueError):
     "A plan recuo cannot make (``recuo.plan``): the target rate is above the allowance, the\n\
      retry fraction is not in [0, 1), or the latency is negative or not a number.\n\n\
      A subclass of ValueError. ``name`` is its stable lower-case name\n\
      (``\"target_above_allowance\"``, ``\"invalid_retry_fraction\"``, ``\"invalid_latency\"``);\n\
-     the message is the core's, for humans."
-);
+     the message is the core's, for humans.";
 
-pyo3::create_exception!(
-    recuo,
-    SharedFileError,
-    PyValueError,
+    SharedFileError(PyValueError):
     "A shared state file recuo refuses to use: it was set up with other settings (another\n\
      rate or burst, another budget), holds another kind of recuo state, or has the wrong\n\
      size; or a Redis key set up with other settings (a regulator's, a limit's or a\n\
      budget's). Processes sharing it would disagree about the allowance, so the second\n\
      opener is refused with the settings in force and its own. A subclass of ValueError; a\n\
      file that cannot be opened or mapped at all raises OSError instead, and a Redis server\n\
-     that cannot be reached ConnectionError."
-);
+     that cannot be reached ConnectionError.";
 
-pyo3::create_exception!(
-    recuo,
-    QueueFullError,
-    pyo3::exceptions::PyRuntimeError,
+    QueueFullError(pyo3::exceptions::PyRuntimeError):
     "A regulator refused a start because it would wait beyond the 4096 starts the regulator\n\
      queues ahead (at its configured rate): nothing was reserved, so ask again later. A\n\
      regulator never lets more than its burst plus its rate over any span of time start,\n\
      however many wait; past its queue it refuses rather than start anyone early.\n\n\
      A subclass of RuntimeError. ``code`` is 114 and ``name`` ``\"queue_full\"``, as C's\n\
-     ``RECUO_QUEUE_FULL``; the message says how long the start would have waited."
-);
+     ``RECUO_QUEUE_FULL``; the message says how long the start would have waited.";
+}
 
 /// The docstring of `recuo.InternalError`.
 const INTERNAL_ERROR_DOC: &str = "A bug inside recuo: a Rust panic, caught at the boundary.\n\n\

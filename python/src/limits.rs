@@ -162,14 +162,6 @@ enum Home {
 }
 
 impl Home {
-    /// On the Redis server at `url` (kept without its password) under `key`.
-    fn redis(url: &str, key: String) -> Self {
-        Home::Redis {
-            url: recuo::redact_url(url).url,
-            key,
-        }
-    }
-
     /// The file's path (`None`: in this process, or on a Redis server).
     fn path(&self) -> Option<&Path> {
         match self {
@@ -194,6 +186,30 @@ impl Home {
             }
             Home::Local => format!("{class}({settings})"),
         })
+    }
+}
+
+/// Where a limit's `new`, `shared` or `redis` opens it (see `methods!`'s `opens!`): in this
+/// process, in the file at a path, or on the Redis server at a URL under a key (with `R`, the
+/// redis constructor's extra arguments).
+pub(crate) enum At<R = ()> {
+    Local,
+    File(PathBuf),
+    Redis(String, String, R),
+}
+
+impl<R> At<R> {
+    /// Where the limit opened here lives (a Redis server's URL kept without its password), and
+    /// the redis constructor's extra arguments.
+    fn home(self) -> (Home, Option<R>) {
+        match self {
+            At::Local => (Home::Local, None),
+            At::File(path) => (Home::File(path), None),
+            At::Redis(url, key, extra) => {
+                let url = recuo::redact_url(&url).url;
+                (Home::Redis { url, key }, Some(extra))
+            }
+        }
     }
 }
 
@@ -286,13 +302,23 @@ pub(crate) struct PyRegulator {
 }
 
 impl PyRegulator {
-    /// The regulator `made` at `home` with `rate` and `adaptive`, or its error as Python's.
-    fn made(
-        made: Result<Regulator, RegulatorError>,
-        rate: Rate,
-        home: Home,
+    /// The regulator at `at` with `rate`, `burst` and `adaptive`, or its error as Python's.
+    fn open(
+        py: Python<'_>,
+        at: At,
+        rate: &Bound<'_, PyAny>,
+        burst: u32,
         adaptive: bool,
     ) -> PyResult<Self> {
+        let rate = rate_arg(rate, "rate")?;
+        let made = match &at {
+            At::Local => Regulator::new(rate, burst).map(|r| r.with_adaptive(adaptive)),
+            At::File(path) => Regulator::shared_with(path, rate, burst, adaptive),
+            At::Redis(url, key, ()) => {
+                py.detach(|| redis_regulator(url, key, rate, burst, adaptive))
+            }
+        };
+        let (home, _) = at.home();
         Ok(PyRegulator {
             inner: made.map_err(|e| regulator_error(e, &home))?,
             configured: rate,
@@ -333,31 +359,11 @@ methods!({
         /// loop. Private.
         #[pyo3(name = "_remote")]
         getter!(remote(self) -> bool = matches!(self.home, Home::Redis { .. }));
-        /// The rate in force, in starts per second (below the configured rate while an adaptive
-        /// regulator is slowed down).
-        #[getter]
-        fn rate(&self) -> f64 {
-            match self.inner.rate() {
-                // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
-                same if same.interval_ns() == self.configured.interval_ns() => {
-                    self.configured.as_per_second()
-                }
-                in_force => in_force.as_per_second(),
-            }
-        }
-
-        #[new]
-        #[pyo3(signature = (rate, burst = 1, *, adaptive = false))]
-        fn new(
+        opens!((
             rate: &Bound<'_, PyAny>,
             #[pyo3(from_py_with = burst_arg)] burst: u32,
-            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
-        ) -> PyResult<Self> {
-            let rate = rate_arg(rate, "rate")?;
-            let made = Regulator::new(rate, burst).map(|r| r.with_adaptive(adaptive));
-            Self::made(made, rate, Home::Local, adaptive)
-        }
-
+            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool
+        ) = (rate, burst = 1, *, adaptive = false));
         /// A regulator in the file at ``path`` (created if missing), shared by every thread and
         /// process that opens the same file with the same ``rate``, ``burst`` and ``adaptive``:
         /// one allowance for ``multiprocessing`` workers, PHP-FPM workers and C programs alike.
@@ -370,19 +376,7 @@ methods!({
         /// ``recuo.SharedFileError`` (a ``ValueError``) when the file was set up with another
         /// rate, burst or adaptive setting, holds another kind of state or has the wrong size;
         /// ``OSError`` when it cannot be opened, sized or mapped.
-        #[staticmethod]
-        #[pyo3(signature = (path, rate, burst = 1, *, adaptive = false))]
-        fn shared(
-            #[pyo3(from_py_with = path_arg)] path: PathBuf,
-            rate: &Bound<'_, PyAny>,
-            #[pyo3(from_py_with = burst_arg)] burst: u32,
-            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
-        ) -> PyResult<Self> {
-            let rate = rate_arg(rate, "rate")?;
-            let made = Regulator::shared_with(&path, rate, burst, adaptive);
-            Self::made(made, rate, Home::File(path), adaptive)
-        }
-
+        fn shared();
         /// A regulator on the Redis server at ``url``
         /// (``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` for TLS, or
         /// ``host:port``; or ``redis+cluster://host:port,host:port/`` for a Redis Cluster: its
@@ -403,21 +397,19 @@ methods!({
         /// ``recuo.SharedFileError`` (a ``ValueError``) when the key was set up with another
         /// rate, burst or adaptive setting; ``ConnectionError`` (an ``OSError``) when the server
         /// cannot be reached or used — then, or later (the server lost), nothing is taken.
-        #[staticmethod]
-        #[pyo3(signature = (url, key, rate, burst = 1, *, adaptive = false))]
-        fn redis(
-            py: Python<'_>,
-            url: &Bound<'_, PyAny>,
-            key: &Bound<'_, PyAny>,
-            rate: &Bound<'_, PyAny>,
-            #[pyo3(from_py_with = burst_arg)] burst: u32,
-            #[pyo3(from_py_with = adaptive_arg)] adaptive: bool,
-        ) -> PyResult<Self> {
-            let url = text_arg(url, "url")?;
-            let key = text_arg(key, "key")?;
-            let rate = rate_arg(rate, "rate")?;
-            let made = py.detach(|| redis_regulator(&url, &key, rate, burst, adaptive));
-            Self::made(made, rate, Home::redis(&url, key), adaptive)
+        fn redis();
+
+        /// The rate in force, in starts per second (below the configured rate while an adaptive
+        /// regulator is slowed down).
+        #[getter]
+        fn rate(&self) -> f64 {
+            match self.inner.rate() {
+                // Not slowed down: the rate as given, not as rounded to a whole-ns interval.
+                same if same.interval_ns() == self.configured.interval_ns() => {
+                    self.configured.as_per_second()
+                }
+                in_force => in_force.as_per_second(),
+            }
         }
 
         /// Waits for a start slot of weight ``cost`` and takes it: ``True``. With a ``timeout``
@@ -660,14 +652,27 @@ pub(crate) struct PyConcurrencyLimit {
 }
 
 impl PyConcurrencyLimit {
-    /// `inner`, kept at `home`, none of its places held by `with`; `lease`: a Redis limit's.
-    fn made(inner: ConcurrencyLimit, home: Home, lease: Option<Duration>) -> Self {
-        PyConcurrencyLimit {
+    /// The limit at `at` (a Redis limit with its lease) of `limit` places, none of them held by
+    /// `with`, or its error as Python's.
+    fn open(py: Python<'_>, at: At<Duration>, limit: u32) -> PyResult<Self> {
+        let inner = match &at {
+            At::Local => ConcurrencyLimit::new(limit)
+                .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1")),
+            At::File(path) => ConcurrencyLimit::shared(path, limit).map_err(|e| match e {
+                recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
+                recuo::LimitError::Shared(e) => store_error(&e, Some(path)),
+            }),
+            At::Redis(url, key, lease) => py
+                .detach(|| recuo_redis::limit(url, key, limit, *lease))
+                .map_err(|e| store_error(&e, None)),
+        }?;
+        let (home, lease) = at.home();
+        Ok(PyConcurrencyLimit {
             inner,
             held: Mutex::new(Vec::new()),
             home,
             lease,
-        }
+        })
     }
 
     fn hold(&self, permit: Permit) {
@@ -689,13 +694,7 @@ methods!({
         #[pyo3(name = "_remote")]
         getter!(remote(self) -> bool = self.inner.is_remote());
 
-        #[new]
-        fn new(#[pyo3(from_py_with = limit_arg)] limit: u32) -> PyResult<Self> {
-            let inner = ConcurrencyLimit::new(limit)
-                .ok_or_else(|| PyValueError::new_err("the concurrency limit must be at least 1"))?;
-            Ok(Self::made(inner, Home::Local, None))
-        }
-
+        opens!((#[pyo3(from_py_with = limit_arg)] limit: u32) = (limit));
         /// A limit in the file at ``path`` (created with mode 0600 if missing): at most ``limit``
         /// requests in flight for every process of this machine that opens the same file with
         /// the same ``limit`` (``multiprocessing`` workers, PHP-FPM workers and C programs alike).
@@ -711,19 +710,7 @@ methods!({
         /// file holds a limit of another size, another kind of state or no recuo state at all;
         /// ``OSError`` when it cannot be opened or is refused (a symbolic link, another user's,
         /// writable by others).
-        #[staticmethod]
-        #[pyo3(signature = (path, limit))]
-        fn shared(
-            #[pyo3(from_py_with = path_arg)] path: PathBuf,
-            #[pyo3(from_py_with = limit_arg)] limit: u32,
-        ) -> PyResult<Self> {
-            let inner = ConcurrencyLimit::shared(&path, limit).map_err(|e| match e {
-                recuo::LimitError::ZeroLimit => PyValueError::new_err(e.to_string()),
-                recuo::LimitError::Shared(e) => store_error(&e, Some(&path)),
-            })?;
-            Ok(Self::made(inner, Home::File(path), None))
-        }
-
+        fn shared();
         /// A limit on the Redis server at ``url`` (``redis://[[user]:password@]host[:port][/db]``,
         /// ``rediss://…`` for TLS, or ``host:port``; or ``redis+cluster://host:port,host:port/``
         /// for a Redis Cluster: its seed nodes, ``rediss+cluster://…`` for TLS; see
@@ -740,21 +727,7 @@ methods!({
         /// or later from ``acquire``, ``try_acquire`` and ``renew`` (no place is ever given
         /// without the server's word). ``in_flight`` and ``max_in_flight`` count this process's
         /// places.
-        #[staticmethod]
-        #[pyo3(signature = (url, key, limit, lease))]
-        fn redis(
-            py: Python<'_>,
-            url: &Bound<'_, PyAny>,
-            key: &Bound<'_, PyAny>,
-            #[pyo3(from_py_with = limit_arg)] limit: u32,
-            #[pyo3(from_py_with = lease_arg)] lease: Duration,
-        ) -> PyResult<Self> {
-            let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
-            let inner = py
-                .detach(|| recuo_redis::limit(&url, &key, limit, lease))
-                .map_err(|e| store_error(&e, None))?;
-            Ok(Self::made(inner, Home::redis(&url, key), Some(lease)))
-        }
+        fn redis(#[pyo3(from_py_with = lease_arg)] lease: Duration);
 
         /// Waits for a place (at most ``timeout`` seconds; ``None``: as long as it takes) and
         /// answers its ``Permit``, or ``None`` when the timeout passed.
@@ -885,13 +858,16 @@ pub(crate) struct PyRetryBudget {
 }
 
 impl PyRetryBudget {
-    /// The budget `made` at `home` with `ratio`, `floor_per_s` and `window_s`, or its error as
-    /// Python's.
-    fn made(
-        made: Result<RetryBudget, BudgetError>,
-        (ratio, floor_per_s, window_s): (f64, f64, u32),
-        home: Home,
-    ) -> PyResult<Self> {
+    /// The budget at `at` with `ratio`, `floor_per_s` and `window_s`, or its error as Python's.
+    fn open(py: Python<'_>, at: At, ratio: f64, floor_per_s: f64, window_s: u32) -> PyResult<Self> {
+        let made = match &at {
+            At::Local => RetryBudget::new(ratio, floor_per_s, window_s),
+            At::File(path) => RetryBudget::shared(path, ratio, floor_per_s, window_s),
+            At::Redis(url, key, ()) => {
+                py.detach(|| recuo_redis::budget(url, key, ratio, floor_per_s, window_s))
+            }
+        };
+        let (home, _) = at.home();
         Ok(PyRetryBudget {
             inner: made.map_err(|e| match e {
                 BudgetError::Shared(e) => store_error(&e, home.path()),
@@ -924,32 +900,15 @@ methods!({
         /// The window counted, in seconds.
         getter!(window_s(self) -> u32 = self.window_s);
 
-        #[new]
-        #[pyo3(signature = (ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
-        fn new(
+        opens!((
             #[pyo3(from_py_with = ratio_arg)] ratio: f64,
             #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
-            #[pyo3(from_py_with = window_arg)] window_s: u32,
-        ) -> PyResult<Self> {
-            let made = RetryBudget::new(ratio, floor_per_s, window_s);
-            Self::made(made, (ratio, floor_per_s, window_s), Home::Local)
-        }
-
+            #[pyo3(from_py_with = window_arg)] window_s: u32
+        ) = (ratio = 0.1, floor_per_s = 1.0, window_s = 10));
         /// A budget in the file at ``path`` (created if missing), shared by every process that
         /// opens it with the same settings. ``recuo.SharedFileError`` when the file holds other
         /// settings or another kind of state; ``OSError`` when it cannot be used.
-        #[staticmethod]
-        #[pyo3(signature = (path, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
-        fn shared(
-            #[pyo3(from_py_with = path_arg)] path: PathBuf,
-            #[pyo3(from_py_with = ratio_arg)] ratio: f64,
-            #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
-            #[pyo3(from_py_with = window_arg)] window_s: u32,
-        ) -> PyResult<Self> {
-            let made = RetryBudget::shared(&path, ratio, floor_per_s, window_s);
-            Self::made(made, (ratio, floor_per_s, window_s), Home::File(path))
-        }
-
+        fn shared();
         /// A budget on the Redis server at ``url`` (as ``ConcurrencyLimit.redis``) under ``key``,
         /// shared by every process on every machine that uses the same server and key with the
         /// same settings (checked as ``RetryBudget()`` checks them), counted per second on the
@@ -962,21 +921,7 @@ methods!({
         /// ``ValueError`` for bad settings; ``recuo.SharedFileError`` (a ``ValueError``) when the
         /// key was set up with other settings; ``ConnectionError`` (an ``OSError``) when the
         /// server cannot be reached or used.
-        #[staticmethod]
-        #[pyo3(signature = (url, key, ratio = 0.1, floor_per_s = 1.0, window_s = 10))]
-        fn redis(
-            py: Python<'_>,
-            url: &Bound<'_, PyAny>,
-            key: &Bound<'_, PyAny>,
-            #[pyo3(from_py_with = ratio_arg)] ratio: f64,
-            #[pyo3(from_py_with = floor_arg)] floor_per_s: f64,
-            #[pyo3(from_py_with = window_arg)] window_s: u32,
-        ) -> PyResult<Self> {
-            let (url, key) = (text_arg(url, "url")?, text_arg(key, "key")?);
-            let made = py.detach(|| recuo_redis::budget(&url, &key, ratio, floor_per_s, window_s));
-            let settings = (ratio, floor_per_s, window_s);
-            Self::made(made, settings, Home::redis(&url, key))
-        }
+        fn redis();
 
         /// Counts a first attempt now: it earns retries.
         fn record_request(&self, py: Python<'_>) -> PyResult<()> {

@@ -176,6 +176,24 @@ methods!({
         getter!(server_honours_keys(self) -> bool = self.0.server_honours_keys());
         /// Whether a 403 whose rate-limit headers say the quota is spent counts as a 429.
         getter!(quota_403_as_rate_limit(self) -> bool = self.0.rules().quota_403_is_rate_limit);
+        /// The policy of “Como repetir requisições com backoff exponencial (retry)”: 5 attempts,
+        /// 0.2 s base, 5 s cap, full jitter, no deadline.
+        preset!(guide_a = PyPolicy(Policy::guide_a()));
+        /// The policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”: 5 attempts
+        /// (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s deadline.
+        preset!(guide_b = PyPolicy(Policy::guide_b()));
+        /// The HTTP adapters' default: ``guide_b()``'s policy (5 attempts, 1 s base, 8 s cap, full
+        /// jitter, a 30 s deadline, so that ``Retry-After: 3600`` gives up at once), with an
+        /// HTTP-date wait measured from the response's own ``Date``.
+        preset!(adapters = PyPolicy(Policy::adapters()));
+        /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
+        /// at once on a server wait that would not fit, saying when a retry would be allowed.
+        preset!(interactive = PyPolicy(Policy::interactive()));
+        /// For the requests of a batch: the adapters' policy with no deadline of its own, so
+        /// that the batch's deadline is the one that counts (``run_batch`` gives each request
+        /// what is left of it) and a per-minute limiter's ``Retry-After: 60`` is waited. Outside
+        /// a batch, give it a deadline.
+        preset!(batch = PyPolicy(Policy::batch()));
 
         #[new]
         #[pyo3(
@@ -205,44 +223,6 @@ methods!({
                 .use_date_header(use_date_header)
                 .server_honours_keys(server_honours_keys);
             Self::built(py, builder)
-        }
-
-        /// The policy of “Como repetir requisições com backoff exponencial (retry)”: 5 attempts,
-        /// 0.2 s base, 5 s cap, full jitter, no deadline.
-        #[staticmethod]
-        fn guide_a() -> Self {
-            PyPolicy(Policy::guide_a())
-        }
-
-        /// The policy of “HTTP 429: interpretar Retry-After e repetir pedidos com segurança”: 5 attempts
-        /// (at most 4 retries), 1 s base, 8 s cap, full jitter, 30 s deadline.
-        #[staticmethod]
-        fn guide_b() -> Self {
-            PyPolicy(Policy::guide_b())
-        }
-
-        /// The HTTP adapters' default: ``guide_b()``'s policy (5 attempts, 1 s base, 8 s cap, full
-        /// jitter, a 30 s deadline, so that ``Retry-After: 3600`` gives up at once), with an
-        /// HTTP-date wait measured from the response's own ``Date``.
-        #[staticmethod]
-        fn adapters() -> Self {
-            PyPolicy(Policy::adapters())
-        }
-
-        /// For one request a person waits on: the adapters' policy, whose 30 s deadline gives up
-        /// at once on a server wait that would not fit, saying when a retry would be allowed.
-        #[staticmethod]
-        fn interactive() -> Self {
-            PyPolicy(Policy::interactive())
-        }
-
-        /// For the requests of a batch: the adapters' policy with no deadline of its own, so
-        /// that the batch's deadline is the one that counts (``run_batch`` gives each request
-        /// what is left of it) and a per-minute limiter's ``Retry-After: 60`` is waited. Outside
-        /// a batch, give it a deadline.
-        #[staticmethod]
-        fn batch() -> Self {
-            PyPolicy(Policy::batch())
         }
 
         /// The policy a plain value describes: a mapping with the keys ``to_dict`` answers

@@ -492,10 +492,8 @@ methods!({
         /// From the start of the first attempt to the end, in ms.
         getter!(total_ms(self) -> u64 = self.0.total_ms);
         /// For ``"queue_stopped"``: the reason that stopped the batch's queue; else ``None``.
-        #[getter]
-        fn stopped_by(&self) -> Option<&'static str> {
-            self.0.stopped_by.map(GiveUpReason::name)
-        }
+        getter!(stopped_by(self) -> Option<&'static str> =
+            self.0.stopped_by.map(GiveUpReason::name));
 
         #[new]
         #[pyo3(signature = (start_ms, method, url, *, attempts, total_ms, reason = None, stopped_by = None))]

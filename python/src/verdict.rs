@@ -78,6 +78,8 @@ methods!({
         getter!(wait_ms(self) -> Option<u64> = self.0.server_wait().and_then(ServerWait::ms));
         /// Whether the server asked for a wait too long to count (no retry can honour it).
         getter!(wait_unbounded(self) -> bool = self.0.server_wait() == Some(ServerWait::Unbounded));
+        /// Done: nothing to retry.
+        preset!(success = PyVerdict::bare(Verdict::Success));
 
         /// A retry, after at least the server's wait when there is one: ``wait_ms``
         /// milliseconds, or an unbounded wait (``unbounded=True``, which a loop answers by giving
@@ -112,12 +114,6 @@ methods!({
         fn give_up(reason: &str) -> PyResult<Self> {
             let cause = cause_arg(reason)?;
             Ok(PyVerdict::bare(Verdict::GiveUp { cause }))
-        }
-
-        /// Done: nothing to retry.
-        #[staticmethod]
-        fn success() -> Self {
-            PyVerdict::bare(Verdict::Success)
         }
 
         /// The same verdict, reached on a response of ``status`` with ``headers``: what a loop's
