@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -259,6 +259,29 @@ exit 75"#,
     assert_gave_up(&r, "(wait_exceeds_deadline); exit status 75");
 }
 
+/// Whether a process named `name` runs as a child of a child of `pid` (read from `/proc`).
+fn grandchild_named(pid: u32, name: &str) -> bool {
+    let parent_of = |stat: &str| -> Option<(String, u32)> {
+        let (comm, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        Some((comm.to_owned(), rest.split(' ').nth(1)?.parse().ok()?))
+    };
+    let stat = |p: &str| std::fs::read_to_string(format!("/proc/{p}/stat")).ok();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let p = entry.file_name().to_string_lossy().into_owned();
+        let Some((comm, ppid)) = stat(&p).as_deref().and_then(parent_of) else {
+            return false;
+        };
+        comm == name
+            && stat(&ppid.to_string())
+                .as_deref()
+                .and_then(parent_of)
+                .is_some_and(|(_, grandparent)| grandparent == pid)
+    })
+}
+
 #[test]
 fn ctrl_c_stops_at_once() {
     let s = Script::new("ctrl-c", "sleep 5\nexit 75");
@@ -270,10 +293,11 @@ fn ctrl_c_stops_at_once() {
         .stderr(Stdio::null())
         .spawn()
         .expect("recuo starts");
-    // Wait for the script to start, then press Ctrl-C (SIGINT to recuo).
-    let runs = s.dir.join("runs");
+    // Wait for the script's `sleep` to run, then press Ctrl-C (SIGINT to recuo). Not sooner:
+    // a shell sent SIGINT before it has forked its foreground command finishes that command
+    // first, as it would at a terminal, which is the shell's doing, not recuo's.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !Path::new(&runs).exists() && Instant::now() < deadline {
+    while !grandchild_named(child.id(), "sleep") && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     let started = Instant::now();
