@@ -664,7 +664,7 @@ fn php_properties(v: &Value, values: &[Value]) -> String {
 fn php_table(values: &[Value]) -> String {
     let mut out = format!(
         "//! The value classes' properties, as the core declares the values. {NOTICE}\n\n\
-         use crate::values::{{FaceClass, Prop, PropType}};\n\n\
+         use crate::values::{{FaceClass, Prop}};\n\n\
          /// Every value class the extension declares from the core's declarations.\n\
          pub const CLASSES: &[FaceClass] = &[\n"
     );
@@ -682,19 +682,11 @@ fn php_table(values: &[Value]) -> String {
         );
         for f in fields {
             let (declared, _) = php_property_type(&f.ty, values);
-            let ty = match declared.trim_start_matches('?') {
-                "int" => "Int",
-                "float" => "Float",
-                "string" => "String",
-                "bool" => "Bool",
-                _ => "Array",
-            };
             let _ = writeln!(
                 out,
-                "            Prop::new(\"{}\", \"{}\", PropType::{ty}, {}),",
+                "            Prop::new(\"{}\", \"{}\", \"{declared}\"),",
                 camel(&f.name),
                 f.name,
-                declared.starts_with('?')
             );
         }
         out += "        ],\n    },\n";

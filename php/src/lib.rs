@@ -181,7 +181,6 @@ macro_rules! blank_or_from {
 }
 
 mod arg_errors;
-mod arginfo;
 mod batch;
 mod convert;
 mod driver;
@@ -441,15 +440,18 @@ extern "C" fn request_shutdown(_type: i32, _module_number: i32) -> i32 {
     SUCCESS
 }
 
-/// Request startup: no attempt pool is left from an earlier request, and (once per process)
-/// the rate parameters are declared `string|float` and the properties as the stub says.
+/// Request startup: no attempt pool is left from an earlier request, and (once per process,
+/// when every function and class is registered) the rate parameters are declared
+/// `string|float`, the properties as the stub says, and the classes sealed.
 extern "C" fn request_startup(_type: i32, _module_number: i32) -> i32 {
+    static ONCE: std::sync::Once = std::sync::Once::new();
     let _ = std::panic::catch_unwind(|| {
         pool::reset_pools();
         fast::forget_spare();
-        arginfo::declare_rate_parameters();
-        properties::declare_properties();
-        seal_classes();
+        ONCE.call_once(|| {
+            properties::declare_types();
+            seal_classes();
+        });
     });
     SUCCESS
 }
@@ -467,11 +469,8 @@ macro_rules! classes {
         /// Every class's properties are read-only, as PHP says it (see [`properties`]), and
         /// the serializable ones may be serialized; once per process.
         fn seal_classes() {
-            static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| {
-                $(properties::seal::<$class>();)*
-                $(policy::allow_serialization::<$serializable>();)*
-            });
+            $(properties::seal::<$class>();)*
+            $(policy::allow_serialization::<$serializable>();)*
         }
     };
 }

@@ -23,7 +23,7 @@ use crate::convert::{count, given, non_negative, optional_secs, php_int, Bytes};
 use crate::errors::{logic_error, shared_file_error, value_error, value_error_message};
 
 /// A rate argument: a string such as `"90/min"`, or a number of events per second. Declared
-/// `string|float` (see [`crate::arginfo`]).
+/// `string|float` (see [`crate::properties`]).
 #[derive(Debug, Clone, Copy)]
 pub enum RateArg<'a> {
     /// `"90/min"`, `"1.5/s"`, `"5000/h"`, `"86400/day"`, or a bare number (per second).
@@ -33,7 +33,7 @@ pub enum RateArg<'a> {
 }
 
 impl<'a> FromZval<'a> for RateArg<'a> {
-    // Narrowed to `string|float` once registered (crate::arginfo).
+    // Narrowed to `string|float` once registered (crate::properties).
     const TYPE: DataType = DataType::Mixed;
 
     fn from_zval(zval: &'a Zval) -> Option<Self> {

@@ -4,9 +4,9 @@
 //! at fault.
 //!
 //! A policy is also one plain value, the core's [`recuo::PolicyValue`]: `fromArray()` walks
-//! a PHP array into JSON data, serde reads it as a `PolicyValue` and the core checks it
-//! ([`recuo::Policy::from_value`]); `toArray()`, `jsonSerialize()` and `__serialize()` write
-//! [`recuo::Policy::to_value`] back as PHP values.
+//! a PHP array into JSON data ([`crate::values::plain_table`]), serde reads it as a
+//! `PolicyValue` and the core checks it ([`recuo::Policy::from_value`]); `toArray()`,
+//! `jsonSerialize()` and `__serialize()` write [`recuo::Policy::to_value`] back as PHP values.
 //!
 //! Guide A, as these docs call it, is
 //! “Como repetir requisições com backoff exponencial (retry)”
@@ -21,13 +21,13 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::types::ZendHashTable;
 use ext_php_rs::zend::ClassEntry;
 use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Rules, Transport};
-use serde_json::{Map, Number, Value};
 
-use crate::convert::{attempts, json_decode, millis, optional_millis, php_int, type_name, Bytes};
+use crate::convert::{attempts, json_decode, millis, optional_millis, php_int, Bytes};
 use crate::errors::{config_error, config_error_detail, php_error, value_error};
+use crate::values::{plain_table, Reading};
 
 /// Guide A's attempts (5), as the default of `$maxAttempts`.
 pub const DEFAULT_MAX_ATTEMPTS: i64 = ComRetry::GUIDE_A.tentativas() as i64;
@@ -94,96 +94,13 @@ pub fn allow_serialization<T: RegisteredClass>() {
     unsafe { (*class).ce_flags &= !ClassFlags::NotSerializable.bits() };
 }
 
-/// How deep a policy's plain form may nest in PHP arrays: the policy, its maps, and room
-/// for serde to name a value of the wrong type (an array where a number belongs). Deeper
-/// (or a cycle of references) is not a policy value.
-const MAX_DEPTH: usize = 8;
-
-/// Why a PHP value is not JSON data, and where: the keys from the top (`["x"][418]`).
-struct NotData {
-    what: String,
-    path: Vec<String>,
-}
-
-impl NotData {
-    fn new(what: String) -> Self {
-        NotData {
-            what,
-            path: Vec::new(),
-        }
-    }
-
-    fn message(&self) -> String {
-        let path: String = self.path.iter().rev().map(|k| format!("[{k}]")).collect();
-        format!("{} at {path}", self.what)
-    }
-}
-
-/// A PHP array as JSON data, every array as an object (`[]` is `{}`, integer keys become
-/// decimal strings). Strings must be UTF-8; objects and resources are refused.
-fn json_object(table: &ZendHashTable, depth: usize) -> Result<Value, NotData> {
-    let mut map = Map::new();
-    let mut entries = table.iter();
-    while let Some((key, value)) = entries.next_zval() {
-        let (key, label) = if let Some(text) = key.zend_str() {
-            let label = format!("{:?}", String::from_utf8_lossy(text.as_bytes()));
-            let Ok(key) = std::str::from_utf8(text.as_bytes()) else {
-                let path = vec![label];
-                let what = "a key that is not UTF-8".to_string();
-                return Err(NotData { what, path });
-            };
-            (key.to_owned(), label)
-        } else {
-            let key = key.long().unwrap_or_default().to_string();
-            (key.clone(), key)
-        };
-        let value = json_value(value.dereference(), depth).map_err(|mut error| {
-            error.path.push(label);
-            error
-        })?;
-        map.insert(key, value);
-    }
-    Ok(Value::Object(map))
-}
-
-/// One PHP value as JSON data (see [`json_object`]), `depth` arrays down.
-fn json_value(value: &Zval, depth: usize) -> Result<Value, NotData> {
-    if value.is_null() {
-        Ok(Value::Null)
-    } else if let Some(b) = value.bool() {
-        Ok(Value::Bool(b))
-    } else if let Some(n) = value.long() {
-        Ok(Value::Number(n.into()))
-    } else if let Some(x) = value.double() {
-        Number::from_f64(x)
-            .map(Value::Number)
-            .ok_or_else(|| NotData::new(format!("the float {x}")))
-    } else if let Some(s) = value.zend_str() {
-        std::str::from_utf8(s.as_bytes())
-            .map(|s| Value::String(s.to_owned()))
-            .map_err(|_| NotData::new("a string that is not UTF-8".to_string()))
-    } else if let Some(table) = value.array() {
-        if depth + 1 >= MAX_DEPTH {
-            return Err(NotData::new(format!(
-                "arrays nested deeper than {MAX_DEPTH} levels"
-            )));
-        }
-        json_object(table, depth + 1)
-    } else {
-        Err(NotData::new(format!(
-            "a value of type {}",
-            type_name(value)
-        )))
-    }
-}
-
 /// The policy a PHP array describes: the array as JSON data, read by serde as the core's
 /// [`PolicyValue`] (`INVALID_VALUE` when it cannot be, with serde's words), then checked by
 /// the core.
 fn policy_of(function: &str, arg: (u32, &str), table: &ZendHashTable) -> PhpResult<recuo::Policy> {
     let invalid =
         |detail: &str| config_error_detail(function, Some(arg), ConfigError::InvalidValue, detail);
-    let data = json_object(table, 0).map_err(|e| invalid(&e.message()))?;
+    let data = plain_table(table, Reading::Policy, 0).map_err(|e| invalid(&e.message()))?;
     let value: PolicyValue = serde_json::from_value(data).map_err(|e| invalid(&e.to_string()))?;
     recuo::Policy::from_value(&value).map_err(|e| config_error(function, Some(arg), e))
 }

@@ -1,4 +1,9 @@
-//! The value classes' properties as PHP declares its own: typed and `readonly` as
+//! The types ext-php-rs cannot declare, set once the engine has registered everything: the
+//! getter classes' properties and the rate parameters.
+//!
+//! ## Properties
+//!
+//! The getter classes' properties as PHP declares its own: typed and `readonly` as
 //! `php/recuo.stub.php` says (through the table `make faces` writes from it,
 //! [`crate::faces::STUB_PROPERTIES`]; no stub is read at run time), a
 //! write an `Error` in PHP's own words (`Cannot modify readonly property
@@ -10,32 +15,44 @@
 //! ext-php-rs declares a getter's property untyped and answers a write with a plain
 //! `Exception: No setter available for this property.`; every property of this extension is
 //! a getter without a setter. So once the engine has registered every class (at the first
-//! request, as [`crate::arginfo`] does for the rate parameters), each property's declared
+//! request, as for the rate parameters below), each property's declared
 //! type and flags are set from that table, each class refuses dynamic properties, and the
 //! classes' `write_property` handler answers a write to a declared property with PHP's error
 //! before ext-php-rs's handler would. Reads still go through ext-php-rs's getters; the types
 //! change what Reflection, `php --re recuo` and var_export show, not what a getter answers.
+//!
+//! ## Union parameter types that ext-php-rs cannot declare
+//!
+//! A rate may be given as a string (`"90/min"`) or as a number per second, so the parameters
+//! that take one are `string|float $rate`. ext-php-rs declares one type per parameter, so
+//! those parameters are registered as `mixed` (their values are checked by [`RateArg`]) and
+//! their declared type is narrowed to `string|float` once the engine has registered every
+//! function and class: what Reflection, `php --re recuo` and the IDE stub show. The engine
+//! does not check the types of an internal function's arguments itself (ext-php-rs does), so
+//! the narrowing changes what PHP reports, not what it accepts.
+//!
+//! [`RateArg`]: crate::limits::RateArg
 
 use std::ffi::{c_char, c_void};
-use std::sync::{Mutex, Once};
+use std::sync::Mutex;
 
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::ffi::{
-    zend_class_entry, zend_hash_str_find, zend_object, zend_property_info, zend_string,
-    zend_throw_error, zend_type, zval, _ZEND_TYPE_NAME_BIT, IS_ARRAY, IS_DOUBLE, IS_LONG,
-    IS_STRING, IS_UNDEF, MAY_BE_ANY, MAY_BE_BOOL, ZEND_ACC_NO_DYNAMIC_PROPERTIES,
+    zend_class_entry, zend_function, zend_hash_str_find, zend_hash_str_find_ptr_lc, zend_object,
+    zend_property_info, zend_string, zend_throw_error, zend_type, zval, HashTable,
+    _ZEND_TYPE_NAME_BIT, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_ANY,
+    MAY_BE_BOOL, ZEND_ACC_NO_DYNAMIC_PROPERTIES, ZEND_INTERNAL_FUNCTION,
 };
 use ext_php_rs::types::ZendStr;
 use ext_php_rs::zend::ExecutorGlobals;
 
-use crate::arginfo::find;
 use crate::faces::STUB_PROPERTIES;
 
 /// `ZEND_ACC_READONLY` (PHP 8.1 and later), which the bindings do not export.
 pub(crate) const ZEND_ACC_READONLY: u32 = 1 << 7;
 
 /// `MAY_BE_NULL`.
-pub(crate) const MAY_BE_NULL: u32 = 1 << 1;
+const MAY_BE_NULL: u32 = 1 << 1;
 
 /// A class's `write_property` handler, as ext-php-rs installed it.
 type WriteProperty = unsafe extern "C" fn(
@@ -49,7 +66,7 @@ type WriteProperty = unsafe extern "C" fn(
 static ORIGINALS: Mutex<Vec<(usize, WriteProperty)>> = Mutex::new(Vec::new());
 
 /// The Zend type of a stub type (the name of a class type is kept for the process).
-fn zend_type_of(ty: &str) -> zend_type {
+pub(crate) fn zend_type_of(ty: &str) -> zend_type {
     let (null, base) = match ty.strip_prefix('?') {
         Some(base) => (MAY_BE_NULL, base),
         None => (0, ty),
@@ -73,16 +90,18 @@ fn zend_type_of(ty: &str) -> zend_type {
     }
 }
 
-/// Declares the properties as the stub says, once per process, at the first request.
-pub fn declare_properties() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for (class, name, ty) in STUB_PROPERTIES {
-            // SAFETY: on the engine's thread, at a request's startup, after module startup
-            // registered the classes; see `declare`.
-            unsafe { declare(class, name, ty) };
-        }
-    });
+/// Declares the properties as the stub says and the rate parameters `string|float`. Called
+/// once per process, at the first request (when every function and class is registered).
+pub fn declare_types() {
+    for (class, name, ty) in STUB_PROPERTIES {
+        // SAFETY: on the engine's thread, at a request's startup, after module startup
+        // registered the classes; see `declare`.
+        unsafe { declare(class, name, ty) };
+    }
+    for (class, function, positions) in RATE_PARAMETERS {
+        // SAFETY: as above; see `narrow`.
+        unsafe { narrow(class, function, positions) };
+    }
 }
 
 /// The property `name` that `class` declares: its entry in the class's property table.
@@ -210,5 +229,68 @@ unsafe extern "C" fn write_property(
         // SAFETY: the handler ext-php-rs installed for this class, with the engine's arguments.
         Some(original) => unsafe { original(object, member, value, cache_slot) },
         None => value,
+    }
+}
+
+/// `string|float`, as a Zend type mask.
+const STRING_OR_FLOAT: u32 = (1 << IS_STRING) | (1 << IS_DOUBLE);
+
+/// The parameters declared `string|float`: (class, function or method, 0-based positions).
+const RATE_PARAMETERS: [(Option<&str>, &str, &[usize]); 4] = [
+    (None, "Recuo\\plan", &[1, 2]),
+    (Some("Recuo\\Regulator"), "__construct", &[0]),
+    (Some("Recuo\\Regulator"), "shared", &[1]),
+    (Some("Recuo\\Regulator"), "redis", &[2]),
+];
+
+/// Looks `name` up, ignoring case, in a function or class table (of `T`s).
+///
+/// # Safety
+/// `table` must be null or a live function or class table of the engine.
+pub(crate) unsafe fn find<T>(table: *const HashTable, name: &str) -> *mut T {
+    if table.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: a live hash table and a (pointer, length) pair that describes `name`.
+    unsafe { zend_hash_str_find_ptr_lc(table, name.as_ptr().cast::<c_char>(), name.len()) }
+        .cast::<T>()
+}
+
+/// Sets the type of the parameters at `positions` of a function (or of a method of `class`)
+/// to `string|float`, keeping every other bit of their type (by reference, variadic).
+///
+/// # Safety
+/// Must run on the engine's thread while no PHP code runs, after module startup.
+unsafe fn narrow(class: Option<&str>, function: &str, positions: &[usize]) {
+    let globals = ExecutorGlobals::get();
+    let table: *const HashTable = match class {
+        None => globals.function_table,
+        Some(class) => {
+            // SAFETY: during a request, the executor's class table is the engine's.
+            let entry = unsafe { find::<zend_class_entry>(globals.class_table, class) };
+            if entry.is_null() {
+                return;
+            }
+            // SAFETY: a live class entry; its method table lives as long as the class.
+            unsafe { &raw const (*entry).function_table }
+        }
+    };
+    // SAFETY: a live function table.
+    let found = unsafe { find::<zend_function>(table, function) };
+    if found.is_null() {
+        return;
+    }
+    // SAFETY: a live function; only internal functions (ours) are changed.
+    let internal = unsafe { &mut (*found).internal_function };
+    if u32::from(internal.type_) != ZEND_INTERNAL_FUNCTION || internal.arg_info.is_null() {
+        return;
+    }
+    for &position in positions {
+        if position >= internal.num_args as usize {
+            continue;
+        }
+        // SAFETY: `arg_info` points to `num_args` parameters (the return type is at -1).
+        let arg = unsafe { &mut *internal.arg_info.add(position) };
+        arg.type_.type_mask = (arg.type_.type_mask & !MAY_BE_ANY) | STRING_OR_FLOAT;
     }
 }

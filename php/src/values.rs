@@ -18,8 +18,8 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::builders::{ClassBuilder, FunctionBuilder};
 use ext_php_rs::convert::{FromZvalMut, IntoZval};
 use ext_php_rs::ffi::{
-    zend_class_entry, zend_object, zend_property_info, zend_string, zend_type, zval, IS_ARRAY,
-    IS_DOUBLE, IS_LONG, IS_STRING, IS_UNDEF, MAY_BE_BOOL, ZEND_ACC_PUBLIC,
+    zend_class_entry, zend_object, zend_property_info, zend_string, zend_type, zval, IS_UNDEF,
+    ZEND_ACC_PUBLIC,
 };
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::prelude::*;
@@ -32,7 +32,7 @@ use serde_json::{Map, Number, Value};
 use crate::convert::type_name;
 use crate::errors::{internal_error, php_error, value_error};
 use crate::faces::CLASSES;
-use crate::properties::{property_info, MAY_BE_NULL, ZEND_ACC_READONLY};
+use crate::properties::{property_info, zend_type_of, ZEND_ACC_READONLY};
 
 unsafe extern "C" {
     fn zend_declare_typed_property(
@@ -68,39 +68,15 @@ pub struct Prop {
     pub name: &'static str,
     /// The field's name in the value's plain form (`elapsed_ms`).
     pub field: &'static str,
-    /// The declared type.
-    pub ty: PropType,
-    /// Whether it may be null (`?int`).
-    pub nullable: bool,
+    /// The declared type, as the stub writes it (`?int`, `array`).
+    pub ty: &'static str,
 }
 
 impl Prop {
-    /// The property `name` showing `field`, of type `ty` (`?ty` when `null`).
-    pub const fn new(name: &'static str, field: &'static str, ty: PropType, null: bool) -> Self {
-        Prop {
-            name,
-            field,
-            ty,
-            nullable: null,
-        }
+    /// The property `name` showing `field`, of type `ty`.
+    pub const fn new(name: &'static str, field: &'static str, ty: &'static str) -> Self {
+        Prop { name, field, ty }
     }
-}
-
-/// A property's declared type, as the Zend type mask of its values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum PropType {
-    /// `int`.
-    Int = 1 << IS_LONG,
-    /// `float`.
-    Float = 1 << IS_DOUBLE,
-    /// `string`.
-    String = 1 << IS_STRING,
-    /// `bool`.
-    #[allow(dead_code, reason = "no value of the table has a bool field today")]
-    Bool = MAY_BE_BOOL,
-    /// `array` (a list).
-    Array = 1 << IS_ARRAY,
 }
 
 /// A core value whose PHP face is one of [`CLASSES`].
@@ -175,10 +151,6 @@ pub fn register() -> Result<(), String> {
 /// # Safety
 /// At module startup, on a live internal class entry.
 unsafe fn declare(entry: *mut ClassEntry, prop: &Prop) {
-    let ty = zend_type {
-        ptr: ptr::null_mut(),
-        type_mask: prop.ty as u32 | if prop.nullable { MAY_BE_NULL } else { 0 },
-    };
     // A readonly property has no default: the slot starts uninitialized.
     let mut undef = Zval::new();
     undef.u1.type_info = IS_UNDEF;
@@ -193,7 +165,7 @@ unsafe fn declare(entry: *mut ClassEntry, prop: &Prop) {
             &raw mut undef,
             flags as c_int,
             ptr::null_mut(),
-            ty,
+            zend_type_of(prop.ty),
         );
     }
 }
@@ -269,20 +241,21 @@ pub fn instance<T: Face>(value: &T) -> PhpResult<Instance<T>> {
 /// The value of `prop` from its field, as its declared type says.
 fn typed(prop: &Prop, value: Option<&Value>) -> Result<Zval, String> {
     let value = value.ok_or_else(|| format!("no field `{}`", prop.field))?;
-    let fits = match (prop.ty, value) {
-        (_, Value::Null) => prop.nullable,
-        (PropType::Int, Value::Number(n)) => n.is_i64() || n.is_u64(),
-        (PropType::Float, Value::Number(_))
-        | (PropType::String, Value::String(_))
-        | (PropType::Bool, Value::Bool(_))
-        | (PropType::Array, Value::Array(_)) => true,
+    let base = prop.ty.trim_start_matches('?');
+    let fits = match (base, value) {
+        (_, Value::Null) => prop.ty.starts_with('?'),
+        ("int", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("float", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("bool", Value::Bool(_))
+        | ("array", Value::Array(_)) => true,
         _ => false,
     };
     if !fits {
-        return Err(format!("`{}` is {value}, not {:?}", prop.field, prop.ty));
+        return Err(format!("`{}` is {value}, not {}", prop.field, prop.ty));
     }
     let mut zv = any(value)?;
-    if let (PropType::Float, Value::Number(n)) = (prop.ty, value) {
+    if let ("float", Value::Number(n)) = (base, value) {
         zv.set_double(n.as_f64().unwrap_or(f64::NAN));
     }
     Ok(zv)
@@ -351,7 +324,8 @@ impl<T: Face> Given<'_, T> {
             // SAFETY: a live object of the class, whose properties the class declares.
             let slot = unsafe { slot(self.0, entry, prop.name) }
                 .ok_or_else(|| format!("${} is not initialized", prop.name))?;
-            fields.insert(prop.field.to_owned(), plain_at(slot, 0)?);
+            let value = plain(slot, Reading::Property, 0).map_err(|e| e.message())?;
+            fields.insert(prop.field.to_owned(), value);
         }
         serde_json::from_value(Value::Object(fields)).map_err(|e| e.to_string())
     }
@@ -374,10 +348,6 @@ unsafe fn slot<'a>(object: &'a ZendObject, entry: &ClassEntry, name: &str) -> Op
     (value.get_type() != DataType::Undef).then_some(value)
 }
 
-/// How deep a plain value read from PHP may nest (a batch report's results hold reports,
-/// which hold lists); deeper, or a cycle of references, is not plain data.
-const MAX_DATA_DEPTH: usize = 8;
-
 /// `value`'s plain form as a PHP array, what `toValue()` answers: objects as string-keyed
 /// arrays, lists as lists (for a declared `array` return type).
 ///
@@ -394,6 +364,133 @@ pub fn php_table<T: Serialize>(function: &str, value: &T) -> PhpResult<ZBox<Zend
         .ok_or_else(|| fail("the plain form is not an object".to_owned()))
 }
 
+/// How deep plain data read from PHP may nest in arrays (a batch report's results hold
+/// reports, which hold lists; a policy holds its maps, with room for serde to name a value of
+/// the wrong type); deeper, or a cycle of references, is not plain data.
+const MAX_DEPTH: usize = 8;
+
+/// How [`plain`] reads PHP values as plain data, and words what it refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// A policy's plain form: every array an object (`[]` is `{}`), the place of a fault named
+    /// (`at ["x"][418]`).
+    Policy,
+    /// A value's plain form: a list (keys 0, 1, …) as a list, any other array as an object.
+    Value,
+    /// One property of a value class: a scalar, or a list of scalars (the declared values'
+    /// lists hold scalars only, and a PHP array may hold itself through a reference).
+    Property,
+}
+
+/// Why a PHP value is not plain data, and where: the keys from the top (`["x"][418]`).
+pub(crate) struct NotData {
+    what: String,
+    path: Vec<String>,
+    /// Whether the message names the place (reading a policy).
+    at: bool,
+}
+
+impl NotData {
+    /// What is wrong, said as `how` says it: `policy` when reading a policy, `other` otherwise.
+    fn new(how: Reading, policy: String, other: String) -> Self {
+        let at = how == Reading::Policy;
+        NotData {
+            what: if at { policy } else { other },
+            path: Vec::new(),
+            at,
+        }
+    }
+
+    /// What is wrong, and (reading a policy) where.
+    pub(crate) fn message(&self) -> String {
+        if !self.at {
+            return self.what.clone();
+        }
+        let path: String = self.path.iter().rev().map(|k| format!("[{k}]")).collect();
+        format!("{} at {path}", self.what)
+    }
+}
+
+/// A PHP array, `depth` arrays down, as plain data (see [`Reading`]): integer keys as their
+/// decimal text; keys and strings must be UTF-8; objects and resources are refused.
+pub(crate) fn plain_table(
+    table: &ZendHashTable,
+    how: Reading,
+    depth: usize,
+) -> Result<Value, NotData> {
+    if depth >= MAX_DEPTH {
+        let policy = format!("arrays nested deeper than {MAX_DEPTH} levels");
+        let other = "nested too deep to be a plain value".to_owned();
+        return Err(NotData::new(how, policy, other));
+    }
+    if how != Reading::Policy && table.has_sequential_keys() {
+        return table
+            .values()
+            .map(|item| plain(item, how, depth + 1))
+            .collect::<Result<_, _>>()
+            .map(Value::Array);
+    }
+    let mut map = Map::new();
+    let mut entries = table.iter();
+    while let Some((key, value)) = entries.next_zval() {
+        let (key, label) = if let Some(text) = key.zend_str() {
+            let label = format!("{:?}", String::from_utf8_lossy(text.as_bytes()));
+            let Ok(key) = std::str::from_utf8(text.as_bytes()) else {
+                let (policy, other) = ("a key that is not UTF-8", "a key that is not text");
+                let mut error = NotData::new(how, policy.to_owned(), other.to_owned());
+                error.path.push(label);
+                return Err(error);
+            };
+            (key.to_owned(), label)
+        } else {
+            let key = key.long().unwrap_or_default().to_string();
+            (key.clone(), key)
+        };
+        let value = plain(value, how, depth + 1).map_err(|mut error| {
+            error.path.push(label);
+            error
+        })?;
+        map.insert(key, value);
+    }
+    Ok(Value::Object(map))
+}
+
+/// One PHP value, `depth` arrays down, as plain data (see [`plain_table`]).
+fn plain(zv: &Zval, how: Reading, depth: usize) -> Result<Value, NotData> {
+    let zv = zv.dereference();
+    let say = |policy: String, other: String| NotData::new(how, policy, other);
+    let not = |policy: String| say(policy, format!("{} is not a plain value", type_name(zv)));
+    if zv.is_null() {
+        Ok(Value::Null)
+    } else if let Some(b) = zv.bool() {
+        Ok(Value::Bool(b))
+    } else if let Some(i) = zv.long() {
+        Ok(Value::from(i))
+    } else if let Some(x) = zv.double() {
+        Number::from_f64(x).map(Value::Number).ok_or_else(|| {
+            say(
+                format!("the float {x}"),
+                format!("{x} is not a finite number"),
+            )
+        })
+    } else if let Some(s) = zv.zend_str() {
+        std::str::from_utf8(s.as_bytes())
+            .map(|s| Value::String(s.to_owned()))
+            .map_err(|_| not("a string that is not UTF-8".to_owned()))
+    } else if let Some(table) = zv.array() {
+        if how == Reading::Property && !table.has_sequential_keys() {
+            return Err(not(String::new()));
+        }
+        if how == Reading::Property && depth > 0 {
+            let inside = "a list inside a list is not a plain value here";
+            return Err(say(String::new(), inside.to_owned()));
+        }
+        plain_table(table, how, depth)
+    } else {
+        Err(not(format!("a value of type {}", type_name(zv))))
+    }
+}
+
 /// A PHP array, argument `position` (`$name`) of `function`, read as a `T`'s plain form: a
 /// list (keys 0, 1, …) as a list, any other array as an object (integer keys as their decimal
 /// text), scalars as they are.
@@ -407,70 +504,8 @@ pub fn read_data<T: DeserializeOwned>(
     what: &str,
     table: &ZendHashTable,
 ) -> PhpResult<T> {
-    data_of_table(table, 0)
+    plain_table(table, Reading::Value, 0)
+        .map_err(|e| e.message())
         .and_then(|data| serde_json::from_value(data).map_err(|e| e.to_string()))
         .map_err(|why| value_error(function, position, name, &format!("{what}: {why}")))
-}
-
-fn data_of_table(table: &ZendHashTable, depth: usize) -> Result<Value, String> {
-    if depth >= MAX_DATA_DEPTH {
-        return Err("nested too deep to be a plain value".to_owned());
-    }
-    if table.has_sequential_keys() {
-        return table
-            .values()
-            .map(|item| data_of(item, depth + 1))
-            .collect::<Result<_, _>>()
-            .map(Value::Array);
-    }
-    let mut map = Map::new();
-    let mut entries = table.iter();
-    while let Some((key, value)) = entries.next_zval() {
-        let key = match (key.long(), key.str()) {
-            (Some(i), _) => i.to_string(),
-            (None, Some(s)) => s.to_owned(),
-            _ => return Err("a key that is not text".to_owned()),
-        };
-        map.insert(key, data_of(value, depth + 1)?);
-    }
-    Ok(Value::Object(map))
-}
-
-fn data_of(zv: &Zval, depth: usize) -> Result<Value, String> {
-    let zv = zv.dereference();
-    match zv.array() {
-        Some(table) => data_of_table(table, depth),
-        None => plain_at(zv, 1),
-    }
-}
-
-/// A PHP value `depth` lists deep as a plain one (lists only, as the table's arrays are): the
-/// declared values' lists hold scalars only, so a list inside a list is refused (a PHP array
-/// may hold itself through a reference).
-fn plain_at(zv: &Zval, depth: usize) -> Result<Value, String> {
-    let zv = zv.dereference();
-    if zv.is_null() {
-        Ok(Value::Null)
-    } else if let Some(b) = zv.bool() {
-        Ok(Value::Bool(b))
-    } else if let Some(i) = zv.long() {
-        Ok(Value::from(i))
-    } else if let Some(d) = zv.double() {
-        Number::from_f64(d)
-            .map(Value::Number)
-            .ok_or_else(|| format!("{d} is not a finite number"))
-    } else if let Some(s) = zv.str() {
-        Ok(Value::String(s.to_owned()))
-    } else if let Some(array) = zv.array().filter(|a| a.has_sequential_keys()) {
-        if depth > 0 {
-            return Err("a list inside a list is not a plain value here".to_owned());
-        }
-        array
-            .values()
-            .map(|item| plain_at(item, depth + 1))
-            .collect::<Result<_, _>>()
-            .map(Value::Array)
-    } else {
-        Err(format!("{} is not a plain value", type_name(zv)))
-    }
 }
