@@ -46,22 +46,22 @@ pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
 }
 
 /// Declares readers for `#[pyo3(from_py_with = ...)]`, which takes a function's path (not a
-/// closure): `fn name -> T = read("what");` is `fn name(value) -> PyResult<T>`, answering
-/// `read(value, "what")`; `fn name -> Option<T> = read("what") or None;` answers `None` for
-/// `None`, anything else read so.
+/// closure): `fn name -> T = read("what", more);` is `fn name(value) -> PyResult<T>`,
+/// answering `read(value, "what", more)`; `fn name -> Option<T> = read("what") or None;`
+/// answers `None` for `None`, anything else read so.
 macro_rules! readers {
     ($($(#[$attr:meta])* $vis:vis fn $name:ident -> $t:ty
-        = $read:ident($what:literal) $(or $none:ident)?;)*) => {$(
+        = $read:ident($what:literal $(, $more:expr)*) $(or $none:ident)?;)*) => {$(
         $(#[$attr])*
         $vis fn $name(value: &Bound<'_, PyAny>) -> PyResult<$t> {
-            $crate::args::readers!(@read value, $read, $what $(, $none)?)
+            $crate::args::readers!(@read value, $read, ($what $(, $more)*) $(, $none)?)
         }
     )*};
-    (@read $value:ident, $read:ident, $what:literal) => {
-        $read($value, $what)
+    (@read $value:ident, $read:ident, ($($arg:expr),*)) => {
+        $read($value, $($arg),*)
     };
-    (@read $value:ident, $read:ident, $what:literal, None) => {
-        $crate::args::opt($value, |v| $read(v, $what))
+    (@read $value:ident, $read:ident, ($($arg:expr),*), None) => {
+        $crate::args::opt($value, |v| $read(v, $($arg),*))
     };
 }
 pub(crate) use readers;
@@ -157,6 +157,20 @@ pub(crate) fn not_one_of(what: &str, names: &[&str], name: &str) -> PyErr {
     ))
 }
 
+/// The value named by the `str` `value` (`what` names the argument), read by `from_name`; else
+/// `ValueError`: `{what} must be 'a', 'b' or 'c', not "x"` (`names`).
+pub(crate) fn named<T>(
+    value: &Bound<'_, PyAny>,
+    what: &str,
+    names: &[&str],
+    from_name: fn(&str) -> Option<T>,
+) -> PyResult<T> {
+    let name = require_str(value, what)?;
+    from_name(&name).ok_or_else(|| {
+        PyValueError::new_err(format!("{what} must be {}, not {name:?}", quoted(names)))
+    })
+}
+
 /// `None` as `None`, anything else read by `read`.
 pub(crate) fn opt<'py, T>(
     value: &Bound<'py, PyAny>,
@@ -235,6 +249,21 @@ pub(crate) enum Int {
     Fits(u64),
     Negative,
     TooLarge,
+}
+
+/// An int in `range` that fits in a `T` (`what` names it); else `ValueError`: `{what} {rule},
+/// not {value}`.
+pub(crate) fn int_in<T: TryFrom<u64>>(
+    value: &Bound<'_, PyAny>,
+    what: &str,
+    range: std::ops::RangeInclusive<u64>,
+    rule: &str,
+) -> PyResult<T> {
+    match int_arg(value, what)? {
+        Int::Fits(n) if range.contains(&n) => T::try_from(n).ok(),
+        _ => None,
+    }
+    .ok_or_else(|| PyValueError::new_err(format!("{what} {rule}, not {value}")))
 }
 
 pub(crate) fn int_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Int> {
@@ -357,14 +386,18 @@ pub(crate) fn clock_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     )
 }
 
-/// `now_ms`: `None` (the system clock, read here, at the edge) or an int of milliseconds
-/// since the Unix epoch that fits in 64 signed bits.
-pub(crate) fn now_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
-    opt(value, |v| {
-        require_int(v, "now_ms")?.extract::<i64>().map_err(|_| {
-            PyValueError::new_err("now_ms must be between -2**63 and 2**63 - 1 (ms since 1970)")
-        })
+/// An int that fits in 64 signed bits (`what` names it, `note` says what it counts); else
+/// `ValueError`.
+pub(crate) fn i64_arg(value: &Bound<'_, PyAny>, what: &str, note: &str) -> PyResult<i64> {
+    require_int(value, what)?.extract::<i64>().map_err(|_| {
+        PyValueError::new_err(format!("{what} must be between -2**63 and 2**63 - 1{note}"))
     })
+}
+
+readers! {
+    /// `now_ms`: `None` (the system clock, read here, at the edge) or an int of milliseconds
+    /// since the Unix epoch that fits in 64 signed bits.
+    pub(crate) fn now_ms_arg -> Option<i64> = i64_arg("now_ms", " (ms since 1970)") or None;
 }
 
 /// A callable argument, or `TypeError`.
@@ -461,13 +494,11 @@ pub(crate) fn ms_to_secs(ms: u64) -> f64 {
     ms as f64 / 1000.0
 }
 
-/// The transport kinds, as `error=` names them.
-const TRANSPORTS: [&str; 5] = ["connect", "tls", "timeout", "reset", "other"];
-
 /// The transport kind named `name`, or `ValueError` (`TypeError` for a non-str).
 pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Transport> {
     let name = require_str(value, what)?;
-    Transport::from_name(&name).ok_or_else(|| not_one_of(what, &TRANSPORTS, &name))
+    Transport::from_name(&name)
+        .ok_or_else(|| not_one_of(what, &Transport::ALL.map(Transport::name), &name))
 }
 
 /// The causes a verdict may name: the core's list, less `Cause::Transport(Transport::Tls)`,
@@ -476,6 +507,16 @@ pub(crate) fn causes() -> impl Iterator<Item = Cause> {
     Cause::ALL
         .into_iter()
         .filter(|c| *c != Cause::Transport(Transport::Tls))
+}
+
+/// The cause named `name` (`what` names the argument), `success` among them only when
+/// `success`; else `ValueError` listing them.
+pub(crate) fn cause_named(name: &str, what: &str, success: bool) -> PyResult<Cause> {
+    let allowed = || causes().filter(move |&c| success || c != Cause::Success);
+    allowed().find(|c| c.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = allowed().map(Cause::name).collect();
+        not_one_of(what, &names, name)
+    })
 }
 
 /// An outcome given as a `status` (read by `status_of`) or as a transport failure `error`

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -26,7 +26,8 @@ use recuo::{
 };
 
 use crate::args::{
-    deadline_arg, int_arg, locked, methods, must_be, opt_callable, opt_repr, require_callable, Int,
+    deadline_arg, int_in, locked, methods, must_be, opt_callable, opt_repr, readers,
+    require_callable,
 };
 use crate::call::{Call, Effects, Env};
 use crate::driver::drive_python;
@@ -45,7 +46,7 @@ struct Queue<'a> {
     classify: Option<Py<PyAny>>,
     queue: Mutex<BatchQueue>,
     clock: SystemClock,
-    results: Vec<Mutex<Option<PyBatchResult>>>,
+    results: Mutex<Vec<Option<PyBatchResult>>>,
     recorder: StatsRecorder,
     /// Cancelled when the queue stops, on Ctrl-C, or when a classifier raised: wakes every
     /// operation that waits.
@@ -100,7 +101,7 @@ impl Queue<'_> {
                 let progress = queue.ended(index, ended.end());
                 locked(&self.untold).push_back(progress);
             }
-            *locked(&self.results[index]) = Some(ended);
+            locked(&self.results)[index] = Some(ended);
         }
     }
 
@@ -154,9 +155,7 @@ impl Queue<'_> {
         let classify = self.classify.as_ref().map(|c| c.bind(py).clone());
         let effects = Effects {
             classify: classify.as_ref(),
-            on_retry: None,
-            on_give_up: None,
-            sleep: None,
+            ..Effects::default()
         };
         // The caller's own stop is a cancellation (the token); another operation's reason
         // stops the queue.
@@ -220,13 +219,8 @@ impl Queue<'_> {
     }
 }
 
-fn workers_arg(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    match int_arg(value, "workers")? {
-        Int::Fits(n) if n >= 1 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
-        _ => Err(PyValueError::new_err(format!(
-            "workers must be at least 1, not {value}"
-        ))),
-    }
+readers! {
+    fn workers_arg -> usize = int_in("workers", 1..=u64::MAX, "must be at least 1");
 }
 
 /// The operations: an iterable of callables taking no argument, none of them `async`.
@@ -332,7 +326,7 @@ pub(crate) fn run_batch(
         gate: gate.as_ref(),
         classify: Some(classify),
         clock,
-        results: (0..n).map(|_| Mutex::new(None)).collect(),
+        results: Mutex::new((0..n).map(|_| None).collect()),
         recorder,
         stop: CancelToken::new(),
         done: CancelToken::new(),
@@ -372,11 +366,10 @@ pub(crate) fn run_batch(
     if let Some(error) = locked(&queue.aborted).take() {
         return Err(error);
     }
-    let results = queue.results.into_iter().map(|slot| {
-        slot.into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-            .unwrap_or_else(|| PyBatchResult::not_started(BatchEnd::UNREACHED))
-    });
+    let results = std::mem::take(&mut *locked(&queue.results));
+    let results = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| PyBatchResult::not_started(BatchEnd::UNREACHED)));
     let results = PyTuple::new(py, results)?;
     report_from(py, results, &queue.recorder.snapshot(), started.elapsed())
 }
@@ -434,11 +427,10 @@ impl PyBatchResult {
 /// A plain form read back: a result whose value and error are those given (``None`` when
 /// only the plain form crossed).
 fn result_from(
-    plain: &Bound<'_, PyAny>,
+    plain: BatchResultValue,
     value: Option<Py<PyAny>>,
     error: Option<Py<PyAny>>,
 ) -> PyResult<PyBatchResult> {
-    let plain: BatchResultValue = read_as(plain, "BatchResult")?;
     if plain.end().is_none() {
         return Err(PyValueError::new_err(
             "not a recuo.BatchResult: a give-up or an operation not started needs its reason",
@@ -487,7 +479,7 @@ methods!({
         #[staticmethod]
         #[pyo3(signature = (value, /))]
         fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
-            result_from(value, None, None)
+            result_from(read_as(value, "BatchResult")?, None, None)
         }
 
         /// Pickles as the plain form with the value and the error (each pickled as Python
@@ -529,7 +521,7 @@ pub(crate) fn batch_result(
     value: Option<Py<PyAny>>,
     error: Option<Py<PyAny>>,
 ) -> PyResult<PyBatchResult> {
-    result_from(plain, value, error)
+    result_from(read_as(plain, "BatchResult")?, value, error)
 }
 
 /// What ``run_batch`` did: ``results`` (one ``BatchResult`` per operation, in order),
@@ -621,8 +613,8 @@ methods!({
             let plain: BatchReportValue = read_as(value, "BatchReport")?;
             let results = plain
                 .results
-                .iter()
-                .map(|r| result_from(&plain_object(py, r)?, None, None))
+                .into_iter()
+                .map(|r| result_from(r, None, None))
                 .collect::<PyResult<Vec<_>>>()?;
             let elapsed = Duration::from_millis(plain.elapsed_ms);
             report_from(py, PyTuple::new(py, results)?, &plain.stats, elapsed)

@@ -34,6 +34,7 @@ impl<'py> Call<'_, 'py> {
 }
 
 /// The Python callables of a loop (each optional; already checked to be callable).
+#[derive(Default)]
 pub(crate) struct Effects<'a, 'py> {
     /// `classify(exc) -> Verdict | bool` (`com_retry`'s `repetir_se`); `None` retries every
     /// `Exception`.

@@ -21,9 +21,10 @@ use crate::args::seed_arg;
 use crate::attempt::{FramePool, Lazy, PyAttempt};
 use crate::call::Call;
 use crate::current::{as_current, set_current};
-use crate::machine::PyOperation;
+use crate::machine::{Build, PyOperation};
 use crate::policy::PyPolicy;
 use crate::pool::PoolScope;
+use crate::record::request_arg;
 use crate::scoped::scoped_operation;
 
 /// The first attempt of a loop, made before its machine exists (issue 18: most calls succeed
@@ -174,7 +175,12 @@ pub(crate) fn operation_after_first(
     unix_ms: i64,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::after_first(py, &first)?;
-    let mut op = scoped_operation(py, &policy.0, &scope, seed, gate, request, None)?;
+    let build = Build {
+        seed,
+        request: request_arg(request)?,
+        ..Build::default()
+    };
+    let mut op = scoped_operation(py, &policy.0, &scope, gate, build)?;
     // The first attempt was made: the step is its "call".
     let _call = op.start_after_first(py, now_ms, Some(unix_ms));
     op.adopt_first(&first);

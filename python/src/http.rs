@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyString};
 use recuo::http::{give_up_message, Last, RequestPlan, Style};
 use recuo::{Policy, Transport};
 
-use crate::args::{must_be, require_str, send_keys_arg};
+use crate::args::{must_be, named, send_keys_arg};
 use crate::policy::PyPolicy;
 use crate::record::give_up_reason;
 
@@ -47,13 +47,11 @@ pub(crate) fn last_arg(value: &Bound<'_, PyAny>) -> PyResult<Last> {
 
 /// `"client"` (a client adapter) or `"guide"` (`buscar_com_retry`).
 pub(crate) fn style_arg(value: &Bound<'_, PyAny>) -> PyResult<Style> {
-    match &*require_str(value, "style")? {
-        "client" => Ok(Style::Client),
-        "guide" => Ok(Style::Guide),
-        other => Err(PyValueError::new_err(format!(
-            "style must be 'client' or 'guide', not {other:?}"
-        ))),
-    }
+    named(value, "style", &["client", "guide"], |name| match name {
+        "client" => Some(Style::Client),
+        "guide" => Some(Style::Guide),
+        _ => None,
+    })
 }
 
 /// Whether one of `headers`' names (a mapping or an iterable of names, `str` or `bytes`) is

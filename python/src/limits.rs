@@ -24,8 +24,8 @@ use recuo::{
 };
 
 use crate::args::{
-    bool_repr, clock_arg, int_arg, locked, methods, must_be, opt, opt_repr, readers, require_bool,
-    require_int, secs_arg, Int,
+    bool_repr, clock_arg, int_arg, int_in, locked, methods, must_be, opt, opt_repr, readers,
+    require_bool, require_int, secs_arg, Int,
 };
 use crate::errors::SharedFileError;
 use crate::sleep::{interruptible_sleep, SLEEP_SLICE};
@@ -34,33 +34,22 @@ use crate::sleep::{interruptible_sleep, SLEEP_SLICE};
 /// number per second) or a number of events per second (an int or a float, not a bool).
 /// A rate the core refuses raises `ValueError` with the core's message.
 pub(crate) fn rate_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Rate> {
-    if let Ok(text) = value.cast::<PyString>() {
-        return text
-            .to_string_lossy()
-            .parse::<Rate>()
-            .map_err(|e| PyValueError::new_err(format!("{what}: {e}")));
-    }
-    let per_second = secs_arg(value, what).map_err(|_| {
-        must_be(
-            value,
-            what,
-            "a rate such as '90/min' or a number per second",
-        )
-    })?;
-    Rate::per_second(per_second).map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
+    let rate = match value.cast::<PyString>() {
+        Ok(text) => text.to_string_lossy().parse::<Rate>(),
+        Err(_) => Rate::per_second(secs_arg(value, what).map_err(|_| {
+            must_be(
+                value,
+                what,
+                "a rate such as '90/min' or a number per second",
+            )
+        })?),
+    };
+    rate.map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
 }
 
 /// An int that fits in a `u32` (`what` names it); a negative or larger one is a `ValueError`.
 fn u32_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
-    let fits = match int_arg(value, what)? {
-        Int::Fits(n) => u32::try_from(n).ok(),
-        Int::Negative | Int::TooLarge => None,
-    };
-    fits.ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "{what} must be between 0 and 2**32 - 1, not {value}"
-        ))
-    })
+    int_in(value, what, 0..=u64::MAX, "must be between 0 and 2**32 - 1")
 }
 
 readers! {
@@ -151,21 +140,28 @@ pub(crate) fn store_error(error: &SharedError, path: Option<&Path>) -> PyErr {
     }
 }
 
-/// Where a regulator's or a budget's state lives.
-enum Home {
-    /// In this process.
+/// Where a limit's `new`, `shared` or `redis` opens it (see `methods!`'s `opens!`), and where
+/// its state then lives (for `repr`): in this process, in the file at a path, or on the Redis
+/// server at a URL under a key (with `R`, the redis constructor's extra arguments).
+pub(crate) enum At<R = ()> {
     Local,
-    /// In the file at this path.
     File(PathBuf),
-    /// On a Redis server: its URL without the password (for `repr`), and the key.
-    Redis { url: String, key: String },
+    Redis(String, String, R),
 }
 
-impl Home {
+impl<R> At<R> {
+    /// The same place, a Redis server's URL without its password: what the limit keeps.
+    fn redacted(self) -> Self {
+        match self {
+            At::Redis(url, key, extra) => At::Redis(recuo::redact_url(&url).url, key, extra),
+            at => at,
+        }
+    }
+
     /// The file's path (`None`: in this process, or on a Redis server).
     fn path(&self) -> Option<&Path> {
         match self {
-            Home::File(path) => Some(path),
+            At::File(path) => Some(path),
             _ => None,
         }
     }
@@ -176,40 +172,16 @@ impl Home {
     fn repr(&self, py: Python<'_>, class: &str, settings: &str) -> PyResult<String> {
         let text = |s: &str| PyString::new(py, s).repr();
         Ok(match self {
-            Home::File(path) => {
+            At::File(path) => {
                 let os = py.import(pyo3::intern!(py, "os"))?;
                 let path = os.call_method1(pyo3::intern!(py, "fsdecode"), (path,))?;
                 format!("{class}.shared({}, {settings})", path.repr()?)
             }
-            Home::Redis { url, key } => {
+            At::Redis(url, key, _) => {
                 format!("{class}.redis({}, {}, {settings})", text(url)?, text(key)?)
             }
-            Home::Local => format!("{class}({settings})"),
+            At::Local => format!("{class}({settings})"),
         })
-    }
-}
-
-/// Where a limit's `new`, `shared` or `redis` opens it (see `methods!`'s `opens!`): in this
-/// process, in the file at a path, or on the Redis server at a URL under a key (with `R`, the
-/// redis constructor's extra arguments).
-pub(crate) enum At<R = ()> {
-    Local,
-    File(PathBuf),
-    Redis(String, String, R),
-}
-
-impl<R> At<R> {
-    /// Where the limit opened here lives (a Redis server's URL kept without its password), and
-    /// the redis constructor's extra arguments.
-    fn home(self) -> (Home, Option<R>) {
-        match self {
-            At::Local => (Home::Local, None),
-            At::File(path) => (Home::File(path), None),
-            At::Redis(url, key, extra) => {
-                let url = recuo::redact_url(&url).url;
-                (Home::Redis { url, key }, Some(extra))
-            }
-        }
     }
 }
 
@@ -227,7 +199,7 @@ pub(crate) fn detach_if<T: Send>(py: Python<'_>, remote: bool, f: impl FnOnce() 
 /// `ValueError` with the core's message, a start that would wait past its queue a
 /// `recuo.QueueFullError`; its shared state's (in a file or on a Redis server) as
 /// [`store_error`].
-fn regulator_error(error: RegulatorError, home: &Home) -> PyErr {
+fn regulator_error(error: RegulatorError, home: &At) -> PyErr {
     match &error {
         RegulatorError::Shared(e) => store_error(e, home.path()),
         _ => regulator_use_error(&error),
@@ -297,7 +269,7 @@ pub(crate) struct PyRegulator {
     pub(crate) inner: Regulator,
     /// The rate asked for (the regulator keeps it as an interval in whole nanoseconds).
     configured: Rate,
-    home: Home,
+    home: At,
     adaptive: bool,
 }
 
@@ -318,7 +290,7 @@ impl PyRegulator {
                 py.detach(|| redis_regulator(url, key, rate, burst, adaptive))
             }
         };
-        let (home, _) = at.home();
+        let home = at.redacted();
         Ok(PyRegulator {
             inner: made.map_err(|e| regulator_error(e, &home))?,
             configured: rate,
@@ -329,7 +301,7 @@ impl PyRegulator {
 
     /// Runs `f` on the regulator: with the GIL released when it asks a Redis server.
     fn ask<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Regulator) -> T + Send) -> T {
-        let remote = matches!(self.home, Home::Redis { .. });
+        let remote = matches!(self.home, At::Redis(..));
         detach_if(py, remote, || f(&self.inner))
     }
 
@@ -358,7 +330,7 @@ methods!({
         /// Whether the regulator is kept on a Redis server: the async glue asks it off the event
         /// loop. Private.
         #[pyo3(name = "_remote")]
-        getter!(remote(self) -> bool = matches!(self.home, Home::Redis { .. }));
+        getter!(remote(self) -> bool = matches!(self.home, At::Redis(..)));
         opens!((
             rate: &Bound<'_, PyAny>,
             #[pyo3(from_py_with = burst_arg)] burst: u32,
@@ -647,8 +619,7 @@ pub(crate) struct PyConcurrencyLimit {
     /// interchangeable, so any one will do).
     held: Mutex<Vec<Permit>>,
     /// Where the places are kept, and a Redis limit's lease, for `repr`.
-    home: Home,
-    lease: Option<Duration>,
+    home: At<Duration>,
 }
 
 impl PyConcurrencyLimit {
@@ -666,12 +637,10 @@ impl PyConcurrencyLimit {
                 .detach(|| recuo_redis::limit(url, key, limit, *lease))
                 .map_err(|e| store_error(&e, None)),
         }?;
-        let (home, lease) = at.home();
         Ok(PyConcurrencyLimit {
             inner,
             held: Mutex::new(Vec::new()),
-            home,
-            lease,
+            home: at.redacted(),
         })
     }
 
@@ -801,12 +770,12 @@ methods!({
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
             let (in_flight, limit) = (self.inner.in_flight(), self.inner.limit());
-            let (settings, here) = match self.lease {
-                Some(lease) => (format!("{limit}, {:?}", lease.as_secs_f64()), " here"),
-                None => (limit.to_string(), ""),
+            let (settings, here) = match &self.home {
+                At::Redis(_, _, lease) => (format!("{limit}, {:?}", lease.as_secs_f64()), " here"),
+                _ => (limit.to_string(), ""),
             };
             Ok(match self.home {
-                Home::Local => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
+                At::Local => format!("<recuo.ConcurrencyLimit {in_flight} of {limit} in flight>"),
                 _ => {
                     let call = self.home.repr(py, "ConcurrencyLimit", &settings)?;
                     format!("<recuo.{call}: {in_flight} in flight{here}>")
@@ -854,7 +823,7 @@ pub(crate) struct PyRetryBudget {
     ratio: f64,
     floor_per_s: f64,
     window_s: u32,
-    home: Home,
+    home: At,
 }
 
 impl PyRetryBudget {
@@ -867,7 +836,7 @@ impl PyRetryBudget {
                 py.detach(|| recuo_redis::budget(url, key, ratio, floor_per_s, window_s))
             }
         };
-        let (home, _) = at.home();
+        let home = at.redacted();
         Ok(PyRetryBudget {
             inner: made.map_err(|e| match e {
                 BudgetError::Shared(e) => store_error(&e, home.path()),

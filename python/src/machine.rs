@@ -220,15 +220,28 @@ pub(crate) struct Build {
 }
 
 impl Build {
-    /// The core's machine under `policy`, and the cell of its key.
-    pub(crate) fn operation(self, policy: &Policy) -> (Operation, KeyCell) {
+    /// The core's machine under `policy` with these settings, as a `recuo.Operation`.
+    pub(crate) fn operation(self, policy: &Policy) -> PyOperation {
         let op = Operation::new(policy);
         let op = if self.guide {
             op.classify_last_failure(false)
         } else {
             op
         };
-        self.apply(op)
+        let records = self.records;
+        let gate_remote = self.gate.as_ref().is_some_and(Gate::is_remote);
+        let (op, key) = self.apply(op);
+        PyOperation {
+            attempt_records: records.is_some_and(|level| level <= Level::Info),
+            header: Arc::from(op.policy().idempotency_header()),
+            op,
+            key,
+            notes: NotesCell::default(),
+            current: None,
+            last: None,
+            pool: None,
+            gate_remote,
+        }
     }
 
     /// `op` with these settings, and the cell of its key.
@@ -307,26 +320,6 @@ pub(crate) struct PyOperation {
 }
 
 impl PyOperation {
-    /// Wraps the core's machine `op` (which passes `gate`) with the cell of its key.
-    pub(crate) fn wrap(
-        op: Operation,
-        key: KeyCell,
-        records: Option<Level>,
-        gate: Option<&Gate>,
-    ) -> Self {
-        PyOperation {
-            attempt_records: records.is_some_and(|level| level <= Level::Info),
-            header: Arc::from(op.policy().idempotency_header()),
-            op,
-            key,
-            notes: NotesCell::default(),
-            current: None,
-            last: None,
-            pool: None,
-            gate_remote: gate.is_some_and(Gate::is_remote),
-        }
-    }
-
     /// The operation's idempotency key (UUID v4 text), made now if this is its first use.
     pub(crate) fn key_text(&self) -> String {
         key_of(&self.key).to_string()
@@ -470,10 +463,9 @@ methods!({
             pool: Option<u32>,
         ) -> PyResult<Self> {
             let policy = policy.map_or_else(Policy::default, |p| p.0.clone());
-            let gate = gate.map(|g| g.inner.clone());
             let build = Build {
                 seed,
-                gate: gate.clone(),
+                gate: gate.map(|g| g.inner.clone()),
                 stats: stats.map(|s| s.0.clone()),
                 request: request_arg(request)?,
                 records,
@@ -488,8 +480,7 @@ methods!({
                 }),
                 ..Build::default()
             };
-            let (op, key) = build.operation(&policy);
-            Ok(Self::wrap(op, key, records, gate.as_ref()))
+            Ok(build.operation(&policy))
         }
 
         /// Whether an operation under ``gate`` (a ``recuo.Gate`` or ``None``) that counts

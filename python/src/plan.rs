@@ -1,12 +1,11 @@
 //! `recuo.plan`: the core's planning arithmetic, answered as a `recuo.Plan`
 //! ([`crate::values`]).
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use recuo::PlanError;
 
-use crate::args::{int_arg, latency_arg, secs_arg, Int};
+use crate::args::{int_in, latency_arg, readers, secs_arg};
 use crate::limits::rate_arg;
 use crate::values::instance;
 
@@ -23,13 +22,8 @@ fn plan_error(py: Python<'_>, error: &PlanError) -> PyErr {
     err
 }
 
-fn requests_arg(value: &Bound<'_, PyAny>) -> PyResult<u64> {
-    match int_arg(value, "requests")? {
-        Int::Fits(n) => Ok(n),
-        Int::Negative | Int::TooLarge => Err(PyValueError::new_err(format!(
-            "requests must be between 0 and 2**64 - 1, not {value}"
-        ))),
-    }
+readers! {
+    fn requests_arg -> u64 = int_in("requests", 0..=u64::MAX, "must be between 0 and 2**64 - 1");
 }
 
 fn fraction_arg(value: &Bound<'_, PyAny>) -> PyResult<f64> {

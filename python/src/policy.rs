@@ -13,18 +13,8 @@ use recuo::{Jitter, MethodSet, Policy, PolicyBuilder, PolicyValue, RetryRule, Ru
 
 use crate::args::{
     bool_repr, config_error, config_error_saying, count_arg, deadline_arg, header_arg, methods,
-    ms_to_secs, not_one_of, quoted, readers, require_bool, require_str, secs_to_ms, transport_arg,
+    ms_to_secs, named, not_one_of, readers, require_bool, require_str, secs_to_ms, transport_arg,
 };
-
-fn rule_arg(value: &Bound<'_, PyAny>) -> PyResult<RetryRule> {
-    let name = require_str(value, "rule")?;
-    RetryRule::from_name(&name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "rule must be {}, not {name:?}",
-            quoted(&RetryRule::ALL.map(RetryRule::name))
-        ))
-    })
-}
 
 /// A status a rule can be set for: the core's range, 400–599 (below 400 is a success;
 /// outside 100–599 counts as 500); the core refuses the rest.
@@ -54,28 +44,10 @@ readers! {
     fn server_honours_keys_arg -> bool = require_bool("server_honours_keys");
     fn idempotent_arg -> bool = require_bool("idempotent");
     fn enabled_arg -> bool = require_bool("enabled");
-}
-
-fn jitter_arg(value: &Bound<'_, PyAny>) -> PyResult<Jitter> {
-    let name = require_str(value, "jitter")?;
-    Jitter::from_name(&name).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "jitter must be 'full', 'equal', 'decorrelated' or 'none', not {name:?}"
-        ))
-    })
-}
-
-/// `recuo.ConfigError` (`invalid_value`) for data that cannot be read as a policy's plain
-/// form: the core's message, with `why` added for humans.
-fn invalid_value(py: Python<'_>, why: &str) -> PyErr {
-    let error = recuo::ConfigError::InvalidValue;
-    config_error_saying(py, error, format!("{error} ({why})"))
-}
-
-/// A policy's plain form (`Policy.from_dict`), read by the core's `PolicyValue`
-/// ([`crate::values::read_plain`]): `TypeError` unless a mapping, else `invalid_value`.
-fn policy_value_arg(value: &Bound<'_, PyAny>) -> PyResult<PolicyValue> {
-    crate::values::read_plain(value)?.map_err(|why| invalid_value(value.py(), &why))
+    fn rule_arg -> RetryRule =
+        named("rule", &RetryRule::ALL.map(RetryRule::name), RetryRule::from_name);
+    fn jitter_arg -> Jitter =
+        named("jitter", &["full", "equal", "decorrelated", "none"], Jitter::from_name);
 }
 
 /// How a policy retries: attempts, backoff, deadline, the spread added to server waits, the
@@ -240,10 +212,17 @@ methods!({
         #[classmethod]
         #[pyo3(signature = (value, /))]
         fn from_dict(_cls: &Bound<'_, PyType>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
-            // Read here rather than through `from_py_with`, whose errors would name the argument.
-            Policy::from_value(&policy_value_arg(value)?)
+            // Read here rather than through `from_py_with`, whose errors would name the argument:
+            // `TypeError` unless a mapping, else `invalid_value` with the core's message and why
+            // for humans.
+            let py = value.py();
+            let plain: PolicyValue = crate::values::read_plain(value)?.map_err(|why| {
+                let error = recuo::ConfigError::InvalidValue;
+                config_error_saying(py, error, format!("{error} ({why})"))
+            })?;
+            Policy::from_value(&plain)
                 .map(PyPolicy)
-                .map_err(|e| config_error(value.py(), e))
+                .map_err(|e| config_error(py, e))
         }
 
         /// This policy as one plain value, every key written out (durations in milliseconds,

@@ -23,8 +23,9 @@ use recuo::{
 };
 
 use crate::args::{
-    causes, elapsed_ms_arg, headers_arg, int_arg, locked, method_arg, methods, must_be, not_one_of,
-    opt_delay_ms_arg, outcome_arg, require_str, total_ms_arg, u64_arg, url_arg, url_text, Int,
+    causes, elapsed_ms_arg, headers_arg, i64_arg, int_in, locked, method_arg, methods, must_be,
+    not_one_of, opt_delay_ms_arg, outcome_arg, readers, require_str, total_ms_arg, u64_arg,
+    url_arg, url_text,
 };
 use crate::values::loads;
 
@@ -73,14 +74,10 @@ pub(crate) fn observed(notes: &NotesCell) -> (Option<RequestLine>, Option<Seen>)
     (notes.request.take(), notes.response.take())
 }
 
-/// A status for a record: an int of three digits (RFC 9110 §15), else `ValueError`.
-pub(crate) fn record_status_arg(value: &Bound<'_, PyAny>) -> PyResult<u16> {
-    match int_arg(value, "status")? {
-        Int::Fits(n) if (100..=999).contains(&n) => Ok(u16::try_from(n).unwrap_or(999)),
-        _ => Err(PyValueError::new_err(format!(
-            "status must be between 100 and 999, not {value}"
-        ))),
-    }
+readers! {
+    /// A status for a record: an int of three digits (RFC 9110 §15), else `ValueError`.
+    pub(crate) fn record_status_arg -> u16 =
+        int_in("status", 100..=999, "must be between 100 and 999");
 }
 
 /// The attribute `name` of `obj` when reading it works and it is not `None`; whatever reading
@@ -335,11 +332,9 @@ fn attempt_reason(name: &str) -> PyResult<AttemptReason> {
     Err(not_one_of("reason", &names, name))
 }
 
-/// Milliseconds since the Unix epoch: an int that fits in 64 signed bits.
-fn start_ms_arg(value: &Bound<'_, PyAny>) -> PyResult<i64> {
-    crate::args::require_int(value, "start_ms")?
-        .extract::<i64>()
-        .map_err(|_| PyValueError::new_err("start_ms must be between -2**63 and 2**63 - 1"))
+readers! {
+    /// Milliseconds since the Unix epoch: an int that fits in 64 signed bits.
+    fn start_ms_arg -> i64 = i64_arg("start_ms", "");
 }
 
 fn attempts_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {

@@ -19,16 +19,18 @@ use crate::policy::PyPolicy;
 use crate::record::request_arg;
 use crate::runner::{run_blocking, Shape};
 
+/// Whether `value`'s type is `types.{name}` (looked up once, in `cell`): not a subclass.
+fn of_type(value: &Bound<'_, PyAny>, cell: &PyOnceLock<Py<PyAny>>, name: &str) -> PyResult<bool> {
+    let py = value.py();
+    let class =
+        cell.get_or_try_init(py, || py.import("types")?.getattr(name).map(Bound::unbind))?;
+    Ok(value.get_type().is(class.bind(py)))
+}
+
 /// Whether `value` is a coroutine (`inspect.iscoroutine`: the type cannot be subclassed).
 fn is_coroutine(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     static COROUTINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let py = value.py();
-    let coroutine = COROUTINE.get_or_try_init(py, || {
-        py.import("types")?
-            .getattr("CoroutineType")
-            .map(Bound::unbind)
-    })?;
-    Ok(value.get_type().is(coroutine.bind(py)))
+    of_type(value, &COROUTINE, "CoroutineType")
 }
 
 /// Whether `function` is a plain Python function that is not async — what
@@ -38,15 +40,10 @@ fn is_coroutine(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 fn plainly_sync(function: &Bound<'_, PyAny>) -> PyResult<bool> {
     const CO_COROUTINE: i64 = 0x80;
     static FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let py = function.py();
-    let plain = FUNCTION.get_or_try_init(py, || {
-        py.import("types")?
-            .getattr("FunctionType")
-            .map(Bound::unbind)
-    })?;
-    if !function.get_type().is(plain.bind(py)) {
+    if !of_type(function, &FUNCTION, "FunctionType")? {
         return Ok(false);
     }
+    let py = function.py();
     let flags: i64 = function
         .getattr(pyo3::intern!(py, "__code__"))?
         .getattr(pyo3::intern!(py, "co_flags"))?

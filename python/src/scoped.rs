@@ -28,8 +28,13 @@ pub(crate) fn operation_in_context(
     idempotency_key: Option<PyRef<'_, PyIdempotencyKey>>,
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>)> {
     let scope = PoolScope::enter(py, policy.0.max_attempts(), false)?;
-    let key = idempotency_key.map(|k| k.0);
-    let op = scoped_operation(py, &policy.0, &scope, seed, gate, request, key)?;
+    let build = Build {
+        seed,
+        request: request_arg(request)?,
+        key: idempotency_key.map(|k| k.0),
+        ..Build::default()
+    };
+    let op = scoped_operation(py, &policy.0, &scope, gate, build)?;
     Ok((op, scope.into_token()))
 }
 
@@ -54,49 +59,36 @@ pub(crate) fn request_operation(
 ) -> PyResult<(PyOperation, Option<Py<PyAny>>, Option<String>)> {
     let plan = crate::http::plan_of(&policy.0, method, headers, send_keys)?;
     let scope = PoolScope::enter(py, policy.0.max_attempts(), false)?;
-    let records = Some(records_level(py)?);
-    let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
     let build = Build {
         seed,
-        gate: gate.clone(),
         request: Some(recuo::RequestLine {
             method: method.to_owned(),
             url: url.to_owned(),
         }),
-        records,
-        pool: Some(scope.loop_pool()),
         plan: Some(plan),
         unreplayable: !replayable,
         ..Build::default()
     };
-    let (op, key) = build.operation(&policy.0);
-    let op = PyOperation::wrap(op, key, records, gate.as_ref()).with_pool(Some(scope.pool()));
+    let op = scoped_operation(py, &policy.0, &scope, gate, build)?;
     let key = plan.sends_recuos_key().then(|| op.key_text());
     Ok((op, scope.into_token(), key))
 }
 
-/// A new ``Operation`` under `policy` in `scope`'s pool, keeping the records the ``recuo``
-/// logger takes: the asyncio loop's and the HTTP adapters' machine.
+/// A new ``Operation`` under `policy` with `build`'s settings in `scope`'s pool, passing
+/// `gate` and keeping the records the ``recuo`` logger takes: the asyncio loop's and the HTTP
+/// adapters' machine.
 pub(crate) fn scoped_operation(
     py: Python<'_>,
     policy: &recuo::Policy,
     scope: &PoolScope,
-    seed: Option<u64>,
     gate: Option<&Bound<'_, PyAny>>,
-    request: Option<&Bound<'_, PyAny>>,
-    key: Option<recuo::IdempotencyKey>,
+    build: Build,
 ) -> PyResult<PyOperation> {
-    let records = Some(records_level(py)?);
-    let gate = gate_arg(gate)?.map(|g| g.get().inner.clone());
     let build = Build {
-        seed,
-        gate: gate.clone(),
-        request: request_arg(request)?,
-        records,
+        records: Some(records_level(py)?),
+        gate: gate_arg(gate)?.map(|g| g.get().inner.clone()),
         pool: Some(scope.loop_pool()),
-        key,
-        ..Build::default()
+        ..build
     };
-    let (op, key) = build.operation(policy);
-    Ok(PyOperation::wrap(op, key, records, gate.as_ref()).with_pool(Some(scope.pool())))
+    Ok(build.operation(policy).with_pool(Some(scope.pool())))
 }

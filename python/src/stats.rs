@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 
 use recuo::{monotonic_ns, Cause, StatsRecorder};
 
-use crate::args::{causes, count_arg, int_arg, must_be, not_one_of, require_str, success_arg, Int};
+use crate::args::{cause_named, count_arg, int_arg, must_be, require_str, success_arg, Int};
 use crate::limits::opt_now_ns_arg;
 use crate::values::instance;
 use crate::verdict::PyVerdict;
@@ -21,10 +21,7 @@ fn cause_arg(value: &Bound<'_, PyAny>) -> PyResult<Cause> {
     let name = require_str(value, "cause")
         .map_err(|_| must_be(value, "cause", "a str or a recuo.Verdict"))?;
     // The cause names ``StatsRecorder.saw`` takes: a ``Verdict``'s reasons.
-    Cause::from_name(&name).ok_or_else(|| {
-        let names: Vec<&str> = causes().map(Cause::name).collect();
-        not_one_of("cause", &names, &name)
-    })
+    cause_named(&name, "cause", true)
 }
 
 fn attempt_number_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {

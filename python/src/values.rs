@@ -8,7 +8,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{IntoPyDict, PyDict, PyList, PyMapping, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyDict, PyMapping, PyString, PyTuple};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -25,9 +25,9 @@ fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     module.bind(py).getattr(name)
 }
 
-/// Plain data as Python's: null → `None`, an object → a `dict`, an array → a `list` when
-/// `lists`, else a tuple (a dataclass's field).
-fn object<'py>(py: Python<'py>, value: &Value, lists: bool) -> PyResult<Bound<'py, PyAny>> {
+/// Plain data as a dataclass's fields: null → `None`, an object → a `dict`, an array → a
+/// tuple.
+fn object<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
@@ -38,18 +38,13 @@ fn object<'py>(py: Python<'py>, value: &Value, lists: bool) -> PyResult<Bound<'p
         },
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
-            let items = items.iter().map(|v| object(py, v, lists));
-            let items = items.collect::<PyResult<Vec<_>>>()?;
-            if lists {
-                PyList::new(py, items)?.into_any()
-            } else {
-                PyTuple::new(py, items)?.into_any()
-            }
+            let items = items.iter().map(|v| object(py, v));
+            PyTuple::new(py, items.collect::<PyResult<Vec<_>>>()?)?.into_any()
         }
         Value::Object(fields) => {
             let dict = PyDict::new(py);
             for (name, v) in fields {
-                dict.set_item(name, object(py, v, lists)?)?;
+                dict.set_item(name, object(py, v)?)?;
             }
             dict.into_any()
         }
@@ -68,12 +63,12 @@ pub(crate) fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyA
 }
 
 /// `value`'s plain form as Python's plain data: null → `None`, an array → a `list`, an
-/// object → a `dict` (what `to_dict` answers, and JSON writes).
+/// object → a `dict` (what `to_dict` answers, and JSON writes), read by `json.loads`.
 pub(crate) fn plain_object<'py, T: Serialize>(
     py: Python<'py>,
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
-    object(py, &plain(value)?, true)
+    loads(py, &plain(value)?.to_string())
 }
 
 /// `value` as an instance of the generated class `class`, its fields those of its plain form.
@@ -82,7 +77,7 @@ pub(crate) fn instance<T: Serialize>(
     class_name: &str,
     value: &T,
 ) -> PyResult<Py<PyAny>> {
-    let fields = object(py, &plain(value)?, false)?;
+    let fields = object(py, &plain(value)?)?;
     let fields = fields.cast::<PyDict>()?;
     Ok(class(py, class_name)?.call((), Some(fields))?.unbind())
 }

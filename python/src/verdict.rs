@@ -13,24 +13,15 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
-use recuo::{Cause, Outcome, Request, ServerWait, Verdict};
+use recuo::{Outcome, Request, ServerWait, Verdict};
 
 use crate::args::{
-    causes, headers_arg, method_arg, methods, must_be, not_one_of, now_ms_arg, outcome_arg,
-    require_int, unbounded_arg,
+    cause_named, headers_arg, method_arg, methods, must_be, now_ms_arg, outcome_arg, require_int,
+    unbounded_arg,
 };
 use crate::attempt::PyIdempotencyKey;
 use crate::policy::PyPolicy;
 use recuo::Seen;
-
-/// The cause named `value`, as a retry or a give-up may name it: any but `success`.
-fn cause_arg(value: &str) -> PyResult<Cause> {
-    let allowed = || causes().filter(|&c| c != Cause::Success);
-    allowed().find(|c| c.name() == value).ok_or_else(|| {
-        let names: Vec<&str> = allowed().map(Cause::name).collect();
-        not_one_of("reason", &names, value)
-    })
-}
 
 /// What to do about one outcome: ``verdict`` is ``"success"``, ``"retry"`` or
 /// ``"give_up"``; ``reason`` names the cause (``"success"``, ``"rate_limited"``,
@@ -91,7 +82,8 @@ methods!({
             #[pyo3(from_py_with = unbounded_arg)] unbounded: bool,
             reason: &str,
         ) -> PyResult<Self> {
-            let cause = cause_arg(reason)?;
+            // A retry or a give-up may name any cause but `success`.
+            let cause = cause_named(reason, "reason", false)?;
             let wait = match (wait_ms.filter(|w| !w.is_none()), unbounded) {
                 (Some(_), true) => {
                     return Err(PyValueError::new_err(
@@ -112,7 +104,7 @@ methods!({
         #[staticmethod]
         #[pyo3(signature = (reason = "permanent"))]
         fn give_up(reason: &str) -> PyResult<Self> {
-            let cause = cause_arg(reason)?;
+            let cause = cause_named(reason, "reason", false)?;
             Ok(PyVerdict::bare(Verdict::GiveUp { cause }))
         }
 
