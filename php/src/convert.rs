@@ -179,6 +179,15 @@ pub fn entry_holds(key: &Zval, value: &Zval) -> String {
     format!("{label} holds {}", type_name(value))
 }
 
+/// The core's `names`, as a message lists them: `"a", "b" or "c"`.
+pub fn one_of(names: impl IntoIterator<Item = &'static str>) -> String {
+    let quoted: Vec<String> = names.into_iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    }
+}
+
 /// The type of a PHP value as PHP's own messages name it: `int`, `string`, a class name.
 pub fn type_name(value: &Zval) -> String {
     let value = value.dereference();

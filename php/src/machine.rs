@@ -20,8 +20,8 @@ use recuo::{
 };
 
 use crate::convert::{
-    count, entry_holds, given, header_pairs, non_negative, pair_of, php_int, seed as seed_arg,
-    Array, Bytes,
+    count, entry_holds, given, header_pairs, non_negative, one_of, pair_of, php_int,
+    seed as seed_arg, Array, Bytes,
 };
 use crate::errors::{type_error, value_error, value_error_message};
 use crate::limits::{regulator_error, Gate};
@@ -40,14 +40,12 @@ const CLIENT: &str = "client";
 /// What `$end` must be.
 const ENDS: &str = "must be \"succeeded\", \"gave_up\" or \"not_started\"";
 
-/// The give-up reasons, for messages.
-const REASONS: &str = "\"permanent\", \"attempts_exhausted\", \"wait_exceeds_deadline\", \
-                       \"budget_exhausted\", \"queue_stopped\" or \"cancelled\"";
-
 /// A give-up reason named by PHP code.
 fn reason_arg(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReason> {
-    GiveUpReason::from_name(name)
-        .ok_or_else(|| value_error(function, position, "reason", &format!("must be {REASONS}")))
+    GiveUpReason::from_name(name).ok_or_else(|| {
+        let reasons = one_of(GiveUpReason::ALL.map(GiveUpReason::name));
+        value_error(function, position, "reason", &format!("must be {reasons}"))
+    })
 }
 
 /// What the host does next, as `Recuo\Operation` answers it: `kind` is `"enter"` (pass the

@@ -25,7 +25,7 @@ use ext_php_rs::types::ZendHashTable;
 use ext_php_rs::zend::ClassEntry;
 use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Rules, Transport};
 
-use crate::convert::{attempts, json_decode, millis, optional_millis, php_int, Bytes};
+use crate::convert::{attempts, json_decode, millis, one_of, optional_millis, php_int, Bytes};
 use crate::errors::{config_error, config_error_detail, php_error, value_error};
 use crate::values::{plain_table, Reading};
 
@@ -42,10 +42,6 @@ const DEFAULT_IDEMPOTENCY_HEADER: &str = recuo::http::DEFAULT_IDEMPOTENCY_HEADER
 
 /// The jitter modes, for the message of a bad `$jitter`.
 const JITTERS: &str = "\"full\", \"equal\", \"decorrelated\" or \"none\"";
-/// The retry rules of a status or a transport failure, for messages.
-const RULES: &str = "\"never\", \"if_idempotent\" or \"always\"";
-/// The transport failure kinds, for messages.
-const TRANSPORTS: &str = "\"connect\", \"tls\", \"timeout\", \"reset\" or \"other\"";
 
 /// How an operation is retried: attempts, backoff, deadline, the spread added to server
 /// waits, which outcomes are worth another attempt, and the idempotency header. Immutable:
@@ -173,8 +169,10 @@ fn status_error(function: &str, status: i64) -> PhpException {
 }
 
 fn rule_arg(function: &str, position: u32, value: Bytes<'_>) -> PhpResult<RetryRule> {
-    RetryRule::from_name(&value.text())
-        .ok_or_else(|| value_error(function, position, "rule", &format!("must be {RULES}")))
+    RetryRule::from_name(&value.text()).ok_or_else(|| {
+        let rules = one_of(RetryRule::ALL.map(RetryRule::name));
+        value_error(function, position, "rule", &format!("must be {rules}"))
+    })
 }
 
 /// A transport failure's kind named by PHP code: argument `position` (`$error`) of
@@ -187,11 +185,12 @@ pub(crate) fn transport_arg(
 ) -> PhpResult<Transport> {
     let null = if nullable { "null or " } else { "" };
     Transport::from_name(&value.text()).ok_or_else(|| {
+        let kinds = one_of(Transport::ALL.map(Transport::name));
         value_error(
             function,
             position,
             "error",
-            &format!("must be {null}{TRANSPORTS}"),
+            &format!("must be {null}{kinds}"),
         )
     })
 }

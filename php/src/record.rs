@@ -17,7 +17,7 @@ use recuo::{
     Record, RequestLine,
 };
 
-use crate::convert::{count, header_pairs, json_decode, non_negative, Array, Bytes};
+use crate::convert::{count, header_pairs, json_decode, non_negative, one_of, Array, Bytes};
 use crate::errors::{php_error, value_error, value_error_message};
 use crate::policy::transport_arg;
 
@@ -65,19 +65,21 @@ fn record_table(function: &str, record: &Record) -> PhpResult<ZBox<ZendHashTable
         .ok_or_else(|| php_error(format!("{function}(): no record")))
 }
 
-/// What a result's `$reason` must be.
-const GIVE_UP_REASONS: &str = "must be null, \"permanent\", \"attempts_exhausted\", \
-                               \"wait_exceeds_deadline\", \"budget_exhausted\" or \"cancelled\"";
-/// What an attempt's `$decision` must be.
-const DECISIONS: &str = "must be \"done\", \"retry\" or \"give_up\"";
 /// What an attempt's `$reason` must be.
 const ATTEMPT_REASONS: &str = "must be a verdict's reason (\"rate_limited\", \"not_idempotent\", \
                                …) or a give-up reason (\"attempts_exhausted\", …)";
 
 /// A give-up reason by its name.
 fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReason> {
-    GiveUpReason::from_name(name)
-        .ok_or_else(|| value_error(function, position, "reason", GIVE_UP_REASONS))
+    GiveUpReason::from_name(name).ok_or_else(|| {
+        let reasons = one_of(GiveUpReason::ALL.map(GiveUpReason::name));
+        value_error(
+            function,
+            position,
+            "reason",
+            &format!("must be null, {reasons}"),
+        )
+    })
 }
 
 /// Records for PHP code with a loop of its own (an event loop, a queue
@@ -119,8 +121,10 @@ fn attempt_of(
     let delay = delayMs
         .map(|d| non_negative(function, 8, "delayMs", d))
         .transpose()?;
-    let decision = AttemptDecision::from_name(&decision.text())
-        .ok_or_else(|| value_error(function, 9, "decision", DECISIONS))?;
+    let decision = AttemptDecision::from_name(&decision.text()).ok_or_else(|| {
+        let decisions = one_of(AttemptDecision::ALL.map(AttemptDecision::name));
+        value_error(function, 9, "decision", &format!("must be {decisions}"))
+    })?;
     let reason = AttemptReason::from_name(&reason.text())
         .ok_or_else(|| value_error(function, 10, "reason", ATTEMPT_REASONS))?;
     let request = request_line(method, url);

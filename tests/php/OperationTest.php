@@ -151,6 +151,8 @@ final class OperationTest extends TestCase
             'negative seed' => [static fn () => new Operation(Policy::guideA(), -1), \ValueError::class, 'Recuo\Operation::__construct(): Argument #2 ($seed) must be null or greater than or equal to 0'],
             'negative slept' => [static fn () => $make()->slept(-1), \ValueError::class, 'Recuo\Operation::slept(): Argument #1 ($nowMs) must be greater than or equal to 0'],
             'negative judged' => [static fn () => $make()->judged(PHP_INT_MIN, Verdict::retry()), \ValueError::class, 'Recuo\Operation::judged(): Argument #1 ($nowMs) must be greater than or equal to 0'],
+            // The give-up reasons as the core lists them, in every language.
+            'unknown stop reason' => [static fn () => $make()->stopQueue('success'), \ValueError::class, 'Recuo\Operation::stopQueue(): Argument #1 ($reason) must be "permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled" or "queue_stopped"'],
             'no policy' => [static fn () => new Operation(), \ArgumentCountError::class, ''],
             'policy null' => [static fn () => new Operation(null), \TypeError::class, 'policy'],
             'policy an array' => [static fn () => new Operation([]), \TypeError::class, 'policy'],

@@ -545,7 +545,7 @@ final class RecordsTest extends TestCase
             // A free-text reason could carry an exception's message, secrets and all.
             'free-text reason' => [static fn () => Record::attempt(0, 0, 'GET', '/', reason: 'token abc expired'), \ValueError::class, 'Argument #10 ($reason) must be a verdict\'s reason'],
             'bad headers' => [static fn () => Record::attempt(0, 0, 'GET', '/', headers: [['a']]), \TypeError::class, 'Recuo\Record::attempt(): Argument #7 ($headers) must map header names'],
-            'unknown result reason' => [static fn () => Record::result(0, 'GET', '/', 1, 0, 'success'), \ValueError::class, 'Recuo\Record::result(): Argument #6 ($reason) must be null, "permanent"'],
+            'unknown result reason' => [static fn () => Record::result(0, 'GET', '/', 1, 0, 'success'), \ValueError::class, 'Recuo\Record::result(): Argument #6 ($reason) must be null, "permanent", "attempts_exhausted", "wait_exceeds_deadline", "budget_exhausted", "cancelled" or "queue_stopped"'],
             'negative attempts' => [static fn () => Record::resultJson(0, 'GET', '/', -1, 0), \ValueError::class, 'Argument #4 ($attempts) must be between 0 and 4294967295'],
             'negative total' => [static fn () => Record::result(0, 'GET', '/', 1, -1), \ValueError::class, 'Argument #5 ($totalMs) must be greater than or equal to 0'],
             'response status' => [static fn () => retry(static fn (Attempt $a) => $a->recordResponse(99), policy: new Policy(maxAttempts: 1)), \ValueError::class, 'Recuo\Attempt::recordResponse(): Argument #1 ($status) must be between 100 and 999'],
