@@ -1,7 +1,7 @@
 //! How each operation of a batch ended, as C reads it (`recuo_batch_result`), whichever
 //! runs the batch: `recuo_batch_run` (batch_run.rs) or a host stepping `recuo_batch_queue`.
 
-use recuo::{BatchEnd, BatchStatus};
+use recuo::{BatchEnd, BatchProgress, BatchStatus};
 
 use crate::prelude::*;
 
@@ -19,9 +19,9 @@ pub enum recuo_batch_result_kind {
 }
 
 c_enum!(recuo_batch_result_kind: BatchStatus {
-    RECUO_BATCH_SUCCEEDED = BatchStatus::Succeeded => c"succeeded",
-    RECUO_BATCH_GAVE_UP = BatchStatus::GaveUp => c"gave_up",
-    RECUO_BATCH_NOT_STARTED = BatchStatus::NotStarted => c"not_started",
+    RECUO_BATCH_SUCCEEDED = [BatchStatus::Succeeded] => c"succeeded",
+    RECUO_BATCH_GAVE_UP = [BatchStatus::GaveUp] => c"gave_up",
+    RECUO_BATCH_NOT_STARTED = [BatchStatus::NotStarted] => c"not_started",
 });
 
 /// What became of one operation of a batch: a plain struct `recuo_batch_run` fills in, one
@@ -88,23 +88,10 @@ pub struct recuo_batch_progress {
 impl recuo_batch_progress {
     /// The core's progress, field for field (a field added to the core's value is a compile
     /// error here until C has it too).
-    pub(crate) const fn from_core(p: recuo::BatchProgress) -> Self {
-        let recuo::BatchProgress {
-            total,
-            done,
-            succeeded,
-            failed,
-            not_started,
-            retries,
-        } = p;
-        recuo_batch_progress {
-            total,
-            done,
-            succeeded,
-            failed,
-            not_started,
-            retries,
-        }
+    pub(crate) const fn from_core(p: BatchProgress) -> Self {
+        copied!(recuo_batch_progress {
+            total, done, succeeded, failed, not_started, retries
+        } from p: BatchProgress)
     }
 }
 

@@ -12,7 +12,7 @@ use recuo::{AttemptContext, Batch, BatchEnd, BatchResult};
 
 use crate::com_retry::written_verdict;
 use crate::prelude::*;
-use crate::retry::Failure;
+use crate::retry::{Callback, Failure};
 
 /// One operation of a batch, called by `recuo_batch_run` **on a worker thread**, possibly
 /// at the same time as other operations of the batch (up to `workers` at once): make
@@ -46,7 +46,7 @@ pub type recuo_batch_progress_fn =
 /// The C operation and its `user_data`, called from the worker threads.
 #[derive(Clone, Copy)]
 struct Operation {
-    call: unsafe extern "C" fn(usize, u32, *const c_char, *mut recuo_verdict, *mut c_void),
+    call: Callback<recuo_batch_operation_fn>,
     user_data: *mut c_void,
 }
 
@@ -70,9 +70,7 @@ impl Operation {
             written_verdict(|v| unsafe { call(index, attempt, key.as_ptr().cast(), v, data) });
         Failure::of(written).map(|()| attempt.saturating_add(1))
     }
-}
 
-impl Operation {
     /// Tells `on_progress` (if any) the batch's progress, with the batch's `user_data`.
     fn progress(self, on_progress: recuo_batch_progress_fn, progress: recuo::BatchProgress) {
         if let Some(tell) = on_progress {
@@ -171,11 +169,7 @@ pub unsafe extern "C" fn recuo_batch_run(
                 None => batch.run(ops, classify),
             }
         });
-        let report = match run.join() {
-            Ok(report) => report,
-            Err(_) => return Err(RECUO_ERR_PANIC),
-        };
-        let (mut missing_verdict, mut gate_failed) = (false, false);
+        let report = run.join().map_err(|_| RECUO_ERR_PANIC)?;
         for (slot, result) in results.iter_mut().zip(&report.results) {
             let (end, attempts, no_verdict, gate_error) = match *result {
                 BatchResult::Succeeded(attempts) => (BatchEnd::Succeeded, attempts, false, false),
@@ -190,16 +184,15 @@ pub unsafe extern "C" fn recuo_batch_run(
                     (BatchEnd::NotStarted { reason, stopped_by }, 0, false, false)
                 }
             };
-            (missing_verdict, gate_failed) =
-                (missing_verdict | no_verdict, gate_failed | gate_error);
             *slot = recuo_batch_result::of(end, attempts, no_verdict, gate_error);
         }
         let stats = recuo_stats::from_core(&report.stats, report.elapsed);
         // SAFETY: the caller vouches for NULL or a writable recuo_stats.
         unsafe { ptr::put(stats_out, stats) };
-        Ok(if gate_failed {
+        let any = |flag: fn(&recuo_batch_result) -> bool| results.iter().any(flag);
+        Ok(if any(|r| r.gate_error) {
             RECUO_ERR_IO
-        } else if missing_verdict {
+        } else if any(|r| r.no_verdict) {
             RECUO_ERR_NO_VERDICT
         } else {
             RECUO_OK

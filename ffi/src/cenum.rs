@@ -8,13 +8,12 @@
 /// Gives a `#[repr(u32)]` C enum its table of constants, `from_code`, `from_c`, `name` and
 /// `name_of`.
 ///
-/// Written `c_enum!(recuo_x: Core { RECUO_X_A = Core::A => c"a", … })`, for a C enum that
-/// mirrors the core's enum `Core` constant for constant, it also gives `to_core`,
-/// `from_core` and `core_of`. Written with each core value in brackets
-/// (`RECUO_X_NONE = [None] => c"none"`), the core's values may be any patterns that are also
-/// expressions (an `Option` of the core's enum), and further core values that the constant
-/// also stands for may follow, each in brackets after `|` (`from_core` reads them too;
-/// `to_core` answers the first).
+/// Written `c_enum!(recuo_x: Core { RECUO_X_A = [Core::A] => c"a", … })`, for a C enum that
+/// mirrors the core's `Core` constant for constant, it also gives `to_core`, `from_core` and
+/// `core_of`. The core's values in brackets may be any patterns that are also expressions
+/// (`RECUO_X_NONE = [None]`, for an `Option` of the core's enum), and further core values
+/// that the constant also stands for may follow, each in brackets after `|` (`from_core`
+/// reads them too; `to_core` answers the first).
 macro_rules! c_enum {
     ($name:ident: $core:ty {
         $($variant:ident = [$($cv:tt)+] $(| [$($alt:tt)+])* => $text:literal),+ $(,)?
@@ -78,9 +77,6 @@ macro_rules! c_enum {
             }
         }
     };
-    ($name:ident: $core:ty { $($variant:ident = $core_variant:path => $text:literal),+ $(,)? }) => {
-        c_enum!($name: $core { $($variant = [$core_variant] => $text),+ });
-    };
 }
 
 pub(crate) use c_enum;
@@ -111,3 +107,20 @@ macro_rules! mirror {
 }
 
 pub(crate) use mirror;
+
+/// The struct literal `$to { … }` whose fields named before the `;` are copied from the
+/// fields of the same names of `$from`, the others given after it:
+/// `copied!(recuo_x { a, b; c: 0, } from core)`. Written `from core: Core` with no `;`, every
+/// field of both is copied (a field added to either is then a compile error until the other
+/// has it too).
+macro_rules! copied {
+    ($to:ident { $($same:ident),+; $($field:ident: $value:expr,)* } from $from:expr) => {
+        $to { $($same: $from.$same,)+ $($field: $value,)* }
+    };
+    ($to:ident { $($same:ident),+ } from $from:ident: $core:ident) => {{
+        let $core { $($same),+ } = $from;
+        $to { $($same),+ }
+    }};
+}
+
+pub(crate) use copied;

@@ -157,16 +157,11 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
     last_error_out: *mut c_int,
     attempts_out: *mut u32,
 ) -> recuo_status {
-    boundary(|| {
-        let Some(task) = task else {
-            return RECUO_ERR_NULL_ARGUMENT;
-        };
+    checked(|| {
+        let task = task.ok_or(RECUO_ERR_NULL_ARGUMENT)?;
         // SAFETY: the caller vouches for NULL or a live handle.
         let options = unsafe { options.as_ref() }.copied().unwrap_or_default();
-        let policy = match ComRetry::new(tentativas, base_ms, max_ms) {
-            Ok(policy) => policy,
-            Err(e) => return e.into(),
-        };
+        let policy = ComRetry::new(tentativas, base_ms, max_ms)?;
         let mut attempts: u32 = 0;
         let result = policy.run_with(
             options.seed,
@@ -208,7 +203,7 @@ pub unsafe extern "C" fn recuo_com_retry_with_options(
             ptr::put(last_error_out, last_error);
             ptr::put(attempts_out, attempts);
         }
-        status
+        Ok(status)
     })
 }
 

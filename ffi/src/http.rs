@@ -30,9 +30,9 @@ pub enum recuo_key_to_send {
 }
 
 c_enum!(recuo_key_to_send: KeyToSend {
-    RECUO_KEY_NONE = KeyToSend::Nothing => c"none",
-    RECUO_KEY_CALLER = KeyToSend::Callers => c"caller",
-    RECUO_KEY_RECUO = KeyToSend::Recuos => c"recuo",
+    RECUO_KEY_NONE = [KeyToSend::Nothing] => c"none",
+    RECUO_KEY_CALLER = [KeyToSend::Callers] => c"caller",
+    RECUO_KEY_RECUO = [KeyToSend::Recuos] => c"recuo",
 });
 
 /// What one request is to its operation: a plain struct recuo fills in.
@@ -67,8 +67,8 @@ pub enum recuo_style {
 }
 
 c_enum!(recuo_style: Style {
-    RECUO_STYLE_CLIENT = Style::Client => c"client",
-    RECUO_STYLE_GUIDE = Style::Guide => c"guide",
+    RECUO_STYLE_CLIENT = [Style::Client] => c"client",
+    RECUO_STYLE_GUIDE = [Style::Guide] => c"guide",
 });
 
 /// How an operation's end reaches its caller.
@@ -85,9 +85,9 @@ pub enum recuo_ending {
 }
 
 c_enum!(recuo_ending: Ending {
-    RECUO_ENDING_RESPONSE = Ending::Response => c"response",
-    RECUO_ENDING_ERROR = Ending::Error => c"error",
-    RECUO_ENDING_GIVE_UP = Ending::GiveUp => c"give_up",
+    RECUO_ENDING_RESPONSE = [Ending::Response] => c"response",
+    RECUO_ENDING_ERROR = [Ending::Error] => c"error",
+    RECUO_ENDING_GIVE_UP = [Ending::GiveUp] => c"give_up",
 });
 
 /// What kind of last attempt a `recuo_last` describes.

@@ -30,10 +30,9 @@ mod prelude {
 
     pub(crate) use std::ffi::{c_char, c_void};
 
-    pub(crate) use crate::cenum::{c_enum, mirror};
+    pub(crate) use crate::cenum::{c_enum, copied, mirror};
     pub(crate) use crate::panic::{boundary, checked};
     pub(crate) use crate::ptr;
-    pub(crate) use crate::redact::{write_made, write_text};
     pub(crate) use crate::status::recuo_status::{self, *};
 
     // The types and readers the shims hand one another.
@@ -52,7 +51,7 @@ mod prelude {
     pub(crate) use crate::redact::lossy;
     pub(crate) use crate::regulator::recuo_regulator;
     pub(crate) use crate::stats::{recuo_stats, recuo_stats_recorder};
-    pub(crate) use crate::status::{open_with_detail, write_detail};
+    pub(crate) use crate::status::{open_with_detail, write_detail, write_made, write_text};
     pub(crate) use crate::transport::recuo_transport;
 }
 

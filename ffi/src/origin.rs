@@ -21,10 +21,10 @@ pub enum recuo_origin {
 }
 
 c_enum!(recuo_origin: Origin {
-    RECUO_ORIGIN_API = Origin::Api => c"api",
-    RECUO_ORIGIN_PROXY = Origin::Proxy => c"proxy",
-    RECUO_ORIGIN_CDN = Origin::Cdn => c"cdn",
-    RECUO_ORIGIN_UNKNOWN = Origin::Unknown => c"unknown",
+    RECUO_ORIGIN_API = [Origin::Api] => c"api",
+    RECUO_ORIGIN_PROXY = [Origin::Proxy] => c"proxy",
+    RECUO_ORIGIN_CDN = [Origin::Cdn] => c"cdn",
+    RECUO_ORIGIN_UNKNOWN = [Origin::Unknown] => c"unknown",
 });
 
 /// How sure a `recuo_who_answered` answer is. A brand alone (`Server: cloudflare`, a branded
@@ -41,9 +41,9 @@ pub enum recuo_confidence {
 }
 
 c_enum!(recuo_confidence: Confidence {
-    RECUO_CONFIDENCE_LOW = Confidence::Low => c"low",
-    RECUO_CONFIDENCE_MEDIUM = Confidence::Medium => c"medium",
-    RECUO_CONFIDENCE_HIGH = Confidence::High => c"high",
+    RECUO_CONFIDENCE_LOW = [Confidence::Low] => c"low",
+    RECUO_CONFIDENCE_MEDIUM = [Confidence::Medium] => c"medium",
+    RECUO_CONFIDENCE_HIGH = [Confidence::High] => c"high",
 });
 
 /// The answer of `recuo_who_answered`: a plain struct recuo fills in. The evidence lines

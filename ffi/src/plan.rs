@@ -85,13 +85,10 @@ pub struct recuo_plan_result {
 
 impl recuo_plan_result {
     fn from_core(p: &Plan) -> Self {
-        recuo_plan_result {
-            interval_ms: p.interval_ms,
-            duration_s: p.duration_s,
-            retries: p.retries,
-            in_flight: p.in_flight,
+        copied!(recuo_plan_result {
+            interval_ms, duration_s, retries, in_flight;
             warning_count: p.warnings.len(),
-        }
+        } from p)
     }
 }
 

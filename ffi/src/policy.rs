@@ -32,10 +32,10 @@ pub enum recuo_jitter {
 }
 
 c_enum!(recuo_jitter: Jitter {
-    RECUO_JITTER_FULL = Jitter::Full => c"full",
-    RECUO_JITTER_EQUAL = Jitter::Equal => c"equal",
-    RECUO_JITTER_DECORRELATED = Jitter::Decorrelated => c"decorrelated",
-    RECUO_JITTER_NONE = Jitter::None => c"none",
+    RECUO_JITTER_FULL = [Jitter::Full] => c"full",
+    RECUO_JITTER_EQUAL = [Jitter::Equal] => c"equal",
+    RECUO_JITTER_DECORRELATED = [Jitter::Decorrelated] => c"decorrelated",
+    RECUO_JITTER_NONE = [Jitter::None] => c"none",
 });
 
 /// When an HTTP status or a transport failure is retried (the classification's sets).
@@ -54,9 +54,9 @@ pub enum recuo_status_rule {
 }
 
 c_enum!(recuo_status_rule: RetryRule {
-    RECUO_RULE_NEVER = RetryRule::Never => c"never",
-    RECUO_RULE_IF_IDEMPOTENT = RetryRule::IfIdempotent => c"if_idempotent",
-    RECUO_RULE_ALWAYS = RetryRule::Always => c"always",
+    RECUO_RULE_NEVER = [RetryRule::Never] => c"never",
+    RECUO_RULE_IF_IDEMPOTENT = [RetryRule::IfIdempotent] => c"if_idempotent",
+    RECUO_RULE_ALWAYS = [RetryRule::Always] => c"always",
 });
 
 /// A retry policy: attempts, backoff, deadline, server-wait spread, the classification and
@@ -258,17 +258,12 @@ pub unsafe extern "C" fn recuo_policy_from_json(
             if len > RECUO_POLICY_JSON_MAX {
                 return Err(RECUO_ERR_LENGTH_TOO_LARGE);
             }
-            let policy = policy_from_json(ptr::text(json, len)?)?;
-            Ok(recuo_policy::from_core(policy))
+            // JSON that is no `PolicyValue` is an invalid value; then the core's checks.
+            let value: PolicyValue =
+                serde_json::from_str(ptr::text(json, len)?).map_err(|_| RECUO_ERR_INVALID_VALUE)?;
+            Ok(recuo_policy::from_core(Policy::from_value(&value)?))
         })
     }
-}
-
-/// The core's reading of a policy's plain form: JSON that is no [`PolicyValue`] is
-/// [`ConfigError::InvalidValue`], then the core's checks.
-fn policy_from_json(text: &str) -> Result<Policy, ConfigError> {
-    let value: PolicyValue = serde_json::from_str(text).map_err(|_| ConfigError::InvalidValue)?;
-    Policy::from_value(&value)
 }
 
 /// Releases a policy. NULL is accepted and ignored. State machines made from it keep their
@@ -760,17 +755,13 @@ pub unsafe extern "C" fn recuo_policy_to_json(
             if buf_len > isize::MAX as usize {
                 return Err(RECUO_ERR_LENGTH_TOO_LARGE);
             }
-            let json = policy_to_json(p.policy()?);
+            // A struct of numbers, strings, booleans and maps keyed by strings: always JSON.
+            let json = serde_json::to_string(&p.policy()?.to_value())
+                .expect("a PolicyValue is always JSON");
             // SAFETY: forwarded from the caller.
             Ok(write_text(buf, buf_len, written, &json))
         })
     }
-}
-
-/// The core's plain form of `policy`, as JSON text.
-fn policy_to_json(policy: &Policy) -> String {
-    // A struct of numbers, strings, booleans and maps keyed by strings: always serialisable.
-    serde_json::to_string(&policy.to_value()).expect("a PolicyValue is always JSON")
 }
 
 /// The rule for the HTTP status `status`: a `recuo_status_rule` constant. 0 when `policy` is

@@ -34,9 +34,9 @@ pub enum recuo_decision_kind {
 }
 
 c_enum!(recuo_decision_kind: AttemptDecision {
-    RECUO_DECISION_DONE = AttemptDecision::Done => c"done",
-    RECUO_DECISION_RETRY = AttemptDecision::Retry => c"retry",
-    RECUO_DECISION_GIVE_UP = AttemptDecision::GiveUp => c"give_up",
+    RECUO_DECISION_DONE = [AttemptDecision::Done] => c"done",
+    RECUO_DECISION_RETRY = [AttemptDecision::Retry] => c"retry",
+    RECUO_DECISION_GIVE_UP = [AttemptDecision::GiveUp] => c"give_up",
 });
 
 /// What was decided after an attempt, for its record (`recuo_record_attempt_json`): a plain

@@ -3,12 +3,10 @@
 //! this file only converts, and decides what bytes that are not UTF-8 become.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use recuo::redact::{is_sensitive_name, REDACTED};
 
 use crate::prelude::*;
-use crate::status::CBuffer;
 
 /// Bytes from C as text: UTF-8 as it is; anything else with each invalid sequence replaced by
 /// U+FFFD, so that no raw byte passes through. The flag says a replacement happened.
@@ -149,42 +147,6 @@ pub unsafe extern "C" fn recuo_is_sensitive_name(name: *const c_char, name_len: 
     // SAFETY: the caller vouches for the bytes of a non-NULL `name`.
     let name = || unsafe { ptr::bytes(name, name_len) }.map(lossy);
     boundary(|| name().is_ok_and(|(text, replaced)| replaced || is_sensitive_name(&text)))
-}
-
-/// Writes `text` into the caller's buffer as every text output does (NUL-terminated, cut at
-/// a character boundary when it does not fit), after checking the buffer.
-///
-/// # Safety
-/// As `CBuffer::write_c`.
-pub(crate) unsafe fn write_text(
-    buf: *mut c_char,
-    len: usize,
-    written: *mut usize,
-    text: &str,
-) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe { CBuffer::write_c(buf, len, written, |w| w.write_str(text)) }
-}
-
-/// Writes the text `make` answers into `buf` as [`write_text`] does, inside the panic
-/// boundary: `RECUO_ERR_NULL_ARGUMENT` for `buf` first (before `make` runs), or `make`'s
-/// error, with nothing written.
-///
-/// # Safety
-/// `buf` must be NULL or point to `len` writable bytes; `written` NULL or a writable `size_t`.
-pub(crate) unsafe fn write_made<T: AsRef<str>>(
-    buf: *mut c_char,
-    len: usize,
-    written: *mut usize,
-    make: impl FnOnce() -> Result<T, recuo_status>,
-) -> recuo_status {
-    checked(|| {
-        if buf.is_null() {
-            return Err(RECUO_ERR_NULL_ARGUMENT);
-        }
-        // SAFETY: forwarded from the caller.
-        Ok(unsafe { write_text(buf, len, written, make()?.as_ref()) })
-    })
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use recuo::{Regulator, RegulatorError};
+use recuo::Regulator;
 
+use crate::js_support::{recuo_regulator_reserve, recuo_regulator_reserve_at};
 use crate::prelude::*;
 
 /// Limits request *starts* to a rate with a burst: after a quiet spell up to
@@ -251,27 +252,6 @@ pub unsafe extern "C" fn recuo_regulator_free(regulator: *mut recuo_regulator) {
     boundary(|| unsafe { ptr::free(regulator) })
 }
 
-/// The answer of a non-blocking try, written to the optional `wait_ns_out`.
-///
-/// # Safety
-/// `wait_ns_out` must be NULL or a writable `uint64_t`.
-unsafe fn try_answer(
-    answer: Result<(), Result<Duration, RegulatorError>>,
-    wait_ns_out: *mut u64,
-) -> recuo_status {
-    let (status, wait) = match answer {
-        Ok(()) => (RECUO_OK, 0),
-        Err(Ok(wait)) => (
-            RECUO_WOULD_WAIT,
-            u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX),
-        ),
-        Err(Err(e)) => return e.into(),
-    };
-    // SAFETY: the caller vouches for a writable uint64_t.
-    unsafe { ptr::put(wait_ns_out, wait) };
-    status
-}
-
 /// Answers at once whether a start of weight `cost` may go now (on the regulator's own
 /// clock: `recuo_monotonic_ns()`, or a Redis regulator's server's), and if so takes it:
 ///
@@ -295,13 +275,8 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire(
     cost: u32,
     wait_ns_out: *mut u64,
 ) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        ptr::with_ref(regulator, |r| {
-            let answer = r.0.reserve_now(cost, 0).map(drop);
-            try_answer(answer.map_err(|e| e.map(Duration::from_nanos)), wait_ns_out)
-        })
-    }
+    // SAFETY: forwarded from the caller (a reservation that may not wait is a try).
+    unsafe { recuo_regulator_reserve(regulator, cost, 0, wait_ns_out) }
 }
 
 /// `recuo_regulator_try_acquire` at the instant `now_ns` of your choosing: nanoseconds on
@@ -321,12 +296,8 @@ pub unsafe extern "C" fn recuo_regulator_try_acquire_at(
     cost: u32,
     wait_ns_out: *mut u64,
 ) -> recuo_status {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        ptr::with_ref(regulator, |r| {
-            try_answer(r.0.try_acquire_at(now_ns, cost), wait_ns_out)
-        })
-    }
+    // SAFETY: forwarded from the caller (a reservation that may not wait is a try).
+    unsafe { recuo_regulator_reserve_at(regulator, now_ns, cost, 0, wait_ns_out) }
 }
 
 /// Waits for a start slot of weight `cost` and takes it, blocking the calling thread.

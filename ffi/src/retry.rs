@@ -481,19 +481,24 @@ pub unsafe extern "C" fn recuo_retry_http(
     unsafe { run(policy, operation.map(Call::Http), user_data, options, out) }
 }
 
+/// The function a C callback type (`Option<unsafe extern "C" fn(…)>`) holds when not NULL.
+pub(crate) type Callback<T> = <T as Nullable>::Fn;
+
+/// A C callback type: a function, or NULL.
+pub(crate) trait Nullable {
+    /// The function.
+    type Fn;
+}
+
+impl<F> Nullable for Option<F> {
+    type Fn = F;
+}
+
 /// The operation of a run: `recuo_retry`'s, or `recuo_retry_http`'s.
 #[derive(Clone, Copy)]
 enum Call {
-    Plain(unsafe extern "C" fn(u32, *const c_char, *mut recuo_verdict, *mut c_void)),
-    Http(
-        unsafe extern "C" fn(
-            u32,
-            *const c_char,
-            *mut recuo_attempt_context,
-            *mut recuo_verdict,
-            *mut c_void,
-        ),
-    ),
+    Plain(Callback<recuo_operation_fn>),
+    Http(Callback<recuo_http_operation_fn>),
 }
 
 /// Where `recuo_retry` writes what happened: the report, the delays' buffer and its length,

@@ -50,15 +50,9 @@ pub struct recuo_stats {
 impl recuo_stats {
     /// The C form of the core's stats, with the batch's time.
     pub(crate) fn from_core(s: &Stats, elapsed: Duration) -> Self {
-        recuo_stats {
-            initial: s.initial,
-            retries: s.retries,
-            successes: s.successes,
-            failures: s.failures,
-            not_started: s.not_started,
-            throttled: s.throttled,
-            unavailable: s.unavailable,
-            max_in_flight: s.max_in_flight,
+        copied!(recuo_stats {
+            initial, retries, successes, failures, not_started, throttled, unavailable,
+            max_in_flight;
             has_spacing: s.min_spacing_ns.is_some(),
             min_spacing_ns: s.min_spacing_ns.unwrap_or(0),
             mean_spacing_ns: s.mean_spacing_ns().unwrap_or(0.0),
@@ -66,7 +60,7 @@ impl recuo_stats {
             first_start_ns: s.first_start_ns.unwrap_or(0),
             last_start_ns: s.last_start_ns.unwrap_or(0),
             elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-        }
+        } from s)
     }
 }
 
@@ -90,19 +84,12 @@ unsafe fn read_stats(p: *const recuo_stats) -> Result<(Stats, u64), recuo_status
     {
         return Err(RECUO_ERR_INVALID_STATS);
     }
-    let stats = Stats {
-        initial: r.initial,
-        retries: r.retries,
-        successes: r.successes,
-        failures: r.failures,
-        not_started: r.not_started,
-        throttled: r.throttled,
-        unavailable: r.unavailable,
+    let stats = copied!(Stats {
+        initial, retries, successes, failures, not_started, throttled, unavailable, max_in_flight;
         min_spacing_ns: has_spacing.then_some(r.min_spacing_ns),
         first_start_ns: has_starts.then_some(r.first_start_ns),
         last_start_ns: has_starts.then_some(r.last_start_ns),
-        max_in_flight: r.max_in_flight,
-    };
+    } from r);
     Ok((stats, r.elapsed_ms))
 }
 

@@ -1,12 +1,12 @@
 //! The one status enum of the C ABI, its messages and its predicates.
 
 use std::ffi::c_char;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use recuo::{BudgetError, ConfigError, LimitError, PlanError, RegulatorError, SharedError};
 
 use crate::cenum::c_enum;
-use crate::panic::boundary;
+use crate::panic::{boundary, checked};
 
 /// The answer of every recuo function that can fail.
 ///
@@ -312,54 +312,65 @@ from_core_errors!(
     LimitError => |e: &LimitError| matches!(e, LimitError::Shared(s) if s.would_block()),
 );
 
-/// `fmt::Write` into a C buffer, keeping one byte for the NUL and cutting at a character
-/// boundary; `truncated` tells whether anything was left out.
-pub(crate) struct CBuffer<'a> {
-    buf: &'a mut [u8],
+/// Writes `text` into the caller's buffer `buf` of `len` bytes as every text output does:
+/// NUL-terminated, truncated at a character boundary when it does not fit (then
+/// `RECUO_ERR_BUFFER_TOO_SMALL`), the length without the NUL stored in `*written` when
+/// `written` is not NULL; `RECUO_ERR_NULL_ARGUMENT` for `buf`, `RECUO_ERR_LENGTH_TOO_LARGE`
+/// above `PTRDIFF_MAX`, before anything is written.
+///
+/// # Safety
+/// `buf` must be NULL or point to `len` writable bytes; `written` must be NULL or point
+/// to a `size_t`.
+pub(crate) unsafe fn write_text(
+    buf: *mut c_char,
     len: usize,
-    truncated: bool,
+    written: *mut usize,
+    text: &str,
+) -> recuo_status {
+    if buf.is_null() {
+        return RECUO_ERR_NULL_ARGUMENT;
+    }
+    if len > isize::MAX as usize {
+        return RECUO_ERR_LENGTH_TOO_LARGE;
+    }
+    // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for `len` writable bytes.
+    let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
+    let mut n = text.len().min(len.saturating_sub(1));
+    while !text.is_char_boundary(n) {
+        n -= 1;
+    }
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    if let Some(nul) = buf.get_mut(n) {
+        *nul = 0;
+    }
+    // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
+    unsafe { crate::ptr::put(written, n) };
+    if len == 0 || n < text.len() {
+        RECUO_ERR_BUFFER_TOO_SMALL
+    } else {
+        RECUO_OK
+    }
 }
 
-impl CBuffer<'_> {
-    /// Writes `text` into the caller's buffer `buf` of `len` bytes as `recuo_status_message`
-    /// does: NUL-terminated, truncated at a character boundary when it does not fit (then
-    /// `RECUO_ERR_BUFFER_TOO_SMALL`), the length without the NUL stored in `*written` when
-    /// `written` is not NULL.
-    ///
-    /// # Safety
-    /// `buf` must be NULL or point to `len` writable bytes; `written` must be NULL or point
-    /// to a `size_t`.
-    pub(crate) unsafe fn write_c(
-        buf: *mut c_char,
-        len: usize,
-        written: *mut usize,
-        body: impl FnOnce(&mut CBuffer<'_>) -> fmt::Result,
-    ) -> recuo_status {
+/// Writes the text `make` answers into `buf` as [`write_text`] does, inside the panic
+/// boundary: `RECUO_ERR_NULL_ARGUMENT` for `buf` first (before `make` runs), or `make`'s
+/// error, with nothing written.
+///
+/// # Safety
+/// `buf` must be NULL or point to `len` writable bytes; `written` NULL or a writable `size_t`.
+pub(crate) unsafe fn write_made<T: AsRef<str>>(
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+    make: impl FnOnce() -> Result<T, recuo_status>,
+) -> recuo_status {
+    checked(|| {
         if buf.is_null() {
-            return RECUO_ERR_NULL_ARGUMENT;
+            return Err(RECUO_ERR_NULL_ARGUMENT);
         }
-        if len > isize::MAX as usize {
-            return RECUO_ERR_LENGTH_TOO_LARGE;
-        }
-        // SAFETY: non-NULL, len ≤ isize::MAX, and the caller vouches for `len` writable bytes.
-        let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
-        let mut w = CBuffer {
-            buf,
-            len: 0,
-            truncated: len == 0,
-        };
-        let _ = body(&mut w);
-        if let Some(nul) = w.buf.get_mut(w.len) {
-            *nul = 0;
-        }
-        // SAFETY: the caller vouches that a non-NULL `written` points to a size_t.
-        unsafe { crate::ptr::put(written, w.len) };
-        if w.truncated {
-            RECUO_ERR_BUFFER_TOO_SMALL
-        } else {
-            RECUO_OK
-        }
-    }
+        // SAFETY: forwarded from the caller.
+        Ok(unsafe { write_text(buf, len, written, make()?.as_ref()) })
+    })
 }
 
 /// Writes `detail` into an optional detail buffer (`buf` NULL or `len` 0: nothing is
@@ -368,11 +379,10 @@ impl CBuffer<'_> {
 ///
 /// # Safety
 /// `buf` must be NULL or point to `len` writable bytes.
-pub(crate) unsafe fn write_detail(buf: *mut c_char, len: usize, detail: &dyn fmt::Display) {
+pub(crate) unsafe fn write_detail(buf: *mut c_char, len: usize, detail: &str) {
     if !buf.is_null() && len > 0 {
         // SAFETY: forwarded from the caller.
-        let _ =
-            unsafe { CBuffer::write_c(buf, len, std::ptr::null_mut(), |w| write!(w, "{detail}")) };
+        let _ = unsafe { write_text(buf, len, std::ptr::null_mut(), detail) };
     }
 }
 
@@ -409,20 +419,6 @@ where
     })
 }
 
-impl fmt::Write for CBuffer<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let room = self.buf.len().saturating_sub(1) - self.len;
-        let mut n = s.len().min(room);
-        while !s.is_char_boundary(n) {
-            n -= 1;
-        }
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
-        self.truncated |= n < s.len();
-        Ok(())
-    }
-}
-
 /// Writes a description of the status `code` into the caller's buffer `buf` of `len` bytes,
 /// always NUL-terminated, and stores the number of bytes written (without the NUL) in
 /// `*written` when `written` is not NULL.
@@ -443,13 +439,12 @@ pub unsafe extern "C" fn recuo_status_message(
     written: *mut usize,
 ) -> recuo_status {
     boundary(|| {
+        let text = match recuo_status::from_code(code) {
+            Some(status) => status.to_string(),
+            None => format!("unknown recuo status code {code}"),
+        };
         // SAFETY: forwarded from the caller.
-        unsafe {
-            CBuffer::write_c(buf, len, written, |w| match recuo_status::from_code(code) {
-                Some(status) => write!(w, "{status}"),
-                None => write!(w, "unknown recuo status code {code}"),
-            })
-        }
+        unsafe { write_text(buf, len, written, &text) }
     })
 }
 

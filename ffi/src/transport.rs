@@ -22,11 +22,11 @@ pub enum recuo_transport {
 }
 
 c_enum!(recuo_transport: Transport {
-    RECUO_TRANSPORT_CONNECT = Transport::Connect => c"connect",
-    RECUO_TRANSPORT_TLS = Transport::Tls => c"tls",
-    RECUO_TRANSPORT_TIMEOUT = Transport::Timeout => c"timeout",
-    RECUO_TRANSPORT_RESET = Transport::Reset => c"reset",
-    RECUO_TRANSPORT_OTHER = Transport::Other => c"other",
+    RECUO_TRANSPORT_CONNECT = [Transport::Connect] => c"connect",
+    RECUO_TRANSPORT_TLS = [Transport::Tls] => c"tls",
+    RECUO_TRANSPORT_TIMEOUT = [Transport::Timeout] => c"timeout",
+    RECUO_TRANSPORT_RESET = [Transport::Reset] => c"reset",
+    RECUO_TRANSPORT_OTHER = [Transport::Other] => c"other",
 });
 
 /// The name of the `recuo_transport` constant `transport` (`"connect"`, `"tls"`,
