@@ -31,6 +31,14 @@ pub enum Jitter {
 }
 
 impl Jitter {
+    /// Every mode, in the order the docs and messages list them.
+    pub const ALL: [Jitter; 4] = [
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::None,
+    ];
+
     /// The mode's lower-case name: `full`, `equal`, `decorrelated` or `none`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -43,14 +51,7 @@ impl Jitter {
 
     /// The mode named `name` (as [`Jitter::name`] spells it), or `None`.
     pub fn from_name(name: &str) -> Option<Self> {
-        [
-            Jitter::Full,
-            Jitter::Equal,
-            Jitter::Decorrelated,
-            Jitter::None,
-        ]
-        .into_iter()
-        .find(|j| j.name() == name)
+        Self::ALL.into_iter().find(|j| j.name() == name)
     }
 }
 

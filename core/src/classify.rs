@@ -228,6 +228,28 @@ impl Rules {
         }
     }
 
+    /// `status` as a code a rule may be set for (and read by [`rule_of`](Self::rule_of)).
+    ///
+    /// # Errors
+    /// [`crate::ConfigError::StatusOutOfRange`] for a status outside 400–599: the same range in
+    /// every language.
+    pub fn settable(status: u32) -> Result<u16, crate::ConfigError> {
+        let (lo, hi) = Self::STATUS_RANGE;
+        u16::try_from(status)
+            .ok()
+            .filter(|c| (lo..=hi).contains(c))
+            .ok_or(crate::ConfigError::StatusOutOfRange { status })
+    }
+
+    /// The rule for `status`, as the bindings answer it: only for a status a rule may be set
+    /// for ([`settable`](Self::settable)).
+    ///
+    /// # Errors
+    /// [`crate::ConfigError::StatusOutOfRange`] for a status outside 400–599.
+    pub fn rule_of(&self, status: u32) -> Result<RetryRule, crate::ConfigError> {
+        Self::settable(status).map(|code| self.status_rule(code))
+    }
+
     /// Sets the rule for `status`.
     ///
     /// # Errors
@@ -238,11 +260,7 @@ impl Rules {
         status: u32,
         rule: RetryRule,
     ) -> Result<(), crate::ConfigError> {
-        let (lo, hi) = Self::STATUS_RANGE;
-        let code = match u16::try_from(status) {
-            Ok(c) if (lo..=hi).contains(&c) => c,
-            _ => return Err(crate::ConfigError::StatusOutOfRange { status }),
-        };
+        let code = Self::settable(status)?;
         self.retry_any_method = self.retry_any_method.without(code);
         self.retry_if_idempotent = self.retry_if_idempotent.without(code);
         match rule {
@@ -354,10 +372,16 @@ impl Cause {
     /// The cause named `name`, as [`Cause::name`] spells it. (`tls` is the verdict's cause,
     /// [`Cause::Tls`], not the transport kind.)
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .filter(|c| *c != Cause::Transport(Transport::Tls))
-            .find(|c| c.name() == name)
+        Self::named(true).find(|c| c.name() == name)
+    }
+
+    /// The causes a name stands for, in [`ALL`](Self::ALL)'s order: all of them but the
+    /// transport kind `tls`, whose name is [`Cause::Tls`]'s; `success` among them only when
+    /// `success` (a verdict that retries or gives up names any other).
+    pub fn named(success: bool) -> impl Iterator<Item = Cause> + Clone {
+        Self::ALL.into_iter().filter(move |&c| {
+            c != Cause::Transport(Transport::Tls) && (success || c != Cause::Success)
+        })
     }
 
     /// The cause's name: `success`, `rate_limited`, `unavailable`, `server_error`, the
@@ -526,6 +550,40 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_is_read_only_where_it_may_be_set() {
+        let out = |status| Err(crate::ConfigError::StatusOutOfRange { status });
+        assert_eq!(Rules::DEFAULT.rule_of(429), Ok(RetryRule::Always));
+        assert_eq!(Rules::DEFAULT.rule_of(404), Ok(RetryRule::Never));
+        assert_eq!(Rules::DEFAULT.rule_of(399), out(399));
+        assert_eq!(Rules::DEFAULT.rule_of(600), out(600));
+        assert_eq!(Rules::DEFAULT.rule_of(65_936), out(65_936));
+    }
+
+    #[test]
+    fn named_causes_are_all_but_the_transport_tls() {
+        let names: Vec<&str> = Cause::named(false).map(Cause::name).collect();
+        assert_eq!(
+            names,
+            [
+                "rate_limited",
+                "unavailable",
+                "server_error",
+                "connect",
+                "timeout",
+                "reset",
+                "other",
+                "not_idempotent",
+                "permanent",
+                "tls"
+            ]
+        );
+        assert_eq!(Cause::named(true).next(), Some(Cause::Success));
+        for c in Cause::named(true) {
+            assert_eq!(Cause::from_name(c.name()), Some(c));
+        }
+    }
 
     const NONE: [(&str, &str); 0] = [];
 

@@ -144,6 +144,24 @@ pub enum Style {
     Guide,
 }
 
+impl Style {
+    /// Both styles.
+    pub const ALL: [Style; 2] = [Style::Client, Style::Guide];
+
+    /// `client` or `guide`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Style::Client => "client",
+            Style::Guide => "guide",
+        }
+    }
+
+    /// The style named `name` (as [`name`](Self::name) spells it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
 /// How an operation's end reaches the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {

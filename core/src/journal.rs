@@ -24,6 +24,9 @@ pub enum Level {
 }
 
 impl Level {
+    /// Every level, from the least severe.
+    pub const ALL: [Level; 3] = [Level::Debug, Level::Info, Level::Warning];
+
     /// `debug`, `info` or `warning`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -35,9 +38,7 @@ impl Level {
 
     /// The level named `name` (as [`name`](Self::name) spells it).
     pub fn from_name(name: &str) -> Option<Self> {
-        [Level::Debug, Level::Info, Level::Warning]
-            .into_iter()
-            .find(|l| l.name() == name)
+        Self::ALL.into_iter().find(|l| l.name() == name)
     }
 }
 

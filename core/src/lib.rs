@@ -58,6 +58,7 @@ pub mod journal;
 pub mod limit;
 #[cfg_attr(not(unix), path = "limit_file_unsupported.rs")]
 mod limit_file;
+pub mod names;
 pub mod operation;
 pub mod origin;
 pub mod plan;
@@ -107,6 +108,7 @@ pub use http_date::parse_http_date;
 pub use idempotency::IdempotencyKey;
 pub use journal::{Level, RequestLine, Seen};
 pub use limit::{ConcurrencyLimit, LimitError, Permit, RemoteLease, RemoteLimit, RemotePlace};
+pub use names::{one_of, Named};
 pub use operation::{Operation, Step};
 pub use origin::{who_answered, Confidence, Origin, WhoAnswered};
 pub use plan::{plan, Plan, PlanError};

@@ -15,6 +15,22 @@ use crate::shm::SharedError;
 /// freed there (or by its holder's death) is seen within this time.
 pub const LONGEST_POLL: Duration = Duration::from_millis(10);
 
+/// A lease of a place in a shared store of `ms` milliseconds, when it is one every binding
+/// takes: from 1 ms to one day.
+pub fn lease_of_ms(ms: u64) -> Option<Duration> {
+    (1..=86_400_000)
+        .contains(&ms)
+        .then(|| Duration::from_millis(ms))
+}
+
+/// A lease given in seconds (as Python and PHP give it), by the same rule: from 0.001 s to
+/// 86400 s (one day); NaN is none.
+pub fn lease_of_secs(seconds: f64) -> Option<Duration> {
+    (0.001..=86_400.0)
+        .contains(&seconds)
+        .then(|| Duration::from_secs_f64(seconds))
+}
+
 /// Why a concurrency limit in a shared file could not be made.
 #[derive(Debug)]
 pub enum LimitError {
@@ -366,6 +382,19 @@ impl ConcurrencyLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leases_last_from_a_millisecond_to_a_day() {
+        let day = Duration::from_secs(86_400);
+        assert_eq!(lease_of_ms(1), Some(Duration::from_millis(1)));
+        assert_eq!(lease_of_ms(86_400_000), Some(day));
+        assert_eq!((lease_of_ms(0), lease_of_ms(86_400_001)), (None, None));
+        assert_eq!(lease_of_secs(0.001), Some(Duration::from_millis(1)));
+        assert_eq!(lease_of_secs(86_400.0), Some(day));
+        for s in [0.0, 0.000_9, 86_400.001, f64::NAN, f64::INFINITY, -1.0] {
+            assert_eq!(lease_of_secs(s), None, "{s}");
+        }
+    }
 
     #[test]
     fn permits_come_back_when_dropped() {

@@ -37,6 +37,17 @@ pub enum Next {
     Finished,
 }
 
+impl Next {
+    /// `start`, `not_started` or `finished`.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Next::Start { .. } => "start",
+            Next::NotStarted { .. } => "not_started",
+            Next::Finished => "finished",
+        }
+    }
+}
+
 /// How far a batch has come, as its progress callback is told each time an operation ends:
 /// operations ended (`done`, of `total`) and how — succeeded, gave up (`failed`), never
 /// started — and the retries started so far. `done` goes up by one at each call, and
@@ -124,6 +135,13 @@ pub enum BatchStatus {
 }
 
 impl BatchStatus {
+    /// Every status, in the order a batch's counts list them.
+    pub const ALL: [BatchStatus; 3] = [
+        BatchStatus::Succeeded,
+        BatchStatus::GaveUp,
+        BatchStatus::NotStarted,
+    ];
+
     /// `succeeded`, `gave_up` or `not_started`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -135,13 +153,7 @@ impl BatchStatus {
 
     /// The status named `name`, as [`name`](Self::name) spells it.
     pub fn from_name(name: &str) -> Option<Self> {
-        [
-            BatchStatus::Succeeded,
-            BatchStatus::GaveUp,
-            BatchStatus::NotStarted,
-        ]
-        .into_iter()
-        .find(|s| s.name() == name)
+        Self::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 
@@ -482,5 +494,23 @@ impl BatchQueue {
         Record::Final(FinalRecord::not_started(
             unix_ms, method, url, reason, stopped_by,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_kinds() {
+        let stopped = Next::NotStarted {
+            index: 0,
+            reason: GiveUpReason::QueueStopped,
+            stopped_by: None,
+        };
+        assert_eq!(
+            [stopped.kind(), Next::Finished.kind()],
+            ["not_started", "finished"]
+        );
     }
 }

@@ -9,6 +9,10 @@ use crate::headers::header;
 use crate::http_date::civil_from_days;
 use crate::redact::{is_sensitive_name, redact_url, redact_urls_in, REDACTED};
 
+/// The statuses a record holds, as every binding checks one it is given: three digits (RFC
+/// 9110 §15).
+pub const STATUSES: std::ops::RangeInclusive<u16> = 100..=999;
+
 /// The headers that name a request (first found wins), as recuo's rules lists them.
 pub const REQUEST_ID_HEADERS: [&str; 5] = [
     "X-Request-Id",
@@ -445,6 +449,12 @@ pub fn rfc3339(unix_ms: i64) -> String {
 mod tests {
     use super::*;
     use crate::Transport;
+
+    #[test]
+    fn statuses_have_three_digits() {
+        assert!(STATUSES.contains(&100) && STATUSES.contains(&999));
+        assert!(!STATUSES.contains(&99) && !STATUSES.contains(&1000));
+    }
 
     #[test]
     fn an_attempt_as_a_json_line() {

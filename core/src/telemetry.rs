@@ -729,8 +729,17 @@ pub struct RecordValue {
     pub total_ms: u64,
 }
 
+/// The longest record, as JSON text, that a binding reads for its telemetry: 64 KiB.
+pub const RECORD_JSON_MAX: usize = 64 * 1024;
+
 #[cfg(feature = "serde")]
 impl RecordValue {
+    /// What the record means to telemetry, as [`Telemetry::to_json`] writes it; the error of
+    /// [`to_record`](Self::to_record) for a record that is none.
+    pub fn telemetry_json(&self) -> Result<String, String> {
+        Ok(telemetry(&self.to_record()?).to_json())
+    }
+
     /// The record, made as the machine makes it; a name that is none of recuo's is an error
     /// naming it.
     pub fn to_record(&self) -> Result<Record, String> {
@@ -785,5 +794,31 @@ impl RecordValue {
             }
             other => Err(format!("unknown record type {other:?}")),
         }
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_value_answers_its_telemetry_json() {
+        let value = RecordValue {
+            kind: "attempt".into(),
+            method: "GET".into(),
+            url: "/".into(),
+            status: Some(503),
+            decision: "retry".into(),
+            reason: Some("unavailable".into()),
+            ..RecordValue::default()
+        };
+        let record = value.to_record().unwrap();
+        assert_eq!(value.telemetry_json(), Ok(telemetry(&record).to_json()));
+        let unknown = RecordValue {
+            kind: "attempt".into(),
+            transport: Some("dns".into()),
+            ..RecordValue::default()
+        };
+        assert!(unknown.telemetry_json().unwrap_err().contains("dns"));
     }
 }

@@ -105,17 +105,11 @@ pub unsafe extern "C" fn recuo_concurrency_limit_new_shared(
     }
 }
 
-/// The longest lease of a limit on Redis: one day, in milliseconds.
-const MAX_LEASE_MS: u64 = 86_400_000;
-
 /// The lease of a limit of `limit` places on Redis, checked: the local limit's rule first
-/// (`RECUO_ERR_ZERO_LIMIT`), then the lease's (`RECUO_ERR_INVALID_LEASE`).
+/// (`RECUO_ERR_ZERO_LIMIT`), then the lease's, the core's (`RECUO_ERR_INVALID_LEASE`).
 pub(crate) fn lease(limit: u32, lease_ms: u64) -> Result<Duration, recuo_status> {
     ConcurrencyLimit::new(limit).ok_or(RECUO_ERR_ZERO_LIMIT)?;
-    match lease_ms {
-        1..=MAX_LEASE_MS => Ok(Duration::from_millis(lease_ms)),
-        _ => Err(RECUO_ERR_INVALID_LEASE),
-    }
+    recuo::limit::lease_of_ms(lease_ms).ok_or(RECUO_ERR_INVALID_LEASE)
 }
 
 /// Opens the concurrency limit kept on the Redis server at `url` under `key` — at most
@@ -397,7 +391,7 @@ mod tests {
         assert_eq!(open(0, 500, &mut l, &mut detail), RECUO_ERR_ZERO_LIMIT);
         assert_eq!(open(2, 0, &mut l, &mut detail), RECUO_ERR_INVALID_LEASE);
         assert_eq!(
-            open(2, MAX_LEASE_MS + 1, &mut l, &mut detail),
+            open(2, 86_400_001, &mut l, &mut detail),
             RECUO_ERR_INVALID_LEASE
         );
         assert!(l.is_null());

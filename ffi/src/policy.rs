@@ -777,11 +777,8 @@ pub unsafe extern "C" fn recuo_policy_status_retry(
     // SAFETY: forwarded from the caller.
     unsafe {
         read_policy(policy, 0, |p| {
-            let (lo, hi) = Rules::STATUS_RANGE;
-            if !(lo..=hi).contains(&status) {
-                return 0;
-            }
-            recuo_status_rule::from_core(p.rules.status_rule(status)) as u32
+            let rule = p.rules.rule_of(status.into());
+            rule.map_or(0, |r| recuo_status_rule::from_core(r) as u32)
         })
     }
 }

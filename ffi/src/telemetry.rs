@@ -153,8 +153,7 @@ pub unsafe extern "C" fn recuo_telemetry_json(
             let text = ptr::text(record, len)?;
             let value =
                 serde_json::from_str::<RecordValue>(text).map_err(|_| RECUO_ERR_INVALID_VALUE)?;
-            let record = value.to_record().map_err(|_| RECUO_ERR_INVALID_VALUE)?;
-            Ok(telemetry(&record).to_json())
+            value.telemetry_json().map_err(|_| RECUO_ERR_INVALID_VALUE)
         })
     }
 }
@@ -177,4 +176,15 @@ pub unsafe extern "C" fn recuo_telemetry_instruments_json(
 ) -> recuo_status {
     // SAFETY: the caller vouches for `buf`, `buf_len` and `written`.
     boundary(|| unsafe { write_text(buf, buf_len, written, &recuo::telemetry::instruments_json()) })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_longest_record_read_is_the_cores() {
+        assert_eq!(
+            super::RECUO_TELEMETRY_RECORD_MAX,
+            recuo::telemetry::RECORD_JSON_MAX
+        );
+    }
 }

@@ -10,6 +10,8 @@ use ext_php_rs::flags::DataType;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 
+use recuo::Named;
+
 use crate::errors::{config_error, type_error, value_error};
 
 /// A PHP `string` argument read as the bytes it holds: PHP strings are byte strings, and a
@@ -179,13 +181,18 @@ pub fn entry_holds(key: &Zval, value: &Zval) -> String {
     format!("{label} holds {}", type_name(value))
 }
 
-/// The core's `names`, as a message lists them: `"a", "b" or "c"`.
-pub fn one_of(names: impl IntoIterator<Item = &'static str>) -> String {
-    let quoted: Vec<String> = names.into_iter().map(|n| format!("\"{n}\"")).collect();
-    match quoted.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => quoted.concat(),
-    }
+/// The core's value named `name`, argument `position` (`$arg`) of `function`; else a
+/// `\ValueError`: `must be {before}"a", "b" or "c"`, the core's names in its order.
+pub fn named<T: Named>(
+    function: &str,
+    (position, arg): (u32, &str),
+    name: &str,
+    before: &str,
+) -> PhpResult<T> {
+    T::from_name(name).ok_or_else(|| {
+        let names = T::one_of('"');
+        value_error(function, position, arg, &format!("must be {before}{names}"))
+    })
 }
 
 /// The type of a PHP value as PHP's own messages name it: `int`, `string`, a class name.

@@ -360,15 +360,9 @@ php_impl!({
             let url = utf8(F, 1, "url", url)?;
             let key = utf8(F, 2, "key", key)?;
             let limit = places(F, 3, limit)?;
-            if !(0.001..=86_400.0).contains(&lease) {
-                return Err(value_error(
-                    F,
-                    4,
-                    "lease",
-                    "must be from 0.001 to 86400 seconds",
-                ));
-            }
-            recuo_redis::limit(url, key, limit, Duration::from_secs_f64(lease))
+            let lease = recuo::limit::lease_of_secs(lease)
+                .ok_or_else(|| value_error(F, 4, "lease", "must be from 0.001 to 86400 seconds"))?;
+            recuo_redis::limit(url, key, limit, lease)
                 .map(|inner| ConcurrencyLimit { inner })
                 .map_err(|e| shared_file_error(F, &e))
         }

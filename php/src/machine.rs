@@ -20,7 +20,7 @@ use recuo::{
 };
 
 use crate::convert::{
-    count, entry_holds, given, header_pairs, non_negative, one_of, pair_of, php_int,
+    count, entry_holds, given, header_pairs, named, non_negative, pair_of, php_int,
     seed as seed_arg, Array, Bytes,
 };
 use crate::errors::{type_error, value_error, value_error_message};
@@ -35,17 +35,11 @@ use crate::verdict::{outcome_arg, Verdict};
 /// No method, no URL: an operation with no HTTP meaning (in its records).
 pub(crate) const NONE: &str = "";
 /// A client adapter's way of ending, the default of `ending()`'s `$style`.
-const CLIENT: &str = "client";
-
-/// What `$end` must be.
-const ENDS: &str = "must be \"succeeded\", \"gave_up\" or \"not_started\"";
+const CLIENT: &str = Style::Client.name();
 
 /// A give-up reason named by PHP code.
 fn reason_arg(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReason> {
-    GiveUpReason::from_name(name).ok_or_else(|| {
-        let reasons = one_of(GiveUpReason::ALL.map(GiveUpReason::name));
-        value_error(function, position, "reason", &format!("must be {reasons}"))
-    })
+    named(function, (position, "reason"), name, "")
 }
 
 /// What the host does next, as `Recuo\Operation` answers it: `kind` is `"enter"` (pass the
@@ -181,16 +175,9 @@ pub struct Operation {
     last: Last,
 }
 
-/// What `$style` must be.
-const STYLES: &str = "must be \"client\" or \"guide\"";
-
 /// A client adapter's (`"client"`) or guide A's `buscarComRetry` (`"guide"`) way of ending.
 fn style_arg(function: &str, position: u32, name: &str) -> PhpResult<Style> {
-    match name {
-        "client" => Ok(Style::Client),
-        "guide" => Ok(Style::Guide),
-        _ => Err(value_error(function, position, "style", STYLES)),
-    }
+    named(function, (position, "style"), name, "")
 }
 
 /// An attempt's end as PHP code names it: a `$status`, a transport failure `$error`, `$late`
@@ -557,12 +544,9 @@ fn at(function: &str, nowMs: i64) -> PhpResult<u64> {
     non_negative(function, 1, "nowMs", nowMs)
 }
 
-/// What `$records` must be.
-const LEVELS: &str = "must be null, \"debug\", \"info\" or \"warning\"";
-
 /// A level of records named by PHP code.
 fn level_arg(function: &str, position: u32, name: Bytes<'_>) -> PhpResult<Level> {
-    Level::from_name(&name.text()).ok_or_else(|| value_error(function, position, "records", LEVELS))
+    named(function, (position, "records"), &name.text(), "null, ")
 }
 
 /// What an attempt received, as PHP code says it: a status (100 to 999) and its headers;
@@ -597,11 +581,7 @@ php_impl!({
         /// Not constructible from PHP: `Recuo\BatchQueue` makes them.
         private_constructor!();
         /// `"start"`, `"not_started"` or `"finished"`.
-        getter!(get_kind(self) -> &'static str = match self.inner {
-            CoreNext::Start { .. } => "start",
-            CoreNext::NotStarted { .. } => "not_started",
-            CoreNext::Finished => "finished",
-        });
+        getter!(get_kind(self) -> &'static str = self.inner.kind());
         /// The operation's place in the batch (from 0); null for `finished`.
         getter!(get_index(self) -> Option<i64> = match self.inner {
             CoreNext::Start { index, .. } | CoreNext::NotStarted { index, .. } => {
@@ -714,8 +694,7 @@ php_impl!({
             guard!("Recuo\\BatchQueue::ended");
             let reason = reason.map(|r| reason_arg(F, 3, &r.text())).transpose()?;
             let stopped_by = stoppedBy.map(|r| reason_arg(F, 4, &r.text())).transpose()?;
-            let status = recuo::BatchStatus::from_name(&end.text())
-                .ok_or_else(|| value_error(F, 2, "end", ENDS))?;
+            let status: recuo::BatchStatus = named(F, (2, "end"), &end.text(), "")?;
             let end = BatchEnd::from_parts(status, reason, stopped_by)
                 .ok_or_else(|| value_error(F, 3, "reason", "must be given for this end"))?;
             let index = usize::try_from(index).unwrap_or(usize::MAX);

@@ -23,9 +23,9 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::ZendHashTable;
 use ext_php_rs::zend::ClassEntry;
-use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Rules, Transport};
+use recuo::{ComRetry, ConfigError, Jitter, PolicyValue, RetryRule, Transport};
 
-use crate::convert::{attempts, json_decode, millis, one_of, optional_millis, php_int, Bytes};
+use crate::convert::{attempts, json_decode, millis, named, optional_millis, php_int, Bytes};
 use crate::errors::{config_error, config_error_detail, php_error, value_error};
 use crate::values::{plain_table, Reading};
 
@@ -39,9 +39,6 @@ pub const DEFAULT_CAP_MS: i64 = ComRetry::GUIDE_A.backoff().cap_ms() as i64;
 const DEFAULT_JITTER: &str = Jitter::Full.name();
 /// The default idempotency header, the core's.
 const DEFAULT_IDEMPOTENCY_HEADER: &str = recuo::http::DEFAULT_IDEMPOTENCY_HEADER;
-
-/// The jitter modes, for the message of a bad `$jitter`.
-const JITTERS: &str = "\"full\", \"equal\", \"decorrelated\" or \"none\"";
 
 /// How an operation is retried: attempts, backoff, deadline, the spread added to server
 /// waits, which outcomes are worth another attempt, and the idempotency header. Immutable:
@@ -148,31 +145,8 @@ impl Policy {
     }
 }
 
-/// A status code whose retry rule may be read: the range the core lets a rule be set for
-/// (`Recuo\Exception\ConfigError` outside it, as when setting one).
-fn error_status(function: &str, status: i64) -> PhpResult<u16> {
-    let (lo, hi) = Rules::STATUS_RANGE;
-    u16::try_from(status)
-        .ok()
-        .filter(|s| (lo..=hi).contains(s))
-        .ok_or_else(|| status_error(function, status))
-}
-
-/// The core's error for a status outside the range a rule may be set for.
-fn status_error(function: &str, status: i64) -> PhpException {
-    let status = u32::try_from(status).unwrap_or(u32::MAX);
-    config_error(
-        function,
-        Some((1, "status")),
-        ConfigError::StatusOutOfRange { status },
-    )
-}
-
 fn rule_arg(function: &str, position: u32, value: Bytes<'_>) -> PhpResult<RetryRule> {
-    RetryRule::from_name(&value.text()).ok_or_else(|| {
-        let rules = one_of(RetryRule::ALL.map(RetryRule::name));
-        value_error(function, position, "rule", &format!("must be {rules}"))
-    })
+    named(function, (position, "rule"), &value.text(), "")
 }
 
 /// A transport failure's kind named by PHP code: argument `position` (`$error`) of
@@ -184,15 +158,7 @@ pub(crate) fn transport_arg(
     nullable: bool,
 ) -> PhpResult<Transport> {
     let null = if nullable { "null or " } else { "" };
-    Transport::from_name(&value.text()).ok_or_else(|| {
-        let kinds = one_of(Transport::ALL.map(Transport::name));
-        value_error(
-            function,
-            position,
-            "error",
-            &format!("must be {null}{kinds}"),
-        )
-    })
+    named(function, (position, "error"), &value.text(), null)
 }
 
 php_impl!({
@@ -253,8 +219,7 @@ php_impl!({
             let max_attempts = attempts(F, 1, "maxAttempts", maxAttempts)?;
             let base = millis(F, 2, "baseMs", baseMs)?;
             let cap = millis(F, 3, "capMs", capMs)?;
-            let jitter = Jitter::from_name(&jitter.text())
-                .ok_or_else(|| value_error(F, 4, "jitter", &format!("must be {JITTERS}")))?;
+            let jitter: Jitter = named(F, (4, "jitter"), &jitter.text(), "")?;
             let deadline = optional_millis(F, 5, "deadlineMs", deadlineMs)?;
             let spread = optional_millis(F, 6, "spreadMs", spreadMs)?;
             recuo::Policy::builder()
@@ -356,8 +321,10 @@ php_impl!({
         /// When a status (400-599) is retried: `"never"`, `"if_idempotent"` or `"always"`.
         pub fn status_retry(&self, status: i64) -> PhpResult<&'static str> {
             guard!("Recuo\\Policy::statusRetry");
-            let code = error_status(F, status)?;
-            Ok(self.inner.rules().status_rule(code).name())
+            let status = u32::try_from(status).unwrap_or(u32::MAX);
+            let rule = self.inner.rules().rule_of(status);
+            rule.map(RetryRule::name)
+                .map_err(|e| config_error(F, Some((1, "status")), e))
         }
 
         /// A copy of this policy in which `$status` (400-599) is retried `$rule`: `"never"`,
@@ -368,7 +335,7 @@ php_impl!({
             let mut rules = *self.inner.rules();
             rules
                 .set_status_rule(u32::try_from(status).unwrap_or(u32::MAX), rule)
-                .map_err(|_| status_error(F, status))?;
+                .map_err(|e| config_error(F, Some((1, "status")), e))?;
             self.changed(F, |b| b.rules(rules))
         }
 

@@ -13,11 +13,10 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendHashTable, Zval};
 use recuo::{
-    AttemptDecision, AttemptReason, AttemptRecord, Cause, FinalRecord, GiveUpReason, Outcome,
-    Record, RequestLine,
+    AttemptDecision, AttemptReason, AttemptRecord, Cause, FinalRecord, Outcome, Record, RequestLine,
 };
 
-use crate::convert::{count, header_pairs, json_decode, non_negative, one_of, Array, Bytes};
+use crate::convert::{count, header_pairs, json_decode, named, non_negative, Array, Bytes};
 use crate::errors::{php_error, value_error, value_error_message};
 use crate::policy::transport_arg;
 
@@ -39,7 +38,7 @@ pub fn request_line(method: Bytes<'_>, url: Bytes<'_>) -> RequestLine {
 pub fn record_status(function: &str, position: u32, status: i64) -> PhpResult<u16> {
     u16::try_from(status)
         .ok()
-        .filter(|s| (100..=999).contains(s))
+        .filter(|s| recuo::record::STATUSES.contains(s))
         .ok_or_else(|| value_error(function, position, "status", "must be between 100 and 999"))
 }
 
@@ -68,19 +67,6 @@ fn record_table(function: &str, record: &Record) -> PhpResult<ZBox<ZendHashTable
 /// What an attempt's `$reason` must be.
 const ATTEMPT_REASONS: &str = "must be a verdict's reason (\"rate_limited\", \"not_idempotent\", \
                                …) or a give-up reason (\"attempts_exhausted\", …)";
-
-/// A give-up reason by its name.
-fn give_up_reason(function: &str, position: u32, name: &str) -> PhpResult<GiveUpReason> {
-    GiveUpReason::from_name(name).ok_or_else(|| {
-        let reasons = one_of(GiveUpReason::ALL.map(GiveUpReason::name));
-        value_error(
-            function,
-            position,
-            "reason",
-            &format!("must be null, {reasons}"),
-        )
-    })
-}
 
 /// Records for PHP code with a loop of its own (an event loop, a queue
 /// worker): the same records, redacted the same way, as the loops hand to their
@@ -121,10 +107,7 @@ fn attempt_of(
     let delay = delayMs
         .map(|d| non_negative(function, 8, "delayMs", d))
         .transpose()?;
-    let decision = AttemptDecision::from_name(&decision.text()).ok_or_else(|| {
-        let decisions = one_of(AttemptDecision::ALL.map(AttemptDecision::name));
-        value_error(function, 9, "decision", &format!("must be {decisions}"))
-    })?;
+    let decision: AttemptDecision = named(function, (9, "decision"), &decision.text(), "")?;
     let reason = AttemptReason::from_name(&reason.text())
         .ok_or_else(|| value_error(function, 10, "reason", ATTEMPT_REASONS))?;
     let request = request_line(method, url);
@@ -154,7 +137,7 @@ fn result_of(
     let attempts = count(function, 4, "attempts", attempts)?;
     let total = non_negative(function, 5, "totalMs", totalMs)?;
     let reason = reason
-        .map(|r| give_up_reason(function, 6, &r.text()))
+        .map(|r| named(function, (6, "reason"), &r.text(), "null, "))
         .transpose()?;
     let request = request_line(method, url);
     Ok(Record::Final(FinalRecord::new(

@@ -21,7 +21,7 @@ php_functions!({
     /// read is a `\ValueError`.
     #[php(name = "Recuo\\telemetryOf")]
     pub fn telemetry_of(record: String) -> PhpResult<String> {
-        if record.len() > 64 * 1024 {
+        if record.len() > recuo::telemetry::RECORD_JSON_MAX {
             return Err(value_error(
                 F,
                 1,
@@ -31,10 +31,9 @@ php_functions!({
         }
         let value: recuo::telemetry::RecordValue = serde_json::from_str(&record)
             .map_err(|e| value_error_message(format!("{F}(): not a record: {e}")))?;
-        let record = value
-            .to_record()
-            .map_err(|e| value_error_message(format!("{F}(): {e}")))?;
-        Ok(recuo::telemetry::telemetry(&record).to_json())
+        value
+            .telemetry_json()
+            .map_err(|e| value_error_message(format!("{F}(): {e}")))
     }
 
     /// `$url` with its secrets and personal data replaced: userinfo removed, the values of

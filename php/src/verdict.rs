@@ -53,14 +53,16 @@ pub(crate) fn cause_arg(
     value: Bytes<'_>,
     success: bool,
 ) -> PhpResult<recuo::Cause> {
-    let success = if success { "\"success\", " } else { "" };
-    recuo::Cause::from_name(&value.text()).ok_or_else(|| {
-        let must = format!(
-            "must be a verdict's reason: {success}\"rate_limited\", \"unavailable\", \
-             \"server_error\", \"connect\", \"timeout\", \"reset\", \"other\", \
-             \"not_idempotent\", \"permanent\" or \"tls\""
-        );
-        value_error(function, position, name, &must)
+    let value = value.text();
+    let causes = recuo::Cause::named(success);
+    causes.clone().find(|c| c.name() == value).ok_or_else(|| {
+        let causes = recuo::one_of(causes.map(recuo::Cause::name), '"');
+        value_error(
+            function,
+            position,
+            name,
+            &format!("must be a verdict's reason: {causes}"),
+        )
     })
 }
 

@@ -12,7 +12,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString};
 
-use recuo::{Cause, Outcome, Transport};
+use recuo::{Cause, Named, Outcome, Transport};
 
 use crate::errors::ConfigError;
 
@@ -150,24 +150,27 @@ pub(crate) fn must_be(value: &Bound<'_, PyAny>, what: &str, expected: &str) -> P
 }
 
 /// `ValueError` for a name none of `names`: `{what} must be one of 'a', 'b' or 'c', not "x"`.
-pub(crate) fn not_one_of(what: &str, names: &[&str], name: &str) -> PyErr {
-    PyValueError::new_err(format!(
-        "{what} must be one of {}, not {name:?}",
-        quoted(names)
-    ))
+pub(crate) fn not_one_of<'a>(
+    what: &str,
+    names: impl IntoIterator<Item = &'a str>,
+    name: &str,
+) -> PyErr {
+    let names = recuo::one_of(names, '\'');
+    PyValueError::new_err(format!("{what} must be one of {names}, not {name:?}"))
 }
 
-/// The value named by the `str` `value` (`what` names the argument), read by `from_name`; else
-/// `ValueError`: `{what} must be 'a', 'b' or 'c', not "x"` (`names`).
-pub(crate) fn named<T>(
-    value: &Bound<'_, PyAny>,
-    what: &str,
-    names: &[&str],
-    from_name: fn(&str) -> Option<T>,
-) -> PyResult<T> {
+/// The core's value named `name` (`what` names the argument); else [`not_one_of`] the core's
+/// names.
+pub(crate) fn one_named<T: Named>(what: &str, name: &str) -> PyResult<T> {
+    T::from_name(name).ok_or_else(|| not_one_of(what, T::ALL.iter().map(|v| v.name()), name))
+}
+
+/// The core's value named by the `str` `value` (`what` names the argument); else
+/// `ValueError`: `{what} must be 'a', 'b' or 'c', not "x"` (the core's names).
+pub(crate) fn named<T: Named>(value: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
     let name = require_str(value, what)?;
-    from_name(&name).ok_or_else(|| {
-        PyValueError::new_err(format!("{what} must be {}, not {name:?}", quoted(names)))
+    T::from_name(&name).ok_or_else(|| {
+        PyValueError::new_err(format!("{what} must be {}, not {name:?}", T::one_of('\'')))
     })
 }
 
@@ -253,14 +256,14 @@ pub(crate) enum Int {
 
 /// An int in `range` that fits in a `T` (`what` names it); else `ValueError`: `{what} {rule},
 /// not {value}`.
-pub(crate) fn int_in<T: TryFrom<u64>>(
+pub(crate) fn int_in<T: TryFrom<u64> + PartialOrd>(
     value: &Bound<'_, PyAny>,
     what: &str,
-    range: std::ops::RangeInclusive<u64>,
+    range: std::ops::RangeInclusive<T>,
     rule: &str,
 ) -> PyResult<T> {
     match int_arg(value, what)? {
-        Int::Fits(n) if range.contains(&n) => T::try_from(n).ok(),
+        Int::Fits(n) => T::try_from(n).ok().filter(|n| range.contains(n)),
         _ => None,
     }
     .ok_or_else(|| PyValueError::new_err(format!("{what} {rule}, not {value}")))
@@ -496,27 +499,17 @@ pub(crate) fn ms_to_secs(ms: u64) -> f64 {
 
 /// The transport kind named `name`, or `ValueError` (`TypeError` for a non-str).
 pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Transport> {
-    let name = require_str(value, what)?;
-    Transport::from_name(&name)
-        .ok_or_else(|| not_one_of(what, &Transport::ALL.map(Transport::name), &name))
-}
-
-/// The causes a verdict may name: the core's list, less `Cause::Transport(Transport::Tls)`,
-/// whose name, `tls`, is the name of `Cause::Tls` (what the core answers for a TLS failure).
-pub(crate) fn causes() -> impl Iterator<Item = Cause> {
-    Cause::ALL
-        .into_iter()
-        .filter(|c| *c != Cause::Transport(Transport::Tls))
+    one_named(what, &require_str(value, what)?)
 }
 
 /// The cause named `name` (`what` names the argument), `success` among them only when
-/// `success`; else `ValueError` listing them.
+/// `success` ([`Cause::named`]); else `ValueError` listing them.
 pub(crate) fn cause_named(name: &str, what: &str, success: bool) -> PyResult<Cause> {
-    let allowed = || causes().filter(move |&c| success || c != Cause::Success);
-    allowed().find(|c| c.name() == name).ok_or_else(|| {
-        let names: Vec<&str> = allowed().map(Cause::name).collect();
-        not_one_of(what, &names, name)
-    })
+    let causes = Cause::named(success);
+    causes
+        .clone()
+        .find(|c| c.name() == name)
+        .ok_or_else(|| not_one_of(what, causes.map(Cause::name), name))
 }
 
 /// An outcome given as a `status` (read by `status_of`) or as a transport failure `error`
@@ -536,15 +529,6 @@ pub(crate) fn outcome_arg(
         (None, Some(e)) => Ok(Some(Outcome::Transport(transport_arg(e, "error")?))),
         (None, None) => Ok(None),
         (Some(_), Some(_)) => Err(PyTypeError::new_err(both)),
-    }
-}
-
-/// `'a', 'b' or 'c'`, for error messages.
-pub(crate) fn quoted(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-    match quoted.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => quoted.concat(),
     }
 }
 

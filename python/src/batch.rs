@@ -220,7 +220,7 @@ impl Queue<'_> {
 }
 
 readers! {
-    fn workers_arg -> usize = int_in("workers", 1..=u64::MAX, "must be at least 1");
+    fn workers_arg -> usize = int_in("workers", 1..=usize::MAX, "must be at least 1");
 }
 
 /// The operations: an iterable of callables taking no argument, none of them `async`.

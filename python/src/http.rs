@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyString};
 use recuo::http::{give_up_message, Last, RequestPlan, Style};
 use recuo::{Policy, Transport};
 
-use crate::args::{must_be, named, send_keys_arg};
+use crate::args::{must_be, named, readers, send_keys_arg};
 use crate::policy::PyPolicy;
 use crate::record::give_up_reason;
 
@@ -29,9 +29,10 @@ pub(crate) fn last_arg(value: &Bound<'_, PyAny>) -> PyResult<Last> {
         return Transport::from_name(name)
             .map(Last::Transport)
             .ok_or_else(|| {
+                let kinds = Transport::ALL.map(|t| format!("'{}'", t.name()));
                 PyValueError::new_err(format!(
-                    "last must be a status, a transport kind ('connect', 'tls', 'timeout', \
-                 'reset', 'other'), 'late' or None, not {name:?}"
+                    "last must be a status, a transport kind ({}), 'late' or None, not {name:?}",
+                    kinds.join(", ")
                 ))
             });
     }
@@ -45,13 +46,9 @@ pub(crate) fn last_arg(value: &Bound<'_, PyAny>) -> PyResult<Last> {
     }
 }
 
-/// `"client"` (a client adapter) or `"guide"` (`buscar_com_retry`).
-pub(crate) fn style_arg(value: &Bound<'_, PyAny>) -> PyResult<Style> {
-    named(value, "style", &["client", "guide"], |name| match name {
-        "client" => Some(Style::Client),
-        "guide" => Some(Style::Guide),
-        _ => None,
-    })
+readers! {
+    /// `"client"` (a client adapter) or `"guide"` (`buscar_com_retry`).
+    pub(crate) fn style_arg -> Style = named("style");
 }
 
 /// Whether one of `headers`' names (a mapping or an iterable of names, `str` or `bytes`) is

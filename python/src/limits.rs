@@ -49,7 +49,7 @@ pub(crate) fn rate_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Rate> {
 
 /// An int that fits in a `u32` (`what` names it); a negative or larger one is a `ValueError`.
 fn u32_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
-    int_in(value, what, 0..=u64::MAX, "must be between 0 and 2**32 - 1")
+    int_in(value, what, 0..=u32::MAX, "must be between 0 and 2**32 - 1")
 }
 
 readers! {
@@ -788,12 +788,11 @@ methods!({
 /// A lease's length in seconds: a number from 0.001 to 86400 (one day).
 fn lease_arg(value: &Bound<'_, PyAny>) -> PyResult<Duration> {
     let s = number_arg(value, "lease")?;
-    if !(0.001..=86_400.0).contains(&s) {
-        return Err(PyValueError::new_err(format!(
+    recuo::limit::lease_of_secs(s).ok_or_else(|| {
+        PyValueError::new_err(format!(
             "lease must be from 0.001 to 86400 seconds, not {s}"
-        )));
-    }
-    Ok(Duration::from_secs_f64(s))
+        ))
+    })
 }
 
 fn window_arg(value: &Bound<'_, PyAny>) -> PyResult<u32> {

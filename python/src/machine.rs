@@ -193,8 +193,9 @@ fn level_arg(value: &Bound<'_, PyAny>) -> PyResult<Option<Level>> {
     opt(value, |v| {
         let name = crate::args::require_str(v, "records")?;
         Level::from_name(&name).ok_or_else(|| {
+            let levels = Level::ALL.map(|l| format!("'{}'", l.name())).join(", ");
             pyo3::exceptions::PyValueError::new_err(format!(
-                "records must be 'debug', 'info', 'warning' or None, not {name:?}"
+                "records must be {levels} or None, not {name:?}"
             ))
         })
     })

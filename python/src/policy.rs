@@ -31,7 +31,7 @@ fn method_name_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
     if MethodSet::IDEMPOTENT.with(&method).is_some() {
         Ok(method.to_ascii_uppercase())
     } else {
-        Err(not_one_of("method", &METHODS, &method))
+        Err(not_one_of("method", METHODS, &method))
     }
 }
 
@@ -44,10 +44,8 @@ readers! {
     fn server_honours_keys_arg -> bool = require_bool("server_honours_keys");
     fn idempotent_arg -> bool = require_bool("idempotent");
     fn enabled_arg -> bool = require_bool("enabled");
-    fn rule_arg -> RetryRule =
-        named("rule", &RetryRule::ALL.map(RetryRule::name), RetryRule::from_name);
-    fn jitter_arg -> Jitter =
-        named("jitter", &["full", "equal", "decorrelated", "none"], Jitter::from_name);
+    fn rule_arg -> RetryRule = named("rule");
+    fn jitter_arg -> Jitter = named("jitter");
 }
 
 /// How a policy retries: attempts, backoff, deadline, the spread added to server waits, the
@@ -252,14 +250,8 @@ methods!({
             py: Python<'_>,
             #[pyo3(from_py_with = status_arg)] status: u32,
         ) -> PyResult<&'static str> {
-            // The range is the core's: setting the rule it has checks it.
-            let mut rules = *self.0.rules();
-            let code = u16::try_from(status).unwrap_or(0);
-            let rule = rules.status_rule(code);
-            rules
-                .set_status_rule(status, rule)
-                .map_err(|e| config_error(py, e))?;
-            Ok(rule.name())
+            let rule = self.0.rules().rule_of(status);
+            rule.map(RetryRule::name).map_err(|e| config_error(py, e))
         }
 
         /// A new policy retrying ``status`` (400–599) ``"never"``, ``"if_idempotent"`` or

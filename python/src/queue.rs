@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use pyo3::exceptions::PyValueError;
 
-use recuo::{BatchEnd, BatchQueue, BatchStatus, GiveUpReason, Next, Report, RequestLine};
+use recuo::{BatchEnd, BatchQueue, BatchStatus, GiveUpReason, Named, Next, Report, RequestLine};
 
 use crate::args::{methods, mono_ms_arg, must_be};
 use crate::policy::PyPolicy;
@@ -33,14 +33,15 @@ pub(crate) struct PyNext {
 
 impl From<Next> for PyNext {
     fn from(next: Next) -> Self {
-        let (kind, index, policy, reason, stopped_by) = match next {
-            Next::Start { index, policy } => ("start", Some(index), Some(*policy), None, None),
+        let kind = next.kind();
+        let (index, policy, reason, stopped_by) = match next {
+            Next::Start { index, policy } => (Some(index), Some(*policy), None, None),
             Next::NotStarted {
                 index,
                 reason,
                 stopped_by,
-            } => ("not_started", Some(index), None, Some(reason), stopped_by),
-            Next::Finished => ("finished", None, None, None, None),
+            } => (Some(index), None, Some(reason), stopped_by),
+            Next::Finished => (None, None, None, None),
         };
         PyNext {
             kind,
@@ -182,9 +183,8 @@ methods!({
             let reason = reason.as_deref().map(give_up_reason).transpose()?;
             let stopped_by = stopped_by.as_deref().map(give_up_reason).transpose()?;
             let status = BatchStatus::from_name(&status).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "an end is \"succeeded\", \"gave_up\" or \"not_started\", not {status:?}"
-                ))
+                let ends = <BatchStatus as Named>::one_of('"');
+                PyValueError::new_err(format!("an end is {ends}, not {status:?}"))
             })?;
             let end = BatchEnd::from_parts(status, reason, stopped_by).ok_or_else(|| {
                 PyValueError::new_err(format!("a {:?} end needs its reason", status.name()))

@@ -18,14 +18,14 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyTuple};
 
 use recuo::{
-    AttemptDecision, AttemptReason, AttemptRecord, Cause, FinalRecord, GiveUpReason, Level,
-    Outcome, Record, RequestLine, Seen,
+    AttemptReason, AttemptRecord, Cause, FinalRecord, GiveUpReason, Level, Outcome, Record,
+    RequestLine, Seen,
 };
 
 use crate::args::{
-    causes, elapsed_ms_arg, headers_arg, i64_arg, int_in, locked, method_arg, methods, must_be,
-    not_one_of, opt_delay_ms_arg, outcome_arg, readers, require_str, total_ms_arg, u64_arg,
-    url_arg, url_text,
+    elapsed_ms_arg, headers_arg, i64_arg, int_in, locked, method_arg, methods, must_be, not_one_of,
+    one_named, opt_delay_ms_arg, outcome_arg, readers, require_str, total_ms_arg, u64_arg, url_arg,
+    url_text,
 };
 use crate::values::loads;
 
@@ -77,7 +77,7 @@ pub(crate) fn observed(notes: &NotesCell) -> (Option<RequestLine>, Option<Seen>)
 readers! {
     /// A status for a record: an int of three digits (RFC 9110 §15), else `ValueError`.
     pub(crate) fn record_status_arg -> u16 =
-        int_in("status", 100..=999, "must be between 100 and 999");
+        int_in("status", recuo::record::STATUSES, "must be between 100 and 999");
 }
 
 /// The attribute `name` of `obj` when reading it works and it is not `None`; whatever reading
@@ -93,7 +93,9 @@ fn status_of(obj: &Bound<'_, PyAny>) -> Option<u16> {
         if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
             return None;
         }
-        v.extract::<u16>().ok().filter(|s| (100..=999).contains(s))
+        v.extract::<u16>()
+            .ok()
+            .filter(|s| recuo::record::STATUSES.contains(s))
     })
 }
 
@@ -263,8 +265,7 @@ pub(crate) fn _telemetry_of(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResu
         .extract()?;
     let value: recuo::telemetry::RecordValue = serde_json::from_str(&text)
         .map_err(|e| PyValueError::new_err(format!("not a record: {e}")))?;
-    let record = value.to_record().map_err(PyValueError::new_err)?;
-    let out = recuo::telemetry::telemetry(&record).to_json();
+    let out = value.telemetry_json().map_err(PyValueError::new_err)?;
     Ok(loads(py, &out)?.unbind())
 }
 
@@ -318,8 +319,7 @@ pub(crate) fn polled(
 
 /// A give-up reason by its name, else `ValueError`.
 pub(crate) fn give_up_reason(name: &str) -> PyResult<GiveUpReason> {
-    let names = GiveUpReason::ALL.map(GiveUpReason::name);
-    GiveUpReason::from_name(name).ok_or_else(|| not_one_of("reason", &names, name))
+    one_named("reason", name)
 }
 
 /// A reason an attempt record may give: a verdict's cause or a give-up reason.
@@ -327,9 +327,9 @@ fn attempt_reason(name: &str) -> PyResult<AttemptReason> {
     if let Some(reason) = AttemptReason::from_name(name) {
         return Ok(reason);
     }
-    let mut names: Vec<&str> = causes().map(Cause::name).collect();
-    names.extend(GiveUpReason::ALL.iter().map(|r| r.name()));
-    Err(not_one_of("reason", &names, name))
+    let reasons = GiveUpReason::ALL.map(GiveUpReason::name);
+    let names = Cause::named(true).map(Cause::name).chain(reasons);
+    Err(not_one_of("reason", names, name))
 }
 
 readers! {
@@ -422,14 +422,7 @@ methods!({
                 "an attempt record takes a status or an error, not both",
             )?
             .unwrap_or(Outcome::Success);
-            let name = require_str(decision, "decision")?;
-            let decision = AttemptDecision::from_name(&name).ok_or_else(|| {
-                not_one_of(
-                    "decision",
-                    &AttemptDecision::ALL.map(AttemptDecision::name),
-                    &name,
-                )
-            })?;
+            let decision = one_named("decision", &require_str(decision, "decision")?)?;
             let reason = attempt_reason(&require_str(reason, "reason")?)?;
             let headers = headers_arg(headers)?;
             Ok(PyAttemptRecord(AttemptRecord::new(

@@ -450,6 +450,9 @@ final class LoopsTest extends TestCase
             [static fn () => $op->stopQueue('tired'), 'Argument #1 ($reason)'],
             [static fn () => new BatchQueue(Policy::guideA(), -1, 0), 'Argument #2 ($len)'],
             [static fn () => Verdict::retry(reason: 'bored'), 'Argument #2 ($reason)'],
+            // As in Python: a retry or a give-up names any cause but success, as the message says.
+            [static fn () => Verdict::retry(reason: 'success'), 'Argument #2 ($reason) must be a verdict\'s reason: "rate_limited"'],
+            [static fn () => Verdict::giveUp('success'), 'Argument #1 ($reason)'],
             [static fn () => $op->failed(0, 99), 'Argument #2 ($status)'],
             [static fn () => $op->failed(0, errorStatus: 1000), 'Argument #4 ($errorStatus)'],
             [static fn () => $op->judged(0, Verdict::success(), 42), 'Argument #3 ($status)'],
