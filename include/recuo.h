@@ -1317,7 +1317,8 @@ typedef int (*recuo_task_fn)(void *user_data);
  * server wait).
  *
  * `wait` and `wait_ms` are read for `RECUO_VERDICT_RETRY` only; `cause` is informational
- * (it never changes a decision) but must be one of its constants.
+ * (it never changes a decision) but must be one of its constants, and not
+ * `RECUO_CAUSE_SUCCESS` for a retry or a give-up (as in every recuo language).
  */
 typedef struct recuo_verdict {
     /**

@@ -164,7 +164,10 @@ export class Policy {
   close(): void;
 }
 
-/** What an outcome is worth. Write one by hand for a task with no HTTP meaning. */
+/**
+ * What an outcome is worth. Write one by hand for a task with no HTTP meaning; a `retry` or a
+ * `give_up` names any `reason` but `'success'` (refused otherwise, as in every language).
+ */
 export interface Verdict {
   verdict: 'success' | 'retry' | 'give_up';
   reason?: Cause;

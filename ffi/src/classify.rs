@@ -224,7 +224,8 @@ c_enum!(recuo_wait_kind {
 /// server wait).
 ///
 /// `wait` and `wait_ms` are read for `RECUO_VERDICT_RETRY` only; `cause` is informational
-/// (it never changes a decision) but must be one of its constants.
+/// (it never changes a decision) but must be one of its constants, and not
+/// `RECUO_CAUSE_SUCCESS` for a retry or a give-up (as in every recuo language).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct recuo_verdict {
@@ -270,7 +271,8 @@ impl recuo_verdict {
     }
 
     /// Reads a verdict C handed in, without trusting its enum fields: the core's verdict, or
-    /// `None` when a field is none of its constants.
+    /// `None` when a field is none of its constants or a retry or a give-up names a cause it
+    /// cannot have (the core's [`Cause::named`]).
     ///
     /// # Safety
     /// `ptr` must be non-NULL and point to a readable `recuo_verdict`.
@@ -280,6 +282,10 @@ impl recuo_verdict {
         let raw = unsafe { ptr.cast::<RawVerdict>().read() };
         let kind = recuo_verdict_kind::from_code(raw.verdict)?;
         let cause = recuo_cause::from_code(raw.cause)?;
+        let judged = kind != recuo_verdict_kind::RECUO_VERDICT_SUCCESS;
+        if judged && !Cause::named(false).any(|c| c == cause.to_core()) {
+            return None;
+        }
         Some(match kind {
             recuo_verdict_kind::RECUO_VERDICT_SUCCESS => Verdict::Success,
             recuo_verdict_kind::RECUO_VERDICT_GIVE_UP => Verdict::GiveUp {
@@ -440,7 +446,11 @@ mod tests {
             Some(ServerWait::Unbounded),
         ];
         let mut all = vec![Verdict::Success];
-        for cause in all_core_causes() {
+        // A retry or a give-up names any cause but `success` (that one reads as none).
+        for cause in all_core_causes()
+            .into_iter()
+            .filter(|&c| c != Cause::Success)
+        {
             if cause != Cause::Tls {
                 for server_wait in waits {
                     all.push(Verdict::Retry { cause, server_wait });
@@ -464,6 +474,18 @@ mod tests {
         // SAFETY: same layout, live value.
         let read = unsafe { recuo_verdict::read((&bad as *const RawVerdict).cast()) };
         assert_eq!(read, None);
+        // A retry or a give-up never names `success`; a success does.
+        for (verdict, expected) in [(1, true), (2, false), (3, false)] {
+            let raw = RawVerdict {
+                verdict,
+                cause: recuo_cause::RECUO_CAUSE_SUCCESS as u32,
+                wait: 0,
+                wait_ms: 0,
+            };
+            // SAFETY: same layout, live value.
+            let read = unsafe { recuo_verdict::read((&raw as *const RawVerdict).cast()) };
+            assert_eq!(read.is_some(), expected, "verdict {verdict}");
+        }
     }
 
     #[test]

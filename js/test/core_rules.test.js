@@ -133,3 +133,19 @@ test('successNeedsMachine: the core\'s answer', () => {
   assert.equal(recuo.Operation.successNeedsMachine({ gate: new recuo.Gate({ limit: new recuo.ConcurrencyLimit(1) }) }), true);
   assert.throws(() => recuo.Operation.successNeedsMachine({ records: 'loud' }), TypeError);
 });
+
+test('a retry or a give-up never names success, as in every language: the core refuses the verdict', async () => {
+  const op = new recuo.Operation(new recuo.Policy({ maxAttempts: 3 }), { seed: 1 });
+  op.start(0, 0);
+  assert.deepEqual(op.failed(10), { kind: 'classify', attempt: 0 });
+  for (const verdict of [{ verdict: 'retry', reason: 'success' }, { verdict: 'give_up', reason: 'success' }]) {
+    assert.throws(() => op.judged(10, verdict), (e) => e instanceof recuo.RecuoError && e.status === 'invalid_enum');
+  }
+  // Nothing changed: the machine still waits for its verdict.
+  assert.equal(op.judged(10, { verdict: 'retry', reason: 'server_error' }).kind, 'sleep');
+  // A classifier answering such a verdict ends the loop with the same error.
+  await assert.rejects(
+    recuo.retry(() => { throw new Error('boom'); }, { classify: () => ({ verdict: 'retry', reason: 'success' }), sleep: noSleep }),
+    (e) => e instanceof recuo.RecuoError && e.status === 'invalid_enum',
+  );
+});

@@ -774,8 +774,13 @@ static void attempts_errors(void) {
     recuo_verdict bad_cause = {RECUO_VERDICT_RETRY, 0, RECUO_WAIT_NONE, 0};
     recuo_verdict bad_kind = {9, RECUO_CAUSE_PERMANENT, RECUO_WAIT_NONE, 0};
     recuo_verdict bad_wait = {RECUO_VERDICT_RETRY, RECUO_CAUSE_SERVER_ERROR, 3, 0};
-    const recuo_verdict *bad[] = {&zero, &bad_cause, &bad_kind, &bad_wait};
-    for (size_t i = 0; i < 4; i++) {
+    /* A retry or a give-up names any cause but success, as in every recuo language. */
+    recuo_verdict retry_success = {RECUO_VERDICT_RETRY, RECUO_CAUSE_SUCCESS, RECUO_WAIT_NONE, 0};
+    recuo_verdict give_up_success = {RECUO_VERDICT_GIVE_UP, RECUO_CAUSE_SUCCESS, RECUO_WAIT_NONE,
+                                     0};
+    const recuo_verdict *bad[] = {&zero,     &bad_cause,     &bad_kind,
+                                  &bad_wait, &retry_success, &give_up_success};
+    for (size_t i = 0; i < 6; i++) {
         s.kind = RECUO_STEP_DONE;
         CHECK_STATUS(recuo_attempts_judged(a, 10, bad[i], &s), RECUO_ERR_INVALID_ENUM);
         CHECK(s.kind == RECUO_STEP_DONE);
