@@ -375,13 +375,19 @@ impl Cause {
         Self::named(true).find(|c| c.name() == name)
     }
 
-    /// The causes a name stands for, in [`ALL`](Self::ALL)'s order: all of them but the
-    /// transport kind `tls`, whose name is [`Cause::Tls`]'s; `success` among them only when
-    /// `success` (a verdict that retries or gives up names any other).
+    /// The causes a name stands for, in [`ALL`](Self::ALL)'s order: those [`nameable`]
+    /// (`success` among them only when `success`).
+    ///
+    /// [`nameable`]: Self::nameable
     pub fn named(success: bool) -> impl Iterator<Item = Cause> + Clone {
-        Self::ALL.into_iter().filter(move |&c| {
-            c != Cause::Transport(Transport::Tls) && (success || c != Cause::Success)
-        })
+        Self::ALL.into_iter().filter(move |&c| c.nameable(success))
+    }
+
+    /// Whether a verdict may name this cause: any cause but the transport kind `tls`, whose
+    /// name is [`Cause::Tls`]'s; `success` only when `success` (a verdict that retries or gives
+    /// up names any other).
+    pub fn nameable(self, success: bool) -> bool {
+        self != Cause::Transport(Transport::Tls) && (success || self != Cause::Success)
     }
 
     /// The cause's name: `success`, `rate_limited`, `unavailable`, `server_error`, the
@@ -563,6 +569,8 @@ mod tests {
 
     #[test]
     fn named_causes_are_all_but_the_transport_tls() {
+        assert!(Cause::Success.nameable(true) && !Cause::Success.nameable(false));
+        assert!(Cause::Tls.nameable(false) && !Cause::Transport(Transport::Tls).nameable(true));
         let names: Vec<&str> = Cause::named(false).map(Cause::name).collect();
         assert_eq!(
             names,

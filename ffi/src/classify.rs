@@ -272,7 +272,7 @@ impl recuo_verdict {
 
     /// Reads a verdict C handed in, without trusting its enum fields: the core's verdict, or
     /// `None` when a field is none of its constants or a retry or a give-up names a cause it
-    /// cannot have (the core's [`Cause::named`]).
+    /// cannot have (the core's [`Cause::nameable`]).
     ///
     /// # Safety
     /// `ptr` must be non-NULL and point to a readable `recuo_verdict`.
@@ -283,7 +283,7 @@ impl recuo_verdict {
         let kind = recuo_verdict_kind::from_code(raw.verdict)?;
         let cause = recuo_cause::from_code(raw.cause)?;
         let judged = kind != recuo_verdict_kind::RECUO_VERDICT_SUCCESS;
-        if judged && !Cause::named(false).any(|c| c == cause.to_core()) {
+        if judged && !cause.to_core().nameable(false) {
             return None;
         }
         Some(match kind {
