@@ -372,7 +372,13 @@ impl Cause {
     /// The cause named `name`, as [`Cause::name`] spells it. (`tls` is the verdict's cause,
     /// [`Cause::Tls`], not the transport kind.)
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::named(true).find(|c| c.name() == name)
+        Self::named_by(name, true)
+    }
+
+    /// The cause named `name` that a verdict may name ([`nameable`](Self::nameable)):
+    /// `success` only when `success`.
+    pub fn named_by(name: &str, success: bool) -> Option<Self> {
+        Self::named(success).find(|c| c.name() == name)
     }
 
     /// The causes a name stands for, in [`ALL`](Self::ALL)'s order: those [`nameable`]
@@ -571,6 +577,9 @@ mod tests {
     fn named_causes_are_all_but_the_transport_tls() {
         assert!(Cause::Success.nameable(true) && !Cause::Success.nameable(false));
         assert!(Cause::Tls.nameable(false) && !Cause::Transport(Transport::Tls).nameable(true));
+        assert_eq!(Cause::named_by("success", true), Some(Cause::Success));
+        assert_eq!(Cause::named_by("success", false), None);
+        assert_eq!(Cause::named_by("tls", false), Some(Cause::Tls));
         let names: Vec<&str> = Cause::named(false).map(Cause::name).collect();
         assert_eq!(
             names,

@@ -53,10 +53,8 @@ pub(crate) fn cause_arg(
     value: Bytes<'_>,
     success: bool,
 ) -> PhpResult<recuo::Cause> {
-    let value = value.text();
-    let causes = recuo::Cause::named(success);
-    causes.clone().find(|c| c.name() == value).ok_or_else(|| {
-        let causes = recuo::one_of(causes.map(recuo::Cause::name), '"');
+    recuo::Cause::named_by(&value.text(), success).ok_or_else(|| {
+        let causes = recuo::one_of(recuo::Cause::named(success).map(recuo::Cause::name), '"');
         value_error(
             function,
             position,

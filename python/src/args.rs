@@ -505,11 +505,8 @@ pub(crate) fn transport_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Tr
 /// The cause named `name` (`what` names the argument), `success` among them only when
 /// `success` ([`Cause::named`]); else `ValueError` listing them.
 pub(crate) fn cause_named(name: &str, what: &str, success: bool) -> PyResult<Cause> {
-    let causes = Cause::named(success);
-    causes
-        .clone()
-        .find(|c| c.name() == name)
-        .ok_or_else(|| not_one_of(what, causes.map(Cause::name), name))
+    Cause::named_by(name, success)
+        .ok_or_else(|| not_one_of(what, Cause::named(success).map(Cause::name), name))
 }
 
 /// An outcome given as a `status` (read by `status_of`) or as a transport failure `error`
